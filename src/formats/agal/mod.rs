@@ -1,0 +1,1 @@
+//! AGAL (in progress)

@@ -1,0 +1,1 @@
+//! gx2 family (container parsing for detection; translation comes with its issue).

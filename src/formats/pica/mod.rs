@@ -1,0 +1,1 @@
+//! pica family (container parsing for detection; translation comes with its issue).

@@ -1,0 +1,1 @@
+//! xenos family (container parsing for detection; translation comes with its issue).

@@ -1,0 +1,20 @@
+//! shrec — batch shader recompiler.
+//!
+//! The pipeline, one module per step:
+//! [`detect`] finds shader containers in bytes, [`formats`] parses each family's containers and
+//! lowers its microcode to the shared [`ir`], [`hlsl`] writes HLSL from the IR, [`dxc`] compiles it
+//! to DXIL and SPIR-V, [`pack`] compresses, [`cache`] writes the embeddable source files and keeps
+//! the incremental on-disk cache, [`report`] collects per-shader outcomes. [`build`] runs them all.
+
+pub mod build;
+pub mod cache;
+pub mod detect;
+pub mod dxc;
+pub mod formats;
+pub mod hlsl;
+pub mod ir;
+pub mod pack;
+pub mod report;
+pub mod scan;
+
+pub use formats::{Family, Stage};

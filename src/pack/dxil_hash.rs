@@ -1,0 +1,1 @@
+//! DXIL container hash (in progress)

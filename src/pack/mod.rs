@@ -1,0 +1,4 @@
+//! Packing: SMOL-V, zstd, the DXIL container hash.
+
+pub mod dxil_hash;
+pub mod smolv;

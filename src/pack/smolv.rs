@@ -1,0 +1,1 @@
+//! SMOL-V codec (in progress)
