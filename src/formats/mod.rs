@@ -85,3 +85,47 @@ impl Stage {
         }
     }
 }
+
+use crate::detect::ContainerKind;
+
+/// One shader inside a container (a container may hold several: GFD, SHARCFB, DVLB).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShaderEntry {
+    pub stage: Stage,
+    /// Position of the shader inside its container (0 for single-shader containers).
+    pub index: u32,
+    /// Cache key: what the game's runtime computes to find this shader (see README, "Keys").
+    pub key: u64,
+    /// A name from the container when it has one (SHARCFB program name, ...).
+    pub name: Option<String>,
+}
+
+/// Why one shader could not be parsed or translated. `offset` is relative to the start of the
+/// container; the report adds the file path and the container's offset in the file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ShaderError {
+    pub offset: Option<u64>,
+    pub reason: String,
+}
+
+impl ShaderError {
+    pub fn new(reason: impl Into<String>) -> Self {
+        ShaderError { offset: None, reason: reason.into() }
+    }
+    pub fn at(offset: u64, reason: impl Into<String>) -> Self {
+        ShaderError { offset: Some(offset), reason: reason.into() }
+    }
+}
+
+/// Lists the shaders of a container found by [`crate::detect`]. `bytes` is exactly the
+/// container (`Candidate::offset .. offset + len`).
+pub fn entries(kind: ContainerKind, bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
+    match kind {
+        ContainerKind::Xenos => xenos::entries(bytes),
+        ContainerKind::Gfd => gx2::gfd::entries(bytes),
+        ContainerKind::Sharcfb => gx2::sharc::entries(bytes),
+        ContainerKind::Dvlb => pica::entries(bytes),
+        ContainerKind::Agal => agal::entries(bytes),
+    }
+}

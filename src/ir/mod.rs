@@ -1,1 +1,335 @@
-//! (in progress)
+//! The one shader IR every family lowers to and the HLSL writer reads.
+//!
+//! A vec4 register machine with structured control flow:
+//! - every value is a `float4` (scalar results are broadcast to all four lanes);
+//! - registers live in *register files* (temps, inputs, outputs, constant buffers), addressed by a
+//!   constant or a dynamic index;
+//! - an assignment writes the lanes of its destination mask, lane `i` receiving lane `i` of the value
+//!   (the D3D9 "positional" rule all four source ISAs share);
+//! - control flow is a tree (`If`, `Loop`, `Break`, `Continue`, `Discard`, `Return`): frontends that
+//!   meet unstructured jumps lower them to a pc-dispatch loop with these same statements.
+//!
+//! Every operator's semantics is defined here, once, so that the HLSL writer and any interpreter agree
+//! on what a lowered program means.
+
+use crate::formats::{Family, Stage};
+
+/// A module: one shader entry point with its interface.
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub family: Family,
+    pub stage: Stage,
+    /// Stage inputs, in declaration order; `RegFile::Input` index `i` is `inputs[i]`.
+    pub inputs: Vec<IoVar>,
+    /// Stage outputs; `RegFile::Output` index `i` is `outputs[i]`.
+    pub outputs: Vec<IoVar>,
+    /// Constant register files; `RegFile::Const(i)` is `const_buffers[i]`.
+    pub const_buffers: Vec<ConstBuffer>,
+    /// Textures with their samplers, sampled by `Expr::Sample`.
+    pub textures: Vec<Texture>,
+    /// Number of temporary vec4 registers and how they are named in HLSL.
+    pub temps: TempFile,
+    pub body: Vec<Stmt>,
+    /// Lines written as comments at the top of the HLSL (provenance, documented deviations).
+    pub header_comments: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TempFile {
+    pub count: u32,
+    /// HLSL name prefix: temp `i` is `{prefix}{i}` (or `{prefix}[i]` when indexable).
+    pub prefix: String,
+    /// True when some access uses a dynamic index: the temps become one array.
+    pub indexable: bool,
+}
+
+/// One stage input or output register.
+#[derive(Clone, Debug)]
+pub struct IoVar {
+    /// HLSL variable name (e.g. `va0`, `op`, `oc1`).
+    pub name: String,
+    pub semantic: Semantic,
+    /// Number of components the signature element carries (1 for depth, 4 otherwise).
+    pub components: u8,
+}
+
+/// Signature semantics. Locations for Vulkan are given explicitly so that stages link by number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Semantic {
+    /// A user attribute / varying: HLSL `TEXCOORD{n}`, Vulkan `location = n`.
+    Texcoord(u32),
+    /// Clip-space position (vertex output) — `SV_Position`.
+    Position,
+    /// Render-target output `n` — `SV_Target{n}`.
+    Target(u32),
+    /// Pixel depth output — `SV_Depth`.
+    Depth,
+}
+
+/// Where a resource binds, in both APIs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// D3D register number (`b#`, `t#` or `s#` by resource kind) and space.
+    pub dx_register: u32,
+    pub dx_space: u32,
+    /// Vulkan descriptor set and binding.
+    pub vk_set: u32,
+    pub vk_binding: u32,
+}
+
+/// An array of vec4 constants in a constant buffer.
+#[derive(Clone, Debug)]
+pub struct ConstBuffer {
+    /// cbuffer block name.
+    pub block: String,
+    /// Array variable name (e.g. `vc`).
+    pub var: String,
+    pub len: u32,
+    pub binding: Binding,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexDim {
+    D2,
+    D3,
+    Cube,
+}
+
+impl TexDim {
+    /// Number of coordinate lanes a sample reads.
+    pub fn coord_lanes(self) -> usize {
+        match self {
+            TexDim::D2 => 2,
+            TexDim::D3 | TexDim::Cube => 3,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Texture {
+    /// HLSL names of the texture and its sampler (e.g. `fs0_tex`, `fs0_smp`).
+    pub tex_var: String,
+    pub smp_var: String,
+    pub dim: TexDim,
+    pub texture_binding: Binding,
+    pub sampler_binding: Binding,
+}
+
+/// Which register file a register belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegFile {
+    Temp,
+    Input,
+    Output,
+    Const(u32),
+}
+
+/// A register index: fixed, or computed at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Index {
+    Fixed(u32),
+    /// `base + round_to_int(value.x)`, with the conversion rule given.
+    Dynamic { base: i32, value: Box<Expr>, conv: IndexConv },
+}
+
+/// How a float lane becomes a register index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexConv {
+    /// `floor(x + 0.5)`: D3D9 `mova` rounding (round half up).
+    RoundHalfUp,
+    /// `floor(x)`.
+    Floor,
+    /// Truncation toward zero.
+    Trunc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegRef {
+    pub file: RegFile,
+    pub index: Index,
+}
+
+impl RegRef {
+    pub fn fixed(file: RegFile, index: u32) -> Self {
+        RegRef { file, index: Index::Fixed(index) }
+    }
+}
+
+/// Identity swizzle.
+pub const XYZW: [u8; 4] = [0, 1, 2, 3];
+
+/// An operand read: register, swizzle (lane `i` of the result is lane `swizzle[i]` of the
+/// register), then absolute value, then negation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Src {
+    pub reg: RegRef,
+    pub swizzle: [u8; 4],
+    pub abs: bool,
+    pub negate: bool,
+}
+
+/// A float4-valued expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Read(Src),
+    Literal([f32; 4]),
+    /// Re-order lanes of a value.
+    Swizzle(Box<Expr>, [u8; 4]),
+    /// A float4 from the `.x` lane of four expressions.
+    Compose(Box<[Expr; 4]>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// Dot product over the first `n` lanes (2, 3 or 4), broadcast.
+    Dot(u8, Box<Expr>, Box<Expr>),
+    /// `a * b + c` per lane (IEEE multiply, not fused).
+    Mad(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
+    Sample { tex: u32, coord: Box<Expr>, mode: SampleMode },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SampleMode {
+    /// Implicit derivatives, with a constant LOD bias (0 = none).
+    Bias(f32),
+    /// Explicit LOD from lane x of an expression.
+    Lod(Box<Expr>),
+}
+
+/// Per-lane unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Abs,
+    /// `1 / x` (IEEE: ±inf at ±0).
+    Rcp,
+    /// `1 / sqrt(x)` (IEEE: +inf at +0, NaN below 0).
+    Rsq,
+    Sqrt,
+    /// `log2(x)`.
+    Log2,
+    /// `exp2(x)`.
+    Exp2,
+    /// `x - floor(x)`.
+    Fract,
+    Floor,
+    Sin,
+    Cos,
+    /// Clamp to [0, 1] (NaN → 0, as HLSL `saturate`).
+    Saturate,
+    /// -1, 0 or 1.
+    Sign,
+    /// Screen-space derivatives (pixel stage only).
+    Ddx,
+    Ddy,
+    /// `float4(normalize(x.xyz), 0)`: `x.xyz * rsqrt(dot3(x, x))`.
+    Normalize3,
+}
+
+/// Per-lane binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    /// IEEE multiply.
+    Mul,
+    /// IEEE division.
+    Div,
+    /// `b < a ? b : a` (HLSL `min`: returns the non-NaN operand).
+    Min,
+    Max,
+    /// `pow(a, b)` = `exp2(b * log2(a))`.
+    Pow,
+    /// 1.0 where `a >= b`, else 0.0.
+    Sge,
+    /// 1.0 where `a < b`, else 0.0.
+    Slt,
+    /// 1.0 where `a == b`, else 0.0.
+    Seq,
+    /// 1.0 where `a != b`, else 0.0.
+    Sne,
+    /// `float4(cross(a.xyz, b.xyz), 0)`.
+    Cross3,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+}
+
+/// A boolean condition.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cond {
+    /// Compare lane x of two expressions.
+    Compare(CmpOp, Expr, Expr),
+    /// True when any of the four lanes is below zero (HLSL `clip` semantics).
+    AnyNegative(Expr),
+    Not(Box<Cond>),
+}
+
+/// Destination of an assignment: lanes of `mask` (bit 0 = x) receive the same lanes of the value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dst {
+    pub reg: RegRef,
+    pub mask: u8,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Assign { dst: Dst, value: Expr, saturate: bool },
+    If { cond: Cond, then_body: Vec<Stmt>, else_body: Vec<Stmt> },
+    /// Repeats until a `Break` (or `Return`/`Discard`) leaves it.
+    Loop { body: Vec<Stmt> },
+    Break,
+    Continue,
+    /// Discard the pixel when the condition holds (execution continues as a helper lane).
+    Discard(Cond),
+    Return,
+    Comment(String),
+}
+
+impl Module {
+    /// Total statement count, recursively (used for resource caps and statistics).
+    pub fn stmt_count(&self) -> usize {
+        fn count(body: &[Stmt]) -> usize {
+            body.iter()
+                .map(|s| {
+                    1 + match s {
+                        Stmt::If { then_body, else_body, .. } => count(then_body) + count(else_body),
+                        Stmt::Loop { body } => count(body),
+                        _ => 0,
+                    }
+                })
+                .sum()
+        }
+        count(&self.body)
+    }
+}
+
+/// Helpers for building expressions tersely in frontends.
+pub mod build {
+    use super::*;
+
+    pub fn read(file: RegFile, index: u32, swizzle: [u8; 4]) -> Expr {
+        Expr::Read(Src { reg: RegRef::fixed(file, index), swizzle, abs: false, negate: false })
+    }
+    pub fn un(op: UnOp, a: Expr) -> Expr {
+        Expr::Unary(op, Box::new(a))
+    }
+    pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Binary(op, Box::new(a), Box::new(b))
+    }
+    pub fn dot(n: u8, a: Expr, b: Expr) -> Expr {
+        Expr::Dot(n, Box::new(a), Box::new(b))
+    }
+    pub fn swz(a: Expr, s: [u8; 4]) -> Expr {
+        Expr::Swizzle(Box::new(a), s)
+    }
+    pub fn broadcast(a: Expr, lane: u8) -> Expr {
+        swz(a, [lane; 4])
+    }
+}

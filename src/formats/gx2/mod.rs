@@ -1,1 +1,4 @@
-//! gx2 family (container parsing for detection; translation comes with its issue).
+//! Wii U GX2 shaders in GFD and SHARCFB containers (translation comes with its issue).
+
+pub mod gfd;
+pub mod sharc;
