@@ -1,1 +1,1 @@
-//! (in progress)
+//! Per-shader outcomes, the summary, JSON report and CI annotations. (Being written.)
