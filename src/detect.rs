@@ -50,6 +50,7 @@ pub struct Candidate {
 }
 
 /// All containers in `buf`, sorted by offset.
-pub fn detect(_buf: &[u8]) -> Vec<Candidate> {
-    Vec::new()
+pub fn detect(buf: &[u8]) -> Vec<Candidate> {
+    // Temporary: AGAL at offset 0 only, until the full detector lands.
+    crate::formats::agal::probe(buf).map(|len| Candidate { kind: ContainerKind::Agal, offset: 0, len }).into_iter().collect()
 }

@@ -1,1 +1,308 @@
-//! (in progress)
+//! DXC: finding or provisioning `libdxcompiler.so`, one compiler per worker thread, and the
+//! arguments for each target.
+//!
+//! Discovery order: `--dxc PATH`, then `$SHREC_DXC`, then a copy provisioned earlier in the user
+//! cache dir, then (unless offline) provisioning: `pip download` of the PyPI wheel
+//! `compushady-lrtu==0.18.0`, whose Linux build of DXC works with hassle-rs (see README, "DXC").
+//! Both the wheel and the library are sha256-checked.
+
+use crate::formats::Stage;
+use hassle_rs::{Dxc, DxcCompiler, DxcIncludeHandler, DxcLibrary};
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The wheel shrec provisions DXC from, and the checksums it must match.
+pub mod provision {
+    pub const PACKAGE: &str = "compushady-lrtu==0.18.0";
+    pub const WHEEL: &str = "compushady_lrtu-0.18.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
+    pub const WHEEL_SHA256: &str = "b76371972f2543a1e83034a86c83cfad678dabf66be0b50b7d78edbcb1c98243";
+    pub const MEMBER: &str = "compushady/backends/libdxcompiler_x86_64.so";
+    pub const LIBRARY_SHA256: &str = "ade5a6edc143bee6a6c1e83adbcfb6e1eb9c48c50ef2eead9e763e5bcb689fac";
+    /// Folder name under the user cache dir.
+    pub const DIR: &str = "compushady-lrtu-0.18.0";
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DxcError {
+    #[error("DXC library {path}: {reason}")]
+    Library { path: PathBuf, reason: String },
+    #[error("DXC not found and provisioning is disabled (--offline): pass --dxc PATH/TO/libdxcompiler.so or set SHREC_DXC")]
+    Offline,
+    #[error("provisioning DXC failed: {0}")]
+    Provision(String),
+}
+
+/// How to locate DXC.
+#[derive(Clone, Debug, Default)]
+pub struct LocateOptions {
+    /// Explicit library path (`--dxc`).
+    pub explicit: Option<PathBuf>,
+    /// Forbid provisioning.
+    pub offline: bool,
+    /// Print what provisioning does (to stderr).
+    pub verbose: bool,
+}
+
+/// A usable DXC library.
+#[derive(Clone, Debug)]
+pub struct DxcLib {
+    pub path: PathBuf,
+    /// XXH3-64 of the library file: part of the incremental-cache key, so that changing DXC
+    /// rebuilds everything.
+    pub identity: u64,
+}
+
+/// User cache dir for shrec (`$XDG_CACHE_HOME/shrec` or `~/.cache/shrec`).
+pub fn user_cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("shrec");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h).join(".cache").join("shrec");
+    }
+    std::env::temp_dir().join("shrec-cache")
+}
+
+/// Where a provisioned library lives.
+pub fn provisioned_path() -> PathBuf {
+    user_cache_dir().join("dxc").join(provision::DIR).join("libdxcompiler.so")
+}
+
+fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn identity_of(path: &Path) -> Result<u64, DxcError> {
+    let file = std::fs::File::open(path).map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
+    // SAFETY: read-only mapping of a library file we do not modify.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
+    Ok(xxhash_rust::xxh3::xxh3_64(&map))
+}
+
+/// Finds DXC (see the module docs for the order), provisioning it when allowed.
+pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
+    let chosen = opts.explicit.clone().or_else(|| std::env::var_os("SHREC_DXC").filter(|v| !v.is_empty()).map(PathBuf::from));
+    let path = match chosen {
+        Some(p) => {
+            if !p.is_file() {
+                return Err(DxcError::Library { path: p, reason: "no such file".into() });
+            }
+            p
+        }
+        None => {
+            let p = provisioned_path();
+            if !p.is_file() {
+                if opts.offline {
+                    return Err(DxcError::Offline);
+                }
+                provision_into(&p, opts.verbose)?;
+            }
+            p
+        }
+    };
+    let identity = identity_of(&path)?;
+    Ok(DxcLib { path, identity })
+}
+
+/// Downloads the wheel with pip, checks it, extracts the library, checks it, and moves it into
+/// place atomically.
+fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
+    let err = |m: String| DxcError::Provision(m);
+    let dir = dest.parent().expect("provisioned path has a parent");
+    std::fs::create_dir_all(dir).map_err(|e| err(format!("creating {}: {e}", dir.display())))?;
+    let work = tempdir_in(dir).map_err(|e| err(format!("creating a temporary folder in {}: {e}", dir.display())))?;
+    let _cleanup = RemoveOnDrop(work.clone());
+    eprintln!(
+        "shrec: DXC not found; provisioning it once from PyPI ({}) into {} (use --dxc or SHREC_DXC to use your own, --offline to forbid this)",
+        provision::PACKAGE,
+        dir.display()
+    );
+    let python = std::env::var("SHREC_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = std::process::Command::new(&python)
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64"])
+        .args(["--python-version", "3.11", "--disable-pip-version-check", "-d"])
+        .arg(&work)
+        .arg(provision::PACKAGE)
+        .output()
+        .map_err(|e| err(format!("running `{python} -m pip` (needs Python 3 with pip): {e}")))?;
+    if verbose {
+        eprint!("{}", String::from_utf8_lossy(&out.stdout));
+    }
+    if !out.status.success() {
+        return Err(err(format!("`pip download {}` failed:\n{}", provision::PACKAGE, String::from_utf8_lossy(&out.stderr))));
+    }
+    let wheel = work.join(provision::WHEEL);
+    let got = sha256_file(&wheel).map_err(|e| err(format!("reading {}: {e}", wheel.display())))?;
+    if got != provision::WHEEL_SHA256 {
+        return Err(err(format!("{} has sha256 {got}, expected {}", wheel.display(), provision::WHEEL_SHA256)));
+    }
+    let file = std::fs::File::open(&wheel).map_err(|e| err(e.to_string()))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| err(format!("{}: {e}", wheel.display())))?;
+    let mut member = zip.by_name(provision::MEMBER).map_err(|e| err(format!("{} in {}: {e}", provision::MEMBER, wheel.display())))?;
+    let tmp_lib = work.join("libdxcompiler.so");
+    let mut out_file = std::fs::File::create(&tmp_lib).map_err(|e| err(e.to_string()))?;
+    std::io::copy(&mut member, &mut out_file).map_err(|e| err(format!("extracting {}: {e}", provision::MEMBER)))?;
+    out_file.sync_all().map_err(|e| err(e.to_string()))?;
+    drop(out_file);
+    let got = sha256_file(&tmp_lib).map_err(|e| err(e.to_string()))?;
+    if got != provision::LIBRARY_SHA256 {
+        return Err(err(format!("extracted library has sha256 {got}, expected {}", provision::LIBRARY_SHA256)));
+    }
+    std::fs::rename(&tmp_lib, dest).map_err(|e| err(format!("moving the library to {}: {e}", dest.display())))?;
+    eprintln!("shrec: DXC ready at {}", dest.display());
+    Ok(())
+}
+
+fn tempdir_in(dir: &Path) -> std::io::Result<PathBuf> {
+    for i in 0..1000u32 {
+        let p = dir.join(format!(".provision-{}-{i}", std::process::id()));
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free temporary folder name"))
+}
+
+struct RemoveOnDrop(PathBuf);
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Output of DXC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    Dxil,
+    Spirv,
+}
+
+impl Target {
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Dxil => "dxil",
+            Target::Spirv => "spirv",
+        }
+    }
+}
+
+/// Shader model of every target profile.
+pub const SHADER_MODEL: &str = "6_0";
+
+/// Target profile, e.g. `ps_6_0`.
+pub fn profile(stage: Stage) -> String {
+    format!("{}_{SHADER_MODEL}", stage.profile_prefix())
+}
+
+/// DXC arguments besides `-T` and `-E` (XenosRecomp's set, §7 of notes/xenos.md):
+/// SPIR-V vertex and geometry shaders get `-fvk-invert-y` (all families use D3D's +y-up clip space).
+pub fn args(stage: Stage, target: Target) -> Vec<&'static str> {
+    let mut a = vec!["-HV", "2021", "-all-resources-bound"];
+    match target {
+        Target::Spirv => {
+            a.extend(["-spirv", "-fvk-use-dx-layout"]);
+            if matches!(stage, Stage::Vertex | Stage::Geometry) {
+                a.push("-fvk-invert-y");
+            }
+        }
+        Target::Dxil => a.extend(["-Wno-ignored-attributes", "-Qstrip_reflect"]),
+    }
+    a.push("-Qstrip_debug");
+    a
+}
+
+/// Resolves `#include "shader_common.h"` to the prelude built into shrec.
+struct PreludeIncludes;
+
+impl DxcIncludeHandler for PreludeIncludes {
+    fn load_source(&mut self, filename: String) -> Option<String> {
+        let name = filename.trim_start_matches("./").trim_start_matches(".\\");
+        (name == crate::hlsl::PRELUDE_NAME).then(|| crate::hlsl::PRELUDE.to_string())
+    }
+}
+
+/// One loaded library per path, shared by all threads (the library handle is thread-safe; the
+/// compiler objects are not and live per thread).
+fn shared_library(path: &Path) -> Result<Arc<Dxc>, String> {
+    static LIBS: OnceLock<Mutex<HashMap<PathBuf, Arc<Dxc>>>> = OnceLock::new();
+    let mut libs = LIBS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(d) = libs.get(path) {
+        return Ok(d.clone());
+    }
+    let dxc = Arc::new(Dxc::new(Some(path.to_path_buf())).map_err(|e| format!("loading {}: {e}", path.display()))?);
+    libs.insert(path.to_path_buf(), dxc.clone());
+    Ok(dxc)
+}
+
+struct ThreadCompiler {
+    // Field order matters: the COM objects are released before the library handle.
+    compiler: DxcCompiler,
+    library: DxcLibrary,
+    _dxc: Arc<Dxc>,
+}
+
+thread_local! {
+    static COMPILERS: RefCell<HashMap<PathBuf, ThreadCompiler>> = RefCell::new(HashMap::new());
+}
+
+/// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
+/// hash filled (DXC leaves it zero without libdxil.so). Errors carry DXC's diagnostics.
+pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result<Vec<u8>, String> {
+    COMPILERS.with(|cell| {
+        let mut map = cell.borrow_mut();
+        if !map.contains_key(&lib.path) {
+            let dxc = shared_library(&lib.path)?;
+            let compiler = dxc.create_compiler().map_err(|e| format!("creating a DXC compiler: {e}"))?;
+            let library = dxc.create_library().map_err(|e| format!("creating a DXC library: {e}"))?;
+            map.insert(lib.path.clone(), ThreadCompiler { compiler, library, _dxc: dxc });
+        }
+        let tc = &map[&lib.path];
+        let blob = tc.library.create_blob_with_encoding_from_str(hlsl).map_err(|e| format!("DXC blob: {e}"))?;
+        let mut includes = PreludeIncludes;
+        let args = args(stage, target);
+        let result = tc.compiler.compile(&blob, "shader.hlsl", "main", &profile(stage), &args, Some(&mut includes), &[]);
+        match result {
+            Ok(r) => {
+                let out = r.get_result().map_err(|e| format!("DXC result: {e}"))?;
+                let mut bytes: Vec<u8> = out.to_vec();
+                if target == Target::Dxil {
+                    if !crate::pack::dxil_hash::hash_is_valid(&bytes) {
+                        crate::pack::dxil_hash::fill_hash(&mut bytes).map_err(|e| format!("DXIL container from DXC: {e}"))?;
+                    }
+                } else if bytes.len() % 4 != 0 || bytes.get(..4) != Some(&[0x03, 0x02, 0x23, 0x07]) {
+                    return Err(format!("DXC returned {} bytes that are not a SPIR-V module", bytes.len()));
+                }
+                Ok(bytes)
+            }
+            Err((r, hr)) => {
+                let text = r
+                    .get_error_buffer()
+                    .ok()
+                    .and_then(|b| tc.library.get_blob_as_string(&b.into()).ok())
+                    .unwrap_or_default();
+                let text = text.trim();
+                Err(if text.is_empty() { format!("DXC failed (HRESULT {hr:?}) without diagnostics") } else { text.to_string() })
+            }
+        }
+    })
+}

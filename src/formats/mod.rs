@@ -129,3 +129,45 @@ pub fn entries(kind: ContainerKind, bytes: &[u8]) -> Result<Vec<ShaderEntry>, Sh
         ContainerKind::Agal => agal::entries(bytes),
     }
 }
+
+/// Options that affect translation (and so are part of the incremental-cache key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TranslateOptions {
+    /// Accept AGAL version 4 ("enhanced" profile, vertex texture fetch `tld`).
+    pub agal4: bool,
+    /// AGAL `ifg` as strict `>` instead of `>=`.
+    pub agal_ifg_strict: bool,
+}
+
+/// A translated shader: the IR plus what the cache entry carries besides the code.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    pub module: crate::ir::Module,
+    /// Family-specific metadata words (see `cache::CacheEntry::meta`).
+    pub meta: Vec<u32>,
+    pub spec_constants_mask: u32,
+}
+
+/// Translates shader `index` of a container.
+pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<Translation, ShaderError> {
+    match kind {
+        ContainerKind::Agal => agal::translate(bytes, opts),
+        other => Err(not_yet(other, index, "translation")),
+    }
+}
+
+/// Disassembles shader `index` of a container.
+pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<String, ShaderError> {
+    match kind {
+        ContainerKind::Agal => agal::disasm(bytes, opts),
+        other => Err(not_yet(other, index, "disassembly")),
+    }
+}
+
+fn not_yet(kind: ContainerKind, index: u32, what: &str) -> ShaderError {
+    ShaderError::new(format!(
+        "{} {what} is not implemented yet (shader {index} of a {} container; detection and keys are)",
+        kind.family(),
+        kind.name()
+    ))
+}

@@ -64,6 +64,8 @@ pub enum Semantic {
     Target(u32),
     /// Pixel depth output — `SV_Depth`.
     Depth,
+    /// Instance index — `SV_InstanceID`, read as `float4(id, 0, 0, 0)`.
+    InstanceId,
 }
 
 /// Where a resource binds, in both APIs.

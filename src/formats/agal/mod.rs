@@ -1,13 +1,42 @@
-//! Flash Stage3D AGAL bytecode.
+//! Flash Stage3D AGAL bytecode: decoding with Flash's validation rules, disassembly, lowering to IR.
 
-use super::{ShaderEntry, ShaderError};
+pub mod decode;
+pub mod disasm;
+pub mod lower;
 
-pub fn entries(_bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
-    Err(ShaderError::new("agal not written yet"))
+use super::{ShaderEntry, ShaderError, Translation, TranslateOptions};
+use decode::{AgalError, DecodeOptions};
+
+impl From<AgalError> for ShaderError {
+    fn from(e: AgalError) -> Self {
+        ShaderError { offset: e.offset, reason: e.to_string() }
+    }
 }
 
-/// Length of the AGAL program starting at `buf[0]`, if one does: header valid and at least one
-/// token, extended over every following valid token. (Being written.)
-pub fn probe(_buf: &[u8]) -> Option<usize> {
-    None
+fn decode_options(opts: &TranslateOptions) -> DecodeOptions {
+    DecodeOptions { allow_agal4: opts.agal4 }
+}
+
+/// One entry per program; key = XXH3-64 of the program bytes.
+pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
+    let (_, stage) = decode::parse_header(bytes, DecodeOptions { allow_agal4: true })?;
+    Ok(vec![ShaderEntry { stage, index: 0, key: xxhash_rust::xxh3::xxh3_64(bytes), name: None }])
+}
+
+/// Length of the AGAL program starting at `buf[0]`, if one does (see [`decode::probe`]).
+/// Detection accepts AGAL4 headers so that such programs are found and reported.
+pub fn probe(buf: &[u8]) -> Option<usize> {
+    decode::probe(buf, DecodeOptions { allow_agal4: true })
+}
+
+pub fn translate(bytes: &[u8], opts: &TranslateOptions) -> Result<Translation, ShaderError> {
+    let program = decode::decode(bytes, decode_options(opts))?;
+    let lowered = lower::lower(&program, lower::AgalOptions { ifg_strict: opts.agal_ifg_strict })?;
+    // Metadata: per sampler slot, the slot number and the 64-bit sampler word (lo, hi).
+    let meta = lowered.samplers.iter().flat_map(|s| [u32::from(s.num), s.word as u32, (s.word >> 32) as u32]).collect();
+    Ok(Translation { module: lowered.module, meta, spec_constants_mask: 0 })
+}
+
+pub fn disasm(bytes: &[u8], opts: &TranslateOptions) -> Result<String, ShaderError> {
+    Ok(disasm::disassemble(&decode::decode(bytes, decode_options(opts))?))
 }
