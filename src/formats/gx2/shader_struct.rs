@@ -119,8 +119,9 @@ pub fn read_program_ref(buf: &[u8], base: usize, kind: ShaderKind, e: Endian) ->
 }
 
 /// The GX2 cache key, the same for GFD and SHARCFB: XXH3-64 (seed 0) of the shader's program
-/// (microcode) bytes, i.e. what the GX2 struct's program pointer and size designate. A shader
-/// stored in both containers therefore has one key.
+/// (microcode) bytes, i.e. what the GX2 struct's program pointer and size designate (for a
+/// geometry shader: the GS program, not its copy program). A shader stored in both containers
+/// therefore has one key. The struct's registers are not part of the key.
 pub fn key(program: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(program)
 }

@@ -149,9 +149,12 @@ pub fn probe(buf: &[u8]) -> Option<usize> {
     parse(buf).ok().map(|d| d.len)
 }
 
-/// The PICA cache key of DVLE `index`: `xxh3_64_with_seed(dvlb_bytes, index)`, where
-/// `dvlb_bytes` is the whole container as detected (`[0, len)`): the code blob is shared by all
-/// DVLEs, so the DVLE index tells the shaders of one file apart.
+/// The PICA cache key of DVLE `index`: `xxh3_64_with_seed(dvlb_bytes, index as u64)`, where
+/// `dvlb_bytes` is the whole DVLB as detected, `[0, len)` with `len` = [`Dvlb::len`] (from the
+/// `DVLB` magic to the furthest byte of any section or table). Alignment padding after that
+/// (picasso pads `.shbin` files to 4 bytes) is not hashed, so the key of a DVLB does not depend
+/// on what follows it in a file. The code blob is shared by all DVLEs of a file; the seed (the
+/// DVLE index) tells them apart.
 pub fn key(dvlb_bytes: &[u8], index: u32) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(dvlb_bytes, index as u64)
 }
