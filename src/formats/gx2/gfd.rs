@@ -1,7 +1,202 @@
-//! (being written)
+//! GFD (`Gfx2`, `.gsh`) files (notes/gx2.md §3): a 0x20-byte big-endian file header, then
+//! `BLK{` blocks (0x20-byte header + data) up to the end-of-file block. Shader header blocks hold a
+//! big-endian GX2 shader struct (tagged pointers, `}BLK` relocation trailer); the program sits in a
+//! separate program block.
 
+use super::shader_struct::{self, Endian, ShaderKind};
 use crate::formats::{ShaderEntry, ShaderError};
 
-pub fn entries(_bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
-    Err(ShaderError::new("not written yet"))
+pub const FILE_MAGIC: &[u8; 4] = b"Gfx2";
+pub const BLOCK_MAGIC: &[u8; 4] = b"BLK{";
+pub const FILE_HEADER_SIZE: usize = 0x20;
+pub const BLOCK_HEADER_SIZE: usize = 0x20;
+
+/// Block types (GFD v7 numbering).
+pub mod block_type {
+    pub const END_OF_FILE: u32 = 1;
+    pub const PADDING: u32 = 2;
+    pub const VERTEX_HEADER: u32 = 3;
+    pub const VERTEX_PROGRAM: u32 = 5;
+    pub const PIXEL_HEADER: u32 = 6;
+    pub const PIXEL_PROGRAM: u32 = 7;
+    pub const GEOMETRY_HEADER: u32 = 8;
+    pub const GEOMETRY_PROGRAM: u32 = 9;
+    pub const GEOMETRY_COPY_PROGRAM: u32 = 10;
+}
+
+/// Human name of a block type, for error messages.
+pub fn block_name(t: u32) -> &'static str {
+    match t {
+        1 => "end-of-file",
+        2 => "padding",
+        3 => "vertex shader header",
+        5 => "vertex shader program",
+        6 => "pixel shader header",
+        7 => "pixel shader program",
+        8 => "geometry shader header",
+        9 => "geometry shader program",
+        10 => "geometry shader copy program",
+        11 => "texture header",
+        12 => "texture image",
+        13 => "texture mipmap",
+        14 => "compute shader header",
+        15 => "compute shader program",
+        _ => "unknown",
+    }
+}
+
+/// One block of a GFD file; offsets are relative to the file (container) start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Offset of the `BLK{` header.
+    pub offset: usize,
+    pub block_type: u32,
+    /// Offset of the block data.
+    pub data_offset: usize,
+    pub data_size: usize,
+    pub id: u32,
+    pub index: u32,
+}
+
+/// Walks the blocks of a GFD file at `buf[0]`. Returns the blocks up to and including the
+/// end-of-file block, and the container length (the end of the end-of-file block).
+/// Terminates: every block is at least 0x20 bytes and must lie inside `buf`.
+pub fn walk(buf: &[u8]) -> Result<(Vec<Block>, usize), ShaderError> {
+    let e = Endian::Big;
+    if buf.get(..4) != Some(&FILE_MAGIC[..]) {
+        return Err(ShaderError::at(0, "no Gfx2 magic"));
+    }
+    let hsz = e.read_u32(buf, 4, "GFD header size")? as usize;
+    if hsz != FILE_HEADER_SIZE {
+        return Err(ShaderError::at(4, format!("GFD header size 0x{hsz:X}, expected 0x20")));
+    }
+    let major = e.read_u32(buf, 8, "GFD major version")?;
+    if major != 6 && major != 7 {
+        return Err(ShaderError::at(8, format!("GFD major version {major}, expected 6 or 7")));
+    }
+    if buf.len() < FILE_HEADER_SIZE {
+        return Err(ShaderError::at(0, "truncated GFD file header"));
+    }
+    let mut blocks = Vec::new();
+    let mut pos = FILE_HEADER_SIZE;
+    loop {
+        if pos + BLOCK_HEADER_SIZE > buf.len() {
+            return Err(ShaderError::at(pos as u64, "GFD ends before its end-of-file block"));
+        }
+        if &buf[pos..pos + 4] != BLOCK_MAGIC {
+            return Err(ShaderError::at(pos as u64, "expected a BLK{ block header"));
+        }
+        let bhs = e.read_u32(buf, pos + 4, "block header size")? as usize;
+        if bhs != BLOCK_HEADER_SIZE {
+            return Err(ShaderError::at(pos as u64 + 4, format!("block header size 0x{bhs:X}, expected 0x20")));
+        }
+        let block_type = e.read_u32(buf, pos + 0x10, "block type")?;
+        let data_size = e.read_u32(buf, pos + 0x14, "block data size")? as usize;
+        let id = e.read_u32(buf, pos + 0x18, "block id")?;
+        let index = e.read_u32(buf, pos + 0x1C, "block index")?;
+        let data_offset = pos + BLOCK_HEADER_SIZE;
+        let end = data_offset
+            .checked_add(data_size)
+            .filter(|&end| end <= buf.len())
+            .ok_or_else(|| {
+                ShaderError::at(
+                    pos as u64 + 0x14,
+                    format!("{} block at 0x{pos:X}: data size 0x{data_size:X} runs past the end", block_name(block_type)),
+                )
+            })?;
+        blocks.push(Block { offset: pos, block_type, data_offset, data_size, id, index });
+        if block_type == block_type::END_OF_FILE {
+            return Ok((blocks, end));
+        }
+        pos = end;
+    }
+}
+
+/// Length of the GFD file starting at `buf[0]` (through its end-of-file block), if it is one.
+pub fn probe(buf: &[u8]) -> Option<usize> {
+    walk(buf).ok().map(|(_, len)| len)
+}
+
+fn shader_kind(block_type: u32) -> Option<(ShaderKind, bool)> {
+    use block_type::*;
+    Some(match block_type {
+        VERTEX_HEADER => (ShaderKind::Vertex, true),
+        VERTEX_PROGRAM => (ShaderKind::Vertex, false),
+        PIXEL_HEADER => (ShaderKind::Pixel, true),
+        PIXEL_PROGRAM => (ShaderKind::Pixel, false),
+        GEOMETRY_HEADER => (ShaderKind::Geometry, true),
+        GEOMETRY_PROGRAM => (ShaderKind::Geometry, false),
+        _ => return None,
+    })
+}
+
+/// One entry per GX2 shader: a vertex / pixel / geometry header block paired with the next
+/// program block of the same kind (the first header of that kind still without a program, like
+/// wut's "N-th header ↔ N-th program"). Stage from the block type; `index` counts shaders in
+/// header-block order. Texture, padding, compute and geometry copy-program blocks are skipped.
+///
+/// **Key**: XXH3-64 (seed 0) of the program block's bytes, i.e. the microcode the GX2 struct's
+/// program size designates ([`shader_struct::key`]); the same shader stored in a SHARCFB gets the
+/// same key.
+///
+/// Errors: a program block with no preceding header of its kind, a header with no program block,
+/// a program block whose size differs from the header's `size` field, a header block too small
+/// for its struct, or a malformed block chain. A file with no shader blocks is `Ok(empty)`.
+pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
+    let (blocks, _) = walk(bytes)?;
+    // (kind, header block, declared program size, program block)
+    let mut shaders: Vec<(ShaderKind, Block, u32, Option<Block>)> = Vec::new();
+    for b in &blocks {
+        let Some((kind, is_header)) = shader_kind(b.block_type) else { continue };
+        if is_header {
+            let data = &bytes[b.data_offset..b.data_offset + b.data_size];
+            let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big).map_err(|err| {
+                ShaderError::at(
+                    b.offset as u64,
+                    format!("{} block at 0x{:X}: {}", block_name(b.block_type), b.offset, err.reason),
+                )
+            })?;
+            shaders.push((kind, *b, pref.size, None));
+        } else {
+            let slot = shaders.iter_mut().find(|s| s.0 == kind && s.3.is_none()).ok_or_else(|| {
+                ShaderError::at(
+                    b.offset as u64,
+                    format!(
+                        "{} block at 0x{:X} has no {} shader header block before it",
+                        block_name(b.block_type),
+                        b.offset,
+                        kind.name()
+                    ),
+                )
+            })?;
+            if slot.2 as usize != b.data_size {
+                return Err(ShaderError::at(
+                    b.offset as u64,
+                    format!(
+                        "{} block at 0x{:X} holds 0x{:X} bytes but its header block at 0x{:X} declares 0x{:X}",
+                        block_name(b.block_type),
+                        b.offset,
+                        b.data_size,
+                        slot.1.offset,
+                        slot.2
+                    ),
+                ));
+            }
+            slot.3 = Some(*b);
+        }
+    }
+    shaders
+        .iter()
+        .enumerate()
+        .map(|(i, (kind, hdr, _, prog))| {
+            let prog = prog.ok_or_else(|| {
+                ShaderError::at(
+                    hdr.offset as u64,
+                    format!("{} block at 0x{:X} has no program block", block_name(hdr.block_type), hdr.offset),
+                )
+            })?;
+            let program = &bytes[prog.data_offset..prog.data_offset + prog.data_size];
+            Ok(ShaderEntry { stage: kind.stage(), index: i as u32, key: shader_struct::key(program), name: None })
+        })
+        .collect()
 }

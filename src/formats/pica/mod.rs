@@ -1,7 +1,25 @@
 //! 3DS PICA200 shaders in SHBIN (DVLB) files (translation comes with its issue).
 
+pub mod dvlb;
+
 use super::{ShaderEntry, ShaderError};
 
-pub fn entries(_bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
-    Err(ShaderError::new("dvlb parsing is not written yet"))
+/// One entry per DVLE, in offset-table order (`index` = DVLE index); stage from the DVLE type
+/// byte (0 vertex, 1 geometry).
+///
+/// **Key**: `xxh3_64_with_seed(dvlb_bytes, dvle_index as u64)` over the whole DVLB as detected
+/// (see [`dvlb::key`]).
+pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
+    let d = dvlb::parse(bytes)?;
+    let container = &bytes[..d.len];
+    d.dvles
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let stage = e.stage().ok_or_else(|| {
+                ShaderError::at(e.offset as u64 + 6, format!("DVLE {i}: unknown shader type {}", e.shader_type))
+            })?;
+            Ok(ShaderEntry { stage, index: i as u32, key: dvlb::key(container, i as u32), name: None })
+        })
+        .collect()
 }

@@ -1,7 +1,18 @@
 //! Xbox 360 Xenos shaders (container parsing for detection; translation comes with its issue).
 
-use super::{ShaderEntry, ShaderError};
+pub mod container;
 
-pub fn entries(_bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
-    Err(ShaderError::new("xenos container parsing is not written yet"))
+use super::{ShaderEntry, ShaderError, Stage};
+
+/// One entry per container: stage from flags bit 0 (1 vertex, 0 pixel).
+///
+/// **Key**: XXH3-64 (seed 0) of the container bytes `[0, virtualSize + physicalSize)`,
+/// bit-identical to XenosRecomp's cache key and to what UnleashedRecomp hashes at run time
+/// (see [`container::key`]).
+///
+/// `bytes` must start at the container; bytes after `virtualSize + physicalSize` are ignored.
+pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
+    let info = container::check(bytes)?;
+    let stage = if info.header.is_vertex() { Stage::Vertex } else { Stage::Pixel };
+    Ok(vec![ShaderEntry { stage, index: 0, key: container::key(&bytes[..info.size]), name: None }])
 }

@@ -1,0 +1,303 @@
+//! Scans `tests/corpus` (a copy of the shared corpus) and checks the result against the
+//! `SOURCES.md` file lists and their "facts" tables:
+//!
+//! * every binary file (xenos `.bin/.psu/.vsu`, gx2 `.gsh`, pica `.shbin`, agal `.agal`) is found at
+//!   offset 0 with the right family and stage(s); the gx2 parser edge cases behave as documented;
+//! * Xenos keys equal the XXH3-64 column; GX2 keys equal the XXH3-64 of each program block; PICA
+//!   keys are `xxh3_64_with_seed(dvlb, index)`;
+//! * no text file (`.txt`, `.asm`, `.md`, `.pica`, `.vsh`, `.psh`, ...) yields a detection or error;
+//! * the numbers of checked files are asserted, so an empty or partial corpus fails.
+
+use shrec::detect::{detect, ContainerKind};
+use shrec::formats::{Family, Stage};
+use shrec::scan::{scan_dir, FoundShader, ScanResult};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+/// Rows (cells trimmed) of the markdown table that follows the first line starting with
+/// `heading_prefix` (or the first table of the file for `None`).
+fn table(md: &str, heading_prefix: Option<&str>) -> Vec<Vec<String>> {
+    let mut lines = md.lines();
+    if let Some(h) = heading_prefix {
+        lines.by_ref().find(|l| l.starts_with(h)).unwrap_or_else(|| panic!("no heading {h:?}"));
+    }
+    let rows: Vec<Vec<String>> = lines
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim().trim_matches('|').split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    // drop the header row and the --- separator
+    rows.into_iter().skip(2).collect()
+}
+
+struct Sources {
+    family: &'static str,
+    /// Every file of the list: path relative to the family folder.
+    files: Vec<String>,
+    /// Facts table rows.
+    facts: Vec<Vec<String>>,
+}
+
+fn sources(family: &'static str, facts_heading: &str) -> Sources {
+    let md = std::fs::read_to_string(corpus().join(family).join("SOURCES.md")).expect("SOURCES.md");
+    let files: Vec<String> = table(&md, None).into_iter().map(|r| r[0].clone()).collect();
+    // "N files." line
+    let declared: usize = md
+        .lines()
+        .find_map(|l| l.strip_suffix(" files.").and_then(|n| n.trim().parse().ok()))
+        .expect("'N files.' line");
+    assert_eq!(files.len(), declared, "{family}: file list length");
+    let facts = table(&md, Some(facts_heading));
+    assert!(!facts.is_empty(), "{family}: empty facts table");
+    Sources { family, files, facts }
+}
+
+fn is_binary(path: &str) -> bool {
+    [".bin", ".psu", ".vsu", ".gsh", ".shbin", ".agal"].iter().any(|e| path.ends_with(e))
+}
+
+
+fn shaders_of<'a>(r: &'a ScanResult, p: &Path) -> Vec<&'a FoundShader> {
+    r.shaders.iter().filter(|s| s.path == p).collect()
+}
+
+fn stage_word(s: &FoundShader) -> &'static str {
+    s.stage.name_in(s.family)
+}
+
+/// The program blocks (types 5, 7, 9) of a GFD, walked independently of shrec's parser.
+fn gfd_program_blocks(b: &[u8]) -> Vec<&[u8]> {
+    let be = |o: usize| u32::from_be_bytes(b[o..o + 4].try_into().unwrap()) as usize;
+    let mut out = Vec::new();
+    let mut pos = 0x20;
+    while pos + 0x20 <= b.len() {
+        let (ty, size) = (be(pos + 0x10), be(pos + 0x14));
+        let data = pos + 0x20;
+        if [5, 7, 9].contains(&ty) {
+            out.push(&b[data..data + size]);
+        }
+        pos = data + size;
+        if ty == 1 {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn corpus_scan_matches_sources() {
+    let root = corpus();
+    assert!(root.join("README.md").is_file(), "tests/corpus is missing");
+    let result = scan_dir(&root);
+
+    let all = [
+        sources("xenos", "## Container facts"),
+        sources("gx2", "## GFD facts"),
+        sources("pica", "## DVLB facts"),
+        sources("agal", "## Bytecode facts"),
+    ];
+
+    let mut checked: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut listed: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut text_files = 0usize;
+    let mut expected_errors: BTreeSet<PathBuf> = BTreeSet::new();
+
+    for src in &all {
+        let dir = root.join(src.family);
+        for f in &src.files {
+            let p = dir.join(f);
+            assert!(p.is_file(), "listed file missing: {}", p.display());
+            listed.insert(p.clone());
+            if !is_binary(f) {
+                let bytes = std::fs::read(&p).unwrap();
+                assert!(detect(&bytes).is_empty(), "text file yields a detection: {f}");
+                assert!(shaders_of(&result, &p).is_empty(), "text file yields shaders: {f}");
+                assert!(!result.errors.iter().any(|e| e.path == p), "text file yields errors: {f}");
+                text_files += 1;
+            }
+        }
+        // every binary in the list has a facts row and vice versa
+        let binaries: BTreeSet<&str> = src.files.iter().filter(|f| is_binary(f)).map(String::as_str).collect();
+        let facts: BTreeSet<&str> = src.facts.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(binaries, facts, "{}: binaries vs facts rows", src.family);
+
+        for row in &src.facts {
+            let rel = &row[0];
+            let p = dir.join(rel);
+            let bytes = std::fs::read(&p).unwrap();
+            let found = shaders_of(&result, &p);
+            match src.family {
+                "xenos" => {
+                    // | path | type | XXH3-64 | virtualSize | physicalSize | microcode bytes | compiler |
+                    assert_eq!(found.len(), 1, "{rel}: {found:?}");
+                    let s = found[0];
+                    assert_eq!((s.container, s.family, s.offset, s.index), (ContainerKind::Xenos, Family::Xenos, 0, 0), "{rel}");
+                    let size: u64 = row[3].parse::<u64>().unwrap() + row[4].parse::<u64>().unwrap();
+                    assert_eq!(s.length, size, "{rel}: length");
+                    assert_eq!(s.length, bytes.len() as u64, "{rel}: length vs file");
+                    assert_eq!(stage_word(s), row[1], "{rel}: stage");
+                    assert_eq!(format!("0x{:016X}", s.key), row[2], "{rel}: key");
+                }
+                "gx2" => {
+                    // | path | blocks | shaders (mode) | program sizes | CF ops used |
+                    let cands = detect(&bytes);
+                    assert_eq!(cands.len(), 1, "{rel}: {cands:?}");
+                    assert_eq!((cands[0].kind, cands[0].offset, cands[0].len), (ContainerKind::Gfd, 0, bytes.len()), "{rel}");
+                    let stages: Vec<&str> = found.iter().map(|s| stage_word(s)).collect();
+                    match rel.as_str() {
+                        "rust-wiiu+gfd/tests/header-only.gsh" => {
+                            // file header + end-of-file block: a valid GFD with no shaders
+                            assert!(found.is_empty(), "{rel}");
+                            assert!(!result.errors.iter().any(|e| e.path == p), "{rel}: no error expected");
+                        }
+                        "rust-wiiu+gfd/tests/vertex-program.gsh" | "rust-wiiu+gfd/tests/vertex-header.gsh" => {
+                            // program block without header / header block without program:
+                            // the container is reported as an error naming the block, no shader
+                            assert!(found.is_empty(), "{rel}");
+                            let errs: Vec<_> = result.errors.iter().filter(|e| e.path == p).collect();
+                            assert_eq!(errs.len(), 1, "{rel}: {errs:?}");
+                            let e = errs[0];
+                            assert_eq!((e.offset, e.kind, e.at), (Some(0), Some(ContainerKind::Gfd), Some(0x20)), "{rel}");
+                            let want = if rel.ends_with("vertex-program.gsh") {
+                                "vertex shader program block at 0x20 has no vertex shader header block"
+                            } else {
+                                "vertex shader header block at 0x20 has no program block"
+                            };
+                            assert!(e.reason.contains(want), "{rel}: {}", e.reason);
+                            expected_errors.insert(p.clone());
+                        }
+                        _ => {
+                            let want: Vec<String> = row[2]
+                                .split(", ")
+                                .map(|s| s.split(' ').next().unwrap().to_lowercase())
+                                .collect();
+                            assert_eq!(stages, want, "{rel}: stages");
+                            // program sizes column: "Vertex 368, Pixel 288"
+                            let progs = gfd_program_blocks(&bytes);
+                            let sizes: Vec<String> = row[3].split(", ").map(|s| s.split(' ').nth(1).unwrap().to_string()).collect();
+                            assert_eq!(progs.iter().map(|p| p.len().to_string()).collect::<Vec<_>>(), sizes, "{rel}: program sizes");
+                            let keys: Vec<u64> = found.iter().map(|s| s.key).collect();
+                            assert_eq!(keys, progs.iter().map(|p| xxh3_64(p)).collect::<Vec<_>>(), "{rel}: keys");
+                            assert!(found.iter().enumerate().all(|(i, s)| s.index == i as u32 && s.length == bytes.len() as u64));
+                        }
+                    }
+                }
+                "pica" => {
+                    // | path | DVLEs | code words | operand descriptors | opcodes used |
+                    let want: Vec<&str> = row[1].split(", ").map(|s| s.split(' ').next().unwrap()).collect();
+                    let stages: Vec<&str> = found.iter().map(|s| stage_word(s)).collect();
+                    assert_eq!(stages, want, "{rel}: stages");
+                    let len = found[0].length as usize;
+                    assert!(found.iter().all(|s| s.container == ContainerKind::Dvlb && s.offset == 0 && s.length as usize == len));
+                    // the DVLB ends at its last table; only zero padding may follow
+                    assert!(len <= bytes.len() && bytes.len() - len < 4, "{rel}: length {len} of {}", bytes.len());
+                    assert!(bytes[len..].iter().all(|&b| b == 0), "{rel}: non-zero bytes after the DVLB");
+                    for (i, s) in found.iter().enumerate() {
+                        assert_eq!(s.index, i as u32);
+                        assert_eq!(s.key, xxh3_64_with_seed(&bytes[..len], i as u64), "{rel}: key {i}");
+                    }
+                }
+                "agal" => {
+                    // | path | version | type | tokens | features | hazards |
+                    assert_eq!(found.len(), 1, "{rel}: {found:?}");
+                    let s = found[0];
+                    assert_eq!((s.container, s.family, s.offset), (ContainerKind::Agal, Family::Agal, 0), "{rel}");
+                    assert_eq!(stage_word(s), row[2], "{rel}: stage");
+                    let tokens: u64 = row[3].parse().unwrap();
+                    assert_eq!(s.length, 7 + 24 * tokens, "{rel}: length");
+                }
+                _ => unreachable!(),
+            }
+            *checked.entry(src.family).or_default() += 1;
+        }
+    }
+
+    // The corpus README's counts: 31 + 13 + 60 + 59 binaries, 182 text files.
+    assert_eq!(checked.get("xenos"), Some(&31));
+    assert_eq!(checked.get("gx2"), Some(&13));
+    assert_eq!(checked.get("pica"), Some(&60));
+    assert_eq!(checked.get("agal"), Some(&59));
+    assert_eq!(text_files, 182);
+
+    // Nothing outside the lists (README.md, SOURCES.md) yields anything, and the only errors are
+    // the two documented GFD edge cases.
+    for s in &result.shaders {
+        assert!(listed.contains(&s.path), "shader in an unlisted file: {}", s.path.display());
+    }
+    let error_paths: BTreeSet<PathBuf> = result.errors.iter().map(|e| e.path.clone()).collect();
+    assert_eq!(error_paths, expected_errors, "errors: {:#?}", result.errors);
+
+    // Totals per family × stage (SOURCES / README: 13 + 18 Xenos, 10 + 10 GX2, 60 + 3 PICA).
+    let counts = result.counts();
+    assert_eq!(counts.get(&(Family::Xenos, Stage::Vertex)), Some(&13));
+    assert_eq!(counts.get(&(Family::Xenos, Stage::Pixel)), Some(&18));
+    assert_eq!(counts.get(&(Family::Gx2, Stage::Vertex)), Some(&10));
+    assert_eq!(counts.get(&(Family::Gx2, Stage::Pixel)), Some(&10));
+    assert_eq!(counts.get(&(Family::Pica, Stage::Vertex)), Some(&60));
+    assert_eq!(counts.get(&(Family::Pica, Stage::Geometry)), Some(&3));
+    assert_eq!(counts.get(&(Family::Agal, Stage::Vertex)), Some(&26));
+    assert_eq!(counts.get(&(Family::Agal, Stage::Pixel)), Some(&33));
+    assert_eq!(result.files, 350);
+}
+
+/// Xenos: the 26 distinct keys of the corpus, and the byte-identical files share a key
+/// (XenosRecomp dedupes by this hash).
+#[test]
+fn xenos_keys_dedupe() {
+    let r = scan_dir(&corpus().join("xenos"));
+    let keys: BTreeSet<u64> = r.shaders.iter().map(|s| s.key).collect();
+    assert_eq!(r.shaders.len(), 31);
+    assert_eq!(keys.len(), 26);
+    // the note's test vectors (xenos.md §6)
+    for k in [
+        0x5873A0E094914DE6u64,
+        0xB84214E6C36FC587,
+        0x305B030742891B51,
+        0xC2A59156B4BF3743,
+        0xD735633040631EEC,
+        0xBD7814DC92EEB914,
+    ] {
+        assert!(keys.contains(&k), "missing 0x{k:016X}");
+    }
+}
+
+/// All corpus binaries concatenated into one buffer, each at a 4-aligned offset (Xenos sizes are
+/// multiples of 4 here, so XR's probes stay aligned): every container is found again at its
+/// offset with the same shaders, and the output renders.
+#[test]
+fn corpus_concatenated() {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(corpus())
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.is_file() && is_binary(&p.to_string_lossy()))
+        .collect();
+    files.sort();
+    let mut blob = Vec::new();
+    let mut expected = Vec::new();
+    for p in &files {
+        let bytes = std::fs::read(p).unwrap();
+        let (shaders, errors) = shrec::scan::scan_bytes(p, &bytes);
+        if !errors.is_empty() {
+            continue; // the GFD edge cases
+        }
+        while blob.len() % 4 != 0 {
+            blob.push(0xEE);
+        }
+        let off = blob.len() as u64;
+        blob.extend_from_slice(&bytes);
+        for s in shaders {
+            expected.push((off, s.container, s.index, s.stage, s.key));
+        }
+    }
+    let (shaders, errors) = shrec::scan::scan_bytes(Path::new("blob"), &blob);
+    assert!(errors.is_empty(), "{errors:?}");
+    let got: Vec<_> = shaders.iter().map(|s| (s.offset, s.container, s.index, s.stage, s.key)).collect();
+    assert_eq!(got, expected);
+    assert!(got.len() > 100);
+}
