@@ -181,8 +181,8 @@ pub(crate) fn build(
 }
 
 /// Compresses `data` as one zstd frame carrying its content size and a checksum. Empty input
-/// gives empty output (the backend is absent). With `threads > 1` zstd's worker threads are
-/// used; zstd only splits the input into parallel jobs once it exceeds the job size (several
+/// gives empty output (the backend is absent). `threads` zstd workers are used; zstd only
+/// splits the input into parallel jobs once it exceeds the job size (several
 /// window sizes: at level 22, hundreds of MiB), so small caches compress on one thread either
 /// way.
 pub(crate) fn compress(data: &[u8], level: i32, threads: usize) -> std::io::Result<Vec<u8>> {
@@ -193,10 +193,41 @@ pub(crate) fn compress(data: &[u8], level: i32, threads: usize) -> std::io::Resu
     enc.include_checksum(true)?;
     enc.include_contentsize(true)?;
     enc.set_pledged_src_size(Some(data.len() as u64))?;
-    if threads > 1 {
-        // Fails only when libzstd was built without multithreading: compress on one thread.
-        let _ = enc.multithread(threads.min(256) as u32);
-    }
+    // Always zstd's multithreaded mode (even with one worker): its output depends on the
+    // parameters but not on the number of workers, so the cache is byte-identical on machines
+    // with different core counts (single-threaded mode would produce a different frame).
+    // Fails only when libzstd was built without threads: then compress on the caller's thread.
+    let _ = enc.multithread(threads.clamp(1, 256) as u32);
     enc.write_all(data)?;
     enc.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize) -> Vec<u8> {
+        let mut x = 0x9E3779B97F4A7C15u64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b"abcdefgh"[(x % 8) as usize] ^ ((x >> 40) as u8 & 1)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compression_does_not_depend_on_thread_count() {
+        for (level, n) in [(1, 24 << 20), (22, 256 << 10)] {
+            let d = data(n);
+            let outs: Vec<Vec<u8>> = [1, 2, 4, 8].iter().map(|&t| compress(&d, level, t).unwrap()).collect();
+            for (i, o) in outs.iter().enumerate() {
+                assert!(zstd::decode_all(&o[..]).unwrap() == d, "level {level}: round trip #{i}");
+                assert!(o == &outs[0], "level {level}: output with thread setting #{i} differs");
+            }
+            assert_eq!(zstd::zstd_safe::get_frame_content_size(&outs[0]).ok(), Some(Some(n as u64)));
+        }
+    }
 }
