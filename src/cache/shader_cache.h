@@ -83,12 +83,13 @@ extern const uint32_t g_shrecMeta[];
 extern const size_t g_shrecMetaCount;
 extern const uint32_t g_shrecSpirvEncoding;
 
-// The entry whose hash is `key`, or nullptr (binary search over the sorted table).
-inline const ShaderCacheEntry* shrecFindEntry(uint64_t key)
+// The entry whose hash is `key`, or nullptr (binary search over the sorted table). Not const,
+// so that callers can use the `guestShader` memo as UnleashedRecomp does.
+inline ShaderCacheEntry* shrecFindEntry(uint64_t key)
 {
-    const ShaderCacheEntry* begin = g_shaderCacheEntries;
-    const ShaderCacheEntry* end = begin + g_shaderCacheEntryCount;
-    const ShaderCacheEntry* it = std::lower_bound(begin, end, key,
+    ShaderCacheEntry* begin = g_shaderCacheEntries;
+    ShaderCacheEntry* end = begin + g_shaderCacheEntryCount;
+    ShaderCacheEntry* it = std::lower_bound(begin, end, key,
         [](const ShaderCacheEntry& e, uint64_t k) { return e.hash < k; });
     return (it != end && it->hash == key) ? it : nullptr;
 }
