@@ -217,9 +217,9 @@ pub fn summary_table(r: &Report) -> String {
     for (name, c) in &rows {
         line(name, &cells(c));
     }
-    write!(
+    writeln!(
         s,
-        "{} DXC compilations, {} cache hits, {} scan errors, {:.2} s\n",
+        "{} DXC compilations, {} cache hits, {} scan errors, {:.2} s",
         r.dxc_compilations,
         r.cache_hits,
         r.scan_errors.len(),

@@ -357,7 +357,7 @@ fn cpp_text_shape() {
             assert!(l.split(',').count() - 1 <= cache::cpp::BYTES_PER_LINE);
         }
     }
-    assert!(text.contains(&format!("const size_t g_shaderCacheEntryCount = 25;")));
+    assert!(text.contains("const size_t g_shaderCacheEntryCount = 25;"));
     assert!(text.contains("const uint32_t g_shrecSpirvEncoding = 1;"));
 
     // Deterministic: the same input gives the same bytes, whatever the thread count.
