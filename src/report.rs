@@ -1,1 +1,448 @@
-//! Per-shader outcomes, the summary, JSON report and CI annotations. (Being written.)
+//! Per-shader outcomes, the summary table, the JSON report and CI annotations.
+//!
+//! The build fills a [`Report`] with one [`Outcome`] per shader found (compiled or failed),
+//! the per-file problems of the scan ([`ScanError`]) and fatal errors; this module only formats.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::formats::{Family, Stage};
+
+/// Pipeline step at which a shader failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Container or microcode could not be decoded.
+    Parse,
+    /// Lowering to IR or HLSL failed.
+    Translate,
+    /// DXC rejected the HLSL for DXIL.
+    DxcDxil,
+    /// DXC rejected the HLSL for SPIR-V.
+    DxcSpirv,
+    /// SMOL-V encoding or another packing step failed.
+    Pack,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Parse => "parse",
+            Phase::Translate => "translate",
+            Phase::DxcDxil => "dxc-dxil",
+            Phase::DxcSpirv => "dxc-spirv",
+            Phase::Pack => "pack",
+        }
+    }
+
+    /// Whether a failure in this phase still counts the shader as translated (to HLSL).
+    fn after_translation(self) -> bool {
+        !matches!(self, Phase::Parse | Phase::Translate)
+    }
+}
+
+/// What happened to one shader.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// In the cache; `cached` when its artifacts came from the incremental cache.
+    Compiled { cached: bool },
+    Failed {
+        phase: Phase,
+        reason: String,
+        /// Offset inside the container that the reason is about.
+        detail_offset: Option<u64>,
+    },
+}
+
+/// One shader found in the inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Input file.
+    pub path: PathBuf,
+    /// Offset of the container in the file.
+    pub offset: u64,
+    pub family: Family,
+    pub stage: Stage,
+    /// Cache key.
+    pub key: u64,
+    /// Position of the shader inside its container.
+    pub index: u32,
+    pub status: Status,
+}
+
+/// A problem with an input that is not tied to one shader (unreadable file, container whose
+/// shaders could not even be listed). Counts as a failure for [`exit_code`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanError {
+    pub path: PathBuf,
+    /// Offset in the file, when the problem is at a known place.
+    pub offset: Option<u64>,
+    pub family: Option<Family>,
+    pub reason: String,
+}
+
+/// Everything one run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    pub outcomes: Vec<Outcome>,
+    pub scan_errors: Vec<ScanError>,
+    /// Errors that stopped the build or made its output unusable (cannot write the cache, DXC
+    /// missing, …). Any of these gives exit code 1.
+    pub fatal: Vec<String>,
+    /// DXC invocations actually run (cache hits excluded).
+    pub dxc_compilations: usize,
+    /// Shaders whose artifacts came from the incremental cache.
+    pub cache_hits: usize,
+    pub wall_time: Duration,
+}
+
+/// Counts for one family (or the total) in the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    /// Shaders found.
+    pub found: usize,
+    /// Translated to HLSL (compiled, or failed in DXC / packing).
+    pub translated: usize,
+    /// In the cache.
+    pub compiled: usize,
+    pub failed: usize,
+    /// Compiled from the incremental cache.
+    pub cached: usize,
+}
+
+impl Counts {
+    fn add(&mut self, status: &Status) {
+        self.found += 1;
+        match status {
+            Status::Compiled { cached } => {
+                self.translated += 1;
+                self.compiled += 1;
+                self.cached += *cached as usize;
+            }
+            Status::Failed { phase, .. } => {
+                self.translated += phase.after_translation() as usize;
+                self.failed += 1;
+            }
+        }
+    }
+}
+
+impl Report {
+    /// Counts per family that has at least one outcome, in [`Family::ALL`] order.
+    pub fn counts_by_family(&self) -> BTreeMap<Family, Counts> {
+        let mut m = BTreeMap::new();
+        for o in &self.outcomes {
+            m.entry(o.family).or_insert_with(Counts::default).add(&o.status);
+        }
+        m
+    }
+
+    pub fn totals(&self) -> Counts {
+        let mut c = Counts::default();
+        for o in &self.outcomes {
+            c.add(&o.status);
+        }
+        c
+    }
+}
+
+fn failure_message(o: &Outcome) -> Option<String> {
+    let Status::Failed { reason, detail_offset, .. } = &o.status else { return None };
+    let reason = match detail_offset {
+        Some(off) => format!("at +0x{off:x}: {reason}"),
+        None => reason.clone(),
+    };
+    Some(format!(
+        "{}+0x{:x} [{} {} 0x{:016X}]: {}",
+        o.path.display(),
+        o.offset,
+        o.family,
+        o.stage.name_in(o.family),
+        o.key,
+        reason
+    ))
+}
+
+/// `error: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a failed shader, with
+/// `at +0x<off>: ` before the reason when it points inside the container. `None` when compiled.
+pub fn error_line(o: &Outcome) -> Option<String> {
+    failure_message(o).map(|m| format!("error: {m}"))
+}
+
+fn scan_error_message(e: &ScanError) -> String {
+    let mut s = e.path.display().to_string();
+    if let Some(off) = e.offset {
+        write!(s, "+0x{off:x}").unwrap();
+    }
+    if let Some(f) = e.family {
+        write!(s, " [{f}]").unwrap();
+    }
+    write!(s, ": {}", e.reason).unwrap();
+    s
+}
+
+/// `error: <path>[+0x<offset>] [<family>]: <reason>` for a scan error.
+pub fn scan_error_line(e: &ScanError) -> String {
+    format!("error: {}", scan_error_message(e))
+}
+
+/// The end-of-run table: one row per family with outcomes, a total row, then one line with
+/// DXC compilations, cache hits and wall time.
+pub fn summary_table(r: &Report) -> String {
+    let header = ["family", "found", "translated", "compiled", "failed", "cached"];
+    let mut rows: Vec<(String, Counts)> =
+        r.counts_by_family().into_iter().map(|(f, c)| (f.name().to_owned(), c)).collect();
+    rows.push(("total".to_owned(), r.totals()));
+    let cells = |c: &Counts| [c.found, c.translated, c.compiled, c.failed, c.cached].map(|n| n.to_string());
+    let mut widths = header.map(str::len);
+    for (name, c) in &rows {
+        widths[0] = widths[0].max(name.len());
+        for (i, cell) in cells(c).iter().enumerate() {
+            widths[i + 1] = widths[i + 1].max(cell.len());
+        }
+    }
+    let mut s = String::new();
+    let mut line = |first: &str, rest: &[String]| {
+        let mut l = format!("{first:<w$}", w = widths[0]);
+        for (i, cell) in rest.iter().enumerate() {
+            write!(l, "  {cell:>w$}", w = widths[i + 1]).unwrap();
+        }
+        s.push_str(l.trim_end());
+        s.push('\n');
+    };
+    line(header[0], &header[1..].iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    for (name, c) in &rows {
+        line(name, &cells(c));
+    }
+    writeln!(
+        s,
+        "{} DXC compilations, {} cache hits, {} scan errors, {:.2} s",
+        r.dxc_compilations,
+        r.cache_hits,
+        r.scan_errors.len(),
+        r.wall_time.as_secs_f64()
+    )
+    .unwrap();
+    s
+}
+
+fn counts_json(c: &Counts) -> Value {
+    serde_json::to_value(c).expect("counts serialize")
+}
+
+/// The `--report out.json` document.
+pub fn to_json(r: &Report) -> Value {
+    let outcomes: Vec<Value> = r
+        .outcomes
+        .iter()
+        .map(|o| {
+            let mut v = json!({
+                "path": o.path.display().to_string(),
+                "offset": o.offset,
+                "family": o.family.name(),
+                "stage": o.stage.name_in(o.family),
+                "key": format!("0x{:016X}", o.key),
+                "index": o.index,
+            });
+            let m = v.as_object_mut().unwrap();
+            match &o.status {
+                Status::Compiled { cached } => {
+                    m.insert("status".into(), "compiled".into());
+                    m.insert("cached".into(), (*cached).into());
+                }
+                Status::Failed { phase, reason, detail_offset } => {
+                    m.insert("status".into(), "failed".into());
+                    m.insert("phase".into(), phase.name().into());
+                    m.insert("reason".into(), reason.clone().into());
+                    m.insert("detail_offset".into(), detail_offset.map_or(Value::Null, Value::from));
+                    m.insert("message".into(), failure_message(o).unwrap().into());
+                }
+            }
+            v
+        })
+        .collect();
+    let scan_errors: Vec<Value> = r
+        .scan_errors
+        .iter()
+        .map(|e| {
+            json!({
+                "path": e.path.display().to_string(),
+                "offset": e.offset,
+                "family": e.family.map(Family::name),
+                "reason": e.reason,
+            })
+        })
+        .collect();
+    let per_family: serde_json::Map<String, Value> =
+        r.counts_by_family().iter().map(|(f, c)| (f.name().to_owned(), counts_json(c))).collect();
+    json!({
+        "version": 1,
+        "exit_code": exit_code(r),
+        "outcomes": outcomes,
+        "scan_errors": scan_errors,
+        "fatal": r.fatal,
+        "totals": counts_json(&r.totals()),
+        "per_family": per_family,
+        "dxc_compilations": r.dxc_compilations,
+        "cache_hits": r.cache_hits,
+        "wall_time_s": r.wall_time.as_secs_f64(),
+    })
+}
+
+/// Escapes a workflow-command message (`%`, `\r`, `\n`).
+pub fn escape_annotation_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escapes a workflow-command property value (the data escapes plus `:` and `,`).
+pub fn escape_annotation_property(s: &str) -> String {
+    escape_annotation_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// GitHub Actions `::error` workflow commands, one per failed shader, scan error and fatal
+/// error. The caller prints them when `GITHUB_ACTIONS=true`.
+pub fn github_annotations(r: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in &r.outcomes {
+        if let Some(m) = failure_message(o) {
+            out.push(format!(
+                "::error file={}::{}",
+                escape_annotation_property(&o.path.display().to_string()),
+                escape_annotation_data(&m)
+            ));
+        }
+    }
+    for e in &r.scan_errors {
+        out.push(format!(
+            "::error file={}::{}",
+            escape_annotation_property(&e.path.display().to_string()),
+            escape_annotation_data(&scan_error_message(e))
+        ));
+    }
+    for f in &r.fatal {
+        out.push(format!("::error::{}", escape_annotation_data(f)));
+    }
+    out
+}
+
+/// 1 when a fatal error happened, else 2 when any shader failed or an input had a scan error,
+/// else 0.
+pub fn exit_code(r: &Report) -> i32 {
+    if !r.fatal.is_empty() {
+        1
+    } else if !r.scan_errors.is_empty()
+        || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. }))
+    {
+        2
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(family: Family, stage: Stage, key: u64, status: Status) -> Outcome {
+        Outcome { path: PathBuf::from("data/shaders.ar"), offset: 0x1f40, family, stage, key, index: 0, status }
+    }
+
+    fn failed(phase: Phase, reason: &str, off: Option<u64>) -> Status {
+        Status::Failed { phase, reason: reason.into(), detail_offset: off }
+    }
+
+    fn sample() -> Report {
+        Report {
+            outcomes: vec![
+                outcome(Family::Xenos, Stage::Pixel, 0x5873A0E094914DE6, Status::Compiled { cached: false }),
+                outcome(Family::Xenos, Stage::Vertex, 0xB84214E6C36FC587, Status::Compiled { cached: true }),
+                outcome(Family::Xenos, Stage::Pixel, 0x1, failed(Phase::DxcSpirv, "use of undeclared identifier", None)),
+                outcome(Family::Agal, Stage::Pixel, 0xABC, failed(Phase::Parse, "bad opcode 0x55", Some(0x3c))),
+            ],
+            scan_errors: vec![],
+            fatal: vec![],
+            dxc_compilations: 3,
+            cache_hits: 1,
+            wall_time: Duration::from_millis(1500),
+        }
+    }
+
+    #[test]
+    fn error_line_format() {
+        let r = sample();
+        assert_eq!(error_line(&r.outcomes[0]), None);
+        assert_eq!(
+            error_line(&r.outcomes[2]).unwrap(),
+            "error: data/shaders.ar+0x1f40 [xenos pixel 0x0000000000000001]: use of undeclared identifier"
+        );
+        assert_eq!(
+            error_line(&r.outcomes[3]).unwrap(),
+            "error: data/shaders.ar+0x1f40 [agal fragment 0x0000000000000ABC]: at +0x3c: bad opcode 0x55"
+        );
+    }
+
+    #[test]
+    fn summary_counts() {
+        let t = summary_table(&sample());
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "family  found  translated  compiled  failed  cached");
+        assert_eq!(lines[1], "xenos       3           3         2       1       1");
+        assert_eq!(lines[2], "agal        1           0         0       1       0");
+        assert_eq!(lines[3], "total       4           3         2       2       1");
+        assert_eq!(lines[4], "3 DXC compilations, 1 cache hits, 0 scan errors, 1.50 s");
+    }
+
+    #[test]
+    fn json_has_every_field() {
+        let v = to_json(&sample());
+        assert_eq!(v["outcomes"].as_array().unwrap().len(), 4);
+        let o = &v["outcomes"][3];
+        assert_eq!(o["family"], "agal");
+        assert_eq!(o["stage"], "fragment");
+        assert_eq!(o["key"], "0x0000000000000ABC");
+        assert_eq!(o["offset"], 0x1f40);
+        assert_eq!(o["index"], 0);
+        assert_eq!(o["status"], "failed");
+        assert_eq!(o["phase"], "parse");
+        assert_eq!(o["detail_offset"], 0x3c);
+        assert_eq!(v["outcomes"][1]["cached"], true);
+        assert_eq!(v["totals"]["failed"], 2);
+        assert_eq!(v["per_family"]["xenos"]["compiled"], 2);
+        assert_eq!(v["exit_code"], 2);
+        assert_eq!(v["dxc_compilations"], 3);
+        assert_eq!(v["wall_time_s"], 1.5);
+    }
+
+    #[test]
+    fn annotations_escape() {
+        let mut r = sample();
+        r.outcomes[2].path = PathBuf::from("C:\\a,b%c.ar");
+        r.outcomes[2].status = failed(Phase::DxcDxil, "line1\nline2\r 100%", None);
+        let a = github_annotations(&r);
+        assert_eq!(a.len(), 2);
+        assert_eq!(
+            a[0],
+            "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel 0x0000000000000001]: line1%0Aline2%0D 100%25"
+        );
+        assert!(a[1].starts_with("::error file=data/shaders.ar::data/shaders.ar+0x1f40 [agal fragment"));
+    }
+
+    #[test]
+    fn exit_codes() {
+        let mut r = Report::default();
+        assert_eq!(exit_code(&r), 0);
+        r.outcomes = sample().outcomes[..2].to_vec();
+        assert_eq!(exit_code(&r), 0);
+        r.scan_errors.push(ScanError { path: "x".into(), offset: None, family: None, reason: "unreadable".into() });
+        assert_eq!(exit_code(&r), 2);
+        r.scan_errors.clear();
+        r.outcomes = sample().outcomes;
+        assert_eq!(exit_code(&r), 2);
+        r.fatal.push("cannot write cache".into());
+        assert_eq!(exit_code(&r), 1);
+        assert_eq!(github_annotations(&r).last().unwrap(), "::error::cannot write cache");
+    }
+}

@@ -1,8 +1,26 @@
 //! The embeddable cache (`.cpp` / `.rs` writers) and the incremental on-disk cache.
 //!
-//! (Writers being written.)
+//! - [`cpp::write`]: XenosRecomp's `.cpp` (UnleashedRecomp's `shader_cache.h` ABI) plus a
+//!   matching header with shrec's extras.
+//! - [`rust::write`]: a dependency-free Rust module plus its compressed blobs.
+//! - [`incremental::Store`]: per-shader compiled artifacts on disk, reused across runs.
+//! - [`atomic`]: temp-file + fsync + rename writes used by all of the above.
+//!
+//! Both writers share one layout ([`layout`]): entries sorted by key, SPIR-V encoded per
+//! [`SpirvEncoding`], the blobs of a backend concatenated in key order and compressed as one
+//! zstd frame; offsets and sizes index the *decompressed* concatenation.
+
+pub mod atomic;
+pub mod cpp;
+pub mod incremental;
+mod layout;
+pub mod rust;
+
+use std::path::PathBuf;
 
 use crate::formats::{Family, Stage};
+
+pub use layout::{BackendSize, CacheSizes};
 
 /// One compiled shader as the build hands it to the writers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,4 +48,72 @@ pub enum SpirvEncoding {
     Smolv,
     /// Plain SPIR-V words.
     Raw,
+}
+
+impl SpirvEncoding {
+    /// Value of `g_shrecSpirvEncoding` / `SPIRV_ENCODING` in the generated files.
+    pub fn abi_id(self) -> u32 {
+        match self {
+            SpirvEncoding::Smolv => 0,
+            SpirvEncoding::Raw => 1,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SpirvEncoding::Smolv => "smol-v",
+            SpirvEncoding::Raw => "raw",
+        }
+    }
+}
+
+/// Options shared by the `.cpp` and `.rs` writers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// zstd level for both blobs (XenosRecomp uses `ZSTD_maxCLevel()` = 22).
+    pub zstd_level: i32,
+    /// How SPIR-V is stored.
+    pub spirv_encoding: SpirvEncoding,
+    /// zstd worker threads per blob; 0 = the available cores. 1 = single-threaded.
+    pub threads: usize,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { zstd_level: 22, spirv_encoding: SpirvEncoding::Smolv, threads: 0 }
+    }
+}
+
+/// Why a cache file could not be written. Every variant names the file concerned; when a
+/// writer fails, no output file has been replaced.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheWriteError {
+    #[error("{path}: {source}", path = .path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: cannot encode the SPIR-V of shader 0x{key:016X}: {reason}", path = .path.display())]
+    SpirvEncoding { path: PathBuf, key: u64, reason: String },
+    #[error("{path}: zstd compression of the {backend} blob failed: {source}", path = .path.display())]
+    Compress { path: PathBuf, backend: &'static str, source: std::io::Error },
+    #[error("{path}: shader key 0x{key:016X} appears twice with different contents", path = .path.display())]
+    DuplicateKey { path: PathBuf, key: u64 },
+    #[error("{path}: the {backend} blob would be {size} bytes; offsets are 32-bit (limit 4 GiB)", path = .path.display())]
+    TooLarge { path: PathBuf, backend: &'static str, size: u64 },
+    #[error("{path}: {reason}", path = .path.display())]
+    BadPath { path: PathBuf, reason: &'static str },
+}
+
+// MERGE: replace with pack::smolv::encode
+// Stand-in until `crate::pack::smolv::encode(spirv, strip_debug)` lands: returns the SPIR-V
+// unchanged, so `SpirvEncoding::Smolv` output is NOT yet SMOL-V. Tests use `SpirvEncoding::Raw`.
+fn smolv_encode_standin(spirv: &[u8], _strip_debug: bool) -> Result<Vec<u8>, String> {
+    Ok(spirv.to_vec())
+}
+
+/// Encodes one shader's SPIR-V as the cache stores it.
+fn encode_spirv(spirv: &[u8], encoding: SpirvEncoding) -> Result<Vec<u8>, String> {
+    match encoding {
+        // MERGE: replace with `crate::pack::smolv::encode(spirv, true).map_err(|e| e.to_string())`
+        SpirvEncoding::Smolv => smolv_encode_standin(spirv, true),
+        SpirvEncoding::Raw => Ok(spirv.to_vec()),
+    }
 }

@@ -1,0 +1,158 @@
+//! Atomic file replacement: write to a temporary file in the destination's directory, fsync it,
+//! rename it over the destination, fsync the directory.
+//!
+//! Guarantees, for every file written through this module:
+//! - a reader never sees a partially written file under the final name: it sees either the
+//!   previous complete file (or none) or the new complete file;
+//! - on any error (while writing, syncing or renaming) the previous file is untouched and the
+//!   temporary file is removed;
+//! - temporary names are unique per process, thread and call (`.<name>.<pid>.<n>.tmp`, created
+//!   with `create_new`), so concurrent writers of the same destination never share a temporary
+//!   file; the last rename wins and every state in between is a complete file.
+//!
+//! Several files that belong together (a `.cpp` and its header, a `.rs` and its blobs) go through
+//! [`Batch`]: every file is first written and synced under its temporary name, and only when all
+//! of them succeeded are they renamed, in the order they were staged. A failure while staging
+//! leaves every destination untouched.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Prefix and suffix of every temporary file this module creates (`.<name>.<pid>.<n>.tmp`),
+/// so tests and cleanup tools can recognise them.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+fn temp_path_for(dest: &Path) -> io::Result<PathBuf> {
+    let name = dest.file_name().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name")
+    })?;
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.{}{}", std::process::id(), n, TEMP_SUFFIX));
+    Ok(dest.with_file_name(tmp_name))
+}
+
+/// Whether `name` looks like a temporary file of this module.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
+}
+
+/// A file written and synced under a temporary name, not yet renamed into place. Dropping it
+/// without [`Staged::commit`] removes the temporary file.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: Option<PathBuf>,
+    dest: PathBuf,
+}
+
+impl Staged {
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Renames the temporary file over the destination and syncs the directory (best effort:
+    /// a directory that cannot be opened or synced is not an error, the rename is done).
+    pub fn commit(mut self) -> io::Result<()> {
+        let tmp = self.tmp.take().expect("staged file committed twice");
+        if let Err(e) = fs::rename(&tmp, &self.dest) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        sync_dir(&self.dest);
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+fn sync_dir(path: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Writes a temporary file next to `dest` through `fill`, flushes and fsyncs it. Nothing is
+/// visible under `dest` yet. On error the temporary file is removed.
+pub fn stage_with<F>(dest: &Path, fill: F) -> io::Result<Staged>
+where
+    F: FnOnce(&mut dyn Write) -> io::Result<()>,
+{
+    let tmp = temp_path_for(dest)?;
+    let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+    // From here on the guard removes the temporary file on every early return.
+    let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf() };
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    fill(&mut w)?;
+    let file = w.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    drop(file);
+    Ok(staged)
+}
+
+/// [`stage_with`] for bytes already in memory.
+pub fn stage(dest: &Path, data: &[u8]) -> io::Result<Staged> {
+    stage_with(dest, |w| w.write_all(data))
+}
+
+/// Atomically replaces `dest` with what `fill` writes.
+pub fn write_with<F>(dest: &Path, fill: F) -> io::Result<()>
+where
+    F: FnOnce(&mut dyn Write) -> io::Result<()>,
+{
+    stage_with(dest, fill)?.commit()
+}
+
+/// Atomically replaces `dest` with `data`.
+pub fn write(dest: &Path, data: &[u8]) -> io::Result<()> {
+    stage(dest, data)?.commit()
+}
+
+/// Files staged together and renamed into place in staging order once all are written.
+#[derive(Debug, Default)]
+pub struct Batch {
+    staged: Vec<Staged>,
+}
+
+impl Batch {
+    pub fn new() -> Self {
+        Batch::default()
+    }
+
+    /// Stages one file; on error, returns it with the destination path. Files staged before
+    /// stay staged (and are removed if the batch is dropped).
+    pub fn stage_with<F>(&mut self, dest: &Path, fill: F) -> Result<(), (PathBuf, io::Error)>
+    where
+        F: FnOnce(&mut dyn Write) -> io::Result<()>,
+    {
+        let s = stage_with(dest, fill).map_err(|e| (dest.to_path_buf(), e))?;
+        self.staged.push(s);
+        Ok(())
+    }
+
+    /// Renames every staged file into place, in staging order. Stops at the first failed
+    /// rename (the files after it are removed, the ones before it are in place).
+    pub fn commit(self) -> Result<(), (PathBuf, io::Error)> {
+        for s in self.staged {
+            let dest = s.dest.clone();
+            s.commit().map_err(|e| (dest, e))?;
+        }
+        Ok(())
+    }
+}
