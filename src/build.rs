@@ -1,1 +1,549 @@
-//! (in progress)
+//! The whole pipeline: scan → translate → HLSL → DXC (per target, incrementally) → cache file →
+//! report. [`run`] is the library entry point (used by build scripts); [`run_cli`] adds the
+//! printing the command line does.
+
+use crate::cache::incremental::{ArtifactKey, Artifacts, Store};
+use crate::cache::{self, CacheEntry, CacheSizes, SpirvEncoding, WriteOptions};
+use crate::dxc::{self, DxcLib, LocateOptions, Target};
+use crate::formats::{self, TranslateOptions};
+use crate::report::{Outcome, Phase, Report, Status};
+use crate::scan::{self, FoundShader};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Everything `shrec build` can be told.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub input: PathBuf,
+    /// `.cpp` or `.rs`.
+    pub output: PathBuf,
+    pub targets: Vec<Target>,
+    pub dxc: LocateOptions,
+    /// Incremental cache directory; `None` disables it.
+    pub cache_dir: Option<PathBuf>,
+    pub report_json: Option<PathBuf>,
+    pub hlsl_dir: Option<PathBuf>,
+    pub spirv_encoding: SpirvEncoding,
+    pub zstd_level: i32,
+    pub jobs: Option<usize>,
+    pub translate: TranslateOptions,
+    pub progress: bool,
+    pub print_summary: bool,
+    pub print_timings: bool,
+}
+
+impl BuildOptions {
+    /// Defaults for a build script: both targets, SMOL-V, zstd 22, incremental cache under
+    /// `target/`, no progress output.
+    pub fn new(input: impl Into<PathBuf>, output: impl Into<PathBuf>) -> Self {
+        BuildOptions {
+            input: input.into(),
+            output: output.into(),
+            targets: vec![Target::Dxil, Target::Spirv],
+            dxc: LocateOptions::default(),
+            cache_dir: Some(default_cache_dir()),
+            report_json: None,
+            hlsl_dir: None,
+            spirv_encoding: SpirvEncoding::Smolv,
+            zstd_level: 22,
+            jobs: None,
+            translate: TranslateOptions::default(),
+            progress: false,
+            print_summary: false,
+            print_timings: false,
+        }
+    }
+}
+
+/// A failure that stops the whole build (exit code 1).
+#[derive(Debug, thiserror::Error)]
+pub enum FatalError {
+    #[error("{}: no such file or directory", .0.display())]
+    NoInput(PathBuf),
+    #[error("output {}: the name must end in .cpp or .rs", .0.display())]
+    OutputKind(PathBuf),
+    #[error("no targets selected (--targets dxil,spirv)")]
+    NoTargets,
+    #[error(transparent)]
+    Dxc(#[from] dxc::DxcError),
+    #[error("incremental cache {}: {reason}", path.display())]
+    Cache { path: PathBuf, reason: String },
+    #[error("writing {}: {reason}", path.display())]
+    Write { path: PathBuf, reason: String },
+    #[error("creating the worker pool: {0}")]
+    Pool(String),
+}
+
+/// Wall time and summed per-stage CPU time.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    pub wall: Duration,
+    pub scan: Duration,
+    pub translate: Duration,
+    pub dxc_dxil: Duration,
+    pub dxc_spirv: Duration,
+    pub write: Duration,
+    pub threads: usize,
+}
+
+/// What a build produced.
+#[derive(Debug)]
+pub struct BuildOutput {
+    pub report: Report,
+    pub sizes: Option<CacheSizes>,
+    pub timings: Timings,
+}
+
+/// `target/shrec-cache` when the current directory looks like a cargo or CMake build tree,
+/// else the user cache dir.
+pub fn default_cache_dir() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    if cwd.join("target").is_dir() || cwd.join("Cargo.toml").is_file() {
+        cwd.join("target").join("shrec-cache")
+    } else {
+        dxc::user_cache_dir().join("build-cache")
+    }
+}
+
+#[derive(Default)]
+struct StageClock {
+    translate: AtomicU64,
+    dxil: AtomicU64,
+    spirv: AtomicU64,
+}
+
+fn add(t: &AtomicU64, since: Instant) {
+    t.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// Every argument list a build uses, for the artifact key.
+fn args_fingerprint(stage: crate::Stage, targets: &[Target]) -> String {
+    targets.iter().map(|&t| format!("{}:{}:{}", t.name(), dxc::profile(stage), dxc::args(stage, t).join(" "))).collect::<Vec<_>>().join(";")
+}
+
+/// Runs a build. Per-shader failures are in the report; only whole-build problems are `Err`.
+pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
+    let started = Instant::now();
+    if !opts.input.exists() {
+        return Err(FatalError::NoInput(opts.input.clone()));
+    }
+    let is_rust = match opts.output.extension().and_then(|e| e.to_str()) {
+        Some("cpp") | Some("cc") | Some("cxx") => false,
+        Some("rs") => true,
+        _ => return Err(FatalError::OutputKind(opts.output.clone())),
+    };
+    if opts.targets.is_empty() {
+        return Err(FatalError::NoTargets);
+    }
+    let mut targets = opts.targets.clone();
+    targets.sort();
+    targets.dedup();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| FatalError::Pool(e.to_string()))?;
+    let threads = pool.current_num_threads();
+
+    let t_scan = Instant::now();
+    let scanned = pool.install(|| scan::scan_dir(&opts.input));
+    let scan_time = t_scan.elapsed();
+
+    // One job per distinct key: the first occurrence (in path order) is built.
+    let mut unique: BTreeMap<u64, FoundShader> = BTreeMap::new();
+    let mut duplicates = 0usize;
+    for s in scanned.shaders {
+        if unique.contains_key(&s.key) {
+            duplicates += 1;
+        } else {
+            unique.insert(s.key, s);
+        }
+    }
+    let jobs: Vec<FoundShader> = unique.into_values().collect();
+
+    let lib = dxc::locate(&opts.dxc)?;
+    let store = match &opts.cache_dir {
+        Some(dir) => Some(Store::open(dir).map_err(|e| FatalError::Cache { path: dir.clone(), reason: e.to_string() })?),
+        None => None,
+    };
+    if let Some(dir) = &opts.hlsl_dir {
+        std::fs::create_dir_all(dir).map_err(|e| FatalError::Write { path: dir.clone(), reason: e.to_string() })?;
+    }
+
+    let clock = StageClock::default();
+    let compilations = AtomicUsize::new(0);
+    let progress = Progress::new(jobs.len(), opts.progress);
+    let results: Vec<(Outcome, Option<CacheEntry>)> = pool.install(|| {
+        jobs.par_iter()
+            .map(|job| {
+                let r = build_one(job, opts, &targets, &lib, store.as_ref(), &clock, &compilations);
+                progress.tick();
+                r
+            })
+            .collect()
+    });
+    progress.finish();
+
+    let mut outcomes = Vec::with_capacity(results.len());
+    let mut entries = Vec::new();
+    for (o, e) in results {
+        outcomes.push(o);
+        entries.extend(e);
+    }
+    outcomes.sort_by(|a, b| (&a.path, a.offset, a.index).cmp(&(&b.path, b.offset, b.index)));
+    entries.sort_by_key(|e| e.key);
+
+    let t_write = Instant::now();
+    let write_opts = WriteOptions { spirv_encoding: opts.spirv_encoding, zstd_level: opts.zstd_level, threads };
+    let output_files = if is_rust {
+        let (d, s) = cache::rust::blob_paths(&opts.output);
+        vec![opts.output.clone(), d, s]
+    } else {
+        vec![opts.output.clone(), cache::cpp::header_path(&opts.output)]
+    };
+    let digest = output_digest(&entries, &write_opts, is_rust);
+    let stamp = opts.cache_dir.as_ref().map(|d| OutputStamp::path_for(d, &opts.output));
+    let unchanged = stamp.as_ref().and_then(|p| OutputStamp::read(p)).filter(|st| st.digest == digest && st.files_unchanged());
+    let sizes = match unchanged {
+        // Same entries, same options, and the files on disk are the ones we wrote: leave them
+        // (and their modification times) alone.
+        Some(st) => st.sizes,
+        None => {
+            let written = if is_rust {
+                cache::rust::write(&opts.output, &entries, &write_opts)
+            } else {
+                cache::cpp::write(&opts.output, &entries, &write_opts)
+            };
+            let sizes = written.map_err(|e| FatalError::Write { path: opts.output.clone(), reason: e.to_string() })?;
+            if let Some(p) = &stamp {
+                OutputStamp::write(p, digest, sizes, &output_files);
+            }
+            sizes
+        }
+    };
+    let write_time = t_write.elapsed();
+
+    let cache_hits = outcomes.iter().filter(|o| matches!(o.status, Status::Compiled { cached: true })).count();
+    let report = Report {
+        outcomes,
+        scan_errors: scanned.errors.into_iter().map(report_scan_error).collect(),
+        fatal: Vec::new(),
+        dxc_compilations: compilations.load(Ordering::Relaxed),
+        cache_hits,
+        duplicates,
+        wall_time: started.elapsed(),
+    };
+    if let Some(path) = &opts.report_json {
+        let text = serde_json::to_string_pretty(&crate::report::to_json(&report)).expect("JSON of plain data");
+        cache::atomic::write(path, text.as_bytes()).map_err(|e| FatalError::Write { path: path.clone(), reason: e.to_string() })?;
+    }
+    let ns = |a: &AtomicU64| Duration::from_nanos(a.load(Ordering::Relaxed));
+    let timings = Timings {
+        wall: started.elapsed(),
+        scan: scan_time,
+        translate: ns(&clock.translate),
+        dxc_dxil: ns(&clock.dxil),
+        dxc_spirv: ns(&clock.spirv),
+        write: write_time,
+        threads,
+    };
+    Ok(BuildOutput { report, sizes: Some(sizes), timings })
+}
+
+/// Everything the output files depend on.
+fn output_digest(entries: &[CacheEntry], opts: &WriteOptions, is_rust: bool) -> u128 {
+    use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
+    let mut text = format!("shrec-output-1 {} {} {:?} {}\n", env!("CARGO_PKG_VERSION"), is_rust, opts.spirv_encoding, opts.zstd_level);
+    for e in entries {
+        let h = |b: &Option<Vec<u8>>| b.as_deref().map_or(0, xxh3_64);
+        text.push_str(&format!(
+            "{:016x} {} {} {} {:?} {:016x} {:016x}\n",
+            e.key,
+            e.family.abi_id(),
+            e.stage.abi_id(),
+            e.spec_constants_mask,
+            e.meta,
+            h(&e.dxil),
+            h(&e.spirv)
+        ));
+    }
+    xxh3_128(text.as_bytes())
+}
+
+/// What the last build wrote to an output, kept in the incremental cache dir so that a build
+/// with nothing new does not rewrite (or re-timestamp) the output files.
+struct OutputStamp {
+    digest: u128,
+    sizes: CacheSizes,
+    files: Vec<(PathBuf, u64)>,
+}
+
+impl OutputStamp {
+    fn path_for(cache_dir: &std::path::Path, output: &std::path::Path) -> PathBuf {
+        let abs = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
+        let h = xxhash_rust::xxh3::xxh3_64(abs.to_string_lossy().as_bytes());
+        cache_dir.join("outputs").join(format!("{h:016x}.stamp"))
+    }
+
+    fn file_hash(p: &std::path::Path) -> Option<u64> {
+        std::fs::read(p).ok().map(|b| xxhash_rust::xxh3::xxh3_64(&b))
+    }
+
+    fn files_unchanged(&self) -> bool {
+        self.files.iter().all(|(p, h)| Self::file_hash(p) == Some(*h))
+    }
+
+    fn read(p: &std::path::Path) -> Option<OutputStamp> {
+        let text = std::fs::read_to_string(p).ok()?;
+        let mut lines = text.lines();
+        let digest = u128::from_str_radix(lines.next()?, 16).ok()?;
+        let n: Vec<u64> = lines.next()?.split(' ').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+        let [entries, dr, dc, sr, sc] = n[..] else { return None };
+        let sizes = CacheSizes {
+            entries: entries as usize,
+            dxil: cache::BackendSize { raw: dr, compressed: dc },
+            spirv: cache::BackendSize { raw: sr, compressed: sc },
+        };
+        let files = lines
+            .map(|l| {
+                let (h, path) = l.split_once(' ')?;
+                Some((PathBuf::from(path), u64::from_str_radix(h, 16).ok()?))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(OutputStamp { digest, sizes, files })
+    }
+
+    /// Best effort: without a stamp the next build just writes again.
+    fn write(p: &std::path::Path, digest: u128, s: CacheSizes, files: &[PathBuf]) {
+        let mut text = format!(
+            "{digest:032x}\n{} {} {} {} {}\n",
+            s.entries, s.dxil.raw, s.dxil.compressed, s.spirv.raw, s.spirv.compressed
+        );
+        for f in files {
+            let Some(h) = Self::file_hash(f) else { return };
+            let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
+            text.push_str(&format!("{h:016x} {}\n", abs.display()));
+        }
+        if let Some(dir) = p.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = cache::atomic::write(p, text.as_bytes());
+    }
+}
+
+fn report_scan_error(e: scan::ScanError) -> crate::report::ScanError {
+    crate::report::ScanError {
+        path: e.path,
+        offset: e.at.or(e.offset),
+        family: e.kind.map(|k| k.family()),
+        reason: match e.kind {
+            Some(k) => format!("{} container: {}", k.name(), e.reason),
+            None => e.reason,
+        },
+    }
+}
+
+/// Builds one shader: from the incremental cache when its artifact key matches, else with DXC.
+fn build_one(
+    job: &FoundShader,
+    opts: &BuildOptions,
+    targets: &[Target],
+    lib: &DxcLib,
+    store: Option<&Store>,
+    clock: &StageClock,
+    compilations: &AtomicUsize,
+) -> (Outcome, Option<CacheEntry>) {
+    let outcome = |status: Status| Outcome {
+        path: job.path.clone(),
+        offset: job.offset,
+        family: job.family,
+        stage: job.stage,
+        key: job.key,
+        index: job.index,
+        status,
+    };
+    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
+    if !formats::has_translator(job.container) {
+        let reason = format!("{} translation is not implemented yet (detection and keys are)", job.family);
+        return (outcome(Status::Skipped { reason }), None);
+    }
+
+    let t = Instant::now();
+    let bytes = match scan::read_container(job) {
+        Ok(b) => b,
+        Err(e) => return failed(Phase::Parse, e, None),
+    };
+    let translated = formats::translate(job.container, &bytes, job.index, &opts.translate);
+    let translation = match translated {
+        Ok(t) => t,
+        Err(e) => {
+            add(&clock.translate, t);
+            return failed(Phase::Translate, e.reason, e.offset);
+        }
+    };
+    let hlsl = crate::hlsl::write(&translation.module);
+    add(&clock.translate, t);
+    if let Some(dir) = &opts.hlsl_dir {
+        let name = format!("{:016X}.{}.{}.hlsl", job.key, job.family, job.stage.name_in(job.family));
+        if let Err(e) = cache::atomic::write(&dir.join(name), hlsl.as_bytes()) {
+            return failed(Phase::Translate, format!("writing HLSL to {}: {e}", dir.display()), None);
+        }
+    }
+
+    let key = ArtifactKey::derive(&[
+        b"shrec-artifact-1",
+        env!("CARGO_PKG_VERSION").as_bytes(),
+        &lib.identity.to_le_bytes(),
+        hlsl.as_bytes(),
+        args_fingerprint(job.stage, targets).as_bytes(),
+        &job.key.to_le_bytes(),
+    ]);
+    let entry = |a: Artifacts| CacheEntry {
+        key: job.key,
+        family: job.family,
+        stage: job.stage,
+        dxil: a.dxil,
+        spirv: a.spirv,
+        spec_constants_mask: a.spec_constants_mask,
+        meta: a.meta,
+    };
+    if let Some(hit) = store.and_then(|s| s.get(&key)) {
+        return (outcome(Status::Compiled { cached: true }), Some(entry(hit)));
+    }
+
+    let mut artifacts =
+        Artifacts { dxil: None, spirv: None, meta: translation.meta, spec_constants_mask: translation.spec_constants_mask, hlsl_len: hlsl.len() as u32 };
+    for &target in targets {
+        let t = Instant::now();
+        compilations.fetch_add(1, Ordering::Relaxed);
+        let compiled = dxc::compile(lib, &hlsl, job.stage, target);
+        add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
+        match compiled {
+            Ok(code) => match target {
+                Target::Dxil => artifacts.dxil = Some(code),
+                Target::Spirv => artifacts.spirv = Some(code),
+            },
+            Err(diag) => {
+                let phase = if target == Target::Dxil { Phase::DxcDxil } else { Phase::DxcSpirv };
+                return failed(phase, format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name()), None);
+            }
+        }
+    }
+    if let Some(s) = store {
+        // A failed cache write costs a rebuild next time, nothing else: not a shader failure.
+        if let Err(e) = s.put(&key, &artifacts) {
+            eprintln!("warning: incremental cache: {e}");
+        }
+    }
+    (outcome(Status::Compiled { cached: false }), Some(entry(artifacts)))
+}
+
+/// Progress: an indicatif bar on a terminal, a plain line every 10% otherwise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+    done: AtomicUsize,
+    enabled: bool,
+    last_line: Mutex<Instant>,
+}
+
+impl Progress {
+    fn new(total: usize, enabled: bool) -> Self {
+        let bar = (enabled && std::io::stderr().is_terminal() && total > 0).then(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} shaders ({per_sec}, ETA {eta})")
+                    .expect("valid template"),
+            );
+            b
+        });
+        Progress { bar, total, done: AtomicUsize::new(0), enabled, last_line: Mutex::new(Instant::now()) }
+    }
+
+    fn tick(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        } else if self.enabled {
+            // Plain output for CI logs: at most one line every 2 seconds, and the last one.
+            let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
+            if done == self.total || last.elapsed() >= Duration::from_secs(2) {
+                *last = Instant::now();
+                eprintln!("shrec: {done}/{} shaders", self.total);
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn fmt_ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// `shrec build` as the command line runs it: prints errors, summary, timings; returns the exit code.
+pub fn run_cli(opts: &BuildOptions) -> i32 {
+    let out = match run(opts) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let r = &out.report;
+    // Skipped shaders: one line per family (the JSON report lists each one).
+    let mut skipped: BTreeMap<crate::Family, (usize, String)> = BTreeMap::new();
+    for o in &r.outcomes {
+        if let Status::Skipped { reason } = &o.status {
+            skipped.entry(o.family).or_insert_with(|| (0, reason.clone())).0 += 1;
+        }
+    }
+    for (family, (n, reason)) in skipped {
+        eprintln!("warning: {n} {family} shader(s) found but not built: {reason}");
+    }
+    for o in &r.outcomes {
+        if let Some(line) = crate::report::error_line(o) {
+            eprintln!("{line}");
+        }
+    }
+    for e in &r.scan_errors {
+        eprintln!("{}", crate::report::scan_error_line(e));
+    }
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        for a in crate::report::github_annotations(r) {
+            println!("{a}");
+        }
+    }
+    eprint!("{}", crate::report::summary_table(r));
+    eprintln!("shrec: wrote {}", opts.output.display());
+    if opts.print_summary {
+        if let Some(s) = &out.sizes {
+            eprint!("{s}");
+        }
+    }
+    if opts.print_timings {
+        let t = &out.timings;
+        let dxc_total = t.dxc_dxil + t.dxc_spirv;
+        let floor = dxc_total.as_secs_f64() / t.threads.max(1) as f64;
+        eprintln!("timings ({} threads): wall {}", t.threads, fmt_ms(t.wall));
+        eprintln!("  scan       {}", fmt_ms(t.scan));
+        eprintln!("  translate  {} (CPU, summed)", fmt_ms(t.translate));
+        eprintln!("  dxc dxil   {} (CPU, summed)", fmt_ms(t.dxc_dxil));
+        eprintln!("  dxc spirv  {} (CPU, summed)", fmt_ms(t.dxc_spirv));
+        eprintln!("  pack+write {}", fmt_ms(t.write));
+        let n = r.outcomes.len() as f64;
+        eprintln!("  {:.1} shaders/s", n / t.wall.as_secs_f64().max(1e-9));
+        if floor > 0.0 {
+            eprintln!("  wall / (DXC time / threads) = {:.2}", t.wall.as_secs_f64() / floor);
+        }
+    }
+    crate::report::exit_code(r)
+}

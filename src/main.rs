@@ -1,1 +1,246 @@
-fn main() {}
+//! `shrec` command line: a thin layer over the library.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use shrec::build::{self, BuildOptions};
+use shrec::cache::SpirvEncoding;
+use shrec::detect::{self, Candidate};
+use shrec::dxc::{LocateOptions, Target};
+use shrec::formats::{self, TranslateOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "shrec", version, about = "Batch shader recompiler: Xbox 360 Xenos, Wii U GX2, 3DS PICA200 and Flash AGAL shader binaries to HLSL, DXIL and SPIR-V, embedded in a hash-keyed C++ or Rust cache.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Find shader containers in every file under DIR and list each shader.
+    Scan {
+        /// Directory (or single file) to scan.
+        dir: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Translate and compile every shader under DIR and write the embeddable cache.
+    Build(BuildArgs),
+    /// Print the HLSL shrec generates for one shader.
+    Hlsl {
+        #[command(flatten)]
+        pick: PickArgs,
+        #[command(flatten)]
+        translate: TranslateArgs,
+    },
+    /// Print a disassembly of one shader.
+    Disasm {
+        #[command(flatten)]
+        pick: PickArgs,
+        #[command(flatten)]
+        translate: TranslateArgs,
+    },
+}
+
+#[derive(Args)]
+struct PickArgs {
+    /// File holding the shader.
+    file: PathBuf,
+    /// Byte offset of the container in FILE (default: the first container found).
+    #[arg(long, value_parser = parse_u64)]
+    offset: Option<u64>,
+    /// Shader index inside the container (GFD, SHARCFB and DVLB hold several).
+    #[arg(long, default_value_t = 0)]
+    index: u32,
+}
+
+#[derive(Args)]
+struct TranslateArgs {
+    /// Accept AGAL version 4 ("enhanced" profile: vertex texture fetch with tld).
+    #[arg(long)]
+    agal4: bool,
+    /// Translate AGAL `ifg` as strict `>` (Ruffle's reading) instead of `>=` (Adobe's docs).
+    #[arg(long)]
+    agal_ifg_strict: bool,
+}
+
+impl TranslateArgs {
+    fn options(&self) -> TranslateOptions {
+        TranslateOptions { agal4: self.agal4, agal_ifg_strict: self.agal_ifg_strict }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SpirvEncodingArg {
+    Smolv,
+    Raw,
+}
+
+#[derive(Args)]
+struct BuildArgs {
+    /// Game directory (or single file) to scan.
+    dir: PathBuf,
+    /// Output file: `.cpp` (XenosRecomp/UnleashedRecomp ABI, plus a header) or `.rs` (Rust module).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Comma-separated DXC targets.
+    #[arg(long, value_delimiter = ',', default_value = "dxil,spirv", value_parser = parse_target)]
+    targets: Vec<Target>,
+    /// Path to libdxcompiler.so (else $SHREC_DXC, else a provisioned copy).
+    #[arg(long)]
+    dxc: Option<PathBuf>,
+    /// Never download DXC.
+    #[arg(long)]
+    offline: bool,
+    /// Incremental cache directory (default: target/shrec-cache under the current directory
+    /// when it has a Cargo.toml or target/, else the user cache dir).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Do not read or write the incremental cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Write a JSON report of every shader's outcome.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Write each shader's HLSL into this directory (named by key).
+    #[arg(long)]
+    hlsl_dir: Option<PathBuf>,
+    /// How SPIR-V is stored in the cache.
+    #[arg(long, value_enum, default_value = "smolv")]
+    spirv_encoding: SpirvEncodingArg,
+    /// zstd level of the cache blobs (XenosRecomp uses 22).
+    #[arg(long, default_value_t = 22, value_parser = clap::value_parser!(i32).range(1..=22))]
+    zstd_level: i32,
+    /// Worker threads (default: all cores).
+    #[arg(short, long)]
+    jobs: Option<usize>,
+    /// Print the cache sizes per backend.
+    #[arg(long)]
+    summary: bool,
+    /// Print time spent per stage.
+    #[arg(long)]
+    timings: bool,
+    /// No progress output.
+    #[arg(short, long)]
+    quiet: bool,
+    #[command(flatten)]
+    translate: TranslateArgs,
+}
+
+fn parse_u64(s: &str) -> Result<u64, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|e| format!("{s:?} is not a number: {e}"))
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    match s.trim() {
+        "dxil" => Ok(Target::Dxil),
+        "spirv" => Ok(Target::Spirv),
+        other => Err(format!("unknown target {other:?} (dxil, spirv)")),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Scan { dir, json } => scan(dir, json),
+        Command::Build(args) => run_build(args),
+        Command::Hlsl { pick, translate } => one_shader(&pick, &translate.options(), false),
+        Command::Disasm { pick, translate } => one_shader(&pick, &translate.options(), true),
+    };
+    ExitCode::from(code as u8)
+}
+
+fn scan(dir: PathBuf, json: bool) -> i32 {
+    if !dir.exists() {
+        eprintln!("error: {}: no such file or directory", dir.display());
+        return 1;
+    }
+    let result = shrec::scan::scan_dir(&dir);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&shrec::scan::to_json(&result)).expect("JSON of plain data"));
+    } else {
+        print!("{}", shrec::scan::render_table(&result));
+    }
+    if result.errors.is_empty() { 0 } else { 2 }
+}
+
+fn run_build(a: BuildArgs) -> i32 {
+    let opts = BuildOptions {
+        input: a.dir,
+        output: a.output,
+        targets: a.targets,
+        dxc: LocateOptions { explicit: a.dxc, offline: a.offline, verbose: !a.quiet },
+        cache_dir: if a.no_cache { None } else { Some(a.cache_dir.unwrap_or_else(build::default_cache_dir)) },
+        report_json: a.report,
+        hlsl_dir: a.hlsl_dir,
+        spirv_encoding: match a.spirv_encoding {
+            SpirvEncodingArg::Smolv => SpirvEncoding::Smolv,
+            SpirvEncodingArg::Raw => SpirvEncoding::Raw,
+        },
+        zstd_level: a.zstd_level,
+        jobs: a.jobs,
+        translate: a.translate.options(),
+        progress: !a.quiet,
+        print_summary: a.summary,
+        print_timings: a.timings,
+    };
+    build::run_cli(&opts)
+}
+
+/// Picks the container at `--offset` (or the first) in a file.
+fn pick(args: &PickArgs, buf: &[u8]) -> Result<Candidate, String> {
+    let found = detect::detect(buf);
+    let chosen = match args.offset {
+        Some(off) => found.iter().find(|c| c.offset as u64 == off),
+        None => found.first(),
+    };
+    chosen.copied().ok_or_else(|| match args.offset {
+        Some(off) => format!(
+            "{}: no shader container at offset 0x{off:X} (found {} container(s){})",
+            args.file.display(),
+            found.len(),
+            found.iter().take(8).map(|c| format!(" {}@0x{:X}", c.kind.name(), c.offset)).collect::<String>()
+        ),
+        None => format!("{}: no shader container found", args.file.display()),
+    })
+}
+
+fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
+    let buf = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.file.display());
+            return 1;
+        }
+    };
+    let c = match pick(args, &buf) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let bytes = &buf[c.offset..c.offset + c.len];
+    let result = if disasm {
+        formats::disasm(c.kind, bytes, args.index, opts)
+    } else {
+        formats::translate(c.kind, bytes, args.index, opts).map(|t| shrec::hlsl::write(&t.module))
+    };
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(e) => {
+            let at = e.offset.map(|o| format!(" (at container +0x{o:X})")).unwrap_or_default();
+            eprintln!("error: {}+0x{:X} [{}]: {}{at}", args.file.display(), c.offset, c.kind.family(), e.reason);
+            2
+        }
+    }
+}

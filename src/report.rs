@@ -55,6 +55,9 @@ pub enum Status {
         /// Offset inside the container that the reason is about.
         detail_offset: Option<u64>,
     },
+    /// Found, but its family has no translator in this version of shrec. Reported as a
+    /// warning, not a failure (see README, "Formats supported today").
+    Skipped { reason: String },
 }
 
 /// One shader found in the inputs.
@@ -96,6 +99,8 @@ pub struct Report {
     pub dxc_compilations: usize,
     /// Shaders whose artifacts came from the incremental cache.
     pub cache_hits: usize,
+    /// Shaders found again under a key already built (the first occurrence is built).
+    pub duplicates: usize,
     pub wall_time: Duration,
 }
 
@@ -111,6 +116,8 @@ pub struct Counts {
     pub failed: usize,
     /// Compiled from the incremental cache.
     pub cached: usize,
+    /// Found, but the family has no translator yet.
+    pub skipped: usize,
 }
 
 impl Counts {
@@ -126,6 +133,7 @@ impl Counts {
                 self.translated += phase.after_translation() as usize;
                 self.failed += 1;
             }
+            Status::Skipped { .. } => self.skipped += 1,
         }
     }
 }
@@ -166,6 +174,20 @@ fn failure_message(o: &Outcome) -> Option<String> {
     ))
 }
 
+/// `warning: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a skipped shader.
+pub fn warning_line(o: &Outcome) -> Option<String> {
+    let Status::Skipped { reason } = &o.status else { return None };
+    Some(format!(
+        "warning: {}+0x{:x} [{} {} 0x{:016X}]: {}",
+        o.path.display(),
+        o.offset,
+        o.family,
+        o.stage.name_in(o.family),
+        o.key,
+        reason
+    ))
+}
+
 /// `error: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a failed shader, with
 /// `at +0x<off>: ` before the reason when it points inside the container. `None` when compiled.
 pub fn error_line(o: &Outcome) -> Option<String> {
@@ -192,11 +214,11 @@ pub fn scan_error_line(e: &ScanError) -> String {
 /// The end-of-run table: one row per family with outcomes, a total row, then one line with
 /// DXC compilations, cache hits and wall time.
 pub fn summary_table(r: &Report) -> String {
-    let header = ["family", "found", "translated", "compiled", "failed", "cached"];
+    let header = ["family", "found", "translated", "compiled", "failed", "cached", "skipped"];
     let mut rows: Vec<(String, Counts)> =
         r.counts_by_family().into_iter().map(|(f, c)| (f.name().to_owned(), c)).collect();
     rows.push(("total".to_owned(), r.totals()));
-    let cells = |c: &Counts| [c.found, c.translated, c.compiled, c.failed, c.cached].map(|n| n.to_string());
+    let cells = |c: &Counts| [c.found, c.translated, c.compiled, c.failed, c.cached, c.skipped].map(|n| n.to_string());
     let mut widths = header.map(str::len);
     for (name, c) in &rows {
         widths[0] = widths[0].max(name.len());
@@ -219,9 +241,10 @@ pub fn summary_table(r: &Report) -> String {
     }
     writeln!(
         s,
-        "{} DXC compilations, {} cache hits, {} scan errors, {:.2} s",
+        "{} DXC compilations, {} cache hits, {} duplicates, {} scan errors, {:.2} s",
         r.dxc_compilations,
         r.cache_hits,
+        r.duplicates,
         r.scan_errors.len(),
         r.wall_time.as_secs_f64()
     )
@@ -260,6 +283,10 @@ pub fn to_json(r: &Report) -> Value {
                     m.insert("detail_offset".into(), detail_offset.map_or(Value::Null, Value::from));
                     m.insert("message".into(), failure_message(o).unwrap().into());
                 }
+                Status::Skipped { reason } => {
+                    m.insert("status".into(), "skipped".into());
+                    m.insert("reason".into(), reason.clone().into());
+                }
             }
             v
         })
@@ -288,6 +315,7 @@ pub fn to_json(r: &Report) -> Value {
         "per_family": per_family,
         "dxc_compilations": r.dxc_compilations,
         "cache_hits": r.cache_hits,
+        "duplicates": r.duplicates,
         "wall_time_s": r.wall_time.as_secs_f64(),
     })
 }

@@ -260,3 +260,17 @@ pub fn to_json(r: &ScanResult) -> Value {
         .collect();
     json!({ "files": r.files, "bytes": r.bytes, "shaders": shaders, "counts": counts, "errors": errors })
 }
+
+/// Reads the bytes of the container a shader was found in (the build re-reads containers
+/// instead of keeping every mapped file alive between scanning and translating).
+pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(&s.path).map_err(|e| format!("cannot open: {e}"))?;
+    f.seek(SeekFrom::Start(s.offset)).map_err(|e| format!("cannot seek to 0x{:X}: {e}", s.offset))?;
+    let mut buf = Vec::with_capacity(s.length as usize);
+    f.take(s.length).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
+    if buf.len() as u64 != s.length {
+        return Err(format!("file changed while building: expected {} bytes at 0x{:X}, read {}", s.length, s.offset, buf.len()));
+    }
+    Ok(buf)
+}

@@ -27,6 +27,17 @@ pub struct CacheSizes {
     pub spirv: BackendSize,
 }
 
+impl std::fmt::Display for CacheSizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "cache: {} entries", self.entries)?;
+        for (name, b) in [("dxil", self.dxil), ("spirv", self.spirv)] {
+            let ratio = if b.raw > 0 { b.compressed as f64 / b.raw as f64 * 100.0 } else { 0.0 };
+            writeln!(f, "  {name:<5} {:>10} bytes raw, {:>10} bytes zstd ({ratio:.1}%)", b.raw, b.compressed)?;
+        }
+        Ok(())
+    }
+}
+
 /// One table row, all offsets final.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Row {

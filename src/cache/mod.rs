@@ -102,18 +102,11 @@ pub enum CacheWriteError {
     BadPath { path: PathBuf, reason: &'static str },
 }
 
-// MERGE: replace with pack::smolv::encode
-// Stand-in until `crate::pack::smolv::encode(spirv, strip_debug)` lands: returns the SPIR-V
-// unchanged, so `SpirvEncoding::Smolv` output is NOT yet SMOL-V. Tests use `SpirvEncoding::Raw`.
-fn smolv_encode_standin(spirv: &[u8], _strip_debug: bool) -> Result<Vec<u8>, String> {
-    Ok(spirv.to_vec())
-}
-
 /// Encodes one shader's SPIR-V as the cache stores it.
 fn encode_spirv(spirv: &[u8], encoding: SpirvEncoding) -> Result<Vec<u8>, String> {
     match encoding {
-        // MERGE: replace with `crate::pack::smolv::encode(spirv, true).map_err(|e| e.to_string())`
-        SpirvEncoding::Smolv => smolv_encode_standin(spirv, true),
+        // Debug info stripped, as XenosRecomp does (kEncodeFlagStripDebugInfo).
+        SpirvEncoding::Smolv => crate::pack::smolv::encode(spirv, true).map_err(|e| e.to_string()),
         SpirvEncoding::Raw => Ok(spirv.to_vec()),
     }
 }

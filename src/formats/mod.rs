@@ -148,6 +148,12 @@ pub struct Translation {
     pub spec_constants_mask: u32,
 }
 
+/// Whether this version of shrec translates shaders of this container kind (detection, keys
+/// and disassembly may exist without it).
+pub fn has_translator(kind: ContainerKind) -> bool {
+    matches!(kind, ContainerKind::Agal)
+}
+
 /// Translates shader `index` of a container.
 pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<Translation, ShaderError> {
     match kind {
