@@ -95,6 +95,10 @@ pub struct Timings {
 #[derive(Debug)]
 pub struct BuildOutput {
     pub report: Report,
+    /// What went into the cache file, sorted by key.
+    pub entries: Vec<CacheEntry>,
+    /// False when the output files were already up to date and left untouched.
+    pub output_written: bool,
     pub sizes: Option<CacheSizes>,
     pub timings: Timings,
 }
@@ -208,6 +212,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let digest = output_digest(&entries, &write_opts, is_rust);
     let stamp = opts.cache_dir.as_ref().map(|d| OutputStamp::path_for(d, &opts.output));
     let unchanged = stamp.as_ref().and_then(|p| OutputStamp::read(p)).filter(|st| st.digest == digest && st.files_unchanged());
+    let output_written = unchanged.is_none();
     let sizes = match unchanged {
         // Same entries, same options, and the files on disk are the ones we wrote: leave them
         // (and their modification times) alone.
@@ -251,7 +256,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         write: write_time,
         threads,
     };
-    Ok(BuildOutput { report, sizes: Some(sizes), timings })
+    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), timings })
 }
 
 /// Everything the output files depend on.
@@ -523,7 +528,11 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
         }
     }
     eprint!("{}", crate::report::summary_table(r));
-    eprintln!("shrec: wrote {}", opts.output.display());
+    if out.output_written {
+        eprintln!("shrec: wrote {}", opts.output.display());
+    } else {
+        eprintln!("shrec: {} is up to date", opts.output.display());
+    }
     if opts.print_summary {
         if let Some(s) = &out.sizes {
             eprint!("{s}");

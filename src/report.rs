@@ -394,6 +394,7 @@ mod tests {
             fatal: vec![],
             dxc_compilations: 3,
             cache_hits: 1,
+            duplicates: 0,
             wall_time: Duration::from_millis(1500),
         }
     }
@@ -416,11 +417,11 @@ mod tests {
     fn summary_counts() {
         let t = summary_table(&sample());
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines[0], "family  found  translated  compiled  failed  cached");
-        assert_eq!(lines[1], "xenos       3           3         2       1       1");
-        assert_eq!(lines[2], "agal        1           0         0       1       0");
-        assert_eq!(lines[3], "total       4           3         2       2       1");
-        assert_eq!(lines[4], "3 DXC compilations, 1 cache hits, 0 scan errors, 1.50 s");
+        assert_eq!(lines[0], "family  found  translated  compiled  failed  cached  skipped");
+        assert_eq!(lines[1], "xenos       3           3         2       1       1        0");
+        assert_eq!(lines[2], "agal        1           0         0       1       0        0");
+        assert_eq!(lines[3], "total       4           3         2       2       1        0");
+        assert_eq!(lines[4], "3 DXC compilations, 1 cache hits, 0 duplicates, 0 scan errors, 1.50 s");
     }
 
     #[test]

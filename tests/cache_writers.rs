@@ -12,6 +12,9 @@ use std::process::Command;
 use shrec::cache::{self, CacheEntry, CacheWriteError, SpirvEncoding, WriteOptions};
 use shrec::{Family, Stage};
 
+mod common;
+use common::{have_tool, run, tmpdir, CPP_CONSUMER};
+
 // ---- helpers ------------------------------------------------------------------------------
 
 struct Rng(u64);
@@ -31,12 +34,6 @@ impl Rng {
     }
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("shrec-test-{}-{}", name, std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
 
 const FAMILIES: [Family; 4] = [Family::Xenos, Family::Gx2, Family::Pica, Family::Agal];
 const STAGES: [Stage; 3] = [Stage::Vertex, Stage::Pixel, Stage::Geometry];
@@ -83,33 +80,6 @@ fn raw_opts(level: i32) -> WriteOptions {
     WriteOptions { zstd_level: level, spirv_encoding: SpirvEncoding::Raw, threads: 0 }
 }
 
-/// Whether `tool` runs; panics when it does not unless SHREC_ALLOW_MISSING_TOOLS=1.
-fn have_tool(tool: &str) -> bool {
-    let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
-    if !ok {
-        if std::env::var("SHREC_ALLOW_MISSING_TOOLS").as_deref() == Ok("1") {
-            eprintln!("SKIPPED: {tool} not found (SHREC_ALLOW_MISSING_TOOLS=1)");
-            return false;
-        }
-        panic!("{tool} is required for this test (set SHREC_ALLOW_MISSING_TOOLS=1 to skip)");
-    }
-    true
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        let hint = if stderr.contains("zstd.h") {
-            "\n(hint: libzstd's header is missing: apt-get install libzstd-dev)"
-        } else {
-            ""
-        };
-        panic!("{cmd:?} failed ({}):\n{}{stderr}{hint}", out.status, String::from_utf8_lossy(&out.stdout));
-    }
-    String::from_utf8(out.stdout).unwrap()
-}
-
 fn hex(b: &[u8]) -> String {
     if b.is_empty() {
         return "-".into();
@@ -142,62 +112,6 @@ fn expected_lines(entries: &[CacheEntry]) -> BTreeMap<u64, String> {
 
 // ---- C++ -----------------------------------------------------------------------------------
 
-const CPP_CONSUMER: &str = r#"
-#include "shader_cache.h"
-#include <zstd.h>
-#include <cinttypes>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-static std::vector<uint8_t> decompress(const uint8_t* src, size_t srcSize, size_t rawSize)
-{
-    std::vector<uint8_t> out(rawSize);
-    if (srcSize == 0) {
-        if (rawSize != 0) { std::printf("FAIL empty blob with raw size\n"); std::exit(1); }
-        return out;
-    }
-    if (ZSTD_getFrameContentSize(src, srcSize) != rawSize) { std::printf("FAIL content size\n"); std::exit(1); }
-    size_t n = ZSTD_decompress(out.data(), out.size(), src, srcSize);
-    if (ZSTD_isError(n) || n != rawSize) { std::printf("FAIL decompress %s\n", ZSTD_getErrorName(n)); std::exit(1); }
-    return out;
-}
-
-static void hex(const std::vector<uint8_t>& blob, uint32_t off, uint32_t size)
-{
-    if (size == 0) { std::printf(" -"); return; }
-    if (size_t(off) + size > blob.size()) { std::printf("FAIL slice out of range\n"); std::exit(1); }
-    std::printf(" ");
-    for (uint32_t i = 0; i < size; i++) std::printf("%02x", blob[off + i]);
-}
-
-int main(int argc, char** argv)
-{
-    std::vector<uint8_t> dxil = decompress(g_compressedDxilCache, g_dxilCacheCompressedSize, g_dxilCacheDecompressedSize);
-    std::vector<uint8_t> spirv = decompress(g_compressedSpirvCache, g_spirvCacheCompressedSize, g_spirvCacheDecompressedSize);
-    std::printf("count %zu encoding %u dxil %zu %zu spirv %zu %zu meta %zu\n", g_shaderCacheEntryCount,
-        (unsigned)g_shrecSpirvEncoding, g_dxilCacheCompressedSize, g_dxilCacheDecompressedSize,
-        g_spirvCacheCompressedSize, g_spirvCacheDecompressedSize, g_shrecMetaCount);
-    for (size_t i = 1; i < g_shaderCacheEntryCount; i++)
-        if (!(g_shaderCacheEntries[i - 1].hash < g_shaderCacheEntries[i].hash)) { std::printf("FAIL unsorted\n"); return 1; }
-    for (size_t i = 0; i < g_shaderCacheEntryCount; i++)
-        if (g_shaderCacheEntries[i].guestShader != nullptr) { std::printf("FAIL guestShader\n"); return 1; }
-    for (int a = 1; a < argc; a++) {
-        uint64_t key = std::strtoull(argv[a], nullptr, 16);
-        ShaderCacheEntry* e = shrecFindEntry(key);
-        if (!e) { std::printf("missing %016" PRIx64 "\n", key); continue; }
-        const ShrecEntryInfo* info = shrecEntryInfo(e);
-        std::printf("%016" PRIx64 " %u %u %u", e->hash, info->family, info->stage, e->specConstantsMask);
-        hex(dxil, e->dxilOffset, e->dxilSize);
-        hex(spirv, e->spirvOffset, e->spirvSize);
-        if (size_t(info->metaOffset) + info->metaCount > g_shrecMetaCount) { std::printf("FAIL meta range\n"); return 1; }
-        for (uint32_t m = 0; m < info->metaCount; m++) std::printf(" %x", g_shrecMeta[info->metaOffset + m]);
-        std::printf("\n");
-        e->guestShader = reinterpret_cast<GuestShader*>(1); // the memo is writable
-    }
-    return 0;
-}
-"#;
 
 /// Writes the cache as `dir/shader_cache.cpp`, compiles it and the consumer, runs the consumer
 /// with `keys`. None when the tools are missing and allowed to be.

@@ -7,8 +7,12 @@ use shrec::formats::{entries, Stage};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
+/// A corpus file, from `tests/corpus` or (for the files shrec rejects) `tests/corpus-invalid`.
 fn corpus(rel: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(rel)).unwrap()
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = root.join("tests/corpus").join(rel);
+    let p = if p.exists() { p } else { root.join("tests/corpus-invalid").join(rel) };
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 const XENOS_PS: &str = "xenos/Free60Project+libxenon/devkitxenon/examples/xenon/graphics/cube/files/ps.psu";

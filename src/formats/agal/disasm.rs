@@ -26,9 +26,11 @@ fn mask(m: u8) -> String {
     format!(".{lanes}")
 }
 
+/// Register name; output 0 is written without its number (`op`, `oc`), as the assembler's
+/// own listings do.
 fn reg(r: RegType, num: u16, stage: Stage) -> String {
     match r {
-        RegType::Output if stage == Stage::Vertex => "op".into(),
+        RegType::Output if num == 0 => r.name(stage).into(),
         RegType::Depth => "od".into(),
         RegType::InstanceId => "iid".into(),
         _ => format!("{}{num}", r.name(stage)),
@@ -66,7 +68,8 @@ pub fn sampler_options(s: &Sampler) -> Vec<String> {
         }
     }
     if s.bias != 0 {
-        o.push(format!("{}", f32::from(s.bias) / 8.0));
+        // Always with a fractional part ("-1.0", "0.125"), as Python prints floats.
+        o.push(format!("{:?}", f32::from(s.bias) / 8.0));
     }
     o
 }

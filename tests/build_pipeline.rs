@@ -1,0 +1,263 @@
+//! The whole pipeline on the bundled corpus: scan → translate → real DXC → pack → embed, checked
+//! from the consumer's side (C++ and Rust), plus the incremental rebuild.
+
+mod common;
+
+use common::{repo, run, run_cpp_consumer, spirv_val, tmpdir};
+use shrec::build::{self, BuildOptions};
+use shrec::cache::SpirvEncoding;
+use shrec::detect::ContainerKind;
+use shrec::dxc::{self, Target};
+use shrec::formats::{self, TranslateOptions};
+use shrec::report;
+use shrec::Family;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn options(out: &Path, cache: &Path) -> BuildOptions {
+    let mut o = BuildOptions::new(repo().join("tests/corpus"), out);
+    o.cache_dir = Some(cache.to_path_buf());
+    o.spirv_encoding = SpirvEncoding::Raw;
+    o
+}
+
+/// Distinct AGAL programs in tests/corpus: key → file bytes.
+fn agal_programs() -> BTreeMap<u64, Vec<u8>> {
+    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus/agal"));
+    let mut m = BTreeMap::new();
+    for s in scan.shaders {
+        m.entry(s.key).or_insert_with(|| shrec::scan::read_container(&s).unwrap());
+    }
+    m
+}
+
+#[test]
+fn corpus_builds_and_consumers_get_dxcs_bytes() {
+    let dir = tmpdir("pipeline");
+    let out_cpp = dir.join("shader_cache.cpp");
+    let cache = dir.join("cache");
+    let first = build::run(&options(&out_cpp, &cache)).expect("build runs");
+    let r = &first.report;
+    let programs = agal_programs();
+    assert_eq!(programs.len(), 47, "distinct AGAL programs in tests/corpus");
+
+    // Every AGAL shader compiled, nothing failed; the other families are found and skipped.
+    let totals = r.totals();
+    assert_eq!(report::exit_code(r), 0, "{}", report::summary_table(r));
+    assert_eq!(totals.failed, 0);
+    assert_eq!(totals.compiled, programs.len());
+    assert_eq!(r.dxc_compilations, 2 * programs.len());
+    let by_family = r.counts_by_family();
+    for f in [Family::Xenos, Family::Gx2, Family::Pica] {
+        let c = by_family[&f];
+        assert!(c.found > 0 && c.skipped == c.found, "{f}: {c:?}");
+    }
+    assert_eq!(first.entries.len(), programs.len());
+
+    // The bytes in the cache are exactly what DXC produces for the translated HLSL, DXIL carries
+    // a filled, correct container hash, and spirv-val accepts every SPIR-V module.
+    let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
+    for e in &first.entries {
+        assert_eq!(e.family, Family::Agal);
+        let t = formats::translate(ContainerKind::Agal, &programs[&e.key], 0, &TranslateOptions::default()).unwrap();
+        let hlsl = shrec::hlsl::write(&t.module);
+        let dxil = e.dxil.as_ref().expect("dxil built");
+        let spirv = e.spirv.as_ref().expect("spirv built");
+        assert_eq!(dxil, &dxc::compile(&lib, &hlsl, e.stage, Target::Dxil).unwrap(), "{:016X}: DXIL differs", e.key);
+        assert_eq!(spirv, &dxc::compile(&lib, &hlsl, e.stage, Target::Spirv).unwrap(), "{:016X}: SPIR-V differs", e.key);
+        assert_eq!(&dxil[..4], b"DXBC");
+        assert_ne!(&dxil[4..20], &[0u8; 16], "{:016X}: DXIL hash not filled", e.key);
+        assert!(shrec::pack::dxil_hash::hash_is_valid(dxil), "{:016X}: DXIL hash wrong", e.key);
+        spirv_val(spirv, &format!("{:016X}", e.key)).unwrap_or_else(|d| panic!("{:016X}: spirv-val: {d}", e.key));
+        assert_eq!(e.meta.len() % 3, 0, "AGAL metadata is (slot, lo, hi) triples");
+    }
+
+    // The generated .cpp compiles; a C++ consumer finds every key and gets the same bytes.
+    let keys: Vec<u64> = first.entries.iter().map(|e| e.key).collect();
+    if let Some(stdout) = run_cpp_consumer(&out_cpp, &keys) {
+        assert!(!stdout.contains("FAIL"), "{stdout}");
+        let lines: Vec<&str> = stdout.lines().skip(1).collect();
+        assert_eq!(lines.len(), keys.len());
+        for (e, line) in first.entries.iter().zip(lines) {
+            assert_eq!(line, common::consumer_line(e, None), "consumer line for {:016X}", e.key);
+        }
+    }
+
+    // A second identical build compiles nothing and leaves the output untouched.
+    let mtime = std::fs::metadata(&out_cpp).unwrap().modified().unwrap();
+    let second = build::run(&options(&out_cpp, &cache)).expect("rebuild runs");
+    assert_eq!(second.report.dxc_compilations, 0);
+    assert_eq!(second.report.cache_hits, programs.len());
+    assert!(!second.output_written);
+    assert_eq!(std::fs::metadata(&out_cpp).unwrap().modified().unwrap(), mtime);
+    assert_eq!(second.entries, first.entries);
+    println!("cold build {:?}, warm rebuild {:?}", first.timings.wall, second.timings.wall);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The SMOL-V the cache stores decodes to a module spirv-val accepts, equal to DXC's output
+/// minus debug instructions.
+#[test]
+fn smolv_cache_decodes_to_valid_spirv() {
+    let dir = tmpdir("pipeline-smolv");
+    let out_cpp = dir.join("cache.cpp");
+    let mut o = options(&out_cpp, &dir.join("cache"));
+    o.spirv_encoding = SpirvEncoding::Smolv;
+    o.targets = vec![Target::Spirv];
+    let b = build::run(&o).unwrap();
+    let keys: Vec<u64> = b.entries.iter().map(|e| e.key).collect();
+    assert_eq!(keys.len(), 47);
+    let Some(stdout) = run_cpp_consumer(&out_cpp, &keys) else { return };
+    for (e, line) in b.entries.iter().zip(stdout.lines().skip(1)) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        assert_eq!(fields[4], "-", "no DXIL in a SPIR-V-only build");
+        let smolv: Vec<u8> = (0..fields[5].len()).step_by(2).map(|i| u8::from_str_radix(&fields[5][i..i + 2], 16).unwrap()).collect();
+        let decoded = shrec::pack::smolv::decode(&smolv).unwrap();
+        spirv_val(&decoded, &format!("smolv-{:016X}", e.key)).unwrap_or_else(|d| panic!("{:016X}: {d}", e.key));
+        let original = e.spirv.as_ref().unwrap();
+        assert!(decoded.len() <= original.len());
+        assert_eq!(&decoded[..20], &original[..20], "header kept");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The generated Rust module compiles on its own.
+#[test]
+fn generated_rust_module_compiles() {
+    let dir = tmpdir("pipeline-rs");
+    let out = dir.join("shader_cache.rs");
+    let b = build::run(&options(&out, &dir.join("cache"))).unwrap();
+    assert_eq!(b.entries.len(), 47);
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    run(Command::new(rustc)
+        .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings", "--out-dir"])
+        .arg(&dir)
+        .arg(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn shrec() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_shrec"))
+}
+
+/// Exit codes and error lines of the command line: the invalid AGAL program of the corpus is the
+/// only failure and its line names the file, the offset and Flash's error number.
+#[test]
+fn cli_reports_the_invalid_agal_program() {
+    let dir = tmpdir("cli-invalid");
+    let input = dir.join("agal");
+    copy_tree(&repo().join("tests/corpus/agal"), &input);
+    copy_tree(&repo().join("tests/corpus-invalid/agal"), &input);
+    let out = shrec().arg("build").arg(&input).arg("-o").arg(dir.join("c.cpp")).arg("--cache-dir").arg(dir.join("cache")).arg("-q").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("ruffle_sampler_conflict_fs_INVALID.agal+0x0 [agal fragment 0x"), "{}", errors[0]);
+    assert!(errors[0].contains("Flash Error #3696"), "{}", errors[0]);
+    assert!(dir.join("c.cpp").is_file(), "the cache is written with the good shaders");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_scan_json_lists_every_shader() {
+    let out = shrec().arg("scan").arg(repo().join("tests/corpus")).arg("--json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lib = shrec::scan::scan_dir(&repo().join("tests/corpus"));
+    let shaders = v["shaders"].as_array().expect("shaders array");
+    assert_eq!(shaders.len(), lib.shaders.len());
+    for (j, s) in shaders.iter().zip(&lib.shaders) {
+        assert_eq!(j["family"], s.family.name());
+        assert_eq!(j["stage"], s.stage.name_in(s.family));
+        assert_eq!(j["key"], format!("0x{:016X}", s.key));
+    }
+}
+
+/// Truncated and bit-flipped copies of the AGAL corpus: the build finishes without a panic,
+/// exits 2, prints one well-formed error line per failed shader and still writes the good ones.
+#[test]
+fn damaged_inputs_fail_one_by_one() {
+    let dir = tmpdir("damaged");
+    let input = dir.join("in");
+    copy_tree(&repo().join("tests/corpus/agal"), &input);
+    let mut files: Vec<_> = walkdir::WalkDir::new(&input)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "agal"))
+        .collect();
+    files.sort();
+    let mut rng = 0x2545F4914F6CDD1Du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for (i, f) in files.iter().enumerate() {
+        let mut b = std::fs::read(f).unwrap();
+        match i % 3 {
+            0 => b.truncate(7 + (next() as usize % b.len().saturating_sub(7).max(1))),
+            1 => {
+                let bit = next() as usize % (b.len() * 8);
+                b[bit / 8] ^= 1 << (bit % 8);
+            }
+            _ => continue,
+        }
+        std::fs::write(f, b).unwrap();
+    }
+    // One damage that must fail: the raytrace shader's first `eif` becomes `els` (if blocks
+    // left open).
+    let ray = files.iter().find(|p| p.to_string_lossy().contains("raytrace")).expect("raytrace shader");
+    let mut b = std::fs::read(ray).unwrap();
+    let first_eif = (7..b.len()).step_by(24).find(|&at| b[at..at + 4] == [0x21, 0, 0, 0]).expect("an eif");
+    b[first_eif] = 0x20;
+    std::fs::write(ray, b).unwrap();
+
+    let report_path = dir.join("report.json");
+    let out = shrec()
+        .arg("build")
+        .arg(&input)
+        .args(["-o"])
+        .arg(dir.join("c.cpp"))
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .arg("--report")
+        .arg(&report_path)
+        .arg("-q")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+    let failed = v["totals"]["failed"].as_u64().unwrap() as usize + v["scan_errors"].as_array().unwrap().len();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert!(failed >= 1);
+    assert_eq!(errors.len(), failed, "{stderr}");
+    for e in &errors {
+        let (head, reason) = e.split_once("]: ").unwrap_or_else(|| panic!("malformed: {e}"));
+        assert!(head.starts_with(&format!("error: {}", input.display())), "{e}");
+        assert!(head.contains(".agal+0x") && head.contains("[agal "), "{e}");
+        assert!(!reason.trim().is_empty(), "{e}");
+    }
+    let compiled = v["totals"]["compiled"].as_u64().unwrap();
+    assert!(compiled > 0);
+    let text = std::fs::read_to_string(dir.join("c.cpp")).unwrap();
+    assert!(text.contains(&format!("const size_t g_shaderCacheEntryCount = {compiled};")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
