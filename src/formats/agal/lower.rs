@@ -313,6 +313,8 @@ impl Lowerer<'_> {
             let mut mask = d.mask;
             let value = match name {
                 "mov" => a(),
+                // Test-only mutation hook (crate::testing): proves the verification suite fails.
+                "add" if crate::testing::mutation() == crate::testing::Mutation::AgalAddAsSub => bin(BinOp::Sub, a(), b()),
                 "add" => bin(BinOp::Add, a(), b()),
                 "sub" => bin(BinOp::Sub, a(), b()),
                 "mul" => bin(BinOp::Mul, a(), b()),
