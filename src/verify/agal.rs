@@ -202,6 +202,28 @@ fn fmt_vec(v: &[f32; 4]) -> String {
     format!("({:?}, {:?}, {:?}, {:?})", v[0], v[1], v[2], v[3])
 }
 
+/// The harness textures for a module: `p_textures[i]` at slot i (fs{i}, or vs{i} for `tld`);
+/// a missing one is a 1-texel zero texture.
+fn texture_specs(module: &crate::ir::Module, p_textures: &[Option<Texture>], stage: Stage) -> Vec<TextureSpec> {
+    let base = if stage == Stage::Vertex { Layout::VK_VERTEX_TEXTURE_BASE } else { Layout::VK_TEXTURE_BASE };
+    module
+        .textures
+        .iter()
+        .map(|t| {
+            let slot = (t.texture_binding.vk_binding - base) as usize;
+            let cube = t.dim == crate::ir::TexDim::Cube;
+            let tex = p_textures.get(slot).cloned().flatten().unwrap_or(Texture { cube, size: 1, texels: vec![[0.0; 4]; if cube { 6 } else { 1 }] });
+            TextureSpec {
+                texture: Slot { set: t.texture_binding.vk_set, binding: t.texture_binding.vk_binding },
+                sampler: Slot { set: t.sampler_binding.vk_set, binding: t.sampler_binding.vk_binding },
+                cube: tex.cube,
+                size: tex.size,
+                texels: tex.texels,
+            }
+        })
+        .collect()
+}
+
 /// Runs one program through shrec and the GPU, compares every output lane of every case with
 /// the interpreter, and returns the counts (plus a report when something differs).
 pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
@@ -235,6 +257,7 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
     let cb = &module.const_buffers[0];
     let uniforms = vec![UniformSpec { slot: Slot { set: cb.binding.vk_set, binding: cb.binding.vk_binding }, len: cb.len }];
     let mut report = String::new();
+    let textures = texture_specs(&module, &p.textures, prog.stage);
     if prog.stage == Stage::Vertex {
         let locations: Vec<u32> = module
             .inputs
@@ -249,7 +272,7 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
             attribute_locations: locations.clone(),
             varyings: decode::VARYING_SLOTS,
             uniforms,
-            textures: Vec::new(),
+            textures,
             invocations: p
                 .cases
                 .iter()
@@ -267,7 +290,7 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
             }
         };
         for (ci, (c, g)) in p.cases.iter().zip(&got).enumerate() {
-            let want = interp::run_vertex(&prog, &c.attributes, &c.constants, iopts);
+            let want = interp::run_vertex(&prog, &c.attributes, &c.constants, &p.textures, iopts);
             cmp.opcodes.extend(want.executed.iter().map(|s| s.to_string()));
             // -fvk-invert-y negated y on the way out: undo it (exact).
             let mut pos = g.position;
@@ -308,25 +331,6 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
             })
             .collect();
         let depth = module.outputs.iter().any(|v| v.semantic == crate::ir::Semantic::Depth);
-        let textures: Vec<TextureSpec> = module
-            .textures
-            .iter()
-            .map(|t| {
-                let slot = (t.texture_binding.vk_binding - Layout::VK_TEXTURE_BASE) as usize;
-                let tex = p.textures.get(slot).cloned().flatten().unwrap_or(Texture {
-                    cube: t.dim == crate::ir::TexDim::Cube,
-                    size: 1,
-                    texels: vec![[0.0; 4]; if t.dim == crate::ir::TexDim::Cube { 6 } else { 1 }],
-                });
-                TextureSpec {
-                    texture: Slot { set: t.texture_binding.vk_set, binding: t.texture_binding.vk_binding },
-                    sampler: Slot { set: t.sampler_binding.vk_set, binding: t.sampler_binding.vk_binding },
-                    cube: tex.cube,
-                    size: tex.size,
-                    texels: tex.texels.clone(),
-                }
-            })
-            .collect();
         let quads: Vec<FragmentQuad> = p
             .cases
             .iter()
@@ -468,7 +472,7 @@ pub mod gen {
             } else if self.vertex {
                 format!("va{}", self.rng.below(4))
             } else {
-                format!("v{}", self.rng.below(8))
+                format!("v{}", self.rng.below(6))
             }
         }
         fn constant(&mut self) -> String {
@@ -563,8 +567,8 @@ pub mod gen {
                     1 => (1, "cube,nearest,mipnone,clamp"),
                     _ => (2, "2d,linear,miplinear,repeat,-0.5"),
                 };
-                // Coordinates: the texel-centre varyings v8 (2d) / v9 (cube) mostly, any value otherwise.
-                let coord = if self.rng.chance(75) { format!("v{}{coord_swz}", if slot == 1 { 9 } else { 8 }) } else { self.sources(1).remove(0) };
+                // Coordinates: the texel-centre varyings v6 (2d) / v7 (cube) mostly, any value otherwise.
+                let coord = if self.rng.chance(75) { format!("v{}{coord_swz}", if slot == 1 { 7 } else { 6 }) } else { self.sources(1).remove(0) };
                 let d = self.dest(0xF);
                 self.lines.push(format!("tex {d}, {coord}, fs{slot} <{opts}>"));
                 return;
@@ -695,7 +699,7 @@ pub mod gen {
 
     /// Random inputs in safe ranges: dyadic values in (-4, 4) with 6 fractional bits; vertex
     /// `va7` and `vc0` hold register indices 0..=15 (some ±0.25 off to exercise rounding);
-    /// fragment `v8` holds 2d texel centres and `v9` cube directions with a clear major axis.
+    /// fragment `v6` holds 2d texel centres and `v7` cube directions with a clear major axis.
     pub fn random_case(rng: &mut Rng, vertex: bool, derivative: bool) -> Case {
         let v4 = |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| rng.dyadic(2, 6)) };
         let index = |rng: &mut Rng| -> [f32; 4] {
@@ -713,7 +717,7 @@ pub mod gen {
             c.slope_x = vec![[0.0; 4]; 10];
             c.slope_y = vec![[0.0; 4]; 10];
             if derivative {
-                for l in 0..8 {
+                for l in 0..6 {
                     for k in 0..4 {
                         c.slope_x[l][k] = *rng.pick(&[0.0, 0.25, -0.5, 1.0, 2.0]);
                         c.slope_y[l][k] = *rng.pick(&[0.0, 0.125, 0.5, -1.0, 4.0]);
@@ -721,17 +725,17 @@ pub mod gen {
                 }
             }
             // 2d texel centres: (i + 0.5) / 8 covers both 4×4 and 8×8 textures; one texel per pixel.
-            c.varyings[8] = [
+            c.varyings[6] = [
                 (rng.range(0, 5) as f32 + 0.5) / 8.0,
                 (rng.range(0, 5) as f32 + 0.5) / 8.0,
                 rng.dyadic(2, 4),
                 rng.dyadic(2, 4),
             ];
-            c.slope_x[8] = [0.125, 0.0, 0.0, 0.0];
-            c.slope_y[8] = [0.0, 0.125, 0.0, 0.0];
+            c.slope_x[6] = [0.125, 0.0, 0.0, 0.0];
+            c.slope_y[6] = [0.0, 0.125, 0.0, 0.0];
             let mut dir = [rng.dyadic(0, 4) * 0.5, rng.dyadic(0, 4) * 0.5, if rng.chance(50) { 1.0 } else { -1.0 }, rng.dyadic(1, 4)];
             dir.swap(2, rng.below(3) as usize);
-            c.varyings[9] = dir;
+            c.varyings[7] = dir;
         }
         c
     }

@@ -124,6 +124,11 @@ pub struct Comparison {
     pub opcodes: BTreeSet<String>,
     /// Programs run.
     pub programs: u64,
+    /// Largest observed `|gpu - reference|` on toleranced lanes: absolute, in ULPs of the
+    /// reference, and as a fraction of the allowed bound (for measuring tolerances).
+    pub worst_abs: f64,
+    pub worst_ulps: f64,
+    pub worst_fraction: f64,
     /// Reports of the first mismatching programs (capped at [`Comparison::MAX_REPORTS`]).
     pub reports: Vec<String>,
 }
@@ -138,6 +143,12 @@ impl Comparison {
             return true;
         }
         self.comparisons += 1;
+        if want.err > 0.0 && got.is_finite() {
+            let d = (f64::from(got) - f64::from(want.value)).abs();
+            self.worst_abs = self.worst_abs.max(d);
+            self.worst_ulps = self.worst_ulps.max(d / ulp(f64::from(want.value)));
+            self.worst_fraction = self.worst_fraction.max(d / f64::from(want.err));
+        }
         if want.accepts(got) {
             true
         } else {
@@ -175,6 +186,9 @@ impl Comparison {
         self.inconclusive += o.inconclusive;
         self.programs += o.programs;
         self.opcodes.extend(o.opcodes);
+        self.worst_abs = self.worst_abs.max(o.worst_abs);
+        self.worst_ulps = self.worst_ulps.max(o.worst_ulps);
+        self.worst_fraction = self.worst_fraction.max(o.worst_fraction);
         for r in o.reports {
             self.report(r);
         }
