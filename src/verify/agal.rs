@@ -3,9 +3,9 @@
 //! against the reference interpreter (`formats::agal::interp`), and a generator of random valid
 //! programs for differential fuzzing.
 
-use super::vk::{self, FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, UniformSpec, VertexInvocation, VertexJob};
-use super::{Comparison, Expect, Rng};
-use crate::dxc::{self, Target};
+use super::check::{self, PixelExpect, VertexExpect};
+use super::vk::{self, FragmentQuad, Gpu, VertexInvocation};
+use super::{Comparison, Rng};
 use crate::formats::agal::decode::{self, DecodeOptions};
 use crate::formats::agal::interp::{self, Texture};
 use crate::formats::agal::lower::Layout;
@@ -202,30 +202,9 @@ fn fmt_vec(v: &[f32; 4]) -> String {
     format!("({:?}, {:?}, {:?}, {:?})", v[0], v[1], v[2], v[3])
 }
 
-/// The harness textures for a module: `p_textures[i]` at slot i (fs{i}, or vs{i} for `tld`);
-/// a missing one is a 1-texel zero texture.
-fn texture_specs(module: &crate::ir::Module, p_textures: &[Option<Texture>], stage: Stage) -> Vec<TextureSpec> {
-    let base = if stage == Stage::Vertex { Layout::VK_VERTEX_TEXTURE_BASE } else { Layout::VK_TEXTURE_BASE };
-    module
-        .textures
-        .iter()
-        .map(|t| {
-            let slot = (t.texture_binding.vk_binding - base) as usize;
-            let cube = t.dim == crate::ir::TexDim::Cube;
-            let tex = p_textures.get(slot).cloned().flatten().unwrap_or(Texture { cube, size: 1, texels: vec![[0.0; 4]; if cube { 6 } else { 1 }] });
-            TextureSpec {
-                texture: Slot { set: t.texture_binding.vk_set, binding: t.texture_binding.vk_binding },
-                sampler: Slot { set: t.sampler_binding.vk_set, binding: t.sampler_binding.vk_binding },
-                cube: tex.cube,
-                size: tex.size,
-                texels: tex.texels,
-            }
-        })
-        .collect()
-}
-
 /// Runs one program through shrec and the GPU, compares every output lane of every case with
-/// the interpreter, and returns the counts (plus a report when something differs).
+/// the interpreter, and returns the counts (plus a report when something differs: disassembly,
+/// the case's inputs, both outputs, and the command that reruns it).
 pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let fail = |cmp: &mut Comparison, what: String| {
@@ -240,13 +219,11 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
         }
     };
     let listing = disasm::disassemble(&prog);
-    let spirv = agal_fmt::translate(&p.bytes, &opts.translate)
+    // The build's path: translate (decode + lower), HLSL, DXC SPIR-V.
+    let compiled = agal_fmt::translate(&p.bytes, &opts.translate)
         .map_err(|e| format!("translate: {}", e.reason))
-        .and_then(|t| {
-            let hlsl = crate::hlsl::write(&t.module);
-            dxc::compile(&gpu.dxc, &hlsl, prog.stage, Target::Spirv).map_err(|e| format!("DXC: {e}\n{hlsl}")).map(|s| (s, t.module))
-        });
-    let (spirv, module) = match spirv {
+        .and_then(|t| check::spirv(gpu, &t.module).map(|s| (t.module, s)));
+    let (module, spirv) = match compiled {
         Ok(x) => x,
         Err(e) => {
             fail(&mut cmp, format!("{e}\n{listing}"));
@@ -254,149 +231,77 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
         }
     };
     let iopts = interp::Options { ifg_strict: opts.translate.agal_ifg_strict };
-    let cb = &module.const_buffers[0];
-    let uniforms = vec![UniformSpec { slot: Slot { set: cb.binding.vk_set, binding: cb.binding.vk_binding }, len: cb.len }];
-    let mut report = String::new();
-    let textures = texture_specs(&module, &p.textures, prog.stage);
-    if prog.stage == Stage::Vertex {
-        let locations: Vec<u32> = module
-            .inputs
-            .iter()
-            .filter_map(|v| match v.semantic {
-                crate::ir::Semantic::Texcoord(n) => Some(n),
-                _ => None,
-            })
-            .collect();
-        let job = VertexJob {
-            spirv: &spirv,
-            attribute_locations: locations.clone(),
-            varyings: decode::VARYING_SLOTS,
-            uniforms,
-            textures,
-            invocations: p
-                .cases
-                .iter()
-                .map(|c| VertexInvocation {
-                    attributes: locations.iter().map(|&l| (l, c.attributes.get(l as usize).copied().unwrap_or([0.0; 4]))).collect(),
-                    uniforms: vec![c.constants.iter().take(cb.len as usize).copied().collect()],
-                })
-                .collect(),
-        };
-        let got = match gpu.run_vertex(&job) {
-            Ok(g) => g,
-            Err(e) => {
-                fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
-                return cmp;
-            }
-        };
-        for (ci, (c, g)) in p.cases.iter().zip(&got).enumerate() {
-            let want = interp::run_vertex(&prog, &c.attributes, &c.constants, &p.textures, iopts);
-            cmp.opcodes.extend(want.executed.iter().map(|s| s.to_string()));
-            // -fvk-invert-y negated y on the way out: undo it (exact).
-            let mut pos = g.position;
-            pos[1] = -pos[1];
-            let mut bad = String::new();
-            let mut check = |cmp: &mut Comparison, name: String, got: &[f32; 4], want: &[Expect; 4]| {
-                for k in 0..4 {
-                    if !cmp.lane(got[k], want[k]) {
-                        let _ = writeln!(bad, "  {name}.{}: gpu {:?} (0x{:08X}), reference {}", ['x', 'y', 'z', 'w'][k], got[k], got[k].to_bits(), want[k]);
-                    }
-                }
-            };
-            check(&mut cmp, "op".into(), &pos, &want.position);
-            for (i, (gv, wv)) in g.varyings.iter().zip(&want.varyings).enumerate() {
-                check(&mut cmp, format!("v{i}"), gv, wv);
-            }
-            if !bad.is_empty() && report.is_empty() {
-                let _ = writeln!(report, "case {ci}: mismatching lanes:\n{bad}inputs:");
-                for (i, a) in c.attributes.iter().enumerate() {
-                    let _ = writeln!(report, "  va{i} = {}", fmt_vec(a));
-                }
-                for (i, a) in c.constants.iter().enumerate() {
-                    let _ = writeln!(report, "  vc{i} = {}", fmt_vec(a));
-                }
-                let _ = writeln!(report, "gpu outputs: op = {} (y un-flipped)", fmt_vec(&pos));
-                for (i, v) in g.varyings.iter().enumerate() {
-                    let _ = writeln!(report, "  v{i} = {} | reference {}", fmt_vec(v), want.varyings[i].map(|e| e.to_string()).join(", "));
-                }
-            }
+    // Texture i of the module is bound to slot fs{n} / vs{n} (binding base + n).
+    let base = if prog.stage == Stage::Vertex { Layout::VK_VERTEX_TEXTURE_BASE } else { Layout::VK_TEXTURE_BASE };
+    let textures = check::texture_specs(&module, |i| {
+        let t = &module.textures[i];
+        let cube = t.dim == crate::ir::TexDim::Cube;
+        match p.textures.get((t.texture_binding.vk_binding - base) as usize).cloned().flatten() {
+            Some(tex) => (tex.cube, tex.size, tex.texels),
+            None => (cube, 1, vec![[0.0; 4]; if cube { 6 } else { 1 }]),
         }
-    } else {
-        let targets: Vec<u32> = module
-            .outputs
-            .iter()
-            .filter_map(|v| match v.semantic {
-                crate::ir::Semantic::Target(n) => Some(n),
-                _ => None,
-            })
-            .collect();
-        let depth = module.outputs.iter().any(|v| v.semantic == crate::ir::Semantic::Depth);
-        let quads: Vec<FragmentQuad> = p
+    });
+    let constants = |c: &Case| vec![c.constants.iter().take(module.const_buffers[0].len as usize).copied().collect::<Vec<_>>()];
+    let mut executed = std::collections::BTreeSet::new();
+    let outcome = if prog.stage == Stage::Vertex {
+        let invocations = p
             .cases
             .iter()
-            .map(|c| FragmentQuad {
-                base: c.varyings.clone(),
-                slope_x: c.slope_x.clone(),
-                slope_y: c.slope_y.clone(),
-                uniforms: vec![c.constants.iter().take(cb.len as usize).copied().collect()],
+            .map(|c| VertexInvocation {
+                attributes: c.attributes.iter().enumerate().map(|(l, a)| (l as u32, *a)).collect(),
+                uniforms: constants(c),
             })
             .collect();
-        let job = FragmentJob { spirv: &spirv, varyings: decode::VARYING_SLOTS, targets: targets.clone(), depth, uniforms, textures, quads };
-        let got = match gpu.run_fragment(&job) {
-            Ok(g) => g,
-            Err(e) => {
-                fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
-                return cmp;
-            }
-        };
-        for (ci, (c, g)) in p.cases.iter().zip(&got).enumerate() {
-            let quad = &job.quads[ci];
+        check::vertex(gpu, &module, &spirv, textures, invocations, &mut |i| {
+            let c = &p.cases[i];
+            let r = interp::run_vertex(&prog, &c.attributes, &c.constants, &p.textures, iopts);
+            executed.extend(r.executed);
+            VertexExpect { position: r.position, varyings: r.varyings }
+        })
+    } else {
+        let quads = p
+            .cases
+            .iter()
+            .map(|c| FragmentQuad { base: c.varyings.clone(), slope_x: c.slope_x.clone(), slope_y: c.slope_y.clone(), uniforms: constants(c) })
+            .collect();
+        check::fragment(gpu, &module, &spirv, textures, quads, &mut |i, quad| {
             let varyings: [[[f32; 4]; 10]; 4] = std::array::from_fn(|px| std::array::from_fn(|l| quad.pixel_varying(l, px)));
-            let want = interp::run_fragment(&prog, &varyings, &c.constants, &p.textures, iopts);
-            cmp.opcodes.extend(want.executed.iter().map(|s| s.to_string()));
-            let mut bad = String::new();
-            for px in 0..4 {
-                let (gp, wp) = (&g[px], &want.pixels[px]);
-                if !cmp.flag(gp.written, wp.written) {
-                    let _ = writeln!(bad, "  pixel {px}: gpu written={}, reference written={:?}", gp.written, wp.written);
-                }
-                if !(gp.written && wp.written == Some(true)) {
-                    continue;
-                }
-                for (ti, &t) in targets.iter().enumerate() {
-                    for k in 0..4 {
-                        let (gv, wv) = (gp.colors[ti][k], wp.colors[t as usize][k]);
-                        if !cmp.lane(gv, wv) {
-                            let _ = writeln!(bad, "  pixel {px} oc{t}.{}: gpu {gv:?} (0x{:08X}), reference {wv}", ['x', 'y', 'z', 'w'][k], gv.to_bits());
-                        }
-                    }
-                }
-                if depth && !cmp.lane(gp.depth, wp.depth) {
-                    let _ = writeln!(bad, "  pixel {px} od: gpu {:?}, reference {}", gp.depth, wp.depth);
-                }
+            let r = interp::run_fragment(&prog, &varyings, &p.cases[i].constants, &p.textures, iopts);
+            executed.extend(r.executed);
+            r.pixels.map(|px| PixelExpect { written: px.written, colors: px.colors.to_vec(), depth: px.depth })
+        })
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
+            return cmp;
+        }
+    };
+    cmp.merge(outcome.cmp);
+    cmp.opcodes.extend(executed.iter().map(|s| s.to_string()));
+    if let Some((ci, lanes)) = outcome.first_mismatch {
+        let c = &p.cases[ci];
+        let mut inputs = String::new();
+        let (cname, vertex) = if prog.stage == Stage::Vertex { ("vc", true) } else { ("fc", false) };
+        if vertex {
+            for (i, a) in c.attributes.iter().enumerate() {
+                let _ = writeln!(inputs, "  va{i} = {}", fmt_vec(a));
             }
-            if !bad.is_empty() && report.is_empty() {
-                let _ = writeln!(report, "case {ci}: mismatching lanes:\n{bad}inputs (pixel 0; slopes per pixel right/down):");
-                for l in 0..c.varyings.len() {
-                    let g = |v: &Vec<[f32; 4]>| v.get(l).copied().unwrap_or([0.0; 4]);
-                    let _ = writeln!(report, "  v{l} = {} dx {} dy {}", fmt_vec(&g(&c.varyings)), fmt_vec(&g(&c.slope_x)), fmt_vec(&g(&c.slope_y)));
-                }
-                for (i, a) in c.constants.iter().enumerate() {
-                    let _ = writeln!(report, "  fc{i} = {}", fmt_vec(a));
-                }
-                for (px, gp) in g.iter().enumerate() {
-                    let cols: Vec<String> = gp.colors.iter().map(fmt_vec).collect();
-                    let _ = writeln!(report, "  gpu pixel {px}: written={} colors=[{}] depth={:?}", gp.written, cols.join(", "), gp.depth);
-                    let wp = &want.pixels[px];
-                    let wcols: Vec<String> =
-                        targets.iter().map(|&t| format!("[{}]", wp.colors[t as usize].map(|e| e.to_string()).join(", "))).collect();
-                    let _ = writeln!(report, "  ref pixel {px}: written={:?} colors={} depth={}", wp.written, wcols.join(", "), wp.depth);
-                }
+        } else {
+            let _ = writeln!(inputs, "  (varyings at the quad's top-left pixel; dx/dy = change per pixel right/down)");
+            for l in 0..c.varyings.len() {
+                let g = |v: &Vec<[f32; 4]>| v.get(l).copied().unwrap_or([0.0; 4]);
+                let _ = writeln!(inputs, "  v{l} = {} dx {} dy {}", fmt_vec(&g(&c.varyings)), fmt_vec(&g(&c.slope_x)), fmt_vec(&g(&c.slope_y)));
             }
         }
-    }
-    if !report.is_empty() {
-        cmp.report(format!("== {} ({})\n{listing}{report}reproduce: {}", p.name, gpu.device_name, p.reproduce));
+        for (i, a) in c.constants.iter().enumerate() {
+            let _ = writeln!(inputs, "  {cname}{i} = {}", fmt_vec(a));
+        }
+        cmp.report(format!(
+            "== {} ({})\n{listing}case {ci}: mismatching lanes:\n{lanes}inputs:\n{inputs}reproduce: {}",
+            p.name, gpu.device_name, p.reproduce
+        ));
     }
     cmp
 }
@@ -517,7 +422,7 @@ pub mod gen {
         fn dest(&mut self, allowed: u8) -> String {
             // Write a ready temp (any mask), or make a new one ready (full mask).
             // vt7 is reserved for indices in vertex programs.
-            let fresh: Vec<u32> = (0..self.temps).filter(|&t| !self.ready.contains(&t) && !(self.vertex && t == 7)).collect();
+            let fresh: Vec<u32> = (0..self.temps).filter(|&t| !self.ready.contains(&t) && (!self.vertex || t != 7)).collect();
             if self.depth == 0 && allowed == 0xF && !fresh.is_empty() && (self.ready.len() < 2 || self.rng.chance(25)) {
                 let t = *self.rng.pick(&fresh);
                 self.ready.push(t);

@@ -6,9 +6,12 @@
 //! - [`vk`]: family-agnostic Vulkan harness ([`vk::VertexJob`], [`vk::FragmentJob`]): SPIR-V in,
 //!   captured outputs out;
 //! - this module: family-agnostic comparison ([`Expect`], [`Tolerance`], [`Comparison`]);
-//! - one adapter per family ([`agal`]): translate a program with shrec, build the job from a
-//!   [`agal::Case`], run the family's reference interpreter (`formats::<family>::interp`) and
-//!   compare; plus that family's random program and input generator.
+//! - [`check`]: family-agnostic driver: compiles a translated IR module as the build does, builds
+//!   the job from the module's interface, runs it and compares with a reference callback;
+//! - one adapter per family ([`agal`]): translate a program with shrec, turn its inputs into
+//!   [`vk::VertexInvocation`]s / [`vk::FragmentQuad`]s, call [`check`] with the family's reference
+//!   interpreter (`formats::<family>::interp`); plus that family's random program and input
+//!   generator.
 //!
 //! A new family plugs in with an interpreter that returns [`Expect`] per output lane and an input
 //! generator; the harness, the comparison and the reporting are shared.
@@ -20,6 +23,7 @@
 //! as matches.
 
 pub mod agal;
+pub mod check;
 pub mod vk;
 
 use std::collections::BTreeSet;

@@ -346,6 +346,7 @@ impl Gpu {
         Ok(s.buffers.len() - 1)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn image(
         &self,
         s: &mut Scratch,
@@ -458,7 +459,7 @@ impl Gpu {
     /// Shared setup: descriptor set layouts / pool / sets for uniforms (dynamic) and textures,
     /// plus extra storage-buffer bindings. Returns (sets by set number, dynamic uniform order,
     /// uniform buffers with their block stride).
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn resources(
         &self,
         s: &mut Scratch,

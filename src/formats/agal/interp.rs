@@ -252,7 +252,7 @@ fn make(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, 
             _ => return UNKNOWN,
         }
     }
-    if !(err < 1e30) {
+    if err.is_nan() || err >= 1e30 {
         return UNKNOWN;
     }
     let e = err as f32;
@@ -489,7 +489,7 @@ impl<'a> Machine<'a> {
             if !exact(x) && (lo(x) + 0.5).floor() != (hi(x) + 0.5).floor() {
                 return [UNKNOWN; 4];
             }
-            if !(i.abs() < 1e6) {
+            if i.is_nan() || i.abs() >= 1e6 {
                 return [UNKNOWN; 4];
             }
             return self.constant(i as i64 + i64::from(ind.offset) + i64::from(row));
@@ -540,6 +540,7 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[allow(clippy::needless_range_loop)] // lanes are indexed in several parallel vectors
     fn run(&mut self) {
         let n = self.lanes.len();
         // Execution mask and the stack of (mask at the if, per-lane condition).
@@ -756,7 +757,7 @@ fn normalize(x: &Reg) -> Reg {
     let v: [f64; 3] = std::array::from_fn(|i| f64::from(x[i].value));
     let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
     let e: f64 = x[..3].iter().map(|c| f64::from(c.err)).sum();
-    if len == 0.0 || len <= 2.0 * e || len < 1e-18 || len > 1e18 {
+    if len == 0.0 || len <= 2.0 * e || !(1e-18..=1e18).contains(&len) {
         return [UNKNOWN; 4];
     }
     let ex = e == 0.0;
@@ -789,4 +790,80 @@ fn cross(a: &Reg, b: &Reg) -> Reg {
         out[i] = make(r, ex, range, tol.bound(f64::from(r), p.abs() + q.abs()));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! The oracle's own semantics, checked by hand against notes/agal.md (no GPU needed).
+    use super::*;
+    use crate::formats::agal::decode::{decode, DecodeOptions};
+    use crate::verify::agal::asm::assemble;
+
+    fn vertex(text: &str, attributes: &[[f32; 4]], constants: &[[f32; 4]]) -> VertexResult {
+        let prog = decode(&assemble(2, Stage::Vertex, text).unwrap(), DecodeOptions::default()).unwrap();
+        run_vertex(&prog, attributes, constants, &[], Options::default())
+    }
+    fn values(r: &[Expect; 4]) -> [f32; 4] {
+        r.map(|e| {
+            assert!(e.is_known(), "{e}");
+            e.value
+        })
+    }
+
+    #[test]
+    fn swizzles_are_positional_and_short_swizzles_pad() {
+        // notes §6: `mov vt0.zw, vc0.xy` writes z = vc0.y, w = vc0.y.
+        let c = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]];
+        let r = vertex("mov vt0, vc1\nmov vt0.zw, vc0.xy\nmov op, vt0\nmov v0, vc1\nadd v0.w, va0, vc1.x", &[c[0]], &c);
+        assert_eq!(values(&r.position), [5.0, 6.0, 2.0, 2.0]);
+        assert_eq!(values(&r.varyings[0]), [5.0, 6.0, 7.0, 4.0 + 5.0]);
+    }
+
+    #[test]
+    fn matrices_are_rows_and_m33_writes_xyz() {
+        let c = [[1.0, 0.0, 0.0, 10.0], [0.0, 2.0, 0.0, 20.0], [0.0, 0.0, 3.0, 30.0], [1.0, 1.0, 1.0, 1.0], [9.0; 4]];
+        let r = vertex("m44 op, va0, vc0\nmov v0, vc4\nm33 v0, va0, vc0", &[[1.0, 1.0, 1.0, 1.0]], &c);
+        assert_eq!(values(&r.position), [11.0, 22.0, 33.0, 4.0]);
+        assert_eq!(values(&r.varyings[0]), [1.0, 2.0, 3.0, 9.0]);
+    }
+
+    #[test]
+    fn indirect_index_rounds_half_up() {
+        let c: Vec<[f32; 4]> = (0..8).map(|i| [i as f32; 4]).collect();
+        let r = vertex("mov op, vc[va0.x+1]\nmov v0, vc[va0.y+1]\nmov v1, vc[va0.z+0]", &[[2.5, 2.49, -0.25, 0.0]], &c);
+        assert_eq!(values(&r.position)[0], 4.0); // floor(2.5 + 0.5) + 1
+        assert_eq!(values(&r.varyings[0])[0], 3.0); // floor(2.99) + 1
+        assert_eq!(values(&r.varyings[1])[0], 0.0); // floor(0.25)
+    }
+
+    #[test]
+    fn abs_semantics_and_undetermined_comparisons() {
+        let r = vertex("sqt op, va0\nlog v0, va0\nsin vt0, va1\nsge v1, vt0, va2\nmov v2, vt0", &[[-4.0, -4.0, -4.0, -4.0], [0.5; 4], [0.5f32.sin(); 4]], &[]);
+        assert_eq!(values(&r.position), [2.0; 4]);
+        assert_eq!(values(&r.varyings[0]), [2.0; 4]);
+        // sin is approximate: comparing it with its own exact value is undetermined ...
+        assert!(r.varyings[1].iter().all(|e| !e.is_known()));
+        // ... while the value itself is known within its bound.
+        assert!(r.varyings[2].iter().all(|e| e.is_known() && e.err > 0.0));
+    }
+
+    #[test]
+    fn kil_any_lane_and_fine_derivatives() {
+        let prog = decode(&assemble(2, Stage::Pixel, "ddx ft0, v0\nddy ft1, v0\nkil v1.xyzw\nadd oc, ft0, ft1").unwrap(), DecodeOptions::default())
+            .unwrap();
+        let mut v = [[[0.0f32; 4]; 10]; 4];
+        for (p, px) in v.iter_mut().enumerate() {
+            // v0.x = x·y: not linear, so fine derivatives differ per row / column.
+            let (x, y) = ((p & 1) as f32, (p >> 1) as f32);
+            px[0] = [x * y, x, y, 1.0];
+            px[1] = if p == 3 { [1.0, 1.0, 1.0, -1.0] } else { [1.0; 4] };
+        }
+        let r = run_fragment(&prog, &v, &[], &[], Options::default());
+        assert_eq!(r.pixels[3].written, Some(false));
+        assert_eq!(r.pixels[0].written, Some(true));
+        // Fine ddx of x·y: row 0 → 0, row 1 → 1; ddy: column 0 → 0, column 1 → 1.
+        assert_eq!(values(&r.pixels[0].colors[0]), [0.0, 1.0, 1.0, 0.0]);
+        assert_eq!(values(&r.pixels[1].colors[0]), [1.0, 1.0, 1.0, 0.0]);
+        assert_eq!(values(&r.pixels[2].colors[0]), [1.0, 1.0, 1.0, 0.0]);
+    }
 }
