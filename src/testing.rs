@@ -12,6 +12,9 @@ pub enum Mutation {
     None,
     /// AGAL `add` is lowered as a subtraction.
     AgalAddAsSub,
+    /// A single-lane AGAL write takes lane x of the value instead of the positional lane
+    /// (the deviation notes/agal.md §9.5 item 5 documents in Ruffle).
+    AgalSingleLaneWriteFromX,
 }
 
 thread_local! {

@@ -487,6 +487,19 @@ fn harness_detects_mutation() {
     assert_eq!(clean.mismatches, 0);
 }
 
+/// A subtler mistranslation (Ruffle's single-lane write deviation, notes §9.5): the fuzzer finds it.
+#[test]
+fn harness_detects_single_lane_mutation() {
+    if agal::gpu().is_none() {
+        return;
+    }
+    set_mutation(Mutation::AgalSingleLaneWriteFromX);
+    let fuzzed = fuzz_with_mutation(0..40);
+    set_mutation(Mutation::None);
+    println!("fuzz with single-lane writes from x: {}", fuzzed.summary("agal"));
+    assert!(fuzzed.mismatches > 0, "the fuzzer missed single-lane writes taking lane x");
+}
+
 /// Fuzz programs on the calling thread (the mutation switch is per thread).
 fn fuzz_with_mutation(range: std::ops::Range<u64>) -> Comparison {
     let gpu = agal::gpu().expect("checked by the caller");
@@ -495,4 +508,78 @@ fn fuzz_with_mutation(range: std::ops::Range<u64>) -> Comparison {
         c.merge(agal::run(gpu, &agal::gen::program(fuzz_seed(), i), RunOptions::default()));
     }
     c
+}
+
+/// The AGAL corpus (`tests/corpus/agal`, or `shared/corpus/agal` beside the repository).
+fn corpus_dir() -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    [root.join("tests/corpus/agal"), root.join("../shared/corpus/agal"), root.join("../../shared/corpus/agal")]
+        .into_iter()
+        .find(|p| p.is_dir())
+}
+
+/// Every real program of the corpus that decodes, with random inputs (textures of the dimension
+/// each sampler word declares, random slopes for derivatives).
+#[test]
+fn corpus_programs() {
+    if agal::gpu().is_none() {
+        return;
+    }
+    let Some(dir) = corpus_dir() else {
+        println!("corpus_programs: no AGAL corpus found (tests/corpus/agal or ../shared/corpus/agal); nothing to run");
+        return;
+    };
+    let mut files: Vec<_> = walk(&dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "agal")).collect();
+    files.sort();
+    let mut total = Comparison::default();
+    let mut rejected = Vec::new();
+    let mut rng = Rng::new(2024);
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let Ok(prog) = decode::decode(&bytes, DecodeOptions::default()) else {
+            rejected.push(f.file_name().unwrap().to_string_lossy().into_owned());
+            continue;
+        };
+        let vertex = prog.stage == Stage::Vertex;
+        let limits = decode::limits(prog.version);
+        let nconst = if vertex { limits.vertex_constants } else { limits.fragment_constants };
+        let mut cs = cases(&mut rng, prog.stage, if vertex { 32 } else { 8 }, &mut |r: &mut Rng| r.dyadic(2, 6));
+        for c in &mut cs {
+            c.constants = (0..nconst).map(|_| std::array::from_fn(|_| rng.dyadic(2, 6))).collect();
+            if vertex {
+                // Small non-negative attributes in va0..va1 so indirect indices stay in range.
+                for a in 0..2 {
+                    c.attributes[a] = std::array::from_fn(|_| rng.range(0, 8) as f32);
+                }
+            } else {
+                c.slope_x = (0..10).map(|_| std::array::from_fn(|_| *rng.pick(&[0.0, 0.125, -0.25, 0.5]))).collect();
+                c.slope_y = (0..10).map(|_| std::array::from_fn(|_| *rng.pick(&[0.0, 0.0625, 0.25, -0.5]))).collect();
+            }
+        }
+        let mut textures: Vec<Option<Texture>> = vec![None; 16];
+        for t in &prog.tokens {
+            if let decode::Operand2::Sampler(s) = t.src2 {
+                textures[s.num as usize] = texture(&mut rng, s.dim == 1, 4);
+            }
+        }
+        let name = f.strip_prefix(&dir).unwrap().display().to_string();
+        let p = TestProgram { name, bytes, cases: cs, textures, reproduce: "cargo test --release --test verify_agal -- corpus_programs --nocapture".into() };
+        total.merge(run(&p));
+    }
+    println!("corpus_programs: {} files, {} rejected by the decoder: {rejected:?}", files.len(), rejected.len());
+    finish("corpus_programs", &total, false);
+    assert!(total.programs >= 40, "only {} corpus programs ran", total.programs);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
