@@ -387,8 +387,13 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
             std::thread::spawn(move || {
                 let gpu = agal::gpu().expect("checked by the caller");
                 let mut c = Comparison::default();
+                let (start, len) = (r.start, r.end - r.start);
                 for i in r {
                     c.merge(agal::run(gpu, &agal::gen::program(seed, i), RunOptions::default()));
+                    let done = i + 1 - start;
+                    if len >= 2000 && done % 1000 == 0 {
+                        eprintln!("  fuzz: {done}/{len} programs of this thread, {} mismatches so far", c.mismatches);
+                    }
                 }
                 c
             })

@@ -602,11 +602,17 @@ pub mod gen {
         TestProgram { name: format!("fuzz seed {seed} program {index}"), bytes, cases, textures, reproduce: reproduce_command(seed, index) }
     }
 
-    /// Random inputs in safe ranges: dyadic values in (-4, 4) with 6 fractional bits; vertex
+    /// Random inputs in safe ranges: dyadic values in (-4, 4) with 6 fractional bits (or, for a
+    /// quarter of the cases, values from {-1, -0.5, 0, 0.5, 1, 2}); vertex
     /// `va7` and `vc0` hold register indices 0..=15 (some ±0.25 off to exercise rounding);
     /// fragment `v6` holds 2d texel centres and `v7` cube directions with a clear major axis.
     pub fn random_case(rng: &mut Rng, vertex: bool, derivative: bool) -> Case {
-        let v4 = |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| rng.dyadic(2, 6)) };
+        // A quarter of the cases draw from a few values so that equality (seq, sne, ife, ine),
+        // zero (sgn) and repeated operands happen often.
+        let few = rng.chance(25);
+        let v4 = |rng: &mut Rng| -> [f32; 4] {
+            std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) })
+        };
         let index = |rng: &mut Rng| -> [f32; 4] {
             std::array::from_fn(|_| rng.range(0, 15) as f32 + *rng.pick(&[0.0, 0.0, 0.25, -0.25]))
         };

@@ -129,7 +129,8 @@ pub struct Comparison {
     /// Programs run.
     pub programs: u64,
     /// Largest observed `|gpu - reference|` on toleranced lanes: absolute, in ULPs of the
-    /// reference, and as a fraction of the allowed bound (for measuring tolerances).
+    /// reference (references below 2^-20 excluded), and as a fraction of the allowed bound (for
+    /// measuring tolerances).
     pub worst_abs: f64,
     pub worst_ulps: f64,
     pub worst_fraction: f64,
@@ -150,7 +151,9 @@ impl Comparison {
         if want.err > 0.0 && got.is_finite() {
             let d = (f64::from(got) - f64::from(want.value)).abs();
             self.worst_abs = self.worst_abs.max(d);
-            self.worst_ulps = self.worst_ulps.max(d / ulp(f64::from(want.value)));
+            if want.value.abs() >= 1.0 / 1048576.0 {
+                self.worst_ulps = self.worst_ulps.max(d / ulp(f64::from(want.value)));
+            }
             self.worst_fraction = self.worst_fraction.max(d / f64::from(want.err));
         }
         if want.accepts(got) {
