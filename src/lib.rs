@@ -5,6 +5,7 @@
 //! lowers its microcode to the shared [`ir`], [`hlsl`] writes HLSL from the IR, [`dxc`] compiles it
 //! to DXIL and SPIR-V, [`pack`] compresses, [`cache`] writes the embeddable source files and keeps
 //! the incremental on-disk cache, [`report`] collects per-shader outcomes. [`build`] runs them all.
+//! [`verify`] executes the generated SPIR-V on a Vulkan CPU driver against reference interpreters.
 
 pub mod build;
 pub mod cache;
@@ -16,5 +17,7 @@ pub mod ir;
 pub mod pack;
 pub mod report;
 pub mod scan;
+pub mod testing;
+pub mod verify;
 
 pub use formats::{Family, Stage};

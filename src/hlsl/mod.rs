@@ -371,7 +371,10 @@ impl Writer<'_> {
                 match mode {
                     SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c})", t.tex_var, t.smp_var),
                     SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {})", t.tex_var, t.smp_var, float_literal(*b)),
-                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, ({}).x)", t.tex_var, t.smp_var, self.expr(l)),
+                    // `float(...)`: DXC (compushady-lrtu 0.18) emits an invalid vector Lod operand
+                    // ("Expected Image Operand Lod to be float scalar") for a swizzle of a
+                    // swizzle such as `((va0).wwww).x`; the cast makes it a plain scalar.
+                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x))", t.tex_var, t.smp_var, self.expr(l)),
                 }
             }
         }

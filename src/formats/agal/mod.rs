@@ -2,6 +2,7 @@
 
 pub mod decode;
 pub mod disasm;
+pub mod interp;
 pub mod lower;
 
 use super::{ShaderEntry, ShaderError, Translation, TranslateOptions};

@@ -1,0 +1,32 @@
+//! Test-only switches. NOT for production use: they exist so that the verification suite can
+//! prove it detects a mistranslation (tests/verify_agal.rs, `harness_detects_mutation`).
+//!
+//! The switch is per thread, so a test that turns it on cannot affect tests running in parallel
+//! threads; lowering reads it on the calling thread.
+
+use std::cell::Cell;
+
+/// A deliberate mistranslation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    None,
+    /// AGAL `add` is lowered as a subtraction.
+    AgalAddAsSub,
+    /// A single-lane AGAL write takes lane x of the value instead of the positional lane
+    /// (the deviation notes/agal.md §9.5 item 5 documents in Ruffle).
+    AgalSingleLaneWriteFromX,
+}
+
+thread_local! {
+    static MUTATION: Cell<Mutation> = const { Cell::new(Mutation::None) };
+}
+
+/// Turns a mutation on (or off with [`Mutation::None`]) for the calling thread.
+pub fn set_mutation(m: Mutation) {
+    MUTATION.with(|c| c.set(m));
+}
+
+/// The calling thread's mutation (always [`Mutation::None`] unless a test set one).
+pub fn mutation() -> Mutation {
+    MUTATION.with(|c| c.get())
+}

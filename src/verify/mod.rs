@@ -1,0 +1,253 @@
+//! Verification by execution: run the SPIR-V shrec produces on a real Vulkan driver (Mesa
+//! lavapipe, on the CPU) and compare every output lane with a reference interpreter of the
+//! ORIGINAL instruction set.
+//!
+//! Layers, from the bottom:
+//! - [`vk`]: family-agnostic Vulkan harness ([`vk::VertexJob`], [`vk::FragmentJob`]): SPIR-V in,
+//!   captured outputs out;
+//! - this module: family-agnostic comparison ([`Expect`], [`Tolerance`], [`Comparison`]);
+//! - [`check`]: family-agnostic driver: compiles a translated IR module as the build does, builds
+//!   the job from the module's interface, runs it and compares with a reference callback;
+//! - one adapter per family ([`agal`]): translate a program with shrec, turn its inputs into
+//!   [`vk::VertexInvocation`]s / [`vk::FragmentQuad`]s, call [`check`] with the family's reference
+//!   interpreter (`formats::<family>::interp`); plus that family's random program and input
+//!   generator.
+//!
+//! A new family plugs in with an interpreter that returns [`Expect`] per output lane and an input
+//! generator; the harness, the comparison and the reporting are shared.
+//!
+//! Reference values carry an error bound: 0 means the GPU must produce the same bits (with
+//! `-0 == +0` and any NaN equal to any NaN), a positive bound allows that much absolute
+//! difference, and an infinite bound means "not determined" (e.g. a comparison whose operands are
+//! within the error of an earlier approximate op): such lanes are counted as inconclusive, never
+//! as matches.
+
+pub mod agal;
+pub mod check;
+pub mod vk;
+
+use std::collections::BTreeSet;
+
+/// A reference lane: the value and how far the GPU may be from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Expect {
+    pub value: f32,
+    /// Allowed absolute difference: 0 = bitwise exact, `INFINITY` = unknown (not compared).
+    pub err: f32,
+}
+
+impl Expect {
+    pub const UNKNOWN: Expect = Expect { value: f32::NAN, err: f32::INFINITY };
+
+    pub fn exact(value: f32) -> Expect {
+        Expect { value, err: 0.0 }
+    }
+    pub fn is_known(&self) -> bool {
+        self.err.is_finite()
+    }
+    /// True when `got` is acceptable.
+    pub fn accepts(&self, got: f32) -> bool {
+        if !self.is_known() {
+            return true;
+        }
+        if self.err == 0.0 {
+            return bits_equal(got, self.value);
+        }
+        if self.value.is_nan() || got.is_nan() {
+            return self.value.is_nan() && got.is_nan();
+        }
+        (f64::from(got) - f64::from(self.value)).abs() <= f64::from(self.err)
+    }
+}
+
+impl std::fmt::Display for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.is_known() {
+            f.write_str("unknown")
+        } else if self.err == 0.0 {
+            write!(f, "{:?} (0x{:08X})", self.value, self.value.to_bits())
+        } else {
+            write!(f, "{:?} ± {:e}", self.value, self.err)
+        }
+    }
+}
+
+/// Exact comparison: same bits, except that `-0 == +0` and every NaN equals every NaN.
+pub fn bits_equal(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a == 0.0 && b == 0.0) || (a.is_nan() && b.is_nan())
+}
+
+/// Size of one unit in the last place at `x` (for 0: the smallest normal's ULP).
+pub fn ulp(x: f64) -> f64 {
+    let x = (x.abs() as f32).max(f32::MIN_POSITIVE);
+    if !x.is_finite() {
+        return f64::INFINITY;
+    }
+    f64::from(f32::from_bits(x.to_bits() + 1) - x)
+}
+
+/// The error an operation may add on top of what its inputs carried:
+/// `ulps·ulp(max(|r|, scale)) + abs + rel·|r| + abs_per_scale·scale + rel_per_scale·scale·|r|`,
+/// where `r` is the exact result and `scale` an op-specific conditioning number chosen by the
+/// interpreter (e.g. `Σ|aᵢbᵢ|` for a dot product, `|x|` for `sin x`, `|b·log2 a|` for `pow`).
+/// All zero = exact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    pub ulps: f64,
+    pub abs: f64,
+    pub rel: f64,
+    pub abs_per_scale: f64,
+    pub rel_per_scale: f64,
+}
+
+impl Tolerance {
+    pub const EXACT: Tolerance = Tolerance { ulps: 0.0, abs: 0.0, rel: 0.0, abs_per_scale: 0.0, rel_per_scale: 0.0 };
+
+    pub const fn ulps(n: f64) -> Tolerance {
+        Tolerance { ulps: n, ..Self::EXACT }
+    }
+    pub fn is_exact(&self) -> bool {
+        *self == Self::EXACT
+    }
+    pub fn bound(&self, result: f64, scale: f64) -> f64 {
+        let r = result.abs();
+        let s = scale.abs();
+        self.ulps * ulp(r.max(s)) + self.abs + self.rel * r + self.abs_per_scale * s + self.rel_per_scale * s * r
+    }
+}
+
+/// Counts and the first mismatches of a verification run.
+#[derive(Clone, Debug, Default)]
+pub struct Comparison {
+    /// Lanes compared (known reference values).
+    pub comparisons: u64,
+    pub mismatches: u64,
+    /// Lanes whose reference value was not determined (not compared).
+    pub inconclusive: u64,
+    /// Opcodes the reference interpreter executed (for coverage).
+    pub opcodes: BTreeSet<String>,
+    /// Programs run.
+    pub programs: u64,
+    /// Largest observed `|gpu - reference|` on toleranced lanes: absolute, in ULPs of the
+    /// reference (references below 2^-20 excluded), and as a fraction of the allowed bound (for
+    /// measuring tolerances).
+    pub worst_abs: f64,
+    pub worst_ulps: f64,
+    pub worst_fraction: f64,
+    /// Reports of the first mismatching programs (capped at [`Comparison::MAX_REPORTS`]).
+    pub reports: Vec<String>,
+}
+
+impl Comparison {
+    pub const MAX_REPORTS: usize = 8;
+
+    /// Compares one lane; returns true when it matched (or was not determined).
+    pub fn lane(&mut self, got: f32, want: Expect) -> bool {
+        if !want.is_known() {
+            self.inconclusive += 1;
+            return true;
+        }
+        self.comparisons += 1;
+        if want.err > 0.0 && got.is_finite() {
+            let d = (f64::from(got) - f64::from(want.value)).abs();
+            self.worst_abs = self.worst_abs.max(d);
+            if want.value.abs() >= 1.0 / 1048576.0 {
+                self.worst_ulps = self.worst_ulps.max(d / ulp(f64::from(want.value)));
+            }
+            self.worst_fraction = self.worst_fraction.max(d / f64::from(want.err));
+        }
+        if want.accepts(got) {
+            true
+        } else {
+            self.mismatches += 1;
+            false
+        }
+    }
+
+    /// Compares a boolean (e.g. "pixel written"); `None` = not determined.
+    pub fn flag(&mut self, got: bool, want: Option<bool>) -> bool {
+        match want {
+            None => {
+                self.inconclusive += 1;
+                true
+            }
+            Some(w) => {
+                self.comparisons += 1;
+                if got != w {
+                    self.mismatches += 1;
+                }
+                got == w
+            }
+        }
+    }
+
+    pub fn report(&mut self, text: String) {
+        if self.reports.len() < Self::MAX_REPORTS {
+            self.reports.push(text);
+        }
+    }
+
+    pub fn merge(&mut self, o: Comparison) {
+        self.comparisons += o.comparisons;
+        self.mismatches += o.mismatches;
+        self.inconclusive += o.inconclusive;
+        self.programs += o.programs;
+        self.opcodes.extend(o.opcodes);
+        self.worst_abs = self.worst_abs.max(o.worst_abs);
+        self.worst_ulps = self.worst_ulps.max(o.worst_ulps);
+        self.worst_fraction = self.worst_fraction.max(o.worst_fraction);
+        for r in o.reports {
+            self.report(r);
+        }
+    }
+
+    /// `verify <family>: N programs, M comparisons, K mismatches, I inconclusive, O opcodes executed`.
+    pub fn summary(&self, family: &str) -> String {
+        format!(
+            "verify {family}: {} programs, {} comparisons, {} mismatches, {} inconclusive, {} opcodes executed",
+            self.programs,
+            self.comparisons,
+            self.mismatches,
+            self.inconclusive,
+            self.opcodes.len()
+        )
+    }
+}
+
+/// A small deterministic PRNG (SplitMix64) for input and program generators: reproducible from a
+/// seed with no dependency.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x5DEE_CE66_D1CE_B00C)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+    pub fn range(&mut self, lo: i64, hi_inclusive: i64) -> i64 {
+        lo + self.below((hi_inclusive - lo + 1) as u64) as i64
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+    /// A dyadic value `k / 2^frac_bits` with |k| < 2^int_bits·2^frac_bits: exact in f32 and
+    /// through affine interpolation when the bits are few.
+    pub fn dyadic(&mut self, int_bits: u32, frac_bits: u32) -> f32 {
+        let span = 1i64 << (int_bits + frac_bits);
+        let k = self.range(-span + 1, span - 1);
+        k as f32 / (1u64 << frac_bits) as f32
+    }
+}

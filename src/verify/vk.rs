@@ -1,0 +1,1071 @@
+//! The Vulkan side of verification: runs SPIR-V on a real driver (Mesa lavapipe, a CPU device) and
+//! captures what the shaders computed.
+//!
+//! Two jobs, both family-agnostic (they only know SPIR-V, locations and bindings):
+//! - [`VertexJob`]: the shader under test is the vertex stage of a point-list draw, one vertex per
+//!   invocation; a capture geometry shader (HLSL, compiled by shrec's own [`crate::dxc::compile`])
+//!   writes its input — `SV_Position` and `TEXCOORD0..N-1` at locations 0..N-1 — into a storage
+//!   buffer; rasterisation is discarded.
+//! - [`FragmentJob`]: the shader under test is the fragment stage; a harness vertex shader (HLSL,
+//!   same compiler) draws one 2×2-pixel square per [`FragmentQuad`] into RGBA32F colour targets and
+//!   a D32_SFLOAT_S8_UINT depth/stencil target. Varyings are affine in x and y, so every pixel gets
+//!   exactly `base + i·slope_x + j·slope_y` when the values are dyadic (see [`FragmentQuad`]).
+//!   The stencil buffer records which pixels were written (discard leaves 0).
+//!
+//! Per-invocation constants use dynamic uniform-buffer offsets (one draw per invocation or quad, all
+//! in one command buffer, one submit per job). Textures are per job: RGBA32F, nearest filtering,
+//! clamp-to-edge, one mip level.
+
+use crate::dxc::{self, DxcLib, Target};
+use crate::formats::Stage;
+use ash::vk;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::CStr;
+use std::sync::{Mutex, OnceLock};
+
+/// Descriptor set of the capture buffer of the vertex harness (binding 0). Sets below it that the
+/// shader under test does not use are bound empty.
+pub const CAPTURE_SET: u32 = 3;
+
+/// Width of the fragment harness target in pixels (16 quads per row).
+pub const TARGET_WIDTH: u32 = 32;
+
+/// The packages that provide a Vulkan CPU driver on Debian/Ubuntu.
+pub const VULKAN_PACKAGES: &str = "apt-get install -y mesa-vulkan-drivers libvulkan1";
+
+/// A resource binding (Vulkan set and binding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot {
+    pub set: u32,
+    pub binding: u32,
+}
+
+/// A uniform buffer of `len` vec4s; every invocation supplies its own contents.
+#[derive(Clone, Debug)]
+pub struct UniformSpec {
+    pub slot: Slot,
+    pub len: u32,
+}
+
+/// A texture bound for the whole job: RGBA32F texels, `size`×`size` (×6 faces for a cube map,
+/// faces in Vulkan layer order +X −X +Y −Y +Z −Z), rows top to bottom. Sampled with nearest
+/// filtering, clamp-to-edge, one mip level.
+#[derive(Clone, Debug)]
+pub struct TextureSpec {
+    pub texture: Slot,
+    pub sampler: Slot,
+    pub cube: bool,
+    pub size: u32,
+    pub texels: Vec<[f32; 4]>,
+}
+
+/// One vertex-shader invocation: attribute values by location, and the contents of each uniform
+/// buffer (same order as [`VertexJob::uniforms`]; shorter contents are zero-padded).
+#[derive(Clone, Debug, Default)]
+pub struct VertexInvocation {
+    pub attributes: Vec<(u32, [f32; 4])>,
+    pub uniforms: Vec<Vec<[f32; 4]>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct VertexJob<'a> {
+    /// The vertex shader under test (SPIR-V bytes, entry `main`).
+    pub spirv: &'a [u8],
+    /// Input locations the shader declares (each read as float4 / R32G32B32A32_SFLOAT).
+    pub attribute_locations: Vec<u32>,
+    /// Number of `TEXCOORD` outputs at locations 0..varyings.
+    pub varyings: u32,
+    pub uniforms: Vec<UniformSpec>,
+    pub textures: Vec<TextureSpec>,
+    pub invocations: Vec<VertexInvocation>,
+}
+
+/// What the vertex stage produced for one invocation. `position` is exactly what the shader wrote
+/// to the SPIR-V `Position` built-in (DXC's `-fvk-invert-y` has already negated y).
+#[derive(Clone, Debug)]
+pub struct VertexCapture {
+    pub position: [f32; 4],
+    pub varyings: Vec<[f32; 4]>,
+}
+
+/// A 2×2 block of pixels. Pixel `p` (0 = top-left, 1 = top-right, 2 = bottom-left, 3 =
+/// bottom-right; `i = p & 1`, `j = p >> 1`) receives at location `l` the value
+/// `base[l] + i·slope_x[l] + j·slope_y[l]` (see [`FragmentQuad::pixel_varying`]). Keep the values
+/// dyadic with few significant bits (and the slopes powers of two, or zero) so that
+/// interpolation reproduces them exactly.
+#[derive(Clone, Debug, Default)]
+pub struct FragmentQuad {
+    pub base: Vec<[f32; 4]>,
+    pub slope_x: Vec<[f32; 4]>,
+    pub slope_y: Vec<[f32; 4]>,
+    pub uniforms: Vec<Vec<[f32; 4]>>,
+}
+
+impl FragmentQuad {
+    /// The value pixel `p` of the quad sees at location `l`.
+    pub fn pixel_varying(&self, l: usize, p: usize) -> [f32; 4] {
+        let (i, j) = ((p & 1) as f32, (p >> 1) as f32);
+        let get = |v: &Vec<[f32; 4]>| v.get(l).copied().unwrap_or([0.0; 4]);
+        let (b, sx, sy) = (get(&self.base), get(&self.slope_x), get(&self.slope_y));
+        std::array::from_fn(|c| b[c] + i * sx[c] + j * sy[c])
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FragmentJob<'a> {
+    /// The fragment shader under test (SPIR-V bytes, entry `main`).
+    pub spirv: &'a [u8],
+    /// Number of `TEXCOORD` inputs at locations 0..varyings the harness provides.
+    pub varyings: u32,
+    /// Colour outputs (locations) to capture; attachments 0..=max are RGBA32F.
+    pub targets: Vec<u32>,
+    /// Whether the shader writes depth.
+    pub depth: bool,
+    pub uniforms: Vec<UniformSpec>,
+    pub textures: Vec<TextureSpec>,
+    pub quads: Vec<FragmentQuad>,
+}
+
+/// What one pixel received.
+#[derive(Clone, Debug)]
+pub struct PixelCapture {
+    /// False when the fragment was discarded.
+    pub written: bool,
+    /// Colour per entry of [`FragmentJob::targets`].
+    pub colors: Vec<[f32; 4]>,
+    /// Depth buffer value (the shader's depth output, clamped to [0, 1] by depth clamping; 0 when
+    /// the shader does not write depth).
+    pub depth: f32,
+}
+
+/// An open Vulkan device plus what the harness needs to compile its own shaders.
+pub struct Gpu {
+    _entry: ash::Entry,
+    _instance: ash::Instance,
+    device: ash::Device,
+    queue: Mutex<vk::Queue>,
+    queue_family: u32,
+    memory: vk::PhysicalDeviceMemoryProperties,
+    ubo_align: u64,
+    /// Driver description, e.g. "llvmpipe (LLVM 15.0.6, 256 bits) / Mesa 22.3.6".
+    pub device_name: String,
+    pub dxc: DxcLib,
+    harness_shaders: Mutex<HashMap<(Stage, u32), Vec<u8>>>,
+}
+
+// SAFETY: ash handles are plain data; the only externally synchronised object shared between
+// threads, the queue, is behind a mutex, and every job creates its own pools.
+unsafe impl Sync for Gpu {}
+unsafe impl Send for Gpu {}
+
+/// Why no GPU could be opened.
+#[derive(Debug, Clone)]
+pub struct NoGpu(pub String);
+
+impl std::fmt::Display for NoGpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The process-wide GPU (opened on first use).
+pub fn shared() -> Result<&'static Gpu, NoGpu> {
+    static GPU: OnceLock<Result<Gpu, NoGpu>> = OnceLock::new();
+    GPU.get_or_init(Gpu::open).as_ref().map_err(Clone::clone)
+}
+
+/// The shared GPU for a test: panics with the packages to install when there is none, unless
+/// `SHREC_ALLOW_MISSING_TOOLS=1`, in which case it prints why and returns `None` (skip).
+pub fn require() -> Option<&'static Gpu> {
+    match shared() {
+        Ok(g) => Some(g),
+        Err(e) => {
+            if std::env::var("SHREC_ALLOW_MISSING_TOOLS").is_ok_and(|v| v == "1") {
+                eprintln!("verify: SKIPPED (SHREC_ALLOW_MISSING_TOOLS=1): {e}");
+                None
+            } else {
+                panic!("verify: {e}\n(set SHREC_ALLOW_MISSING_TOOLS=1 to skip verification tests instead)");
+            }
+        }
+    }
+}
+
+fn vkerr(what: &str) -> impl Fn(vk::Result) -> String + '_ {
+    move |e| format!("{what}: {e:?}")
+}
+
+struct Buffer {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    ptr: *mut u8,
+    size: u64,
+}
+
+struct Image {
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    view: vk::ImageView,
+}
+
+/// Everything one job creates, destroyed at the end.
+#[derive(Default)]
+struct Scratch {
+    buffers: Vec<Buffer>,
+    images: Vec<Image>,
+    samplers: Vec<vk::Sampler>,
+    modules: Vec<vk::ShaderModule>,
+    set_layouts: Vec<vk::DescriptorSetLayout>,
+    pipeline_layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    descriptor_pool: vk::DescriptorPool,
+    command_pool: vk::CommandPool,
+    fence: vk::Fence,
+}
+
+impl Gpu {
+    fn open() -> Result<Gpu, NoGpu> {
+        Self::open_inner().map_err(|e| NoGpu(format!("no usable Vulkan CPU device (lavapipe): {e}. Install it with `{VULKAN_PACKAGES}`")))
+    }
+
+    fn open_inner() -> Result<Gpu, String> {
+        // SAFETY: loading the system Vulkan loader.
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("cannot load the Vulkan loader libvulkan.so.1 ({e})"))?;
+        let app = vk::ApplicationInfo::default().application_name(c"shrec-verify").api_version(vk::API_VERSION_1_3);
+        // SAFETY: valid create info.
+        let instance = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) }
+            .map_err(vkerr("vkCreateInstance"))?;
+        let result = Self::with_instance(entry, instance.clone());
+        if result.is_err() {
+            // SAFETY: nothing else uses the instance.
+            unsafe { instance.destroy_instance(None) };
+        }
+        result
+    }
+
+    fn with_instance(entry: ash::Entry, instance: ash::Instance) -> Result<Gpu, String> {
+        // SAFETY: plain queries on a live instance.
+        let physicals = unsafe { instance.enumerate_physical_devices() }.map_err(vkerr("vkEnumeratePhysicalDevices"))?;
+        let mut seen = Vec::new();
+        let mut chosen = None;
+        for p in physicals {
+            let props = unsafe { instance.get_physical_device_properties(p) };
+            let name = unsafe { CStr::from_ptr(props.device_name.as_ptr()) }.to_string_lossy().into_owned();
+            seen.push(format!("{name} ({:?})", props.device_type));
+            if props.device_type == vk::PhysicalDeviceType::CPU && props.api_version >= vk::API_VERSION_1_3 && chosen.is_none() {
+                chosen = Some((p, props, name));
+            }
+        }
+        let (physical, props, name) =
+            chosen.ok_or_else(|| format!("no Vulkan 1.3 CPU device among [{}]", seen.join(", ")))?;
+        let features = unsafe { instance.get_physical_device_features(physical) };
+        for (ok, what) in [
+            (features.geometry_shader, "geometryShader"),
+            (features.vertex_pipeline_stores_and_atomics, "vertexPipelineStoresAndAtomics"),
+            (features.depth_clamp, "depthClamp"),
+        ] {
+            if ok == vk::FALSE {
+                return Err(format!("{name} lacks the {what} feature"));
+            }
+        }
+        let queue_family = unsafe { instance.get_physical_device_queue_family_properties(physical) }
+            .iter()
+            .position(|q| q.queue_flags.contains(vk::QueueFlags::GRAPHICS))
+            .ok_or_else(|| format!("{name} has no graphics queue"))? as u32;
+        let enabled = vk::PhysicalDeviceFeatures::default()
+            .geometry_shader(true)
+            .vertex_pipeline_stores_and_atomics(true)
+            .depth_clamp(true);
+        let mut v13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
+        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_features(&enabled).push_next(&mut v13);
+        // SAFETY: valid create info for a device of this instance.
+        let device = unsafe { instance.create_device(physical, &info, None) }.map_err(vkerr("vkCreateDevice"))?;
+        let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
+        let driver = {
+            let mut drv = vk::PhysicalDeviceDriverProperties::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut drv);
+            unsafe { instance.get_physical_device_properties2(physical, &mut p2) };
+            unsafe { CStr::from_ptr(drv.driver_info.as_ptr()) }.to_string_lossy().into_owned()
+        };
+        let dxc = dxc::locate(&dxc::LocateOptions::default()).map_err(|e| format!("DXC: {e}"))?;
+        Ok(Gpu {
+            _entry: entry,
+            _instance: instance,
+            device,
+            queue: Mutex::new(queue),
+            queue_family,
+            memory,
+            ubo_align: props.limits.min_uniform_buffer_offset_alignment.max(16),
+            device_name: format!("{name} / {driver}"),
+            dxc,
+            harness_shaders: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// SPIR-V of a harness shader (compiled once per process with shrec's DXC path).
+    fn harness_shader(&self, stage: Stage, varyings: u32) -> Result<Vec<u8>, String> {
+        let key = (stage, varyings);
+        if let Some(s) = self.harness_shaders.lock().unwrap().get(&key) {
+            return Ok(s.clone());
+        }
+        let hlsl = match stage {
+            Stage::Geometry => capture_gs_hlsl(varyings),
+            Stage::Vertex => quad_vs_hlsl(varyings),
+            Stage::Pixel => unreachable!(),
+        };
+        let spirv = dxc::compile(&self.dxc, &hlsl, stage, Target::Spirv).map_err(|e| format!("harness {stage:?} shader: {e}\n{hlsl}"))?;
+        self.harness_shaders.lock().unwrap().insert(key, spirv.clone());
+        Ok(spirv)
+    }
+
+    fn memory_type(&self, bits: u32, flags: vk::MemoryPropertyFlags) -> Result<u32, String> {
+        (0..self.memory.memory_type_count)
+            .find(|&i| bits & (1 << i) != 0 && self.memory.memory_types[i as usize].property_flags.contains(flags))
+            .ok_or_else(|| format!("no memory type with {flags:?}"))
+    }
+
+    fn buffer(&self, s: &mut Scratch, size: u64, usage: vk::BufferUsageFlags) -> Result<usize, String> {
+        let d = &self.device;
+        let size = size.max(16);
+        unsafe {
+            let buffer = d
+                .create_buffer(&vk::BufferCreateInfo::default().size(size).usage(usage), None)
+                .map_err(vkerr("vkCreateBuffer"))?;
+            let req = d.get_buffer_memory_requirements(buffer);
+            let ty = self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT)?;
+            let memory = d
+                .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
+                .map_err(vkerr("vkAllocateMemory"))?;
+            d.bind_buffer_memory(buffer, memory, 0).map_err(vkerr("vkBindBufferMemory"))?;
+            let ptr = d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vkerr("vkMapMemory"))? as *mut u8;
+            std::ptr::write_bytes(ptr, 0, size as usize);
+            s.buffers.push(Buffer { buffer, memory, ptr, size });
+        }
+        Ok(s.buffers.len() - 1)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn image(
+        &self,
+        s: &mut Scratch,
+        extent: (u32, u32),
+        layers: u32,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+        cube: bool,
+    ) -> Result<usize, String> {
+        let d = &self.device;
+        unsafe {
+            let info = vk::ImageCreateInfo::default()
+                .flags(if cube { vk::ImageCreateFlags::CUBE_COMPATIBLE } else { vk::ImageCreateFlags::empty() })
+                .image_type(vk::ImageType::TYPE_2D)
+                .format(format)
+                .extent(vk::Extent3D { width: extent.0, height: extent.1, depth: 1 })
+                .mip_levels(1)
+                .array_layers(layers)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .tiling(vk::ImageTiling::OPTIMAL)
+                .usage(usage)
+                .initial_layout(vk::ImageLayout::UNDEFINED);
+            let image = d.create_image(&info, None).map_err(vkerr("vkCreateImage"))?;
+            let req = d.get_image_memory_requirements(image);
+            let ty = self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty())?;
+            let memory = d
+                .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
+                .map_err(vkerr("vkAllocateMemory"))?;
+            d.bind_image_memory(image, memory, 0).map_err(vkerr("vkBindImageMemory"))?;
+            let view = d
+                .create_image_view(
+                    &vk::ImageViewCreateInfo::default()
+                        .image(image)
+                        .view_type(if cube { vk::ImageViewType::CUBE } else { vk::ImageViewType::TYPE_2D })
+                        .format(format)
+                        .subresource_range(range(aspect, layers)),
+                    None,
+                )
+                .map_err(vkerr("vkCreateImageView"))?;
+            s.images.push(Image { image, memory, view });
+        }
+        Ok(s.images.len() - 1)
+    }
+
+    fn module(&self, s: &mut Scratch, spirv: &[u8]) -> Result<vk::ShaderModule, String> {
+        if spirv.len() % 4 != 0 {
+            return Err("SPIR-V length is not a multiple of 4".into());
+        }
+        let words: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let m = unsafe { self.device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
+            .map_err(vkerr("vkCreateShaderModule"))?;
+        s.modules.push(m);
+        Ok(m)
+    }
+
+    fn destroy(&self, s: Scratch) {
+        let d = &self.device;
+        unsafe {
+            if s.fence != vk::Fence::null() {
+                d.destroy_fence(s.fence, None);
+            }
+            if s.command_pool != vk::CommandPool::null() {
+                d.destroy_command_pool(s.command_pool, None);
+            }
+            if s.pipeline != vk::Pipeline::null() {
+                d.destroy_pipeline(s.pipeline, None);
+            }
+            if s.pipeline_layout != vk::PipelineLayout::null() {
+                d.destroy_pipeline_layout(s.pipeline_layout, None);
+            }
+            if s.descriptor_pool != vk::DescriptorPool::null() {
+                d.destroy_descriptor_pool(s.descriptor_pool, None);
+            }
+            for l in s.set_layouts {
+                d.destroy_descriptor_set_layout(l, None);
+            }
+            for m in s.modules {
+                d.destroy_shader_module(m, None);
+            }
+            for smp in s.samplers {
+                d.destroy_sampler(smp, None);
+            }
+            for i in s.images {
+                d.destroy_image_view(i.view, None);
+                d.destroy_image(i.image, None);
+                d.free_memory(i.memory, None);
+            }
+            for b in s.buffers {
+                d.destroy_buffer(b.buffer, None);
+                d.free_memory(b.memory, None);
+            }
+        }
+    }
+
+    fn write_f32s(&self, s: &Scratch, buf: usize, offset: usize, values: &[[f32; 4]]) {
+        let b = &s.buffers[buf];
+        let bytes = values.len() * 16;
+        assert!(offset + bytes <= b.size as usize, "buffer write out of range");
+        // SAFETY: mapped, coherent, in range (checked above).
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr() as *const u8, b.ptr.add(offset), bytes) };
+    }
+
+    fn read_bytes(&self, s: &Scratch, buf: usize) -> Vec<u8> {
+        let b = &s.buffers[buf];
+        // SAFETY: mapped, coherent, the GPU is idle (fence waited).
+        unsafe { std::slice::from_raw_parts(b.ptr, b.size as usize).to_vec() }
+    }
+
+    /// Shared setup: descriptor set layouts / pool / sets for uniforms (dynamic) and textures,
+    /// plus extra storage-buffer bindings. Returns (sets by set number, dynamic uniform order,
+    /// uniform buffers with their block stride).
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn resources(
+        &self,
+        s: &mut Scratch,
+        uniforms: &[UniformSpec],
+        textures: &[TextureSpec],
+        storage: &[(Slot, usize)],
+        count: usize,
+        cmd: vk::CommandBuffer,
+        stages: vk::ShaderStageFlags,
+    ) -> Result<(Vec<vk::DescriptorSet>, Vec<(usize, usize, u64)>), String> {
+        let d = &self.device;
+        // Bindings per set.
+        let mut sets: BTreeMap<u32, Vec<(u32, vk::DescriptorType)>> = BTreeMap::new();
+        for u in uniforms {
+            sets.entry(u.slot.set).or_default().push((u.slot.binding, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
+        }
+        for t in textures {
+            sets.entry(t.texture.set).or_default().push((t.texture.binding, vk::DescriptorType::SAMPLED_IMAGE));
+            sets.entry(t.sampler.set).or_default().push((t.sampler.binding, vk::DescriptorType::SAMPLER));
+        }
+        for (slot, _) in storage {
+            sets.entry(slot.set).or_default().push((slot.binding, vk::DescriptorType::STORAGE_BUFFER));
+        }
+        let max_set = sets.keys().max().copied().unwrap_or(0);
+        let mut pool_sizes: BTreeMap<i32, u32> = BTreeMap::new();
+        for set in 0..=max_set {
+            let bindings: Vec<vk::DescriptorSetLayoutBinding> = sets
+                .get(&set)
+                .map(|v| {
+                    v.iter()
+                        .map(|&(b, ty)| {
+                            *pool_sizes.entry(ty.as_raw()).or_default() += 1;
+                            vk::DescriptorSetLayoutBinding::default().binding(b).descriptor_type(ty).descriptor_count(1).stage_flags(stages)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let l = unsafe { d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None) }
+                .map_err(vkerr("vkCreateDescriptorSetLayout"))?;
+            s.set_layouts.push(l);
+        }
+        let sizes: Vec<vk::DescriptorPoolSize> = pool_sizes
+            .iter()
+            .map(|(&ty, &n)| vk::DescriptorPoolSize { ty: vk::DescriptorType::from_raw(ty), descriptor_count: n })
+            .collect();
+        let sizes = if sizes.is_empty() { vec![vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLER, descriptor_count: 1 }] } else { sizes };
+        s.descriptor_pool = unsafe {
+            d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(max_set + 1).pool_sizes(&sizes), None)
+        }
+        .map_err(vkerr("vkCreateDescriptorPool"))?;
+        let sets_vk = unsafe {
+            d.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default().descriptor_pool(s.descriptor_pool).set_layouts(&s.set_layouts),
+            )
+        }
+        .map_err(vkerr("vkAllocateDescriptorSets"))?;
+
+        // Uniform buffers: one block per invocation.
+        let mut dynamic = Vec::new(); // (uniform index, buffer index, stride)
+        let mut order: Vec<usize> = (0..uniforms.len()).collect();
+        order.sort_by_key(|&i| uniforms[i].slot);
+        for i in order {
+            let u = &uniforms[i];
+            let block = u64::from(u.len) * 16;
+            let stride = block.div_ceil(self.ubo_align) * self.ubo_align;
+            let buf = self.buffer(s, stride * count.max(1) as u64, vk::BufferUsageFlags::UNIFORM_BUFFER)?;
+            let info = [vk::DescriptorBufferInfo { buffer: s.buffers[buf].buffer, offset: 0, range: block }];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(sets_vk[u.slot.set as usize])
+                .dst_binding(u.slot.binding)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC)
+                .buffer_info(&info);
+            unsafe { d.update_descriptor_sets(&[write], &[]) };
+            dynamic.push((i, buf, stride));
+        }
+        for (slot, buf) in storage {
+            let info = [vk::DescriptorBufferInfo { buffer: s.buffers[*buf].buffer, offset: 0, range: vk::WHOLE_SIZE }];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(sets_vk[slot.set as usize])
+                .dst_binding(slot.binding)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&info);
+            unsafe { d.update_descriptor_sets(&[write], &[]) };
+        }
+        // Textures: upload through a staging buffer.
+        for t in textures {
+            let layers = if t.cube { 6 } else { 1 };
+            let expected = (t.size * t.size * layers) as usize;
+            if t.texels.len() != expected {
+                return Err(format!("texture at {:?} has {} texels, expected {expected}", t.texture, t.texels.len()));
+            }
+            let img = self.image(
+                s,
+                (t.size, t.size),
+                layers,
+                vk::Format::R32G32B32A32_SFLOAT,
+                vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
+                vk::ImageAspectFlags::COLOR,
+                t.cube,
+            )?;
+            let staging = self.buffer(s, (expected * 16) as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
+            self.write_f32s(s, staging, 0, &t.texels);
+            let image = s.images[img].image;
+            unsafe {
+                barrier(d, cmd, image, vk::ImageAspectFlags::COLOR, layers, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+                let region = vk::BufferImageCopy::default()
+                    .image_subresource(vk::ImageSubresourceLayers {
+                        aspect_mask: vk::ImageAspectFlags::COLOR,
+                        mip_level: 0,
+                        base_array_layer: 0,
+                        layer_count: layers,
+                    })
+                    .image_extent(vk::Extent3D { width: t.size, height: t.size, depth: 1 });
+                d.cmd_copy_buffer_to_image(cmd, s.buffers[staging].buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
+                barrier(
+                    d,
+                    cmd,
+                    image,
+                    vk::ImageAspectFlags::COLOR,
+                    layers,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                );
+            }
+            let sampler = unsafe {
+                d.create_sampler(
+                    &vk::SamplerCreateInfo::default()
+                        .mag_filter(vk::Filter::NEAREST)
+                        .min_filter(vk::Filter::NEAREST)
+                        .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+                        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+                        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+                        .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+                        .min_lod(0.0)
+                        .max_lod(0.0),
+                    None,
+                )
+            }
+            .map_err(vkerr("vkCreateSampler"))?;
+            s.samplers.push(sampler);
+            let ii = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: s.images[img].view, image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL }];
+            let si = [vk::DescriptorImageInfo { sampler, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED }];
+            let writes = [
+                vk::WriteDescriptorSet::default()
+                    .dst_set(sets_vk[t.texture.set as usize])
+                    .dst_binding(t.texture.binding)
+                    .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
+                    .image_info(&ii),
+                vk::WriteDescriptorSet::default()
+                    .dst_set(sets_vk[t.sampler.set as usize])
+                    .dst_binding(t.sampler.binding)
+                    .descriptor_type(vk::DescriptorType::SAMPLER)
+                    .image_info(&si),
+            ];
+            unsafe { d.update_descriptor_sets(&writes, &[]) };
+        }
+        Ok((sets_vk, dynamic))
+    }
+
+    fn begin(&self, s: &mut Scratch) -> Result<vk::CommandBuffer, String> {
+        let d = &self.device;
+        unsafe {
+            s.command_pool = d
+                .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(self.queue_family), None)
+                .map_err(vkerr("vkCreateCommandPool"))?;
+            let cmd = d
+                .allocate_command_buffers(
+                    &vk::CommandBufferAllocateInfo::default().command_pool(s.command_pool).command_buffer_count(1),
+                )
+                .map_err(vkerr("vkAllocateCommandBuffers"))?[0];
+            d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
+                .map_err(vkerr("vkBeginCommandBuffer"))?;
+            s.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(vkerr("vkCreateFence"))?;
+            Ok(cmd)
+        }
+    }
+
+    fn submit(&self, s: &Scratch, cmd: vk::CommandBuffer) -> Result<(), String> {
+        let d = &self.device;
+        unsafe {
+            d.end_command_buffer(cmd).map_err(vkerr("vkEndCommandBuffer"))?;
+            let cmds = [cmd];
+            {
+                let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                d.queue_submit(*q, &[vk::SubmitInfo::default().command_buffers(&cmds)], s.fence).map_err(vkerr("vkQueueSubmit"))?;
+            }
+            d.wait_for_fences(&[s.fence], true, u64::MAX).map_err(vkerr("vkWaitForFences"))?;
+        }
+        Ok(())
+    }
+
+    fn pipeline_layout(&self, s: &mut Scratch, push: Option<vk::PushConstantRange>) -> Result<(), String> {
+        let ranges: Vec<vk::PushConstantRange> = push.into_iter().collect();
+        s.pipeline_layout = unsafe {
+            self.device.create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&s.set_layouts).push_constant_ranges(&ranges),
+                None,
+            )
+        }
+        .map_err(vkerr("vkCreatePipelineLayout"))?;
+        Ok(())
+    }
+
+    /// Runs a vertex shader once per invocation and captures its outputs.
+    pub fn run_vertex(&self, job: &VertexJob) -> Result<Vec<VertexCapture>, String> {
+        let mut s = Scratch::default();
+        let r = self.run_vertex_inner(&mut s, job);
+        self.destroy(s);
+        r
+    }
+
+    fn run_vertex_inner(&self, s: &mut Scratch, job: &VertexJob) -> Result<Vec<VertexCapture>, String> {
+        let d = &self.device;
+        let n = job.invocations.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let stride_vec4 = 1 + job.varyings as usize;
+        let gs = self.harness_shader(Stage::Geometry, job.varyings)?;
+        let cmd = self.begin(s)?;
+        let capture = self.buffer(s, (n * stride_vec4 * 16) as u64, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::GEOMETRY;
+        let (sets, dynamic) = self.resources(
+            s,
+            &job.uniforms,
+            &job.textures,
+            &[(Slot { set: CAPTURE_SET, binding: 0 }, capture)],
+            n,
+            cmd,
+            stages,
+        )?;
+        // Vertex buffer: one vertex per invocation, every declared location.
+        let max_loc = job.attribute_locations.iter().max().map_or(0, |&m| m as usize + 1);
+        let vstride = max_loc.max(1) * 16;
+        let vb = self.buffer(s, (n * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        for (i, inv) in job.invocations.iter().enumerate() {
+            for &(loc, v) in &inv.attributes {
+                if (loc as usize) < max_loc {
+                    self.write_f32s(s, vb, i * vstride + loc as usize * 16, &[v]);
+                }
+            }
+            for &(u, buf, stride) in &dynamic {
+                let data = inv.uniforms.get(u).map(Vec::as_slice).unwrap_or(&[]);
+                if data.len() > job.uniforms[u].len as usize {
+                    return Err(format!("invocation {i}: {} vec4s for a uniform of {}", data.len(), job.uniforms[u].len));
+                }
+                self.write_f32s(s, buf, i * stride as usize, data);
+            }
+        }
+        let vs = self.module(s, job.spirv)?;
+        let gsm = self.module(s, &gs)?;
+        let push = vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::GEOMETRY, offset: 0, size: 4 };
+        self.pipeline_layout(s, Some(push))?;
+        let stage_infos = [
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::GEOMETRY).module(gsm).name(c"main"),
+        ];
+        let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: vstride as u32, input_rate: vk::VertexInputRate::VERTEX }];
+        let attrs: Vec<vk::VertexInputAttributeDescription> = job
+            .attribute_locations
+            .iter()
+            .map(|&l| vk::VertexInputAttributeDescription { location: l, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: l * 16 })
+            .collect();
+        let vi = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attrs);
+        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::POINT_LIST);
+        let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: 1.0, height: 1.0, min_depth: 0.0, max_depth: 1.0 }];
+        let scissors = [vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } }];
+        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
+        let rs = vk::PipelineRasterizationStateCreateInfo::default().rasterizer_discard_enable(true).line_width(1.0);
+        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let mut rendering = vk::PipelineRenderingCreateInfo::default();
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stage_infos)
+            .vertex_input_state(&vi)
+            .input_assembly_state(&ia)
+            .viewport_state(&vp)
+            .rasterization_state(&rs)
+            .multisample_state(&ms)
+            .layout(s.pipeline_layout)
+            .push_next(&mut rendering);
+        s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
+            .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (vertex harness): {e:?}"))?[0];
+        unsafe {
+            let ri = vk::RenderingInfo::default()
+                .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
+                .layer_count(1);
+            d.cmd_begin_rendering(cmd, &ri);
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
+            for i in 0..n {
+                let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
+                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                d.cmd_push_constants(cmd, s.pipeline_layout, vk::ShaderStageFlags::GEOMETRY, 0, &(i as u32).to_le_bytes());
+                d.cmd_draw(cmd, 1, 1, i as u32, 0);
+            }
+            d.cmd_end_rendering(cmd);
+            let mb = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ);
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::GEOMETRY_SHADER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[mb],
+                &[],
+                &[],
+            );
+        }
+        self.submit(s, cmd)?;
+        let bytes = self.read_bytes(s, capture);
+        let f = |at: usize| -> [f32; 4] { std::array::from_fn(|c| f32::from_le_bytes(bytes[at + c * 4..at + c * 4 + 4].try_into().unwrap())) };
+        Ok((0..n)
+            .map(|i| {
+                let base = i * stride_vec4 * 16;
+                VertexCapture { position: f(base), varyings: (0..job.varyings as usize).map(|v| f(base + (v + 1) * 16)).collect() }
+            })
+            .collect())
+    }
+
+    /// Runs a fragment shader over 2×2 quads and captures every pixel.
+    pub fn run_fragment(&self, job: &FragmentJob) -> Result<Vec<[PixelCapture; 4]>, String> {
+        let mut s = Scratch::default();
+        let r = self.run_fragment_inner(&mut s, job);
+        self.destroy(s);
+        r
+    }
+
+    fn run_fragment_inner(&self, s: &mut Scratch, job: &FragmentJob) -> Result<Vec<[PixelCapture; 4]>, String> {
+        let d = &self.device;
+        let n = job.quads.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let quads_per_row = (TARGET_WIDTH / 2) as usize;
+        let (w, h) = (TARGET_WIDTH, (2 * n.div_ceil(quads_per_row) as u32).next_power_of_two().max(2));
+        let vs_spirv = self.harness_shader(Stage::Vertex, job.varyings)?;
+        let cmd = self.begin(s)?;
+        let (sets, dynamic) = self.resources(s, &job.uniforms, &job.textures, &[], n, cmd, vk::ShaderStageFlags::FRAGMENT)?;
+        // Vertex buffer: 6 vertices per quad: position (clip space, D3D +y up) then the varyings.
+        let nv = job.varyings as usize;
+        let vstride = (1 + nv) * 16;
+        let vb = self.buffer(s, (n * 6 * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        for (q, quad) in job.quads.iter().enumerate() {
+            let (qx, qy) = ((q % quads_per_row) as f32 * 2.0, (q / quads_per_row) as f32 * 2.0);
+            // Corners in pixel units relative to the quad's top-left pixel centre.
+            for (k, &(cx, cy)) in [(0.0f32, 0.0f32), (2.0, 0.0), (0.0, 2.0), (2.0, 0.0), (2.0, 2.0), (0.0, 2.0)].iter().enumerate() {
+                let mut vals = Vec::with_capacity(1 + nv);
+                let (px, py) = (qx + cx, qy + cy);
+                vals.push([px * 2.0 / w as f32 - 1.0, 1.0 - py * 2.0 / h as f32, 0.0, 1.0]);
+                let (di, dj) = (cx - 0.5, cy - 0.5);
+                let get = |v: &Vec<[f32; 4]>, l: usize| v.get(l).copied().unwrap_or([0.0; 4]);
+                for l in 0..nv {
+                    let (b, sx, sy) = (get(&quad.base, l), get(&quad.slope_x, l), get(&quad.slope_y, l));
+                    vals.push(std::array::from_fn(|c| b[c] + di * sx[c] + dj * sy[c]));
+                }
+                self.write_f32s(s, vb, (q * 6 + k) * vstride, &vals);
+            }
+            for &(u, buf, stride) in &dynamic {
+                let data = quad.uniforms.get(u).map(Vec::as_slice).unwrap_or(&[]);
+                if data.len() > job.uniforms[u].len as usize {
+                    return Err(format!("quad {q}: {} vec4s for a uniform of {}", data.len(), job.uniforms[u].len));
+                }
+                self.write_f32s(s, buf, q * stride as usize, data);
+            }
+        }
+        // Targets.
+        let colour_count = job.targets.iter().max().map_or(0, |&m| m + 1);
+        let mut colours = Vec::new();
+        for _ in 0..colour_count {
+            colours.push(self.image(
+                s,
+                (w, h),
+                1,
+                vk::Format::R32G32B32A32_SFLOAT,
+                vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+                vk::ImageAspectFlags::COLOR,
+                false,
+            )?);
+        }
+        let ds_aspect = vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL;
+        let ds = self.image(
+            s,
+            (w, h),
+            1,
+            vk::Format::D32_SFLOAT_S8_UINT,
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+            ds_aspect,
+            false,
+        )?;
+        let vs = self.module(s, &vs_spirv)?;
+        let fs = self.module(s, job.spirv)?;
+        self.pipeline_layout(s, None)?;
+        let stage_infos = [
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(fs).name(c"main"),
+        ];
+        let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: vstride as u32, input_rate: vk::VertexInputRate::VERTEX }];
+        let attrs: Vec<vk::VertexInputAttributeDescription> = (0..=nv as u32)
+            .map(|l| vk::VertexInputAttributeDescription { location: l, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: l * 16 })
+            .collect();
+        let vi = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attrs);
+        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 }];
+        let scissors = [vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: w, height: h } }];
+        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
+        let rs = vk::PipelineRasterizationStateCreateInfo::default()
+            .depth_clamp_enable(true)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .polygon_mode(vk::PolygonMode::FILL)
+            .line_width(1.0);
+        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let stencil = vk::StencilOpState {
+            fail_op: vk::StencilOp::KEEP,
+            pass_op: vk::StencilOp::REPLACE,
+            depth_fail_op: vk::StencilOp::KEEP,
+            compare_op: vk::CompareOp::ALWAYS,
+            compare_mask: 0xFF,
+            write_mask: 0xFF,
+            reference: 1,
+        };
+        let dss = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(true)
+            .depth_write_enable(true)
+            .depth_compare_op(vk::CompareOp::ALWAYS)
+            .stencil_test_enable(true)
+            .front(stencil)
+            .back(stencil);
+        let blend: Vec<vk::PipelineColorBlendAttachmentState> = (0..colour_count)
+            .map(|_| vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA))
+            .collect();
+        let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
+        let formats: Vec<vk::Format> = (0..colour_count).map(|_| vk::Format::R32G32B32A32_SFLOAT).collect();
+        let mut rendering = vk::PipelineRenderingCreateInfo::default()
+            .color_attachment_formats(&formats)
+            .depth_attachment_format(vk::Format::D32_SFLOAT_S8_UINT)
+            .stencil_attachment_format(vk::Format::D32_SFLOAT_S8_UINT);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stage_infos)
+            .vertex_input_state(&vi)
+            .input_assembly_state(&ia)
+            .viewport_state(&vp)
+            .rasterization_state(&rs)
+            .multisample_state(&ms)
+            .depth_stencil_state(&dss)
+            .color_blend_state(&cb)
+            .layout(s.pipeline_layout)
+            .push_next(&mut rendering);
+        s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
+            .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (fragment harness): {e:?}"))?[0];
+        // Readback buffers.
+        let px = (w * h) as u64;
+        let colour_bufs: Vec<usize> =
+            (0..colour_count).map(|_| self.buffer(s, px * 16, vk::BufferUsageFlags::TRANSFER_DST)).collect::<Result<_, _>>()?;
+        let depth_buf = self.buffer(s, px * 4, vk::BufferUsageFlags::TRANSFER_DST)?;
+        let stencil_buf = self.buffer(s, px, vk::BufferUsageFlags::TRANSFER_DST)?;
+        unsafe {
+            for &c in &colours {
+                barrier(d, cmd, s.images[c].image, vk::ImageAspectFlags::COLOR, 1, vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+            }
+            barrier(d, cmd, s.images[ds].image, ds_aspect, 1, vk::ImageLayout::UNDEFINED, vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL);
+            let colour_att: Vec<vk::RenderingAttachmentInfo> = colours
+                .iter()
+                .map(|&c| {
+                    vk::RenderingAttachmentInfo::default()
+                        .image_view(s.images[c].view)
+                        .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                        .load_op(vk::AttachmentLoadOp::CLEAR)
+                        .store_op(vk::AttachmentStoreOp::STORE)
+                        .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0; 4] } })
+                })
+                .collect();
+            let ds_att = vk::RenderingAttachmentInfo::default()
+                .image_view(s.images[ds].view)
+                .image_layout(vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 0.0, stencil: 0 } });
+            let area = vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: w, height: h } };
+            let ri = vk::RenderingInfo::default()
+                .render_area(area)
+                .layer_count(1)
+                .color_attachments(&colour_att)
+                .depth_attachment(&ds_att)
+                .stencil_attachment(&ds_att);
+            d.cmd_begin_rendering(cmd, &ri);
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
+            for q in 0..n {
+                let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * q as u64) as u32).collect();
+                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                d.cmd_draw(cmd, 6, 1, (q * 6) as u32, 0);
+            }
+            d.cmd_end_rendering(cmd);
+            let extent = vk::Extent3D { width: w, height: h, depth: 1 };
+            for (&c, &buf) in colours.iter().zip(&colour_bufs) {
+                barrier(d, cmd, s.images[c].image, vk::ImageAspectFlags::COLOR, 1, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+                let region = vk::BufferImageCopy::default().image_subresource(layers(vk::ImageAspectFlags::COLOR)).image_extent(extent);
+                d.cmd_copy_image_to_buffer(cmd, s.images[c].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, s.buffers[buf].buffer, &[region]);
+            }
+            barrier(d, cmd, s.images[ds].image, ds_aspect, 1, vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+            for (aspect, buf) in [(vk::ImageAspectFlags::DEPTH, depth_buf), (vk::ImageAspectFlags::STENCIL, stencil_buf)] {
+                let region = vk::BufferImageCopy::default().image_subresource(layers(aspect)).image_extent(extent);
+                d.cmd_copy_image_to_buffer(cmd, s.images[ds].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, s.buffers[buf].buffer, &[region]);
+            }
+            let mb = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ);
+            d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[mb], &[], &[]);
+        }
+        self.submit(s, cmd)?;
+        let colour_bytes: Vec<Vec<u8>> = colour_bufs.iter().map(|&b| self.read_bytes(s, b)).collect();
+        let depth = self.read_bytes(s, depth_buf);
+        let stencil = self.read_bytes(s, stencil_buf);
+        let f = |b: &[u8], at: usize| f32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        Ok((0..n)
+            .map(|q| {
+                let (qx, qy) = ((q % quads_per_row) * 2, (q / quads_per_row) * 2);
+                std::array::from_fn(|p| {
+                    let (x, y) = (qx + (p & 1), qy + (p >> 1));
+                    let at = y * w as usize + x;
+                    PixelCapture {
+                        written: stencil[at] != 0,
+                        colors: job
+                            .targets
+                            .iter()
+                            .map(|&t| std::array::from_fn(|c| f(&colour_bytes[t as usize], at * 16 + c * 4)))
+                            .collect(),
+                        depth: f(&depth, at * 4),
+                    }
+                })
+            })
+            .collect())
+    }
+}
+
+fn range(aspect: vk::ImageAspectFlags, layers: u32) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange { aspect_mask: aspect, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: layers }
+}
+
+fn layers(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceLayers {
+    vk::ImageSubresourceLayers { aspect_mask: aspect, mip_level: 0, base_array_layer: 0, layer_count: 1 }
+}
+
+/// A full (all stages, all accesses) layout transition: the harness favours simplicity.
+unsafe fn barrier(
+    d: &ash::Device,
+    cmd: vk::CommandBuffer,
+    image: vk::Image,
+    aspect: vk::ImageAspectFlags,
+    layers: u32,
+    from: vk::ImageLayout,
+    to: vk::ImageLayout,
+) {
+    let all = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
+    let b = vk::ImageMemoryBarrier::default()
+        .src_access_mask(all)
+        .dst_access_mask(all)
+        .old_layout(from)
+        .new_layout(to)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(range(aspect, layers));
+    d.cmd_pipeline_barrier(
+        cmd,
+        vk::PipelineStageFlags::ALL_COMMANDS,
+        vk::PipelineStageFlags::ALL_COMMANDS,
+        vk::DependencyFlags::empty(),
+        &[],
+        &[],
+        &[b],
+    );
+}
+
+/// The capture geometry shader: its input is the vertex output signature of every shrec vertex
+/// shader (SV_Position + float4 TEXCOORD0..N-1 at locations 0..N-1); it stores them at
+/// `(base + SV_PrimitiveID) * (N + 1)` and emits nothing.
+pub fn capture_gs_hlsl(varyings: u32) -> String {
+    let mut s = String::from("// shrec verify: capture geometry shader\nstruct GsIn\n{\n    float4 pos : SV_Position;\n");
+    for i in 0..varyings {
+        s += &format!("    [[vk::location({i})]] float4 t{i} : TEXCOORD{i};\n");
+    }
+    s += "};\nstruct GsOut { float4 pos : SV_Position; };\nstruct CaptureBase { uint base; };\n";
+    s += "[[vk::push_constant]] CaptureBase capture_base;\n";
+    s += &format!("[[vk::binding(0, {CAPTURE_SET})]] RWStructuredBuffer<float4> capture : register(u0, space{CAPTURE_SET});\n");
+    s += "[maxvertexcount(1)]\nvoid main(point GsIn input[1], uint prim : SV_PrimitiveID, inout PointStream<GsOut> stream)\n{\n";
+    s += &format!("    uint o = (capture_base.base + prim) * {};\n    capture[o] = input[0].pos;\n", varyings + 1);
+    for i in 0..varyings {
+        s += &format!("    capture[o + {}] = input[0].t{i};\n", i + 1);
+    }
+    s += "}\n";
+    s
+}
+
+/// The fragment harness vertex shader: location 0 = clip-space position (D3D convention; DXC's
+/// `-fvk-invert-y` flips it for Vulkan), locations 1..=N = varyings passed to TEXCOORD0..N-1.
+pub fn quad_vs_hlsl(varyings: u32) -> String {
+    let mut s = String::from("// shrec verify: fragment harness vertex shader\nstruct VsIn\n{\n    [[vk::location(0)]] float4 pos : POSITION;\n");
+    for i in 0..varyings {
+        s += &format!("    [[vk::location({})]] float4 a{i} : ATTR{i};\n", i + 1);
+    }
+    s += "};\nstruct VsOut\n{\n    float4 pos : SV_Position;\n";
+    for i in 0..varyings {
+        s += &format!("    [[vk::location({i})]] float4 v{i} : TEXCOORD{i};\n");
+    }
+    s += "};\nVsOut main(VsIn i)\n{\n    VsOut o;\n    o.pos = i.pos;\n";
+    for i in 0..varyings {
+        s += &format!("    o.v{i} = i.a{i};\n");
+    }
+    s += "    return o;\n}\n";
+    s
+}
