@@ -157,35 +157,23 @@ impl Report {
     }
 }
 
+/// `<path>+0x<offset> [<family> <stage> 0x<key>]`: how every line names a shader.
+fn shader_label(o: &Outcome) -> String {
+    format!("{}+0x{:x} [{} {} 0x{:016X}]", o.path.display(), o.offset, o.family, o.stage.name_in(o.family), o.key)
+}
+
 fn failure_message(o: &Outcome) -> Option<String> {
     let Status::Failed { reason, detail_offset, .. } = &o.status else { return None };
-    let reason = match detail_offset {
-        Some(off) => format!("at +0x{off:x}: {reason}"),
-        None => reason.clone(),
-    };
-    Some(format!(
-        "{}+0x{:x} [{} {} 0x{:016X}]: {}",
-        o.path.display(),
-        o.offset,
-        o.family,
-        o.stage.name_in(o.family),
-        o.key,
-        reason
-    ))
+    Some(match detail_offset {
+        Some(off) => format!("{}: at +0x{off:x}: {reason}", shader_label(o)),
+        None => format!("{}: {reason}", shader_label(o)),
+    })
 }
 
 /// `warning: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a skipped shader.
 pub fn warning_line(o: &Outcome) -> Option<String> {
     let Status::Skipped { reason } = &o.status else { return None };
-    Some(format!(
-        "warning: {}+0x{:x} [{} {} 0x{:016X}]: {}",
-        o.path.display(),
-        o.offset,
-        o.family,
-        o.stage.name_in(o.family),
-        o.key,
-        reason
-    ))
+    Some(format!("warning: {}: {reason}", shader_label(o)))
 }
 
 /// `error: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a failed shader, with

@@ -80,34 +80,10 @@ fn raw_opts(level: i32) -> WriteOptions {
     WriteOptions { zstd_level: level, spirv_encoding: SpirvEncoding::Raw, threads: 0 }
 }
 
-fn hex(b: &[u8]) -> String {
-    if b.is_empty() {
-        return "-".into();
-    }
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// Expected per-key line of both consumers:
 /// `<key hex> <family> <stage> <mask> <dxil hex|-> <spirv hex|-> <meta words…>`.
 fn expected_lines(entries: &[CacheEntry]) -> BTreeMap<u64, String> {
-    entries
-        .iter()
-        .map(|e| {
-            let mut l = format!(
-                "{:016x} {} {} {} {} {}",
-                e.key,
-                e.family.abi_id(),
-                e.stage.abi_id(),
-                e.spec_constants_mask,
-                hex(e.dxil.as_deref().unwrap_or(&[])),
-                hex(e.spirv.as_deref().unwrap_or(&[]))
-            );
-            for w in &e.meta {
-                l.push_str(&format!(" {w:x}"));
-            }
-            (e.key, l)
-        })
-        .collect()
+    entries.iter().map(|e| (e.key, common::consumer_line(e, None))).collect()
 }
 
 // ---- C++ -----------------------------------------------------------------------------------

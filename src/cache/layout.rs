@@ -200,17 +200,19 @@ pub(crate) fn compress(data: &[u8], level: i32, threads: usize) -> std::io::Resu
     if data.is_empty() {
         return Ok(Vec::new());
     }
-    let mut enc = zstd::stream::Encoder::new(Vec::with_capacity(data.len() / 3 + 64), level)?;
-    enc.include_checksum(true)?;
-    enc.include_contentsize(true)?;
-    enc.set_pledged_src_size(Some(data.len() as u64))?;
+    use zstd::zstd_safe::CParameter;
+    // One-shot compression of the whole input (ZSTD_compress2): the frame is split into jobs by
+    // size alone. (The streaming encoder fed by write_all cut jobs where the worker queue happened
+    // to be full, so multithreaded output varied from run to run under load.)
+    let mut c = zstd::bulk::Compressor::new(level)?;
+    c.set_parameter(CParameter::ChecksumFlag(true))?;
+    c.set_parameter(CParameter::ContentSizeFlag(true))?;
     // Always zstd's multithreaded mode (even with one worker): its output depends on the
     // parameters but not on the number of workers, so the cache is byte-identical on machines
     // with different core counts (single-threaded mode would produce a different frame).
     // Fails only when libzstd was built without threads: then compress on the caller's thread.
-    let _ = enc.multithread(threads.clamp(1, 256) as u32);
-    enc.write_all(data)?;
-    enc.finish()
+    let _ = c.set_parameter(CParameter::NbWorkers(threads.clamp(1, 256) as u32));
+    c.compress(data)
 }
 
 #[cfg(test)]
