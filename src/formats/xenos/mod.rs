@@ -1,6 +1,8 @@
-//! Xbox 360 Xenos shaders (container parsing for detection; translation comes with its issue).
+//! Xbox 360 Xenos shaders: container parsing, microcode decoding, disassembly, lowering to IR.
 
 pub mod container;
+pub mod disasm;
+pub mod ucode;
 
 use super::{ShaderEntry, ShaderError, Stage};
 
@@ -15,4 +17,11 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
     let info = container::check(bytes)?;
     let stage = if info.header.is_vertex() { Stage::Vertex } else { Stage::Pixel };
     Ok(vec![ShaderEntry { stage, index: 0, key: container::key(&bytes[..info.size]), name: None }])
+}
+
+/// Disassembles a container in the style of Microsoft's listings.
+pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
+    let c = container::parse(bytes)?;
+    let p = ucode::decode(&c.microcode)?;
+    Ok(disasm::disassemble(&c, &p))
 }
