@@ -55,6 +55,19 @@ int shrec_index_round_half_up(float x) { return (int)floor(x + 0.5); }
 int shrec_index_floor(float x) { return (int)floor(x); }
 int shrec_index_trunc(float x) { return (int)x; }
 
+// Exact operator semantics used by the IR (src/ir/mod.rs documents each one).
+#define SHREC_FLT_MAX asfloat(0x7F7FFFFFu)
+// D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.
+float4 shrec_mul_legacy(float4 a, float4 b) { return select(or(a == 0.0, b == 0.0), (float4)0.0, a * b); }
+float4 shrec_rcp_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / x); }
+float4 shrec_rcp_clamp_max(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(isinf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rcp_clamp_zero(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(isinf(t), asfloat(asuint(t) & 0x80000000u), t); }
+float4 shrec_rsq_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / sqrt(x)); }
+float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(isinf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rsq_clamp_zero(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(isinf(t), asfloat(asuint(t) & 0x80000000u), t); }
+float4 shrec_log2_exact_one(float4 x) { return select(x == 1.0, (float4)0.0, log2(x)); }
+float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); return select(and(isinf(t), t < 0.0), (float4)(-SHREC_FLT_MAX), t); }
+
 #endif // !__cplusplus
 
 #endif // SHREC_SHADER_COMMON_H

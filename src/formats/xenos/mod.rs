@@ -2,9 +2,10 @@
 
 pub mod container;
 pub mod disasm;
+pub mod lower;
 pub mod ucode;
 
-use super::{ShaderEntry, ShaderError, Stage};
+use super::{ShaderEntry, ShaderError, Stage, Translation};
 
 /// One entry per container: stage from flags bit 0 (1 vertex, 0 pixel).
 ///
@@ -24,4 +25,12 @@ pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
     let c = container::parse(bytes)?;
     let p = ucode::decode(&c.microcode)?;
     Ok(disasm::disassemble(&c, &p))
+}
+
+/// Translates a container to IR (see [`lower`]).
+pub fn translate(bytes: &[u8]) -> Result<Translation, ShaderError> {
+    let c = container::parse(bytes)?;
+    let p = ucode::decode(&c.microcode)?;
+    let l = lower::lower(&c, &p)?;
+    Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: 0 })
 }
