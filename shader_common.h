@@ -41,7 +41,34 @@
 //   (setProgramConstantsFromMatrix with transposedMatrix = true gives rows).
 //
 // ---------------------------------------------------------------------------------------------
-// Xenos, GX2, PICA: conventions are added with their translators (see README).
+// Xenos (Xbox 360)
+// ---------------------------------------------------------------------------------------------
+//   resource                              D3D                 Vulkan
+//   VS float constants  float4 c[256]     b0, space4          set 0 binding 0   (XenosRecomp: same D3D register)
+//   PS float constants  float4 c[256]     b1, space4          set 0 binding 1   (XenosRecomp: same D3D register)
+//   SharedConstants  float4 g_Shared[18]  b2, space4          set 0 binding 2
+//       c16.x g_Booleans (uint bits: VS b0-b15 = bits 0-15, PS b0-b15 = bits 16-31),
+//       c16.y g_SwappedTexcoords, c16.zw g_HalfPixelOffset, c17.x g_AlphaThreshold
+//       (XenosRecomp's DEFINE_SHARED_CONSTANTS packoffsets; c0-c15 unused by shrec).
+//   texture tf<n>, 2D / 3D / cube / 1D    t<n>, space 0/1/2/3 set 1 binding n + 32*space
+//   sampler tf<n>                         s<n>, space 4+dim   set 2 binding n + 32*space
+// * Cache key = XenosRecomp's (XXH3-64 of the container), so a lookup written for XR's table
+//   finds shrec's entries. Constants are addressed by register number exactly as the guest
+//   uploads them (VS c0-c255, PS c0-c255); literal `def` constants are folded into the code.
+// * Vertex inputs: one per container vertex element, semantic <USAGE><index> (POSITION0,
+//   TEXCOORD1, ...), Vulkan location = position of the element in the container's vertex
+//   element list. Declared float4: the input layout converts the guest format.
+// * Interpolators link by semantic: TEXCOORD n -> location/TEXCOORDn n, COLOR n -> 16+n, other
+//   usages u -> 18 + (2u + index) % 30. The VS exports oN under the location of the container's
+//   interpolator entry for register N; the PS preloads r<reg> from its interpolator entries.
+// * oPos gets XenosRecomp's half-pixel offset at the end of every vertex shader:
+//   oPos.xy += g_HalfPixelOffset * oPos.w. SPIR-V vertex shaders are built with -fvk-invert-y.
+// * Deviations from XenosRecomp: no bindless heaps (per-slot resources above), Vulkan reads
+//   constants from UBOs (not push-constant device addresses), no specialisation constants
+//   (alpha test / R11G11B10 normals are not applied; spec mask is 0).
+//
+// ---------------------------------------------------------------------------------------------
+// GX2, PICA: conventions are added with their translators (see README).
 // ---------------------------------------------------------------------------------------------
 
 #ifndef SHREC_SHADER_COMMON_H
@@ -54,6 +81,19 @@
 int shrec_index_round_half_up(float x) { return (int)floor(x + 0.5); }
 int shrec_index_floor(float x) { return (int)floor(x); }
 int shrec_index_trunc(float x) { return (int)x; }
+
+// Exact operator semantics used by the IR (src/ir/mod.rs documents each one).
+#define SHREC_FLT_MAX asfloat(0x7F7FFFFFu)
+// D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.
+float4 shrec_mul_legacy(float4 a, float4 b) { return select(or(a == 0.0, b == 0.0), (float4)0.0, a * b); }
+float4 shrec_rcp_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / x); }
+float4 shrec_rcp_clamp_max(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(isinf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rcp_clamp_zero(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(isinf(t), asfloat(asuint(t) & 0x80000000u), t); }
+float4 shrec_rsq_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / sqrt(x)); }
+float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(isinf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rsq_clamp_zero(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(isinf(t), asfloat(asuint(t) & 0x80000000u), t); }
+float4 shrec_log2_exact_one(float4 x) { return select(x == 1.0, (float4)0.0, log2(x)); }
+float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); return select(and(isinf(t), t < 0.0), (float4)(-SHREC_FLT_MAX), t); }
 
 #endif // !__cplusplus
 

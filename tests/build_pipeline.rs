@@ -22,6 +22,19 @@ fn options(out: &Path, cache: &Path) -> BuildOptions {
     o
 }
 
+/// Distinct Xenos shaders in tests/corpus (translated since the Xenos frontend landed).
+const XENOS_KEYS: usize = 26;
+
+/// Distinct programs of one family folder in tests/corpus: key → container bytes.
+fn programs_in(dir: &str) -> BTreeMap<u64, Vec<u8>> {
+    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus").join(dir));
+    let mut m = BTreeMap::new();
+    for s in scan.shaders {
+        m.entry(s.key).or_insert_with(|| shrec::scan::read_container(&s).unwrap());
+    }
+    m
+}
+
 /// Distinct AGAL programs in tests/corpus: key → file bytes.
 fn agal_programs() -> BTreeMap<u64, Vec<u8>> {
     let scan = shrec::scan::scan_dir(&repo().join("tests/corpus/agal"));
@@ -41,26 +54,32 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
     let r = &first.report;
     let programs = agal_programs();
     assert_eq!(programs.len(), 47, "distinct AGAL programs in tests/corpus");
+    let xenos = programs_in("xenos");
+    assert_eq!(xenos.len(), XENOS_KEYS);
+    let total = programs.len() + xenos.len();
 
-    // Every AGAL shader compiled, nothing failed; the other families are found and skipped.
+    // Every AGAL and Xenos shader compiled, nothing failed; the other families are found and skipped.
     let totals = r.totals();
     assert_eq!(report::exit_code(r), 0, "{}", report::summary_table(r));
     assert_eq!(totals.failed, 0);
-    assert_eq!(totals.compiled, programs.len());
-    assert_eq!(r.dxc_compilations, 2 * programs.len());
+    assert_eq!(totals.compiled, total);
+    assert_eq!(r.dxc_compilations, 2 * total);
     let by_family = r.counts_by_family();
-    for f in [Family::Xenos, Family::Gx2, Family::Pica] {
+    for f in [Family::Gx2, Family::Pica] {
         let c = by_family[&f];
         assert!(c.found > 0 && c.skipped == c.found, "{f}: {c:?}");
     }
-    assert_eq!(first.entries.len(), programs.len());
+    assert_eq!(first.entries.len(), total);
 
     // The bytes in the cache are exactly what DXC produces for the translated HLSL, DXIL carries
     // a filled, correct container hash, and spirv-val accepts every SPIR-V module.
     let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
     for e in &first.entries {
-        assert_eq!(e.family, Family::Agal);
-        let t = formats::translate(ContainerKind::Agal, &programs[&e.key], 0, &TranslateOptions::default()).unwrap();
+        let t = match e.family {
+            Family::Agal => formats::translate(ContainerKind::Agal, &programs[&e.key], 0, &TranslateOptions::default()).unwrap(),
+            Family::Xenos => formats::translate(ContainerKind::Xenos, &xenos[&e.key], 0, &TranslateOptions::default()).unwrap(),
+            f => panic!("unexpected family {f}"),
+        };
         let hlsl = shrec::hlsl::write(&t.module);
         let dxil = e.dxil.as_ref().expect("dxil built");
         let spirv = e.spirv.as_ref().expect("spirv built");
@@ -70,7 +89,9 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
         assert_ne!(&dxil[4..20], &[0u8; 16], "{:016X}: DXIL hash not filled", e.key);
         assert!(shrec::pack::dxil_hash::hash_is_valid(dxil), "{:016X}: DXIL hash wrong", e.key);
         spirv_val(spirv, &format!("{:016X}", e.key)).unwrap_or_else(|d| panic!("{:016X}: spirv-val: {d}", e.key));
-        assert_eq!(e.meta.len() % 3, 0, "AGAL metadata is (slot, lo, hi) triples");
+        if e.family == Family::Agal {
+            assert_eq!(e.meta.len() % 3, 0, "AGAL metadata is (slot, lo, hi) triples");
+        }
     }
 
     // The generated .cpp compiles; a C++ consumer finds every key and gets the same bytes.
@@ -88,7 +109,7 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
     let mtime = std::fs::metadata(&out_cpp).unwrap().modified().unwrap();
     let second = build::run(&options(&out_cpp, &cache)).expect("rebuild runs");
     assert_eq!(second.report.dxc_compilations, 0);
-    assert_eq!(second.report.cache_hits, programs.len());
+    assert_eq!(second.report.cache_hits, total);
     assert!(!second.output_written);
     assert_eq!(std::fs::metadata(&out_cpp).unwrap().modified().unwrap(), mtime);
     assert_eq!(second.entries, first.entries);
@@ -107,7 +128,7 @@ fn smolv_cache_decodes_to_valid_spirv() {
     o.targets = vec![Target::Spirv];
     let b = build::run(&o).unwrap();
     let keys: Vec<u64> = b.entries.iter().map(|e| e.key).collect();
-    assert_eq!(keys.len(), 47);
+    assert_eq!(keys.len(), 47 + XENOS_KEYS);
     let Some(stdout) = run_cpp_consumer(&out_cpp, &keys) else { return };
     for (e, line) in b.entries.iter().zip(stdout.lines().skip(1)) {
         let fields: Vec<&str> = line.split(' ').collect();
@@ -128,7 +149,7 @@ fn generated_rust_module_compiles() {
     let dir = tmpdir("pipeline-rs");
     let out = dir.join("shader_cache.rs");
     let b = build::run(&options(&out, &dir.join("cache"))).unwrap();
-    assert_eq!(b.entries.len(), 47);
+    assert_eq!(b.entries.len(), 47 + XENOS_KEYS);
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     run(Command::new(rustc)
         .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings", "--out-dir"])

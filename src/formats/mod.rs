@@ -151,13 +151,14 @@ pub struct Translation {
 /// Whether this version of shrec translates shaders of this container kind (detection, keys
 /// and disassembly may exist without it).
 pub fn has_translator(kind: ContainerKind) -> bool {
-    matches!(kind, ContainerKind::Agal)
+    matches!(kind, ContainerKind::Agal | ContainerKind::Xenos)
 }
 
 /// Translates shader `index` of a container.
 pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<Translation, ShaderError> {
     match kind {
         ContainerKind::Agal => agal::translate(bytes, opts),
+        ContainerKind::Xenos => xenos::translate(bytes),
         other => Err(not_yet(other, index, "translation")),
     }
 }
@@ -166,6 +167,7 @@ pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &Translate
 pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<String, ShaderError> {
     match kind {
         ContainerKind::Agal => agal::disasm(bytes, opts),
+        ContainerKind::Xenos => xenos::disasm(bytes),
         other => Err(not_yet(other, index, "disassembly")),
     }
 }

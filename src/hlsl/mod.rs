@@ -55,6 +55,7 @@ fn semantic_text(s: &Semantic) -> String {
         Semantic::Target(n) => format!("SV_Target{n}"),
         Semantic::Depth => "SV_Depth".into(),
         Semantic::InstanceId => "SV_InstanceID".into(),
+        Semantic::Usage { name, index, .. } => format!("{name}{index}"),
     }
 }
 
@@ -62,6 +63,7 @@ fn semantic_text(s: &Semantic) -> String {
 fn vk_location(s: &Semantic) -> Option<u32> {
     match s {
         Semantic::Texcoord(n) => Some(*n),
+        Semantic::Usage { location, .. } => Some(*location),
         _ => None,
     }
 }
@@ -92,6 +94,7 @@ impl Writer<'_> {
         }
         for t in &m.textures {
             let ty = match t.dim {
+                TexDim::D1 => "Texture1D<float4>",
                 TexDim::D2 => "Texture2D<float4>",
                 TexDim::D3 => "Texture3D<float4>",
                 TexDim::Cube => "TextureCube<float4>",
@@ -261,6 +264,7 @@ impl Writer<'_> {
             }
             Cond::AnyNegative(e) => format!("any(({}) < 0.0)", self.expr(e)),
             Cond::Not(c) => format!("!({})", self.cond(c)),
+            Cond::BitSet { value, bit } => format!("((asuint(({}).x) >> {bit}u) & 1u) != 0u", self.expr(value)),
         }
     }
 
@@ -340,6 +344,14 @@ impl Writer<'_> {
                     UnOp::Ddx => format!("ddx({a})"),
                     UnOp::Ddy => format!("ddy({a})"),
                     UnOp::Normalize3 => format!("float4(normalize(({a}).xyz), 0.0)"),
+                    UnOp::Trunc => format!("trunc({a})"),
+                    UnOp::RcpClampMax => format!("shrec_rcp_clamp_max({a})"),
+                    UnOp::RcpClampZero => format!("shrec_rcp_clamp_zero({a})"),
+                    UnOp::RsqExactOne => format!("shrec_rsq_exact_one({a})"),
+                    UnOp::RsqClampMax => format!("shrec_rsq_clamp_max({a})"),
+                    UnOp::RsqClampZero => format!("shrec_rsq_clamp_zero({a})"),
+                    UnOp::Log2ExactOne => format!("shrec_log2_exact_one({a})"),
+                    UnOp::Log2ClampMax => format!("shrec_log2_clamp_max({a})"),
                 }
             }
             Expr::Binary(op, a, b) => {
@@ -357,11 +369,29 @@ impl Writer<'_> {
                     BinOp::Seq => format!("((float4)({a} == {b}))"),
                     BinOp::Sne => format!("((float4)({a} != {b}))"),
                     BinOp::Cross3 => format!("float4(cross(({a}).xyz, ({b}).xyz), 0.0)"),
+                    BinOp::MulLegacy => format!("shrec_mul_legacy({a}, {b})"),
                 }
             }
             Expr::Dot(n, a, b) => {
                 let lanes = &"xyzw"[..*n as usize];
                 format!("((float4)dot(({}).{lanes}, ({}).{lanes}))", self.expr(a), self.expr(b))
+            }
+            Expr::Select { cmp, a, b, if_true, if_false } => {
+                let op = match cmp {
+                    CmpOp::Eq => "==",
+                    CmpOp::Ne => "!=",
+                    CmpOp::Gt => ">",
+                    CmpOp::Ge => ">=",
+                    CmpOp::Lt => "<",
+                    CmpOp::Le => "<=",
+                };
+                format!(
+                    "select({} {op} {}, {}, {})",
+                    self.expr(a),
+                    self.expr(b),
+                    self.expr(if_true),
+                    self.expr(if_false)
+                )
             }
             Expr::Mad(a, b, c) => format!("({} * {} + {})", self.expr(a), self.expr(b), self.expr(c)),
             Expr::Sample { tex, coord, mode } => {

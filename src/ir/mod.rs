@@ -66,6 +66,9 @@ pub enum Semantic {
     Depth,
     /// Instance index — `SV_InstanceID`, read as `float4(id, 0, 0, 0)`.
     InstanceId,
+    /// A named D3D semantic `{name}{index}` (e.g. `POSITION0`, `NORMAL1`) with an explicit
+    /// Vulkan location. Used for vertex inputs whose D3D input layout matches by usage (Xenos).
+    Usage { name: &'static str, index: u32, location: u32 },
 }
 
 /// Where a resource binds, in both APIs.
@@ -92,6 +95,8 @@ pub struct ConstBuffer {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TexDim {
+    /// `Texture1D<float4>`, one coordinate lane (x).
+    D1,
     D2,
     D3,
     Cube,
@@ -101,6 +106,7 @@ impl TexDim {
     /// Number of coordinate lanes a sample reads.
     pub fn coord_lanes(self) -> usize {
         match self {
+            TexDim::D1 => 1,
             TexDim::D2 => 2,
             TexDim::D3 | TexDim::Cube => 3,
         }
@@ -187,6 +193,9 @@ pub enum Expr {
     Mad(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
     Sample { tex: u32, coord: Box<Expr>, mode: SampleMode },
+    /// Per-lane select: lane `i` = `a[i] cmp b[i] ? if_true[i] : if_false[i]` (IEEE comparisons:
+    /// every comparison with NaN is false except `Ne`). HLSL `select(a cmp b, t, f)`.
+    Select { cmp: CmpOp, a: Box<Expr>, b: Box<Expr>, if_true: Box<Expr>, if_false: Box<Expr> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -225,6 +234,22 @@ pub enum UnOp {
     Ddy,
     /// `float4(normalize(x.xyz), 0)`: `x.xyz * rsqrt(dot3(x, x))`.
     Normalize3,
+    /// Truncation toward zero: `x >= 0 ? floor(x) : -floor(-x)`.
+    Trunc,
+    /// Xenos `rcpc`: `t = (x == 1 ? 1 : 1 / x)`, then +inf → +FLT_MAX, -inf → -FLT_MAX.
+    RcpClampMax,
+    /// Xenos `rcpf`: `t = (x == 1 ? 1 : 1 / x)`, then +inf → +0, -inf → -0.
+    RcpClampZero,
+    /// Xenos `rsq`: `x == 1 ? 1 : 1 / sqrt(x)` (IEEE division of an IEEE square root).
+    RsqExactOne,
+    /// Xenos `rsqc`: `RsqExactOne`, then ±inf → ±FLT_MAX.
+    RsqClampMax,
+    /// Xenos `rsqf`: `RsqExactOne`, then ±inf → ±0.
+    RsqClampZero,
+    /// Xenos `log`: `x == 1 ? 0 : log2(x)`.
+    Log2ExactOne,
+    /// Xenos `logc`: `Log2ExactOne`, then -inf → -FLT_MAX.
+    Log2ClampMax,
 }
 
 /// Per-lane binary operators.
@@ -251,6 +276,9 @@ pub enum BinOp {
     Sne,
     /// `float4(cross(a.xyz, b.xyz), 0)`.
     Cross3,
+    /// D3D9 / Xenos "legacy" multiply per lane: `(a == 0 || b == 0) ? +0 : a * b`, so that
+    /// 0 × inf and 0 × NaN give +0 (Xenia `ZeroIfAnyOperandIsZero`).
+    MulLegacy,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,6 +299,9 @@ pub enum Cond {
     /// True when any of the four lanes is below zero (HLSL `clip` semantics).
     AnyNegative(Expr),
     Not(Box<Cond>),
+    /// True when bit `bit` (0-31) of the raw bits of lane x of `value` (`asuint(value.x)`) is set:
+    /// boolean constants packed in a uint word of a constant buffer.
+    BitSet { value: Expr, bit: u32 },
 }
 
 /// Destination of an assignment: lanes of `mask` (bit 0 = x) receive the same lanes of the value.

@@ -188,3 +188,314 @@ pub fn check(buf: &[u8]) -> Result<ContainerInfo, ShaderError> {
 pub fn key(container: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(container)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Full parse: constant table, definition table, shader header, vertex elements, interpolators.
+// ---------------------------------------------------------------------------------------------
+
+/// D3DX register sets (`D3DXREGISTER_SET`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegisterSet {
+    Bool,
+    Int4,
+    Float4,
+    Sampler,
+    Other(u16),
+}
+
+impl RegisterSet {
+    fn from_u16(v: u16) -> Self {
+        match v {
+            0 => RegisterSet::Bool,
+            1 => RegisterSet::Int4,
+            2 => RegisterSet::Float4,
+            3 => RegisterSet::Sampler,
+            o => RegisterSet::Other(o),
+        }
+    }
+}
+
+/// `D3DXSHADER_TYPEINFO`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypeInfo {
+    pub class: u16,
+    pub ty: u16,
+    pub rows: u16,
+    pub columns: u16,
+    pub elements: u16,
+    pub struct_members: u16,
+}
+
+/// One `D3DXSHADER_CONSTANTINFO`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstantInfo {
+    pub name: String,
+    pub register_set: RegisterSet,
+    pub register_index: u16,
+    pub register_count: u16,
+    pub type_info: Option<TypeInfo>,
+    /// Default value dwords (`register_count * 4` for float/int sets), when the table has one.
+    pub default_value: Option<Vec<u32>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ConstantTable {
+    pub creator: String,
+    /// 0xFFFF0300 = ps_3_0, 0xFFFE0300 = vs_3_0.
+    pub version: u32,
+    pub target: String,
+    pub flags: u32,
+    pub constants: Vec<ConstantInfo>,
+}
+
+/// A literal float4 block from the definition table (`def c#`), register numbers as in the
+/// microcode (the pixel-shader 256 bias already removed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatDef {
+    pub register: u32,
+    pub values: Vec<f32>,
+}
+
+/// A literal integer constant (`defi i#`): 4 packed int8 (count, start, step, unused).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntDef {
+    pub register: u32,
+    pub values: Vec<u32>,
+}
+
+/// `VertexElement`: vfetch slot (instruction address) → D3DDECLUSAGE / index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VertexElement {
+    pub address: u32,
+    pub usage: u32,
+    pub usage_index: u32,
+}
+
+/// `Interpolator`: interpolator register ↔ D3DDECLUSAGE / index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interpolator {
+    pub reg: u32,
+    pub usage: u32,
+    pub usage_index: u32,
+}
+
+/// Everything shrec reads from a container.
+#[derive(Clone, Debug)]
+pub struct Container {
+    pub info: ContainerInfo,
+    pub constant_table: Option<ConstantTable>,
+    pub float_defs: Vec<FloatDef>,
+    pub int_defs: Vec<IntDef>,
+    pub program_control: u32,
+    pub context_misc: u32,
+    pub interpolator_info: u32,
+    pub vertex_elements: Vec<VertexElement>,
+    pub interpolators: Vec<Interpolator>,
+    /// Pixel shaders: bits 0-3 COLOR0-3, bit 4 DEPTH.
+    pub ps_outputs: u32,
+    /// Microcode dwords (big-endian words already decoded).
+    pub microcode: Vec<u32>,
+}
+
+impl Container {
+    pub fn is_vertex(&self) -> bool {
+        self.info.header.is_vertex()
+    }
+}
+
+pub const DECL_USAGE_NAMES: [&str; 14] = [
+    "position", "blendweight", "blendindices", "normal", "psize", "texcoord", "tangent", "binormal",
+    "tessfactor", "positiont", "color", "fog", "depth", "sample",
+];
+
+struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn u32(&self, off: u64, what: &str) -> Result<u32, ShaderError> {
+        usize::try_from(off)
+            .ok()
+            .and_then(|o| be32(self.buf, o))
+            .ok_or_else(|| ShaderError::at(off, format!("{what} at 0x{off:X} lies outside the container")))
+    }
+    fn u16(&self, off: u64, what: &str) -> Result<u16, ShaderError> {
+        let o = usize::try_from(off).ok();
+        o.and_then(|o| self.buf.get(o..o.checked_add(2)?))
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or_else(|| ShaderError::at(off, format!("{what} at 0x{off:X} lies outside the container")))
+    }
+    fn cstr(&self, off: u64, what: &str) -> Result<String, ShaderError> {
+        let o = usize::try_from(off).ok().filter(|&o| o < self.buf.len()).ok_or_else(|| {
+            ShaderError::at(off, format!("{what} string at 0x{off:X} lies outside the container"))
+        })?;
+        let end = self.buf[o..]
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| ShaderError::at(off, format!("{what} string at 0x{off:X} is not terminated")))?;
+        Ok(self.buf[o..o + end].iter().map(|&b| b as char).collect())
+    }
+}
+
+/// Parses a whole container (see the module notes for every layout). Every read is bounds-checked
+/// against the container (`virtualSize + physicalSize`); errors name the offending offset.
+pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
+    let info = check(buf)?;
+    let buf = &buf[..info.size];
+    let r = Reader { buf };
+    let h = info.header;
+    let vsize = h.virtual_size as u64;
+
+    // Constant table.
+    let constant_table = if h.constant_table_offset == 0 {
+        None
+    } else {
+        let base = h.constant_table_offset as u64 + 4;
+        let _size = r.u32(base - 4, "constant table size")?;
+        let creator_off = r.u32(base + 4, "constant table Creator")?;
+        let version = r.u32(base + 8, "constant table Version")?;
+        let count = r.u32(base + 12, "constant table Constants")?;
+        let info_off = r.u32(base + 16, "constant table ConstantInfo")?;
+        let flags = r.u32(base + 20, "constant table Flags")?;
+        let target_off = r.u32(base + 24, "constant table Target")?;
+        if count > 4096 {
+            return Err(ShaderError::at(base + 12, format!("constant table claims {count} constants")));
+        }
+        let creator = if creator_off == 0 { String::new() } else { r.cstr(base + creator_off as u64, "Creator")? };
+        let target = if target_off == 0 { String::new() } else { r.cstr(base + target_off as u64, "Target")? };
+        let mut constants = Vec::with_capacity(count as usize);
+        for i in 0..count as u64 {
+            let o = base + info_off as u64 + 20 * i;
+            let name_off = r.u32(o, "ConstantInfo.Name")?;
+            let set = r.u16(o + 4, "ConstantInfo.RegisterSet")?;
+            let index = r.u16(o + 6, "ConstantInfo.RegisterIndex")?;
+            let rcount = r.u16(o + 8, "ConstantInfo.RegisterCount")?;
+            let ti = r.u32(o + 12, "ConstantInfo.TypeInfo")?;
+            let dv = r.u32(o + 16, "ConstantInfo.DefaultValue")?;
+            let name = r.cstr(base + name_off as u64, "constant name")?;
+            let type_info = if ti == 0 {
+                None
+            } else {
+                let t = base + ti as u64;
+                Some(TypeInfo {
+                    class: r.u16(t, "TypeInfo.Class")?,
+                    ty: r.u16(t + 2, "TypeInfo.Type")?,
+                    rows: r.u16(t + 4, "TypeInfo.Rows")?,
+                    columns: r.u16(t + 6, "TypeInfo.Columns")?,
+                    elements: r.u16(t + 8, "TypeInfo.Elements")?,
+                    struct_members: r.u16(t + 10, "TypeInfo.StructMembers")?,
+                })
+            };
+            let register_set = RegisterSet::from_u16(set);
+            let default_value = if dv == 0 {
+                None
+            } else {
+                let n = match register_set {
+                    RegisterSet::Float4 | RegisterSet::Int4 => rcount as u64 * 4,
+                    _ => rcount as u64,
+                };
+                let mut v = Vec::with_capacity(n as usize);
+                for k in 0..n {
+                    v.push(r.u32(base + dv as u64 + 4 * k, "DefaultValue")?);
+                }
+                Some(v)
+            };
+            constants.push(ConstantInfo { name, register_set, register_index: index, register_count: rcount, type_info, default_value });
+        }
+        Some(ConstantTable { creator, version, target, flags, constants })
+    };
+
+    // Definition table.
+    let is_ps = !h.is_vertex();
+    let mut float_defs = Vec::new();
+    let mut int_defs = Vec::new();
+    if h.definition_table_offset != 0 {
+        let mut d = h.definition_table_offset as u64 + 20;
+        loop {
+            let w = r.u32(d, "float definition")?;
+            if w == 0 {
+                d += 4;
+                break;
+            }
+            let reg = (w >> 16) as u32;
+            let cnt = w & 0xFFFF;
+            let po = r.u32(d + 4, "float definition offset")? as u64;
+            let reg = if is_ps { reg.checked_sub(256).ok_or_else(|| ShaderError::at(d, format!("pixel float definition register {reg} is below 256")))? } else { reg };
+            let mut values = Vec::with_capacity(cnt as usize);
+            for k in 0..cnt as u64 {
+                values.push(f32::from_bits(r.u32(vsize + po + 4 * k, "float definition value")?));
+            }
+            float_defs.push(FloatDef { register: reg, values });
+            d += 8;
+        }
+        loop {
+            let w = r.u32(d, "int definition")?;
+            if w == 0 {
+                break;
+            }
+            let reg = (w >> 16) as u32;
+            let cnt = w & 0xFFFF;
+            let mut values = Vec::with_capacity(cnt as usize);
+            for k in 0..cnt as u64 {
+                values.push(r.u32(d + 4 + 4 * k, "int definition value")?);
+            }
+            let reg = reg.checked_sub(0x2320).map(|x| x / 4).ok_or_else(|| {
+                ShaderError::at(d, format!("int definition register 0x{reg:X} is below 0x2320"))
+            })?;
+            int_defs.push(IntDef { register: reg, values });
+            d += 4 + 4 * cnt as u64;
+        }
+    }
+
+    // Shader header.
+    let so = h.shader_offset as u64;
+    let program_control = r.u32(so + 8, "program control")?;
+    let context_misc = r.u32(so + 12, "context misc")?;
+    let interpolator_info = r.u32(so + 20, "interpolator info")?;
+    let n_interp = (interpolator_info >> 5) & 0x1F;
+    let mut vertex_elements = Vec::new();
+    let mut interpolators = Vec::new();
+    let mut ps_outputs = 0;
+    let interp = |v: u32| Interpolator { usage_index: v & 0xF, usage: (v >> 4) & 0xF, reg: (v >> 8) & 0xF };
+    let interp_base;
+    if h.is_vertex() {
+        let f18 = r.u32(so + 0x18, "vertex shader field18")? as u64;
+        let nve = r.u32(so + 0x1C, "vertex element count")? as u64;
+        if f18 > 1024 || nve > 1024 {
+            return Err(ShaderError::at(so + 0x18, format!("implausible vertex header (field18 {f18}, {nve} elements)")));
+        }
+        let e0 = so + 0x24 + 4 * f18;
+        for i in 0..nve {
+            let v = r.u32(e0 + 4 * i, "vertex element")?;
+            vertex_elements.push(VertexElement { address: v & 0xFFF, usage: (v >> 12) & 0xF, usage_index: (v >> 16) & 0xF });
+        }
+        interp_base = e0 + 4 * nve;
+    } else {
+        ps_outputs = r.u32(so + 0x1C, "pixel outputs")?;
+        interp_base = so + 0x20;
+    }
+    for i in 0..n_interp as u64 {
+        interpolators.push(interp(r.u32(interp_base + 4 * i, "interpolator")?));
+    }
+
+    let mut microcode = Vec::with_capacity(info.microcode_size / 4);
+    if info.microcode_size % 12 != 0 {
+        return Err(ShaderError::at(so + 4, format!("microcode size {} is not a multiple of 12", info.microcode_size)));
+    }
+    for k in 0..info.microcode_size / 4 {
+        microcode.push(be32(buf, info.microcode_offset + 4 * k).unwrap_or(0));
+    }
+    Ok(Container {
+        info,
+        constant_table,
+        float_defs,
+        int_defs,
+        program_control,
+        context_misc,
+        interpolator_info,
+        vertex_elements,
+        interpolators,
+        ps_outputs,
+        microcode,
+    })
+}

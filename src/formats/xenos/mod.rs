@@ -1,8 +1,11 @@
-//! Xbox 360 Xenos shaders (container parsing for detection; translation comes with its issue).
+//! Xbox 360 Xenos shaders: container parsing, microcode decoding, disassembly, lowering to IR.
 
 pub mod container;
+pub mod disasm;
+pub mod lower;
+pub mod ucode;
 
-use super::{ShaderEntry, ShaderError, Stage};
+use super::{ShaderEntry, ShaderError, Stage, Translation};
 
 /// One entry per container: stage from flags bit 0 (1 vertex, 0 pixel).
 ///
@@ -15,4 +18,19 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
     let info = container::check(bytes)?;
     let stage = if info.header.is_vertex() { Stage::Vertex } else { Stage::Pixel };
     Ok(vec![ShaderEntry { stage, index: 0, key: container::key(&bytes[..info.size]), name: None }])
+}
+
+/// Disassembles a container in the style of Microsoft's listings.
+pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
+    let c = container::parse(bytes)?;
+    let p = ucode::decode(&c.microcode)?;
+    Ok(disasm::disassemble(&c, &p))
+}
+
+/// Translates a container to IR (see [`lower`]).
+pub fn translate(bytes: &[u8]) -> Result<Translation, ShaderError> {
+    let c = container::parse(bytes)?;
+    let p = ucode::decode(&c.microcode)?;
+    let l = lower::lower(&c, &p)?;
+    Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: 0 })
 }

@@ -1,0 +1,848 @@
+//! Xenos microcode → shrec IR.
+//!
+//! Register model (all in the IR temp file, so that relative temp addressing can index r0-r63):
+//! r0-r63 are the Xenos temps; 64 = p0 (lane x, 0/1), 65 = a0 (x), 66 = aL (x), 67 = ps (previous
+//! scalar result, all lanes), 68 = pc for the pc-dispatch loop, 69/70 = vector / scalar results of
+//! the current ALU instruction, 71 = fetch result, 72-75 loop counters and 76-79 saved aL per loop
+//! depth. Semantics follow Xenia's ucode.h pseudo-code; anything not lowered exactly is rejected
+//! with the CF / slot index and mnemonic.
+
+use super::container::{Container, DECL_USAGE_NAMES};
+use super::ucode::*;
+use crate::formats::{Family, ShaderError, Stage};
+use crate::ir::build::*;
+use crate::ir::*;
+use std::collections::BTreeMap;
+
+const P0: u32 = 64;
+const A0: u32 = 65;
+const AL: u32 = 66;
+const PS: u32 = 67;
+const PC: u32 = 68;
+const VRES: u32 = 69;
+const SRES: u32 = 70;
+const FRES: u32 = 71;
+const LOOP_CTR: u32 = 72;
+const LOOP_SAVE: u32 = 76;
+const MAX_LOOP_DEPTH: u32 = 4;
+const TEMP_COUNT: u32 = 80;
+
+/// Constant buffer indices.
+const CB_FLOAT: u32 = 0;
+const CB_SHARED: u32 = 1;
+/// Shared constants layout (float4 registers of `SharedConstants`, XenosRecomp's DXIL layout):
+/// c0-c15 texture/sampler descriptor indices (unused by shrec), c16.x g_Booleans,
+/// c16.y g_SwappedTexcoords, c16.zw g_HalfPixelOffset, c17.x g_AlphaThreshold.
+const SHARED_LEN: u32 = 18;
+
+fn lit(v: f32) -> Expr {
+    Expr::Literal([v; 4])
+}
+fn t(i: u32) -> Expr {
+    read(RegFile::Temp, i, XYZW)
+}
+fn tx(i: u32) -> Expr {
+    read(RegFile::Temp, i, [0; 4])
+}
+fn sel(cmp: CmpOp, a: Expr, b: Expr, t: Expr, f: Expr) -> Expr {
+    Expr::Select { cmp, a: Box::new(a), b: Box::new(b), if_true: Box::new(t), if_false: Box::new(f) }
+}
+fn assign(reg: u32, mask: u8, value: Expr) -> Stmt {
+    Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, reg), mask }, value, saturate: false }
+}
+fn lane(e: Expr, l: u8) -> Expr {
+    broadcast(e, l)
+}
+fn mul_l(a: Expr, b: Expr) -> Expr {
+    bin(BinOp::MulLegacy, a, b)
+}
+fn p0_true() -> Cond {
+    Cond::Compare(CmpOp::Ne, tx(P0), lit(0.0))
+}
+fn pred_cond(want: bool) -> Cond {
+    if want { p0_true() } else { Cond::Not(Box::new(p0_true())) }
+}
+
+pub struct Lowered {
+    pub module: Module,
+}
+
+struct Ctx<'a> {
+    c: &'a Container,
+    vertex: bool,
+    defs: BTreeMap<u32, [f32; 4]>,
+    int_defs: BTreeMap<u32, u32>,
+    inputs: Vec<IoVar>,
+    input_by_addr: BTreeMap<u32, u32>,
+    outputs: Vec<IoVar>,
+    output_by_export: BTreeMap<u32, u32>,
+    textures: Vec<Texture>,
+    tex_by_slot: BTreeMap<(u32, u32), u32>,
+    indexable: bool,
+    /// Current instruction for error messages.
+    at: String,
+}
+
+fn usage_name(u: u32) -> &'static str {
+    match u {
+        0 => "POSITION",
+        1 => "BLENDWEIGHT",
+        2 => "BLENDINDICES",
+        3 => "NORMAL",
+        4 => "PSIZE",
+        5 => "TEXCOORD",
+        6 => "TANGENT",
+        7 => "BINORMAL",
+        8 => "TESSFACTOR",
+        9 => "POSITIONT",
+        10 => "COLOR",
+        11 => "FOG",
+        12 => "DEPTH",
+        _ => "SAMPLE",
+    }
+}
+
+/// Interpolator linkage location for a D3DDECLUSAGE / index pair (both stages use it, so a vertex
+/// shader links with every pixel shader that reads the same semantics): TEXCOORD n → n (0-15),
+/// COLOR n → 16 + n, every other usage u → 18 + 2·u + min(index, 1)... bounded below 48.
+pub fn interpolator_location(usage: u32, index: u32) -> u32 {
+    match usage {
+        5 => index & 15,
+        10 => 16 + (index & 1),
+        u => 18 + ((u * 2 + (index & 1)) % 30),
+    }
+}
+
+impl<'a> Ctx<'a> {
+    fn err(&self, what: impl std::fmt::Display) -> ShaderError {
+        ShaderError::new(format!("{}: {what}", self.at))
+    }
+
+    fn temp_ref(&mut self, index: u32, rel: bool) -> RegRef {
+        if rel {
+            self.indexable = true;
+            RegRef {
+                file: RegFile::Temp,
+                index: Index::Dynamic { base: index as i32, value: Box::new(tx(AL)), conv: IndexConv::Floor },
+            }
+        } else {
+            RegRef::fixed(RegFile::Temp, index)
+        }
+    }
+
+    fn operand(&mut self, o: &Operand) -> Expr {
+        let swizzle = o.swizzle;
+        if o.is_temp {
+            let reg = self.temp_ref(o.index, o.addr != Addr::Static);
+            return Expr::Read(Src { reg, swizzle, abs: o.abs, negate: o.negate });
+        }
+        let reg = match o.addr {
+            Addr::Static => {
+                if let Some(v) = self.defs.get(&o.index) {
+                    let mut e = swz(Expr::Literal(*v), swizzle);
+                    if o.abs {
+                        e = un(UnOp::Abs, e);
+                    }
+                    if o.negate {
+                        e = un(UnOp::Neg, e);
+                    }
+                    return e;
+                }
+                RegRef::fixed(RegFile::Const(CB_FLOAT), o.index)
+            }
+            Addr::A0 | Addr::AL => RegRef {
+                file: RegFile::Const(CB_FLOAT),
+                index: Index::Dynamic {
+                    base: o.index as i32,
+                    value: Box::new(tx(if o.addr == Addr::A0 { A0 } else { AL })),
+                    conv: IndexConv::Floor,
+                },
+            },
+        };
+        Expr::Read(Src { reg, swizzle, abs: o.abs, negate: o.negate })
+    }
+
+    fn output(&mut self, export: u32) -> Result<u32, ShaderError> {
+        if let Some(&i) = self.output_by_export.get(&export) {
+            return Ok(i);
+        }
+        let (name, semantic, components) = if self.vertex {
+            match export {
+                62 => ("oPos".to_string(), Semantic::Position, 4),
+                0..=15 => {
+                    let loc = self
+                        .c
+                        .interpolators
+                        .iter()
+                        .find(|i| i.reg == export)
+                        .map(|i| interpolator_location(i.usage, i.usage_index))
+                        .unwrap_or(export);
+                    (format!("o{export}"), Semantic::Texcoord(loc), 4)
+                }
+                63 => return Err(self.err("point size / edge flag / kill vertex export (oPts) is not supported")),
+                32..=37 => return Err(self.err("memory export (eA / eM#) is not supported")),
+                _ => return Err(self.err(format!("unknown vertex export register {export}"))),
+            }
+        } else {
+            match export {
+                0..=3 => (format!("oC{export}"), Semantic::Target(export), 4),
+                61 => ("oDepth".to_string(), Semantic::Depth, 1),
+                32..=37 => return Err(self.err("memory export (eA / eM#) is not supported")),
+                _ => return Err(self.err(format!("unknown pixel export register {export}"))),
+            }
+        };
+        self.outputs.push(IoVar { name, semantic, components });
+        let i = self.outputs.len() as u32 - 1;
+        self.output_by_export.insert(export, i);
+        Ok(i)
+    }
+
+    fn texture(&mut self, slot: u32, dim: TexDim) -> u32 {
+        let key = (slot, dim as u32);
+        if let Some(&i) = self.tex_by_slot.get(&key) {
+            return i;
+        }
+        let suffix = match dim {
+            TexDim::D1 => "1D",
+            TexDim::D2 => "2D",
+            TexDim::D3 => "3D",
+            TexDim::Cube => "Cube",
+        };
+        let space = match dim {
+            TexDim::D1 => 3,
+            TexDim::D2 => 0,
+            TexDim::D3 => 1,
+            TexDim::Cube => 2,
+        };
+        self.textures.push(Texture {
+            tex_var: format!("tf{slot}_Texture{suffix}"),
+            smp_var: format!("tf{slot}_Sampler{suffix}"),
+            dim,
+            texture_binding: Binding { dx_register: slot, dx_space: space, vk_set: 1, vk_binding: slot + 32 * space },
+            sampler_binding: Binding { dx_register: slot, dx_space: 4 + space, vk_set: 2, vk_binding: slot + 32 * space },
+        });
+        let i = self.textures.len() as u32 - 1;
+        self.tex_by_slot.insert(key, i);
+        Ok::<u32, ()>(i).unwrap()
+    }
+
+    fn input(&mut self, address: u32) -> Result<u32, ShaderError> {
+        if let Some(&i) = self.input_by_addr.get(&address) {
+            return Ok(i);
+        }
+        let (k, e) = self
+            .c
+            .vertex_elements
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.address == address)
+            .ok_or_else(|| self.err(format!("vfetch at slot {address} has no vertex element in the container")))?;
+        let name = format!("i{}{}", DECL_USAGE_NAMES.get(e.usage as usize).unwrap_or(&"usage"), e.usage_index);
+        self.inputs.push(IoVar {
+            name,
+            semantic: Semantic::Usage { name: usage_name(e.usage), index: e.usage_index, location: k as u32 },
+            components: 4,
+        });
+        let i = self.inputs.len() as u32 - 1;
+        self.input_by_addr.insert(address, i);
+        Ok(i)
+    }
+
+    /// Writes `value` (a float4 in `FRES`) through a fetch destination swizzle.
+    fn fetch_store(&mut self, f: &Fetch, out: &mut Vec<Stmt>) {
+        let s = f.dst_swizzle();
+        let mut mask = 0u8;
+        let mut parts: Vec<Expr> = Vec::new();
+        for (l, &c) in s.iter().enumerate() {
+            match c {
+                0..=3 => {
+                    mask |= 1 << l;
+                    parts.push(read(RegFile::Temp, FRES, [c; 4]));
+                }
+                4 => {
+                    mask |= 1 << l;
+                    parts.push(lit(0.0));
+                }
+                5 | 6 => {
+                    mask |= 1 << l;
+                    parts.push(lit(1.0));
+                }
+                _ => parts.push(lit(0.0)),
+            }
+        }
+        if mask == 0 {
+            return;
+        }
+        let value = if s == [0, 1, 2, 3] {
+            t(FRES)
+        } else {
+            let p: [Expr; 4] = parts.try_into().unwrap();
+            Expr::Compose(Box::new(p))
+        };
+        let reg = self.temp_ref(f.dst_reg(), f.dst_rel());
+        out.push(Stmt::Assign { dst: Dst { reg, mask }, value, saturate: false });
+    }
+
+    fn fetch(&mut self, f: &Fetch, address: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        let mut body = Vec::new();
+        let src_reg = self.temp_ref(f.src_reg(), f.src_rel());
+        match f.opcode() {
+            0 => {
+                if f.is_mini() {
+                    // A mini fetch reads the next dwords of the same vertex from the stream of the
+                    // preceding full fetch; its element is the container's entry for this slot.
+                }
+                let i = self.input(address)?;
+                body.push(assign(FRES, 0xF, read(RegFile::Input, i, XYZW)));
+                self.fetch_store(f, &mut body);
+            }
+            1 => {
+                let dim = match f.dimension() {
+                    0 => TexDim::D1,
+                    1 => TexDim::D2,
+                    2 => TexDim::D3,
+                    _ => TexDim::Cube,
+                };
+                if f.use_reg_lod() || f.use_reg_gradients() {
+                    return Err(self.err("register LOD / register gradients (setTexLOD / setGradients state) are not supported"));
+                }
+                if f.offsets() != [0.0; 3] {
+                    return Err(self.err(format!("texel offsets {:?} are not supported", f.offsets())));
+                }
+                if f.coord_denorm() {
+                    return Err(self.err("unnormalised texture coordinates are not supported"));
+                }
+                let sw = f.tfetch_src_swizzle();
+                let coord = Expr::Read(Src { reg: src_reg, swizzle: [sw[0], sw[1], sw[2], sw[2]], abs: false, negate: false });
+                let tex = self.texture(f.const_index(), dim);
+                let mode = if self.vertex || !f.use_comp_lod() {
+                    // Vertex shaders have no derivatives; UseComputedLOD=false samples the base level.
+                    SampleMode::Lod(Box::new(lit(f.lod_bias())))
+                } else {
+                    SampleMode::Bias(f.lod_bias())
+                };
+                if dim == TexDim::Cube {
+                    return Err(self.err("cube texture fetch (needs the cube instruction's face/coordinate convention) is not supported"));
+                }
+                body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode }));
+                self.fetch_store(f, &mut body);
+            }
+            op => {
+                return Err(self.err(format!("fetch opcode {op} ({}) is not supported", f.name().unwrap_or("unknown"))));
+            }
+        }
+        if f.is_predicated() {
+            out.push(Stmt::If { cond: pred_cond(f.pred_condition()), then_body: body, else_body: vec![] });
+        } else {
+            out.extend(body);
+        }
+        Ok(())
+    }
+
+    fn vector_value(&mut self, a: &Alu, out: &mut Vec<Stmt>) -> Result<Option<Expr>, ShaderError> {
+        let op = a.vector_opcode();
+        let n = a.vector_operand_count();
+        let s: Vec<Expr> = (1..=n as u32).map(|i| a.vector_src(i)).collect::<Vec<_>>().iter().map(|o| self.operand(o)).collect();
+        let one = || lit(1.0);
+        let zero = || lit(0.0);
+        let hsum = |p: Expr, k: usize| {
+            let mut acc = lane(p.clone(), 0);
+            for l in 1..k {
+                acc = bin(BinOp::Add, acc, lane(p.clone(), l as u8));
+            }
+            acc
+        };
+        Ok(Some(match op {
+            0 => bin(BinOp::Add, s[0].clone(), s[1].clone()),
+            1 => mul_l(s[0].clone(), s[1].clone()),
+            2 => sel(CmpOp::Ge, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone()),
+            3 => sel(CmpOp::Lt, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone()),
+            4 => sel(CmpOp::Eq, s[0].clone(), s[1].clone(), one(), zero()),
+            5 => sel(CmpOp::Gt, s[0].clone(), s[1].clone(), one(), zero()),
+            6 => sel(CmpOp::Ge, s[0].clone(), s[1].clone(), one(), zero()),
+            7 => sel(CmpOp::Ne, s[0].clone(), s[1].clone(), one(), zero()),
+            8 => un(UnOp::Fract, s[0].clone()),
+            9 => un(UnOp::Trunc, s[0].clone()),
+            10 => un(UnOp::Floor, s[0].clone()),
+            11 => bin(BinOp::Add, mul_l(s[0].clone(), s[1].clone()), s[2].clone()),
+            12 => sel(CmpOp::Eq, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
+            13 => sel(CmpOp::Ge, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
+            14 => sel(CmpOp::Gt, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
+            15 => hsum(mul_l(s[0].clone(), s[1].clone()), 4),
+            16 => hsum(mul_l(s[0].clone(), s[1].clone()), 3),
+            17 => bin(BinOp::Add, hsum(mul_l(s[0].clone(), s[1].clone()), 2), lane(s[2].clone(), 0)),
+            18 => return Err(self.err("vector op cube is not supported")),
+            19 => {
+                let m01 = sel(CmpOp::Ge, lane(s[0].clone(), 0), lane(s[0].clone(), 1), lane(s[0].clone(), 0), lane(s[0].clone(), 1));
+                let m2 = sel(CmpOp::Ge, m01.clone(), lane(s[0].clone(), 2), m01, lane(s[0].clone(), 2));
+                sel(CmpOp::Ge, m2.clone(), lane(s[0].clone(), 3), m2, lane(s[0].clone(), 3))
+            }
+            20..=23 => {
+                let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op - 20) as usize];
+                // p0 from the w lanes, result from the x lanes.
+                let p = sel(CmpOp::Eq, lane(s[0].clone(), 3), zero(), sel(cmp, lane(s[1].clone(), 3), zero(), one(), zero()), zero());
+                let inc = bin(BinOp::Add, lane(s[0].clone(), 0), one());
+                let v = sel(CmpOp::Eq, lane(s[0].clone(), 0), zero(), sel(cmp, lane(s[1].clone(), 0), zero(), zero(), inc.clone()), inc);
+                out.push(assign(VRES, 0xF, v));
+                out.push(assign(P0, 0xF, p));
+                return Ok(None);
+            }
+            24..=27 => {
+                if self.vertex {
+                    return Err(self.err("kill in a vertex shader"));
+                }
+                let cmp = [CmpOp::Eq, CmpOp::Gt, CmpOp::Ge, CmpOp::Ne][(op - 24) as usize];
+                let any = dot(4, sel(cmp, s[0].clone(), s[1].clone(), one(), zero()), one());
+                out.push(assign(VRES, 0xF, sel(CmpOp::Gt, any.clone(), zero(), one(), zero())));
+                out.push(Stmt::Discard(Cond::Compare(CmpOp::Gt, any, zero())));
+                return Ok(None);
+            }
+            28 => Expr::Compose(Box::new([
+                one(),
+                lane(mul_l(s[0].clone(), s[1].clone()), 1),
+                lane(s[0].clone(), 2),
+                lane(s[1].clone(), 3),
+            ])),
+            29 => {
+                let a0 = un(UnOp::Floor, bin(BinOp::Add, lane(s[0].clone(), 3), lit(0.5)));
+                let a0 = bin(BinOp::Max, bin(BinOp::Min, a0, lit(255.0)), lit(-256.0));
+                let v = sel(CmpOp::Ge, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone());
+                out.push(assign(VRES, 0xF, v));
+                out.push(assign(A0, 0xF, a0));
+                return Ok(None);
+            }
+            _ => return Err(self.err(format!("vector opcode {op}"))),
+        }))
+    }
+
+    fn scalar_value(&mut self, a: &Alu, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        let op = a.scalar_opcode();
+        let srcs: Vec<Expr> = a.scalar_srcs().iter().map(|o| self.operand(o)).collect();
+        let av = || lane(srcs[0].clone(), 0);
+        let bv = || lane(srcs[0].clone(), 1);
+        let ps = || t(PS);
+        let one = || lit(1.0);
+        let zero = || lit(0.0);
+        let fmax = f32::MAX;
+        let setp = |v: Expr, p: Expr, out: &mut Vec<Stmt>| {
+            out.push(assign(SRES, 0xF, v));
+            out.push(assign(P0, 0xF, p));
+        };
+        let v = match op {
+            0 => bin(BinOp::Add, av(), bv()),
+            1 => bin(BinOp::Add, av(), ps()),
+            2 => mul_l(av(), bv()),
+            3 => mul_l(av(), ps()),
+            4 => {
+                // ps == -FLT_MAX || !isfinite(ps) || !isfinite(b) || b <= 0 ? -FLT_MAX : a * ps
+                let prod = mul_l(av(), ps());
+                let r = sel(CmpOp::Le, bv(), zero(), lit(-fmax), prod);
+                let r = sel(CmpOp::Le, un(UnOp::Abs, bv()), lit(fmax), r, lit(-fmax));
+                let r = sel(CmpOp::Le, un(UnOp::Abs, ps()), lit(fmax), r, lit(-fmax));
+                sel(CmpOp::Eq, ps(), lit(-fmax), lit(-fmax), r)
+            }
+            5 => sel(CmpOp::Ge, av(), bv(), av(), bv()),
+            6 => sel(CmpOp::Lt, av(), bv(), av(), bv()),
+            7 => sel(CmpOp::Eq, av(), zero(), one(), zero()),
+            8 => sel(CmpOp::Gt, av(), zero(), one(), zero()),
+            9 => sel(CmpOp::Ge, av(), zero(), one(), zero()),
+            10 => sel(CmpOp::Ne, av(), zero(), one(), zero()),
+            11 => un(UnOp::Fract, av()),
+            12 => un(UnOp::Trunc, av()),
+            13 => un(UnOp::Floor, av()),
+            14 => un(UnOp::Exp2, av()),
+            15 => un(UnOp::Log2ClampMax, av()),
+            16 => un(UnOp::Log2ExactOne, av()),
+            17 => un(UnOp::RcpClampMax, av()),
+            18 => un(UnOp::RcpClampZero, av()),
+            19 => un(UnOp::Rcp, av()),
+            20 => un(UnOp::RsqClampMax, av()),
+            21 => un(UnOp::RsqClampZero, av()),
+            22 => un(UnOp::RsqExactOne, av()),
+            23 | 24 => {
+                let r = if op == 23 { bin(BinOp::Add, av(), lit(0.5)) } else { av() };
+                let a0 = bin(BinOp::Max, bin(BinOp::Min, un(UnOp::Floor, r), lit(255.0)), lit(-256.0));
+                out.push(assign(A0, 0xF, a0));
+                sel(CmpOp::Ge, av(), bv(), av(), bv())
+            }
+            25 => bin(BinOp::Sub, av(), bv()),
+            26 => bin(BinOp::Sub, av(), ps()),
+            27..=30 => {
+                let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op - 27) as usize];
+                setp(sel(cmp, av(), zero(), zero(), one()), sel(cmp, av(), zero(), one(), zero()), out);
+                return Ok(());
+            }
+            31 => {
+                let v = sel(CmpOp::Eq, av(), one(), zero(), sel(CmpOp::Eq, av(), zero(), one(), av()));
+                setp(v, sel(CmpOp::Eq, av(), one(), one(), zero()), out);
+                return Ok(());
+            }
+            32 => {
+                let m = bin(BinOp::Sub, av(), one());
+                setp(sel(CmpOp::Le, m.clone(), zero(), zero(), m.clone()), sel(CmpOp::Le, m, zero(), one(), zero()), out);
+                return Ok(());
+            }
+            33 => {
+                setp(lit(fmax), zero(), out);
+                return Ok(());
+            }
+            34 => {
+                setp(sel(CmpOp::Eq, av(), zero(), zero(), av()), sel(CmpOp::Eq, av(), zero(), one(), zero()), out);
+                return Ok(());
+            }
+            35..=39 => {
+                if self.vertex {
+                    return Err(self.err("kill in a vertex shader"));
+                }
+                let (cmp, rhs) = match op {
+                    35 => (CmpOp::Eq, 0.0),
+                    36 => (CmpOp::Gt, 0.0),
+                    37 => (CmpOp::Ge, 0.0),
+                    38 => (CmpOp::Ne, 0.0),
+                    _ => (CmpOp::Eq, 1.0),
+                };
+                out.push(assign(SRES, 0xF, sel(cmp, av(), lit(rhs), one(), zero())));
+                out.push(Stmt::Discard(Cond::Compare(cmp, av(), lit(rhs))));
+                return Ok(());
+            }
+            40 => un(UnOp::Sqrt, av()),
+            42..=47 => {
+                let c = lane(srcs[0].clone(), 0);
+                let r = lane(srcs[1].clone(), 0);
+                match op {
+                    42 | 43 => mul_l(c, r),
+                    44 | 45 => bin(BinOp::Add, c, r),
+                    _ => bin(BinOp::Sub, c, r),
+                }
+            }
+            48 => un(UnOp::Sin, av()),
+            49 => un(UnOp::Cos, av()),
+            50 => ps(),
+            _ => return Err(self.err(format!("scalar opcode {op} is not defined"))),
+        };
+        out.push(assign(SRES, 0xF, v));
+        Ok(())
+    }
+
+    fn write_dest(&mut self, export: bool, reg: u32, rel: bool, mask: u32, value: Expr, saturate: bool, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        if mask == 0 {
+            return Ok(());
+        }
+        let r = if export {
+            let o = self.output(reg)?;
+            RegRef::fixed(RegFile::Output, o)
+        } else {
+            self.temp_ref(reg, rel)
+        };
+        out.push(Stmt::Assign { dst: Dst { reg: r, mask: mask as u8 }, value, saturate });
+        Ok(())
+    }
+
+    fn alu(&mut self, a: &Alu, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        let mut body = Vec::new();
+        let has_v = a.has_vector_op();
+        let has_s = a.has_scalar_op();
+        // Both operations read their sources before either writes.
+        if has_v {
+            if let Some(v) = self.vector_value(a, &mut body)? {
+                body.push(assign(VRES, 0xF, v));
+            }
+        }
+        if has_s {
+            self.scalar_value(a, &mut body)?;
+        }
+        if has_v {
+            self.write_dest(a.is_export(), a.vector_dest(), a.vector_dest_rel(), a.vector_result_mask(), t(VRES), a.vector_clamp(), &mut body)?;
+        }
+        if has_s {
+            let (reg, rel) = if a.is_export() { (a.vector_dest(), false) } else { (a.scalar_dest(), a.scalar_dest_rel()) };
+            self.write_dest(a.is_export(), reg, rel, a.scalar_result_mask(), t(SRES), a.scalar_clamp(), &mut body)?;
+            body.push(assign(PS, 0xF, t(SRES)));
+        }
+        if a.is_export() {
+            let c1 = a.const1_mask() & !(a.vector_result_mask() | a.scalar_result_mask());
+            let c0 = a.const0_mask();
+            self.write_dest(true, a.vector_dest(), false, c1, lit(1.0), false, &mut body)?;
+            self.write_dest(true, a.vector_dest(), false, c0, lit(0.0), false, &mut body)?;
+        }
+        if a.is_predicated() {
+            out.push(Stmt::If { cond: pred_cond(a.pred_condition()), then_body: body, else_body: vec![] });
+        } else {
+            out.extend(body);
+        }
+        Ok(())
+    }
+
+    fn clause(&mut self, cf_index: usize, slots: &[Slot], out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        for s in slots {
+            match &s.instr {
+                Instr::Fetch(f) => {
+                    self.at = format!("CF {cf_index} slot {} ({})", s.address, f.name().unwrap_or("fetch?"));
+                    self.fetch(f, s.address, out)?
+                }
+                Instr::Alu(a) => {
+                    let vn = VECTOR_OPS[a.vector_opcode() as usize].0;
+                    let sn = SCALAR_OPS.get(a.scalar_opcode() as usize).map(|x| x.0).unwrap_or("?");
+                    self.at = format!("CF {cf_index} slot {} ({vn} / {sn})", s.address);
+                    self.alu(a, out)?
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn bool_cond(&self, b: u32, want: bool) -> Result<Cond, ShaderError> {
+        // XenosRecomp packing: g_Booleans bit (b + 16 * isPixel), 16 booleans per stage.
+        if b >= 16 {
+            return Err(self.err(format!("boolean constant b{b} (only b0-b15 are packed in g_Booleans)")));
+        }
+        let bit = b + if self.vertex { 0 } else { 16 };
+        let c = Cond::BitSet { value: read(RegFile::Const(CB_SHARED), 16, [0; 4]), bit };
+        Ok(if want { c } else { Cond::Not(Box::new(c)) })
+    }
+
+    /// Condition under which an exec-family CF instruction runs its clause (None = always).
+    fn exec_cond(&self, cf: &Cf) -> Result<Option<Cond>, ShaderError> {
+        Ok(match cf.op() {
+            CfOp::CondExec | CfOp::CondExecEnd => Some(self.bool_cond(cf.bool_address(), cf.condition())?),
+            CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                Some(pred_cond(cf.condition()))
+            }
+            _ => None,
+        })
+    }
+}
+
+/// Straight-line lowering (exec family, alloc, nop, vfetch_end only).
+fn lower_linear(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+    for (i, cf) in p.cf.iter().enumerate() {
+        ctx.at = format!("CF {i} ({})", CF_NAMES[cf.opcode() as usize]);
+        if cf.is_exec() {
+            let cond = ctx.exec_cond(cf)?;
+            let mut body = Vec::new();
+            ctx.clause(i, &p.clauses[i], &mut body)?;
+            match cond {
+                Some(c) => out.push(Stmt::If { cond: c, then_body: body, else_body: vec![] }),
+                None => out.extend(body),
+            }
+            if cf.ends_shader() {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_linear(p: &super::ucode::Program) -> bool {
+    p.cf.iter().all(|c| c.is_exec() || matches!(c.op(), CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone))
+}
+
+/// pc-dispatch lowering: `pc = 0; loop { if (pc == 0) {...} ... break; }`, one block per CF
+/// instruction. Handles forward and backward jumps and loops with literal integer constants.
+fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+    // Static loop depth per CF (loop_start increments after, loop_end decrements before).
+    let mut depth = 0u32;
+    let mut depths = Vec::new();
+    for (i, cf) in p.cf.iter().enumerate() {
+        if cf.op() == CfOp::LoopEnd {
+            depth = depth.checked_sub(1).ok_or_else(|| ShaderError::new(format!("CF {i} (endloop) without a loop")))?;
+        }
+        depths.push(depth);
+        if cf.op() == CfOp::LoopStart {
+            depth += 1;
+            if depth > MAX_LOOP_DEPTH {
+                return Err(ShaderError::new(format!("CF {i} (loop): nesting deeper than {MAX_LOOP_DEPTH}")));
+            }
+        }
+    }
+    let n = p.cf.len() as u32;
+    let set_pc = |v: u32| assign(PC, 0xF, lit(v as f32));
+    let mut blocks = Vec::new();
+    for (i, cf) in p.cf.iter().enumerate() {
+        let i32_ = i as u32;
+        ctx.at = format!("CF {i} ({})", CF_NAMES[cf.opcode() as usize]);
+        let mut b = Vec::new();
+        let next = i32_ + 1;
+        match cf.op() {
+            _ if cf.is_exec() => {
+                let cond = ctx.exec_cond(cf)?;
+                let mut body = Vec::new();
+                ctx.clause(i, &p.clauses[i], &mut body)?;
+                match cond {
+                    Some(c) => b.push(Stmt::If { cond: c, then_body: body, else_body: vec![] }),
+                    None => b.extend(body),
+                }
+                if cf.ends_shader() {
+                    b.push(Stmt::Break);
+                } else {
+                    b.push(set_pc(next));
+                }
+            }
+            CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone => b.push(set_pc(next)),
+            CfOp::CondJmp => {
+                let target = cf.target();
+                if target >= n {
+                    return Err(ctx.err(format!("jump target {target} outside the {n} CF instructions")));
+                }
+                if cf.is_unconditional() {
+                    b.push(set_pc(target));
+                } else {
+                    let c = if cf.is_predicated() { pred_cond(cf.condition()) } else { ctx.bool_cond(cf.bool_address(), cf.condition())? };
+                    b.push(Stmt::If { cond: c, then_body: vec![set_pc(target)], else_body: vec![set_pc(next)] });
+                }
+            }
+            CfOp::LoopStart => {
+                let d = depths[i];
+                let ival = *ctx.int_defs.get(&cf.loop_id()).ok_or_else(|| {
+                    ctx.err(format!("loop constant i{} has no literal definition (run-time integer constants are not supported)", cf.loop_id()))
+                })?;
+                // Xenos loop constant: byte 0 = count, byte 1 = start, byte 2 = step (signed).
+                let count = (ival & 0xFF) as f32;
+                let start = ((ival >> 8) & 0xFF) as f32;
+                b.push(assign(LOOP_SAVE + d, 0xF, tx(AL)));
+                if !cf.is_repeat() {
+                    b.push(assign(AL, 0xF, lit(start)));
+                }
+                b.push(assign(LOOP_CTR + d, 0xF, lit(count)));
+                let skip = cf.target();
+                b.push(Stmt::If {
+                    cond: Cond::Compare(CmpOp::Le, tx(LOOP_CTR + d), lit(0.0)),
+                    then_body: vec![assign(AL, 0xF, tx(LOOP_SAVE + d)), set_pc(skip)],
+                    else_body: vec![set_pc(next)],
+                });
+            }
+            CfOp::LoopEnd => {
+                let d = depths[i];
+                let ival = *ctx.int_defs.get(&cf.loop_id()).ok_or_else(|| {
+                    ctx.err(format!("loop constant i{} has no literal definition", cf.loop_id()))
+                })?;
+                let step = ((ival >> 16) & 0xFF) as u8 as i8 as f32;
+                b.push(assign(LOOP_CTR + d, 0xF, bin(BinOp::Sub, tx(LOOP_CTR + d), lit(1.0))));
+                b.push(assign(AL, 0xF, bin(BinOp::Add, tx(AL), lit(step))));
+                let mut again = Cond::Compare(CmpOp::Gt, tx(LOOP_CTR + d), lit(0.0));
+                if cf.is_predicated_break() {
+                    // Break when the predicate equals the condition.
+                    let brk = pred_cond(cf.condition());
+                    b.push(Stmt::If {
+                        cond: brk,
+                        then_body: vec![assign(LOOP_CTR + d, 0xF, lit(0.0))],
+                        else_body: vec![],
+                    });
+                    again = Cond::Compare(CmpOp::Gt, tx(LOOP_CTR + d), lit(0.0));
+                }
+                b.push(Stmt::If {
+                    cond: again,
+                    then_body: vec![set_pc(cf.target())],
+                    else_body: vec![assign(AL, 0xF, tx(LOOP_SAVE + d)), set_pc(next)],
+                });
+            }
+            CfOp::CondCall | CfOp::Return => {
+                return Err(ctx.err("call / ret are not supported (Xenia does not implement them either)"));
+            }
+            _ => return Err(ctx.err("unexpected control flow")),
+        }
+        b.push(Stmt::Continue);
+        blocks.push(Stmt::If { cond: Cond::Compare(CmpOp::Eq, tx(PC), lit(i32_ as f32)), then_body: b, else_body: vec![] });
+    }
+    blocks.push(Stmt::Break);
+    out.push(assign(PC, 0xF, lit(0.0)));
+    out.push(Stmt::Loop { body: blocks });
+    Ok(())
+}
+
+pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, ShaderError> {
+    let vertex = c.is_vertex();
+    let mut defs = BTreeMap::new();
+    for d in &c.float_defs {
+        for (k, v) in d.values.chunks(4).enumerate() {
+            let mut a = [0.0; 4];
+            a[..v.len()].copy_from_slice(v);
+            defs.insert(d.register + k as u32, a);
+        }
+    }
+    let mut int_defs = BTreeMap::new();
+    for d in &c.int_defs {
+        for (k, v) in d.values.iter().enumerate() {
+            // Stored big-endian: count in the most significant byte? Values are 4 packed int8
+            // (x = count, y = start, z = step) in register order; normalise to x in byte 0.
+            int_defs.insert(d.register + k as u32, *v);
+        }
+    }
+    let mut ctx = Ctx {
+        c,
+        vertex,
+        defs,
+        int_defs,
+        inputs: Vec::new(),
+        input_by_addr: BTreeMap::new(),
+        outputs: Vec::new(),
+        output_by_export: BTreeMap::new(),
+        textures: Vec::new(),
+        tex_by_slot: BTreeMap::new(),
+        indexable: false,
+        at: String::new(),
+    };
+    let mut body = Vec::new();
+    // Pixel shaders: interpolators are preloaded into r0-r15.
+    if !vertex {
+        for ip in &c.interpolators {
+            let name = format!("i{}{}", DECL_USAGE_NAMES.get(ip.usage as usize).unwrap_or(&"usage"), ip.usage_index);
+            ctx.inputs.push(IoVar { name, semantic: Semantic::Texcoord(interpolator_location(ip.usage, ip.usage_index)), components: 4 });
+            let i = ctx.inputs.len() as u32 - 1;
+            body.push(assign(ip.reg, 0xF, read(RegFile::Input, i, XYZW)));
+        }
+    }
+    if is_linear(p) {
+        lower_linear(&mut ctx, p, &mut body)?;
+    } else {
+        lower_dispatch(&mut ctx, p, &mut body)?;
+    }
+    // Vertex epilogue: XenosRecomp's half-pixel offset, oPos.xy += g_HalfPixelOffset * oPos.w.
+    if vertex {
+        if let Some(&o) = ctx.output_by_export.get(&62) {
+            let pos = read(RegFile::Output, o, XYZW);
+            let hp = read(RegFile::Const(CB_SHARED), 16, [2, 3, 2, 3]);
+            body.push(Stmt::Assign {
+                dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 0b0011 },
+                value: bin(BinOp::Add, pos.clone(), bin(BinOp::Mul, hp, lane(pos, 3))),
+                saturate: false,
+            });
+        } else {
+            return Err(ShaderError::new("vertex shader never exports oPos"));
+        }
+    }
+    let stage = if vertex { Stage::Vertex } else { Stage::Pixel };
+    let (block, var, reg) = if vertex { ("VertexShaderConstants", "c", 0) } else { ("PixelShaderConstants", "c", 1) };
+    let const_buffers = vec![
+        ConstBuffer { block: block.into(), var: var.into(), len: 256, binding: Binding { dx_register: reg, dx_space: 4, vk_set: 0, vk_binding: reg } },
+        ConstBuffer {
+            block: "SharedConstants".into(),
+            var: "g_Shared".into(),
+            len: SHARED_LEN,
+            binding: Binding { dx_register: 2, dx_space: 4, vk_set: 0, vk_binding: 2 },
+        },
+    ];
+    let mut header_comments = vec![format!(
+        "Xenos {} shader, {} CF instructions, {} slots; conventions: shader_common.h (Xenos section).",
+        if vertex { "vertex" } else { "pixel" },
+        p.cf.len(),
+        p.slot_count
+    )];
+    if let Some(ct) = &c.constant_table {
+        for k in &ct.constants {
+            header_comments.push(format!("constant {:?} {:?} {} x{}", k.name, k.register_set, k.register_index, k.register_count));
+        }
+    }
+    let module = Module {
+        family: Family::Xenos,
+        stage,
+        inputs: ctx.inputs,
+        outputs: ctx.outputs,
+        const_buffers,
+        textures: ctx.textures,
+        temps: TempFile { count: TEMP_COUNT, prefix: "r".into(), indexable: ctx.indexable },
+        body,
+        header_comments,
+    };
+    Ok(Lowered { module })
+}

@@ -1,0 +1,108 @@
+//! Xenos features the corpus lacks, on the libxenon cube pixel shader with its CF program edited:
+//! jumps (pc-dispatch lowering through DXC), boolean conditions, and the explicit rejections.
+
+mod common;
+
+use common::{repo, spirv_val};
+use shrec::detect::ContainerKind;
+use shrec::dxc::{self, Target};
+use shrec::formats::{self, TranslateOptions};
+use shrec::Stage;
+
+const PS: &str = "tests/corpus/xenos/Free60Project+libxenon/devkitxenon/examples/xenon/graphics/cube/files/ps.psu";
+
+fn base() -> Vec<u8> {
+    std::fs::read(repo().join(PS)).unwrap()
+}
+
+fn be(b: &[u8], o: usize) -> u32 {
+    u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+fn put(b: &mut [u8], o: usize, v: u32) {
+    b[o..o + 4].copy_from_slice(&v.to_be_bytes());
+}
+
+fn microcode_offset(b: &[u8]) -> usize {
+    let so = be(b, 0x18) as usize;
+    be(b, 4) as usize + be(b, so) as usize
+}
+
+/// Replaces CF instruction 1 (the `alloc colors` of triple 0) by a 48-bit value.
+fn set_cf1(b: &mut [u8], cf: u64) {
+    let m = microcode_offset(b);
+    let d1 = be(b, m + 4);
+    put(b, m + 4, (d1 & 0xFFFF) | ((cf as u32 & 0xFFFF) << 16));
+    put(b, m + 8, (cf >> 16) as u32);
+}
+
+fn compile(bytes: &[u8]) -> String {
+    let t = formats::translate(ContainerKind::Xenos, bytes, 0, &TranslateOptions::default()).unwrap();
+    let hlsl = shrec::hlsl::write(&t.module);
+    let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
+    dxc::compile(&lib, &hlsl, Stage::Pixel, Target::Dxil).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+    let s = dxc::compile(&lib, &hlsl, Stage::Pixel, Target::Spirv).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+    spirv_val(&s, "synthetic").unwrap();
+    hlsl
+}
+
+fn err(bytes: &[u8]) -> String {
+    formats::translate(ContainerKind::Xenos, bytes, 0, &TranslateOptions::default()).unwrap_err().reason
+}
+
+const JMP: u64 = 11 << 44;
+
+#[test]
+fn unconditional_jump_uses_pc_dispatch() {
+    let mut b = base();
+    set_cf1(&mut b, JMP | 1 << 13 | 2);
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("while (true)"), "{hlsl}");
+    let d = formats::disasm(ContainerKind::Xenos, &b, 0, &TranslateOptions::default()).unwrap();
+    assert!(d.contains("jmp L2"), "{d}");
+}
+
+#[test]
+fn boolean_conditional_jump_reads_g_booleans() {
+    let mut b = base();
+    // cjmp b3, L2 (condition true): pixel booleans are bits 16-31 of SharedConstants c16.x.
+    set_cf1(&mut b, JMP | 3 << 34 | 1 << 42 | 2);
+    let hlsl = compile(&b);
+    assert!(hlsl.contains(">> 19u"), "{hlsl}");
+    let d = formats::disasm(ContainerKind::Xenos, &b, 0, &TranslateOptions::default()).unwrap();
+    assert!(d.contains("cjmp b3, L2"), "{d}");
+}
+
+#[test]
+fn predicated_backward_jump_compiles() {
+    let mut b = base();
+    // (!p0) jmp L0: p0 starts false in the IR (all registers 0) — a real loop shape for DXC.
+    set_cf1(&mut b, JMP | 1 << 14 | 0);
+    compile(&b);
+}
+
+#[test]
+fn unsupported_features_are_rejected_with_the_instruction() {
+    // call
+    let mut b = base();
+    set_cf1(&mut b, 9 << 44 | 1 << 13 | 2);
+    let e = err(&b);
+    assert!(e.contains("CF 1 (call)") && e.contains("not supported"), "{e}");
+    // loop without a literal integer constant
+    let mut b = base();
+    set_cf1(&mut b, 7 << 44 | 5 << 16 | 3);
+    let e = err(&b);
+    assert!(e.contains("CF 1 (loop)") && e.contains("i5"), "{e}");
+    // tfetch with a texel offset (slot 2 = the tfetch2D)
+    let mut b = base();
+    let m = microcode_offset(&b) + 2 * 12;
+    let d2 = be(&b, m + 8);
+    put(&mut b, m + 8, d2 | 1 << 16);
+    let e = err(&b);
+    assert!(e.contains("slot 2 (tfetch)") && e.contains("offset"), "{e}");
+    // a fetch opcode without lowering (getGradients = 18)
+    let mut b = base();
+    let d0 = be(&b, m);
+    put(&mut b, m, (d0 & !0x1F) | 18);
+    let e = err(&b);
+    assert!(e.contains("getGradients"), "{e}");
+}
