@@ -2,7 +2,6 @@
 //! per backend.
 
 use std::borrow::Cow;
-use std::io::Write;
 use std::path::Path;
 
 use rayon::prelude::*;
