@@ -1,5 +1,7 @@
-//! 3DS PICA200 shaders in SHBIN (DVLB) files (translation comes with its issue).
+//! 3DS PICA200 shaders in SHBIN (DVLB) files: container, decoding, disassembly, lowering to IR.
 
+pub mod decode;
+pub mod disasm;
 pub mod dvlb;
 
 use super::{ShaderEntry, ShaderError};
@@ -22,4 +24,13 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
             Ok(ShaderEntry { stage, index: i as u32, key: dvlb::key(container, i as u32), name: None })
         })
         .collect()
+}
+
+/// Disassembly of the whole DVLB (all DVLEs share the code blob); `index` is checked.
+pub fn disasm(bytes: &[u8], index: u32) -> Result<String, ShaderError> {
+    let p = dvlb::parse_program(bytes)?;
+    if index as usize >= p.dvles.len() {
+        return Err(ShaderError::new(format!("DVLE index {index} out of range ({} DVLEs)", p.dvles.len())));
+    }
+    disasm::disassemble(&p)
 }
