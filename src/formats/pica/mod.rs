@@ -3,8 +3,9 @@
 pub mod decode;
 pub mod disasm;
 pub mod dvlb;
+pub mod lower;
 
-use super::{ShaderEntry, ShaderError};
+use super::{ShaderEntry, ShaderError, Translation};
 
 /// One entry per DVLE, in offset-table order (`index` = DVLE index); stage from the DVLE type
 /// byte (0 vertex, 1 geometry).
@@ -33,4 +34,11 @@ pub fn disasm(bytes: &[u8], index: u32) -> Result<String, ShaderError> {
         return Err(ShaderError::new(format!("DVLE index {index} out of range ({} DVLEs)", p.dvles.len())));
     }
     disasm::disassemble(&p)
+}
+
+/// Translates DVLE `index` to IR. Metadata: the DVLE's constants (see [`lower::lower`]).
+pub fn translate(bytes: &[u8], index: u32) -> Result<Translation, ShaderError> {
+    let p = dvlb::parse_program(bytes)?;
+    let (module, meta) = lower::lower(&p, index)?;
+    Ok(Translation { module, meta, spec_constants_mask: 0 })
 }
