@@ -650,7 +650,7 @@ impl Lowerer<'_> {
                     Op::Litp => {
                         // Panda3DS: cc.x = s.x >= 0, cc.y = s.w >= 0;
                         // (max(s.x, 0), clamp(s.y, ±127.99609375), 0, max(s.w, 0)).
-                        let m = 127.99609375f32;
+                        let m = 127.0f32 + 255.0 / 256.0; // 127.99609375, exact in f32
                         let zero = lit(0.0);
                         let v = Expr::Compose(bx([
                             bin(BinOp::MaxPica, broadcast(s1.clone(), 0), zero.clone()),
