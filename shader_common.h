@@ -68,7 +68,44 @@
 //   (alpha test / R11G11B10 normals are not applied; spec mask is 0).
 //
 // ---------------------------------------------------------------------------------------------
-// GX2, PICA: conventions are added with their translators (see README).
+// PICA200 (3DS SHBIN / DVLB)
+// ---------------------------------------------------------------------------------------------
+//   resource                               D3D           Vulkan (set 0)
+//   float uniforms  float4 c[96]           b0, space0    binding 0   c0..c95, INCLUDING the DVLE's
+//                                                                   .constf values (upload them as
+//                                                                   libctru's shaderProgramUse does;
+//                                                                   they are also in the entry's metadata)
+//   int/bool uniforms uint4 pica_int[5]    b1, space0    binding 1   [0..3] = i0..i3 (x = count,
+//                                                                   y = aL start, z = aL step, w; each
+//                                                                   lane one u8 value 0..255),
+//                                                                   [4].x = b0..b15 as bits 0..15
+// * Vertex inputs: register v<n> is input TEXCOORD<n> / location n (float4; only registers the
+//   program reads are declared). The attribute → v-register permutation
+//   (GPUREG_VSH_ATTRIBUTES_PERMUTATION) is the runtime's job: feed attribute k at location perm[k].
+// * Rasterizer outputs (a VS without a GS in its DVLB, and every GS): one float4 per output type of
+//   the DVLE output table: position → SV_Position, normalquat → TEXCOORD1, color → TEXCOORD2,
+//   texcoord0 → TEXCOORD3, texcoord0w → TEXCOORD4, texcoord1 → TEXCOORD5, texcoord2 → TEXCOORD6,
+//   view → TEXCOORD8 (location = output type); a `dummy` output (or a register without a type) of
+//   o<r> → TEXCOORD<16+r>. The register lanes named by each entry's mask fill the semantic's lanes
+//   in order from .x (libctru DVLE_GenerateOutmap); other lanes are 0. A GS with the merge-outmaps
+//   flag takes the type of a dummy output from its DVLB's VS output table.
+// * Clip space: SV_Position.z = -z (PICA's visible [-w, 0] becomes D3D's [0, w]); x, y, w as written.
+// * A VS whose DVLB also holds a GS feeds that GS: its outputs are the raw registers of its output
+//   mask, o<r> → TEXCOORD<r> / location r, all four lanes, no z flip.
+// * Geometry shaders (gs_6_0, triangle-list output, PICA setemit/emit): the GS input vertex is the
+//   VS's raw output struct; point mode: v<i> = vertex i / n, register i % n (n = the VS's output
+//   registers), invoked on a point/line/triangle/lineadj/triangleadj of K = ceil(#v read / n)
+//   vertices; fixed mode: c<start + j> = vertex j / n, register j % n, K = the DVLE's vertex count;
+//   when K > 6 or the DVLB has no VS, and in variable mode, one `point` vertex carries the
+//   registers packed: v<i> (point) or c<k> (variable/fixed, k < 32 and below the first uniform)
+//   → TEXCOORD<i|k>. setemit/emit: slot 0-2 of a 3-vertex buffer, `prim` appends a triangle,
+//   `inv` swaps its first two vertices; output registers are double-banked (emit flips banks).
+//   Triangles past [maxvertexcount] (HLSL's 1024-scalar limit) are not emitted. b15 (set after
+//   each GS invocation on hardware) is the runtime's to upload.
+// * Numerics: see README "PICA semantics" (PICA multiply, max/min, rcp/rsq of .x, ...).
+//
+// ---------------------------------------------------------------------------------------------
+// GX2: conventions are added with its translator (see README).
 // ---------------------------------------------------------------------------------------------
 
 #ifndef SHREC_SHADER_COMMON_H
@@ -94,7 +131,68 @@ float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); return
 float4 shrec_rsq_clamp_zero(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(isinf(t), asfloat(asuint(t) & 0x80000000u), t); }
 float4 shrec_log2_exact_one(float4 x) { return select(x == 1.0, (float4)0.0, log2(x)); }
 float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); return select(and(isinf(t), t < 0.0), (float4)(-SHREC_FLT_MAX), t); }
+// PICA200 multiply: a NaN product of two non-NaN operands (0 * inf) is +0; 0 * NaN stays NaN.
+float4 shrec_pica_mul(float4 a, float4 b)
+{
+    float4 p = a * b;
+    bool4 fix = and(isnan(p), and(!isnan(a), !isnan(b)));
+    return select(fix, (float4)0.0, p);
+}
+// PICA max/min: (a > b) ? a : b and (a < b) ? a : b per lane (NaN rules of SSE maxps/minps).
+float4 shrec_pica_max(float4 a, float4 b) { return select(a > b, a, b); }
+float4 shrec_pica_min(float4 a, float4 b) { return select(a < b, a, b); }
+// PICA dot products: PICA-multiply products summed left to right, broadcast.
+float4 shrec_pica_dot2(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)(p.x + p.y); }
+float4 shrec_pica_dot3(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)((p.x + p.y) + p.z); }
+float4 shrec_pica_dot4(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)(((p.x + p.y) + p.z) + p.w); }
+// float -> int truncation with x86 cvttss2si rules: NaN and out-of-range give INT_MIN.
+int shrec_f2i_x86(float x) { return (abs(x) < 2147483648.0) ? (int)x : (int)0x80000000; }
 
 #endif // !__cplusplus
+
+#if defined(__cplusplus)
+#include <stddef.h>
+#include <stdint.h>
+// PICA cache key helper: the length of the DVLB at `p` as shrec detects it (from "DVLB" to the
+// furthest byte of the DVLP header, code blob, operand-descriptor table, any DVLE header or DVLE
+// constant/label/output/uniform/symbol table), or 0 if it is not a well-formed DVLB within `size`.
+// key = XXH3_64bits_withSeed(p, shrec_pica_dvlb_length(p, size), dvle_index).
+static inline size_t shrec_pica_dvlb_length(const uint8_t* p, size_t size)
+{
+    auto rd = [&](size_t off, uint32_t* out) -> bool {
+        if (off + 4 < off || off + 4 > size) return false;
+        *out = (uint32_t)p[off] | (uint32_t)p[off + 1] << 8 | (uint32_t)p[off + 2] << 16 | (uint32_t)p[off + 3] << 24;
+        return true;
+    };
+    uint32_t magic, n;
+    if (!rd(0, &magic) || magic != 0x424C5644u /* "DVLB" */ || !rd(4, &n) || n == 0) return 0;
+    uint64_t dvlp = 8 + 4ull * n, len = dvlp + 0x1C, w, c;
+    if (len > size || !rd((size_t)dvlp, &magic) || magic != 0x504C5644u /* "DVLP" */) return 0;
+    auto table = [&](uint64_t base, size_t field, uint64_t elem) -> bool {
+        uint32_t off, count;
+        if (!rd((size_t)(base + field), &off) || !rd((size_t)(base + field + 4), &count)) return false;
+        if (count == 0) return true;
+        uint64_t end = base + off + count * elem;
+        if (end > size) return false;
+        if (end > len) len = end;
+        return true;
+    };
+    if (!rd((size_t)dvlp + 8, &w) || !rd((size_t)dvlp + 0xC, &c)) return 0;
+    uint64_t code_end = dvlp + w + 4ull * c;
+    if (code_end > size) return 0;
+    if (code_end > len) len = code_end;
+    if (!rd((size_t)dvlp + 0x10, &w) || !rd((size_t)dvlp + 0x14, &c)) return 0;
+    uint64_t opd_end = dvlp + w + 8ull * c;
+    if (opd_end > size) return 0;
+    if (opd_end > len) len = opd_end;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t d;
+        if (!rd(8 + 4 * (size_t)i, &d) || (uint64_t)d + 0x40 > size) return 0;
+        if ((uint64_t)d + 0x40 > len) len = (uint64_t)d + 0x40;
+        if (!table(d, 0x18, 20) || !table(d, 0x20, 16) || !table(d, 0x28, 8) || !table(d, 0x30, 8) || !table(d, 0x38, 1)) return 0;
+    }
+    return (size_t)len;
+}
+#endif // __cplusplus
 
 #endif // SHREC_SHADER_COMMON_H

@@ -22,25 +22,18 @@ fn options(out: &Path, cache: &Path) -> BuildOptions {
     o
 }
 
-/// Distinct Xenos shaders in tests/corpus (translated since the Xenos frontend landed).
+/// Distinct shaders per family in tests/corpus, for the families shrec translates today.
+const AGAL_KEYS: usize = 47;
 const XENOS_KEYS: usize = 26;
+const PICA_KEYS: usize = 51;
+const BUILT: usize = AGAL_KEYS + XENOS_KEYS + PICA_KEYS;
 
-/// Distinct programs of one family folder in tests/corpus: key → container bytes.
-fn programs_in(dir: &str) -> BTreeMap<u64, Vec<u8>> {
-    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus").join(dir));
+/// Every distinct shader in tests/corpus: key → (container kind, container bytes, index).
+fn corpus_shaders() -> BTreeMap<u64, (ContainerKind, Vec<u8>, u32)> {
+    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus"));
     let mut m = BTreeMap::new();
     for s in scan.shaders {
-        m.entry(s.key).or_insert_with(|| shrec::scan::read_container(&s).unwrap());
-    }
-    m
-}
-
-/// Distinct AGAL programs in tests/corpus: key → file bytes.
-fn agal_programs() -> BTreeMap<u64, Vec<u8>> {
-    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus/agal"));
-    let mut m = BTreeMap::new();
-    for s in scan.shaders {
-        m.entry(s.key).or_insert_with(|| shrec::scan::read_container(&s).unwrap());
+        m.entry(s.key).or_insert_with(|| (s.container, shrec::scan::read_container(&s).unwrap(), s.index));
     }
     m
 }
@@ -52,34 +45,27 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
     let cache = dir.join("cache");
     let first = build::run(&options(&out_cpp, &cache)).expect("build runs");
     let r = &first.report;
-    let programs = agal_programs();
-    assert_eq!(programs.len(), 47, "distinct AGAL programs in tests/corpus");
-    let xenos = programs_in("xenos");
-    assert_eq!(xenos.len(), XENOS_KEYS);
-    let total = programs.len() + xenos.len();
+    let shaders = corpus_shaders();
 
-    // Every AGAL and Xenos shader compiled, nothing failed; the other families are found and skipped.
+    // Every shader of a family with a translator compiled, nothing failed; GX2 is found and skipped.
     let totals = r.totals();
     assert_eq!(report::exit_code(r), 0, "{}", report::summary_table(r));
     assert_eq!(totals.failed, 0);
-    assert_eq!(totals.compiled, total);
-    assert_eq!(r.dxc_compilations, 2 * total);
+    assert_eq!(totals.compiled, BUILT);
+    assert_eq!(r.dxc_compilations, 2 * BUILT);
     let by_family = r.counts_by_family();
-    for f in [Family::Gx2, Family::Pica] {
-        let c = by_family[&f];
-        assert!(c.found > 0 && c.skipped == c.found, "{f}: {c:?}");
-    }
-    assert_eq!(first.entries.len(), total);
+    assert_eq!((by_family[&Family::Agal].compiled, by_family[&Family::Xenos].compiled, by_family[&Family::Pica].compiled), (AGAL_KEYS, XENOS_KEYS, PICA_KEYS));
+    let gx2 = by_family[&Family::Gx2];
+    assert!(gx2.found > 0 && gx2.skipped == gx2.found, "gx2: {gx2:?}");
+    assert_eq!(first.entries.len(), BUILT);
 
     // The bytes in the cache are exactly what DXC produces for the translated HLSL, DXIL carries
     // a filled, correct container hash, and spirv-val accepts every SPIR-V module.
     let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
     for e in &first.entries {
-        let t = match e.family {
-            Family::Agal => formats::translate(ContainerKind::Agal, &programs[&e.key], 0, &TranslateOptions::default()).unwrap(),
-            Family::Xenos => formats::translate(ContainerKind::Xenos, &xenos[&e.key], 0, &TranslateOptions::default()).unwrap(),
-            f => panic!("unexpected family {f}"),
-        };
+        let (kind, bytes, index) = &shaders[&e.key];
+        assert_eq!(kind.family(), e.family);
+        let t = formats::translate(*kind, bytes, *index, &TranslateOptions::default()).unwrap();
         let hlsl = shrec::hlsl::write(&t.module);
         let dxil = e.dxil.as_ref().expect("dxil built");
         let spirv = e.spirv.as_ref().expect("spirv built");
@@ -109,7 +95,7 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
     let mtime = std::fs::metadata(&out_cpp).unwrap().modified().unwrap();
     let second = build::run(&options(&out_cpp, &cache)).expect("rebuild runs");
     assert_eq!(second.report.dxc_compilations, 0);
-    assert_eq!(second.report.cache_hits, total);
+    assert_eq!(second.report.cache_hits, BUILT);
     assert!(!second.output_written);
     assert_eq!(std::fs::metadata(&out_cpp).unwrap().modified().unwrap(), mtime);
     assert_eq!(second.entries, first.entries);
@@ -128,7 +114,7 @@ fn smolv_cache_decodes_to_valid_spirv() {
     o.targets = vec![Target::Spirv];
     let b = build::run(&o).unwrap();
     let keys: Vec<u64> = b.entries.iter().map(|e| e.key).collect();
-    assert_eq!(keys.len(), 47 + XENOS_KEYS);
+    assert_eq!(keys.len(), BUILT);
     let Some(stdout) = run_cpp_consumer(&out_cpp, &keys) else { return };
     for (e, line) in b.entries.iter().zip(stdout.lines().skip(1)) {
         let fields: Vec<&str> = line.split(' ').collect();
@@ -149,7 +135,7 @@ fn generated_rust_module_compiles() {
     let dir = tmpdir("pipeline-rs");
     let out = dir.join("shader_cache.rs");
     let b = build::run(&options(&out, &dir.join("cache"))).unwrap();
-    assert_eq!(b.entries.len(), 47 + XENOS_KEYS);
+    assert_eq!(b.entries.len(), BUILT);
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     run(Command::new(rustc)
         .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings", "--out-dir"])

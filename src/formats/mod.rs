@@ -151,7 +151,7 @@ pub struct Translation {
 /// Whether this version of shrec translates shaders of this container kind (detection, keys
 /// and disassembly may exist without it).
 pub fn has_translator(kind: ContainerKind) -> bool {
-    matches!(kind, ContainerKind::Agal | ContainerKind::Xenos)
+    matches!(kind, ContainerKind::Agal | ContainerKind::Xenos | ContainerKind::Dvlb)
 }
 
 /// Translates shader `index` of a container.
@@ -159,6 +159,7 @@ pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &Translate
     match kind {
         ContainerKind::Agal => agal::translate(bytes, opts),
         ContainerKind::Xenos => xenos::translate(bytes),
+        ContainerKind::Dvlb => pica::translate(bytes, index),
         other => Err(not_yet(other, index, "translation")),
     }
 }
@@ -168,6 +169,7 @@ pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOpt
     match kind {
         ContainerKind::Agal => agal::disasm(bytes, opts),
         ContainerKind::Xenos => xenos::disasm(bytes),
+        ContainerKind::Dvlb => pica::disasm(bytes, index),
         other => Err(not_yet(other, index, "disassembly")),
     }
 }

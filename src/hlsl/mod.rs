@@ -48,6 +48,17 @@ fn swizzle_text(s: &[u8; 4]) -> String {
     s.iter().map(|&l| LANES[l as usize & 3]).collect()
 }
 
+fn cmp_text(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+    }
+}
+
 fn semantic_text(s: &Semantic) -> String {
     match s {
         Semantic::Texcoord(n) => format!("TEXCOORD{n}"),
@@ -92,6 +103,13 @@ impl Writer<'_> {
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
+        for cb in &m.ext.uint_buffers {
+            let b = cb.binding;
+            self.line(format!(
+                "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ uint4 {}[{}]; }};",
+                b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
+            ));
+        }
         for t in &m.textures {
             let ty = match t.dim {
                 TexDim::D1 => "Texture1D<float4>",
@@ -110,8 +128,23 @@ impl Writer<'_> {
             ));
         }
         self.line("");
-        self.io_struct("ShaderInput", &m.inputs);
+        match &m.ext.geometry {
+            Some(g) => self.io_struct("ShaderInput", &g.vertex_fields),
+            None => self.io_struct("ShaderInput", &m.inputs),
+        }
         self.io_struct("ShaderOutput", &m.outputs);
+        for v in &m.ext.int_vars {
+            if v.len == 0 {
+                self.line(format!("static int {} = 0;", v.name));
+            } else {
+                self.line(format!("static int {}[{}];", v.name, v.len));
+            }
+        }
+        if let Some(g) = &m.ext.geometry {
+            self.line("static ShaderOutput shrec_gs_buf[3];");
+            self.line("static int shrec_gs_emitted = 0;");
+            let _ = g;
+        }
         // Registers.
         for v in m.inputs.iter().chain(&m.outputs) {
             self.line(format!("static float4 {} = 0;", v.name));
@@ -125,9 +158,18 @@ impl Writer<'_> {
             }
         }
         self.line("");
-        self.line("void shrec_body()");
+        if m.ext.geometry.is_some() {
+            self.line("void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)");
+        } else {
+            self.line("void shrec_body()");
+        }
         self.line("{");
         self.indent += 1;
+        for v in &m.ext.int_vars {
+            if v.len > 0 {
+                self.line(format!("for (int i = 0; i < {}; i++) {}[i] = 0;", v.len, v.name));
+            }
+        }
         if m.temps.indexable {
             self.line(format!("for (int i = 0; i < {}; i++) {}[i] = 0;", m.temps.count, m.temps.prefix));
         }
@@ -135,6 +177,29 @@ impl Writer<'_> {
         self.indent -= 1;
         self.line("}");
         self.line("");
+        if let Some(g) = &m.ext.geometry {
+            let prim = match g.primitive {
+                GsPrimitive::Point => "point",
+                GsPrimitive::Line => "line",
+                GsPrimitive::Triangle => "triangle",
+                GsPrimitive::LineAdj => "lineadj",
+                GsPrimitive::TriangleAdj => "triangleadj",
+            };
+            self.line(format!("[maxvertexcount({})]", g.max_vertices));
+            self.line(format!(
+                "void main({prim} ShaderInput input[{}], inout TriangleStream<ShaderOutput> shrec_stream)",
+                g.primitive.vertices()
+            ));
+            self.line("{");
+            self.indent += 1;
+            for (v, (vtx, field)) in m.inputs.iter().zip(&g.input_sources) {
+                self.line(format!("{} = input[{vtx}].{};", v.name, g.vertex_fields[*field as usize].name));
+            }
+            self.line("shrec_body(shrec_stream);");
+            self.indent -= 1;
+            self.line("}");
+            return;
+        }
         let ret = if m.outputs.is_empty() { "void" } else { "ShaderOutput" };
         let arg = if m.inputs.is_empty() { "" } else { "ShaderInput input" };
         self.line(format!("{ret} main({arg})"));
@@ -241,6 +306,37 @@ impl Writer<'_> {
                 let c = self.cond(c);
                 self.line(format!("if ({c}) discard;"));
             }
+            Stmt::SetInt { var, index, value } => {
+                let name = &self.m.ext.int_vars[*var as usize].name;
+                let v = self.iexpr(value);
+                match index {
+                    None => self.line(format!("{name} = {v};")),
+                    Some(i) => {
+                        let i = self.iexpr(i);
+                        self.line(format!("{name}[{i}] = {v};"))
+                    }
+                }
+            }
+            Stmt::GsStore(slot) => {
+                let slot = self.iexpr(slot);
+                let fields: Vec<String> = self.m.outputs.iter().map(|v| format!("o.{0} = {0};", v.name)).collect();
+                self.line(format!("{{ ShaderOutput o; {} shrec_gs_buf[{slot}] = o; }}", fields.join(" ")));
+            }
+            Stmt::GsEmitTriangle { invert } => {
+                let max = self.m.ext.geometry.as_ref().map_or(0, |g| g.max_vertices);
+                let c = self.cond(invert);
+                self.line(format!("if (shrec_gs_emitted + 3 <= {max})"));
+                self.line("{");
+                self.indent += 1;
+                self.line(format!("int first = ({c}) ? 1 : 0;"));
+                self.line("shrec_stream.Append(shrec_gs_buf[first]);");
+                self.line("shrec_stream.Append(shrec_gs_buf[1 - first]);");
+                self.line("shrec_stream.Append(shrec_gs_buf[2]);");
+                self.line("shrec_stream.RestartStrip();");
+                self.line("shrec_gs_emitted += 3;");
+                self.indent -= 1;
+                self.line("}");
+            }
             Stmt::Comment(text) => {
                 for l in text.lines() {
                     self.line(format!("// {l}"));
@@ -265,6 +361,9 @@ impl Writer<'_> {
             Cond::AnyNegative(e) => format!("any(({}) < 0.0)", self.expr(e)),
             Cond::Not(c) => format!("!({})", self.cond(c)),
             Cond::BitSet { value, bit } => format!("((asuint(({}).x) >> {bit}u) & 1u) != 0u", self.expr(value)),
+            Cond::IntCmp(op, a, b) => format!("({} {} {})", self.iexpr(a), cmp_text(*op), self.iexpr(b)),
+            Cond::And(a, b) => format!("(({}) && ({}))", self.cond(a), self.cond(b)),
+            Cond::Or(a, b) => format!("(({}) || ({}))", self.cond(a), self.cond(b)),
         }
     }
 
@@ -276,7 +375,7 @@ impl Writer<'_> {
             (RegFile::Input, Index::Fixed(i)) => m.inputs[*i as usize].name.clone(),
             (RegFile::Output, Index::Fixed(i)) => m.outputs[*i as usize].name.clone(),
             (RegFile::Const(b), idx) => format!("{}[{}]", m.const_buffers[*b as usize].var, self.index(idx)),
-            (RegFile::Input | RegFile::Output, Index::Dynamic { .. }) => {
+            (RegFile::Input | RegFile::Output, Index::Dynamic { .. } | Index::Int(_)) => {
                 unreachable!("frontends never index stage inputs/outputs dynamically")
             }
         }
@@ -285,6 +384,7 @@ impl Writer<'_> {
     fn index(&self, idx: &Index) -> String {
         match idx {
             Index::Fixed(i) => i.to_string(),
+            Index::Int(e) => self.iexpr(e),
             Index::Dynamic { base, value, conv } => {
                 let f = match conv {
                     IndexConv::RoundHalfUp => "shrec_index_round_half_up",
@@ -293,6 +393,24 @@ impl Writer<'_> {
                 };
                 let v = self.expr(value);
                 if *base == 0 { format!("{f}(({v}).x)") } else { format!("{f}(({v}).x) + ({base})") }
+            }
+        }
+    }
+
+    fn iexpr(&self, e: &IExpr) -> String {
+        match e {
+            IExpr::Const(c) if *c == i32::MIN => "(int)0x80000000".into(),
+            IExpr::Const(c) => format!("{c}"),
+            IExpr::Var(v) => self.m.ext.int_vars[*v as usize].name.clone(),
+            IExpr::Elem(v, i) => format!("{}[{}]", self.m.ext.int_vars[*v as usize].name, self.iexpr(i)),
+            IExpr::Add(a, b) => format!("({} + {})", self.iexpr(a), self.iexpr(b)),
+            IExpr::Sub(a, b) => format!("({} - {})", self.iexpr(a), self.iexpr(b)),
+            IExpr::And(a, b) => format!("({} & {})", self.iexpr(a), self.iexpr(b)),
+            IExpr::Min(a, b) => format!("min({}, {})", self.iexpr(a), self.iexpr(b)),
+            IExpr::Select(c, a, b) => format!("(({}) ? {} : {})", self.cond(c), self.iexpr(a), self.iexpr(b)),
+            IExpr::TruncX86(x) => format!("shrec_f2i_x86(({}).x)", self.expr(x)),
+            IExpr::Uniform { buffer, reg, lane } => {
+                format!("(int){}[{reg}].{}", self.m.ext.uint_buffers[*buffer as usize].var, LANES[*lane as usize & 3])
             }
         }
     }
@@ -370,6 +488,9 @@ impl Writer<'_> {
                     BinOp::Sne => format!("((float4)({a} != {b}))"),
                     BinOp::Cross3 => format!("float4(cross(({a}).xyz, ({b}).xyz), 0.0)"),
                     BinOp::MulLegacy => format!("shrec_mul_legacy({a}, {b})"),
+                    BinOp::MulPica => format!("shrec_pica_mul({a}, {b})"),
+                    BinOp::MaxPica => format!("shrec_pica_max({a}, {b})"),
+                    BinOp::MinPica => format!("shrec_pica_min({a}, {b})"),
                 }
             }
             Expr::Dot(n, a, b) => {
@@ -393,6 +514,8 @@ impl Writer<'_> {
                     self.expr(if_false)
                 )
             }
+            Expr::DotPica(n, a, b) => format!("shrec_pica_dot{n}({}, {})", self.expr(a), self.expr(b)),
+            Expr::SelectIf(c, a, b) => format!("(({}) ? {} : {})", self.cond(c), self.expr(a), self.expr(b)),
             Expr::Mad(a, b, c) => format!("({} * {} + {})", self.expr(a), self.expr(b), self.expr(c)),
             Expr::Sample { tex, coord, mode } => {
                 let t = &self.m.textures[*tex as usize];

@@ -32,6 +32,82 @@ pub struct Module {
     pub body: Vec<Stmt>,
     /// Lines written as comments at the top of the HLSL (provenance, documented deviations).
     pub header_comments: Vec<String>,
+    /// Integer state, integer uniforms and geometry-stage shape (PICA; empty for other families).
+    pub ext: ModuleExt,
+}
+
+/// Additions used by the PICA frontend (all empty by default).
+#[derive(Clone, Debug, Default)]
+pub struct ModuleExt {
+    /// Integer (`int`, 32-bit two's complement, wrapping) variables: `IExpr::Var(i)` /
+    /// `Stmt::SetInt { var: i }` name `int_vars[i]`. All start at 0 in every invocation.
+    pub int_vars: Vec<IntVar>,
+    /// Constant buffers of `uint4` arrays, read by `IExpr::Uniform { buffer: i }`.
+    pub uint_buffers: Vec<ConstBuffer>,
+    /// Present for `Stage::Geometry` modules.
+    pub geometry: Option<GeometryInfo>,
+}
+
+#[derive(Clone, Debug)]
+pub struct IntVar {
+    pub name: String,
+    /// 0 for a scalar; otherwise an array of `len` elements (indexed by `IExpr`, in range).
+    pub len: u32,
+}
+
+/// Input primitive of a geometry shader (number of vertices per invocation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GsPrimitive {
+    Point,
+    Line,
+    Triangle,
+    LineAdj,
+    TriangleAdj,
+}
+
+impl GsPrimitive {
+    pub fn vertices(self) -> u32 {
+        match self {
+            GsPrimitive::Point => 1,
+            GsPrimitive::Line => 2,
+            GsPrimitive::Triangle => 3,
+            GsPrimitive::LineAdj => 4,
+            GsPrimitive::TriangleAdj => 6,
+        }
+    }
+}
+
+/// Shape of a geometry shader: input vertices carry `vertex_fields`; `Module::inputs[i]` (plain
+/// registers, their `semantic` unused) is loaded from field `input_sources[i].1` of input vertex
+/// `input_sources[i].0` before the body runs. Outputs are `Module::outputs`; the output stream is a
+/// triangle list written only by `Stmt::GsStore` / `Stmt::GsEmitTriangle`.
+#[derive(Clone, Debug)]
+pub struct GeometryInfo {
+    pub primitive: GsPrimitive,
+    pub vertex_fields: Vec<IoVar>,
+    pub input_sources: Vec<(u32, u32)>,
+    /// `[maxvertexcount]`; triangles past it are not emitted (counted, never undefined).
+    pub max_vertices: u32,
+}
+
+/// An integer expression (`int`, wrapping arithmetic).
+#[derive(Clone, Debug, PartialEq)]
+pub enum IExpr {
+    Const(i32),
+    Var(u32),
+    /// Element of an integer array variable (index in range).
+    Elem(u32, Box<IExpr>),
+    Add(Box<IExpr>, Box<IExpr>),
+    Sub(Box<IExpr>, Box<IExpr>),
+    /// Bitwise and.
+    And(Box<IExpr>, Box<IExpr>),
+    Min(Box<IExpr>, Box<IExpr>),
+    Select(Box<Cond>, Box<IExpr>, Box<IExpr>),
+    /// Lane `.x` of a float expression truncated toward zero; NaN and values outside the `int`
+    /// range give `i32::MIN` (the x86 `cvttss2si` rule Azahar's `static_cast<s32>` gets).
+    TruncX86(Box<Expr>),
+    /// Lane `lane` of element `reg` of `ModuleExt::uint_buffers[buffer]`, as int.
+    Uniform { buffer: u32, reg: u32, lane: u8 },
 }
 
 #[derive(Clone, Debug)]
@@ -138,6 +214,8 @@ pub enum Index {
     Fixed(u32),
     /// `base + round_to_int(value.x)`, with the conversion rule given.
     Dynamic { base: i32, value: Box<Expr>, conv: IndexConv },
+    /// An integer expression (the frontend guarantees it is in range).
+    Int(Box<IExpr>),
 }
 
 /// How a float lane becomes a register index.
@@ -196,6 +274,12 @@ pub enum Expr {
     /// Per-lane select: lane `i` = `a[i] cmp b[i] ? if_true[i] : if_false[i]` (IEEE comparisons:
     /// every comparison with NaN is false except `Ne`). HLSL `select(a cmp b, t, f)`.
     Select { cmp: CmpOp, a: Box<Expr>, b: Box<Expr>, if_true: Box<Expr>, if_false: Box<Expr> },
+    /// Dot product over the first `n` lanes (2, 3 or 4) with `BinOp::MulPica` products summed
+    /// left to right (`((p.x + p.y) + p.z) + p.w`), broadcast.
+    DotPica(u8, Box<Expr>, Box<Expr>),
+    /// `cond ? a : b` (whole vectors chosen by one scalar condition; only the chosen side's
+    /// value matters). Compare `Select`, which chooses per lane.
+    SelectIf(Box<Cond>, Box<Expr>, Box<Expr>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -279,6 +363,13 @@ pub enum BinOp {
     /// D3D9 / Xenos "legacy" multiply per lane: `(a == 0 || b == 0) ? +0 : a * b`, so that
     /// 0 × inf and 0 × NaN give +0 (Xenia `ZeroIfAnyOperandIsZero`).
     MulLegacy,
+    /// PICA200 multiply per lane: IEEE `a * b`, except that a NaN product of two non-NaN operands
+    /// (0 · ±inf) is +0. 0 · NaN stays NaN (Azahar `Float::operator*`).
+    MulPica,
+    /// `a > b ? a : b` per lane: max(0, NaN) = NaN, max(NaN, 0) = 0, max(0, -inf) = 0.
+    MaxPica,
+    /// `a < b ? a : b` per lane: min(0, NaN) = NaN, min(NaN, 0) = 0.
+    MinPica,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -302,6 +393,10 @@ pub enum Cond {
     /// True when bit `bit` (0-31) of the raw bits of lane x of `value` (`asuint(value.x)`) is set:
     /// boolean constants packed in a uint word of a constant buffer.
     BitSet { value: Expr, bit: u32 },
+    /// Integer comparison.
+    IntCmp(CmpOp, IExpr, IExpr),
+    And(Box<Cond>, Box<Cond>),
+    Or(Box<Cond>, Box<Cond>),
 }
 
 /// Destination of an assignment: lanes of `mask` (bit 0 = x) receive the same lanes of the value.
@@ -323,6 +418,15 @@ pub enum Stmt {
     Discard(Cond),
     Return,
     Comment(String),
+    /// `int_vars[var] = value` (or `int_vars[var][index] = value`).
+    SetInt { var: u32, index: Option<IExpr>, value: IExpr },
+    /// Geometry: copy the current values of all `Module::outputs` into vertex slot `slot` (0-2)
+    /// of the primitive buffer.
+    GsStore(IExpr),
+    /// Geometry: append the triangle (slot 0, slot 1, slot 2) — or (slot 1, slot 0, slot 2) when
+    /// `invert` holds — to the output stream and restart the strip. Past `max_vertices` the
+    /// triangle is dropped.
+    GsEmitTriangle { invert: Cond },
 }
 
 impl Module {

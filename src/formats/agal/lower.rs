@@ -85,6 +85,7 @@ pub fn lower(prog: &Program, opts: AgalOptions) -> Result<Lowered, decode::AgalE
         textures: Vec::new(),
         temps: TempFile { count: limits.temporaries, prefix: prefix.into(), indexable: false },
         body: Vec::new(),
+        ext: Default::default(),
         header_comments: vec![format!(
             "AGAL{} {} program, {} tokens",
             prog.version,

@@ -158,3 +158,272 @@ pub fn probe(buf: &[u8]) -> Option<usize> {
 pub fn key(dvlb_bytes: &[u8], index: u32) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(dvlb_bytes, index as u64)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Full parse: code, operand descriptors and every DVLE table.
+// ---------------------------------------------------------------------------------------------
+
+/// Converts a float24 (1 sign, 7 exponent bias 63, 16 mantissa; low 24 bits of `raw`) to f32.
+/// Exact: every f24 is an f32. Exponent 0 is ±0 (the hardware flushes denormals), exponent 0x7F
+/// is ±inf (mantissa 0) or NaN (mantissa kept in the high f32 mantissa bits).
+pub fn f24_to_f32(raw: u32) -> f32 {
+    let sign = (raw >> 23) & 1;
+    let exp = (raw >> 16) & 0x7F;
+    let man = raw & 0xFFFF;
+    let bits = if exp == 0 {
+        sign << 31
+    } else if exp == 0x7F {
+        (sign << 31) | (0xFF << 23) | (man << 7)
+    } else {
+        (sign << 31) | ((exp + 64) << 23) | (man << 7)
+    };
+    f32::from_bits(bits)
+}
+
+/// A DVLE constant (20-byte entry).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstValue {
+    /// `b{reg}`.
+    Bool(bool),
+    /// `i{reg}` = (x, y, z, w) as u8.
+    Int([u8; 4]),
+    /// `c{reg}`, converted from float24.
+    Float([f32; 4]),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constant {
+    pub reg: u16,
+    pub value: ConstValue,
+}
+
+/// Output table entry: register `reg` lanes `mask` (bit 0 = x) carry attribute `ty`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Output {
+    pub ty: u16,
+    pub reg: u16,
+    pub mask: u8,
+}
+
+/// Output attribute types (libctru `DVLE_outputAttribute_t`).
+pub fn output_type_name(ty: u16) -> &'static str {
+    match ty {
+        0 => "position",
+        1 => "normalquat",
+        2 => "color",
+        3 => "texcoord0",
+        4 => "texcoord0w",
+        5 => "texcoord1",
+        6 => "texcoord2",
+        8 => "view",
+        9 => "dummy",
+        _ => "unknown",
+    }
+}
+
+/// Uniform table entry; `first..=last` in the unified space (0x00-0x0F v, 0x10-0x6F c0-c95,
+/// 0x70-0x73 i0-i3, 0x78-0x87 b0-b15).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uniform {
+    pub name: String,
+    pub first: u16,
+    pub last: u16,
+}
+
+impl Uniform {
+    /// `v3`, `c10..c13`, `i0`, `b2` style text of the register range.
+    pub fn range_text(&self) -> String {
+        let one = |r: u16| match r {
+            0x00..=0x0F => format!("v{r}"),
+            0x10..=0x6F => format!("c{}", r - 0x10),
+            0x70..=0x73 => format!("i{}", r - 0x70),
+            0x78..=0x87 => format!("b{}", r - 0x78),
+            _ => format!("?{r:#x}"),
+        };
+        if self.first == self.last { one(self.first) } else { format!("{}..{}", one(self.first), one(self.last)) }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub id: u8,
+    /// Code offset in words.
+    pub offset: u32,
+    pub name: String,
+}
+
+/// Geometry-shader mode (DVLE bytes 0x14-0x17).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GsMode {
+    /// Every `stride` input registers form one invocation, read from `v0..`.
+    Point,
+    /// Variable (subdivision): `c{start}` = vertex count, then `full` full vertices, then
+    /// position-only vertices, in float uniforms.
+    Variable { full: u8 },
+    /// Fixed (particle): `count` vertices written to the float uniforms from `c{start}`.
+    Fixed { start: u8, count: u8 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DvleInfo {
+    pub index: u32,
+    /// Offset of the DVLE from the DVLB start.
+    pub offset: usize,
+    /// One past the last byte of the DVLE header or any of its tables.
+    pub end: usize,
+    pub stage: Stage,
+    pub version: u16,
+    /// Flags bit 0: merge VS and GS outmaps.
+    pub merge_outmaps: bool,
+    /// Entry point and end (word offsets into the shared code blob).
+    pub main: u32,
+    pub endmain: u32,
+    pub input_mask: u16,
+    pub output_mask: u16,
+    /// Raw GS mode bytes 0x14..0x18 (mode, fixed start, variable count, fixed count).
+    pub gs_bytes: [u8; 4],
+    pub constants: Vec<Constant>,
+    pub labels: Vec<Label>,
+    pub outputs: Vec<Output>,
+    pub uniforms: Vec<Uniform>,
+}
+
+impl DvleInfo {
+    /// The geometry mode (geometry DVLEs only).
+    pub fn gs_mode(&self) -> Result<GsMode, ShaderError> {
+        let [mode, start, var, fixed] = self.gs_bytes;
+        match mode {
+            0 => Ok(GsMode::Point),
+            1 => Ok(GsMode::Variable { full: var }),
+            2 => Ok(GsMode::Fixed { start, count: fixed }),
+            m => Err(ShaderError::at(self.offset as u64 + 0x14, format!("DVLE {}: unknown geometry-shader mode {m}", self.index))),
+        }
+    }
+}
+
+/// A fully parsed DVLB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub code: Vec<u32>,
+    /// Operand descriptors (low words of the 8-byte entries).
+    pub opdescs: Vec<u32>,
+    pub dvles: Vec<DvleInfo>,
+    /// Detected DVLB length (see [`Dvlb::len`]).
+    pub len: usize,
+}
+
+fn cstr(buf: &[u8], at: usize, limit: usize) -> String {
+    let end = buf[at.min(limit)..limit].iter().position(|&b| b == 0).map_or(limit, |p| at + p);
+    String::from_utf8_lossy(&buf[at.min(end)..end]).into_owned()
+}
+
+/// Parses everything (bounds were checked by [`parse`]; every read here is checked again).
+pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
+    if buf.get(..4) == Some(&b"DVOJ"[..]) {
+        return Err(ShaderError::at(0, "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB"));
+    }
+    let d = parse(buf)?;
+    let code = (0..d.code_words).map(|i| rd(buf, d.code_offset + 4 * i, "code word")).collect::<Result<Vec<_>, _>>()?;
+    let opdescs =
+        (0..d.opdesc_count).map(|i| rd(buf, d.opdesc_offset + 8 * i, "operand descriptor")).collect::<Result<Vec<_>, _>>()?;
+    let mut dvles = Vec::new();
+    for (i, e) in d.dvles.iter().enumerate() {
+        let o = e.offset;
+        let h16 = |off: usize| u16::from_le_bytes([buf[o + off], buf[o + off + 1]]);
+        let tab = |field: usize| -> Result<(usize, usize), ShaderError> {
+            Ok((o + rd(buf, o + field, "DVLE table offset")? as usize, rd(buf, o + field + 4, "DVLE table count")? as usize))
+        };
+        let mut end = o + DVLE_HEADER_SIZE;
+        let (sym_off, sym_len) = tab(0x38)?;
+        if sym_len > 0 {
+            end = end.max(sym_off + sym_len);
+        }
+        let sym_limit = if sym_len > 0 { sym_off + sym_len } else { sym_off };
+        let symbol = |rel: u32| -> String {
+            let at = sym_off + rel as usize;
+            if sym_len == 0 || at >= sym_limit { String::new() } else { cstr(buf, at, sym_limit) }
+        };
+        let (c_off, c_n) = tab(0x18)?;
+        let mut constants = Vec::with_capacity(c_n);
+        for k in 0..c_n {
+            let at = c_off + 20 * k;
+            end = end.max(at + 20);
+            let ty = u16::from_le_bytes([buf[at], buf[at + 1]]);
+            let reg = u16::from_le_bytes([buf[at + 2], buf[at + 3]]);
+            let (value, max) = match ty {
+                0 => (ConstValue::Bool(buf[at + 4] != 0), 16),
+                1 => (ConstValue::Int([buf[at + 4], buf[at + 5], buf[at + 6], buf[at + 7]]), 4),
+                2 => {
+                    let mut v = [0f32; 4];
+                    for (j, x) in v.iter_mut().enumerate() {
+                        *x = f24_to_f32(rd(buf, at + 4 + 4 * j, "constant")?);
+                    }
+                    (ConstValue::Float(v), 96)
+                }
+                t => return Err(ShaderError::at(at as u64, format!("DVLE {i} constant {k}: unknown type {t}"))),
+            };
+            if reg >= max {
+                return Err(ShaderError::at(at as u64 + 2, format!("DVLE {i} constant {k}: register {reg} out of range (< {max})")));
+            }
+            constants.push(Constant { reg, value });
+        }
+        let (l_off, l_n) = tab(0x20)?;
+        let mut labels = Vec::with_capacity(l_n);
+        for k in 0..l_n {
+            let at = l_off + 16 * k;
+            end = end.max(at + 16);
+            labels.push(Label {
+                id: buf[at],
+                offset: rd(buf, at + 4, "label")?,
+                name: symbol(rd(buf, at + 12, "label")?),
+            });
+        }
+        let (out_off, out_n) = tab(0x28)?;
+        let mut outputs = Vec::with_capacity(out_n);
+        for k in 0..out_n {
+            let at = out_off + 8 * k;
+            end = end.max(at + 8);
+            let lo = rd(buf, at, "output")?;
+            let hi = rd(buf, at + 4, "output")?;
+            let out = Output { ty: lo as u16, reg: (lo >> 16) as u16, mask: (hi & 0xF) as u8 };
+            if out.reg > 15 {
+                return Err(ShaderError::at(at as u64 + 2, format!("DVLE {i} output {k}: register o{} out of range", out.reg)));
+            }
+            if !matches!(out.ty, 0..=6 | 8 | 9) {
+                return Err(ShaderError::at(at as u64, format!("DVLE {i} output {k}: unknown output type {}", out.ty)));
+            }
+            outputs.push(out);
+        }
+        let (u_off, u_n) = tab(0x30)?;
+        let mut uniforms = Vec::with_capacity(u_n);
+        for k in 0..u_n {
+            let at = u_off + 8 * k;
+            end = end.max(at + 8);
+            let first = u16::from_le_bytes([buf[at + 4], buf[at + 5]]);
+            let last = u16::from_le_bytes([buf[at + 6], buf[at + 7]]);
+            uniforms.push(Uniform { name: symbol(rd(buf, at, "uniform")?), first, last });
+        }
+        let main = rd(buf, o + 8, "DVLE main")?;
+        if main as usize >= code.len() {
+            return Err(ShaderError::at(o as u64 + 8, format!("DVLE {i}: entry point {main} lies past the code ({} words)", code.len())));
+        }
+        dvles.push(DvleInfo {
+            index: i as u32,
+            offset: o,
+            end,
+            stage: e.stage().expect("checked by parse"),
+            version: h16(4),
+            merge_outmaps: buf[o + 7] & 1 != 0,
+            main,
+            endmain: rd(buf, o + 0xC, "DVLE endmain")?,
+            input_mask: h16(0x10),
+            output_mask: h16(0x12),
+            gs_bytes: [buf[o + 0x14], buf[o + 0x15], buf[o + 0x16], buf[o + 0x17]],
+            constants,
+            labels,
+            outputs,
+            uniforms,
+        });
+    }
+    Ok(Program { code, opdescs, dvles, len: d.len })
+}

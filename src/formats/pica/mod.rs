@@ -1,8 +1,11 @@
-//! 3DS PICA200 shaders in SHBIN (DVLB) files (translation comes with its issue).
+//! 3DS PICA200 shaders in SHBIN (DVLB) files: container, decoding, disassembly, lowering to IR.
 
+pub mod decode;
+pub mod disasm;
 pub mod dvlb;
+pub mod lower;
 
-use super::{ShaderEntry, ShaderError};
+use super::{ShaderEntry, ShaderError, Translation};
 
 /// One entry per DVLE, in offset-table order (`index` = DVLE index); stage from the DVLE type
 /// byte (0 vertex, 1 geometry).
@@ -22,4 +25,20 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
             Ok(ShaderEntry { stage, index: i as u32, key: dvlb::key(container, i as u32), name: None })
         })
         .collect()
+}
+
+/// Disassembly of the whole DVLB (all DVLEs share the code blob); `index` is checked.
+pub fn disasm(bytes: &[u8], index: u32) -> Result<String, ShaderError> {
+    let p = dvlb::parse_program(bytes)?;
+    if index as usize >= p.dvles.len() {
+        return Err(ShaderError::new(format!("DVLE index {index} out of range ({} DVLEs)", p.dvles.len())));
+    }
+    disasm::disassemble(&p)
+}
+
+/// Translates DVLE `index` to IR. Metadata: the DVLE's constants (see [`lower::lower`]).
+pub fn translate(bytes: &[u8], index: u32) -> Result<Translation, ShaderError> {
+    let p = dvlb::parse_program(bytes)?;
+    let (module, meta) = lower::lower(&p, index)?;
+    Ok(Translation { module, meta, spec_constants_mask: 0 })
 }

@@ -843,6 +843,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         temps: TempFile { count: TEMP_COUNT, prefix: "r".into(), indexable: ctx.indexable },
         body,
         header_comments,
+        ext: Default::default(),
     };
     Ok(Lowered { module })
 }
