@@ -166,6 +166,7 @@ pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &Translate
 pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<String, ShaderError> {
     match kind {
         ContainerKind::Agal => agal::disasm(bytes, opts),
+        ContainerKind::Gfd | ContainerKind::Sharcfb => gx2::disasm(kind, bytes, index),
         other => Err(not_yet(other, index, "disassembly")),
     }
 }
