@@ -55,6 +55,45 @@ int shrec_index_round_half_up(float x) { return (int)floor(x + 0.5); }
 int shrec_index_floor(float x) { return (int)floor(x); }
 int shrec_index_trunc(float x) { return (int)x; }
 
+// Helpers used by the integer / non-IEEE IR operators (src/ir/mod.rs documents each).
+// HLSL 2021: vector conditions go through select()/or(), never ?: or ||.
+float4 shrec_mul_legacy(float4 a, float4 b) { return select(or(a == 0.0, b == 0.0), (float4)0.0, a * b); }
+float4 shrec_select(bool4 c, float4 t, float4 f) { return select(c, t, f); }
+static const float SHREC_FLT_MAX = 3.402823466e+38;
+float4 shrec_rcp_clamped(float4 x) { return clamp(1.0 / x, -SHREC_FLT_MAX, SHREC_FLT_MAX); }
+float4 shrec_rcp_ff(float4 x) { float4 r = 1.0 / x; return select(isinf(r), (float4)0.0 * sign(r), r); }
+float4 shrec_rsq_clamped(float4 x) { return min(rsqrt(x), SHREC_FLT_MAX); }
+float4 shrec_rsq_ff(float4 x) { float4 r = rsqrt(x); return select(isinf(r), (float4)0.0, r); }
+float4 shrec_log2_clamped(float4 x) { return max(log2(x), -SHREC_FLT_MAX); }
+uint4 shrec_f2i(float4 x) { return asuint((int4)clamp(select(x != x, (float4)0.0, x), -2147483648.0, 2147483520.0)); }
+uint4 shrec_f2u(float4 x) { return (uint4)clamp(select(x != x, (float4)0.0, x), 0.0, 4294967040.0); }
+uint4 shrec_umulhi(uint4 a, uint4 b)
+{
+    uint4 al = a & 0xFFFFu, ah = a >> 16, bl = b & 0xFFFFu, bh = b >> 16;
+    uint4 ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint4 mid = (ll >> 16) + (lh & 0xFFFFu) + (hl & 0xFFFFu);
+    return hh + (lh >> 16) + (hl >> 16) + (mid >> 16);
+}
+uint4 shrec_imulhi(int4 a, int4 b)
+{
+    uint4 hi = shrec_umulhi(asuint(a), asuint(b));
+    return hi - select(a < 0, asuint(b), (uint4)0u) - select(b < 0, asuint(a), (uint4)0u);
+}
+uint4 shrec_bfe_u(uint4 v, uint4 off, uint4 w)
+{
+    off &= 31u; w &= 31u;
+    return select(w == 0u, (uint4)0u, (v >> off) & ((1u << w) - 1u));
+}
+uint4 shrec_bfe_i(uint4 v, uint4 off, uint4 w)
+{
+    off &= 31u; w &= 31u;
+    return select(w == 0u, (uint4)0u, asuint(asint(v << (32u - off - w)) >> (32u - w)));
+}
+uint4 shrec_bfi(uint4 m, uint4 a, uint4 b) { return (m & a) | (~m & b); }
+uint4 shrec_cnde_i(uint4 c, uint4 a, uint4 b) { return select(c == 0u, a, b); }
+uint4 shrec_cndgt_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) > 0, a, b); }
+uint4 shrec_cndge_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) >= 0, a, b); }
+
 #endif // !__cplusplus
 
 #endif // SHREC_SHADER_COMMON_H

@@ -151,13 +151,14 @@ pub struct Translation {
 /// Whether this version of shrec translates shaders of this container kind (detection, keys
 /// and disassembly may exist without it).
 pub fn has_translator(kind: ContainerKind) -> bool {
-    matches!(kind, ContainerKind::Agal)
+    matches!(kind, ContainerKind::Agal | ContainerKind::Gfd | ContainerKind::Sharcfb)
 }
 
 /// Translates shader `index` of a container.
 pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<Translation, ShaderError> {
     match kind {
         ContainerKind::Agal => agal::translate(bytes, opts),
+        ContainerKind::Gfd | ContainerKind::Sharcfb => gx2::translate(kind, bytes, index),
         other => Err(not_yet(other, index, "translation")),
     }
 }

@@ -66,6 +66,9 @@ pub enum Semantic {
     Depth,
     /// Instance index — `SV_InstanceID`, read as `float4(id, 0, 0, 0)`.
     InstanceId,
+    /// Vertex index — `SV_VertexID`, read as `float4(asfloat(id), 0, 0, 0)` (the raw integer
+    /// bits in lane x, as Latte's R0.x holds it).
+    VertexId,
 }
 
 /// Where a resource binds, in both APIs.
@@ -187,6 +190,85 @@ pub enum Expr {
     Mad(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
     Sample { tex: u32, coord: Box<Expr>, mode: SampleMode },
+    /// Four raw 32-bit patterns reinterpreted as float (`asfloat(uint4(...))`), exact for every
+    /// pattern (denormals, NaN payloads). Used by frontends whose registers hold untyped bits.
+    Bits([u32; 4]),
+    /// Integer operator on the 32-bit patterns of the operand lanes (`asuint`); the result's
+    /// pattern is returned reinterpreted as float (`asfloat`). See [`IntUnOp`].
+    IntUnary(IntUnOp, Box<Expr>),
+    /// As [`Expr::IntUnary`], two operands. See [`IntBinOp`].
+    IntBinary(IntBinOp, Box<Expr>, Box<Expr>),
+    /// As [`Expr::IntUnary`], three operands. See [`IntTerOp`].
+    IntTernary(IntTerOp, Box<Expr>, Box<Expr>, Box<Expr>),
+    /// Per lane: `(a CMP b) ? if_true : if_false`, comparing as floats (IEEE: NaN compares false
+    /// except with `Ne`).
+    Select(CmpOp, Box<Expr>, Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// Integer unary operators (operands and results are 32-bit patterns, see [`Expr::IntUnary`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntUnOp {
+    /// Bitwise not.
+    Not,
+    /// Float → signed int, truncating toward zero; NaN → 0, out of range saturates (HLSL `(int)`
+    /// on DXIL/SPIR-V is undefined out of range, so the writer clamps first).
+    FloatToInt,
+    /// Float → unsigned int, truncating; negative/NaN → 0, saturating.
+    FloatToUint,
+    /// Signed int → float (round to nearest).
+    IntToFloat,
+    /// Unsigned int → float (round to nearest).
+    UintToFloat,
+}
+
+/// Integer binary operators on 32-bit patterns. Comparisons return all-ones (0xFFFFFFFF) for
+/// true and 0 for false (the D3D10 boolean convention).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntBinOp {
+    /// Wrapping add / subtract / multiply (low 32 bits; signedness does not matter).
+    Add,
+    Sub,
+    MulLo,
+    /// High 32 bits of the 64-bit signed / unsigned product.
+    MulHiI,
+    MulHiU,
+    And,
+    Or,
+    Xor,
+    /// Shifts by `b & 31`: left, logical right, arithmetic right.
+    Shl,
+    ShrU,
+    ShrI,
+    MinI,
+    MaxI,
+    MinU,
+    MaxU,
+    /// Integer comparisons → all-ones / 0.
+    EqI,
+    NeI,
+    GtI,
+    GeI,
+    GtU,
+    GeU,
+    /// Float comparisons of the operands (read as floats) → all-ones / 0 (D3D10 `SETcc_DX10`).
+    EqF,
+    NeF,
+    GtF,
+    GeF,
+}
+
+/// Integer ternary operators on 32-bit patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntTerOp {
+    /// Bitfield extract `(a >> (b & 31))` of width `c & 31` (width 0 → 0), zero / sign extended.
+    BfeU,
+    BfeI,
+    /// Bitfield insert: `(a & b) | (~a & c)` (a = mask).
+    Bfi,
+    /// `a == 0 ? b : c`, `a > 0 ? b : c`, `a >= 0 ? b : c`, comparing `a` as a signed int.
+    CndEI,
+    CndGtI,
+    CndGeI,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -195,6 +277,10 @@ pub enum SampleMode {
     Bias(f32),
     /// Explicit LOD from lane x of an expression.
     Lod(Box<Expr>),
+    /// Implicit derivatives with a LOD bias from lane x of an expression.
+    BiasExpr(Box<Expr>),
+    /// Explicit gradients: d(coord)/dx and d(coord)/dy (lanes per dimension).
+    Grad(Box<Expr>, Box<Expr>),
 }
 
 /// Per-lane unary operators.
@@ -225,6 +311,20 @@ pub enum UnOp {
     Ddy,
     /// `float4(normalize(x.xyz), 0)`: `x.xyz * rsqrt(dot3(x, x))`.
     Normalize3,
+    /// Round toward zero / toward +inf / to nearest even.
+    Trunc,
+    Ceil,
+    RoundEven,
+    /// `1 / x`, a ±inf result clamped to ±FLT_MAX (R600 `RECIP_CLAMPED`).
+    RcpClamped,
+    /// `1 / x`, a ±inf result replaced by ±0 (R600 `RECIP_FF`).
+    RcpFF,
+    /// `1 / sqrt(x)`, +inf clamped to FLT_MAX (R600 `RECIPSQRT_CLAMPED`).
+    RsqClamped,
+    /// `1 / sqrt(x)`, +inf replaced by 0 (R600 `RECIPSQRT_FF`).
+    RsqFF,
+    /// `log2(x)`, −inf clamped to −FLT_MAX (R600 `LOG_CLAMPED`).
+    Log2Clamped,
 }
 
 /// Per-lane binary operators.
@@ -234,6 +334,9 @@ pub enum BinOp {
     Sub,
     /// IEEE multiply.
     Mul,
+    /// Non-IEEE ("legacy", D3D9) multiply: `0 * anything = 0` (also `0 * inf` and `0 * NaN`),
+    /// otherwise IEEE. Latte `MUL`, `MULADD`, `DOT4`.
+    MulLegacy,
     /// IEEE division.
     Div,
     /// `b < a ? b : a` (HLSL `min`: returns the non-NaN operand).
