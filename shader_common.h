@@ -41,7 +41,24 @@
 //   (setProgramConstantsFromMatrix with transposedMatrix = true gives rows).
 //
 // ---------------------------------------------------------------------------------------------
-// Xenos, GX2, PICA: conventions are added with their translators (see README).
+// GX2 (Wii U Latte; README "GX2 (Latte) semantics")
+// ---------------------------------------------------------------------------------------------
+//   stage s = 0 VS, 1 PS (2 GS reserved)   D3D                 Vulkan (set 0)
+//   register-file uniforms float4 C[256]    b0, space<s>        binding 64*s + 0
+//   uniform block at location L  CB<L>[]    b<1+L>, space<s>    binding 64*s + 1 + L   (L < 15)
+//   texture RESOURCE_ID r  t<r>_s<smp>      t<r>, space<s>      binding 64*s + 16 + r
+//   sampler SAMPLER_ID s'  s<s'>_t<r>       s<s'>, space<s>     binding 64*s + 40 + s'
+// * Uniform data is uploaded exactly as GX2 sees it (one float4 per register / 16 bytes per
+//   block element, in host byte order: the runtime byte-swaps the big-endian guest buffers).
+// * VS inputs: attribute location L → TEXCOORD<L> / location L (float4; the host input layout
+//   converts the GX2AttribFormat and byte order). VS outputs: POS0 → SV_Position, PARAM n →
+//   TEXCOORD<SPI_VS_OUT_ID semantic>; PS inputs: TEXCOORD<SPI_PS_INPUT_CNTL semantic>.
+// * PS outputs: PIX n → SV_Target<n> (float4), computed Z → SV_Depth.
+// * Registers hold raw bits; integer values are bit patterns in float4 containers and only pass
+//   through asuint/asfloat (the helpers below), never through float arithmetic.
+//
+// ---------------------------------------------------------------------------------------------
+// Xenos, PICA: conventions are added with their translators (see README).
 // ---------------------------------------------------------------------------------------------
 
 #ifndef SHREC_SHADER_COMMON_H

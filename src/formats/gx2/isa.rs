@@ -481,8 +481,8 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
                 let count = (bits(w1, 10, 3) | bits(w1, 19, 1) << 3) + 1;
                 let addr = w0;
                 let clause = match op {
-                    1 => Clause::Tex(decode_tex(prog, addr as usize, count as usize, &mut gid)?),
-                    2 | 3 => Clause::Vtx(decode_vtx(prog, addr as usize, count as usize, &mut gid)?),
+                    1 | 0x1B => Clause::Tex(decode_tex(prog, addr as usize, count as usize, &mut gid)?),
+                    2 | 3 | 0x1C | 0x1D => Clause::Vtx(decode_vtx(prog, addr as usize, count as usize, &mut gid)?),
                     _ => Clause::None,
                 };
                 (
