@@ -105,7 +105,22 @@
 // * Numerics: see README "PICA semantics" (PICA multiply, max/min, rcp/rsq of .x, ...).
 //
 // ---------------------------------------------------------------------------------------------
-// GX2: conventions are added with its translator (see README).
+// GX2 (Wii U Latte; README "GX2 (Latte) semantics")
+// ---------------------------------------------------------------------------------------------
+//   stage s = 0 VS, 1 PS (2 GS reserved)   D3D                 Vulkan (set 0)
+//   register-file uniforms float4 C[256]    b0, space<s>        binding 64*s + 0
+//   uniform block at location L  CB<L>[]    b<1+L>, space<s>    binding 64*s + 1 + L   (L < 15)
+//   texture RESOURCE_ID r  t<r>_s<smp>      t<r>, space<s>      binding 64*s + 16 + r
+//   sampler SAMPLER_ID s'  s<s'>_t<r>       s<s'>, space<s>     binding 64*s + 40 + s'
+// * Uniform data is uploaded exactly as GX2 sees it (one float4 per register / 16 bytes per
+//   block element, in host byte order: the runtime byte-swaps the big-endian guest buffers).
+// * VS inputs: attribute location L → TEXCOORD<L> / location L (float4; the host input layout
+//   converts the GX2AttribFormat and byte order). VS outputs: POS0 → SV_Position, PARAM n →
+//   TEXCOORD<SPI_VS_OUT_ID semantic>; PS inputs: TEXCOORD<SPI_PS_INPUT_CNTL semantic>.
+// * PS outputs: PIX n → SV_Target<n> (float4), computed Z → SV_Depth.
+// * Registers hold raw bits; integer values are bit patterns in float4 containers and only pass
+//   through asuint/asfloat (the helpers below), never through float arithmetic.
+//
 // ---------------------------------------------------------------------------------------------
 
 #ifndef SHREC_SHADER_COMMON_H
@@ -147,6 +162,42 @@ float4 shrec_pica_dot3(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); re
 float4 shrec_pica_dot4(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)(((p.x + p.y) + p.z) + p.w); }
 // float -> int truncation with x86 cvttss2si rules: NaN and out-of-range give INT_MIN.
 int shrec_f2i_x86(float x) { return (abs(x) < 2147483648.0) ? (int)x : (int)0x80000000; }
+// Helpers used by the integer / non-IEEE IR operators (src/ir/mod.rs documents each).
+// HLSL 2021: vector conditions go through select()/or(), never ?: or ||.
+float4 shrec_select(bool4 c, float4 t, float4 f) { return select(c, t, f); }
+float4 shrec_rcp_clamped(float4 x) { return clamp(1.0 / x, -SHREC_FLT_MAX, SHREC_FLT_MAX); }
+float4 shrec_rcp_ff(float4 x) { float4 r = 1.0 / x; return select(isinf(r), (float4)0.0 * sign(r), r); }
+float4 shrec_rsq_clamped(float4 x) { return min(rsqrt(x), SHREC_FLT_MAX); }
+float4 shrec_rsq_ff(float4 x) { float4 r = rsqrt(x); return select(isinf(r), (float4)0.0, r); }
+float4 shrec_log2_clamped(float4 x) { return max(log2(x), -SHREC_FLT_MAX); }
+uint4 shrec_f2i(float4 x) { return asuint((int4)clamp(select(x != x, (float4)0.0, x), -2147483648.0, 2147483520.0)); }
+uint4 shrec_f2u(float4 x) { return (uint4)clamp(select(x != x, (float4)0.0, x), 0.0, 4294967040.0); }
+uint4 shrec_umulhi(uint4 a, uint4 b)
+{
+    uint4 al = a & 0xFFFFu, ah = a >> 16, bl = b & 0xFFFFu, bh = b >> 16;
+    uint4 ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint4 mid = (ll >> 16) + (lh & 0xFFFFu) + (hl & 0xFFFFu);
+    return hh + (lh >> 16) + (hl >> 16) + (mid >> 16);
+}
+uint4 shrec_imulhi(int4 a, int4 b)
+{
+    uint4 hi = shrec_umulhi(asuint(a), asuint(b));
+    return hi - select(a < 0, asuint(b), (uint4)0u) - select(b < 0, asuint(a), (uint4)0u);
+}
+uint4 shrec_bfe_u(uint4 v, uint4 off, uint4 w)
+{
+    off &= 31u; w &= 31u;
+    return select(w == 0u, (uint4)0u, (v >> off) & ((1u << w) - 1u));
+}
+uint4 shrec_bfe_i(uint4 v, uint4 off, uint4 w)
+{
+    off &= 31u; w &= 31u;
+    return select(w == 0u, (uint4)0u, asuint(asint(v << (32u - off - w)) >> (32u - w)));
+}
+uint4 shrec_bfi(uint4 m, uint4 a, uint4 b) { return (m & a) | (~m & b); }
+uint4 shrec_cnde_i(uint4 c, uint4 a, uint4 b) { return select(c == 0u, a, b); }
+uint4 shrec_cndgt_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) > 0, a, b); }
+uint4 shrec_cndge_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) >= 0, a, b); }
 
 #endif // !__cplusplus
 

@@ -151,7 +151,11 @@ pub struct Translation {
 /// Whether this version of shrec translates shaders of this container kind (detection, keys
 /// and disassembly may exist without it).
 pub fn has_translator(kind: ContainerKind) -> bool {
-    matches!(kind, ContainerKind::Agal | ContainerKind::Xenos | ContainerKind::Dvlb)
+    // Exhaustive on purpose: a new container kind must say whether it translates. Shaders of a
+    // kind without a translator are reported as skipped, not failed.
+    match kind {
+        ContainerKind::Agal | ContainerKind::Xenos | ContainerKind::Dvlb | ContainerKind::Gfd | ContainerKind::Sharcfb => true,
+    }
 }
 
 /// Translates shader `index` of a container.
@@ -160,7 +164,7 @@ pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &Translate
         ContainerKind::Agal => agal::translate(bytes, opts),
         ContainerKind::Xenos => xenos::translate(bytes),
         ContainerKind::Dvlb => pica::translate(bytes, index),
-        other => Err(not_yet(other, index, "translation")),
+        ContainerKind::Gfd | ContainerKind::Sharcfb => gx2::translate(kind, bytes, index),
     }
 }
 
@@ -170,14 +174,6 @@ pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOpt
         ContainerKind::Agal => agal::disasm(bytes, opts),
         ContainerKind::Xenos => xenos::disasm(bytes),
         ContainerKind::Dvlb => pica::disasm(bytes, index),
-        other => Err(not_yet(other, index, "disassembly")),
+        ContainerKind::Gfd | ContainerKind::Sharcfb => gx2::disasm(kind, bytes, index),
     }
-}
-
-fn not_yet(kind: ContainerKind, index: u32, what: &str) -> ShaderError {
-    ShaderError::new(format!(
-        "{} {what} is not implemented yet (shader {index} of a {} container; detection and keys are)",
-        kind.family(),
-        kind.name()
-    ))
 }

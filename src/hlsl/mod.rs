@@ -67,6 +67,7 @@ fn semantic_text(s: &Semantic) -> String {
         Semantic::Depth => "SV_Depth".into(),
         Semantic::InstanceId => "SV_InstanceID".into(),
         Semantic::Usage { name, index, .. } => format!("{name}{index}"),
+        Semantic::VertexId => "SV_VertexID".into(),
     }
 }
 
@@ -208,6 +209,7 @@ impl Writer<'_> {
         for v in &m.inputs {
             match v.semantic {
                 Semantic::InstanceId => self.line(format!("{0} = float4((float)input.{0}, 0, 0, 0);", v.name)),
+                Semantic::VertexId => self.line(format!("{0} = float4(asfloat(input.{0}), 0, 0, 0);", v.name)),
                 _ if v.components == 1 => self.line(format!("{0} = float4(input.{0}, 0, 0, 0);", v.name)),
                 _ => self.line(format!("{0} = input.{0};", v.name)),
             }
@@ -237,7 +239,7 @@ impl Writer<'_> {
         self.indent += 1;
         for v in vars {
             let ty = match v.semantic {
-                Semantic::InstanceId => "uint",
+                Semantic::InstanceId | Semantic::VertexId => "uint",
                 _ if v.components == 1 => "float",
                 _ => "float4",
             };
@@ -348,14 +350,7 @@ impl Writer<'_> {
     fn cond(&self, c: &Cond) -> String {
         match c {
             Cond::Compare(op, a, b) => {
-                let op = match op {
-                    CmpOp::Eq => "==",
-                    CmpOp::Ne => "!=",
-                    CmpOp::Gt => ">",
-                    CmpOp::Ge => ">=",
-                    CmpOp::Lt => "<",
-                    CmpOp::Le => "<=",
-                };
+                let op = cmp_text(*op);
                 format!("({}).x {op} ({}).x", self.expr(a), self.expr(b))
             }
             Cond::AnyNegative(e) => format!("any(({}) < 0.0)", self.expr(e)),
@@ -470,6 +465,13 @@ impl Writer<'_> {
                     UnOp::RsqClampZero => format!("shrec_rsq_clamp_zero({a})"),
                     UnOp::Log2ExactOne => format!("shrec_log2_exact_one({a})"),
                     UnOp::Log2ClampMax => format!("shrec_log2_clamp_max({a})"),
+                    UnOp::Ceil => format!("ceil({a})"),
+                    UnOp::RoundEven => format!("round({a})"),
+                    UnOp::RcpClamped => format!("shrec_rcp_clamped({a})"),
+                    UnOp::RcpFF => format!("shrec_rcp_ff({a})"),
+                    UnOp::RsqClamped => format!("shrec_rsq_clamped({a})"),
+                    UnOp::RsqFF => format!("shrec_rsq_ff({a})"),
+                    UnOp::Log2Clamped => format!("shrec_log2_clamped({a})"),
                 }
             }
             Expr::Binary(op, a, b) => {
@@ -478,6 +480,7 @@ impl Writer<'_> {
                     BinOp::Add => format!("({a} + {b})"),
                     BinOp::Sub => format!("({a} - {b})"),
                     BinOp::Mul => format!("({a} * {b})"),
+                    BinOp::MulLegacy => format!("shrec_mul_legacy({a}, {b})"),
                     BinOp::Div => format!("({a} / {b})"),
                     BinOp::Min => format!("min({a}, {b})"),
                     BinOp::Max => format!("max({a}, {b})"),
@@ -487,7 +490,6 @@ impl Writer<'_> {
                     BinOp::Seq => format!("((float4)({a} == {b}))"),
                     BinOp::Sne => format!("((float4)({a} != {b}))"),
                     BinOp::Cross3 => format!("float4(cross(({a}).xyz, ({b}).xyz), 0.0)"),
-                    BinOp::MulLegacy => format!("shrec_mul_legacy({a}, {b})"),
                     BinOp::MulPica => format!("shrec_pica_mul({a}, {b})"),
                     BinOp::MaxPica => format!("shrec_pica_max({a}, {b})"),
                     BinOp::MinPica => format!("shrec_pica_min({a}, {b})"),
@@ -498,14 +500,7 @@ impl Writer<'_> {
                 format!("((float4)dot(({}).{lanes}, ({}).{lanes}))", self.expr(a), self.expr(b))
             }
             Expr::Select { cmp, a, b, if_true, if_false } => {
-                let op = match cmp {
-                    CmpOp::Eq => "==",
-                    CmpOp::Ne => "!=",
-                    CmpOp::Gt => ">",
-                    CmpOp::Ge => ">=",
-                    CmpOp::Lt => "<",
-                    CmpOp::Le => "<=",
-                };
+                let op = cmp_text(*cmp);
                 format!(
                     "select({} {op} {}, {}, {})",
                     self.expr(a),
@@ -528,7 +523,70 @@ impl Writer<'_> {
                     // ("Expected Image Operand Lod to be float scalar") for a swizzle of a
                     // swizzle such as `((va0).wwww).x`; the cast makes it a plain scalar.
                     SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x))", t.tex_var, t.smp_var, self.expr(l)),
+                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x)", t.tex_var, t.smp_var, self.expr(b)),
+                    SampleMode::Grad(dx, dy) => format!(
+                        "{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes})",
+                        t.tex_var,
+                        t.smp_var,
+                        self.expr(dx),
+                        self.expr(dy)
+                    ),
                 }
+            }
+            Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
+            Expr::IntUnary(op, a) => {
+                let a = format!("asuint({})", self.expr(a));
+                match op {
+                    IntUnOp::Not => format!("asfloat(~{a})"),
+                    IntUnOp::FloatToInt => format!("asfloat(shrec_f2i(asfloat({a})))"),
+                    IntUnOp::FloatToUint => format!("asfloat(shrec_f2u(asfloat({a})))"),
+                    IntUnOp::IntToFloat => format!("((float4)(int4){a})"),
+                    IntUnOp::UintToFloat => format!("((float4){a})"),
+                }
+            }
+            Expr::IntBinary(op, a, b) => {
+                let (a, b) = (format!("asuint({})", self.expr(a)), format!("asuint({})", self.expr(b)));
+                let (ia, ib) = (format!("asint({a})"), format!("asint({b})"));
+                let mask = |c: String| format!("asfloat(select({c}, (uint4)0xFFFFFFFFu, (uint4)0u))");
+                match op {
+                    IntBinOp::Add => format!("asfloat({a} + {b})"),
+                    IntBinOp::Sub => format!("asfloat({a} - {b})"),
+                    IntBinOp::MulLo => format!("asfloat({a} * {b})"),
+                    IntBinOp::MulHiI => format!("asfloat(shrec_imulhi({ia}, {ib}))"),
+                    IntBinOp::MulHiU => format!("asfloat(shrec_umulhi({a}, {b}))"),
+                    IntBinOp::And => format!("asfloat({a} & {b})"),
+                    IntBinOp::Or => format!("asfloat({a} | {b})"),
+                    IntBinOp::Xor => format!("asfloat({a} ^ {b})"),
+                    IntBinOp::Shl => format!("asfloat({a} << ({b} & 31u))"),
+                    IntBinOp::ShrU => format!("asfloat({a} >> ({b} & 31u))"),
+                    IntBinOp::ShrI => format!("asfloat({ia} >> ({b} & 31u))"),
+                    IntBinOp::MinI => format!("asfloat(min({ia}, {ib}))"),
+                    IntBinOp::MaxI => format!("asfloat(max({ia}, {ib}))"),
+                    IntBinOp::MinU => format!("asfloat(min({a}, {b}))"),
+                    IntBinOp::MaxU => format!("asfloat(max({a}, {b}))"),
+                    IntBinOp::EqI => mask(format!("{a} == {b}")),
+                    IntBinOp::NeI => mask(format!("{a} != {b}")),
+                    IntBinOp::GtI => mask(format!("{ia} > {ib}")),
+                    IntBinOp::GeI => mask(format!("{ia} >= {ib}")),
+                    IntBinOp::GtU => mask(format!("{a} > {b}")),
+                    IntBinOp::GeU => mask(format!("{a} >= {b}")),
+                    IntBinOp::EqF => mask(format!("asfloat({a}) == asfloat({b})")),
+                    IntBinOp::NeF => mask(format!("asfloat({a}) != asfloat({b})")),
+                    IntBinOp::GtF => mask(format!("asfloat({a}) > asfloat({b})")),
+                    IntBinOp::GeF => mask(format!("asfloat({a}) >= asfloat({b})")),
+                }
+            }
+            Expr::IntTernary(op, a, b, c) => {
+                let (a, b, c) = (self.expr(a), self.expr(b), self.expr(c));
+                let f = match op {
+                    IntTerOp::BfeU => "shrec_bfe_u",
+                    IntTerOp::BfeI => "shrec_bfe_i",
+                    IntTerOp::Bfi => "shrec_bfi",
+                    IntTerOp::CndEI => "shrec_cnde_i",
+                    IntTerOp::CndGtI => "shrec_cndgt_i",
+                    IntTerOp::CndGeI => "shrec_cndge_i",
+                };
+                format!("asfloat({f}(asuint({a}), asuint({b}), asuint({c})))")
             }
         }
     }

@@ -145,6 +145,9 @@ pub enum Semantic {
     /// A named D3D semantic `{name}{index}` (e.g. `POSITION0`, `NORMAL1`) with an explicit
     /// Vulkan location. Used for vertex inputs whose D3D input layout matches by usage (Xenos).
     Usage { name: &'static str, index: u32, location: u32 },
+    /// Vertex index — `SV_VertexID`, read as `float4(asfloat(id), 0, 0, 0)` (the raw integer
+    /// bits in lane x, as Latte's R0.x holds it).
+    VertexId,
 }
 
 /// Where a resource binds, in both APIs.
@@ -280,6 +283,82 @@ pub enum Expr {
     /// `cond ? a : b` (whole vectors chosen by one scalar condition; only the chosen side's
     /// value matters). Compare `Select`, which chooses per lane.
     SelectIf(Box<Cond>, Box<Expr>, Box<Expr>),
+    /// Four raw 32-bit patterns reinterpreted as float (`asfloat(uint4(...))`), exact for every
+    /// pattern (denormals, NaN payloads). Used by frontends whose registers hold untyped bits.
+    Bits([u32; 4]),
+    /// Integer operator on the 32-bit patterns of the operand lanes (`asuint`); the result's
+    /// pattern is returned reinterpreted as float (`asfloat`). See [`IntUnOp`].
+    IntUnary(IntUnOp, Box<Expr>),
+    /// As [`Expr::IntUnary`], two operands. See [`IntBinOp`].
+    IntBinary(IntBinOp, Box<Expr>, Box<Expr>),
+    /// As [`Expr::IntUnary`], three operands. See [`IntTerOp`].
+    IntTernary(IntTerOp, Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// Integer unary operators (operands and results are 32-bit patterns, see [`Expr::IntUnary`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntUnOp {
+    /// Bitwise not.
+    Not,
+    /// Float → signed int, truncating toward zero; NaN → 0, out of range saturates (HLSL `(int)`
+    /// on DXIL/SPIR-V is undefined out of range, so the writer clamps first).
+    FloatToInt,
+    /// Float → unsigned int, truncating; negative/NaN → 0, saturating.
+    FloatToUint,
+    /// Signed int → float (round to nearest).
+    IntToFloat,
+    /// Unsigned int → float (round to nearest).
+    UintToFloat,
+}
+
+/// Integer binary operators on 32-bit patterns. Comparisons return all-ones (0xFFFFFFFF) for
+/// true and 0 for false (the D3D10 boolean convention).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntBinOp {
+    /// Wrapping add / subtract / multiply (low 32 bits; signedness does not matter).
+    Add,
+    Sub,
+    MulLo,
+    /// High 32 bits of the 64-bit signed / unsigned product.
+    MulHiI,
+    MulHiU,
+    And,
+    Or,
+    Xor,
+    /// Shifts by `b & 31`: left, logical right, arithmetic right.
+    Shl,
+    ShrU,
+    ShrI,
+    MinI,
+    MaxI,
+    MinU,
+    MaxU,
+    /// Integer comparisons → all-ones / 0.
+    EqI,
+    NeI,
+    GtI,
+    GeI,
+    GtU,
+    GeU,
+    /// Float comparisons of the operands (read as floats) → all-ones / 0 (D3D10 `SETcc_DX10`).
+    EqF,
+    NeF,
+    GtF,
+    GeF,
+}
+
+/// Integer ternary operators on 32-bit patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntTerOp {
+    /// Bitfield extract `(a >> (b & 31))` of width `c & 31` (width 0 → 0), zero / sign extended.
+    BfeU,
+    BfeI,
+    /// Bitfield insert: `(a & b) | (~a & c)` (a = mask).
+    Bfi,
+    /// `a == 0 ? b : c`, `a > 0 ? b : c`, `a >= 0 ? b : c`, comparing `a` as a signed int.
+    CndEI,
+    CndGtI,
+    CndGeI,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -288,6 +367,10 @@ pub enum SampleMode {
     Bias(f32),
     /// Explicit LOD from lane x of an expression.
     Lod(Box<Expr>),
+    /// Implicit derivatives with a LOD bias from lane x of an expression.
+    BiasExpr(Box<Expr>),
+    /// Explicit gradients: d(coord)/dx and d(coord)/dy (lanes per dimension).
+    Grad(Box<Expr>, Box<Expr>),
 }
 
 /// Per-lane unary operators.
@@ -334,6 +417,19 @@ pub enum UnOp {
     Log2ExactOne,
     /// Xenos `logc`: `Log2ExactOne`, then -inf → -FLT_MAX.
     Log2ClampMax,
+    /// Round toward +inf / to nearest even (toward zero is `Trunc` above).
+    Ceil,
+    RoundEven,
+    /// `1 / x`, a ±inf result clamped to ±FLT_MAX (R600 `RECIP_CLAMPED`).
+    RcpClamped,
+    /// `1 / x`, a ±inf result replaced by ±0 (R600 `RECIP_FF`).
+    RcpFF,
+    /// `1 / sqrt(x)`, +inf clamped to FLT_MAX (R600 `RECIPSQRT_CLAMPED`).
+    RsqClamped,
+    /// `1 / sqrt(x)`, +inf replaced by 0 (R600 `RECIPSQRT_FF`).
+    RsqFF,
+    /// `log2(x)`, −inf clamped to −FLT_MAX (R600 `LOG_CLAMPED`).
+    Log2Clamped,
 }
 
 /// Per-lane binary operators.
@@ -360,8 +456,8 @@ pub enum BinOp {
     Sne,
     /// `float4(cross(a.xyz, b.xyz), 0)`.
     Cross3,
-    /// D3D9 / Xenos "legacy" multiply per lane: `(a == 0 || b == 0) ? +0 : a * b`, so that
-    /// 0 × inf and 0 × NaN give +0 (Xenia `ZeroIfAnyOperandIsZero`).
+    /// D3D9 "legacy" multiply per lane: `(a == 0 || b == 0) ? +0 : a * b`, so that 0 × inf and
+    /// 0 × NaN give +0 (Xenia `ZeroIfAnyOperandIsZero`; Latte non-IEEE `MUL`, `MULADD`, `DOT4`).
     MulLegacy,
     /// PICA200 multiply per lane: IEEE `a * b`, except that a NaN product of two non-NaN operands
     /// (0 · ±inf) is +0. 0 · NaN stays NaN (Azahar `Float::operator*`).

@@ -143,6 +143,18 @@ fn shader_kind(block_type: u32) -> Option<(ShaderKind, bool)> {
 /// a program block whose size differs from the header's `size` field, a header block too small
 /// for its struct, or a malformed block chain. A file with no shader blocks is `Ok(empty)`.
 pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
+    Ok(pairs(bytes)?
+        .iter()
+        .enumerate()
+        .map(|(i, (kind, _, prog))| {
+            let program = &bytes[prog.data_offset..prog.data_offset + prog.data_size];
+            ShaderEntry { stage: kind.stage(), index: i as u32, key: shader_struct::key(program), name: None }
+        })
+        .collect())
+}
+
+/// The (kind, header block, program block) pairs of a GFD file, in header order (see [`entries`]).
+pub fn pairs(bytes: &[u8]) -> Result<Vec<(ShaderKind, Block, Block)>, ShaderError> {
     let (blocks, _) = walk(bytes)?;
     // (kind, header block, declared program size, program block)
     let mut shaders: Vec<(ShaderKind, Block, u32, Option<Block>)> = Vec::new();
@@ -186,17 +198,71 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
         }
     }
     shaders
-        .iter()
-        .enumerate()
-        .map(|(i, (kind, hdr, _, prog))| {
+        .into_iter()
+        .map(|(kind, hdr, _, prog)| {
             let prog = prog.ok_or_else(|| {
                 ShaderError::at(
                     hdr.offset as u64,
                     format!("{} block at 0x{:X} has no program block", block_name(hdr.block_type), hdr.offset),
                 )
             })?;
-            let program = &bytes[prog.data_offset..prog.data_offset + prog.data_size];
-            Ok(ShaderEntry { stage: kind.stage(), index: i as u32, key: shader_struct::key(program), name: None })
+            Ok((kind, hdr, prog))
         })
         .collect()
+}
+
+/// Size of the `}BLK` relocation trailer at the end of every header block.
+pub const RELOC_TRAILER_SIZE: usize = 0x28;
+pub const TAG_MASK: u32 = 0xFFF0_0000;
+pub const TAG_DATA: u32 = 0xD060_0000;
+pub const TAG_STRING: u32 = 0xCA70_0000;
+
+/// Fully decodes shader `index` (header order) of a GFD file: checks the header block's
+/// `}BLK` relocation trailer (magic, size, patch table inside the block, every patched word a
+/// tagged pointer inside the block) and resolves the tagged pointers.
+pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, ShaderError> {
+    let all = pairs(bytes)?;
+    let &(kind, hdr, prog) = all
+        .get(index as usize)
+        .ok_or_else(|| ShaderError::new(format!("GFD has {} shaders, no shader {index}", all.len())))?;
+    let data = &bytes[hdr.data_offset..hdr.data_offset + hdr.data_size];
+    let e = Endian::Big;
+    let bad = |what: String| ShaderError::at(hdr.offset as u64, format!("{} block at 0x{:X}: {what}", block_name(hdr.block_type), hdr.offset));
+    if data.len() < kind.min_struct_size() + RELOC_TRAILER_SIZE {
+        return Err(bad(format!("0x{:X} bytes cannot hold the struct and a relocation trailer", data.len())));
+    }
+    let t = data.len() - RELOC_TRAILER_SIZE;
+    if &data[t..t + 4] != b"}BLK" || e.u32_at(data, t + 4) != Some(RELOC_TRAILER_SIZE as u32) {
+        return Err(bad("no }BLK relocation trailer in its last 0x28 bytes".into()));
+    }
+    let rd = |o: usize| e.u32_at(data, o).unwrap_or(0);
+    let (patch_count, patch_offset) = (rd(t + 0x20) as usize, rd(t + 0x24));
+    if patch_count > 0 {
+        if patch_offset & TAG_MASK != TAG_DATA {
+            return Err(bad(format!("patch table pointer 0x{patch_offset:08X} is not a data-tagged pointer")));
+        }
+        let pt = (patch_offset & !TAG_MASK) as usize;
+        if pt.checked_add(patch_count * 4).map_or(true, |end| end > t) {
+            return Err(bad(format!("patch table ({patch_count} entries at 0x{pt:X}) runs into the trailer")));
+        }
+        for i in 0..patch_count {
+            let p = rd(pt + i * 4);
+            if p == 0 {
+                continue; // unused patch slot (seen in real files)
+            }
+            let at = (p & !TAG_MASK) as usize;
+            if !matches!(p & TAG_MASK, TAG_DATA | TAG_STRING) || at + 4 > t {
+                return Err(bad(format!("patch entry {i} (0x{p:08X}) does not point at a field of the block")));
+            }
+            let v = rd(at);
+            if v != 0 && (!matches!(v & TAG_MASK, TAG_DATA | TAG_STRING) || (v & !TAG_MASK) as usize >= t) {
+                return Err(bad(format!("patched pointer 0x{v:08X} at 0x{at:X} is not a tagged offset inside the block")));
+            }
+        }
+    }
+    let resolve = |p: u32| -> Option<usize> {
+        matches!(p & TAG_MASK, TAG_DATA | TAG_STRING).then_some((p & !TAG_MASK) as usize).filter(|&o| o < t)
+    };
+    let program = bytes[prog.data_offset..prog.data_offset + prog.data_size].to_vec();
+    shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| bad(err.reason))
 }

@@ -125,3 +125,230 @@ pub fn read_program_ref(buf: &[u8], base: usize, kind: ShaderKind, e: Endian) ->
 pub fn key(program: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(program)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Full struct decoding (registers, variables, program), one decoder for both containers.
+// ---------------------------------------------------------------------------------------------
+
+/// GX2UniformBlock (0x0C): name, offset (= buffer location / binding), size in bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UniformBlock {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// GX2UniformVar (0x14): `offset` is in 32-bit units (vec4 register × 4 + component);
+/// `block` −1 = the register file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UniformVar {
+    pub name: String,
+    pub ty: u32,
+    pub count: u32,
+    pub offset: u32,
+    pub block: i32,
+}
+
+/// GX2UniformInitialValue (0x14): four float bit patterns and a dword offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InitialValue {
+    pub value: [u32; 4],
+    pub offset: u32,
+}
+
+/// GX2LoopVar (0x08).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopVar {
+    pub offset: u32,
+    pub value: u32,
+}
+
+/// GX2SamplerVar (0x0C): type 0 = 1D, 1 = 2D, 2 = 2D array?, 3 = 3D, 4 = Cube, …; location = texture unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SamplerVar {
+    pub name: String,
+    pub ty: u32,
+    pub location: u32,
+}
+
+/// GX2AttribVar (0x10): location = the fetch-shader semantic id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttribVar {
+    pub name: String,
+    pub ty: u32,
+    pub count: u32,
+    pub location: u32,
+}
+
+/// A fully decoded GX2 shader: the struct's words (pointer fields as stored in the container),
+/// its variable arrays and its program. Containers differ only in how pointers resolve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gx2Shader {
+    pub kind: ShaderKind,
+    /// The struct as 32-bit words in host order (`struct_size / 4` words; a 0xD8-byte GFD v0
+    /// pixel struct is zero-extended). Use [`Gx2Shader::reg`] with the byte offsets of notes §2.
+    pub words: Vec<u32>,
+    pub uniform_blocks: Vec<UniformBlock>,
+    pub uniform_vars: Vec<UniformVar>,
+    pub initial_values: Vec<InitialValue>,
+    pub loop_vars: Vec<LoopVar>,
+    pub sampler_vars: Vec<SamplerVar>,
+    pub attrib_vars: Vec<AttribVar>,
+    /// Latte microcode (little-endian 32-bit words in both containers).
+    pub program: Vec<u8>,
+}
+
+/// Byte offsets of the `(count, pointer)` pairs and the mode field per struct kind.
+#[derive(Clone, Copy, Debug)]
+pub struct VarFields {
+    pub mode: usize,
+    pub uniform_blocks: usize,
+    pub uniform_vars: usize,
+    pub initial_values: usize,
+    pub loop_vars: usize,
+    pub sampler_vars: usize,
+    /// Vertex shaders only.
+    pub attrib_vars: Option<usize>,
+}
+
+impl ShaderKind {
+    pub fn var_fields(self) -> VarFields {
+        match self {
+            ShaderKind::Vertex => VarFields {
+                mode: 0xD8,
+                uniform_blocks: 0xDC,
+                uniform_vars: 0xE4,
+                initial_values: 0xEC,
+                loop_vars: 0xF4,
+                sampler_vars: 0xFC,
+                attrib_vars: Some(0x104),
+            },
+            ShaderKind::Pixel => VarFields {
+                mode: 0xAC,
+                uniform_blocks: 0xB0,
+                uniform_vars: 0xB8,
+                initial_values: 0xC0,
+                loop_vars: 0xC8,
+                sampler_vars: 0xD0,
+                attrib_vars: None,
+            },
+            ShaderKind::Geometry => VarFields {
+                mode: 0x5C,
+                uniform_blocks: 0x60,
+                uniform_vars: 0x68,
+                initial_values: 0x70,
+                loop_vars: 0x78,
+                sampler_vars: 0x80,
+                attrib_vars: None,
+            },
+        }
+    }
+}
+
+/// GX2ShaderMode.
+pub const MODE_UNIFORM_REGISTER: u32 = 0;
+pub const MODE_UNIFORM_BLOCK: u32 = 1;
+
+impl Gx2Shader {
+    /// The struct word at byte offset `off` (0 when past the stored struct).
+    pub fn reg(&self, off: usize) -> u32 {
+        self.words.get(off / 4).copied().unwrap_or(0)
+    }
+    pub fn mode(&self) -> u32 {
+        self.reg(self.kind.var_fields().mode)
+    }
+    /// NUM_GPRS of SQ_PGM_RESOURCES_* (word 0 of every struct).
+    pub fn num_gprs(&self) -> u32 {
+        self.reg(0) & 0xFF
+    }
+}
+
+/// Upper bound on any array count (a corrupt count must not make us allocate gigabytes).
+const MAX_VARS: u32 = 0x10000;
+
+/// Decodes the `kind` struct at `buf[base..]` in byte order `e`. `resolve(ptr)` maps a stored
+/// pointer to an offset in `buf` (GFD: tag-checked block-relative offsets; SHARCFB: `base + ptr`)
+/// or `None` when it is invalid; `program` is the microcode, located by the container.
+pub fn decode_struct(
+    buf: &[u8],
+    base: usize,
+    kind: ShaderKind,
+    e: Endian,
+    struct_len: usize,
+    resolve: &dyn Fn(u32) -> Option<usize>,
+    program: Vec<u8>,
+) -> Result<Gx2Shader, ShaderError> {
+    let len = struct_len.min(kind.struct_size());
+    if len < kind.min_struct_size() || base + len > buf.len() {
+        return Err(ShaderError::at(base as u64, format!("GX2 {} shader struct truncated", kind.name())));
+    }
+    let mut words: Vec<u32> = (0..len / 4).map(|i| e.u32_at(buf, base + i * 4).unwrap_or(0)).collect();
+    words.resize(kind.struct_size() / 4, 0);
+    let f = kind.var_fields();
+    let w = |off: usize| words[off / 4];
+    let string = |ptr: u32, what: &str| -> Result<String, ShaderError> {
+        let at = resolve(ptr).filter(|&a| a < buf.len()).ok_or_else(|| {
+            ShaderError::at(base as u64, format!("{what}: name pointer 0x{ptr:08X} does not resolve inside the shader data"))
+        })?;
+        let raw = &buf[at..];
+        let end = raw.iter().position(|&c| c == 0).ok_or_else(|| ShaderError::at(at as u64, format!("{what}: unterminated name")))?;
+        Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
+    };
+    // (count, element offset iterator) for an array field
+    let array = |field: usize, elem: usize, what: &str| -> Result<Vec<usize>, ShaderError> {
+        let (count, ptr) = (w(field), w(field + 4));
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        if count > MAX_VARS {
+            return Err(ShaderError::at(base as u64 + field as u64, format!("{what}: count {count} is implausible")));
+        }
+        let at = resolve(ptr).ok_or_else(|| {
+            ShaderError::at(base as u64 + field as u64 + 4, format!("{what}: pointer 0x{ptr:08X} does not resolve"))
+        })?;
+        let end = at as u64 + count as u64 * elem as u64;
+        if end > buf.len() as u64 {
+            return Err(ShaderError::at(at as u64, format!("{what}: {count} entries at 0x{at:X} run past the shader data")));
+        }
+        Ok((0..count as usize).map(|i| at + i * elem).collect())
+    };
+    let rd = |off: usize| e.u32_at(buf, off).unwrap_or(0);
+    let mut uniform_blocks = Vec::new();
+    for a in array(f.uniform_blocks, 0x0C, "uniform blocks")? {
+        uniform_blocks.push(UniformBlock { name: string(rd(a), "uniform block")?, offset: rd(a + 4), size: rd(a + 8) });
+    }
+    let mut uniform_vars = Vec::new();
+    for a in array(f.uniform_vars, 0x14, "uniform vars")? {
+        uniform_vars.push(UniformVar {
+            name: string(rd(a), "uniform var")?,
+            ty: rd(a + 4),
+            count: rd(a + 8),
+            offset: rd(a + 12),
+            block: rd(a + 16) as i32,
+        });
+    }
+    let mut initial_values = Vec::new();
+    for a in array(f.initial_values, 0x14, "uniform initial values")? {
+        initial_values.push(InitialValue { value: [rd(a), rd(a + 4), rd(a + 8), rd(a + 12)], offset: rd(a + 16) });
+    }
+    let mut loop_vars = Vec::new();
+    for a in array(f.loop_vars, 0x08, "loop vars")? {
+        loop_vars.push(LoopVar { offset: rd(a), value: rd(a + 4) });
+    }
+    let mut sampler_vars = Vec::new();
+    for a in array(f.sampler_vars, 0x0C, "sampler vars")? {
+        sampler_vars.push(SamplerVar { name: string(rd(a), "sampler var")?, ty: rd(a + 4), location: rd(a + 8) });
+    }
+    let mut attrib_vars = Vec::new();
+    if let Some(af) = f.attrib_vars {
+        for a in array(af, 0x10, "attrib vars")? {
+            attrib_vars.push(AttribVar {
+                name: string(rd(a), "attrib var")?,
+                ty: rd(a + 4),
+                count: rd(a + 8),
+                location: rd(a + 12),
+            });
+        }
+    }
+    Ok(Gx2Shader { kind, words, uniform_blocks, uniform_vars, initial_values, loop_vars, sampler_vars, attrib_vars, program })
+}

@@ -168,6 +168,200 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
     Ok(out)
 }
 
+/// Fully decodes binary `index` of the archive (struct, variables, program). Pointers are plain
+/// offsets from the GX2 struct start; every array, string and the program must lie inside the
+/// binary's shader data.
+pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, ShaderError> {
+    let h = read_header(bytes)?;
+    let buf = &bytes[..h.file_size];
+    let e = h.endian;
+    let array_end = h.binary_array + h.binary_array_size;
+    let mut p = h.binary_array + 8;
+    for i in 0..h.binary_count {
+        if p + ENTRY_HEADER_SIZE > array_end {
+            break;
+        }
+        let entry_size = e.read_u32(buf, p, "binary entry size")? as usize;
+        if entry_size < ENTRY_HEADER_SIZE || entry_size > array_end - p {
+            break;
+        }
+        if i == index {
+            let ty = e.read_u32(buf, p + 4, "binary type")?;
+            let data_off = e.read_u32(buf, p + 8, "binary data offset")? as i32 as i64;
+            let data_size = e.read_u32(buf, p + 12, "binary data size")? as usize;
+            let kind = match ty {
+                0 => ShaderKind::Vertex,
+                1 => ShaderKind::Pixel,
+                2 => ShaderKind::Geometry,
+                t => return Err(ShaderError::at(p as u64 + 4, format!("binary {i}: unknown shader type {t}"))),
+            };
+            let data = (p + ENTRY_HEADER_SIZE) as i64 + data_off;
+            if data < 0 || data as u64 + data_size as u64 > buf.len() as u64 {
+                return Err(ShaderError::at(p as u64 + 8, format!("binary {i}: data lies outside the archive")));
+            }
+            let data = data as usize;
+            let shader = &buf[data..data + data_size];
+            let pref = shader_struct::read_program_ref(shader, 0, kind, e)
+                .map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason)))?;
+            let (ptr, size) = (pref.ptr as usize, pref.size as usize);
+            let program = ptr
+                .checked_add(size)
+                .and_then(|end| shader.get(ptr..end))
+                .ok_or_else(|| ShaderError::at(data as u64, format!("binary {i}: program lies outside its shader data")))?
+                .to_vec();
+            let len = shader.len();
+            let resolve = move |q: u32| -> Option<usize> { ((q as usize) < len).then_some(q as usize) };
+            return shader_struct::decode_struct(shader, 0, kind, e, kind.struct_size(), &resolve, program)
+                .map_err(|err| ShaderError::at(data as u64 + err.offset.unwrap_or(0), format!("binary {i}: {}", err.reason)));
+        }
+        p += entry_size;
+    }
+    Err(ShaderError::new(format!("SHARCFB has no binary {index}")))
+}
+
+/// One symbol of a program's symbol arrays: `{ size, s32 offset, nameLen, idLen,
+/// defaultValueSize, variationNum }` + name + id + default value + one enable byte per variation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    pub offset: i32,
+    pub name: String,
+    pub id: String,
+    pub default_value: Vec<u8>,
+    pub enabled: Vec<u8>,
+}
+
+/// One variation macro: `{ size, nameLen, idLen, valueNum }` + name + id + values, each value a
+/// `{ u32 len }` + NUL-terminated string. (shrec's layout for this record; no public file shows it,
+/// so the reader is only checked against shrec's own writer.)
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Macro {
+    pub name: String,
+    pub id: String,
+    pub values: Vec<String>,
+}
+
+/// A ResBinaryShaderProgram with its six arrays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub name: String,
+    /// 1 VS | 2 PS | 4 GS.
+    pub kind: u32,
+    pub base_index: i32,
+    pub macros: Vec<Macro>,
+    /// The variation-defaults array, as macro-shaped records (id = default value).
+    pub defaults: Vec<Macro>,
+    pub uniform_vars: Vec<Symbol>,
+    pub uniform_blocks: Vec<Symbol>,
+    pub sampler_vars: Vec<Symbol>,
+    pub attrib_vars: Vec<Symbol>,
+}
+
+impl Program {
+    /// Number of variations: the product of the macros' value counts (1 with no macros).
+    pub fn variation_count(&self) -> usize {
+        self.macros.iter().map(|m| m.values.len().max(1)).product()
+    }
+    /// Binary index for variation `i` and stage `t` (0 VS, 1 PS, 2 GS): `baseIndex + t + n * i`
+    /// with n = 3 when the program has a geometry shader, else 2 (agl aglShaderProgramArchive.cpp).
+    pub fn binary_index(&self, variation: usize, stage: usize) -> i64 {
+        let n = if self.kind & 4 != 0 { 3 } else { 2 };
+        self.base_index as i64 + stage as i64 + n * variation as i64
+    }
+}
+
+struct Rd<'a> {
+    b: &'a [u8],
+    e: Endian,
+}
+
+impl Rd<'_> {
+    fn u32(&self, at: usize) -> Result<u32, ShaderError> {
+        self.e.read_u32(self.b, at, "SHARCFB program array")
+    }
+    fn bytes(&self, at: usize, n: usize) -> Result<&[u8], ShaderError> {
+        at.checked_add(n)
+            .and_then(|end| self.b.get(at..end))
+            .ok_or_else(|| ShaderError::at(at as u64, "SHARCFB program array: string runs past the end"))
+    }
+    fn cstr(&self, at: usize, n: usize) -> Result<String, ShaderError> {
+        let raw = self.bytes(at, n)?;
+        let raw = raw.split(|&c| c == 0).next().unwrap_or(&[]);
+        Ok(String::from_utf8_lossy(raw).into_owned())
+    }
+    /// `{ u32 size, u32 num }` then records that each start with their own u32 size.
+    fn array<T>(&self, at: usize, f: &dyn Fn(usize) -> Result<T, ShaderError>) -> Result<(Vec<T>, usize), ShaderError> {
+        let size = self.u32(at)? as usize;
+        let num = self.u32(at + 4)?;
+        if size < 8 || at + size > self.b.len() || num as usize > size {
+            return Err(ShaderError::at(at as u64, format!("SHARCFB array at 0x{at:X}: size 0x{size:X} / count {num} invalid")));
+        }
+        let mut out = Vec::new();
+        let mut q = at + 8;
+        for _ in 0..num {
+            let rsize = self.u32(q)? as usize;
+            if rsize < 4 || q + rsize > at + size {
+                return Err(ShaderError::at(q as u64, format!("SHARCFB record at 0x{q:X}: size 0x{rsize:X} invalid")));
+            }
+            out.push(f(q)?);
+            q += rsize;
+        }
+        Ok((out, at + size))
+    }
+    fn macro_rec(&self, q: usize) -> Result<Macro, ShaderError> {
+        let (nl, il, vn) = (self.u32(q + 4)? as usize, self.u32(q + 8)? as usize, self.u32(q + 12)?);
+        let name = self.cstr(q + 16, nl)?;
+        let id = self.cstr(q + 16 + nl, il)?;
+        let mut v = q + 16 + nl + il;
+        let mut values = Vec::new();
+        for _ in 0..vn.min(0x10000) {
+            let l = self.u32(v)? as usize;
+            values.push(self.cstr(v + 4, l)?);
+            v += 4 + l;
+        }
+        Ok(Macro { name, id, values })
+    }
+    fn symbol(&self, q: usize) -> Result<Symbol, ShaderError> {
+        let offset = self.u32(q + 4)? as i32;
+        let (nl, il, dl, vn) =
+            (self.u32(q + 8)? as usize, self.u32(q + 12)? as usize, self.u32(q + 16)? as usize, self.u32(q + 20)? as usize);
+        let name = self.cstr(q + 24, nl)?;
+        let id = self.cstr(q + 24 + nl, il)?;
+        let default_value = self.bytes(q + 24 + nl + il, dl)?.to_vec();
+        let enabled = self.bytes(q + 24 + nl + il + dl, vn)?.to_vec();
+        Ok(Symbol { offset, name, id, default_value, enabled })
+    }
+}
+
+/// Decodes the program array (names, variation macros, symbols).
+pub fn programs(bytes: &[u8]) -> Result<Vec<Program>, ShaderError> {
+    let h = read_header(bytes)?;
+    let r = Rd { b: &bytes[..h.file_size], e: h.endian };
+    let arr = h.binary_array + h.binary_array_size;
+    let (progs, _) = r.array(arr, &|q| {
+        let name_len = r.u32(q + 4)? as usize;
+        let kind = r.u32(q + 8)?;
+        let base_index = r.u32(q + 12)? as i32;
+        let name = r.cstr(q + 16, name_len)?;
+        let mut at = q + 16 + name_len;
+        let (macros, n) = r.array(at, &|m| r.macro_rec(m))?;
+        at = n;
+        let (defaults, n) = r.array(at, &|m| r.macro_rec(m))?;
+        at = n;
+        let mut syms = Vec::new();
+        for _ in 0..4 {
+            let (s, n) = r.array(at, &|m| r.symbol(m))?;
+            syms.push(s);
+            at = n;
+        }
+        let attrib_vars = syms.pop().unwrap();
+        let sampler_vars = syms.pop().unwrap();
+        let uniform_blocks = syms.pop().unwrap();
+        let uniform_vars = syms.pop().unwrap();
+        Ok(Program { name, kind, base_index, macros, defaults, uniform_vars, uniform_blocks, sampler_vars, attrib_vars })
+    })?;
+    Ok(progs)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -1,0 +1,913 @@
+//! Latte → IR.
+//!
+//! Conventions (also in shader_common.h, GX2 section, and README "GX2 semantics"):
+//! - Registers hold raw 32-bit patterns: every GPR is an IR temp (`float4`) used as a container
+//!   of bits; integer ops go through `asuint`/`asfloat` (`Expr::Int*`), never through float math.
+//! - Temps: R0-R127 = temps 0-127; PV/PS double-buffered in 128-131; AR 132 (as float integer
+//!   values); state 133 (.x active, .y predicate, .z AL, .w pending exec mask); the
+//!   execution-mask stack 134..134+STACK; gradients 166/167.
+//! - One invocation = one lane, so the execution mask is a per-invocation flag: every clause and
+//!   export runs under `if (active)`; PUSH/POP/ELSE save/restore/invert it through a stack whose
+//!   depth is static at every CF instruction; loops are IR loops (LOOP_BREAK / ALU_BREAK break,
+//!   LOOP_CONTINUE / ALU_CONTINUE continue); JUMP/POP_JUMP targets are optimisations and ignored.
+//! - ALU groups: all slots read the pre-group state; results go to the new PV/PS first, then to
+//!   their destination GPRs (so reads-before-writes inside a group hold).
+
+use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
+use super::shader_struct::{Gx2Shader, ShaderKind, MODE_UNIFORM_BLOCK};
+use crate::formats::{Family, ShaderError};
+use crate::ir::build::*;
+use crate::ir::*;
+
+const PV: [u32; 2] = [128, 130];
+const PS: [u32; 2] = [129, 131];
+const AR: u32 = 132;
+const ST: u32 = 133;
+const STACK: u32 = 134;
+const STACK_MAX: u32 = 32;
+const TEX_TMP: u32 = 165;
+const GRAD_H: u32 = 166;
+const GRAD_V: u32 = 167;
+const TEMP_COUNT: u32 = 168;
+
+/// Register-file / binding layout (see shader_common.h, GX2 section).
+pub struct Layout;
+impl Layout {
+    /// Vulkan binding of resource `r` of stage `stage` (0 VS, 1 PS, 2 GS): `stage * 64 + r`
+    /// with r = 0 register file, 1 + L uniform block at location L (L < 15), 16 + unit textures,
+    /// 40 + id samplers.
+    pub const VK_STAGE_STRIDE: u32 = 64;
+    pub const VK_BLOCK_BASE: u32 = 1;
+    pub const VK_TEXTURE_BASE: u32 = 16;
+    pub const VK_SAMPLER_BASE: u32 = 40;
+}
+
+fn stage_no(k: ShaderKind) -> u32 {
+    match k {
+        ShaderKind::Vertex => 0,
+        ShaderKind::Pixel => 1,
+        ShaderKind::Geometry => 2,
+    }
+}
+
+fn t(i: u32) -> RegRef {
+    RegRef::fixed(RegFile::Temp, i)
+}
+fn rd(i: u32, lane: u8) -> Expr {
+    read(RegFile::Temp, i, [lane; 4])
+}
+fn rd4(i: u32) -> Expr {
+    read(RegFile::Temp, i, XYZW)
+}
+fn assign(reg: RegRef, mask: u8, value: Expr) -> Stmt {
+    Stmt::Assign { dst: Dst { reg, mask }, value, saturate: false }
+}
+fn lit(v: f32) -> Expr {
+    Expr::Literal([v; 4])
+}
+fn is_set(i: u32, lane: u8) -> Cond {
+    Cond::Compare(CmpOp::Ne, rd(i, lane), lit(0.0))
+}
+fn active() -> Cond {
+    is_set(ST, 0)
+}
+fn bits(v: u32) -> Expr {
+    Expr::Bits([v; 4])
+}
+
+struct L<'a> {
+    s: &'a Gx2Shader,
+    prog: &'a Program,
+    m: Module,
+    pv: usize,
+    depth: u32,
+    /// block location → const buffer index
+    blocks: Vec<(u32, u32)>,
+    regfile: Option<u32>,
+    /// (resource, sampler) → texture index
+    tex: Vec<((u32, u32), u32)>,
+    /// Param export index → output index
+    outputs: Vec<(String, u32)>,
+    calls: u32,
+}
+
+fn unsupported(what: &str, pc: u32) -> ShaderError {
+    ShaderError::new(format!("unsupported Latte instruction {what} (CF {pc:02})"))
+}
+
+pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
+    let prog = isa::decode(&s.program)?;
+    if s.kind == ShaderKind::Geometry {
+        return Err(ShaderError::new("GX2 geometry shaders are not translated yet (ring-buffer ES/GS/copy-shader model)"));
+    }
+    let stage = s.kind.stage();
+    let m = Module {
+        family: Family::Gx2,
+        stage,
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        const_buffers: Vec::new(),
+        textures: Vec::new(),
+        temps: TempFile { count: TEMP_COUNT, prefix: "R".into(), indexable: false },
+        body: Vec::new(),
+        header_comments: vec![format!(
+            "GX2 {} shader, {} uniform mode, {} GPRs",
+            s.kind.name(),
+            if s.mode() == MODE_UNIFORM_BLOCK { "block" } else { "register" },
+            s.num_gprs()
+        )],
+        ext: Default::default(),
+    };
+    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0 };
+    let mut body = Vec::new();
+    body.push(assign(t(ST), 0xF, Expr::Literal([1.0, 0.0, 0.0, 1.0])));
+    if s.kind == ShaderKind::Pixel {
+        l.pixel_inputs(&mut body);
+    }
+    let n = prog.cfs.len();
+    l.cf_range(0, n, &mut body)?;
+    l.m.body = body;
+    Ok(l.m)
+}
+
+/// Metadata words: per sampler var, (location, type).
+pub fn meta(s: &Gx2Shader) -> Vec<u32> {
+    s.sampler_vars.iter().flat_map(|v| [v.location, v.ty]).collect()
+}
+
+impl L<'_> {
+    fn binding(&self, r: u32, dx_register: u32) -> Binding {
+        let st = stage_no(self.s.kind);
+        Binding { dx_register, dx_space: st, vk_set: 0, vk_binding: st * Layout::VK_STAGE_STRIDE + r }
+    }
+
+    fn pixel_inputs(&mut self, body: &mut Vec<Stmt>) {
+        let s = self.s;
+        let n = s.reg(0x10).min(32);
+        for i in 0..n {
+            let cntl = s.reg(0x14 + 4 * i as usize);
+            let sem = cntl & 0xFF;
+            let idx = self.m.inputs.len() as u32;
+            self.m.inputs.push(IoVar { name: format!("v{i}"), semantic: Semantic::Texcoord(sem), components: 4 });
+            body.push(assign(t(i), 0xF, read(RegFile::Input, idx, XYZW)));
+        }
+        let ctl0 = s.reg(0x08);
+        if ctl0 >> 8 & 1 != 0 {
+            let gpr = ctl0 >> 10 & 0x1F;
+            let idx = self.m.inputs.len() as u32;
+            self.m.inputs.push(IoVar { name: "vpos".into(), semantic: Semantic::Position, components: 4 });
+            body.push(assign(t(gpr), 0xF, read(RegFile::Input, idx, XYZW)));
+        }
+    }
+
+    fn call_fs(&mut self, body: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        let s = self.s;
+        let nsem = s.reg(0x40).min(32);
+        let idx = self.m.inputs.len() as u32;
+        self.m.inputs.push(IoVar { name: "vid".into(), semantic: Semantic::VertexId, components: 4 });
+        let iid = idx + 1;
+        self.m.inputs.push(IoVar { name: "iid".into(), semantic: Semantic::InstanceId, components: 4 });
+        body.push(assign(t(0), 0xF, Expr::Bits([0; 4])));
+        body.push(assign(t(0), 0x1, read(RegFile::Input, idx, XYZW)));
+        body.push(assign(t(0), 0x8, Expr::IntUnary(IntUnOp::FloatToUint, Box::new(read(RegFile::Input, iid, [0; 4])))));
+        for a in &s.attrib_vars {
+            let slot = (0..nsem).find(|&i| s.reg(0x44 + 4 * i as usize) & 0xFF == a.location);
+            let Some(i) = slot else { continue };
+            // matrices take consecutive locations / registers
+            let regs = match a.ty {
+                21..=23 => 2,
+                24..=26 => 3,
+                27..=29 => 4,
+                _ => 1,
+            };
+            for k in 0..regs {
+                let loc = a.location + k;
+                let Some(j) = (0..nsem).find(|&j| s.reg(0x44 + 4 * j as usize) & 0xFF == loc) else { continue };
+                let _ = i;
+                let idx = self.m.inputs.len() as u32;
+                self.m.inputs.push(IoVar { name: format!("a{loc}"), semantic: Semantic::Texcoord(loc), components: 4 });
+                body.push(assign(t(j + 1), 0xF, read(RegFile::Input, idx, XYZW)));
+            }
+        }
+        Ok(())
+    }
+
+    fn cf_range(&mut self, start: usize, end: usize, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        let mut i = start;
+        while i < end {
+            let (cf, clause) = &self.prog.cfs[i];
+            let pc = cf.pc;
+            match &cf.cf {
+                Cf::Alu { op, kcache, .. } => {
+                    let Clause::Alu(groups) = clause else { unreachable!() };
+                    if *op == 9 {
+                        self.push(out)?;
+                    }
+                    let mut body = Vec::new();
+                    let kc = *kcache;
+                    let groups = groups.clone();
+                    let mut exec_update = false;
+                    for g in &groups {
+                        exec_update |= self.group(g, &kc, pc, &mut body)?;
+                    }
+                    if exec_update {
+                        body.push(assign(t(ST), 1, rd(ST, 3)));
+                    }
+                    out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
+                    match op {
+                        8 | 9 => {}
+                        10 => self.pop(1, pc, out)?,
+                        11 => self.pop(2, pc, out)?,
+                        12 => return Err(unsupported("ALU_EXT", pc)),
+                        13 => out.push(Stmt::If {
+                            cond: Cond::Not(Box::new(active())),
+                            then_body: vec![assign(t(ST), 1, lit(1.0)), Stmt::Continue],
+                            else_body: vec![],
+                        }),
+                        14 => out.push(Stmt::If { cond: Cond::Not(Box::new(active())), then_body: vec![Stmt::Break], else_body: vec![] }),
+                        15 => self.else_(out)?,
+                        _ => unreachable!(),
+                    }
+                }
+                Cf::Export { op, ty, array_base, rw_gpr, rw_rel, sel, burst_count, .. } => {
+                    if *op != 0x27 && *op != 0x28 {
+                        return Err(unsupported(isa::exp_name(*op).unwrap_or("?"), pc));
+                    }
+                    if *rw_rel {
+                        return Err(unsupported("EXP with relative GPR", pc));
+                    }
+                    let mut body = Vec::new();
+                    for b in 0..=*burst_count {
+                        self.export(*ty, array_base + b, rw_gpr + b, sel, pc, &mut body)?;
+                    }
+                    out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
+                }
+                Cf::Normal { op, pop_count, cond, addr, cf_const, .. } => {
+                    let name = isa::cf_name(*op).unwrap_or("?");
+                    if *cond >= 2 && !matches!(op, 0 | 0x19 | 0x1A) {
+                        return Err(ShaderError::new(format!(
+                            "unsupported Latte instruction {name} with CND({}) (CF {pc:02}): boolean constants are run-time state",
+                            ["ACTIVE", "FALSE", "BOOL", "NOT_BOOL"][*cond as usize]
+                        )));
+                    }
+                    match op {
+                        0 | 0x19 | 0x1A => {}
+                        1 | 0x1B => {
+                            let Clause::Tex(ts) = clause else { unreachable!() };
+                            let mut body = Vec::new();
+                            for x in ts.clone() {
+                                self.tex(&x, pc, &mut body)?;
+                            }
+                            out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
+                        }
+                        2 | 3 | 0x1C | 0x1D => return Err(unsupported(&format!("{name} (vertex fetch clause outside the fetch shader)"), pc)),
+                        0x13 => {
+                            if self.s.kind != ShaderKind::Vertex {
+                                return Err(unsupported("CALL_FS outside a vertex shader", pc));
+                            }
+                            self.call_fs(out)?;
+                        }
+                        0x0A => {} // JUMP: only an optimisation of the mask
+                        0x0F => self.pop(*pop_count, pc, out)?,
+                        0x0B => {
+                            self.pop(*pop_count, pc, out)?;
+                            self.push(out)?;
+                        }
+                        0x0C => {
+                            self.push(out)?;
+                            self.else_(out)?;
+                        }
+                        0x0D => {
+                            self.else_(out)?;
+                            self.pop(*pop_count, pc, out)?;
+                        }
+                        0x0E => self.pop(*pop_count, pc, out)?,
+                        0x10 => {
+                            self.pop(*pop_count, pc, out)?;
+                            self.push(out)?;
+                        }
+                        0x11 => {
+                            self.pop(*pop_count, pc, out)?;
+                            self.push(out)?;
+                            self.else_(out)?;
+                        }
+                        4 | 6 | 7 => {
+                            // find the matching LOOP_END
+                            let mut nest = 0;
+                            let mut j = i + 1;
+                            let endi = loop {
+                                if j >= end {
+                                    return Err(ShaderError::new(format!("{name} at CF {pc:02} has no LOOP_END")));
+                                }
+                                if let Cf::Normal { op: o, .. } = self.prog.cfs[j].0.cf {
+                                    if matches!(o, 4 | 6 | 7) {
+                                        nest += 1;
+                                    } else if o == 5 {
+                                        if nest == 0 {
+                                            break j;
+                                        }
+                                        nest -= 1;
+                                    }
+                                }
+                                j += 1;
+                            };
+                            let _ = addr;
+                            self.push(out)?;
+                            let saved = self.depth;
+                            let mut body = vec![Stmt::If { cond: Cond::Not(Box::new(active())), then_body: vec![Stmt::Break], else_body: vec![] }];
+                            if *op == 6 {
+                                self.cf_range(i + 1, endi, &mut body)?;
+                                out.push(Stmt::Loop { body });
+                            } else {
+                                // integer loop constant i{cf_const}: count b0-11, init b12-23, inc b24-31
+                                let lv = self.s.loop_vars.iter().find(|v| v.offset == *cf_const).ok_or_else(|| {
+                                    ShaderError::new(format!(
+                                        "unsupported Latte instruction {name} (CF {pc:02}): loop constant i{cf_const} is not in the shader's loop vars"
+                                    ))
+                                })?;
+                                let (count, init, inc) = (lv.value & 0xFFF, lv.value >> 12 & 0xFFF, lv.value >> 24);
+                                let counter = STACK + STACK_MAX - 1; // .x iteration count
+                                out.push(assign(t(counter), 1, lit(0.0)));
+                                body.insert(
+                                    0,
+                                    Stmt::If {
+                                        cond: Cond::Compare(CmpOp::Ge, rd(counter, 0), lit(count as f32)),
+                                        then_body: vec![Stmt::Break],
+                                        else_body: vec![],
+                                    },
+                                );
+                                if *op == 4 {
+                                    body.insert(1, assign(t(ST), 4, bin(BinOp::Add, lit(init as f32), bin(BinOp::Mul, rd(counter, 0), lit(inc as f32)))));
+                                }
+                                body.insert(1, assign(t(counter), 1, bin(BinOp::Add, rd(counter, 0), lit(1.0))));
+                                self.cf_range(i + 1, endi, &mut body)?;
+                                out.push(Stmt::Loop { body });
+                            }
+                            self.depth = saved;
+                            self.pop(1, pc, out)?;
+                            i = endi + 1;
+                            continue;
+                        }
+                        5 => return Err(ShaderError::new(format!("LOOP_END at CF {pc:02} without LOOP_START"))),
+                        8 => out.push(Stmt::If { cond: active(), then_body: vec![Stmt::Continue], else_body: vec![] }),
+                        9 => out.push(Stmt::If { cond: active(), then_body: vec![Stmt::Break], else_body: vec![] }),
+                        0x12 => {
+                            // CALL: inline the subroutine at ADDR (up to its RETURN)
+                            self.calls += 1;
+                            if self.calls > 64 {
+                                return Err(ShaderError::new(format!("CALL at CF {pc:02}: too many nested/inlined calls")));
+                            }
+                            let target = *addr as usize;
+                            let ret = (target..self.prog.cfs.len())
+                                .find(|&k| matches!(self.prog.cfs[k].0.cf, Cf::Normal { op: 0x14, .. }))
+                                .ok_or_else(|| ShaderError::new(format!("CALL at CF {pc:02}: subroutine at {target} has no RETURN inside the decoded CF stream")))?;
+                            let mut sub = Vec::new();
+                            self.cf_range(target, ret, &mut sub)?;
+                            out.push(Stmt::If { cond: active(), then_body: sub, else_body: vec![] });
+                        }
+                        0x14 => return Err(unsupported("RETURN outside an inlined subroutine", pc)),
+                        0x18 => {
+                            if self.s.kind != ShaderKind::Pixel {
+                                return Err(unsupported("KILL outside a pixel shader", pc));
+                            }
+                            out.push(Stmt::Discard(active()));
+                        }
+                        _ => return Err(unsupported(name, pc)),
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        if self.depth + 1 >= STACK_MAX {
+            return Err(ShaderError::new("execution-mask stack deeper than 31 entries"));
+        }
+        out.push(assign(t(STACK + self.depth), 1, rd(ST, 0)));
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn pop(&mut self, n: u32, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        if n == 0 {
+            return Ok(());
+        }
+        if n > self.depth {
+            return Err(ShaderError::new(format!("CF {pc:02} pops {n} stack entries but only {} are pushed", self.depth)));
+        }
+        self.depth -= n;
+        out.push(assign(t(ST), 1, rd(STACK + self.depth, 0)));
+        Ok(())
+    }
+
+    fn else_(&mut self, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        // active = saved_at_push && !active
+        let saved = if self.depth == 0 { lit(1.0) } else { rd(STACK + self.depth - 1, 0) };
+        let v = Expr::Select { cmp: CmpOp::Ne, a: Box::new(saved), b: Box::new(lit(0.0)), if_true: Box::new(bin(BinOp::Sub, lit(1.0), rd(ST, 0))), if_false: Box::new(lit(0.0)) };
+        out.push(assign(t(ST), 1, v));
+        Ok(())
+    }
+
+    fn export(&mut self, ty: u32, base: u32, gpr: u32, sel: &[u8; 4], pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        let (name, semantic) = match (self.s.kind, ty) {
+            (ShaderKind::Vertex, 1) if base == 60 => ("pos".to_string(), Semantic::Position),
+            (ShaderKind::Vertex, 1) if (61..=63).contains(&base) => (format!("pos{}", base - 60), Semantic::Texcoord(40 + base - 61)),
+            (ShaderKind::Vertex, 2) => {
+                let word = self.s.reg(0x10 + 4 * (base / 4) as usize);
+                let sem = word >> (8 * (base % 4)) & 0xFF;
+                (format!("o{base}"), Semantic::Texcoord(sem))
+            }
+            (ShaderKind::Pixel, 0) if base < 8 => (format!("oc{base}"), Semantic::Target(base)),
+            (ShaderKind::Pixel, 0) if base == 61 => ("odepth".into(), Semantic::Depth),
+            _ => return Err(unsupported(&format!("EXP to target type {ty} index {base}"), pc)),
+        };
+        let oi = match self.outputs.iter().find(|o| o.0 == name) {
+            Some(o) => o.1,
+            None => {
+                let i = self.m.outputs.len() as u32;
+                let comps = if semantic == Semantic::Depth { 1 } else { 4 };
+                self.m.outputs.push(IoVar { name: name.clone(), semantic, components: comps });
+                self.outputs.push((name, i));
+                i
+            }
+        };
+        let mut comps = [lit(0.0), lit(0.0), lit(0.0), lit(0.0)];
+        let mut mask = 0u8;
+        for k in 0..4 {
+            comps[k] = match sel[k] {
+                0..=3 => rd(gpr, sel[k]),
+                4 => lit(0.0),
+                5 => lit(1.0),
+                _ => continue,
+            };
+            mask |= 1 << k;
+        }
+        if mask != 0 {
+            out.push(assign(RegRef::fixed(RegFile::Output, oi), mask, Expr::Compose(Box::new(comps))));
+        }
+        Ok(())
+    }
+
+    fn const_buffer_for_block(&mut self, loc: u32) -> u32 {
+        if let Some(b) = self.blocks.iter().find(|b| b.0 == loc) {
+            return b.1;
+        }
+        let idx = self.m.const_buffers.len() as u32;
+        let size = self.s.uniform_blocks.iter().find(|b| b.offset == loc).map(|b| b.size.div_ceil(16)).unwrap_or(4096).clamp(1, 4096);
+        let binding = self.binding(Layout::VK_BLOCK_BASE + loc, 1 + loc);
+        self.m.const_buffers.push(ConstBuffer { block: format!("GX2UniformBlock{loc}"), var: format!("CB{loc}"), len: size, binding });
+        self.blocks.push((loc, idx));
+        idx
+    }
+
+    fn register_file(&mut self) -> u32 {
+        if let Some(r) = self.regfile {
+            return r;
+        }
+        let idx = self.m.const_buffers.len() as u32;
+        let binding = self.binding(0, 0);
+        self.m.const_buffers.push(ConstBuffer { block: "GX2UniformRegisters".into(), var: "C".into(), len: 256, binding });
+        self.regfile = Some(idx);
+        idx
+    }
+
+    fn rel_index(&self, index_mode: u32, base: u32) -> Index {
+        let v = if index_mode == 4 { rd(ST, 2) } else { rd(AR, (index_mode & 3) as u8) };
+        Index::Dynamic { base: base as i32, value: Box::new(v), conv: IndexConv::Trunc }
+    }
+
+    /// Source operand as a broadcast float4 (bit-exact read of the lane).
+    fn src(&mut self, s: &AluSrc, a: &AluInst, kc: &[Kcache; 2], pc: u32) -> Result<Expr, ShaderError> {
+        let lane = s.chan;
+        let e = match s.sel {
+            0..=127 => {
+                if s.rel {
+                    let idx = self.rel_index(a.index_mode, s.sel);
+                    self.m.temps.indexable = true;
+                    Expr::Read(Src { reg: RegRef { file: RegFile::Temp, index: idx }, swizzle: [lane; 4], abs: false, negate: false })
+                } else {
+                    rd(s.sel, lane)
+                }
+            }
+            128..=191 => {
+                let k = &kc[((s.sel - 128) / 32) as usize];
+                if k.mode == 0 {
+                    return Err(unsupported("ALU read of an unlocked kcache bank", pc));
+                }
+                let cb = self.const_buffer_for_block(k.bank);
+                let base = k.addr * 16 + (s.sel - 128) % 32;
+                let index = if k.mode == 3 || s.rel {
+                    let mode = if k.mode == 3 { 4 } else { a.index_mode };
+                    self.rel_index(mode, base)
+                } else {
+                    Index::Fixed(base)
+                };
+                Expr::Read(Src { reg: RegRef { file: RegFile::Const(cb), index }, swizzle: [lane; 4], abs: false, negate: false })
+            }
+            248 => lit(0.0),
+            249 => lit(1.0),
+            250 => bits(1),
+            251 => bits(0xFFFF_FFFF),
+            252 => lit(0.5),
+            isa::SEL_LITERAL => bits(s.literal),
+            isa::SEL_PV => rd(PV[self.pv ^ 1], lane),
+            isa::SEL_PS => rd(PS[self.pv ^ 1], 0),
+            256..=511 => {
+                if self.s.mode() == MODE_UNIFORM_BLOCK {
+                    return Err(unsupported("constant-file read in uniform-block mode", pc));
+                }
+                let cb = self.register_file();
+                let index = if s.rel { self.rel_index(a.index_mode, s.sel - 256) } else { Index::Fixed(s.sel - 256) };
+                Expr::Read(Src { reg: RegRef { file: RegFile::Const(cb), index }, swizzle: [lane; 4], abs: false, negate: false })
+            }
+            other => return Err(unsupported(&format!("{} with special source select {other}", a.name), pc)),
+        };
+        let e = if s.abs { un(UnOp::Abs, e) } else { e };
+        Ok(if s.neg { un(UnOp::Neg, e) } else { e })
+    }
+
+    /// Lowers one group; returns whether it updates the exec mask.
+    fn group(&mut self, g: &AluGroup, kc: &[Kcache; 2], pc: u32, out: &mut Vec<Stmt>) -> Result<bool, ShaderError> {
+        let cur = self.pv; // this group's new PV/PS; reads of PV use cur ^ 1
+        let mut writes = Vec::new();
+        let mut exec = false;
+        let mut post = Vec::new();
+        // reductions
+        let reduc: Vec<&AluInst> = g.insts.iter().filter(|a| a.flags & isa::flags::REDUC != 0).collect();
+        let mut reduc_value: Option<Expr> = None;
+        if !reduc.is_empty() {
+            let name = reduc[0].name;
+            if reduc.len() != 4 || reduc.iter().any(|a| a.name != name) {
+                return Err(unsupported(&format!("{name} not spanning the four vector slots"), pc));
+            }
+            let mut terms = Vec::new();
+            for a in &reduc {
+                let x = self.src(&a.srcs[0], a, kc, pc)?;
+                let y = if a.srcs.len() > 1 { Some(self.src(&a.srcs[1], a, kc, pc)?) } else { None };
+                terms.push((x, y));
+            }
+            let v = match name {
+                "DOT4" | "DOT4_IEEE" => {
+                    let op = if name == "DOT4" { BinOp::MulLegacy } else { BinOp::Mul };
+                    let mut it = terms.into_iter().map(|(x, y)| bin(op, x, y.unwrap()));
+                    let first = it.next().unwrap();
+                    it.fold(first, |acc, p| bin(BinOp::Add, acc, p))
+                }
+                "MAX4" => {
+                    let mut it = terms.into_iter().map(|(x, _)| x);
+                    let first = it.next().unwrap();
+                    it.fold(first, |acc, p| bin(BinOp::Max, acc, p))
+                }
+                other => return Err(unsupported(other, pc)),
+            };
+            reduc_value = Some(v);
+        }
+        for a in &g.insts {
+            let slot = a.slot;
+            let (reg, lane) = if slot == 4 { (PS[cur], 0u8) } else { (PV[cur], slot as u8) };
+            let value = if a.flags & isa::flags::REDUC != 0 {
+                reduc_value.clone().unwrap()
+            } else {
+                let mut srcs = Vec::new();
+                for s in &a.srcs {
+                    srcs.push(self.src(s, a, kc, pc)?);
+                }
+                match self.op(a, srcs, pc, &mut post, &mut exec)? {
+                    Some(v) => v,
+                    None => continue,
+                }
+            };
+            let value = match a.omod {
+                1 => bin(BinOp::Mul, value, lit(2.0)),
+                2 => bin(BinOp::Mul, value, lit(4.0)),
+                3 => bin(BinOp::Mul, value, lit(0.5)),
+                _ => value,
+            };
+            out.push(Stmt::Assign { dst: Dst { reg: t(reg), mask: 1 << lane }, value: broadcast_all(value), saturate: a.clamp });
+            if a.name.starts_with("MOVA") {
+                let v = rd(reg, lane);
+                let arv = match a.name {
+                    "MOVA" => un(UnOp::Floor, bin(BinOp::Add, v, lit(0.5))),
+                    "MOVA_FLOOR" => un(UnOp::Floor, v),
+                    _ => Expr::IntUnary(IntUnOp::IntToFloat, Box::new(v)),
+                };
+                writes.push(assign(t(AR), 1 << a.dst_chan, broadcast_all(arv)));
+            }
+            if a.write_mask {
+                let dst = if a.dst_rel {
+                    self.m.temps.indexable = true;
+                    RegRef { file: RegFile::Temp, index: self.rel_index(a.index_mode, a.dst_gpr) }
+                } else {
+                    t(a.dst_gpr)
+                };
+                let w = assign(dst, 1 << a.dst_chan, rd(reg, lane));
+                let w = match a.pred_sel {
+                    2 => Stmt::If { cond: Cond::Not(Box::new(is_set(ST, 1))), then_body: vec![w], else_body: vec![] },
+                    3 => Stmt::If { cond: is_set(ST, 1), then_body: vec![w], else_body: vec![] },
+                    _ => w,
+                };
+                writes.push(w);
+            }
+        }
+        out.extend(writes);
+        out.extend(post);
+        self.pv ^= 1;
+        Ok(exec)
+    }
+
+    /// One slot's value (None = no result, e.g. NOP).
+    fn op(&mut self, a: &AluInst, s: Vec<Expr>, pc: u32, post: &mut Vec<Stmt>, exec: &mut bool) -> Result<Option<Expr>, ShaderError> {
+        let mut it = s.into_iter();
+        let mut next = || it.next().unwrap_or(lit(0.0));
+        let ib = |op: IntBinOp, x: Expr, y: Expr| Expr::IntBinary(op, Box::new(x), Box::new(y));
+        let iu = |op: IntUnOp, x: Expr| Expr::IntUnary(op, Box::new(x));
+        let one_if = |m: Expr| ib(IntBinOp::And, m, bits(0x3F80_0000)); // all-ones mask → 1.0
+        let v = match a.name {
+            "NOP" => return Ok(None),
+            "ADD" => bin(BinOp::Add, next(), next()),
+            "MUL" => bin(BinOp::MulLegacy, next(), next()),
+            "MUL_IEEE" => bin(BinOp::Mul, next(), next()),
+            "MAX" | "MAX_DX10" => bin(BinOp::Max, next(), next()),
+            "MIN" | "MIN_DX10" => bin(BinOp::Min, next(), next()),
+            "SETE" => bin(BinOp::Seq, next(), next()),
+            "SETNE" => bin(BinOp::Sne, next(), next()),
+            "SETGE" => bin(BinOp::Sge, next(), next()),
+            "SETGT" => {
+                let (x, y) = (next(), next());
+                bin(BinOp::Slt, y, x)
+            }
+            "SETE_DX10" => ib(IntBinOp::EqF, next(), next()),
+            "SETNE_DX10" => ib(IntBinOp::NeF, next(), next()),
+            "SETGT_DX10" => ib(IntBinOp::GtF, next(), next()),
+            "SETGE_DX10" => ib(IntBinOp::GeF, next(), next()),
+            "FRACT" => un(UnOp::Fract, next()),
+            "TRUNC" => un(UnOp::Trunc, next()),
+            "CEIL" => un(UnOp::Ceil, next()),
+            "RNDNE" => un(UnOp::RoundEven, next()),
+            "FLOOR" => un(UnOp::Floor, next()),
+            "MOV" | "MOVA" | "MOVA_FLOOR" | "MOVA_INT" => next(),
+            "AND_INT" => ib(IntBinOp::And, next(), next()),
+            "OR_INT" => ib(IntBinOp::Or, next(), next()),
+            "XOR_INT" => ib(IntBinOp::Xor, next(), next()),
+            "NOT_INT" => iu(IntUnOp::Not, next()),
+            "ADD_INT" => ib(IntBinOp::Add, next(), next()),
+            "SUB_INT" => ib(IntBinOp::Sub, next(), next()),
+            "MAX_INT" => ib(IntBinOp::MaxI, next(), next()),
+            "MIN_INT" => ib(IntBinOp::MinI, next(), next()),
+            "MAX_UINT" => ib(IntBinOp::MaxU, next(), next()),
+            "MIN_UINT" => ib(IntBinOp::MinU, next(), next()),
+            "SETE_INT" => ib(IntBinOp::EqI, next(), next()),
+            "SETNE_INT" => ib(IntBinOp::NeI, next(), next()),
+            "SETGT_INT" => ib(IntBinOp::GtI, next(), next()),
+            "SETGE_INT" => ib(IntBinOp::GeI, next(), next()),
+            "SETGT_UINT" => ib(IntBinOp::GtU, next(), next()),
+            "SETGE_UINT" => ib(IntBinOp::GeU, next(), next()),
+            "ASHR_INT" => ib(IntBinOp::ShrI, next(), next()),
+            "LSHR_INT" => ib(IntBinOp::ShrU, next(), next()),
+            "LSHL_INT" => ib(IntBinOp::Shl, next(), next()),
+            "MULLO_INT" | "MULLO_UINT" => ib(IntBinOp::MulLo, next(), next()),
+            "MULHI_INT" => ib(IntBinOp::MulHiI, next(), next()),
+            "MULHI_UINT" => ib(IntBinOp::MulHiU, next(), next()),
+            "FLT_TO_INT" => iu(IntUnOp::FloatToInt, next()),
+            "FLT_TO_UINT" => iu(IntUnOp::FloatToUint, next()),
+            "INT_TO_FLT" => iu(IntUnOp::IntToFloat, next()),
+            "UINT_TO_FLT" => iu(IntUnOp::UintToFloat, next()),
+            "EXP_IEEE" => un(UnOp::Exp2, next()),
+            "LOG_IEEE" => un(UnOp::Log2, next()),
+            "LOG_CLAMPED" => un(UnOp::Log2Clamped, next()),
+            "RECIP_IEEE" => un(UnOp::Rcp, next()),
+            "RECIP_CLAMPED" => un(UnOp::RcpClamped, next()),
+            "RECIP_FF" => un(UnOp::RcpFF, next()),
+            "RECIPSQRT_IEEE" => un(UnOp::Rsq, next()),
+            "RECIPSQRT_CLAMPED" => un(UnOp::RsqClamped, next()),
+            "RECIPSQRT_FF" => un(UnOp::RsqFF, next()),
+            "SQRT_IEEE" => un(UnOp::Sqrt, next()),
+            // Latte SIN/COS take the angle in revolutions (the compiler pre-scales by 1/2π)
+            "SIN" => un(UnOp::Sin, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
+            "COS" => un(UnOp::Cos, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
+            "MULADD" | "MULADD_M2" | "MULADD_M4" | "MULADD_D2" | "MULADD_IEEE" | "MULADD_IEEE_M2" | "MULADD_IEEE_M4"
+            | "MULADD_IEEE_D2" | "FMA" => {
+                let (x, y, z) = (next(), next(), next());
+                let v = if a.name.starts_with("MULADD_IEEE") || a.name == "FMA" {
+                    Expr::Mad(Box::new(x), Box::new(y), Box::new(z))
+                } else {
+                    bin(BinOp::Add, bin(BinOp::MulLegacy, x, y), z)
+                };
+                match a.name.rsplit('_').next().unwrap() {
+                    "M2" => bin(BinOp::Mul, v, lit(2.0)),
+                    "M4" => bin(BinOp::Mul, v, lit(4.0)),
+                    "D2" => bin(BinOp::Mul, v, lit(0.5)),
+                    _ => v,
+                }
+            }
+            "CNDE" | "CNDGT" | "CNDGE" => {
+                let op = match a.name {
+                    "CNDE" => CmpOp::Eq,
+                    "CNDGT" => CmpOp::Gt,
+                    _ => CmpOp::Ge,
+                };
+                let (c, x, y) = (next(), next(), next());
+                Expr::Select { cmp: op, a: Box::new(c), b: Box::new(lit(0.0)), if_true: Box::new(x), if_false: Box::new(y) }
+            }
+            "CNDE_INT" | "CNDGT_INT" | "CNDGE_INT" | "BFE_UINT" | "BFE_INT" | "BFI_INT" => {
+                let op = match a.name {
+                    "CNDE_INT" => IntTerOp::CndEI,
+                    "CNDGT_INT" => IntTerOp::CndGtI,
+                    "CNDGE_INT" => IntTerOp::CndGeI,
+                    "BFE_UINT" => IntTerOp::BfeU,
+                    "BFE_INT" => IntTerOp::BfeI,
+                    _ => IntTerOp::Bfi,
+                };
+                let (c, x, y) = (next(), next(), next());
+                Expr::IntTernary(op, Box::new(c), Box::new(x), Box::new(y))
+            }
+            "KILLE" | "KILLGT" | "KILLGE" | "KILLNE" | "KILLE_INT" | "KILLGT_INT" | "KILLGE_INT" | "KILLNE_INT" | "KILLGT_UINT"
+            | "KILLGE_UINT" => {
+                if self.s.kind != ShaderKind::Pixel {
+                    return Err(unsupported(&format!("{} outside a pixel shader", a.name), pc));
+                }
+                let (x, y) = (next(), next());
+                let m = match a.name {
+                    "KILLE" => ib(IntBinOp::EqF, x, y),
+                    "KILLGT" => ib(IntBinOp::GtF, x, y),
+                    "KILLGE" => ib(IntBinOp::GeF, x, y),
+                    "KILLNE" => ib(IntBinOp::NeF, x, y),
+                    "KILLE_INT" => ib(IntBinOp::EqI, x, y),
+                    "KILLGT_INT" => ib(IntBinOp::GtI, x, y),
+                    "KILLGE_INT" => ib(IntBinOp::GeI, x, y),
+                    "KILLNE_INT" => ib(IntBinOp::NeI, x, y),
+                    "KILLGT_UINT" => ib(IntBinOp::GtU, x, y),
+                    _ => ib(IntBinOp::GeU, x, y),
+                };
+                let v = one_if(m);
+                let slot_reg = if a.slot == 4 { PS[self.pv] } else { PV[self.pv] };
+                let lane = if a.slot == 4 { 0 } else { a.slot as u8 };
+                post.push(Stmt::Discard(is_set(slot_reg, lane)));
+                v
+            }
+            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT"
+            | "PRED_SETNE_INT" | "PRED_SETGT_UINT" | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
+                let (x, y) = (next(), next());
+                let m = match a.name {
+                    "PRED_SETE" => ib(IntBinOp::EqF, x, y),
+                    "PRED_SETGT" => ib(IntBinOp::GtF, x, y),
+                    "PRED_SETGE" => ib(IntBinOp::GeF, x, y),
+                    "PRED_SETNE" => ib(IntBinOp::NeF, x, y),
+                    "PRED_SETE_INT" => ib(IntBinOp::EqI, x, y),
+                    "PRED_SETGT_INT" => ib(IntBinOp::GtI, x, y),
+                    "PRED_SETGE_INT" => ib(IntBinOp::GeI, x, y),
+                    "PRED_SETNE_INT" => ib(IntBinOp::NeI, x, y),
+                    "PRED_SETGT_UINT" => ib(IntBinOp::GtU, x, y),
+                    "PRED_SETGE_UINT" => ib(IntBinOp::GeU, x, y),
+                    "PRED_SET_CLR" => bits(0),
+                    _ => ib(IntBinOp::EqF, x, lit(0.0)),
+                };
+                // result: 1.0 / 0.0 (PRED_SET_CLR: FLT_MAX, predicate false)
+                let v = if a.name == "PRED_SET_CLR" { lit(f32::MAX) } else { one_if(m.clone()) };
+                let cond = one_if(m);
+                let c = broadcast_all(cond);
+                if a.update_pred {
+                    post.push(assign(t(ST), 2, c.clone()));
+                }
+                if a.update_exec_mask {
+                    *exec = true;
+                    post.push(assign(t(ST), 8, c));
+                }
+                v
+            }
+            other => return Err(ShaderError::new(format!("unsupported Latte ALU instruction {other} (CF {pc:02}): {}", reject_reason(other)))),
+        };
+        Ok(Some(v))
+    }
+
+    fn texture(&mut self, res: u32, smp: u32, pc: u32, name: &str) -> Result<(u32, TexDim), ShaderError> {
+        let ty = self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty).unwrap_or(1);
+        let dim = match ty {
+            0 | 1 => TexDim::D2,
+            3 => TexDim::D3,
+            _ => return Err(unsupported(&format!("{name} on a sampler of GX2SamplerVarType {ty} (cube/array/shadow)"), pc)),
+        };
+        if let Some(x) = self.tex.iter().find(|x| x.0 == (res, smp)) {
+            return Ok((x.1, dim));
+        }
+        let idx = self.m.textures.len() as u32;
+        self.m.textures.push(Texture {
+            tex_var: format!("t{res}_s{smp}"),
+            smp_var: format!("s{smp}_t{res}"),
+            dim,
+            texture_binding: self.binding(Layout::VK_TEXTURE_BASE + res, res),
+            sampler_binding: self.binding(Layout::VK_SAMPLER_BASE + smp, smp),
+        });
+        self.tex.push(((res, smp), idx));
+        Ok((idx, dim))
+    }
+
+    fn tex(&mut self, x: &TexInst, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        if x.src_rel || x.dst_rel {
+            return Err(unsupported(&format!("{} with relative GPR addressing", x.name), pc));
+        }
+        let sel = |s: u8| -> Expr {
+            match s {
+                0..=3 => rd(x.src_gpr, s),
+                5 => lit(1.0),
+                _ => lit(0.0),
+            }
+        };
+        let coord = Expr::Compose(Box::new([sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]), sel(x.src_sel[3])]));
+        let value = match x.name {
+            "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" | "SAMPLE_G_L" | "SAMPLE_G_LB" => {
+                if x.coord_norm.iter().take(2).any(|n| !n) {
+                    return Err(unsupported(&format!("{} with unnormalized coordinates", x.name), pc));
+                }
+                if x.offset != [0, 0, 0] {
+                    return Err(unsupported(&format!("{} with texel offsets", x.name), pc));
+                }
+                let (ti, _) = self.texture(x.resource_id, x.sampler_id, pc, x.name)?;
+                let bias = ((x.lod_bias << 25) as i32 >> 25) as f32 / 8.0;
+                let w = sel(x.src_sel[3]);
+                let mode = match x.name {
+                    "SAMPLE" => SampleMode::Bias(bias),
+                    "SAMPLE_L" => SampleMode::Lod(Box::new(bin(BinOp::Add, w, lit(bias)))),
+                    "SAMPLE_LB" => SampleMode::BiasExpr(Box::new(bin(BinOp::Add, w, lit(bias)))),
+                    "SAMPLE_LZ" => SampleMode::Lod(Box::new(lit(0.0))),
+                    "SAMPLE_G" => SampleMode::Grad(Box::new(rd4(GRAD_H)), Box::new(rd4(GRAD_V))),
+                    _ => return Err(unsupported(x.name, pc)),
+                };
+                Expr::Sample { tex: ti, coord: Box::new(coord), mode }
+            }
+            "SET_GRADIENTS_H" | "SET_GRADIENTS_V" => {
+                let r = if x.name == "SET_GRADIENTS_H" { GRAD_H } else { GRAD_V };
+                out.push(assign(t(r), 0xF, coord));
+                return Ok(());
+            }
+            "GET_GRADIENTS_H" | "GET_GRADIENTS_V" => {
+                if self.s.kind != ShaderKind::Pixel {
+                    return Err(unsupported(&format!("{} outside a pixel shader", x.name), pc));
+                }
+                un(if x.name == "GET_GRADIENTS_H" { UnOp::Ddx } else { UnOp::Ddy }, coord)
+            }
+            "VTX_FETCH" if x.resource_id >= 0x80 && x.resource_id < 0x80 + 15 => {
+                // uniform block read with a dynamic index: element = asint(src.x) + offset/16
+                let loc = x.resource_id - 0x80;
+                let cb = self.const_buffer_for_block(loc);
+                let w2 = x.raw[2];
+                let off = (w2 & 0xFFFF) / 16;
+                let src_x = (x.raw[0] >> 24) & 3;
+                let idx = Expr::IntUnary(IntUnOp::IntToFloat, Box::new(rd(x.src_gpr, src_x as u8)));
+                Expr::Read(Src {
+                    reg: RegRef { file: RegFile::Const(cb), index: Index::Dynamic { base: off as i32, value: Box::new(idx), conv: IndexConv::Trunc } },
+                    swizzle: XYZW,
+                    abs: false,
+                    negate: false,
+                })
+            }
+            other => return Err(unsupported(other, pc)),
+        };
+        // fetch once into a scratch temp, then the destination select
+        out.push(assign(t(TEX_TMP), 0xF, value));
+        let mut comps = [lit(0.0), lit(0.0), lit(0.0), lit(0.0)];
+        let mut mask = 0;
+        for k in 0..4 {
+            comps[k] = match x.dst_sel[k] {
+                0..=3 => rd(TEX_TMP, x.dst_sel[k]),
+                4 => lit(0.0),
+                5 => lit(1.0),
+                _ => continue,
+            };
+            mask |= 1 << k;
+        }
+        if mask != 0 {
+            out.push(assign(t(x.dst_gpr), mask, Expr::Compose(Box::new(comps))));
+        }
+        Ok(())
+    }
+}
+
+/// Every lane of a value computed from broadcast operands already holds the scalar; keep as is.
+fn broadcast_all(e: Expr) -> Expr {
+    e
+}
+
+/// Why an ALU opcode is rejected (README opcode table gives the same reasons).
+pub fn reject_reason(op: &str) -> &'static str {
+    match op {
+        "FREXP_64" | "ADD_64" | "MUL_64" | "FLT64_TO_FLT32" | "FLT32_TO_FLT64" | "LDEXP_64" | "FRACT_64" | "PRED_SETGT_64"
+        | "PRED_SETE_64" | "PRED_SETGE_64" | "MULADD_64" | "MULADD_64_M2" | "MULADD_64_M4" | "MULADD_64_D2" => {
+            "double-precision ops pair slots; not translated (no known GX2 shader uses them)"
+        }
+        "PRED_SET_INV" | "PRED_SET_POP" | "PRED_SETE_PUSH" | "PRED_SETGT_PUSH" | "PRED_SETGE_PUSH" | "PRED_SETNE_PUSH"
+        | "PRED_SETE_PUSH_INT" | "PRED_SETGT_PUSH_INT" | "PRED_SETGE_PUSH_INT" | "PRED_SETNE_PUSH_INT" | "PRED_SETLT_PUSH_INT"
+        | "PRED_SETLE_PUSH_INT" => "predicate-stack variants of PRED_SET are not modelled yet",
+        "CUBE" => "cube-map face selection is not translated yet (cube textures are rejected too)",
+        "MUL_LIT" | "MUL_LIT_M2" | "MUL_LIT_M4" | "MUL_LIT_D2" => "LIT-specific multiply not translated yet",
+        "GROUP_BARRIER" | "GROUP_SEQ_BEGIN" | "GROUP_SEQ_END" | "SET_MODE" | "SET_CF_IDX0" | "SET_CF_IDX1" | "SET_LDS_SIZE" => {
+            "compute / Evergreen-only instruction with no meaning in a GX2 VS/PS"
+        }
+        "MUL_INT24" | "MULHI_INT24" => "24-bit integer multiply not translated yet",
+        "RECIP_INT" | "RECIP_UINT" => "integer reciprocal approximation not translated yet",
+        "MOVA_GPR_INT" => "GPR-indexed MOVA (Evergreen) not translated",
+        _ => "not translated",
+    }
+}
