@@ -145,7 +145,10 @@ pub fn spirv_val(spirv: &[u8], name: &str) -> Result<(), String> {
     if !have_tool("spirv-val") {
         return Ok(());
     }
-    let path = std::env::temp_dir().join(format!("shrec-val-{}-{name}.spv", std::process::id()));
+    // Unique per call: tests run in parallel threads of one process and may reuse a name.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("shrec-val-{}-{n}-{name}.spv", std::process::id()));
     std::fs::write(&path, spirv).unwrap();
     let out = Command::new("spirv-val").arg(&path).output().expect("spirv-val runs");
     let _ = std::fs::remove_file(&path);
