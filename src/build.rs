@@ -3,7 +3,7 @@
 //! printing the command line does.
 
 use crate::cache::incremental::{ArtifactKey, Artifacts, Store};
-use crate::cache::{self, CacheEntry, CacheSizes, SpirvEncoding, WriteOptions};
+use crate::cache::{self, CacheEntry, CacheLayout, CacheSizes, SpirvEncoding, WriteOptions};
 use crate::dxc::{self, DxcLib, LocateOptions, Target};
 use crate::formats::{self, TranslateOptions};
 use crate::report::{Outcome, Phase, Report, Status};
@@ -30,6 +30,10 @@ pub struct BuildOptions {
     pub hlsl_dir: Option<PathBuf>,
     pub spirv_encoding: SpirvEncoding,
     pub zstd_level: i32,
+    /// One zstd frame per backend (default) or one per shader.
+    pub layout: CacheLayout,
+    /// Per-shader layout: train a zstd dictionary of at most this many bytes per backend.
+    pub zstd_dict: Option<usize>,
     pub jobs: Option<usize>,
     pub translate: TranslateOptions,
     pub progress: bool,
@@ -51,6 +55,8 @@ impl BuildOptions {
             hlsl_dir: None,
             spirv_encoding: SpirvEncoding::Smolv,
             zstd_level: 22,
+            layout: CacheLayout::Single,
+            zstd_dict: None,
             jobs: None,
             translate: TranslateOptions::default(),
             progress: false,
@@ -100,6 +106,8 @@ pub struct BuildOutput {
     /// False when the output files were already up to date and left untouched.
     pub output_written: bool,
     pub sizes: Option<CacheSizes>,
+    /// Every layout's sizes, when `print_summary` asked for them.
+    pub layouts: Option<cache::LayoutComparison>,
     pub timings: Timings,
 }
 
@@ -202,7 +210,13 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     entries.sort_by_key(|e| e.key);
 
     let t_write = Instant::now();
-    let write_opts = WriteOptions { spirv_encoding: opts.spirv_encoding, zstd_level: opts.zstd_level, threads };
+    let write_opts = WriteOptions {
+        spirv_encoding: opts.spirv_encoding,
+        zstd_level: opts.zstd_level,
+        threads,
+        layout: opts.layout,
+        zstd_dict: if opts.layout == CacheLayout::PerShader { opts.zstd_dict } else { None },
+    };
     let output_files = if is_rust {
         let (d, s) = cache::rust::blob_paths(&opts.output);
         vec![opts.output.clone(), d, s]
@@ -230,6 +244,12 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
             sizes
         }
     };
+    let layouts = if opts.print_summary {
+        let c = cache::compare_layouts(&opts.output, &entries, &write_opts);
+        Some(c.map_err(|e| FatalError::Write { path: opts.output.clone(), reason: e.to_string() })?)
+    } else {
+        None
+    };
     let write_time = t_write.elapsed();
 
     let cache_hits = outcomes.iter().filter(|o| matches!(o.status, Status::Compiled { cached: true })).count();
@@ -256,13 +276,16 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         write: write_time,
         threads,
     };
-    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), timings })
+    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), layouts, timings })
 }
 
 /// Everything the output files depend on.
 fn output_digest(entries: &[CacheEntry], opts: &WriteOptions, is_rust: bool) -> u128 {
     use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
     let mut text = format!("shrec-output-1 {} {} {:?} {}\n", env!("CARGO_PKG_VERSION"), is_rust, opts.spirv_encoding, opts.zstd_level);
+    if opts.layout != CacheLayout::Single {
+        text.push_str(&format!("layout {:?} {:?}\n", opts.layout, opts.zstd_dict));
+    }
     for e in entries {
         let h = |b: &Option<Vec<u8>>| b.as_deref().map_or(0, xxh3_64);
         text.push_str(&format!(
@@ -307,11 +330,19 @@ impl OutputStamp {
         let mut lines = text.lines();
         let digest = u128::from_str_radix(lines.next()?, 16).ok()?;
         let n: Vec<u64> = lines.next()?.split(' ').map(|x| x.parse().ok()).collect::<Option<_>>()?;
-        let [entries, dr, dc, sr, sc] = n[..] else { return None };
+        let (&[entries, dr, dc, sr, sc], rest) = n.split_at_checked(5)? else { return None };
+        let (layout, dd, sd) = match rest {
+            [] => (CacheLayout::Single, 0, 0),
+            [1, dd, sd] => (CacheLayout::PerShader, *dd, *sd),
+            _ => return None,
+        };
         let sizes = CacheSizes {
             entries: entries as usize,
             dxil: cache::BackendSize { raw: dr, compressed: dc },
             spirv: cache::BackendSize { raw: sr, compressed: sc },
+            layout,
+            dxil_dict: dd,
+            spirv_dict: sd,
         };
         let files = lines
             .map(|l| {
@@ -325,9 +356,13 @@ impl OutputStamp {
     /// Best effort: without a stamp the next build just writes again.
     fn write(p: &std::path::Path, digest: u128, s: CacheSizes, files: &[PathBuf]) {
         let mut text = format!(
-            "{digest:032x}\n{} {} {} {} {}\n",
+            "{digest:032x}\n{} {} {} {} {}",
             s.entries, s.dxil.raw, s.dxil.compressed, s.spirv.raw, s.spirv.compressed
         );
+        if s.layout != CacheLayout::Single {
+            text.push_str(&format!(" {} {} {}", s.layout.abi_id(), s.dxil_dict, s.spirv_dict));
+        }
+        text.push('\n');
         for f in files {
             let Some(h) = Self::file_hash(f) else { return };
             let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
@@ -536,6 +571,9 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     if opts.print_summary {
         if let Some(s) = &out.sizes {
             eprint!("{s}");
+        }
+        if let Some(l) = &out.layouts {
+            eprint!("{l}");
         }
     }
     if opts.print_timings {

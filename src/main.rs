@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shrec::build::{self, BuildOptions};
-use shrec::cache::SpirvEncoding;
+use shrec::cache::{CacheLayout, SpirvEncoding};
 use shrec::detect::{self, Candidate};
 use shrec::dxc::{LocateOptions, Target};
 use shrec::formats::{self, TranslateOptions};
@@ -78,6 +78,14 @@ enum SpirvEncodingArg {
     Raw,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum LayoutArg {
+    /// One zstd frame per backend (XenosRecomp's layout).
+    Single,
+    /// One zstd frame per shader: a runtime decompresses only what it uses.
+    PerShader,
+}
+
 #[derive(Args)]
 struct BuildArgs {
     /// Game directory (or single file) to scan.
@@ -113,10 +121,22 @@ struct BuildArgs {
     /// zstd level of the cache blobs (XenosRecomp uses 22).
     #[arg(long, default_value_t = 22, value_parser = clap::value_parser!(i32).range(1..=22))]
     zstd_level: i32,
+    /// Compressed blob layout: one zstd frame per backend, or one per shader (the tables then
+    /// carry each shader's frame offset and size).
+    #[arg(long, value_enum, default_value = "single")]
+    layout: LayoutArg,
+    /// With --layout per-shader: train a zstd dictionary per backend from the shaders and
+    /// compress every frame with it (embedded in the cache).
+    #[arg(long)]
+    zstd_dict: bool,
+    /// Maximum dictionary size in bytes for --zstd-dict (and for the --summary comparison).
+    #[arg(long, default_value_t = shrec::cache::DEFAULT_DICT_SIZE)]
+    zstd_dict_size: usize,
     /// Worker threads (default: all cores).
     #[arg(short, long)]
     jobs: Option<usize>,
-    /// Print the cache sizes per backend.
+    /// Print the cache sizes per backend, and what every layout (single frame, per-shader,
+    /// per-shader with a dictionary) would take.
     #[arg(long)]
     summary: bool,
     /// Print time spent per stage.
@@ -171,6 +191,10 @@ fn scan(dir: PathBuf, json: bool) -> i32 {
 }
 
 fn run_build(a: BuildArgs) -> i32 {
+    if a.zstd_dict && !matches!(a.layout, LayoutArg::PerShader) {
+        eprintln!("error: --zstd-dict needs --layout per-shader (a single frame has nothing to share a dictionary with)");
+        return 1;
+    }
     let opts = BuildOptions {
         input: a.dir,
         output: a.output,
@@ -184,6 +208,11 @@ fn run_build(a: BuildArgs) -> i32 {
             SpirvEncodingArg::Raw => SpirvEncoding::Raw,
         },
         zstd_level: a.zstd_level,
+        layout: match a.layout {
+            LayoutArg::Single => CacheLayout::Single,
+            LayoutArg::PerShader => CacheLayout::PerShader,
+        },
+        zstd_dict: a.zstd_dict.then_some(a.zstd_dict_size),
         jobs: a.jobs,
         translate: a.translate.options(),
         progress: !a.quiet,

@@ -77,7 +77,7 @@ fn synthetic_entries(seed: u64, n: usize, dxil: bool, spirv: bool) -> Vec<CacheE
 }
 
 fn raw_opts(level: i32) -> WriteOptions {
-    WriteOptions { zstd_level: level, spirv_encoding: SpirvEncoding::Raw, threads: 0 }
+    WriteOptions { zstd_level: level, spirv_encoding: SpirvEncoding::Raw, threads: 0, ..WriteOptions::default() }
 }
 
 /// Expected per-key line of both consumers:

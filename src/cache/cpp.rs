@@ -27,10 +27,21 @@ use std::path::{Path, PathBuf};
 
 use super::atomic::Batch;
 use super::layout::{self, Layout, Row};
-use super::{CacheEntry, CacheSizes, CacheWriteError, WriteOptions};
+use super::{CacheEntry, CacheLayout, CacheSizes, CacheWriteError, WriteOptions};
 
 /// Text of the header written next to the `.cpp`.
 pub const HEADER: &str = include_str!("shader_cache.h");
+
+/// Appended to [`HEADER`] for a per-shader-frames cache (`--layout per-shader`).
+pub const PER_SHADER_HEADER: &str = include_str!("shader_cache_per_shader.h");
+
+/// The header text for a layout.
+pub fn header_text(layout: CacheLayout) -> String {
+    match layout {
+        CacheLayout::Single => HEADER.to_string(),
+        CacheLayout::PerShader => format!("{HEADER}{PER_SHADER_HEADER}"),
+    }
+}
 
 /// Items per line in the byte arrays (g++ parses many short lines faster than one huge one).
 pub const BYTES_PER_LINE: usize = 64;
@@ -69,7 +80,8 @@ pub fn write(
     let layout = layout::build(out, entries, opts)?;
     let io_err = |(path, source): (PathBuf, io::Error)| CacheWriteError::Io { path, source };
     let mut batch = Batch::new();
-    batch.stage_with(&header, |w| w.write_all(HEADER.as_bytes())).map_err(io_err)?;
+    let header_text = header_text(layout.layout);
+    batch.stage_with(&header, |w| w.write_all(header_text.as_bytes())).map_err(io_err)?;
     batch.stage_with(out, |w| write_cpp(w, &layout, &header_name)).map_err(io_err)?;
     batch.commit().map_err(io_err)?;
     Ok(layout.sizes())
@@ -101,6 +113,9 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str) -> io::Result<()>
     s.push_str(
         "static_assert(SHREC_CACHE_LAYOUT_VERSION == 1, \"shader cache header and .cpp come from different shrec versions\");\n\n",
     );
+    if l.layout == CacheLayout::PerShader {
+        s.push_str("#ifndef SHREC_CACHE_PER_SHADER_FRAMES\n#error \"this .cpp has per-shader frames but its header was written for another layout\"\n#endif\n\n");
+    }
 
     s.push_str("ShaderCacheEntry g_shaderCacheEntries[] = {\n");
     for r in &l.rows {
@@ -141,11 +156,46 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str) -> io::Result<()>
     s.push_str("};\n");
     writeln!(s, "const size_t g_shrecMetaCount = {};", l.meta.len()).unwrap();
     writeln!(s, "const uint32_t g_shrecSpirvEncoding = {};", l.spirv_encoding.abi_id()).unwrap();
-    w.write_all(s.as_bytes())
+    w.write_all(s.as_bytes())?;
+    if l.layout == CacheLayout::PerShader {
+        write_per_shader(w, l)?;
+    }
+    Ok(())
+}
+
+/// The per-shader extras: `g_shrecCacheLayout`, `g_shrecEntryFrames[]`, the dictionaries.
+fn write_per_shader(w: &mut dyn Write, l: &Layout) -> io::Result<()> {
+    let mut s = String::with_capacity(128 + l.rows.len() * 48);
+    writeln!(s, "\nconst uint32_t g_shrecCacheLayout = {};", l.layout.abi_id()).unwrap();
+    s.push_str("const ShrecEntryFrames g_shrecEntryFrames[] = {\n");
+    for r in &l.rows {
+        writeln!(s, "\t{{ {}, {}, {}, {} }},", r.dxil_frame.0, r.dxil_frame.1, r.spirv_frame.0, r.spirv_frame.1).unwrap();
+    }
+    if l.rows.is_empty() {
+        s.push_str("\t{ 0, 0, 0, 0 }, // placeholder: the table is empty\n");
+    }
+    s.push_str("};\n\n");
+    w.write_all(s.as_bytes())?;
+    for (name, dict) in [("Dxil", &l.dxil.dict), ("Spirv", &l.spirv.dict)] {
+        let mut buf = Vec::new();
+        write_bytes(&mut buf, &format!("g_shrec{name}Dict"), dict, "no dictionary")?;
+        writeln!(buf, "const size_t g_shrec{name}DictSize = {};", dict.len())?;
+        w.write_all(&buf)?;
+    }
+    Ok(())
 }
 
 /// `g_compressed<Name>Cache[]` and its two sizes.
 fn write_blob(w: &mut dyn Write, name: &str, compressed: &[u8], raw_len: u64) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(compressed.len() * 4 + compressed.len() / BYTES_PER_LINE * 2 + 256);
+    write_bytes(&mut buf, &format!("g_compressed{name}Cache"), compressed, "this backend is empty")?;
+    writeln!(buf, "const size_t g_{}CacheCompressedSize = {};", name.to_ascii_lowercase(), compressed.len())?;
+    writeln!(buf, "const size_t g_{}CacheDecompressedSize = {};\n", name.to_ascii_lowercase(), raw_len)?;
+    w.write_all(&buf)
+}
+
+/// `const uint8_t <symbol>[] = { ... };` (a one-byte placeholder when `compressed` is empty).
+fn write_bytes(buf: &mut Vec<u8>, symbol: &str, compressed: &[u8], empty: &str) -> io::Result<()> {
     // "0," .. "255," without going through the formatter for every byte.
     const fn lut() -> [([u8; 4], u8); 256] {
         let mut t = [([0u8; 4], 0u8); 256];
@@ -165,8 +215,8 @@ fn write_blob(w: &mut dyn Write, name: &str, compressed: &[u8], raw_len: u64) ->
     }
     static LUT: [([u8; 4], u8); 256] = lut();
 
-    let mut buf = Vec::with_capacity(compressed.len() * 4 + compressed.len() / BYTES_PER_LINE * 2 + 256);
-    writeln!(buf, "const uint8_t g_compressed{name}Cache[] = {{")?;
+    buf.reserve(compressed.len() * 4 + compressed.len() / BYTES_PER_LINE * 2 + 64);
+    writeln!(buf, "const uint8_t {symbol}[] = {{")?;
     for line in compressed.chunks(BYTES_PER_LINE) {
         buf.push(b'\t');
         for &b in line {
@@ -176,12 +226,10 @@ fn write_blob(w: &mut dyn Write, name: &str, compressed: &[u8], raw_len: u64) ->
         buf.push(b'\n');
     }
     if compressed.is_empty() {
-        buf.extend_from_slice(b"\t0, // placeholder: this backend is empty\n");
+        writeln!(buf, "\t0, // placeholder: {empty}")?;
     }
     buf.extend_from_slice(b"};\n");
-    writeln!(buf, "const size_t g_{}CacheCompressedSize = {};", name.to_ascii_lowercase(), compressed.len())?;
-    writeln!(buf, "const size_t g_{}CacheDecompressedSize = {};\n", name.to_ascii_lowercase(), raw_len)?;
-    w.write_all(&buf)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -201,6 +249,8 @@ mod tests {
             spec_constants_mask: 3,
             meta_offset: 0,
             meta_count: 0,
+            dxil_frame: (0, 0),
+            spirv_frame: (0, 0),
         };
         // XR prints the hash with fmt "0x{:X}": uppercase, no zero padding.
         assert_eq!(format_row(&r), "{ 0x5873A0E094914DE, 12, 34, 56, 78, 3, nullptr },");

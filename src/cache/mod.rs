@@ -8,7 +8,11 @@
 //!
 //! Both writers share one layout ([`layout`]): entries sorted by key, SPIR-V encoded per
 //! [`SpirvEncoding`], the blobs of a backend concatenated in key order and compressed as one
-//! zstd frame; offsets and sizes index the *decompressed* concatenation.
+//! zstd frame; offsets and sizes index the *decompressed* concatenation. With
+//! [`CacheLayout::PerShader`] each shader's blob is its own zstd frame instead (optionally with
+//! a trained dictionary per backend), the frames concatenated in key order, and every row also
+//! carries its frame's offset and size in the compressed blob, so that a runtime decompresses
+//! only the shaders it uses.
 
 pub mod atomic;
 pub mod cpp;
@@ -20,7 +24,7 @@ use std::path::PathBuf;
 
 use crate::formats::{Family, Stage};
 
-pub use layout::{BackendSize, CacheSizes};
+pub use layout::{compare_layouts, BackendSize, CacheSizes, LayoutComparison, LayoutCost};
 
 /// One compiled shader as the build hands it to the writers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +71,38 @@ impl SpirvEncoding {
     }
 }
 
+/// How each backend's blobs are compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+pub enum CacheLayout {
+    /// One zstd frame per backend (XenosRecomp's layout; UnleashedRecomp decompresses it whole).
+    #[default]
+    Single,
+    /// One zstd frame per shader, frames concatenated in key order (the concatenation still
+    /// decompresses, without a dictionary, to exactly the single layout's decompressed blob).
+    PerShader,
+}
+
+impl CacheLayout {
+    /// Value of `g_shrecCacheLayout` / `LAYOUT` in the generated files.
+    pub fn abi_id(self) -> u32 {
+        match self {
+            CacheLayout::Single => 0,
+            CacheLayout::PerShader => 1,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheLayout::Single => "single",
+            CacheLayout::PerShader => "per-shader",
+        }
+    }
+}
+
+/// Default `--zstd-dict-size`: big enough for the common prologue of DXIL containers and SPIR-V
+/// modules, small next to the blobs it shortens.
+pub const DEFAULT_DICT_SIZE: usize = 8 * 1024;
+
 /// Options shared by the `.cpp` and `.rs` writers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
@@ -76,11 +112,22 @@ pub struct WriteOptions {
     pub spirv_encoding: SpirvEncoding,
     /// zstd worker threads per blob; 0 = the available cores. 1 = single-threaded.
     pub threads: usize,
+    /// One frame per backend, or one per shader.
+    pub layout: CacheLayout,
+    /// [`CacheLayout::PerShader`] only: train a zstd dictionary of at most this many bytes per
+    /// backend from the shaders themselves and compress every frame with it.
+    pub zstd_dict: Option<usize>,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { zstd_level: 22, spirv_encoding: SpirvEncoding::Smolv, threads: 0 }
+        WriteOptions {
+            zstd_level: 22,
+            spirv_encoding: SpirvEncoding::Smolv,
+            threads: 0,
+            layout: CacheLayout::Single,
+            zstd_dict: None,
+        }
     }
 }
 

@@ -28,54 +28,71 @@
 use std::fmt;
 
 /// Why a SPIR-V module could not be encoded, or a SMOL-V buffer could not be decoded.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SmolvError {
-    #[error("input size {0} not a multiple of 4")]
     SizeNotMultipleOf4(usize),
-    #[error("input size {0} too large for SMOL-V (its size field is 32 bits)")]
     TooLarge(usize),
-    #[error("bad SPIR-V header: {0}")]
     BadSpirvHeader(&'static str),
-    #[error("instruction at word {word} ({op}) has length 0")]
     ZeroLength { word: usize, op: OpName },
-    #[error("instruction at word {word} ({op}) has length {len}, running past the end of the module ({total} words)")]
     PastEnd {
         word: usize,
         op: OpName,
         len: usize,
         total: usize,
     },
-    #[error("instruction at word {word} ({op}) has length {len}, below its minimum {min}")]
     TooShort {
         word: usize,
         op: OpName,
         len: usize,
         min: usize,
     },
-    #[error("instruction at word {word} (OpMemberDecorate, decoration {decoration}) has length {len}, expected {expected}")]
     MemberDecorateLength {
         word: usize,
         decoration: u32,
         len: usize,
         expected: usize,
     },
-    #[error("bad SMOL-V header: {0}")]
     BadHeader(&'static str),
-    #[error("truncated at byte {0}")]
     Truncated(usize),
-    #[error("varint at byte {0} is longer than 5 bytes")]
     VarintTooLong(usize),
-    #[error("instruction at byte {pos} ({op}): {reason}")]
     Malformed {
         pos: usize,
         op: OpName,
         reason: String,
     },
-    #[error("decoded data exceeds the size {0} declared in the header")]
     OutputOverflow(usize),
-    #[error("decoded {actual} bytes but the header declares {declared}")]
     SizeMismatch { actual: usize, declared: usize },
 }
+
+impl fmt::Display for SmolvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use SmolvError::*;
+        match self {
+            SizeNotMultipleOf4(n) => write!(f, "input size {n} not a multiple of 4"),
+            TooLarge(n) => write!(f, "input size {n} too large for SMOL-V (its size field is 32 bits)"),
+            BadSpirvHeader(s) => write!(f, "bad SPIR-V header: {s}"),
+            ZeroLength { word, op } => write!(f, "instruction at word {word} ({op}) has length 0"),
+            PastEnd { word, op, len, total } => {
+                write!(f, "instruction at word {word} ({op}) has length {len}, running past the end of the module ({total} words)")
+            }
+            TooShort { word, op, len, min } => {
+                write!(f, "instruction at word {word} ({op}) has length {len}, below its minimum {min}")
+            }
+            MemberDecorateLength { word, decoration, len, expected } => write!(
+                f,
+                "instruction at word {word} (OpMemberDecorate, decoration {decoration}) has length {len}, expected {expected}"
+            ),
+            BadHeader(s) => write!(f, "bad SMOL-V header: {s}"),
+            Truncated(n) => write!(f, "truncated at byte {n}"),
+            VarintTooLong(n) => write!(f, "varint at byte {n} is longer than 5 bytes"),
+            Malformed { pos, op, reason } => write!(f, "instruction at byte {pos} ({op}): {reason}"),
+            OutputOverflow(n) => write!(f, "decoded data exceeds the size {n} declared in the header"),
+            SizeMismatch { actual, declared } => write!(f, "decoded {actual} bytes but the header declares {declared}"),
+        }
+    }
+}
+
+impl std::error::Error for SmolvError {}
 
 /// An opcode, displayed with its SPIR-V name when known (`OpTypeArray`, else `op #1234`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

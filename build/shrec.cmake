@@ -1,0 +1,113 @@
+# shrec.cmake — build a shrec shader cache as part of a CMake target.
+#
+#   include(path/to/shrec/build/shrec.cmake)
+#   shrec_add_shader_cache(<target>
+#       INPUT <dir>                 # game/shader directory (relative: to the current source dir)
+#       OUTPUT <file.cpp>           # generated cache (relative: to the current binary dir);
+#                                   # its header <stem>.h is written next to it
+#       [TARGETS dxil spirv]        # DXC targets (default: both)
+#       [DXC <libdxcompiler.so>]    # else $SHREC_DXC, else shrec's provisioned copy
+#       [SHREC <exe or target>]     # else ${SHREC_EXECUTABLE}, else `shrec` on PATH
+#       [EXTRA_ARGS ...])           # more `shrec build` options, e.g. --layout per-shader
+#
+# The cache is rebuilt when any file under INPUT changes, when a file is added to or removed
+# from INPUT (the glob is re-checked at build time, CONFIGURE_DEPENDS), when the shrec
+# executable or the DXC library changes, or when the arguments change. Otherwise the build
+# tool considers it up to date and shrec does not run. The generated .cpp and .h are added to
+# <target>, and their directory to its include path. Link libzstd into <target> yourself (and a
+# SMOL-V decoder unless EXTRA_ARGS has `--spirv-encoding raw`).
+#
+# shrec keeps its compiled artifacts in ${CMAKE_BINARY_DIR}/shrec-cache (unless EXTRA_ARGS has
+# --cache-dir or --no-cache), so a rebuild after a change recompiles only the changed shaders.
+
+cmake_minimum_required(VERSION 3.18)
+
+function(shrec_add_shader_cache target)
+    cmake_parse_arguments(PARSE_ARGV 1 ARG "" "INPUT;OUTPUT;DXC;SHREC" "TARGETS;EXTRA_ARGS")
+    if(ARG_UNPARSED_ARGUMENTS)
+        message(FATAL_ERROR "shrec_add_shader_cache: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+    endif()
+    if(NOT TARGET "${target}")
+        message(FATAL_ERROR "shrec_add_shader_cache: ${target} is not a target")
+    endif()
+    if(NOT ARG_INPUT OR NOT ARG_OUTPUT)
+        message(FATAL_ERROR "shrec_add_shader_cache: INPUT <dir> and OUTPUT <file.cpp> are required")
+    endif()
+
+    # The shrec executable: a CMake target, a path, or found on PATH.
+    if(NOT ARG_SHREC)
+        if(SHREC_EXECUTABLE)
+            set(ARG_SHREC "${SHREC_EXECUTABLE}")
+        else()
+            find_program(SHREC_EXECUTABLE shrec)
+            if(NOT SHREC_EXECUTABLE)
+                message(FATAL_ERROR "shrec_add_shader_cache: shrec not found; pass SHREC <path>, "
+                    "set SHREC_EXECUTABLE, or put it on PATH (cargo install --path <shrec checkout>)")
+            endif()
+            set(ARG_SHREC "${SHREC_EXECUTABLE}")
+        endif()
+    endif()
+    if(TARGET "${ARG_SHREC}")
+        set(shrec_cmd "$<TARGET_FILE:${ARG_SHREC}>")
+        set(shrec_dep "${ARG_SHREC}")
+    else()
+        get_filename_component(shrec_cmd "${ARG_SHREC}" ABSOLUTE)
+        set(shrec_dep "${shrec_cmd}")
+    endif()
+
+    get_filename_component(input "${ARG_INPUT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    get_filename_component(output "${ARG_OUTPUT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+    get_filename_component(out_dir "${output}" DIRECTORY)
+    get_filename_component(out_ext "${output}" LAST_EXT)
+    if(NOT out_ext MATCHES "^\\.(cpp|cc|cxx)$")
+        message(FATAL_ERROR "shrec_add_shader_cache: OUTPUT must end in .cpp, .cc or .cxx: ${output}")
+    endif()
+    get_filename_component(out_stem "${output}" NAME_WLE)
+    set(header "${out_dir}/${out_stem}.h")
+    file(MAKE_DIRECTORY "${out_dir}")
+
+    # Every file under INPUT; CONFIGURE_DEPENDS re-globs at build time so added or removed files
+    # trigger a rebuild too.
+    if(IS_DIRECTORY "${input}")
+        file(GLOB_RECURSE inputs CONFIGURE_DEPENDS LIST_DIRECTORIES false "${input}/*")
+    elseif(EXISTS "${input}")
+        set(inputs "${input}")
+    else()
+        message(FATAL_ERROR "shrec_add_shader_cache: INPUT ${input} does not exist")
+    endif()
+
+    set(args build "${input}" -o "${output}" -q)
+    if(ARG_TARGETS)
+        string(REPLACE ";" "," targets "${ARG_TARGETS}")
+        list(APPEND args --targets "${targets}")
+    endif()
+    set(dxc_dep "")
+    if(ARG_DXC)
+        get_filename_component(dxc "${ARG_DXC}" ABSOLUTE)
+        list(APPEND args --dxc "${dxc}")
+        set(dxc_dep "${dxc}")
+    endif()
+    if(NOT "--cache-dir" IN_LIST ARG_EXTRA_ARGS AND NOT "--no-cache" IN_LIST ARG_EXTRA_ARGS)
+        list(APPEND args --cache-dir "${CMAKE_BINARY_DIR}/shrec-cache")
+    endif()
+    list(APPEND args ${ARG_EXTRA_ARGS})
+
+    # The command line, in a file that is rewritten only when it changes: a new argument list
+    # reruns shrec with any generator.
+    set(args_file "${out_dir}/${out_stem}.shrec-args")
+    string(REPLACE ";" "\n" args_text "${shrec_cmd};${args}")
+    file(CONFIGURE OUTPUT "${args_file}" CONTENT "${args_text}\n" @ONLY)
+
+    file(RELATIVE_PATH shown "${CMAKE_BINARY_DIR}" "${output}")
+    add_custom_command(
+        OUTPUT "${output}" "${header}"
+        COMMAND ${shrec_cmd} ${args}
+        # shrec leaves its outputs untouched when their contents would not change; mark them
+        # updated so that the build tool sees this rule as done.
+        COMMAND "${CMAKE_COMMAND}" -E touch_nocreate "${output}" "${header}"
+        DEPENDS ${inputs} ${shrec_dep} ${dxc_dep} "${args_file}"
+        COMMENT "shrec: building shader cache ${shown}"
+        VERBATIM)
+    target_sources(${target} PRIVATE "${output}" "${header}")
+    target_include_directories(${target} PRIVATE "${out_dir}")
+endfunction()

@@ -1,0 +1,120 @@
+//! The CMake path of "Embedding the cache": `examples/cmake` configured and built with CMake and
+//! g++ through `build/shrec.cmake`, run on every key, and rebuilt with nothing changed (shrec must
+//! not run again), in both layouts.
+
+mod common;
+
+use common::{have_tool, repo, run, tmpdir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+/// Distinct keys of the shaders shrec can translate in `dir`.
+fn buildable_keys(dir: &Path) -> std::collections::BTreeSet<u64> {
+    shrec::scan::scan_dir(dir).shaders.iter().filter(|s| shrec::formats::has_translator(s.container)).map(|s| s.key).collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A file holding a shader, under `dir`.
+fn first_shader_file(dir: &Path) -> PathBuf {
+    let scan = shrec::scan::scan_dir(dir);
+    scan.shaders.iter().find(|s| shrec::formats::has_translator(s.container)).expect("a shader").path.clone()
+}
+
+fn mtime(p: &Path) -> SystemTime {
+    std::fs::metadata(p).and_then(|m| m.modified()).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Checks the example's output and the blobs it dumped: every key found, DXIL hash valid,
+/// SPIR-V accepted by spirv-val (on a sample).
+fn check_run(stdout: &str, dump: &Path, keys: &std::collections::BTreeSet<u64>, layout: &str) {
+    assert!(!stdout.contains("FAIL"), "{stdout}");
+    assert!(stdout.contains(&format!("checked {} shaders, 0 failed, layout {layout}", keys.len())), "{stdout}");
+    for (i, k) in keys.iter().enumerate() {
+        let dxil = std::fs::read(dump.join(format!("{k:016X}.dxil"))).unwrap_or_else(|e| panic!("{k:016X}: {e}"));
+        assert_eq!(&dxil[..4], b"DXBC");
+        assert!(shrec::pack::dxil_hash::hash_is_valid(&dxil), "{k:016X}: DXIL container hash");
+        let spv = std::fs::read(dump.join(format!("{k:016X}.spv"))).unwrap();
+        assert_eq!(u32::from_le_bytes(spv[..4].try_into().unwrap()), 0x0723_0203);
+        if i % 8 == 0 {
+            common::spirv_val(&spv, &format!("cmake-{k:016X}")).unwrap_or_else(|d| panic!("{k:016X}: {d}"));
+        }
+    }
+}
+
+fn configure_and_build(dir: &Path, input: &Path, extra: &str) -> (PathBuf, String) {
+    let build = dir.join("build");
+    run(Command::new("cmake")
+        .arg("-S")
+        .arg(repo().join("examples/cmake"))
+        .arg("-B")
+        .arg(&build)
+        .arg(format!("-DSHREC_EXECUTABLE={}", env!("CARGO_BIN_EXE_shrec")))
+        .arg(format!("-DSHREC_INPUT={}", input.display()))
+        .arg(format!("-DSHREC_EXTRA_ARGS={extra}")));
+    let out = run(Command::new("cmake").arg("--build").arg(&build));
+    (build, out)
+}
+
+fn cmake_example(layout: &str, extra: &str) {
+    if !have_tool("cmake") || !have_tool("g++") {
+        return;
+    }
+    let dir = tmpdir(&format!("embed-cmake-{layout}"));
+    let input = dir.join("shaders");
+    copy_dir(&repo().join("tests/corpus/agal"), &input);
+    let keys = buildable_keys(&input);
+    assert!(keys.len() > 40, "{} AGAL programs", keys.len());
+
+    let (build, first) = configure_and_build(&dir, &input, extra);
+    assert!(first.contains("shrec: building shader cache generated/shader_cache.cpp"), "{first}");
+    let generated = build.join("generated/shader_cache.cpp");
+    let header = build.join("generated/shader_cache.h");
+    assert_eq!(std::fs::read_to_string(&header).unwrap().contains("SHREC_CACHE_PER_SHADER_FRAMES"), layout == "per-shader");
+    let exe = build.join("shader_cache_example");
+    let dump = dir.join("dump");
+    std::fs::create_dir_all(&dump).unwrap();
+    check_run(&run(Command::new(&exe).arg(&dump)), &dump, &keys, layout);
+
+    // Nothing touched: the build tool's own up-to-date check does not run shrec again.
+    let (cpp_time, exe_time) = (mtime(&generated), mtime(&exe));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let second = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(!second.contains("shrec"), "second build ran shrec:\n{second}");
+    assert!(!second.contains("Building CXX"), "second build compiled something:\n{second}");
+    assert_eq!(mtime(&generated), cpp_time);
+    assert_eq!(mtime(&exe), exe_time);
+
+    // A new file under INPUT (found by the CONFIGURE_DEPENDS glob) reruns shrec; a copy of a
+    // program has the same key, so the cache keeps its keys.
+    let program = first_shader_file(&input);
+    std::fs::copy(&program, input.join("added-copy.agal")).unwrap();
+    let third = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(third.contains("shrec: building shader cache"), "adding an input file did not rerun shrec:\n{third}");
+    check_run(&run(Command::new(&exe).arg(&dump)), &dump, &keys, layout);
+    let fourth = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(!fourth.contains("shrec"), "{fourth}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cmake_example_single_frame_layout() {
+    cmake_example("single", "");
+}
+
+#[test]
+fn cmake_example_per_shader_layout_with_dictionary() {
+    cmake_example("per-shader", "--layout;per-shader;--zstd-dict");
+}
