@@ -57,7 +57,7 @@ fn game_dir(shaders: usize, filler_mb: usize) -> PathBuf {
     // Filler bytes are printable ASCII (0x20..0x7F): no 0xA0 (AGAL) or 0x10 (Xenos) byte, and the
     // ASCII magics (Gfx2, SHAB, DVLB) that appear by chance fail their header checks — the scan
     // count below asserts that nothing but the programs is found.
-    let mut filler = |n: usize, rng: &mut Rng| -> Vec<u8> { (0..n).map(|_| (rng.next() % 0x60) as u8 + 0x20).collect() };
+    let filler = |n: usize, rng: &mut Rng| -> Vec<u8> { (0..n).map(|_| (rng.next() % 0x60) as u8 + 0x20).collect() };
     let progs = programs(shaders);
     for (a, chunk) in progs.chunks(100).enumerate() {
         let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join(format!("data/archive{a:03}.pak"))).unwrap());
