@@ -481,7 +481,6 @@ fn loop_dx10_with_alu_break_loop_break_and_continue() {
 }
 
 #[test]
-#[ignore = "fixed in the next commit"]
 fn loop_start_with_loop_constant_al_relative_kcache_and_gprs() {
     let lib = lib();
     // LOOP_START i0 (count 4, init 2, inc 3): acc += CB1[AL + 0].x; R(8 + AL).x = acc; R5.x = R(8 + AL).y
@@ -537,7 +536,7 @@ fn loop_counter_checks(hlsl: &str) {
     for k in &counters {
         let writes = lines
             .iter()
-            .filter(|x| (x.starts_with(&format!("{k}.")) || x.starts_with(&format!("{k} "))) && x.contains(" = "))
+            .filter(|x| (x.starts_with(&format!("{k}.x")) || x.starts_with(&format!("{k} "))) && x.contains(" = "))
             .count();
         assert_eq!(writes, 2, "counter {k}: one reset + one increment expected\n{hlsl}");
     }
