@@ -767,7 +767,6 @@ fn vtx_fetch_from_a_uniform_block() {
 }
 
 #[test]
-#[ignore = "fixed in a later commit"]
 fn call_and_return() {
     let lib = lib();
     // 0 CALL_FS, 1 CALL 4, 2 EXP_DONE POS, 3 EXP_DONE PARAM (EOP), 4 ALU (subroutine), 5 RETURN
@@ -781,6 +780,8 @@ fn call_and_return() {
     ];
     let p = shader(ShaderKind::Vertex, assemble(&cfs, 3));
     let o = check(&lib, "call_return", &p);
-    has_all(&o.disasm, &["CALL ", "RETURN"]);
+    has_all(&o.disasm, &["CALL ADDR(4)", "END_OF_PROGRAM\n; subroutines", "05 RETURN"]);
+    let prog = isa::decode(&p.program).unwrap();
+    assert_eq!((prog.main_len, prog.cfs.len()), (4, 6), "main program + the subroutine after END_OF_PROGRAM");
     assert!(o.hlsl.contains("1.0") || o.hlsl.contains("1.f"), "{}", o.hlsl);
 }

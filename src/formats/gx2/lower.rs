@@ -130,7 +130,7 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
     if s.kind == ShaderKind::Pixel {
         l.pixel_inputs(&mut body);
     }
-    let n = prog.cfs.len();
+    let n = prog.main_len;
     l.cf_range(0, n, &mut body)?;
     l.m.body = body;
     Ok(l.m)
