@@ -785,3 +785,138 @@ fn call_and_return() {
     assert_eq!((prog.main_len, prog.cfs.len()), (4, 6), "main program + the subroutine after END_OF_PROGRAM");
     assert!(o.hlsl.contains("1.0") || o.hlsl.contains("1.f"), "{}", o.hlsl);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Rejections: every opcode the README lists as not translated is rejected naming its mnemonic
+// ---------------------------------------------------------------------------------------------
+
+/// The error names `name` as a whole mnemonic (not as part of a longer one).
+fn rejects(s: &Gx2Shader, name: &str) {
+    let bytes = gfd(s);
+    let opts = TranslateOptions::default();
+    formats::disasm(ContainerKind::Gfd, &bytes, 0, &opts).unwrap_or_else(|e| panic!("{name}: disasm: {e}"));
+    let err = match formats::translate(ContainerKind::Gfd, &bytes, 0, &opts) {
+        Ok(_) => panic!("{name} was translated, but the README lists it as rejected"),
+        Err(e) => e.reason,
+    };
+    let whole = err.match_indices(name).any(|(i, _)| {
+        let before = err[..i].chars().last();
+        let after = err[i + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    });
+    assert!(whole, "{name}: error does not name it: {err}");
+}
+
+const OP2_REJECTED: [&str; 35] = [
+    "FREXP_64", "ADD_64", "MUL_64", "FLT64_TO_FLT32", "FLT32_TO_FLT64", "LDEXP_64", "FRACT_64", "PRED_SETGT_64", "PRED_SETE_64",
+    "PRED_SETGE_64", "PRED_SET_INV", "PRED_SET_POP", "PRED_SETE_PUSH", "PRED_SETGT_PUSH", "PRED_SETGE_PUSH", "PRED_SETNE_PUSH",
+    "PRED_SETE_PUSH_INT", "PRED_SETGT_PUSH_INT", "PRED_SETGE_PUSH_INT", "PRED_SETNE_PUSH_INT", "PRED_SETLT_PUSH_INT",
+    "PRED_SETLE_PUSH_INT", "CUBE", "GROUP_BARRIER", "GROUP_SEQ_BEGIN", "GROUP_SEQ_END", "SET_MODE", "SET_CF_IDX0", "SET_CF_IDX1",
+    "SET_LDS_SIZE", "MUL_INT24", "MULHI_INT24", "MOVA_GPR_INT", "RECIP_INT", "RECIP_UINT",
+];
+const OP3_REJECTED: [&str; 8] = ["MULADD_64", "MULADD_64_M2", "MULADD_64_M4", "MULADD_64_D2", "MUL_LIT", "MUL_LIT_M2", "MUL_LIT_M4", "MUL_LIT_D2"];
+const TEX_TRANSLATED: [&str; 10] = [
+    "VTX_FETCH", "SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G", "SET_GRADIENTS_H", "SET_GRADIENTS_V", "GET_GRADIENTS_H",
+    "GET_GRADIENTS_V",
+];
+
+/// One ALU group using `name` (in all four vector slots for a reduction op).
+fn alu_with(name: &'static str) -> Gx2Shader {
+    let fl = isa::OP2.iter().find(|e| e.1 == name).map(|e| e.3).or_else(|| isa::OP3.iter().find(|e| e.1 == name).map(|e| e.2)).unwrap();
+    let srcs = [r(0, 0), r(0, 1), r(0, 2)];
+    let insts = if fl & isa::flags::REDUC != 0 { (0..4).map(|k| a(name, (1, k), &srcs)).collect() } else { vec![a(name, (1, 0), &srcs)] };
+    ps(vec![alu("ALU", vec![g(insts)])], 1)
+}
+
+#[test]
+fn rejected_alu_opcodes_are_named() {
+    assert_eq!(OP2_REJECTED.len() + 89, isa::OP2.len(), "README: 89 OP2 translated");
+    for name in OP2_REJECTED {
+        rejects(&alu_with(name), name);
+    }
+    assert_eq!(OP3_REJECTED.len() + 18, isa::OP3.len(), "README: 18 OP3 translated");
+    for name in OP3_REJECTED {
+        rejects(&alu_with(name), name);
+    }
+}
+
+#[test]
+fn every_other_alu_opcode_translates() {
+    // the complement of the rejected lists: each one alone in a pixel shader translates
+    // (PRED_SET*/KILL* included; MOVA* need a vector slot, which alu_with gives)
+    for &(_, name, _, _) in isa::OP2.iter().filter(|e| !OP2_REJECTED.contains(&e.1)) {
+        let s = alu_with(name);
+        shrec::formats::gx2::lower::lower(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for &(_, name, _) in isa::OP3.iter().filter(|e| !OP3_REJECTED.contains(&e.1)) {
+        shrec::formats::gx2::lower::lower(&alu_with(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn rejected_tex_opcodes_are_named() {
+    let mut n = 0;
+    // TEX_INST is 5 bits: the table's entries 32-37 (SET_TEXTURE_OFFSETS, GATHER4*,
+    // GET_BUFFER_RESINFO) cannot occur in a Latte TEX word
+    assert_eq!(&isa::TEX_NAMES[32..], &["SET_TEXTURE_OFFSETS", "GATHER4", "GATHER4_O", "GATHER4_C", "GATHER4_C_O", "GET_BUFFER_RESINFO"]);
+    for name in isa::TEX_NAMES[..32].iter().copied().filter(|x| !TEX_TRANSLATED.contains(x)) {
+        let mut p = ps(vec![texc(vec![tex(name, 0, 0, 0, 1, [0, 1, 2, 3])])], 1);
+        p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty: 1, location: 0 }];
+        rejects(&p, name);
+        n += 1;
+    }
+    assert_eq!(n, 22);
+    // VTX_FETCH of a non-uniform buffer; SAMPLE with unnormalized coordinates, texel offsets, relative GPRs
+    let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
+    rejects(&p, "VTX_FETCH");
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[1] &= !(1 << 28);
+    p = ps(vec![texc(vec![t])], 1);
+    let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
+    assert!(err.reason.contains("SAMPLE with unnormalized"), "{err}");
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[2] |= 1;
+    p = ps(vec![texc(vec![t])], 1);
+    let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
+    assert!(err.reason.contains("SAMPLE with texel offsets"), "{err}");
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[0] |= 1 << 23;
+    p = ps(vec![texc(vec![t])], 1);
+    let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
+    assert!(err.reason.contains("SAMPLE with relative GPR"), "{err}");
+}
+
+#[test]
+fn rejected_cf_and_vtx_clauses_are_named() {
+    // vertex fetch clauses, with each VTX instruction (FETCH, SEMANTIC, BUFINFO) in them
+    for (op, vtx) in [("VTX", 0u32), ("VTX_TC", 1), ("VTX_ACK", 0xE), ("VTX_TC_ACK", 0)] {
+        let c = C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![T { w: [vtx, 1, 0] }] };
+        let p = vs(vec![c], 2);
+        let d = formats::disasm(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap();
+        assert!(d.contains(isa::vtx_name(vtx).unwrap()), "{d}");
+        rejects(&p, op);
+    }
+    for op in ["EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX"] {
+        rejects(&vs(vec![cf(op)], 2), op);
+    }
+    // CF KILL outside a pixel shader
+    rejects(&vs(vec![cf("KILL")], 2), "KILL");
+}
+
+#[test]
+fn rejected_alu_cf_and_export_ops_are_named() {
+    rejects(&ps(vec![alu("ALU_EXT", vec![g(vec![a("MOV", (1, 0), &[ONE])])])], 1), "ALU_EXT");
+    for (op, name) in [
+        (0x20, "MEM_STREAM0"),
+        (0x21, "MEM_STREAM1"),
+        (0x22, "MEM_STREAM2"),
+        (0x23, "MEM_STREAM3"),
+        (0x24, "MEM_SCRATCH"),
+        (0x25, "MEM_REDUCTION"),
+        (0x26, "MEM_RING"),
+        (0x3A, "MEM_EXPORT"),
+    ] {
+        rejects(&vs(vec![C::Mem { op }], 2), name);
+    }
+}
