@@ -246,7 +246,10 @@ pub fn cf_text(c: &CfInst) -> String {
 /// The whole program as text.
 pub fn disassemble(p: &Program) -> String {
     let mut out = String::new();
-    for (cf, clause) in &p.cfs {
+    for (i, (cf, clause)) in p.cfs.iter().enumerate() {
+        if i == p.main_len {
+            out.push_str("END_OF_PROGRAM\n; subroutines after END_OF_PROGRAM (CALL targets)\n");
+        }
         out.push_str(&cf_text(cf));
         out.push('\n');
         match clause {
@@ -271,6 +274,8 @@ pub fn disassemble(p: &Program) -> String {
             }
         }
     }
-    out.push_str("END_OF_PROGRAM\n");
+    if p.main_len == p.cfs.len() {
+        out.push_str("END_OF_PROGRAM\n");
+    }
     out
 }

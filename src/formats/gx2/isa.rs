@@ -402,10 +402,14 @@ pub enum Clause {
     Vtx(Vec<VtxInst>),
 }
 
-/// A decoded program: the CF stream up to END_OF_PROGRAM, each CF's clause.
+/// A decoded program: the CF stream up to END_OF_PROGRAM, each CF's clause, then the
+/// subroutines placed after END_OF_PROGRAM that a CALL targets (up to their RETURN).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub cfs: Vec<(CfInst, Clause)>,
+    /// Number of CFs up to and including the one with END_OF_PROGRAM (`cfs[main_len..]` are
+    /// subroutine bodies).
+    pub main_len: usize,
 }
 
 fn word(p: &[u8], i: usize) -> Option<u32> {
@@ -426,8 +430,12 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
     let mut cfs = Vec::new();
     let mut gid = 0u32;
     let mut pc = 0usize;
+    let mut main_len = None;
     loop {
         if pc >= nslots {
+            if main_len.is_some() {
+                return Err(err(pc * 8, format!("CALL target subroutine runs past the end of the {}-byte program without RETURN", prog.len())));
+            }
             return Err(err(pc * 8, format!("CF stream runs past the end of the {}-byte program without END_OF_PROGRAM", prog.len())));
         }
         let (w0, w1) = (word(prog, pc * 2).unwrap(), word(prog, pc * 2 + 1).unwrap());
@@ -503,12 +511,24 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
             }
         };
         cfs.push((CfInst { pc: pc as u32, cf, end_of_program: eop, raw: [w0, w1] }, clause));
-        if eop {
-            break;
+        if eop && main_len.is_none() {
+            main_len = Some(cfs.len());
+        }
+        if main_len.is_some() {
+            // keep decoding while a CALL targets a CF not decoded yet, up to a RETURN
+            let last_call = cfs.iter().filter_map(|(c, _)| match c.cf {
+                Cf::Normal { op: 0x12, addr, .. } => Some(addr as usize),
+                _ => None,
+            });
+            let want = last_call.max().unwrap_or(0);
+            let is_return = matches!(cfs.last().unwrap().0.cf, Cf::Normal { op: 0x14, .. });
+            if pc >= want && (is_return || Some(cfs.len()) == main_len) {
+                break;
+            }
         }
         pc += 1;
     }
-    Ok(Program { cfs })
+    Ok(Program { cfs, main_len: main_len.unwrap() })
 }
 
 fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<Vec<AluGroup>, ShaderError> {

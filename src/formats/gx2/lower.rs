@@ -5,7 +5,8 @@
 //!   of bits; integer ops go through `asuint`/`asfloat` (`Expr::Int*`), never through float math.
 //! - Temps: R0-R127 = temps 0-127; PV/PS double-buffered in 128-131; AR 132 (as float integer
 //!   values); state 133 (.x active, .y predicate, .z AL, .w pending exec mask); the
-//!   execution-mask stack 134..134+STACK; gradients 166/167.
+//!   execution-mask stack 134..165; TEX scratch 165; gradients 166/167; bounded-loop counters
+//!   and saved AL 168.. (one per LOOP_START/_NO_AL nesting level).
 //! - One invocation = one lane, so the execution mask is a per-invocation flag: every clause and
 //!   export runs under `if (active)`; PUSH/POP/ELSE save/restore/invert it through a stack whose
 //!   depth is static at every CF instruction; loops are IR loops (LOOP_BREAK / ALU_BREAK break,
@@ -28,7 +29,10 @@ const STACK_MAX: u32 = 32;
 const TEX_TMP: u32 = 165;
 const GRAD_H: u32 = 166;
 const GRAD_V: u32 = 167;
-const TEMP_COUNT: u32 = 168;
+/// Bounded-loop state, one temp per nesting level: .x completed iterations, .y AL outside.
+const LOOP_TMP: u32 = 168;
+const LOOP_MAX: u32 = 8;
+const TEMP_COUNT: u32 = LOOP_TMP + LOOP_MAX;
 
 /// Register-file / binding layout (see shader_common.h, GX2 section).
 pub struct Layout;
@@ -89,6 +93,8 @@ struct L<'a> {
     /// Param export index → output index
     outputs: Vec<(String, u32)>,
     calls: u32,
+    /// Nesting level of bounded (LOOP_START / _NO_AL) loops.
+    loops: u32,
 }
 
 fn unsupported(what: &str, pc: u32) -> ShaderError {
@@ -118,13 +124,13 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
         )],
         ext: Default::default(),
     };
-    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0 };
+    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0, loops: 0 };
     let mut body = Vec::new();
     body.push(assign(t(ST), 0xF, Expr::Literal([1.0, 0.0, 0.0, 1.0])));
     if s.kind == ShaderKind::Pixel {
         l.pixel_inputs(&mut body);
     }
-    let n = prog.cfs.len();
+    let n = prog.main_len;
     l.cf_range(0, n, &mut body)?;
     l.m.body = body;
     Ok(l.m)
@@ -326,22 +332,31 @@ impl L<'_> {
                                     ))
                                 })?;
                                 let (count, init, inc) = (lv.value & 0xFFF, lv.value >> 12 & 0xFFF, lv.value >> 24);
-                                let counter = STACK + STACK_MAX - 1; // .x iteration count
-                                out.push(assign(t(counter), 1, lit(0.0)));
-                                body.insert(
-                                    0,
-                                    Stmt::If {
-                                        cond: Cond::Compare(CmpOp::Ge, rd(counter, 0), lit(count as f32)),
-                                        then_body: vec![Stmt::Break],
-                                        else_body: vec![],
-                                    },
-                                );
-                                if *op == 4 {
-                                    body.insert(1, assign(t(ST), 4, bin(BinOp::Add, lit(init as f32), bin(BinOp::Mul, rd(counter, 0), lit(inc as f32)))));
+                                if self.loops >= LOOP_MAX {
+                                    return Err(ShaderError::new(format!("{name} at CF {pc:02}: bounded loops nested deeper than {LOOP_MAX}")));
                                 }
-                                body.insert(1, assign(t(counter), 1, bin(BinOp::Add, rd(counter, 0), lit(1.0))));
-                                self.cf_range(i + 1, endi, &mut body)?;
+                                // own counter per nesting level (.x iterations done, .y AL outside)
+                                let counter = LOOP_TMP + self.loops;
+                                self.loops += 1;
+                                out.push(assign(t(counter), 1, lit(0.0)));
+                                out.push(assign(t(counter), 2, rd(ST, 2)));
+                                let mut head = vec![Stmt::If {
+                                    cond: Cond::Compare(CmpOp::Ge, rd(counter, 0), lit(count as f32)),
+                                    then_body: vec![Stmt::Break],
+                                    else_body: vec![],
+                                }];
+                                if *op == 4 {
+                                    // AL = INIT on the first iteration, + INC at every LOOP_END
+                                    head.push(assign(t(ST), 4, bin(BinOp::Add, lit(init as f32), bin(BinOp::Mul, rd(counter, 0), lit(inc as f32)))));
+                                }
+                                head.push(assign(t(counter), 1, bin(BinOp::Add, rd(counter, 0), lit(1.0))));
+                                body.splice(0..0, head);
+                                let r = self.cf_range(i + 1, endi, &mut body);
+                                self.loops -= 1;
+                                r?;
                                 out.push(Stmt::Loop { body });
+                                // the loop stack restores the enclosing loop's AL
+                                out.push(assign(t(ST), 4, rd(counter, 1)));
                             }
                             self.depth = saved;
                             self.pop(1, pc, out)?;

@@ -1,0 +1,922 @@
+//! Synthetic Latte programs for the translation paths the corpus never reaches: loops (DX10 and
+//! integer-constant ones with AL), branches and the execution-mask stack, predicates, KILL,
+//! relative addressing, integer ALU ops, LOD/gradient sampling, uniform-block VTX_FETCH and
+//! CALL/RETURN. Each program is assembled by the small encoder below (bit layouts: notes/gx2.md
+//! §5-§7), wrapped in a GX2 VS/PS struct inside a GFD written here, then: decoded, disassembled,
+//! translated, compiled by DXC to DXIL and SPIR-V, checked by spirv-val, and a cheap semantic
+//! property of the HLSL is asserted. Every opcode the README lists as rejected is checked to be
+//! rejected with its mnemonic.
+
+mod common;
+
+use shrec::detect::ContainerKind;
+use shrec::dxc::{self, Target};
+use shrec::formats::gx2::isa;
+use shrec::formats::gx2::shader_struct::{Gx2Shader, LoopVar, SamplerVar, ShaderKind, UniformBlock};
+use shrec::formats::{self, TranslateOptions};
+
+// ---------------------------------------------------------------------------------------------
+// Encoder
+// ---------------------------------------------------------------------------------------------
+
+/// An ALU source operand: select, channel, negate, relative.
+#[derive(Clone, Copy)]
+struct S(u32, u8, bool, bool);
+fn r(g: u32, c: u8) -> S {
+    S(g, c, false, false)
+}
+/// constant-file register c[i] (uniform-register mode)
+fn c(i: u32, ch: u8) -> S {
+    S(256 + i, ch, false, false)
+}
+/// kcache bank 0 entry i
+fn kc0(i: u32, ch: u8) -> S {
+    S(128 + i, ch, false, false)
+}
+/// literal dword `ch` of the group's literals
+fn l(ch: u8) -> S {
+    S(isa::SEL_LITERAL, ch, false, false)
+}
+const ZERO: S = S(248, 0, false, false);
+const ONE: S = S(249, 0, false, false);
+const PV: S = S(isa::SEL_PV, 0, false, false);
+impl S {
+    fn rel(self) -> S {
+        S(self.0, self.1, self.2, true)
+    }
+    fn ch(self, c: u8) -> S {
+        S(self.0, c, self.2, self.3)
+    }
+}
+
+/// One ALU instruction (looked up by mnemonic in the decoder's own tables).
+#[derive(Clone)]
+struct A {
+    name: &'static str,
+    dst: (u32, u8),
+    src: Vec<S>,
+    write: bool,
+    exec: bool,
+    pred: bool,
+    pred_sel: u32,
+    index_mode: u32,
+    dst_rel: bool,
+}
+fn a(name: &'static str, dst: (u32, u8), src: &[S]) -> A {
+    A { name, dst, src: src.to_vec(), write: true, exec: false, pred: false, pred_sel: 0, index_mode: 0, dst_rel: false }
+}
+impl A {
+    fn nowrite(mut self) -> A {
+        self.write = false;
+        self
+    }
+    /// UPDATE_EXEC_MASK
+    fn exec(mut self) -> A {
+        self.exec = true;
+        self
+    }
+    /// UPDATE_PRED
+    fn upd_pred(mut self) -> A {
+        self.pred = true;
+        self
+    }
+    /// PRED_SEL: 2 = write when the predicate is 0, 3 = when 1
+    fn pred_sel(mut self, p: u32) -> A {
+        self.pred_sel = p;
+        self
+    }
+    /// INDEX_MODE: 0-3 AR.x-w, 4 loop index
+    fn index(mut self, m: u32) -> A {
+        self.index_mode = m;
+        self
+    }
+    fn dst_rel(mut self) -> A {
+        self.dst_rel = true;
+        self
+    }
+    fn words(&self, last: bool) -> [u32; 2] {
+        let s = |k: usize| self.src.get(k).copied().unwrap_or(ZERO);
+        let f = |x: S| x.0 | (x.3 as u32) << 9 | (x.1 as u32) << 10 | (x.2 as u32) << 12;
+        let w0 = f(s(0)) | f(s(1)) << 13 | self.index_mode << 26 | self.pred_sel << 29 | (last as u32) << 31;
+        let common = self.dst.0 << 21 | (self.dst_rel as u32) << 28 | (self.dst.1 as u32) << 29;
+        let w1 = if let Some(e) = isa::OP3.iter().find(|e| e.1 == self.name) {
+            f(s(2)) | e.0 << 13 | common
+        } else {
+            let e = isa::OP2.iter().find(|e| e.1 == self.name).unwrap_or_else(|| panic!("no opcode {}", self.name));
+            (self.exec as u32) << 2 | (self.pred as u32) << 3 | (self.write as u32) << 4 | e.0 << 7 | common
+        };
+        [w0, w1]
+    }
+}
+
+/// A group: instructions + literal dwords.
+struct G(Vec<A>, Vec<u32>);
+fn g(insts: Vec<A>) -> G {
+    G(insts, vec![])
+}
+fn gl(insts: Vec<A>, lits: &[u32]) -> G {
+    G(insts, lits.to_vec())
+}
+
+/// TEX-clause fetch (TEX word layout; VTX_FETCH uses the VTX layout, see `vfetch`).
+struct T {
+    w: [u32; 3],
+}
+fn tex(name: &str, res: u32, smp: u32, src: u32, dst: u32, src_sel: [u32; 4]) -> T {
+    let op = isa::TEX_NAMES.iter().position(|n| *n == name).unwrap() as u32;
+    let w0 = op | res << 8 | src << 16;
+    let w1 = dst | 0 << 9 | 1 << 12 | 2 << 15 | 3 << 18 | 0xF << 28;
+    let w2 = smp << 15 | src_sel[0] << 20 | src_sel[1] << 23 | src_sel[2] << 26 | src_sel[3] << 29;
+    T { w: [w0, w1, w2] }
+}
+/// VTX_FETCH of uniform block `loc` (resource 0x80 + loc), element asint(src.x) + offset / 16.
+fn vfetch(loc: u32, src: u32, dst: u32, offset: u32) -> T {
+    let w0 = (0x80 + loc) << 8 | src << 16 | 15 << 26; // MEGA_FETCH_COUNT 16
+    let w1 = dst | 0 << 9 | 1 << 12 | 2 << 15 | 3 << 18 | 34 << 22; // FMT_32_32_32_32_FLOAT
+    let w2 = offset | 1 << 19;
+    T { w: [w0, w1, w2] }
+}
+
+enum C {
+    /// Normal CF: op, addr, pop count, cf_const, cond, fetch clause
+    N { op: &'static str, addr: u32, pop: u32, cf_const: u32, tex: Vec<T> },
+    Alu { op: &'static str, kc: [(u32, u32, u32); 2], groups: Vec<G> },
+    /// EXP/EXP_DONE: type (0 pixel, 1 pos, 2 param), base, gpr, burst
+    Exp { done: bool, ty: u32, base: u32, gpr: u32 },
+    /// any export/memory opcode (raw)
+    Mem { op: u32 },
+}
+fn cf(op: &'static str) -> C {
+    C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![] }
+}
+fn cf_pop(op: &'static str, pop: u32) -> C {
+    C::N { op, addr: 0, pop, cf_const: 0, tex: vec![] }
+}
+fn cf_addr(op: &'static str, addr: u32) -> C {
+    C::N { op, addr, pop: 0, cf_const: 0, tex: vec![] }
+}
+fn loop_start(op: &'static str, cf_const: u32) -> C {
+    C::N { op, addr: 0, pop: 0, cf_const, tex: vec![] }
+}
+fn texc(fetches: Vec<T>) -> C {
+    C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }
+}
+fn alu(op: &'static str, groups: Vec<G>) -> C {
+    C::Alu { op, kc: [(0, 0, 0); 2], groups }
+}
+/// ALU clause with kcache bank 0 = (block, mode, addr)
+fn alu_kc(op: &'static str, kc0: (u32, u32, u32), groups: Vec<G>) -> C {
+    C::Alu { op, kc: [kc0, (0, 0, 0)], groups }
+}
+fn exp(ty: u32, base: u32, gpr: u32) -> C {
+    C::Exp { done: false, ty, base, gpr }
+}
+fn exp_done(ty: u32, base: u32, gpr: u32) -> C {
+    C::Exp { done: true, ty, base, gpr }
+}
+
+/// Assembles a CF list (the last one, or the one named by `eop`, gets END_OF_PROGRAM) into
+/// program bytes: CF words first, then the clauses (fetch clauses at even slots).
+fn assemble(cfs: &[C], eop: usize) -> Vec<u8> {
+    let n = cfs.len() as u32;
+    let mut clause: Vec<u32> = Vec::new();
+    let mut cfw = Vec::new();
+    let slot = |v: &Vec<u32>| n + v.len() as u32 / 2;
+    for (i, x) in cfs.iter().enumerate() {
+        let end = (i == eop) as u32;
+        let w = match x {
+            C::N { op, addr, pop, cf_const, tex } => {
+                let code = isa::CF_NAMES.iter().position(|x| x == op).unwrap_or_else(|| panic!("CF {op}")) as u32;
+                let (addr, count) = if tex.is_empty() {
+                    (*addr, 0)
+                } else {
+                    if slot(&clause) % 2 == 1 {
+                        clause.extend([0, 0]);
+                    }
+                    let a = slot(&clause);
+                    for t in tex {
+                        clause.extend(t.w);
+                        clause.push(0);
+                    }
+                    (a, tex.len() as u32 - 1)
+                };
+                [addr, pop | cf_const << 3 | (count & 7) << 10 | (count >> 3) << 19 | end << 21 | code << 23 | 1 << 31]
+            }
+            C::Alu { op, kc, groups } => {
+                let code = isa::ALU_CF_NAMES.iter().position(|x| x == op).unwrap() as u32 + 8;
+                let at = slot(&clause);
+                for G(insts, lits) in groups {
+                    for (k, i) in insts.iter().enumerate() {
+                        clause.extend(i.words(k + 1 == insts.len()));
+                    }
+                    clause.extend(lits);
+                    if lits.len() % 2 == 1 {
+                        clause.push(0);
+                    }
+                }
+                let count = slot(&clause) - at - 1;
+                assert!(end == 0, "ALU CFs cannot end the program");
+                [
+                    at | kc[0].0 << 22 | kc[1].0 << 26 | kc[0].1 << 30,
+                    kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31,
+                ]
+            }
+            C::Exp { done, ty, base, gpr } => {
+                let op = if *done { 0x28 } else { 0x27 };
+                [base | ty << 13 | gpr << 15, 0 | 1 << 3 | 2 << 6 | 3 << 9 | end << 21 | op << 23 | 1 << 31]
+            }
+            C::Mem { op } => [0, 0xF << 12 | end << 21 | op << 23 | 1 << 31],
+        };
+        cfw.extend(w);
+    }
+    cfw.extend(clause);
+    cfw.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// GX2 structs and a GFD writer
+// ---------------------------------------------------------------------------------------------
+
+fn shader(kind: ShaderKind, program: Vec<u8>) -> Gx2Shader {
+    let mut words = vec![0u32; kind.struct_size() / 4];
+    match kind {
+        ShaderKind::Vertex => {
+            words[0] = 16; // NUM_GPRS
+            words[0x08 / 4] = 0; // one param export
+            words[0x0C / 4] = 1;
+            words[0x10 / 4] = 0xFFFF_FF00; // PARAM0 → semantic 0
+            words[0x40 / 4] = 1; // one vertex semantic
+            words[0x44 / 4] = 0; // slot 0 ← attrib location 0 → R1
+            for k in 1..32 {
+                words[0x44 / 4 + k] = 0xFF;
+            }
+        }
+        _ => {
+            words[0] = 16;
+            words[0x04 / 4] = 2; // one colour export
+            words[0x08 / 4] = 1; // NUM_INTERP 1
+            words[0x10 / 4] = 1; // one SPI_PS_INPUT_CNTL
+            words[0x14 / 4] = 0; // R0 = semantic 0
+            words[0x94 / 4] = 0xF;
+            words[0x98 / 4] = 1;
+        }
+    }
+    let attrib_vars = if kind == ShaderKind::Vertex {
+        vec![shrec::formats::gx2::shader_struct::AttribVar { name: "aPos".into(), ty: 11, count: 0, location: 0 }]
+    } else {
+        vec![]
+    };
+    Gx2Shader {
+        kind,
+        words,
+        uniform_blocks: vec![],
+        uniform_vars: vec![],
+        initial_values: vec![],
+        loop_vars: vec![],
+        sampler_vars: vec![],
+        attrib_vars,
+        program,
+    }
+}
+
+fn set_mode_block(s: &mut Gx2Shader, blocks: &[(u32, &str, u32)]) {
+    let f = s.kind.var_fields();
+    s.words[f.mode / 4] = 1;
+    s.uniform_blocks = blocks.iter().map(|&(loc, n, size)| UniformBlock { name: n.into(), offset: loc, size }).collect();
+}
+
+/// A GFD v7.1 file with one shader: header block (BE struct, arrays, strings, patch table,
+/// `}BLK` trailer; pointers tagged 0xD06/0xCA7), program block, end-of-file block.
+fn gfd(s: &Gx2Shader) -> Vec<u8> {
+    const D: u32 = 0xD060_0000;
+    const STR: u32 = 0xCA70_0000;
+    let kind = s.kind;
+    let f = kind.var_fields();
+    let mut b: Vec<u8> = vec![0; kind.struct_size()];
+    let mut words = s.words.clone();
+    let mut patches: Vec<u32> = Vec::new();
+    let mut strings: Vec<(usize, String)> = Vec::new();
+    let be = |b: &mut Vec<u8>, x: u32| b.extend_from_slice(&x.to_be_bytes());
+    let mut arr = |b: &mut Vec<u8>, words: &mut Vec<u32>, field: usize, n: usize, patches: &mut Vec<u32>| {
+        words[field / 4] = n as u32;
+        if n > 0 {
+            words[field / 4 + 1] = D | b.len() as u32;
+            patches.push(D | (field + 4) as u32);
+        }
+    };
+    arr(&mut b, &mut words, f.uniform_blocks, s.uniform_blocks.len(), &mut patches);
+    for x in &s.uniform_blocks {
+        strings.push((b.len(), x.name.clone()));
+        for v in [0, x.offset, x.size] {
+            be(&mut b, v);
+        }
+    }
+    arr(&mut b, &mut words, f.loop_vars, s.loop_vars.len(), &mut patches);
+    for x in &s.loop_vars {
+        be(&mut b, x.offset);
+        be(&mut b, x.value);
+    }
+    arr(&mut b, &mut words, f.sampler_vars, s.sampler_vars.len(), &mut patches);
+    for x in &s.sampler_vars {
+        strings.push((b.len(), x.name.clone()));
+        for v in [0, x.ty, x.location] {
+            be(&mut b, v);
+        }
+    }
+    if let Some(af) = f.attrib_vars {
+        arr(&mut b, &mut words, af, s.attrib_vars.len(), &mut patches);
+        for x in &s.attrib_vars {
+            strings.push((b.len(), x.name.clone()));
+            for v in [0, x.ty, x.count, x.location] {
+                be(&mut b, v);
+            }
+        }
+    }
+    for (at, name) in strings {
+        let p = STR | b.len() as u32;
+        b[at..at + 4].copy_from_slice(&p.to_be_bytes());
+        patches.push(D | at as u32);
+        b.extend_from_slice(name.as_bytes());
+        b.push(0);
+    }
+    while b.len() % 4 != 0 {
+        b.push(0);
+    }
+    let (so, _) = kind.program_fields();
+    words[so / 4] = s.program.len() as u32;
+    for (i, w) in words.iter().enumerate() {
+        b[i * 4..i * 4 + 4].copy_from_slice(&w.to_be_bytes());
+    }
+    let pt = b.len() as u32;
+    for p in &patches {
+        be(&mut b, *p);
+    }
+    let data_size = pt;
+    for v in [u32::from_be_bytes(*b"}BLK"), 0x28, 0, data_size, D, 0, 0, 0, patches.len() as u32, D | pt] {
+        be(&mut b, v);
+    }
+    let (ht, pt_) = if kind == ShaderKind::Vertex { (3, 5) } else { (6, 7) };
+    let mut out = Vec::new();
+    for v in [u32::from_be_bytes(*b"Gfx2"), 0x20, 7, 1, 2, 0, 0, 0] {
+        be(&mut out, v);
+    }
+    let block = |out: &mut Vec<u8>, ty: u32, data: &[u8]| {
+        for v in [u32::from_be_bytes(*b"BLK{"), 0x20, 1, 0, ty, data.len() as u32, 0, 0] {
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        out.extend_from_slice(data);
+    };
+    block(&mut out, ht, &b);
+    block(&mut out, pt_, &s.program);
+    block(&mut out, 1, &[]);
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Check pipeline
+// ---------------------------------------------------------------------------------------------
+
+struct Out {
+    disasm: String,
+    hlsl: String,
+}
+
+/// GFD → decode → disasm → translate → DXC (DXIL + SPIR-V) → spirv-val.
+fn check(lib: &dxc::DxcLib, name: &str, s: &Gx2Shader) -> Out {
+    let bytes = gfd(s);
+    let opts = TranslateOptions::default();
+    let entries = formats::entries(ContainerKind::Gfd, &bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(entries.len(), 1);
+    let back = shrec::formats::gx2::gfd::load(&bytes, 0).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(back.program, s.program, "{name}: program round trip");
+    assert_eq!(back.loop_vars, s.loop_vars, "{name}");
+    let disasm = formats::disasm(ContainerKind::Gfd, &bytes, 0, &opts).unwrap_or_else(|e| panic!("{name}: disasm: {e}"));
+    let tr = formats::translate(ContainerKind::Gfd, &bytes, 0, &opts).unwrap_or_else(|e| panic!("{name}: translate: {e}\n{disasm}"));
+    let hlsl = shrec::hlsl::write(&tr.module);
+    for target in [Target::Dxil, Target::Spirv] {
+        let out = dxc::compile(lib, &hlsl, entries[0].stage, target).unwrap_or_else(|e| panic!("{name} {target:?}: {e}\n{disasm}\n{hlsl}"));
+        if target == Target::Spirv {
+            common::spirv_val(&out, &format!("gx2syn_{name}")).unwrap_or_else(|e| panic!("{name}: spirv-val: {e}\n{hlsl}"));
+        }
+    }
+    if std::env::var_os("SHREC_DUMP").is_some() {
+        eprintln!("==== {name}\n{disasm}\n{hlsl}");
+    }
+    Out { disasm, hlsl }
+}
+
+fn lib() -> dxc::DxcLib {
+    dxc::locate(&Default::default()).expect("DXC")
+}
+
+fn has_all(text: &str, names: &[&str]) {
+    for n in names {
+        assert!(text.contains(n), "missing {n} in\n{text}");
+    }
+}
+
+fn count(text: &str, pat: &str) -> usize {
+    text.matches(pat).count()
+}
+
+/// VS tail: POS0 ← R1, PARAM0 ← `param`.
+fn vs_tail(param: u32) -> Vec<C> {
+    vec![exp_done(1, 60, 1), exp_done(2, 0, param)]
+}
+
+fn vs(mut cfs: Vec<C>, param: u32) -> Gx2Shader {
+    cfs.insert(0, cf("CALL_FS"));
+    cfs.extend(vs_tail(param));
+    let n = cfs.len();
+    shader(ShaderKind::Vertex, assemble(&cfs, n - 1))
+}
+
+fn ps(mut cfs: Vec<C>, out: u32) -> Gx2Shader {
+    cfs.push(exp_done(0, 0, out));
+    let n = cfs.len();
+    shader(ShaderKind::Pixel, assemble(&cfs, n - 1))
+}
+
+const F1: u32 = 0x3F80_0000; // 1.0f
+const F10: u32 = 0x4120_0000; // 10.0f
+
+// ---------------------------------------------------------------------------------------------
+// Programs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn loop_dx10_with_alu_break_loop_break_and_continue() {
+    let lib = lib();
+    // i = 0; acc = 0; loop { if !(c0.x > i) break; i++; if ((i & 1) == 0) continue; acc += 1; if (acc > 10) break; }
+    let p = vs(
+        vec![
+            alu("ALU", vec![g(vec![a("MOV", (2, 0), &[ZERO]), a("MOV", (3, 1), &[ZERO]), a("MOV", (3, 0), &[ZERO])])]),
+            cf("LOOP_START_DX10"),
+            alu(
+                "ALU_BREAK",
+                vec![
+                    g(vec![a("PRED_SETGT_INT", (4, 0), &[c(0, 0), r(2, 0)]).exec().upd_pred().nowrite()]),
+                    g(vec![a("ADD_INT", (2, 0), &[r(2, 0), S(250, 0, false, false)])]),
+                ],
+            ),
+            alu(
+                "ALU_PUSH_BEFORE",
+                vec![g(vec![a("AND_INT", (4, 1), &[r(2, 0), S(250, 0, false, false)])]), g(vec![a("PRED_SETE_INT", (4, 2), &[r(4, 1), ZERO]).exec().nowrite()])],
+            ),
+            cf("LOOP_CONTINUE"),
+            cf_pop("POP", 1),
+            alu("ALU", vec![g(vec![a("ADD", (3, 0), &[r(3, 0), ONE])])]),
+            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (4, 3), &[r(3, 0), l(0)]).exec().nowrite()], &[F10])]),
+            cf("LOOP_BREAK"),
+            cf_pop("POP", 1),
+            cf("LOOP_END"),
+        ],
+        3,
+    );
+    let o = check(&lib, "loop_dx10", &p);
+    has_all(&o.disasm, &["LOOP_START_DX10", "ALU_BREAK", "LOOP_CONTINUE", "LOOP_BREAK", "LOOP_END", "PRED_SETGT_INT", "PRED_SETE_INT", "POP"]);
+    assert_eq!(count(&o.hlsl, "[loop] while (true)"), 1, "{}", o.hlsl);
+    assert!(count(&o.hlsl, "break;") >= 3, "loop-top check, ALU_BREAK, LOOP_BREAK\n{}", o.hlsl);
+    assert_eq!(count(&o.hlsl, "continue;"), 1, "{}", o.hlsl);
+}
+
+#[test]
+fn loop_start_with_loop_constant_al_relative_kcache_and_gprs() {
+    let lib = lib();
+    // LOOP_START i0 (count 4, init 2, inc 3): acc += CB1[AL + 0].x; R(8 + AL).x = acc; R5.x = R(8 + AL).y
+    // nested LOOP_START_NO_AL i1 (count 2) holding a TEX clause (VTX_FETCH from block 1)
+    let mut p = vs(
+        vec![
+            alu("ALU", vec![g(vec![a("MOV", (3, 0), &[ZERO]), a("MOV", (3, 1), &[ZERO])])]),
+            loop_start("LOOP_START", 0),
+            alu_kc(
+                "ALU",
+                (1, 3, 0),
+                vec![
+                    g(vec![a("ADD", (3, 0), &[r(3, 0), kc0(0, 0)]).index(4)]),
+                    g(vec![a("MOV", (8, 0), &[r(3, 0)]).index(4).dst_rel(), a("MOV", (5, 1), &[r(8, 1).rel()]).index(4)]),
+                ],
+            ),
+            loop_start("LOOP_START_NO_AL", 1),
+            texc(vec![vfetch(1, 1, 6, 16)]),
+            alu("ALU", vec![g(vec![a("ADD", (3, 1), &[r(3, 1), r(6, 0)])])]),
+            cf("LOOP_END"),
+            cf("LOOP_END"),
+        ],
+        3,
+    );
+    set_mode_block(&mut p, &[(1, "Data", 256)]);
+    p.loop_vars = vec![LoopVar { offset: 0, value: 4 | 2 << 12 | 3 << 24 }, LoopVar { offset: 1, value: 2 }];
+    let o = check(&lib, "loop_al", &p);
+    has_all(&o.disasm, &["LOOP_START ", "LOOP_START_NO_AL", "LOOP_END", "VTX_FETCH"]);
+    assert_eq!(count(&o.hlsl, "[loop] while (true)"), 2, "{}", o.hlsl);
+    assert!(o.hlsl.contains("CB1["), "{}", o.hlsl);
+    let prog = isa::decode(&p.program).unwrap();
+    assert!(matches!(prog.cfs[2].0.cf, isa::Cf::Normal { op: 4, cf_const: 0, .. }));
+    loop_counter_checks(&o.hlsl);
+}
+
+/// Each bounded loop's counter is written only by its own increment and reset, and AL is set
+/// from the counter before it is incremented (the first iteration sees AL = init).
+fn loop_counter_checks(hlsl: &str) {
+    let lines: Vec<&str> = hlsl.lines().map(|x| x.trim()).collect();
+    let mut counters = Vec::new();
+    for (i, x) in lines.iter().enumerate() {
+        // `[branch] if ((R[k].xxxx).x >= …) { break; }` bound checks
+        let x = x.trim_start_matches("[branch] ");
+        if x.starts_with("if (") && x.contains(">=") && lines.get(i + 1).is_some_and(|n| n.contains("break;") || n.starts_with('{')) {
+            let reg = x[4..].trim_start_matches('(').split(".x").next().unwrap().to_string();
+            if !reg.starts_with("R[") {
+                continue;
+            }
+            counters.push(reg);
+        }
+    }
+    assert!(!counters.is_empty(), "no bounded loop found\n{hlsl}");
+    for k in &counters {
+        let writes = lines
+            .iter()
+            .filter(|x| (x.starts_with(&format!("{k}.x")) || x.starts_with(&format!("{k} "))) && x.contains(" = "))
+            .count();
+        assert_eq!(writes, 2, "counter {k}: one reset + one increment expected\n{hlsl}");
+    }
+    let distinct: std::collections::BTreeSet<_> = counters.iter().collect();
+    assert_eq!(distinct.len(), counters.len(), "nested loops share a counter: {counters:?}\n{hlsl}");
+    // AL (R[133].z) = init + n * inc uses the count of completed iterations
+    let al = lines.iter().position(|x| x.starts_with("R[133].z =")).expect("AL assignment");
+    let inc = lines.iter().position(|x| x.starts_with(&format!("{}.x = ((", counters[0])) && x.contains("+ ((float4)1.0)")).expect("increment");
+    assert!(al < inc, "AL must be set before the counter increments\n{hlsl}");
+}
+
+#[test]
+fn branches_push_else_pop_and_predicates() {
+    let lib = lib();
+    let p = ps(
+        vec![
+            alu("ALU", vec![g(vec![a("MOV", (1, 0), &[ZERO]), a("MOV", (1, 1), &[ZERO]), a("MOV", (1, 2), &[ZERO]), a("MOV", (1, 3), &[ZERO])])]),
+            // if (R0.x > 0.5) { if (R0.y != 0) { R1.x = 1 } else { R1.x = 2 } }
+            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (2, 0), &[r(0, 0), l(0)]).exec().upd_pred().nowrite()], &[0x3F00_0000])]),
+            alu("ALU_PUSH_BEFORE", vec![g(vec![a("PRED_SETNE_INT", (2, 1), &[r(0, 1), ZERO]).exec().nowrite()])]),
+            alu("ALU_ELSE_AFTER", vec![g(vec![a("MOV", (1, 0), &[ONE])])]),
+            alu("ALU_POP2_AFTER", vec![gl(vec![a("MOV", (1, 0), &[l(0)])], &[0x4000_0000])]),
+            // predicated writes
+            alu(
+                "ALU",
+                vec![
+                    gl(vec![a("PRED_SETGE", (2, 2), &[r(0, 2), l(0)]).upd_pred().nowrite()], &[0x3E80_0000]),
+                    g(vec![a("MOV", (1, 1), &[ONE]).pred_sel(3), a("MOV", (1, 2), &[ONE]).pred_sel(2)]),
+                    g(vec![
+                        a("PRED_SETE", (3, 0), &[r(0, 0), ONE]),
+                        a("PRED_SETGE_INT", (3, 1), &[r(0, 1), ONE]),
+                        a("PRED_SETGT_UINT", (3, 2), &[r(0, 2), ONE]),
+                        a("PRED_SETNE", (3, 3), &[r(0, 3), ONE]),
+                        a("PRED_SETGE_UINT", (3, 0), &[r(0, 0), ONE]),
+                    ]),
+                    g(vec![a("PRED_SETE_INT", (3, 0), &[r(0, 0), ONE]), a("PRED_SETGT_INT", (3, 1), &[r(0, 1), ONE]), a("PRED_SET_CLR", (3, 2), &[])]),
+                ],
+            ),
+            // PUSH; ALU (exec); ELSE; ALU_POP_AFTER; then PUSH_ELSE … POP
+            cf("PUSH"),
+            alu("ALU", vec![g(vec![a("PRED_SETE_INT", (2, 3), &[r(0, 3), ZERO]).exec().nowrite()])]),
+            cf("ELSE"),
+            alu("ALU_POP_AFTER", vec![g(vec![a("ADD", (1, 3), &[r(1, 3), ONE])])]),
+            cf("PUSH_ELSE"),
+            alu("ALU", vec![g(vec![a("ADD", (1, 3), &[r(1, 3), ONE])])]),
+            cf_pop("POP", 1),
+        ],
+        1,
+    );
+    let o = check(&lib, "branches", &p);
+    has_all(&o.disasm, &["ALU_PUSH_BEFORE", "ALU_ELSE_AFTER", "ALU_POP2_AFTER", "ALU_POP_AFTER", "PUSH", "ELSE", "PUSH_ELSE", "POP", "PRED_SETGE_UINT", "PRED_SET_CLR"]);
+    // PRED_SEL_ONE / _ZERO: writes guarded by the predicate flag, once each polarity
+    assert!(o.hlsl.contains("R[133].y != 0") || o.hlsl.contains("R133.y") || o.hlsl.contains(".y != 0"), "{}", o.hlsl);
+}
+
+#[test]
+fn kills_in_a_pixel_shader() {
+    let lib = lib();
+    let p = ps(
+        vec![
+            alu(
+                "ALU",
+                vec![
+                    gl(
+                        vec![
+                            a("KILLGT", (2, 0), &[r(0, 0), l(0)]),
+                            a("KILLE", (2, 1), &[r(0, 1), l(0)]),
+                            a("KILLGE", (2, 2), &[r(0, 2), l(0)]),
+                            a("KILLNE", (2, 3), &[r(0, 3), l(0)]),
+                        ],
+                        &[F1],
+                    ),
+                    g(vec![
+                        a("KILLE_INT", (2, 0), &[r(0, 0), ONE]),
+                        a("KILLGT_INT", (2, 1), &[r(0, 1), ONE]),
+                        a("KILLGE_INT", (2, 2), &[r(0, 2), ONE]),
+                        a("KILLNE_INT", (2, 3), &[r(0, 3), ONE]),
+                        a("KILLGT_UINT", (2, 0), &[r(0, 0), ONE]),
+                    ]),
+                    g(vec![a("KILLGE_UINT", (2, 0), &[r(0, 0), ONE])]),
+                ],
+            ),
+            // if (R0.x > 0.5) KILL
+            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (2, 0), &[r(0, 0), l(0)]).exec().nowrite()], &[0x3F00_0000])]),
+            cf("KILL"),
+            cf_pop("POP", 1),
+        ],
+        0,
+    );
+    let o = check(&lib, "kill", &p);
+    has_all(&o.disasm, &["KILLGT", "KILLE_INT", "KILLGE_UINT", "KILL"]);
+    assert_eq!(count(&o.hlsl, "discard"), 11, "10 ALU kills + CF KILL\n{}", o.hlsl);
+    // the CF KILL discards under the branch's mask (the active flag), inside no ALU clause
+    let lines: Vec<&str> = o.hlsl.lines().map(str::trim).collect();
+    let last = lines.iter().rposition(|x| x.contains("discard")).unwrap();
+    assert!(lines[last].contains("R[133].x != 0") || lines[last].contains("133"), "{}", lines[last]);
+}
+
+#[test]
+fn mova_and_relative_gpr_and_constant_reads() {
+    let lib = lib();
+    let p = vs(
+        vec![alu(
+            "ALU",
+            vec![
+                g(vec![a("FLT_TO_INT", (4, 0), &[r(1, 0)])]),
+                g(vec![a("MOVA_INT", (4, 1), &[r(4, 0)]).nowrite(), a("MOVA_FLOOR", (4, 2), &[r(1, 1)]).nowrite(), a("MOVA", (4, 3), &[r(1, 2)]).nowrite()]),
+                g(vec![
+                    a("MOV", (2, 0), &[c(4, 0).rel()]).index(1),
+                    a("MOV", (2, 1), &[r(5, 1).rel()]).index(2),
+                    a("MOV", (6, 2), &[ONE]).index(3).dst_rel(),
+                    a("ADD", (2, 3), &[c(8, 3).rel(), PV.ch(0)]).index(1),
+                ]),
+            ],
+        )],
+        2,
+    );
+    let o = check(&lib, "mova_rel", &p);
+    has_all(&o.disasm, &["MOVA_INT", "MOVA_FLOOR", "MOVA"]);
+    assert!(o.hlsl.contains("C[") && o.hlsl.contains("R[132]") || o.hlsl.contains("AR"), "{}", o.hlsl);
+}
+
+#[test]
+fn integer_alu_ops() {
+    let lib = lib();
+    let one = S(250, 0, false, false);
+    let p = vs(
+        vec![alu(
+            "ALU",
+            vec![
+                g(vec![a("FLT_TO_INT", (2, 0), &[r(1, 0)])]),
+                gl(
+                    vec![
+                        a("ADD_INT", (2, 1), &[r(2, 0), l(0)]),
+                        a("AND_INT", (2, 2), &[r(2, 0), l(1)]),
+                        a("LSHL_INT", (2, 3), &[r(2, 0), one]),
+                        a("LSHR_INT", (3, 0), &[r(2, 0), one]),
+                        a("MULLO_INT", (3, 1), &[r(2, 0), l(0)]),
+                    ],
+                    &[7, 0xFF],
+                ),
+                g(vec![
+                    a("ASHR_INT", (3, 2), &[r(2, 1), one]),
+                    a("SETE_INT", (3, 3), &[r(2, 1), r(2, 2)]),
+                    a("OR_INT", (4, 0), &[r(2, 1), r(2, 2)]),
+                    a("XOR_INT", (4, 1), &[r(2, 1), r(2, 2)]),
+                    a("INT_TO_FLT", (4, 2), &[r(2, 3)]),
+                ]),
+                g(vec![
+                    a("SUB_INT", (4, 3), &[r(2, 1), one]),
+                    a("MAX_INT", (5, 0), &[r(2, 1), r(3, 0)]),
+                    a("MIN_UINT", (5, 1), &[r(2, 1), r(3, 0)]),
+                    a("NOT_INT", (5, 2), &[r(2, 1)]),
+                    a("MULHI_UINT", (5, 3), &[r(2, 1), r(3, 0)]),
+                ]),
+                gl(
+                    vec![
+                        a("BFE_UINT", (6, 0), &[r(2, 1), one, l(0)]),
+                        a("BFE_INT", (6, 1), &[r(2, 1), one, l(0)]),
+                        a("BFI_INT", (6, 2), &[r(2, 1), r(2, 2), r(3, 0)]),
+                        a("CNDE_INT", (6, 3), &[r(3, 3), r(2, 1), r(2, 2)]),
+                        a("UINT_TO_FLT", (7, 0), &[r(6, 0)]),
+                    ],
+                    &[4],
+                ),
+                g(vec![
+                    a("SETGT_UINT", (7, 1), &[r(6, 0), r(6, 1)]),
+                    a("SETGE_INT", (7, 2), &[r(6, 0), r(6, 1)]),
+                    a("CNDGT_INT", (7, 3), &[r(6, 0), r(6, 1), r(6, 2)]),
+                    a("MIN_INT", (8, 0), &[r(6, 0), r(6, 1)]),
+                    a("FLT_TO_UINT", (8, 1), &[r(4, 2)]),
+                ]),
+                g(vec![a("MULHI_INT", (8, 2), &[r(6, 0), r(6, 1)])]),
+                g(vec![a("MULLO_UINT", (8, 3), &[r(6, 0), r(6, 1)])]),
+            ],
+        )],
+        3,
+    );
+    let o = check(&lib, "int_ops", &p);
+    has_all(&o.disasm, &["ADD_INT", "MULLO_INT", "BFE_UINT", "BFI_INT", "CNDE_INT", "FLT_TO_INT", "INT_TO_FLT", "ASHR_INT"]);
+    assert!(o.hlsl.contains("asuint") || o.hlsl.contains("asint"), "{}", o.hlsl);
+    assert!(o.hlsl.contains("<<") && o.hlsl.contains(">>"), "{}", o.hlsl);
+}
+
+#[test]
+fn texture_lod_bias_and_gradient_sampling() {
+    let lib = lib();
+    let mut p = ps(
+        vec![texc(vec![
+            tex("GET_GRADIENTS_H", 0, 0, 0, 2, [0, 1, 2, 3]),
+            tex("GET_GRADIENTS_V", 0, 0, 0, 3, [0, 1, 2, 3]),
+            tex("SET_GRADIENTS_H", 0, 0, 2, 0, [0, 1, 2, 3]),
+            tex("SET_GRADIENTS_V", 0, 0, 3, 0, [0, 1, 2, 3]),
+            tex("SAMPLE_G", 0, 0, 0, 4, [0, 1, 2, 3]),
+            tex("SAMPLE_L", 1, 2, 0, 5, [0, 1, 2, 3]),
+            tex("SAMPLE_LB", 0, 0, 0, 6, [0, 1, 2, 3]),
+            tex("SAMPLE_LZ", 0, 0, 0, 7, [0, 1, 2, 3]),
+        ])],
+        4,
+    );
+    p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty: 1, location: 0 }, SamplerVar { name: "s1".into(), ty: 1, location: 1 }];
+    let o = check(&lib, "tex_lod_grad", &p);
+    has_all(&o.disasm, &["SAMPLE_G", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SET_GRADIENTS_H", "GET_GRADIENTS_V"]);
+    has_all(&o.hlsl, &["SampleGrad", "SampleLevel", "SampleBias", "ddx", "ddy"]);
+    // a vertex shader may sample with an explicit LOD
+    let mut v = vs(vec![texc(vec![tex("SAMPLE_L", 0, 0, 1, 2, [0, 1, 2, 3]), tex("SAMPLE_LZ", 0, 0, 1, 3, [0, 1, 2, 3])])], 2);
+    v.sampler_vars = vec![SamplerVar { name: "s0".into(), ty: 1, location: 0 }];
+    let o = check(&lib, "tex_vs_lod", &v);
+    assert!(o.hlsl.contains("SampleLevel"), "{}", o.hlsl);
+}
+
+#[test]
+fn vtx_fetch_from_a_uniform_block() {
+    let lib = lib();
+    let mut p = vs(
+        vec![
+            alu("ALU", vec![g(vec![a("FLT_TO_INT", (2, 0), &[r(1, 0)])])]),
+            texc(vec![vfetch(2, 2, 3, 0), vfetch(2, 2, 4, 48)]),
+            alu("ALU", vec![g(vec![a("ADD", (3, 0), &[r(3, 0), r(4, 0)])])]),
+        ],
+        3,
+    );
+    set_mode_block(&mut p, &[(2, "MdlMtx", 64 * 16)]);
+    let o = check(&lib, "vtx_fetch", &p);
+    has_all(&o.disasm, &["VTX_FETCH"]);
+    assert!(o.hlsl.contains("CB2["), "{}", o.hlsl);
+    assert!(o.hlsl.contains("+ (3)]"), "offset 48 bytes = element 3\n{}", o.hlsl);
+}
+
+#[test]
+fn call_and_return() {
+    let lib = lib();
+    // 0 CALL_FS, 1 CALL 4, 2 EXP_DONE POS, 3 EXP_DONE PARAM (EOP), 4 ALU (subroutine), 5 RETURN
+    let cfs = vec![
+        cf("CALL_FS"),
+        cf_addr("CALL", 4),
+        exp_done(1, 60, 1),
+        exp_done(2, 0, 2),
+        alu("ALU", vec![g(vec![a("ADD", (2, 0), &[r(1, 0), ONE]), a("MOV", (2, 1), &[ONE])])]),
+        cf("RETURN"),
+    ];
+    let p = shader(ShaderKind::Vertex, assemble(&cfs, 3));
+    let o = check(&lib, "call_return", &p);
+    has_all(&o.disasm, &["CALL ADDR(4)", "END_OF_PROGRAM\n; subroutines", "05 RETURN"]);
+    let prog = isa::decode(&p.program).unwrap();
+    assert_eq!((prog.main_len, prog.cfs.len()), (4, 6), "main program + the subroutine after END_OF_PROGRAM");
+    assert!(o.hlsl.contains("1.0") || o.hlsl.contains("1.f"), "{}", o.hlsl);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rejections: every opcode the README lists as not translated is rejected naming its mnemonic
+// ---------------------------------------------------------------------------------------------
+
+/// The error names `name` as a whole mnemonic (not as part of a longer one).
+fn rejects(s: &Gx2Shader, name: &str) {
+    let bytes = gfd(s);
+    let opts = TranslateOptions::default();
+    formats::disasm(ContainerKind::Gfd, &bytes, 0, &opts).unwrap_or_else(|e| panic!("{name}: disasm: {e}"));
+    let err = match formats::translate(ContainerKind::Gfd, &bytes, 0, &opts) {
+        Ok(_) => panic!("{name} was translated, but the README lists it as rejected"),
+        Err(e) => e.reason,
+    };
+    let whole = err.match_indices(name).any(|(i, _)| {
+        let before = err[..i].chars().last();
+        let after = err[i + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    });
+    assert!(whole, "{name}: error does not name it: {err}");
+}
+
+const OP2_REJECTED: [&str; 35] = [
+    "FREXP_64", "ADD_64", "MUL_64", "FLT64_TO_FLT32", "FLT32_TO_FLT64", "LDEXP_64", "FRACT_64", "PRED_SETGT_64", "PRED_SETE_64",
+    "PRED_SETGE_64", "PRED_SET_INV", "PRED_SET_POP", "PRED_SETE_PUSH", "PRED_SETGT_PUSH", "PRED_SETGE_PUSH", "PRED_SETNE_PUSH",
+    "PRED_SETE_PUSH_INT", "PRED_SETGT_PUSH_INT", "PRED_SETGE_PUSH_INT", "PRED_SETNE_PUSH_INT", "PRED_SETLT_PUSH_INT",
+    "PRED_SETLE_PUSH_INT", "CUBE", "GROUP_BARRIER", "GROUP_SEQ_BEGIN", "GROUP_SEQ_END", "SET_MODE", "SET_CF_IDX0", "SET_CF_IDX1",
+    "SET_LDS_SIZE", "MUL_INT24", "MULHI_INT24", "MOVA_GPR_INT", "RECIP_INT", "RECIP_UINT",
+];
+const OP3_REJECTED: [&str; 8] = ["MULADD_64", "MULADD_64_M2", "MULADD_64_M4", "MULADD_64_D2", "MUL_LIT", "MUL_LIT_M2", "MUL_LIT_M4", "MUL_LIT_D2"];
+const TEX_TRANSLATED: [&str; 10] = [
+    "VTX_FETCH", "SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G", "SET_GRADIENTS_H", "SET_GRADIENTS_V", "GET_GRADIENTS_H",
+    "GET_GRADIENTS_V",
+];
+
+/// One ALU group using `name` (in all four vector slots for a reduction op).
+fn alu_with(name: &'static str) -> Gx2Shader {
+    let fl = isa::OP2.iter().find(|e| e.1 == name).map(|e| e.3).or_else(|| isa::OP3.iter().find(|e| e.1 == name).map(|e| e.2)).unwrap();
+    let srcs = [r(0, 0), r(0, 1), r(0, 2)];
+    let insts = if fl & isa::flags::REDUC != 0 { (0..4).map(|k| a(name, (1, k), &srcs)).collect() } else { vec![a(name, (1, 0), &srcs)] };
+    ps(vec![alu("ALU", vec![g(insts)])], 1)
+}
+
+#[test]
+fn rejected_alu_opcodes_are_named() {
+    assert_eq!(OP2_REJECTED.len() + 89, isa::OP2.len(), "README: 89 OP2 translated");
+    for name in OP2_REJECTED {
+        rejects(&alu_with(name), name);
+    }
+    assert_eq!(OP3_REJECTED.len() + 18, isa::OP3.len(), "README: 18 OP3 translated");
+    for name in OP3_REJECTED {
+        rejects(&alu_with(name), name);
+    }
+}
+
+#[test]
+fn every_other_alu_opcode_translates() {
+    // the complement of the rejected lists: each one alone in a pixel shader translates
+    // (PRED_SET*/KILL* included; MOVA* need a vector slot, which alu_with gives)
+    for &(_, name, _, _) in isa::OP2.iter().filter(|e| !OP2_REJECTED.contains(&e.1)) {
+        let s = alu_with(name);
+        shrec::formats::gx2::lower::lower(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for &(_, name, _) in isa::OP3.iter().filter(|e| !OP3_REJECTED.contains(&e.1)) {
+        shrec::formats::gx2::lower::lower(&alu_with(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn rejected_tex_opcodes_are_named() {
+    let mut n = 0;
+    // TEX_INST is 5 bits: the table's entries 32-37 (SET_TEXTURE_OFFSETS, GATHER4*,
+    // GET_BUFFER_RESINFO) cannot occur in a Latte TEX word
+    assert_eq!(&isa::TEX_NAMES[32..], &["SET_TEXTURE_OFFSETS", "GATHER4", "GATHER4_O", "GATHER4_C", "GATHER4_C_O", "GET_BUFFER_RESINFO"]);
+    for name in isa::TEX_NAMES[..32].iter().copied().filter(|x| !TEX_TRANSLATED.contains(x)) {
+        let mut p = ps(vec![texc(vec![tex(name, 0, 0, 0, 1, [0, 1, 2, 3])])], 1);
+        p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty: 1, location: 0 }];
+        rejects(&p, name);
+        n += 1;
+    }
+    assert_eq!(n, 22);
+    // VTX_FETCH of a non-uniform buffer; SAMPLE with unnormalized coordinates, texel offsets, relative GPRs
+    let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
+    rejects(&p, "VTX_FETCH");
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[1] &= !(1 << 28);
+    p = ps(vec![texc(vec![t])], 1);
+    let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
+    assert!(err.reason.contains("SAMPLE with unnormalized"), "{err}");
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[2] |= 1;
+    p = ps(vec![texc(vec![t])], 1);
+    let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
+    assert!(err.reason.contains("SAMPLE with texel offsets"), "{err}");
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[0] |= 1 << 23;
+    p = ps(vec![texc(vec![t])], 1);
+    let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
+    assert!(err.reason.contains("SAMPLE with relative GPR"), "{err}");
+}
+
+#[test]
+fn rejected_cf_and_vtx_clauses_are_named() {
+    // vertex fetch clauses, with each VTX instruction (FETCH, SEMANTIC, BUFINFO) in them
+    for (op, vtx) in [("VTX", 0u32), ("VTX_TC", 1), ("VTX_ACK", 0xE), ("VTX_TC_ACK", 0)] {
+        let c = C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![T { w: [vtx, 1, 0] }] };
+        let p = vs(vec![c], 2);
+        let d = formats::disasm(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap();
+        assert!(d.contains(isa::vtx_name(vtx).unwrap()), "{d}");
+        rejects(&p, op);
+    }
+    for op in ["EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX"] {
+        rejects(&vs(vec![cf(op)], 2), op);
+    }
+    // CF KILL outside a pixel shader
+    rejects(&vs(vec![cf("KILL")], 2), "KILL");
+}
+
+#[test]
+fn rejected_alu_cf_and_export_ops_are_named() {
+    rejects(&ps(vec![alu("ALU_EXT", vec![g(vec![a("MOV", (1, 0), &[ONE])])])], 1), "ALU_EXT");
+    for (op, name) in [
+        (0x20, "MEM_STREAM0"),
+        (0x21, "MEM_STREAM1"),
+        (0x22, "MEM_STREAM2"),
+        (0x23, "MEM_STREAM3"),
+        (0x24, "MEM_SCRATCH"),
+        (0x25, "MEM_REDUCTION"),
+        (0x26, "MEM_RING"),
+        (0x3A, "MEM_EXPORT"),
+    ] {
+        rejects(&vs(vec![C::Mem { op }], 2), name);
+    }
+}
