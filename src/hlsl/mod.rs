@@ -95,23 +95,31 @@ impl Writer<'_> {
         for c in &m.header_comments {
             self.line(format!("// {c}"));
         }
+        for d in &m.ext.defines {
+            self.line(d);
+        }
         self.line(format!("#include \"{PRELUDE_NAME}\""));
         self.line("");
-        for cb in &m.const_buffers {
+        if let Some(d) = &m.ext.declarations {
+            for l in d.lines() {
+                self.line(l);
+            }
+        }
+        for cb in m.const_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ float4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for cb in &m.ext.uint_buffers {
+        for cb in m.ext.uint_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ uint4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for t in &m.textures {
+        for t in m.textures.iter().filter(|_| m.ext.declarations.is_none()) {
             let ty = match t.dim {
                 TexDim::D1 => "Texture1D<float4>",
                 TexDim::D2 => "Texture2D<float4>",
@@ -203,6 +211,9 @@ impl Writer<'_> {
         }
         let ret = if m.outputs.is_empty() { "void" } else { "ShaderOutput" };
         let arg = if m.inputs.is_empty() { "" } else { "ShaderInput input" };
+        for a in &m.ext.entry_attributes {
+            self.line(a);
+        }
         self.line(format!("{ret} main({arg})"));
         self.line("{");
         self.indent += 1;
