@@ -237,3 +237,39 @@ fn sampler_names_are_sanitized_unique_and_arrays_named_per_element() {
     assert_eq!(sanitize("2tex"), "_2tex");
     assert_eq!(sanitize("g_Sampler"), "g_Sampler");
 }
+
+#[test]
+fn normals_are_uint4_with_the_r11g11b10_spec_constant_and_texcoords_swap() {
+    // A corpus vertex shader whose TEXCOORD0 element is relabelled NORMAL0.
+    let path = repo().join("tests/corpus/xenos/LibXenonProject+snes9x-gx/source/xenon/shaders/simple.vs__VSSimple.bin");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let c = shrec::formats::xenos::container::parse(&bytes).unwrap();
+    let e = *c.vertex_elements.iter().find(|e| e.usage == 5 && e.usage_index == 0).expect("TEXCOORD0 element");
+    let t = translate(&bytes);
+    assert_eq!(t.spec_constants_mask, 0, "texcoords need no spec constant");
+    let hlsl = shrec::hlsl::write(&t.module);
+    assert!(hlsl.contains(".yxwz"), "tfetchTexcoord swap by g_SwappedTexcoords");
+    let at = (0..bytes.len() / 4)
+        .map(|i| i * 4)
+        .find(|&o| {
+            let w = u32::from_be_bytes(bytes[o..o + 4].try_into().unwrap());
+            o >= 0x20 && w & 0xFFF == e.address && (w >> 12) & 0xF == 5 && (w >> 16) & 0xF == 0
+        })
+        .expect("element word");
+    let w = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    bytes[at..at + 4].copy_from_slice(&((w & !0xF000) | (3 << 12)).to_be_bytes());
+    let c = shrec::formats::xenos::container::parse(&bytes).unwrap();
+    assert!(c.vertex_elements.iter().any(|e| e.usage == 3), "patched to NORMAL");
+
+    let t = translate(&bytes);
+    assert_eq!(t.spec_constants_mask, 1, "SPEC_CONSTANT_R11G11B10_NORMAL");
+    let hlsl = shrec::hlsl::write(&t.module);
+    assert!(hlsl.lines().any(|l| l.contains("uint4 ") && l.contains(": NORMAL0;")), "NORMAL0 is uint4 as in XenosRecomp\n{hlsl}");
+    let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
+    let spirv = dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Vertex, Target::Spirv, 1).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+    spirv_val(&spirv, "abi-normal").unwrap();
+    assert_eq!(reflect(&spirv).spec_ids, vec![0]);
+    let dxil = dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Vertex, Target::Dxil, 1).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+    assert_eq!(&dxil[..4], b"DXBC");
+    assert_eq!(dxc::target_profile(Stage::Vertex, Target::Dxil, 1), "lib_6_3");
+}

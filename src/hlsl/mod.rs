@@ -66,7 +66,7 @@ fn semantic_text(s: &Semantic) -> String {
         Semantic::Target(n) => format!("SV_Target{n}"),
         Semantic::Depth => "SV_Depth".into(),
         Semantic::InstanceId => "SV_InstanceID".into(),
-        Semantic::Usage { name, index, .. } => format!("{name}{index}"),
+        Semantic::Usage { name, index, .. } | Semantic::UsageUint { name, index, .. } => format!("{name}{index}"),
         Semantic::VertexId => "SV_VertexID".into(),
     }
 }
@@ -75,7 +75,7 @@ fn semantic_text(s: &Semantic) -> String {
 fn vk_location(s: &Semantic) -> Option<u32> {
     match s {
         Semantic::Texcoord(n) => Some(*n),
-        Semantic::Usage { location, .. } => Some(*location),
+        Semantic::Usage { location, .. } | Semantic::UsageUint { location, .. } => Some(*location),
         _ => None,
     }
 }
@@ -221,6 +221,7 @@ impl Writer<'_> {
             match v.semantic {
                 Semantic::InstanceId => self.line(format!("{0} = float4((float)input.{0}, 0, 0, 0);", v.name)),
                 Semantic::VertexId => self.line(format!("{0} = float4(asfloat(input.{0}), 0, 0, 0);", v.name)),
+                Semantic::UsageUint { .. } => self.line(format!("{0} = asfloat(input.{0});", v.name)),
                 _ if v.components == 1 => self.line(format!("{0} = float4(input.{0}, 0, 0, 0);", v.name)),
                 _ => self.line(format!("{0} = input.{0};", v.name)),
             }
@@ -251,6 +252,7 @@ impl Writer<'_> {
         for v in vars {
             let ty = match v.semantic {
                 Semantic::InstanceId | Semantic::VertexId => "uint",
+                Semantic::UsageUint { .. } => "uint4",
                 _ if v.components == 1 => "float",
                 _ => "float4",
             };

@@ -157,6 +157,10 @@ pub enum Semantic {
     /// A named D3D semantic `{name}{index}` (e.g. `POSITION0`, `NORMAL1`) with an explicit
     /// Vulkan location. Used for vertex inputs whose D3D input layout matches by usage (Xenos).
     Usage { name: &'static str, index: u32, location: u32 },
+    /// As `Usage`, declared `uint4` in the signature (an integer vertex format); the register
+    /// receives the four 32-bit patterns unchanged (`asfloat(input)`), for the frontend to
+    /// convert or decode.
+    UsageUint { name: &'static str, index: u32, location: u32 },
     /// Vertex index — `SV_VertexID`, read as `float4(asfloat(id), 0, 0, 0)` (the raw integer
     /// bits in lane x, as Latte's R0.x holds it).
     VertexId,

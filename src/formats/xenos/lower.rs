@@ -261,11 +261,14 @@ impl<'a> Ctx<'a> {
             .find(|(_, e)| e.address == address)
             .ok_or_else(|| self.err(format!("vfetch at slot {address} has no vertex element in the container")))?;
         let name = format!("i{}{}", DECL_USAGE_NAMES.get(e.usage as usize).unwrap_or(&"usage"), e.usage_index);
-        self.inputs.push(IoVar {
-            name,
-            semantic: Semantic::Usage { name: usage_name(e.usage), index: e.usage_index, location: k as u32 },
-            components: 4,
-        });
+        let (u, index, location) = (usage_name(e.usage), e.usage_index, k as u32);
+        // XenosRecomp's input types: BLENDINDICES, NORMAL, TANGENT and BINORMAL are uint4.
+        let semantic = if is_uint_usage(e.usage) {
+            Semantic::UsageUint { name: u, index, location }
+        } else {
+            Semantic::Usage { name: u, index, location }
+        };
+        self.inputs.push(IoVar { name, semantic, components: 4 });
         let i = self.inputs.len() as u32 - 1;
         self.input_by_addr.insert(address, i);
         Ok(i)
@@ -316,7 +319,23 @@ impl<'a> Ctx<'a> {
                     // preceding full fetch; its element is the container's entry for this slot.
                 }
                 let i = self.input(address)?;
-                body.push(assign(FRES, 0xF, read(RegFile::Input, i, XYZW)));
+                let usage = self.c.vertex_elements.iter().find(|e| e.address == address).map(|e| (e.usage, e.usage_index));
+                let value = read(RegFile::Input, i, XYZW);
+                let value = match usage {
+                    // XenosRecomp's vfetch conversions (tfetchR11G11B10 / tfetchTexcoord).
+                    Some((3 | 6 | 7, _)) => {
+                        self.spec_constants_mask |= SPEC_CONSTANT_R11G11B10_NORMAL;
+                        let on = Cond::Compare(CmpOp::Ne, read(RegFile::Const(CB_SHARED), STATE_SPEC, [1; 4]), lit(0.0));
+                        Expr::SelectIf(Box::new(on), Box::new(r11g11b10(value.clone())), Box::new(value))
+                    }
+                    Some((2, _)) => Expr::IntUnary(IntUnOp::UintToFloat, Box::new(value)),
+                    Some((5, index)) if index < 32 => {
+                        let swapped = Cond::BitSet { value: read(RegFile::Const(CB_SHARED), 16, [1; 4]), bit: index };
+                        Expr::SelectIf(Box::new(swapped), Box::new(swz(value.clone(), [1, 0, 3, 2])), Box::new(value))
+                    }
+                    _ => value,
+                };
+                body.push(assign(FRES, 0xF, value));
                 self.fetch_store(f, &mut body);
             }
             1 => {
@@ -897,6 +916,24 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         ext,
     };
     Ok(Lowered { module, spec_constants_mask: ctx.spec_constants_mask })
+}
+
+/// D3DDECLUSAGE values XenosRecomp declares `uint4`: BLENDINDICES, NORMAL, TANGENT, BINORMAL.
+fn is_uint_usage(usage: u32) -> bool {
+    matches!(usage, 2 | 3 | 6 | 7)
+}
+
+/// XenosRecomp's `tfetchR11G11B10` with SPEC_CONSTANT_R11G11B10_NORMAL set, on the raw bits of
+/// lane x: (sign bit 10 ? -1 : 0) + bits 0-9 / 1024, (bit 21 ? -1 : 0) + bits 11-20 / 1024,
+/// (bit 31 ? -1 : 0) + bits 22-30 / 512, 0.
+fn r11g11b10(raw: Expr) -> Expr {
+    let x = swz(raw, [0; 4]);
+    let ib = |op, a, b| Expr::IntBinary(op, Box::new(a), Box::new(b));
+    let fields = ib(IntBinOp::And, ib(IntBinOp::ShrU, x.clone(), Expr::Bits([0, 11, 22, 0])), Expr::Bits([0x3FF, 0x3FF, 0x1FF, 0]));
+    let magnitude = bin(BinOp::Mul, Expr::IntUnary(IntUnOp::UintToFloat, Box::new(fields)), Expr::Literal([1.0 / 1024.0, 1.0 / 1024.0, 1.0 / 512.0, 0.0]));
+    let signs = Expr::IntUnary(IntUnOp::UintToFloat, Box::new(ib(IntBinOp::And, x, Expr::Bits([0x400, 0x20_0000, 0x8000_0000, 0]))));
+    let sign = sel(CmpOp::Gt, signs, lit(0.0), lit(-1.0), lit(0.0));
+    bin(BinOp::Add, sign, magnitude)
 }
 
 fn heap_suffix(dim: TexDim) -> &'static str {
