@@ -273,3 +273,34 @@ fn normals_are_uint4_with_the_r11g11b10_spec_constant_and_texcoords_swap() {
     assert_eq!(&dxil[..4], b"DXBC");
     assert_eq!(dxc::target_profile(Stage::Vertex, Target::Dxil, 1), "lib_6_3");
 }
+
+#[test]
+fn vertex_inputs_use_xenosrecomps_locations() {
+    use shrec::ir::Semantic;
+    let mut checked = 0;
+    for (key, (_, bytes)) in corpus() {
+        let t = translate(&bytes);
+        for v in &t.module.inputs {
+            let (name, index, location) = match v.semantic {
+                Semantic::Usage { name, index, location } | Semantic::UsageUint { name, index, location } => (name, index, location),
+                _ => continue,
+            };
+            let want = match (name, index) {
+                ("POSITION", 0) => 0,
+                ("NORMAL", 0) => 1,
+                ("TANGENT", 0) => 2,
+                ("BINORMAL", 0) => 3,
+                ("TEXCOORD", i @ 0..=3) => 4 + i,
+                ("COLOR", 0) => 8,
+                ("BLENDINDICES", 0) => 9,
+                ("BLENDWEIGHT", 0) => 10,
+                ("COLOR", 1) => 11,
+                ("TEXCOORD", i @ 4..=7) => 8 + i,
+                _ => continue,
+            };
+            assert_eq!(location, want, "{key:016X}: {name}{index}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+}

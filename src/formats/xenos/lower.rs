@@ -261,7 +261,7 @@ impl<'a> Ctx<'a> {
             .find(|(_, e)| e.address == address)
             .ok_or_else(|| self.err(format!("vfetch at slot {address} has no vertex element in the container")))?;
         let name = format!("i{}{}", DECL_USAGE_NAMES.get(e.usage as usize).unwrap_or(&"usage"), e.usage_index);
-        let (u, index, location) = (usage_name(e.usage), e.usage_index, k as u32);
+        let (u, index, location) = (usage_name(e.usage), e.usage_index, vertex_input_location(&self.c.vertex_elements, k));
         // XenosRecomp's input types: BLENDINDICES, NORMAL, TANGENT and BINORMAL are uint4.
         let semantic = if is_uint_usage(e.usage) {
             Semantic::UsageUint { name: u, index, location }
@@ -916,6 +916,41 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         ext,
     };
     Ok(Lowered { module, spec_constants_mask: ctx.spec_constants_mask })
+}
+
+/// XenosRecomp's Vulkan vertex-input locations (`USAGE_LOCATIONS`, what an UnleashedRecomp-style
+/// runtime binds): (D3DDECLUSAGE, index) → location.
+const XR_INPUT_LOCATIONS: [(u32, u32, u32); 17] = [
+    (0, 0, 0),   // POSITION0
+    (3, 0, 1),   // NORMAL0
+    (6, 0, 2),   // TANGENT0
+    (7, 0, 3),   // BINORMAL0
+    (5, 0, 4),   // TEXCOORD0-3
+    (5, 1, 5),
+    (5, 2, 6),
+    (5, 3, 7),
+    (10, 0, 8),  // COLOR0
+    (2, 0, 9),   // BLENDINDICES0
+    (1, 0, 10),  // BLENDWEIGHT0
+    (10, 1, 11), // COLOR1
+    (5, 4, 12),  // TEXCOORD4-7
+    (5, 5, 13),
+    (5, 6, 14),
+    (5, 7, 15),
+    (0, 1, 15),  // POSITION1
+];
+
+/// Vulkan location of vertex element `k`: XenosRecomp's location for the usages its table lists
+/// (unless an earlier element already took it: POSITION1 and TEXCOORD7 share 15 there); any
+/// other element, which XenosRecomp cannot compile, gets 16 + k.
+pub fn vertex_input_location(elements: &[super::container::VertexElement], k: usize) -> u32 {
+    let xr = |e: &super::container::VertexElement| {
+        XR_INPUT_LOCATIONS.iter().find(|&&(u, i, _)| u == e.usage && i == e.usage_index).map(|&(_, _, l)| l)
+    };
+    match xr(&elements[k]) {
+        Some(l) if !elements[..k].iter().any(|e| xr(e) == Some(l)) => l,
+        _ => 16 + k as u32,
+    }
 }
 
 /// D3DDECLUSAGE values XenosRecomp declares `uint4`: BLENDINDICES, NORMAL, TANGENT, BINORMAL.
