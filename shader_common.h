@@ -84,8 +84,14 @@
 // * Entry point `main` ([shader("vertex"/"pixel")] on DXIL). Cache key = XenosRecomp's (XXH3-64
 //   of the container), so a lookup written for XR's table finds shrec's entries.
 // * Vertex inputs: one per container vertex element, semantic <USAGE><index> (POSITION0,
-//   TEXCOORD1, ...), Vulkan location = position of the element in the container's vertex
-//   element list. Declared float4: the input layout converts the guest format.
+//   TEXCOORD1, ...), declared as XenosRecomp does: uint4 for BLENDINDICES, NORMAL, TANGENT and
+//   BINORMAL (bind an integer format), float4 otherwise. Vulkan locations are XenosRecomp's:
+//   POSITION0 0, NORMAL0 1, TANGENT0 2, BINORMAL0 3, TEXCOORD0-3 4-7, COLOR0 8, BLENDINDICES0 9,
+//   BLENDWEIGHT0 10, COLOR1 11, TEXCOORD4-7 12-15, POSITION1 15; any other element (XenosRecomp
+//   cannot compile those) or a second claimant of 15 gets 16 + its position in the element list.
+//   vfetch converts as XenosRecomp: BLENDINDICES by value (uint → float); NORMAL/TANGENT/BINORMAL
+//   are raw bits (asfloat), or R11G11B10-decoded when SPEC_CONSTANT_R11G11B10_NORMAL is set;
+//   TEXCOORDn is read .yxwz when bit n of g_SwappedTexcoords is set.
 // * Interpolators link by semantic: TEXCOORD n -> location/TEXCOORDn n, COLOR n -> 16+n, other
 //   usages u -> 18 + (2u + index) % 30. The VS exports oN under the location of the container's
 //   interpolator entry for register N; the PS preloads r<reg> from its interpolator entries.
