@@ -230,7 +230,7 @@ fn descriptor_indices_follow_the_constant_table() {
 }
 
 #[test]
-fn sampler_names_are_sanitized_unique_and_arrays_named_per_element() {
+fn constant_table_names_are_sanitized_to_identifiers() {
     use shrec::formats::xenos::lower::sanitize;
     assert_eq!(sanitize("$decal"), "_decal");
     assert_eq!(sanitize("@@@@"), "____");
