@@ -41,31 +41,62 @@
 //   (setProgramConstantsFromMatrix with transposedMatrix = true gives rows).
 //
 // ---------------------------------------------------------------------------------------------
-// Xenos (Xbox 360)
+// Xenos (Xbox 360) — XenosRecomp's runtime ABI, unchanged (a runtime written for XenosRecomp's
+// cache, e.g. UnleashedRecomp's, binds shrec's Xenos shaders as they are)
 // ---------------------------------------------------------------------------------------------
-//   resource                              D3D                 Vulkan
-//   VS float constants  float4 c[256]     b0, space4          set 0 binding 0   (XenosRecomp: same D3D register)
-//   PS float constants  float4 c[256]     b1, space4          set 0 binding 1   (XenosRecomp: same D3D register)
-//   SharedConstants  float4 g_Shared[18]  b2, space4          set 0 binding 2
-//       c16.x g_Booleans (uint bits: VS b0-b15 = bits 0-15, PS b0-b15 = bits 16-31),
-//       c16.y g_SwappedTexcoords, c16.zw g_HalfPixelOffset, c17.x g_AlphaThreshold
-//       (XenosRecomp's DEFINE_SHARED_CONSTANTS packoffsets; c0-c15 unused by shrec).
-//   texture tf<n>, 2D / 3D / cube / 1D    t<n>, space 0/1/2/3 set 1 binding n + 32*space
-//   sampler tf<n>                         s<n>, space 4+dim   set 2 binding n + 32*space
-// * Cache key = XenosRecomp's (XXH3-64 of the container), so a lookup written for XR's table
-//   finds shrec's entries. Constants are addressed by register number exactly as the guest
-//   uploads them (VS c0-c255, PS c0-c255); literal `def` constants are folded into the code.
+// Generated Xenos HLSL defines SHREC_XENOS before including this file; the block at the end of
+// the HLSL part below is then XenosRecomp's shader_common.h interface.
+//
+// Constants (register numbers exactly as the guest uploads them: VS c0-c255, PS c0-c223; the
+// shader reads 0.0 at or past those counts, as XenosRecomp's NAME(INDEX) macros do; literal
+// `def` constants are folded into the code):
+//   SPIR-V: push constants, three buffer device addresses, read with vk::RawBufferLoad:
+//       struct PushConstants { uint64_t VertexShaderConstants, PixelShaderConstants, SharedConstants; };
+//       VS register n at VertexShaderConstants + 16n, PS register n at PixelShaderConstants + 16n.
+//   DXIL: cbuffer VertexShaderConstants : register(b0, space4), PixelShaderConstants : register(b1,
+//       space4), register n at packoffset(cn); cbuffer SharedConstants : register(b2, space4).
+// SharedConstants (bytes; DXIL packoffsets in brackets), XenosRecomp / UnleashedRecomp layout:
+//     0 + 4s  uint texture2DIndices[16]   NAME_Texture2DDescriptorIndex   [c(s/4).(s%4)]
+//    64 + 4s  uint texture3DIndices[16]   NAME_Texture3DDescriptorIndex   [c(4+s/4)]
+//   128 + 4s  uint textureCubeIndices[16] NAME_TextureCubeDescriptorIndex [c(8+s/4)]
+//   192 + 4s  uint samplerIndices[16]     NAME_SamplerDescriptorIndex     [c(12+s/4)]
+//   256 uint g_Booleans [c16.x]: VS b0-b15 = bits 0-15, PS b0-b15 = bits 16-31
+//   260 uint g_SwappedTexcoords [c16.y]   264 float2 g_HalfPixelOffset [c16.zw]
+//   272 float g_AlphaThreshold [c17.x]
+//   s = texture fetch constant slot tf0-tf15 (a fetch from tf16+ is rejected). NAME is the
+//   sampler's constant-table name, sanitized ([A-Za-z0-9_], a leading digit gets `_`), made
+//   unique; element j > 0 of a sampler array NAME[n] is NAME_j; a slot without an entry is s<slot>.
+//   Only the byte offsets matter to the runtime.
+// Bindless heaps (no [[vk::binding]]: DXC maps register tN/sN, spaceM to binding N, set M):
+//   Texture2D<float4>   g_Texture2DDescriptorHeap[]   t0, space0   Vulkan set 0 binding 0
+//   Texture3D<float4>   g_Texture3DDescriptorHeap[]   t0, space1   Vulkan set 1 binding 0
+//   TextureCube<float4> g_TextureCubeDescriptorHeap[] t0, space2   Vulkan set 2 binding 0
+//   SamplerState        g_SamplerDescriptorHeap[]     s0, space3   Vulkan set 3 binding 0
+//   A 1D texture fetch samples the 2D heap (a one-texel-high texture) at y = 0.5.
+// Specialization constants (cache entry's specConstantsMask = the bits a shader reads):
+//   SPEC_CONSTANT_R11G11B10_NORMAL (1 << 0), SPEC_CONSTANT_ALPHA_TEST (1 << 1).
+//   SPIR-V: [[vk::constant_id(0)]] const uint g_SpecConstants. DXIL: a shader whose mask is
+//   non-zero is a `lib_6_3` library calling the external `uint g_SpecConstants()`; the runtime
+//   links it (IDxcLinker, entry `main`, vs_6_0 / ps_6_0) against a library exporting
+//   `export uint g_SpecConstants() { return N; }`. A mask of 0 is a plain vs_6_0 / ps_6_0 shader.
+//   Every pixel shader: alpha test at the end, if (g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST)
+//   clip(oC0.w - g_AlphaThreshold) (so every pixel shader's mask has bit 1).
+// * Entry point `main` ([shader("vertex"/"pixel")] on DXIL). Cache key = XenosRecomp's (XXH3-64
+//   of the container), so a lookup written for XR's table finds shrec's entries.
 // * Vertex inputs: one per container vertex element, semantic <USAGE><index> (POSITION0,
-//   TEXCOORD1, ...), Vulkan location = position of the element in the container's vertex
-//   element list. Declared float4: the input layout converts the guest format.
+//   TEXCOORD1, ...), declared as XenosRecomp does: uint4 for BLENDINDICES, NORMAL, TANGENT and
+//   BINORMAL (bind an integer format), float4 otherwise. Vulkan locations are XenosRecomp's:
+//   POSITION0 0, NORMAL0 1, TANGENT0 2, BINORMAL0 3, TEXCOORD0-3 4-7, COLOR0 8, BLENDINDICES0 9,
+//   BLENDWEIGHT0 10, COLOR1 11, TEXCOORD4-7 12-15, POSITION1 15; any other element (XenosRecomp
+//   cannot compile those) or a second claimant of 15 gets 16 + its position in the element list.
+//   vfetch converts as XenosRecomp: BLENDINDICES by value (uint → float); NORMAL/TANGENT/BINORMAL
+//   are raw bits (asfloat), or R11G11B10-decoded when SPEC_CONSTANT_R11G11B10_NORMAL is set;
+//   TEXCOORDn is read .yxwz when bit n of g_SwappedTexcoords is set.
 // * Interpolators link by semantic: TEXCOORD n -> location/TEXCOORDn n, COLOR n -> 16+n, other
 //   usages u -> 18 + (2u + index) % 30. The VS exports oN under the location of the container's
 //   interpolator entry for register N; the PS preloads r<reg> from its interpolator entries.
 // * oPos gets XenosRecomp's half-pixel offset at the end of every vertex shader:
 //   oPos.xy += g_HalfPixelOffset * oPos.w. SPIR-V vertex shaders are built with -fvk-invert-y.
-// * Deviations from XenosRecomp: no bindless heaps (per-slot resources above), Vulkan reads
-//   constants from UBOs (not push-constant device addresses), no specialisation constants
-//   (alpha test / R11G11B10 normals are not applied; spec mask is 0).
 //
 // ---------------------------------------------------------------------------------------------
 // PICA200 (3DS SHBIN / DVLB)
@@ -125,6 +156,10 @@
 
 #ifndef SHREC_SHADER_COMMON_H
 #define SHREC_SHADER_COMMON_H
+
+// Xenos specialization-constant bits (XenosRecomp's values; for HLSL and C++ runtimes).
+#define SPEC_CONSTANT_R11G11B10_NORMAL  (1 << 0)
+#define SPEC_CONSTANT_ALPHA_TEST        (1 << 1)
 
 #if !defined(__cplusplus)
 
@@ -198,6 +233,37 @@ uint4 shrec_bfi(uint4 m, uint4 a, uint4 b) { return (m & a) | (~m & b); }
 uint4 shrec_cnde_i(uint4 c, uint4 a, uint4 b) { return select(c == 0u, a, b); }
 uint4 shrec_cndgt_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) > 0, a, b); }
 uint4 shrec_cndge_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) >= 0, a, b); }
+
+#ifdef SHREC_XENOS
+// XenosRecomp's interface (see the Xenos section at the top of this file).
+#ifdef __spirv__
+struct PushConstants
+{
+    uint64_t VertexShaderConstants;
+    uint64_t PixelShaderConstants;
+    uint64_t SharedConstants;
+};
+[[vk::push_constant]] ConstantBuffer<PushConstants> g_PushConstants;
+#define g_Booleans          vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + 256)
+#define g_SwappedTexcoords  vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + 260)
+#define g_HalfPixelOffset   vk::RawBufferLoad<float2>(g_PushConstants.SharedConstants + 264)
+#define g_AlphaThreshold    vk::RawBufferLoad<float>(g_PushConstants.SharedConstants + 272)
+[[vk::constant_id(0)]] const uint g_SpecConstants = 0;
+#define g_SpecConstants() g_SpecConstants
+#else
+#define DEFINE_SHARED_CONSTANTS() \
+    uint g_Booleans : packoffset(c16.x); \
+    uint g_SwappedTexcoords : packoffset(c16.y); \
+    float2 g_HalfPixelOffset : packoffset(c16.z); \
+    float g_AlphaThreshold : packoffset(c17.x);
+// Resolved when the runtime links the lib_6_3 shader (specConstantsMask != 0).
+uint g_SpecConstants();
+#endif
+Texture2D<float4> g_Texture2DDescriptorHeap[] : register(t0, space0);
+Texture3D<float4> g_Texture3DDescriptorHeap[] : register(t0, space1);
+TextureCube<float4> g_TextureCubeDescriptorHeap[] : register(t0, space2);
+SamplerState g_SamplerDescriptorHeap[] : register(s0, space3);
+#endif // SHREC_XENOS
 
 #endif // !__cplusplus
 

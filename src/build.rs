@@ -460,7 +460,7 @@ fn build_one(
     for &target in targets {
         let t = Instant::now();
         compilations.fetch_add(1, Ordering::Relaxed);
-        let compiled = dxc::compile(lib, &hlsl, job.stage, target);
+        let compiled = dxc::compile_with_spec_constants(lib, &hlsl, job.stage, target, translation.spec_constants_mask);
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
         match compiled {
             Ok(code) => match target {

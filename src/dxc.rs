@@ -214,6 +214,22 @@ pub fn profile(stage: Stage) -> String {
     format!("{}_{SHADER_MODEL}", stage.profile_prefix())
 }
 
+/// DXIL library profile of a shader that calls the external `g_SpecConstants()` (XenosRecomp:
+/// `-T lib_6_3` when compiling DXIL with a non-zero specialization-constant mask; the runtime
+/// links it into a vs_6_0 / ps_6_0 shader).
+pub const SPEC_CONSTANTS_LIBRARY_PROFILE: &str = "lib_6_3";
+
+/// Target profile of one compilation: `profile(stage)`, except DXIL with a non-zero
+/// specialization-constant mask, which is [`SPEC_CONSTANTS_LIBRARY_PROFILE`]. SPIR-V reads
+/// specialization constants natively and always uses the stage profile.
+pub fn target_profile(stage: Stage, target: Target, spec_constants_mask: u32) -> String {
+    if target == Target::Dxil && spec_constants_mask != 0 {
+        SPEC_CONSTANTS_LIBRARY_PROFILE.to_string()
+    } else {
+        profile(stage)
+    }
+}
+
 /// DXC arguments besides `-T` and `-E` (XenosRecomp's set, §7 of notes/xenos.md):
 /// SPIR-V vertex and geometry shaders get `-fvk-invert-y` (all families use D3D's +y-up clip space).
 pub fn args(stage: Stage, target: Target) -> Vec<&'static str> {
@@ -268,6 +284,13 @@ thread_local! {
 /// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
 /// hash filled (DXC leaves it zero without libdxil.so). Errors carry DXC's diagnostics.
 pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result<Vec<u8>, String> {
+    compile_with_spec_constants(lib, hlsl, stage, target, 0)
+}
+
+/// As [`compile`], for a shader whose translation reads the specialization constants of
+/// `spec_constants_mask` (its profile is [`target_profile`]).
+pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target, spec_constants_mask: u32) -> Result<Vec<u8>, String> {
+    let target_profile = target_profile(stage, target, spec_constants_mask);
     COMPILERS.with(|cell| {
         let mut map = cell.borrow_mut();
         if !map.contains_key(&lib.path) {
@@ -280,7 +303,7 @@ pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result
         let blob = tc.library.create_blob_with_encoding_from_str(hlsl).map_err(|e| format!("DXC blob: {e}"))?;
         let mut includes = PreludeIncludes;
         let args = args(stage, target);
-        let result = tc.compiler.compile(&blob, "shader.hlsl", "main", &profile(stage), &args, Some(&mut includes), &[]);
+        let result = tc.compiler.compile(&blob, "shader.hlsl", "main", &target_profile, &args, Some(&mut includes), &[]);
         match result {
             Ok(r) => {
                 let out = r.get_result().map_err(|e| format!("DXC result: {e}"))?;

@@ -79,8 +79,10 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
         let hlsl = shrec::hlsl::write(&t.module);
         let dxil = e.dxil.as_ref().expect("dxil built");
         let spirv = e.spirv.as_ref().expect("spirv built");
-        assert_eq!(dxil, &dxc::compile(&lib, &hlsl, e.stage, Target::Dxil).unwrap(), "{:016X}: DXIL differs", e.key);
-        assert_eq!(spirv, &dxc::compile(&lib, &hlsl, e.stage, Target::Spirv).unwrap(), "{:016X}: SPIR-V differs", e.key);
+        assert_eq!(e.spec_constants_mask, t.spec_constants_mask);
+        let compile = |target| dxc::compile_with_spec_constants(&lib, &hlsl, e.stage, target, t.spec_constants_mask).unwrap();
+        assert_eq!(dxil, &compile(Target::Dxil), "{:016X}: DXIL differs", e.key);
+        assert_eq!(spirv, &compile(Target::Spirv), "{:016X}: SPIR-V differs", e.key);
         assert_eq!(&dxil[..4], b"DXBC");
         assert_ne!(&dxil[4..20], &[0u8; 16], "{:016X}: DXIL hash not filled", e.key);
         assert!(shrec::pack::dxil_hash::hash_is_valid(dxil), "{:016X}: DXIL hash wrong", e.key);

@@ -39,8 +39,8 @@ fn compile(bytes: &[u8]) -> String {
     let t = formats::translate(ContainerKind::Xenos, bytes, 0, &TranslateOptions::default()).unwrap();
     let hlsl = shrec::hlsl::write(&t.module);
     let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
-    dxc::compile(&lib, &hlsl, Stage::Pixel, Target::Dxil).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
-    let s = dxc::compile(&lib, &hlsl, Stage::Pixel, Target::Spirv).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+    dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Pixel, Target::Dxil, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+    let s = dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Pixel, Target::Spirv, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
     spirv_val(&s, "synthetic").unwrap();
     hlsl
 }

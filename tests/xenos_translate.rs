@@ -37,14 +37,14 @@ fn every_corpus_shader_compiles_to_dxil_and_valid_spirv() {
         };
         let hlsl = shrec::hlsl::write(&t.module);
         let stage = t.module.stage;
-        match dxc::compile(&lib, &hlsl, stage, Target::Dxil) {
+        match dxc::compile_with_spec_constants(&lib, &hlsl, stage, Target::Dxil, t.spec_constants_mask) {
             Ok(d) => assert_eq!(&d[..4], b"DXBC"),
             Err(e) => {
                 failures.push(format!("{key:016X}: DXIL: {e}\n{hlsl}"));
                 continue;
             }
         }
-        match dxc::compile(&lib, &hlsl, stage, Target::Spirv) {
+        match dxc::compile_with_spec_constants(&lib, &hlsl, stage, Target::Spirv, t.spec_constants_mask) {
             Ok(s) => {
                 if let Err(d) = spirv_val(&s, &format!("{key:016X}")) {
                     failures.push(format!("{key:016X}: spirv-val: {d}"));

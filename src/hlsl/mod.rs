@@ -66,7 +66,7 @@ fn semantic_text(s: &Semantic) -> String {
         Semantic::Target(n) => format!("SV_Target{n}"),
         Semantic::Depth => "SV_Depth".into(),
         Semantic::InstanceId => "SV_InstanceID".into(),
-        Semantic::Usage { name, index, .. } => format!("{name}{index}"),
+        Semantic::Usage { name, index, .. } | Semantic::UsageUint { name, index, .. } => format!("{name}{index}"),
         Semantic::VertexId => "SV_VertexID".into(),
     }
 }
@@ -75,7 +75,7 @@ fn semantic_text(s: &Semantic) -> String {
 fn vk_location(s: &Semantic) -> Option<u32> {
     match s {
         Semantic::Texcoord(n) => Some(*n),
-        Semantic::Usage { location, .. } => Some(*location),
+        Semantic::Usage { location, .. } | Semantic::UsageUint { location, .. } => Some(*location),
         _ => None,
     }
 }
@@ -95,23 +95,31 @@ impl Writer<'_> {
         for c in &m.header_comments {
             self.line(format!("// {c}"));
         }
+        for d in &m.ext.defines {
+            self.line(d);
+        }
         self.line(format!("#include \"{PRELUDE_NAME}\""));
         self.line("");
-        for cb in &m.const_buffers {
+        if let Some(d) = &m.ext.declarations {
+            for l in d.lines() {
+                self.line(l);
+            }
+        }
+        for cb in m.const_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ float4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for cb in &m.ext.uint_buffers {
+        for cb in m.ext.uint_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ uint4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for t in &m.textures {
+        for t in m.textures.iter().filter(|_| m.ext.declarations.is_none()) {
             let ty = match t.dim {
                 TexDim::D1 => "Texture1D<float4>",
                 TexDim::D2 => "Texture2D<float4>",
@@ -203,6 +211,9 @@ impl Writer<'_> {
         }
         let ret = if m.outputs.is_empty() { "void" } else { "ShaderOutput" };
         let arg = if m.inputs.is_empty() { "" } else { "ShaderInput input" };
+        for a in &m.ext.entry_attributes {
+            self.line(a);
+        }
         self.line(format!("{ret} main({arg})"));
         self.line("{");
         self.indent += 1;
@@ -210,6 +221,7 @@ impl Writer<'_> {
             match v.semantic {
                 Semantic::InstanceId => self.line(format!("{0} = float4((float)input.{0}, 0, 0, 0);", v.name)),
                 Semantic::VertexId => self.line(format!("{0} = float4(asfloat(input.{0}), 0, 0, 0);", v.name)),
+                Semantic::UsageUint { .. } => self.line(format!("{0} = asfloat(input.{0});", v.name)),
                 _ if v.components == 1 => self.line(format!("{0} = float4(input.{0}, 0, 0, 0);", v.name)),
                 _ => self.line(format!("{0} = input.{0};", v.name)),
             }
@@ -240,6 +252,7 @@ impl Writer<'_> {
         for v in vars {
             let ty = match v.semantic {
                 Semantic::InstanceId | Semantic::VertexId => "uint",
+                Semantic::UsageUint { .. } => "uint4",
                 _ if v.components == 1 => "float",
                 _ => "float4",
             };

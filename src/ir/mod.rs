@@ -46,6 +46,18 @@ pub struct ModuleExt {
     pub uint_buffers: Vec<ConstBuffer>,
     /// Present for `Stage::Geometry` modules.
     pub geometry: Option<GeometryInfo>,
+    /// Lines written before `#include "shader_common.h"` (e.g. a `#define` selecting a
+    /// family's section of the prelude).
+    pub defines: Vec<String>,
+    /// When set, HLSL written in place of the declarations the writer derives from
+    /// `const_buffers`, `uint_buffers` and `textures` (a frontend whose runtime ABI is not one
+    /// resource per binding, e.g. Xenos' push constants and bindless heaps). It must then define
+    /// every name the writer uses: `var[index]` of each constant file (an array, or an object
+    /// with `operator[]`) and `tex_var` / `smp_var` of each texture (a texture and a sampler
+    /// expression).
+    pub declarations: Option<String>,
+    /// Lines written immediately before the entry point `main` (e.g. `[shader("pixel")]`).
+    pub entry_attributes: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -145,6 +157,10 @@ pub enum Semantic {
     /// A named D3D semantic `{name}{index}` (e.g. `POSITION0`, `NORMAL1`) with an explicit
     /// Vulkan location. Used for vertex inputs whose D3D input layout matches by usage (Xenos).
     Usage { name: &'static str, index: u32, location: u32 },
+    /// As `Usage`, declared `uint4` in the signature (an integer vertex format); the register
+    /// receives the four 32-bit patterns unchanged (`asfloat(input)`), for the frontend to
+    /// convert or decode.
+    UsageUint { name: &'static str, index: u32, location: u32 },
     /// Vertex index — `SV_VertexID`, read as `float4(asfloat(id), 0, 0, 0)` (the raw integer
     /// bits in lane x, as Latte's R0.x holds it).
     VertexId,

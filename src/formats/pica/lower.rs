@@ -408,6 +408,7 @@ pub fn lower(p: &Program, index: u32) -> Result<(Module, Vec<u32>), ShaderError>
                 binding: Binding { dx_register: 1, dx_space: 0, vk_set: 0, vk_binding: Layout::INT_UNIFORMS },
             }],
             geometry: l.geometry,
+            ..Default::default()
         },
     };
     // Metadata: per DVLE constant: kind (0 bool, 1 int, 2 float), register, four value words

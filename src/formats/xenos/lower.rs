@@ -27,13 +27,26 @@ const LOOP_SAVE: u32 = 76;
 const MAX_LOOP_DEPTH: u32 = 4;
 const TEMP_COUNT: u32 = 80;
 
-/// Constant buffer indices.
+/// Constant files of the IR. Both are objects with an `operator[]` defined by the generated
+/// declarations (see [`declarations`]), so that the same HLSL reads XenosRecomp's cbuffers on DXIL
+/// and its push-constant buffer device addresses on SPIR-V.
+/// `c[i]`: float constant register i as the guest uploads it (0 outside the runtime's buffer).
 const CB_FLOAT: u32 = 0;
+/// `g_XenosState[i]`: 16 = (asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)
+/// (XenosRecomp's c16 of SharedConstants), 17 = (g_AlphaThreshold, 0, 0, 0), 18 = specialization
+/// constant bits as 1.0 / 0.0: x = SPEC_CONSTANT_ALPHA_TEST, y = SPEC_CONSTANT_R11G11B10_NORMAL.
 const CB_SHARED: u32 = 1;
-/// Shared constants layout (float4 registers of `SharedConstants`, XenosRecomp's DXIL layout):
-/// c0-c15 texture/sampler descriptor indices (unused by shrec), c16.x g_Booleans,
-/// c16.y g_SwappedTexcoords, c16.zw g_HalfPixelOffset, c17.x g_AlphaThreshold.
-const SHARED_LEN: u32 = 18;
+const STATE_SPEC: u32 = 18;
+
+/// XenosRecomp's specialization-constant bits (shader_common.h).
+pub const SPEC_CONSTANT_R11G11B10_NORMAL: u32 = 1 << 0;
+pub const SPEC_CONSTANT_ALPHA_TEST: u32 = 1 << 1;
+
+/// Float constant registers the runtime uploads per stage (XenosRecomp reads 0 past them).
+pub const VS_CONSTANTS: u32 = 256;
+pub const PS_CONSTANTS: u32 = 224;
+/// Entries of each descriptor-index array of SharedConstants (texture2D/3D/Cube, sampler).
+pub const SAMPLER_SLOTS: u32 = 16;
 
 fn lit(v: f32) -> Expr {
     Expr::Literal([v; 4])
@@ -65,6 +78,8 @@ fn pred_cond(want: bool) -> Cond {
 
 pub struct Lowered {
     pub module: Module,
+    /// XenosRecomp's `specConstantsMask`: the SPEC_CONSTANT_* bits the shader reads.
+    pub spec_constants_mask: u32,
 }
 
 struct Ctx<'a> {
@@ -79,6 +94,9 @@ struct Ctx<'a> {
     textures: Vec<Texture>,
     tex_by_slot: BTreeMap<(u32, u32), u32>,
     indexable: bool,
+    /// Sampler name (from the constant table, sanitized and unique) per fetch-constant slot.
+    sampler_names: BTreeMap<u32, String>,
+    spec_constants_mask: u32,
     /// Current instruction for error messages.
     at: String,
 }
@@ -197,33 +215,38 @@ impl<'a> Ctx<'a> {
         Ok(i)
     }
 
-    fn texture(&mut self, slot: u32, dim: TexDim) -> u32 {
+    /// A texture of the bindless heaps: `g_Texture{2D,3D,Cube}DescriptorHeap[NAME_Texture…DescriptorIndex]`
+    /// sampled with `g_SamplerDescriptorHeap[NAME_SamplerDescriptorIndex]` (XenosRecomp's names
+    /// and SharedConstants offsets; 1D textures live in the 2D heap, see `fetch`).
+    fn texture(&mut self, slot: u32, dim: TexDim) -> Result<u32, ShaderError> {
+        let dim = if dim == TexDim::D1 { TexDim::D2 } else { dim };
         let key = (slot, dim as u32);
         if let Some(&i) = self.tex_by_slot.get(&key) {
-            return i;
+            return Ok(i);
         }
-        let suffix = match dim {
-            TexDim::D1 => "1D",
-            TexDim::D2 => "2D",
-            TexDim::D3 => "3D",
-            TexDim::Cube => "Cube",
-        };
-        let space = match dim {
-            TexDim::D1 => 3,
-            TexDim::D2 => 0,
-            TexDim::D3 => 1,
-            TexDim::Cube => 2,
-        };
+        if slot >= SAMPLER_SLOTS {
+            return Err(self.err(format!(
+                "texture fetch constant tf{slot}: XenosRecomp's SharedConstants hold descriptor indices for tf0-tf{} only",
+                SAMPLER_SLOTS - 1
+            )));
+        }
+        let name = self.sampler_name(slot);
+        let suffix = heap_suffix(dim);
+        let none = Binding { dx_register: 0, dx_space: 0, vk_set: 0, vk_binding: 0 };
         self.textures.push(Texture {
-            tex_var: format!("tf{slot}_Texture{suffix}"),
-            smp_var: format!("tf{slot}_Sampler{suffix}"),
+            tex_var: format!("g_Texture{suffix}DescriptorHeap[{name}_Texture{suffix}DescriptorIndex]"),
+            smp_var: format!("g_SamplerDescriptorHeap[{name}_SamplerDescriptorIndex]"),
             dim,
-            texture_binding: Binding { dx_register: slot, dx_space: space, vk_set: 1, vk_binding: slot + 32 * space },
-            sampler_binding: Binding { dx_register: slot, dx_space: 4 + space, vk_set: 2, vk_binding: slot + 32 * space },
+            texture_binding: none,
+            sampler_binding: none,
         });
         let i = self.textures.len() as u32 - 1;
         self.tex_by_slot.insert(key, i);
-        Ok::<u32, ()>(i).unwrap()
+        Ok(i)
+    }
+
+    fn sampler_name(&mut self, slot: u32) -> String {
+        self.sampler_names.entry(slot).or_insert_with(|| format!("s{slot}")).clone()
     }
 
     fn input(&mut self, address: u32) -> Result<u32, ShaderError> {
@@ -238,11 +261,14 @@ impl<'a> Ctx<'a> {
             .find(|(_, e)| e.address == address)
             .ok_or_else(|| self.err(format!("vfetch at slot {address} has no vertex element in the container")))?;
         let name = format!("i{}{}", DECL_USAGE_NAMES.get(e.usage as usize).unwrap_or(&"usage"), e.usage_index);
-        self.inputs.push(IoVar {
-            name,
-            semantic: Semantic::Usage { name: usage_name(e.usage), index: e.usage_index, location: k as u32 },
-            components: 4,
-        });
+        let (u, index, location) = (usage_name(e.usage), e.usage_index, vertex_input_location(&self.c.vertex_elements, k));
+        // XenosRecomp's input types: BLENDINDICES, NORMAL, TANGENT and BINORMAL are uint4.
+        let semantic = if is_uint_usage(e.usage) {
+            Semantic::UsageUint { name: u, index, location }
+        } else {
+            Semantic::Usage { name: u, index, location }
+        };
+        self.inputs.push(IoVar { name, semantic, components: 4 });
         let i = self.inputs.len() as u32 - 1;
         self.input_by_addr.insert(address, i);
         Ok(i)
@@ -293,7 +319,23 @@ impl<'a> Ctx<'a> {
                     // preceding full fetch; its element is the container's entry for this slot.
                 }
                 let i = self.input(address)?;
-                body.push(assign(FRES, 0xF, read(RegFile::Input, i, XYZW)));
+                let usage = self.c.vertex_elements.iter().find(|e| e.address == address).map(|e| (e.usage, e.usage_index));
+                let value = read(RegFile::Input, i, XYZW);
+                let value = match usage {
+                    // XenosRecomp's vfetch conversions (tfetchR11G11B10 / tfetchTexcoord).
+                    Some((3 | 6 | 7, _)) => {
+                        self.spec_constants_mask |= SPEC_CONSTANT_R11G11B10_NORMAL;
+                        let on = Cond::Compare(CmpOp::Ne, read(RegFile::Const(CB_SHARED), STATE_SPEC, [1; 4]), lit(0.0));
+                        Expr::SelectIf(Box::new(on), Box::new(r11g11b10(value.clone())), Box::new(value))
+                    }
+                    Some((2, _)) => Expr::IntUnary(IntUnOp::UintToFloat, Box::new(value)),
+                    Some((5, index)) if index < 32 => {
+                        let swapped = Cond::BitSet { value: read(RegFile::Const(CB_SHARED), 16, [1; 4]), bit: index };
+                        Expr::SelectIf(Box::new(swapped), Box::new(swz(value.clone(), [1, 0, 3, 2])), Box::new(value))
+                    }
+                    _ => value,
+                };
+                body.push(assign(FRES, 0xF, value));
                 self.fetch_store(f, &mut body);
             }
             1 => {
@@ -313,8 +355,13 @@ impl<'a> Ctx<'a> {
                     return Err(self.err("unnormalised texture coordinates are not supported"));
                 }
                 let sw = f.tfetch_src_swizzle();
-                let coord = Expr::Read(Src { reg: src_reg, swizzle: [sw[0], sw[1], sw[2], sw[2]], abs: false, negate: false });
-                let tex = self.texture(f.const_index(), dim);
+                let mut coord = Expr::Read(Src { reg: src_reg, swizzle: [sw[0], sw[1], sw[2], sw[2]], abs: false, negate: false });
+                if dim == TexDim::D1 {
+                    // XenosRecomp's heaps have no 1D textures: a 1D texture is a one-texel-high
+                    // texture of the 2D heap, sampled at its vertical centre.
+                    coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)]));
+                }
+                let tex = self.texture(f.const_index(), dim)?;
                 let mode = if self.vertex || !f.use_comp_lod() {
                     // Vertex shaders have no derivatives; UseComputedLOD=false samples the base level.
                     SampleMode::Lod(Box::new(lit(f.lod_bias())))
@@ -780,6 +827,8 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         textures: Vec::new(),
         tex_by_slot: BTreeMap::new(),
         indexable: false,
+        sampler_names: sampler_names(c),
+        spec_constants_mask: 0,
         at: String::new(),
     };
     let mut body = Vec::new();
@@ -811,17 +860,38 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
             return Err(ShaderError::new("vertex shader never exports oPos"));
         }
     }
+    // Pixel epilogue: XenosRecomp's alpha test behind SPEC_CONSTANT_ALPHA_TEST,
+    // clip(oC0.w - g_AlphaThreshold) (every pixel shader carries it, as in XenosRecomp).
+    if !vertex {
+        ctx.spec_constants_mask |= SPEC_CONSTANT_ALPHA_TEST;
+        let alpha = match ctx.output_by_export.get(&0) {
+            Some(&o) => read(RegFile::Output, o, [3; 4]),
+            None => lit(0.0),
+        };
+        let threshold = read(RegFile::Const(CB_SHARED), 17, [0; 4]);
+        body.push(Stmt::If {
+            cond: Cond::Compare(CmpOp::Ne, read(RegFile::Const(CB_SHARED), STATE_SPEC, [0; 4]), lit(0.0)),
+            then_body: vec![Stmt::Discard(Cond::Compare(CmpOp::Lt, bin(BinOp::Sub, alpha, threshold), lit(0.0)))],
+            else_body: vec![],
+        });
+    }
     let stage = if vertex { Stage::Vertex } else { Stage::Pixel };
-    let (block, var, reg) = if vertex { ("VertexShaderConstants", "c", 0) } else { ("PixelShaderConstants", "c", 1) };
+    let none = Binding { dx_register: 0, dx_space: 0, vk_set: 0, vk_binding: 0 };
     let const_buffers = vec![
-        ConstBuffer { block: block.into(), var: var.into(), len: 256, binding: Binding { dx_register: reg, dx_space: 4, vk_set: 0, vk_binding: reg } },
-        ConstBuffer {
-            block: "SharedConstants".into(),
-            var: "g_Shared".into(),
-            len: SHARED_LEN,
-            binding: Binding { dx_register: 2, dx_space: 4, vk_set: 0, vk_binding: 2 },
-        },
+        ConstBuffer { block: if vertex { "VertexShaderConstants" } else { "PixelShaderConstants" }.into(), var: "c".into(), len: if vertex { VS_CONSTANTS } else { PS_CONSTANTS }, binding: none },
+        ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: 19, binding: none },
     ];
+    let declarations = declarations(vertex, &ctx.sampler_names, ctx.spec_constants_mask);
+    let ext = ModuleExt {
+        defines: vec!["#define SHREC_XENOS 1".into()],
+        declarations: Some(declarations),
+        entry_attributes: vec![
+            "#ifndef __spirv__".into(),
+            format!("[shader(\"{}\")]", if vertex { "vertex" } else { "pixel" }),
+            "#endif".into(),
+        ],
+        ..Default::default()
+    };
     let mut header_comments = vec![format!(
         "Xenos {} shader, {} CF instructions, {} slots; conventions: shader_common.h (Xenos section).",
         if vertex { "vertex" } else { "pixel" },
@@ -843,7 +913,180 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         temps: TempFile { count: TEMP_COUNT, prefix: "r".into(), indexable: ctx.indexable },
         body,
         header_comments,
-        ext: Default::default(),
+        ext,
     };
-    Ok(Lowered { module })
+    Ok(Lowered { module, spec_constants_mask: ctx.spec_constants_mask })
+}
+
+/// XenosRecomp's Vulkan vertex-input locations (`USAGE_LOCATIONS`, what an UnleashedRecomp-style
+/// runtime binds): (D3DDECLUSAGE, index) → location.
+const XR_INPUT_LOCATIONS: [(u32, u32, u32); 17] = [
+    (0, 0, 0),   // POSITION0
+    (3, 0, 1),   // NORMAL0
+    (6, 0, 2),   // TANGENT0
+    (7, 0, 3),   // BINORMAL0
+    (5, 0, 4),   // TEXCOORD0-3
+    (5, 1, 5),
+    (5, 2, 6),
+    (5, 3, 7),
+    (10, 0, 8),  // COLOR0
+    (2, 0, 9),   // BLENDINDICES0
+    (1, 0, 10),  // BLENDWEIGHT0
+    (10, 1, 11), // COLOR1
+    (5, 4, 12),  // TEXCOORD4-7
+    (5, 5, 13),
+    (5, 6, 14),
+    (5, 7, 15),
+    (0, 1, 15),  // POSITION1
+];
+
+/// Vulkan location of vertex element `k`: XenosRecomp's location for the usages its table lists
+/// (unless an earlier element already took it: POSITION1 and TEXCOORD7 share 15 there); any
+/// other element, which XenosRecomp cannot compile, gets 16 + k.
+pub fn vertex_input_location(elements: &[super::container::VertexElement], k: usize) -> u32 {
+    let xr = |e: &super::container::VertexElement| {
+        XR_INPUT_LOCATIONS.iter().find(|&&(u, i, _)| u == e.usage && i == e.usage_index).map(|&(_, _, l)| l)
+    };
+    match xr(&elements[k]) {
+        Some(l) if !elements[..k].iter().any(|e| xr(e) == Some(l)) => l,
+        _ => 16 + k as u32,
+    }
+}
+
+/// D3DDECLUSAGE values XenosRecomp declares `uint4`: BLENDINDICES, NORMAL, TANGENT, BINORMAL.
+fn is_uint_usage(usage: u32) -> bool {
+    matches!(usage, 2 | 3 | 6 | 7)
+}
+
+/// XenosRecomp's `tfetchR11G11B10` with SPEC_CONSTANT_R11G11B10_NORMAL set, on the raw bits of
+/// lane x: (sign bit 10 ? -1 : 0) + bits 0-9 / 1024, (bit 21 ? -1 : 0) + bits 11-20 / 1024,
+/// (bit 31 ? -1 : 0) + bits 22-30 / 512, 0.
+fn r11g11b10(raw: Expr) -> Expr {
+    let x = swz(raw, [0; 4]);
+    let ib = |op, a, b| Expr::IntBinary(op, Box::new(a), Box::new(b));
+    let fields = ib(IntBinOp::And, ib(IntBinOp::ShrU, x.clone(), Expr::Bits([0, 11, 22, 0])), Expr::Bits([0x3FF, 0x3FF, 0x1FF, 0]));
+    let magnitude = bin(BinOp::Mul, Expr::IntUnary(IntUnOp::UintToFloat, Box::new(fields)), Expr::Literal([1.0 / 1024.0, 1.0 / 1024.0, 1.0 / 512.0, 0.0]));
+    let signs = Expr::IntUnary(IntUnOp::UintToFloat, Box::new(ib(IntBinOp::And, x, Expr::Bits([0x400, 0x20_0000, 0x8000_0000, 0]))));
+    let sign = sel(CmpOp::Gt, signs, lit(0.0), lit(-1.0), lit(0.0));
+    bin(BinOp::Add, sign, magnitude)
+}
+
+fn heap_suffix(dim: TexDim) -> &'static str {
+    match dim {
+        TexDim::D1 | TexDim::D2 => "2D",
+        TexDim::D3 => "3D",
+        TexDim::Cube => "Cube",
+    }
+}
+
+/// A constant-table name as an HLSL identifier: characters outside `[A-Za-z0-9_]` become `_`,
+/// a leading digit gets a `_` prefix (real containers have scrubbed names such as "@@@@").
+pub fn sanitize(name: &str) -> String {
+    let mut s: String = name.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '_' { ch } else { '_' }).collect();
+    if s.is_empty() || s.starts_with(|ch: char| ch.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    s
+}
+
+/// Sampler name per fetch-constant slot, from the constant table's sampler entries: a sampler
+/// array `NAME[n]` at register r names slots r..r+n `NAME`, `NAME_1`, ... (XenosRecomp names only
+/// the first). Names are sanitized and made unique (`s<digits>` is reserved for slots without an
+/// entry).
+pub fn sampler_names(c: &Container) -> BTreeMap<u32, String> {
+    use super::container::RegisterSet;
+    let mut out = BTreeMap::new();
+    let mut used = std::collections::BTreeSet::new();
+    if let Some(ct) = &c.constant_table {
+        for k in ct.constants.iter().filter(|k| k.register_set == RegisterSet::Sampler) {
+            let base = sanitize(&k.name);
+            for j in 0..k.register_count.max(1) as u32 {
+                let slot = k.register_index as u32 + j;
+                if out.contains_key(&slot) || slot >= SAMPLER_SLOTS {
+                    continue;
+                }
+                let mut name = if j == 0 { base.clone() } else { format!("{base}_{j}") };
+                let mut n = 1;
+                while used.contains(&name) || name.starts_with("shrec_") || is_slot_name(&name) {
+                    name = format!("{base}_{}_{n}", if j == 0 { 0 } else { j });
+                    n += 1;
+                }
+                used.insert(name.clone());
+                out.insert(slot, name);
+            }
+        }
+    }
+    // Slots without a constant-table entry get XenosRecomp's fallback name `s<slot>` when a
+    // fetch uses them (`Ctx::sampler_name`).
+    out
+}
+
+/// `s<digits>`: the fallback names of unnamed slots, reserved.
+fn is_slot_name(name: &str) -> bool {
+    name.len() > 1 && name.starts_with('s') && name[1..].chars().all(|ch| ch.is_ascii_digit())
+}
+
+/// The generated declarations: XenosRecomp's per-shader constant interface.
+///
+/// * SPIR-V: float constants, descriptor indices and shared constants are read with
+///   `vk::RawBufferLoad` from the buffer device addresses of `g_PushConstants`
+///   (`shader_common.h`); DXIL: `VertexShaderConstants` (b0, space4) / `PixelShaderConstants`
+///   (b1, space4) with register c<n> at packoffset c<n>, and `SharedConstants` (b2, space4) with
+///   `NAME_Texture{2D,3D,Cube}DescriptorIndex` at packoffset c<4·dim + slot/4>.<slot%4>,
+///   `NAME_SamplerDescriptorIndex` at c<12 + slot/4>.<slot%4> and `DEFINE_SHARED_CONSTANTS()`.
+/// * `c[i]` reads constant i (0 at or past the stage's register count, as XenosRecomp).
+/// * `g_XenosState[i]` (see [`CB_SHARED`]).
+pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u32) -> String {
+    const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
+    const DIMS: [&str; 3] = ["2D", "3D", "Cube"];
+    let (stage_name, count, reg) = if vertex { ("Vertex", VS_CONSTANTS, 0) } else { ("Pixel", PS_CONSTANTS, 1) };
+    let mut d = String::new();
+    d.push_str("#ifdef __spirv__\n");
+    d.push_str(&format!(
+        "#define SHREC_XENOS_CONSTANT(INDEX) vk::RawBufferLoad<float4>(g_PushConstants.{stage_name}ShaderConstants + (INDEX) * 16, 0x10)\n"
+    ));
+    for (&slot, name) in samplers {
+        for (j, dim) in DIMS.iter().enumerate() {
+            d.push_str(&format!(
+                "#define {name}_Texture{dim}DescriptorIndex vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {})\n",
+                j as u32 * 64 + slot * 4
+            ));
+        }
+        d.push_str(&format!(
+            "#define {name}_SamplerDescriptorIndex vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {})\n",
+            3 * 64 + slot * 4
+        ));
+    }
+    d.push_str("#else\n");
+    d.push_str(&format!("cbuffer {stage_name}ShaderConstants : register(b{reg}, space4)\n{{\n"));
+    d.push_str(&format!("    float4 shrec_{stage_name}ShaderConstants[{count}] : packoffset(c0);\n}};\n"));
+    d.push_str(&format!("#define SHREC_XENOS_CONSTANT(INDEX) shrec_{stage_name}ShaderConstants[INDEX]\n"));
+    d.push_str("cbuffer SharedConstants : register(b2, space4)\n{\n");
+    for (&slot, name) in samplers {
+        for (j, dim) in DIMS.iter().enumerate() {
+            d.push_str(&format!(
+                "    uint {name}_Texture{dim}DescriptorIndex : packoffset(c{}.{});\n",
+                j as u32 * 4 + slot / 4,
+                LANES[slot as usize % 4]
+            ));
+        }
+        d.push_str(&format!("    uint {name}_SamplerDescriptorIndex : packoffset(c{}.{});\n", 12 + slot / 4, LANES[slot as usize % 4]));
+    }
+    d.push_str("    DEFINE_SHARED_CONSTANTS();\n};\n");
+    d.push_str("#endif\n");
+    d.push_str("struct ShrecXenosConstants\n{\n    uint unused;\n    float4 operator[](int index)\n    {\n");
+    d.push_str(&format!(
+        "        if ((uint)index >= {count}u)\n            return (float4)0.0;\n        return SHREC_XENOS_CONSTANT((uint)index);\n    }}\n}};\n"
+    ));
+    d.push_str("static ShrecXenosConstants c;\n");
+    d.push_str("struct ShrecXenosState\n{\n    uint unused;\n    float4 operator[](int index)\n    {\n");
+    d.push_str("        if (index == 16)\n            return float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset);\n");
+    d.push_str("        if (index == 17)\n            return float4(g_AlphaThreshold, 0.0, 0.0, 0.0);\n");
+    if spec_mask != 0 {
+        d.push_str("        if (index == 18)\n            return float4((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0,\n");
+        d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0, 0.0, 0.0);\n");
+    }
+    d.push_str("        return (float4)0.0;\n    }\n};\n");
+    d.push_str("static ShrecXenosState g_XenosState;\n");
+    d
 }

@@ -32,5 +32,5 @@ pub fn translate(bytes: &[u8]) -> Result<Translation, ShaderError> {
     let c = container::parse(bytes)?;
     let p = ucode::decode(&c.microcode)?;
     let l = lower::lower(&c, &p)?;
-    Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: 0 })
+    Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: l.spec_constants_mask })
 }
