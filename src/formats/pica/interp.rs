@@ -248,8 +248,11 @@ fn scalar(op: &str, x: V) -> V {
     let ex = exact(x);
     let special = |r: f32| if ex { Expect::exact(r) } else { UNKNOWN };
     match op {
+        // The sign of a zero is not pinned down by Vulkan (exact compares treat −0 = +0), so
+        // rcp/rsq of a zero (±inf) are undetermined.
+        "rcp" | "rsq" if xv == 0.0 => UNKNOWN,
         "rcp" => {
-            if xv == 0.0 || xv.is_infinite() || xv.is_nan() {
+            if xv.is_infinite() || xv.is_nan() {
                 return special(1.0 / xv);
             }
             let r = (1.0 / x64) as f32;
@@ -257,7 +260,7 @@ fn scalar(op: &str, x: V) -> V {
             make(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
         }
         "rsq" => {
-            if xv <= 0.0 || xv.is_infinite() || xv.is_nan() {
+            if xv < 0.0 || xv.is_infinite() || xv.is_nan() {
                 return special(1.0 / xv.sqrt());
             }
             let r = (1.0 / x64.sqrt()) as f32;
