@@ -49,9 +49,12 @@ pub fn spirv(gpu: &Gpu, module: &Module) -> Result<Vec<u8>, String> {
 }
 
 fn uniform_specs(module: &Module) -> Vec<UniformSpec> {
+    // Float constant buffers first, then the integer ones (`ModuleExt::uint_buffers`, uploaded as
+    // raw 32-bit words: pass `f32::from_bits(u)` lanes).
     module
         .const_buffers
         .iter()
+        .chain(&module.ext.uint_buffers)
         .map(|cb| UniformSpec { slot: Slot { set: cb.binding.vk_set, binding: cb.binding.vk_binding }, len: cb.len })
         .collect()
 }

@@ -24,6 +24,7 @@
 
 pub mod agal;
 pub mod check;
+pub mod pica;
 pub mod vk;
 
 use std::collections::BTreeSet;

@@ -626,6 +626,7 @@ impl Lowerer<'_> {
                 let x = |e: &Expr| broadcast(e.clone(), 0);
                 let value = match op {
                     Op::Add => bin(BinOp::Add, s1, s2.unwrap()),
+                    Op::Mul if crate::testing::mutation() == crate::testing::Mutation::PicaMulAsIeee => bin(BinOp::Mul, s1, s2.unwrap()),
                     Op::Mul => bin(BinOp::MulPica, s1, s2.unwrap()),
                     Op::Dp3 => Expr::DotPica(3, bx(s1), bx(s2.unwrap())),
                     Op::Dp4 => Expr::DotPica(4, bx(s1), bx(s2.unwrap())),

@@ -1,0 +1,681 @@
+//! Reference interpreter of PICA200 vertex programs: the independent oracle of the verification
+//! harness (`crate::verify::pica`).
+//!
+//! Written from notes/pica.md §2-§6 and Azahar's `shader_interpreter.cpp` (program counter,
+//! IF 8 / CALL 4 / LOOP 4 ring stacks popped after every instruction in the order CALL (up to
+//! four, the fourth without a pc update), IF, LOOP), NOT from `lower.rs`.
+//!
+//! Numerics: like Azahar and like shrec, values are f32 and never rounded to f24 between
+//! instructions (f24 only enters through the DVLE constant table, converted exactly). Every lane
+//! carries an error bound ([`Expect`]): add, mul (PICA multiply: a NaN product of two non-NaN
+//! operands, i.e. 0·inf, is +0), mov, max/min (`a > b ? a : b`), sge/slt, flr, cmp, mova,
+//! relative addressing and swizzles are exact (bitwise, −0 = +0, NaN = NaN); mad, dp3/dp4/dph,
+//! rcp/rsq/ex2/lg2 have the bounds of [`TOLERANCES`]. Inexact values are carried with interval
+//! arithmetic; a comparison, `flr`, `mova` or branch too close to its threshold makes the lane
+//! (or, for a branch, the whole invocation) undetermined, never a match.
+
+use super::decode::{self, CmpKind, DstReg, FlowCond, Instr, Op, Operand, Reg, Rel};
+use super::dvlb::Program;
+use crate::verify::{ulp, Expect, Tolerance};
+use std::collections::BTreeSet;
+
+type V = Expect;
+type R4 = [V; 4];
+const UNKNOWN: V = Expect::UNKNOWN;
+const ZERO: R4 = [Expect { value: 0.0, err: 0.0 }; 4];
+
+/// Per-mnemonic tolerances (everything else is exact). `mad` may be fused by the driver (the
+/// SPIR-V carries no NoContraction), dot products may be fused or reassociated.
+///
+/// | op | bound |
+/// |---|---|
+/// | mad/madi | 1 ulp of max(\|result\|, \|s1·s2\|) |
+/// | dp3, dp4, dph, dphi | 4 ulp of Σ\|products\| |
+/// | rcp | 1 ulp |
+/// | rsq | 2 ulp |
+/// | ex2 | 2^-20 + 2^-22·\|x\| relative |
+/// | lg2 | 2^-21 absolute + 2 ulp |
+pub const TOLERANCES: &[(&str, Tolerance)] = &[
+    ("mad", Tolerance::ulps(1.0)),
+    ("madi", Tolerance::ulps(1.0)),
+    ("dp3", Tolerance::ulps(4.0)),
+    ("dp4", Tolerance::ulps(4.0)),
+    ("dph", Tolerance::ulps(4.0)),
+    ("dphi", Tolerance::ulps(4.0)),
+    ("rcp", Tolerance::ulps(1.0)),
+    ("rsq", Tolerance::ulps(2.0)),
+    ("ex2", Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT }),
+    ("lg2", Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT }),
+];
+
+pub fn tolerance(op: &str) -> Tolerance {
+    TOLERANCES.iter().find(|(n, _)| *n == op).map_or(Tolerance::EXACT, |t| t.1)
+}
+
+/// Instructions executed before the interpreter gives up (a program that does not terminate).
+pub const STEP_LIMIT: u64 = 200_000;
+
+/// Uniform state and inputs of one invocation.
+#[derive(Clone, Debug)]
+pub struct State {
+    pub v: [[f32; 4]; 16],
+    pub c: [[f32; 4]; 96],
+    /// i0..i3: (count, aL start, aL step, unused).
+    pub i: [[u8; 4]; 4],
+    /// b0..b15 as bits.
+    pub b: u16,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State { v: [[0.0; 4]; 16], c: [[0.0; 4]; 96], i: [[0; 4]; 4], b: 0 }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Result {
+    /// o0..o15 (0 where never written); all unknown when the run was undetermined.
+    pub o: [R4; 16],
+    /// Mnemonics executed (plus `"relative"` when a relative read happened).
+    pub executed: BTreeSet<&'static str>,
+    /// Control flow depended on an undetermined value (outputs are all unknown).
+    pub undetermined: bool,
+    /// Hit [`STEP_LIMIT`].
+    pub runaway: bool,
+    pub steps: u64,
+}
+
+fn lo(x: V) -> f64 {
+    f64::from(x.value) - f64::from(x.err)
+}
+fn hi(x: V) -> f64 {
+    f64::from(x.value) + f64::from(x.err)
+}
+fn exact(x: V) -> bool {
+    x.err == 0.0
+}
+
+/// `r` = f32 result for the nominal inputs; `range` the exact-math range over the input
+/// intervals (None = undetermined); `tol` the op's own bound.
+fn make(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, tol: f64) -> V {
+    if inputs_exact && tol == 0.0 {
+        // Exact op on exact inputs: the GPU must give these bits (inf/NaN included), except
+        // subnormals (Vulkan may flush them).
+        if r != 0.0 && r.is_finite() && r.abs() < f32::MIN_POSITIVE {
+            return UNKNOWN;
+        }
+        return Expect::exact(r);
+    }
+    if !r.is_finite() || (r != 0.0 && r.abs() < f32::MIN_POSITIVE) {
+        return UNKNOWN;
+    }
+    let mut err = tol;
+    if !inputs_exact {
+        match range() {
+            Some((l, h)) if l.is_finite() && h.is_finite() => {
+                let rv = f64::from(r);
+                err += (h - rv).max(rv - l).max(0.0) + ulp(rv);
+            }
+            _ => return UNKNOWN,
+        }
+    }
+    if err.is_nan() || err >= 1e30 {
+        return UNKNOWN;
+    }
+    let e = err as f32;
+    let e = if f64::from(e) < err { f32::from_bits(e.to_bits() + 1) } else { e };
+    Expect { value: r, err: e }
+}
+
+fn mul_range(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    let p = [a.0 * b.0, a.0 * b.1, a.1 * b.0, a.1 * b.1];
+    (p.iter().copied().fold(f64::INFINITY, f64::min), p.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+}
+
+fn iv(x: V) -> (f64, f64) {
+    (lo(x), hi(x))
+}
+
+/// 0·NaN: NaN on the PICA and in shrec's HLSL, but a driver may fold `x·0` to 0 when the zero is
+/// a compile-time constant (Vulkan does not pin down NaN arithmetic without float controls;
+/// lavapipe does it for a never-written register): undetermined.
+fn zero_times_nan(a: V, b: V) -> bool {
+    (a.value.is_nan() && b.value == 0.0) || (b.value.is_nan() && a.value == 0.0)
+}
+
+/// PICA multiply: 0·±inf = +0, 0·NaN = NaN (README "PICA semantics").
+pub fn pica_mul(a: f32, b: f32) -> f32 {
+    let p = a * b;
+    if p.is_nan() && !a.is_nan() && !b.is_nan() {
+        0.0
+    } else {
+        p
+    }
+}
+
+fn known(xs: &[V]) -> bool {
+    xs.iter().all(|x| x.is_known())
+}
+
+fn add(a: V, b: V) -> V {
+    if !known(&[a, b]) {
+        return UNKNOWN;
+    }
+    make(a.value + b.value, exact(a) && exact(b), || Some((lo(a) + lo(b), hi(a) + hi(b))), 0.0)
+}
+
+fn mul(a: V, b: V) -> V {
+    if !known(&[a, b]) {
+        return UNKNOWN;
+    }
+    if zero_times_nan(a, b) {
+        return UNKNOWN;
+    }
+    make(pica_mul(a.value, b.value), exact(a) && exact(b), || Some(mul_range(iv(a), iv(b))), 0.0)
+}
+
+fn mad(op: &str, a: V, b: V, c: V) -> V {
+    if !known(&[a, b, c]) || zero_times_nan(a, b) {
+        return UNKNOWN;
+    }
+    let p = pica_mul(a.value, b.value);
+    let r = p + c.value;
+    let ex = exact(a) && exact(b) && exact(c);
+    // Exactly representable product and sum: fusing changes nothing.
+    let p64 = f64::from(a.value) * f64::from(b.value);
+    if ex && (p64 == f64::from(p) || !p.is_finite()) && (f64::from(p) + f64::from(c.value) == f64::from(r) || !r.is_finite()) {
+        return make(r, true, || None, 0.0);
+    }
+    let range = || {
+        let m = mul_range(iv(a), iv(b));
+        Some((m.0 + lo(c), m.1 + hi(c)))
+    };
+    make(r, ex, range, tolerance(op).bound(f64::from(r), p64.abs()))
+}
+
+fn dot(op: &str, n: usize, a: &R4, b: &R4) -> V {
+    if !known(&a[..n]) || !known(&b[..n]) || (0..n).any(|i| zero_times_nan(a[i], b[i])) {
+        return UNKNOWN;
+    }
+    let ex = a[..n].iter().chain(&b[..n]).all(|x| exact(*x));
+    // The f32 left-to-right sum of PICA products (what Azahar computes).
+    let mut s = 0.0f32;
+    let mut all_exact = true;
+    let mut s64 = 0.0f64;
+    let mut scale = 0.0f64;
+    for i in 0..n {
+        let p = pica_mul(a[i].value, b[i].value);
+        let p64 = f64::from(a[i].value) * f64::from(b[i].value);
+        if f64::from(p) != p64 {
+            all_exact = false;
+        }
+        s = if i == 0 { p } else { s + p };
+        s64 += f64::from(p);
+        scale += f64::from(p).abs();
+        if f64::from(s) != s64 {
+            all_exact = false;
+        }
+    }
+    if ex && (all_exact || !s.is_finite()) {
+        return make(s, true, || None, 0.0);
+    }
+    let range = || {
+        let (mut l, mut h) = (0.0, 0.0);
+        for i in 0..n {
+            let p = mul_range(iv(a[i]), iv(b[i]));
+            l += p.0;
+            h += p.1;
+        }
+        Some((l, h))
+    };
+    make(s, ex, range, tolerance(op).bound(f64::from(s), scale))
+}
+
+fn mono(f: impl Fn(f64) -> f64, (l, h): (f64, f64)) -> Option<(f64, f64)> {
+    let (a, b) = (f(l), f(h));
+    Some((a.min(b), a.max(b)))
+}
+
+/// rcp/rsq/ex2/lg2 of one value. Special inputs (0, ±inf, NaN, negative for rsq/lg2) give their
+/// IEEE results exactly.
+fn scalar(op: &str, x: V) -> V {
+    if !x.is_known() {
+        return UNKNOWN;
+    }
+    let xv = x.value;
+    let x64 = f64::from(xv);
+    let t = tolerance(op);
+    let ex = exact(x);
+    let special = |r: f32| if ex { Expect::exact(r) } else { UNKNOWN };
+    match op {
+        // The sign of a zero is not pinned down by Vulkan (exact compares treat −0 = +0), so
+        // rcp/rsq of a zero (±inf) are undetermined.
+        "rcp" | "rsq" if xv == 0.0 => UNKNOWN,
+        "rcp" => {
+            if xv.is_infinite() || xv.is_nan() {
+                return special(1.0 / xv);
+            }
+            let r = (1.0 / x64) as f32;
+            let (l, h) = iv(x);
+            make(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
+        }
+        "rsq" => {
+            if xv < 0.0 || xv.is_infinite() || xv.is_nan() {
+                return special(1.0 / xv.sqrt());
+            }
+            let r = (1.0 / x64.sqrt()) as f32;
+            let (l, h) = iv(x);
+            make(r, ex, || if l <= 0.0 { None } else { mono(|v| 1.0 / v.sqrt(), (l, h)) }, t.bound(f64::from(r), 0.0))
+        }
+        "ex2" => {
+            if xv.is_infinite() || xv.is_nan() || x64 >= 128.0 {
+                return special(xv.exp2());
+            }
+            if x64 < -126.0 {
+                return UNKNOWN; // subnormal / flushed
+            }
+            let r = x64.exp2() as f32;
+            make(r, ex, || mono(f64::exp2, iv(x)), t.bound(f64::from(r), x64))
+        }
+        "lg2" => {
+            if xv <= 0.0 || xv.is_infinite() || xv.is_nan() {
+                return special(xv.log2());
+            }
+            if xv == 1.0 {
+                return make(0.0, ex, || mono(f64::log2, iv(x)).filter(|_| lo(x) > 0.0), t.bound(0.0, 0.0));
+            }
+            let r = x64.log2() as f32;
+            let (l, h) = iv(x);
+            make(r, ex, || if l <= 0.0 { None } else { mono(f64::log2, (l, h)) }, t.bound(f64::from(r), 0.0))
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// Decides `a OP b` over intervals: `Some(v)` when every point of the inputs gives `v`.
+fn compare(kind: CmpKind, a: V, b: V) -> Option<bool> {
+    if !known(&[a, b]) {
+        return None;
+    }
+    let f = |x: f32, y: f32| match kind {
+        CmpKind::Eq => x == y,
+        CmpKind::Ne => x != y,
+        CmpKind::Lt => x < y,
+        CmpKind::Le => x <= y,
+        CmpKind::Gt => x > y,
+        CmpKind::Ge => x >= y,
+        CmpKind::Unknown(_) => unreachable!(),
+    };
+    if exact(a) && exact(b) {
+        return Some(f(a.value, b.value));
+    }
+    if a.value.is_nan() || b.value.is_nan() {
+        return None;
+    }
+    // Disjoint intervals decide every ordering; otherwise undetermined.
+    let (al, ah, bl, bh) = (lo(a), hi(a), lo(b), hi(b));
+    if ah < bl || bh < al {
+        Some(f(a.value, b.value))
+    } else {
+        None
+    }
+}
+
+fn flag(b: Option<bool>) -> V {
+    match b {
+        Some(true) => Expect::exact(1.0),
+        Some(false) => Expect::exact(0.0),
+        None => UNKNOWN,
+    }
+}
+
+/// `a > b ? a : b` (max) / `a < b ? a : b` (min).
+fn select(kind: CmpKind, a: V, b: V) -> V {
+    match compare(kind, a, b) {
+        Some(true) => a,
+        Some(false) => b,
+        None => {
+            if !known(&[a, b]) || a.value.is_nan() || b.value.is_nan() {
+                return UNKNOWN;
+            }
+            // Close values: the result lies in the hull of both intervals.
+            let (l, h) = if kind == CmpKind::Gt { (lo(a).max(lo(b)), hi(a).max(hi(b))) } else { (lo(a).min(lo(b)), hi(a).min(hi(b))) };
+            let r = if kind == CmpKind::Gt { a.value.max(b.value) } else { a.value.min(b.value) };
+            make(r, false, || Some((l, h)), 0.0)
+        }
+    }
+}
+
+fn flr(x: V) -> V {
+    if !x.is_known() {
+        return UNKNOWN;
+    }
+    if exact(x) {
+        return Expect::exact(x.value.floor());
+    }
+    if lo(x).floor() == hi(x).floor() {
+        Expect::exact(x.value.floor())
+    } else {
+        UNKNOWN
+    }
+}
+
+/// x86 `cvttss2si`: truncation, NaN / out of range → INT_MIN.
+fn f2i(x: f32) -> i32 {
+    if x.is_nan() || x.abs() >= 2147483648.0 {
+        i32::MIN
+    } else {
+        x as i32
+    }
+}
+
+struct IfE {
+    else_addr: u32,
+    end_addr: u32,
+}
+struct CallE {
+    end_addr: u32,
+    ret: u32,
+}
+struct LoopE {
+    entry: u32,
+    end_addr: u32,
+    down: u8,
+    inc: u8,
+    prev_al: u8,
+}
+
+/// A ring of `cap` entries that overwrites its oldest (boost::circular_buffer push_back).
+fn push<T>(v: &mut Vec<T>, cap: usize, x: T) {
+    if v.len() == cap {
+        v.remove(0);
+    }
+    v.push(x);
+}
+
+struct M<'a> {
+    p: &'a Program,
+    s: &'a State,
+    r: [R4; 16],
+    o: [R4; 16],
+    /// a0.x, a0.y (None = undetermined), aL.
+    a0: [Option<i32>; 2],
+    al: i32,
+    cc: [Option<bool>; 2],
+    executed: BTreeSet<&'static str>,
+    undetermined: bool,
+}
+
+impl M<'_> {
+    fn read(&mut self, o: &Operand) -> R4 {
+        let base: R4 = match o.reg {
+            Reg::V(i) => self.s.v[i as usize].map(Expect::exact),
+            Reg::R(i) => self.r[i as usize],
+            Reg::C(i) => {
+                let off = match o.rel {
+                    Rel::None => Some(0),
+                    Rel::A0x => self.a0[0],
+                    Rel::A0y => self.a0[1],
+                    Rel::AL => Some(self.al),
+                };
+                if o.rel != Rel::None {
+                    self.executed.insert("relative");
+                }
+                match off {
+                    None => [UNKNOWN; 4],
+                    Some(off) => {
+                        let off = if (-128..=127).contains(&off) { off } else { 0 };
+                        let idx = (i as i32 + off) & 0x7F;
+                        if idx >= 96 {
+                            [Expect::exact(1.0); 4]
+                        } else {
+                            self.s.c[idx as usize].map(Expect::exact)
+                        }
+                    }
+                }
+            }
+        };
+        std::array::from_fn(|k| {
+            let x = base[o.swizzle[k] as usize];
+            if o.negate && x.is_known() {
+                Expect { value: -x.value, err: x.err }
+            } else {
+                x
+            }
+        })
+    }
+
+    fn write(&mut self, d: DstReg, mask: u8, v: R4) {
+        let reg = match d {
+            DstReg::O(i) => &mut self.o[i as usize],
+            DstReg::R(i) => &mut self.r[i as usize],
+        };
+        for k in 0..4 {
+            if mask >> k & 1 != 0 {
+                reg[k] = v[k];
+            }
+        }
+    }
+
+    fn cond(&mut self, c: &FlowCond) -> Option<bool> {
+        let x = self.cc[0].map(|v| v == c.refx);
+        let y = self.cc[1].map(|v| v == c.refy);
+        let r = match c.op {
+            0 => match (x, y) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            1 => match (x, y) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            2 => x,
+            _ => y,
+        };
+        if r.is_none() {
+            self.undetermined = true;
+        }
+        r
+    }
+
+    fn arith(&mut self, op: Op, dst: DstReg, mask: u8, srcs: &[Operand]) {
+        let a = self.read(&srcs[0]);
+        let b = if srcs.len() > 1 { self.read(&srcs[1]) } else { ZERO };
+        let lanes = |f: &dyn Fn(V, V) -> V| -> R4 { std::array::from_fn(|k| f(a[k], b[k])) };
+        let v: R4 = match op {
+            Op::Add => lanes(&add),
+            Op::Mul => lanes(&mul),
+            Op::Mov => a,
+            Op::Max => lanes(&|x, y| select(CmpKind::Gt, x, y)),
+            Op::Min => lanes(&|x, y| select(CmpKind::Lt, x, y)),
+            Op::Sge | Op::Sgei => lanes(&|x, y| flag(compare(CmpKind::Ge, x, y))),
+            Op::Slt | Op::Slti => lanes(&|x, y| flag(compare(CmpKind::Lt, x, y))),
+            Op::Flr => a.map(flr),
+            Op::Dp3 => [dot("dp3", 3, &a, &b); 4],
+            Op::Dp4 => [dot("dp4", 4, &a, &b); 4],
+            Op::Dph | Op::Dphi => {
+                let mut a1 = a;
+                a1[3] = Expect::exact(1.0);
+                [dot(op.name(), 4, &a1, &b); 4]
+            }
+            // (1, s1.y·s2.y, s1.z, s2.w), PICA multiply.
+            Op::Dst | Op::Dsti => [Expect::exact(1.0), mul(a[1], b[1]), a[2], b[3]],
+            Op::Rcp | Op::Rsq | Op::Ex2 | Op::Lg2 => [scalar(op.name(), a[0]); 4],
+            Op::Litp => {
+                // Panda3DS: cc.x = s.x >= 0, cc.y = s.w >= 0;
+                // (max(s.x, 0), clamp(s.y, ±127.99609375), 0, max(s.w, 0)).
+                let z = Expect::exact(0.0);
+                self.cc = [compare(CmpKind::Ge, a[0], z), compare(CmpKind::Ge, a[3], z)];
+                let lim = 127.99609375f32;
+                let y = select(CmpKind::Lt, select(CmpKind::Gt, a[1], Expect::exact(-lim)), Expect::exact(lim));
+                [select(CmpKind::Gt, a[0], z), y, z, select(CmpKind::Gt, a[3], z)]
+            }
+            Op::Mova => {
+                for k in 0..2 {
+                    if mask >> k & 1 != 0 {
+                        let x = a[k];
+                        self.a0[k] = if !x.is_known() {
+                            None
+                        } else if exact(x) {
+                            Some(f2i(x.value))
+                        } else {
+                            let (l, h) = (f2i(lo(x) as f32), f2i(hi(x) as f32));
+                            (l == h && lo(x).abs() < 2e9 && hi(x).abs() < 2e9).then_some(l)
+                        };
+                    }
+                }
+                return;
+            }
+            _ => unreachable!("{op:?}"),
+        };
+        self.write(dst, mask, v);
+    }
+}
+
+/// Runs DVLE `index` (a vertex shader) of `p` on one vertex.
+pub fn run(p: &Program, index: usize, s: &State) -> Result {
+    let d = &p.dvles[index];
+    let mut m = M { p, s, r: [ZERO; 16], o: [ZERO; 16], a0: [Some(0); 2], al: 0, cc: [Some(false); 2], executed: BTreeSet::new(), undetermined: false };
+    let mut ifs: Vec<IfE> = Vec::new();
+    let mut calls: Vec<CallE> = Vec::new();
+    let mut loops: Vec<LoopE> = Vec::new();
+    let mut pc = d.main;
+    let mut steps = 0u64;
+    let mut runaway = false;
+    let _ = m.p;
+    loop {
+        if steps >= STEP_LIMIT {
+            runaway = true;
+            break;
+        }
+        steps += 1;
+        if pc as usize >= p.code.len() || pc >= 4095 {
+            break; // outside the code blob: end (README)
+        }
+        let old = pc;
+        let ins = match decode::decode(&p.code, &p.opdescs, pc as usize) {
+            Ok(i) => i,
+            Err(_) => {
+                m.undetermined = true;
+                break;
+            }
+        };
+        m.executed.insert(ins.op().name());
+        let mut is_break = false;
+        let mut stop = false;
+        match &ins {
+            Instr::Arith { op, dst, mask, srcs, .. } => m.arith(*op, *dst, *mask, srcs),
+            Instr::Mad { op, dst, mask, src1, src2, src3, .. } => {
+                let (a, b, c) = (m.read(src1), m.read(src2), m.read(src3));
+                let v = std::array::from_fn(|k| mad(op.name(), a[k], b[k], c[k]));
+                m.write(*dst, *mask, v);
+            }
+            Instr::Cmp { x, y, src1, src2, .. } => {
+                let (a, b) = (m.read(src1), m.read(src2));
+                for (k, kind) in [*x, *y].into_iter().enumerate() {
+                    if !matches!(kind, CmpKind::Unknown(_)) {
+                        m.cc[k] = compare(kind, a[k], b[k]);
+                    }
+                }
+            }
+            Instr::Simple(Op::End) => stop = true,
+            Instr::Simple(Op::Nop) => {}
+            Instr::Simple(Op::Break) => is_break = true,
+            Instr::Simple(_) | Instr::Setemit { .. } => {
+                // emit/setemit in a vertex shader: not part of this interpreter.
+                m.undetermined = true;
+                stop = true;
+            }
+            Instr::Flow { op, cond, bool_id, int_id, dest, num } => {
+                let b = |id: u8| s.b >> id & 1 != 0;
+                let taken = |m: &mut M| match cond {
+                    Some(c) => m.cond(c),
+                    None => Some(true),
+                };
+                match op {
+                    Op::Jmpc | Op::Jmpu => {
+                        let t = if *op == Op::Jmpc { taken(&mut m) } else { Some(b(*bool_id) == (num & 1 == 0)) };
+                        match t {
+                            Some(true) => pc = dest.wrapping_sub(1),
+                            Some(false) => {}
+                            None => stop = true,
+                        }
+                    }
+                    Op::Call | Op::Callc | Op::Callu => {
+                        let t = if *op == Op::Callu { Some(b(*bool_id)) } else { taken(&mut m) };
+                        match t {
+                            Some(true) => {
+                                push(&mut calls, 4, CallE { end_addr: dest + num, ret: pc + 1 });
+                                pc = dest.wrapping_sub(1);
+                            }
+                            Some(false) => {}
+                            None => stop = true,
+                        }
+                    }
+                    Op::Ifc | Op::Ifu => {
+                        let t = if *op == Op::Ifu { Some(b(*bool_id)) } else { taken(&mut m) };
+                        match t {
+                            Some(true) => push(&mut ifs, 8, IfE { else_addr: *dest, end_addr: dest + num }),
+                            Some(false) => pc = dest.wrapping_sub(1),
+                            None => stop = true,
+                        }
+                    }
+                    Op::Loop => {
+                        let i = s.i[*int_id as usize];
+                        let prev = m.al as u8;
+                        push(&mut loops, 4, LoopE { entry: pc + 1, end_addr: dest + 1, down: i[0], inc: i[2], prev_al: prev });
+                        m.al = i32::from(i[1]);
+                    }
+                    Op::Breakc => match taken(&mut m) {
+                        Some(t) => is_break = t,
+                        None => stop = true,
+                    },
+                    _ => unreachable!(),
+                }
+            }
+        }
+        if stop {
+            break;
+        }
+        pc = pc.wrapping_add(1);
+        let mut next = old + 1;
+        for k in 0..4 {
+            match calls.last() {
+                Some(c) if c.end_addr == next => {}
+                _ => break,
+            }
+            if k < 3 {
+                pc = calls.last().unwrap().ret;
+                next = pc;
+            }
+            calls.pop();
+        }
+        if let Some(e) = ifs.last() {
+            if e.else_addr == old + 1 {
+                pc = e.end_addr;
+                ifs.pop();
+            }
+        }
+        if let Some(l) = loops.last_mut() {
+            if l.end_addr == old + 1 || is_break {
+                m.al = m.al.wrapping_add(i32::from(l.inc));
+                let again = !is_break && l.down != 0;
+                l.down = l.down.wrapping_sub(1);
+                if again {
+                    pc = l.entry;
+                } else {
+                    pc = l.end_addr;
+                    let prev = l.prev_al;
+                    if loops.len() > 1 {
+                        m.al = i32::from(prev);
+                    }
+                    loops.pop();
+                }
+            }
+        }
+    }
+    let undetermined = m.undetermined || runaway;
+    Result { o: if undetermined { [[UNKNOWN; 4]; 16] } else { m.o }, executed: m.executed, undetermined, runaway, steps }
+}

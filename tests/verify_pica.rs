@@ -1,0 +1,401 @@
+//! Verification by execution of the PICA200 path (see `shrec::verify`): every mnemonic and every
+//! control-flow form, the corpus vertex DVLEs and a fixed-seed differential fuzzing sample, run
+//! as DVLB → decode → lower → HLSL → DXC SPIR-V → lavapipe vertex stage and compared lane by
+//! lane with the reference interpreter (`shrec::formats::pica::interp`). Geometry shaders are not
+//! executed.
+//!
+//! Commands:
+//! - `cargo test --release --test verify_pica`
+//! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_pica -- --ignored long_fuzz --nocapture`
+//! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_pica -- --ignored fuzz_one --nocapture`
+
+use shrec::formats::pica::decode::Rel;
+use shrec::formats::pica::interp::State;
+use shrec::testing::{set_mutation, Mutation};
+use shrec::verify::pica::{self, asm::Asm, dvlb, gen, Const, TestProgram};
+use shrec::verify::{vk, Comparison, Rng};
+
+/// The mnemonics a vertex shader can execute (emit/setemit are GS-only and rejected in a VS).
+const VS_MNEMONICS: &[&str] = &[
+    "add", "dp3", "dp4", "dph", "dst", "ex2", "lg2", "litp", "mul", "sge", "slt", "flr", "max", "min", "rcp", "rsq", "mova",
+    "mov", "dphi", "dsti", "sgei", "slti", "break", "nop", "end", "breakc", "call", "callc", "callu", "ifu", "ifc", "loop",
+    "jmpc", "jmpu", "cmp", "madi", "mad",
+];
+
+const OUTPUTS: [(u16, u16, u8); 4] = [(0, 0, 0xF), (2, 1, 0xF), (3, 2, 0x3), (5, 3, 0x3)];
+
+fn finish(what: &str, c: &Comparison, mnemonics: &[&str], min_comparisons: u64) {
+    for r in &c.reports {
+        println!("{r}");
+    }
+    let executed = VS_MNEMONICS.iter().filter(|m| c.opcodes.contains(**m)).count();
+    println!(
+        "verify pica: {} comparisons, {} mismatches, {executed} mnemonics executed ({what}: {} programs, {} inconclusive; worst toleranced lane {:.1} ulp, {:.1}% of its bound)",
+        c.comparisons,
+        c.mismatches,
+        c.programs,
+        c.inconclusive,
+        c.worst_ulps,
+        c.worst_fraction * 100.0
+    );
+    assert_eq!(c.mismatches, 0, "{what}: mismatches (reports above)");
+    assert!(c.comparisons >= min_comparisons, "{what}: only {} comparisons", c.comparisons);
+    let missing: Vec<&&str> = mnemonics.iter().filter(|o| !c.opcodes.contains(**o)).collect();
+    assert!(missing.is_empty(), "{what}: never executed: {missing:?}");
+}
+
+fn gpu() -> Option<&'static vk::Gpu> {
+    pica::gpu_or_skip()
+}
+
+fn states(rng: &mut Rng, n: usize, f: &mut dyn FnMut(&mut Rng, &mut State)) -> Vec<State> {
+    (0..n)
+        .map(|_| {
+            let mut s = pica::random_state(rng);
+            f(rng, &mut s);
+            s
+        })
+        .collect()
+}
+
+fn prog(name: &str, a: &Asm, consts: &[Const], cases: Vec<State>) -> TestProgram {
+    TestProgram {
+        name: name.into(),
+        bytes: dvlb(a, 0, &OUTPUTS, consts),
+        dvle: 0,
+        cases,
+        reproduce: "cargo test --release --test verify_pica -- --nocapture".into(),
+    }
+}
+
+/// Writes r0..r3 to o0..o3 and ends.
+fn epilogue(a: &mut Asm) {
+    for k in 0..4 {
+        a.op("mov", &format!("o{k}"), &[&format!("r{k}")], Rel::None);
+    }
+    a.simple("end");
+}
+
+fn full(r: &mut Rng) -> f32 {
+    // Full 24-bit mantissas, magnitudes 2^-8 .. 2^8, both signs.
+    let m = 1.0 + (r.below(1 << 23) as f32) / (1u64 << 23) as f32;
+    let e = r.range(-8, 8) as i32;
+    let s = if r.chance(50) { -1.0 } else { 1.0 };
+    s * m * 2f32.powi(e)
+}
+
+fn special(r: &mut Rng) -> f32 {
+    *r.pick(&[0.0, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 0.5, 2.0, 800.0, -800.0])
+}
+
+/// One program per arithmetic mnemonic, each with exact dyadic, full-precision and special
+/// (0, ±inf, NaN) inputs.
+#[test]
+fn per_mnemonic() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let mut rng = Rng::new(5);
+    let two = ["add", "mul", "max", "min", "dp3", "dp4", "dph", "dst", "sge", "slt"];
+    let inv = ["dphi", "dsti", "sgei", "slti"];
+    let one = ["mov", "flr", "rcp", "rsq", "ex2", "lg2", "litp"];
+    type Gen = fn(&mut Rng) -> f32;
+    let gens: [(&str, Gen); 3] = [("dyadic", |r| r.dyadic(3, 8)), ("full", full), ("special", special)];
+    for (gname, g) in gens {
+        let mut fill = |rng: &mut Rng, s: &mut State| {
+            for k in 0..8 {
+                s.v[k] = std::array::from_fn(|_| g(rng));
+            }
+            for k in 0..16 {
+                s.c[k] = std::array::from_fn(|_| g(rng));
+            }
+        };
+        for op in two.iter().chain(&inv).chain(&one) {
+            let mut a = Asm::default();
+            let is_inv = inv.contains(op);
+            for (k, (s1, s2)) in [("v0", "v1"), ("c3.wzyx", "-v2.yxwz"), ("-v3.zzxy", "r0"), ("c5", "v4.w")].iter().enumerate() {
+                let d = format!("r{}", k);
+                if one.contains(op) {
+                    a.op(op, &d, &[s1], Rel::None);
+                } else if is_inv {
+                    // inverted form: narrow src1, wide src2
+                    let (n, w) = if s1.contains('c') { (*s2, *s1) } else { (*s1, *s2) };
+                    a.op(op, &d, &[n, w], Rel::None);
+                } else {
+                    let (w, n) = if s2.starts_with('c') || s2.starts_with("-c") { (*s2, *s1) } else { (*s1, *s2) };
+                    a.op(op, &d, &[w, n], Rel::None);
+                }
+            }
+            epilogue(&mut a);
+            let cs = states(&mut rng, 24, &mut fill);
+            total.merge(pica::run(gpu, &prog(&format!("{op} ({gname})"), &a, &[], cs)));
+        }
+        // mad / madi / cmp / masks
+        let mut a = Asm::default();
+        a.mad("mad", "r0", ["v0", "c4.yzwx", "v1"], Rel::None);
+        a.mad("madi", "r1.xzw", ["-v2", "v3.x", "c7"], Rel::None);
+        a.mad("mad", "r2.y", ["r0", "v5", "-r1"], Rel::None);
+        a.op("cmp", "lt ge", &["c1", "v1"], Rel::None);
+        a.flowc("ifc", true, false, 2, 6, 1);
+        a.op("mov", "r3", &["v6"], Rel::None);
+        a.op("mov", "r3", &["v7"], Rel::None);
+        epilogue(&mut a);
+        let cs = states(&mut rng, 24, &mut fill);
+        total.merge(pica::run(gpu, &prog(&format!("mad madi cmp ({gname})"), &a, &[], cs)));
+    }
+    finish("per_mnemonic", &total, &["add", "mul", "max", "min", "dp3", "dp4", "dph", "dst", "sge", "slt", "dphi", "dsti", "sgei", "slti", "mov", "flr", "rcp", "rsq", "ex2", "lg2", "litp", "mad", "madi", "cmp"], 5000);
+}
+
+/// Relative addressing through a0.x, a0.y and aL, including offsets outside s8 and indices ≥ 96.
+#[test]
+fn mova_and_relative_addressing() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(6);
+    let mut a = Asm::default();
+    a.op("mova", "r0.xy", &["v0"], Rel::None);
+    a.op("mov", "r0", &["c10.yxzw"], Rel::A0x);
+    a.op("add", "r1", &["c90", "v1"], Rel::A0y);
+    a.op("mova", "r0.x", &["v0.zzzz"], Rel::None);
+    a.op("dp4", "r2", &["-c0", "v2"], Rel::A0x);
+    a.mad("mad", "r3", ["v3", "c20", "v3"], Rel::A0y);
+    a.flowu("loop", 1, a.here() + 2, 0);
+    a.op("add", "r2", &["c0", "r2"], Rel::AL);
+    a.mad("madi", "r1", ["r1", "v1", "c2"], Rel::AL);
+    a.simple("nop");
+    epilogue(&mut a);
+    let cs = states(&mut rng, 64, &mut |r, s| {
+        s.v[0] = std::array::from_fn(|_| *r.pick(&[-200.0, -129.5, -128.0, -20.25, -1.75, -0.5, 0.0, 0.75, 3.0, 5.5, 40.0, 90.0, 127.0, 127.9, 128.0, 300.0, f32::NAN, 1e10]));
+        s.i[1] = [r.range(0, 4) as u8, r.range(0, 255) as u8, r.range(0, 255) as u8, 0];
+    });
+    let c = pica::run(gpu, &prog("mova + relative", &a, &[], cs));
+    finish("mova_and_relative_addressing", &c, &["mova", "relative", "loop"], 1000);
+}
+
+/// Control flow: ifc/ifu with else, nested; loop with aL (nested, restored), break, breakc;
+/// call/callc/callu; jmpc/jmpu forward and backward; scope ends with a JMP.
+#[test]
+fn control_flow() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(7);
+    let mut total = Comparison::default();
+    let run = |total: &mut Comparison, rng: &mut Rng, name: &str, a: &Asm, consts: &[Const]| {
+        let cs = states(rng, 48, &mut |_, _| {});
+        total.merge(pica::run(gpu, &prog(name, a, consts, cs)));
+    };
+    // 1. ifc with else, nested ifu inside both branches
+    let mut a = Asm::default();
+    a.op("cmp", "lt gt", &["c1", "v0"], Rel::None); // 0
+    a.flowc("ifc", true, true, 0, 6, 3); // 1: if (x || y) 2..5 else 6..8
+    a.op("add", "r0", &["c2", "v1"], Rel::None); // 2
+    a.flowu("ifu", 3, 5, 0); // 3: if b3 { 4 }
+    a.op("mul", "r1", &["c3", "r0"], Rel::None); // 4
+    a.simple("nop"); // 5
+    a.op("mov", "r0", &["-v2"], Rel::None); // 6
+    a.flowc("ifc", false, true, 1, 9, 0); // 7: if (!x && y) { 8 }
+    a.op("mov", "r2", &["c4"], Rel::None); // 8
+    a.simple("nop"); // 9
+    epilogue(&mut a);
+    run(&mut total, &mut rng, "ifc/ifu/else nested", &a, &[]);
+    // 2. nested loops with aL, break and breakc
+    let mut a = Asm::default();
+    a.flowu("loop", 0, 7, 0); // 0: loop i0, body 1..7
+    a.op("add", "r0", &["c10", "r0"], Rel::AL); // 1
+    a.flowu("loop", 2, 4, 0); // 2: loop i2, body 3..4
+    a.op("add", "r1", &["c20", "r1"], Rel::AL); // 3
+    a.op("mul", "r2", &["c1", "r1"], Rel::AL); // 4
+    a.op("cmp", "gt lt", &["c30", "r0"], Rel::AL); // 5
+    a.flowc("breakc", true, false, 2, 0, 0); // 6
+    a.op("add", "r3", &["c2", "r3"], Rel::AL); // 7
+    a.op("mov", "r2.w", &["c3"], Rel::AL); // 8 (after the loop: aL not restored at the outer level)
+    a.flowu("loop", 3, 12, 0); // 9
+    a.flowu("ifu", 2, 12, 0); // 10: if b2 { break }
+    a.simple("break"); // 11
+    a.op("add", "r1.x", &["c4", "r1"], Rel::None); // 12
+    a.simple("nop"); // 13
+    epilogue(&mut a);
+    run(&mut total, &mut rng, "loops/aL/break/breakc", &a, &[]);
+    // 3. call / callc / callu, nested calls
+    let mut a = Asm::default();
+    a.flowc("call", false, false, 0, 10, 2); // 0
+    a.op("cmp", "ge lt", &["c5", "v1"], Rel::None); // 1
+    a.flowc("callc", true, false, 3, 12, 1); // 2
+    a.flowu("callu", 5, 13, 2); // 3
+    a.flowc("callc", false, false, 0, 12, 1); // 4
+    epilogue(&mut a); // 5..9
+    assert_eq!(a.here(), 10);
+    a.op("add", "r0", &["c6", "v2"], Rel::None); // 9
+    a.op("mul", "r1", &["c7", "r0"], Rel::None); // 10
+    a.mad("mad", "r2", ["v3", "c8", "r2"], Rel::None); // 11
+    a.flowc("call", false, false, 0, 12, 1); // 13: nested call
+    a.op("add", "r3", &["c9", "r3"], Rel::None); // 13
+    run(&mut total, &mut rng, "call/callc/callu", &a, &[]);
+    // 4. jmpc / jmpu forward and backward (a counted backward loop over cc), and a jmp that
+    // ends an if scope (never taken).
+    let mut a = Asm::default();
+    a.op("mov", "r0", &["c0"], Rel::None); // 0 (c0 = counter start, constant table)
+    a.op("add", "r0", &["c1", "r0"], Rel::None); // 1: r0 += 1
+    a.op("add", "r1", &["v0", "r1"], Rel::None); // 2
+    a.op("cmp", "lt lt", &["c2", "r0"], Rel::None); // 3: c2 (limit) < r0 ?
+    a.flowc("jmpc", false, false, 2, 1, 0); // 4: if !cc.x goto 1 (backward)
+    a.flowu("jmpu", 4, 8, 0); // 5: if b4 goto 8
+    a.op("mov", "r2", &["v1"], Rel::None); // 6
+    a.flowu("jmpu", 6, 9, 1); // 7: if !b6 goto 9
+    a.op("mov", "r3", &["v2"], Rel::None); // 8
+    a.flowu("ifu", 1, 11, 0); // 9: if b1 { 10 }
+    a.flowc("jmpc", true, true, 0, 13, 0); // 10: jmp at the end of the if scope: never taken
+    a.op("add", "r3", &["c3", "r3"], Rel::None); // 11
+    a.flowc("jmpc", false, false, 1, 14, 0); // 12: if !x && !y goto 14
+    a.op("mul", "r2", &["c3", "r2"], Rel::None); // 13
+    epilogue(&mut a); // 14..
+    let consts = [Const::Float(0, [0.0; 4]), Const::Float(1, [1.0; 4]), Const::Float(2, [5.0, 3.0, 0.0, 0.0])];
+    run(&mut total, &mut rng, "jmpc/jmpu", &a, &consts);
+    finish(
+        "control_flow",
+        &total,
+        &["ifc", "ifu", "loop", "break", "breakc", "call", "callc", "callu", "jmpc", "jmpu", "nop", "end"],
+        2000,
+    );
+}
+
+/// emit/setemit are GS-only: a vertex DVLE using them is rejected naming the instruction.
+#[test]
+fn emit_in_vertex_shader_is_rejected() {
+    for op in ["emit", "setemit"] {
+        let mut a = Asm::default();
+        a.op("mov", "o0", &["v0"], Rel::None);
+        a.simple(op);
+        a.simple("end");
+        let bytes = dvlb(&a, 0, &OUTPUTS, &[]);
+        let e = shrec::formats::pica::translate(&bytes, 0).err().expect("emit in a VS must be rejected");
+        assert!(e.reason.contains(op), "{}", e.reason);
+    }
+}
+
+fn fuzz_seed() -> u64 {
+    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+}
+
+fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
+    let len = range.end - range.start;
+    let handles: Vec<_> = (0..threads)
+        .map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads)
+        .map(|r| {
+            std::thread::spawn(move || {
+                let gpu = pica::gpu_or_skip().expect("checked by the caller");
+                let mut c = Comparison::default();
+                for i in r {
+                    c.merge(pica::run(gpu, &gen::program(seed, i)));
+                }
+                c
+            })
+        })
+        .collect();
+    let mut total = Comparison::default();
+    for h in handles {
+        total.merge(h.join().expect("fuzz thread"));
+    }
+    total
+}
+
+/// 300 fixed-seed random programs.
+#[test]
+fn fuzz_fixed_seed() {
+    if gpu().is_none() {
+        return;
+    }
+    let c = fuzz(fuzz_seed(), 0..300, 1);
+    let cf = ["ifc", "ifu", "loop", "breakc", "call", "callc", "callu", "jmpc", "jmpu"];
+    let ops: Vec<&str> = VS_MNEMONICS.iter().copied().filter(|m| *m != "break").chain(cf).collect();
+    finish("fuzz_fixed_seed", &c, &ops, 15_000);
+}
+
+#[test]
+#[ignore]
+fn long_fuzz() {
+    if gpu().is_none() {
+        return;
+    }
+    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let seed = fuzz_seed();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
+    let c = fuzz(seed, 0..n, threads);
+    println!("long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches", c.programs, c.comparisons, c.mismatches);
+    finish("long_fuzz", &c, &[], 0);
+}
+
+#[test]
+#[ignore]
+fn fuzz_one() {
+    let Some(gpu) = gpu() else { return };
+    let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
+    let p = gen::program(fuzz_seed(), index);
+    println!("{}", shrec::formats::pica::disasm(&p.bytes, 0).unwrap_or_default());
+    let c = pica::run(gpu, &p);
+    for r in &c.reports {
+        println!("{r}");
+    }
+    println!("{}", c.summary("pica"));
+    assert_eq!(c.mismatches, 0);
+}
+
+/// The harness can fail: PICA `mul` lowered as an IEEE multiply (0·inf = NaN) is caught.
+#[test]
+fn harness_detects_mutation() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(9);
+    let mut a = Asm::default();
+    a.op("mul", "r0", &["c0", "v0"], Rel::None);
+    epilogue(&mut a);
+    let cs = states(&mut rng, 16, &mut |r, s| {
+        s.v[0] = std::array::from_fn(|_| *r.pick(&[0.0, f32::INFINITY, 2.0]));
+        s.c[0] = std::array::from_fn(|_| *r.pick(&[0.0, f32::NEG_INFINITY, -0.5]));
+    });
+    let p = prog("mutated mul", &a, &[], cs);
+    set_mutation(Mutation::PicaMulAsIeee);
+    let mutated = pica::run(gpu, &p);
+    set_mutation(Mutation::None);
+    let clean = pica::run(gpu, &p);
+    println!("mutated: {}\nclean: {}", mutated.summary("pica"), clean.summary("pica"));
+    assert!(mutated.mismatches > 0, "the harness missed PICA mul lowered as IEEE mul");
+    assert_eq!(clean.mismatches, 0);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Every vertex DVLE of the corpus (`tests/corpus/pica`), random inputs.
+#[test]
+fn corpus_vertex_dvles() {
+    let Some(gpu) = gpu() else { return };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/pica");
+    let mut files: Vec<_> = walk(&dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "shbin")).collect();
+    files.sort();
+    let mut total = Comparison::default();
+    let mut rng = Rng::new(2024);
+    let mut dvles = 0;
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let Ok(p) = shrec::formats::pica::dvlb::parse_program(&bytes) else { continue };
+        for (i, d) in p.dvles.iter().enumerate() {
+            if d.stage != shrec::formats::Stage::Vertex {
+                continue;
+            }
+            dvles += 1;
+            let cs = states(&mut rng, 16, &mut |_, _| {});
+            let name = format!("{} DVLE {i}", f.strip_prefix(&dir).unwrap().display());
+            let t = TestProgram { name, bytes: bytes.clone(), dvle: i as u32, cases: cs, reproduce: "cargo test --release --test verify_pica -- corpus_vertex_dvles --nocapture".into() };
+            total.merge(pica::run(gpu, &t));
+        }
+    }
+    println!("corpus_vertex_dvles: {} files, {dvles} vertex DVLEs", files.len());
+    finish("corpus_vertex_dvles", &total, &[], 1000);
+}
