@@ -56,7 +56,7 @@ fn cargo_example_builds_cache_in_build_rs_and_reads_every_shader() {
     let work = target_dir.join("work");
     let _ = std::fs::remove_dir_all(&work);
     let input = work.join("shaders");
-    copy_dir(&repo().join("tests/corpus/agal"), &input);
+    copy_dir(&repo().join("tests/corpus"), &input);
     let log = work.join("build-script-runs.log");
     let keys: std::collections::BTreeSet<u64> = shrec::scan::scan_dir(&input)
         .shaders
