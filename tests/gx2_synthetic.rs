@@ -168,9 +168,6 @@ fn alu(op: &'static str, groups: Vec<G>) -> C {
 fn alu_kc(op: &'static str, kc0: (u32, u32, u32), groups: Vec<G>) -> C {
     C::Alu { op, kc: [kc0, (0, 0, 0)], groups }
 }
-fn exp(ty: u32, base: u32, gpr: u32) -> C {
-    C::Exp { done: false, ty, base, gpr }
-}
 fn exp_done(ty: u32, base: u32, gpr: u32) -> C {
     C::Exp { done: true, ty, base, gpr }
 }
