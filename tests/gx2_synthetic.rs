@@ -294,7 +294,7 @@ fn gfd(s: &Gx2Shader) -> Vec<u8> {
     let mut patches: Vec<u32> = Vec::new();
     let mut strings: Vec<(usize, String)> = Vec::new();
     let be = |b: &mut Vec<u8>, x: u32| b.extend_from_slice(&x.to_be_bytes());
-    let mut arr = |b: &mut Vec<u8>, words: &mut Vec<u32>, field: usize, n: usize, patches: &mut Vec<u32>| {
+    let arr = |b: &mut Vec<u8>, words: &mut Vec<u32>, field: usize, n: usize, patches: &mut Vec<u32>| {
         words[field / 4] = n as u32;
         if n > 0 {
             words[field / 4 + 1] = D | b.len() as u32;
