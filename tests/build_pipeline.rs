@@ -39,12 +39,6 @@ fn corpus_shaders() -> BTreeMap<u64, (ContainerKind, Vec<u8>, u32)> {
     m
 }
 
-/// Distinct GX2 shader keys in tests/corpus (GX2 has a translator).
-fn gx2_keys() -> std::collections::BTreeSet<u64> {
-    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus/gx2"));
-    scan.shaders.iter().map(|s| s.key).collect()
-}
-
 #[test]
 fn corpus_builds_and_consumers_get_dxcs_bytes() {
     let dir = tmpdir("pipeline");
