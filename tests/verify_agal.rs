@@ -14,6 +14,8 @@
 //! Without a Vulkan driver the tests fail naming the packages to install, unless
 //! `SHREC_ALLOW_MISSING_TOOLS=1`.
 
+mod common;
+
 use shrec::formats::agal::decode::{self, DecodeOptions};
 use shrec::formats::agal::interp::Texture;
 use shrec::formats::{Stage, TranslateOptions};
@@ -36,7 +38,7 @@ fn finish(what: &str, c: &Comparison, all_opcodes: bool) {
     for r in &c.reports {
         println!("{r}");
     }
-    println!("{what}: {}", c.summary("agal"));
+    common::log_uncaptured(&format!("{what}: {}", c.summary("agal")));
     println!(
         "{what}: worst toleranced lane: {:.3e} absolute, {:.1} ulp, {:.1}% of its bound",
         c.worst_abs,

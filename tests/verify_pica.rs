@@ -9,6 +9,8 @@
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_pica -- --ignored long_fuzz --nocapture`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_pica -- --ignored fuzz_one --nocapture`
 
+mod common;
+
 use shrec::formats::pica::decode::Rel;
 use shrec::formats::pica::interp::State;
 use shrec::testing::{set_mutation, Mutation};
@@ -29,7 +31,7 @@ fn finish(what: &str, c: &Comparison, mnemonics: &[&str], min_comparisons: u64) 
         println!("{r}");
     }
     let executed = VS_MNEMONICS.iter().filter(|m| c.opcodes.contains(**m)).count();
-    println!(
+    common::log_uncaptured(&format!(
         "verify pica: {} comparisons, {} mismatches, {executed} mnemonics executed ({what}: {} programs, {} inconclusive; worst toleranced lane {:.1} ulp, {:.1}% of its bound)",
         c.comparisons,
         c.mismatches,
@@ -37,7 +39,7 @@ fn finish(what: &str, c: &Comparison, mnemonics: &[&str], min_comparisons: u64) 
         c.inconclusive,
         c.worst_ulps,
         c.worst_fraction * 100.0
-    );
+    ));
     assert_eq!(c.mismatches, 0, "{what}: mismatches (reports above)");
     assert!(c.comparisons >= min_comparisons, "{what}: only {} comparisons", c.comparisons);
     let missing: Vec<&&str> = mnemonics.iter().filter(|o| !c.opcodes.contains(**o)).collect();

@@ -158,3 +158,11 @@ pub fn spirv_val(spirv: &[u8], name: &str) -> Result<(), String> {
         Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
     }
 }
+
+/// Prints a line the test harness does not capture (`println!`/`eprintln!` output of a passing
+/// test is swallowed), so that summary lines such as `verify agal: N comparisons, 0 mismatches`
+/// appear in CI logs.
+pub fn log_uncaptured(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
