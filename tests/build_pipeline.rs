@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{repo, run, run_cpp_consumer, spirv_val, tmpdir};
+use common::{copy_tree, repo, run, run_cpp_consumer, spirv_val, tmpdir};
 use shrec::build::{self, BuildOptions};
 use shrec::cache::SpirvEncoding;
 use shrec::detect::ContainerKind;
@@ -259,17 +259,4 @@ fn damaged_inputs_fail_one_by_one() {
     let text = std::fs::read_to_string(dir.join("c.cpp")).unwrap();
     assert!(text.contains(&format!("const size_t g_shaderCacheEntryCount = {compiled};")));
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let rel = e.path().strip_prefix(from).unwrap();
-        let dest = to.join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }

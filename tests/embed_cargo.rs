@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{repo, run};
+use common::{copy_tree, repo, run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,18 +13,6 @@ fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 /// `cargo build -v` of the example; returns stderr (cargo's status lines).
 fn build(target_dir: &Path, input: &Path, log: &Path) -> String {
@@ -56,7 +44,7 @@ fn cargo_example_builds_cache_in_build_rs_and_reads_every_shader() {
     let work = target_dir.join("work");
     let _ = std::fs::remove_dir_all(&work);
     let input = work.join("shaders");
-    copy_dir(&repo().join("tests/corpus"), &input);
+    copy_tree(&repo().join("tests/corpus"), &input);
     let log = work.join("build-script-runs.log");
     let keys: std::collections::BTreeSet<u64> = shrec::scan::scan_dir(&input)
         .shaders

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{have_tool, repo, run, tmpdir};
+use common::{copy_tree, have_tool, repo, run, tmpdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
@@ -14,18 +14,6 @@ fn buildable_keys(dir: &Path) -> std::collections::BTreeSet<u64> {
     shrec::scan::scan_dir(dir).shaders.iter().filter(|s| shrec::formats::has_translator(s.container)).map(|s| s.key).collect()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 /// A file holding a shader, under `dir`.
 fn first_shader_file(dir: &Path) -> PathBuf {
@@ -74,7 +62,7 @@ fn cmake_example(layout: &str, extra: &str) {
     }
     let dir = tmpdir(&format!("embed-cmake-{layout}"));
     let input = dir.join("shaders");
-    copy_dir(&repo().join("tests/corpus"), &input);
+    copy_tree(&repo().join("tests/corpus"), &input);
     let keys = buildable_keys(&input);
     assert!(keys.len() > 140, "{} shaders of tests/corpus", keys.len());
 

@@ -3,28 +3,15 @@
 //! `.g.pica`, `.vsh`), modulo picasso's automatic choices (inverted forms `dphi/dsti/sgei/slti/madi`,
 //! padding `nop`s).
 
+mod common;
+
+use common::repo;
 use shrec::formats::pica::{decode, disasm, dvlb};
 use std::path::{Path, PathBuf};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
+/// Every bundled .shbin, sorted.
 fn shbins() -> Vec<PathBuf> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "shbin") {
-                out.push(p);
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(&repo().join("tests/corpus/pica"), &mut v);
-    v.sort();
-    v
+    common::files_with_extension(&repo().join("tests/corpus/pica"), "shbin")
 }
 
 fn normalize(m: &str) -> Option<String> {

@@ -8,23 +8,11 @@ use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};
 use shrec::formats::{self, TranslateOptions};
 use shrec::{hlsl, Stage};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+/// Every bundled .shbin, sorted.
 fn shbins() -> Vec<PathBuf> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "shbin") {
-                out.push(p);
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(&repo().join("tests/corpus/pica"), &mut v);
-    v.sort();
-    v
+    common::files_with_extension(&repo().join("tests/corpus/pica"), "shbin")
 }
 
 #[test]
