@@ -187,6 +187,11 @@ fn cpp_cache_without_dxil_or_spirv_keeps_every_symbol() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+fn dxil_compressed_len(text: &str) -> usize {
+    let at = text.find("const size_t g_dxilCacheCompressedSize = ").unwrap() + "const size_t g_dxilCacheCompressedSize = ".len();
+    text[at..].split(';').next().unwrap().parse().unwrap()
+}
+
 #[test]
 fn cpp_text_shape() {
     let dir = tmpdir("cpp-shape");
@@ -241,6 +246,10 @@ fn cpp_text_shape() {
     let start = text.find("g_compressedDxilCache[] = {\n").unwrap();
     let first = text[start..].lines().nth(1).unwrap();
     assert!(first.starts_with("\t40,181,47,253,"), "{first}");
+    // ... and the string literal g++/clang read starts with the same magic, octal-escaped.
+    let literal = text.find(&format!("g_compressedDxilCache[{}] =\n", dxil_compressed_len(&text) + 1)).expect("string-literal branch");
+    let first = text[literal..].lines().nth(1).unwrap();
+    assert!(first.starts_with("\t\"(\\265/\\375"), "{first}");
     for l in text.lines() {
         assert!(l.len() <= 300, "line of {} chars", l.len());
         if l.starts_with('\t') && l.ends_with(',') && !l.contains('{') {
