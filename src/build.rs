@@ -8,12 +8,11 @@ use crate::dxc::{self, DxcLib, LocateOptions, Target};
 use crate::formats::{self, TranslateOptions};
 use crate::report::{Outcome, Phase, Report, Status};
 use crate::scan::{self, FoundShader};
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Everything `shrec build` can be told.
@@ -42,7 +41,7 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
-    /// Defaults for a build script: both targets, SMOL-V, zstd 22, incremental cache under
+    /// Defaults for a build script: both targets, SMOL-V, zstd 19, incremental cache under
     /// `target/`, no progress output.
     pub fn new(input: impl Into<PathBuf>, output: impl Into<PathBuf>) -> Self {
         BuildOptions {
@@ -54,7 +53,7 @@ impl BuildOptions {
             report_json: None,
             hlsl_dir: None,
             spirv_encoding: SpirvEncoding::Smolv,
-            zstd_level: 22,
+            zstd_level: 19,
             layout: CacheLayout::Single,
             zstd_dict: None,
             jobs: None,
@@ -89,12 +88,30 @@ pub enum FatalError {
 #[derive(Clone, Debug, Default)]
 pub struct Timings {
     pub wall: Duration,
+    /// Wall time of the directory scan (parallel).
     pub scan: Duration,
+    /// CPU time, summed over threads: reading each container, decoding + lowering + HLSL,
+    /// each DXC backend, SMOL-V + zstd (mostly on the packer thread, during the compiles).
+    pub parse: Duration,
     pub translate: Duration,
     pub dxc_dxil: Duration,
     pub dxc_spirv: Duration,
+    pub pack: Duration,
+    /// Wall time of writing the output files (and of the digest check that may skip it).
     pub write: Duration,
     pub threads: usize,
+}
+
+impl Timings {
+    /// DXC CPU time ÷ threads: the wall time a perfect build could not go below.
+    pub fn dxc_floor(&self) -> Duration {
+        (self.dxc_dxil + self.dxc_spirv) / self.threads.max(1) as u32
+    }
+
+    /// Wall time ÷ the DXC floor (1.0 is perfect).
+    pub fn wall_over_floor(&self) -> f64 {
+        self.wall.as_secs_f64() / self.dxc_floor().as_secs_f64().max(1e-9)
+    }
 }
 
 /// What a build produced.
@@ -109,6 +126,8 @@ pub struct BuildOutput {
     /// Every layout's sizes, when `print_summary` asked for them.
     pub layouts: Option<cache::LayoutComparison>,
     pub timings: Timings,
+    /// Whether the single layout's frames were compressed while DXC ran (rather than after).
+    pub packed_during_build: bool,
 }
 
 /// `target/shrec-cache` when the current directory looks like a cargo or CMake build tree,
@@ -122,15 +141,71 @@ pub fn default_cache_dir() -> PathBuf {
     }
 }
 
+/// Per-stage CPU time, summed over threads (nanoseconds).
 #[derive(Default)]
 struct StageClock {
+    parse: AtomicU64,
     translate: AtomicU64,
     dxil: AtomicU64,
     spirv: AtomicU64,
+    pack: AtomicU64,
 }
 
-fn add(t: &AtomicU64, since: Instant) {
-    t.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+fn add(t: &AtomicU64, since: ThreadClock) {
+    t.fetch_add(since.elapsed_ns(), Ordering::Relaxed);
+}
+
+/// CPU time of the calling thread: what the DXC floor is made of. (Wall time inside a compile
+/// would also count the time the thread waited for a core, e.g. behind the packer.)
+#[derive(Clone, Copy)]
+struct ThreadClock(Duration);
+
+impl ThreadClock {
+    fn now() -> Duration {
+        #[cfg(unix)]
+        {
+            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: clock_gettime writes the timespec we pass; the clock id is a constant.
+            if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+                return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+            }
+        }
+        // No per-thread clock: wall time since the first call.
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        EPOCH.get_or_init(Instant::now).elapsed()
+    }
+
+    fn start() -> Self {
+        ThreadClock(Self::now())
+    }
+
+    fn elapsed_ns(self) -> u64 {
+        Self::now().saturating_sub(self.0).as_nanos() as u64
+    }
+}
+
+/// The packer thread's progress: slots fed so far and entries among them.
+struct PackerState {
+    packer: cache::SinglePacker,
+    next: usize,
+    fed: usize,
+}
+
+impl PackerState {
+    fn feed(&mut self, slots: &[OnceLock<(Outcome, Option<CacheEntry>)>]) {
+        if let Some((_, Some(e))) = slots[self.next].get() {
+            self.packer.push(e);
+            self.fed += 1;
+        }
+        self.next += 1;
+    }
+
+    /// `entries`: the final, key-sorted entries, whose first `fed` are the ones already fed.
+    fn feed_rest(&mut self, entries: &[CacheEntry]) {
+        for e in &entries[self.fed.min(entries.len())..] {
+            self.packer.push(e);
+        }
+    }
 }
 
 /// Every argument list a build uses, for the artifact key.
@@ -189,20 +264,59 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let clock = StageClock::default();
     let compilations = AtomicUsize::new(0);
     let progress = Progress::new(jobs.len(), opts.progress);
-    let results: Vec<(Outcome, Option<CacheEntry>)> = pool.install(|| {
-        jobs.par_iter()
-            .map(|job| {
-                let r = build_one(job, opts, &targets, &lib, store.as_ref(), &clock, &compilations);
-                progress.tick();
-                r
+    let write_opts = WriteOptions {
+        spirv_encoding: opts.spirv_encoding,
+        zstd_level: opts.zstd_level,
+        layout: opts.layout,
+        zstd_dict: if opts.layout == CacheLayout::PerShader { opts.zstd_dict } else { None },
+    };
+
+    // Workers take the jobs in key order (= the cache's order); a packer thread compresses the
+    // single layout's frames behind them, entry by entry as soon as every earlier one is done,
+    // so zstd runs while DXC does instead of after it. It waits until some shader really needed
+    // DXC: a build served entirely from the incremental cache usually leaves the outputs as they
+    // are, and then nothing is compressed at all.
+    let slots: Vec<OnceLock<(Outcome, Option<CacheEntry>)>> = jobs.iter().map(|_| OnceLock::new()).collect();
+    let next_job = AtomicUsize::new(0);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<usize>();
+    let packer = std::thread::scope(|scope| {
+        let packer = (opts.layout == CacheLayout::Single).then(|| {
+            let (slots, compilations, clock, write_opts) = (&slots, &compilations, &clock, &write_opts);
+            scope.spawn(move || {
+                let mut state = PackerState { packer: cache::SinglePacker::new(write_opts), next: 0, fed: 0 };
+                let mut ready = vec![false; slots.len()];
+                for i in done_rx {
+                    ready[i] = true;
+                    if compilations.load(Ordering::Relaxed) > 0 {
+                        let t = ThreadClock::start();
+                        while state.next < slots.len() && ready[state.next] {
+                            state.feed(slots);
+                        }
+                        clock.pack.fetch_add(t.elapsed_ns(), Ordering::Relaxed);
+                    }
+                }
+                state
             })
-            .collect()
+        });
+        pool.broadcast(|_| {
+            let done_tx = done_tx.clone();
+            loop {
+                let i = next_job.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let r = build_one(job, opts, &targets, &lib, store.as_ref(), &clock, &compilations);
+                let _ = slots[i].set(r);
+                let _ = done_tx.send(i);
+                progress.tick();
+            }
+        });
+        drop(done_tx);
+        packer.map(|p| p.join().expect("the packer thread does not panic"))
     });
     progress.finish();
 
-    let mut outcomes = Vec::with_capacity(results.len());
+    let mut outcomes = Vec::with_capacity(jobs.len());
     let mut entries = Vec::new();
-    for (o, e) in results {
+    for (o, e) in slots.into_iter().map(|s| s.into_inner().expect("every job ran")) {
         outcomes.push(o);
         entries.extend(e);
     }
@@ -210,13 +324,6 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     entries.sort_by_key(|e| e.key);
 
     let t_write = Instant::now();
-    let write_opts = WriteOptions {
-        spirv_encoding: opts.spirv_encoding,
-        zstd_level: opts.zstd_level,
-        threads,
-        layout: opts.layout,
-        zstd_dict: if opts.layout == CacheLayout::PerShader { opts.zstd_dict } else { None },
-    };
     let output_files = if is_rust {
         let (d, s) = cache::rust::blob_paths(&opts.output);
         vec![opts.output.clone(), d, s]
@@ -227,15 +334,25 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let stamp = opts.cache_dir.as_ref().map(|d| OutputStamp::path_for(d, &opts.output));
     let unchanged = stamp.as_ref().and_then(|p| OutputStamp::read(p)).filter(|st| st.digest == digest && st.files_unchanged());
     let output_written = unchanged.is_none();
+    let mut pack_time = Duration::ZERO;
+    let mut prepacked = false;
     let sizes = match unchanged {
         // Same entries, same options, and the files on disk are the ones we wrote: leave them
         // (and their modification times) alone.
         Some(st) => st.sizes,
         None => {
+            let t = Instant::now();
+            let packed = packer.and_then(|mut p| {
+                // Whatever the packer had not reached (all of it on a build without compilations).
+                p.feed_rest(&entries);
+                p.packer.finish()
+            });
+            pack_time = t.elapsed();
+            prepacked = packed.as_ref().is_some_and(|p| p.made_from(&entries));
             let written = if is_rust {
-                cache::rust::write(&opts.output, &entries, &write_opts)
+                cache::rust::write_prepacked(&opts.output, &entries, &write_opts, packed)
             } else {
-                cache::cpp::write(&opts.output, &entries, &write_opts)
+                cache::cpp::write_prepacked(&opts.output, &entries, &write_opts, packed)
             };
             let sizes = written.map_err(|e| FatalError::Write { path: opts.output.clone(), reason: e.to_string() })?;
             if let Some(p) = &stamp {
@@ -250,7 +367,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     } else {
         None
     };
-    let write_time = t_write.elapsed();
+    let write_time = t_write.elapsed().saturating_sub(pack_time);
 
     let cache_hits = outcomes.iter().filter(|o| matches!(o.status, Status::Compiled { cached: true })).count();
     let report = Report {
@@ -270,13 +387,15 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let timings = Timings {
         wall: started.elapsed(),
         scan: scan_time,
+        parse: ns(&clock.parse),
         translate: ns(&clock.translate),
         dxc_dxil: ns(&clock.dxil),
         dxc_spirv: ns(&clock.spirv),
+        pack: ns(&clock.pack) + pack_time,
         write: write_time,
         threads,
     };
-    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), layouts, timings })
+    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), layouts, timings, packed_during_build: prepacked })
 }
 
 /// Everything the output files depend on.
@@ -412,11 +531,14 @@ fn build_one(
         return (outcome(Status::Skipped { reason }), None);
     }
 
-    let t = Instant::now();
-    let bytes = match scan::read_container(job) {
+    let t = ThreadClock::start();
+    let bytes = scan::read_container(job);
+    add(&clock.parse, t);
+    let bytes = match bytes {
         Ok(b) => b,
         Err(e) => return failed(Phase::Parse, e, None),
     };
+    let t = ThreadClock::start();
     let translated = formats::translate(job.container, &bytes, job.index, &opts.translate);
     let translation = match translated {
         Ok(t) => t,
@@ -458,7 +580,7 @@ fn build_one(
     let mut artifacts =
         Artifacts { dxil: None, spirv: None, meta: translation.meta, spec_constants_mask: translation.spec_constants_mask, hlsl_len: hlsl.len() as u32 };
     for &target in targets {
-        let t = Instant::now();
+        let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
         let compiled = dxc::compile_with_spec_constants(lib, &hlsl, job.stage, target, translation.spec_constants_mask);
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
@@ -578,18 +700,18 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     }
     if opts.print_timings {
         let t = &out.timings;
-        let dxc_total = t.dxc_dxil + t.dxc_spirv;
-        let floor = dxc_total.as_secs_f64() / t.threads.max(1) as f64;
         eprintln!("timings ({} threads): wall {}", t.threads, fmt_ms(t.wall));
-        eprintln!("  scan       {}", fmt_ms(t.scan));
+        eprintln!("  scan       {} (wall)", fmt_ms(t.scan));
+        eprintln!("  parse      {} (CPU, summed over threads)", fmt_ms(t.parse));
         eprintln!("  translate  {} (CPU, summed)", fmt_ms(t.translate));
         eprintln!("  dxc dxil   {} (CPU, summed)", fmt_ms(t.dxc_dxil));
         eprintln!("  dxc spirv  {} (CPU, summed)", fmt_ms(t.dxc_spirv));
-        eprintln!("  pack+write {}", fmt_ms(t.write));
+        eprintln!("  pack       {} (CPU: SMOL-V + zstd, mostly while DXC runs)", fmt_ms(t.pack));
+        eprintln!("  write      {} (wall)", fmt_ms(t.write));
         let n = r.outcomes.len() as f64;
         eprintln!("  {:.1} shaders/s", n / t.wall.as_secs_f64().max(1e-9));
-        if floor > 0.0 {
-            eprintln!("  wall / (DXC time / threads) = {:.2}", t.wall.as_secs_f64() / floor);
+        if !t.dxc_floor().is_zero() {
+            eprintln!("  wall / (DXC CPU time / threads) = {:.3}", t.wall_over_floor());
         }
     }
     crate::report::exit_code(r)

@@ -118,8 +118,8 @@ struct BuildArgs {
     /// How SPIR-V is stored in the cache.
     #[arg(long, value_enum, default_value = "smolv")]
     spirv_encoding: SpirvEncodingArg,
-    /// zstd level of the cache blobs (XenosRecomp uses 22).
-    #[arg(long, default_value_t = 22, value_parser = clap::value_parser!(i32).range(1..=22))]
+    /// zstd level of the cache blobs (XenosRecomp uses 22: 0.05% smaller on the corpus, 2.7x slower).
+    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(1..=22))]
     zstd_level: i32,
     /// Compressed blob layout: one zstd frame per backend, or one per shader (the tables then
     /// carry each shader's frame offset and size).

@@ -5,7 +5,7 @@ mod common;
 
 use common::{copy_tree, repo, run, run_cpp_consumer, spirv_val, tmpdir};
 use shrec::build::{self, BuildOptions};
-use shrec::cache::SpirvEncoding;
+use shrec::cache::{self, SpirvEncoding};
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};
 use shrec::formats::{self, TranslateOptions};
@@ -96,6 +96,15 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
             assert_eq!(line, common::consumer_line(e, None), "consumer line for {:016X}", e.key);
         }
     }
+
+    // The frames were compressed while DXC ran, and the file is byte for byte what writing the
+    // same entries from scratch gives.
+    assert!(first.packed_during_build, "the single layout's frames were not packed during the build");
+    let scratch = dir.join("scratch.cpp");
+    let raw = cache::WriteOptions { spirv_encoding: SpirvEncoding::Raw, ..cache::WriteOptions::default() };
+    cache::cpp::write(&scratch, &first.entries, &raw).unwrap();
+    let text = |p: &Path, header: &str| std::fs::read_to_string(p).unwrap().replace(header, "HEADER");
+    assert!(text(&out_cpp, "shader_cache.h") == text(&scratch, "scratch.h"), "streamed and from-scratch caches differ");
 
     // A second identical build compiles nothing and leaves the output untouched.
     let mtime = std::fs::metadata(&out_cpp).unwrap().modified().unwrap();

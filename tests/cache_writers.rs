@@ -77,7 +77,7 @@ fn synthetic_entries(seed: u64, n: usize, dxil: bool, spirv: bool) -> Vec<CacheE
 }
 
 fn raw_opts(level: i32) -> WriteOptions {
-    WriteOptions { zstd_level: level, spirv_encoding: SpirvEncoding::Raw, threads: 0, ..WriteOptions::default() }
+    WriteOptions { zstd_level: level, spirv_encoding: SpirvEncoding::Raw, ..WriteOptions::default() }
 }
 
 /// Expected per-key line of both consumers:
@@ -263,7 +263,7 @@ fn cpp_text_shape() {
     let again = dir.join("again.cpp");
     let mut shuffled = entries.clone();
     shuffled.reverse();
-    cache::cpp::write(&again, &shuffled, &WriteOptions { threads: 1, ..raw_opts(1) }).unwrap();
+    cache::cpp::write(&again, &shuffled, &raw_opts(1)).unwrap();
     let text2 = fs::read_to_string(&again).unwrap();
     assert_eq!(text.replace("cache.h", "X"), text2.replace("again.h", "X"));
     fs::remove_dir_all(&dir).unwrap();

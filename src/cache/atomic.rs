@@ -48,6 +48,8 @@ pub fn is_temp_name(name: &str) -> bool {
 pub struct Staged {
     tmp: Option<PathBuf>,
     dest: PathBuf,
+    /// Whether the file was fsynced (then the directory is too, after the rename).
+    durable: bool,
 }
 
 impl Staged {
@@ -63,7 +65,9 @@ impl Staged {
             let _ = fs::remove_file(&tmp);
             return Err(e);
         }
-        sync_dir(&self.dest);
+        if self.durable {
+            sync_dir(&self.dest);
+        }
         Ok(())
     }
 }
@@ -94,16 +98,36 @@ pub fn stage_with<F>(dest: &Path, fill: F) -> io::Result<Staged>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
 {
+    stage_impl(dest, fill, true)
+}
+
+fn stage_impl<F>(dest: &Path, fill: F, sync: bool) -> io::Result<Staged>
+where
+    F: FnOnce(&mut dyn Write) -> io::Result<()>,
+{
     let tmp = temp_path_for(dest)?;
     let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
     // From here on the guard removes the temporary file on every early return.
-    let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf() };
+    let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: sync };
     let mut w = BufWriter::with_capacity(1 << 20, file);
     fill(&mut w)?;
     let file = w.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
+    if sync {
+        file.sync_all()?;
+    }
     drop(file);
     Ok(staged)
+}
+
+/// Replaces `dest` with what `fill` writes through a temporary file and a rename, without any
+/// fsync: other processes never see a partial file, but after a power loss the file may be
+/// empty or garbage. Only for files that carry their own checksum and are rebuilt when it fails
+/// (the incremental cache's artifacts: an fsync per shader would cost more than a rare rebuild).
+pub fn write_unsynced_with<F>(dest: &Path, fill: F) -> io::Result<()>
+where
+    F: FnOnce(&mut dyn Write) -> io::Result<()>,
+{
+    stage_impl(dest, fill, false)?.commit()
 }
 
 /// [`stage_with`] for bytes already in memory.

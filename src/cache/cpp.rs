@@ -63,6 +63,17 @@ pub fn write(
     entries: &[CacheEntry],
     opts: &WriteOptions,
 ) -> Result<CacheSizes, CacheWriteError> {
+    write_prepacked(out, entries, opts, None)
+}
+
+/// [`write`], with the single layout's frames already compressed by a
+/// [`SinglePacker`](layout::SinglePacker) during the build (used only if they match `entries`).
+pub fn write_prepacked(
+    out: &Path,
+    entries: &[CacheEntry],
+    opts: &WriteOptions,
+    packed: Option<super::Packed>,
+) -> Result<CacheSizes, CacheWriteError> {
     let header = header_path(out);
     let header_name = header
         .file_name()
@@ -80,7 +91,7 @@ pub fn write(
         });
     }
 
-    let layout = layout::build(out, entries, opts)?;
+    let layout = layout::build_prepacked(out, entries, opts, packed)?;
     let io_err = |(path, source): (PathBuf, io::Error)| CacheWriteError::Io { path, source };
     let mut batch = Batch::new();
     let header_text = header_text(layout.layout);

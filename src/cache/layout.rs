@@ -120,21 +120,7 @@ impl Encoded<'_> {
 
 /// Sorts, merges identical duplicates (different duplicates are an error), encodes SPIR-V.
 fn encode<'a>(path: &Path, entries: &'a [CacheEntry], opts: &WriteOptions) -> Result<Encoded<'a>, CacheWriteError> {
-    let mut sorted: Vec<&CacheEntry> = entries.iter().collect();
-    sorted.sort_by_key(|e| e.key);
-    let mut unique: Vec<&CacheEntry> = Vec::with_capacity(sorted.len());
-    for e in sorted {
-        if let Some(last) = unique.last() {
-            if last.key == e.key {
-                if *last == e {
-                    continue;
-                }
-                return Err(CacheWriteError::DuplicateKey { path: path.to_path_buf(), key: e.key });
-            }
-        }
-        unique.push(e);
-    }
-
+    let unique = merge_sorted(path, entries)?;
     let encoding = opts.spirv_encoding;
     let spirv: Vec<Option<Cow<[u8]>>> = unique
         .par_iter()
@@ -151,13 +137,49 @@ fn encode<'a>(path: &Path, entries: &'a [CacheEntry], opts: &WriteOptions) -> Re
     Ok(Encoded { unique, spirv })
 }
 
+/// Entries sorted by key, identical duplicates merged (different duplicates are an error).
+fn merge_sorted<'a>(path: &Path, entries: &'a [CacheEntry]) -> Result<Vec<&'a CacheEntry>, CacheWriteError> {
+    let mut sorted: Vec<&CacheEntry> = entries.iter().collect();
+    sorted.sort_by_key(|e| e.key);
+    let mut unique: Vec<&CacheEntry> = Vec::with_capacity(sorted.len());
+    for e in sorted {
+        if let Some(last) = unique.last() {
+            if last.key == e.key {
+                if *last == e {
+                    continue;
+                }
+                return Err(CacheWriteError::DuplicateKey { path: path.to_path_buf(), key: e.key });
+            }
+        }
+        unique.push(e);
+    }
+    Ok(unique)
+}
+
 /// Sorts, merges identical duplicates (different duplicates are an error), encodes SPIR-V,
-/// concatenates and compresses. `path` is only used to name errors.
-pub(crate) fn build(
+/// concatenates and compresses (`path` only names errors). The single layout's frames come from
+/// `packed` when a [`SinglePacker`] made them during the build from exactly these entries
+/// (checked; otherwise they are compressed here, with the same code, so the bytes are the same
+/// either way).
+pub(crate) fn build_prepacked(
     path: &Path,
     entries: &[CacheEntry],
     opts: &WriteOptions,
+    packed: Option<Packed>,
 ) -> Result<Layout, CacheWriteError> {
+    let packed = packed.filter(|p| opts.layout == CacheLayout::Single && p.encoding == opts.spirv_encoding && p.level == opts.zstd_level);
+    if let Some(p) = packed {
+        let unique = merge_sorted(path, entries)?;
+        if p.fingerprint == fingerprint_of(unique.iter().copied()) {
+            for (backend, size) in [("DXIL", p.dxil.raw_len), ("SPIR-V", p.spirv.raw_len)] {
+                if size > u32::MAX as u64 {
+                    return Err(CacheWriteError::TooLarge { path: path.to_path_buf(), backend, size });
+                }
+            }
+            return Ok(from_packed(unique, p));
+        }
+        debug_assert!(false, "prepacked frames were made from other entries");
+    }
     let Encoded { unique, spirv } = encode(path, entries, opts)?;
     let encoding = opts.spirv_encoding;
 
@@ -169,64 +191,19 @@ pub(crate) fn build(
         }
     }
 
-    let mut dxil_raw = Vec::with_capacity(dxil_total as usize);
-    let mut spirv_raw = Vec::with_capacity(spirv_total as usize);
-    let mut meta = Vec::new();
-    let mut rows = Vec::with_capacity(unique.len());
-    for (e, s) in unique.iter().zip(&spirv) {
-        let (dxil_offset, dxil_size) = match &e.dxil {
-            Some(d) => {
-                let off = dxil_raw.len() as u32;
-                dxil_raw.extend_from_slice(d);
-                (off, d.len() as u32)
-            }
-            None => (0, 0),
-        };
-        let (spirv_offset, spirv_size) = match s {
-            Some(s) => {
-                let off = spirv_raw.len() as u32;
-                spirv_raw.extend_from_slice(s);
-                (off, s.len() as u32)
-            }
-            None => (0, 0),
-        };
-        let meta_offset = meta.len() as u32;
-        meta.extend_from_slice(&e.meta);
-        rows.push(Row {
-            key: e.key,
-            family: e.family.abi_id(),
-            stage: e.stage.abi_id(),
-            dxil_offset,
-            dxil_size,
-            spirv_offset,
-            spirv_size,
-            spec_constants_mask: e.spec_constants_mask,
-            meta_offset,
-            meta_count: e.meta.len() as u32,
-            dxil_frame: (0, 0),
-            spirv_frame: (0, 0),
-        });
-    }
+    let spirv_sizes: Vec<Option<u32>> = spirv.iter().map(|s| s.as_ref().map(|s| s.len() as u32)).collect();
+    let (mut rows, meta) = rows_and_meta(&unique, &spirv_sizes);
 
     let compress_err = |backend: &'static str| {
         move |source| CacheWriteError::Compress { path: path.to_path_buf(), backend, source }
     };
     let (dxil, spirv_blob) = match opts.layout {
         CacheLayout::Single => {
-            drop(spirv);
-            let threads = if opts.threads == 0 {
-                std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-            } else {
-                opts.threads
-            };
-            let (dxil_c, spirv_c) = rayon::join(
-                || compress(&dxil_raw, opts.zstd_level, threads),
-                || compress(&spirv_raw, opts.zstd_level, threads),
-            );
-            (
-                Blob { raw_len: dxil_total, compressed: dxil_c.map_err(compress_err("DXIL"))?, dict: Vec::new() },
-                Blob { raw_len: spirv_total, compressed: spirv_c.map_err(compress_err("SPIR-V"))?, dict: Vec::new() },
-            )
+            let dxil_blobs: Vec<&[u8]> = unique.iter().filter_map(|e| e.dxil.as_deref()).collect();
+            let spirv_blobs: Vec<&[u8]> = spirv.iter().flatten().map(|s| &**s).collect();
+            let (dxil_c, spirv_c) =
+                rayon::join(|| frame_of(&dxil_blobs, opts.zstd_level), || frame_of(&spirv_blobs, opts.zstd_level));
+            (dxil_c.map_err(compress_err("DXIL"))?, spirv_c.map_err(compress_err("SPIR-V"))?)
         }
         CacheLayout::PerShader => {
             let dxil_blobs: Vec<Option<&[u8]>> = unique.iter().map(|e| e.dxil.as_deref()).collect();
@@ -355,8 +332,7 @@ pub fn compare_layouts(path: &Path, entries: &[CacheEntry], opts: &WriteOptions)
     let dxil = enc.dxil_blobs();
     let spirv = enc.spirv_blobs();
     let err = |source| CacheWriteError::Compress { path: path.to_path_buf(), backend: "DXIL+SPIR-V", source };
-    let threads = if opts.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { opts.threads };
-    let single = |blobs: &[&[u8]]| compress(&blobs.concat(), opts.zstd_level, threads).map(|c| c.len() as u64);
+    let single = |blobs: &[&[u8]]| frame_of(blobs, opts.zstd_level).map(|b| b.compressed.len() as u64);
     let dict_size = opts.zstd_dict.unwrap_or(super::DEFAULT_DICT_SIZE);
     let per = |blobs: &[&[u8]], dict: Option<usize>| {
         let opt: Vec<Option<&[u8]>> = blobs.iter().map(|b| Some(*b)).collect();
@@ -378,28 +354,236 @@ pub fn compare_layouts(path: &Path, entries: &[CacheEntry], opts: &WriteOptions)
     })
 }
 
-/// Compresses `data` as one zstd frame carrying its content size and a checksum. Empty input
-/// gives empty output (the backend is absent). `threads` zstd workers are used; zstd only
-/// splits the input into parallel jobs once it exceeds the job size (several
-/// window sizes: at level 22, hundreds of MiB), so small caches compress on one thread either
-/// way.
-pub(crate) fn compress(data: &[u8], level: i32, threads: usize) -> std::io::Result<Vec<u8>> {
-    if data.is_empty() {
-        return Ok(Vec::new());
+/// Table rows and the metadata array, offsets assigned in order.
+fn rows_and_meta(unique: &[&CacheEntry], spirv_sizes: &[Option<u32>]) -> (Vec<Row>, Vec<u32>) {
+    let (mut dxil_next, mut spirv_next) = (0u32, 0u32);
+    let mut meta = Vec::new();
+    let mut rows = Vec::with_capacity(unique.len());
+    for (e, s) in unique.iter().zip(spirv_sizes) {
+        let (dxil_offset, dxil_size) = match &e.dxil {
+            Some(d) => {
+                dxil_next += d.len() as u32;
+                (dxil_next - d.len() as u32, d.len() as u32)
+            }
+            None => (0, 0),
+        };
+        let (spirv_offset, spirv_size) = match *s {
+            Some(n) => {
+                spirv_next += n;
+                (spirv_next - n, n)
+            }
+            None => (0, 0),
+        };
+        let meta_offset = meta.len() as u32;
+        meta.extend_from_slice(&e.meta);
+        rows.push(Row {
+            key: e.key,
+            family: e.family.abi_id(),
+            stage: e.stage.abi_id(),
+            dxil_offset,
+            dxil_size,
+            spirv_offset,
+            spirv_size,
+            spec_constants_mask: e.spec_constants_mask,
+            meta_offset,
+            meta_count: e.meta.len() as u32,
+            dxil_frame: (0, 0),
+            spirv_frame: (0, 0),
+        });
     }
-    use zstd::zstd_safe::CParameter;
-    // One-shot compression of the whole input (ZSTD_compress2): the frame is split into jobs by
-    // size alone. (The streaming encoder fed by write_all cut jobs where the worker queue happened
-    // to be full, so multithreaded output varied from run to run under load.)
-    let mut c = zstd::bulk::Compressor::new(level)?;
-    c.set_parameter(CParameter::ChecksumFlag(true))?;
-    c.set_parameter(CParameter::ContentSizeFlag(true))?;
-    // Always zstd's multithreaded mode (even with one worker): its output depends on the
-    // parameters but not on the number of workers, so the cache is byte-identical on machines
-    // with different core counts (single-threaded mode would produce a different frame).
-    // Fails only when libzstd was built without threads: then compress on the caller's thread.
-    let _ = c.set_parameter(CParameter::NbWorkers(threads.clamp(1, 256) as u32));
-    c.compress(data)
+    (rows, meta)
+}
+
+fn from_packed(unique: Vec<&CacheEntry>, p: Packed) -> Layout {
+    let (rows, meta) = rows_and_meta(&unique, &p.spirv_sizes);
+    Layout { rows, meta, dxil: p.dxil, spirv: p.spirv, spirv_encoding: p.encoding, layout: CacheLayout::Single }
+}
+
+/// Running fingerprint of the entries a frame pair was made from: keys and content hashes.
+#[derive(Default)]
+struct Fingerprint(xxhash_rust::xxh3::Xxh3);
+
+impl Fingerprint {
+    fn add(&mut self, e: &CacheEntry) {
+        let h = |b: &Option<Vec<u8>>| b.as_deref().map_or(u64::MAX, xxhash_rust::xxh3::xxh3_64);
+        for word in [e.key, h(&e.dxil), h(&e.spirv)] {
+            self.0.update(&word.to_le_bytes());
+        }
+    }
+}
+
+fn fingerprint_of<'a>(entries: impl Iterator<Item = &'a CacheEntry>) -> u64 {
+    let mut f = Fingerprint::default();
+    entries.for_each(|e| f.add(e));
+    f.0.digest()
+}
+
+/// One backend's single-layout frame, fed blob by blob in key order.
+///
+/// zstd's single-threaded streaming encoder collects its input into whole blocks before it
+/// compresses anything, so the frame depends on the bytes alone and not on how they were fed
+/// (`frame_does_not_depend_on_how_it_is_fed` checks it): a build can compress each shader as soon
+/// as DXC has produced it and every shader before it, and gets the file it would get by
+/// compressing at the end. (The multithreaded encoder cuts jobs where its queue happens to be
+/// full, so it is not used.) The content size, unknown when the frame starts, is written into
+/// its header at the end.
+pub(crate) struct FrameWriter {
+    level: i32,
+    encoder: Option<zstd::stream::write::Encoder<'static, Vec<u8>>>,
+    raw_len: u64,
+}
+
+impl FrameWriter {
+    pub fn new(level: i32) -> Self {
+        FrameWriter { level, encoder: None, raw_len: 0 }
+    }
+
+    pub fn push(&mut self, data: &[u8]) -> std::io::Result<()> {
+        use std::io::Write;
+        if data.is_empty() {
+            return Ok(());
+        }
+        let encoder = match &mut self.encoder {
+            Some(e) => e,
+            None => {
+                let mut e = zstd::stream::write::Encoder::new(Vec::new(), self.level)?;
+                e.include_checksum(true)?;
+                self.encoder.insert(e)
+            }
+        };
+        encoder.write_all(data)?;
+        self.raw_len += data.len() as u64;
+        Ok(())
+    }
+
+    /// The finished frame (empty when nothing was pushed: the backend is absent).
+    pub fn finish(self) -> std::io::Result<Blob> {
+        let compressed = match self.encoder {
+            Some(e) => {
+                let mut frame = e.finish()?;
+                set_content_size(&mut frame, self.raw_len);
+                frame
+            }
+            None => Vec::new(),
+        };
+        Ok(Blob { raw_len: self.raw_len, compressed, dict: Vec::new() })
+    }
+}
+
+/// One frame of `blobs`, concatenated.
+fn frame_of(blobs: &[&[u8]], level: i32) -> std::io::Result<Blob> {
+    let mut w = FrameWriter::new(level);
+    for b in blobs {
+        w.push(b)?;
+    }
+    w.finish()
+}
+
+/// Both backends' frames for the single layout, fed entry by entry in key order while the build
+/// is still compiling (see [`FrameWriter`]); [`build_prepacked`] uses the result when it was
+/// made from exactly the final entries.
+pub struct SinglePacker {
+    encoding: SpirvEncoding,
+    level: i32,
+    dxil: FrameWriter,
+    spirv: FrameWriter,
+    spirv_sizes: Vec<Option<u32>>,
+    fingerprint: Fingerprint,
+    last_key: Option<u64>,
+    broken: bool,
+}
+
+/// What a [`SinglePacker`] made.
+pub struct Packed {
+    encoding: SpirvEncoding,
+    level: i32,
+    dxil: Blob,
+    spirv: Blob,
+    spirv_sizes: Vec<Option<u32>>,
+    fingerprint: u64,
+}
+
+impl Packed {
+    /// Whether these frames were made from exactly `entries` (sorted by key, no duplicates).
+    pub fn made_from(&self, entries: &[CacheEntry]) -> bool {
+        self.fingerprint == fingerprint_of(entries.iter())
+    }
+}
+
+impl SinglePacker {
+    pub fn new(opts: &WriteOptions) -> Self {
+        SinglePacker {
+            encoding: opts.spirv_encoding,
+            level: opts.zstd_level,
+            dxil: FrameWriter::new(opts.zstd_level),
+            spirv: FrameWriter::new(opts.zstd_level),
+            spirv_sizes: Vec::new(),
+            fingerprint: Fingerprint::default(),
+            last_key: None,
+            broken: false,
+        }
+    }
+
+    /// The next entry; keys must increase. A failure (an entry out of order, a SPIR-V module
+    /// SMOL-V cannot encode, a zstd error) abandons packing: the writer then compresses from
+    /// scratch and reports the error itself.
+    pub fn push(&mut self, e: &CacheEntry) {
+        if self.broken {
+            return;
+        }
+        let ok = self.last_key.is_none_or(|k| k < e.key) && self.try_push(e).is_ok();
+        self.last_key = Some(e.key);
+        self.broken = !ok;
+    }
+
+    fn try_push(&mut self, e: &CacheEntry) -> Result<(), String> {
+        if let Some(d) = &e.dxil {
+            self.dxil.push(d).map_err(|e| e.to_string())?;
+        }
+        let spirv_size = match &e.spirv {
+            Some(s) => {
+                let encoded = encode_spirv(s, self.encoding)?;
+                self.spirv.push(&encoded).map_err(|e| e.to_string())?;
+                Some(u32::try_from(encoded.len()).map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
+        self.spirv_sizes.push(spirv_size);
+        self.fingerprint.add(e);
+        Ok(())
+    }
+
+    pub fn finish(self) -> Option<Packed> {
+        if self.broken {
+            return None;
+        }
+        Some(Packed {
+            encoding: self.encoding,
+            level: self.level,
+            dxil: self.dxil.finish().ok()?,
+            spirv: self.spirv.finish().ok()?,
+            spirv_sizes: self.spirv_sizes,
+            fingerprint: self.fingerprint.0.digest(),
+        })
+    }
+}
+
+/// Adds the Frame_Content_Size field to the header of a frame written without one (streaming
+/// with an unknown size: no single-segment flag, a window descriptor, no dictionary). The blocks
+/// and the checksum do not depend on it. Consumers that size their buffer with
+/// `ZSTD_getFrameContentSize` then work as with a one-shot frame.
+fn set_content_size(frame: &mut Vec<u8>, size: u64) {
+    const MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+    assert_eq!(frame[..4], MAGIC, "a zstd frame");
+    let descriptor = frame[4];
+    assert_eq!(descriptor & 0b1110_0011, 0, "streamed frame header: no content size, single segment or dictionary yet");
+    // Field size flag 2 = 4 bytes, 3 = 8 bytes (little-endian), after the window descriptor.
+    let (flag, field) = match u32::try_from(size) {
+        Ok(s) => (2u8, s.to_le_bytes().to_vec()),
+        Err(_) => (3u8, size.to_le_bytes().to_vec()),
+    };
+    frame[4] = descriptor | (flag << 6);
+    frame.splice(6..6, field);
 }
 
 #[cfg(test)]
@@ -419,15 +603,33 @@ mod tests {
     }
 
     #[test]
-    fn compression_does_not_depend_on_thread_count() {
-        for (level, n) in [(1, 24 << 20), (22, 256 << 10)] {
+    fn frame_does_not_depend_on_how_it_is_fed() {
+        for (level, n) in [(1, 3 << 20), (19, 700 << 10), (22, 300 << 10)] {
             let d = data(n);
-            let outs: Vec<Vec<u8>> = [1, 2, 4, 8].iter().map(|&t| compress(&d, level, t).unwrap()).collect();
-            for (i, o) in outs.iter().enumerate() {
-                assert!(zstd::decode_all(&o[..]).unwrap() == d, "level {level}: round trip #{i}");
-                assert!(o == &outs[0], "level {level}: output with thread setting #{i} differs");
+            let whole = frame_of(&[&d], level).unwrap();
+            assert_eq!(zstd::decode_all(&whole.compressed[..]).unwrap(), d, "level {level}: round trip");
+            assert_eq!(zstd::zstd_safe::get_frame_content_size(&whole.compressed).ok(), Some(Some(n as u64)));
+            for piece in [1usize, 7, 4096, 100_003] {
+                let pieces: Vec<&[u8]> = d.chunks(piece).collect();
+                let fed = frame_of(&pieces, level).unwrap();
+                assert!(fed.compressed == whole.compressed, "level {level}: fed in pieces of {piece}, the frame differs");
             }
-            assert_eq!(zstd::zstd_safe::get_frame_content_size(&outs[0]).ok(), Some(Some(n as u64)));
         }
+        assert!(frame_of(&[], 19).unwrap().compressed.is_empty());
+    }
+
+    #[test]
+    fn content_size_is_patched_for_large_sizes_too() {
+        let mut w = FrameWriter::new(3);
+        w.push(b"hello").unwrap();
+        let mut frame = w.encoder.take().unwrap().finish().unwrap();
+        set_content_size(&mut frame, 5);
+        assert_eq!(zstd::decode_all(&frame[..]).unwrap(), b"hello");
+        assert_eq!(zstd::zstd_safe::get_frame_content_size(&frame).ok(), Some(Some(5)));
+        let mut w = FrameWriter::new(3);
+        w.push(b"x").unwrap();
+        let mut frame = w.encoder.take().unwrap().finish().unwrap();
+        set_content_size(&mut frame, 1 << 33);
+        assert_eq!(zstd::zstd_safe::get_frame_content_size(&frame).ok(), Some(Some(1 << 33)));
     }
 }

@@ -39,6 +39,17 @@ pub fn write(
     entries: &[CacheEntry],
     opts: &WriteOptions,
 ) -> Result<CacheSizes, CacheWriteError> {
+    write_prepacked(out, entries, opts, None)
+}
+
+/// [`write`], with the single layout's frames already compressed by a
+/// [`SinglePacker`](layout::SinglePacker) during the build (used only if they match `entries`).
+pub fn write_prepacked(
+    out: &Path,
+    entries: &[CacheEntry],
+    opts: &WriteOptions,
+    packed: Option<super::Packed>,
+) -> Result<CacheSizes, CacheWriteError> {
     let (dxil_path, spirv_path) = blob_paths(out);
     let name_of = |p: &Path| -> Result<String, CacheWriteError> {
         p.file_name()
@@ -59,7 +70,7 @@ pub fn write(
         });
     }
 
-    let layout = layout::build(out, entries, opts)?;
+    let layout = layout::build_prepacked(out, entries, opts, packed)?;
     let module_name = name_of(out)?;
     let text = render(&layout, &module_name, &dxil_name, &spirv_name);
     let io_err = |(path, source): (PathBuf, io::Error)| CacheWriteError::Io { path, source };
