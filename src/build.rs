@@ -237,7 +237,11 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let threads = pool.current_num_threads();
 
     let t_scan = Instant::now();
-    let scanned = pool.install(|| scan::scan_dir(&opts.input));
+    // With an incremental cache, files unchanged since the last build are not read again.
+    let scanned = pool.install(|| match &opts.cache_dir {
+        Some(dir) => scan::scan_dir_incremental(&opts.input, &scan_index_path(dir, &opts.input)).0,
+        None => scan::scan_dir(&opts.input),
+    });
     let scan_time = t_scan.elapsed();
 
     // One job per distinct key: the first occurrence (in path order) is built.
@@ -396,6 +400,13 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         threads,
     };
     Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), layouts, timings, packed_during_build: prepacked })
+}
+
+/// The scan index of one input directory inside the incremental cache directory.
+fn scan_index_path(cache_dir: &std::path::Path, input: &std::path::Path) -> PathBuf {
+    let abs = std::path::absolute(input).unwrap_or_else(|_| input.to_path_buf());
+    let h = xxhash_rust::xxh3::xxh3_64(abs.to_string_lossy().as_bytes());
+    cache_dir.join("scan").join(format!("{h:016x}.json"))
 }
 
 /// Everything the output files depend on.

@@ -15,10 +15,10 @@
 use crate::formats::xenos::container::{self as xenos, ContainerHeader};
 use crate::formats::{agal, gx2, pica, Family};
 use memchr::memmem;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The five container kinds shrec recognises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ContainerKind {
     /// Xbox 360 shader container (`0x102A11xx`).

@@ -120,32 +120,56 @@ fn file_error(path: &Path, reason: impl std::fmt::Display) -> ScanError {
     ScanError { path: path.to_path_buf(), offset: None, kind: None, at: None, reason: reason.to_string() }
 }
 
+/// What one file held.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FileScan {
+    pub shaders: Vec<FoundShader>,
+    pub errors: Vec<ScanError>,
+    pub bytes: u64,
+    /// The file's identity when it was read (None when it could not be read: not reusable).
+    pub stamp: Option<crate::cache::scan_index::FileStamp>,
+}
+
 /// Scans one file: memory-maps it (empty files are skipped) and runs [`scan_bytes`].
-fn scan_file(path: &Path) -> (Vec<FoundShader>, Vec<ScanError>, u64) {
+fn scan_file(path: &Path) -> FileScan {
+    let failed = |e: ScanError| FileScan { errors: vec![e], ..FileScan::default() };
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
-        Err(e) => return (Vec::new(), vec![file_error(path, format_args!("cannot open: {e}"))], 0),
+        Err(e) => return failed(file_error(path, format_args!("cannot open: {e}"))),
     };
-    let len = match file.metadata() {
-        Ok(m) => m.len(),
-        Err(e) => return (Vec::new(), vec![file_error(path, format_args!("cannot stat: {e}"))], 0),
+    let meta = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => return failed(file_error(path, format_args!("cannot stat: {e}"))),
     };
-    if len == 0 {
-        return (Vec::new(), Vec::new(), 0);
+    let stamp = Some(crate::cache::scan_index::FileStamp::of(&meta));
+    if meta.len() == 0 {
+        return FileScan { stamp, ..FileScan::default() };
     }
     // SAFETY: the map is read-only and dropped before returning. If another process truncates
     // the file meanwhile, reads may fault; that is the usual, accepted memmap risk for a batch
     // tool reading its own inputs.
     let map = match unsafe { memmap2::Mmap::map(&file) } {
         Ok(m) => m,
-        Err(e) => return (Vec::new(), vec![file_error(path, format_args!("cannot map: {e}"))], 0),
+        Err(e) => return failed(file_error(path, format_args!("cannot map: {e}"))),
     };
-    let (s, e) = scan_bytes(path, &map);
-    (s, e, map.len() as u64)
+    let (shaders, errors) = scan_bytes(path, &map);
+    FileScan { shaders, errors, bytes: map.len() as u64, stamp }
 }
 
 /// Scans every regular file under `root` (or `root` itself if it is a file).
 pub fn scan_dir(root: &Path) -> ScanResult {
+    scan_dir_with(root, None).0
+}
+
+/// [`scan_dir`], reusing what the scan index file `index` recorded for every file whose size,
+/// times and inode are unchanged, and updating that file (see [`crate::cache::scan_index`]).
+/// Also returns how many files were actually read.
+pub fn scan_dir_incremental(root: &Path, index: &Path) -> (ScanResult, u64) {
+    scan_dir_with(root, Some(index))
+}
+
+fn scan_dir_with(root: &Path, index: Option<&Path>) -> (ScanResult, u64) {
+    use crate::cache::scan_index::ScanIndex;
     let mut result = ScanResult::default();
     let mut paths = Vec::new();
     for entry in walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name() {
@@ -159,15 +183,30 @@ pub fn scan_dir(root: &Path) -> ScanResult {
         }
     }
     result.files = paths.len() as u64;
-    let per_file: Vec<_> = paths.par_iter().map(|p| scan_file(p)).collect();
-    for (s, e, n) in per_file {
-        result.shaders.extend(s);
-        result.errors.extend(e);
-        result.bytes += n;
+    let previous = index.map(ScanIndex::load).unwrap_or_default();
+    let per_file: Vec<(FileScan, bool)> = paths
+        .par_iter()
+        .map(|p| match previous.reuse(p) {
+            Some(hit) => (hit, false),
+            None => (scan_file(p), true),
+        })
+        .collect();
+    let read = per_file.iter().filter(|(_, read)| *read).count() as u64;
+    if let Some(index) = index {
+        let current = ScanIndex::record(paths.iter().zip(per_file.iter().map(|(f, _)| f)));
+        if current != previous {
+            // Best effort: without an index the next build scans everything again.
+            let _ = current.save(index);
+        }
+    }
+    for (f, _) in per_file {
+        result.shaders.extend(f.shaders);
+        result.errors.extend(f.errors);
+        result.bytes += f.bytes;
     }
     result.shaders.sort_by(|a, b| (&a.path, a.offset, a.index).cmp(&(&b.path, b.offset, b.index)));
     result.errors.sort_by(|a, b| (&a.path, a.offset).cmp(&(&b.path, b.offset)));
-    result
+    (result, read)
 }
 
 /// Hex key as printed everywhere: `0x` + 16 upper-case hex digits.

@@ -49,7 +49,8 @@ impl std::fmt::Display for Family {
 
 /// Pipeline stage of one shader. Pixel and fragment are the same stage; the family decides
 /// which word is printed (AGAL says "fragment", the consoles say "pixel").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Stage {
     Vertex,
     Pixel,
