@@ -37,6 +37,63 @@ fn temp_path_for(dest: &Path) -> io::Result<PathBuf> {
     Ok(dest.with_file_name(tmp_name))
 }
 
+/// Removes the temporary files of `dest` left by processes that no longer run (a build killed
+/// mid-write: its temporary file stays, the destination was never touched). Linux only (the
+/// owner's pid is in the name and checked in /proc); elsewhere they stay until deleted by hand.
+fn remove_stale_temps(dest: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        let (Some(dir), Some(name)) = (dest.parent(), dest.file_name().and_then(|n| n.to_str())) else { return };
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let prefix = format!(".{name}.");
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let file_name = e.file_name();
+            let Some(tmp) = file_name.to_str() else { continue };
+            let Some(rest) = tmp.strip_prefix(&prefix).and_then(|r| r.strip_suffix(TEMP_SUFFIX)) else { continue };
+            let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+            if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = dest;
+}
+
+/// Test hook (`tests/kill_mid_write.rs`): with `SHREC_TEST_STALL_WRITE=NAME:MS`, writing a file
+/// named NAME stops for MS milliseconds after its first 4 KiB reached the disk, so a test can
+/// kill the build while that temporary file is half written.
+fn stall_hook(dest: &Path) -> Option<u64> {
+    let v = std::env::var("SHREC_TEST_STALL_WRITE").ok()?;
+    let (name, ms) = v.rsplit_once(':')?;
+    (dest.file_name()? == name).then(|| ms.parse().ok())?
+}
+
+struct StallingWriter<'a, W: Write> {
+    inner: &'a mut W,
+    written: u64,
+    stall_ms: Option<u64>,
+}
+
+impl<W: Write> Write for StallingWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        if self.written >= 4096 {
+            if let Some(ms) = self.stall_ms.take() {
+                self.inner.flush()?;
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Whether `name` looks like a temporary file of this module.
 pub fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
@@ -105,12 +162,16 @@ fn stage_impl<F>(dest: &Path, fill: F, sync: bool) -> io::Result<Staged>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
 {
+    remove_stale_temps(dest);
     let tmp = temp_path_for(dest)?;
     let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
     // From here on the guard removes the temporary file on every early return.
     let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: sync };
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    fill(&mut w)?;
+    match stall_hook(dest) {
+        None => fill(&mut w)?,
+        Some(ms) => fill(&mut StallingWriter { inner: &mut w, written: 0, stall_ms: Some(ms) })?,
+    }
     let file = w.into_inner().map_err(|e| e.into_error())?;
     if sync {
         file.sync_all()?;

@@ -340,6 +340,12 @@ fn encode(key: &ArtifactKey, a: &Artifacts) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Parses the bytes of an artifact file stored under `key` (what [`Store::lookup`] does after
+/// reading the file); public for the fuzz target.
+pub fn decode_entry(key: &ArtifactKey, bytes: &[u8]) -> Result<Artifacts, MissReason> {
+    decode(key, bytes)
+}
+
 fn decode(key: &ArtifactKey, b: &[u8]) -> Result<Artifacts, MissReason> {
     let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());

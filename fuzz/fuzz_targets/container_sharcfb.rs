@@ -1,0 +1,9 @@
+//! Fuzz target: The Sharcfb container parser: listing the shaders of arbitrary bytes as a Sharcfb container.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use shrec::detect::ContainerKind;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = shrec::formats::entries(ContainerKind::Sharcfb, data);
+});
