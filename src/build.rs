@@ -38,6 +38,8 @@ pub struct BuildOptions {
     pub progress: bool,
     pub print_summary: bool,
     pub print_timings: bool,
+    /// Resource cap: larger generated HLSL fails the shader ([`MAX_HLSL_BYTES`] by default).
+    pub max_hlsl_bytes: usize,
 }
 
 impl BuildOptions {
@@ -61,6 +63,7 @@ impl BuildOptions {
             progress: false,
             print_summary: false,
             print_timings: false,
+            max_hlsl_bytes: MAX_HLSL_BYTES,
         }
     }
 }
@@ -517,6 +520,11 @@ fn report_scan_error(e: scan::ScanError) -> crate::report::ScanError {
     }
 }
 
+/// Resource cap: a shader whose HLSL is larger than this fails instead of being handed to DXC.
+/// The largest corpus shader's HLSL is 75 KiB; a decoded program a thousand times larger
+/// is a decoding accident, and DXC's time on it is unbounded in practice.
+pub const MAX_HLSL_BYTES: usize = 16 << 20;
+
 /// Builds one shader: from the incremental cache when its artifact key matches, else with DXC.
 fn build_one(
     job: &FoundShader,
@@ -560,6 +568,14 @@ fn build_one(
     };
     let hlsl = crate::hlsl::write(&translation.module);
     add(&clock.translate, t);
+    if hlsl.len() > opts.max_hlsl_bytes {
+        let reason = format!(
+            "the generated HLSL is {} bytes, over the limit of {} bytes per shader (DXC's time on such a shader is unbounded in practice)",
+            hlsl.len(),
+            opts.max_hlsl_bytes
+        );
+        return failed(Phase::Translate, reason, None);
+    }
     if let Some(dir) = &opts.hlsl_dir {
         let name = format!("{:016X}.{}.{}.hlsl", job.key, job.family, job.stage.name_in(job.family));
         if let Err(e) = cache::atomic::write(&dir.join(name), hlsl.as_bytes()) {

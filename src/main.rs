@@ -118,6 +118,9 @@ struct BuildArgs {
     /// How SPIR-V is stored in the cache.
     #[arg(long, value_enum, default_value = "smolv")]
     spirv_encoding: SpirvEncodingArg,
+    /// Resource cap: a shader whose generated HLSL is larger fails instead of going to DXC.
+    #[arg(long, default_value_t = shrec::build::MAX_HLSL_BYTES)]
+    max_hlsl_bytes: usize,
     /// zstd level of the cache blobs (XenosRecomp uses 22: 0.05% smaller on the corpus, 2.7x slower).
     #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(1..=22))]
     zstd_level: i32,
@@ -218,6 +221,7 @@ fn run_build(a: BuildArgs) -> i32 {
         progress: !a.quiet,
         print_summary: a.summary,
         print_timings: a.timings,
+        max_hlsl_bytes: a.max_hlsl_bytes,
     };
     build::run_cli(&opts)
 }

@@ -269,3 +269,24 @@ fn damaged_inputs_fail_one_by_one() {
     assert!(text.contains(&format!("const size_t g_shaderCacheEntryCount = {compiled};")));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Resource cap: a shader whose HLSL is over the limit fails with the sizes in its reason, the
+/// others build.
+#[test]
+fn hlsl_size_cap_fails_only_the_large_shaders() {
+    let dir = tmpdir("hlsl-cap");
+    let mut o = options(&dir.join("c.cpp"), &dir.join("cache"));
+    o.input = repo().join("tests/corpus/agal");
+    o.max_hlsl_bytes = 2500;
+    let r = build::run(&o).expect("build runs").report;
+    let failed: Vec<_> = r.outcomes.iter().filter_map(|o| match &o.status {
+        report::Status::Failed { reason, .. } => Some(reason.clone()),
+        _ => None,
+    }).collect();
+    assert!(!failed.is_empty() && failed.len() < r.outcomes.len(), "{} of {} failed", failed.len(), r.outcomes.len());
+    for reason in &failed {
+        assert!(reason.starts_with("the generated HLSL is ") && reason.contains("over the limit of 2500 bytes"), "{reason}");
+    }
+    assert_eq!(report::exit_code(&r), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
