@@ -40,6 +40,9 @@ pub struct BuildOptions {
     pub print_timings: bool,
     /// Resource cap: larger generated HLSL fails the shader ([`MAX_HLSL_BYTES`] by default).
     pub max_hlsl_bytes: usize,
+    /// Run DXC in worker processes of this shrec executable (`--isolate-dxc`, see
+    /// [`crate::dxc_worker`]); `None`: in-process.
+    pub isolate_dxc: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -64,6 +67,7 @@ impl BuildOptions {
             print_summary: false,
             print_timings: false,
             max_hlsl_bytes: MAX_HLSL_BYTES,
+            isolate_dxc: None,
         }
     }
 }
@@ -609,16 +613,24 @@ fn build_one(
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
-        let compiled = dxc::compile_with_spec_constants(lib, &hlsl, job.stage, target, translation.spec_constants_mask);
+        let mask = translation.spec_constants_mask;
+        let rejected = |diag: String| format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name());
+        let compiled = match &opts.isolate_dxc {
+            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask) {
+                Ok(result) => result.map_err(rejected),
+                Err(crash) => Err(format!("DXC ({}): {crash}", target.name())),
+            },
+            None => dxc::compile_with_spec_constants(lib, &hlsl, job.stage, target, mask).map_err(rejected),
+        };
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
         match compiled {
             Ok(code) => match target {
                 Target::Dxil => artifacts.dxil = Some(code),
                 Target::Spirv => artifacts.spirv = Some(code),
             },
-            Err(diag) => {
+            Err(reason) => {
                 let phase = if target == Target::Dxil { Phase::DxcDxil } else { Phase::DxcSpirv };
-                return failed(phase, format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name()), None);
+                return failed(phase, reason, None);
             }
         }
     }

@@ -11,6 +11,7 @@ pub mod build;
 pub mod cache;
 pub mod detect;
 pub mod dxc;
+pub mod dxc_worker;
 pub mod formats;
 pub mod hlsl;
 pub mod ir;

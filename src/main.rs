@@ -42,6 +42,12 @@ enum Command {
         #[command(flatten)]
         translate: TranslateArgs,
     },
+    /// Internal: serve DXC compilations over stdin/stdout for `build --isolate-dxc`.
+    #[command(hide = true)]
+    DxcWorker {
+        #[arg(long)]
+        dxc: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -118,6 +124,9 @@ struct BuildArgs {
     /// How SPIR-V is stored in the cache.
     #[arg(long, value_enum, default_value = "smolv")]
     spirv_encoding: SpirvEncodingArg,
+    /// Run DXC in worker processes: a DXC crash then fails one shader, not the build.
+    #[arg(long)]
+    isolate_dxc: bool,
     /// Resource cap: a shader whose generated HLSL is larger fails instead of going to DXC.
     #[arg(long, default_value_t = shrec::build::MAX_HLSL_BYTES)]
     max_hlsl_bytes: usize,
@@ -175,6 +184,7 @@ fn main() -> ExitCode {
         Command::Build(args) => run_build(args),
         Command::Hlsl { pick, translate } => one_shader(&pick, &translate.options(), false),
         Command::Disasm { pick, translate } => one_shader(&pick, &translate.options(), true),
+        Command::DxcWorker { dxc } => shrec::dxc_worker::serve(&dxc),
     };
     ExitCode::from(code as u8)
 }
@@ -222,6 +232,14 @@ fn run_build(a: BuildArgs) -> i32 {
         print_summary: a.summary,
         print_timings: a.timings,
         max_hlsl_bytes: a.max_hlsl_bytes,
+        isolate_dxc: match (a.isolate_dxc, std::env::current_exe()) {
+            (false, _) => None,
+            (true, Ok(exe)) => Some(exe),
+            (true, Err(e)) => {
+                eprintln!("error: --isolate-dxc: cannot find this executable: {e}");
+                return 1;
+            }
+        },
     };
     build::run_cli(&opts)
 }

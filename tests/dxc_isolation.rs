@@ -1,0 +1,51 @@
+//! `--isolate-dxc`: DXC in worker processes. A worker that dies (here: aborts on purpose, as a
+//! crashing DXC would) fails the one shader it was compiling; the build goes on with a new
+//! worker, and the cache holds everything else. Without crashes the output is byte-identical
+//! to in-process compilation.
+
+mod common;
+
+use common::{repo, tmpdir};
+use std::path::Path;
+use std::process::Command;
+
+fn build(out: &Path, extra: &[&str], abort_at: Option<u32>) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_shrec"));
+    c.arg("build").arg(repo().join("tests/corpus/agal")).arg("-o").arg(out).args(["--no-cache", "-q"]).args(extra);
+    if let Some(n) = abort_at {
+        c.env("SHREC_TEST_DXC_ABORT_AT", n.to_string());
+    }
+    let o = c.output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn a_crashing_dxc_fails_one_shader_not_the_build() {
+    let dir = tmpdir("dxc-isolation");
+
+    // Reference: in-process, and isolated without crashes: the same bytes.
+    let (code, _) = build(&dir.join("inproc.cpp"), &[], None);
+    assert_eq!(code, 0);
+    let (code, _) = build(&dir.join("isolated.cpp"), &["--isolate-dxc"], None);
+    assert_eq!(code, 0);
+    let text = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap().replace(&name.replace(".cpp", ".h"), "HEADER");
+    assert!(text("inproc.cpp") == text("isolated.cpp"), "isolated compilation changed the output");
+
+    // Every worker aborts on its 5th request: one thread compiles 2 shaders (4 requests), then
+    // the next shader's first compilation kills the worker.
+    let (code, stderr) = build(&dir.join("crashy.cpp"), &["--isolate-dxc", "-j", "1", "--report", dir.join("r.json").to_str().unwrap()], Some(5));
+    assert_eq!(code, 2, "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let text = report.to_string();
+    let crashed = stderr.lines().filter(|l| l.starts_with("error: ") && l.contains("]: DXC (dxil): crashed while compiling this shader (worker process signal: 6")).count();
+    let errors = stderr.lines().filter(|l| l.starts_with("error: ")).count();
+    assert!(crashed >= 5, "{crashed} crashes reported:\n{stderr}");
+    assert_eq!(crashed, errors, "only crashes fail:\n{stderr}");
+    assert!(text.contains("crashed while compiling this shader"), "the JSON report names the crash");
+    // The rest of the batch was built and written.
+    let cpp = std::fs::read_to_string(dir.join("crashy.cpp")).unwrap();
+    let rows = cpp.lines().filter(|l| l.starts_with("\t{ 0x")).count();
+    let all = std::fs::read_to_string(dir.join("inproc.cpp")).unwrap().lines().filter(|l| l.starts_with("\t{ 0x")).count();
+    assert_eq!(rows + crashed, all, "every shader is either in the cache or reported as crashed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
