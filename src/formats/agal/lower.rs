@@ -120,6 +120,20 @@ impl Lowerer<'_> {
                     None => note(s.reg, s.num),
                 }
             }
+            // m33/m34/m44 read their matrix from consecutive registers of source 2: an
+            // attribute or varying matrix uses every one of them.
+            let rows = match t.op.name {
+                "m33" | "m34" => 3,
+                "m44" => 4,
+                _ => 0,
+            };
+            if let (Operand2::Source(m), true) = (t.src2, rows > 0) {
+                if m.indirect.is_none() {
+                    for i in 1..rows {
+                        note(m.reg, m.num.saturating_add(i));
+                    }
+                }
+            }
         }
         nums.sort_unstable();
         nums

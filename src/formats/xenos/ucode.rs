@@ -598,6 +598,18 @@ pub fn decode(code: &[u32]) -> Result<Program, ShaderError> {
                 let d = [code[(3 * addr) as usize], code[(3 * addr + 1) as usize], code[(3 * addr + 2) as usize]];
                 let seq = c.sequence() >> (2 * k);
                 let instr = if seq & 1 == 1 { Instr::Fetch(Fetch { d }) } else { Instr::Alu(Alu { d }) };
+                if let Instr::Alu(a) = &instr {
+                    // The opcode fields are wider than the opcode tables: 30 vector, 49+ scalar ops.
+                    if a.vector_opcode() as usize >= VECTOR_OPS.len() || a.scalar_opcode() as usize >= SCALAR_OPS.len() {
+                        return Err(ShaderError::new(format!(
+                            "CF {i} slot {addr}: ALU opcode vector {} / scalar {} does not exist (the ALU has {} vector and {} scalar ops)",
+                            a.vector_opcode(),
+                            a.scalar_opcode(),
+                            VECTOR_OPS.len(),
+                            SCALAR_OPS.len()
+                        )));
+                    }
+                }
                 v.push(Slot { address: addr, serialize: seq & 2 != 0, instr });
             }
         }
