@@ -331,7 +331,8 @@ impl L<'_> {
                                         "unsupported Latte instruction {name} (CF {pc:02}): loop constant i{cf_const} is not in the shader's loop vars"
                                     ))
                                 })?;
-                                let (count, init, inc) = (lv.value & 0xFFF, lv.value >> 12 & 0xFFF, lv.value >> 24);
+                                // INIT (12 bits) and INC (8 bits) are signed (README "GX2": loop constants)
+                                let (count, init, inc) = (lv.value & 0xFFF, ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20, (lv.value >> 24) as u8 as i8 as i32);
                                 if self.loops >= LOOP_MAX {
                                     return Err(ShaderError::new(format!("{name} at CF {pc:02}: bounded loops nested deeper than {LOOP_MAX}")));
                                 }
@@ -565,7 +566,7 @@ impl L<'_> {
             }
             let v = match name {
                 "DOT4" | "DOT4_IEEE" => {
-                    let op = if name == "DOT4" { BinOp::MulLegacy } else { BinOp::Mul };
+                    let op = if name == "DOT4" { legacy_mul() } else { BinOp::Mul };
                     let mut it = terms.into_iter().map(|(x, y)| bin(op, x, y.unwrap()));
                     let first = it.next().unwrap();
                     it.fold(first, |acc, p| bin(BinOp::Add, acc, p))
@@ -642,7 +643,7 @@ impl L<'_> {
         let v = match a.name {
             "NOP" => return Ok(None),
             "ADD" => bin(BinOp::Add, next(), next()),
-            "MUL" => bin(BinOp::MulLegacy, next(), next()),
+            "MUL" => bin(legacy_mul(), next(), next()),
             "MUL_IEEE" => bin(BinOp::Mul, next(), next()),
             "MAX" | "MAX_DX10" => bin(BinOp::Max, next(), next()),
             "MIN" | "MIN_DX10" => bin(BinOp::Min, next(), next()),
@@ -708,7 +709,7 @@ impl L<'_> {
                 let v = if a.name.starts_with("MULADD_IEEE") || a.name == "FMA" {
                     Expr::Mad(Box::new(x), Box::new(y), Box::new(z))
                 } else {
-                    bin(BinOp::Add, bin(BinOp::MulLegacy, x, y), z)
+                    bin(BinOp::Add, bin(legacy_mul(), x, y), z)
                 };
                 match a.name.rsplit('_').next().unwrap() {
                     "M2" => bin(BinOp::Mul, v, lit(2.0)),
@@ -897,6 +898,15 @@ impl L<'_> {
             out.push(assign(t(x.dst_gpr), mask, Expr::Compose(Box::new(comps))));
         }
         Ok(())
+    }
+}
+
+/// The non-IEEE multiply (IEEE under the test-only `Gx2MulAsIeee` mutation).
+fn legacy_mul() -> BinOp {
+    if crate::testing::mutation() == crate::testing::Mutation::Gx2MulAsIeee {
+        BinOp::Mul
+    } else {
+        BinOp::MulLegacy
     }
 }
 
