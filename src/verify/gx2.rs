@@ -176,10 +176,13 @@ pub mod asm {
                         for (k, i) in insts.iter().enumerate() {
                             clause.extend(i.words(k + 1 == insts.len()));
                         }
-                        clause.extend(lits);
-                        if lits.len() % 2 == 1 {
-                            clause.push(0);
+                        // exactly the literal dwords the sources reference (the decoder's rule)
+                        let need = insts.iter().flat_map(|i| i.src.iter()).filter(|s| s.sel == isa::SEL_LITERAL).map(|s| s.chan as usize + 1).max().unwrap_or(0);
+                        let mut l: Vec<u32> = lits.iter().copied().chain(std::iter::repeat(0)).take(need).collect();
+                        if l.len() % 2 == 1 {
+                            l.push(0);
                         }
+                        clause.extend(l);
                     }
                     let count = slot(&clause) - at - 1;
                     [
@@ -384,6 +387,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
         }
     };
     let listing = crate::formats::gx2::disasm::disassemble(&prog);
+    let t0 = std::time::Instant::now();
     let compiled = crate::formats::gx2::lower::lower(&t.shader)
         .map_err(|e| format!("translate: {}", e.reason))
         .and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
@@ -394,6 +398,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
             return cmp;
         }
     };
+    let t1 = std::time::Instant::now();
     let mut executed = std::collections::BTreeSet::new();
     let first = t.cases.first().cloned().unwrap_or_default();
     // one set of textures per job (the first case's), as the GPU sees them
@@ -436,6 +441,9 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
             runs.map(|r| pixel_expect(&r))
         })
     };
+    if std::env::var_os("SHREC_GX2_TIMING").is_some() {
+        eprintln!("{}: compile {:?}, run {:?}", t.name, t1 - t0, t1.elapsed());
+    }
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -540,7 +548,12 @@ pub mod gen {
         loops: u32,
         /// Op to force into every group (single-op tests).
         pub force: Option<&'static str>,
-        ar_valid: bool,
+        /// AR lanes some MOVA has set.
+        ar_lanes: [bool; 4],
+        /// Relative GPR addressing (AR / AL) in this program: lavapipe lowers every indexed
+        /// access of the temp array to a compare ladder, which makes such shaders slow to
+        /// compile, so only a minority of programs use it.
+        pub allow_rel: bool,
     }
 
     fn is_int_op(n: &str) -> bool {
@@ -549,7 +562,8 @@ pub mod gen {
 
     impl<'r> Gen<'r> {
         pub fn new(rng: &'r mut Rng, kind: ShaderKind, block: bool) -> Gen<'r> {
-            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_valid: false }
+            let allow_rel = rng.chance(15);
+            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_lanes: [false; 4], allow_rel }
         }
 
         fn const_src(&mut self, lits: &mut Vec<u32>, int: bool) -> S {
@@ -581,7 +595,7 @@ pub mod gen {
             let roll = self.rng.below(100);
             let mut s = if roll < 55 {
                 let mut s = r(self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8);
-                if roll < 8 && self.ar_valid {
+                if roll < 8 && self.ar_lanes.iter().any(|&x| x) && self.allow_rel {
                     s.sel = self.rng.below(6) as u32;
                     s.rel = true;
                 }
@@ -612,7 +626,7 @@ pub mod gen {
         fn inst(&mut self, slot: usize, lits: &mut Vec<u32>, pv: &[bool; 5], taken: &[bool; 4], pred_used: &mut bool) -> A {
             let roll = self.rng.below(100);
             let name: &'static str = match self.force {
-                Some(f) if self.rng.chance(60) && (slot == 4 || flags_of(f) & isa::flags::VEC != 0) => f,
+                Some(f) if self.rng.chance(60) && flags_of(f) & isa::flags::REDUC == 0 && flags_of(f) & if slot == 4 { isa::flags::TRANS } else { isa::flags::VEC } != 0 => f,
                 _ if slot == 4 && roll < 55 => *self.rng.pick(TRANS),
                 _ if roll < 30 => *self.rng.pick(FLOAT2),
                 _ if roll < 42 => *self.rng.pick(FLOAT1),
@@ -664,7 +678,7 @@ pub mod gen {
                 x.pred = self.rng.chance(70);
             }
             x.write = !name.starts_with("MOVA") && self.rng.chance(90);
-            if self.rng.chance(8) && self.ar_valid {
+            if self.rng.chance(8) && self.ar_lanes.iter().any(|&x| x) && self.allow_rel {
                 x.dst_rel = true;
                 x.dst.0 = self.rng.below(6) as u32;
             }
@@ -675,7 +689,9 @@ pub mod gen {
                 }
             }
             x.pred_sel = if self.rng.chance(10) { self.rng.range(2, 3) as u32 } else { 0 };
-            x.index_mode = self.rng.below(4) as u32;
+            // relative operands index through an AR lane a MOVA has set
+            let lanes: Vec<u32> = (0..4).filter(|&k| self.ar_lanes[k as usize]).collect();
+            x.index_mode = if lanes.is_empty() { 0 } else { *self.rng.pick(&lanes) };
             x
         }
 
@@ -687,9 +703,10 @@ pub mod gen {
             let mut taken = [false; 4];
             let mut pred_used = false;
             let mut mova = false;
-            if self.rng.chance(8) && !exec {
+            let forced_reduc = self.force.filter(|f| REDUC.contains(f));
+            if !exec && (self.rng.chance(8) || forced_reduc.is_some() && self.rng.chance(60)) {
                 // a reduction over the four vector slots
-                let name = *self.rng.pick(REDUC);
+                let name = forced_reduc.unwrap_or_else(|| *self.rng.pick(REDUC));
                 for k in 0..4u8 {
                     let srcs: Vec<S> = (0..if name == "MAX4" { 1 } else { 2 }).map(|_| self.src(&mut lits, pv, false)).collect();
                     let mut x = a(name, (self.rng.below(u64::from(WORK)) as u32, k), &srcs);
@@ -703,7 +720,10 @@ pub mod gen {
                         let mut x = if exec && k == 0 {
                             let name = *self.rng.pick(&PRED[..10]);
                             let int = is_int_op(name);
-                            let srcs = vec![self.src(&mut lits, pv, int), self.src(&mut lits, pv, int)];
+                            // a GPR against a constant: keeps most branch decisions determined
+                            let g = r(self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8);
+                            let k = self.const_src(&mut lits, int);
+                            let srcs = if self.rng.chance(50) { vec![g, k] } else { vec![k, g] };
                             let mut x = a(name, (self.rng.below(u64::from(WORK)) as u32, 0), &srcs);
                             x.exec = true;
                             x.pred = self.rng.chance(50);
@@ -746,9 +766,12 @@ pub mod gen {
                 };
                 pv[slot] = true;
             }
-            if mova {
-                self.ar_valid = true;
+            for x in &insts {
+                if x.name.starts_with("MOVA") {
+                    self.ar_lanes[x.dst.1 as usize] = true;
+                }
             }
+            let _ = mova;
             while lits.len() % 2 == 1 {
                 lits.push(0);
             }
@@ -929,7 +952,7 @@ pub mod gen {
             test.write = false;
             let test = G(vec![test], vec![limit.to_bits(), 0]);
             self.cfs.push(alu("ALU_BREAK", vec![inc, test]));
-            if kind == "LOOP_START" && self.rng.chance(60) {
+            if kind == "LOOP_START" && self.allow_rel && self.rng.chance(60) {
                 // AL-relative GPR read (INDEX_MODE loop) into a work register
                 let mut x = a("MOV", (self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8), &[r(4, self.rng.below(4) as u8).rel()]);
                 x.index_mode = 4;
@@ -950,6 +973,15 @@ pub mod gen {
             for r0 in first..WORK {
                 let x: Vec<A> = (0..4u8).map(|k| a("MOV", (r0, k), &[if self.block { kc(2 + r0, k) } else { c(2 + r0, k) }])).collect();
                 init.push(G(x, vec![]));
+            }
+            if self.allow_rel {
+                // AR.xyzw = small integers (c1 / CB[1]) so relative operands have an index
+                let x: Vec<A> = (0..4u8).map(|k| a("MOVA_INT", (0, k), &[if self.block { kc(1, k) } else { c(1, k) }])).map(|mut x| {
+                    x.write = false;
+                    x
+                }).collect();
+                init.push(G(x, vec![]));
+                self.ar_lanes = [true; 4];
             }
             let mut init_cf = alu("ALU", init);
             if self.block {
@@ -1054,6 +1086,7 @@ pub mod gen {
         let block = rng.chance(30);
         let mut g = Gen::new(&mut rng, kind, block);
         g.force = Some(op);
+        g.allow_rel = MOVA.contains(&op);
         let bytes = g.program(4);
         let loop_vars = std::mem::take(&mut g.loop_vars);
         let shader = match kind {

@@ -112,6 +112,8 @@ pub struct Run {
     pub killed: bool,
     /// A decision depended on an undetermined value: nothing of this run can be compared.
     pub undetermined: bool,
+    /// Why the run is undetermined (the first reason; for reports).
+    pub why: String,
     pub executed: BTreeSet<&'static str>,
 }
 
@@ -438,7 +440,7 @@ impl<'a> M<'a> {
     }
 
     fn undetermined(&mut self) -> Stop {
-        self.run.undetermined = true;
+        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 443".into(); }
         Stop::Done
     }
 
@@ -517,7 +519,7 @@ impl<'a> M<'a> {
         loop {
             self.steps += 1;
             if self.steps > STEP_LIMIT {
-                return self.undetermined();
+                { self.run.why = "line 522".into(); return self.undetermined(); }
             }
             if self.pos >= self.p.cfs.len() || (self.calls.is_empty() && self.loops.is_empty() && self.pos >= main_len) {
                 return Stop::Done;
@@ -546,7 +548,7 @@ impl<'a> M<'a> {
                         if let Some(e) = exec {
                             match e {
                                 Some(b) => self.active = b,
-                                None => return self.undetermined(),
+                                None => return { self.run.why = "line 551".into(); self.undetermined() },
                             }
                         }
                     }
@@ -619,7 +621,7 @@ impl<'a> M<'a> {
                             self.else_();
                         }
                         4 | 6 | 7 => {
-                            let Some(end) = self.loop_end(self.pos) else { return self.undetermined() };
+                            let Some(end) = self.loop_end(self.pos) else { return { self.run.why = "line 624".into(); self.undetermined() } };
                             if !self.active {
                                 self.pos = end + 1;
                                 continue;
@@ -627,7 +629,7 @@ impl<'a> M<'a> {
                             let (mut count, mut init, mut inc) = (0, 0, 0);
                             if *op != 6 {
                                 let Some(lv) = self.s.loop_vars.iter().find(|v| v.offset == *cf_const) else {
-                                    return self.undetermined();
+                                    { self.run.why = "line 632".into(); return self.undetermined(); }
                                 };
                                 count = lv.value & 0xFFF;
                                 init = ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20;
@@ -658,7 +660,7 @@ impl<'a> M<'a> {
                         }
                         5 => {
                             if self.loops.is_empty() {
-                                return self.undetermined();
+                                { self.run.why = "line 663".into(); return self.undetermined(); }
                             }
                             self.next_iteration();
                             continue;
@@ -672,9 +674,9 @@ impl<'a> M<'a> {
                             continue;
                         }
                         0x12 if self.active => {
-                            let Some(t) = self.position_of(*addr) else { return self.undetermined() };
+                            let Some(t) = self.position_of(*addr) else { return { self.run.why = "line 677".into(); self.undetermined() } };
                             if self.calls.len() > 32 {
-                                return self.undetermined();
+                                { self.run.why = "line 679".into(); return self.undetermined(); }
                             }
                             self.calls.push(self.pos + 1);
                             self.pos = t;
@@ -713,6 +715,15 @@ impl<'a> M<'a> {
         usize::try_from(idx).ok().and_then(|i| b.get(i)).copied()
     }
 
+    /// GPRs relative addressing may reach: R0..R(NUM_GPRS - 1) (128 when NUM_GPRS is 0);
+    /// beyond that the result is not defined.
+    fn rel_gprs(&self) -> u32 {
+        match self.s.num_gprs() {
+            0 => 128,
+            n => n.min(128),
+        }
+    }
+
     fn index(&self, mode: u32) -> Option<i32> {
         if mode == 4 {
             Some(self.al)
@@ -725,19 +736,16 @@ impl<'a> M<'a> {
         let c = s.chan as usize;
         let v = match s.sel {
             0..=127 => {
+                // a relative read through an unset AR lane or out of range: value not defined
                 let r = if s.rel {
                     match self.index(a.index_mode) {
                         Some(i) => i64::from(i) + i64::from(s.sel),
-                        None => {
-                            self.run.undetermined = true;
-                            return V::UNKNOWN;
-                        }
+                        None => return V::UNKNOWN,
                     }
                 } else {
                     i64::from(s.sel)
                 };
-                if !(0..128).contains(&r) {
-                    self.run.undetermined = true;
+                if !(0..i64::from(self.rel_gprs())).contains(&r) {
                     return V::UNKNOWN;
                 }
                 self.gpr[r as usize][c]
@@ -747,7 +755,7 @@ impl<'a> M<'a> {
                 match self.kval(&k, s.sel - 128, a, s) {
                     Some(w) => V::exact(w[c]),
                     None => {
-                        self.run.undetermined = true;
+                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 758".into(); }
                         return V::UNKNOWN;
                     }
                 }
@@ -766,7 +774,7 @@ impl<'a> M<'a> {
                     match self.index(a.index_mode) {
                         Some(x) => i += i64::from(x),
                         None => {
-                            self.run.undetermined = true;
+                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 777".into(); }
                             return V::UNKNOWN;
                         }
                     }
@@ -774,7 +782,7 @@ impl<'a> M<'a> {
                 match usize::try_from(i).ok().and_then(|i| self.inp.regfile.get(i)) {
                     Some(w) => V::exact(w[c]),
                     None => {
-                        self.run.undetermined = true;
+                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 785".into(); }
                         return V::UNKNOWN;
                     }
                 }
@@ -838,7 +846,7 @@ impl<'a> M<'a> {
                     match self.index(a.index_mode) {
                         Some(i) => r += i64::from(i),
                         None => {
-                            self.run.undetermined = true;
+                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 849".into(); }
                             return None;
                         }
                     }
@@ -849,9 +857,9 @@ impl<'a> M<'a> {
                     _ => Some(true),
                 };
                 match gate {
-                    Some(true) => gpr_writes.push((r, a.dst_chan as usize, value, true)),
+                    Some(true) => gpr_writes.push((r, a.dst_chan as usize, value, a.dst_rel)),
                     Some(false) => {}
-                    None => gpr_writes.push((r, a.dst_chan as usize, V::UNKNOWN, true)),
+                    None => gpr_writes.push((r, a.dst_chan as usize, V::UNKNOWN, a.dst_rel)),
                 }
             }
         }
@@ -860,9 +868,9 @@ impl<'a> M<'a> {
         for (slot, v) in results {
             self.pv[slot] = Some(v);
         }
-        for (r, c, v, _) in gpr_writes {
-            if !(0..128).contains(&r) {
-                self.run.undetermined = true;
+        for (r, c, v, rel) in gpr_writes {
+            if !(0..128).contains(&r) || rel && !(0..i64::from(self.rel_gprs())).contains(&r) {
+                self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 873".into(); }
                 return None;
             }
             self.gpr[r as usize][c] = v;
@@ -894,7 +902,6 @@ impl<'a> M<'a> {
         let x = s.first().copied().unwrap_or(V::UNKNOWN);
         let y = s.get(1).copied().unwrap_or(V::UNKNOWN);
         let z = s.get(2).copied().unwrap_or(V::UNKNOWN);
-        let fcmp_b = |f: fn(std::cmp::Ordering) -> bool| fcmp(x, y).map(f);
         let int2 = |f: &dyn Fn(u32, u32) -> u32| match (int_in(x), int_in(y)) {
             (Some(a), Some(b)) => V::exact(f(a, b)),
             _ => V::UNKNOWN,
@@ -908,24 +915,8 @@ impl<'a> M<'a> {
             "MUL_IEEE" => fmul(x, y, false),
             "MAX" | "MAX_DX10" => fmax(x, y).unwrap_or(V::UNKNOWN),
             "MIN" | "MIN_DX10" => fmin(x, y).unwrap_or(V::UNKNOWN),
-            "SETE" | "SETGT" | "SETGE" | "SETNE" => {
-                let f: fn(std::cmp::Ordering) -> bool = match n {
-                    "SETE" => |o| o == Equal,
-                    "SETGT" => |o| o == Greater,
-                    "SETGE" => |o| o != Less,
-                    _ => |o| o != Equal,
-                };
-                fcmp_b(f).map_or(V::UNKNOWN, bool_f)
-            }
-            "SETE_DX10" | "SETGT_DX10" | "SETGE_DX10" | "SETNE_DX10" => {
-                let f: fn(std::cmp::Ordering) -> bool = match n {
-                    "SETE_DX10" => |o| o == Equal,
-                    "SETGT_DX10" => |o| o == Greater,
-                    "SETGE_DX10" => |o| o != Less,
-                    _ => |o| o != Equal,
-                };
-                fcmp_b(f).map_or(V::UNKNOWN, bool_mask)
-            }
+            "SETE" | "SETGT" | "SETGE" | "SETNE" => cond(&n[3..], x, y).map_or(V::UNKNOWN, bool_f),
+            "SETE_DX10" | "SETGT_DX10" | "SETGE_DX10" | "SETNE_DX10" => cond(n[3..].trim_end_matches("_DX10"), x, y).map_or(V::UNKNOWN, bool_mask),
             "FRACT" => {
                 let fl = floor_like(x, f32::floor);
                 if fl.known() {
@@ -1148,14 +1139,14 @@ impl<'a> M<'a> {
                 "VTX_FETCH" => {
                     let loc = x.resource_id.wrapping_sub(0x80);
                     let Some(i) = int_in(src[((x.raw[0] >> 24) & 3) as usize]) else {
-                        self.run.undetermined = true;
+                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 1159".into(); }
                         return Some(Stop::Done);
                     };
                     let e = i64::from(i as i32) + i64::from((x.raw[2] & 0xFFFF) / 16);
                     match self.inp.blocks.get(&loc).and_then(|b| usize::try_from(e).ok().and_then(|e| b.get(e))) {
                         Some(w) => w.map(V::exact),
                         None => {
-                            self.run.undetermined = true;
+                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 1166".into(); }
                             return Some(Stop::Done);
                         }
                     }
@@ -1195,8 +1186,16 @@ impl<'a> M<'a> {
 }
 
 /// Float / int comparison by suffix (E, GT, GE, NE, E_INT, ..., GE_UINT).
+/// Float comparisons are IEEE: E / GT / GE are false and NE is true when an operand is NaN.
 fn cond(kind: &str, x: V, y: V) -> Option<bool> {
     use std::cmp::Ordering::*;
+    if matches!(kind, "E" | "GT" | "GE" | "NE") {
+        if let (Some((a, ea)), Some((b, eb))) = (fin(x), fin(y)) {
+            if (a.is_nan() && ea == 0.0) || (b.is_nan() && eb == 0.0) {
+                return Some(kind == "NE");
+            }
+        }
+    }
     match kind {
         "E" => fcmp(x, y).map(|o| o == Equal),
         "GT" => fcmp(x, y).map(|o| o == Greater),
