@@ -1221,6 +1221,10 @@ fn fmax(a: V, b: V) -> Option<V> {
     if x.is_nan() || y.is_nan() {
         return None;
     }
+    if x == 0.0 && y == 0.0 && a.bits != b.bits {
+        // max(-0, +0): either zero may come back, and integer ops see the sign bit
+        return Some(V::UNKNOWN);
+    }
     Some(match o {
         Some(std::cmp::Ordering::Less) => b,
         Some(_) => a,
@@ -1257,6 +1261,9 @@ fn omod_clamp(v: V, omod: u32, clamp: bool) -> V {
         return V::UNKNOWN;
     }
     let c = x.clamp(0.0, 1.0);
+    if c == 0.0 && x.to_bits() == 0x8000_0000 {
+        return V::UNKNOWN; // clamp(-0) may keep or drop the sign
+    }
     if v.err > 0.0 && (f64::from(x).abs() <= f64::from(v.err) || (f64::from(x) - 1.0).abs() <= f64::from(v.err)) {
         // near a clamp edge the bound still holds (clamp is 1-Lipschitz)
         return approx(c, f64::from(v.err));
