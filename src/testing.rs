@@ -18,6 +18,9 @@ pub enum Mutation {
     /// PICA `mul` (and the products of mad/dp*) use the IEEE multiply (0·inf = NaN) instead of
     /// the PICA multiply.
     PicaMulAsIeee,
+    /// GX2 (Latte) `MUL` (and the products of MULADD / DOT4) use the IEEE multiply instead of
+    /// the non-IEEE one (0 × anything = 0).
+    Gx2MulAsIeee,
 }
 
 thread_local! {

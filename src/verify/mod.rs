@@ -24,6 +24,7 @@
 
 pub mod agal;
 pub mod check;
+pub mod gx2;
 pub mod pica;
 pub mod vk;
 

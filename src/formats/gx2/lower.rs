@@ -331,7 +331,8 @@ impl L<'_> {
                                         "unsupported Latte instruction {name} (CF {pc:02}): loop constant i{cf_const} is not in the shader's loop vars"
                                     ))
                                 })?;
-                                let (count, init, inc) = (lv.value & 0xFFF, lv.value >> 12 & 0xFFF, lv.value >> 24);
+                                // INIT (12 bits) and INC (8 bits) are signed (README "GX2": loop constants)
+                                let (count, init, inc) = (lv.value & 0xFFF, ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20, (lv.value >> 24) as u8 as i8 as i32);
                                 if self.loops >= LOOP_MAX {
                                     return Err(ShaderError::new(format!("{name} at CF {pc:02}: bounded loops nested deeper than {LOOP_MAX}")));
                                 }
@@ -488,6 +489,23 @@ impl L<'_> {
         idx
     }
 
+    /// GPRs relative addressing can reach: R0..R(NUM_GPRS - 1) (all 128 when NUM_GPRS is 0).
+    fn rel_gprs(&self) -> u32 {
+        match self.s.num_gprs() {
+            0 => 128,
+            n => n.min(128),
+        }
+    }
+
+    /// The relative index (AR lane or AL) as an integer-valued float.
+    fn rel_value(&self, index_mode: u32) -> Expr {
+        if index_mode == 4 {
+            rd(ST, 2)
+        } else {
+            rd(AR, (index_mode & 3) as u8)
+        }
+    }
+
     fn rel_index(&self, index_mode: u32, base: u32) -> Index {
         let v = if index_mode == 4 { rd(ST, 2) } else { rd(AR, (index_mode & 3) as u8) };
         Index::Dynamic { base: base as i32, value: Box::new(v), conv: IndexConv::Trunc }
@@ -499,9 +517,16 @@ impl L<'_> {
         let e = match s.sel {
             0..=127 => {
                 if s.rel {
-                    let idx = self.rel_index(a.index_mode, s.sel);
-                    self.m.temps.indexable = true;
-                    Expr::Read(Src { reg: RegRef { file: RegFile::Temp, index: idx }, swizzle: [lane; 4], abs: false, negate: false })
+                    // R[sel + index] as a select over the reachable GPRs (out of range: 0);
+                    // an indexable temp array makes drivers lower every access to a compare
+                    // ladder over all 176 temps, which lavapipe takes seconds to compile
+                    let idx = self.rel_value(a.index_mode);
+                    let mut acc = bits(0);
+                    for j in (0..self.rel_gprs()).rev() {
+                        let k = j as i32 - s.sel as i32;
+                        acc = Expr::Select { cmp: CmpOp::Eq, a: Box::new(idx.clone()), b: Box::new(lit(k as f32)), if_true: Box::new(rd(j, lane)), if_false: Box::new(acc) };
+                    }
+                    acc
                 } else {
                     rd(s.sel, lane)
                 }
@@ -565,7 +590,7 @@ impl L<'_> {
             }
             let v = match name {
                 "DOT4" | "DOT4_IEEE" => {
-                    let op = if name == "DOT4" { BinOp::MulLegacy } else { BinOp::Mul };
+                    let op = if name == "DOT4" { legacy_mul() } else { BinOp::Mul };
                     let mut it = terms.into_iter().map(|(x, y)| bin(op, x, y.unwrap()));
                     let first = it.next().unwrap();
                     it.fold(first, |acc, p| bin(BinOp::Add, acc, p))
@@ -611,13 +636,20 @@ impl L<'_> {
                 writes.push(assign(t(AR), 1 << a.dst_chan, broadcast_all(arv)));
             }
             if a.write_mask {
-                let dst = if a.dst_rel {
-                    self.m.temps.indexable = true;
-                    RegRef { file: RegFile::Temp, index: self.rel_index(a.index_mode, a.dst_gpr) }
+                let w = if a.dst_rel {
+                    // R[dst + index] = v as one guarded write per reachable GPR
+                    let idx = self.rel_value(a.index_mode);
+                    let chain: Vec<Stmt> = (0..self.rel_gprs())
+                        .map(|j| Stmt::If {
+                            cond: Cond::Compare(CmpOp::Eq, idx.clone(), lit((j as i32 - a.dst_gpr as i32) as f32)),
+                            then_body: vec![assign(t(j), 1 << a.dst_chan, rd(reg, lane))],
+                            else_body: vec![],
+                        })
+                        .collect();
+                    Stmt::If { cond: Cond::Compare(CmpOp::Eq, lit(0.0), lit(0.0)), then_body: chain, else_body: vec![] }
                 } else {
-                    t(a.dst_gpr)
+                    assign(t(a.dst_gpr), 1 << a.dst_chan, rd(reg, lane))
                 };
-                let w = assign(dst, 1 << a.dst_chan, rd(reg, lane));
                 let w = match a.pred_sel {
                     2 => Stmt::If { cond: Cond::Not(Box::new(is_set(ST, 1))), then_body: vec![w], else_body: vec![] },
                     3 => Stmt::If { cond: is_set(ST, 1), then_body: vec![w], else_body: vec![] },
@@ -642,19 +674,21 @@ impl L<'_> {
         let v = match a.name {
             "NOP" => return Ok(None),
             "ADD" => bin(BinOp::Add, next(), next()),
-            "MUL" => bin(BinOp::MulLegacy, next(), next()),
+            "MUL" => bin(legacy_mul(), next(), next()),
             "MUL_IEEE" => bin(BinOp::Mul, next(), next()),
             "MAX" | "MAX_DX10" => bin(BinOp::Max, next(), next()),
             "MIN" | "MIN_DX10" => bin(BinOp::Min, next(), next()),
             "SETE" => bin(BinOp::Seq, next(), next()),
-            "SETNE" => bin(BinOp::Sne, next(), next()),
+            // NE is unordered (true on NaN): written as not-equal so no backend picks the
+            // ordered form (DXC's SPIR-V `!=` is ordered)
+            "SETNE" => bin(BinOp::Sub, lit(1.0), bin(BinOp::Seq, next(), next())),
             "SETGE" => bin(BinOp::Sge, next(), next()),
             "SETGT" => {
                 let (x, y) = (next(), next());
                 bin(BinOp::Slt, y, x)
             }
             "SETE_DX10" => ib(IntBinOp::EqF, next(), next()),
-            "SETNE_DX10" => ib(IntBinOp::NeF, next(), next()),
+            "SETNE_DX10" => iu(IntUnOp::Not, ib(IntBinOp::EqF, next(), next())),
             "SETGT_DX10" => ib(IntBinOp::GtF, next(), next()),
             "SETGE_DX10" => ib(IntBinOp::GeF, next(), next()),
             "FRACT" => un(UnOp::Fract, next()),
@@ -708,7 +742,7 @@ impl L<'_> {
                 let v = if a.name.starts_with("MULADD_IEEE") || a.name == "FMA" {
                     Expr::Mad(Box::new(x), Box::new(y), Box::new(z))
                 } else {
-                    bin(BinOp::Add, bin(BinOp::MulLegacy, x, y), z)
+                    bin(BinOp::Add, bin(legacy_mul(), x, y), z)
                 };
                 match a.name.rsplit('_').next().unwrap() {
                     "M2" => bin(BinOp::Mul, v, lit(2.0)),
@@ -748,7 +782,7 @@ impl L<'_> {
                     "KILLE" => ib(IntBinOp::EqF, x, y),
                     "KILLGT" => ib(IntBinOp::GtF, x, y),
                     "KILLGE" => ib(IntBinOp::GeF, x, y),
-                    "KILLNE" => ib(IntBinOp::NeF, x, y),
+                    "KILLNE" => iu(IntUnOp::Not, ib(IntBinOp::EqF, x, y)),
                     "KILLE_INT" => ib(IntBinOp::EqI, x, y),
                     "KILLGT_INT" => ib(IntBinOp::GtI, x, y),
                     "KILLGE_INT" => ib(IntBinOp::GeI, x, y),
@@ -769,7 +803,7 @@ impl L<'_> {
                     "PRED_SETE" => ib(IntBinOp::EqF, x, y),
                     "PRED_SETGT" => ib(IntBinOp::GtF, x, y),
                     "PRED_SETGE" => ib(IntBinOp::GeF, x, y),
-                    "PRED_SETNE" => ib(IntBinOp::NeF, x, y),
+                    "PRED_SETNE" => iu(IntUnOp::Not, ib(IntBinOp::EqF, x, y)),
                     "PRED_SETE_INT" => ib(IntBinOp::EqI, x, y),
                     "PRED_SETGT_INT" => ib(IntBinOp::GtI, x, y),
                     "PRED_SETGE_INT" => ib(IntBinOp::GeI, x, y),
@@ -897,6 +931,15 @@ impl L<'_> {
             out.push(assign(t(x.dst_gpr), mask, Expr::Compose(Box::new(comps))));
         }
         Ok(())
+    }
+}
+
+/// The non-IEEE multiply (IEEE under the test-only `Gx2MulAsIeee` mutation).
+fn legacy_mul() -> BinOp {
+    if crate::testing::mutation() == crate::testing::Mutation::Gx2MulAsIeee {
+        BinOp::Mul
+    } else {
+        BinOp::MulLegacy
     }
 }
 

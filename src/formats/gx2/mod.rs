@@ -3,6 +3,7 @@
 
 pub mod disasm;
 pub mod gfd;
+pub mod interp;
 pub mod isa;
 pub mod lower;
 pub mod shader_struct;

@@ -1,0 +1,1357 @@
+//! Reference interpreter of Latte (R600/R700) programs, for verification by execution
+//! (`src/verify/gx2.rs`). Written from notes/gx2.md (§5 CF and the execution-mask stack, §6 ALU
+//! groups, §7 fetches, §8 CALL_FS) and the decaf/Mesa r600 headers, NOT from `lower.rs`.
+//!
+//! One invocation = one lane. The CF stream is walked by position (a flat program counter, so a
+//! pixel quad can be paused at a gradient fetch and resumed, see [`run_quad`]); the execution
+//! mask is the lane's `active` flag plus a stack of saved flags. Choices where the notes list
+//! unverified hardware details (README "GX2" documents them, the lowering implements the same):
+//! - PUSH / POP_PUSH* pop POP_COUNT entries before pushing; ELSE first inverts the lane against
+//!   the entry on top of the stack (`active = top && !active`), then pops POP_COUNT;
+//!   ALU_ELSE_AFTER inverts without popping;
+//! - a lane that executes LOOP_BREAK / ALU_BREAK leaves the loop at once (nothing inside the loop
+//!   reactivates it), LOOP_CONTINUE / ALU_CONTINUE go straight to the next iteration; ALU_BREAK /
+//!   ALU_CONTINUE test the lane's flag after the clause, whether it was cleared by the clause or
+//!   was already clear;
+//! - GX2LoopVar: COUNT b0-11, INIT b12-23 and INC b24-31, INIT and INC signed;
+//! - CF KILL kills an active lane (COND / PRED_SEL are not looked at);
+//! - `UPDATE_EXEC_MASK` takes effect at the end of the clause, `UPDATE_PRED` at the end of the
+//!   group; PRED_SEL only gates the GPR write (PV/PS still receive the result);
+//! - PRED_SET* / KILL* results are 1.0 / 0.0 (PRED_SET_CLR: FLT_MAX, predicate false;
+//!   PRED_SET_RESTORE: predicate = (src0 == 0)); SIN / COS take revolutions; FLT_TO_INT /
+//!   FLT_TO_UINT truncate and saturate (NaN → 0); CLAMP applies to every result.
+//!
+//! Every lane carries an error bound ([`V::err`]): 0 = the GPU must produce these bits, finite =
+//! an approximate float (transcendentals, carried through later arithmetic), infinite = not
+//! determined (denormals, NaN into min/max/compares, comparisons closer than the error, PV lanes
+//! the previous group did not write, ...). A control-flow decision, index or kill that is not
+//! determined makes the whole invocation undetermined ([`Run::undetermined`]).
+
+use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
+use super::shader_struct::{Gx2Shader, ShaderKind};
+use crate::verify::Tolerance;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One 32-bit lane and its error bound (see the module comment).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct V {
+    pub bits: u32,
+    pub err: f32,
+}
+
+impl V {
+    pub const UNKNOWN: V = V { bits: 0x7FC0_0000, err: f32::INFINITY };
+    pub fn exact(bits: u32) -> V {
+        V { bits, err: 0.0 }
+    }
+    pub fn f(x: f32) -> V {
+        V { bits: x.to_bits(), err: 0.0 }
+    }
+    pub fn val(self) -> f32 {
+        f32::from_bits(self.bits)
+    }
+    pub fn known(self) -> bool {
+        self.err.is_finite()
+    }
+    pub fn is_exact(self) -> bool {
+        self.err == 0.0
+    }
+}
+
+/// Per-op tolerances measured on lavapipe (data, not code): everything else is exact.
+pub const TOLERANCES: &[(&str, Tolerance)] = &[
+    ("RECIP_IEEE", Tolerance::ulps(1.0)),
+    ("RECIP_CLAMPED", Tolerance::ulps(1.0)),
+    ("RECIP_FF", Tolerance::ulps(1.0)),
+    ("SQRT_IEEE", Tolerance::ulps(1.0)),
+    ("RECIPSQRT_IEEE", Tolerance::ulps(2.0)),
+    ("RECIPSQRT_CLAMPED", Tolerance::ulps(2.0)),
+    ("RECIPSQRT_FF", Tolerance::ulps(2.0)),
+    ("LOG_IEEE", Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT }),
+    ("LOG_CLAMPED", Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT }),
+    ("EXP_IEEE", Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT }),
+    ("SIN", Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT }),
+    ("COS", Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT }),
+];
+
+fn tolerance(op: &str) -> Tolerance {
+    TOLERANCES.iter().find(|t| t.0 == op).map_or(Tolerance::EXACT, |t| t.1)
+}
+
+/// A 2D RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge, one level:
+/// what the harness binds).
+#[derive(Clone, Debug)]
+pub struct Texture {
+    pub resource: u32,
+    pub size: u32,
+    /// Row-major, `size * size` texels.
+    pub texels: Vec<[f32; 4]>,
+}
+
+/// What one invocation sees.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// VS: attribute by location; PS: varying by semantic (TEXCOORD number).
+    pub attribs: BTreeMap<u32, [f32; 4]>,
+    pub vertex_id: u32,
+    pub instance_id: u32,
+    /// Uniform-register mode: c0..c255 (raw bits).
+    pub regfile: Vec<[u32; 4]>,
+    /// Uniform-block mode: block location → vec4 elements (raw bits).
+    pub blocks: BTreeMap<u32, Vec<[u32; 4]>>,
+    pub textures: Vec<Texture>,
+}
+
+/// Export targets: (type 0 PIXEL / 1 POS / 2 PARAM, index).
+pub type Target = (u32, u32);
+
+/// Result of one invocation.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    pub exports: BTreeMap<Target, [V; 4]>,
+    pub killed: bool,
+    /// A decision depended on an undetermined value: nothing of this run can be compared.
+    pub undetermined: bool,
+    /// Why the run is undetermined (the first reason; for reports).
+    pub why: String,
+    pub executed: BTreeSet<&'static str>,
+}
+
+/// Iterations after which a run is declared undetermined (the GPU would still be looping).
+const STEP_LIMIT: u32 = 20_000;
+
+#[derive(Clone, Debug)]
+struct Frame {
+    /// CF position of the LOOP_START and of its LOOP_END.
+    start: usize,
+    end: usize,
+    /// Depth of the mask stack inside the loop (the LOOP_START's own entry included).
+    depth: usize,
+    bounded: bool,
+    count: u32,
+    iter: u32,
+    init: i32,
+    inc: i32,
+    uses_al: bool,
+    saved_al: i32,
+}
+
+enum Stop {
+    Done,
+    /// Paused before a GET_GRADIENTS fetch whose source is this vector.
+    Gradient([V; 4]),
+}
+
+struct M<'a> {
+    s: &'a Gx2Shader,
+    p: &'a Program,
+    inp: &'a Inputs,
+    gpr: Vec<[V; 4]>,
+    /// PV (x..w) and PS of the previous group, `None` when that group did not write the lane.
+    pv: [Option<V>; 5],
+    ar: [Option<i32>; 4],
+    al: i32,
+    active: bool,
+    /// `None` = undetermined predicate.
+    pred: Option<bool>,
+    stack: Vec<bool>,
+    loops: Vec<Frame>,
+    calls: Vec<usize>,
+    grad_h: [V; 4],
+    grad_v: [V; 4],
+    pos: usize,
+    /// Resume point inside a TEX clause and the pending gradient answer.
+    tex_resume: usize,
+    grad_answer: Option<[V; 4]>,
+    steps: u32,
+    run: Run,
+}
+
+/// Runs a vertex invocation (or a pixel without gradient fetches).
+pub fn run(s: &Gx2Shader, p: &Program, inp: &Inputs) -> Run {
+    let mut m = M::new(s, p, inp);
+    match m.go() {
+        Stop::Done => m.finish(),
+        Stop::Gradient(_) => {
+            m.run.undetermined = true;
+            m.finish()
+        }
+    }
+}
+
+/// Runs the four pixels of a 2×2 quad (pixel p at x = p & 1, y = p >> 1) in lockstep at
+/// gradient fetches: GET_GRADIENTS_H/V return fine differences of the quad's source values
+/// (right − left, bottom − top). If the pixels do not all reach the same gradient fetch, the
+/// quad is undetermined.
+pub fn run_quad(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4]) -> [Run; 4] {
+    let mut ms: Vec<M> = inp.iter().map(|i| M::new(s, p, i)).collect();
+    let mut stops: Vec<Stop> = ms.iter_mut().map(|m| m.go()).collect();
+    loop {
+        if stops.iter().all(|x| matches!(x, Stop::Done)) {
+            break;
+        }
+        let srcs: Vec<Option<[V; 4]>> = stops.iter().map(|x| if let Stop::Gradient(v) = x { Some(*v) } else { None }).collect();
+        let same_place = ms.iter().all(|m| (m.pos, m.tex_resume) == (ms[0].pos, ms[0].tex_resume));
+        if srcs.iter().any(|x| x.is_none()) || !same_place {
+            for m in &mut ms {
+                m.run.undetermined = true;
+            }
+            break;
+        }
+        let v: Vec<[V; 4]> = srcs.into_iter().map(|x| x.unwrap()).collect();
+        let horizontal = ms[0].current_tex().map_or(true, |t| t.name == "GET_GRADIENTS_H");
+        for (k, m) in ms.iter_mut().enumerate() {
+            let (a, b) = if horizontal { (k & !1, k | 1) } else { (k & !2, k | 2) };
+            m.grad_answer = Some(std::array::from_fn(|c| fsub(v[b][c], v[a][c])));
+        }
+        stops = ms.iter_mut().map(|m| m.go()).collect();
+    }
+    let runs: Vec<Run> = ms.into_iter().map(|m| m.finish()).collect();
+    runs.try_into().unwrap()
+}
+
+fn is_denormal(x: f32) -> bool {
+    x != 0.0 && x.is_subnormal()
+}
+
+fn ulp32(x: f32) -> f64 {
+    crate::verify::ulp(f64::from(x))
+}
+
+/// A float result with an error bound; denormal or non-finite approximate results are unknown.
+fn approx(r: f32, err: f64) -> V {
+    if is_denormal(r) {
+        return V::UNKNOWN;
+    }
+    if err == 0.0 {
+        return V::f(r);
+    }
+    if !r.is_finite() || !err.is_finite() || err > 1e30 {
+        return V::UNKNOWN;
+    }
+    V { bits: r.to_bits(), err: err as f32 }
+}
+
+/// Float inputs usable by arithmetic: known and not denormal.
+fn fin(v: V) -> Option<(f32, f64)> {
+    if !v.known() || is_denormal(v.val()) {
+        None
+    } else {
+        Some((v.val(), f64::from(v.err)))
+    }
+}
+
+fn fadd(a: V, b: V) -> V {
+    let (Some((x, ex)), Some((y, ey))) = (fin(a), fin(b)) else { return V::UNKNOWN };
+    let r = x + y;
+    let e = ex + ey;
+    approx(r, if e > 0.0 { e + ulp32(r) } else { 0.0 })
+}
+
+fn fsub(a: V, b: V) -> V {
+    fadd(a, V { bits: b.bits ^ 0x8000_0000, err: b.err })
+}
+
+/// IEEE (`legacy` = false) or Latte non-IEEE multiply (0 × anything = +0).
+fn fmul(a: V, b: V, legacy: bool) -> V {
+    let (Some((x, ex)), Some((y, ey))) = (fin(a), fin(b)) else { return V::UNKNOWN };
+    if legacy {
+        let az = x == 0.0 && ex == 0.0;
+        let bz = y == 0.0 && ey == 0.0;
+        if az || bz {
+            return V::f(0.0);
+        }
+        if f64::from(x.abs()) <= ex || f64::from(y.abs()) <= ey {
+            return V::UNKNOWN; // might be zero on the GPU
+        }
+    }
+    let r = x * y;
+    let e = f64::from(x.abs()) * ey + f64::from(y.abs()) * ex + ex * ey;
+    approx(r, if e > 0.0 { e + ulp32(r) } else { 0.0 })
+}
+
+/// `x·y + z` rounded twice; a fused implementation may differ by the difference to the singly
+/// rounded value, which becomes part of the bound.
+fn fmuladd(a: V, b: V, c: V, legacy: bool) -> V {
+    let p = fmul(a, b, legacy);
+    let r = fadd(p, c);
+    if !r.known() || !p.is_exact() || !c.is_exact() {
+        return r;
+    }
+    let (x, y, z) = (f64::from(a.val()), f64::from(b.val()), f64::from(c.val()));
+    let product = if p.val() == 0.0 && legacy { 0.0 } else { x * y };
+    let fused = (product + z) as f32;
+    let d = (f64::from(fused) - f64::from(r.val())).abs();
+    if d == 0.0 {
+        r
+    } else {
+        approx(r.val(), d)
+    }
+}
+
+/// Ordering of two floats: `None` when undetermined (NaN, or closer than their errors).
+fn fcmp(a: V, b: V) -> Option<std::cmp::Ordering> {
+    let (Some((x, ex)), Some((y, ey))) = (fin(a), fin(b)) else { return None };
+    if x.is_nan() || y.is_nan() {
+        return None;
+    }
+    if ex + ey > 0.0 && (f64::from(x) - f64::from(y)).abs() <= ex + ey {
+        return None;
+    }
+    x.partial_cmp(&y)
+}
+
+fn int_in(v: V) -> Option<u32> {
+    v.is_exact().then_some(v.bits)
+}
+
+fn bool_f(b: bool) -> V {
+    V::f(if b { 1.0 } else { 0.0 })
+}
+
+fn bool_mask(b: bool) -> V {
+    V::exact(if b { u32::MAX } else { 0 })
+}
+
+/// Unary float op with a tolerance; `scale` is the op's conditioning number.
+fn transcendental(op: &str, x: V, f: impl Fn(f64) -> f64, scale: impl Fn(f64) -> f64, deriv: impl Fn(f64) -> f64) -> V {
+    let Some((xv, ex)) = fin(x) else { return V::UNKNOWN };
+    let r = f(f64::from(xv));
+    let r32 = r as f32;
+    if !r32.is_finite() || r32.is_nan() {
+        // inf / NaN results are exact only from exact inputs
+        return if ex == 0.0 { V::f(r32) } else { V::UNKNOWN };
+    }
+    let t = tolerance(op);
+    let mut e = t.bound(r, scale(f64::from(xv)));
+    if ex > 0.0 {
+        e += ex * deriv(f64::from(xv)).abs() * 1.01 + ulp32(r32);
+    }
+    approx(r32, e)
+}
+
+fn floor_like(x: V, f: impl Fn(f32) -> f32) -> V {
+    let Some((v, e)) = fin(x) else { return V::UNKNOWN };
+    if e > 0.0 {
+        let (lo, hi) = ((f64::from(v) - e) as f32, (f64::from(v) + e) as f32);
+        if f(lo) != f(hi) || lo.fract() == 0.0 || hi.fract() == 0.0 {
+            return V::UNKNOWN;
+        }
+    }
+    V::f(f(v))
+}
+
+/// Round half to even.
+fn rndne(v: f32) -> f32 {
+    v.round_ties_even()
+}
+
+fn f2i(v: f32) -> u32 {
+    if v.is_nan() {
+        0
+    } else {
+        (v.trunc() as i64).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
+    }
+}
+
+fn f2u(v: f32) -> u32 {
+    if v.is_nan() {
+        0
+    } else {
+        (v.trunc() as i64).clamp(0, i64::from(u32::MAX)) as u32
+    }
+}
+
+impl<'a> M<'a> {
+    fn new(s: &'a Gx2Shader, p: &'a Program, inp: &'a Inputs) -> M<'a> {
+        // GPRs start undefined (the GPU's temps are zero, Latte's are not specified)
+        let mut m = M {
+            s,
+            p,
+            inp,
+            gpr: vec![[V::UNKNOWN; 4]; 128],
+            pv: [None; 5],
+            ar: [None; 4],
+            al: 0,
+            active: true,
+            pred: Some(false),
+            stack: Vec::new(),
+            loops: Vec::new(),
+            calls: Vec::new(),
+            grad_h: [V::UNKNOWN; 4],
+            grad_v: [V::UNKNOWN; 4],
+            pos: 0,
+            tex_resume: 0,
+            grad_answer: None,
+            steps: 0,
+            run: Run::default(),
+        };
+        if s.kind == ShaderKind::Pixel {
+            m.pixel_inputs();
+        }
+        m
+    }
+
+    fn finish(mut self) -> Run {
+        if self.run.undetermined || self.run.killed {
+            self.run.exports.clear();
+        }
+        self.run
+    }
+
+    /// SPI_PS_INPUT_CNTL[i].SEMANTIC s → R i (notes §2.3); POSITION_ENA is left undetermined.
+    fn pixel_inputs(&mut self) {
+        let n = self.s.reg(0x10).min(32);
+        for i in 0..n as usize {
+            let sem = self.s.reg(0x14 + 4 * i) & 0xFF;
+            let v = self.inp.attribs.get(&sem).copied().unwrap_or([0.0; 4]);
+            self.gpr[i] = v.map(V::f);
+        }
+        let ctl0 = self.s.reg(0x08);
+        if ctl0 >> 8 & 1 != 0 {
+            self.gpr[(ctl0 >> 10 & 0x1F) as usize] = [V::UNKNOWN; 4];
+        }
+    }
+
+    /// The fetch shader (notes §8): R0 = (vertex id, 0, 0, instance id) as integers, and
+    /// SQ_VTX_SEMANTIC[i] = location L → R(i+1) = attribute L (if an attrib var covers L).
+    fn call_fs(&mut self) {
+        self.gpr[0] = [V::exact(self.inp.vertex_id), V::exact(0), V::exact(0), V::exact(self.inp.instance_id)];
+        let n = self.s.reg(0x40).min(32) as usize;
+        for i in 0..n {
+            let loc = self.s.reg(0x44 + 4 * i) & 0xFF;
+            if loc == 0xFF {
+                continue;
+            }
+            let covered = self.s.attrib_vars.iter().any(|a| {
+                let regs = match a.ty {
+                    21..=23 => 2,
+                    24..=26 => 3,
+                    27..=29 => 4,
+                    _ => 1,
+                };
+                (a.location..a.location + regs).contains(&loc)
+            });
+            if covered {
+                let v = self.inp.attribs.get(&loc).copied().unwrap_or([0.0; 4]);
+                self.gpr[i + 1] = v.map(V::f);
+            }
+        }
+    }
+
+    fn undetermined(&mut self) -> Stop {
+        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 443".into(); }
+        Stop::Done
+    }
+
+    fn position_of(&self, pc: u32) -> Option<usize> {
+        self.p.cfs.iter().position(|c| c.0.pc == pc)
+    }
+
+    fn current_tex(&self) -> Option<&TexInst> {
+        match &self.p.cfs.get(self.pos)?.1 {
+            Clause::Tex(ts) => ts.get(self.tex_resume),
+            _ => None,
+        }
+    }
+
+    fn pop(&mut self, n: u32) {
+        for _ in 0..n {
+            if let Some(a) = self.stack.pop() {
+                self.active = a;
+            }
+        }
+    }
+
+    fn push(&mut self) {
+        self.stack.push(self.active);
+    }
+
+    fn else_(&mut self) {
+        let top = self.stack.last().copied().unwrap_or(true);
+        self.active = top && !self.active;
+    }
+
+    /// Matching LOOP_END of the loop starting at position `i`.
+    fn loop_end(&self, i: usize) -> Option<usize> {
+        let mut nest = 0;
+        for j in i + 1..self.p.cfs.len() {
+            if let Cf::Normal { op, .. } = self.p.cfs[j].0.cf {
+                match op {
+                    4 | 6 | 7 => nest += 1,
+                    5 if nest == 0 => return Some(j),
+                    5 => nest -= 1,
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+
+    /// Leaves the innermost loop (break, or its end): restores the stack, AL and the flag.
+    fn exit_loop(&mut self) {
+        let f = self.loops.pop().unwrap();
+        self.stack.truncate(f.depth);
+        self.active = self.stack.pop().unwrap_or(true);
+        if f.uses_al {
+            self.al = f.saved_al;
+        }
+        self.pos = f.end + 1;
+    }
+
+    /// Next iteration or exit (LOOP_END, continue).
+    fn next_iteration(&mut self) {
+        let f = self.loops.last_mut().unwrap();
+        f.iter += 1;
+        if !self.active || (f.bounded && f.iter >= f.count) {
+            self.exit_loop();
+            return;
+        }
+        if f.uses_al {
+            self.al = f.init.wrapping_add((f.iter as i32).wrapping_mul(f.inc));
+        }
+        self.stack.truncate(f.depth);
+        self.pos = f.start + 1;
+    }
+
+    fn go(&mut self) -> Stop {
+        let main_len = self.p.main_len;
+        loop {
+            self.steps += 1;
+            if self.steps > STEP_LIMIT {
+                { self.run.why = "line 522".into(); return self.undetermined(); }
+            }
+            if self.pos >= self.p.cfs.len() || (self.calls.is_empty() && self.loops.is_empty() && self.pos >= main_len) {
+                return Stop::Done;
+            }
+            let (cf, clause) = (&self.p.cfs[self.pos].0, &self.p.cfs[self.pos].1);
+            let eop = cf.end_of_program && self.calls.is_empty();
+            match &cf.cf {
+                Cf::Alu { op, kcache, .. } => {
+                    let name = isa::ALU_CF_NAMES[(*op - 8) as usize];
+                    self.run.executed.insert(name);
+                    if *op == 9 {
+                        self.push();
+                    }
+                    let mut exec: Option<Option<bool>> = None;
+                    if self.active {
+                        let Clause::Alu(groups) = clause else { unreachable!() };
+                        self.pv = [None; 5];
+                        for g in groups {
+                            if let Some(x) = self.group(g, kcache) {
+                                exec = Some(x);
+                            }
+                            if self.run.undetermined || self.run.killed {
+                                return Stop::Done;
+                            }
+                        }
+                        if let Some(e) = exec {
+                            match e {
+                                Some(b) => self.active = b,
+                                None => return { self.run.why = "line 551".into(); self.undetermined() },
+                            }
+                        }
+                    }
+                    match op {
+                        10 => self.pop(1),
+                        11 => self.pop(2),
+                        13 if !self.active && !self.loops.is_empty() => {
+                            self.active = true;
+                            self.next_iteration();
+                            continue;
+                        }
+                        14 if !self.active && !self.loops.is_empty() => {
+                            self.exit_loop();
+                            continue;
+                        }
+                        15 => self.else_(),
+                        _ => {}
+                    }
+                }
+                Cf::Export { op, ty, array_base, rw_gpr, sel, burst_count, .. } => {
+                    self.run.executed.insert(isa::exp_name(*op).unwrap_or("?"));
+                    if self.active {
+                        for b in 0..=*burst_count {
+                            let r = self.gpr.get((rw_gpr + b) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
+                            let out = self.run.exports.entry((*ty, array_base + b)).or_insert([V::UNKNOWN; 4]);
+                            for k in 0..4 {
+                                match sel[k] {
+                                    0..=3 => out[k] = r[sel[k] as usize],
+                                    4 => out[k] = V::f(0.0),
+                                    5 => out[k] = V::f(1.0),
+                                    _ => {}
+                                }
+                            }
+                        }
+                    }
+                }
+                Cf::Normal { op, pop_count, addr, cf_const, .. } => {
+                    let name = isa::cf_name(*op).unwrap_or("?");
+                    self.run.executed.insert(name);
+                    match op {
+                        1 => {
+                            if self.active {
+                                if let Some(stop) = self.tex_clause() {
+                                    return stop;
+                                }
+                            }
+                            self.tex_resume = 0;
+                        }
+                        0x13 => self.call_fs(),
+                        0x0B => {
+                            self.pop(*pop_count);
+                            self.push();
+                        }
+                        0x0C => {
+                            self.push();
+                            self.else_();
+                        }
+                        0x0D => {
+                            self.else_();
+                            self.pop(*pop_count);
+                        }
+                        0x0E | 0x0F => self.pop(*pop_count),
+                        0x10 => {
+                            self.pop(*pop_count);
+                            self.push();
+                        }
+                        0x11 => {
+                            self.pop(*pop_count);
+                            self.push();
+                            self.else_();
+                        }
+                        4 | 6 | 7 => {
+                            let Some(end) = self.loop_end(self.pos) else { return { self.run.why = "line 624".into(); self.undetermined() } };
+                            if !self.active {
+                                self.pos = end + 1;
+                                continue;
+                            }
+                            let (mut count, mut init, mut inc) = (0, 0, 0);
+                            if *op != 6 {
+                                let Some(lv) = self.s.loop_vars.iter().find(|v| v.offset == *cf_const) else {
+                                    { self.run.why = "line 632".into(); return self.undetermined(); }
+                                };
+                                count = lv.value & 0xFFF;
+                                init = ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20;
+                                inc = (lv.value >> 24) as u8 as i8 as i32;
+                            }
+                            self.push();
+                            let f = Frame {
+                                start: self.pos,
+                                end,
+                                depth: self.stack.len(),
+                                bounded: *op != 6,
+                                count,
+                                iter: 0,
+                                init,
+                                inc,
+                                uses_al: *op == 4,
+                                saved_al: self.al,
+                            };
+                            if f.bounded && count == 0 {
+                                self.loops.push(f);
+                                self.exit_loop();
+                                continue;
+                            }
+                            if f.uses_al {
+                                self.al = init;
+                            }
+                            self.loops.push(f);
+                        }
+                        5 => {
+                            if self.loops.is_empty() {
+                                { self.run.why = "line 663".into(); return self.undetermined(); }
+                            }
+                            self.next_iteration();
+                            continue;
+                        }
+                        8 if self.active && !self.loops.is_empty() => {
+                            self.next_iteration();
+                            continue;
+                        }
+                        9 if self.active && !self.loops.is_empty() => {
+                            self.exit_loop();
+                            continue;
+                        }
+                        0x12 if self.active => {
+                            let Some(t) = self.position_of(*addr) else { return { self.run.why = "line 677".into(); self.undetermined() } };
+                            if self.calls.len() > 32 {
+                                { self.run.why = "line 679".into(); return self.undetermined(); }
+                            }
+                            self.calls.push(self.pos + 1);
+                            self.pos = t;
+                            continue;
+                        }
+                        0x14 => {
+                            if let Some(r) = self.calls.pop() {
+                                self.pos = r;
+                                continue;
+                            }
+                        }
+                        0x18 if self.active => {
+                            self.run.killed = true;
+                            return Stop::Done;
+                        }
+                        _ => {} // NOP, JUMP (an optimisation), inactive CALL/KILL/BREAK, ...
+                    }
+                }
+            }
+            if eop {
+                return Stop::Done;
+            }
+            self.pos += 1;
+        }
+    }
+
+    fn kval(&mut self, k: &Kcache, sel: u32, a: &AluInst, s: &AluSrc) -> Option<[u32; 4]> {
+        let mut idx = (k.addr * 16 + sel % 32) as i64;
+        if k.mode == 3 {
+            idx += i64::from(self.al);
+        }
+        if s.rel {
+            idx += i64::from(self.index(a.index_mode)?);
+        }
+        let b = self.inp.blocks.get(&k.bank)?;
+        usize::try_from(idx).ok().and_then(|i| b.get(i)).copied()
+    }
+
+    /// GPRs relative addressing may reach: R0..R(NUM_GPRS - 1) (128 when NUM_GPRS is 0);
+    /// beyond that the result is not defined.
+    fn rel_gprs(&self) -> u32 {
+        match self.s.num_gprs() {
+            0 => 128,
+            n => n.min(128),
+        }
+    }
+
+    fn index(&self, mode: u32) -> Option<i32> {
+        if mode == 4 {
+            Some(self.al)
+        } else {
+            self.ar[(mode & 3) as usize]
+        }
+    }
+
+    fn src(&mut self, s: &AluSrc, a: &AluInst, kc: &[Kcache; 2]) -> V {
+        let c = s.chan as usize;
+        let v = match s.sel {
+            0..=127 => {
+                // a relative read through an unset AR lane or out of range: value not defined
+                let r = if s.rel {
+                    match self.index(a.index_mode) {
+                        Some(i) => i64::from(i) + i64::from(s.sel),
+                        None => return V::UNKNOWN,
+                    }
+                } else {
+                    i64::from(s.sel)
+                };
+                if !(0..i64::from(self.rel_gprs())).contains(&r) {
+                    return V::UNKNOWN;
+                }
+                self.gpr[r as usize][c]
+            }
+            128..=191 => {
+                let k = kc[((s.sel - 128) / 32) as usize];
+                match self.kval(&k, s.sel - 128, a, s) {
+                    Some(w) => V::exact(w[c]),
+                    None => {
+                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 758".into(); }
+                        return V::UNKNOWN;
+                    }
+                }
+            }
+            248 => V::f(0.0),
+            249 => V::f(1.0),
+            250 => V::exact(1),
+            251 => V::exact(u32::MAX),
+            252 => V::f(0.5),
+            isa::SEL_LITERAL => V::exact(s.literal),
+            isa::SEL_PV => self.pv[c].unwrap_or(V::UNKNOWN),
+            isa::SEL_PS => self.pv[4].unwrap_or(V::UNKNOWN),
+            256..=511 => {
+                let mut i = i64::from(s.sel - 256);
+                if s.rel {
+                    match self.index(a.index_mode) {
+                        Some(x) => i += i64::from(x),
+                        None => {
+                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 777".into(); }
+                            return V::UNKNOWN;
+                        }
+                    }
+                }
+                match usize::try_from(i).ok().and_then(|i| self.inp.regfile.get(i)) {
+                    Some(w) => V::exact(w[c]),
+                    None => {
+                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 785".into(); }
+                        return V::UNKNOWN;
+                    }
+                }
+            }
+            _ => V::UNKNOWN,
+        };
+        // ABS then NEG are sign-bit operations
+        let v = if s.abs { V { bits: v.bits & 0x7FFF_FFFF, ..v } } else { v };
+        if s.neg {
+            V { bits: v.bits ^ 0x8000_0000, ..v }
+        } else {
+            v
+        }
+    }
+
+    /// Executes one group; returns the pending exec-mask value if the group set one.
+    fn group(&mut self, g: &AluGroup, kc: &[Kcache; 2]) -> Option<Option<bool>> {
+        let mut results: Vec<(usize, V)> = Vec::new();
+        let mut gpr_writes: Vec<(i64, usize, V, bool)> = Vec::new();
+        let mut ar_writes: Vec<(usize, Option<i32>)> = Vec::new();
+        let mut new_pred: Option<Option<bool>> = None;
+        let mut exec: Option<Option<bool>> = None;
+        let mut kill: Option<Option<bool>> = None;
+        // reductions read all four vector slots
+        let reduc: Vec<&AluInst> = g.insts.iter().filter(|a| a.flags & isa::flags::REDUC != 0).collect();
+        let mut reduc_value = None;
+        if !reduc.is_empty() {
+            let name = reduc[0].name;
+            self.run.executed.insert(name);
+            let mut terms = Vec::new();
+            for a in &reduc {
+                let x = self.src(&a.srcs[0], a, kc);
+                let y = if a.srcs.len() > 1 { self.src(&a.srcs[1], a, kc) } else { V::UNKNOWN };
+                terms.push((x, y));
+            }
+            reduc_value = Some(match name {
+                "DOT4" | "DOT4_IEEE" => dot4(&terms, name == "DOT4"),
+                "MAX4" => terms.iter().skip(1).fold(Some(terms[0].0), |acc, t| acc.and_then(|m| fmax(m, t.0))).unwrap_or(V::UNKNOWN),
+                _ => V::UNKNOWN,
+            });
+        }
+        for a in &g.insts {
+            let value = if a.flags & isa::flags::REDUC != 0 {
+                reduc_value.unwrap()
+            } else {
+                self.run.executed.insert(a.name);
+                let srcs: Vec<V> = a.srcs.iter().map(|s| self.src(s, a, kc)).collect();
+                match self.op(a, &srcs, &mut new_pred, &mut exec, &mut kill) {
+                    Some(v) => v,
+                    None => continue,
+                }
+            };
+            let value = omod_clamp(value, a.omod, a.clamp);
+            results.push((a.slot, value));
+            if a.name.starts_with("MOVA") {
+                ar_writes.push((a.dst_chan as usize, mova(a.name, value)));
+            }
+            if a.write_mask {
+                let mut r = i64::from(a.dst_gpr);
+                if a.dst_rel {
+                    match self.index(a.index_mode) {
+                        Some(i) => r += i64::from(i),
+                        None => {
+                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 849".into(); }
+                            return None;
+                        }
+                    }
+                }
+                let gate = match a.pred_sel {
+                    2 => self.pred.map(|p| !p),
+                    3 => self.pred,
+                    _ => Some(true),
+                };
+                match gate {
+                    Some(true) => gpr_writes.push((r, a.dst_chan as usize, value, a.dst_rel)),
+                    Some(false) => {}
+                    None => gpr_writes.push((r, a.dst_chan as usize, V::UNKNOWN, a.dst_rel)),
+                }
+            }
+        }
+        // commit: PV/PS, GPRs, AR, predicate, kill
+        self.pv = [None; 5];
+        for (slot, v) in results {
+            self.pv[slot] = Some(v);
+        }
+        for (r, c, v, rel) in gpr_writes {
+            if !(0..128).contains(&r) || rel && !(0..i64::from(self.rel_gprs())).contains(&r) {
+                self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 873".into(); }
+                return None;
+            }
+            self.gpr[r as usize][c] = v;
+        }
+        for (c, v) in ar_writes {
+            self.ar[c] = v;
+        }
+        if let Some(p) = new_pred {
+            self.pred = p;
+        }
+        match kill {
+            Some(Some(true)) => {
+                self.run.killed = true;
+                // a killed pixel writes nothing; stop here
+                self.run.exports.clear();
+                self.run.undetermined = false;
+                self.active = false;
+                self.pos = usize::MAX / 2;
+            }
+            Some(None) => self.run.undetermined = true,
+            _ => {}
+        }
+        exec
+    }
+
+    /// One slot's value (`None`: no result, NOP).
+    fn op(&mut self, a: &AluInst, s: &[V], pred: &mut Option<Option<bool>>, exec: &mut Option<Option<bool>>, kill: &mut Option<Option<bool>>) -> Option<V> {
+        use std::cmp::Ordering::*;
+        let x = s.first().copied().unwrap_or(V::UNKNOWN);
+        let y = s.get(1).copied().unwrap_or(V::UNKNOWN);
+        let z = s.get(2).copied().unwrap_or(V::UNKNOWN);
+        let int2 = |f: &dyn Fn(u32, u32) -> u32| match (int_in(x), int_in(y)) {
+            (Some(a), Some(b)) => V::exact(f(a, b)),
+            _ => V::UNKNOWN,
+        };
+        let icmp = |f: &dyn Fn(u32, u32) -> bool| -> Option<bool> { Some(f(int_in(x)?, int_in(y)?)) };
+        let n = a.name;
+        let v = match n {
+            "NOP" => return None,
+            "ADD" => fadd(x, y),
+            "MUL" => fmul(x, y, true),
+            "MUL_IEEE" => fmul(x, y, false),
+            "MAX" | "MAX_DX10" => fmax(x, y).unwrap_or(V::UNKNOWN),
+            "MIN" | "MIN_DX10" => fmin(x, y).unwrap_or(V::UNKNOWN),
+            "SETE" | "SETGT" | "SETGE" | "SETNE" => cond(&n[3..], x, y).map_or(V::UNKNOWN, bool_f),
+            "SETE_DX10" | "SETGT_DX10" | "SETGE_DX10" | "SETNE_DX10" => cond(n[3..].trim_end_matches("_DX10"), x, y).map_or(V::UNKNOWN, bool_mask),
+            "FRACT" => {
+                let fl = floor_like(x, f32::floor);
+                if fl.known() {
+                    let r = x.val() - fl.val();
+                    approx(r, if x.err > 0.0 { f64::from(x.err) + ulp32(r) } else { 0.0 })
+                } else {
+                    V::UNKNOWN
+                }
+            }
+            "TRUNC" => floor_like(x, f32::trunc),
+            "CEIL" => floor_like(x, f32::ceil),
+            "FLOOR" => floor_like(x, f32::floor),
+            "RNDNE" => {
+                let h = floor_like(V { bits: (x.val() + 0.5).to_bits(), err: x.err }, f32::floor);
+                if h.known() && x.known() && !is_denormal(x.val()) {
+                    V::f(rndne(x.val()))
+                } else {
+                    V::UNKNOWN
+                }
+            }
+            "MOV" | "MOVA" | "MOVA_FLOOR" | "MOVA_INT" => x,
+            "AND_INT" => int2(&|a, b| a & b),
+            "OR_INT" => int2(&|a, b| a | b),
+            "XOR_INT" => int2(&|a, b| a ^ b),
+            "NOT_INT" => int_in(x).map_or(V::UNKNOWN, |a| V::exact(!a)),
+            "ADD_INT" => int2(&|a, b| a.wrapping_add(b)),
+            "SUB_INT" => int2(&|a, b| a.wrapping_sub(b)),
+            "MAX_INT" => int2(&|a, b| (a as i32).max(b as i32) as u32),
+            "MIN_INT" => int2(&|a, b| (a as i32).min(b as i32) as u32),
+            "MAX_UINT" => int2(&|a, b| a.max(b)),
+            "MIN_UINT" => int2(&|a, b| a.min(b)),
+            "SETE_INT" => icmp(&|a, b| a == b).map_or(V::UNKNOWN, bool_mask),
+            "SETNE_INT" => icmp(&|a, b| a != b).map_or(V::UNKNOWN, bool_mask),
+            "SETGT_INT" => icmp(&|a, b| (a as i32) > (b as i32)).map_or(V::UNKNOWN, bool_mask),
+            "SETGE_INT" => icmp(&|a, b| (a as i32) >= (b as i32)).map_or(V::UNKNOWN, bool_mask),
+            "SETGT_UINT" => icmp(&|a, b| a > b).map_or(V::UNKNOWN, bool_mask),
+            "SETGE_UINT" => icmp(&|a, b| a >= b).map_or(V::UNKNOWN, bool_mask),
+            "ASHR_INT" => int2(&|a, b| ((a as i32) >> (b & 31)) as u32),
+            "LSHR_INT" => int2(&|a, b| a >> (b & 31)),
+            "LSHL_INT" => int2(&|a, b| a << (b & 31)),
+            "MULLO_INT" | "MULLO_UINT" => int2(&|a, b| a.wrapping_mul(b)),
+            "MULHI_INT" => int2(&|a, b| ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32),
+            "MULHI_UINT" => int2(&|a, b| ((u64::from(a) * u64::from(b)) >> 32) as u32),
+            "FLT_TO_INT" | "FLT_TO_UINT" => {
+                let t = floor_like(x, f32::trunc);
+                if !t.known() {
+                    V::UNKNOWN
+                } else if n == "FLT_TO_INT" {
+                    V::exact(f2i(t.val()))
+                } else {
+                    V::exact(f2u(t.val()))
+                }
+            }
+            "INT_TO_FLT" => int_in(x).map_or(V::UNKNOWN, |a| V::f(a as i32 as f32)),
+            "UINT_TO_FLT" => int_in(x).map_or(V::UNKNOWN, |a| V::f(a as f32)),
+            "EXP_IEEE" => transcendental(n, x, f64::exp2, |v| v, |v| v.exp2() * std::f64::consts::LN_2),
+            "LOG_IEEE" | "LOG_CLAMPED" => {
+                if !x.known() || x.val() < 0.0 && n == "LOG_CLAMPED" {
+                    V::UNKNOWN
+                } else if x.is_exact() && x.val() == 0.0 {
+                    V::f(if n == "LOG_CLAMPED" { -f32::MAX } else { f32::NEG_INFINITY })
+                } else if f64::from(x.val()) <= f64::from(x.err) {
+                    V::UNKNOWN
+                } else {
+                    transcendental(n, x, |v| if v < 0.0 { f64::NAN } else { v.log2() }, |_| 0.0, |v| 1.0 / (v * std::f64::consts::LN_2))
+                }
+            }
+            "RECIP_IEEE" | "RECIP_CLAMPED" | "RECIP_FF" => {
+                if !x.known() || (x.err > 0.0 && f64::from(x.val().abs()) <= f64::from(x.err) * 2.0) {
+                    V::UNKNOWN
+                } else {
+                    let r = transcendental("RECIP_IEEE", x, |v| 1.0 / v, |_| 0.0, |v| 1.0 / (v * v));
+                    clamp_inf(n, r)
+                }
+            }
+            "RECIPSQRT_IEEE" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
+                if !x.known() || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0) || (n != "RECIPSQRT_IEEE" && x.val() < 0.0) {
+                    V::UNKNOWN
+                } else {
+                    let r = transcendental("RECIPSQRT_IEEE", x, |v| 1.0 / v.sqrt(), |_| 0.0, |v| 0.5 / (v * v.sqrt()));
+                    let r = if x.is_exact() && x.val() == 0.0 { V::f(if x.bits >> 31 != 0 { f32::NEG_INFINITY } else { f32::INFINITY }) } else { r };
+                    clamp_inf(n, r)
+                }
+            }
+            "SQRT_IEEE" => {
+                if !x.known() || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0) {
+                    V::UNKNOWN
+                } else {
+                    transcendental(n, x, f64::sqrt, |_| 0.0, |v| 0.5 / v.sqrt())
+                }
+            }
+            "SIN" | "COS" => {
+                // revolutions: the angle is x·2π rounded to f32 first
+                let ang = fmul(x, V::f(std::f32::consts::TAU), false);
+                if !ang.known() || ang.val().abs() > 8192.0 {
+                    V::UNKNOWN
+                } else if n == "SIN" {
+                    transcendental(n, ang, f64::sin, |v| v, f64::cos)
+                } else {
+                    transcendental(n, ang, f64::cos, |v| v, f64::sin)
+                }
+            }
+            "MULADD" | "MULADD_M2" | "MULADD_M4" | "MULADD_D2" | "MULADD_IEEE" | "MULADD_IEEE_M2" | "MULADD_IEEE_M4" | "MULADD_IEEE_D2" | "FMA" => {
+                let legacy = n.starts_with("MULADD") && !n.starts_with("MULADD_IEEE");
+                let v = fmuladd(x, y, z, legacy);
+                let k = match n.rsplit('_').next().unwrap() {
+                    "M2" => 2.0,
+                    "M4" => 4.0,
+                    "D2" => 0.5,
+                    _ => 1.0,
+                };
+                if k == 1.0 {
+                    v
+                } else {
+                    scale(v, k)
+                }
+            }
+            "CNDE" | "CNDGT" | "CNDGE" => {
+                // NaN conditions compare false (select src2)
+                let c = if x.known() && x.val().is_nan() {
+                    Some(false)
+                } else {
+                    fcmp(x, V::f(0.0)).map(|o| match n {
+                        "CNDE" => o == Equal,
+                        "CNDGT" => o == Greater,
+                        _ => o != Less,
+                    })
+                };
+                match c {
+                    Some(true) => y,
+                    Some(false) => z,
+                    None => V::UNKNOWN,
+                }
+            }
+            "CNDE_INT" | "CNDGT_INT" | "CNDGE_INT" => match int_in(x) {
+                Some(c) => {
+                    let t = match n {
+                        "CNDE_INT" => c == 0,
+                        "CNDGT_INT" => (c as i32) > 0,
+                        _ => (c as i32) >= 0,
+                    };
+                    if t {
+                        y
+                    } else {
+                        z
+                    }
+                }
+                None => V::UNKNOWN,
+            },
+            "BFE_UINT" | "BFE_INT" | "BFI_INT" => match (int_in(x), int_in(y), int_in(z)) {
+                (Some(v), Some(o), Some(w)) => V::exact(match n {
+                    "BFI_INT" => (v & o) | (!v & w),
+                    _ => bfe(v, o & 31, w & 31, n == "BFE_INT"),
+                }),
+                _ => V::UNKNOWN,
+            },
+            "KILLE" | "KILLGT" | "KILLGE" | "KILLNE" | "KILLE_INT" | "KILLGT_INT" | "KILLGE_INT" | "KILLNE_INT" | "KILLGT_UINT" | "KILLGE_UINT" => {
+                let c = cond(n.trim_start_matches("KILL"), x, y);
+                let prev = kill.unwrap_or(Some(false));
+                *kill = Some(match (prev, c) {
+                    (Some(true), _) | (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                });
+                c.map_or(V::UNKNOWN, bool_f)
+            }
+            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT" | "PRED_SETNE_INT" | "PRED_SETGT_UINT"
+            | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
+                let c = match n {
+                    "PRED_SET_CLR" => Some(false),
+                    "PRED_SET_RESTORE" => cond("E", x, V::f(0.0)),
+                    _ => cond(n.trim_start_matches("PRED_SET"), x, y),
+                };
+                if a.update_pred {
+                    *pred = Some(c);
+                }
+                if a.update_exec_mask {
+                    *exec = Some(c);
+                }
+                if n == "PRED_SET_CLR" {
+                    V::f(f32::MAX)
+                } else {
+                    c.map_or(V::UNKNOWN, bool_f)
+                }
+            }
+            _ => V::UNKNOWN,
+        };
+        Some(v)
+    }
+
+    /// Executes the TEX clause at `self.pos` from `self.tex_resume`; `Some` = paused.
+    fn tex_clause(&mut self) -> Option<Stop> {
+        let Clause::Tex(ts) = &self.p.cfs[self.pos].1 else { return None };
+        while self.tex_resume < ts.len() {
+            let x = &ts[self.tex_resume];
+            self.run.executed.insert(x.name);
+            let src = self.gpr[x.src_gpr as usize];
+            let sel = |s: u8| match s {
+                0..=3 => src[s as usize],
+                5 => V::f(1.0),
+                _ => V::f(0.0),
+            };
+            let coord: [V; 4] = std::array::from_fn(|k| sel(x.src_sel[k]));
+            let value: [V; 4] = match x.name {
+                "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" => self.sample(x.resource_id, &coord),
+                "SET_GRADIENTS_H" => {
+                    self.grad_h = coord;
+                    self.tex_resume += 1;
+                    continue;
+                }
+                "SET_GRADIENTS_V" => {
+                    self.grad_v = coord;
+                    self.tex_resume += 1;
+                    continue;
+                }
+                "GET_GRADIENTS_H" | "GET_GRADIENTS_V" => match self.grad_answer.take() {
+                    Some(v) => v,
+                    None => return Some(Stop::Gradient(coord)),
+                },
+                "VTX_FETCH" => {
+                    let loc = x.resource_id.wrapping_sub(0x80);
+                    let Some(i) = int_in(src[((x.raw[0] >> 24) & 3) as usize]) else {
+                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 1159".into(); }
+                        return Some(Stop::Done);
+                    };
+                    let e = i64::from(i as i32) + i64::from((x.raw[2] & 0xFFFF) / 16);
+                    match self.inp.blocks.get(&loc).and_then(|b| usize::try_from(e).ok().and_then(|e| b.get(e))) {
+                        Some(w) => w.map(V::exact),
+                        None => {
+                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 1166".into(); }
+                            return Some(Stop::Done);
+                        }
+                    }
+                }
+                _ => [V::UNKNOWN; 4],
+            };
+            let dst = &mut self.gpr[x.dst_gpr as usize];
+            for k in 0..4 {
+                match x.dst_sel[k] {
+                    0..=3 => dst[k] = value[x.dst_sel[k] as usize],
+                    4 => dst[k] = V::f(0.0),
+                    5 => dst[k] = V::f(1.0),
+                    _ => {}
+                }
+            }
+            self.tex_resume += 1;
+        }
+        None
+    }
+
+    /// Nearest sampling of a 2D texture (clamp to edge); near a texel boundary = unknown.
+    fn sample(&self, res: u32, coord: &[V; 4]) -> [V; 4] {
+        let Some(t) = self.inp.textures.iter().find(|t| t.resource == res) else { return [V::UNKNOWN; 4] };
+        let size = f64::from(t.size);
+        let pick = |c: V| -> Option<usize> {
+            let (v, e) = fin(c)?;
+            let x = f64::from(v) * size;
+            let e = e * size + 1.0 / 64.0;
+            let (a, b) = ((x - e).floor().clamp(0.0, size - 1.0), (x + e).floor().clamp(0.0, size - 1.0));
+            (a == b).then_some(a as usize)
+        };
+        match (pick(coord[0]), pick(coord[1])) {
+            (Some(i), Some(j)) => t.texels[j * t.size as usize + i].map(V::f),
+            _ => [V::UNKNOWN; 4],
+        }
+    }
+}
+
+/// Float / int comparison by suffix (E, GT, GE, NE, E_INT, ..., GE_UINT).
+/// Float comparisons are IEEE: E / GT / GE are false and NE is true when an operand is NaN.
+fn cond(kind: &str, x: V, y: V) -> Option<bool> {
+    use std::cmp::Ordering::*;
+    if matches!(kind, "E" | "GT" | "GE" | "NE") {
+        if let (Some((a, ea)), Some((b, eb))) = (fin(x), fin(y)) {
+            if (a.is_nan() && ea == 0.0) || (b.is_nan() && eb == 0.0) {
+                return Some(kind == "NE");
+            }
+        }
+    }
+    match kind {
+        "E" => fcmp(x, y).map(|o| o == Equal),
+        "GT" => fcmp(x, y).map(|o| o == Greater),
+        "GE" => fcmp(x, y).map(|o| o != Less),
+        "NE" => fcmp(x, y).map(|o| o != Equal),
+        _ => {
+            let (a, b) = (int_in(x)?, int_in(y)?);
+            Some(match kind {
+                "E_INT" => a == b,
+                "GT_INT" => (a as i32) > (b as i32),
+                "GE_INT" => (a as i32) >= (b as i32),
+                "NE_INT" => a != b,
+                "GT_UINT" => a > b,
+                _ => a >= b,
+            })
+        }
+    }
+}
+
+fn fmax(a: V, b: V) -> Option<V> {
+    let o = fcmp(a, b);
+    let (Some((x, ex)), Some((y, ey))) = (fin(a), fin(b)) else { return None };
+    if x.is_nan() || y.is_nan() {
+        return None;
+    }
+    if x == 0.0 && y == 0.0 && a.bits != b.bits {
+        // max(-0, +0): either zero may come back, and integer ops see the sign bit
+        return Some(V::UNKNOWN);
+    }
+    Some(match o {
+        Some(std::cmp::Ordering::Less) => b,
+        Some(_) => a,
+        None => approx(x.max(y), ex.max(ey)),
+    })
+}
+
+fn fmin(a: V, b: V) -> Option<V> {
+    let na = V { bits: a.bits ^ 0x8000_0000, ..a };
+    let nb = V { bits: b.bits ^ 0x8000_0000, ..b };
+    fmax(na, nb).map(|v| V { bits: v.bits ^ 0x8000_0000, ..v })
+}
+
+fn scale(v: V, k: f32) -> V {
+    if !v.known() {
+        return v;
+    }
+    let r = v.val() * k;
+    approx(r, f64::from(v.err) * f64::from(k))
+}
+
+fn omod_clamp(v: V, omod: u32, clamp: bool) -> V {
+    let v = match omod {
+        1 => scale(v, 2.0),
+        2 => scale(v, 4.0),
+        3 => scale(v, 0.5),
+        _ => v,
+    };
+    if !clamp || !v.known() {
+        return v;
+    }
+    let x = v.val();
+    if x.is_nan() {
+        return V::UNKNOWN;
+    }
+    let c = x.clamp(0.0, 1.0);
+    if c == 0.0 && x.to_bits() == 0x8000_0000 {
+        return V::UNKNOWN; // clamp(-0) may keep or drop the sign
+    }
+    if v.err > 0.0 && (f64::from(x).abs() <= f64::from(v.err) || (f64::from(x) - 1.0).abs() <= f64::from(v.err)) {
+        // near a clamp edge the bound still holds (clamp is 1-Lipschitz)
+        return approx(c, f64::from(v.err));
+    }
+    V { bits: c.to_bits(), err: if c == x { v.err } else { 0.0 } }
+}
+
+fn clamp_inf(n: &str, r: V) -> V {
+    if !r.known() || !r.val().is_infinite() {
+        return r;
+    }
+    let neg = r.val() < 0.0;
+    match n {
+        "RECIP_CLAMPED" | "RECIPSQRT_CLAMPED" => V::f(if neg { -f32::MAX } else { f32::MAX }),
+        "RECIP_FF" | "RECIPSQRT_FF" => V::f(if neg { -0.0 } else { 0.0 }),
+        _ => r,
+    }
+}
+
+fn mova(name: &str, v: V) -> Option<i32> {
+    let i = match name {
+        "MOVA_INT" => int_in(v)? as i32,
+        "MOVA" => {
+            let r = floor_like(V { bits: (v.val() + 0.5).to_bits(), err: v.err }, f32::floor);
+            if !r.known() || !v.known() {
+                return None;
+            }
+            (f64::from(v.val()) + 0.5).floor() as i32
+        }
+        _ => {
+            let r = floor_like(v, f32::floor);
+            if !r.known() {
+                return None;
+            }
+            r.val() as i32
+        }
+    };
+    // AR is a 9-bit signed register on the hardware: outside that, undetermined
+    (-256..256).contains(&i).then_some(i)
+}
+
+fn bfe(v: u32, off: u32, w: u32, signed: bool) -> u32 {
+    if w == 0 {
+        return 0;
+    }
+    if off + w < 32 {
+        let up = v << (32 - off - w);
+        if signed {
+            ((up as i32) >> (32 - w)) as u32
+        } else {
+            up >> (32 - w)
+        }
+    } else if signed {
+        ((v as i32) >> off) as u32
+    } else {
+        v >> off
+    }
+}
+
+/// DOT4: products summed left to right in f32; non-IEEE products (0 × anything = 0) for DOT4.
+fn dot4(terms: &[(V, V)], legacy: bool) -> V {
+    let mut acc: Option<V> = None;
+    let mut exact = true;
+    let mut sum_abs = 0.0f64;
+    let mut sum = 0.0f64;
+    for &(x, y) in terms {
+        let p = fmul(x, y, legacy);
+        if !p.known() {
+            return V::UNKNOWN;
+        }
+        exact &= p.is_exact();
+        sum_abs += f64::from(p.val().abs());
+        if !(p.val() == 0.0 && legacy) {
+            sum += f64::from(x.val()) * f64::from(y.val());
+        }
+        acc = Some(match acc {
+            None => p,
+            Some(a) => fadd(a, p),
+        });
+    }
+    let r = acc.unwrap();
+    if !r.known() || !exact {
+        return r;
+    }
+    // the order of the additions is the GPU's: bound by the rounding of any order
+    if f64::from(r.val()) == sum {
+        r
+    } else {
+        approx(r.val(), 3.0 * crate::verify::ulp(sum_abs).max(ulp32(r.val())))
+    }
+}

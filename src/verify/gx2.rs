@@ -1,0 +1,1123 @@
+//! GX2 (Latte) adapter of the verification harness: a small Latte assembler (CF list + ALU
+//! groups + fetch clauses → program bytes, bit layouts from notes/gx2.md §5-§7), GX2 VS/PS structs
+//! around it, running them through shrec (lower → HLSL → DXC SPIR-V, as the build does) on
+//! lavapipe and comparing every output lane with `formats::gx2::interp`; plus a random program
+//! generator for differential fuzzing.
+
+use super::check::{self, PixelExpect, VertexExpect};
+use super::vk::{FragmentQuad, Gpu, VertexInvocation};
+use super::{Comparison, Expect, Rng};
+use crate::formats::gx2::interp::{self, Inputs, Run, V};
+use crate::formats::gx2::isa;
+use crate::formats::gx2::shader_struct::{AttribVar, Gx2Shader, LoopVar, ShaderKind, UniformBlock};
+use crate::ir::{Module, Semantic};
+use std::fmt::Write;
+
+/// Assembler (mirrors the field layouts the decoder reads).
+pub mod asm {
+    use crate::formats::gx2::isa;
+
+    /// ALU source: select, channel, negate, relative, abs.
+    #[derive(Clone, Copy, Debug)]
+    pub struct S {
+        pub sel: u32,
+        pub chan: u8,
+        pub neg: bool,
+        pub rel: bool,
+        pub abs: bool,
+    }
+    pub fn r(g: u32, c: u8) -> S {
+        S { sel: g, chan: c, neg: false, rel: false, abs: false }
+    }
+    pub fn c(i: u32, ch: u8) -> S {
+        S { sel: 256 + i, ..r(0, ch) }
+    }
+    pub fn kc(i: u32, ch: u8) -> S {
+        S { sel: 128 + i, ..r(0, ch) }
+    }
+    pub fn lit(ch: u8) -> S {
+        S { sel: isa::SEL_LITERAL, ..r(0, ch) }
+    }
+    pub fn special(sel: u32) -> S {
+        S { sel, ..r(0, 0) }
+    }
+    pub fn pv(ch: u8) -> S {
+        S { sel: isa::SEL_PV, ..r(0, ch) }
+    }
+    pub fn ps() -> S {
+        S { sel: isa::SEL_PS, ..r(0, 0) }
+    }
+    impl S {
+        pub fn neg(mut self) -> S {
+            self.neg = true;
+            self
+        }
+        pub fn abs(mut self) -> S {
+            self.abs = true;
+            self
+        }
+        pub fn rel(mut self) -> S {
+            self.rel = true;
+            self
+        }
+    }
+
+    /// One ALU instruction.
+    #[derive(Clone, Debug)]
+    pub struct A {
+        pub name: &'static str,
+        pub dst: (u32, u8),
+        pub src: Vec<S>,
+        pub write: bool,
+        pub exec: bool,
+        pub pred: bool,
+        pub pred_sel: u32,
+        pub index_mode: u32,
+        pub dst_rel: bool,
+        pub clamp: bool,
+        pub omod: u32,
+    }
+    pub fn a(name: &'static str, dst: (u32, u8), src: &[S]) -> A {
+        A { name, dst, src: src.to_vec(), write: true, exec: false, pred: false, pred_sel: 0, index_mode: 0, dst_rel: false, clamp: false, omod: 0 }
+    }
+    impl A {
+        pub fn words(&self, last: bool) -> [u32; 2] {
+            let s = |k: usize| self.src.get(k).copied().unwrap_or(special(248));
+            let f = |x: S| x.sel | (x.rel as u32) << 9 | (x.chan as u32) << 10 | (x.neg as u32) << 12;
+            let w0 = f(s(0)) | f(s(1)) << 13 | self.index_mode << 26 | self.pred_sel << 29 | (last as u32) << 31;
+            let common = self.dst.0 << 21 | (self.dst_rel as u32) << 28 | (self.dst.1 as u32) << 29 | (self.clamp as u32) << 31;
+            let w1 = if let Some(e) = isa::OP3.iter().find(|e| e.1 == self.name) {
+                f(s(2)) | e.0 << 13 | common
+            } else {
+                let e = isa::OP2.iter().find(|e| e.1 == self.name).unwrap_or_else(|| panic!("no opcode {}", self.name));
+                (s(0).abs as u32)
+                    | (s(1).abs as u32) << 1
+                    | (self.exec as u32) << 2
+                    | (self.pred as u32) << 3
+                    | (self.write as u32) << 4
+                    | self.omod << 5
+                    | e.0 << 7
+                    | common
+            };
+            [w0, w1]
+        }
+    }
+
+    /// A group: instructions + literal dwords.
+    #[derive(Clone, Debug)]
+    pub struct G(pub Vec<A>, pub Vec<u32>);
+
+    /// A TEX-clause fetch (3 words).
+    #[derive(Clone, Debug)]
+    pub struct T(pub [u32; 3]);
+    /// TEX fetch: dst select xyzw, normalized coordinates.
+    pub fn tex(name: &str, res: u32, smp: u32, src: u32, dst: u32, src_sel: [u32; 4]) -> T {
+        let op = isa::TEX_NAMES.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no TEX {name}")) as u32;
+        let w0 = op | res << 8 | src << 16;
+        let w1 = dst | 1 << 12 | 2 << 15 | 3 << 18 | 0xF << 28;
+        let w2 = smp << 15 | src_sel[0] << 20 | src_sel[1] << 23 | src_sel[2] << 26 | src_sel[3] << 29;
+        T([w0, w1, w2])
+    }
+    /// VTX_FETCH of uniform block `loc`: element asint(src.x) + offset / 16.
+    pub fn vfetch(loc: u32, src: u32, dst: u32, offset: u32) -> T {
+        let w0 = (0x80 + loc) << 8 | src << 16 | 15 << 26;
+        let w1 = dst | 1 << 12 | 2 << 15 | 3 << 18 | 34 << 22;
+        T([w0, w1, offset | 1 << 19])
+    }
+
+    /// A CF instruction.
+    #[derive(Clone, Debug)]
+    pub enum C {
+        N { op: &'static str, addr: u32, pop: u32, cf_const: u32, tex: Vec<T> },
+        Alu { op: &'static str, kc: [(u32, u32, u32); 2], groups: Vec<G> },
+        /// EXP/EXP_DONE: type (0 pixel, 1 pos, 2 param), base, gpr, burst, sel.
+        Exp { done: bool, ty: u32, base: u32, gpr: u32, burst: u32, sel: [u32; 4] },
+    }
+    pub fn cf(op: &'static str) -> C {
+        C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![] }
+    }
+    pub fn cf_pop(op: &'static str, pop: u32) -> C {
+        C::N { op, addr: 0, pop, cf_const: 0, tex: vec![] }
+    }
+    pub fn alu(op: &'static str, groups: Vec<G>) -> C {
+        C::Alu { op, kc: [(0, 0, 0); 2], groups }
+    }
+
+    /// CF words first, then the clauses (fetch clauses at even slots); `eop` gets END_OF_PROGRAM.
+    pub fn assemble(cfs: &[C], eop: usize) -> Vec<u8> {
+        let n = cfs.len() as u32 + (cfs.len() as u32 & 1);
+        let mut clause: Vec<u32> = Vec::new();
+        let mut cfw = Vec::new();
+        let slot = |v: &Vec<u32>| n + v.len() as u32 / 2;
+        for (i, x) in cfs.iter().enumerate() {
+            let end = (i == eop) as u32;
+            let w = match x {
+                C::N { op, addr, pop, cf_const, tex } => {
+                    let code = isa::CF_NAMES.iter().position(|x| x == op).unwrap_or_else(|| panic!("CF {op}")) as u32;
+                    let (addr, count) = if tex.is_empty() {
+                        (*addr, 0)
+                    } else {
+                        if slot(&clause) % 2 == 1 {
+                            clause.extend([0, 0]);
+                        }
+                        let a = slot(&clause);
+                        for t in tex {
+                            clause.extend(t.0);
+                            clause.push(0);
+                        }
+                        (a, tex.len() as u32 - 1)
+                    };
+                    [addr, pop | cf_const << 3 | (count & 7) << 10 | (count >> 3) << 19 | end << 21 | code << 23 | 1 << 31]
+                }
+                C::Alu { op, kc, groups } => {
+                    let code = isa::ALU_CF_NAMES.iter().position(|x| x == op).unwrap() as u32 + 8;
+                    let at = slot(&clause);
+                    for G(insts, lits) in groups {
+                        for (k, i) in insts.iter().enumerate() {
+                            clause.extend(i.words(k + 1 == insts.len()));
+                        }
+                        // exactly the literal dwords the sources reference (the decoder's rule)
+                        let need = insts.iter().flat_map(|i| i.src.iter()).filter(|s| s.sel == isa::SEL_LITERAL).map(|s| s.chan as usize + 1).max().unwrap_or(0);
+                        let mut l: Vec<u32> = lits.iter().copied().chain(std::iter::repeat(0)).take(need).collect();
+                        if l.len() % 2 == 1 {
+                            l.push(0);
+                        }
+                        clause.extend(l);
+                    }
+                    let count = slot(&clause) - at - 1;
+                    [
+                        at | kc[0].0 << 22 | kc[1].0 << 26 | kc[0].1 << 30,
+                        kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31,
+                    ]
+                }
+                C::Exp { done, ty, base, gpr, burst, sel } => {
+                    let op = if *done { 0x28 } else { 0x27 };
+                    [base | ty << 13 | gpr << 15, sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | burst << 17 | end << 21 | op << 23 | 1 << 31]
+                }
+            };
+            cfw.extend(w);
+        }
+        if cfs.len() % 2 == 1 {
+            cfw.extend([0, 0]); // NOP padding so clauses start at an even slot count
+        }
+        cfw.extend(clause);
+        cfw.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// A GX2 VS: attributes at locations 0..n_attr in SQ_VTX_SEMANTIC slots 0.. (→ R1..), PARAM i →
+/// semantic i. Register mode unless `block` (then uniform block at location 1, 64 vec4).
+pub fn vertex_shader(program: Vec<u8>, n_attr: u32, n_params: u32, block: bool, loop_vars: Vec<LoopVar>) -> Gx2Shader {
+    let mut words = vec![0u32; ShaderKind::Vertex.struct_size() / 4];
+    words[0] = 16;
+    words[0x08 / 4] = n_params.saturating_sub(1) << 1;
+    words[0x0C / 4] = n_params.div_ceil(4);
+    for k in 0..10 {
+        let mut w = 0xFFFF_FFFFu32;
+        for b in 0..4 {
+            let p = 4 * k + b;
+            if p < n_params {
+                w = (w & !(0xFF << (8 * b))) | p << (8 * b);
+            }
+        }
+        words[0x10 / 4 + k as usize] = w;
+    }
+    words[0x40 / 4] = n_attr;
+    for k in 0..32 {
+        words[0x44 / 4 + k] = if (k as u32) < n_attr { k as u32 } else { 0xFF };
+    }
+    let attrib_vars = (0..n_attr).map(|l| AttribVar { name: format!("a{l}"), ty: 11, count: 0, location: l }).collect();
+    let mut s = Gx2Shader {
+        kind: ShaderKind::Vertex,
+        words,
+        uniform_blocks: vec![],
+        uniform_vars: vec![],
+        initial_values: vec![],
+        loop_vars,
+        sampler_vars: vec![],
+        attrib_vars,
+        program,
+    };
+    if block {
+        set_block_mode(&mut s);
+    }
+    s
+}
+
+/// A GX2 PS: R i = varying semantic i for i < n_in; `n_targets` colour exports.
+pub fn pixel_shader(program: Vec<u8>, n_in: u32, n_targets: u32, block: bool, loop_vars: Vec<LoopVar>) -> Gx2Shader {
+    let mut words = vec![0u32; ShaderKind::Pixel.struct_size() / 4];
+    words[0] = 16;
+    words[0x04 / 4] = n_targets << 1;
+    words[0x08 / 4] = n_in;
+    words[0x10 / 4] = n_in;
+    for i in 0..n_in as usize {
+        words[0x14 / 4 + i] = i as u32;
+    }
+    words[0x94 / 4] = (1u32 << (4 * n_targets)) - 1;
+    words[0x98 / 4] = (1 << n_targets) - 1;
+    let mut s = Gx2Shader {
+        kind: ShaderKind::Pixel,
+        words,
+        uniform_blocks: vec![],
+        uniform_vars: vec![],
+        initial_values: vec![],
+        loop_vars,
+        sampler_vars: vec![],
+        attrib_vars: vec![],
+        program,
+    };
+    if block {
+        set_block_mode(&mut s);
+    }
+    s
+}
+
+/// Uniform-block mode with one block at location 1 (64 vec4).
+pub const BLOCK_LOC: u32 = 1;
+pub const BLOCK_LEN: usize = 64;
+
+fn set_block_mode(s: &mut Gx2Shader) {
+    let f = s.kind.var_fields();
+    s.words[f.mode / 4] = 1;
+    s.uniform_blocks = vec![UniformBlock { name: "UB".into(), offset: BLOCK_LOC, size: BLOCK_LEN as u32 * 16 }];
+}
+
+/// A program and its invocations (VS: one `Inputs` per vertex; PS: quads of four).
+#[derive(Clone, Debug)]
+pub struct TestProgram {
+    pub name: String,
+    pub shader: Gx2Shader,
+    pub cases: Vec<Inputs>,
+    /// PS only: the quads the cases came from (cases = 4 per quad).
+    pub quads: Vec<FragmentQuad>,
+    pub reproduce: String,
+}
+
+fn expect(v: V) -> Expect {
+    if !v.known() {
+        Expect::UNKNOWN
+    } else {
+        Expect { value: v.val(), err: v.err }
+    }
+}
+
+fn expect4(v: &[V; 4]) -> [Expect; 4] {
+    v.map(expect)
+}
+
+/// Uniform data for each const buffer of the module, from one invocation's inputs.
+fn uniform_data(module: &Module, inp: &Inputs) -> Vec<Vec<[f32; 4]>> {
+    module
+        .const_buffers
+        .iter()
+        .map(|cb| {
+            let words: Vec<[u32; 4]> = if cb.var == "C" {
+                inp.regfile.clone()
+            } else {
+                let loc: u32 = cb.var.trim_start_matches("CB").parse().unwrap_or(u32::MAX);
+                inp.blocks.get(&loc).cloned().unwrap_or_default()
+            };
+            let mut v: Vec<[f32; 4]> = words.iter().map(|w| w.map(f32::from_bits)).collect();
+            v.resize(cb.len as usize, [0.0; 4]);
+            v
+        })
+        .collect()
+}
+
+fn textures(module: &Module, inp: &Inputs) -> Vec<super::vk::TextureSpec> {
+    check::texture_specs(module, |i| {
+        let name = &module.textures[i].tex_var;
+        let res: u32 = name.trim_start_matches('t').split('_').next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        match inp.textures.iter().find(|t| t.resource == res) {
+            Some(t) => (false, t.size, t.texels.clone()),
+            None => (false, 1, vec![[0.0; 4]]),
+        }
+    })
+}
+
+fn vertex_expect(s: &Gx2Shader, r: &Run) -> VertexExpect {
+    if r.undetermined {
+        return VertexExpect { position: [Expect::UNKNOWN; 4], varyings: vec![[Expect::UNKNOWN; 4]; 44] };
+    }
+    let get = |t: (u32, u32)| r.exports.get(&t).map_or([Expect::UNKNOWN; 4], expect4);
+    let mut varyings = vec![[Expect::UNKNOWN; 4]; 44];
+    for (&(ty, idx), v) in &r.exports {
+        if ty == 2 {
+            let word = s.reg(0x10 + 4 * (idx / 4) as usize);
+            let sem = (word >> (8 * (idx % 4)) & 0xFF) as usize;
+            if sem < 40 {
+                varyings[sem] = expect4(v);
+            }
+        } else if ty == 1 && (61..=63).contains(&idx) {
+            varyings[(40 + idx - 61) as usize] = expect4(v);
+        }
+    }
+    VertexExpect { position: get((1, 60)), varyings }
+}
+
+fn pixel_expect(r: &Run) -> PixelExpect {
+    if r.undetermined {
+        return PixelExpect { written: None, colors: vec![], depth: Expect::UNKNOWN };
+    }
+    let colors = (0..8).map(|n| r.exports.get(&(0, n)).map_or([Expect::UNKNOWN; 4], expect4)).collect();
+    let depth = r.exports.get(&(0, 61)).map_or(Expect::UNKNOWN, |v| {
+        let e = expect(v[0]);
+        if e.is_known() {
+            Expect { value: e.value.clamp(0.0, 1.0), err: e.err }
+        } else {
+            e
+        }
+    });
+    PixelExpect { written: Some(!r.killed), colors, depth }
+}
+
+/// Runs one program through shrec and the GPU and compares every output lane of every case.
+pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
+    let mut cmp = Comparison { programs: 1, ..Default::default() };
+    let fail = |cmp: &mut Comparison, what: String| {
+        cmp.mismatches += 1;
+        cmp.report(format!("== {}: {what}\nreproduce: {}", t.name, t.reproduce));
+    };
+    let prog = match isa::decode(&t.shader.program) {
+        Ok(p) => p,
+        Err(e) => {
+            fail(&mut cmp, format!("decode: {}", e.reason));
+            return cmp;
+        }
+    };
+    let listing = crate::formats::gx2::disasm::disassemble(&prog);
+    let t0 = std::time::Instant::now();
+    let compiled = crate::formats::gx2::lower::lower(&t.shader)
+        .map_err(|e| format!("translate: {}", e.reason))
+        .and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
+    let (module, spirv) = match compiled {
+        Ok(x) => x,
+        Err(e) => {
+            fail(&mut cmp, format!("{e}\n{listing}"));
+            return cmp;
+        }
+    };
+    let t1 = std::time::Instant::now();
+    let mut executed = std::collections::BTreeSet::new();
+    let first = t.cases.first().cloned().unwrap_or_default();
+    // one set of textures per job (the first case's), as the GPU sees them
+    let cases: Vec<Inputs> = t.cases.iter().map(|c| Inputs { textures: first.textures.clone(), ..c.clone() }).collect();
+    let t = &TestProgram { cases, ..t.clone() };
+    let outcome = if t.shader.kind == ShaderKind::Vertex {
+        let invocations = t
+            .cases
+            .iter()
+            .map(|c| VertexInvocation {
+                attributes: module
+                    .inputs
+                    .iter()
+                    .filter_map(|v| match v.semantic {
+                        Semantic::Texcoord(l) => Some((l, c.attribs.get(&l).copied().unwrap_or([0.0; 4]))),
+                        _ => None,
+                    })
+                    .collect(),
+                uniforms: uniform_data(&module, c),
+            })
+            .collect();
+        check::vertex(gpu, &module, &spirv, textures(&module, &first), invocations, &mut |i| {
+            let r = interp::run(&t.shader, &prog, &t.cases[i]);
+            executed.extend(r.executed.iter().copied());
+            vertex_expect(&t.shader, &r)
+        })
+    } else {
+        let quads: Vec<FragmentQuad> = t
+            .quads
+            .iter()
+            .enumerate()
+            .map(|(q, fq)| FragmentQuad { uniforms: uniform_data(&module, &t.cases[4 * q]), ..fq.clone() })
+            .collect();
+        check::fragment(gpu, &module, &spirv, textures(&module, &first), quads, &mut |q, _| {
+            let inp: [Inputs; 4] = std::array::from_fn(|p| t.cases[4 * q + p].clone());
+            let runs = interp::run_quad(&t.shader, &prog, &inp);
+            for r in &runs {
+                executed.extend(r.executed.iter().copied());
+            }
+            runs.map(|r| pixel_expect(&r))
+        })
+    };
+    if std::env::var_os("SHREC_GX2_TIMING").is_some() {
+        eprintln!("{}: compile {:?}, run {:?}", t.name, t1 - t0, t1.elapsed());
+    }
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
+            return cmp;
+        }
+    };
+    cmp.merge(outcome.cmp);
+    cmp.opcodes.extend(executed.iter().map(|s| s.to_string()));
+    if let Some((ci, lanes)) = outcome.first_mismatch {
+        let case = if t.shader.kind == ShaderKind::Vertex { ci } else { 4 * ci };
+        let c = &t.cases[case];
+        let mut inputs = String::new();
+        for (l, v) in &c.attribs {
+            let _ = writeln!(inputs, "  attrib/varying {l} = {v:?}");
+        }
+        for (i, v) in c.regfile.iter().enumerate().take(16) {
+            let _ = writeln!(inputs, "  c{i} = {:?}", v.map(f32::from_bits));
+        }
+        if let Some(b) = c.blocks.get(&BLOCK_LOC) {
+            for (i, v) in b.iter().enumerate().take(16) {
+                let _ = writeln!(inputs, "  CB{BLOCK_LOC}[{i}] = {:?}", v.map(f32::from_bits));
+            }
+        }
+        cmp.report(format!(
+            "== {} ({})\n{listing}case {ci}: mismatching lanes:\n{lanes}inputs:\n{inputs}reproduce: {}",
+            t.name, gpu.device_name, t.reproduce
+        ));
+    }
+    cmp
+}
+
+/// Random inputs: dyadic floats in (-4, 4) with 6 fractional bits, or (a quarter of the cases)
+/// values from a small set with zeros and ±1; c0 / CB[0] hold small integers (indices) as
+/// floats, c1 / CB[1] the same as ints; textures get texel values at resource 0.
+pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
+    let few = rng.chance(25);
+    let f4 = |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) }) };
+    let mut inp = Inputs::default();
+    for l in 0..n_attr.max(4) {
+        inp.attribs.insert(l, f4(rng));
+    }
+    let mut words: Vec<[u32; 4]> = (0..256).map(|_| f4(rng).map(f32::to_bits)).collect();
+    words[0] = std::array::from_fn(|_| (rng.range(0, 3) as f32 + *rng.pick(&[0.0, 0.0, 0.25, 0.75, 0.5])).to_bits());
+    words[1] = std::array::from_fn(|_| rng.range(0, 3) as u32);
+    words[2] = std::array::from_fn(|_| rng.range(0, 32) as u32);
+    inp.regfile = words.clone();
+    words.truncate(BLOCK_LEN);
+    inp.blocks.insert(BLOCK_LOC, words);
+    inp.textures = vec![interp::Texture { resource: 0, size: 4, texels: (0..16).map(|_| f4(rng)).collect() }];
+    inp
+}
+
+/// Random valid programs (differential fuzzing) and single-op programs.
+pub mod gen {
+    use super::asm::*;
+    use super::*;
+
+    pub fn reproduce_command(seed: u64, index: u64) -> String {
+        format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture")
+    }
+
+    /// Float ops (VEC|TRANS, 1-2 sources).
+    pub const FLOAT2: &[&str] =
+        &["ADD", "MUL", "MUL_IEEE", "MAX", "MIN", "MAX_DX10", "MIN_DX10", "SETE", "SETGT", "SETGE", "SETNE", "SETE_DX10", "SETGT_DX10", "SETGE_DX10", "SETNE_DX10"];
+    pub const FLOAT1: &[&str] = &["FRACT", "TRUNC", "CEIL", "RNDNE", "FLOOR", "MOV"];
+    pub const INT2: &[&str] = &[
+        "AND_INT", "OR_INT", "XOR_INT", "ADD_INT", "SUB_INT", "MAX_INT", "MIN_INT", "MAX_UINT", "MIN_UINT", "SETE_INT", "SETGT_INT", "SETGE_INT", "SETNE_INT",
+        "SETGT_UINT", "SETGE_UINT", "ASHR_INT", "LSHR_INT", "LSHL_INT",
+    ];
+    pub const INT1: &[&str] = &["NOT_INT"];
+    /// Trans-only (slot t).
+    pub const TRANS: &[&str] = &[
+        "EXP_IEEE", "LOG_CLAMPED", "LOG_IEEE", "RECIP_CLAMPED", "RECIP_FF", "RECIP_IEEE", "RECIPSQRT_CLAMPED", "RECIPSQRT_FF", "RECIPSQRT_IEEE", "SQRT_IEEE",
+        "FLT_TO_INT", "INT_TO_FLT", "UINT_TO_FLT", "SIN", "COS", "MULLO_INT", "MULHI_INT", "MULLO_UINT", "MULHI_UINT", "FLT_TO_UINT",
+    ];
+    pub const OP3: &[&str] = &[
+        "MULADD", "MULADD_M2", "MULADD_M4", "MULADD_D2", "MULADD_IEEE", "MULADD_IEEE_M2", "MULADD_IEEE_M4", "MULADD_IEEE_D2", "FMA", "CNDE", "CNDGT", "CNDGE",
+        "CNDE_INT", "CNDGT_INT", "CNDGE_INT", "BFE_UINT", "BFE_INT", "BFI_INT",
+    ];
+    pub const PRED: &[&str] = &[
+        "PRED_SETE", "PRED_SETGT", "PRED_SETGE", "PRED_SETNE", "PRED_SETE_INT", "PRED_SETGT_INT", "PRED_SETGE_INT", "PRED_SETNE_INT", "PRED_SETGT_UINT",
+        "PRED_SETGE_UINT", "PRED_SET_CLR", "PRED_SET_RESTORE",
+    ];
+    pub const KILL: &[&str] = &["KILLE", "KILLGT", "KILLGE", "KILLNE", "KILLE_INT", "KILLGT_INT", "KILLGE_INT", "KILLNE_INT", "KILLGT_UINT", "KILLGE_UINT"];
+    pub const REDUC: &[&str] = &["DOT4", "DOT4_IEEE", "MAX4"];
+    pub const MOVA: &[&str] = &["MOVA", "MOVA_FLOOR", "MOVA_INT"];
+
+    /// Work registers R0..R9; loop counters from R12 (never a random destination).
+    const WORK: u32 = 10;
+    const COUNTER: u32 = 12;
+
+    pub struct Gen<'r> {
+        pub rng: &'r mut Rng,
+        pub kind: ShaderKind,
+        pub block: bool,
+        pub cfs: Vec<C>,
+        /// Subroutine bodies (ALU clause lists) and the CALL positions that target them.
+        pub subs: Vec<(usize, Vec<C>)>,
+        pub loop_vars: Vec<LoopVar>,
+        depth: u32,
+        loops: u32,
+        /// Op to force into every group (single-op tests).
+        pub force: Option<&'static str>,
+        /// AR lanes some MOVA has set.
+        ar_lanes: [bool; 4],
+        /// Relative GPR addressing (AR / AL) in this program: lavapipe lowers every indexed
+        /// access of the temp array to a compare ladder, which makes such shaders slow to
+        /// compile, so only a minority of programs use it.
+        pub allow_rel: bool,
+    }
+
+    fn is_int_op(n: &str) -> bool {
+        n.contains("INT") || n.contains("UINT") || n.starts_with("BF") || n.starts_with("MULLO") || n.starts_with("MULHI")
+    }
+
+    impl<'r> Gen<'r> {
+        pub fn new(rng: &'r mut Rng, kind: ShaderKind, block: bool) -> Gen<'r> {
+            let allow_rel = rng.chance(15);
+            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_lanes: [false; 4], allow_rel }
+        }
+
+        fn const_src(&mut self, lits: &mut Vec<u32>, int: bool) -> S {
+            match self.rng.below(6) {
+                0 | 1 => {
+                    if self.block {
+                        kc(self.rng.below(14) as u32 + 2, self.rng.below(4) as u8)
+                    } else {
+                        c(self.rng.below(64) as u32 + 2, self.rng.below(4) as u8)
+                    }
+                }
+                2 | 3 => {
+                    if lits.len() < 4 {
+                        let v = if int {
+                            *self.rng.pick(&[0u32, 1, 2, 3, 5, 7, 16, 31, 0xFFFF_FFFF, 0x8000_0000, 0x3F80_0000])
+                        } else {
+                            self.rng.dyadic(3, 4).to_bits()
+                        };
+                        lits.push(v);
+                    }
+                    lit(self.rng.below(lits.len().max(1) as u64) as u8)
+                }
+                _ => special(*self.rng.pick(&[248, 249, 250, 251, 252])),
+            }
+        }
+
+        /// A random source operand; `pv` = slots the previous group of this clause wrote.
+        fn src(&mut self, lits: &mut Vec<u32>, pv: &[bool; 5], int: bool) -> S {
+            let roll = self.rng.below(100);
+            let mut s = if roll < 55 {
+                let mut s = r(self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8);
+                if roll < 8 && self.ar_lanes.iter().any(|&x| x) && self.allow_rel {
+                    s.sel = self.rng.below(6) as u32;
+                    s.rel = true;
+                }
+                s
+            } else if roll < 80 {
+                self.const_src(lits, int)
+            } else {
+                let slots: Vec<usize> = (0..5).filter(|&k| pv[k]).collect();
+                if slots.is_empty() {
+                    r(self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8)
+                } else {
+                    let k = *self.rng.pick(&slots);
+                    if k == 4 {
+                        ps()
+                    } else {
+                        asm::pv(k as u8)
+                    }
+                }
+            };
+            if !int {
+                s.neg = self.rng.chance(20);
+                s.abs = self.rng.chance(10);
+            }
+            s
+        }
+
+        /// One random instruction for `slot` (0-3 vector, 4 trans).
+        fn inst(&mut self, slot: usize, lits: &mut Vec<u32>, pv: &[bool; 5], taken: &[bool; 4], pred_used: &mut bool) -> A {
+            let roll = self.rng.below(100);
+            let name: &'static str = match self.force {
+                Some(f) if self.rng.chance(60) && flags_of(f) & isa::flags::REDUC == 0 && flags_of(f) & if slot == 4 { isa::flags::TRANS } else { isa::flags::VEC } != 0 => f,
+                _ if slot == 4 && roll < 55 => *self.rng.pick(TRANS),
+                _ if roll < 30 => *self.rng.pick(FLOAT2),
+                _ if roll < 42 => *self.rng.pick(FLOAT1),
+                _ if roll < 60 => *self.rng.pick(INT2),
+                _ if roll < 62 => *self.rng.pick(INT1),
+                _ if roll < 85 => *self.rng.pick(OP3),
+                _ if roll < 90 && slot < 4 => *self.rng.pick(MOVA),
+                _ if roll < 95 && self.kind == ShaderKind::Pixel && self.rng.chance(30) => *self.rng.pick(KILL),
+                _ => *self.rng.pick(PRED),
+            };
+            let name = if name.starts_with("PRED") && *pred_used { "ADD" } else { name };
+            let n_src = isa::OP3.iter().find(|e| e.1 == name).map_or_else(|| isa::op2_info(op2_code(name)).unwrap().1 as usize, |_| 3);
+            let int = is_int_op(name) && !name.starts_with("CNDE") || name == "INT_TO_FLT" || name == "UINT_TO_FLT";
+            let mut srcs: Vec<S> = (0..n_src).map(|_| self.src(lits, pv, int)).collect();
+            if name.starts_with("MOVA") {
+                // integer-ish index values from c0 (floats) / c1 (ints)
+                let base = if name == "MOVA_INT" { 1 } else { 0 };
+                srcs = vec![if self.block { kc(base, self.rng.below(4) as u8) } else { c(base, self.rng.below(4) as u8) }];
+            }
+            if name.starts_with("BFE") {
+                // offset + width ≤ 32 (beyond that the field is not defined)
+                let o = self.rng.below(24) as u32;
+                let w = self.rng.below(u64::from(33 - o).min(17)) as u32;
+                if lits.len() <= 2 {
+                    lits.push(o);
+                    lits.push(w);
+                    srcs[1] = lit(lits.len() as u8 - 2);
+                    srcs[2] = lit(lits.len() as u8 - 1);
+                } else {
+                    srcs[1] = special(250);
+                    srcs[2] = special(248);
+                }
+            }
+            let dst_chan = if slot < 4 {
+                slot as u8
+            } else {
+                // a VEC|TRANS op lands in t only when its channel's vector slot is taken
+                let vec_op = flags_of(name) & isa::flags::VEC != 0;
+                let chans: Vec<u8> = (0..4u8).filter(|&k| !vec_op || taken[k as usize]).collect();
+                if chans.is_empty() {
+                    return a("NOP", (0, 0), &[]);
+                }
+                *self.rng.pick(&chans)
+            };
+            let dst = self.rng.below(u64::from(WORK)) as u32;
+            let mut x = a(name, (dst, dst_chan), &srcs);
+            if name.starts_with("PRED") {
+                *pred_used = true;
+                x.pred = self.rng.chance(70);
+            }
+            x.write = !name.starts_with("MOVA") && self.rng.chance(90);
+            if self.rng.chance(8) && self.ar_lanes.iter().any(|&x| x) && self.allow_rel {
+                x.dst_rel = true;
+                x.dst.0 = self.rng.below(6) as u32;
+            }
+            if !int && !name.starts_with("PRED") && !name.starts_with("KILL") && !name.starts_with("MOVA") && !name.contains("DX10") {
+                x.clamp = self.rng.chance(10);
+                if !isa::OP3.iter().any(|e| e.1 == name) {
+                    x.omod = if self.rng.chance(10) { self.rng.range(1, 3) as u32 } else { 0 };
+                }
+            }
+            x.pred_sel = if self.rng.chance(10) { self.rng.range(2, 3) as u32 } else { 0 };
+            // relative operands index through an AR lane a MOVA has set
+            let lanes: Vec<u32> = (0..4).filter(|&k| self.ar_lanes[k as usize]).collect();
+            x.index_mode = if lanes.is_empty() { 0 } else { *self.rng.pick(&lanes) };
+            x
+        }
+
+        /// A random ALU group (all slots read before any write); `exec` adds a PRED_SET with
+        /// UPDATE_EXEC_MASK (the condition of a branch / break).
+        fn group(&mut self, pv: &mut [bool; 5], exec: bool) -> G {
+            let mut lits = Vec::new();
+            let mut insts: Vec<A> = Vec::new();
+            let mut taken = [false; 4];
+            let mut pred_used = false;
+            let mut mova = false;
+            let forced_reduc = self.force.filter(|f| REDUC.contains(f));
+            if !exec && (self.rng.chance(8) || forced_reduc.is_some() && self.rng.chance(60)) {
+                // a reduction over the four vector slots
+                let name = forced_reduc.unwrap_or_else(|| *self.rng.pick(REDUC));
+                for k in 0..4u8 {
+                    let srcs: Vec<S> = (0..if name == "MAX4" { 1 } else { 2 }).map(|_| self.src(&mut lits, pv, false)).collect();
+                    let mut x = a(name, (self.rng.below(u64::from(WORK)) as u32, k), &srcs);
+                    x.write = self.rng.chance(50);
+                    insts.push(x);
+                }
+                taken = [true; 4];
+            } else {
+                for k in 0..4 {
+                    if self.rng.chance(55) || (k == 0 && exec) {
+                        let mut x = if exec && k == 0 {
+                            let name = *self.rng.pick(&PRED[..10]);
+                            let int = is_int_op(name);
+                            // a GPR against a constant: keeps most branch decisions determined
+                            let g = r(self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8);
+                            let k = self.const_src(&mut lits, int);
+                            let srcs = if self.rng.chance(50) { vec![g, k] } else { vec![k, g] };
+                            let mut x = a(name, (self.rng.below(u64::from(WORK)) as u32, 0), &srcs);
+                            x.exec = true;
+                            x.pred = self.rng.chance(50);
+                            x.write = self.rng.chance(50);
+                            pred_used = true;
+                            x
+                        } else {
+                            self.inst(k, &mut lits, pv, &taken, &mut pred_used)
+                        };
+                        if x.name.starts_with("MOVA") {
+                            if mova {
+                                x = a("MOV", x.dst, &x.src);
+                            }
+                            mova = true;
+                        }
+                        if x.name == "NOP" && self.rng.chance(50) {
+                            continue;
+                        }
+                        taken[k] = true;
+                        insts.push(x);
+                    }
+                }
+            }
+            if self.rng.chance(45) || insts.is_empty() {
+                let x = self.inst(4, &mut lits, pv, &taken, &mut pred_used);
+                if !(x.name == "NOP" && !insts.is_empty()) {
+                    insts.push(x);
+                }
+            }
+            *pv = [false; 5];
+            for x in &insts {
+                if x.name == "NOP" {
+                    continue;
+                }
+                let vec = flags_of(x.name) & isa::flags::VEC != 0;
+                let slot = if !vec || (x.dst.1 as usize) < 4 && pv[x.dst.1 as usize] && !x.name.starts_with("DOT") && !x.name.starts_with("MAX4") {
+                    4
+                } else {
+                    x.dst.1 as usize
+                };
+                pv[slot] = true;
+            }
+            for x in &insts {
+                if x.name.starts_with("MOVA") {
+                    self.ar_lanes[x.dst.1 as usize] = true;
+                }
+            }
+            let _ = mova;
+            while lits.len() % 2 == 1 {
+                lits.push(0);
+            }
+            G(insts, lits)
+        }
+
+        fn alu_clause(&mut self, op: &'static str, exec: bool) -> C {
+            let n = self.rng.range(1, 4) as usize;
+            let mut pv = [false; 5];
+            let mut groups: Vec<G> = (0..n).map(|_| self.group(&mut pv, false)).collect();
+            if exec {
+                groups.push(self.group(&mut pv, true));
+            }
+            let mut cfi = alu(op, groups);
+            if self.block {
+                if let C::Alu { kc, .. } = &mut cfi {
+                    // bank 0 = the block, 16 or 32 constants, loop-relative in a bounded loop
+                    let mode = if self.loops > 0 && self.rng.chance(30) { 3 } else { self.rng.range(1, 2) as u32 };
+                    kc[0] = (BLOCK_LOC, mode, 0);
+                }
+            }
+            cfi
+        }
+
+        fn tex_clause(&mut self) -> C {
+            // coordinates at texel centres of the 4×4 texture at resource 0
+            let (cr, dst) = (COUNTER + 6, self.rng.below(u64::from(WORK)) as u32);
+            let u = (self.rng.below(4) as f32 + 0.5) / 4.0;
+            let v = (self.rng.below(4) as f32 + 0.5) / 4.0;
+            let setup = alu("ALU", vec![G(vec![a("MOV", (cr, 0), &[lit(0)]), a("MOV", (cr, 1), &[lit(1)])], vec![u.to_bits(), v.to_bits()])]);
+            self.cfs.push(setup);
+            let ops: &[&str] = if self.kind == ShaderKind::Pixel { &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"] } else { &["SAMPLE_L", "SAMPLE_LZ"] };
+            let name = *self.rng.pick(ops);
+            let mut fetches = vec![];
+            if name == "SAMPLE_G" {
+                fetches.push(tex("SET_GRADIENTS_H", 0, 0, cr, 0, [0, 1, 4, 4]));
+                fetches.push(tex("SET_GRADIENTS_V", 0, 0, cr, 0, [1, 0, 4, 4]));
+            }
+            fetches.push(tex(name, 0, 0, cr, dst, [0, 1, 4, 4]));
+            if self.block && self.rng.chance(50) {
+                // dynamically indexed uniform-block read: index from CB[1] (ints 0..3)
+                self.cfs.push(alu("ALU", vec![G(vec![a("MOV", (cr, 2), &[kc(1, self.rng.below(4) as u8)])], vec![])]));
+                if let Some(C::Alu { kc: k, .. }) = self.cfs.last_mut() {
+                    k[0] = (BLOCK_LOC, 1, 0);
+                }
+                fetches.push(vfetch(BLOCK_LOC, cr, self.rng.below(u64::from(WORK)) as u32, 16 * self.rng.below(8) as u32));
+                if let Some(T(w)) = fetches.last_mut() {
+                    w[0] |= 2 << 24; // SRC_SEL_X = z
+                }
+            }
+            C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }
+        }
+
+        fn stmt(&mut self) {
+            let roll = self.rng.below(100);
+            if roll < 55 || self.depth >= 3 {
+                let c = self.alu_clause("ALU", false);
+                self.cfs.push(c);
+                return;
+            }
+            self.depth += 1;
+            match roll {
+                55..=66 => {
+                    // if / else through ALU_PUSH_BEFORE or PUSH + ALU
+                    if self.rng.chance(60) {
+                        let c = self.alu_clause("ALU_PUSH_BEFORE", true);
+                        self.cfs.push(c);
+                    } else {
+                        self.cfs.push(cf("PUSH"));
+                        let c = self.alu_clause("ALU", true);
+                        self.cfs.push(c);
+                    }
+                    self.block_stmts(1, 3);
+                    match self.rng.below(4) {
+                        0 => {
+                            let c = self.alu_clause("ALU_POP_AFTER", false);
+                            self.cfs.push(c);
+                        }
+                        1 => {
+                            let c = self.alu_clause("ALU_ELSE_AFTER", false);
+                            self.cfs.push(c);
+                            self.block_stmts(1, 2);
+                            self.cfs.push(cf_pop("POP", 1));
+                        }
+                        2 => {
+                            self.cfs.push(cf_pop("ELSE", 0));
+                            self.block_stmts(1, 2);
+                            self.cfs.push(cf_pop("POP", 1));
+                        }
+                        _ => self.cfs.push(cf_pop("POP", 1)),
+                    }
+                }
+                67..=70 => {
+                    // two nested conditions closed by one ALU_POP2_AFTER
+                    let c = self.alu_clause("ALU_PUSH_BEFORE", true);
+                    self.cfs.push(c);
+                    let c = self.alu_clause("ALU_PUSH_BEFORE", true);
+                    self.cfs.push(c);
+                    self.block_stmts(0, 2);
+                    let c = self.alu_clause("ALU_POP2_AFTER", false);
+                    self.cfs.push(c);
+                }
+                71..=73 => {
+                    // PUSH_ELSE / POP_PUSH / POP_PUSH_ELSE forms
+                    self.cfs.push(cf("PUSH_ELSE"));
+                    self.block_stmts(1, 2);
+                    self.cfs.push(cf_pop(if self.rng.chance(50) { "POP_PUSH" } else { "POP_PUSH_ELSE" }, 1));
+                    self.block_stmts(1, 2);
+                    self.cfs.push(cf_pop(if self.rng.chance(50) { "POP" } else { "POP_JUMP" }, 1));
+                }
+                74..=85 if self.loops < 2 => self.loop_stmt(),
+                86..=89 if self.loops > 0 => {
+                    // conditional LOOP_BREAK / LOOP_CONTINUE / ALU_BREAK / ALU_CONTINUE
+                    match self.rng.below(4) {
+                        0 | 1 => {
+                            let c = self.alu_clause("ALU_PUSH_BEFORE", true);
+                            self.cfs.push(c);
+                            self.cfs.push(cf(if self.rng.chance(50) { "LOOP_BREAK" } else { "LOOP_CONTINUE" }));
+                            self.cfs.push(cf_pop("POP", 1));
+                        }
+                        2 => {
+                            let c = self.alu_clause("ALU_BREAK", true);
+                            self.cfs.push(c);
+                        }
+                        _ => {
+                            let c = self.alu_clause("ALU_CONTINUE", true);
+                            self.cfs.push(c);
+                        }
+                    }
+                }
+                90..=93 => {
+                    // CALL of a subroutine placed after END_OF_PROGRAM
+                    let at = self.cfs.len();
+                    self.cfs.push(cf("CALL"));
+                    let body = vec![self.alu_clause("ALU", false)];
+                    self.subs.push((at, body));
+                }
+                94..=96 if self.kind == ShaderKind::Pixel => {
+                    let c = self.alu_clause("ALU_PUSH_BEFORE", true);
+                    self.cfs.push(c);
+                    self.cfs.push(cf("KILL"));
+                    self.cfs.push(cf_pop("POP", 1));
+                }
+                _ => {
+                    let c = self.tex_clause();
+                    self.cfs.push(c);
+                }
+            }
+            self.depth -= 1;
+        }
+
+        fn block_stmts(&mut self, lo: i64, hi: i64) {
+            let n = self.rng.range(lo, hi);
+            for _ in 0..n {
+                self.stmt();
+            }
+        }
+
+        fn loop_stmt(&mut self) {
+            let counter = COUNTER + self.loops;
+            let kind = *self.rng.pick(&["LOOP_START_DX10", "LOOP_START", "LOOP_START_NO_AL"]);
+            // counter = 0 before the loop (the DX10 loop's termination)
+            self.cfs.push(alu("ALU", vec![G(vec![a("MOV", (counter, 0), &[special(248)])], vec![])]));
+            let cf_const = self.loop_vars.len() as u32;
+            if kind != "LOOP_START_DX10" {
+                let count = self.rng.range(0, 4) as u32;
+                let init = self.rng.range(-2, 3) as i32 as u32 & 0xFFF;
+                let inc = self.rng.range(-1, 2) as i8 as u8 as u32;
+                self.loop_vars.push(LoopVar { offset: cf_const, value: count | init << 12 | inc << 24 });
+            }
+            self.cfs.push(C::N { op: kind, addr: 0, pop: 0, cf_const, tex: vec![] });
+            self.loops += 1;
+            // counter += 1; break when counter > limit (keeps every loop finite on the GPU)
+            let limit = self.rng.range(1, 4) as f32;
+            let inc = G(vec![a("ADD", (counter, 0), &[r(counter, 0), special(249)])], vec![]);
+            let mut test = a("PRED_SETGE", (counter, 1), &[lit(0), r(counter, 0)]);
+            test.exec = true;
+            test.write = false;
+            let test = G(vec![test], vec![limit.to_bits(), 0]);
+            self.cfs.push(alu("ALU_BREAK", vec![inc, test]));
+            if kind == "LOOP_START" && self.allow_rel && self.rng.chance(60) {
+                // AL-relative GPR read (INDEX_MODE loop) into a work register
+                let mut x = a("MOV", (self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8), &[r(4, self.rng.below(4) as u8).rel()]);
+                x.index_mode = 4;
+                self.cfs.push(alu("ALU", vec![G(vec![x], vec![])]));
+            }
+            self.block_stmts(1, 3);
+            self.cfs.push(cf("LOOP_END"));
+            self.loops -= 1;
+        }
+
+        /// Initialises the work registers (VS: R5..R9; PS: R4..R9), runs the statements, exports.
+        pub fn program(&mut self, n_stmts: usize) -> Vec<u8> {
+            if self.kind == ShaderKind::Vertex {
+                self.cfs.push(cf("CALL_FS"));
+            }
+            let first = if self.kind == ShaderKind::Vertex { 5 } else { 4 };
+            let mut init = vec![];
+            for r0 in first..WORK {
+                let x: Vec<A> = (0..4u8).map(|k| a("MOV", (r0, k), &[if self.block { kc(2 + r0, k) } else { c(2 + r0, k) }])).collect();
+                init.push(G(x, vec![]));
+            }
+            if self.allow_rel {
+                // AR.xyzw = small integers (c1 / CB[1]) so relative operands have an index
+                let x: Vec<A> = (0..4u8).map(|k| a("MOVA_INT", (0, k), &[if self.block { kc(1, k) } else { c(1, k) }])).map(|mut x| {
+                    x.write = false;
+                    x
+                }).collect();
+                init.push(G(x, vec![]));
+                self.ar_lanes = [true; 4];
+            }
+            let mut init_cf = alu("ALU", init);
+            if self.block {
+                if let C::Alu { kc, .. } = &mut init_cf {
+                    kc[0] = (BLOCK_LOC, 1, 0);
+                }
+            }
+            self.cfs.push(init_cf);
+            for _ in 0..n_stmts {
+                self.stmt();
+            }
+            // exports
+            let sel = |rng: &mut Rng| -> [u32; 4] { std::array::from_fn(|_| if rng.chance(85) { rng.below(4) as u32 } else { *rng.pick(&[4, 5, 7]) }) };
+            let pick = |rng: &mut Rng| rng.below(u64::from(WORK) - 1) as u32;
+            if self.kind == ShaderKind::Vertex {
+                let g = pick(self.rng);
+                let s = sel(self.rng);
+                self.cfs.push(C::Exp { done: true, ty: 1, base: 60, gpr: g, burst: 0, sel: s });
+                let g = pick(self.rng);
+                let s = sel(self.rng);
+                self.cfs.push(C::Exp { done: true, ty: 2, base: 0, gpr: g, burst: 1, sel: s });
+            } else {
+                let g = pick(self.rng);
+                let s = sel(self.rng);
+                self.cfs.push(C::Exp { done: true, ty: 0, base: 0, gpr: g, burst: 1, sel: s });
+            }
+            let eop = self.cfs.len() - 1;
+            let subs = std::mem::take(&mut self.subs);
+            for (at, body) in subs {
+                let start = self.cfs.len() as u32;
+                self.cfs.extend(body);
+                self.cfs.push(cf("RETURN"));
+                if let C::N { addr, .. } = &mut self.cfs[at] {
+                    *addr = start;
+                }
+            }
+            assemble(&self.cfs, eop)
+        }
+    }
+
+    /// Slot flags of an ALU mnemonic (OP2 or OP3 table).
+    pub fn flags_of(name: &str) -> u8 {
+        isa::OP2.iter().find(|e| e.1 == name).map(|e| e.3).or_else(|| isa::OP3.iter().find(|e| e.1 == name).map(|e| e.2)).unwrap_or(0)
+    }
+
+    fn op2_code(name: &str) -> u32 {
+        isa::OP2.iter().find(|e| e.1 == name).map(|e| e.0).unwrap_or_else(|| panic!("no OP2 {name}"))
+    }
+
+    fn cases(rng: &mut Rng, kind: ShaderKind, n: usize, n_loc: u32) -> (Vec<Inputs>, Vec<FragmentQuad>) {
+        if kind == ShaderKind::Vertex {
+            let mut v: Vec<Inputs> = (0..n).map(|_| random_inputs(rng, n_loc)).collect();
+            for (i, c) in v.iter_mut().enumerate() {
+                c.vertex_id = i as u32;
+            }
+            (v, vec![])
+        } else {
+            let mut cases = Vec::new();
+            let mut quads = Vec::new();
+            for _ in 0..n {
+                let base = random_inputs(rng, n_loc);
+                let slope = |rng: &mut Rng| -> Vec<[f32; 4]> { (0..n_loc).map(|_| std::array::from_fn(|_| *rng.pick(&[0.0, 0.0, 0.25, -0.5, 1.0]))).collect() };
+                let q = FragmentQuad {
+                    base: (0..n_loc).map(|l| base.attribs[&l]).collect(),
+                    slope_x: slope(rng),
+                    slope_y: slope(rng),
+                    uniforms: vec![],
+                };
+                for p in 0..4 {
+                    let mut c = base.clone();
+                    for l in 0..n_loc {
+                        c.attribs.insert(l, q.pixel_varying(l as usize, p));
+                    }
+                    cases.push(c);
+                }
+                quads.push(q);
+            }
+            (cases, quads)
+        }
+    }
+
+    /// Program `index` of the fuzzing run `seed` (VS or PS, register or block mode), 4 cases.
+    pub fn program(seed: u64, index: u64) -> TestProgram {
+        let mut rng = Rng::new(seed.wrapping_mul(0x100_0000_01B3) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let kind = if rng.chance(50) { ShaderKind::Vertex } else { ShaderKind::Pixel };
+        let block = rng.chance(35);
+        let n = rng.range(2, 8) as usize;
+        let mut g = Gen::new(&mut rng, kind, block);
+        let bytes = g.program(n);
+        let loop_vars = std::mem::take(&mut g.loop_vars);
+        let shader = match kind {
+            ShaderKind::Vertex => vertex_shader(bytes, 4, 2, block, loop_vars),
+            _ => pixel_shader(bytes, 4, 2, block, loop_vars),
+        };
+        let (cases, quads) = cases(&mut rng, kind, 4, 4);
+        TestProgram { name: format!("fuzz seed {seed} program {index}"), shader, cases, quads, reproduce: reproduce_command(seed, index) }
+    }
+
+    /// A program whose groups execute `op` (ALU mnemonic) in many operand forms.
+    pub fn single_op(op: &'static str, kind: ShaderKind, seed: u64) -> TestProgram {
+        let mut rng = Rng::new(seed ^ op.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))));
+        let block = rng.chance(30);
+        let mut g = Gen::new(&mut rng, kind, block);
+        g.force = Some(op);
+        g.allow_rel = MOVA.contains(&op);
+        let bytes = g.program(4);
+        let loop_vars = std::mem::take(&mut g.loop_vars);
+        let shader = match kind {
+            ShaderKind::Vertex => vertex_shader(bytes, 4, 2, block, loop_vars),
+            _ => pixel_shader(bytes, 4, 2, block, loop_vars),
+        };
+        let (cases, quads) = cases(&mut rng, kind, 8, 4);
+        TestProgram { name: format!("single op {op} ({})", kind.name()), shader, cases, quads, reproduce: format!("single_op(\"{op}\", {kind:?}, {seed})") }
+    }
+
+    /// A program from an explicit CF list (hand-written tests).
+    pub fn fixed(name: &str, kind: ShaderKind, cfs: &[C], eop: usize, loop_vars: Vec<LoopVar>, block: bool, seed: u64) -> TestProgram {
+        let mut rng = Rng::new(seed);
+        let bytes = assemble(cfs, eop);
+        let shader = match kind {
+            ShaderKind::Vertex => vertex_shader(bytes, 4, 2, block, loop_vars),
+            _ => pixel_shader(bytes, 4, 2, block, loop_vars),
+        };
+        let (cases, quads) = cases(&mut rng, kind, 8, 4);
+        TestProgram { name: name.to_string(), shader, cases, quads, reproduce: format!("test {name}") }
+    }
+
+    /// Random cases for a corpus shader (attributes / varyings at every location it reads).
+    pub fn corpus_cases(shader: &Gx2Shader, seed: u64) -> (Vec<Inputs>, Vec<FragmentQuad>) {
+        let mut rng = Rng::new(seed);
+        let _ = shader;
+        cases(&mut rng, shader.kind, 4, 32)
+    }
+}
+
+/// The shared GPU (see [`super::vk::require`]).
+pub fn gpu_or_skip() -> Option<&'static Gpu> {
+    super::vk::require()
+}
