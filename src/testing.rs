@@ -18,6 +18,8 @@ pub enum Mutation {
     /// PICA `mul` (and the products of mad/dp*) use the IEEE multiply (0·inf = NaN) instead of
     /// the PICA multiply.
     PicaMulAsIeee,
+    /// PICA `emit` ignores the `setemit … inv` flag (wrong vertex order).
+    PicaGsIgnoreWinding,
 }
 
 thread_local! {
