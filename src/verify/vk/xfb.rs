@@ -7,9 +7,10 @@
 //! the SPIR-V: the `TransformFeedback` capability, the `Xfb` execution mode and, on every output
 //! variable, `XfbBuffer 0`, `XfbStride`, `Offset`. Those are decorations only: the instructions
 //! of the module under test are not touched. One invocation = one primitive drawn inside its own
-//! transform-feedback range (its own buffer slice and primitives-written query).
+//! transform-feedback range (its own buffer slice, sized for `[maxvertexcount]` vertices, and its
+//! own counter-buffer word, which receives the bytes written).
 
-use super::{vkerr, Gpu, Scratch, UniformSpec};
+use super::{Gpu, Scratch, UniformSpec};
 use ash::vk;
 use std::ffi::CStr;
 
@@ -142,8 +143,6 @@ pub struct GeometryJob<'a> {
 #[derive(Clone, Debug)]
 pub struct GeometryCapture {
     pub vertices: Vec<Vec<[f32; 4]>>,
-    /// Primitives the shader produced (more than captured only if the buffer overflowed).
-    pub primitives_needed: u64,
 }
 
 impl Gpu {
@@ -156,16 +155,12 @@ impl Gpu {
     /// emits (a triangle stream).
     pub fn run_geometry(&self, job: &GeometryJob) -> Result<Vec<GeometryCapture>, String> {
         let mut s = Scratch::default();
-        let mut pool = vk::QueryPool::null();
-        let r = self.run_geometry_inner(&mut s, &mut pool, job);
-        if pool != vk::QueryPool::null() {
-            unsafe { self.device.destroy_query_pool(pool, None) };
-        }
+        let r = self.run_geometry_inner(&mut s, job);
         self.destroy(s);
         r
     }
 
-    fn run_geometry_inner(&self, s: &mut Scratch, pool: &mut vk::QueryPool, job: &GeometryJob) -> Result<Vec<GeometryCapture>, String> {
+    fn run_geometry_inner(&self, s: &mut Scratch, job: &GeometryJob) -> Result<Vec<GeometryCapture>, String> {
         let xfb = self.xfb.as_ref().ok_or("the Vulkan device lacks VK_EXT_transform_feedback")?;
         let d = &self.device;
         let n = job.invocations.len();
@@ -177,6 +172,8 @@ impl Gpu {
         let region = vstride_out * u64::from(job.max_vertices.max(3));
         let cmd = self.begin(s)?;
         let capture = self.buffer(s, region * n as u64, vk::BufferUsageFlags::TRANSFORM_FEEDBACK_BUFFER_EXT)?;
+        // Per invocation, the byte count its transform-feedback range wrote (counter buffer).
+        let counters = self.buffer(s, 4 * n as u64, vk::BufferUsageFlags::TRANSFORM_FEEDBACK_COUNTER_BUFFER_EXT)?;
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::GEOMETRY;
         let (sets, dynamic) = self.resources(s, &job.uniforms, &[], &[], n, cmd, stages)?;
         let k = job.vertices as usize;
@@ -205,13 +202,6 @@ impl Gpu {
         let vs = self.module(s, job.vs_spirv)?;
         let gsm = self.module(s, &gs_spirv)?;
         self.pipeline_layout(s, None)?;
-        *pool = unsafe {
-            d.create_query_pool(
-                &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TRANSFORM_FEEDBACK_STREAM_EXT).query_count(n as u32),
-                None,
-            )
-        }
-        .map_err(vkerr("vkCreateQueryPool"))?;
         let stage_infos = [
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::GEOMETRY).module(gsm).name(c"main"),
@@ -243,7 +233,6 @@ impl Gpu {
             .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (geometry harness): {e:?}"))?[0];
         let fp = xfb.fp();
         unsafe {
-            d.cmd_reset_query_pool(cmd, *pool, 0, n as u32);
             let ri = vk::RenderingInfo::default()
                 .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
                 .layer_count(1);
@@ -251,20 +240,20 @@ impl Gpu {
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
             d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
             let xbuf = [s.buffers[capture].buffer];
+            let cbuf = [s.buffers[counters].buffer];
             for i in 0..n {
                 let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
                 let (off, size) = ([region * i as u64], [region]);
                 (fp.cmd_bind_transform_feedback_buffers_ext)(cmd, 0, 1, xbuf.as_ptr(), off.as_ptr(), size.as_ptr());
-                d.cmd_begin_query(cmd, *pool, i as u32, vk::QueryControlFlags::empty());
                 (fp.cmd_begin_transform_feedback_ext)(cmd, 0, 0, std::ptr::null(), std::ptr::null());
                 d.cmd_draw(cmd, job.vertices, 1, (i * k) as u32, 0);
-                (fp.cmd_end_transform_feedback_ext)(cmd, 0, 0, std::ptr::null(), std::ptr::null());
-                d.cmd_end_query(cmd, *pool, i as u32);
+                let coff = [4 * i as u64];
+                (fp.cmd_end_transform_feedback_ext)(cmd, 0, 1, cbuf.as_ptr(), coff.as_ptr());
             }
             d.cmd_end_rendering(cmd);
             let mb = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT)
+                .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT | vk::AccessFlags::TRANSFORM_FEEDBACK_COUNTER_WRITE_EXT)
                 .dst_access_mask(vk::AccessFlags::HOST_READ);
             d.cmd_pipeline_barrier(
                 cmd,
@@ -277,19 +266,21 @@ impl Gpu {
             );
         }
         self.submit(s, cmd)?;
-        let mut counts = vec![[0u64; 2]; n];
-        unsafe { d.get_query_pool_results(*pool, 0, &mut counts, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT) }
-            .map_err(vkerr("vkGetQueryPoolResults"))?;
+        let cbytes = self.read_bytes(s, counters);
         let bytes = self.read_bytes(s, capture);
         let f = |at: usize| -> [f32; 4] { std::array::from_fn(|c| f32::from_le_bytes(bytes[at + c * 4..at + c * 4 + 4].try_into().unwrap())) };
         let mut out = Vec::with_capacity(n);
-        for (i, &[written, needed]) in counts.iter().enumerate() {
-            let verts = (3 * written).min(region / vstride_out) as usize;
+        for i in 0..n {
+            let written = u64::from(u32::from_le_bytes(cbytes[4 * i..4 * i + 4].try_into().unwrap()));
+            if written % vstride_out != 0 || written > region {
+                return Err(format!("invocation {i}: transform feedback wrote {written} bytes (vertex stride {vstride_out}, range {region})"));
+            }
+            let verts = (written / vstride_out) as usize;
             let base = region as usize * i;
             let vertices = (0..verts)
                 .map(|v| (0..outputs as usize).map(|o| f(base + v * vstride_out as usize + o * 16)).collect())
                 .collect();
-            out.push(GeometryCapture { vertices, primitives_needed: needed });
+            out.push(GeometryCapture { vertices });
         }
         Ok(out)
     }
