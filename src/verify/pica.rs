@@ -3,8 +3,8 @@
 //! pipeline (DVLB → decode → lower → HLSL → DXC SPIR-V → lavapipe vertex stage) against the
 //! reference interpreter (`formats::pica::interp`), and a random program generator.
 //!
-//! Vertex shaders only: geometry shaders are not executed (their DVLEs are translated and
-//! DXC-validated elsewhere, not compared).
+//! Geometry DVLEs run through [`run_geometry`] (pass-through vertex stage, transform-feedback
+//! capture of the emitted triangles, see `verify::vk::xfb`).
 
 use super::check::{self, VertexExpect};
 use super::vk::xfb::{GeometryInvocation, GeometryJob};

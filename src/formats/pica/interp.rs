@@ -1,5 +1,7 @@
-//! Reference interpreter of PICA200 vertex programs: the independent oracle of the verification
-//! harness (`crate::verify::pica`).
+//! Reference interpreter of PICA200 vertex and geometry programs: the independent oracle of the
+//! verification harness (`crate::verify::pica`). Geometry: `setemit` selects the slot and the
+//! `prim`/`inv` flags, `emit` copies o0..o15 to the slot, appends a triangle when `prim` is set
+//! and flips the output-register bank (Azahar's "EMIT switches the output bank" test).
 //!
 //! Written from notes/pica.md §2-§6 and Azahar's `shader_interpreter.cpp` (program counter,
 //! IF 8 / CALL 4 / LOOP 4 ring stacks popped after every instruction in the order CALL (up to
