@@ -21,6 +21,8 @@ pub enum Mutation {
     /// GX2 (Latte) `MUL` (and the products of MULADD / DOT4) use the IEEE multiply instead of
     /// the non-IEEE one (0 × anything = 0).
     Gx2MulAsIeee,
+    /// PICA `emit` ignores the `setemit … inv` flag (wrong vertex order).
+    PicaGsIgnoreWinding,
 }
 
 thread_local! {

@@ -3,11 +3,12 @@
 //! pipeline (DVLB → decode → lower → HLSL → DXC SPIR-V → lavapipe vertex stage) against the
 //! reference interpreter (`formats::pica::interp`), and a random program generator.
 //!
-//! Vertex shaders only: geometry shaders are not executed (their DVLEs are translated and
-//! DXC-validated elsewhere, not compared).
+//! Geometry DVLEs run through [`run_geometry`] (pass-through vertex stage, transform-feedback
+//! capture of the emitted triangles, see `verify::vk::xfb`).
 
 use super::check::{self, VertexExpect};
-use super::vk::{Gpu, VertexInvocation};
+use super::vk::xfb::{GeometryInvocation, GeometryJob};
+use super::vk::{Gpu, Slot, UniformSpec, VertexInvocation};
 use super::{Comparison, Expect, Rng};
 use crate::formats::pica::dvlb::{self, Program};
 use crate::formats::pica::interp::{self, State};
@@ -145,6 +146,12 @@ pub mod asm {
             self.code.push(opcode(name) << 26);
             at
         }
+        /// Format 4: `setemit vertex[, prim][, inv]`.
+        pub fn setemit(&mut self, vertex: u32, prim: bool, inv: bool) -> u32 {
+            let at = self.here();
+            self.code.push(opcode("setemit") << 26 | vertex << 24 | (prim as u32) << 23 | (inv as u32) << 22);
+            at
+        }
         /// Format 2 (breakc, call, callc, ifc, jmpc): condition (refx, refy, op 0 OR 1 AND 2 X 3 Y).
         pub fn flowc(&mut self, name: &str, refx: bool, refy: bool, condop: u32, dest: u32, num: u32) -> u32 {
             let at = self.here();
@@ -196,11 +203,30 @@ fn f32_to_f24(x: f32) -> u32 {
 /// A one-DVLE vertex DVLB (picasso's layout: 0x28-byte DVLP header). `outputs`: (type, o reg,
 /// mask bit 0 = x).
 pub fn dvlb(a: &asm::Asm, main: u32, outputs: &[(u16, u16, u8)], constants: &[Const]) -> Vec<u8> {
+    dvlb_multi(a, &[Dvle { main, outputs: outputs.to_vec(), constants: constants.to_vec(), ..Dvle::default() }])
+}
+
+/// One DVLE of [`dvlb_multi`].
+#[derive(Clone, Debug, Default)]
+pub struct Dvle {
+    pub main: u32,
+    /// Geometry DVLE: raw mode bytes (mode 0 point / 1 variable / 2 fixed, fixed start register,
+    /// variable vertex count, fixed vertex count) and the merge-outmaps flag.
+    pub geometry: Option<([u8; 4], bool)>,
+    /// (type, o reg, mask bit 0 = x)
+    pub outputs: Vec<(u16, u16, u8)>,
+    pub constants: Vec<Const>,
+}
+
+/// A DVLB whose DVLEs share the code blob of `a`.
+pub fn dvlb_multi(a: &asm::Asm, dvles: &[Dvle]) -> Vec<u8> {
     let mut b = Vec::new();
     let put = |b: &mut Vec<u8>, w: u32| b.extend_from_slice(&w.to_le_bytes());
     b.extend_from_slice(b"DVLB");
-    put(&mut b, 1);
-    put(&mut b, 0); // DVLE offset, patched
+    put(&mut b, dvles.len() as u32);
+    for _ in dvles {
+        put(&mut b, 0); // DVLE offsets, patched
+    }
     let p = b.len();
     let code_off = 0x28u32;
     let desc_off = code_off + 4 * a.code.len() as u32;
@@ -216,24 +242,34 @@ pub fn dvlb(a: &asm::Asm, main: u32, outputs: &[(u16, u16, u8)], constants: &[Co
         put(&mut b, d);
         put(&mut b, 0);
     }
+    for (k, dv) in dvles.iter().enumerate() {
+        let e = b.len();
+        b[8 + 4 * k..12 + 4 * k].copy_from_slice(&(e as u32).to_le_bytes());
+        dvle(&mut b, a, dv);
+    }
+    b
+}
+
+fn dvle(b: &mut Vec<u8>, a: &asm::Asm, dv: &Dvle) {
+    let put = |b: &mut Vec<u8>, w: u32| b.extend_from_slice(&w.to_le_bytes());
+    let (main, outputs, constants) = (dv.main, &dv.outputs[..], &dv.constants[..]);
     let e = b.len();
-    b[8..12].copy_from_slice(&(e as u32).to_le_bytes());
     b.extend_from_slice(b"DVLE");
     b.extend_from_slice(&0x1002u16.to_le_bytes());
-    b.push(0); // vertex
-    b.push(0);
-    put(&mut b, main);
-    put(&mut b, a.code.len() as u32);
+    b.push(dv.geometry.is_some() as u8);
+    b.push(dv.geometry.is_some_and(|g| g.1) as u8);
+    put(b, main);
+    put(b, a.code.len() as u32);
     let out_mask: u16 = outputs.iter().fold(0, |m, o| m | 1 << o.1);
     b.extend_from_slice(&0u16.to_le_bytes());
     b.extend_from_slice(&out_mask.to_le_bytes());
-    put(&mut b, 0); // GS bytes
+    b.extend_from_slice(&dv.geometry.map_or([0; 4], |g| g.0));
     let const_off = 0x40u32;
     let out_off = const_off + 20 * constants.len() as u32;
     let end = out_off + 8 * outputs.len() as u32;
     for (off, n) in [(const_off, constants.len() as u32), (0, 0), (out_off, outputs.len() as u32), (end, 0), (end, 0)] {
-        put(&mut b, off);
-        put(&mut b, n);
+        put(b, off);
+        put(b, n);
     }
     assert_eq!(b.len() - e, 0x40);
     for c in constants {
@@ -245,14 +281,13 @@ pub fn dvlb(a: &asm::Asm, main: u32, outputs: &[(u16, u16, u8)], constants: &[Co
         b.extend_from_slice(&ty.to_le_bytes());
         b.extend_from_slice(&reg.to_le_bytes());
         for w in words {
-            put(&mut b, w);
+            put(b, w);
         }
     }
     for &(ty, reg, mask) in outputs {
-        put(&mut b, u32::from(ty) | u32::from(reg) << 16);
-        put(&mut b, u32::from(mask));
+        put(b, u32::from(ty) | u32::from(reg) << 16);
+        put(b, u32::from(mask));
     }
-    b
 }
 
 /// A DVLB with the DVLE to run and its invocations.
@@ -424,6 +459,240 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
     cmp
 }
 
+/// Expected value of every rasterizer output variable of a geometry DVLE (shader_common.h PICA
+/// section: one float4 per output type, lanes named by the entry's mask filled from .x, other
+/// lanes 0, position z negated; a dummy output takes its types from the VS table with the
+/// merge-outmaps flag, else it is `TEXCOORD<16 + r>`), keyed by semantic.
+fn gs_expected(p: &Program, dvle: usize, o: &[[Expect; 4]; 16]) -> Vec<(crate::ir::Semantic, [Expect; 4])> {
+    use crate::ir::Semantic;
+    let d = &p.dvles[dvle];
+    let vs = p.dvles.iter().find(|x| x.stage == Stage::Vertex);
+    let mut entries = Vec::new();
+    for out in &d.outputs {
+        let from_vs: Vec<(u16, u16, u8)> = match (out.ty, vs) {
+            (9, Some(v)) if d.merge_outmaps => v.outputs.iter().filter(|x| x.reg == out.reg && x.ty != 9).map(|x| (x.ty, x.reg, x.mask)).collect(),
+            _ => vec![],
+        };
+        if !from_vs.is_empty() {
+            entries.extend(from_vs);
+        } else if out.ty == 9 {
+            entries.push((9, out.reg, 0xF));
+        } else {
+            entries.push((out.ty, out.reg, out.mask));
+        }
+    }
+    let mut vars: Vec<(Semantic, [Expect; 4])> = Vec::new();
+    for (ty, reg, mask) in entries {
+        let sem = match ty {
+            0 => Semantic::Position,
+            9 => Semantic::Texcoord(16 + u32::from(reg)),
+            t => Semantic::Texcoord(u32::from(t)),
+        };
+        let i = match vars.iter().position(|v| v.0 == sem) {
+            Some(i) => i,
+            None => {
+                vars.push((sem, [Expect::exact(0.0); 4]));
+                vars.len() - 1
+            }
+        };
+        let mut k = 0;
+        for lane in 0..4 {
+            if mask >> lane & 1 != 0 {
+                let mut v = o[reg as usize][lane];
+                if ty == 0 && lane == 2 && v.is_known() {
+                    v.value = -v.value;
+                }
+                vars[i].1[k] = v;
+                k += 1;
+            }
+        }
+    }
+    vars
+}
+
+/// The harness vertex shader of a geometry job: attribute location l → `TEXCOORD<l>` /
+/// location l, unchanged.
+fn passthrough_vs_hlsl(locations: &[u32]) -> String {
+    let mut s = String::from("// shrec verify: geometry harness vertex shader\nstruct VsIn\n{\n");
+    for l in locations {
+        s += &format!("    [[vk::location({l})]] float4 a{l} : ATTR{l};\n");
+    }
+    s += "};\nstruct VsOut\n{\n";
+    for l in locations {
+        s += &format!("    [[vk::location({l})]] float4 f{l} : TEXCOORD{l};\n");
+    }
+    s += "};\nVsOut main(VsIn i)\n{\n    VsOut o;\n";
+    for l in locations {
+        s += &format!("    o.f{l} = i.a{l};\n");
+    }
+    s += "    return o;\n}\n";
+    s
+}
+
+fn uniforms_of(c: &State) -> Vec<Vec<[f32; 4]>> {
+    let mut ints: Vec<[f32; 4]> = c.i.iter().map(|i| i.map(|x| f32::from_bits(u32::from(x)))).collect();
+    ints.push([f32::from_bits(u32::from(c.b)), 0.0, 0.0, 0.0]);
+    vec![c.c.to_vec(), ints]
+}
+
+/// Runs a geometry DVLE (`t.dvle`) through shrec and the GPU — a pass-through vertex stage feeds
+/// one input primitive per case, transform feedback captures the triangles it emits — and
+/// compares the number of triangles and every lane of every emitted vertex with the interpreter.
+/// Each case's inputs sit where the GS mode puts them: `v<i>` (point mode) or `c<k>` (fixed and
+/// variable mode).
+pub fn run_geometry(gpu: &Gpu, t: &TestProgram) -> Comparison {
+    use crate::ir::Semantic;
+    let mut cmp = Comparison { programs: 1, ..Default::default() };
+    let fail = |cmp: &mut Comparison, what: String| {
+        cmp.mismatches += 1;
+        cmp.report(format!("== {}: {what}\nreproduce: {}", t.name, t.reproduce));
+    };
+    let prog = match dvlb::parse_program(&t.bytes) {
+        Ok(p) => p,
+        Err(e) => {
+            fail(&mut cmp, format!("DVLB rejected: {}", e.reason));
+            return cmp;
+        }
+    };
+    let listing = disasm::disassemble(&prog).unwrap_or_default();
+    let compiled = pica_fmt::translate(&t.bytes, t.dvle)
+        .map_err(|e| format!("translate: {}", e.reason))
+        .and_then(|tr| check::spirv(gpu, &tr.module).map(|s| (tr.module, s)));
+    let (module, spirv) = match compiled {
+        Ok(x) => x,
+        Err(e) => {
+            fail(&mut cmp, format!("{e}\n{listing}"));
+            return cmp;
+        }
+    };
+    let Some(g) = module.ext.geometry.clone() else {
+        fail(&mut cmp, "not a geometry shader".into());
+        return cmp;
+    };
+    let loc = |v: &crate::ir::IoVar| match v.semantic {
+        Semantic::Texcoord(l) => l,
+        _ => u32::MAX,
+    };
+    let locations: Vec<u32> = g.vertex_fields.iter().map(loc).collect();
+    let vs = match crate::dxc::compile(&gpu.dxc, &passthrough_vs_hlsl(&locations), Stage::Vertex, crate::dxc::Target::Spirv) {
+        Ok(v) => v,
+        Err(e) => {
+            fail(&mut cmp, format!("harness vertex shader: {e}"));
+            return cmp;
+        }
+    };
+    let di = t.dvle as usize;
+    let cases: Vec<State> = t
+        .cases
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            apply_constants(&prog, di, &mut c);
+            c
+        })
+        .collect();
+    let k = g.primitive.vertices() as usize;
+    let invocations = cases
+        .iter()
+        .map(|c| {
+            let mut vertices: Vec<Vec<(u32, [f32; 4])>> = vec![vec![]; k];
+            for (v, &(vtx, field)) in module.inputs.iter().zip(&g.input_sources) {
+                let value = if let Some(n) = v.name.strip_prefix("cin") {
+                    c.c[n.parse::<usize>().expect("cin<k>")]
+                } else {
+                    c.v[v.name[1..].parse::<usize>().expect("v<i>")]
+                };
+                vertices[vtx as usize].push((locations[field as usize], value));
+            }
+            GeometryInvocation { vertices, uniforms: uniforms_of(c) }
+        })
+        .collect();
+    let topology = match g.primitive {
+        crate::ir::GsPrimitive::Point => ash::vk::PrimitiveTopology::POINT_LIST,
+        crate::ir::GsPrimitive::Line => ash::vk::PrimitiveTopology::LINE_LIST,
+        crate::ir::GsPrimitive::Triangle => ash::vk::PrimitiveTopology::TRIANGLE_LIST,
+        crate::ir::GsPrimitive::LineAdj => ash::vk::PrimitiveTopology::LINE_LIST_WITH_ADJACENCY,
+        crate::ir::GsPrimitive::TriangleAdj => ash::vk::PrimitiveTopology::TRIANGLE_LIST_WITH_ADJACENCY,
+    };
+    let job = GeometryJob {
+        vs_spirv: &vs,
+        gs_spirv: &spirv,
+        topology,
+        vertices: k as u32,
+        attribute_locations: locations.clone(),
+        max_vertices: g.max_vertices,
+        uniforms: module
+            .const_buffers
+            .iter()
+            .chain(&module.ext.uint_buffers)
+            .map(|cb| UniformSpec { slot: Slot { set: cb.binding.vk_set, binding: cb.binding.vk_binding }, len: cb.len })
+            .collect(),
+        invocations,
+    };
+    let got = match gpu.run_geometry(&job) {
+        Ok(x) => x,
+        Err(e) => {
+            fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
+            return cmp;
+        }
+    };
+    let mut first_bad: Option<String> = None;
+    for (ci, (c, gcap)) in cases.iter().zip(&got).enumerate() {
+        let r = interp::run(&prog, di, c);
+        cmp.opcodes.extend(r.executed.iter().map(|s| s.to_string()));
+        if r.undetermined {
+            cmp.inconclusive += 1;
+            continue;
+        }
+        let tris = (r.triangles.len()).min(g.max_vertices as usize / 3);
+        let mut bad = String::new();
+        cmp.comparisons += 1;
+        if gcap.vertices.len() != 3 * tris {
+            cmp.mismatches += 1;
+            let _ = writeln!(bad, "  gpu emitted {} vertices, reference {} triangles", gcap.vertices.len(), tris);
+        } else {
+            for (vi, got_v) in gcap.vertices.iter().enumerate() {
+                let want = gs_expected(&prog, di, &r.triangles[vi / 3][vi % 3]);
+                for (oi, var) in module.outputs.iter().enumerate() {
+                    let Some(w) = want.iter().find(|x| x.0 == var.semantic).map(|x| x.1) else { continue };
+                    let mut gv = got_v[oi];
+                    if var.semantic == Semantic::Position {
+                        gv[1] = -gv[1]; // DXC's -fvk-invert-y
+                    }
+                    for lane in 0..4 {
+                        if !cmp.lane(gv[lane], w[lane]) {
+                            let _ = writeln!(
+                                bad,
+                                "  vertex {vi} {}.{}: gpu {:?} (0x{:08X}), reference {}",
+                                var.name,
+                                ['x', 'y', 'z', 'w'][lane],
+                                gv[lane],
+                                gv[lane].to_bits(),
+                                w[lane]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        if !bad.is_empty() && first_bad.is_none() {
+            let mut inputs = String::new();
+            for (i, v) in c.v.iter().enumerate().take(8) {
+                let _ = writeln!(inputs, "  v{i} = {}", fmt_vec(v));
+            }
+            for (i, v) in c.c.iter().enumerate().take(32) {
+                let _ = writeln!(inputs, "  c{i} = {}", fmt_vec(v));
+            }
+            let _ = writeln!(inputs, "  i = {:?}, b = 0x{:04X}", c.i, c.b);
+            first_bad = Some(format!("== {} ({})\n{listing}case {ci}:\n{bad}inputs:\n{inputs}reproduce: {}", t.name, gpu.device_name, t.reproduce));
+        }
+    }
+    if let Some(b) = first_bad {
+        cmp.report(b);
+    }
+    cmp
+}
+
 /// Random inputs: dyadic values in (-4, 4) with 6 fractional bits, or (a quarter of the cases)
 /// values from {-1, -0.5, 0, 0.5, 1, 2}; c0 holds small integers (for mova), i0..i3 small loop
 /// counts/starts/steps, b random.
@@ -465,6 +734,8 @@ pub mod gen {
         depth: usize,
         in_loop: bool,
         mova_last: bool,
+        /// Geometry program: `setemit` / `emit` statements too.
+        gs: bool,
     }
 
     impl G<'_> {
@@ -561,7 +832,19 @@ pub mod gen {
                 self.stmt();
             }
         }
+        fn emit(&mut self) {
+            if self.rng.chance(80) {
+                let (v, prim, inv) = (self.rng.below(3) as u32, self.rng.chance(60), self.rng.chance(30));
+                self.a.setemit(v, prim, inv);
+            }
+            self.a.simple("emit");
+            self.mova_last = false;
+        }
         fn stmt(&mut self) {
+            if self.gs && self.rng.chance(15) {
+                self.emit();
+                return;
+            }
             let roll = self.rng.below(100);
             self.mova_last = self.mova_last && roll >= 72;
             if roll < 72 || self.depth >= 3 {
@@ -599,6 +882,16 @@ pub mod gen {
                     if self.rng.chance(30) {
                         let (x, y, op) = (self.rng.chance(50), self.rng.chance(50), self.rng.below(4) as u32);
                         self.a.flowc("breakc", x, y, op, 0, 0);
+                        self.arith();
+                    }
+                    if self.gs && self.rng.chance(30) {
+                        // ifc { break } (the VS generator never emits an unconditional break)
+                        let (x, y, op) = (self.rng.chance(50), self.rng.chance(50), self.rng.below(4) as u32);
+                        let at = self.a.flowc("ifc", x, y, op, 0, 0);
+                        self.a.simple("break");
+                        let here = self.a.here();
+                        self.a.patch(at, here, 0);
+                        self.a.simple("nop");
                         self.arith();
                     }
                     self.in_loop = was;
@@ -649,7 +942,7 @@ pub mod gen {
     pub fn program(seed: u64, index: u64) -> TestProgram {
         let mut rng = Rng::new(seed.wrapping_mul(0x100_0000_01B3) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let n = rng.range(3, 16) as usize;
-        let mut g = G { rng: &mut rng, a: Asm::default(), subs: vec![], depth: 0, in_loop: false, mova_last: false };
+        let mut g = G { rng: &mut rng, a: Asm::default(), subs: vec![], depth: 0, in_loop: false, mova_last: false, gs: false };
         g.block(n);
         // Fill the outputs o0..o3 at the end (position, color, texcoord0, texcoord1) partially.
         for o in 0..4 {
@@ -676,6 +969,47 @@ pub mod gen {
         let bytes = dvlb(&g.a, 0, &outputs, &[]);
         let cases = (0..4).map(|_| random_state(&mut rng)).collect();
         TestProgram { name: format!("fuzz seed {seed} program {index}"), bytes, dvle: 0, cases, reproduce: reproduce_command(seed, index) }
+    }
+
+    pub fn gs_reproduce_command(seed: u64, index: u64) -> String {
+        format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_pica -- --ignored gs_fuzz_one --nocapture")
+    }
+
+    /// Geometry program `index` of the fuzzing run `seed`: a DVLB with a pass-through VS (o0, o1
+    /// raw outputs) and a point-mode GS reading v0..v7 (so 1-4 input vertices), made of the same
+    /// random statements plus `setemit`/`emit`, writing position, color, texcoord0 and texcoord1.
+    pub fn gs_program(seed: u64, index: u64) -> TestProgram {
+        let mut rng = Rng::new(seed.wrapping_mul(0x100_0000_01B3) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x6753);
+        let mut a = Asm::default();
+        a.op("mov", "o0", &["v0"], Rel::None);
+        a.op("mov", "o1", &["v1"], Rel::None);
+        a.simple("end");
+        let main = a.here();
+        let n = rng.range(3, 14) as usize;
+        let mut g = G { rng: &mut rng, a, subs: vec![], depth: 0, in_loop: false, mova_last: false, gs: true };
+        g.block(n);
+        if g.rng.chance(70) {
+            g.a.setemit(2, true, g.rng.chance(30));
+            g.a.simple("emit");
+        }
+        g.a.simple("end");
+        let subs = std::mem::take(&mut g.subs);
+        for (calls, len) in subs {
+            let start = g.a.here();
+            g.depth = 3;
+            for _ in 0..len {
+                g.stmt();
+            }
+            for c in calls {
+                g.a.patch(c, start, len as u32);
+            }
+        }
+        let outputs = vec![(0u16, 0u16, 0xFu8), (2, 1, 0xF), (3, 2, 0x3), (5, 3, 0x3)];
+        let vs = Dvle { main: 0, outputs: vec![(0, 0, 0xF), (2, 1, 0xF)], ..Dvle::default() };
+        let gs = Dvle { main, geometry: Some(([0, 0, 0, 0], false)), outputs, constants: vec![] };
+        let bytes = dvlb_multi(&g.a, &[vs, gs]);
+        let cases = (0..4).map(|_| random_state(&mut rng)).collect();
+        TestProgram { name: format!("gs fuzz seed {seed} program {index}"), bytes, dvle: 1, cases, reproduce: gs_reproduce_command(seed, index) }
     }
 }
 

@@ -27,6 +27,9 @@ use std::sync::{Mutex, OnceLock};
 /// shader under test does not use are bound empty.
 pub const CAPTURE_SET: u32 = 3;
 
+/// Geometry-shader jobs captured with transform feedback.
+pub mod xfb;
+
 /// Width of the fragment harness target in pixels (16 quads per row).
 pub const TARGET_WIDTH: u32 = 32;
 
@@ -151,6 +154,8 @@ pub struct Gpu {
     pub device_name: String,
     pub dxc: DxcLib,
     harness_shaders: Mutex<HashMap<(Stage, u32), Vec<u8>>>,
+    /// VK_EXT_transform_feedback, when the device has it (geometry-shader capture, [`xfb`]).
+    xfb: Option<ash::ext::transform_feedback::Device>,
 }
 
 // SAFETY: ash handles are plain data; the only externally synchronised object shared between
@@ -278,7 +283,13 @@ impl Gpu {
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
-        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_features(&enabled).push_next(&mut v13);
+        let has_xfb = xfb::supported(&instance, physical);
+        let mut xfb_features = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default().transform_feedback(true);
+        let xfb_ext = [ash::ext::transform_feedback::NAME.as_ptr()];
+        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_features(&enabled).push_next(&mut v13);
+        if has_xfb {
+            info = info.enabled_extension_names(&xfb_ext).push_next(&mut xfb_features);
+        }
         // SAFETY: valid create info for a device of this instance.
         let device = unsafe { instance.create_device(physical, &info, None) }.map_err(vkerr("vkCreateDevice"))?;
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
@@ -290,6 +301,7 @@ impl Gpu {
             unsafe { CStr::from_ptr(drv.driver_info.as_ptr()) }.to_string_lossy().into_owned()
         };
         let dxc = dxc::locate(&dxc::LocateOptions::default()).map_err(|e| format!("DXC: {e}"))?;
+        let xfb = has_xfb.then(|| ash::ext::transform_feedback::Device::new(&instance, &device));
         Ok(Gpu {
             _entry: entry,
             _instance: instance,
@@ -301,6 +313,7 @@ impl Gpu {
             device_name: format!("{name} / {driver}"),
             dxc,
             harness_shaders: Mutex::new(HashMap::new()),
+            xfb,
         })
     }
 

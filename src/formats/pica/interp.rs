@@ -1,5 +1,7 @@
-//! Reference interpreter of PICA200 vertex programs: the independent oracle of the verification
-//! harness (`crate::verify::pica`).
+//! Reference interpreter of PICA200 vertex and geometry programs: the independent oracle of the
+//! verification harness (`crate::verify::pica`). Geometry: `setemit` selects the slot and the
+//! `prim`/`inv` flags, `emit` copies o0..o15 to the slot, appends a triangle when `prim` is set
+//! and flips the output-register bank (Azahar's "EMIT switches the output bank" test).
 //!
 //! Written from notes/pica.md §2-§6 and Azahar's `shader_interpreter.cpp` (program counter,
 //! IF 8 / CALL 4 / LOOP 4 ring stacks popped after every instruction in the order CALL (up to
@@ -83,6 +85,9 @@ pub struct Result {
     /// Hit [`STEP_LIMIT`].
     pub runaway: bool,
     pub steps: u64,
+    /// Geometry shaders: the triangles `emit` produced, in order, each three snapshots of
+    /// o0..o15 (already in output order: `setemit … inv` swaps the first two).
+    pub triangles: Vec<[[R4; 16]; 3]>,
 }
 
 fn lo(x: V) -> f64 {
@@ -404,6 +409,12 @@ struct M<'a> {
     cc: [Option<bool>; 2],
     executed: BTreeSet<&'static str>,
     undetermined: bool,
+    /// Geometry emitter: the other output-register bank, the 3-slot vertex buffer, and the
+    /// `setemit` state (slot, prim, inv).
+    other: [R4; 16],
+    slots: [[R4; 16]; 3],
+    emit: (usize, bool, bool),
+    triangles: Vec<[[R4; 16]; 3]>,
 }
 
 impl M<'_> {
@@ -534,10 +545,26 @@ impl M<'_> {
     }
 }
 
-/// Runs DVLE `index` (a vertex shader) of `p` on one vertex.
+/// Runs DVLE `index` of `p` on one vertex (vertex shader) or one primitive (geometry shader:
+/// its inputs are already in `s.v` / `s.c` as the GS mode places them).
 pub fn run(p: &Program, index: usize, s: &State) -> Result {
     let d = &p.dvles[index];
-    let mut m = M { p, s, r: [ZERO; 16], o: [ZERO; 16], a0: [Some(0); 2], al: 0, cc: [Some(false); 2], executed: BTreeSet::new(), undetermined: false };
+    let gs = d.stage == crate::formats::Stage::Geometry;
+    let mut m = M {
+        p,
+        s,
+        r: [ZERO; 16],
+        o: [ZERO; 16],
+        a0: [Some(0); 2],
+        al: 0,
+        cc: [Some(false); 2],
+        executed: BTreeSet::new(),
+        undetermined: false,
+        other: [ZERO; 16],
+        slots: [[ZERO; 16]; 3],
+        emit: (0, false, false),
+        triangles: Vec::new(),
+    };
     let mut ifs: Vec<IfE> = Vec::new();
     let mut calls: Vec<CallE> = Vec::new();
     let mut loops: Vec<LoopE> = Vec::new();
@@ -583,8 +610,21 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
             Instr::Simple(Op::End) => stop = true,
             Instr::Simple(Op::Nop) => {}
             Instr::Simple(Op::Break) => is_break = true,
+            Instr::Setemit { vertex, prim, winding } if gs && *vertex <= 2 => m.emit = (*vertex as usize, *prim, *winding),
+            Instr::Simple(Op::Emit) if gs => {
+                // The current outputs fill the selected slot; with `prim` the three slots form a
+                // triangle (`inv`: first two swapped); then the output bank flips (azahar#2338).
+                let (slot, prim, inv) = m.emit;
+                m.slots[slot] = m.o;
+                if prim {
+                    let [a, b, c] = m.slots;
+                    m.triangles.push(if inv { [b, a, c] } else { [a, b, c] });
+                }
+                std::mem::swap(&mut m.o, &mut m.other);
+            }
             Instr::Simple(_) | Instr::Setemit { .. } => {
-                // emit/setemit in a vertex shader: not part of this interpreter.
+                // emit/setemit in a vertex shader (rejected by the translator), or a setemit slot
+                // above 2: not modelled.
                 m.undetermined = true;
                 stop = true;
             }
@@ -677,5 +717,12 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
         }
     }
     let undetermined = m.undetermined || runaway;
-    Result { o: if undetermined { [[UNKNOWN; 4]; 16] } else { m.o }, executed: m.executed, undetermined, runaway, steps }
+    Result {
+        o: if undetermined { [[UNKNOWN; 4]; 16] } else { m.o },
+        executed: m.executed,
+        undetermined,
+        runaway,
+        steps,
+        triangles: if undetermined { Vec::new() } else { m.triangles },
+    }
 }

@@ -717,7 +717,12 @@ impl Lowerer<'_> {
                 }
                 let mut v = self.epilogue();
                 v.push(Stmt::GsStore(iv(EVID)));
-                v.push(if_(icmp(CmpOp::Ne, iv(EPRIM), ic(0)), vec![Stmt::GsEmitTriangle { invert: icmp(CmpOp::Ne, iv(EINV), ic(0)) }]));
+                let invert = if crate::testing::mutation() == crate::testing::Mutation::PicaGsIgnoreWinding {
+                    icmp(CmpOp::Ne, ic(0), ic(0))
+                } else {
+                    icmp(CmpOp::Ne, iv(EINV), ic(0))
+                };
+                v.push(if_(icmp(CmpOp::Ne, iv(EPRIM), ic(0)), vec![Stmt::GsEmitTriangle { invert }]));
                 // flip the output bank
                 for r in 0..16u32 {
                     v.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_SCRATCH), mask: 0xF }, value: temp(T_O + r), saturate: false });
