@@ -18,6 +18,9 @@ pub enum Mutation {
     /// PICA `mul` (and the products of mad/dp*) use the IEEE multiply (0·inf = NaN) instead of
     /// the PICA multiply.
     PicaMulAsIeee,
+    /// Xenos `mul` (and every product: mad, dp*, muls, ...) uses the IEEE multiply instead of the
+    /// D3D9 "0 × anything = 0" multiply.
+    XenosMulAsIeee,
 }
 
 thread_local! {

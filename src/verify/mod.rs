@@ -25,6 +25,7 @@
 pub mod agal;
 pub mod check;
 pub mod pica;
+pub mod xenos;
 pub mod vk;
 
 use std::collections::BTreeSet;

@@ -67,6 +67,9 @@ fn lane(e: Expr, l: u8) -> Expr {
     broadcast(e, l)
 }
 fn mul_l(a: Expr, b: Expr) -> Expr {
+    if crate::testing::mutation() == crate::testing::Mutation::XenosMulAsIeee {
+        return bin(BinOp::Mul, a, b);
+    }
     bin(BinOp::MulLegacy, a, b)
 }
 fn p0_true() -> Cond {
