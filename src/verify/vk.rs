@@ -292,7 +292,8 @@ impl Gpu {
             .geometry_shader(true)
             .vertex_pipeline_stores_and_atomics(true)
             .depth_clamp(true)
-            .shader_int64(features.shader_int64 == vk::TRUE);
+            .shader_int64(features.shader_int64 == vk::TRUE)
+            .shader_sampled_image_array_dynamic_indexing(features.shader_sampled_image_array_dynamic_indexing == vk::TRUE);
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
         // Xenos (XenosRecomp's ABI): constants through push-constant buffer device addresses
         // (uint64_t), textures through runtime-sized descriptor heaps. Enabled when supported.

@@ -338,6 +338,14 @@ impl M<'_> {
     }
 
     fn constant(&mut self, index: i64) -> R4 {
+        // Literal `def`s live in the register file (the microcode's literal constants).
+        for d in &self.c.float_defs {
+            let k = index - d.register as i64;
+            if k >= 0 && (k as usize) * 4 < d.values.len() {
+                let v = &d.values[k as usize * 4..];
+                return std::array::from_fn(|l| ex(v.get(l).copied().unwrap_or(0.0)));
+            }
+        }
         let count = if self.vertex { VS_CONSTANTS } else { PS_CONSTANTS } as i64;
         if index < 0 || index >= count {
             return ZERO4;
@@ -552,6 +560,12 @@ impl M<'_> {
                 // rcp / rsq: src == 1 ? 1 : 1/src (1/sqrt(src)); c: ±inf → ±FLT_MAX; f: ±inf → ±0.
                 if is_exact(av) && av.value == 1.0 {
                     return one;
+                }
+                // rsq of -0: IEEE gives 1/sqrt(-0) = -inf, but lavapipe's reciprocal square root
+                // of -0 does not go through the clamp (observed: rsqf(-0) = -inf); not
+                // determined (README, Xenos verification limits).
+                if op >= 20 && av.is_known() && av.value == 0.0 && av.value.is_sign_negative() {
+                    return UNKNOWN;
                 }
                 let r = if op <= 19 { unary("rcp", av, |x| 1.0 / x) } else { unary("rsq", av, |x| 1.0 / x.sqrt()) };
                 let variant = (op - 17) % 3;
@@ -825,7 +839,6 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
     let mut pc = 0usize;
     let mut steps = 0u64;
     let mut runaway = false;
-    let _ = m.c;
     while pc < p.cf.len() && !m.undetermined {
         steps += 1;
         if steps > STEP_LIMIT {
