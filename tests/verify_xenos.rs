@@ -133,7 +133,11 @@ fn run_all(gpu: &vk::Gpu, programs: impl Iterator<Item = TestProgram>) -> (Compa
     let mut c = Comparison::default();
     let mut e = Extra::default();
     for p in programs {
+        let t0 = std::time::Instant::now();
         let (pc, pe) = xenos::run(gpu, &p);
+        if std::env::var("SHREC_XENOS_TIMING").is_ok() {
+            println!("TIME {:.2}s {} ({} bytes)", t0.elapsed().as_secs_f64(), p.name, p.bytes.len());
+        }
         if pc.mismatches > 0 {
             println!("MISMATCH {}: {} of {} lanes", p.name, pc.mismatches, pc.comparisons);
         }
@@ -252,7 +256,19 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
         .map(|r| {
             std::thread::spawn(move || {
                 let gpu = xenos::gpu_or_skip().expect("checked by the caller");
-                run_all(gpu, r.map(|i| gen::program(seed, i))).0
+                // Progress lines (long runs): running counts every 250 programs of this thread.
+                let mut c = Comparison::default();
+                let start = r.start;
+                for i in r {
+                    c.merge(run_all(gpu, std::iter::once(gen::program(seed, i))).0);
+                    if (i - start + 1) % 250 == 0 {
+                        common::log_uncaptured(&format!(
+                            "progress: thread from #{start}: {} programs, {} comparisons, {} mismatches",
+                            c.programs, c.comparisons, c.mismatches
+                        ));
+                    }
+                }
+                c
             })
         })
         .collect();
@@ -276,6 +292,15 @@ fn fuzz_fixed_seed() {
     }
     must.extend(["vfetch", "tfetch2D", "tfetch1D", "predicated", "relative", "saturate"].map(String::from));
     finish("fuzz_fixed_seed", &c, &must, 20_000);
+}
+
+/// Programs that found translator bugs (fixed): seed 1 #34, `maxasf r6.z, c[6+a0]` read its
+/// relative constant with the a0 it was setting (the hardware reads sources first).
+#[test]
+fn fuzz_regressions() {
+    let Some(gpu) = gpu() else { return };
+    let (c, _) = run_all(gpu, [(1, 34)].into_iter().map(|(s, i)| gen::program(s, i)));
+    finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into()], 50);
 }
 
 #[test]

@@ -475,7 +475,8 @@ impl<'a> Ctx<'a> {
                 let a0 = bin(BinOp::Max, bin(BinOp::Min, a0, lit(255.0)), lit(-256.0));
                 let v = sel(CmpOp::Ge, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone());
                 out.push(assign(VRES, 0xF, v));
-                out.push(assign(A0, 0xF, a0));
+                // a0 changes after both operations read their sources (committed in `alu`).
+                out.push(assign(FRES, 0xF, a0));
                 return Ok(None);
             }
             _ => return Err(self.err(format!("vector opcode {op}"))),
@@ -529,8 +530,10 @@ impl<'a> Ctx<'a> {
             23 | 24 => {
                 let r = if op == 23 { bin(BinOp::Add, av(), lit(0.5)) } else { av() };
                 let a0 = bin(BinOp::Max, bin(BinOp::Min, un(UnOp::Floor, r), lit(255.0)), lit(-256.0));
+                // The result reads its (possibly a0-relative) sources before a0 changes.
+                out.push(assign(SRES, 0xF, sel(CmpOp::Ge, av(), bv(), av(), bv())));
                 out.push(assign(A0, 0xF, a0));
-                sel(CmpOp::Ge, av(), bv(), av(), bv())
+                return Ok(());
             }
             25 => bin(BinOp::Sub, av(), bv()),
             26 => bin(BinOp::Sub, av(), ps()),
@@ -617,6 +620,9 @@ impl<'a> Ctx<'a> {
         }
         if has_s {
             self.scalar_value(a, &mut body)?;
+        }
+        if has_v && a.vector_opcode() == 29 {
+            body.push(assign(A0, 0xF, t(FRES)));
         }
         if has_v {
             self.write_dest(a.is_export(), a.vector_dest(), a.vector_dest_rel(), a.vector_result_mask(), t(VRES), a.vector_clamp(), &mut body)?;
