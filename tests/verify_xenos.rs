@@ -284,7 +284,7 @@ fn fuzz_fixed_seed() {
     if gpu().is_none() {
         return;
     }
-    let c = fuzz(fuzz_seed(), 0..300, 1);
+    let c = fuzz(fuzz_seed(), 0..150, 1);
     let mut must: Vec<String> = all_alu_ops();
     for cf in ["exec", "exece", "cexec", "cexece", "exec_pred", "exece_pred", "exec_pred_clean", "exece_pred_clean", "loop", "endloop", "jmp", "alloc", "nop", "vfetch_end"] {
         assert!(CF_NAMES.contains(&cf));
@@ -294,12 +294,15 @@ fn fuzz_fixed_seed() {
     finish("fuzz_fixed_seed", &c, &must, 20_000);
 }
 
-/// Programs that found translator bugs (fixed): seed 1 #34, `maxasf r6.z, c[6+a0]` read its
-/// relative constant with the a0 it was setting (the hardware reads sources first).
+/// Programs that found bugs (fixed): seed 1 #34, `maxasf r6.z, c[6+a0]` read its relative
+/// constant with the a0 it was setting (translator; the hardware reads sources first); #146, a
+/// vector `maxa` changed a0 before the scalar op of the same instruction read `c[7+a0]`
+/// (translator and interpreter); #133 / #280, `ps` after a saturated scalar op is the unclamped
+/// result (interpreter; Xenia stores ps before the clamp).
 #[test]
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };
-    let (c, _) = run_all(gpu, [(1, 34)].into_iter().map(|(s, i)| gen::program(s, i)));
+    let (c, _) = run_all(gpu, [(1, 34), (1, 133), (1, 146), (1, 280)].into_iter().map(|(s, i)| gen::program(s, i)));
     finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into()], 50);
 }
 
@@ -365,7 +368,7 @@ fn harness_detects_mutation() {
 
 #[test]
 #[ignore]
-fn debug_two_textures() {
+fn lavapipe_heap_element_1_reads_zeros() {
     let Some(gpu) = gpu() else { return };
     let base = asm::cf_triples(2);
     let slots = vec![
@@ -384,7 +387,8 @@ fn debug_two_textures() {
     textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4] });
     textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4] });
     let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
+    // Documents the lavapipe limitation behind heap element 0 in `xenos::run` (which binds one
+    // texture for all slots, so this program passes there): prints what element 1 returns.
     let (c, _) = xenos::run(gpu, &p);
-    for r in &c.reports { println!("{r}"); }
     println!("{}", c.summary("xenos"));
 }

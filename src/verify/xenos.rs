@@ -402,7 +402,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
     };
     let slots = texture_slots(&prog);
     // lavapipe (Mesa 22.3) reads zeros from elements > 0 of a runtime-sized descriptor heap
-    // (measured: `debug_two_textures`), so every used slot gets heap element 0: the texture of
+    // (measured before this workaround), so every used slot gets heap element 0: the texture of
     // the first used slot (the reference sees the same texture on every slot).
     let mut textures = Vec::new();
     let mut slot_textures = BTreeMap::new();

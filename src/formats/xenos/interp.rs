@@ -684,13 +684,23 @@ impl M<'_> {
         let has_s = a.has_scalar_op();
         // Both operations read their sources before either writes.
         let (mut vres, mut sres) = ([UNKNOWN; 4], UNKNOWN);
+        // a0 (maxa / maxas / maxasf) changes after both operations read their sources.
+        let a0_before = self.a0;
+        let mut a0_after = None;
         if has_v {
             self.note(VECTOR_OPS[a.vector_opcode() as usize].0);
             vres = self.vector(a);
+            if a.vector_opcode() == 29 {
+                a0_after = Some(self.a0);
+                self.a0 = a0_before;
+            }
         }
         if has_s {
             self.note(SCALAR_OPS.get(a.scalar_opcode() as usize).map_or("?", |x| x.0));
             sres = self.scalar(a);
+        }
+        if let Some(v) = a0_after {
+            self.a0 = v;
         }
         if has_v {
             self.write(a.is_export(), a.vector_dest(), a.vector_dest_rel(), a.vector_result_mask(), vres, a.vector_clamp());
@@ -698,7 +708,9 @@ impl M<'_> {
         if has_s {
             let (reg, rel) = if a.is_export() { (a.vector_dest(), false) } else { (a.scalar_dest(), a.scalar_dest_rel()) };
             self.write(a.is_export(), reg, rel, a.scalar_result_mask(), [sres; 4], a.scalar_clamp());
-            self.ps = if a.scalar_clamp() { saturate(sres) } else { sres };
+            // ps is the unclamped result (the clamp applies to the register write), as in Xenia's
+            // translator, which stores the scalar result to ps before StoreResult clamps it.
+            self.ps = sres;
         }
         if a.is_export() {
             let c1 = a.const1_mask() & !(a.vector_result_mask() | a.scalar_result_mask());
