@@ -23,6 +23,9 @@ pub enum Mutation {
     Gx2MulAsIeee,
     /// PICA `emit` ignores the `setemit … inv` flag (wrong vertex order).
     PicaGsIgnoreWinding,
+    /// Xenos `mul` (and every product: mad, dp*, muls, ...) uses the IEEE multiply instead of the
+    /// D3D9 "0 × anything = 0" multiply.
+    XenosMulAsIeee,
 }
 
 thread_local! {

@@ -26,6 +26,7 @@ pub mod agal;
 pub mod check;
 pub mod gx2;
 pub mod pica;
+pub mod xenos;
 pub mod vk;
 
 use std::collections::BTreeSet;

@@ -141,6 +141,23 @@ pub struct PixelCapture {
     pub depth: f32,
 }
 
+/// Per-draw constants passed by buffer device address (XenosRecomp's Vulkan ABI): for draw `i`
+/// (vertex invocation or fragment quad), block `k` of `blocks[i]` is uploaded to device memory and
+/// its address is the `k`-th `uint64_t` of the push-constant block (offset `8k`, every stage).
+/// Missing blocks read as zeros.
+#[derive(Clone, Debug, Default)]
+pub struct AddressPush {
+    pub blocks: Vec<Vec<Vec<u8>>>,
+    /// Bytes reserved per block (larger blocks are an error).
+    pub block_size: u64,
+    /// Number of addresses in the push-constant block.
+    pub addresses: u32,
+}
+
+/// Capture-buffer set of the vertex harness when the shader under test uses [`AddressPush`]
+/// (its sets 0-3 are XenosRecomp's descriptor heaps).
+pub const ADDRESS_CAPTURE_SET: u32 = 4;
+
 /// An open Vulkan device plus what the harness needs to compile its own shaders.
 pub struct Gpu {
     _entry: ash::Entry,
@@ -279,14 +296,26 @@ impl Gpu {
         let enabled = vk::PhysicalDeviceFeatures::default()
             .geometry_shader(true)
             .vertex_pipeline_stores_and_atomics(true)
-            .depth_clamp(true);
+            .depth_clamp(true)
+            .shader_int64(features.shader_int64 == vk::TRUE)
+            .shader_sampled_image_array_dynamic_indexing(features.shader_sampled_image_array_dynamic_indexing == vk::TRUE);
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
+        // Xenos (XenosRecomp's ABI): constants through push-constant buffer device addresses
+        // (uint64_t), textures through runtime-sized descriptor heaps. Enabled when supported.
+        let mut v12_supported = vk::PhysicalDeviceVulkan12Features::default();
+        {
+            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut v12_supported);
+            unsafe { instance.get_physical_device_features2(physical, &mut f2) };
+        }
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
+            .buffer_device_address(v12_supported.buffer_device_address == vk::TRUE)
+            .runtime_descriptor_array(v12_supported.runtime_descriptor_array == vk::TRUE);
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
         let has_xfb = xfb::supported(&instance, physical);
         let mut xfb_features = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default().transform_feedback(true);
         let xfb_ext = [ash::ext::transform_feedback::NAME.as_ptr()];
-        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_features(&enabled).push_next(&mut v13);
+        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_features(&enabled).push_next(&mut v13).push_next(&mut v12);
         if has_xfb {
             info = info.enabled_extension_names(&xfb_ext).push_next(&mut xfb_features);
         }
@@ -324,6 +353,8 @@ impl Gpu {
             return Ok(s.clone());
         }
         let hlsl = match stage {
+            // Bit 31: the capture shader of an `AddressPush` job (set 4, base after the addresses).
+            Stage::Geometry if varyings & 1 << 31 != 0 => capture_gs_hlsl_at(varyings & 0xFFFF, ADDRESS_CAPTURE_SET, (varyings >> 16) & 0x7FFF),
             Stage::Geometry => capture_gs_hlsl(varyings),
             Stage::Vertex => quad_vs_hlsl(varyings),
             Stage::Pixel => unreachable!(),
@@ -348,9 +379,12 @@ impl Gpu {
                 .map_err(vkerr("vkCreateBuffer"))?;
             let req = d.get_buffer_memory_requirements(buffer);
             let ty = self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT)?;
-            let memory = d
-                .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
-                .map_err(vkerr("vkAllocateMemory"))?;
+            let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+            let mut alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty);
+            if usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS) {
+                alloc = alloc.push_next(&mut flags);
+            }
+            let memory = d.allocate_memory(&alloc, None).map_err(vkerr("vkAllocateMemory"))?;
             d.bind_buffer_memory(buffer, memory, 0).map_err(vkerr("vkBindBufferMemory"))?;
             let ptr = d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vkerr("vkMapMemory"))? as *mut u8;
             std::ptr::write_bytes(ptr, 0, size as usize);
@@ -489,9 +523,17 @@ impl Gpu {
         for u in uniforms {
             sets.entry(u.slot.set).or_default().push((u.slot.binding, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
         }
+        // Several textures (or samplers) on one slot form an array binding (a bindless heap, as
+        // in XenosRecomp's ABI): the k-th spec naming a slot is array element k.
+        let mut array_len: BTreeMap<(Slot, i32), u32> = BTreeMap::new();
         for t in textures {
-            sets.entry(t.texture.set).or_default().push((t.texture.binding, vk::DescriptorType::SAMPLED_IMAGE));
-            sets.entry(t.sampler.set).or_default().push((t.sampler.binding, vk::DescriptorType::SAMPLER));
+            for (slot, ty) in [(t.texture, vk::DescriptorType::SAMPLED_IMAGE), (t.sampler, vk::DescriptorType::SAMPLER)] {
+                let n = array_len.entry((slot, ty.as_raw())).or_default();
+                if *n == 0 {
+                    sets.entry(slot.set).or_default().push((slot.binding, ty));
+                }
+                *n += 1;
+            }
         }
         for (slot, _) in storage {
             sets.entry(slot.set).or_default().push((slot.binding, vk::DescriptorType::STORAGE_BUFFER));
@@ -504,8 +546,9 @@ impl Gpu {
                 .map(|v| {
                     v.iter()
                         .map(|&(b, ty)| {
-                            *pool_sizes.entry(ty.as_raw()).or_default() += 1;
-                            vk::DescriptorSetLayoutBinding::default().binding(b).descriptor_type(ty).descriptor_count(1).stage_flags(stages)
+                            let n = array_len.get(&(Slot { set, binding: b }, ty.as_raw())).copied().unwrap_or(1);
+                            *pool_sizes.entry(ty.as_raw()).or_default() += n;
+                            vk::DescriptorSetLayoutBinding::default().binding(b).descriptor_type(ty).descriptor_count(n).stage_flags(stages)
                         })
                         .collect()
                 })
@@ -558,6 +601,7 @@ impl Gpu {
             unsafe { d.update_descriptor_sets(&[write], &[]) };
         }
         // Textures: upload through a staging buffer.
+        let mut next_element: BTreeMap<(Slot, i32), u32> = BTreeMap::new();
         for t in textures {
             let layers = if t.cube { 6 } else { 1 };
             let expected = (t.size * t.size * layers) as usize;
@@ -615,15 +659,23 @@ impl Gpu {
             s.samplers.push(sampler);
             let ii = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: s.images[img].view, image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL }];
             let si = [vk::DescriptorImageInfo { sampler, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED }];
+            let mut element = |slot: Slot, ty: vk::DescriptorType| {
+                let e = next_element.entry((slot, ty.as_raw())).or_default();
+                *e += 1;
+                *e - 1
+            };
+            let (te, se) = (element(t.texture, vk::DescriptorType::SAMPLED_IMAGE), element(t.sampler, vk::DescriptorType::SAMPLER));
             let writes = [
                 vk::WriteDescriptorSet::default()
                     .dst_set(sets_vk[t.texture.set as usize])
                     .dst_binding(t.texture.binding)
+                    .dst_array_element(te)
                     .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                     .image_info(&ii),
                 vk::WriteDescriptorSet::default()
                     .dst_set(sets_vk[t.sampler.set as usize])
                     .dst_binding(t.sampler.binding)
+                    .dst_array_element(se)
                     .descriptor_type(vk::DescriptorType::SAMPLER)
                     .image_info(&si),
             ];
@@ -679,31 +731,76 @@ impl Gpu {
     /// Runs a vertex shader once per invocation and captures its outputs.
     pub fn run_vertex(&self, job: &VertexJob) -> Result<Vec<VertexCapture>, String> {
         let mut s = Scratch::default();
-        let r = self.run_vertex_inner(&mut s, job);
+        let r = self.run_vertex_inner(&mut s, job, None);
         self.destroy(s);
         r
     }
 
-    fn run_vertex_inner(&self, s: &mut Scratch, job: &VertexJob) -> Result<Vec<VertexCapture>, String> {
+    /// [`Gpu::run_vertex`] with per-invocation constants passed by device address.
+    pub fn run_vertex_with_addresses(&self, job: &VertexJob, push: &AddressPush) -> Result<Vec<VertexCapture>, String> {
+        let mut s = Scratch::default();
+        let r = self.run_vertex_inner(&mut s, job, Some(push));
+        self.destroy(s);
+        r
+    }
+
+    /// Uploads the [`AddressPush`] blocks; returns the push-constant bytes of every draw.
+    fn address_blocks(&self, s: &mut Scratch, push: &AddressPush, draws: usize) -> Result<Vec<Vec<u8>>, String> {
+        let stride = push.block_size.div_ceil(256).max(1) * 256;
+        let mut bases = Vec::new();
+        for _ in 0..push.addresses {
+            let buf = self.buffer(s, stride * draws.max(1) as u64, vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)?;
+            let addr = unsafe {
+                self.device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(s.buffers[buf].buffer))
+            };
+            bases.push((buf, addr));
+        }
+        let mut out = Vec::with_capacity(draws);
+        for i in 0..draws {
+            let mut pc = Vec::new();
+            for (k, &(buf, addr)) in bases.iter().enumerate() {
+                if let Some(data) = push.blocks.get(i).and_then(|b| b.get(k)) {
+                    if data.len() as u64 > push.block_size {
+                        return Err(format!("draw {i}: address block {k} has {} bytes, more than {}", data.len(), push.block_size));
+                    }
+                    let b = &s.buffers[buf];
+                    // SAFETY: mapped, coherent, in range (checked above).
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), b.ptr.add(i * stride as usize), data.len()) };
+                }
+                pc.extend_from_slice(&(addr + i as u64 * stride).to_le_bytes());
+            }
+            out.push(pc);
+        }
+        Ok(out)
+    }
+
+    fn run_vertex_inner(&self, s: &mut Scratch, job: &VertexJob, push: Option<&AddressPush>) -> Result<Vec<VertexCapture>, String> {
         let d = &self.device;
         let n = job.invocations.len();
         if n == 0 {
             return Ok(Vec::new());
         }
         let stride_vec4 = 1 + job.varyings as usize;
-        let gs = self.harness_shader(Stage::Geometry, job.varyings)?;
+        let push_bytes = push.map_or(0, |p| 8 * p.addresses);
+        let gs_key = if push.is_some() { job.varyings | push_bytes << 16 | 1 << 31 } else { job.varyings };
+        let gs = self.harness_shader(Stage::Geometry, gs_key)?;
         let cmd = self.begin(s)?;
         let capture = self.buffer(s, (n * stride_vec4 * 16) as u64, vk::BufferUsageFlags::STORAGE_BUFFER)?;
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::GEOMETRY;
+        let capture_set = if push.is_some() { ADDRESS_CAPTURE_SET } else { CAPTURE_SET };
         let (sets, dynamic) = self.resources(
             s,
             &job.uniforms,
             &job.textures,
-            &[(Slot { set: CAPTURE_SET, binding: 0 }, capture)],
+            &[(Slot { set: capture_set, binding: 0 }, capture)],
             n,
             cmd,
             stages,
         )?;
+        let pushed = match push {
+            Some(p) => self.address_blocks(s, p, n)?,
+            None => vec![Vec::new(); n],
+        };
         // Vertex buffer: one vertex per invocation, every declared location.
         let max_loc = job.attribute_locations.iter().max().map_or(0, |&m| m as usize + 1);
         let vstride = max_loc.max(1) * 16;
@@ -724,8 +821,9 @@ impl Gpu {
         }
         let vs = self.module(s, job.spirv)?;
         let gsm = self.module(s, &gs)?;
-        let push = vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::GEOMETRY, offset: 0, size: 4 };
-        self.pipeline_layout(s, Some(push))?;
+        let push_stages = if push.is_some() { stages } else { vk::ShaderStageFlags::GEOMETRY };
+        let range = vk::PushConstantRange { stage_flags: push_stages, offset: 0, size: push_bytes + 4 };
+        self.pipeline_layout(s, Some(range))?;
         let stage_infos = [
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::GEOMETRY).module(gsm).name(c"main"),
@@ -765,7 +863,9 @@ impl Gpu {
             for i in 0..n {
                 let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
-                d.cmd_push_constants(cmd, s.pipeline_layout, vk::ShaderStageFlags::GEOMETRY, 0, &(i as u32).to_le_bytes());
+                let mut pc = pushed[i].clone();
+                pc.extend_from_slice(&(i as u32).to_le_bytes());
+                d.cmd_push_constants(cmd, s.pipeline_layout, push_stages, 0, &pc);
                 d.cmd_draw(cmd, 1, 1, i as u32, 0);
             }
             d.cmd_end_rendering(cmd);
@@ -794,12 +894,20 @@ impl Gpu {
     /// Runs a fragment shader over 2×2 quads and captures every pixel.
     pub fn run_fragment(&self, job: &FragmentJob) -> Result<Vec<[PixelCapture; 4]>, String> {
         let mut s = Scratch::default();
-        let r = self.run_fragment_inner(&mut s, job);
+        let r = self.run_fragment_inner(&mut s, job, None);
         self.destroy(s);
         r
     }
 
-    fn run_fragment_inner(&self, s: &mut Scratch, job: &FragmentJob) -> Result<Vec<[PixelCapture; 4]>, String> {
+    /// [`Gpu::run_fragment`] with per-quad constants passed by device address.
+    pub fn run_fragment_with_addresses(&self, job: &FragmentJob, push: &AddressPush) -> Result<Vec<[PixelCapture; 4]>, String> {
+        let mut s = Scratch::default();
+        let r = self.run_fragment_inner(&mut s, job, Some(push));
+        self.destroy(s);
+        r
+    }
+
+    fn run_fragment_inner(&self, s: &mut Scratch, job: &FragmentJob, push: Option<&AddressPush>) -> Result<Vec<[PixelCapture; 4]>, String> {
         let d = &self.device;
         let n = job.quads.len();
         if n == 0 {
@@ -810,6 +918,10 @@ impl Gpu {
         let vs_spirv = self.harness_shader(Stage::Vertex, job.varyings)?;
         let cmd = self.begin(s)?;
         let (sets, dynamic) = self.resources(s, &job.uniforms, &job.textures, &[], n, cmd, vk::ShaderStageFlags::FRAGMENT)?;
+        let pushed = match push {
+            Some(p) => Some(self.address_blocks(s, p, n)?),
+            None => None,
+        };
         // Vertex buffer: 6 vertices per quad: position (clip space, D3D +y up) then the varyings.
         let nv = job.varyings as usize;
         let vstride = (1 + nv) * 16;
@@ -863,7 +975,9 @@ impl Gpu {
         )?;
         let vs = self.module(s, &vs_spirv)?;
         let fs = self.module(s, job.spirv)?;
-        self.pipeline_layout(s, None)?;
+        let push_stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+        let range = push.map(|p| vk::PushConstantRange { stage_flags: push_stages, offset: 0, size: 8 * p.addresses.max(1) });
+        self.pipeline_layout(s, range)?;
         let stage_infos = [
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
             vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::FRAGMENT).module(fs).name(c"main"),
@@ -962,6 +1076,9 @@ impl Gpu {
             for q in 0..n {
                 let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * q as u64) as u32).collect();
                 d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                if let Some(pc) = &pushed {
+                    d.cmd_push_constants(cmd, s.pipeline_layout, push_stages, 0, &pc[q]);
+                }
                 d.cmd_draw(cmd, 6, 1, (q * 6) as u32, 0);
             }
             d.cmd_end_rendering(cmd);
@@ -1062,6 +1179,16 @@ pub fn capture_gs_hlsl(varyings: u32) -> String {
     }
     s += "}\n";
     s
+}
+
+/// [`capture_gs_hlsl`] for [`AddressPush`] jobs: the capture buffer at `set`, the draw's base
+/// index at push-constant byte `offset` (after the shader's addresses).
+pub fn capture_gs_hlsl_at(varyings: u32, set: u32, offset: u32) -> String {
+    let base = capture_gs_hlsl(varyings);
+    let pad: String = (0..offset / 4).map(|k| format!("uint pad{k}; ")).collect();
+    base.replace("struct CaptureBase { uint base; };", &format!("struct CaptureBase {{ {pad}uint base; }};"))
+        .replace(&format!("register(u0, space{CAPTURE_SET})"), &format!("register(u0, space{set})"))
+        .replace(&format!("[[vk::binding(0, {CAPTURE_SET})]]"), &format!("[[vk::binding(0, {set})]]"))
 }
 
 /// The fragment harness vertex shader: location 0 = clip-space position (D3D convention; DXC's

@@ -2,6 +2,7 @@
 
 pub mod container;
 pub mod disasm;
+pub mod interp;
 pub mod lower;
 pub mod ucode;
 

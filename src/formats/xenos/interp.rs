@@ -1,0 +1,981 @@
+//! Reference interpreter of Xenos microcode, for verification by execution (`src/verify/xenos.rs`).
+//!
+//! Written from notes/xenos.md and the per-opcode pseudo-code of Xenia's `ucode.h` (the D3D9
+//! "0 × anything = 0" multiply, the rcp/rsq/log variants, `a >= b ? a : b` max, the predicate
+//! counter ops), NOT from `lower.rs`. It uses the bit-field decoder of `ucode.rs` (instruction
+//! layouts are facts of the encoding) and nothing of the lowering except the ABI's interpolator
+//! locations.
+//!
+//! Every register lane is an [`Expect`]: a value plus an error bound, so that approximate ops
+//! (exp, log, rcp, rsq, sqrt, sin, cos) carry their error through later instructions. A
+//! comparison, select, texel choice or control-flow decision whose operands are within that error
+//! of the threshold makes the affected lanes (or, for control flow, the whole run) undetermined.
+
+use super::container::Container;
+use super::ucode::{Addr, Alu, Cf, CfOp, Fetch, Instr, Operand, Program, CF_NAMES, SCALAR_OPS, VECTOR_OPS};
+use crate::verify::{ulp, Expect};
+use std::collections::{BTreeMap, BTreeSet};
+
+type V = Expect;
+type R4 = [V; 4];
+const UNKNOWN: V = Expect::UNKNOWN;
+const fn ex(v: f32) -> V {
+    Expect { value: v, err: 0.0 }
+}
+const ZERO4: R4 = [ex(0.0); 4];
+
+/// Instructions executed before the interpreter gives up.
+pub const STEP_LIMIT: u64 = 100_000;
+
+/// Float constant registers per stage (XenosRecomp's buffers; reads past them give 0).
+pub const VS_CONSTANTS: usize = 256;
+pub const PS_CONSTANTS: usize = 224;
+
+/// Error bounds of the approximate ops on lavapipe (same family of bounds as the AGAL/PICA
+/// interpreters, README "Verification by execution"): rcp/sqrt 1 ulp, rsq 2 ulp, exp
+/// 2⁻²⁰ + 2⁻²²·|x| relative, log 2⁻²¹ absolute + 2 ulp, sin/cos 2⁻²⁰ + 2⁻²⁴·|x| absolute.
+fn tolerance(op: &str, x: f64, r: f64) -> f64 {
+    match op {
+        "rcp" | "sqrt" => ulp(r),
+        "rsq" => 2.0 * ulp(r),
+        "exp" => r.abs() * (1.0 / 1048576.0 + x.abs() / 4194304.0),
+        "log" => 1.0 / 2097152.0 + 2.0 * ulp(r),
+        "sin" | "cos" => 1.0 / 1048576.0 + x.abs() / 16777216.0,
+        _ => 0.0,
+    }
+}
+
+/// A 2D texture bound to a fetch-constant slot: `size`×`size` RGBA texels, rows top to bottom,
+/// sampled with nearest filtering and clamp-to-edge (one mip level).
+#[derive(Clone, Debug)]
+pub struct Texture {
+    pub size: u32,
+    pub texels: Vec<[f32; 4]>,
+}
+
+/// Inputs and uniform state of one invocation (vertex) or one pixel.
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    /// Float constants c0.. as the guest uploads them (literal `def`s are part of them).
+    pub c: Vec<[f32; 4]>,
+    /// This stage's booleans b0-b15 (bit n = b n).
+    pub booleans: u16,
+    /// Vertex shaders: the value each vertex element's fetch reads, by vfetch slot address
+    /// (raw f32 lanes as the host input delivers them).
+    pub vertex_inputs: BTreeMap<u32, [f32; 4]>,
+    /// Pixel shaders: the interpolated value per interpolator register (r0-r15).
+    pub interpolators: BTreeMap<u32, [f32; 4]>,
+    /// Textures by fetch-constant slot.
+    pub textures: BTreeMap<u32, Texture>,
+    /// XenosRecomp's g_HalfPixelOffset (vertex epilogue).
+    pub half_pixel_offset: [f32; 2],
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Export register → value (vertex: 62 = oPos, 0-15 interpolators; pixel: 0-3 oCn, 61 oDepth).
+    pub exports: BTreeMap<u32, R4>,
+    /// Pixel shaders: whether the pixel survives (None = a kill decision was undetermined).
+    pub written: Option<bool>,
+    /// Mnemonics executed (CF, vector, scalar, fetch; plus "relative", "predicated", "saturate").
+    pub executed: BTreeSet<String>,
+    /// Control flow depended on an undetermined value: all outputs are unknown.
+    pub undetermined: bool,
+    pub runaway: bool,
+    /// Outcomes of every cexec_pred / exec_pred condition evaluated (for coverage checks).
+    pub pred_exec_outcomes: Vec<bool>,
+    pub steps: u64,
+}
+
+fn lo(x: V) -> f64 {
+    f64::from(x.value) - f64::from(x.err)
+}
+fn hi(x: V) -> f64 {
+    f64::from(x.value) + f64::from(x.err)
+}
+fn is_exact(x: V) -> bool {
+    x.err == 0.0
+}
+
+/// `r` = the f32 result for the nominal inputs, `range` the exact result range over the input
+/// intervals, `tol` the op's own bound.
+fn make(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, tol: f64) -> V {
+    if inputs_exact && tol == 0.0 {
+        // Vulkan may flush denormal results.
+        if r != 0.0 && r.is_finite() && r.abs() < f32::MIN_POSITIVE {
+            return UNKNOWN;
+        }
+        return ex(r);
+    }
+    if !r.is_finite() || (r != 0.0 && r.abs() < f32::MIN_POSITIVE) {
+        return UNKNOWN;
+    }
+    let mut err = tol;
+    if !inputs_exact {
+        match range() {
+            Some((l, h)) if l.is_finite() && h.is_finite() => {
+                let rv = f64::from(r);
+                err += (h - rv).max(rv - l).max(0.0) + ulp(rv);
+            }
+            _ => return UNKNOWN,
+        }
+    }
+    if err.is_nan() || err >= 1e30 {
+        return UNKNOWN;
+    }
+    let e = err as f32;
+    let e = if f64::from(e) < err { f32::from_bits(e.to_bits() + 1) } else { e };
+    Expect { value: r, err: e }
+}
+
+fn known(xs: &[V]) -> bool {
+    xs.iter().all(|x| x.is_known())
+}
+
+fn add(a: V, b: V) -> V {
+    if !known(&[a, b]) {
+        return UNKNOWN;
+    }
+    // x + (-x) with x = ±inf or NaN: IEEE gives NaN, but Vulkan lets the driver fold `x - x` to 0
+    // when both come from the same value (lavapipe does, fuzz seed 1 #613): not determined.
+    if !a.value.is_finite() && (a.value.to_bits() == (-b.value).to_bits() || (a.value.is_nan() && b.value.is_nan())) {
+        return UNKNOWN;
+    }
+    make(a.value + b.value, is_exact(a) && is_exact(b), || Some((lo(a) + lo(b), hi(a) + hi(b))), 0.0)
+}
+fn neg(a: V) -> V {
+    Expect { value: -a.value, err: a.err }
+}
+fn sub(a: V, b: V) -> V {
+    add(a, neg(b))
+}
+
+/// The D3D9 / Xenos multiply: 0 × anything (inf, NaN) = +0 (ucode.h `mul`, "legacy" multiply).
+pub fn xenos_mul(a: f32, b: f32) -> f32 {
+    if a == 0.0 || b == 0.0 {
+        0.0
+    } else {
+        a * b
+    }
+}
+
+fn mul(a: V, b: V) -> V {
+    if (is_exact(a) && a.value == 0.0) || (is_exact(b) && b.value == 0.0) {
+        return ex(0.0);
+    }
+    if !known(&[a, b]) {
+        return UNKNOWN;
+    }
+    // An approximate operand whose interval contains 0: the result is 0 or a·b, both near 0.
+    let r = xenos_mul(a.value, b.value);
+    make(
+        r,
+        is_exact(a) && is_exact(b),
+        || {
+            let p = [lo(a) * lo(b), lo(a) * hi(b), hi(a) * lo(b), hi(a) * hi(b), 0.0];
+            Some((p.iter().copied().fold(f64::INFINITY, f64::min), p.iter().copied().fold(f64::NEG_INFINITY, f64::max)))
+        },
+        0.0,
+    )
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cmp {
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+}
+
+fn cmp_f(c: Cmp, a: f32, b: f32) -> bool {
+    match c {
+        Cmp::Eq => a == b,
+        Cmp::Ne => a != b,
+        Cmp::Gt => a > b,
+        Cmp::Ge => a >= b,
+        Cmp::Lt => a < b,
+    }
+}
+
+/// `a OP b`, or None when the operands' error makes the outcome uncertain.
+fn decide(c: Cmp, a: V, b: V) -> Option<bool> {
+    if !known(&[a, b]) {
+        return None;
+    }
+    let r = cmp_f(c, a.value, b.value);
+    if is_exact(a) && is_exact(b) {
+        return Some(r);
+    }
+    if a.value.is_nan() || b.value.is_nan() {
+        return None;
+    }
+    // Certain only when the intervals do not touch.
+    if hi(a) < lo(b) || hi(b) < lo(a) {
+        Some(r)
+    } else {
+        None
+    }
+}
+
+fn select(c: Option<bool>, t: V, f: V) -> V {
+    match c {
+        Some(true) => t,
+        Some(false) => f,
+        None => UNKNOWN,
+    }
+}
+
+fn unary(op: &'static str, a: V, f: impl Fn(f64) -> f64) -> V {
+    if !a.is_known() {
+        return UNKNOWN;
+    }
+    let r = f(f64::from(a.value)) as f32;
+    let tol = tolerance(op, f64::from(a.value), f64::from(r));
+    if r.is_nan() || r.is_infinite() || a.value.is_infinite() {
+        // Special results (NaN, ±inf, and what inf inputs give) are exact on the GPU only for
+        // exact inputs; otherwise undetermined.
+        return if is_exact(a) { ex(r) } else { UNKNOWN };
+    }
+    if is_exact(a) && tol == 0.0 {
+        return ex(r);
+    }
+    make(
+        r,
+        is_exact(a),
+        || {
+            // Monotonic pieces: sample the ends (and reject intervals crossing a pole / 0).
+            let (l, h) = (lo(a), hi(a));
+            if matches!(op, "rcp" | "rsq" | "log" | "sqrt") && l <= 0.0 && h >= 0.0 {
+                return None;
+            }
+            if matches!(op, "sin" | "cos") {
+                let w = h - l;
+                let r = f64::from(r);
+                return Some((r - w, r + w));
+            }
+            let (x, y) = (f(l), f(h));
+            Some((x.min(y), x.max(y)))
+        },
+        tol,
+    )
+}
+
+fn saturate(x: V) -> V {
+    if !x.is_known() || x.value.is_nan() {
+        return UNKNOWN;
+    }
+    let r = x.value.clamp(0.0, 1.0);
+    if is_exact(x) {
+        return ex(if r == 0.0 { 0.0 } else { r });
+    }
+    make(r, false, || Some((lo(x).clamp(0.0, 1.0), hi(x).clamp(0.0, 1.0))), 0.0)
+}
+
+fn floor_v(a: V) -> V {
+    if !a.is_known() {
+        return UNKNOWN;
+    }
+    let r = a.value.floor();
+    if is_exact(a) {
+        return ex(r);
+    }
+    if lo(a).floor() != hi(a).floor() {
+        return UNKNOWN;
+    }
+    ex(r)
+}
+
+fn trunc_v(a: V) -> V {
+    // ucode.h: src >= 0 ? floor(src) : -floor(-src)
+    if !a.is_known() {
+        return UNKNOWN;
+    }
+    let r = a.value.trunc();
+    if is_exact(a) {
+        return ex(r);
+    }
+    if lo(a).trunc() != hi(a).trunc() || (lo(a) < 0.0 && hi(a) > 0.0) {
+        return UNKNOWN;
+    }
+    ex(r)
+}
+
+fn frac_v(a: V) -> V {
+    // ucode.h: src - floor(src)
+    let f = floor_v(a);
+    if !f.is_known() {
+        return UNKNOWN;
+    }
+    sub(a, f)
+}
+
+/// Address-register value from a float: clamp((int)floor(x), -256, 255).
+fn a0_from(x: V, round: bool) -> Option<i32> {
+    let v = if round { add(x, ex(0.5)) } else { x };
+    let f = floor_v(v);
+    if !f.is_known() || f.value.is_nan() {
+        return None;
+    }
+    Some((f.value.clamp(-256.0, 255.0)) as i32)
+}
+
+struct M<'a> {
+    c: &'a Container,
+    s: &'a State,
+    vertex: bool,
+    r: Vec<R4>,
+    ps: V,
+    p0: Option<bool>,
+    a0: Option<i32>,
+    al: i32,
+    exports: BTreeMap<u32, R4>,
+    killed: Option<bool>,
+    executed: BTreeSet<String>,
+    undetermined: bool,
+}
+
+impl M<'_> {
+    fn note(&mut self, what: &str) {
+        if !self.executed.contains(what) {
+            self.executed.insert(what.to_string());
+        }
+    }
+
+    fn constant(&mut self, index: i64) -> R4 {
+        // Literal `def`s live in the register file (the microcode's literal constants).
+        for d in &self.c.float_defs {
+            let k = index - d.register as i64;
+            if k >= 0 && (k as usize) * 4 < d.values.len() {
+                let v = &d.values[k as usize * 4..];
+                return std::array::from_fn(|l| ex(v.get(l).copied().unwrap_or(0.0)));
+            }
+        }
+        let count = if self.vertex { VS_CONSTANTS } else { PS_CONSTANTS } as i64;
+        if index < 0 || index >= count {
+            return ZERO4;
+        }
+        self.s.c.get(index as usize).map_or(ZERO4, |v| v.map(ex))
+    }
+
+    fn temp_index(&mut self, index: u32, rel: bool) -> Option<usize> {
+        let i = if rel {
+            self.note("relative");
+            index as i64 + self.al as i64
+        } else {
+            index as i64
+        };
+        if (0..64).contains(&i) {
+            Some(i as usize)
+        } else {
+            None
+        }
+    }
+
+    /// Reads an operand with its swizzle, then |x| and negation (as the hardware: abs first).
+    fn operand(&mut self, o: &Operand) -> R4 {
+        let raw = if o.is_temp {
+            match self.temp_index(o.index, o.addr != Addr::Static) {
+                Some(i) => self.r[i],
+                None => [UNKNOWN; 4],
+            }
+        } else {
+            let idx = match o.addr {
+                Addr::Static => Some(o.index as i64),
+                Addr::A0 => {
+                    self.note("relative");
+                    self.a0.map(|a| o.index as i64 + a as i64)
+                }
+                Addr::AL => {
+                    self.note("relative");
+                    Some(o.index as i64 + self.al as i64)
+                }
+            };
+            match idx {
+                Some(i) => self.constant(i),
+                None => [UNKNOWN; 4],
+            }
+        };
+        std::array::from_fn(|k| {
+            let mut v = raw[o.swizzle[k] as usize];
+            if o.abs {
+                v.value = v.value.abs();
+            }
+            if o.negate {
+                v = neg(v);
+            }
+            v
+        })
+    }
+
+    fn kill(&mut self, c: Option<bool>) -> V {
+        match c {
+            Some(true) => {
+                self.killed = Some(true);
+                ex(1.0)
+            }
+            Some(false) => ex(0.0),
+            None => {
+                if self.killed != Some(true) {
+                    self.killed = None;
+                }
+                UNKNOWN
+            }
+        }
+    }
+
+    /// Vector op: result (None when the op only changes state and writes its result in place).
+    fn vector(&mut self, a: &Alu) -> R4 {
+        let op = a.vector_opcode();
+        let n = VECTOR_OPS[op as usize].1 as u32;
+        let s: Vec<R4> = (1..=n).map(|i| self.operand(&a.vector_src(i))).collect();
+        let per = |f: &dyn Fn(usize) -> V| -> R4 { std::array::from_fn(f) };
+        let bool1 = |c: Option<bool>| match c {
+            Some(true) => ex(1.0),
+            Some(false) => ex(0.0),
+            None => UNKNOWN,
+        };
+        match op {
+            0 => per(&|k| add(s[0][k], s[1][k])),
+            1 => per(&|k| mul(s[0][k], s[1][k])),
+            2 => per(&|k| select(decide(Cmp::Ge, s[0][k], s[1][k]), s[0][k], s[1][k])),
+            3 => per(&|k| select(decide(Cmp::Lt, s[0][k], s[1][k]), s[0][k], s[1][k])),
+            4 => per(&|k| bool1(decide(Cmp::Eq, s[0][k], s[1][k]))),
+            5 => per(&|k| bool1(decide(Cmp::Gt, s[0][k], s[1][k]))),
+            6 => per(&|k| bool1(decide(Cmp::Ge, s[0][k], s[1][k]))),
+            7 => per(&|k| bool1(decide(Cmp::Ne, s[0][k], s[1][k]))),
+            8 => per(&|k| frac_v(s[0][k])),
+            9 => per(&|k| trunc_v(s[0][k])),
+            10 => per(&|k| floor_v(s[0][k])),
+            11 => per(&|k| add(mul(s[0][k], s[1][k]), s[2][k])),
+            12 => per(&|k| select(decide(Cmp::Eq, s[0][k], ex(0.0)), s[1][k], s[2][k])),
+            13 => per(&|k| select(decide(Cmp::Ge, s[0][k], ex(0.0)), s[1][k], s[2][k])),
+            14 => per(&|k| select(decide(Cmp::Gt, s[0][k], ex(0.0)), s[1][k], s[2][k])),
+            15 | 16 => {
+                let m = if op == 15 { 4 } else { 3 };
+                let mut acc = mul(s[0][0], s[1][0]);
+                for k in 1..m {
+                    acc = add(acc, mul(s[0][k], s[1][k]));
+                }
+                [acc; 4]
+            }
+            17 => {
+                let d = add(add(mul(s[0][0], s[1][0]), mul(s[0][1], s[1][1])), s[2][0]);
+                [d; 4]
+            }
+            19 => {
+                // max(x, y, z, w) as a chain of `a >= b ? a : b`.
+                let mut m = s[0][0];
+                for k in 1..4 {
+                    m = select(decide(Cmp::Ge, m, s[0][k]), m, s[0][k]);
+                }
+                [m; 4]
+            }
+            20..=23 => {
+                let c = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Ge][(op - 20) as usize];
+                let and = |x: Option<bool>, y: Option<bool>| match (x, y) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                };
+                self.p0 = and(decide(Cmp::Eq, s[0][3], ex(0.0)), decide(c, s[1][3], ex(0.0)));
+                let hit = and(decide(Cmp::Eq, s[0][0], ex(0.0)), decide(c, s[1][0], ex(0.0)));
+                [select(hit, ex(0.0), add(s[0][0], ex(1.0))); 4]
+            }
+            24..=27 => {
+                let c = [Cmp::Eq, Cmp::Gt, Cmp::Ge, Cmp::Ne][(op - 24) as usize];
+                let mut any = Some(false);
+                for k in 0..4 {
+                    any = match (any, decide(c, s[0][k], s[1][k])) {
+                        (Some(true), _) | (_, Some(true)) => Some(true),
+                        (Some(false), Some(false)) => Some(false),
+                        _ => None,
+                    };
+                }
+                [self.kill(any); 4]
+            }
+            28 => [ex(1.0), mul(s[0][1], s[1][1]), s[0][2], s[1][3]],
+            29 => {
+                self.a0 = a0_from(s[0][3], true);
+                per(&|k| select(decide(Cmp::Ge, s[0][k], s[1][k]), s[0][k], s[1][k]))
+            }
+            _ => [UNKNOWN; 4],
+        }
+    }
+
+    fn scalar(&mut self, a: &Alu) -> V {
+        let op = a.scalar_opcode();
+        let srcs: Vec<R4> = a.scalar_srcs().iter().map(|o| self.operand(o)).collect();
+        let av = srcs.first().map_or(UNKNOWN, |s| s[0]);
+        let bv = srcs.first().map_or(UNKNOWN, |s| s[1]);
+        let ps = self.ps;
+        let one = ex(1.0);
+        let zero = ex(0.0);
+        let fmax = f32::MAX;
+        let b = |c: Option<bool>, t: V, f: V| select(c, t, f);
+        // Predicate set: (condition) → dest 0, p0 = 1; else dest `other`, p0 = 0.
+        let setp = |m: &mut Self, c: Option<bool>, other: V| {
+            m.p0 = c;
+            b(c, zero, other)
+        };
+        match op {
+            0 => add(av, bv),
+            1 => add(av, ps),
+            2 => mul(av, bv),
+            3 => mul(av, ps),
+            4 => {
+                // muls_prev2: ps == -FLT_MAX || !isfinite(ps) || !isfinite(b) || b <= 0 ? -FLT_MAX : a * ps
+                if !is_exact(ps) || !is_exact(bv) {
+                    return UNKNOWN;
+                }
+                if ps.value == -fmax || !ps.value.is_finite() || !bv.value.is_finite() || bv.value <= 0.0 {
+                    ex(-fmax)
+                } else {
+                    mul(av, ps)
+                }
+            }
+            5 => b(decide(Cmp::Ge, av, bv), av, bv),
+            6 => b(decide(Cmp::Lt, av, bv), av, bv),
+            7 => b(decide(Cmp::Eq, av, zero), one, zero),
+            8 => b(decide(Cmp::Gt, av, zero), one, zero),
+            9 => b(decide(Cmp::Ge, av, zero), one, zero),
+            10 => b(decide(Cmp::Ne, av, zero), one, zero),
+            11 => frac_v(av),
+            12 => trunc_v(av),
+            13 => floor_v(av),
+            14 => {
+                // exp: src == 0 ? 1 : 2^src
+                if is_exact(av) && av.value == 0.0 {
+                    return one;
+                }
+                unary("exp", av, f64::exp2)
+            }
+            15 | 16 => {
+                // log: src == 1 ? 0 : log2(src); logc: -inf → -FLT_MAX.
+                if is_exact(av) && av.value == 1.0 {
+                    return zero;
+                }
+                let r = unary("log", av, f64::log2);
+                if op == 15 && r.is_known() && r.value == f32::NEG_INFINITY {
+                    return ex(-fmax);
+                }
+                r
+            }
+            17..=22 => {
+                // rcp / rsq: src == 1 ? 1 : 1/src (1/sqrt(src)); c: ±inf → ±FLT_MAX; f: ±inf → ±0.
+                if is_exact(av) && av.value == 1.0 {
+                    return one;
+                }
+                // rsq of -0: IEEE gives 1/sqrt(-0) = -inf, but lavapipe's reciprocal square root
+                // of -0 does not go through the clamp (observed: rsqf(-0) = -inf); not
+                // determined (README, Xenos verification limits).
+                if op >= 20 && av.is_known() && av.value == 0.0 && av.value.is_sign_negative() {
+                    return UNKNOWN;
+                }
+                let r = if op <= 19 { unary("rcp", av, |x| 1.0 / x) } else { unary("rsq", av, |x| 1.0 / x.sqrt()) };
+                let variant = (op - 17) % 3;
+                if r.is_known() && r.value.is_infinite() {
+                    let sign = r.value.signum();
+                    return match variant {
+                        0 => ex(sign * fmax),
+                        1 => ex(sign * 0.0),
+                        _ => r,
+                    };
+                }
+                r
+            }
+            23 | 24 => {
+                self.a0 = a0_from(av, op == 23);
+                b(decide(Cmp::Ge, av, bv), av, bv)
+            }
+            25 => sub(av, bv),
+            26 => sub(av, ps),
+            27..=30 => {
+                let c = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Ge][(op - 27) as usize];
+                let d = decide(c, av, zero);
+                setp(self, d, one)
+            }
+            31 => {
+                // setp_inv: src == 1 → 0, p0 = 1; else (src == 0 ? 1 : src), p0 = 0.
+                let d = decide(Cmp::Eq, av, one);
+                let other = b(decide(Cmp::Eq, av, zero), one, av);
+                setp(self, d, other)
+            }
+            32 => {
+                // setp_pop: src - 1 <= 0 → 0, p0 = 1; else src - 1, p0 = 0.
+                let m1 = sub(av, one);
+                let d = decide(Cmp::Ge, zero, m1);
+                setp(self, d, m1)
+            }
+            33 => {
+                self.p0 = Some(false);
+                ex(fmax)
+            }
+            34 => {
+                let d = decide(Cmp::Eq, av, zero);
+                setp(self, d, av)
+            }
+            35..=39 => {
+                let d = match op {
+                    35 => decide(Cmp::Eq, av, zero),
+                    36 => decide(Cmp::Gt, av, zero),
+                    37 => decide(Cmp::Ge, av, zero),
+                    38 => decide(Cmp::Ne, av, zero),
+                    _ => decide(Cmp::Eq, av, one),
+                };
+                self.kill(d)
+            }
+            40 => unary("sqrt", av, f64::sqrt),
+            42..=47 => {
+                let c = srcs[0][0];
+                let r = srcs[1][0];
+                match op {
+                    42 | 43 => mul(c, r),
+                    44 | 45 => add(c, r),
+                    _ => sub(c, r),
+                }
+            }
+            48 => unary("sin", av, f64::sin),
+            49 => unary("cos", av, f64::cos),
+            50 => ps,
+            _ => UNKNOWN,
+        }
+    }
+
+    fn write(&mut self, export: bool, reg: u32, rel: bool, mask: u32, value: R4, clamp: bool) {
+        if mask == 0 {
+            return;
+        }
+        if clamp {
+            self.note("saturate");
+        }
+        let value = if clamp { value.map(saturate) } else { value };
+        let target: &mut R4 = if export {
+            self.exports.entry(reg).or_insert(ZERO4)
+        } else {
+            match self.temp_index(reg, rel) {
+                Some(i) => &mut self.r[i],
+                None => {
+                    self.undetermined = true;
+                    return;
+                }
+            }
+        };
+        for k in 0..4 {
+            if mask & (1 << k) != 0 {
+                target[k] = value[k];
+            }
+        }
+    }
+
+    fn pred_ok(&mut self, predicated: bool, condition: bool) -> Option<bool> {
+        if !predicated {
+            return Some(true);
+        }
+        self.note("predicated");
+        self.p0.map(|p| p == condition)
+    }
+
+    fn alu(&mut self, a: &Alu) {
+        match self.pred_ok(a.is_predicated(), a.pred_condition()) {
+            Some(true) => {}
+            Some(false) => return,
+            None => {
+                self.undetermined = true;
+                return;
+            }
+        }
+        let has_v = a.has_vector_op();
+        let has_s = a.has_scalar_op();
+        // Both operations read their sources before either writes.
+        let (mut vres, mut sres) = ([UNKNOWN; 4], UNKNOWN);
+        // a0 (maxa / maxas / maxasf) changes after both operations read their sources.
+        let a0_before = self.a0;
+        let mut a0_after = None;
+        if has_v {
+            self.note(VECTOR_OPS[a.vector_opcode() as usize].0);
+            vres = self.vector(a);
+            if a.vector_opcode() == 29 {
+                a0_after = Some(self.a0);
+                self.a0 = a0_before;
+            }
+        }
+        if has_s {
+            self.note(SCALAR_OPS.get(a.scalar_opcode() as usize).map_or("?", |x| x.0));
+            sres = self.scalar(a);
+        }
+        if let Some(v) = a0_after {
+            self.a0 = v;
+        }
+        if has_v {
+            self.write(a.is_export(), a.vector_dest(), a.vector_dest_rel(), a.vector_result_mask(), vres, a.vector_clamp());
+        }
+        if has_s {
+            let (reg, rel) = if a.is_export() { (a.vector_dest(), false) } else { (a.scalar_dest(), a.scalar_dest_rel()) };
+            self.write(a.is_export(), reg, rel, a.scalar_result_mask(), [sres; 4], a.scalar_clamp());
+            // ps is the unclamped result (the clamp applies to the register write), as in Xenia's
+            // translator, which stores the scalar result to ps before StoreResult clamps it.
+            self.ps = sres;
+        }
+        if a.is_export() {
+            let c1 = a.const1_mask() & !(a.vector_result_mask() | a.scalar_result_mask());
+            self.write(true, a.vector_dest(), false, c1, [ex(1.0); 4], false);
+            self.write(true, a.vector_dest(), false, a.const0_mask(), [ex(0.0); 4], false);
+        }
+    }
+
+    fn fetch(&mut self, f: &Fetch, address: u32) {
+        match self.pred_ok(f.is_predicated(), f.pred_condition()) {
+            Some(true) => {}
+            Some(false) => return,
+            None => {
+                self.undetermined = true;
+                return;
+            }
+        }
+        let value: R4 = match f.opcode() {
+            0 => {
+                self.note("vfetch");
+                match self.s.vertex_inputs.get(&address) {
+                    Some(v) => v.map(ex),
+                    None => [UNKNOWN; 4],
+                }
+            }
+            1 => {
+                let dim = f.dimension();
+                self.note(["tfetch1D", "tfetch2D", "tfetch3D", "tfetchCube"][dim as usize]);
+                let src = match self.temp_index(f.src_reg(), f.src_rel()) {
+                    Some(i) => self.r[i],
+                    None => [UNKNOWN; 4],
+                };
+                let sw = f.tfetch_src_swizzle();
+                let (u, v) = (src[sw[0] as usize], if dim == 0 { ex(0.5) } else { src[sw[1] as usize] });
+                self.sample(f.const_index(), u, v)
+            }
+            _ => [UNKNOWN; 4],
+        };
+        let sw = f.dst_swizzle();
+        let mut mask = 0;
+        let mut out = [UNKNOWN; 4];
+        for (k, &c) in sw.iter().enumerate() {
+            match c {
+                0..=3 => {
+                    out[k] = value[c as usize];
+                    mask |= 1 << k;
+                }
+                4 => {
+                    out[k] = ex(0.0);
+                    mask |= 1 << k;
+                }
+                5 | 6 => {
+                    out[k] = ex(1.0);
+                    mask |= 1 << k;
+                }
+                _ => {}
+            }
+        }
+        self.write(false, f.dst_reg(), f.dst_rel(), mask, out, false);
+    }
+
+    /// Nearest, clamp-to-edge sample of a 2D texture at normalised (u, v).
+    fn sample(&self, slot: u32, u: V, v: V) -> R4 {
+        let Some(t) = self.s.textures.get(&slot) else { return [UNKNOWN; 4] };
+        let n = t.size as f64;
+        let texel = |c: V| -> Option<u32> {
+            if !c.is_known() || !c.value.is_finite() {
+                return None;
+            }
+            let (l, h) = (lo(c) * n, hi(c) * n);
+            // Stay clear of texel boundaries (the sampler's fixed-point coordinate rounding).
+            let margin = 1.0 / 256.0;
+            let (fl, fh) = ((l - margin).floor(), (h + margin).floor());
+            if fl != fh {
+                return None;
+            }
+            Some(fl.clamp(0.0, n - 1.0) as u32)
+        };
+        match (texel(u), texel(v)) {
+            (Some(x), Some(y)) => t.texels[(y * t.size + x) as usize].map(ex),
+            _ => [UNKNOWN; 4],
+        }
+    }
+
+    fn clause(&mut self, slots: &[super::ucode::Slot]) {
+        for s in slots {
+            match &s.instr {
+                Instr::Fetch(f) => self.fetch(f, s.address),
+                Instr::Alu(a) => self.alu(a),
+            }
+            if self.undetermined {
+                return;
+            }
+        }
+    }
+
+    fn bool_const(&self, b: u32) -> bool {
+        b < 16 && self.s.booleans & (1 << b) != 0
+    }
+}
+
+/// Loop constant i<n> from the container's literal `defi`: (count, start, step).
+fn loop_constant(c: &Container, id: u32) -> Option<(i32, i32, i32)> {
+    let v = c.int_defs.iter().find_map(|d| {
+        let k = id.checked_sub(d.register)? as usize;
+        d.values.get(k).copied()
+    })?;
+    Some(((v & 0xFF) as i32, ((v >> 8) & 0xFF) as i32, ((v >> 16) & 0xFF) as u8 as i8 as i32))
+}
+
+/// Runs a program for one invocation / pixel.
+pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
+    let vertex = c.is_vertex();
+    let mut m = M {
+        c,
+        s,
+        vertex,
+        r: vec![ZERO4; 64],
+        ps: ex(0.0),
+        p0: Some(false),
+        a0: Some(0),
+        al: 0,
+        exports: BTreeMap::new(),
+        killed: Some(false),
+        executed: BTreeSet::new(),
+        undetermined: false,
+    };
+    if !vertex {
+        for ip in &c.interpolators {
+            if let Some(v) = s.interpolators.get(&ip.reg) {
+                m.r[ip.reg as usize] = v.map(ex);
+            }
+        }
+    }
+    let mut pred_exec_outcomes = Vec::new();
+    // Loop stack: (remaining count, saved aL, step).
+    let mut loops: Vec<(i32, i32, i32)> = Vec::new();
+    let mut pc = 0usize;
+    let mut steps = 0u64;
+    let mut runaway = false;
+    while pc < p.cf.len() && !m.undetermined {
+        steps += 1;
+        if steps > STEP_LIMIT {
+            runaway = true;
+            break;
+        }
+        let cf: Cf = p.cf[pc];
+        m.note(CF_NAMES[cf.opcode() as usize]);
+        let mut next = pc + 1;
+        match cf.op() {
+            _ if cf.is_exec() => {
+                let run_it = match cf.op() {
+                    CfOp::CondExec | CfOp::CondExecEnd => Some(m.bool_const(cf.bool_address()) == cf.condition()),
+                    CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                        let r = m.p0.map(|p| p == cf.condition());
+                        if let Some(r) = r {
+                            pred_exec_outcomes.push(r);
+                        }
+                        r
+                    }
+                    _ => Some(true),
+                };
+                match run_it {
+                    Some(true) => m.clause(&p.clauses[pc]),
+                    Some(false) => {}
+                    None => m.undetermined = true,
+                }
+                if cf.ends_shader() {
+                    break;
+                }
+            }
+            CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone => {}
+            CfOp::CondJmp => {
+                let take = if cf.is_unconditional() {
+                    Some(true)
+                } else if cf.is_predicated() {
+                    m.p0.map(|p| p == cf.condition())
+                } else {
+                    Some(m.bool_const(cf.bool_address()) == cf.condition())
+                };
+                match take {
+                    Some(true) => next = cf.target() as usize,
+                    Some(false) => {}
+                    None => m.undetermined = true,
+                }
+            }
+            CfOp::LoopStart => {
+                let Some((count, start, step)) = loop_constant(c, cf.loop_id()) else {
+                    m.undetermined = true;
+                    break;
+                };
+                loops.push((count, m.al, step));
+                if !cf.is_repeat() {
+                    m.al = start;
+                }
+                if count <= 0 {
+                    let (_, saved, _) = loops.pop().unwrap();
+                    m.al = saved;
+                    next = cf.target() as usize;
+                }
+            }
+            CfOp::LoopEnd => {
+                let Some(top) = loops.last_mut() else {
+                    m.undetermined = true;
+                    break;
+                };
+                top.0 -= 1;
+                m.al += top.2;
+                let mut again = top.0 > 0;
+                if cf.is_predicated_break() {
+                    match m.p0.map(|p| p == cf.condition()) {
+                        Some(true) => again = false,
+                        Some(false) => {}
+                        None => m.undetermined = true,
+                    }
+                }
+                if again {
+                    next = cf.target() as usize;
+                } else {
+                    let (_, saved, _) = loops.pop().unwrap();
+                    m.al = saved;
+                }
+            }
+            _ => {
+                // call / ret: not translated (rejected by the lowering); nothing to compare.
+                m.undetermined = true;
+            }
+        }
+        pc = next;
+    }
+    // Vertex epilogue (XenosRecomp's ABI): oPos.xy += g_HalfPixelOffset * oPos.w (IEEE).
+    if vertex {
+        if let Some(pos) = m.exports.get_mut(&62) {
+            let w = pos[3];
+            for k in 0..2 {
+                let hp = ex(s.half_pixel_offset[k]);
+                let prod = if w.is_known() && is_exact(w) {
+                    ex(hp.value * w.value)
+                } else if hp.value == 0.0 && w.is_known() && w.value.is_finite() {
+                    ex(0.0)
+                } else {
+                    UNKNOWN
+                };
+                pos[k] = add(pos[k], prod);
+            }
+        }
+    }
+    let undetermined = m.undetermined || runaway;
+    if undetermined {
+        for v in m.exports.values_mut() {
+            *v = [UNKNOWN; 4];
+        }
+    }
+    Outcome {
+        exports: m.exports,
+        written: if undetermined { None } else { m.killed.map(|k| !k) },
+        executed: m.executed,
+        undetermined,
+        runaway,
+        pred_exec_outcomes,
+        steps,
+    }
+}

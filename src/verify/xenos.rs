@@ -1,0 +1,906 @@
+//! Xenos adapter of the verification harness: runs shrec's exact cache SPIR-V of a Xenos container
+//! on lavapipe through XenosRecomp's runtime ABI (constants and SharedConstants by buffer device
+//! address in push constants, bindless texture / sampler heaps at sets 0 and 3) and compares every
+//! output lane with [`crate::formats::xenos::interp`].
+//!
+//! Also: a microcode assembler ([`asm`]), a container writer ([`container`]) and a generator of
+//! random valid programs ([`gen`]) for the fuzz tests.
+
+use super::check::VertexExpect;
+use super::vk::{AddressPush, FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, VertexInvocation, VertexJob};
+use super::{Comparison, Expect, Rng};
+use crate::dxc::{self, Target};
+use crate::formats::xenos::container::{self as xc, Container};
+use crate::formats::xenos::interp::{self, State, Texture};
+use crate::formats::xenos::lower::{interpolator_location, vertex_input_location};
+use crate::formats::xenos::ucode::{self, Instr, Program};
+use crate::ir::Semantic;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Microcode encoders (bit layouts as `ucode.rs` / Xenia's ucode.h).
+pub mod asm {
+    /// CF opcodes.
+    pub const EXEC: u64 = 1;
+    pub const EXEC_END: u64 = 2;
+    pub const COND_EXEC: u64 = 3;
+    pub const COND_EXEC_END: u64 = 4;
+    pub const COND_EXEC_PRED: u64 = 5;
+    pub const COND_EXEC_PRED_END: u64 = 6;
+    pub const LOOP_START: u64 = 7;
+    pub const LOOP_END: u64 = 8;
+    pub const JMP: u64 = 11;
+    pub const ALLOC: u64 = 12;
+    pub const COND_EXEC_PRED_CLEAN: u64 = 13;
+    pub const COND_EXEC_PRED_CLEAN_END: u64 = 14;
+
+    /// An exec-family CF instruction; `fetch[i]` marks instruction i as a fetch.
+    pub fn exec(op: u64, address: u32, fetch: &[bool], bool_address: u32, condition: bool) -> u64 {
+        let mut seq = 0u64;
+        for (i, &f) in fetch.iter().enumerate() {
+            seq |= (f as u64) << (2 * i);
+        }
+        address as u64 | (fetch.len() as u64) << 12 | seq << 16 | (bool_address as u64) << 34 | (condition as u64) << 42 | op << 44
+    }
+    pub fn jmp(target: u32, unconditional: bool, predicated: bool, condition: bool, bool_address: u32) -> u64 {
+        target as u64 | (unconditional as u64) << 13 | (predicated as u64) << 14 | (bool_address as u64) << 34 | (condition as u64) << 42 | JMP << 44
+    }
+    pub fn loop_start(skip_target: u32, loop_id: u32) -> u64 {
+        skip_target as u64 | (loop_id as u64) << 16 | LOOP_START << 44
+    }
+    pub fn loop_end(body_target: u32, loop_id: u32, predicated_break: bool, condition: bool) -> u64 {
+        body_target as u64 | (loop_id as u64) << 16 | (predicated_break as u64) << 21 | (condition as u64) << 42 | LOOP_END << 44
+    }
+    pub fn alloc(size: u32, ty: u32) -> u64 {
+        size as u64 | (ty as u64) << 41 | ALLOC << 44
+    }
+
+    /// One ALU operand: temp (abs, relative to aL) or constant (relative per the instruction).
+    #[derive(Clone, Copy, Debug)]
+    pub struct Src {
+        pub temp: bool,
+        pub reg: u32,
+        pub abs: bool,
+        pub rel: bool,
+        pub negate: bool,
+        /// Vector: component per lane; scalar: [a, b, ..].
+        pub swizzle: [u8; 4],
+    }
+    impl Src {
+        pub fn r(reg: u32) -> Src {
+            Src { temp: true, reg, abs: false, rel: false, negate: false, swizzle: [0, 1, 2, 3] }
+        }
+        pub fn c(reg: u32) -> Src {
+            Src { temp: false, ..Src::r(reg) }
+        }
+        pub fn swz(mut self, s: [u8; 4]) -> Src {
+            self.swizzle = s;
+            self
+        }
+        pub fn neg(mut self) -> Src {
+            self.negate = true;
+            self
+        }
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    pub struct Alu {
+        pub vop: u32,
+        pub sop: u32,
+        pub vdst: u32,
+        pub sdst: u32,
+        pub vmask: u32,
+        pub smask: u32,
+        pub vclamp: bool,
+        pub sclamp: bool,
+        pub export: bool,
+        /// Export only: lanes in neither mask are written with 0 (scalar_dest_rel bit).
+        pub export_zero: bool,
+        pub predicated: bool,
+        pub pred_condition: bool,
+        /// Relative constants use a0 (true) or aL.
+        pub rel_a0: bool,
+        pub abs_constants: bool,
+        pub src: [Src; 3],
+    }
+
+    impl Default for Alu {
+        fn default() -> Alu {
+            Alu {
+                vop: 0,
+                sop: 50,
+                vdst: 0,
+                sdst: 0,
+                vmask: 0,
+                smask: 0,
+                vclamp: false,
+                sclamp: false,
+                export: false,
+                export_zero: false,
+                predicated: false,
+                pred_condition: false,
+                rel_a0: true,
+                abs_constants: false,
+                src: [Src::r(0); 3],
+            }
+        }
+    }
+
+    impl Alu {
+        pub fn encode(&self) -> [u32; 3] {
+            let mut d0 = self.vdst | (self.abs_constants as u32) << 7 | self.sdst << 8 | (self.export_zero as u32) << 14;
+            d0 |= (self.export as u32) << 15 | self.vmask << 16 | self.smask << 20;
+            d0 |= (self.vclamp as u32) << 24 | (self.sclamp as u32) << 25 | self.sop << 26;
+            let mut d1 = (self.pred_condition as u32) << 27 | (self.predicated as u32) << 28 | (self.rel_a0 as u32) << 29;
+            let mut d2 = self.vop << 24;
+            let mut const_slot = 0;
+            for (i, s) in self.src.iter().enumerate() {
+                // Swizzle: vector lanes ((s >> 2k) + k) & 3; src3 also carries the scalar a/b
+                // selects (a in bits 6-7 as (a - 3) & 3, b in bits 0-1) when the scalar op reads it.
+                let sw: u32 = if i == 2 && self.sop != 50 && self.vop_operands() < 3 {
+                    (((s.swizzle[0] as u32).wrapping_sub(3) & 3) << 6) | (s.swizzle[1] as u32 & 3)
+                } else {
+                    (0..4).map(|k| (((s.swizzle[k] as u32).wrapping_sub(k as u32)) & 3) << (2 * k)).sum()
+                };
+                d1 |= sw << (16 - 8 * i as u32);
+                d1 |= (s.negate as u32) << (26 - i as u32);
+                let reg = if s.temp { s.reg & 0x3F | (s.rel as u32) << 6 | (s.abs as u32) << 7 } else { s.reg & 0xFF };
+                d2 |= reg << (16 - 8 * i as u32);
+                d2 |= (s.temp as u32) << (31 - i as u32);
+                if !s.temp && s.rel {
+                    d1 |= 1 << (31 - const_slot);
+                }
+                if !s.temp {
+                    const_slot += 1;
+                }
+            }
+            [d0, d1, d2]
+        }
+        fn vop_operands(&self) -> u8 {
+            crate::formats::xenos::ucode::VECTOR_OPS[self.vop as usize].1
+        }
+    }
+
+    /// `vfetch rDST, r0.x, vf0` (full fetch, 32_32_32_32_FLOAT) with a destination swizzle
+    /// (0-3 lane, 4 = 0, 5 = 1, 7 = keep).
+    pub fn vfetch(dst: u32, dst_swizzle: [u8; 4], predicated: bool, condition: bool) -> [u32; 3] {
+        let sw: u32 = (0..4).map(|k| (dst_swizzle[k] as u32 & 7) << (3 * k)).sum();
+        let d0 = (dst & 0x3F) << 12 | 1 << 19;
+        let d1 = sw | 57 << 16 | (predicated as u32) << 31;
+        let d2 = 16 | (condition as u32) << 31;
+        [d0, d1, d2]
+    }
+
+    /// `tfetch{1D,2D} rDST, rSRC.xy, tfSLOT` (normalised coordinates, no offsets).
+    pub fn tfetch(dst: u32, src: u32, src_swizzle: [u8; 3], slot: u32, dim: u32, dst_swizzle: [u8; 4], predicated: bool, condition: bool) -> [u32; 3] {
+        let ssw = src_swizzle[0] as u32 | (src_swizzle[1] as u32) << 2 | (src_swizzle[2] as u32) << 4;
+        let d0 = 1 | (src & 0x3F) << 5 | (dst & 0x3F) << 12 | 1 << 19 | (slot & 0x1F) << 20 | ssw << 26;
+        let sw: u32 = (0..4).map(|k| (dst_swizzle[k] as u32 & 7) << (3 * k)).sum();
+        let d1 = sw | 1 << 28 | (predicated as u32) << 31;
+        let d2 = (dim & 3) << 14 | (condition as u32) << 31;
+        [d0, d1, d2]
+    }
+
+    /// Packs CF instructions (two per 96-bit triple) followed by the instruction slots; exec
+    /// addresses must already count the CF triples (`cf_triples(cf.len())`).
+    pub fn microcode(cf: &[u64], slots: &[[u32; 3]]) -> Vec<u32> {
+        let mut out = Vec::new();
+        for pair in cf.chunks(2) {
+            let a = pair[0];
+            let b = pair.get(1).copied().unwrap_or(0);
+            out.push(a as u32);
+            out.push((a >> 32) as u32 & 0xFFFF | (b as u32 & 0xFFFF) << 16);
+            out.push((b >> 16) as u32);
+        }
+        for s in slots {
+            out.extend_from_slice(s);
+        }
+        out
+    }
+    pub fn cf_triples(n: usize) -> u32 {
+        n.div_ceil(2) as u32
+    }
+}
+
+/// Writes a D3D9-for-Xenon container (notes §4): no constant table, an optional definition table
+/// (`float_defs` reg → value, `int_defs` loop register → packed count/start/step), vertex elements
+/// (slot address, usage, index) or pixel outputs, and interpolators (reg, usage, index).
+pub mod container {
+    pub struct Spec<'a> {
+        pub vertex: bool,
+        pub microcode: &'a [u32],
+        pub vertex_elements: &'a [(u32, u32, u32)],
+        pub interpolators: &'a [(u32, u32, u32)],
+        pub ps_outputs: u32,
+        pub float_defs: &'a [(u32, [f32; 4])],
+        pub int_defs: &'a [(u32, u32)],
+    }
+
+    pub fn write(s: &Spec) -> Vec<u8> {
+        let mut v: Vec<u32> = vec![0; 9];
+        v[0] = 0x102A_1100 | s.vertex as u32;
+        let mut def_off = 0;
+        let code_bytes = (s.microcode.len() * 4) as u32;
+        if !s.float_defs.is_empty() || !s.int_defs.is_empty() {
+            def_off = v.len() as u32 * 4;
+            v.extend_from_slice(&[0, 0, 0, 0, 0]);
+            for (k, (reg, _)) in s.float_defs.iter().enumerate() {
+                let reg = if s.vertex { *reg } else { reg + 256 };
+                v.push(reg << 16 | 4);
+                v.push(code_bytes + 16 * k as u32);
+            }
+            v.push(0);
+            for (reg, val) in s.int_defs {
+                v.push((0x2320 + 4 * reg) << 16 | 1);
+                v.push(*val);
+            }
+            v.push(0);
+        }
+        let so = v.len() as u32 * 4;
+        v.extend_from_slice(&[0, code_bytes, 0, 0, 0, (s.interpolators.len() as u32) << 5]);
+        if s.vertex {
+            v.extend_from_slice(&[1, s.vertex_elements.len() as u32, 0, 0]);
+            for &(a, u, i) in s.vertex_elements {
+                v.push(a & 0xFFF | (u & 0xF) << 12 | (i & 0xF) << 16);
+            }
+        } else {
+            v.extend_from_slice(&[0, s.ps_outputs]);
+        }
+        for &(r, u, i) in s.interpolators {
+            v.push(i & 0xF | (u & 0xF) << 4 | (r & 0xF) << 8);
+        }
+        let vsize = v.len() as u32 * 4;
+        v.extend_from_slice(s.microcode);
+        for (_, val) in s.float_defs {
+            v.extend(val.iter().map(|f| f.to_bits()));
+        }
+        let psize = v.len() as u32 * 4 - vsize;
+        v[1] = vsize;
+        v[2] = psize;
+        v[5] = def_off;
+        v[6] = so;
+        v.iter().flat_map(|w| w.to_be_bytes()).collect()
+    }
+}
+
+/// One invocation (vertex) or one 2×2 quad (pixel).
+#[derive(Clone, Debug, Default)]
+pub struct Case {
+    /// Float constants c0.. (the container's literal `def`s are applied over them).
+    pub c: Vec<[f32; 4]>,
+    /// b0-b15 of the shader's stage.
+    pub booleans: u16,
+    /// Vertex: the value of each vertex element, by its vfetch slot address.
+    pub inputs: BTreeMap<u32, [f32; 4]>,
+    /// Pixel: per interpolator register, the value at the top-left pixel and its x / y slopes.
+    pub base: BTreeMap<u32, [f32; 4]>,
+    pub slope_x: BTreeMap<u32, [f32; 4]>,
+    pub slope_y: BTreeMap<u32, [f32; 4]>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TestProgram {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub cases: Vec<Case>,
+    /// Textures by fetch-constant slot (2D, shared by all cases).
+    pub textures: BTreeMap<u32, Texture>,
+    pub reproduce: String,
+}
+
+/// What a run saw beyond the lane counts.
+#[derive(Clone, Debug, Default)]
+pub struct Extra {
+    /// cexec_pred / exec_pred outcomes over all cases: (taken, not taken).
+    pub pred_exec: (u64, u64),
+    /// Cases whose interpreter run was undetermined.
+    pub undetermined: u64,
+}
+
+fn pixel_state(c: &Container, case: &Case, p: usize, textures: &BTreeMap<u32, Texture>) -> State {
+    let (i, j) = ((p & 1) as f32, (p >> 1) as f32);
+    let mut s = state_common(c, case, textures);
+    for ip in &c.interpolators {
+        let g = |m: &BTreeMap<u32, [f32; 4]>| m.get(&ip.reg).copied().unwrap_or([0.0; 4]);
+        let (b, sx, sy) = (g(&case.base), g(&case.slope_x), g(&case.slope_y));
+        s.interpolators.insert(ip.reg, std::array::from_fn(|k| b[k] + i * sx[k] + j * sy[k]));
+    }
+    s
+}
+
+fn state_common(c: &Container, case: &Case, textures: &BTreeMap<u32, Texture>) -> State {
+    State {
+        c: constants(c, case),
+        booleans: case.booleans,
+        vertex_inputs: case.inputs.clone(),
+        interpolators: BTreeMap::new(),
+        textures: textures.clone(),
+        half_pixel_offset: [0.0; 2],
+    }
+}
+
+/// The case's constants with the container's literal `def`s applied (the hardware register file
+/// holds them; shrec folds static reads, relative reads see the uploaded values).
+fn constants(c: &Container, case: &Case) -> Vec<[f32; 4]> {
+    let n = if c.is_vertex() { interp::VS_CONSTANTS } else { interp::PS_CONSTANTS };
+    let mut v = case.c.clone();
+    v.resize(n, [0.0; 4]);
+    for d in &c.float_defs {
+        for (k, chunk) in d.values.chunks(4).enumerate() {
+            if let Some(slot) = v.get_mut(d.register as usize + k) {
+                slot[..chunk.len()].copy_from_slice(chunk);
+            }
+        }
+    }
+    v
+}
+
+fn f32_bytes(v: &[[f32; 4]]) -> Vec<u8> {
+    v.iter().flatten().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+/// Texture fetch-constant slots the program reads, in first-use order.
+fn texture_slots(p: &Program) -> Vec<u32> {
+    let mut out = Vec::new();
+    for cl in &p.clauses {
+        for s in cl {
+            if let Instr::Fetch(f) = &s.instr {
+                if f.opcode() == 1 && !out.contains(&f.const_index()) {
+                    out.push(f.const_index());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// XenosRecomp's SharedConstants (288 bytes): heap index 0 for every used slot (see `run`).
+fn shared_constants(vertex: bool, booleans: u16, slots: &[u32]) -> Vec<u8> {
+    let mut b = vec![0u8; 288];
+    let put = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    for &s in slots {
+        put(&mut b, 4 * s as usize, 0);
+        put(&mut b, 192 + 4 * s as usize, 0);
+    }
+    put(&mut b, 256, if vertex { booleans as u32 } else { (booleans as u32) << 16 });
+    b
+}
+
+fn fmt4(v: &[f32; 4]) -> String {
+    format!("({:?}, {:?}, {:?}, {:?})", v[0], v[1], v[2], v[3])
+}
+
+/// Runs one program through shrec and the GPU and compares every output lane of every case.
+pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
+    let mut cmp = Comparison { programs: 1, ..Default::default() };
+    let mut extra = Extra::default();
+    let fail = |cmp: &mut Comparison, what: String| {
+        cmp.mismatches += 1;
+        cmp.report(format!("== {}: {what}\nreproduce: {}", t.name, t.reproduce));
+    };
+    let parsed = xc::parse(&t.bytes).and_then(|c| ucode::decode(&c.microcode).map(|p| (c, p)));
+    let (c, prog) = match parsed {
+        Ok(x) => x,
+        Err(e) => {
+            fail(&mut cmp, format!("container rejected: {}", e.reason));
+            return (cmp, extra);
+        }
+    };
+    let listing = crate::formats::xenos::disasm(&t.bytes).unwrap_or_default();
+    let compiled = crate::formats::xenos::translate(&t.bytes).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
+        let hlsl = crate::hlsl::write(&tr.module);
+        dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, tr.module.stage, Target::Spirv, tr.spec_constants_mask)
+            .map(|s| (tr.module, s))
+            .map_err(|e| format!("DXC: {e}\n{hlsl}"))
+    });
+    let (module, spirv) = match compiled {
+        Ok(x) => x,
+        Err(e) => {
+            fail(&mut cmp, format!("{e}\n{listing}"));
+            return (cmp, extra);
+        }
+    };
+    let slots = texture_slots(&prog);
+    // lavapipe (Mesa 22.3) reads zeros from elements > 0 of a runtime-sized descriptor heap
+    // (measured before this workaround), so every used slot gets heap element 0: the texture of
+    // the first used slot (the reference sees the same texture on every slot).
+    let mut textures = Vec::new();
+    let mut slot_textures = BTreeMap::new();
+    if let Some(first) = slots.first() {
+        let Some(tex) = t.textures.get(first) else {
+            fail(&mut cmp, format!("no texture for tf{first}\n{listing}"));
+            return (cmp, extra);
+        };
+        textures.push(TextureSpec { texture: Slot { set: 0, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: false, size: tex.size, texels: tex.texels.clone() });
+        for s in &slots {
+            slot_textures.insert(*s, tex.clone());
+        }
+    }
+    let t_textures = &slot_textures;
+    let vertex = c.is_vertex();
+    let push = AddressPush {
+        blocks: t
+            .cases
+            .iter()
+            .map(|case| {
+                let consts = f32_bytes(&constants(&c, case));
+                let (vs, ps) = if vertex { (consts, Vec::new()) } else { (Vec::new(), consts) };
+                vec![vs, ps, shared_constants(vertex, case.booleans, &slots)]
+            })
+            .collect(),
+        block_size: 4096,
+        addresses: 3,
+    };
+    let mut executed = std::collections::BTreeSet::new();
+    let mut mismatch_report = None;
+    let mut note = |r: &interp::Outcome, extra: &mut Extra| {
+        executed.extend(r.executed.iter().cloned());
+        if r.undetermined {
+            extra.undetermined += 1;
+        }
+        for &o in &r.pred_exec_outcomes {
+            if o {
+                extra.pred_exec.0 += 1;
+            } else {
+                extra.pred_exec.1 += 1;
+            }
+        }
+    };
+    let lanes = |cmp: &mut Comparison, bad: &mut String, name: &str, got: &[f32; 4], want: &[Expect; 4]| {
+        for k in 0..4 {
+            if !cmp.lane(got[k], want[k]) {
+                let _ = writeln!(bad, "  {name}.{}: gpu {:?} (0x{:08X}), reference {}", ['x', 'y', 'z', 'w'][k], got[k], got[k].to_bits(), want[k]);
+            }
+        }
+    };
+    if vertex {
+        // Inputs: module input location ← the vertex element's value.
+        let mut loc_addr = BTreeMap::new();
+        for (k, e) in c.vertex_elements.iter().enumerate() {
+            loc_addr.insert(vertex_input_location(&c.vertex_elements, k), e.address);
+        }
+        let locations: Vec<u32> = module
+            .inputs
+            .iter()
+            .filter_map(|v| match v.semantic {
+                Semantic::Usage { location, .. } | Semantic::UsageUint { location, .. } => Some(location),
+                _ => None,
+            })
+            .collect();
+        let outputs: Vec<(u32, u32)> = module
+            .outputs
+            .iter()
+            .filter_map(|v| match v.semantic {
+                Semantic::Texcoord(l) => v.name.strip_prefix('o').and_then(|n| n.parse().ok()).map(|r| (r, l)),
+                _ => None,
+            })
+            .collect();
+        let job = VertexJob {
+            spirv: &spirv,
+            attribute_locations: locations.clone(),
+            varyings: outputs.iter().map(|&(_, l)| l + 1).max().unwrap_or(0),
+            uniforms: vec![],
+            textures,
+            invocations: t
+                .cases
+                .iter()
+                .map(|case| VertexInvocation {
+                    attributes: locations.iter().map(|l| (*l, loc_addr.get(l).and_then(|a| case.inputs.get(a)).copied().unwrap_or([0.0; 4]))).collect(),
+                    uniforms: vec![],
+                })
+                .collect(),
+        };
+        let got = match gpu.run_vertex_with_addresses(&job, &push) {
+            Ok(g) => g,
+            Err(e) => {
+                fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
+                return (cmp, extra);
+            }
+        };
+        for (i, g) in got.iter().enumerate() {
+            let r = interp::run(&c, &prog, &state_common(&c, &t.cases[i], t_textures));
+            note(&r, &mut extra);
+            let get = |reg: u32| r.exports.get(&reg).copied().unwrap_or([Expect::UNKNOWN; 4]);
+            let want = VertexExpect { position: get(62), varyings: vec![] };
+            let mut pos = g.position;
+            pos[1] = -pos[1]; // -fvk-invert-y
+            let mut bad = String::new();
+            lanes(&mut cmp, &mut bad, "oPos", &pos, &want.position);
+            for &(reg, l) in &outputs {
+                lanes(&mut cmp, &mut bad, &format!("o{reg}"), &g.varyings[l as usize], &get(reg));
+            }
+            if !bad.is_empty() && mismatch_report.is_none() {
+                let mut inputs = String::new();
+                for (a, v) in &t.cases[i].inputs {
+                    let _ = writeln!(inputs, "  vfetch@{a} = {}", fmt4(v));
+                }
+                mismatch_report = Some(format!("invocation {i}:\n{bad}inputs:\n{inputs}"));
+            }
+        }
+    } else {
+        let mut by_loc: BTreeMap<u32, u32> = BTreeMap::new();
+        for ip in &c.interpolators {
+            by_loc.insert(interpolator_location(ip.usage, ip.usage_index), ip.reg);
+        }
+        let varyings = by_loc.keys().map(|l| l + 1).max().unwrap_or(0);
+        let targets: Vec<u32> = module
+            .outputs
+            .iter()
+            .filter_map(|v| match v.semantic {
+                Semantic::Target(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        let depth = module.outputs.iter().any(|v| v.semantic == Semantic::Depth);
+        let quads = t
+            .cases
+            .iter()
+            .map(|case| {
+                let per = |m: &BTreeMap<u32, [f32; 4]>| (0..varyings).map(|l| by_loc.get(&l).and_then(|r| m.get(r)).copied().unwrap_or([0.0; 4])).collect();
+                FragmentQuad { base: per(&case.base), slope_x: per(&case.slope_x), slope_y: per(&case.slope_y), uniforms: vec![] }
+            })
+            .collect();
+        let job = FragmentJob { spirv: &spirv, varyings, targets: targets.clone(), depth, uniforms: vec![], textures, quads };
+        let got = match gpu.run_fragment_with_addresses(&job, &push) {
+            Ok(g) => g,
+            Err(e) => {
+                fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
+                return (cmp, extra);
+            }
+        };
+        for (q, g) in got.iter().enumerate() {
+            let mut bad = String::new();
+            for (p, gp) in g.iter().enumerate() {
+                let r = interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures));
+                note(&r, &mut extra);
+                if !cmp.flag(gp.written, r.written) {
+                    let _ = writeln!(bad, "  pixel {p}: gpu written={}, reference written={:?}", gp.written, r.written);
+                }
+                if !(gp.written && r.written == Some(true)) {
+                    continue;
+                }
+                for (ti, &n) in targets.iter().enumerate() {
+                    let want = r.exports.get(&n).copied().unwrap_or([Expect::UNKNOWN; 4]);
+                    lanes(&mut cmp, &mut bad, &format!("pixel {p} oC{n}"), &gp.colors[ti], &want);
+                }
+                if depth {
+                    let d = r.exports.get(&61).map_or(Expect::UNKNOWN, |v| v[0]);
+                    let d = if d.is_known() && d.err == 0.0 && !d.value.is_nan() { Expect::exact(d.value.clamp(0.0, 1.0)) } else { Expect::UNKNOWN };
+                    if !cmp.lane(gp.depth, d) {
+                        let _ = writeln!(bad, "  pixel {p} oDepth: gpu {:?}, reference {d}", gp.depth);
+                    }
+                }
+            }
+            if !bad.is_empty() && mismatch_report.is_none() {
+                let mut inputs = String::new();
+                let case = &t.cases[q];
+                for (r, v) in &case.base {
+                    let z = [0.0; 4];
+                    let _ = writeln!(inputs, "  r{r}: base {} dx {} dy {}", fmt4(v), fmt4(case.slope_x.get(r).unwrap_or(&z)), fmt4(case.slope_y.get(r).unwrap_or(&z)));
+                }
+                mismatch_report = Some(format!("quad {q}:\n{bad}inputs:\n{inputs}"));
+            }
+        }
+    }
+    cmp.opcodes.extend(executed);
+    if let Some(m) = mismatch_report {
+        let case = t.cases.first();
+        let mut consts = String::new();
+        if let Some(case) = case {
+            for (i, v) in case.c.iter().enumerate().take(16) {
+                let _ = writeln!(consts, "  c{i} = {}", fmt4(v));
+            }
+        }
+        cmp.report(format!("== {} ({})\n{listing}{m}constants (first case):\n{consts}reproduce: {}", t.name, gpu.device_name, t.reproduce));
+    }
+    (cmp, extra)
+}
+
+/// A random value: dyadic in (-4, 4) with 5 fractional bits, or (1 in 4) a special value.
+pub fn random_value(rng: &mut Rng) -> f32 {
+    if rng.chance(25) {
+        *rng.pick(&[0.0, -0.0, 1.0, -1.0, 0.5, 2.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0])
+    } else {
+        rng.dyadic(2, 5)
+    }
+}
+
+pub fn random_vec(rng: &mut Rng) -> [f32; 4] {
+    std::array::from_fn(|_| random_value(rng))
+}
+
+/// A `size`×`size` texture of a few distinct values (so comparisons of texels tie and differ).
+pub fn random_texture(rng: &mut Rng, size: u32) -> Texture {
+    let palette: Vec<[f32; 4]> = (0..3).map(|_| std::array::from_fn(|_| rng.dyadic(0, 3).abs())).collect();
+    Texture { size, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect() }
+}
+
+/// Random cases for any container: constants, vertex-element values, interpolators (texture-range
+/// values with power-of-two slopes, so that pixels of a quad differ), booleans.
+pub fn random_cases(rng: &mut Rng, bytes: &[u8], n: usize, texcoord_range: bool) -> Vec<Case> {
+    let Ok(c) = xc::parse(bytes) else { return vec![] };
+    (0..n)
+        .map(|_| {
+            let mut case = Case { booleans: rng.next_u64() as u16, ..Default::default() };
+            case.c = (0..32).map(|_| if texcoord_range { std::array::from_fn(|_| rng.dyadic(0, 6)) } else { random_vec(rng) }).collect();
+            for e in &c.vertex_elements {
+                case.inputs.insert(e.address, random_vec(rng));
+            }
+            for ip in &c.interpolators {
+                // Finite only: the rasterizer's interpolation turns inf into NaN (0·inf weights).
+                let v: [f32; 4] = if texcoord_range { std::array::from_fn(|_| rng.below(64) as f32 / 64.0) } else { std::array::from_fn(|_| rng.dyadic(2, 5)) };
+                case.base.insert(ip.reg, v);
+                let slope = |rng: &mut Rng| if rng.chance(50) { 0.0 } else { *rng.pick(&[1.0 / 64.0, -1.0 / 32.0, 0.25, 1.0]) };
+                case.slope_x.insert(ip.reg, std::array::from_fn(|_| slope(rng)));
+                case.slope_y.insert(ip.reg, std::array::from_fn(|_| slope(rng)));
+            }
+            case
+        })
+        .collect()
+}
+
+/// Random valid programs (see [`gen::program`]).
+pub mod gen {
+    use super::asm::{self, Alu, Src};
+    use super::*;
+
+    /// Vector ops the translator accepts (all but `cube`, 18), scalar ops 0-50 but 41.
+    pub fn vector_ops(pixel: bool) -> Vec<u32> {
+        (0..30).filter(|&o| o != 18 && (pixel || !(24..=27).contains(&o))).collect()
+    }
+    pub fn scalar_ops(pixel: bool) -> Vec<u32> {
+        (0..51).filter(|&o| o != 41 && (pixel || !(35..=39).contains(&o))).collect()
+    }
+
+    pub fn reproduce_command(seed: u64, index: u64) -> String {
+        format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture")
+    }
+
+    const TEMPS: u32 = 8;
+
+    fn src(rng: &mut Rng, scalar: bool) -> Src {
+        let temp = rng.chance(70);
+        let mut s = if temp { Src::r(rng.below(TEMPS as u64) as u32) } else { Src::c(rng.below(8) as u32) };
+        s.negate = rng.chance(20);
+        s.abs = temp && rng.chance(10);
+        if !temp && rng.chance(10) {
+            s.rel = true;
+            s.reg = 4 + rng.below(4) as u32;
+        }
+        if temp && rng.chance(5) {
+            s.rel = true; // r[n + aL]; aL stays within 0..3 (loops below)
+            s.reg = rng.below(4) as u32;
+        }
+        s.swizzle = if rng.chance(40) && !scalar { [0, 1, 2, 3] } else { std::array::from_fn(|_| rng.below(4) as u8) };
+        s
+    }
+
+    /// One random ALU instruction writing temps r0-r7 (or, when `kill` is allowed, a kill op).
+    pub fn alu(rng: &mut Rng, pixel: bool, predicable: bool) -> Alu {
+        let vops = vector_ops(pixel);
+        let sops = scalar_ops(pixel);
+        let mut a = Alu::default();
+        let mut vop = *rng.pick(&vops);
+        let mut sop = *rng.pick(&sops);
+        // Kills are rare (they end the pixel); one state writer of p0 / a0 per instruction.
+        if (24..=27).contains(&vop) && !rng.chance(20) {
+            vop = 0;
+        }
+        if (35..=39).contains(&sop) && !rng.chance(20) {
+            sop = 0;
+        }
+        let v_p0 = (20..=23).contains(&vop);
+        let s_p0 = (27..=34).contains(&sop);
+        if v_p0 && s_p0 {
+            sop = 0;
+        }
+        if vop == 29 && (sop == 23 || sop == 24) {
+            sop = 2;
+        }
+        a.vop = vop;
+        a.sop = if rng.chance(10) { 50 } else { sop };
+        a.vdst = rng.below(TEMPS as u64) as u32;
+        a.sdst = rng.below(TEMPS as u64) as u32;
+        a.vmask = rng.below(16) as u32;
+        a.smask = rng.below(16) as u32;
+        if a.sop == 50 && rng.chance(50) {
+            a.smask = 0;
+        }
+        a.vclamp = rng.chance(10);
+        a.sclamp = rng.chance(10);
+        a.rel_a0 = rng.chance(70);
+        a.abs_constants = rng.chance(5);
+        a.src = [src(rng, false), src(rng, false), src(rng, true)];
+        // mulsc/addsc/subsc: src3 is a constant; the temp comes from the swizzle/select bits.
+        if (42..=47).contains(&a.sop) {
+            a.src[2].temp = false;
+            a.src[2].rel = false;
+            a.src[2].reg = rng.below(8) as u32;
+        }
+        if predicable && rng.chance(20) {
+            a.predicated = true;
+            a.pred_condition = rng.chance(50);
+        }
+        a
+    }
+
+    /// A random program: vertex or pixel, 1-5 blocks of random ALU instructions (and texture
+    /// fetches in pixel programs), control flow from {exec, cexec bN, cexec_pred, forward
+    /// (predicated / boolean / unconditional) jmp, loop over a literal `defi`}, then exports.
+    pub fn program(seed: u64, index: u64) -> TestProgram {
+        let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(index));
+        let pixel = rng.chance(50);
+        let mut cf: Vec<(u64, Option<Vec<[u32; 3]>>, Vec<bool>)> = Vec::new(); // (cf word w/o address, clause)
+        let mut int_defs = Vec::new();
+        let mut textures = BTreeMap::new();
+        let mut elements = Vec::new();
+        let ninputs = 1 + rng.below(3) as u32;
+        // Inputs → r0..: vertex fetches (element per slot) or interpolators r0..
+        let mut first: Vec<[u32; 3]> = Vec::new();
+        let mut first_fetch = Vec::new();
+        if !pixel {
+            for i in 0..ninputs {
+                first.push(asm::vfetch(i, [0, 1, 2, 3], false, false));
+                first_fetch.push(true);
+                elements.push(i);
+            }
+        }
+        // Set p0 and a0 so predication and relative reads see both values.
+        let mut init = Alu { vop: 0, sop: 29 + rng.below(2) as u32, vdst: 7, sdst: 6, vmask: 0xF, smask: 1, ..Default::default() };
+        init.src = [Src::r(0), Src::c(0), Src::r(rng.below(ninputs as u64) as u32).swz([rng.below(4) as u8, 0, 0, 0])];
+        first.push(init.encode());
+        first_fetch.push(false);
+        cf.push((asm::exec(asm::EXEC, 0, &first_fetch, 0, false), Some(first), first_fetch.clone()));
+        let blocks = 1 + rng.below(5);
+        for _ in 0..blocks {
+            let n = 1 + rng.below(5) as usize;
+            let mut clause = Vec::new();
+            let mut fetch = Vec::new();
+            for _ in 0..n {
+                if pixel && rng.chance(15) {
+                    let slot = rng.below(2) as u32;
+                    textures.entry(slot).or_insert_with(|| random_texture(&mut rng, 4));
+                    let dim = if rng.chance(20) { 0 } else { 1 };
+                    let dsw = if rng.chance(70) { [0, 1, 2, 3] } else { std::array::from_fn(|_| *rng.pick(&[0u8, 1, 2, 3, 4, 5, 7])) };
+                    let pred = rng.chance(15);
+                    clause.push(asm::tfetch(rng.below(TEMPS as u64) as u32, rng.below(TEMPS as u64) as u32, [rng.below(4) as u8, rng.below(4) as u8, 0], slot, dim, dsw, pred, rng.chance(50)));
+                    fetch.push(true);
+                } else {
+                    clause.push(alu(&mut rng, pixel, true).encode());
+                    fetch.push(false);
+                }
+            }
+            let kind = rng.below(10);
+            match kind {
+                0 | 1 => cf.push((asm::exec(asm::COND_EXEC, 0, &fetch, rng.below(16) as u32, rng.chance(50)), Some(clause), fetch)),
+                2 => cf.push((asm::exec(asm::COND_EXEC_PRED, 0, &fetch, 0, rng.chance(50)), Some(clause), fetch)),
+                3 => cf.push((asm::exec(asm::COND_EXEC_PRED_CLEAN, 0, &fetch, 0, rng.chance(50)), Some(clause), fetch)),
+                4 => {
+                    // jmp over the clause (target patched below: CF index after it).
+                    let pred = rng.chance(50);
+                    let uncond = rng.chance(15);
+                    let j = asm::jmp(0, uncond, pred && !uncond, rng.chance(50), rng.below(16) as u32);
+                    cf.push((j, None, vec![]));
+                    cf.push((asm::exec(asm::EXEC, 0, &fetch, 0, false), Some(clause), fetch));
+                }
+                5 | 6 => {
+                    // loop i<id> { clause } with aL start 0-1, step 1, count 0-3.
+                    let id = int_defs.len() as u32;
+                    let count = rng.below(4) as u32;
+                    let start = rng.below(2) as u32;
+                    int_defs.push((id, count | start << 8 | 1 << 16));
+                    cf.push((asm::loop_start(0, id), None, vec![]));
+                    cf.push((asm::exec(asm::EXEC, 0, &fetch, 0, false), Some(clause), fetch));
+                    let brk = rng.chance(30);
+                    cf.push((asm::loop_end(0, id, brk, rng.chance(50)), None, vec![]));
+                }
+                _ => cf.push((asm::exec(asm::EXEC, 0, &fetch, 0, false), Some(clause), fetch)),
+            }
+            match rng.below(20) {
+                0 => cf.push((asm::alloc(1, 1), None, vec![])),
+                1 => cf.push((0, None, vec![])),                 // nop
+                2 => cf.push((15 << 44, None, vec![])),          // vfetch_end (mark_vs_fetch_done)
+                _ => {}
+            }
+        }
+        // Exports.
+        let mut last = Vec::new();
+        let mut interpolators = Vec::new();
+        let export = |reg: u32, from: u32, rng: &mut Rng| {
+            let mut a = Alu { vop: 0, sop: 50, vdst: reg, vmask: 0xF, smask: 0, export: true, ..Default::default() };
+            // add src, 0 (c8 is 0: beyond the random constants' defs) keeps the value exact.
+            a.src = [Src::r(from), Src::c(200), Src::r(0)];
+            if rng.chance(20) {
+                // scalar into one lane, constant 1 where both masks are set.
+                a.sop = 0;
+                a.smask = 1 << rng.below(4);
+                a.vmask = 0xF & !a.smask | if rng.chance(30) { a.smask } else { 0 };
+            }
+            a.encode()
+        };
+        if pixel {
+            last.push(export(0, rng.below(TEMPS as u64) as u32, &mut rng));
+            if rng.chance(20) {
+                last.push(export(1, rng.below(TEMPS as u64) as u32, &mut rng));
+            }
+            if rng.chance(10) {
+                last.push(export(61, rng.below(TEMPS as u64) as u32, &mut rng));
+            }
+            for i in 0..ninputs {
+                interpolators.push((i, 5, i));
+            }
+        } else {
+            last.push(export(62, rng.below(TEMPS as u64) as u32, &mut rng));
+            let nout = 1 + rng.below(3) as u32;
+            for i in 0..nout {
+                last.push(export(i, rng.below(TEMPS as u64) as u32, &mut rng));
+                interpolators.push((i, 5, i));
+            }
+        }
+        let lf = vec![false; last.len()];
+        // The exports, then an end-of-shader exec of one of the four end forms (its clause
+        // writes only a temp, so whether it runs does not change the outputs).
+        if rng.chance(50) {
+            cf.push((asm::exec(asm::EXEC_END, 0, &lf, 0, false), Some(last), lf));
+        } else {
+            cf.push((asm::exec(asm::EXEC, 0, &lf, 0, false), Some(last), lf));
+            let op = *rng.pick(&[asm::EXEC_END, asm::COND_EXEC_END, asm::COND_EXEC_PRED_END, asm::COND_EXEC_PRED_CLEAN_END]);
+            let tail = vec![alu(&mut rng, false, false).encode()];
+            cf.push((asm::exec(op, 0, &[false], rng.below(16) as u32, rng.chance(50)), Some(tail), vec![false]));
+        }
+        // Assemble: addresses, jump / loop targets.
+        let base = asm::cf_triples(cf.len());
+        let mut slots = Vec::new();
+        let mut words = Vec::new();
+        let mut loop_starts = Vec::new();
+        for (i, (w, clause, _)) in cf.iter().enumerate() {
+            let mut w = *w;
+            let op = w >> 44;
+            if let Some(cl) = clause {
+                w |= (base + slots.len() as u32) as u64;
+                slots.extend_from_slice(cl);
+            } else if op == asm::JMP {
+                w |= (i + 2) as u64; // skip the next CF (its clause)
+            } else if op == asm::LOOP_START {
+                loop_starts.push(i);
+                w |= (i + 3) as u64; // after the loop_end
+            } else if op == asm::LOOP_END {
+                let s = loop_starts.pop().unwrap();
+                w |= (s + 1) as u64; // the body
+            }
+            words.push(w);
+        }
+        let code = asm::microcode(&words, &slots);
+        let ps_outputs = 1;
+        let els: Vec<(u32, u32, u32)> = elements.iter().map(|&i| (base + i, 5, i)).collect();
+        let bytes = container::write(&container::Spec {
+            vertex: !pixel,
+            microcode: &code,
+            vertex_elements: &els,
+            interpolators: &interpolators,
+            ps_outputs,
+            float_defs: &[],
+            int_defs: &int_defs,
+        });
+        let ncases = if pixel { 8 } else { 16 };
+        let mut cases = random_cases(&mut rng, &bytes, ncases, false);
+        for case in &mut cases {
+            // c4-c7: small integers for maxa/maxas (a0) then relative reads c[4..7 + a0].
+            for k in 0..4 {
+                case.c[k] = std::array::from_fn(|_| *rng.pick(&[-2.0, -1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0]));
+            }
+            // Texture coordinates in range some of the time.
+            if pixel && rng.chance(50) {
+                for v in case.base.values_mut() {
+                    *v = std::array::from_fn(|_| rng.below(64) as f32 / 64.0);
+                }
+            }
+        }
+        TestProgram { name: format!("fuzz seed {seed} #{index}"), bytes, cases, textures, reproduce: reproduce_command(seed, index) }
+    }
+}
+
+/// The shared GPU, or None (skip) when `SHREC_ALLOW_MISSING_TOOLS=1` and none is available.
+pub fn gpu_or_skip() -> Option<&'static Gpu> {
+    super::vk::require()
+}

@@ -1,0 +1,395 @@
+//! Verification by execution of the Xenos path (see `shrec::verify`): every vector, scalar, fetch
+//! and control-flow op the translator accepts, every corpus container (including the snes9x 2xSaI
+//! pixel shader and its `cexec_pred`, both outcomes asserted), and a fixed-seed differential fuzz
+//! sample, run as container → decode → lower → HLSL → DXC SPIR-V (shrec's cache bytes) →
+//! lavapipe with XenosRecomp's ABI, compared lane by lane with `shrec::formats::xenos::interp`.
+//!
+//! Commands:
+//! - `cargo test --release --test verify_xenos`
+//! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_xenos -- --ignored long_fuzz --nocapture`
+//! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture`
+
+mod common;
+
+use shrec::formats::xenos::ucode::{CF_NAMES, SCALAR_OPS, VECTOR_OPS};
+use shrec::testing::{set_mutation, Mutation};
+use shrec::verify::xenos::{self, asm, asm::Alu, asm::Src, container, gen, Case, Extra, TestProgram};
+use shrec::verify::{vk, Comparison, Rng};
+use std::collections::BTreeMap;
+
+fn gpu() -> Option<&'static vk::Gpu> {
+    xenos::gpu_or_skip()
+}
+
+fn finish(what: &str, c: &Comparison, must_execute: &[String], min_comparisons: u64) {
+    for r in &c.reports {
+        println!("{r}");
+    }
+    common::log_uncaptured(&format!(
+        "verify xenos: {} programs, {} comparisons, {} mismatches, {} inconclusive, {} ops executed ({what}; worst toleranced lane {:.1} ulp, {:.1}% of its bound)",
+        c.programs,
+        c.comparisons,
+        c.mismatches,
+        c.inconclusive,
+        c.opcodes.len(),
+        c.worst_ulps,
+        c.worst_fraction * 100.0
+    ));
+    assert_eq!(c.mismatches, 0, "{what}: mismatches (reports above)");
+    assert!(c.comparisons >= min_comparisons, "{what}: only {} comparisons", c.comparisons);
+    let missing: Vec<&String> = must_execute.iter().filter(|o| !c.opcodes.contains(*o)).collect();
+    assert!(missing.is_empty(), "{what}: never executed: {missing:?}");
+}
+
+/// Every vector op but `cube`, every scalar op (41 does not exist).
+fn all_alu_ops() -> Vec<String> {
+    let v = VECTOR_OPS.iter().enumerate().filter(|(i, _)| *i != 18).map(|(_, o)| o.0.to_string());
+    let s = SCALAR_OPS.iter().enumerate().filter(|(i, _)| *i != 41).map(|(_, o)| o.0.to_string());
+    v.chain(s).collect()
+}
+
+/// A one-ALU-instruction program: `vop` → r1, `sop` → r2, sources r0 (input), c0 / c1, then both
+/// exported (vertex: o0 = r1, o1 = r2, oPos = r0; pixel: oC0 = r1, oC1 = r2).
+fn single_op(pixel: bool, vop: u32, sop: u32, src_swizzle: [u8; 4]) -> Vec<u8> {
+    let mut a = Alu { vop, sop, vdst: 1, sdst: 2, vmask: 0xF, smask: 0xF, ..Default::default() };
+    a.src = [Src::r(0), Src::c(1), Src::r(0).swz(src_swizzle)];
+    if (42..=47).contains(&sop) {
+        a.src[2] = Src::c(2).swz(src_swizzle);
+    }
+    // Kill ops need the pixel's survival to vary: compare with c1.
+    let export = |reg: u32, from: u32| {
+        let mut e = Alu { vop: 0, sop: 50, vdst: reg, vmask: 0xF, export: true, ..Default::default() };
+        e.src = [Src::r(from), Src::c(200), Src::r(0)];
+        e.encode()
+    };
+    let mut slots = Vec::new();
+    let mut fetch = Vec::new();
+    if !pixel {
+        slots.push(asm::vfetch(0, [0, 1, 2, 3], false, false));
+        fetch.push(true);
+    }
+    slots.push(a.encode());
+    fetch.push(false);
+    let mut ex = vec![];
+    if pixel {
+        ex.push(export(0, 1));
+        ex.push(export(1, 2));
+    } else {
+        ex.push(export(62, 0));
+        ex.push(export(0, 1));
+        ex.push(export(1, 2));
+    }
+    let base = asm::cf_triples(2);
+    let cf = [asm::exec(asm::EXEC, base, &fetch, 0, false), asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; ex.len()], 0, false)];
+    slots.extend(ex);
+    let code = asm::microcode(&cf, &slots);
+    let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
+    container::write(&container::Spec {
+        vertex: !pixel,
+        microcode: &code,
+        vertex_elements: &[(base, 5, 0)],
+        interpolators: &interp,
+        ps_outputs: 3,
+        float_defs: &[],
+        int_defs: &[],
+    })
+}
+
+/// Inputs for the per-op tests: random dyadic values and the special values (±0, ±1, ±inf, NaN,
+/// FLT_MAX) in both operands, small positive values for the rcp/rsq/log/sqrt family.
+fn op_cases(rng: &mut Rng, bytes: &[u8], n: usize) -> Vec<Case> {
+    let specials = [0.0, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, 0.5, -2.0, 4.0];
+    let mut cases = xenos::random_cases(rng, bytes, n, false);
+    for (k, c) in cases.iter_mut().enumerate() {
+        let pick = |rng: &mut Rng| -> f32 {
+            match rng.below(4) {
+                0 => *rng.pick(&specials),
+                1 => rng.below(64) as f32 / 16.0 + 1.0 / 32.0,
+                _ => rng.dyadic(2, 4),
+            }
+        };
+        let v: [f32; 4] = std::array::from_fn(|_| pick(rng));
+        let w: [f32; 4] = if k % 3 == 0 { v } else { std::array::from_fn(|_| pick(rng)) };
+        c.c[1] = w;
+        c.c[2] = std::array::from_fn(|_| pick(rng));
+        for x in c.inputs.values_mut() {
+            *x = v;
+        }
+        for x in c.base.values_mut() {
+            // Interpolated inputs must be finite and small (the rasterizer's weights): the
+            // specials reach the op through c1 / c2 and through the scalar operand swizzles.
+            *x = v.map(|f| if f.is_finite() && f.abs() <= 8.0 { f } else { 0.75 });
+        }
+        for m in [&mut c.slope_x, &mut c.slope_y] {
+            for x in m.values_mut() {
+                *x = [0.0; 4];
+            }
+        }
+    }
+    cases
+}
+
+fn run_all(gpu: &vk::Gpu, programs: impl Iterator<Item = TestProgram>) -> (Comparison, Extra) {
+    let mut c = Comparison::default();
+    let mut e = Extra::default();
+    for p in programs {
+        let t0 = std::time::Instant::now();
+        let (pc, pe) = xenos::run(gpu, &p);
+        if std::env::var("SHREC_XENOS_TIMING").is_ok() {
+            println!("TIME {:.2}s {} ({} bytes)", t0.elapsed().as_secs_f64(), p.name, p.bytes.len());
+        }
+        if pc.mismatches > 0 {
+            println!("MISMATCH {}: {} of {} lanes", p.name, pc.mismatches, pc.comparisons);
+        }
+        c.merge(pc);
+        e.pred_exec.0 += pe.pred_exec.0;
+        e.pred_exec.1 += pe.pred_exec.1;
+        e.undetermined += pe.undetermined;
+    }
+    (c, e)
+}
+
+#[test]
+fn every_alu_op() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(4);
+    let vops = gen::vector_ops(true);
+    let sops = gen::scalar_ops(true);
+    let mut programs = Vec::new();
+    for (k, &sop) in sops.iter().enumerate() {
+        let vop = vops[k % vops.len()];
+        for pixel in [false, true] {
+            let (vop, sop) = if pixel { (vop, sop) } else { (if (24..=27).contains(&vop) { 1 } else { vop }, if (35..=39).contains(&sop) { 2 } else { sop }) };
+            for swz in [[0, 1, 2, 3], [3, 2, 1, 0]] {
+                let bytes = single_op(pixel, vop, sop, swz);
+                let cases = op_cases(&mut rng, &bytes, 16);
+                programs.push(TestProgram {
+                    name: format!("{} / {} ({})", VECTOR_OPS[vop as usize].0, SCALAR_OPS[sop as usize].0, if pixel { "pixel" } else { "vertex" }),
+                    bytes,
+                    cases,
+                    textures: BTreeMap::new(),
+                    reproduce: "cargo test --release --test verify_xenos every_alu_op".into(),
+                });
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("every_alu_op", &c, &all_alu_ops(), 20_000);
+}
+
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let dir = common::repo().join("tests/corpus/xenos");
+    let files = ["bin", "psu", "vsu"].iter().flat_map(|e| common::files_with_extension(&dir, e));
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        if shrec::formats::xenos::container::check(&bytes).is_ok() {
+            out.push((f.strip_prefix(common::repo()).unwrap().display().to_string(), bytes));
+        }
+    }
+    out
+}
+
+fn corpus_program(rng: &mut Rng, name: &str, bytes: Vec<u8>) -> TestProgram {
+    let pixel = bytes[3] & 1 == 0;
+    let cases = xenos::random_cases(rng, &bytes, 16, pixel);
+    let textures = (0..16).map(|s| (s, xenos::random_texture(rng, 8))).collect();
+    TestProgram { name: name.to_string(), bytes, cases, textures, reproduce: "cargo test --release --test verify_xenos corpus".into() }
+}
+
+#[test]
+fn corpus_shaders() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(7);
+    let files = corpus();
+    assert!(files.len() >= 20, "corpus: {} containers", files.len());
+    let programs: Vec<TestProgram> = files.into_iter().map(|(n, b)| corpus_program(&mut rng, &n, b)).collect();
+    let n = programs.len();
+    let (c, e) = run_all(gpu, programs.into_iter());
+    common::log_uncaptured(&format!("verify xenos corpus: {n} containers, {} undetermined invocations", e.undetermined));
+    finish("corpus_shaders", &c, &["tfetch2D".into(), "vfetch".into()], 1_000);
+}
+
+/// snes9x-gx's 2xSaI pixel shader: its `cexec_pred` clauses must run for some pixels and be
+/// skipped for others (XenosRecomp ignores the condition), matching the interpreter.
+#[test]
+fn snes9x_2xsai_predicated_exec() {
+    let Some(gpu) = gpu() else { return };
+    let path = common::repo().join("tests/corpus/xenos/LibXenonProject+snes9x-gx");
+    let file = common::files_with_extension(&path, "bin")
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("s2xsal"))
+        .expect("s2xsal.ps in the corpus");
+    let bytes = std::fs::read(&file).unwrap();
+    let listing = shrec::formats::xenos::disasm(&bytes).unwrap();
+    assert!(listing.contains("(p0) exec"), "the 2xSaI shader has predicated execs (cexec_pred):\n{listing}");
+    let mut rng = Rng::new(11);
+    let mut programs = Vec::new();
+    for k in 0..4 {
+        let mut p = corpus_program(&mut rng, "s2xsal.ps", bytes.clone());
+        // Small textures with two colours: neighbouring texels tie and differ.
+        p.textures = (0..16).map(|s| (s, xenos::random_texture(&mut rng, 2 + 2 * (k % 2)))).collect();
+        for case in &mut p.cases {
+            for c in case.c.iter_mut().take(8) {
+                *c = std::array::from_fn(|_| rng.below(8) as f32 / 16.0);
+            }
+        }
+        programs.push(p);
+    }
+    let (c, e) = run_all(gpu, programs.into_iter());
+    common::log_uncaptured(&format!(
+        "verify xenos s2xsal: cexec_pred taken {} times, skipped {} times, {} undetermined pixels",
+        e.pred_exec.0, e.pred_exec.1, e.undetermined
+    ));
+    finish("snes9x_2xsai_predicated_exec", &c, &[], 500);
+    assert!(e.pred_exec.0 > 0 && e.pred_exec.1 > 0, "both predicate outcomes must occur: {:?}", e.pred_exec);
+}
+
+fn fuzz_seed() -> u64 {
+    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+}
+
+fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
+    let len = range.end - range.start;
+    let handles: Vec<_> = (0..threads)
+        .map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads)
+        .map(|r| {
+            std::thread::spawn(move || {
+                let gpu = xenos::gpu_or_skip().expect("checked by the caller");
+                // Progress lines (long runs): running counts every 250 programs of this thread.
+                let mut c = Comparison::default();
+                let start = r.start;
+                for i in r {
+                    c.merge(run_all(gpu, std::iter::once(gen::program(seed, i))).0);
+                    if (i - start + 1) % 250 == 0 {
+                        common::log_uncaptured(&format!(
+                            "progress: thread from #{start}: {} programs, {} comparisons, {} mismatches",
+                            c.programs, c.comparisons, c.mismatches
+                        ));
+                    }
+                }
+                c
+            })
+        })
+        .collect();
+    let mut c = Comparison::default();
+    for h in handles {
+        c.merge(h.join().unwrap());
+    }
+    c
+}
+
+#[test]
+fn fuzz_fixed_seed() {
+    if gpu().is_none() {
+        return;
+    }
+    let c = fuzz(fuzz_seed(), 0..150, 1);
+    let mut must: Vec<String> = all_alu_ops();
+    for cf in ["exec", "exece", "cexec", "cexece", "exec_pred", "exece_pred", "exec_pred_clean", "exece_pred_clean", "loop", "endloop", "jmp", "alloc", "nop", "vfetch_end"] {
+        assert!(CF_NAMES.contains(&cf));
+        must.push(cf.into());
+    }
+    must.extend(["vfetch", "tfetch2D", "tfetch1D", "predicated", "relative", "saturate"].map(String::from));
+    finish("fuzz_fixed_seed", &c, &must, 20_000);
+}
+
+/// Programs that found bugs (fixed): seed 1 #34, `maxasf r6.z, c[6+a0]` read its relative
+/// constant with the a0 it was setting (translator; the hardware reads sources first); #146, a
+/// vector `maxa` changed a0 before the scalar op of the same instruction read `c[7+a0]`
+/// (translator and interpreter); #133 / #280, `ps` after a saturated scalar op is the unclamped
+/// result (interpreter; Xenia stores ps before the clamp); #613, lavapipe folds `-x - -x` to 0
+/// for x = NaN (interpreter: not determined).
+#[test]
+fn fuzz_regressions() {
+    let Some(gpu) = gpu() else { return };
+    let (c, _) = run_all(gpu, [(1, 34), (1, 133), (1, 146), (1, 280), (1, 613)].into_iter().map(|(s, i)| gen::program(s, i)));
+    finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into()], 50);
+}
+
+#[test]
+#[ignore]
+fn long_fuzz() {
+    if gpu().is_none() {
+        return;
+    }
+    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let seed = fuzz_seed();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
+    let start = std::time::Instant::now();
+    let c = fuzz(seed, 0..n, threads);
+    println!(
+        "long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches, {} inconclusive in {:.0} s",
+        c.programs,
+        c.comparisons,
+        c.mismatches,
+        c.inconclusive,
+        start.elapsed().as_secs_f64()
+    );
+    finish("long_fuzz", &c, &[], 0);
+}
+
+#[test]
+#[ignore]
+fn fuzz_one() {
+    let Some(gpu) = gpu() else { return };
+    let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
+    let p = gen::program(fuzz_seed(), index);
+    println!("{}", shrec::formats::xenos::disasm(&p.bytes).unwrap_or_default());
+    let (c, _) = xenos::run(gpu, &p);
+    for r in &c.reports {
+        println!("{r}");
+    }
+    println!("{}", c.summary("xenos"));
+    assert_eq!(c.mismatches, 0);
+}
+
+/// The harness catches an IEEE multiply in place of the Xenos one (0 × inf = 0).
+#[test]
+fn harness_detects_mutation() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(9);
+    let bytes = single_op(true, 1, 2, [0, 1, 2, 3]);
+    let mut cases = op_cases(&mut rng, &bytes, 8);
+    for c in &mut cases {
+        c.c[1] = [0.0, f32::INFINITY, 0.0, 2.0];
+        for x in c.base.values_mut() {
+            *x = [f32::INFINITY, 0.0, f32::NAN, 0.5];
+        }
+    }
+    let p = TestProgram { name: "mutated mul".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let (clean, _) = xenos::run(gpu, &p);
+    assert_eq!(clean.mismatches, 0, "{:?}", clean.reports);
+    set_mutation(Mutation::XenosMulAsIeee);
+    let (mutated, _) = xenos::run(gpu, &p);
+    set_mutation(Mutation::None);
+    common::log_uncaptured(&format!("verify xenos mutation XenosMulAsIeee: {} mismatches of {} comparisons", mutated.mismatches, mutated.comparisons));
+    assert!(mutated.mismatches > 0, "the IEEE multiply went unnoticed");
+}
+
+#[test]
+#[ignore]
+fn lavapipe_heap_element_1_reads_zeros() {
+    let Some(gpu) = gpu() else { return };
+    let base = asm::cf_triples(2);
+    let slots = vec![
+        asm::tfetch(1, 0, [0, 1, 0], 0, 1, [0, 1, 2, 3], false, false),
+        asm::tfetch(2, 0, [0, 1, 0], 1, 1, [0, 1, 2, 3], false, false),
+        { let mut e = Alu { vop: 0, sop: 50, vdst: 0, vmask: 0xF, export: true, ..Default::default() }; e.src = [Src::r(1), Src::c(200), Src::r(0)]; e.encode() },
+        { let mut e = Alu { vop: 0, sop: 50, vdst: 1, vmask: 0xF, export: true, ..Default::default() }; e.src = [Src::r(2), Src::c(200), Src::r(0)]; e.encode() },
+    ];
+    let cf = [asm::exec(asm::EXEC, base, &[true, true], 0, false), asm::exec(asm::EXEC_END, base + 2, &[false, false], 0, false)];
+    let code = asm::microcode(&cf, &slots);
+    let bytes = container::write(&container::Spec { vertex: false, microcode: &code, vertex_elements: &[], interpolators: &[(0, 5, 0)], ps_outputs: 3, float_defs: &[], int_defs: &[] });
+    let mut rng = Rng::new(1);
+    let mut cases = xenos::random_cases(&mut rng, &bytes, 2, true);
+    for c in &mut cases { for m in [&mut c.slope_x, &mut c.slope_y] { for x in m.values_mut() { *x = [0.0; 4]; } } }
+    let mut textures = BTreeMap::new();
+    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4] });
+    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4] });
+    let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
+    // Documents the lavapipe limitation behind heap element 0 in `xenos::run` (which binds one
+    // texture for all slots, so this program passes there): prints what element 1 returns.
+    let (c, _) = xenos::run(gpu, &p);
+    println!("{}", c.summary("xenos"));
+}
