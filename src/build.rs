@@ -46,7 +46,7 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
-    /// Defaults for a build script: both targets, SMOL-V, zstd 19, incremental cache under
+    /// Defaults for a build script: both targets, SMOL-V, zstd 18, incremental cache under
     /// `target/`, no progress output.
     pub fn new(input: impl Into<PathBuf>, output: impl Into<PathBuf>) -> Self {
         BuildOptions {
@@ -58,7 +58,7 @@ impl BuildOptions {
             report_json: None,
             hlsl_dir: None,
             spirv_encoding: SpirvEncoding::Smolv,
-            zstd_level: 19,
+            zstd_level: 18,
             layout: CacheLayout::Single,
             zstd_dict: None,
             jobs: None,
@@ -359,6 +359,10 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
                 p.packer.finish()
             });
             pack_time = t.elapsed();
+            // A fresh build directory may not have the output's folder yet.
+            if let Some(dir) = opts.output.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| FatalError::Write { path: dir.to_path_buf(), reason: e.to_string() })?;
+            }
             prepacked = packed.as_ref().is_some_and(|p| p.made_from(&entries));
             let written = if is_rust {
                 cache::rust::write_prepacked(&opts.output, &entries, &write_opts, packed)
