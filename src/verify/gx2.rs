@@ -387,7 +387,6 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
         }
     };
     let listing = crate::formats::gx2::disasm::disassemble(&prog);
-    let t0 = std::time::Instant::now();
     let compiled = crate::formats::gx2::lower::lower(&t.shader)
         .map_err(|e| format!("translate: {}", e.reason))
         .and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
@@ -398,7 +397,6 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
             return cmp;
         }
     };
-    let t1 = std::time::Instant::now();
     let mut executed = std::collections::BTreeSet::new();
     let first = t.cases.first().cloned().unwrap_or_default();
     // one set of textures per job (the first case's), as the GPU sees them
@@ -441,9 +439,6 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
             runs.map(|r| pixel_expect(&r))
         })
     };
-    if std::env::var_os("SHREC_GX2_TIMING").is_some() {
-        eprintln!("{}: compile {:?}, run {:?}", t.name, t1 - t0, t1.elapsed());
-    }
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {

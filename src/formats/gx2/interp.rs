@@ -439,9 +439,18 @@ impl<'a> M<'a> {
         }
     }
 
-    fn undetermined(&mut self) -> Stop {
-        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 443".into(); }
+    /// Ends the run as undetermined (nothing it produced is compared), keeping the first reason.
+    fn undetermined_because(&mut self, why: &str) -> Stop {
+        self.mark_undetermined(why);
         Stop::Done
+    }
+
+    /// Marks the run undetermined and goes on (the first reason is kept for reports).
+    fn mark_undetermined(&mut self, why: &str) {
+        self.run.undetermined = true;
+        if self.run.why.is_empty() {
+            self.run.why = why.to_string();
+        }
     }
 
     fn position_of(&self, pc: u32) -> Option<usize> {
@@ -519,7 +528,7 @@ impl<'a> M<'a> {
         loop {
             self.steps += 1;
             if self.steps > STEP_LIMIT {
-                { self.run.why = "line 522".into(); return self.undetermined(); }
+                return self.undetermined_because("step limit reached (the program may not terminate)");
             }
             if self.pos >= self.p.cfs.len() || (self.calls.is_empty() && self.loops.is_empty() && self.pos >= main_len) {
                 return Stop::Done;
@@ -548,7 +557,7 @@ impl<'a> M<'a> {
                         if let Some(e) = exec {
                             match e {
                                 Some(b) => self.active = b,
-                                None => return { self.run.why = "line 551".into(); self.undetermined() },
+                                None => return self.undetermined_because("a branch condition is undetermined"),
                             }
                         }
                     }
@@ -621,7 +630,7 @@ impl<'a> M<'a> {
                             self.else_();
                         }
                         4 | 6 | 7 => {
-                            let Some(end) = self.loop_end(self.pos) else { return { self.run.why = "line 624".into(); self.undetermined() } };
+                            let Some(end) = self.loop_end(self.pos) else { return self.undetermined_because("LOOP_START without a matching LOOP_END") };
                             if !self.active {
                                 self.pos = end + 1;
                                 continue;
@@ -629,7 +638,7 @@ impl<'a> M<'a> {
                             let (mut count, mut init, mut inc) = (0, 0, 0);
                             if *op != 6 {
                                 let Some(lv) = self.s.loop_vars.iter().find(|v| v.offset == *cf_const) else {
-                                    { self.run.why = "line 632".into(); return self.undetermined(); }
+                                    return self.undetermined_because("the loop constant is not set");
                                 };
                                 count = lv.value & 0xFFF;
                                 init = ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20;
@@ -660,7 +669,7 @@ impl<'a> M<'a> {
                         }
                         5 => {
                             if self.loops.is_empty() {
-                                { self.run.why = "line 663".into(); return self.undetermined(); }
+                                return self.undetermined_because("a loop instruction outside any loop");
                             }
                             self.next_iteration();
                             continue;
@@ -674,9 +683,9 @@ impl<'a> M<'a> {
                             continue;
                         }
                         0x12 if self.active => {
-                            let Some(t) = self.position_of(*addr) else { return { self.run.why = "line 677".into(); self.undetermined() } };
+                            let Some(t) = self.position_of(*addr) else { return self.undetermined_because("CALL to an address outside the program") };
                             if self.calls.len() > 32 {
-                                { self.run.why = "line 679".into(); return self.undetermined(); }
+                                return self.undetermined_because("call depth over 32");
                             }
                             self.calls.push(self.pos + 1);
                             self.pos = t;
@@ -755,7 +764,7 @@ impl<'a> M<'a> {
                 match self.kval(&k, s.sel - 128, a, s) {
                     Some(w) => V::exact(w[c]),
                     None => {
-                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 758".into(); }
+                        self.mark_undetermined("kcache constant outside the bound block");
                         return V::UNKNOWN;
                     }
                 }
@@ -774,7 +783,7 @@ impl<'a> M<'a> {
                     match self.index(a.index_mode) {
                         Some(x) => i += i64::from(x),
                         None => {
-                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 777".into(); }
+                            self.mark_undetermined("the relative index is undetermined");
                             return V::UNKNOWN;
                         }
                     }
@@ -782,7 +791,7 @@ impl<'a> M<'a> {
                 match usize::try_from(i).ok().and_then(|i| self.inp.regfile.get(i)) {
                     Some(w) => V::exact(w[c]),
                     None => {
-                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 785".into(); }
+                        self.mark_undetermined("constant register outside the register file");
                         return V::UNKNOWN;
                     }
                 }
@@ -846,7 +855,7 @@ impl<'a> M<'a> {
                     match self.index(a.index_mode) {
                         Some(i) => r += i64::from(i),
                         None => {
-                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 849".into(); }
+                            self.mark_undetermined("the relative index is undetermined");
                             return None;
                         }
                     }
@@ -870,7 +879,7 @@ impl<'a> M<'a> {
         }
         for (r, c, v, rel) in gpr_writes {
             if !(0..128).contains(&r) || rel && !(0..i64::from(self.rel_gprs())).contains(&r) {
-                self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 873".into(); }
+                self.mark_undetermined("GPR write outside the register file");
                 return None;
             }
             self.gpr[r as usize][c] = v;
@@ -1139,14 +1148,14 @@ impl<'a> M<'a> {
                 "VTX_FETCH" => {
                     let loc = x.resource_id.wrapping_sub(0x80);
                     let Some(i) = int_in(src[((x.raw[0] >> 24) & 3) as usize]) else {
-                        self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 1159".into(); }
+                        self.mark_undetermined("the VTX_FETCH index is undetermined");
                         return Some(Stop::Done);
                     };
                     let e = i64::from(i as i32) + i64::from((x.raw[2] & 0xFFFF) / 16);
                     match self.inp.blocks.get(&loc).and_then(|b| usize::try_from(e).ok().and_then(|e| b.get(e))) {
                         Some(w) => w.map(V::exact),
                         None => {
-                            self.run.undetermined = true; if self.run.why.is_empty() { self.run.why = "line 1166".into(); }
+                            self.mark_undetermined("VTX_FETCH past the end of the uniform block");
                             return Some(Stop::Done);
                         }
                     }
