@@ -58,7 +58,7 @@ impl BuildOptions {
             report_json: None,
             hlsl_dir: None,
             spirv_encoding: SpirvEncoding::Smolv,
-            zstd_level: 18,
+            zstd_level: crate::cache::DEFAULT_ZSTD_LEVEL,
             layout: CacheLayout::Single,
             zstd_dict: None,
             jobs: None,

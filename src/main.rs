@@ -130,8 +130,8 @@ struct BuildArgs {
     /// Resource cap: a shader whose generated HLSL is larger fails instead of going to DXC.
     #[arg(long, default_value_t = shrec::build::MAX_HLSL_BYTES)]
     max_hlsl_bytes: usize,
-    /// zstd level of the cache blobs (19: 1% smaller, 37% more CPU; XenosRecomp uses 22).
-    #[arg(long, default_value_t = 18, value_parser = clap::value_parser!(i32).range(1..=22))]
+    /// zstd level of the cache blobs (19: 9% smaller for 10× the CPU; XenosRecomp uses 22).
+    #[arg(long, default_value_t = shrec::cache::DEFAULT_ZSTD_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
     zstd_level: i32,
     /// Compressed blob layout: one zstd frame per backend, or one per shader (the tables then
     /// carry each shader's frame offset and size).

@@ -105,12 +105,17 @@ impl CacheLayout {
 /// modules, small next to the blobs it shortens.
 pub const DEFAULT_DICT_SIZE: usize = 8 * 1024;
 
+/// The zstd level a build uses unless told otherwise. Compression has to stay small next to DXC
+/// (README "Speed"): on the benchmark's 21.5 MB of DXIL + SMOL-V, level 12 with a 16 MiB window
+/// ([`layout`]'s streamed frames) costs 1.4 s of CPU for 5.39 MB; 18 costs 8–10 s for 4.95 MB
+/// (8% smaller), 19 14 s for 4.92 MB. Release builds that want the last bytes pass
+/// `--zstd-level 19` (or XenosRecomp's 22).
+pub const DEFAULT_ZSTD_LEVEL: i32 = 12;
+
 /// Options shared by the `.cpp` and `.rs` writers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
-    /// zstd level for both blobs. 18 by default: on the benchmark's 21.5 MB of DXIL + SMOL-V,
-    /// 19 is 1.0% smaller for 37% more CPU and XenosRecomp's `ZSTD_maxCLevel()` (22) a further
-    /// 0.05% for 2.7 times that; compression has to stay small next to DXC (README "Speed").
+    /// zstd level for both blobs ([`DEFAULT_ZSTD_LEVEL`] unless asked).
     pub zstd_level: i32,
     /// How SPIR-V is stored.
     pub spirv_encoding: SpirvEncoding,
@@ -124,7 +129,7 @@ pub struct WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
-            zstd_level: 18,
+            zstd_level: DEFAULT_ZSTD_LEVEL,
             spirv_encoding: SpirvEncoding::Smolv,
             layout: CacheLayout::Single,
             zstd_dict: None,
