@@ -23,4 +23,4 @@ if [ -n "$src" ]; then
         cp "$f" "$seeds/$(sha1sum <"$f" | cut -c1-40)"
     done
 fi
-RUSTC_BOOTSTRAP=1 exec cargo fuzz run --release "$t" "$seeds" -- -max_len=65536 -timeout=10 -rss_limit_mb=2048 "$@"
+RUSTC_BOOTSTRAP=1 exec cargo fuzz run --release ${SHREC_FUZZ_SANITIZER:+-s "$SHREC_FUZZ_SANITIZER"} "$t" "$seeds" -- -max_len=65536 -timeout=10 -rss_limit_mb=2048 "$@"

@@ -528,10 +528,7 @@ fn report_scan_error(e: scan::ScanError) -> crate::report::ScanError {
     }
 }
 
-/// Resource cap: a shader whose HLSL is larger than this fails instead of being handed to DXC.
-/// The largest corpus shader's HLSL is 75 KiB; a decoded program a thousand times larger
-/// is a decoding accident, and DXC's time on it is unbounded in practice.
-pub const MAX_HLSL_BYTES: usize = 16 << 20;
+pub use crate::limits::MAX_HLSL_BYTES;
 
 /// Builds one shader: from the incremental cache when its artifact key matches, else with DXC.
 fn build_one(

@@ -15,6 +15,7 @@ pub mod dxc_worker;
 pub mod formats;
 pub mod hlsl;
 pub mod ir;
+pub mod limits;
 pub mod pack;
 pub mod report;
 pub mod scan;

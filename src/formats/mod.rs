@@ -161,12 +161,14 @@ pub fn has_translator(kind: ContainerKind) -> bool {
 
 /// Translates shader `index` of a container.
 pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<Translation, ShaderError> {
-    match kind {
+    let t = match kind {
         ContainerKind::Agal => agal::translate(bytes, opts),
         ContainerKind::Xenos => xenos::translate(bytes),
         ContainerKind::Dvlb => pica::translate(bytes, index),
         ContainerKind::Gfd | ContainerKind::Sharcfb => gx2::translate(kind, bytes, index),
-    }
+    }?;
+    crate::limits::check_module(&t.module)?;
+    Ok(t)
 }
 
 /// Disassembles shader `index` of a container.

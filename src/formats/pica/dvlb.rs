@@ -323,6 +323,7 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
         return Err(ShaderError::at(0, "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB"));
     }
     let d = parse(buf)?;
+    crate::limits::check_microcode(4 * d.code_words, Some(d.code_offset as u64))?;
     let code = (0..d.code_words).map(|i| rd(buf, d.code_offset + 4 * i, "code word")).collect::<Result<Vec<_>, _>>()?;
     let opdescs =
         (0..d.opdesc_count).map(|i| rd(buf, d.opdesc_offset + 8 * i, "operand descriptor")).collect::<Result<Vec<_>, _>>()?;

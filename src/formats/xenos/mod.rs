@@ -24,6 +24,7 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
 /// Disassembles a container in the style of Microsoft's listings.
 pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
     let c = container::parse(bytes)?;
+    crate::limits::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
     let p = ucode::decode(&c.microcode)?;
     Ok(disasm::disassemble(&c, &p))
 }
@@ -31,6 +32,7 @@ pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
 /// Translates a container to IR (see [`lower`]).
 pub fn translate(bytes: &[u8]) -> Result<Translation, ShaderError> {
     let c = container::parse(bytes)?;
+    crate::limits::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
     let p = ucode::decode(&c.microcode)?;
     let l = lower::lower(&c, &p)?;
     Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: l.spec_constants_mask })
