@@ -392,6 +392,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         dxc_compilations: compilations.load(Ordering::Relaxed),
         cache_hits,
         duplicates,
+        cache_repairs: store.as_ref().map(|s| s.take_problems().iter().map(|p| p.to_string()).collect()).unwrap_or_default(),
         wall_time: started.elapsed(),
     };
     if let Some(path) = &opts.report_json {
@@ -718,6 +719,9 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     }
     for e in &r.scan_errors {
         eprintln!("{}", crate::report::scan_error_line(e));
+    }
+    for w in &r.cache_repairs {
+        eprintln!("warning: incremental cache: {w}");
     }
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         for a in crate::report::github_annotations(r) {

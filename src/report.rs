@@ -101,6 +101,9 @@ pub struct Report {
     pub cache_hits: usize,
     /// Shaders found again under a key already built (the first occurrence is built).
     pub duplicates: usize,
+    /// Incremental-cache entries found damaged (corrupt, truncated, unreadable) and rebuilt:
+    /// `cache entry <path> corrupt (checksum mismatch), rebuilding`. Warnings, not failures.
+    pub cache_repairs: Vec<String>,
     pub wall_time: Duration,
 }
 
@@ -304,6 +307,7 @@ pub fn to_json(r: &Report) -> Value {
         "dxc_compilations": r.dxc_compilations,
         "cache_hits": r.cache_hits,
         "duplicates": r.duplicates,
+        "cache_repairs": r.cache_repairs,
         "wall_time_s": r.wall_time.as_secs_f64(),
     })
 }
@@ -318,8 +322,9 @@ pub fn escape_annotation_property(s: &str) -> String {
     escape_annotation_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// GitHub Actions `::error` workflow commands, one per failed shader, scan error and fatal
-/// error. The caller prints them when `GITHUB_ACTIONS=true`.
+/// GitHub Actions workflow commands: `::error` per failed shader, scan error and fatal error,
+/// `::warning` per repaired incremental-cache entry. The caller prints them when
+/// `GITHUB_ACTIONS=true`.
 pub fn github_annotations(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for o in &r.outcomes {
@@ -340,6 +345,9 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
     }
     for f in &r.fatal {
         out.push(format!("::error::{}", escape_annotation_data(f)));
+    }
+    for w in &r.cache_repairs {
+        out.push(format!("::warning::{}", escape_annotation_data(&format!("incremental cache: {w}"))));
     }
     out
 }
@@ -383,6 +391,7 @@ mod tests {
             dxc_compilations: 3,
             cache_hits: 1,
             duplicates: 0,
+            cache_repairs: vec!["cache entry /c/ab/x.bin corrupt (checksum mismatch), rebuilding".into()],
             wall_time: Duration::from_millis(1500),
         }
     }
@@ -439,7 +448,8 @@ mod tests {
         r.outcomes[2].path = PathBuf::from("C:\\a,b%c.ar");
         r.outcomes[2].status = failed(Phase::DxcDxil, "line1\nline2\r 100%", None);
         let a = github_annotations(&r);
-        assert_eq!(a.len(), 2);
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[2], "::warning::incremental cache: cache entry /c/ab/x.bin corrupt (checksum mismatch), rebuilding");
         assert_eq!(
             a[0],
             "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel 0x0000000000000001]: line1%0Aline2%0D 100%25"
@@ -451,6 +461,8 @@ mod tests {
     fn exit_codes() {
         let mut r = Report::default();
         assert_eq!(exit_code(&r), 0);
+        r.cache_repairs.push("cache entry x corrupt (checksum mismatch), rebuilding".into());
+        assert_eq!(exit_code(&r), 0, "a repaired cache entry is a warning");
         r.outcomes = sample().outcomes[..2].to_vec();
         assert_eq!(exit_code(&r), 0);
         r.scan_errors.push(ScanError { path: "x".into(), offset: None, family: None, reason: "unreadable".into() });
@@ -460,6 +472,6 @@ mod tests {
         assert_eq!(exit_code(&r), 2);
         r.fatal.push("cannot write cache".into());
         assert_eq!(exit_code(&r), 1);
-        assert_eq!(github_annotations(&r).last().unwrap(), "::error::cannot write cache");
+        assert_eq!(github_annotations(&r).iter().rev().nth(1).unwrap(), "::error::cannot write cache");
     }
 }

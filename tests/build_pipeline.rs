@@ -290,3 +290,62 @@ fn hlsl_size_cap_fails_only_the_large_shaders() {
     assert_eq!(report::exit_code(&r), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A damaged incremental cache, seen by a real build: one artifact with a flipped byte, one
+/// truncated. The rebuild compiles exactly those two shaders, reports each damaged entry by
+/// path and reason, and writes the cache the first build wrote.
+#[test]
+fn damaged_incremental_cache_entries_are_reported_and_rebuilt() {
+    let dir = tmpdir("damaged-cache");
+    let game = dir.join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    let sources = common::files_with_extension(&repo().join("tests/corpus/agal/adobe+glsl2agal/agalassembler"), "agal");
+    for f in sources.iter().take(4) {
+        std::fs::copy(f, game.join(f.file_name().unwrap())).unwrap();
+    }
+    let out_cpp = dir.join("shader_cache.cpp");
+    let cache = dir.join("cache");
+    let mut opts = BuildOptions::new(&game, &out_cpp);
+    opts.cache_dir = Some(cache.clone());
+    let first = build::run(&opts).expect("build runs");
+    let n = first.entries.len();
+    assert!(n >= 3, "{n} shaders");
+    assert_eq!(first.report.dxc_compilations, 2 * n);
+    assert!(first.report.cache_repairs.is_empty());
+    let cpp_before = std::fs::read(&out_cpp).unwrap();
+
+    // Artifacts live in <cache>/<2 hex digits>/<hash>.bin, one per shader.
+    let mut artifacts: Vec<_> = walkdir::WalkDir::new(&cache)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin") && p.parent().unwrap().file_name().unwrap().len() == 2)
+        .collect();
+    artifacts.sort();
+    assert_eq!(artifacts.len(), n);
+    let mut flipped = std::fs::read(&artifacts[0]).unwrap();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x40;
+    std::fs::write(&artifacts[0], flipped).unwrap();
+    let whole = std::fs::read(&artifacts[1]).unwrap();
+    std::fs::write(&artifacts[1], &whole[..whole.len() - 5]).unwrap();
+
+    let second = build::run(&opts).expect("rebuild runs");
+    let r = &second.report;
+    assert_eq!(report::exit_code(r), 0, "damage is repaired, not a failure");
+    assert_eq!(r.dxc_compilations, 2 * 2, "exactly the two damaged shaders are compiled again");
+    assert_eq!(r.cache_hits, n - 2);
+    assert_eq!(r.cache_repairs.len(), 2, "{:?}", r.cache_repairs);
+    let says = |p: &Path, what: &str| r.cache_repairs.iter().any(|w| w.contains(&p.display().to_string()) && w.contains(what));
+    assert!(says(&artifacts[0], "checksum mismatch"), "{:?}", r.cache_repairs);
+    assert!(says(&artifacts[1], "truncated"), "{:?}", r.cache_repairs);
+    assert_eq!(second.entries, first.entries, "the rebuilt artifacts are DXC's bytes again");
+    assert_eq!(std::fs::read(&out_cpp).unwrap(), cpp_before);
+    let json = report::to_json(r);
+    assert_eq!(json["cache_repairs"].as_array().unwrap().len(), 2);
+
+    // The repaired entries are whole again: a third build compiles nothing.
+    let third = build::run(&opts).expect("third build runs");
+    assert_eq!(third.report.dxc_compilations, 0);
+    assert!(third.report.cache_repairs.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
