@@ -8,11 +8,11 @@ use crate::dxc::{self, DxcLib, LocateOptions, Target};
 use crate::formats::{self, TranslateOptions};
 use crate::report::{Outcome, Phase, Report, Status};
 use crate::scan::{self, FoundShader};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Everything `shrec build` can be told.
@@ -95,8 +95,13 @@ pub enum FatalError {
 #[derive(Clone, Debug, Default)]
 pub struct Timings {
     pub wall: Duration,
-    /// Wall time of the directory scan (parallel).
+    /// Wall time of the directory scan (parallel, overlapping the compiles).
     pub scan: Duration,
+    /// Since the build started: when the scan ended, and when the first shader was taken by a
+    /// worker (`None` without shaders) — before the scan ends unless the first file found to
+    /// hold a shader is the last one scanned.
+    pub scan_ended: Duration,
+    pub first_shader_started: Option<Duration>,
     /// CPU time, summed over threads: reading each container, decoding + lowering + HLSL,
     /// each DXC backend, SMOL-V + zstd (mostly on the packer thread, during the compiles).
     pub parse: Duration,
@@ -191,7 +196,83 @@ impl ThreadClock {
     }
 }
 
-/// The packer thread's progress: slots fed so far and entries among them.
+/// Shaders waiting to be built, fed by the scanner while workers drain it.
+#[derive(Default)]
+struct JobQueue {
+    state: Mutex<QueueState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    /// Found, not yet taken by a worker.
+    waiting: BTreeMap<u64, FoundShader>,
+    /// Every distinct key found so far.
+    seen: BTreeSet<u64>,
+    duplicates: usize,
+    scan_done: bool,
+}
+
+impl JobQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Shaders in path order: the first occurrence of a key becomes its job, later ones count
+    /// as duplicates.
+    fn offer(&self, shaders: &[FoundShader]) {
+        let mut q = self.lock();
+        for s in shaders {
+            if q.seen.insert(s.key) {
+                q.waiting.insert(s.key, s.clone());
+            } else {
+                q.duplicates += 1;
+            }
+        }
+        drop(q);
+        self.wake.notify_all();
+    }
+
+    /// The scan is over: returns every distinct key, sorted.
+    fn finish(&self) -> Vec<u64> {
+        let mut q = self.lock();
+        q.scan_done = true;
+        let keys = q.seen.iter().copied().collect();
+        drop(q);
+        self.wake.notify_all();
+        keys
+    }
+
+    /// The smallest waiting key's shader; waits while the scan may still find more; `None`
+    /// when everything is taken and the scan is over.
+    fn next(&self) -> Option<FoundShader> {
+        let mut q = self.lock();
+        loop {
+            if let Some((_, s)) = q.waiting.pop_first() {
+                return Some(s);
+            }
+            if q.scan_done {
+                return None;
+            }
+            q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn duplicates(&self) -> usize {
+        self.lock().duplicates
+    }
+}
+
+/// Marks the scan over when dropped (idempotent with [`JobQueue::finish`]).
+struct FinishOnDrop<'a>(&'a JobQueue);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
+/// The packer thread's progress: shaders fed so far (in key order) and entries among them.
 struct PackerState {
     packer: cache::SinglePacker,
     next: usize,
@@ -199,8 +280,9 @@ struct PackerState {
 }
 
 impl PackerState {
-    fn feed(&mut self, slots: &[OnceLock<(Outcome, Option<CacheEntry>)>]) {
-        if let Some((_, Some(e))) = slots[self.next].get() {
+    /// Feeds the next shader in key order (an entry unless it failed).
+    fn feed(&mut self, built: &(Outcome, Option<CacheEntry>)) {
+        if let (_, Some(e)) = built {
             self.packer.push(e);
             self.fed += 1;
         }
@@ -243,26 +325,6 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         .map_err(|e| FatalError::Pool(e.to_string()))?;
     let threads = pool.current_num_threads();
 
-    let t_scan = Instant::now();
-    // With an incremental cache, files unchanged since the last build are not read again.
-    let scanned = pool.install(|| match &opts.cache_dir {
-        Some(dir) => scan::scan_dir_incremental(&opts.input, &scan_index_path(dir, &opts.input)).0,
-        None => scan::scan_dir(&opts.input),
-    });
-    let scan_time = t_scan.elapsed();
-
-    // One job per distinct key: the first occurrence (in path order) is built.
-    let mut unique: BTreeMap<u64, FoundShader> = BTreeMap::new();
-    let mut duplicates = 0usize;
-    for s in scanned.shaders {
-        if unique.contains_key(&s.key) {
-            duplicates += 1;
-        } else {
-            unique.insert(s.key, s);
-        }
-    }
-    let jobs: Vec<FoundShader> = unique.into_values().collect();
-
     let lib = dxc::locate(&opts.dxc)?;
     let store = match &opts.cache_dir {
         Some(dir) => Some(Store::open(dir).map_err(|e| FatalError::Cache { path: dir.clone(), reason: e.to_string() })?),
@@ -271,10 +333,16 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     if let Some(dir) = &opts.hlsl_dir {
         std::fs::create_dir_all(dir).map_err(|e| FatalError::Write { path: dir.clone(), reason: e.to_string() })?;
     }
+    // The scan gets a pool of its own: the build pool's threads are all busy compiling.
+    let scan_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("shrec-scan-{i}"))
+        .build()
+        .map_err(|e| FatalError::Pool(e.to_string()))?;
 
     let clock = StageClock::default();
     let compilations = AtomicUsize::new(0);
-    let progress = Progress::new(jobs.len(), opts.progress);
+    let progress = Progress::new(opts.progress);
     let write_opts = WriteOptions {
         spirv_encoding: opts.spirv_encoding,
         zstd_level: opts.zstd_level,
@@ -282,26 +350,54 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         zstd_dict: if opts.layout == CacheLayout::PerShader { opts.zstd_dict } else { None },
     };
 
-    // Workers take the jobs in key order (= the cache's order); a packer thread compresses the
-    // single layout's frames behind them, entry by entry as soon as every earlier one is done,
-    // so zstd runs while DXC does instead of after it. It waits until some shader really needed
-    // DXC: a build served entirely from the incremental cache usually leaves the outputs as they
-    // are, and then nothing is compressed at all.
-    let slots: Vec<OnceLock<(Outcome, Option<CacheEntry>)>> = jobs.iter().map(|_| OnceLock::new()).collect();
-    let next_job = AtomicUsize::new(0);
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<usize>();
-    let packer = std::thread::scope(|scope| {
+    // Three kinds of threads overlap:
+    // - the scanner hands over each file's shaders as soon as it and every file before it (path
+    //   order) are scanned, so the first occurrence of each key is the one built, exactly as if
+    //   the scan had ended first; compilation starts with the first shader found, not after
+    //   gigabytes of game data have been read;
+    // - workers, one per build thread, always take the smallest key not yet started: once the
+    //   scan is done (long before DXC is, usually) they go in key order = the cache's order;
+    // - a packer compresses the single layout's frames behind them, entry by entry in key order
+    //   as soon as every earlier entry is done, so zstd runs while DXC does. It starts when the
+    //   scan is over (the order is known) and some shader really needed DXC: a build served
+    //   entirely from the incremental cache usually leaves the outputs as they are, and then
+    //   nothing is compressed at all.
+    let queue = JobQueue::default();
+    type Built = std::sync::Arc<(Outcome, Option<CacheEntry>)>;
+    let results: Mutex<HashMap<u64, Built>> = Mutex::new(HashMap::new());
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<u64>();
+    let (order_tx, order_rx) = std::sync::mpsc::channel::<Vec<u64>>();
+    let first_shader_started = OnceLock::new();
+    let (scanned, scan_time, scan_ended, packer) = std::thread::scope(|scope| {
+        let scanner = {
+            let (queue, progress, scan_pool) = (&queue, &progress, &scan_pool);
+            scope.spawn(move || {
+                // Should the scan panic, the workers must still learn that nothing more comes.
+                let _finish_on_unwind = FinishOnDrop(queue);
+                let t_scan = Instant::now();
+                // With an incremental cache, files unchanged since the last build are not read again.
+                let index = opts.cache_dir.as_ref().map(|dir| scan_index_path(dir, &opts.input));
+                let offer = |shaders: &[FoundShader]| queue.offer(shaders);
+                let scanned = scan_pool.install(|| scan::scan_dir_streaming(&opts.input, index.as_deref(), &offer).0);
+                let order = queue.finish();
+                progress.set_total(order.len());
+                let _ = order_tx.send(order);
+                (scanned, t_scan.elapsed(), started.elapsed())
+            })
+        };
         let packer = (opts.layout == CacheLayout::Single).then(|| {
-            let (slots, compilations, clock, write_opts) = (&slots, &compilations, &clock, &write_opts);
+            let (results, compilations, clock, write_opts) = (&results, &compilations, &clock, &write_opts);
             scope.spawn(move || {
                 let mut state = PackerState { packer: cache::SinglePacker::new(write_opts), next: 0, fed: 0 };
-                let mut ready = vec![false; slots.len()];
-                for i in done_rx {
-                    ready[i] = true;
+                let Ok(order) = order_rx.recv() else { return state };
+                let mut ready = std::collections::HashSet::new();
+                for key in done_rx {
+                    ready.insert(key);
                     if compilations.load(Ordering::Relaxed) > 0 {
                         let t = ThreadClock::start();
-                        while state.next < slots.len() && ready[state.next] {
-                            state.feed(slots);
+                        while state.next < order.len() && ready.contains(&order[state.next]) {
+                            let built = results.lock().unwrap_or_else(|e| e.into_inner())[&order[state.next]].clone();
+                            state.feed(&built);
                         }
                         clock.pack.fetch_add(t.elapsed_ns(), Ordering::Relaxed);
                     }
@@ -311,23 +407,25 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         });
         pool.broadcast(|_| {
             let done_tx = done_tx.clone();
-            loop {
-                let i = next_job.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let r = build_one(job, opts, &targets, &lib, store.as_ref(), &clock, &compilations);
-                let _ = slots[i].set(r);
-                let _ = done_tx.send(i);
+            while let Some(job) = queue.next() {
+                let _ = first_shader_started.set(started.elapsed());
+                let built = build_one(&job, opts, &targets, &lib, store.as_ref(), &clock, &compilations);
+                results.lock().unwrap_or_else(|e| e.into_inner()).insert(job.key, std::sync::Arc::new(built));
+                let _ = done_tx.send(job.key);
                 progress.tick();
             }
         });
         drop(done_tx);
-        packer.map(|p| p.join().expect("the packer thread does not panic"))
+        let (scanned, scan_time, scan_ended) = scanner.join().expect("the scanner thread does not panic");
+        (scanned, scan_time, scan_ended, packer.map(|p| p.join().expect("the packer thread does not panic")))
     });
     progress.finish();
+    let duplicates = queue.duplicates();
 
-    let mut outcomes = Vec::with_capacity(jobs.len());
+    let mut outcomes = Vec::new();
     let mut entries = Vec::new();
-    for (o, e) in slots.into_iter().map(|s| s.into_inner().expect("every job ran")) {
+    for built in results.into_inner().unwrap_or_else(|e| e.into_inner()).into_values() {
+        let (o, e) = std::sync::Arc::try_unwrap(built).expect("threads are done with the results");
         outcomes.push(o);
         entries.extend(e);
     }
@@ -403,6 +501,8 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let timings = Timings {
         wall: started.elapsed(),
         scan: scan_time,
+        scan_ended,
+        first_shader_started: first_shader_started.get().copied(),
         parse: ns(&clock.parse),
         translate: ns(&clock.translate),
         dxc_dxil: ns(&clock.dxil),
@@ -648,35 +748,53 @@ fn build_one(
 /// Progress: an indicatif bar on a terminal, a plain line every 10% otherwise.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
-    total: usize,
+    /// Shaders to build; 0 while the scan is still finding them.
+    total: AtomicUsize,
     done: AtomicUsize,
     enabled: bool,
     last_line: Mutex<Instant>,
 }
 
 impl Progress {
-    fn new(total: usize, enabled: bool) -> Self {
-        let bar = (enabled && std::io::stderr().is_terminal() && total > 0).then(|| {
-            let b = indicatif::ProgressBar::new(total as u64);
+    fn new(enabled: bool) -> Self {
+        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
+            let b = indicatif::ProgressBar::new(0);
             b.set_style(
                 indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} shaders ({per_sec}, ETA {eta})")
                     .expect("valid template"),
             );
             b
         });
-        Progress { bar, total, done: AtomicUsize::new(0), enabled, last_line: Mutex::new(Instant::now()) }
+        Progress { bar, total: AtomicUsize::new(0), done: AtomicUsize::new(0), enabled, last_line: Mutex::new(Instant::now()) }
+    }
+
+    /// The scan is over: `total` shaders are to be built.
+    fn set_total(&self, total: usize) {
+        self.total.store(total, Ordering::Relaxed);
+        if let Some(b) = &self.bar {
+            b.set_length(total as u64);
+        }
     }
 
     fn tick(&self) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(b) = &self.bar {
             b.inc(1);
+            // While the scan runs, the length grows with what has been handed out so far.
+            if self.total.load(Ordering::Relaxed) == 0 {
+                b.set_length(done as u64);
+            }
         } else if self.enabled {
             // Plain output for CI logs: at most one line every 2 seconds, and the last one.
+            let total = self.total.load(Ordering::Relaxed);
             let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
-            if done == self.total || last.elapsed() >= Duration::from_secs(2) {
+            if done == total || last.elapsed() >= Duration::from_secs(2) {
                 *last = Instant::now();
-                eprintln!("shrec: {done}/{} shaders", self.total);
+                if total == 0 {
+                    eprintln!("shrec: {done} shaders (still scanning)");
+                } else {
+                    eprintln!("shrec: {done}/{total} shaders");
+                }
             }
         }
     }
@@ -745,7 +863,15 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     if opts.print_timings {
         let t = &out.timings;
         eprintln!("timings ({} threads): wall {}", t.threads, fmt_ms(t.wall));
-        eprintln!("  scan       {} (wall)", fmt_ms(t.scan));
+        match t.first_shader_started {
+            Some(first) => eprintln!(
+                "  scan       {} (wall; ended at {}, the first shader started compiling at {})",
+                fmt_ms(t.scan),
+                fmt_ms(t.scan_ended),
+                fmt_ms(first)
+            ),
+            None => eprintln!("  scan       {} (wall)", fmt_ms(t.scan)),
+        }
         eprintln!("  parse      {} (CPU, summed over threads)", fmt_ms(t.parse));
         eprintln!("  translate  {} (CPU, summed)", fmt_ms(t.translate));
         eprintln!("  dxc dxil   {} (CPU, summed)", fmt_ms(t.dxc_dxil));

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// One shader found in a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,17 +159,26 @@ fn scan_file(path: &Path) -> FileScan {
 
 /// Scans every regular file under `root` (or `root` itself if it is a file).
 pub fn scan_dir(root: &Path) -> ScanResult {
-    scan_dir_with(root, None).0
+    scan_dir_with(root, None, &|_| {}).0
 }
 
 /// [`scan_dir`], reusing what the scan index file `index` recorded for every file whose size,
 /// times and inode are unchanged, and updating that file (see [`crate::cache::scan_index`]).
 /// Also returns how many files were actually read.
 pub fn scan_dir_incremental(root: &Path, index: &Path) -> (ScanResult, u64) {
-    scan_dir_with(root, Some(index))
+    scan_dir_with(root, Some(index), &|_| {})
 }
 
-fn scan_dir_with(root: &Path, index: Option<&Path>) -> (ScanResult, u64) {
+/// [`scan_dir`] (or [`scan_dir_incremental`] with an `index`) that also hands the shaders of
+/// each file to `on_file` while the scan runs: in path order, each file once it and every file
+/// before it are scanned, its shaders sorted by (offset, index). A consumer thus sees the
+/// shaders in the final order and can start on them before the scan ends (`shrec build`
+/// compiles while it scans).
+pub fn scan_dir_streaming(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundShader]) + Sync)) -> (ScanResult, u64) {
+    scan_dir_with(root, index, on_file)
+}
+
+fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundShader]) + Sync)) -> (ScanResult, u64) {
     use crate::cache::scan_index::ScanIndex;
     let mut result = ScanResult::default();
     let mut paths = Vec::new();
@@ -184,11 +194,26 @@ fn scan_dir_with(root: &Path, index: Option<&Path>) -> (ScanResult, u64) {
     }
     result.files = paths.len() as u64;
     let previous = index.map(ScanIndex::load).unwrap_or_default();
+    // Files finish in any order; `release` passes them on in path order.
+    let release = Mutex::new((0usize, BTreeMap::<usize, Vec<FoundShader>>::new()));
     let per_file: Vec<(FileScan, bool)> = paths
         .par_iter()
-        .map(|p| match previous.reuse(p) {
-            Some(hit) => (hit, false),
-            None => (scan_file(p), true),
+        .enumerate()
+        .map(|(i, p)| {
+            let scanned = match previous.reuse(p) {
+                Some(hit) => (hit, false),
+                None => (scan_file(p), true),
+            };
+            let mut shaders = scanned.0.shaders.clone();
+            shaders.sort_by_key(|s| (s.offset, s.index));
+            let mut guard = release.lock().unwrap_or_else(|e| e.into_inner());
+            let (next, waiting) = &mut *guard;
+            waiting.insert(i, shaders);
+            while let Some(ready) = waiting.remove(next) {
+                on_file(&ready);
+                *next += 1;
+            }
+            scanned
         })
         .collect();
     let read = per_file.iter().filter(|(_, read)| *read).count() as u64;

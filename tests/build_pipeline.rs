@@ -349,3 +349,26 @@ fn damaged_incremental_cache_entries_are_reported_and_rebuilt() {
     assert!(third.report.cache_repairs.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Compilation starts while the scan is still reading: the shader in the first file (path
+/// order) is taken by a worker before thousands of later filler files have been scanned.
+#[test]
+fn compiles_while_scanning() {
+    let dir = tmpdir("overlap");
+    let game = dir.join("game");
+    std::fs::create_dir_all(game.join("z-filler")).unwrap();
+    let shader = &common::files_with_extension(&repo().join("tests/corpus/agal/adobe+glsl2agal/agalassembler"), "agal")[0];
+    std::fs::copy(shader, game.join("a.agal")).unwrap();
+    for i in 0..4000 {
+        std::fs::write(game.join(format!("z-filler/{i:05}.bin")), [0u8; 4096]).unwrap();
+    }
+    let mut opts = BuildOptions::new(&game, dir.join("cache.cpp"));
+    opts.cache_dir = None;
+    let out = build::run(&opts).expect("build runs");
+    assert_eq!(out.report.totals().compiled, 1);
+    let t = &out.timings;
+    let first = t.first_shader_started.expect("a shader was built");
+    println!("scan ended at {:?}, first shader started at {:?}", t.scan_ended, first);
+    assert!(first < t.scan_ended, "the first shader waited for the scan: started {first:?}, scan ended {:?}", t.scan_ended);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
