@@ -224,6 +224,12 @@ fn main() {
         cold.packed_during_build,
         t.write.as_secs_f64()
     );
+    println!(
+        "  scan {:.3} s, ended at {:.3} s; the first shader started compiling at {:.3} s",
+        t.scan.as_secs_f64(),
+        t.scan_ended.as_secs_f64(),
+        t.first_shader_started.map_or(f64::NAN, |d| d.as_secs_f64())
+    );
 
     // Warm rebuild: nothing changed.
     let warm = build_once(&dir, &work.join("cache.cpp"), &work.join("cache"), None);
