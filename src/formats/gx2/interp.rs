@@ -165,6 +165,8 @@ struct M<'a> {
     grad_answer: Option<[V; 4]>,
     steps: u32,
     run: Run,
+    /// `SHREC_GX2_TRACE` set: CF positions, masks and GPR writes go to stderr (triage aid).
+    trace: bool,
 }
 
 /// Runs a vertex invocation (or a pixel without gradient fetches).
@@ -385,6 +387,7 @@ impl<'a> M<'a> {
             grad_answer: None,
             steps: 0,
             run: Run::default(),
+            trace: std::env::var_os("SHREC_GX2_TRACE").is_some(),
         };
         if s.kind == ShaderKind::Pixel {
             m.pixel_inputs();
@@ -534,6 +537,9 @@ impl<'a> M<'a> {
                 return Stop::Done;
             }
             let (cf, clause) = (&self.p.cfs[self.pos].0, &self.p.cfs[self.pos].1);
+            if self.trace {
+                eprintln!("trace: cf {:02} active {} stack {:?} pred {:?}", cf.pc, self.active, self.stack, self.pred);
+            }
             let eop = cf.end_of_program && self.calls.is_empty();
             match &cf.cf {
                 Cf::Alu { op, kcache, .. } => {
@@ -876,6 +882,10 @@ impl<'a> M<'a> {
         self.pv = [None; 5];
         for (slot, v) in results {
             self.pv[slot] = Some(v);
+        }
+        if self.trace {
+            let w: Vec<String> = gpr_writes.iter().map(|(r, c, v, _)| format!("R{r}.{} = {:?} 0x{:08X}{}", b"xyzw"[*c] as char, v.val(), v.bits, if v.known() { "" } else { " (unknown)" })).collect();
+            eprintln!("trace:   group {}: {} kill {kill:?} exec {exec:?} pred {new_pred:?}", g.id, w.join(", "));
         }
         for (r, c, v, rel) in gpr_writes {
             if !(0..128).contains(&r) || rel && !(0..i64::from(self.rel_gprs())).contains(&r) {

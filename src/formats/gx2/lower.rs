@@ -814,8 +814,17 @@ impl L<'_> {
                     _ => ib(IntBinOp::EqF, x, lit(0.0)),
                 };
                 // result: 1.0 / 0.0 (PRED_SET_CLR: FLT_MAX, predicate false)
-                let v = if a.name == "PRED_SET_CLR" { lit(f32::MAX) } else { one_if(m.clone()) };
-                let cond = one_if(m);
+                let v = if a.name == "PRED_SET_CLR" { lit(f32::MAX) } else { one_if(m) };
+                // the predicate / exec-mask updates run after the group's GPR writes, so they
+                // read this slot's buffered result, not the sources again (a source may be a
+                // GPR the same group overwrites)
+                let slot_reg = if a.slot == 4 { PS[self.pv] } else { PV[self.pv] };
+                let lane = if a.slot == 4 { 0 } else { a.slot as u8 };
+                let cond = if a.name == "PRED_SET_CLR" {
+                    lit(0.0)
+                } else {
+                    Expr::Select { cmp: CmpOp::Ne, a: Box::new(rd(slot_reg, lane)), b: Box::new(lit(0.0)), if_true: Box::new(lit(1.0)), if_false: Box::new(lit(0.0)) }
+                };
                 let c = broadcast_all(cond);
                 if a.update_pred {
                     post.push(assign(t(ST), 2, c.clone()));
