@@ -53,11 +53,7 @@ fn all_alu_ops() -> Vec<&'static str> {
 }
 
 /// Every translated ALU op (OP2 and OP3), in VS and PS programs that force it into their groups.
-/// NOT GREEN YET (ignored so the suite stays usable): at the last run 163 mismatching lanes in
-/// 50 020 comparisons over 414 programs remain to be triaged (interpreter or translator);
-/// `cargo test --release --test verify_gx2 -- --ignored per_alu_op --nocapture` prints them.
 #[test]
-#[ignore]
 fn per_alu_op() {
     let Some(gpu) = gpu() else { return };
     let mut total = Comparison::default();

@@ -727,11 +727,17 @@ impl L<'_> {
             "LOG_IEEE" => un(UnOp::Log2, next()),
             "LOG_CLAMPED" => un(UnOp::Log2Clamped, next()),
             "RECIP_IEEE" => un(UnOp::Rcp, next()),
-            "RECIP_CLAMPED" => un(UnOp::RcpClamped, next()),
-            "RECIP_FF" => un(UnOp::RcpFF, next()),
+            // _CLAMPED / _FF replace the ±infinity of a ±0 input by ±FLT_MAX / ±0 (README GX2,
+            // "RECIP/RECIPSQRT _CLAMPED and _FF"). The test is on the input: lavapipe's rsqrt(-0)
+            // result escaped an isinf() test on the output (a finite normal input cannot overflow).
+            "RECIP_CLAMPED" | "RECIP_FF" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
+                let x = next();
+                let sign = ib(IntBinOp::And, x.clone(), bits(0x8000_0000));
+                let on_zero = if a.name.ends_with("_FF") { sign } else { ib(IntBinOp::Or, sign, bits(f32::MAX.to_bits())) };
+                let r = if a.name.starts_with("RECIPSQRT") { un(UnOp::Rsq, x.clone()) } else { un(UnOp::Rcp, x.clone()) };
+                Expr::Select { cmp: CmpOp::Eq, a: Box::new(x), b: Box::new(lit(0.0)), if_true: Box::new(on_zero), if_false: Box::new(r) }
+            }
             "RECIPSQRT_IEEE" => un(UnOp::Rsq, next()),
-            "RECIPSQRT_CLAMPED" => un(UnOp::RsqClamped, next()),
-            "RECIPSQRT_FF" => un(UnOp::RsqFF, next()),
             "SQRT_IEEE" => un(UnOp::Sqrt, next()),
             // Latte SIN/COS take the angle in revolutions (the compiler pre-scales by 1/2π)
             "SIN" => un(UnOp::Sin, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
