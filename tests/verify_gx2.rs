@@ -6,7 +6,9 @@
 //!
 //! Commands:
 //! - `cargo test --release --test verify_gx2`
-//! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_gx2 -- --ignored long_fuzz --nocapture`
+//! - `SHREC_FUZZ_PROGRAMS=10000 SHREC_FUZZ_PROGRESS=1 cargo test --release --test verify_gx2 -- --ignored long_fuzz --nocapture --test-threads=1`
+//!   (one GPU thread; `SHREC_FUZZ_THREADS=n` for more)
+//! - `SHREC_REDUCE="fuzz S I"` (or `"single_op OP vertex|pixel SEED"`) `cargo test --release --test verify_gx2 -- --ignored reduce --nocapture`: shrink a mismatching program, print it with the interpreter trace
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture`
 
 mod common;
@@ -269,16 +271,15 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
     total
 }
 
-/// 300 fixed-seed random programs (VS and PS, register and block mode).
-/// NOT GREEN YET (ignored): mismatches remain to be triaged, see `per_alu_op`.
+/// 300 fixed-seed random programs (VS and PS, register and block mode). About 52 lanes per
+/// program are compared (15 583 at seed 1; the rest are not determined by the interpreter).
 #[test]
-#[ignore]
 fn fuzz_fixed_seed() {
     if gpu().is_none() {
         return;
     }
     let c = fuzz(fuzz_seed(), 0..300, 1);
-    finish("fuzz_fixed_seed", &c, CF_FORMS, 20_000);
+    finish("fuzz_fixed_seed", &c, CF_FORMS, 15_000);
 }
 
 #[test]
@@ -289,7 +290,8 @@ fn long_fuzz() {
     }
     let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
     let seed = fuzz_seed();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
+    // one GPU thread unless asked: lavapipe (Mesa 22.3) may crash or hang driven by two threads
+    let threads = std::env::var("SHREC_FUZZ_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let t0 = std::time::Instant::now();
     let c = fuzz(seed, 0..n, threads);
     println!(
