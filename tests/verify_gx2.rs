@@ -255,7 +255,12 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
                 let gpu = gx2::gpu_or_skip().expect("checked by the caller");
                 let mut c = Comparison::default();
                 for i in r {
-                    c.merge(gx2::run(gpu, &gen::program(seed, i)));
+                    let mut one = gx2::run(gpu, &gen::program(seed, i));
+                    // reports at once (a long run may be stopped before its end)
+                    for rep in std::mem::take(&mut one.reports) {
+                        println!("{rep}");
+                    }
+                    c.merge(one);
                     if c.programs % 250 == 0 && std::env::var_os("SHREC_FUZZ_PROGRESS").is_some() {
                         eprintln!("progress (one thread, up to program {i}): {}", c.summary("gx2"));
                     }

@@ -572,6 +572,9 @@ impl L<'_> {
     fn group(&mut self, g: &AluGroup, kc: &[Kcache; 2], pc: u32, out: &mut Vec<Stmt>) -> Result<bool, ShaderError> {
         let cur = self.pv; // this group's new PV/PS; reads of PV use cur ^ 1
         let mut writes = Vec::new();
+        // AR changes after the group's GPR writes: a relative destination in the same group
+        // still uses the previous AR
+        let mut ar_writes = Vec::new();
         let mut exec = false;
         let mut post = Vec::new();
         // reductions
@@ -633,7 +636,7 @@ impl L<'_> {
                     "MOVA_FLOOR" => un(UnOp::Floor, v),
                     _ => Expr::IntUnary(IntUnOp::IntToFloat, Box::new(v)),
                 };
-                writes.push(assign(t(AR), 1 << a.dst_chan, broadcast_all(arv)));
+                ar_writes.push(assign(t(AR), 1 << a.dst_chan, broadcast_all(arv)));
             }
             if a.write_mask {
                 let w = if a.dst_rel {
@@ -659,6 +662,7 @@ impl L<'_> {
             }
         }
         out.extend(writes);
+        out.extend(ar_writes);
         out.extend(post);
         self.pv ^= 1;
         Ok(exec)
