@@ -25,7 +25,10 @@
 //! an approximate float (transcendentals, carried through later arithmetic), infinite = not
 //! determined (denormals, NaN into min/max/compares, comparisons closer than the error, PV lanes
 //! the previous group did not write, ...). A control-flow decision, index or kill that is not
-//! determined makes the whole invocation undetermined ([`Run::undetermined`]).
+//! determined makes the whole invocation undetermined ([`Run::undetermined`]). What the GPU
+//! leaves undefined is not determined either: NaN bit patterns of float results
+//! ([`V::ANY_NAN`]), the sign of computed zeros where integer ops or 1/x read it
+//! ([`V::zero_of_any_sign`]), IEEE 0 × inf/NaN (compilers fold a constant zero).
 
 use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
 use super::shader_struct::{Gx2Shader, ShaderKind};
