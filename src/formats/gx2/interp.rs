@@ -25,7 +25,10 @@
 //! an approximate float (transcendentals, carried through later arithmetic), infinite = not
 //! determined (denormals, NaN into min/max/compares, comparisons closer than the error, PV lanes
 //! the previous group did not write, ...). A control-flow decision, index or kill that is not
-//! determined makes the whole invocation undetermined ([`Run::undetermined`]).
+//! determined makes the whole invocation undetermined ([`Run::undetermined`]). What the GPU
+//! leaves undefined is not determined either: NaN bit patterns of float results
+//! ([`V::ANY_NAN`]), the sign of computed zeros where integer ops or 1/x read it
+//! ([`V::zero_of_any_sign`]), IEEE 0 × inf/NaN (compilers fold a constant zero).
 
 use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
 use super::shader_struct::{Gx2Shader, ShaderKind};
@@ -41,6 +44,10 @@ pub struct V {
 
 impl V {
     pub const UNKNOWN: V = V { bits: 0x7FC0_0000, err: f32::INFINITY };
+    /// A NaN computed by float arithmetic: the GPU keeps no NaN payload or sign (SPIR-V leaves
+    /// them undefined), so it equals any NaN as an output but its bits are not determined (an
+    /// integer op reading them is undetermined). The tiny bound marks it as not exact.
+    pub const ANY_NAN: V = V { bits: 0x7FC0_0000, err: f32::MIN_POSITIVE };
     pub fn exact(bits: u32) -> V {
         V { bits, err: 0.0 }
     }
@@ -55,6 +62,12 @@ impl V {
     }
     pub fn is_exact(self) -> bool {
         self.err == 0.0
+    }
+    /// A zero computed by float arithmetic (bound −0): lavapipe may drop or flip its sign
+    /// (`x + 0`, `x × 0` folding), so it is 0 to float consumers, but its bit pattern (integer
+    /// ops) and the sign of 1/x, 1/√x are not determined.
+    pub fn zero_of_any_sign(self) -> bool {
+        self.err == 0.0 && self.err.is_sign_negative() && self.val() == 0.0
     }
 }
 
@@ -165,6 +178,8 @@ struct M<'a> {
     grad_answer: Option<[V; 4]>,
     steps: u32,
     run: Run,
+    /// `SHREC_GX2_TRACE` set: CF positions, masks and GPR writes go to stderr (triage aid).
+    trace: bool,
 }
 
 /// Runs a vertex invocation (or a pixel without gradient fetches).
@@ -220,8 +235,14 @@ fn ulp32(x: f32) -> f64 {
 
 /// A float result with an error bound; denormal or non-finite approximate results are unknown.
 fn approx(r: f32, err: f64) -> V {
+    if r.is_nan() {
+        return V::ANY_NAN;
+    }
     if is_denormal(r) {
         return V::UNKNOWN;
+    }
+    if r == 0.0 && err == 0.0 {
+        return V { bits: r.to_bits(), err: -0.0 };
     }
     if err == 0.0 {
         return V::f(r);
@@ -265,6 +286,11 @@ fn fmul(a: V, b: V, legacy: bool) -> V {
             return V::UNKNOWN; // might be zero on the GPU
         }
     }
+    if !legacy && (x == 0.0 && !y.is_finite() || y == 0.0 && !x.is_finite()) {
+        // IEEE 0 × inf / NaN is NaN, but the GPU compiler folds x × 0 to 0 when the zero is
+        // a compile-time constant (a literal or inline 0.0)
+        return V::UNKNOWN;
+    }
     let r = x * y;
     let e = f64::from(x.abs()) * ey + f64::from(y.abs()) * ex + ex * ey;
     approx(r, if e > 0.0 { e + ulp32(r) } else { 0.0 })
@@ -302,7 +328,7 @@ fn fcmp(a: V, b: V) -> Option<std::cmp::Ordering> {
 }
 
 fn int_in(v: V) -> Option<u32> {
-    v.is_exact().then_some(v.bits)
+    (v.is_exact() && !v.zero_of_any_sign()).then_some(v.bits)
 }
 
 fn bool_f(b: bool) -> V {
@@ -318,8 +344,12 @@ fn transcendental(op: &str, x: V, f: impl Fn(f64) -> f64, scale: impl Fn(f64) ->
     let Some((xv, ex)) = fin(x) else { return V::UNKNOWN };
     let r = f(f64::from(xv));
     let r32 = r as f32;
-    if !r32.is_finite() || r32.is_nan() {
-        // inf / NaN results are exact only from exact inputs
+    if r32.is_nan() {
+        // a NaN from an exact or NaN input (NaN in, or outside the domain): some NaN
+        return if ex == 0.0 || xv.is_nan() { V::ANY_NAN } else { V::UNKNOWN };
+    }
+    if !r32.is_finite() {
+        // inf results are exact only from exact inputs
         return if ex == 0.0 { V::f(r32) } else { V::UNKNOWN };
     }
     let t = tolerance(op);
@@ -338,7 +368,7 @@ fn floor_like(x: V, f: impl Fn(f32) -> f32) -> V {
             return V::UNKNOWN;
         }
     }
-    V::f(f(v))
+    approx(f(v), 0.0)
 }
 
 /// Round half to even.
@@ -385,6 +415,7 @@ impl<'a> M<'a> {
             grad_answer: None,
             steps: 0,
             run: Run::default(),
+            trace: std::env::var_os("SHREC_GX2_TRACE").is_some(),
         };
         if s.kind == ShaderKind::Pixel {
             m.pixel_inputs();
@@ -534,6 +565,9 @@ impl<'a> M<'a> {
                 return Stop::Done;
             }
             let (cf, clause) = (&self.p.cfs[self.pos].0, &self.p.cfs[self.pos].1);
+            if self.trace {
+                eprintln!("trace: cf {:02} active {} stack {:?} pred {:?}", cf.pc, self.active, self.stack, self.pred);
+            }
             let eop = cf.end_of_program && self.calls.is_empty();
             match &cf.cf {
                 Cf::Alu { op, kcache, .. } => {
@@ -877,6 +911,10 @@ impl<'a> M<'a> {
         for (slot, v) in results {
             self.pv[slot] = Some(v);
         }
+        if self.trace {
+            let w: Vec<String> = gpr_writes.iter().map(|(r, c, v, _)| format!("R{r}.{} = {:?} 0x{:08X}{}", b"xyzw"[*c] as char, v.val(), v.bits, if v.known() { "" } else { " (unknown)" })).collect();
+            eprintln!("trace:   group {}: {} kill {kill:?} exec {exec:?} pred {new_pred:?}", g.id, w.join(", "));
+        }
         for (r, c, v, rel) in gpr_writes {
             if !(0..128).contains(&r) || rel && !(0..i64::from(self.rel_gprs())).contains(&r) {
                 self.mark_undetermined("GPR write outside the register file");
@@ -941,7 +979,7 @@ impl<'a> M<'a> {
             "RNDNE" => {
                 let h = floor_like(V { bits: (x.val() + 0.5).to_bits(), err: x.err }, f32::floor);
                 if h.known() && x.known() && !is_denormal(x.val()) {
-                    V::f(rndne(x.val()))
+                    approx(rndne(x.val()), 0.0)
                 } else {
                     V::UNKNOWN
                 }
@@ -983,7 +1021,9 @@ impl<'a> M<'a> {
             "UINT_TO_FLT" => int_in(x).map_or(V::UNKNOWN, |a| V::f(a as f32)),
             "EXP_IEEE" => transcendental(n, x, f64::exp2, |v| v, |v| v.exp2() * std::f64::consts::LN_2),
             "LOG_IEEE" | "LOG_CLAMPED" => {
-                if !x.known() || x.val() < 0.0 && n == "LOG_CLAMPED" {
+                // LOG_CLAMPED of NaN: the hardware's result is not documented, and the
+                // lowering's max(log2(x), -FLT_MAX) is undefined for NaN in SPIR-V
+                if !x.known() || (x.val() < 0.0 || x.val().is_nan()) && n == "LOG_CLAMPED" {
                     V::UNKNOWN
                 } else if x.is_exact() && x.val() == 0.0 {
                     V::f(if n == "LOG_CLAMPED" { -f32::MAX } else { f32::NEG_INFINITY })
@@ -994,7 +1034,7 @@ impl<'a> M<'a> {
                 }
             }
             "RECIP_IEEE" | "RECIP_CLAMPED" | "RECIP_FF" => {
-                if !x.known() || (x.err > 0.0 && f64::from(x.val().abs()) <= f64::from(x.err) * 2.0) {
+                if !x.known() || x.zero_of_any_sign() || (x.err > 0.0 && f64::from(x.val().abs()) <= f64::from(x.err) * 2.0) {
                     V::UNKNOWN
                 } else {
                     let r = transcendental("RECIP_IEEE", x, |v| 1.0 / v, |_| 0.0, |v| 1.0 / (v * v));
@@ -1002,7 +1042,7 @@ impl<'a> M<'a> {
                 }
             }
             "RECIPSQRT_IEEE" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
-                if !x.known() || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0) || (n != "RECIPSQRT_IEEE" && x.val() < 0.0) {
+                if !x.known() || x.zero_of_any_sign() || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0) || (n != "RECIPSQRT_IEEE" && x.val() < 0.0) {
                     V::UNKNOWN
                 } else {
                     let r = transcendental("RECIPSQRT_IEEE", x, |v| 1.0 / v.sqrt(), |_| 0.0, |v| 0.5 / (v * v.sqrt()));

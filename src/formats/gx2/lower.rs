@@ -572,6 +572,9 @@ impl L<'_> {
     fn group(&mut self, g: &AluGroup, kc: &[Kcache; 2], pc: u32, out: &mut Vec<Stmt>) -> Result<bool, ShaderError> {
         let cur = self.pv; // this group's new PV/PS; reads of PV use cur ^ 1
         let mut writes = Vec::new();
+        // AR changes after the group's GPR writes: a relative destination in the same group
+        // still uses the previous AR
+        let mut ar_writes = Vec::new();
         let mut exec = false;
         let mut post = Vec::new();
         // reductions
@@ -633,7 +636,7 @@ impl L<'_> {
                     "MOVA_FLOOR" => un(UnOp::Floor, v),
                     _ => Expr::IntUnary(IntUnOp::IntToFloat, Box::new(v)),
                 };
-                writes.push(assign(t(AR), 1 << a.dst_chan, broadcast_all(arv)));
+                ar_writes.push(assign(t(AR), 1 << a.dst_chan, broadcast_all(arv)));
             }
             if a.write_mask {
                 let w = if a.dst_rel {
@@ -659,6 +662,7 @@ impl L<'_> {
             }
         }
         out.extend(writes);
+        out.extend(ar_writes);
         out.extend(post);
         self.pv ^= 1;
         Ok(exec)
@@ -727,11 +731,17 @@ impl L<'_> {
             "LOG_IEEE" => un(UnOp::Log2, next()),
             "LOG_CLAMPED" => un(UnOp::Log2Clamped, next()),
             "RECIP_IEEE" => un(UnOp::Rcp, next()),
-            "RECIP_CLAMPED" => un(UnOp::RcpClamped, next()),
-            "RECIP_FF" => un(UnOp::RcpFF, next()),
+            // _CLAMPED / _FF replace the ±infinity of a ±0 input by ±FLT_MAX / ±0 (README GX2,
+            // "RECIP/RECIPSQRT _CLAMPED and _FF"). The test is on the input: lavapipe's rsqrt(-0)
+            // result escaped an isinf() test on the output (a finite normal input cannot overflow).
+            "RECIP_CLAMPED" | "RECIP_FF" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
+                let x = next();
+                let sign = ib(IntBinOp::And, x.clone(), bits(0x8000_0000));
+                let on_zero = if a.name.ends_with("_FF") { sign } else { ib(IntBinOp::Or, sign, bits(f32::MAX.to_bits())) };
+                let r = if a.name.starts_with("RECIPSQRT") { un(UnOp::Rsq, x.clone()) } else { un(UnOp::Rcp, x.clone()) };
+                Expr::Select { cmp: CmpOp::Eq, a: Box::new(x), b: Box::new(lit(0.0)), if_true: Box::new(on_zero), if_false: Box::new(r) }
+            }
             "RECIPSQRT_IEEE" => un(UnOp::Rsq, next()),
-            "RECIPSQRT_CLAMPED" => un(UnOp::RsqClamped, next()),
-            "RECIPSQRT_FF" => un(UnOp::RsqFF, next()),
             "SQRT_IEEE" => un(UnOp::Sqrt, next()),
             // Latte SIN/COS take the angle in revolutions (the compiler pre-scales by 1/2π)
             "SIN" => un(UnOp::Sin, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
@@ -814,8 +824,17 @@ impl L<'_> {
                     _ => ib(IntBinOp::EqF, x, lit(0.0)),
                 };
                 // result: 1.0 / 0.0 (PRED_SET_CLR: FLT_MAX, predicate false)
-                let v = if a.name == "PRED_SET_CLR" { lit(f32::MAX) } else { one_if(m.clone()) };
-                let cond = one_if(m);
+                let v = if a.name == "PRED_SET_CLR" { lit(f32::MAX) } else { one_if(m) };
+                // the predicate / exec-mask updates run after the group's GPR writes, so they
+                // read this slot's buffered result, not the sources again (a source may be a
+                // GPR the same group overwrites)
+                let slot_reg = if a.slot == 4 { PS[self.pv] } else { PV[self.pv] };
+                let lane = if a.slot == 4 { 0 } else { a.slot as u8 };
+                let cond = if a.name == "PRED_SET_CLR" {
+                    lit(0.0)
+                } else {
+                    Expr::Select { cmp: CmpOp::Ne, a: Box::new(rd(slot_reg, lane)), b: Box::new(lit(0.0)), if_true: Box::new(lit(1.0)), if_false: Box::new(lit(0.0)) }
+                };
                 let c = broadcast_all(cond);
                 if a.update_pred {
                     post.push(assign(t(ST), 2, c.clone()));
