@@ -18,6 +18,9 @@ use crate::ir::Semantic;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+#[path = "xenos_heaps.rs"]
+mod heaps;
+
 /// Microcode encoders (bit layouts as `ucode.rs` / Xenia's ucode.h).
 pub mod asm {
     /// CF opcodes.
@@ -354,13 +357,15 @@ fn texture_slots(p: &Program) -> Vec<u32> {
     out
 }
 
-/// XenosRecomp's SharedConstants (288 bytes): heap index 0 for every used slot (see `run`).
+/// XenosRecomp's SharedConstants (288 bytes): slot `slots[k]` reads texture heap element k and
+/// sampler heap element `n - 1 - k` (see `run`).
 fn shared_constants(vertex: bool, booleans: u16, slots: &[u32]) -> Vec<u8> {
     let mut b = vec![0u8; 288];
     let put = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    for &s in slots {
-        put(&mut b, 4 * s as usize, 0);
-        put(&mut b, 192 + 4 * s as usize, 0);
+    let n = slots.len() as u32;
+    for (k, &s) in slots.iter().enumerate() {
+        put(&mut b, 4 * s as usize, k as u32);
+        put(&mut b, 192 + 4 * s as usize, n - 1 - k as u32);
     }
     put(&mut b, 256, if vertex { booleans as u32 } else { (booleans as u32) << 16 });
     b
@@ -401,21 +406,25 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
         }
     };
     let slots = texture_slots(&prog);
-    // lavapipe (Mesa 22.3) reads zeros from elements > 0 of a runtime-sized descriptor heap
-    // (measured before this workaround), so every used slot gets heap element 0: the texture of
-    // the first used slot (the reference sees the same texture on every slot).
+    // One heap element per used slot (texture element k = k-th used slot); the sampler heap is
+    // filled in reverse so a slot's texture and sampler indices differ, as they may in a runtime.
     let mut textures = Vec::new();
     let mut slot_textures = BTreeMap::new();
-    if let Some(first) = slots.first() {
-        let Some(tex) = t.textures.get(first) else {
-            fail(&mut cmp, format!("no texture for tf{first}\n{listing}"));
+    for s in &slots {
+        let Some(tex) = t.textures.get(s) else {
+            fail(&mut cmp, format!("no texture for tf{s}\n{listing}"));
             return (cmp, extra);
         };
         textures.push(TextureSpec { texture: Slot { set: 0, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: false, size: tex.size, texels: tex.texels.clone() });
-        for s in &slots {
-            slot_textures.insert(*s, tex.clone());
-        }
+        slot_textures.insert(*s, tex.clone());
     }
+    let spirv = match heaps::size_heaps(&spirv, slots.len() as u32) {
+        Ok(s) => s,
+        Err(e) => {
+            fail(&mut cmp, format!("SPIR-V heap sizing: {e}\n{listing}"));
+            return (cmp, extra);
+        }
+    };
     let t_textures = &slot_textures;
     let vertex = c.is_vertex();
     let push = AddressPush {
