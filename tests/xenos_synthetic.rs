@@ -80,18 +80,36 @@ fn predicated_backward_jump_compiles() {
     compile(&b);
 }
 
+/// call / ret, a loop over a run-time integer constant and b16+ compile for DXIL and SPIR-V; the
+/// last two read shrec's SharedConstants extension (only shaders that need it declare it).
 #[test]
-fn unsupported_features_are_rejected_with_the_instruction() {
-    // call
+fn call_runtime_loop_and_high_booleans_compile() {
+    // call L2 (unconditional): pc dispatch with a return-address stack.
     let mut b = base();
     set_cf1(&mut b, 9 << 44 | 1 << 13 | 2);
-    let e = err(&b);
-    assert!(e.contains("CF 1 (call)") && e.contains("not supported"), "{e}");
-    // loop without a literal integer constant
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("while (true)") && !hlsl.contains("SHREC_XENOS_LOOP"), "{hlsl}");
+    let d = formats::disasm(ContainerKind::Xenos, &b, 0, &TranslateOptions::default()).unwrap();
+    assert!(d.contains("call L2"), "{d}");
+    // loop i5 (no literal defi): the PS loop constants of the extension, word 32 + 5.
     let mut b = base();
     set_cf1(&mut b, 7 << 44 | 5 << 16 | 3);
-    let e = err(&b);
-    assert!(e.contains("CF 1 (loop)") && e.contains("i5"), "{e}");
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("SharedConstants + 480 + (I) * 4") && hlsl.contains("shrec_XenosLoops[16] : packoffset(c22)"), "{hlsl}");
+    // cjmp b200, L2: PS boolean word 6 of the extension, bit 8.
+    let mut b = base();
+    set_cf1(&mut b, JMP | 200 << 34 | 1 << 42 | 2);
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("SharedConstants + 320 + (W) * 4") && hlsl.contains("g_XenosState[26]"), "{hlsl}");
+    assert!(!base_hlsl().contains("shrec_Xenos"), "a shader without them does not declare the extension");
+}
+
+fn base_hlsl() -> String {
+    compile(&base())
+}
+
+#[test]
+fn unsupported_features_are_rejected_with_the_instruction() {
     // tfetch with a texel offset (slot 2 = the tfetch2D)
     let mut b = base();
     let m = microcode_offset(&b) + 2 * 12;
