@@ -826,7 +826,12 @@ pub mod gen {
                     cf.push((asm::exec(asm::COND_EXEC, 0, &fetch, b, rng.chance(50)), Some(clause), fetch))
                 }
                 2 => cf.push((asm::exec(asm::COND_EXEC_PRED, 0, &fetch, 0, rng.chance(50)), Some(clause), fetch)),
-                3 => cf.push((asm::exec(asm::COND_EXEC_PRED_CLEAN, 0, &fetch, 0, rng.chance(50)), Some(clause), fetch)),
+                3 => {
+                    // cond_exec_pred_clean tests a boolean constant (see the lowering).
+                    let cond = rng.chance(50);
+                    let b = rng2.below(256) as u32;
+                    cf.push((asm::exec(asm::COND_EXEC_PRED_CLEAN, 0, &fetch, b, cond), Some(clause), fetch))
+                }
                 4 => {
                     // jmp over the clause (target patched below: CF index after it).
                     let pred = rng.chance(50);

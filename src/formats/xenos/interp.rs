@@ -890,8 +890,12 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         match cf.op() {
             _ if cf.is_exec() => {
                 let run_it = match cf.op() {
-                    CfOp::CondExec | CfOp::CondExecEnd => Some(m.bool_const(cf.bool_address()) == cf.condition()),
-                    CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                    // 13 / 14 (cond_exec_pred_clean) test a boolean constant, as 3 / 4 (Xenia's
+                    // translators parse them as cond_exec).
+                    CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                        Some(m.bool_const(cf.bool_address()) == cf.condition())
+                    }
+                    CfOp::CondExecPred | CfOp::CondExecPredEnd => {
                         let r = m.p0.map(|p| p == cf.condition());
                         if let Some(r) = r {
                             pred_exec_outcomes.push(r);

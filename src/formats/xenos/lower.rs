@@ -740,8 +740,12 @@ impl<'a> Ctx<'a> {
     /// Condition under which an exec-family CF instruction runs its clause (None = always).
     fn exec_cond(&self, cf: &Cf) -> Result<Option<Cond>, ShaderError> {
         Ok(match cf.op() {
-            CfOp::CondExec | CfOp::CondExecEnd => Some(self.bool_cond(cf.bool_address(), cf.condition())?),
-            CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+            // 13 / 14 (cond_exec_pred_clean) test a boolean constant, as 3 / 4 (Xenia's
+            // translators parse them as cond_exec; no corpus shader has them).
+            CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                Some(self.bool_cond(cf.bool_address(), cf.condition())?)
+            }
+            CfOp::CondExecPred | CfOp::CondExecPredEnd => {
                 Some(pred_cond(cf.condition()))
             }
             _ => None,
@@ -787,7 +791,7 @@ fn pop_loop() -> Vec<Stmt> {
 /// loop constant without a literal `defi`.
 fn uses_extension(p: &super::ucode::Program, int_defs: &BTreeMap<u32, u32>) -> bool {
     p.cf.iter().any(|cf| match cf.op() {
-        CfOp::CondExec | CfOp::CondExecEnd => cf.bool_address() >= 16,
+        CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => cf.bool_address() >= 16,
         CfOp::CondJmp | CfOp::CondCall => !cf.is_unconditional() && !cf.is_predicated() && cf.bool_address() >= 16,
         CfOp::LoopStart | CfOp::LoopEnd => !int_defs.contains_key(&cf.loop_id()),
         _ => false,
