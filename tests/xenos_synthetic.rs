@@ -123,4 +123,35 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     put(&mut b, m, (d0 & !0x1F) | 18);
     let e = err(&b);
     assert!(e.contains("getGradients"), "{e}");
+    // every auxiliary fetch opcode is named
+    for (op, name) in [(16, "getBCF"), (17, "getCompTexLOD"), (19, "getWeights"), (24, "setTexLOD"), (25, "setGradientsH"), (26, "setGradientsV")] {
+        let mut b = base();
+        put(&mut b, m, (d0 & !0x1F) | op);
+        let e = err(&b);
+        assert!(e.contains(&format!("slot 2 ({name})")) && e.contains("not supported"), "{name}: {e}");
+    }
+    // register LOD, register gradients, unnormalised coordinates, cube dimension
+    for (word, bit, what) in [(1, 29, "register LOD"), (2, 0, "register gradients"), (0, 25, "unnormalised"), (2, 14 | 1 << 8, "cube")] {
+        let mut b = base();
+        let at = m + 4 * word;
+        let v = be(&b, at);
+        let v = if bit >> 8 != 0 { v | 3 << (bit & 0xFF) } else { v | 1 << bit };
+        put(&mut b, at, v);
+        let e = err(&b);
+        assert!(e.contains("slot 2 (tfetch)") && e.contains(what) && e.contains("not supported"), "{what}: {e}");
+    }
+    // the cube vector op (slot 3: dp3 → cube)
+    let mut b = base();
+    let a = microcode_offset(&b) + 3 * 12;
+    let v = be(&b, a + 8);
+    put(&mut b, a + 8, (v & !(0x1F << 24)) | 18 << 24);
+    let e = err(&b);
+    assert!(e.contains("slot 3") && e.contains("cube") && e.contains("not supported"), "{e}");
+    // memory export from a pixel shader (slot 4: mul oC0 → eA, export register 32)
+    let mut b = base();
+    let a = microcode_offset(&b) + 4 * 12;
+    let v = be(&b, a);
+    put(&mut b, a, (v & !0x3F) | 32);
+    let e = err(&b);
+    assert!(e.contains("slot 4") && e.contains("memory export") && e.contains("not supported"), "{e}");
 }
