@@ -694,6 +694,9 @@ pub mod gen {
 
     const TEMPS: u32 = 8;
 
+    /// A CF word without its address / target, its clause (exec) and the clause's fetch flags.
+    type CfEntry = (u64, Option<Vec<[u32; 3]>>, Vec<bool>);
+
     fn src(rng: &mut Rng, scalar: bool) -> Src {
         let temp = rng.chance(70);
         let mut s = if temp { Src::r(rng.below(TEMPS as u64) as u32) } else { Src::c(rng.below(8) as u32) };
@@ -769,12 +772,12 @@ pub mod gen {
         // Features added after seeds were recorded (call/ret, run-time loop constants, b16+) draw
         // from their own stream, so the main stream of earlier programs is unchanged.
         let mut rng2 = Rng::new(seed.wrapping_mul(0xA24B_AED4_963E_E407).wrapping_add(index).wrapping_add(0x5EED));
-        let mut cf: Vec<(u64, Option<Vec<[u32; 3]>>, Vec<bool>)> = Vec::new(); // (cf word w/o address, clause)
+        let mut cf: Vec<CfEntry> = Vec::new(); // (cf word w/o address, clause)
         let mut int_defs = Vec::new();
         let mut next_loop_id = 0u32;
         let mut runtime_loops: Vec<u32> = Vec::new();
         // Subroutines (placed after the end of the main program) and the CF entries calling them.
-        let mut subs: Vec<Vec<(u64, Option<Vec<[u32; 3]>>, Vec<bool>)>> = Vec::new();
+        let mut subs: Vec<Vec<CfEntry>> = Vec::new();
         // (index in cf or in a subroutine, callee): targets patched at assembly.
         let mut call_sites: Vec<(Option<usize>, usize, usize)> = Vec::new();
         let mut textures = BTreeMap::new();
@@ -1022,7 +1025,7 @@ pub mod gen {
 
     /// A subroutine: an ALU clause, sometimes inside a loop (literal or run-time constant), then
     /// ret.
-    fn subroutine(rng: &mut Rng, pixel: bool, next_loop_id: &mut u32, int_defs: &mut Vec<(u32, u32)>, runtime_loops: &mut Vec<u32>) -> Vec<(u64, Option<Vec<[u32; 3]>>, Vec<bool>)> {
+    fn subroutine(rng: &mut Rng, pixel: bool, next_loop_id: &mut u32, int_defs: &mut Vec<(u32, u32)>, runtime_loops: &mut Vec<u32>) -> Vec<CfEntry> {
         let n = 1 + rng.below(3) as usize;
         let clause: Vec<[u32; 3]> = (0..n).map(|_| alu(rng, pixel, true).encode()).collect();
         let fetch = vec![false; n];
