@@ -63,6 +63,12 @@
 //   256 uint g_Booleans [c16.x]: VS b0-b15 = bits 0-15, PS b0-b15 = bits 16-31
 //   260 uint g_SwappedTexcoords [c16.y]   264 float2 g_HalfPixelOffset [c16.zw]
 //   272 float g_AlphaThreshold [c17.x]
+//   shrec extension (declared only by a shader that reads b16+ or loops over an integer constant
+//   without a literal `defi`; XenosRecomp has neither):
+//   288 / 320 uint VS / PS booleans[8]: b0-b255, bit b%32 of word b/32 (b0-b15 come from g_Booleans)
+//       [uint4 shrec_XenosBooleans[4] : c18]
+//   352 / 480 uint VS / PS loop constants i0-i31: count | start << 8 | step << 16 (step signed)
+//       [uint4 shrec_XenosLoops[16] : c22]
 //   s = texture fetch constant slot tf0-tf15 (a fetch from tf16+ is rejected). NAME is the
 //   sampler's constant-table name, sanitized ([A-Za-z0-9_], a leading digit gets `_`), made
 //   unique; element j > 0 of a sampler array NAME[n] is NAME_j; a slot without an entry is s<slot>.

@@ -80,18 +80,36 @@ fn predicated_backward_jump_compiles() {
     compile(&b);
 }
 
+/// call / ret, a loop over a run-time integer constant and b16+ compile for DXIL and SPIR-V; the
+/// last two read shrec's SharedConstants extension (only shaders that need it declare it).
 #[test]
-fn unsupported_features_are_rejected_with_the_instruction() {
-    // call
+fn call_runtime_loop_and_high_booleans_compile() {
+    // call L2 (unconditional): pc dispatch with a return-address stack.
     let mut b = base();
     set_cf1(&mut b, 9 << 44 | 1 << 13 | 2);
-    let e = err(&b);
-    assert!(e.contains("CF 1 (call)") && e.contains("not supported"), "{e}");
-    // loop without a literal integer constant
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("while (true)") && !hlsl.contains("SHREC_XENOS_LOOP"), "{hlsl}");
+    let d = formats::disasm(ContainerKind::Xenos, &b, 0, &TranslateOptions::default()).unwrap();
+    assert!(d.contains("call L2"), "{d}");
+    // loop i5 (no literal defi): the PS loop constants of the extension, word 32 + 5.
     let mut b = base();
     set_cf1(&mut b, 7 << 44 | 5 << 16 | 3);
-    let e = err(&b);
-    assert!(e.contains("CF 1 (loop)") && e.contains("i5"), "{e}");
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("SharedConstants + 480 + (I) * 4") && hlsl.contains("shrec_XenosLoops[16] : packoffset(c22)"), "{hlsl}");
+    // cjmp b200, L2: PS boolean word 6 of the extension, bit 8.
+    let mut b = base();
+    set_cf1(&mut b, JMP | 200 << 34 | 1 << 42 | 2);
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("SharedConstants + 320 + (W) * 4") && hlsl.contains("g_XenosState[26]"), "{hlsl}");
+    assert!(!base_hlsl().contains("shrec_Xenos"), "a shader without them does not declare the extension");
+}
+
+fn base_hlsl() -> String {
+    compile(&base())
+}
+
+#[test]
+fn unsupported_features_are_rejected_with_the_instruction() {
     // tfetch with a texel offset (slot 2 = the tfetch2D)
     let mut b = base();
     let m = microcode_offset(&b) + 2 * 12;
@@ -105,4 +123,35 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     put(&mut b, m, (d0 & !0x1F) | 18);
     let e = err(&b);
     assert!(e.contains("getGradients"), "{e}");
+    // every auxiliary fetch opcode is named
+    for (op, name) in [(16, "getBCF"), (17, "getCompTexLOD"), (19, "getWeights"), (24, "setTexLOD"), (25, "setGradientsH"), (26, "setGradientsV")] {
+        let mut b = base();
+        put(&mut b, m, (d0 & !0x1F) | op);
+        let e = err(&b);
+        assert!(e.contains(&format!("slot 2 ({name})")) && e.contains("not supported"), "{name}: {e}");
+    }
+    // register LOD, register gradients, unnormalised coordinates, cube dimension
+    for (word, bit, what) in [(1, 29, "register LOD"), (2, 0, "register gradients"), (0, 25, "unnormalised"), (2, 14 | 1 << 8, "cube")] {
+        let mut b = base();
+        let at = m + 4 * word;
+        let v = be(&b, at);
+        let v = if bit >> 8 != 0 { v | 3 << (bit & 0xFF) } else { v | 1 << bit };
+        put(&mut b, at, v);
+        let e = err(&b);
+        assert!(e.contains("slot 2 (tfetch)") && e.contains(what) && e.contains("not supported"), "{what}: {e}");
+    }
+    // the cube vector op (slot 3: dp3 → cube)
+    let mut b = base();
+    let a = microcode_offset(&b) + 3 * 12;
+    let v = be(&b, a + 8);
+    put(&mut b, a + 8, (v & !(0x1F << 24)) | 18 << 24);
+    let e = err(&b);
+    assert!(e.contains("slot 3") && e.contains("cube") && e.contains("not supported"), "{e}");
+    // memory export from a pixel shader (slot 4: mul oC0 → eA, export register 32)
+    let mut b = base();
+    let a = microcode_offset(&b) + 4 * 12;
+    let v = be(&b, a);
+    put(&mut b, a, (v & !0x3F) | 32);
+    let e = err(&b);
+    assert!(e.contains("slot 4") && e.contains("memory export") && e.contains("not supported"), "{e}");
 }

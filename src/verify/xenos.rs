@@ -18,6 +18,9 @@ use crate::ir::Semantic;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+#[path = "xenos_heaps.rs"]
+mod heaps;
+
 /// Microcode encoders (bit layouts as `ucode.rs` / Xenia's ucode.h).
 pub mod asm {
     /// CF opcodes.
@@ -29,6 +32,8 @@ pub mod asm {
     pub const COND_EXEC_PRED_END: u64 = 6;
     pub const LOOP_START: u64 = 7;
     pub const LOOP_END: u64 = 8;
+    pub const CALL: u64 = 9;
+    pub const RET: u64 = 10;
     pub const JMP: u64 = 11;
     pub const ALLOC: u64 = 12;
     pub const COND_EXEC_PRED_CLEAN: u64 = 13;
@@ -44,6 +49,13 @@ pub mod asm {
     }
     pub fn jmp(target: u32, unconditional: bool, predicated: bool, condition: bool, bool_address: u32) -> u64 {
         target as u64 | (unconditional as u64) << 13 | (predicated as u64) << 14 | (bool_address as u64) << 34 | (condition as u64) << 42 | JMP << 44
+    }
+    /// cond_call: the same fields as cond_jmp.
+    pub fn call(target: u32, unconditional: bool, predicated: bool, condition: bool, bool_address: u32) -> u64 {
+        jmp(target, unconditional, predicated, condition, bool_address) & !(0xF << 44) | CALL << 44
+    }
+    pub fn ret() -> u64 {
+        RET << 44
     }
     pub fn loop_start(skip_target: u32, loop_id: u32) -> u64 {
         skip_target as u64 | (loop_id as u64) << 16 | LOOP_START << 44
@@ -270,6 +282,10 @@ pub struct Case {
     pub c: Vec<[f32; 4]>,
     /// b0-b15 of the shader's stage.
     pub booleans: u16,
+    /// b16-b255 of the shader's stage (shrec's SharedConstants extension; bits 0-15 unused).
+    pub ext_booleans: [u32; 8],
+    /// Run-time loop constants i0-i31 of the shader's stage (shrec's SharedConstants extension).
+    pub loop_constants: [u32; 32],
     /// Vertex: the value of each vertex element, by its vfetch slot address.
     pub inputs: BTreeMap<u32, [f32; 4]>,
     /// Pixel: per interpolator register, the value at the top-left pixel and its x / y slopes.
@@ -312,6 +328,8 @@ fn state_common(c: &Container, case: &Case, textures: &BTreeMap<u32, Texture>) -
     State {
         c: constants(c, case),
         booleans: case.booleans,
+        ext_booleans: case.ext_booleans,
+        loop_constants: case.loop_constants,
         vertex_inputs: case.inputs.clone(),
         interpolators: BTreeMap::new(),
         textures: textures.clone(),
@@ -354,15 +372,29 @@ fn texture_slots(p: &Program) -> Vec<u32> {
     out
 }
 
-/// XenosRecomp's SharedConstants (288 bytes): heap index 0 for every used slot (see `run`).
-fn shared_constants(vertex: bool, booleans: u16, slots: &[u32]) -> Vec<u8> {
-    let mut b = vec![0u8; 288];
+/// XenosRecomp's SharedConstants (288 bytes) and shrec's extension (booleans b16+ and loop
+/// constants, 608 bytes in all): slot `slots[k]` reads texture heap element k and sampler heap
+/// element `n - 1 - k` (see `run`). The other stage's extension words get the bitwise
+/// complement, so a shader reading the wrong stage's words is caught.
+fn shared_constants(vertex: bool, case: &Case, slots: &[u32]) -> Vec<u8> {
+    let booleans = case.booleans;
+    let mut b = vec![0u8; 608];
     let put = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    for &s in slots {
-        put(&mut b, 4 * s as usize, 0);
-        put(&mut b, 192 + 4 * s as usize, 0);
+    let n = slots.len() as u32;
+    for (k, &s) in slots.iter().enumerate() {
+        put(&mut b, 4 * s as usize, k as u32);
+        put(&mut b, 192 + 4 * s as usize, n - 1 - k as u32);
     }
     put(&mut b, 256, if vertex { booleans as u32 } else { (booleans as u32) << 16 });
+    let (mine, other) = if vertex { ((288, 352), (320, 480)) } else { ((320, 480), (288, 352)) };
+    for (w, &v) in case.ext_booleans.iter().enumerate() {
+        put(&mut b, mine.0 + 4 * w, v);
+        put(&mut b, other.0 + 4 * w, !v);
+    }
+    for (i, &v) in case.loop_constants.iter().enumerate() {
+        put(&mut b, mine.1 + 4 * i, v);
+        put(&mut b, other.1 + 4 * i, !v);
+    }
     b
 }
 
@@ -401,21 +433,25 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
         }
     };
     let slots = texture_slots(&prog);
-    // lavapipe (Mesa 22.3) reads zeros from elements > 0 of a runtime-sized descriptor heap
-    // (measured before this workaround), so every used slot gets heap element 0: the texture of
-    // the first used slot (the reference sees the same texture on every slot).
+    // One heap element per used slot (texture element k = k-th used slot); the sampler heap is
+    // filled in reverse so a slot's texture and sampler indices differ, as they may in a runtime.
     let mut textures = Vec::new();
     let mut slot_textures = BTreeMap::new();
-    if let Some(first) = slots.first() {
-        let Some(tex) = t.textures.get(first) else {
-            fail(&mut cmp, format!("no texture for tf{first}\n{listing}"));
+    for s in &slots {
+        let Some(tex) = t.textures.get(s) else {
+            fail(&mut cmp, format!("no texture for tf{s}\n{listing}"));
             return (cmp, extra);
         };
         textures.push(TextureSpec { texture: Slot { set: 0, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: false, size: tex.size, texels: tex.texels.clone() });
-        for s in &slots {
-            slot_textures.insert(*s, tex.clone());
-        }
+        slot_textures.insert(*s, tex.clone());
     }
+    let spirv = match heaps::size_heaps(&spirv, slots.len() as u32) {
+        Ok(s) => s,
+        Err(e) => {
+            fail(&mut cmp, format!("SPIR-V heap sizing: {e}\n{listing}"));
+            return (cmp, extra);
+        }
+    };
     let t_textures = &slot_textures;
     let vertex = c.is_vertex();
     let push = AddressPush {
@@ -425,7 +461,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
             .map(|case| {
                 let consts = f32_bytes(&constants(&c, case));
                 let (vs, ps) = if vertex { (consts, Vec::new()) } else { (Vec::new(), consts) };
-                vec![vs, ps, shared_constants(vertex, case.booleans, &slots)]
+                vec![vs, ps, shared_constants(vertex, case, &slots)]
             })
             .collect(),
         block_size: 4096,
@@ -658,6 +694,9 @@ pub mod gen {
 
     const TEMPS: u32 = 8;
 
+    /// A CF word without its address / target, its clause (exec) and the clause's fetch flags.
+    type CfEntry = (u64, Option<Vec<[u32; 3]>>, Vec<bool>);
+
     fn src(rng: &mut Rng, scalar: bool) -> Src {
         let temp = rng.chance(70);
         let mut s = if temp { Src::r(rng.below(TEMPS as u64) as u32) } else { Src::c(rng.below(8) as u32) };
@@ -730,8 +769,17 @@ pub mod gen {
     pub fn program(seed: u64, index: u64) -> TestProgram {
         let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(index));
         let pixel = rng.chance(50);
-        let mut cf: Vec<(u64, Option<Vec<[u32; 3]>>, Vec<bool>)> = Vec::new(); // (cf word w/o address, clause)
+        // Features added after seeds were recorded (call/ret, run-time loop constants, b16+) draw
+        // from their own stream, so the main stream of earlier programs is unchanged.
+        let mut rng2 = Rng::new(seed.wrapping_mul(0xA24B_AED4_963E_E407).wrapping_add(index).wrapping_add(0x5EED));
+        let mut cf: Vec<CfEntry> = Vec::new(); // (cf word w/o address, clause)
         let mut int_defs = Vec::new();
+        let mut next_loop_id = 0u32;
+        let mut runtime_loops: Vec<u32> = Vec::new();
+        // Subroutines (placed after the end of the main program) and the CF entries calling them.
+        let mut subs: Vec<Vec<CfEntry>> = Vec::new();
+        // (index in cf or in a subroutine, callee): targets patched at assembly.
+        let mut call_sites: Vec<(Option<usize>, usize, usize)> = Vec::new();
         let mut textures = BTreeMap::new();
         let mut elements = Vec::new();
         let ninputs = 1 + rng.below(3) as u32;
@@ -771,30 +819,69 @@ pub mod gen {
                 }
             }
             let kind = rng.below(10);
+            let mut bool_addr = |rng: &mut Rng| {
+                let b = rng.below(16) as u32;
+                if rng2.chance(30) { 16 + rng2.below(240) as u32 } else { b }
+            };
             match kind {
-                0 | 1 => cf.push((asm::exec(asm::COND_EXEC, 0, &fetch, rng.below(16) as u32, rng.chance(50)), Some(clause), fetch)),
+                0 | 1 => {
+                    let b = bool_addr(&mut rng);
+                    cf.push((asm::exec(asm::COND_EXEC, 0, &fetch, b, rng.chance(50)), Some(clause), fetch))
+                }
                 2 => cf.push((asm::exec(asm::COND_EXEC_PRED, 0, &fetch, 0, rng.chance(50)), Some(clause), fetch)),
-                3 => cf.push((asm::exec(asm::COND_EXEC_PRED_CLEAN, 0, &fetch, 0, rng.chance(50)), Some(clause), fetch)),
+                3 => {
+                    // cond_exec_pred_clean tests a boolean constant (see the lowering).
+                    let cond = rng.chance(50);
+                    let b = rng2.below(256) as u32;
+                    cf.push((asm::exec(asm::COND_EXEC_PRED_CLEAN, 0, &fetch, b, cond), Some(clause), fetch))
+                }
                 4 => {
                     // jmp over the clause (target patched below: CF index after it).
                     let pred = rng.chance(50);
                     let uncond = rng.chance(15);
-                    let j = asm::jmp(0, uncond, pred && !uncond, rng.chance(50), rng.below(16) as u32);
+                    let cond = rng.chance(50);
+                    let j = asm::jmp(0, uncond, pred && !uncond, cond, bool_addr(&mut rng));
                     cf.push((j, None, vec![]));
                     cf.push((asm::exec(asm::EXEC, 0, &fetch, 0, false), Some(clause), fetch));
                 }
                 5 | 6 => {
-                    // loop i<id> { clause } with aL start 0-1, step 1, count 0-3.
-                    let id = int_defs.len() as u32;
+                    // loop i<id> { clause } with aL start 0-1, step 1, count 0-3 (literal defi),
+                    // or a run-time loop constant (per case, see below).
+                    let id = next_loop_id;
+                    next_loop_id += 1;
                     let count = rng.below(4) as u32;
                     let start = rng.below(2) as u32;
-                    int_defs.push((id, count | start << 8 | 1 << 16));
+                    if rng2.chance(40) {
+                        runtime_loops.push(id);
+                    } else {
+                        int_defs.push((id, count | start << 8 | 1 << 16));
+                    }
                     cf.push((asm::loop_start(0, id), None, vec![]));
                     cf.push((asm::exec(asm::EXEC, 0, &fetch, 0, false), Some(clause), fetch));
+                    if rng2.chance(20) {
+                        // A call inside the loop body (the callee may loop too).
+                        call_sites.push((None, cf.len(), subs.len()));
+                        cf.push((asm::call(0, true, false, false, 0), None, vec![]));
+                        subs.push(subroutine(&mut rng2, pixel, &mut next_loop_id, &mut int_defs, &mut runtime_loops));
+                    }
                     let brk = rng.chance(30);
                     cf.push((asm::loop_end(0, id, brk, rng.chance(50)), None, vec![]));
                 }
                 _ => cf.push((asm::exec(asm::EXEC, 0, &fetch, 0, false), Some(clause), fetch)),
+            }
+            if rng2.chance(25) {
+                // cond_call (unconditional, b<n> or predicated) of a new subroutine.
+                let (uncond, pred) = match rng2.below(3) {
+                    0 => (true, false),
+                    1 => (false, false),
+                    _ => (false, true),
+                };
+                let b = if rng2.chance(40) { 16 + rng2.below(240) as u32 } else { rng2.below(16) as u32 };
+                call_sites.push((None, cf.len(), subs.len()));
+                cf.push((asm::call(0, uncond, pred, rng2.chance(50), b), None, vec![]));
+                subs.push(subroutine(&mut rng2, pixel, &mut next_loop_id, &mut int_defs, &mut runtime_loops));
+            } else if rng2.chance(5) {
+                cf.push((asm::ret(), None, vec![])); // outside a subroutine: does nothing
             }
             match rng.below(20) {
                 0 => cf.push((asm::alloc(1, 1), None, vec![])),
@@ -848,6 +935,33 @@ pub mod gen {
             let tail = vec![alu(&mut rng, false, false).encode()];
             cf.push((asm::exec(op, 0, &[false], rng.below(16) as u32, rng.chance(50)), Some(tail), vec![false]));
         }
+        // Subroutines after the end, each a run of CF entries ending in ret; a subroutine may
+        // call the next one (nested calls).
+        let mut sub_start = Vec::new();
+        let mut k = 0;
+        while k < subs.len() {
+            if rng2.chance(30) && subs.len() < 4 {
+                let at = subs[k].len() - 1; // before the ret
+                call_sites.push((Some(k), at, subs.len()));
+                subs[k].insert(at, (asm::call(0, true, false, false, 0), None, vec![]));
+                let sub = subroutine(&mut rng2, pixel, &mut next_loop_id, &mut int_defs, &mut runtime_loops);
+                subs.push(sub);
+            }
+            k += 1;
+        }
+        let mut sub_offsets = Vec::new();
+        for sub in &subs {
+            sub_offsets.push(cf.len());
+            sub_start.push(cf.len());
+            cf.extend(sub.iter().cloned());
+        }
+        for (owner, at, callee) in &call_sites {
+            let i = match owner {
+                None => *at,
+                Some(s) => sub_offsets[*s] + *at,
+            };
+            cf[i].0 |= sub_start[*callee] as u64;
+        }
         // Assemble: addresses, jump / loop targets.
         let base = asm::cf_triples(cf.len());
         let mut slots = Vec::new();
@@ -863,10 +977,10 @@ pub mod gen {
                 w |= (i + 2) as u64; // skip the next CF (its clause)
             } else if op == asm::LOOP_START {
                 loop_starts.push(i);
-                w |= (i + 3) as u64; // after the loop_end
             } else if op == asm::LOOP_END {
                 let s = loop_starts.pop().unwrap();
                 w |= (s + 1) as u64; // the body
+                words[s] |= (i + 1) as u64; // loop_start skips past the loop_end
             }
             words.push(w);
         }
@@ -896,7 +1010,43 @@ pub mod gen {
                 }
             }
         }
+        for case in &mut cases {
+            case.ext_booleans = std::array::from_fn(|_| rng2.next_u64() as u32);
+            for &id in &runtime_loops {
+                // count 0-3; aL start 0-1 with step 0-2, or start 3 counting down (aL stays in
+                // 1..=7 inside the body: relative temps r[n + aL] stay in r0-r10).
+                let count = rng2.below(4) as u32;
+                let (start, step) = if rng2.chance(25) { (3, 0xFFu32) } else { (rng2.below(2) as u32, rng2.below(3) as u32) };
+                case.loop_constants[id as usize] = count | start << 8 | step << 16;
+            }
+        }
         TestProgram { name: format!("fuzz seed {seed} #{index}"), bytes, cases, textures, reproduce: reproduce_command(seed, index) }
+    }
+
+    /// A subroutine: an ALU clause, sometimes inside a loop (literal or run-time constant), then
+    /// ret.
+    fn subroutine(rng: &mut Rng, pixel: bool, next_loop_id: &mut u32, int_defs: &mut Vec<(u32, u32)>, runtime_loops: &mut Vec<u32>) -> Vec<CfEntry> {
+        let n = 1 + rng.below(3) as usize;
+        let clause: Vec<[u32; 3]> = (0..n).map(|_| alu(rng, pixel, true).encode()).collect();
+        let fetch = vec![false; n];
+        let mut v = Vec::new();
+        let looped = rng.chance(40) && *next_loop_id < 32;
+        let id = *next_loop_id;
+        if looped {
+            *next_loop_id += 1;
+            if rng.chance(50) {
+                runtime_loops.push(id);
+            } else {
+                int_defs.push((id, (1 + rng.below(3) as u32) | (rng.below(2) as u32) << 8 | 1 << 16));
+            }
+            v.push((asm::loop_start(0, id), None, vec![]));
+        }
+        v.push((asm::exec(asm::EXEC, 0, &fetch, 0, false), Some(clause), fetch));
+        if looped {
+            v.push((asm::loop_end(0, id, rng.chance(20), rng.chance(50)), None, vec![]));
+        }
+        v.push((asm::ret(), None, vec![]));
+        v
     }
 }
 

@@ -259,15 +259,16 @@ fn cf_line(cf: &Cf) -> String {
             let n = if cf.op() == CfOp::ExecEnd { "exece" } else { "exec" };
             if cf.clean() { n.into() } else { format!("{n}    // PredicateClean=false") }
         }
-        CfOp::CondExec | CfOp::CondExecEnd => {
-            let n = if cf.op() == CfOp::CondExecEnd { "exece" } else { "exec" };
+        // 13 / 14 (cond_exec_pred_clean) are conditioned on a boolean constant like 3 / 4
+        // (Xenia's ParseControlFlowCondExec prints both as cexec / cexece b#).
+        CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+            let n = if cf.ends_shader() { "exece" } else { "exec" };
             format!("c{n} {}b{}", if cf.condition() { "" } else { "!" }, cf.bool_address())
         }
-        CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+        CfOp::CondExecPred | CfOp::CondExecPredEnd => {
             let n = if cf.ends_shader() { "exece" } else { "exec" };
             let p = if cf.condition() { "(p0)" } else { "(!p0)" };
-            let clean = matches!(cf.op(), CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd);
-            if clean { format!("{p} {n}") } else { format!("{p} {n}    // PredicateClean=false") }
+            if cf.clean() { format!("{p} {n}") } else { format!("{p} {n}    // PredicateClean=false") }
         }
         CfOp::LoopStart => format!("loop i{}, L{}{}", cf.loop_id(), cf.target(), if cf.is_repeat() { "    // repeat" } else { "" }),
         CfOp::LoopEnd => {

@@ -58,8 +58,13 @@ pub struct Texture {
 pub struct State {
     /// Float constants c0.. as the guest uploads them (literal `def`s are part of them).
     pub c: Vec<[f32; 4]>,
-    /// This stage's booleans b0-b15 (bit n = b n).
+    /// This stage's booleans b0-b15 (bit n = b n), XenosRecomp's g_Booleans.
     pub booleans: u16,
+    /// This stage's booleans b16-b255: bit b % 32 of word b / 32 (bits 0-15 of word 0 unused).
+    pub ext_booleans: [u32; 8],
+    /// This stage's run-time loop constants i0-i31 (count | start << 8 | step << 16); a literal
+    /// `defi` of the container takes precedence.
+    pub loop_constants: [u32; 32],
     /// Vertex shaders: the value each vertex element's fetch reads, by vfetch slot address
     /// (raw f32 lanes as the host input delivers them).
     pub vertex_inputs: BTreeMap<u32, [f32; 4]>,
@@ -812,19 +817,34 @@ impl M<'_> {
         }
     }
 
-    fn bool_const(&self, b: u32) -> bool {
-        b < 16 && self.s.booleans & (1 << b) != 0
+    fn bool_const(&mut self, b: u32) -> bool {
+        if b < 16 {
+            self.s.booleans & (1 << b) != 0
+        } else {
+            self.note("b16+");
+            self.s.ext_booleans.get(b as usize / 32).is_some_and(|w| w & (1 << (b % 32)) != 0)
+        }
     }
 }
 
-/// Loop constant i<n> from the container's literal `defi`: (count, start, step).
-fn loop_constant(c: &Container, id: u32) -> Option<(i32, i32, i32)> {
-    let v = c.int_defs.iter().find_map(|d| {
-        let k = id.checked_sub(d.register)? as usize;
-        d.values.get(k).copied()
-    })?;
+/// Loop constant i<n>: (count, start, step) from the container's literal `defi`, else the
+/// stage's run-time constant.
+fn loop_constant(c: &Container, s: &State, id: u32) -> Option<(i32, i32, i32)> {
+    let v = c
+        .int_defs
+        .iter()
+        .find_map(|d| {
+            let k = id.checked_sub(d.register)? as usize;
+            d.values.get(k).copied()
+        })
+        .or_else(|| s.loop_constants.get(id as usize).copied())?;
     Some(((v & 0xFF) as i32, ((v >> 8) & 0xFF) as i32, ((v >> 16) & 0xFF) as u8 as i8 as i32))
 }
+
+/// Loop nesting and call depth the reference determines (the hardware's stacks are not
+/// documented publicly; deeper runs are not compared).
+const MAX_LOOP_DEPTH: usize = 4;
+const MAX_CALL_DEPTH: usize = 4;
 
 /// Runs a program for one invocation / pixel.
 pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
@@ -853,6 +873,8 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
     let mut pred_exec_outcomes = Vec::new();
     // Loop stack: (remaining count, saved aL, step).
     let mut loops: Vec<(i32, i32, i32)> = Vec::new();
+    // Return addresses of cond_call.
+    let mut calls: Vec<usize> = Vec::new();
     let mut pc = 0usize;
     let mut steps = 0u64;
     let mut runaway = false;
@@ -868,8 +890,12 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         match cf.op() {
             _ if cf.is_exec() => {
                 let run_it = match cf.op() {
-                    CfOp::CondExec | CfOp::CondExecEnd => Some(m.bool_const(cf.bool_address()) == cf.condition()),
-                    CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                    // 13 / 14 (cond_exec_pred_clean) test a boolean constant, as 3 / 4 (Xenia's
+                    // translators parse them as cond_exec).
+                    CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                        Some(m.bool_const(cf.bool_address()) == cf.condition())
+                    }
+                    CfOp::CondExecPred | CfOp::CondExecPredEnd => {
                         let r = m.p0.map(|p| p == cf.condition());
                         if let Some(r) = r {
                             pred_exec_outcomes.push(r);
@@ -903,10 +929,17 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
                 }
             }
             CfOp::LoopStart => {
-                let Some((count, start, step)) = loop_constant(c, cf.loop_id()) else {
+                let Some((count, start, step)) = loop_constant(c, s, cf.loop_id()) else {
                     m.undetermined = true;
                     break;
                 };
+                if !c.int_defs.iter().any(|d| cf.loop_id().checked_sub(d.register).is_some_and(|k| (k as usize) < d.values.len())) {
+                    m.note("run-time loop constant");
+                }
+                if loops.len() == MAX_LOOP_DEPTH {
+                    m.undetermined = true;
+                    break;
+                }
                 loops.push((count, m.al, step));
                 if !cf.is_repeat() {
                     m.al = start;
@@ -939,10 +972,31 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
                     m.al = saved;
                 }
             }
-            _ => {
-                // call / ret: not translated (rejected by the lowering); nothing to compare.
-                m.undetermined = true;
+            CfOp::CondCall => {
+                let take = if cf.is_unconditional() {
+                    Some(true)
+                } else if cf.is_predicated() {
+                    m.p0.map(|p| p == cf.condition())
+                } else {
+                    Some(m.bool_const(cf.bool_address()) == cf.condition())
+                };
+                match take {
+                    Some(true) if calls.len() == MAX_CALL_DEPTH => m.undetermined = true,
+                    Some(true) => {
+                        calls.push(next);
+                        next = cf.target() as usize;
+                    }
+                    Some(false) => {}
+                    None => m.undetermined = true,
+                }
             }
+            // Outside a subroutine a return does nothing (Xenia's ucode.h).
+            CfOp::Return => {
+                if let Some(r) = calls.pop() {
+                    next = r;
+                }
+            }
+            _ => m.undetermined = true,
         }
         pc = next;
     }

@@ -3,8 +3,11 @@
 //! Register model (all in the IR temp file, so that relative temp addressing can index r0-r63):
 //! r0-r63 are the Xenos temps; 64 = p0 (lane x, 0/1), 65 = a0 (x), 66 = aL (x), 67 = ps (previous
 //! scalar result, all lanes), 68 = pc for the pc-dispatch loop, 69/70 = vector / scalar results of
-//! the current ALU instruction, 71 = fetch result, 72-75 loop counters and 76-79 saved aL per loop
-//! depth. Semantics follow Xenia's ucode.h pseudo-code; anything not lowered exactly is rejected
+//! the current ALU instruction, 71 = fetch result, 72-75 loop counters and 76-79 saved aL (a
+//! stack, top first), 80 = call depth, 81-84 return addresses (a stack, top first), 85 = scratch
+//! of a relative destination. Relative temps (r[n + aL]) are selects over r0-r63, not an indexed
+//! array: lavapipe took seconds per shader to compile indexed temp arrays inside the pc-dispatch
+//! loop (every register then lives in memory). Semantics follow Xenia's ucode.h pseudo-code; anything not lowered exactly is rejected
 //! with the CF / slot index and mnemonic.
 
 use super::container::{Container, DECL_USAGE_NAMES};
@@ -25,7 +28,16 @@ const FRES: u32 = 71;
 const LOOP_CTR: u32 = 72;
 const LOOP_SAVE: u32 = 76;
 const MAX_LOOP_DEPTH: u32 = 4;
-const TEMP_COUNT: u32 = 80;
+const CALL_DEPTH: u32 = 80;
+const CALL_STACK: u32 = 81;
+/// Return addresses kept by the translation (the hardware's depth is not documented publicly; a
+/// deeper call drops the oldest address, and the reference interpreter does not determine it).
+pub const MAX_CALL_DEPTH: u32 = 4;
+/// Holds the value of a relative (r[n + aL]) destination before it is routed to its register.
+const REL_SCRATCH: u32 = 85;
+const TEMP_COUNT: u32 = 86;
+/// Xenos temps relative addressing can reach (r0-r63).
+const GPRS: u32 = 64;
 
 /// Constant files of the IR. Both are objects with an `operator[]` defined by the generated
 /// declarations (see [`declarations`]), so that the same HLSL reads XenosRecomp's cbuffers on DXIL
@@ -37,6 +49,12 @@ const CB_FLOAT: u32 = 0;
 /// constant bits as 1.0 / 0.0: x = SPEC_CONSTANT_ALPHA_TEST, y = SPEC_CONSTANT_R11G11B10_NORMAL.
 const CB_SHARED: u32 = 1;
 const STATE_SPEC: u32 = 18;
+/// `g_XenosState[20 + w]`.x = asfloat(word w of this stage's booleans b0-b255) (shrec extension
+/// of SharedConstants, see [`declarations`]); read for b16 and above.
+const STATE_BOOLS: u32 = 20;
+/// `g_XenosState[32 + i]` = (count, aL start, aL step, 0) of this stage's loop constant i<i>
+/// (shrec extension of SharedConstants); read for loops without a literal `defi`.
+const STATE_LOOPS: u32 = 32;
 
 /// XenosRecomp's specialization-constant bits (shader_common.h).
 pub const SPEC_CONSTANT_R11G11B10_NORMAL: u32 = 1 << 0;
@@ -156,23 +174,55 @@ impl<'a> Ctx<'a> {
         ShaderError::new(format!("{}: {what}", self.at))
     }
 
-    fn temp_ref(&mut self, index: u32, rel: bool) -> RegRef {
-        if rel {
-            self.indexable = true;
-            RegRef {
-                file: RegFile::Temp,
-                index: Index::Dynamic { base: index as i32, value: Box::new(tx(AL)), conv: IndexConv::Floor },
-            }
-        } else {
-            RegRef::fixed(RegFile::Temp, index)
+    /// Reads temp `index` (relative: r[index + aL]) with a swizzle, |x| and negation. A relative
+    /// read is a binary tree of selects on aL over r0-r63 (out of range reads r0 / r63: the
+    /// hardware's result there is not known, and the reference does not determine it).
+    fn temp_read(&self, index: u32, rel: bool, swizzle: [u8; 4], abs: bool, negate: bool) -> Expr {
+        let leaf = |k: u32| Expr::Read(Src { reg: RegRef::fixed(RegFile::Temp, k), swizzle, abs, negate });
+        if !rel {
+            return leaf(index);
         }
+        fn tree(lo: u32, hi: u32, index: u32, leaf: &dyn Fn(u32) -> Expr) -> Expr {
+            if hi - lo == 1 {
+                return leaf(lo);
+            }
+            let mid = (lo + hi) / 2;
+            // aL + index < mid; aL holds an integer.
+            let c = Cond::Compare(CmpOp::Lt, tx(AL), lit(mid as f32 - index as f32));
+            Expr::SelectIf(Box::new(c), Box::new(tree(lo, mid, index, leaf)), Box::new(tree(mid, hi, index, leaf)))
+        }
+        tree(0, GPRS, index, &leaf)
+    }
+
+    /// Writes temp `index` (relative: r[index + aL], through the scratch register and a binary
+    /// tree of ifs on aL; out of range writes nothing).
+    fn temp_write(&self, index: u32, rel: bool, mask: u8, value: Expr, saturate: bool, out: &mut Vec<Stmt>) {
+        if !rel {
+            out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, index), mask }, value, saturate });
+            return;
+        }
+        out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, REL_SCRATCH), mask }, value, saturate });
+        fn tree(lo: i64, hi: i64, index: u32, mask: u8) -> Vec<Stmt> {
+            if hi - lo == 1 {
+                return vec![assign(lo as u32, mask, t(REL_SCRATCH))];
+            }
+            let mid = (lo + hi) / 2;
+            let c = Cond::Compare(CmpOp::Lt, tx(AL), lit(mid as f32 - index as f32));
+            vec![Stmt::If { cond: c, then_body: tree(lo, mid, index, mask), else_body: tree(mid, hi, index, mask) }]
+        }
+        let in_range = Cond::Compare(CmpOp::Ge, tx(AL), lit(-(index as f32)));
+        let below = Cond::Compare(CmpOp::Lt, tx(AL), lit(GPRS as f32 - index as f32));
+        out.push(Stmt::If {
+            cond: in_range,
+            then_body: vec![Stmt::If { cond: below, then_body: tree(0, GPRS as i64, index, mask), else_body: vec![] }],
+            else_body: vec![],
+        });
     }
 
     fn operand(&mut self, o: &Operand) -> Expr {
         let swizzle = o.swizzle;
         if o.is_temp {
-            let reg = self.temp_ref(o.index, o.addr != Addr::Static);
-            return Expr::Read(Src { reg, swizzle, abs: o.abs, negate: o.negate });
+            return self.temp_read(o.index, o.addr != Addr::Static, swizzle, o.abs, o.negate);
         }
         let reg = match o.addr {
             Addr::Static => {
@@ -325,13 +375,11 @@ impl<'a> Ctx<'a> {
             let p: [Expr; 4] = parts.try_into().unwrap();
             Expr::Compose(Box::new(p))
         };
-        let reg = self.temp_ref(f.dst_reg(), f.dst_rel());
-        out.push(Stmt::Assign { dst: Dst { reg, mask }, value, saturate: false });
+        self.temp_write(f.dst_reg(), f.dst_rel(), mask, value, false, out);
     }
 
     fn fetch(&mut self, f: &Fetch, address: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let mut body = Vec::new();
-        let src_reg = self.temp_ref(f.src_reg(), f.src_rel());
         match f.opcode() {
             0 => {
                 if f.is_mini() {
@@ -375,7 +423,7 @@ impl<'a> Ctx<'a> {
                     return Err(self.err("unnormalised texture coordinates are not supported"));
                 }
                 let sw = f.tfetch_src_swizzle();
-                let mut coord = Expr::Read(Src { reg: src_reg, swizzle: [sw[0], sw[1], sw[2], sw[2]], abs: false, negate: false });
+                let mut coord = self.temp_read(f.src_reg(), f.src_rel(), [sw[0], sw[1], sw[2], sw[2]], false, false);
                 if dim == TexDim::D1 {
                     // XenosRecomp's heaps have no 1D textures: a 1D texture is a one-texel-high
                     // texture of the 2D heap, sampled at its vertical centre.
@@ -598,13 +646,12 @@ impl<'a> Ctx<'a> {
         if mask == 0 {
             return Ok(());
         }
-        let r = if export {
+        if export {
             let o = self.output(reg)?;
-            RegRef::fixed(RegFile::Output, o)
+            out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: mask as u8 }, value, saturate });
         } else {
-            self.temp_ref(reg, rel)
-        };
-        out.push(Stmt::Assign { dst: Dst { reg: r, mask: mask as u8 }, value, saturate });
+            self.temp_write(reg, rel, mask as u8, value, saturate, out);
+        }
         Ok(())
     }
 
@@ -665,20 +712,40 @@ impl<'a> Ctx<'a> {
     }
 
     fn bool_cond(&self, b: u32, want: bool) -> Result<Cond, ShaderError> {
-        // XenosRecomp packing: g_Booleans bit (b + 16 * isPixel), 16 booleans per stage.
-        if b >= 16 {
-            return Err(self.err(format!("boolean constant b{b} (only b0-b15 are packed in g_Booleans)")));
-        }
-        let bit = b + if self.vertex { 0 } else { 16 };
-        let c = Cond::BitSet { value: read(RegFile::Const(CB_SHARED), 16, [0; 4]), bit };
+        // b0-b15: XenosRecomp packing, g_Booleans bit (b + 16 * isPixel). b16-b255 (XenosRecomp
+        // has none): bit b % 32 of word b / 32 of the stage's extension words.
+        let c = if b < 16 {
+            let bit = b + if self.vertex { 0 } else { 16 };
+            Cond::BitSet { value: read(RegFile::Const(CB_SHARED), 16, [0; 4]), bit }
+        } else if b < 256 {
+            Cond::BitSet { value: read(RegFile::Const(CB_SHARED), STATE_BOOLS + b / 32, [0; 4]), bit: b % 32 }
+        } else {
+            return Err(self.err(format!("boolean constant b{b} (b0-b255 exist)")));
+        };
         Ok(if want { c } else { Cond::Not(Box::new(c)) })
+    }
+
+    /// (count, aL start, aL step) of loop constant i<id>: the literal `defi` folded, else the
+    /// stage's run-time constant (shrec's SharedConstants extension).
+    fn loop_constant(&self, id: u32) -> (Expr, Expr, Expr) {
+        match self.int_defs.get(&id) {
+            Some(&v) => (lit((v & 0xFF) as f32), lit(((v >> 8) & 0xFF) as f32), lit(((v >> 16) & 0xFF) as u8 as i8 as f32)),
+            None => {
+                let r = |l: u8| read(RegFile::Const(CB_SHARED), STATE_LOOPS + id, [l; 4]);
+                (r(0), r(1), r(2))
+            }
+        }
     }
 
     /// Condition under which an exec-family CF instruction runs its clause (None = always).
     fn exec_cond(&self, cf: &Cf) -> Result<Option<Cond>, ShaderError> {
         Ok(match cf.op() {
-            CfOp::CondExec | CfOp::CondExecEnd => Some(self.bool_cond(cf.bool_address(), cf.condition())?),
-            CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+            // 13 / 14 (cond_exec_pred_clean) test a boolean constant, as 3 / 4 (Xenia's
+            // translators parse them as cond_exec; no corpus shader has them).
+            CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
+                Some(self.bool_cond(cf.bool_address(), cf.condition())?)
+            }
+            CfOp::CondExecPred | CfOp::CondExecPredEnd => {
                 Some(pred_cond(cf.condition()))
             }
             _ => None,
@@ -708,6 +775,27 @@ fn lower_linear(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -
 
 fn is_linear(p: &super::ucode::Program) -> bool {
     p.cf.iter().all(|c| c.is_exec() || matches!(c.op(), CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone))
+}
+
+/// Pops the loop stack (counters and saved aL move up one place).
+fn pop_loop() -> Vec<Stmt> {
+    let mut v = Vec::new();
+    for k in 0..MAX_LOOP_DEPTH - 1 {
+        v.push(assign(LOOP_CTR + k, 0xF, tx(LOOP_CTR + k + 1)));
+        v.push(assign(LOOP_SAVE + k, 0xF, tx(LOOP_SAVE + k + 1)));
+    }
+    v
+}
+
+/// Whether the program reads shrec's SharedConstants extension: b16+ (cexec, jmp, call) or a
+/// loop constant without a literal `defi`.
+fn uses_extension(p: &super::ucode::Program, int_defs: &BTreeMap<u32, u32>) -> bool {
+    p.cf.iter().any(|cf| match cf.op() {
+        CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => cf.bool_address() >= 16,
+        CfOp::CondJmp | CfOp::CondCall => !cf.is_unconditional() && !cf.is_predicated() && cf.bool_address() >= 16,
+        CfOp::LoopStart | CfOp::LoopEnd => !int_defs.contains_key(&cf.loop_id()),
+        _ => false,
+    })
 }
 
 /// pc-dispatch lowering: `pc = 0; loop { if (pc == 0) {...} ... break; }`, one block per CF
@@ -765,52 +853,67 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
                 }
             }
             CfOp::LoopStart => {
-                let d = depths[i];
-                let ival = *ctx.int_defs.get(&cf.loop_id()).ok_or_else(|| {
-                    ctx.err(format!("loop constant i{} has no literal definition (run-time integer constants are not supported)", cf.loop_id()))
-                })?;
-                // Xenos loop constant: byte 0 = count, byte 1 = start, byte 2 = step (signed).
-                let count = (ival & 0xFF) as f32;
-                let start = ((ival >> 8) & 0xFF) as f32;
-                b.push(assign(LOOP_SAVE + d, 0xF, tx(AL)));
-                if !cf.is_repeat() {
-                    b.push(assign(AL, 0xF, lit(start)));
+                // Loop constant: byte 0 = count, byte 1 = aL start, byte 2 = aL step (signed);
+                // a literal `defi` is folded, otherwise the stage's run-time constant is read.
+                let (count, start, _) = ctx.loop_constant(cf.loop_id());
+                // Push (counter, saved aL): the stack is dynamic because a subroutine's loop may
+                // run inside a caller's loop.
+                for k in (1..MAX_LOOP_DEPTH).rev() {
+                    b.push(assign(LOOP_CTR + k, 0xF, tx(LOOP_CTR + k - 1)));
+                    b.push(assign(LOOP_SAVE + k, 0xF, tx(LOOP_SAVE + k - 1)));
                 }
-                b.push(assign(LOOP_CTR + d, 0xF, lit(count)));
+                b.push(assign(LOOP_SAVE, 0xF, tx(AL)));
+                if !cf.is_repeat() {
+                    b.push(assign(AL, 0xF, start));
+                }
+                b.push(assign(LOOP_CTR, 0xF, count));
                 let skip = cf.target();
-                b.push(Stmt::If {
-                    cond: Cond::Compare(CmpOp::Le, tx(LOOP_CTR + d), lit(0.0)),
-                    then_body: vec![assign(AL, 0xF, tx(LOOP_SAVE + d)), set_pc(skip)],
-                    else_body: vec![set_pc(next)],
-                });
+                let mut exit = vec![assign(AL, 0xF, tx(LOOP_SAVE))];
+                exit.extend(pop_loop());
+                exit.push(set_pc(skip));
+                b.push(Stmt::If { cond: Cond::Compare(CmpOp::Le, tx(LOOP_CTR), lit(0.0)), then_body: exit, else_body: vec![set_pc(next)] });
             }
             CfOp::LoopEnd => {
-                let d = depths[i];
-                let ival = *ctx.int_defs.get(&cf.loop_id()).ok_or_else(|| {
-                    ctx.err(format!("loop constant i{} has no literal definition", cf.loop_id()))
-                })?;
-                let step = ((ival >> 16) & 0xFF) as u8 as i8 as f32;
-                b.push(assign(LOOP_CTR + d, 0xF, bin(BinOp::Sub, tx(LOOP_CTR + d), lit(1.0))));
-                b.push(assign(AL, 0xF, bin(BinOp::Add, tx(AL), lit(step))));
-                let mut again = Cond::Compare(CmpOp::Gt, tx(LOOP_CTR + d), lit(0.0));
+                let (_, _, step) = ctx.loop_constant(cf.loop_id());
+                b.push(assign(LOOP_CTR, 0xF, bin(BinOp::Sub, tx(LOOP_CTR), lit(1.0))));
+                b.push(assign(AL, 0xF, bin(BinOp::Add, tx(AL), step)));
                 if cf.is_predicated_break() {
                     // Break when the predicate equals the condition.
-                    let brk = pred_cond(cf.condition());
-                    b.push(Stmt::If {
-                        cond: brk,
-                        then_body: vec![assign(LOOP_CTR + d, 0xF, lit(0.0))],
-                        else_body: vec![],
-                    });
-                    again = Cond::Compare(CmpOp::Gt, tx(LOOP_CTR + d), lit(0.0));
+                    b.push(Stmt::If { cond: pred_cond(cf.condition()), then_body: vec![assign(LOOP_CTR, 0xF, lit(0.0))], else_body: vec![] });
                 }
-                b.push(Stmt::If {
-                    cond: again,
-                    then_body: vec![set_pc(cf.target())],
-                    else_body: vec![assign(AL, 0xF, tx(LOOP_SAVE + d)), set_pc(next)],
-                });
+                let mut exit = vec![assign(AL, 0xF, tx(LOOP_SAVE))];
+                exit.extend(pop_loop());
+                exit.push(set_pc(next));
+                b.push(Stmt::If { cond: Cond::Compare(CmpOp::Gt, tx(LOOP_CTR), lit(0.0)), then_body: vec![set_pc(cf.target())], else_body: exit });
             }
-            CfOp::CondCall | CfOp::Return => {
-                return Err(ctx.err("call / ret are not supported (Xenia does not implement them either)"));
+            CfOp::CondCall => {
+                let target = cf.target();
+                if target >= n {
+                    return Err(ctx.err(format!("call target {target} outside the {n} CF instructions")));
+                }
+                // Push the return address (the oldest falls off past MAX_CALL_DEPTH).
+                let mut call = Vec::new();
+                for k in (1..MAX_CALL_DEPTH).rev() {
+                    call.push(assign(CALL_STACK + k, 0xF, tx(CALL_STACK + k - 1)));
+                }
+                call.push(assign(CALL_STACK, 0xF, lit(next as f32)));
+                call.push(assign(CALL_DEPTH, 0xF, bin(BinOp::Min, bin(BinOp::Add, tx(CALL_DEPTH), lit(1.0)), lit(MAX_CALL_DEPTH as f32))));
+                call.push(set_pc(target));
+                if cf.is_unconditional() {
+                    b.extend(call);
+                } else {
+                    let c = if cf.is_predicated() { pred_cond(cf.condition()) } else { ctx.bool_cond(cf.bool_address(), cf.condition())? };
+                    b.push(Stmt::If { cond: c, then_body: call, else_body: vec![set_pc(next)] });
+                }
+            }
+            CfOp::Return => {
+                // Outside a subroutine a return does nothing (Xenia's ucode.h).
+                let mut ret = vec![assign(PC, 0xF, tx(CALL_STACK))];
+                for k in 0..MAX_CALL_DEPTH - 1 {
+                    ret.push(assign(CALL_STACK + k, 0xF, tx(CALL_STACK + k + 1)));
+                }
+                ret.push(assign(CALL_DEPTH, 0xF, bin(BinOp::Sub, tx(CALL_DEPTH), lit(1.0))));
+                b.push(Stmt::If { cond: Cond::Compare(CmpOp::Gt, tx(CALL_DEPTH), lit(0.0)), then_body: ret, else_body: vec![set_pc(next)] });
             }
             _ => return Err(ctx.err("unexpected control flow")),
         }
@@ -819,6 +922,7 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
     }
     blocks.push(Stmt::Break);
     out.push(assign(PC, 0xF, lit(0.0)));
+    out.push(assign(CALL_DEPTH, 0xF, lit(0.0)));
     out.push(Stmt::Loop { body: blocks });
     Ok(())
 }
@@ -905,9 +1009,10 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
     let none = Binding { dx_register: 0, dx_space: 0, vk_set: 0, vk_binding: 0 };
     let const_buffers = vec![
         ConstBuffer { block: if vertex { "VertexShaderConstants" } else { "PixelShaderConstants" }.into(), var: "c".into(), len: if vertex { VS_CONSTANTS } else { PS_CONSTANTS }, binding: none },
-        ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: 19, binding: none },
+        ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: STATE_LOOPS + 32, binding: none },
     ];
-    let declarations = declarations(vertex, &ctx.sampler_names, ctx.spec_constants_mask);
+    let extension = uses_extension(p, &ctx.int_defs);
+    let declarations = declarations(vertex, &ctx.sampler_names, ctx.spec_constants_mask, extension);
     let ext = ModuleExt {
         defines: vec!["#define SHREC_XENOS 1".into()],
         declarations: Some(declarations),
@@ -1062,7 +1167,7 @@ fn is_slot_name(name: &str) -> bool {
 ///   `NAME_SamplerDescriptorIndex` at c<12 + slot/4>.<slot%4> and `DEFINE_SHARED_CONSTANTS()`.
 /// * `c[i]` reads constant i (0 at or past the stage's register count, as XenosRecomp).
 /// * `g_XenosState[i]` (see [`CB_SHARED`]).
-pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u32) -> String {
+pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u32, extension: bool) -> String {
     const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
     const DIMS: [&str; 3] = ["2D", "3D", "Cube"];
     let (stage_name, count, reg) = if vertex { ("Vertex", VS_CONSTANTS, 0) } else { ("Pixel", PS_CONSTANTS, 1) };
@@ -1083,6 +1188,15 @@ pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u
             3 * 64 + slot * 4
         ));
     }
+    // shrec's extension of SharedConstants (XenosRecomp has no run-time integer constants and
+    // only 16 booleans per stage), declared only by shaders that read it: VS / PS booleans
+    // b0-b255 at 288 / 320 (8 words each; b0-b15 still come from g_Booleans), VS / PS loop
+    // constants i0-i31 at 352 / 480 (one word each: count | start << 8 | step << 16).
+    let (bools_at, loops_at) = if vertex { (288, 352) } else { (320, 480) };
+    if extension {
+        d.push_str(&format!("#define SHREC_XENOS_BOOLS(W) vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {bools_at} + (W) * 4)\n"));
+        d.push_str(&format!("#define SHREC_XENOS_LOOP(I) vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {loops_at} + (I) * 4)\n"));
+    }
     d.push_str("#else\n");
     d.push_str(&format!("cbuffer {stage_name}ShaderConstants : register(b{reg}, space4)\n{{\n"));
     d.push_str(&format!("    float4 shrec_{stage_name}ShaderConstants[{count}] : packoffset(c0);\n}};\n"));
@@ -1098,7 +1212,16 @@ pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u
         }
         d.push_str(&format!("    uint {name}_SamplerDescriptorIndex : packoffset(c{}.{});\n", 12 + slot / 4, LANES[slot as usize % 4]));
     }
-    d.push_str("    DEFINE_SHARED_CONSTANTS();\n};\n");
+    d.push_str("    DEFINE_SHARED_CONSTANTS();\n");
+    if extension {
+        d.push_str("    uint4 shrec_XenosBooleans[4] : packoffset(c18);\n    uint4 shrec_XenosLoops[16] : packoffset(c22);\n");
+    }
+    d.push_str("};\n");
+    if extension {
+        let (bw, lw) = (bools_at / 4 - 72, loops_at / 4 - 88);
+        d.push_str(&format!("#define SHREC_XENOS_BOOLS(W) shrec_XenosBooleans[({bw} + (W)) >> 2][({bw} + (W)) & 3]\n"));
+        d.push_str(&format!("#define SHREC_XENOS_LOOP(I) shrec_XenosLoops[({lw} + (I)) >> 2][({lw} + (I)) & 3]\n"));
+    }
     d.push_str("#endif\n");
     d.push_str("struct ShrecXenosConstants\n{\n    uint unused;\n    float4 operator[](int index)\n    {\n");
     d.push_str(&format!(
@@ -1111,6 +1234,12 @@ pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u
     if spec_mask != 0 {
         d.push_str("        if (index == 18)\n            return float4((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0,\n");
         d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0, 0.0, 0.0);\n");
+    }
+    if extension {
+        d.push_str(&format!("        if (index >= {STATE_BOOLS} && index < {})\n            return float4(asfloat(SHREC_XENOS_BOOLS(index - {STATE_BOOLS})), 0.0, 0.0, 0.0);\n", STATE_BOOLS + 8));
+        d.push_str(&format!("        if (index >= {STATE_LOOPS} && index < {})\n        {{\n", STATE_LOOPS + 32));
+        d.push_str(&format!("            uint v = SHREC_XENOS_LOOP(index - {STATE_LOOPS});\n"));
+        d.push_str("            return float4(float(v & 0xFF), float((v >> 8) & 0xFF), float(int(v << 8) >> 24), 0.0);\n        }\n");
     }
     d.push_str("        return (float4)0.0;\n    }\n};\n");
     d.push_str("static ShrecXenosState g_XenosState;\n");

@@ -578,10 +578,23 @@ pub fn decode(code: &[u32]) -> Result<Program, ShaderError> {
         }
         t += 1;
     }
-    // Drop trailing nops after the last meaningful instruction? Keep everything up to the last
-    // end-of-shader exec (what follows is padding).
+    // Keep everything up to the last end-of-shader exec (what follows is padding), and beyond it
+    // the subroutines that kept code calls or jumps to, each up to its ret or end.
     if let Some(last_end) = cf.iter().rposition(|c| c.ends_shader()) {
-        cf.truncate(last_end + 1);
+        let mut keep = last_end;
+        let mut k = 0;
+        while k <= keep {
+            let c = cf[k];
+            if matches!(c.op(), CfOp::CondCall | CfOp::CondJmp) {
+                let t = c.target() as usize;
+                if t > keep && t < cf.len() {
+                    let end = cf[t..].iter().position(|x| x.op() == CfOp::Return || x.ends_shader()).map_or(cf.len() - 1, |p| t + p);
+                    keep = keep.max(end);
+                }
+            }
+            k += 1;
+        }
+        cf.truncate(keep + 1);
     }
     let mut clauses = Vec::with_capacity(cf.len());
     for (i, c) in cf.iter().enumerate() {
