@@ -219,11 +219,23 @@ fn geometry() {
     finish("geometry", &total, &["setemit", "emit", "loop", "ifu", "ifc", "relative"], 1000);
 }
 
+/// Runs the random geometry programs; prints how many lowered structured / pc-dispatch and
+/// asserts both forms were executed.
 fn gs_fuzz(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> Comparison {
     let mut total = Comparison::default();
+    let (mut structured, mut dispatch) = (0u64, 0u64);
     for i in range {
-        total.merge(pica::run_geometry(gpu, &gen::gs_program(seed, i)));
+        let p = gen::gs_program(seed, i);
+        let s = shrec::formats::pica::translate(&p.bytes, p.dvle).is_ok_and(|t| shrec::formats::pica::lower::is_structured(&t.module));
+        if s {
+            structured += 1
+        } else {
+            dispatch += 1
+        }
+        total.merge(pica::run_geometry(gpu, &p));
     }
+    common::log_uncaptured(&format!("verify pica geometry fuzz: {structured} programs structured, {dispatch} pc-dispatch"));
+    assert!(structured > 0 && dispatch > 0, "both control-flow forms must be executed");
     total
 }
 
