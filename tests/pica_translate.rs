@@ -72,3 +72,24 @@ fn every_corpus_dvle_compiles_to_dxil_and_valid_spirv() {
     assert_eq!(count, 63);
     assert_eq!((stages[Stage::Vertex.abi_id() as usize], stages[Stage::Geometry.abi_id() as usize]), (60, 3));
 }
+
+/// DVOJ (unlinked shader object): detected at the start of a file and reported as unsupported
+/// with the reason; no shader is listed; the parser refuses it with the same reason.
+#[test]
+fn dvoj_is_reported_unsupported() {
+    let mut bytes = b"DVOJ".to_vec();
+    bytes.extend([1, 0, 0, 0, 0x20, 0, 0, 0]);
+    bytes.resize(64, 0);
+    let (shaders, errors) = shrec::scan::scan_bytes(std::path::Path::new("x.shbin"), &bytes);
+    assert!(shaders.is_empty());
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = &errors[0];
+    assert_eq!(e.kind, Some(shrec::detect::ContainerKind::Dvlb));
+    assert!(e.reason.contains("DVOJ") && e.reason.contains("not supported"), "{}", e.reason);
+    let p = shrec::formats::pica::dvlb::parse_program(&bytes).err().expect("DVOJ must be refused");
+    assert!(p.reason.contains("DVOJ"), "{}", p.reason);
+    // A DVOJ magic inside a file (not at its start) is not reported.
+    let mut later = vec![0u8; 16];
+    later.extend(&bytes);
+    assert!(shrec::scan::scan_bytes(std::path::Path::new("y.bin"), &later).1.is_empty());
+}
