@@ -683,9 +683,18 @@ impl Lowerer<'_> {
                         Expr::Compose(bx([lit(1.0), y, broadcast(s1, 2), broadcast(s2, 3)]))
                     }
                     Op::Ex2 => un(UnOp::Exp2, x(&s1)),
-                    Op::Lg2 => un(UnOp::Log2, x(&s1)),
+                    // SPIR-V Log2 / InverseSqrt are undefined for x <= 0 (lavapipe folds
+                    // ex2(lg2(x)) to x for x < 0: fuzz seed 1 #2279), so the PICA results there
+                    // (lg2: 0 → −inf, < 0 → NaN; rsq: ±0 → ±inf, < 0 → NaN) are selected.
+                    Op::Lg2 => {
+                        let neg_or_nan = Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(lit(f32::NEG_INFINITY)), bx(lit(f32::NAN)));
+                        Expr::SelectIf(bx(Cond::Compare(CmpOp::Gt, x(&s1), lit(0.0))), bx(un(UnOp::Log2, x(&s1))), bx(neg_or_nan))
+                    }
                     Op::Rcp => un(UnOp::Rcp, x(&s1)),
-                    Op::Rsq => un(UnOp::Rsq, x(&s1)),
+                    Op::Rsq => {
+                        let zero_or_neg = Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(un(UnOp::Rcp, x(&s1))), bx(lit(f32::NAN)));
+                        Expr::SelectIf(bx(Cond::Compare(CmpOp::Gt, x(&s1), lit(0.0))), bx(un(UnOp::Rsq, x(&s1))), bx(zero_or_neg))
+                    }
                     Op::Flr => un(UnOp::Floor, s1),
                     Op::Max => bin(BinOp::MaxPica, s1, s2.unwrap()),
                     Op::Min => bin(BinOp::MinPica, s1, s2.unwrap()),
