@@ -350,6 +350,29 @@ fn lg2_rsq_of_non_positive() {
     finish("lg2_rsq_of_non_positive", &c, &["lg2", "ex2", "rsq"], 300);
 }
 
+/// `litp r0, r0`: cc comes from the source as read, not from the clamped result written to the
+/// same register (fuzz seed 1 program 8574). cc.x / cc.y are observed through ifc.
+#[test]
+fn litp_cc_reads_the_source() {
+    let Some(gpu) = gpu() else { return };
+    let mut a = Asm::default();
+    a.op("mov", "r0", &["v0"], Rel::None); // 0
+    a.op("litp", "r0", &["r0"], Rel::None); // 1
+    a.flowc("ifc", true, false, 2, 4, 1); // 2: if cc.x
+    a.op("mov", "r1.x", &["c1"], Rel::None); // 3
+    a.op("mov", "r1.x", &["c2"], Rel::None); // 4 (else)
+    a.flowc("ifc", false, true, 3, 7, 1); // 5: if cc.y
+    a.op("mov", "r1.y", &["c1"], Rel::None); // 6
+    a.op("mov", "r1.y", &["c2"], Rel::None); // 7 (else)
+    a.op("mov", "r2", &["r0"], Rel::None);
+    epilogue(&mut a);
+    let consts = [Const::Float(1, [1.0; 4]), Const::Float(2, [-1.0; 4])];
+    let mut rng = Rng::new(8574);
+    let cs = states(&mut rng, 32, &mut |r, s| s.v[0] = std::array::from_fn(|_| *r.pick(&[-1.5, -0.25, 0.0, 0.5, 3.0])));
+    let c = pica::run(gpu, &prog("litp r0, r0", &a, &consts, cs));
+    finish("litp_cc_reads_the_source", &c, &["litp", "ifc"], 300);
+}
+
 /// emit/setemit are GS-only: a vertex DVLE using them is rejected naming the instruction.
 #[test]
 fn emit_in_vertex_shader_is_rejected() {
@@ -448,6 +471,8 @@ fn fuzz_one() {
     let Some(gpu) = gpu() else { return };
     let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
     let p = gen::program(fuzz_seed(), index);
+    // SHREC_PICA_DISPATCH=1: lower with pc-dispatch even when the program is structured.
+    shrec::formats::pica::lower::set_force_dispatch(std::env::var("SHREC_PICA_DISPATCH").as_deref() == Ok("1"));
     println!("{}", shrec::formats::pica::disasm(&p.bytes, 0).unwrap_or_default());
     let c = pica::run(gpu, &p);
     for r in &c.reports {

@@ -716,9 +716,10 @@ impl Lowerer<'_> {
                             set(CCX, IExpr::Select(bx(Cond::Compare(CmpOp::Ge, broadcast(s1.clone(), 0), zero.clone())), bx(ic(1)), bx(ic(0)))),
                             set(CCY, IExpr::Select(bx(Cond::Compare(CmpOp::Ge, broadcast(s1.clone(), 3), zero)), bx(ic(1)), bx(ic(0)))),
                         ];
-                        let mut a = self.assign(*dst, *mask, v);
-                        a.append(&mut st);
-                        return Ok(a);
+                        // cc from the source as read, before the write (litp r0, r0 would
+                        // otherwise test the clamped value: fuzz seed 1 #8574).
+                        st.extend(self.assign(*dst, *mask, v));
+                        return Ok(st);
                     }
                     Op::Mova => {
                         let mut v = vec![];
