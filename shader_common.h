@@ -289,7 +289,8 @@ static inline size_t shrec_pica_dvlb_length(const uint8_t* p, size_t size)
     };
     uint32_t magic, n;
     if (!rd(0, &magic) || magic != 0x424C5644u /* "DVLB" */ || !rd(4, &n) || n == 0) return 0;
-    uint64_t dvlp = 8 + 4ull * n, len = dvlp + 0x1C, w, c;
+    uint64_t dvlp = 8 + 4ull * n, len = dvlp + 0x1C;
+    uint32_t w, c;
     if (len > size || !rd((size_t)dvlp, &magic) || magic != 0x504C5644u /* "DVLP" */) return 0;
     auto table = [&](uint64_t base, size_t field, uint64_t elem) -> bool {
         uint32_t off, count;
@@ -311,6 +312,9 @@ static inline size_t shrec_pica_dvlb_length(const uint8_t* p, size_t size)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t d;
         if (!rd(8 + 4 * (size_t)i, &d) || (uint64_t)d + 0x40 > size) return 0;
+        uint32_t dvle_magic;
+        // "DVLE" and a known shader type (0 vertex, 1 geometry), as shrec's parser requires.
+        if (!rd(d, &dvle_magic) || dvle_magic != 0x454C5644u || p[(size_t)d + 6] > 1) return 0;
         if ((uint64_t)d + 0x40 > len) len = (uint64_t)d + 0x40;
         if (!table(d, 0x18, 20) || !table(d, 0x20, 16) || !table(d, 0x28, 8) || !table(d, 0x30, 8) || !table(d, 0x38, 1)) return 0;
     }

@@ -91,6 +91,10 @@ impl ScanResult {
 pub fn scan_bytes(path_label: &Path, bytes: &[u8]) -> (Vec<FoundShader>, Vec<ScanError>) {
     let mut shaders = Vec::new();
     let mut errors = Vec::new();
+    if let Some(e) = formats::pica::dvlb::dvoj_error(bytes) {
+        let kind = Some(ContainerKind::Dvlb);
+        errors.push(ScanError { path: path_label.to_path_buf(), offset: Some(0), kind, at: e.offset, reason: e.reason });
+    }
     for c in detect(bytes) {
         let container = &bytes[c.offset..c.offset + c.len];
         match formats::entries(c.kind, container) {

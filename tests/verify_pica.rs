@@ -1,8 +1,9 @@
 //! Verification by execution of the PICA200 path (see `shrec::verify`): every mnemonic and every
 //! control-flow form, the corpus vertex DVLEs and a fixed-seed differential fuzzing sample, run
 //! as DVLB → decode → lower → HLSL → DXC SPIR-V → lavapipe vertex stage and compared lane by
-//! lane with the reference interpreter (`shrec::formats::pica::interp`). Geometry shaders are not
-//! executed.
+//! lane with the reference interpreter (`shrec::formats::pica::interp`). Geometry shaders run in
+//! `verify_pica_gs.rs`, Azahar's test cases in `verify_pica_azahar.rs`. Every suite here prints how
+//! many programs lowered structured and how many pc-dispatch, and asserts both forms ran.
 //!
 //! Commands:
 //! - `cargo test --release --test verify_pica`
@@ -48,6 +49,33 @@ fn finish(what: &str, c: &Comparison, mnemonics: &[&str], min_comparisons: u64) 
     assert!(c.comparisons >= min_comparisons, "{what}: only {} comparisons", c.comparisons);
     let missing: Vec<&&str> = mnemonics.iter().filter(|o| !c.opcodes.contains(**o)).collect();
     assert!(missing.is_empty(), "{what}: never executed: {missing:?}");
+}
+
+/// Whether a test program's DVLE lowers to the structured control-flow form (else pc-dispatch).
+fn structured(t: &TestProgram) -> bool {
+    shrec::formats::pica::translate(&t.bytes, t.dvle).is_ok_and(|tr| shrec::formats::pica::lower::is_structured(&tr.module))
+}
+
+/// Counts of programs per control-flow form: (structured, pc-dispatch).
+#[derive(Default, Clone, Copy)]
+struct Forms(u64, u64);
+impl Forms {
+    fn add(&mut self, t: &TestProgram) {
+        if structured(t) {
+            self.0 += 1
+        } else {
+            self.1 += 1
+        }
+    }
+    fn merge(&mut self, o: Forms) {
+        self.0 += o.0;
+        self.1 += o.1;
+    }
+    /// Prints the counts and asserts both forms were executed.
+    fn check(&self, what: &str) {
+        common::log_uncaptured(&format!("verify pica {what}: {} programs structured, {} pc-dispatch", self.0, self.1));
+        assert!(self.0 > 0 && self.1 > 0, "{what}: both control-flow forms must be executed");
+    }
 }
 
 fn gpu() -> Option<&'static vk::Gpu> {
@@ -183,9 +211,19 @@ fn control_flow() {
     let Some(gpu) = gpu() else { return };
     let mut rng = Rng::new(7);
     let mut total = Comparison::default();
-    let run = |total: &mut Comparison, rng: &mut Rng, name: &str, a: &Asm, consts: &[Const]| {
+    let mut forms = Forms::default();
+    // Each program runs as lowered (structured when it nests) and forced to pc-dispatch.
+    let mut run = |total: &mut Comparison, rng: &mut Rng, name: &str, a: &Asm, consts: &[Const]| {
         let cs = states(rng, 48, &mut |_, _| {});
-        total.merge(pica::run(gpu, &prog(name, a, consts, cs)));
+        let p = prog(name, a, consts, cs);
+        let tr = shrec::formats::pica::translate(&p.bytes, 0).expect("translates");
+        println!("{name}: {:?}", tr.module.header_comments.iter().filter(|c| c.contains("control flow") || c.contains("because")).collect::<Vec<_>>());
+        forms.add(&p);
+        total.merge(pica::run(gpu, &p));
+        shrec::formats::pica::lower::set_force_dispatch(true);
+        forms.add(&p);
+        total.merge(pica::run(gpu, &p));
+        shrec::formats::pica::lower::set_force_dispatch(false);
     };
     // 1. ifc with else, nested ifu inside both branches
     let mut a = Asm::default();
@@ -219,6 +257,28 @@ fn control_flow() {
     a.simple("nop"); // 13
     epilogue(&mut a);
     run(&mut total, &mut rng, "loops/aL/break/breakc", &a, &[]);
+    // 2b. the same shapes nested cleanly (structured form): nested loops restoring aL, breakc
+    // directly in a loop body, an if ending inside a loop body, a loop inside a called body.
+    let mut a = Asm::default();
+    a.flowu("loop", 0, 9, 0); // 0: loop i0, body 1..9
+    a.op("add", "r0", &["c10", "r0"], Rel::AL); // 1
+    a.flowu("loop", 1, 4, 0); // 2: loop i1, body 3..4
+    a.op("add", "r1", &["c20", "r1"], Rel::AL); // 3
+    a.op("mul", "r2", &["c1", "r1"], Rel::AL); // 4
+    a.op("cmp", "gt lt", &["c30", "r0"], Rel::AL); // 5
+    a.flowc("breakc", true, false, 2, 0, 0); // 6
+    a.flowu("ifu", 2, 9, 0); // 7: if b2 { 8 }
+    a.op("add", "r3", &["c2", "r3"], Rel::AL); // 8
+    a.op("mov", "r2.w", &["c3"], Rel::AL); // 9 (last of the outer loop)
+    a.flowc("call", false, false, 0, 20, 3); // 10
+    epilogue(&mut a); // 11..15
+    while a.here() < 20 {
+        a.simple("nop");
+    }
+    a.flowu("loop", 2, 21, 0); // 20: loop i2, body 21
+    a.op("add", "r1.x", &["c4", "r1"], Rel::AL); // 21
+    a.mad("mad", "r2", ["v3", "c8", "r2"], Rel::None); // 22 (last of the call body)
+    run(&mut total, &mut rng, "structured loops/breakc/call", &a, &[]);
     // 3. call / callc / callu, nested calls
     let mut a = Asm::default();
     a.flowc("call", false, false, 0, 10, 2); // 0
@@ -254,6 +314,8 @@ fn control_flow() {
     epilogue(&mut a); // 14..
     let consts = [Const::Float(0, [0.0; 4]), Const::Float(1, [1.0; 4]), Const::Float(2, [5.0, 3.0, 0.0, 0.0])];
     run(&mut total, &mut rng, "jmpc/jmpu", &a, &consts);
+    forms.check("control_flow");
+    assert!(forms.0 >= 3, "the nested if / loop / call programs must lower structured");
     finish(
         "control_flow",
         &total,
@@ -262,6 +324,54 @@ fn control_flow() {
     );
 }
 
+
+/// lg2 / rsq of x <= 0 (SPIR-V leaves Log2 / InverseSqrt undefined there; lavapipe folded
+/// ex2(lg2(x)) to x for a negative x: fuzz seed 1 program 2279) give the PICA values, also when
+/// the result feeds another instruction.
+#[test]
+fn lg2_rsq_of_non_positive() {
+    let Some(gpu) = gpu() else { return };
+    let mut a = Asm::default();
+    a.op("lg2", "r4", &["c0"], Rel::None);
+    a.op("ex2", "o0", &["r4"], Rel::None);
+    a.op("rsq", "r5", &["c1"], Rel::None);
+    a.op("rsq", "o1", &["r5"], Rel::None);
+    a.op("lg2", "o2", &["v0"], Rel::None);
+    a.op("rsq", "o3", &["v0"], Rel::None);
+    a.simple("end");
+    let mut rng = Rng::new(2279);
+    let xs = [-0.578125, -1.0, -0.0, 0.0, 1.0, 4.0, f32::NEG_INFINITY, f32::INFINITY, f32::NAN, -3.5e10];
+    let cs = states(&mut rng, 40, &mut |r, s| {
+        s.c[0] = [*r.pick(&xs), 0.0, 0.0, 0.0];
+        s.c[1] = [*r.pick(&xs), 0.0, 0.0, 0.0];
+        s.v[0] = [*r.pick(&xs), 0.0, 0.0, 0.0];
+    });
+    let c = pica::run(gpu, &prog("lg2/rsq of x <= 0", &a, &[], cs));
+    finish("lg2_rsq_of_non_positive", &c, &["lg2", "ex2", "rsq"], 300);
+}
+
+/// `litp r0, r0`: cc comes from the source as read, not from the clamped result written to the
+/// same register (fuzz seed 1 program 8574). cc.x / cc.y are observed through ifc.
+#[test]
+fn litp_cc_reads_the_source() {
+    let Some(gpu) = gpu() else { return };
+    let mut a = Asm::default();
+    a.op("mov", "r0", &["v0"], Rel::None); // 0
+    a.op("litp", "r0", &["r0"], Rel::None); // 1
+    a.flowc("ifc", true, false, 2, 4, 1); // 2: if cc.x
+    a.op("mov", "r1.x", &["c1"], Rel::None); // 3
+    a.op("mov", "r1.x", &["c2"], Rel::None); // 4 (else)
+    a.flowc("ifc", false, true, 3, 7, 1); // 5: if cc.y
+    a.op("mov", "r1.y", &["c1"], Rel::None); // 6
+    a.op("mov", "r1.y", &["c2"], Rel::None); // 7 (else)
+    a.op("mov", "r2", &["r0"], Rel::None);
+    epilogue(&mut a);
+    let consts = [Const::Float(1, [1.0; 4]), Const::Float(2, [-1.0; 4])];
+    let mut rng = Rng::new(8574);
+    let cs = states(&mut rng, 32, &mut |r, s| s.v[0] = std::array::from_fn(|_| *r.pick(&[-1.5, -0.25, 0.0, 0.5, 3.0])));
+    let c = pica::run(gpu, &prog("litp r0, r0", &a, &consts, cs));
+    finish("litp_cc_reads_the_source", &c, &["litp", "ifc"], 300);
+}
 
 /// emit/setemit are GS-only: a vertex DVLE using them is rejected naming the instruction.
 #[test]
@@ -281,7 +391,7 @@ fn fuzz_seed() -> u64 {
     std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
 }
 
-fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
+fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> (Comparison, Forms) {
     let len = range.end - range.start;
     let handles: Vec<_> = (0..threads)
         .map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads)
@@ -289,18 +399,30 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
             std::thread::spawn(move || {
                 let gpu = pica::gpu_or_skip().expect("checked by the caller");
                 let mut c = Comparison::default();
+                let mut f = Forms::default();
                 for i in r {
-                    c.merge(pica::run(gpu, &gen::program(seed, i)));
+                    let p = gen::program(seed, i);
+                    f.add(&p);
+                    c.merge(pica::run(gpu, &p));
+                    if i % 500 == 499 {
+                        common::log_uncaptured(&format!(
+                            "fuzz progress: program {i}, {} mismatches so far, {} structured / {} pc-dispatch",
+                            c.mismatches, f.0, f.1
+                        ));
+                    }
                 }
-                c
+                (c, f)
             })
         })
         .collect();
     let mut total = Comparison::default();
+    let mut forms = Forms::default();
     for h in handles {
-        total.merge(h.join().expect("fuzz thread"));
+        let (c, f) = h.join().expect("fuzz thread");
+        total.merge(c);
+        forms.merge(f);
     }
-    total
+    (total, forms)
 }
 
 /// 300 fixed-seed random programs.
@@ -309,7 +431,8 @@ fn fuzz_fixed_seed() {
     if gpu().is_none() {
         return;
     }
-    let c = fuzz(fuzz_seed(), 0..300, 1);
+    let (c, forms) = fuzz(fuzz_seed(), 0..300, 1);
+    forms.check("fuzz_fixed_seed");
     let cf = ["ifc", "ifu", "loop", "breakc", "call", "callc", "callu", "jmpc", "jmpu"];
     let ops: Vec<&str> = VS_MNEMONICS.iter().copied().filter(|m| *m != "break").chain(cf).collect();
     finish("fuzz_fixed_seed", &c, &ops, 15_000);
@@ -322,10 +445,23 @@ fn long_fuzz() {
         return;
     }
     let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    // First program index (to re-run part of a run; the default 0 runs programs 0..N).
+    let start: u64 = std::env::var("SHREC_FUZZ_START").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     let seed = fuzz_seed();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
-    let c = fuzz(seed, 0..n, threads);
-    println!("long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches", c.programs, c.comparisons, c.mismatches);
+    // One thread by default: lavapipe (Mesa 22.3) has crashed / hung with two threads driving it.
+    let threads = std::env::var("SHREC_FUZZ_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let t0 = std::time::Instant::now();
+    let (c, forms) = fuzz(seed, start..start + n, threads);
+    println!(
+        "long_fuzz seed {seed}: {} programs ({} structured, {} pc-dispatch), {} comparisons, {} mismatches, {:.0} s",
+        c.programs,
+        forms.0,
+        forms.1,
+        c.comparisons,
+        c.mismatches,
+        t0.elapsed().as_secs_f64()
+    );
+    forms.check("long_fuzz");
     finish("long_fuzz", &c, &[], 0);
 }
 
@@ -335,6 +471,8 @@ fn fuzz_one() {
     let Some(gpu) = gpu() else { return };
     let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
     let p = gen::program(fuzz_seed(), index);
+    // SHREC_PICA_DISPATCH=1: lower with pc-dispatch even when the program is structured.
+    shrec::formats::pica::lower::set_force_dispatch(std::env::var("SHREC_PICA_DISPATCH").as_deref() == Ok("1"));
     println!("{}", shrec::formats::pica::disasm(&p.bytes, 0).unwrap_or_default());
     let c = pica::run(gpu, &p);
     for r in &c.reports {
@@ -389,6 +527,7 @@ fn corpus_vertex_dvles() {
     let mut total = Comparison::default();
     let mut rng = Rng::new(2024);
     let mut dvles = 0;
+    let mut forms = Forms::default();
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
         let Ok(p) = shrec::formats::pica::dvlb::parse_program(&bytes) else { continue };
@@ -400,9 +539,11 @@ fn corpus_vertex_dvles() {
             let cs = states(&mut rng, 16, &mut |_, _| {});
             let name = format!("{} DVLE {i}", f.strip_prefix(&dir).unwrap().display());
             let t = TestProgram { name, bytes: bytes.clone(), dvle: i as u32, cases: cs, reproduce: "cargo test --release --test verify_pica -- corpus_vertex_dvles --nocapture".into() };
+            forms.add(&t);
             total.merge(pica::run(gpu, &t));
         }
     }
     println!("corpus_vertex_dvles: {} files, {dvles} vertex DVLEs", files.len());
+    forms.check("corpus_vertex_dvles");
     finish("corpus_vertex_dvles", &total, &[], 1000);
 }

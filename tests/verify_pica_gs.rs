@@ -219,11 +219,23 @@ fn geometry() {
     finish("geometry", &total, &["setemit", "emit", "loop", "ifu", "ifc", "relative"], 1000);
 }
 
+/// Runs the random geometry programs; prints how many lowered structured / pc-dispatch and
+/// asserts both forms were executed.
 fn gs_fuzz(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> Comparison {
     let mut total = Comparison::default();
+    let (mut structured, mut dispatch) = (0u64, 0u64);
     for i in range {
-        total.merge(pica::run_geometry(gpu, &gen::gs_program(seed, i)));
+        let p = gen::gs_program(seed, i);
+        let s = shrec::formats::pica::translate(&p.bytes, p.dvle).is_ok_and(|t| shrec::formats::pica::lower::is_structured(&t.module));
+        if s {
+            structured += 1
+        } else {
+            dispatch += 1
+        }
+        total.merge(pica::run_geometry(gpu, &p));
     }
+    common::log_uncaptured(&format!("verify pica geometry fuzz: {structured} programs structured, {dispatch} pc-dispatch"));
+    assert!(structured > 0 && dispatch > 0, "both control-flow forms must be executed");
     total
 }
 
@@ -290,9 +302,88 @@ fn geometry_harness_detects_mutation() {
     assert_eq!(clean.mismatches, 0, "{:?}", clean.reports);
 }
 
+/// Azahar's geometry cases (`src/tests/video_core/shader.cpp`; the vertex ones are in
+/// `verify_pica_azahar.rs`), checked on the interpreter and run on lavapipe against it:
+/// "SETEMIT" (vertex slot 0-2 × prim × winding; Azahar also sets slot 3, which does not exist:
+/// shrec rejects it naming the instruction) and "EMIT switches the output bank" (after `emit` the
+/// other bank is current: a partial write shows its stale lanes; Azahar inspects the banks from
+/// C++, here the emitted vertices show them).
+fn azahar_gs_cases() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(31);
+    let mut total = Comparison::default();
+    let same = |a: &shrec::verify::Expect, b: f32| a.err == 0.0 && (a.value == b || (a.value.is_nan() && b.is_nan()));
+    let interp_run = |t: &TestProgram, check: &mut dyn FnMut(&State, &shrec::formats::pica::interp::Result)| {
+        let p = shrec::formats::pica::dvlb::parse_program(&t.bytes).unwrap();
+        for c in &t.cases {
+            let mut c = c.clone();
+            pica::apply_constants(&p, 1, &mut c);
+            check(&c, &shrec::formats::pica::interp::run(&p, 1, &c));
+        }
+    };
+    for vertex in 0..3u32 {
+        for prim in [false, true] {
+            for inv in [false, true] {
+                let mut a = gs_asm();
+                a.setemit(vertex, prim, inv);
+                a.op("mov", "o0", &["v0"], Rel::None);
+                a.op("mov", "o1", &["v1"], Rel::None);
+                a.simple("emit");
+                a.simple("end");
+                let name = format!("SETEMIT {vertex} prim {prim} inv {inv}");
+                let t = gs_prog(&name, &a, [0, 0, 0, 0], false, gs_outputs(), vec![], states(&mut rng, 4, &mut |_, _| {}));
+                interp_run(&t, &mut |s, r| {
+                    assert_eq!(r.triangles.len(), prim as usize, "{name}: a triangle only with prim");
+                    if prim {
+                        let order = if inv { [1, 0, 2] } else { [0, 1, 2] };
+                        for (k, slot) in order.iter().enumerate() {
+                            let want = if *slot == vertex as usize { s.v[0] } else { [0.0; 4] };
+                            for l in 0..4 {
+                                assert!(same(&r.triangles[0][k][0][l], want[l]), "{name}: output vertex {k} o0.{l}");
+                            }
+                        }
+                    }
+                });
+                total.merge(pica::run_geometry(gpu, &t));
+            }
+        }
+    }
+    let mut a = gs_asm();
+    a.setemit(3, true, false);
+    a.simple("end");
+    let t = gs_prog("SETEMIT 3", &a, [0, 0, 0, 0], false, gs_outputs(), vec![], vec![]);
+    let e = shrec::formats::pica::translate(&t.bytes, 1).err().expect("setemit vertex 3 must be rejected");
+    assert!(e.reason.contains("setemit"), "{}", e.reason);
+    // EMIT switches the output bank
+    let mut a = gs_asm();
+    a.setemit(0, false, false);
+    a.op("mov", "o0", &["v0"], Rel::None);
+    a.op("mov", "o1", &["v1"], Rel::None);
+    a.simple("emit");
+    a.op("mov", "o0.x", &["v2"], Rel::None); // the other bank: o0.yzw still 0 there
+    a.setemit(1, false, false);
+    a.simple("emit"); // back to the first bank (o0 = v0)
+    a.setemit(2, true, false);
+    a.simple("emit");
+    a.simple("end");
+    let t = gs_prog("EMIT switches the output bank", &a, [0, 0, 0, 0], false, gs_outputs(), vec![], states(&mut rng, 8, &mut |_, _| {}));
+    interp_run(&t, &mut |s, r| {
+        assert_eq!(r.triangles.len(), 1);
+        let want = [s.v[0], [s.v[2][0], 0.0, 0.0, 0.0], s.v[0]];
+        for (k, w) in want.iter().enumerate() {
+            for l in 0..4 {
+                assert!(same(&r.triangles[0][k][0][l], w[l]), "EMIT bank: vertex {k} o0.{l}");
+            }
+        }
+    });
+    total.merge(pica::run_geometry(gpu, &t));
+    finish("azahar geometry cases", &total, &["setemit", "emit"], 100);
+}
+
 /// The geometry tests, in sequence on one thread (see the module comment).
 #[test]
 fn geometry_all() {
+    azahar_gs_cases();
     geometry();
     geometry_harness_detects_mutation();
     geometry_fuzz_fixed_seed();

@@ -317,10 +317,19 @@ fn cstr(buf: &[u8], at: usize, limit: usize) -> String {
     String::from_utf8_lossy(&buf[at.min(end)..end]).into_owned()
 }
 
+/// Why a buffer starting with the `DVOJ` magic (an unlinked shader object, 3dbrew "SHBIN") is not
+/// translated; None for any other buffer. The scanner reports it for files that start with it
+/// (only at offset 0: a 4-byte magic anywhere in a file would be mostly false hits).
+pub fn dvoj_error(buf: &[u8]) -> Option<ShaderError> {
+    (buf.get(..4) == Some(&b"DVOJ"[..])).then(|| {
+        ShaderError::at(0, "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB")
+    })
+}
+
 /// Parses everything (bounds were checked by [`parse`]; every read here is checked again).
 pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
-    if buf.get(..4) == Some(&b"DVOJ"[..]) {
-        return Err(ShaderError::at(0, "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB"));
+    if let Some(e) = dvoj_error(buf) {
+        return Err(e);
     }
     let d = parse(buf)?;
     crate::limits::check_microcode(4 * d.code_words, Some(d.code_offset as u64))?;

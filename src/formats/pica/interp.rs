@@ -186,9 +186,11 @@ fn mad(op: &str, a: V, b: V, c: V) -> V {
     let p = pica_mul(a.value, b.value);
     let r = p + c.value;
     let ex = exact(a) && exact(b) && exact(c);
-    // Exactly representable product and sum: fusing changes nothing.
+    // Exactly representable product and sum: fusing changes nothing. A 0·inf product is the PICA
+    // multiply's +0, which the HLSL selects after the multiply, so it cannot be fused either.
     let p64 = f64::from(a.value) * f64::from(b.value);
-    if ex && (p64 == f64::from(p) || !p.is_finite()) && (f64::from(p) + f64::from(c.value) == f64::from(r) || !r.is_finite()) {
+    let pica_zero = p64.is_nan() && p == 0.0;
+    if ex && (p64 == f64::from(p) || !p.is_finite() || pica_zero) && (f64::from(p) + f64::from(c.value) == f64::from(r) || !r.is_finite()) {
         return make(r, true, || None, 0.0);
     }
     let range = || {

@@ -1,6 +1,8 @@
 //! PICA200 → IR.
 //!
-//! Every program is lowered to an exact model of Azahar's interpreter (`shader_interpreter.cpp`):
+//! Programs whose control flow nests properly are lowered structured (`if`/`else`, `loop`,
+//! inlined calls; see [`structured`] for the exact conditions). Every other program is lowered
+//! to an exact model of Azahar's interpreter (`shader_interpreter.cpp`):
 //! a dispatch loop over the program counter with the hardware's three scope stacks (IF depth 8,
 //! CALL depth 4, LOOP depth 4, each a ring that overwrites its oldest entry when full), checked in
 //! the interpreter's order after every instruction (CALL pops — up to four, the fourth not updating
@@ -18,7 +20,29 @@ use super::dvlb::{ConstValue, DvleInfo, GsMode, Program};
 use crate::formats::{Family, ShaderError, Stage};
 use crate::ir::build::*;
 use crate::ir::*;
+use std::cell::Cell;
 use std::collections::BTreeSet;
+
+mod structured;
+
+thread_local! {
+    static FORCE_DISPATCH: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Tests: lower every program on this thread with pc-dispatch, so a program with structured
+/// control flow can be executed in both forms.
+pub fn set_force_dispatch(on: bool) {
+    FORCE_DISPATCH.with(|f| f.set(on));
+}
+
+/// First line of the header comment that names the control-flow form.
+pub const FORM_STRUCTURED: &str = "control flow: structured";
+pub const FORM_DISPATCH: &str = "control flow: pc-dispatch";
+
+/// Whether a lowered module took the structured form (from its header comments).
+pub fn is_structured(m: &Module) -> bool {
+    m.header_comments.iter().any(|c| c == FORM_STRUCTURED)
+}
 
 // Integer variables.
 const A0X: u32 = 0;
@@ -48,14 +72,19 @@ const LOOP_PREV: u32 = 23;
 const LOOP_TOP: u32 = 24;
 const LOOP_SIZE: u32 = 25;
 const NEXT: u32 = 26;
+// Structured form: per static loop depth, the count, step and aL to restore.
+const S_CNT: u32 = 27;
+const S_INC: u32 = 28;
+const S_PREV: u32 = 29;
 
-const INT_VARS: [(&str, u32); 27] = [
+const INT_VARS: [(&str, u32); 30] = [
     ("a0x", 0), ("a0y", 0), ("aL", 0), ("ccx", 0), ("ccy", 0), ("pc", 0), ("old_pc", 0), ("is_break", 0),
     ("emit_vertex", 0), ("emit_prim", 0), ("emit_inv", 0),
     ("if_else", 8), ("if_end", 8), ("if_top", 0), ("if_size", 0),
     ("call_end", 4), ("call_ret", 4), ("call_top", 0), ("call_size", 0),
     ("loop_entry", 4), ("loop_end", 4), ("loop_count", 4), ("loop_inc", 4), ("loop_prev", 4), ("loop_top", 0), ("loop_size", 0),
     ("next_pc", 0),
+    ("s_count", 4), ("s_inc", 4), ("s_prev", 4),
 ];
 
 const T_O: u32 = 16;
@@ -544,11 +573,25 @@ impl Lowerer<'_> {
                 out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_CIN + k - lo), mask: 0xF }, value: read(RegFile::Input, i, XYZW), saturate: false });
             }
         }
+        let mut end = self.epilogue();
+        end.push(Stmt::Return);
+        let why = if FORCE_DISPATCH.with(|f| f.get()) {
+            "forced by the test hook".to_string()
+        } else {
+            match self.structured(&end) {
+                Ok(s) => {
+                    self.comments.push(FORM_STRUCTURED.into());
+                    out.extend(s);
+                    return Ok(out);
+                }
+                Err(why) => why,
+            }
+        };
+        self.comments.push(FORM_DISPATCH.into());
+        self.comments.push(format!("pc-dispatch because {why}"));
         out.push(set(PC, ic(self.d.main as i32)));
         let n = self.p.code.len().min(4095) as i32;
         let mut lp = vec![set(OLD, iv(PC)), set(PC, add(iv(OLD), ic(1))), set(BRK, ic(0))];
-        let mut end = self.epilogue();
-        end.push(Stmt::Return);
         lp.push(if_(or(icmp(CmpOp::Lt, iv(OLD), ic(0)), icmp(CmpOp::Ge, iv(OLD), ic(n))), end.clone()));
         for (pc, ins) in decoded {
             if *pc as i32 >= n {
@@ -640,9 +683,18 @@ impl Lowerer<'_> {
                         Expr::Compose(bx([lit(1.0), y, broadcast(s1, 2), broadcast(s2, 3)]))
                     }
                     Op::Ex2 => un(UnOp::Exp2, x(&s1)),
-                    Op::Lg2 => un(UnOp::Log2, x(&s1)),
+                    // SPIR-V Log2 / InverseSqrt are undefined for x <= 0 (lavapipe folds
+                    // ex2(lg2(x)) to x for x < 0: fuzz seed 1 #2279), so the PICA results there
+                    // (lg2: 0 → −inf, < 0 → NaN; rsq: ±0 → ±inf, < 0 → NaN) are selected.
+                    Op::Lg2 => {
+                        let neg_or_nan = Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(lit(f32::NEG_INFINITY)), bx(lit(f32::NAN)));
+                        Expr::SelectIf(bx(Cond::Compare(CmpOp::Gt, x(&s1), lit(0.0))), bx(un(UnOp::Log2, x(&s1))), bx(neg_or_nan))
+                    }
                     Op::Rcp => un(UnOp::Rcp, x(&s1)),
-                    Op::Rsq => un(UnOp::Rsq, x(&s1)),
+                    Op::Rsq => {
+                        let zero_or_neg = Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(un(UnOp::Rcp, x(&s1))), bx(lit(f32::NAN)));
+                        Expr::SelectIf(bx(Cond::Compare(CmpOp::Gt, x(&s1), lit(0.0))), bx(un(UnOp::Rsq, x(&s1))), bx(zero_or_neg))
+                    }
                     Op::Flr => un(UnOp::Floor, s1),
                     Op::Max => bin(BinOp::MaxPica, s1, s2.unwrap()),
                     Op::Min => bin(BinOp::MinPica, s1, s2.unwrap()),
@@ -664,9 +716,10 @@ impl Lowerer<'_> {
                             set(CCX, IExpr::Select(bx(Cond::Compare(CmpOp::Ge, broadcast(s1.clone(), 0), zero.clone())), bx(ic(1)), bx(ic(0)))),
                             set(CCY, IExpr::Select(bx(Cond::Compare(CmpOp::Ge, broadcast(s1.clone(), 3), zero)), bx(ic(1)), bx(ic(0)))),
                         ];
-                        let mut a = self.assign(*dst, *mask, v);
-                        a.append(&mut st);
-                        return Ok(a);
+                        // cc from the source as read, before the write (litp r0, r0 would
+                        // otherwise test the clamped value: fuzz seed 1 #8574).
+                        st.extend(self.assign(*dst, *mask, v));
+                        return Ok(st);
                     }
                     Op::Mova => {
                         let mut v = vec![];
@@ -699,7 +752,10 @@ impl Lowerer<'_> {
                             continue;
                         }
                     };
-                    let c = Cond::Compare(op, broadcast(a.clone(), lane), broadcast(b.clone(), lane));
+                    let (al, bl) = (broadcast(a.clone(), lane), broadcast(b.clone(), lane));
+                    // `ne` is true with a NaN operand (C++ `!=`, Azahar "CMP … NaN semantics"),
+                    // but HLSL `!=` compiles to an ordered compare (false with NaN): !(a == b).
+                    let c = if op == CmpOp::Ne { Cond::Not(bx(Cond::Compare(CmpOp::Eq, al, bl))) } else { Cond::Compare(op, al, bl) };
                     v.push(set(var, IExpr::Select(bx(c), bx(ic(1)), bx(ic(0)))));
                 }
                 v
