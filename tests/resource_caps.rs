@@ -91,3 +91,32 @@ fn corpus_shaders_stay_far_below_every_cap() {
     assert!(max_depth * 4 < limits::MAX_NESTING);
     assert!(max_hlsl * 16 < limits::MAX_HLSL_BYTES);
 }
+
+/// PICA forward jumps nest without a hardware stack: `depth` jumps, each over the next. The
+/// structured lowering would nest one `if` per jump; past its depth limit the program takes
+/// the flat pc-dispatch form instead of failing (the PICA issue: "never a failure").
+fn nested_pica_jumps(depth: u32) -> Vec<u8> {
+    let mut a = pica::asm::Asm::default();
+    for i in 0..depth {
+        a.flowu("jmpu", i % 16, 2 * depth - i, 0);
+    }
+    for _ in depth..=2 * depth {
+        a.simple("nop");
+    }
+    a.op("mov", "o0", &["v0"], shrec::formats::pica::decode::Rel::None);
+    a.simple("end");
+    pica::dvlb(&a, 0, &[(0, 0, 0xF)], &[])
+}
+
+#[test]
+fn deeply_nested_pica_jumps_fall_back_to_pc_dispatch() {
+    let opts = TranslateOptions::default();
+    let shallow = formats::translate(ContainerKind::Dvlb, &nested_pica_jumps(4), 0, &opts).expect("translates");
+    assert!(shrec::formats::pica::lower::is_structured(&shallow.module), "4 nested jumps are structured");
+    for depth in [200, 1000] {
+        let t = formats::translate(ContainerKind::Dvlb, &nested_pica_jumps(depth), 0, &opts)
+            .unwrap_or_else(|e| panic!("{depth} nested jumps: {}", e.reason));
+        assert!(!shrec::formats::pica::lower::is_structured(&t.module), "{depth} nested jumps take pc-dispatch");
+        assert!(limits::measure(&t.module.body).1 <= limits::MAX_NESTING);
+    }
+}

@@ -34,7 +34,15 @@ struct Cx {
     /// Active scopes, innermost last: kind and trigger address (last instruction + 1).
     scopes: Vec<(Scope, usize)>,
     visits: usize,
+    /// Regions being lowered, innermost last (each may add one level of IR nesting).
+    regions: usize,
 }
+
+/// The deepest region nesting the structured form takes. Forward jumps nest without a
+/// hardware stack (a chain of jumps, each over the next, nests as deep as the program is
+/// long); past this the program takes the flat pc-dispatch form, which keeps the IR within
+/// [`crate::limits::MAX_NESTING`] and this lowering's recursion off the end of the stack.
+const MAX_REGION_DEPTH: usize = crate::limits::MAX_NESTING / 2;
 
 impl Cx {
     fn depth(&self, k: Scope) -> usize {
@@ -79,6 +87,17 @@ impl Lowerer<'_> {
     /// Words `s..e` in sequence (`e = None`: the top level, which stops at an `end` or at the
     /// end of the code). Continuations must stay ≤ `e` (≤ the code length at the top level).
     fn region(&self, cx: &mut Cx, s: usize, e: Option<usize>, out: &mut Vec<Stmt>, end: &[Stmt]) -> Result<(), String> {
+        if cx.regions >= MAX_REGION_DEPTH {
+            return Err(format!("word {s}: control flow nests deeper than {MAX_REGION_DEPTH} regions"));
+        }
+        cx.regions += 1;
+        let r = self.region_words(cx, s, e, out, end);
+        cx.regions -= 1;
+        r
+    }
+
+    /// [`Self::region`]'s body.
+    fn region_words(&self, cx: &mut Cx, s: usize, e: Option<usize>, out: &mut Vec<Stmt>, end: &[Stmt]) -> Result<(), String> {
         let limit = e.unwrap_or(self.n());
         let mut pc = s;
         loop {
