@@ -35,6 +35,15 @@ fn agal_matrix_from_attributes_declares_every_row() {
     }
 }
 
+/// `m33 vt4, vc0, iid` read a matrix from iid, iid+1, iid+2, but the instance id is one
+/// register (the HLSL writer indexed a missing input). Now a decoding error naming it.
+#[test]
+fn agal_matrix_from_the_instance_id_is_an_error() {
+    let r = translate_all(ContainerKind::Agal, &input("translate_agal-m33-iid-matrix.bin"));
+    let e = r[0].as_ref().expect_err("rejected");
+    assert!(e.contains("m33 reads its matrix from consecutive registers, but iid is a single register"), "{e}");
+}
+
 /// ALU opcode fields are wider than the opcode tables: vector opcode 31 indexed past them.
 #[test]
 fn xenos_nonexistent_alu_opcode_is_an_error() {

@@ -632,6 +632,13 @@ fn check_operand_pairs(ctx: &Ctx, t: &Token) -> Result<(), AgalError> {
             return Err(ctx.err(None, format_args!("{} uses indirect addressing in both sources", t.op.name)));
         }
     }
+    // m33/m34/m44 read their matrix from 3-4 consecutive registers of source 2; the instance id
+    // is a single register (fuzzing found `m33 vt4, vc0, iid`).
+    if let (Operand2::Source(m), "m33" | "m34" | "m44") = (t.src2, t.op.name) {
+        if m.reg == RegType::InstanceId {
+            return Err(ctx.err(None, format_args!("{} reads its matrix from consecutive registers, but iid is a single register", t.op.name)));
+        }
+    }
     Ok(())
 }
 
