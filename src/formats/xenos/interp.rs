@@ -825,6 +825,18 @@ impl M<'_> {
             self.s.ext_booleans.get(b as usize / 32).is_some_and(|w| w & (1 << (b % 32)) != 0)
         }
     }
+
+    /// Whether a conditional jump or call is taken: always, on the predicate (`None` while the
+    /// predicate is undetermined), or on a boolean constant.
+    fn flow_condition(&mut self, cf: &Cf) -> Option<bool> {
+        if cf.is_unconditional() {
+            Some(true)
+        } else if cf.is_predicated() {
+            self.p0.map(|p| p == cf.condition())
+        } else {
+            Some(self.bool_const(cf.bool_address()) == cf.condition())
+        }
+    }
 }
 
 /// Loop constant i<n>: (count, start, step) from the container's literal `defi`, else the
@@ -915,13 +927,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
             }
             CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone => {}
             CfOp::CondJmp => {
-                let take = if cf.is_unconditional() {
-                    Some(true)
-                } else if cf.is_predicated() {
-                    m.p0.map(|p| p == cf.condition())
-                } else {
-                    Some(m.bool_const(cf.bool_address()) == cf.condition())
-                };
+                let take = m.flow_condition(&cf);
                 match take {
                     Some(true) => next = cf.target() as usize,
                     Some(false) => {}
@@ -973,13 +979,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
                 }
             }
             CfOp::CondCall => {
-                let take = if cf.is_unconditional() {
-                    Some(true)
-                } else if cf.is_predicated() {
-                    m.p0.map(|p| p == cf.condition())
-                } else {
-                    Some(m.bool_const(cf.bool_address()) == cf.condition())
-                };
+                let take = m.flow_condition(&cf);
                 match take {
                     Some(true) if calls.len() == MAX_CALL_DEPTH => m.undetermined = true,
                     Some(true) => {
