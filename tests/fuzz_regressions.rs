@@ -41,7 +41,16 @@ fn agal_matrix_from_attributes_declares_every_row() {
 fn agal_matrix_from_the_instance_id_is_an_error() {
     let r = translate_all(ContainerKind::Agal, &input("translate_agal-m33-iid-matrix.bin"));
     let e = r[0].as_ref().expect_err("rejected");
-    assert!(e.contains("m33 reads its matrix from consecutive registers, but iid is a single register"), "{e}");
+    assert!(e.contains("m33 reads its matrix from iid0–iid2, past the register file"), "{e}");
+}
+
+/// `m44 op, v5.x, v7.x` in a vertex program: rows v7–v10, past AGAL1's 8 varyings (the HLSL
+/// writer indexed a missing output). Now a decoding error naming the rows.
+#[test]
+fn agal_matrix_rows_past_the_register_file_are_an_error() {
+    let r = translate_all(ContainerKind::Agal, &input("translate_agal-m44-rows-past-varyings.bin"));
+    let e = r[0].as_ref().expect_err("rejected");
+    assert!(e.contains("m44 reads its matrix from v7–v10, past the register file"), "{e}");
 }
 
 /// ALU opcode fields are wider than the opcode tables: vector opcode 31 indexed past them.

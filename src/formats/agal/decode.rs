@@ -586,16 +586,21 @@ fn decode_source(ctx: &Ctx, word: u64, which: u8) -> Result<Source, AgalError> {
     Ok(Source { reg, num, swizzle, indirect: None })
 }
 
-fn check_range(ctx: &Ctx, reg: RegType, num: u16, which: u8) -> Result<(), AgalError> {
+/// How many registers of a type a source may read in this version and stage.
+fn source_limit(ctx: &Ctx, reg: RegType) -> u32 {
     let frag = ctx.stage == Stage::Pixel;
-    let limit = match reg {
+    match reg {
         RegType::Attribute => ctx.limits.attributes,
         RegType::Constant => if frag { ctx.limits.fragment_constants } else { ctx.limits.vertex_constants },
         RegType::Temporary => ctx.limits.temporaries,
         RegType::Varying => ctx.limits.varyings,
         RegType::InstanceId => 1,
         RegType::Output | RegType::Sampler | RegType::Depth => 0,
-    };
+    }
+}
+
+fn check_range(ctx: &Ctx, reg: RegType, num: u16, which: u8) -> Result<(), AgalError> {
+    let limit = source_limit(ctx, reg);
     if u32::from(num) >= limit {
         return Err(ctx.err(None, format_args!("{}{num} is out of range for AGAL{} (limit {limit}) in source operand {which}", reg.name(ctx.stage), ctx.version)));
     }
@@ -632,11 +637,25 @@ fn check_operand_pairs(ctx: &Ctx, t: &Token) -> Result<(), AgalError> {
             return Err(ctx.err(None, format_args!("{} uses indirect addressing in both sources", t.op.name)));
         }
     }
-    // m33/m34/m44 read their matrix from 3-4 consecutive registers of source 2; the instance id
-    // is a single register (fuzzing found `m33 vt4, vc0, iid`).
-    if let (Operand2::Source(m), "m33" | "m34" | "m44") = (t.src2, t.op.name) {
-        if m.reg == RegType::InstanceId {
-            return Err(ctx.err(None, format_args!("{} reads its matrix from consecutive registers, but iid is a single register", t.op.name)));
+    // m33/m34/m44 read their matrix from 3-4 consecutive registers of source 2: every row must
+    // exist (fuzzing found `m33 vt4, vc0, iid` and `m44 op, v5, v7`, whose rows ran past the
+    // register file). Indirect rows are clamped by the constant read like any indirect read.
+    let rows: u16 = match t.op.name {
+        "m33" | "m34" => 3,
+        "m44" => 4,
+        _ => return Ok(()),
+    };
+    if let Operand2::Source(m) = t.src2 {
+        if m.indirect.is_none() {
+            let last = m.num.saturating_add(rows - 1);
+            let limit = source_limit(ctx, m.reg);
+            if u32::from(last) >= limit {
+                let name = m.reg.name(ctx.stage);
+                return Err(ctx.err(
+                    None,
+                    format_args!("{} reads its matrix from {name}{}–{name}{last}, past the register file (AGAL{} has {limit})", t.op.name, m.num, ctx.version),
+                ));
+            }
         }
     }
     Ok(())
