@@ -45,6 +45,33 @@ impl Expect {
     pub fn exact(value: f32) -> Expect {
         Expect { value, err: 0.0 }
     }
+
+    /// The interpreters' rule for an inexact result: `r` is the f32 result for the nominal
+    /// inputs, `range` the exact-math result range over the input intervals (`None` =
+    /// undetermined), `tol` the op's own bound. Non-finite and subnormal results are
+    /// undetermined (Vulkan may flush denormals and does not pin down inf/NaN arithmetic); the
+    /// bound is rounded up to the next f32.
+    pub fn bounded(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, tol: f64) -> Expect {
+        if !r.is_finite() || (r != 0.0 && r.abs() < f32::MIN_POSITIVE) {
+            return Expect::UNKNOWN;
+        }
+        let mut err = tol;
+        if !inputs_exact {
+            match range() {
+                Some((l, h)) if l.is_finite() && h.is_finite() => {
+                    let rv = f64::from(r);
+                    err += (h - rv).max(rv - l).max(0.0) + ulp(rv);
+                }
+                _ => return Expect::UNKNOWN,
+            }
+        }
+        if err.is_nan() || err >= 1e30 {
+            return Expect::UNKNOWN;
+        }
+        let e = err as f32;
+        let e = if f64::from(e) < err { f32::from_bits(e.to_bits() + 1) } else { e };
+        Expect { value: r, err: e }
+    }
     pub fn is_known(&self) -> bool {
         self.err.is_finite()
     }

@@ -112,25 +112,7 @@ fn make(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, 
         }
         return ex(r);
     }
-    if !r.is_finite() || (r != 0.0 && r.abs() < f32::MIN_POSITIVE) {
-        return UNKNOWN;
-    }
-    let mut err = tol;
-    if !inputs_exact {
-        match range() {
-            Some((l, h)) if l.is_finite() && h.is_finite() => {
-                let rv = f64::from(r);
-                err += (h - rv).max(rv - l).max(0.0) + ulp(rv);
-            }
-            _ => return UNKNOWN,
-        }
-    }
-    if err.is_nan() || err >= 1e30 {
-        return UNKNOWN;
-    }
-    let e = err as f32;
-    let e = if f64::from(e) < err { f32::from_bits(e.to_bits() + 1) } else { e };
-    Expect { value: r, err: e }
+    Expect::bounded(r, inputs_exact, range, tol)
 }
 
 fn known(xs: &[V]) -> bool {
