@@ -211,8 +211,21 @@ float4 shrec_rcp_ff(float4 x) { float4 r = 1.0 / x; return select(isinf(r), (flo
 float4 shrec_rsq_clamped(float4 x) { return min(rsqrt(x), SHREC_FLT_MAX); }
 float4 shrec_rsq_ff(float4 x) { float4 r = rsqrt(x); return select(isinf(r), (float4)0.0, r); }
 float4 shrec_log2_clamped(float4 x) { return max(log2(x), -SHREC_FLT_MAX); }
-uint4 shrec_f2i(float4 x) { return asuint((int4)clamp(select(x != x, (float4)0.0, x), -2147483648.0, 2147483520.0)); }
-uint4 shrec_f2u(float4 x) { return (uint4)clamp(select(x != x, (float4)0.0, x), 0.0, 4294967040.0); }
+// Latte FLT_TO_INT / FLT_TO_UINT: truncate, saturate to the integer range, NaN converts to 0.
+// The clamp bounds are the largest floats below 2^31 / 2^32 (a float→int conversion out of range
+// is undefined), so values at or above 2^31 / 2^32 are selected to INT_MAX / UINT_MAX apart.
+// isnan(), not `x != x`: DXC's SPIR-V backend emits an ordered compare for `!=`, false for NaN,
+// and the clamp of a NaN then picked a bound (found by GX2 fuzzing: INT_MIN on lavapipe).
+uint4 shrec_f2i(float4 x)
+{
+    int4 i = (int4)clamp(select(isnan(x), (float4)0.0, x), -2147483648.0, 2147483520.0);
+    return asuint(select(x >= 2147483648.0, (int4)0x7FFFFFFF, i));
+}
+uint4 shrec_f2u(float4 x)
+{
+    uint4 u = (uint4)clamp(select(isnan(x), (float4)0.0, x), 0.0, 4294967040.0);
+    return select(x >= 4294967296.0, (uint4)0xFFFFFFFFu, u);
+}
 uint4 shrec_umulhi(uint4 a, uint4 b)
 {
     uint4 al = a & 0xFFFFu, ah = a >> 16, bl = b & 0xFFFFu, bh = b >> 16;

@@ -250,7 +250,7 @@ fn shader(kind: ShaderKind, program: Vec<u8>) -> Gx2Shader {
         }
         _ => {
             words[0] = 16;
-            words[0x04 / 4] = 2; // one colour export
+            words[1] = 2; // byte offset 0x04: one colour export
             words[0x08 / 4] = 1; // NUM_INTERP 1
             words[0x10 / 4] = 1; // one SPI_PS_INPUT_CNTL
             words[0x14 / 4] = 0; // R0 = semantic 0

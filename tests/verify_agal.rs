@@ -136,6 +136,11 @@ fn few_values(r: &mut Rng) -> f32 {
     *r.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
 }
 
+/// NaN, infinities and zeros of both signs among a few numbers: the IEEE corner cases of compares.
+fn special_values(r: &mut Rng) -> f32 {
+    *r.pick(&[f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 1.0, -1.0])
+}
+
 /// Texture with distinct random texels.
 fn texture(rng: &mut Rng, cube: bool, size: u32) -> Option<Texture> {
     let n = (size * size * if cube { 6 } else { 1 }) as usize;
@@ -153,6 +158,9 @@ fn per_opcode(total: &mut Comparison) {
     both(total, "sgn-zero", "sgn $t0, $i0\nmov $o, $t0", &mut few_values);
     for op in ["seq", "sne", "sge", "slt"] {
         both(total, &format!("{op}-equal"), &format!("{op} $t0, $i0, $i1\nmov $o, $t0"), &mut few_values);
+        // IEEE comparisons: NaN is unordered (only sne is true), infinities compare as numbers;
+        // constants, not inputs (a fragment input is interpolated: inf × weight can give NaN)
+        both(total, &format!("{op}-special"), &format!("mov $t2, $c1\nmov $t3, $c3\n{op} $t0, $c0, $t2\nmov $o, $t0\n{op} $t1, $c2.wzyx, $t3\nmov $o.xy, $t1"), &mut special_values);
     }
     // Correctly rounded or nearly: small ULP bounds.
     both(total, "div", "div $t0, $i0, $i1\nmov $o, $t0", &mut away_from_zero);
@@ -188,12 +196,11 @@ fn per_opcode(total: &mut Comparison) {
     both(total, "m44", "m44 $t0, $i0, $c4\nmov $o, $t0\nm44 $t1.yw, $i1.yyxw, $c0\nmov $o.yw, $t1", &mut dyadic(3, 8));
     // Control flow (AGAL2), with values that are often equal.
     for op in ["ife", "ine", "ifg", "ifl"] {
-        both(
-            total,
-            op,
-            &format!("mov $t0, $c0\n{op} $i0.x, $i1.y\nadd $t0, $i2, $c1\nels\nsub $t0, $i2, $c1\neif\nmov $o, $t0\n{op} $i3.w, $c2.z\nmov $o.w, $c3\neif"),
-            &mut few_values,
-        );
+        let text = format!("mov $t0, $c0\n{op} $i0.x, $i1.y\nadd $t0, $i2, $c1\nels\nsub $t0, $i2, $c1\neif\nmov $o, $t0\n{op} $i3.w, $c2.z\nmov $o.w, $c3\neif");
+        both(total, op, &text, &mut few_values);
+        // (one constant operand per instruction: the second goes through a temporary)
+        let special = format!("mov $t0, $c0\nmov $t2, $c1\nmov $t3, $c3\n{op} $c0.x, $t2.y\nadd $t0, $t3, $c1\nels\nsub $t0, $t3, $c1\neif\nmov $o, $t0\n{op} $t3.w, $c2.z\nmov $o.w, $c3\neif");
+        both(total, &format!("{op}-special"), &special, &mut special_values);
     }
     both(
         total,

@@ -203,6 +203,37 @@ fn control_flow_forms() {
     finish("control_flow_forms", &total, CF_FORMS.iter().copied().filter(|f| !["ALU_POP2_AFTER", "POP_PUSH", "TEX"].contains(f)).collect::<Vec<_>>().as_slice(), 200);
 }
 
+/// FLT_TO_INT / FLT_TO_UINT of NaN (0) and out-of-range values (saturated), read back through
+/// INT_TO_FLT / UINT_TO_FLT so a wrong integer shows as a different float. Long-mode find (seed 1,
+/// program 2409): the prelude's NaN test was `x != x`, an ordered compare in DXC's SPIR-V, so a
+/// NaN reached the clamp and came out as INT_MIN on lavapipe.
+#[test]
+fn float_to_int_special_values() {
+    let Some(gpu) = gpu() else { return };
+    let one = |name: &'static str, d: (u32, u8), s: S, literal: Option<u32>| G(vec![a(name, d, &[s])], literal.map_or(vec![], |l| vec![l, 0]));
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let mut total = Comparison::default();
+    for (k, (x, y)) in [(0xFFFF_FFFFu32, 0x7FC0_0000u32), (0x7FC0_0000, 0xFFFF_FFFF), (3.0e9f32.to_bits(), (-1.0f32).to_bits()), ((-3.0e9f32).to_bits(), 5.0e9f32.to_bits())].into_iter().enumerate() {
+        let prog = vec![
+            cf("CALL_FS"),
+            alu(
+                "ALU",
+                vec![
+                    one("FLT_TO_INT", (2, 0), lit(0), Some(x)),
+                    one("FLT_TO_UINT", (2, 1), lit(0), Some(y)),
+                    one("INT_TO_FLT", (3, 0), r(2, 0), None),
+                    one("UINT_TO_FLT", (3, 1), r(2, 1), None),
+                    G(vec![mov((3, 2), special(248)), mov((3, 3), special(249))], vec![]),
+                ],
+            ),
+            pos.clone(),
+            C::Exp { done: true, ty: 2, base: 0, gpr: 3, burst: 0, sel: [0, 1, 2, 3] },
+        ];
+        total.merge(gx2::run(gpu, &gen::fixed("float to int", ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 10 + k as u64)));
+    }
+    finish("float_to_int_special_values", &total, &["FLT_TO_INT", "FLT_TO_UINT", "INT_TO_FLT", "UINT_TO_FLT"], 16);
+}
+
 /// TEX ops (SAMPLE, _L, _LB, _LZ, _G with SET_GRADIENTS_H/V, GET_GRADIENTS_H/V) and VTX_FETCH
 /// from a uniform block.
 #[test]

@@ -48,6 +48,10 @@ fn swizzle_text(s: &[u8; 4]) -> String {
     s.iter().map(|&l| LANES[l as usize & 3]).collect()
 }
 
+/// HLSL text of a comparison. Float `!=` is never written with this: the IR's `Ne` is IEEE
+/// (true when either side is NaN, as in DXIL), but DXC's SPIR-V backend compiles HLSL `!=` to an
+/// ordered compare (false with NaN), so float `Ne` is written as `!(a == b)` (or a select with
+/// swapped arms) and both targets agree. Integer compares have no NaN and use it as is.
 fn cmp_text(op: CmpOp) -> &'static str {
     match op {
         CmpOp::Eq => "==",
@@ -362,6 +366,7 @@ impl Writer<'_> {
 
     fn cond(&self, c: &Cond) -> String {
         match c {
+            Cond::Compare(CmpOp::Ne, a, b) => format!("!(({}).x == ({}).x)", self.expr(a), self.expr(b)),
             Cond::Compare(op, a, b) => {
                 let op = cmp_text(*op);
                 format!("({}).x {op} ({}).x", self.expr(a), self.expr(b))
@@ -501,7 +506,7 @@ impl Writer<'_> {
                     BinOp::Sge => format!("((float4)({a} >= {b}))"),
                     BinOp::Slt => format!("((float4)({a} < {b}))"),
                     BinOp::Seq => format!("((float4)({a} == {b}))"),
-                    BinOp::Sne => format!("((float4)({a} != {b}))"),
+                    BinOp::Sne => format!("((float4)!({a} == {b}))"),
                     BinOp::Cross3 => format!("float4(cross(({a}).xyz, ({b}).xyz), 0.0)"),
                     BinOp::MulPica => format!("shrec_pica_mul({a}, {b})"),
                     BinOp::MaxPica => format!("shrec_pica_max({a}, {b})"),
@@ -511,6 +516,9 @@ impl Writer<'_> {
             Expr::Dot(n, a, b) => {
                 let lanes = &"xyzw"[..*n as usize];
                 format!("((float4)dot(({}).{lanes}, ({}).{lanes}))", self.expr(a), self.expr(b))
+            }
+            Expr::Select { cmp: CmpOp::Ne, a, b, if_true, if_false } => {
+                format!("select({} == {}, {}, {})", self.expr(a), self.expr(b), self.expr(if_false), self.expr(if_true))
             }
             Expr::Select { cmp, a, b, if_true, if_false } => {
                 let op = cmp_text(*cmp);
@@ -584,7 +592,7 @@ impl Writer<'_> {
                     IntBinOp::GtU => mask(format!("{a} > {b}")),
                     IntBinOp::GeU => mask(format!("{a} >= {b}")),
                     IntBinOp::EqF => mask(format!("asfloat({a}) == asfloat({b})")),
-                    IntBinOp::NeF => mask(format!("asfloat({a}) != asfloat({b})")),
+                    IntBinOp::NeF => mask(format!("!(asfloat({a}) == asfloat({b}))")),
                     IntBinOp::GtF => mask(format!("asfloat({a}) > asfloat({b})")),
                     IntBinOp::GeF => mask(format!("asfloat({a}) >= asfloat({b})")),
                 }

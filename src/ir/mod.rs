@@ -356,7 +356,8 @@ pub enum IntBinOp {
     GeI,
     GtU,
     GeU,
-    /// Float comparisons of the operands (read as floats) → all-ones / 0 (D3D10 `SETcc_DX10`).
+    /// Float comparisons of the operands (read as floats) → all-ones / 0 (D3D10 `SETcc_DX10`);
+    /// IEEE like [`CmpOp`]: with a NaN only `NeF` is true.
     EqF,
     NeF,
     GtF,
@@ -468,7 +469,7 @@ pub enum BinOp {
     Slt,
     /// 1.0 where `a == b`, else 0.0.
     Seq,
-    /// 1.0 where `a != b`, else 0.0.
+    /// 1.0 where `a != b` (IEEE: true when either lane is NaN), else 0.0.
     Sne,
     /// `float4(cross(a.xyz, b.xyz), 0)`.
     Cross3,
@@ -484,6 +485,8 @@ pub enum BinOp {
     MinPica,
 }
 
+/// A comparison. On floats it is IEEE: every comparison with a NaN is false except `Ne`, which
+/// is true (the HLSL writer keeps this on both DXC targets, see `hlsl::cmp_text`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmpOp {
     Eq,

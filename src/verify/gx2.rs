@@ -248,7 +248,7 @@ pub fn vertex_shader(program: Vec<u8>, n_attr: u32, n_params: u32, block: bool, 
 pub fn pixel_shader(program: Vec<u8>, n_in: u32, n_targets: u32, block: bool, loop_vars: Vec<LoopVar>) -> Gx2Shader {
     let mut words = vec![0u32; ShaderKind::Pixel.struct_size() / 4];
     words[0] = 16;
-    words[0x04 / 4] = n_targets << 1;
+    words[1] = n_targets << 1; // byte offset 0x04
     words[0x08 / 4] = n_in;
     words[0x10 / 4] = n_in;
     for i in 0..n_in as usize {

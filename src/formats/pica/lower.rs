@@ -753,10 +753,9 @@ impl Lowerer<'_> {
                         }
                     };
                     let (al, bl) = (broadcast(a.clone(), lane), broadcast(b.clone(), lane));
-                    // `ne` is true with a NaN operand (C++ `!=`, Azahar "CMP … NaN semantics"),
-                    // but HLSL `!=` compiles to an ordered compare (false with NaN): !(a == b).
-                    let c = if op == CmpOp::Ne { Cond::Not(bx(Cond::Compare(CmpOp::Eq, al, bl))) } else { Cond::Compare(op, al, bl) };
-                    v.push(set(var, IExpr::Select(bx(c), bx(ic(1)), bx(ic(0)))));
+                    // `ne` is true with a NaN operand (C++ `!=`, Azahar "CMP … NaN semantics"):
+                    // the IR's IEEE `Ne`
+                    v.push(set(var, IExpr::Select(bx(Cond::Compare(op, al, bl)), bx(ic(1)), bx(ic(0)))));
                 }
                 v
             }

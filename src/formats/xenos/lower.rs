@@ -78,23 +78,6 @@ fn tx(i: u32) -> Expr {
 fn sel(cmp: CmpOp, a: Expr, b: Expr, t: Expr, f: Expr) -> Expr {
     Expr::Select { cmp, a: Box::new(a), b: Box::new(b), if_true: Box::new(t), if_false: Box::new(f) }
 }
-/// `a OP b ? t : f` with the hardware's (C's) NaN rule for `!=`: NaN != x is TRUE. HLSL `!=`
-/// compiles to an ordered comparison (false with NaN), so `!=` is written as `!(a == b)`.
-fn sel_x(cmp: CmpOp, a: Expr, b: Expr, t: Expr, f: Expr) -> Expr {
-    if cmp == CmpOp::Ne {
-        sel(CmpOp::Eq, a, b, f, t)
-    } else {
-        sel(cmp, a, b, t, f)
-    }
-}
-/// The condition `a OP b` with [`sel_x`]'s NaN rule for `!=`.
-fn cond_x(cmp: CmpOp, a: Expr, b: Expr) -> Cond {
-    if cmp == CmpOp::Ne {
-        Cond::Not(Box::new(Cond::Compare(CmpOp::Eq, a, b)))
-    } else {
-        Cond::Compare(cmp, a, b)
-    }
-}
 fn assign(reg: u32, mask: u8, value: Expr) -> Stmt {
     Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, reg), mask }, value, saturate: false }
 }
@@ -475,7 +458,7 @@ impl<'a> Ctx<'a> {
             4 => sel(CmpOp::Eq, s[0].clone(), s[1].clone(), one(), zero()),
             5 => sel(CmpOp::Gt, s[0].clone(), s[1].clone(), one(), zero()),
             6 => sel(CmpOp::Ge, s[0].clone(), s[1].clone(), one(), zero()),
-            7 => sel_x(CmpOp::Ne, s[0].clone(), s[1].clone(), one(), zero()),
+            7 => sel(CmpOp::Ne, s[0].clone(), s[1].clone(), one(), zero()),
             8 => un(UnOp::Fract, s[0].clone()),
             9 => un(UnOp::Trunc, s[0].clone()),
             10 => un(UnOp::Floor, s[0].clone()),
@@ -495,9 +478,9 @@ impl<'a> Ctx<'a> {
             20..=23 => {
                 let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op - 20) as usize];
                 // p0 from the w lanes, result from the x lanes.
-                let p = sel(CmpOp::Eq, lane(s[0].clone(), 3), zero(), sel_x(cmp, lane(s[1].clone(), 3), zero(), one(), zero()), zero());
+                let p = sel(CmpOp::Eq, lane(s[0].clone(), 3), zero(), sel(cmp, lane(s[1].clone(), 3), zero(), one(), zero()), zero());
                 let inc = bin(BinOp::Add, lane(s[0].clone(), 0), one());
-                let v = sel(CmpOp::Eq, lane(s[0].clone(), 0), zero(), sel_x(cmp, lane(s[1].clone(), 0), zero(), zero(), inc.clone()), inc);
+                let v = sel(CmpOp::Eq, lane(s[0].clone(), 0), zero(), sel(cmp, lane(s[1].clone(), 0), zero(), zero(), inc.clone()), inc);
                 out.push(assign(VRES, 0xF, v));
                 out.push(assign(P0, 0xF, p));
                 return Ok(None);
@@ -507,7 +490,7 @@ impl<'a> Ctx<'a> {
                     return Err(self.err("kill in a vertex shader"));
                 }
                 let cmp = [CmpOp::Eq, CmpOp::Gt, CmpOp::Ge, CmpOp::Ne][(op - 24) as usize];
-                let any = dot(4, sel_x(cmp, s[0].clone(), s[1].clone(), one(), zero()), one());
+                let any = dot(4, sel(cmp, s[0].clone(), s[1].clone(), one(), zero()), one());
                 out.push(assign(VRES, 0xF, sel(CmpOp::Gt, any.clone(), zero(), one(), zero())));
                 out.push(Stmt::Discard(Cond::Compare(CmpOp::Gt, any, zero())));
                 return Ok(None);
@@ -562,7 +545,7 @@ impl<'a> Ctx<'a> {
             7 => sel(CmpOp::Eq, av(), zero(), one(), zero()),
             8 => sel(CmpOp::Gt, av(), zero(), one(), zero()),
             9 => sel(CmpOp::Ge, av(), zero(), one(), zero()),
-            10 => sel_x(CmpOp::Ne, av(), zero(), one(), zero()),
+            10 => sel(CmpOp::Ne, av(), zero(), one(), zero()),
             11 => un(UnOp::Fract, av()),
             12 => un(UnOp::Trunc, av()),
             13 => un(UnOp::Floor, av()),
@@ -587,7 +570,7 @@ impl<'a> Ctx<'a> {
             26 => bin(BinOp::Sub, av(), ps()),
             27..=30 => {
                 let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op - 27) as usize];
-                setp(sel_x(cmp, av(), zero(), zero(), one()), sel_x(cmp, av(), zero(), one(), zero()), out);
+                setp(sel(cmp, av(), zero(), zero(), one()), sel(cmp, av(), zero(), one(), zero()), out);
                 return Ok(());
             }
             31 => {
@@ -619,8 +602,8 @@ impl<'a> Ctx<'a> {
                     38 => (CmpOp::Ne, 0.0),
                     _ => (CmpOp::Eq, 1.0),
                 };
-                out.push(assign(SRES, 0xF, sel_x(cmp, av(), lit(rhs), one(), zero())));
-                out.push(Stmt::Discard(cond_x(cmp, av(), lit(rhs))));
+                out.push(assign(SRES, 0xF, sel(cmp, av(), lit(rhs), one(), zero())));
+                out.push(Stmt::Discard(Cond::Compare(cmp, av(), lit(rhs))));
                 return Ok(());
             }
             40 => un(UnOp::Sqrt, av()),
