@@ -89,6 +89,11 @@
 //   clip(oC0.w - g_AlphaThreshold) (so every pixel shader's mask has bit 1).
 // * Entry point `main` ([shader("vertex"/"pixel")] on DXIL). Cache key = XenosRecomp's (XXH3-64
 //   of the container), so a lookup written for XR's table finds shrec's entries.
+// * Vertex shaders that export oPts (register 63; XenosRecomp cannot compile those) get, after
+//   the interpolators, `float oPointSize : PSIZE` as the Vulkan PointSize built-in (SPIR-V
+//   only) when oPts.x is written, and `float oKillVertex : SV_CullDistance` (-1 killed, 0 kept)
+//   when oPts.z (kill vertex) is written: enable shaderCullDistance on Vulkan. The edge flag
+//   (oPts.y) has no host equivalent and is ignored.
 // * Vertex inputs: one per container vertex element, semantic <USAGE><index> (POSITION0,
 //   TEXCOORD1, ...), declared as XenosRecomp does: uint4 for BLENDINDICES, NORMAL, TANGENT and
 //   BINORMAL (bind an integer format), float4 otherwise. Vulkan locations are XenosRecomp's:

@@ -177,6 +177,67 @@ fn every_alu_op() {
     finish("every_alu_op", &c, &all_alu_ops(), 20_000);
 }
 
+/// A vertex program exporting oPos = r0 and oPts (export 63) = max(r0, r0) (keeps −0) on the
+/// lanes of `opts_mask` (x point size, y edge flag, z kill vertex).
+fn opts_program(opts_mask: u32) -> Vec<u8> {
+    let export = |reg: u32, mask: u32| {
+        let mut e = Alu { vop: 2, sop: 50, vdst: reg, vmask: mask, export: true, ..Default::default() };
+        e.src = [Src::r(0), Src::r(0), Src::r(0)];
+        e.encode()
+    };
+    let slots = vec![asm::vfetch(0, [0, 1, 2, 3], false, false), export(62, 0xF), export(63, opts_mask), export(0, 0xF)];
+    let base = asm::cf_triples(2);
+    let cf = [asm::exec(asm::EXEC, base, &[true], 0, false), asm::exec(asm::EXEC_END, base + 1, &[false; 3], 0, false)];
+    let code = asm::microcode(&cf, &slots);
+    container::write(&container::Spec {
+        vertex: true,
+        microcode: &code,
+        vertex_elements: &[(base, 5, 0)],
+        interpolators: &[(0, 5, 0)],
+        ps_outputs: 1,
+        float_defs: &[],
+        int_defs: &[],
+    })
+}
+
+/// oPts: the point size reaches the Vulkan PointSize built-in, the kill-vertex flag becomes
+/// SV_CullDistance −1 exactly when bits 0-30 of oPts.z are set (±0 keep the vertex; 1, −1, 0.5,
+/// inf, NaN kill it), the edge flag is accepted (and ignored, said in the HLSL).
+#[test]
+fn vertex_point_size_edge_flag_kill_vertex() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(63);
+    let kill = [0.0, -0.0, 1.0, -1.0, 0.5, f32::INFINITY, f32::NAN, -3.0];
+    let mut total = Comparison::default();
+    for (mask, name) in [(0x7, "oPts.xyz"), (0x1, "oPts.x"), (0x4, "oPts.z"), (0x2, "oPts.y")] {
+        let bytes = opts_program(mask);
+        let t = shrec::formats::xenos::translate(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let hlsl = shrec::hlsl::write(&t.module);
+        assert_eq!(hlsl.contains("PointSize"), mask & 1 != 0, "{name}: PointSize output\n{hlsl}");
+        assert_eq!(hlsl.contains("SV_CullDistance"), mask & 4 != 0, "{name}: SV_CullDistance output\n{hlsl}");
+        assert_eq!(hlsl.contains("edge flag"), mask & 2 != 0, "{name}: edge-flag comment\n{hlsl}");
+        // DXIL: the cull distance is in the output signature, the point size is not (D3D12 has none)
+        let lib = shrec::dxc::locate(&shrec::dxc::LocateOptions::default()).expect("DXC");
+        let dxil = shrec::dxc::compile_with_spec_constants(&lib, &hlsl, shrec::formats::Stage::Vertex, shrec::dxc::Target::Dxil, t.spec_constants_mask)
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{hlsl}"));
+        let has = |what: &[u8]| dxil.windows(what.len()).any(|w| w == what);
+        assert!(!has(b"PSIZE"), "{name}: DXIL signature has PSIZE");
+        assert_eq!(has(b"SV_CullDistance"), mask & 4 != 0, "{name}: DXIL SV_CullDistance");
+        let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
+        for (k, c) in cases.iter_mut().enumerate() {
+            for v in c.inputs.values_mut() {
+                v[0] = 1.0 + (k % 16) as f32;
+                v[2] = kill[k % kill.len()];
+                v[3] = 1.0;
+            }
+        }
+        let p = TestProgram { name: name.into(), bytes, cases, textures: BTreeMap::new(), reproduce: "cargo test --release --test verify_xenos vertex_point_size".into() };
+        let (c, _) = run_all(gpu, std::iter::once(p));
+        total.merge(c);
+    }
+    finish("vertex_point_size_edge_flag_kill_vertex", &total, &["kill vertex (killed)".into(), "kill vertex (kept)".into()], 200);
+}
+
 fn corpus() -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let dir = common::repo().join("tests/corpus/xenos");

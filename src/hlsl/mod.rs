@@ -72,7 +72,14 @@ fn semantic_text(s: &Semantic) -> String {
         Semantic::InstanceId => "SV_InstanceID".into(),
         Semantic::Usage { name, index, .. } | Semantic::UsageUint { name, index, .. } => format!("{name}{index}"),
         Semantic::VertexId => "SV_VertexID".into(),
+        Semantic::PointSize => "PSIZE".into(),
+        Semantic::CullDistance => "SV_CullDistance".into(),
     }
+}
+
+/// Outputs only the SPIR-V target has (declared and written inside `#ifdef __spirv__`).
+fn spirv_only(s: &Semantic) -> bool {
+    *s == Semantic::PointSize
 }
 
 /// Vulkan location for user semantics; builtins get none (DXC maps them to built-ins).
@@ -234,10 +241,16 @@ impl Writer<'_> {
         if !m.outputs.is_empty() {
             self.line("ShaderOutput output;");
             for v in &m.outputs {
+                if spirv_only(&v.semantic) {
+                    self.line("#ifdef __spirv__");
+                }
                 if v.components == 1 {
                     self.line(format!("output.{0} = {0}.x;", v.name));
                 } else {
                     self.line(format!("output.{0} = {0};", v.name));
+                }
+                if spirv_only(&v.semantic) {
+                    self.line("#endif");
                 }
             }
             self.line("return output;");
@@ -261,6 +274,12 @@ impl Writer<'_> {
                 _ => "float4",
             };
             let loc = vk_location(&v.semantic).map(|l| format!("[[vk::location({l})]] ")).unwrap_or_default();
+            if spirv_only(&v.semantic) {
+                self.line("#ifdef __spirv__");
+                self.line(format!("[[vk::builtin(\"PointSize\")]] {ty} {} : {};", v.name, semantic_text(&v.semantic)));
+                self.line("#endif");
+                continue;
+            }
             self.line(format!("{loc}{ty} {} : {};", v.name, semantic_text(&v.semantic)));
         }
         self.indent -= 1;

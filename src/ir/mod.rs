@@ -164,6 +164,12 @@ pub enum Semantic {
     /// Vertex index — `SV_VertexID`, read as `float4(asfloat(id), 0, 0, 0)` (the raw integer
     /// bits in lane x, as Latte's R0.x holds it).
     VertexId,
+    /// Vertex point size (lane x): the Vulkan `PointSize` built-in. D3D12 has no programmable
+    /// point size, so the DXIL signature leaves it out (`#ifdef __spirv__`).
+    PointSize,
+    /// Vertex cull distance (lane x) — `SV_CullDistance`: a primitive whose vertices all have a
+    /// negative value is discarded.
+    CullDistance,
 }
 
 /// Where a resource binds, in both APIs.

@@ -118,6 +118,7 @@ pub fn vertex(
         spirv,
         attribute_locations: inputs.iter().map(|&(l, _)| l).collect(),
         varyings: outputs.iter().map(|&(l, _)| l + 1).max().unwrap_or(0),
+        extras: false,
         uniforms: uniform_specs(module),
         textures,
         invocations,

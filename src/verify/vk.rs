@@ -78,6 +78,9 @@ pub struct VertexJob<'a> {
     pub attribute_locations: Vec<u32>,
     /// Number of `TEXCOORD` outputs at locations 0..varyings.
     pub varyings: u32,
+    /// Also capture the `PointSize` and `SV_CullDistance` outputs ([`VertexCapture::extras`];
+    /// a built-in the shader does not write reads as undefined).
+    pub extras: bool,
     pub uniforms: Vec<UniformSpec>,
     pub textures: Vec<TextureSpec>,
     pub invocations: Vec<VertexInvocation>,
@@ -89,6 +92,8 @@ pub struct VertexJob<'a> {
 pub struct VertexCapture {
     pub position: [f32; 4],
     pub varyings: Vec<[f32; 4]>,
+    /// With [`VertexJob::extras`]: (point size, cull distance, 0, 0).
+    pub extras: Option<[f32; 4]>,
 }
 
 /// A 2×2 block of pixels. Pixel `p` (0 = top-left, 1 = top-right, 2 = bottom-left, 3 =
@@ -297,6 +302,8 @@ impl Gpu {
             .geometry_shader(true)
             .vertex_pipeline_stores_and_atomics(true)
             .depth_clamp(true)
+            .shader_cull_distance(features.shader_cull_distance == vk::TRUE)
+            .shader_tessellation_and_geometry_point_size(features.shader_tessellation_and_geometry_point_size == vk::TRUE)
             .shader_int64(features.shader_int64 == vk::TRUE)
             .shader_sampled_image_array_dynamic_indexing(features.shader_sampled_image_array_dynamic_indexing == vk::TRUE);
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
@@ -353,9 +360,12 @@ impl Gpu {
             return Ok(s.clone());
         }
         let hlsl = match stage {
-            // Bit 31: the capture shader of an `AddressPush` job (set 4, base after the addresses).
-            Stage::Geometry if varyings & 1 << 31 != 0 => capture_gs_hlsl_at(varyings & 0xFFFF, ADDRESS_CAPTURE_SET, (varyings >> 16) & 0x7FFF),
-            Stage::Geometry => capture_gs_hlsl(varyings),
+            // Bit 31: the capture shader of an `AddressPush` job (set 4, base after the addresses);
+            // bit 15: the job's `extras`.
+            Stage::Geometry if varyings & 1 << 31 != 0 => {
+                capture_gs_hlsl_at(varyings & 0x7FFF, varyings & 1 << 15 != 0, ADDRESS_CAPTURE_SET, (varyings >> 16) & 0x7FFF)
+            }
+            Stage::Geometry => capture_gs_hlsl(varyings & 0x7FFF, varyings & 1 << 15 != 0),
             Stage::Vertex => quad_vs_hlsl(varyings),
             Stage::Pixel => unreachable!(),
         };
@@ -780,9 +790,10 @@ impl Gpu {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let stride_vec4 = 1 + job.varyings as usize;
+        let stride_vec4 = 1 + job.varyings as usize + usize::from(job.extras);
         let push_bytes = push.map_or(0, |p| 8 * p.addresses);
-        let gs_key = if push.is_some() { job.varyings | push_bytes << 16 | 1 << 31 } else { job.varyings };
+        let extras_bit = u32::from(job.extras) << 15;
+        let gs_key = if push.is_some() { job.varyings | extras_bit | push_bytes << 16 | 1 << 31 } else { job.varyings | extras_bit };
         let gs = self.harness_shader(Stage::Geometry, gs_key)?;
         let cmd = self.begin(s)?;
         let capture = self.buffer(s, (n * stride_vec4 * 16) as u64, vk::BufferUsageFlags::STORAGE_BUFFER)?;
@@ -886,7 +897,11 @@ impl Gpu {
         Ok((0..n)
             .map(|i| {
                 let base = i * stride_vec4 * 16;
-                VertexCapture { position: f(base), varyings: (0..job.varyings as usize).map(|v| f(base + (v + 1) * 16)).collect() }
+                VertexCapture {
+                    position: f(base),
+                    varyings: (0..job.varyings as usize).map(|v| f(base + (v + 1) * 16)).collect(),
+                    extras: job.extras.then(|| f(base + (job.varyings as usize + 1) * 16)),
+                }
             })
             .collect())
     }
@@ -1162,20 +1177,27 @@ unsafe fn barrier(
 }
 
 /// The capture geometry shader: its input is the vertex output signature of every shrec vertex
-/// shader (SV_Position + float4 TEXCOORD0..N-1 at locations 0..N-1); it stores them at
-/// `(base + SV_PrimitiveID) * (N + 1)` and emits nothing.
-pub fn capture_gs_hlsl(varyings: u32) -> String {
+/// shader (SV_Position + float4 TEXCOORD0..N-1 at locations 0..N-1, with `extras` the PointSize
+/// and SV_CullDistance built-ins); it stores them at `(base + SV_PrimitiveID) * (N + 1 + extras)`
+/// and emits nothing.
+pub fn capture_gs_hlsl(varyings: u32, extras: bool) -> String {
     let mut s = String::from("// shrec verify: capture geometry shader\nstruct GsIn\n{\n    float4 pos : SV_Position;\n");
     for i in 0..varyings {
         s += &format!("    [[vk::location({i})]] float4 t{i} : TEXCOORD{i};\n");
+    }
+    if extras {
+        s += "    [[vk::builtin(\"PointSize\")]] float psize : PSIZE;\n    float cull : SV_CullDistance;\n";
     }
     s += "};\nstruct GsOut { float4 pos : SV_Position; };\nstruct CaptureBase { uint base; };\n";
     s += "[[vk::push_constant]] CaptureBase capture_base;\n";
     s += &format!("[[vk::binding(0, {CAPTURE_SET})]] RWStructuredBuffer<float4> capture : register(u0, space{CAPTURE_SET});\n");
     s += "[maxvertexcount(1)]\nvoid main(point GsIn input[1], uint prim : SV_PrimitiveID, inout PointStream<GsOut> stream)\n{\n";
-    s += &format!("    uint o = (capture_base.base + prim) * {};\n    capture[o] = input[0].pos;\n", varyings + 1);
+    s += &format!("    uint o = (capture_base.base + prim) * {};\n    capture[o] = input[0].pos;\n", varyings + 1 + u32::from(extras));
     for i in 0..varyings {
         s += &format!("    capture[o + {}] = input[0].t{i};\n", i + 1);
+    }
+    if extras {
+        s += &format!("    capture[o + {}] = float4(input[0].psize, input[0].cull, 0, 0);\n", varyings + 1);
     }
     s += "}\n";
     s
@@ -1183,8 +1205,8 @@ pub fn capture_gs_hlsl(varyings: u32) -> String {
 
 /// [`capture_gs_hlsl`] for [`AddressPush`] jobs: the capture buffer at `set`, the draw's base
 /// index at push-constant byte `offset` (after the shader's addresses).
-pub fn capture_gs_hlsl_at(varyings: u32, set: u32, offset: u32) -> String {
-    let base = capture_gs_hlsl(varyings);
+pub fn capture_gs_hlsl_at(varyings: u32, extras: bool, set: u32, offset: u32) -> String {
+    let base = capture_gs_hlsl(varyings, extras);
     let pad: String = (0..offset / 4).map(|k| format!("uint pad{k}; ")).collect();
     base.replace("struct CaptureBase { uint base; };", &format!("struct CaptureBase {{ {pad}uint base; }};"))
         .replace(&format!("register(u0, space{CAPTURE_SET})"), &format!("register(u0, space{set})"))

@@ -511,10 +511,13 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
                 _ => None,
             })
             .collect();
+        let point_size = module.outputs.iter().any(|v| v.semantic == Semantic::PointSize);
+        let kill_vertex = module.outputs.iter().any(|v| v.semantic == Semantic::CullDistance);
         let job = VertexJob {
             spirv: &spirv,
             attribute_locations: locations.clone(),
             varyings: outputs.iter().map(|&(_, l)| l + 1).max().unwrap_or(0),
+            extras: point_size || kill_vertex,
             uniforms: vec![],
             textures,
             invocations: t
@@ -544,6 +547,23 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
             lanes(&mut cmp, &mut bad, "oPos", &pos, &want.position);
             for &(reg, l) in &outputs {
                 lanes(&mut cmp, &mut bad, &format!("o{reg}"), &g.varyings[l as usize], &get(reg));
+            }
+            // oPts: the point size lane as written, kill vertex as a cull distance of -1 / 0
+            let extras = g.extras.unwrap_or([0.0; 4]);
+            let mut one = |name: &str, got: f32, want: Expect| {
+                if !cmp.lane(got, want) {
+                    let _ = writeln!(bad, "  {name}: gpu {got:?} (0x{:08X}), reference {want}", got.to_bits());
+                }
+            };
+            if point_size {
+                one("oPts.x (PointSize)", extras[0], get(63)[0]);
+            }
+            if kill_vertex {
+                let killed = r.vertex_killed.map_or(Expect::UNKNOWN, |k| Expect::exact(if k { -1.0 } else { 0.0 }));
+                one("oPts.z (kill vertex → SV_CullDistance)", extras[1], killed);
+                if killed.is_known() {
+                    cmp.opcodes.insert(if r.vertex_killed == Some(true) { "kill vertex (killed)" } else { "kill vertex (kept)" }.into());
+                }
             }
             if !bad.is_empty() && mismatch_report.is_none() {
                 let mut inputs = String::new();

@@ -82,6 +82,9 @@ pub struct Outcome {
     pub exports: BTreeMap<u32, R4>,
     /// Pixel shaders: whether the pixel survives (None = a kill decision was undetermined).
     pub written: Option<bool>,
+    /// Vertex shaders that write oPts.z (export 63, "kill vertex"): whether the vertex is killed
+    /// (bits 0-30 of the value not all zero, as Xenia reads it; None = not determined).
+    pub vertex_killed: Option<bool>,
     /// Mnemonics executed (CF, vector, scalar, fetch; plus "relative", "predicated", "saturate").
     pub executed: BTreeSet<String>,
     /// Control flow depended on an undetermined value: all outputs are unknown.
@@ -90,6 +93,22 @@ pub struct Outcome {
     /// Outcomes of every cexec_pred / exec_pred condition evaluated (for coverage checks).
     pub pred_exec_outcomes: Vec<bool>,
     pub steps: u64,
+}
+
+/// The kill-vertex test of an oPts.z value: any of bits 0-30 set (±0 keeps the vertex; every
+/// other value, NaN and denormals included, kills it).
+fn kill_flag(z: V) -> Option<bool> {
+    if !z.is_known() {
+        None
+    } else if z.value.is_nan() {
+        Some(true)
+    } else if z.err == 0.0 {
+        Some(z.value.to_bits() & 0x7FFF_FFFF != 0)
+    } else if lo(z) > 0.0 || hi(z) < 0.0 {
+        Some(true)
+    } else {
+        None
+    }
 }
 
 fn lo(x: V) -> f64 {
@@ -1000,6 +1019,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         }
     }
     let undetermined = m.undetermined || runaway;
+    let vertex_killed = if vertex && !undetermined { m.exports.get(&63).and_then(|o| kill_flag(o[2])) } else { None };
     if undetermined {
         for v in m.exports.values_mut() {
             *v = [UNKNOWN; 4];
@@ -1008,6 +1028,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
     Outcome {
         exports: m.exports,
         written: if undetermined { None } else { m.killed.map(|k| !k) },
+        vertex_killed,
         executed: m.executed,
         undetermined,
         runaway,

@@ -35,7 +35,10 @@ const CALL_STACK: u32 = 81;
 pub const MAX_CALL_DEPTH: u32 = 4;
 /// Holds the value of a relative (r[n + aL]) destination before it is routed to its register.
 const REL_SCRATCH: u32 = 85;
-const TEMP_COUNT: u32 = 86;
+/// The vertex shader's export 63 (oPts): x = point size, y = edge flag, z = kill vertex. Kept
+/// in a temp and turned into host outputs by the vertex epilogue.
+const OPTS: u32 = 86;
+const TEMP_COUNT: u32 = 87;
 /// Xenos temps relative addressing can reach (r0-r63).
 const GPRS: u32 = 64;
 
@@ -78,6 +81,35 @@ fn tx(i: u32) -> Expr {
 fn sel(cmp: CmpOp, a: Expr, b: Expr, t: Expr, f: Expr) -> Expr {
     Expr::Select { cmp, a: Box::new(a), b: Box::new(b), if_true: Box::new(t), if_false: Box::new(f) }
 }
+/// The vertex shader's oPts lanes as host outputs (Xenia's reading of export 63):
+/// - x, point size → the Vulkan `PointSize` built-in (SPIR-V only: D3D12 has no programmable
+///   point size; the guest's PA_SU_POINT_MINMAX clamp is render state the runtime applies);
+/// - y, edge flag → nothing: no host API has per-vertex edge flags (a comment says so);
+/// - z, kill vertex: the vertex is killed when bits 0-30 are not zero (1.0, -1.0, NaN kill;
+///   ±0.0 does not; integer test, so a denormal kills even where floats flush) →
+///   `SV_CullDistance` −1 / 0, which discards a primitive whose vertices are all killed: the
+///   hardware default (PA_CL_CLIP_CNTL.VTX_KILL_OR = 0; the OR mode is not provided).
+fn opts_epilogue(ctx: &mut Ctx, body: &mut Vec<Stmt>) {
+    let written = ctx.opts_written;
+    if written & 1 != 0 {
+        ctx.outputs.push(IoVar { name: "oPointSize".into(), semantic: Semantic::PointSize, components: 1 });
+        let o = ctx.outputs.len() as u32 - 1;
+        body.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 1 }, value: tx(OPTS), saturate: false });
+    }
+    if written & 2 != 0 {
+        body.push(Stmt::Comment("oPts.y (edge flag) is written: ignored, no host API has per-vertex edge flags".into()));
+    }
+    if written & 4 != 0 {
+        ctx.outputs.push(IoVar { name: "oKillVertex".into(), semantic: Semantic::CullDistance, components: 1 });
+        let o = ctx.outputs.len() as u32 - 1;
+        let ib = |op: IntBinOp, a: Expr, b: Expr| Expr::IntBinary(op, Box::new(a), Box::new(b));
+        let bits = |v: u32| lit(f32::from_bits(v));
+        // all-ones when killed, else 0; masked to the bits of -1.0
+        let killed = ib(IntBinOp::NeI, ib(IntBinOp::And, read(RegFile::Temp, OPTS, [2; 4]), bits(0x7FFF_FFFF)), bits(0));
+        body.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 1 }, value: ib(IntBinOp::And, killed, bits((-1.0f32).to_bits())), saturate: false });
+    }
+}
+
 fn assign(reg: u32, mask: u8, value: Expr) -> Stmt {
     Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, reg), mask }, value, saturate: false }
 }
@@ -118,6 +150,8 @@ struct Ctx<'a> {
     /// Sampler name (from the constant table, sanitized and unique) per fetch-constant slot.
     sampler_names: BTreeMap<u32, String>,
     spec_constants_mask: u32,
+    /// Lanes of oPts (export 63) the shader writes somewhere.
+    opts_written: u8,
     /// Current instruction for error messages.
     at: String,
 }
@@ -250,7 +284,6 @@ impl<'a> Ctx<'a> {
                         .unwrap_or(export);
                     (format!("o{export}"), Semantic::Texcoord(loc), 4)
                 }
-                63 => return Err(self.err("point size / edge flag / kill vertex export (oPts) is not supported")),
                 32..=37 => return Err(self.err("memory export (eA / eM#) is not supported")),
                 _ => return Err(self.err(format!("unknown vertex export register {export}"))),
             }
@@ -629,7 +662,10 @@ impl<'a> Ctx<'a> {
         if mask == 0 {
             return Ok(());
         }
-        if export {
+        if export && self.vertex && reg == 63 {
+            self.opts_written |= mask as u8;
+            out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, OPTS), mask: mask as u8 }, value, saturate });
+        } else if export {
             let o = self.output(reg)?;
             out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: mask as u8 }, value, saturate });
         } else {
@@ -942,6 +978,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         indexable: false,
         sampler_names: sampler_names(c),
         spec_constants_mask: 0,
+        opts_written: 0,
         at: String::new(),
     };
     let mut body = Vec::new();
@@ -972,6 +1009,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         } else {
             return Err(ShaderError::new("vertex shader never exports oPos"));
         }
+        opts_epilogue(&mut ctx, &mut body);
     }
     // Pixel epilogue: XenosRecomp's alpha test behind SPEC_CONSTANT_ALPHA_TEST,
     // clip(oC0.w - g_AlphaThreshold) (every pixel shader carries it, as in XenosRecomp).
