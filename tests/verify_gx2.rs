@@ -376,15 +376,16 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
     total
 }
 
-/// 300 fixed-seed random programs (VS and PS, register and block mode). About 51 lanes per
-/// program are compared (15 291 at seed 1; the rest are not determined by the interpreter).
+/// 300 fixed-seed random programs (VS and PS, register and block mode). About 50 lanes per
+/// program are compared (14 963 at seed 1 since CUBE joined the random reductions, 15 291
+/// before; the rest are not determined by the interpreter).
 #[test]
 fn fuzz_fixed_seed() {
     if gpu().is_none() {
         return;
     }
     let c = fuzz(fuzz_seed(), 0..300, 1);
-    finish("fuzz_fixed_seed", &c, CF_FORMS, 15_000);
+    finish("fuzz_fixed_seed", &c, CF_FORMS, 14_500);
 }
 
 #[test]
