@@ -19,7 +19,10 @@
 //!   group; PRED_SEL only gates the GPR write (PV/PS still receive the result);
 //! - PRED_SET* / KILL* results are 1.0 / 0.0 (PRED_SET_CLR: FLT_MAX, predicate false;
 //!   PRED_SET_RESTORE: predicate = (src0 == 0)); SIN / COS take revolutions; FLT_TO_INT /
-//!   FLT_TO_UINT truncate and saturate (NaN → 0); CLAMP applies to every result.
+//!   FLT_TO_UINT truncate and saturate (NaN → 0); CLAMP applies to every result;
+//! - CUBE reads its direction from src0 of the z, w and x units (the compilers' R.zzxy / R.yxzz
+//!   operands); a SAMPLE on a cube resource (GX2SamplerVar type 4) takes (s, t, face) with s, t
+//!   in [1, 2], outside which it is undetermined (`sample_cube`).
 //!
 //! Every lane carries an error bound ([`V::err`]): 0 = the GPU must produce these bits, finite =
 //! an approximate float (transcendentals, carried through later arithmetic), infinite = not
@@ -1225,7 +1228,7 @@ impl<'a> M<'a> {
     }
 
     /// Nearest sampling of a 2D texture (clamp to edge); near a texel boundary = unknown. A
-    /// resource whose GX2SamplerVar is a cube (type 4) is sampled by [`sample_cube`].
+    /// resource whose GX2SamplerVar is a cube (type 4) is sampled by `sample_cube`.
     fn sample(&self, res: u32, coord: &[V; 4]) -> [V; 4] {
         let Some(t) = self.inp.textures.iter().find(|t| t.resource == res) else { return [V::UNKNOWN; 4] };
         let cube_var = self.s.sampler_vars.iter().find(|v| v.location == res).is_some_and(|v| v.ty == 4);
