@@ -153,6 +153,7 @@
 //   register-file uniforms float4 C[256]    b0, space<s>        binding 64*s + 0
 //   uniform block at location L  CB<L>[]    b<1+L>, space<s>    binding 64*s + 1 + L   (L < 15)
 //   texture RESOURCE_ID r  t<r>_s<smp>      t<r>, space<s>      binding 64*s + 16 + r
+//     (Texture2D, Texture3D or TextureCube after GX2SamplerVar.type: 0/1, 3, 4)
 //   sampler SAMPLER_ID s'  s<s'>_t<r>       s<s'>, space<s>     binding 64*s + 40 + s'
 // * Uniform data is uploaded exactly as GX2 sees it (one float4 per register / 16 bytes per
 //   block element, in host byte order: the runtime byte-swaps the big-endian guest buffers).

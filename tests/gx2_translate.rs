@@ -59,19 +59,19 @@ fn every_corpus_shader_and_sharcfb_compiles() {
 
 #[test]
 fn unsupported_instructions_are_rejected_by_name() {
-    // A VS whose first ALU group uses CUBE (reduction) and then EXP_DONE.
+    // A VS whose first ALU group uses MUL_INT24 (not translated) and then EXP_DONE.
     let f = common::repo().join("tests/corpus/gx2/GaryOderNichts+MultiDRCSpaceDemo/shaders/textureShader.gsh");
     let bytes = std::fs::read(f).unwrap();
     let mut s = shrec::formats::gx2::gfd::load(&bytes, 0).unwrap();
-    // patch ALU group 0 (4 MULs at slot 32) to CUBE (OP2 0x52)
+    // patch ALU group 0 (4 MULs at slot 32) to MUL_INT24 (OP2 0x5B)
     for k in 0..4 {
         let at = 32 * 8 + k * 8 + 4;
         let mut w1 = u32::from_le_bytes(s.program[at..at + 4].try_into().unwrap());
-        w1 = (w1 & !(0x7FF << 7)) | (0x52 << 7);
+        w1 = (w1 & !(0x7FF << 7)) | (0x5B << 7);
         s.program[at..at + 4].copy_from_slice(&w1.to_le_bytes());
     }
     let err = shrec::formats::gx2::lower::lower(&s).unwrap_err();
-    assert!(err.reason.contains("CUBE"), "{err:?}");
+    assert!(err.reason.contains("MUL_INT24"), "{err:?}");
     // a CF KILL in a vertex shader
     let mut s2 = shrec::formats::gx2::gfd::load(&bytes, 0).unwrap();
     let w1 = u32::from_le_bytes(s2.program[4..8].try_into().unwrap());

@@ -329,9 +329,12 @@ fn textures(module: &Module, inp: &Inputs) -> Vec<super::vk::TextureSpec> {
     check::texture_specs(module, |i| {
         let name = &module.textures[i].tex_var;
         let res: u32 = name.trim_start_matches('t').split('_').next().and_then(|x| x.parse().ok()).unwrap_or(0);
-        match inp.textures.iter().find(|t| t.resource == res) {
-            Some(t) => (false, t.size, t.texels.clone()),
-            None => (false, 1, vec![[0.0; 4]]),
+        // the view type follows the module's declaration; the interpreter finds contents of
+        // the other kind undetermined
+        let cube = module.textures[i].dim == crate::ir::TexDim::Cube;
+        match inp.textures.iter().find(|t| t.resource == res && t.cube == cube) {
+            Some(t) => (cube, t.size, t.texels.clone()),
+            None => (cube, 1, vec![[0.0; 4]; if cube { 6 } else { 1 }]),
         }
     })
 }
@@ -488,7 +491,7 @@ pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
     inp.regfile = words.clone();
     words.truncate(BLOCK_LEN);
     inp.blocks.insert(BLOCK_LOC, words);
-    inp.textures = vec![interp::Texture { resource: 0, size: 4, texels: (0..16).map(|_| f4(rng)).collect() }];
+    inp.textures = vec![interp::Texture { resource: 0, size: 4, cube: false, texels: (0..16).map(|_| f4(rng)).collect() }];
     inp
 }
 
@@ -524,7 +527,7 @@ pub mod gen {
         "PRED_SETGE_UINT", "PRED_SET_CLR", "PRED_SET_RESTORE",
     ];
     pub const KILL: &[&str] = &["KILLE", "KILLGT", "KILLGE", "KILLNE", "KILLE_INT", "KILLGT_INT", "KILLGE_INT", "KILLNE_INT", "KILLGT_UINT", "KILLGE_UINT"];
-    pub const REDUC: &[&str] = &["DOT4", "DOT4_IEEE", "MAX4"];
+    pub const REDUC: &[&str] = &["DOT4", "DOT4_IEEE", "MAX4", "CUBE"];
     pub const MOVA: &[&str] = &["MOVA", "MOVA_FLOOR", "MOVA_INT"];
 
     /// Work registers R0..R9; loop counters from R12 (never a random destination).
@@ -754,7 +757,7 @@ pub mod gen {
                     continue;
                 }
                 let vec = flags_of(x.name) & isa::flags::VEC != 0;
-                let slot = if !vec || (x.dst.1 as usize) < 4 && pv[x.dst.1 as usize] && !x.name.starts_with("DOT") && !x.name.starts_with("MAX4") {
+                let slot = if !vec || (x.dst.1 as usize) < 4 && pv[x.dst.1 as usize] && !REDUC.contains(&x.name) {
                     4
                 } else {
                     x.dst.1 as usize

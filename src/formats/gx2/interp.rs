@@ -19,7 +19,10 @@
 //!   group; PRED_SEL only gates the GPR write (PV/PS still receive the result);
 //! - PRED_SET* / KILL* results are 1.0 / 0.0 (PRED_SET_CLR: FLT_MAX, predicate false;
 //!   PRED_SET_RESTORE: predicate = (src0 == 0)); SIN / COS take revolutions; FLT_TO_INT /
-//!   FLT_TO_UINT truncate and saturate (NaN → 0); CLAMP applies to every result.
+//!   FLT_TO_UINT truncate and saturate (NaN → 0); CLAMP applies to every result;
+//! - CUBE reads its direction from src0 of the z, w and x units (the compilers' R.zzxy / R.yxzz
+//!   operands); a SAMPLE on a cube resource (GX2SamplerVar type 4) takes (s, t, face) with s, t
+//!   in [1, 2], outside which it is undetermined (`sample_cube`).
 //!
 //! Every lane carries an error bound ([`V::err`]): 0 = the GPU must produce these bits, finite =
 //! an approximate float (transcendentals, carried through later arithmetic), infinite = not
@@ -91,13 +94,15 @@ fn tolerance(op: &str) -> Tolerance {
     TOLERANCES.iter().find(|t| t.0 == op).map_or(Tolerance::EXACT, |t| t.1)
 }
 
-/// A 2D RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge, one level:
-/// what the harness binds).
+/// A 2D or cube RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge, one
+/// level: what the harness binds).
 #[derive(Clone, Debug)]
 pub struct Texture {
     pub resource: u32,
     pub size: u32,
-    /// Row-major, `size * size` texels.
+    /// A cube map: six faces (+x −x +y −y +z −z) of `size * size` texels each.
+    pub cube: bool,
+    /// Row-major, `size * size` texels (per face).
     pub texels: Vec<[f32; 4]>,
 }
 
@@ -862,14 +867,20 @@ impl<'a> M<'a> {
                 terms.push((x, y));
             }
             reduc_value = Some(match name {
-                "DOT4" | "DOT4_IEEE" => dot4(&terms, name == "DOT4"),
-                "MAX4" => terms.iter().skip(1).fold(Some(terms[0].0), |acc, t| acc.and_then(|m| fmax(m, t.0))).unwrap_or(V::UNKNOWN),
-                _ => V::UNKNOWN,
+                "DOT4" | "DOT4_IEEE" => [dot4(&terms, name == "DOT4"); 5],
+                "MAX4" => [terms.iter().skip(1).fold(Some(terms[0].0), |acc, t| acc.and_then(|m| fmax(m, t.0))).unwrap_or(V::UNKNOWN); 5],
+                "CUBE" => {
+                    // the direction: src0 of the z, w and x units (README "GX2", CUBE)
+                    let src0 = |unit: usize| reduc.iter().position(|a| a.slot == unit).map_or(V::UNKNOWN, |i| terms[i].0);
+                    let r = cube(src0(2), src0(3), src0(0));
+                    [r[0], r[1], r[2], r[3], V::UNKNOWN]
+                }
+                _ => [V::UNKNOWN; 5],
             });
         }
         for a in &g.insts {
             let value = if a.flags & isa::flags::REDUC != 0 {
-                reduc_value.unwrap()
+                reduc_value.unwrap()[a.slot]
             } else {
                 self.run.executed.insert(a.name);
                 let srcs: Vec<V> = a.srcs.iter().map(|s| self.src(s, a, kc)).collect();
@@ -1216,9 +1227,14 @@ impl<'a> M<'a> {
         None
     }
 
-    /// Nearest sampling of a 2D texture (clamp to edge); near a texel boundary = unknown.
+    /// Nearest sampling of a 2D texture (clamp to edge); near a texel boundary = unknown. A
+    /// resource whose GX2SamplerVar is a cube (type 4) is sampled by `sample_cube`.
     fn sample(&self, res: u32, coord: &[V; 4]) -> [V; 4] {
         let Some(t) = self.inp.textures.iter().find(|t| t.resource == res) else { return [V::UNKNOWN; 4] };
+        let cube_var = self.s.sampler_vars.iter().find(|v| v.location == res).is_some_and(|v| v.ty == 4);
+        if cube_var || t.cube {
+            return if cube_var && t.cube { sample_cube(t, coord) } else { [V::UNKNOWN; 4] };
+        }
         let size = f64::from(t.size);
         let pick = |c: V| -> Option<usize> {
             let (v, e) = fin(c)?;
@@ -1231,6 +1247,31 @@ impl<'a> M<'a> {
             (Some(i), Some(j)) => t.texels[j * t.size as usize + i].map(V::f),
             _ => [V::UNKNOWN; 4],
         }
+    }
+}
+
+/// Nearest sampling of a cube map from face coordinates: coord.x = s and coord.y = t in [1, 2]
+/// (s − 1, t − 1 being the face's texture coordinates; the CUBE → RECIP → MULADD 1.5 sequence
+/// makes them), coord.z = face id 0-5. Coordinates outside [1, 2] or within the error bound of a
+/// texel boundary (face edges included), and face values other than 0.0-5.0, are undetermined.
+fn sample_cube(t: &Texture, coord: &[V; 4]) -> [V; 4] {
+    let n = t.size as usize;
+    let size = f64::from(t.size);
+    let texel = |c: V| -> Option<usize> {
+        let (v, e) = fin(c)?;
+        let x = (f64::from(v) - 1.0) * size;
+        let e = e * size + 1.0 / 64.0;
+        let (lo, hi) = (x - e, x + e);
+        (lo >= 0.0 && hi < size && lo.floor() == hi.floor()).then_some(lo.floor() as usize)
+    };
+    let face = coord[2];
+    let f = face.val();
+    if !face.is_exact() || !(0.0..=5.0).contains(&f) || f.fract() != 0.0 || t.texels.len() < 6 * n * n {
+        return [V::UNKNOWN; 4];
+    }
+    match (texel(coord[0]), texel(coord[1])) {
+        (Some(i), Some(j)) => t.texels[f as usize * n * n + j * n + i].map(V::f),
+        _ => [V::UNKNOWN; 4],
     }
 }
 
@@ -1370,6 +1411,45 @@ fn bfe(v: u32, off: u32, w: u32, signed: bool) -> u32 {
     } else {
         v >> off
     }
+}
+
+/// CUBE of the direction (x, y, z), from the R600 ISA and Mesa's `cube_r600` constant folding:
+/// the major axis is the component of largest magnitude, z winning ties over y and y over x;
+/// its sign is `>= 0` (so −0 counts as positive); the result is (tc, sc, 2 × major axis, face)
+/// with face 0-5 = +x −x +y −y +z −z and (sc, tc) = +x (−z, −y), −x (z, −y), +y (x, z),
+/// −y (x, −z), +z (x, −y), −z (−x, −y), the signs being flips of the operands' bits. A NaN or
+/// denormal component, or magnitudes too close to order within their error bounds, leave every
+/// lane undetermined.
+fn cube(x: V, y: V, z: V) -> [V; 4] {
+    use std::cmp::Ordering::Less;
+    const NO: [V; 4] = [V::UNKNOWN; 4];
+    if [x, y, z].iter().any(|v| fin(*v).map_or(true, |(f, _)| f.is_nan())) {
+        return NO;
+    }
+    let mag = |v: V| V { bits: v.bits & 0x7FFF_FFFF, ..v };
+    let flip = |v: V| V { bits: v.bits ^ 0x8000_0000, ..v };
+    let at_least = |a: V, b: V| fcmp(mag(a), mag(b)).map(|o| o != Less);
+    let axis = match (at_least(z, x), at_least(z, y)) {
+        (Some(true), Some(true)) => 2,
+        (Some(false), _) | (_, Some(false)) => match at_least(y, x) {
+            Some(true) => 1,
+            Some(false) => 0,
+            None => return NO,
+        },
+        _ => return NO,
+    };
+    let major = [x, y, z][axis];
+    let Some(positive) = fcmp(major, V::f(0.0)).map(|o| o != Less) else { return NO };
+    let (sc, tc) = match (axis, positive) {
+        (0, true) => (flip(z), flip(y)),
+        (0, false) => (z, flip(y)),
+        (1, true) => (x, z),
+        (1, false) => (x, flip(z)),
+        (2, true) => (x, flip(y)),
+        _ => (flip(x), flip(y)),
+    };
+    let face = 2 * axis as u32 + u32::from(!positive);
+    [tc, sc, fmul(major, V::f(2.0), false), V::f(face as f32)]
 }
 
 /// DOT4: products summed left to right in f32; non-IEEE products (0 × anything = 0) for DOT4.

@@ -580,10 +580,15 @@ impl L<'_> {
         // reductions
         let reduc: Vec<&AluInst> = g.insts.iter().filter(|a| a.flags & isa::flags::REDUC != 0).collect();
         let mut reduc_value: Option<Expr> = None;
+        // CUBE: one value per vector slot
+        let mut cube_value: Option<[Expr; 4]> = None;
         if !reduc.is_empty() {
             let name = reduc[0].name;
             if reduc.len() != 4 || reduc.iter().any(|a| a.name != name) {
                 return Err(unsupported(&format!("{name} not spanning the four vector slots"), pc));
+            }
+            if name == "CUBE" && reduc.iter().enumerate().any(|(k, a)| a.slot != k) {
+                return Err(unsupported("CUBE not in the x, y, z and w slots", pc));
             }
             let mut terms = Vec::new();
             for a in &reduc {
@@ -603,6 +608,13 @@ impl L<'_> {
                     let first = it.next().unwrap();
                     it.fold(first, |acc, p| bin(BinOp::Max, acc, p))
                 }
+                "CUBE" => {
+                    // the direction is src0 of the z, w and x slots (the compilers' Rn.zzxy /
+                    // Rn.yxzz operand pattern; README "GX2": CUBE)
+                    let (z, x, y) = (terms[0].0.clone(), terms[2].0.clone(), terms[3].0.clone());
+                    cube_value = Some(cube(x, y, z));
+                    lit(0.0)
+                }
                 other => return Err(unsupported(other, pc)),
             };
             reduc_value = Some(v);
@@ -610,7 +622,9 @@ impl L<'_> {
         for a in &g.insts {
             let slot = a.slot;
             let (reg, lane) = if slot == 4 { (PS[cur], 0u8) } else { (PV[cur], slot as u8) };
-            let value = if a.flags & isa::flags::REDUC != 0 {
+            let value = if let Some(c) = cube_value.as_ref().filter(|_| a.flags & isa::flags::REDUC != 0) {
+                c[slot].clone()
+            } else if a.flags & isa::flags::REDUC != 0 {
                 reduc_value.clone().unwrap()
             } else {
                 let mut srcs = Vec::new();
@@ -855,7 +869,8 @@ impl L<'_> {
         let dim = match ty {
             0 | 1 => TexDim::D2,
             3 => TexDim::D3,
-            _ => return Err(unsupported(&format!("{name} on a sampler of GX2SamplerVarType {ty} (cube/array/shadow)"), pc)),
+            4 => TexDim::Cube,
+            _ => return Err(unsupported(&format!("{name} on a sampler of GX2SamplerVarType {ty} (array/shadow)"), pc)),
         };
         if let Some(x) = self.tex.iter().find(|x| x.0 == (res, smp)) {
             return Ok((x.1, dim));
@@ -892,7 +907,16 @@ impl L<'_> {
                 if x.offset != [0, 0, 0] {
                     return Err(unsupported(&format!("{} with texel offsets", x.name), pc));
                 }
-                let (ti, _) = self.texture(x.resource_id, x.sampler_id, pc, x.name)?;
+                let (ti, dim) = self.texture(x.resource_id, x.sampler_id, pc, x.name)?;
+                // a cube resource takes face coordinates (s, t, face id), as CUBE makes them
+                let coord = if dim == TexDim::Cube {
+                    if x.name == "SAMPLE_G" {
+                        return Err(unsupported("SAMPLE_G on a cube texture (face-coordinate gradients)", pc));
+                    }
+                    cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
+                } else {
+                    coord
+                };
                 let bias = ((x.lod_bias << 25) as i32 >> 25) as f32 / 8.0;
                 let w = sel(x.src_sel[3]);
                 let mode = match x.name {
@@ -962,6 +986,52 @@ fn legacy_mul() -> BinOp {
     }
 }
 
+/// CUBE of the direction (x, y, z): (tc, sc, 2 × major axis, face id), the face of the
+/// component of largest magnitude (ties: z before y before x; its sign by `>= 0`, so −0 is
+/// positive), face ids 0-5 = +x −x +y −y +z −z, tc / sc as in the Vulkan / GL cube-map face
+/// table (Mesa nir_opcodes.py `cube_r600`).
+fn cube(x: Expr, y: Expr, z: Expr) -> [Expr; 4] {
+    let ge_abs = |a: &Expr, b: &Expr| Cond::Compare(CmpOp::Ge, un(UnOp::Abs, a.clone()), un(UnOp::Abs, b.clone()));
+    let z_major = Cond::And(Box::new(ge_abs(&z, &x)), Box::new(ge_abs(&z, &y)));
+    let y_major = ge_abs(&y, &x);
+    let by_axis = |zv: Expr, yv: Expr, xv: Expr| {
+        Expr::SelectIf(Box::new(z_major.clone()), Box::new(zv), Box::new(Expr::SelectIf(Box::new(y_major.clone()), Box::new(yv), Box::new(xv))))
+    };
+    let by_sign = |v: &Expr, pos: Expr, neg: Expr| Expr::SelectIf(Box::new(Cond::Compare(CmpOp::Ge, v.clone(), lit(0.0))), Box::new(pos), Box::new(neg));
+    let neg = |v: &Expr| un(UnOp::Neg, v.clone());
+    let tc = by_axis(neg(&y), by_sign(&y, z.clone(), neg(&z)), neg(&y));
+    let sc = by_axis(by_sign(&z, x.clone(), neg(&x)), x.clone(), by_sign(&x, neg(&z), z.clone()));
+    let ma = by_axis(bin(BinOp::Mul, z.clone(), lit(2.0)), bin(BinOp::Mul, y.clone(), lit(2.0)), bin(BinOp::Mul, x.clone(), lit(2.0)));
+    let face = by_axis(by_sign(&z, lit(4.0), lit(5.0)), by_sign(&y, lit(2.0), lit(3.0)), by_sign(&x, lit(0.0), lit(1.0)));
+    [tc, sc, ma, face]
+}
+
+/// The direction a TextureCube sample needs for the face coordinates SAMPLE takes on a cube
+/// resource: (s, t, face) with s = sc / (2|ma|) + 1.5 and t = tc / (2|ma|) + 1.5 in [1, 2] (what
+/// CUBE, RECIP_IEEE |ma| and MULADD 1.5 produce); sc = 2s − 3 and tc = 2t − 3 are exact there,
+/// and the direction puts ±1 on the face's axis. A face value other than 0-5 picks the nearest
+/// (the hardware's handling of other values is not known; the interpreter leaves it
+/// undetermined).
+fn cube_direction(s: Expr, t: Expr, face: Expr) -> Expr {
+    let sc = bin(BinOp::Sub, bin(BinOp::Mul, s, lit(2.0)), lit(3.0));
+    let tc = bin(BinOp::Sub, bin(BinOp::Mul, t, lit(2.0)), lit(3.0));
+    let neg = |v: &Expr| un(UnOp::Neg, v.clone());
+    let by_face = |v: [Expr; 6]| {
+        let [v0, v1, v2, v3, v4, v5] = v;
+        let mut acc = v5;
+        for (k, e) in [(4, v4), (3, v3), (2, v2), (1, v1), (0, v0)] {
+            let cond = Cond::Compare(CmpOp::Lt, face.clone(), lit(k as f32 + 0.5));
+            acc = Expr::SelectIf(Box::new(cond), Box::new(e), Box::new(acc));
+        }
+        acc
+    };
+    // +x (1, −tc, −sc), −x (−1, −tc, sc), +y (sc, 1, tc), −y (sc, −1, −tc), +z (sc, −tc, 1), −z (−sc, −tc, −1)
+    let x = by_face([lit(1.0), lit(-1.0), sc.clone(), sc.clone(), sc.clone(), neg(&sc)]);
+    let y = by_face([neg(&tc), neg(&tc), lit(1.0), lit(-1.0), neg(&tc), neg(&tc)]);
+    let z = by_face([neg(&sc), sc.clone(), tc.clone(), neg(&tc), lit(1.0), lit(-1.0)]);
+    Expr::Compose(Box::new([x, y, z, lit(0.0)]))
+}
+
 /// Every lane of a value computed from broadcast operands already holds the scalar; keep as is.
 fn broadcast_all(e: Expr) -> Expr {
     e
@@ -977,7 +1047,6 @@ pub fn reject_reason(op: &str) -> &'static str {
         "PRED_SET_INV" | "PRED_SET_POP" | "PRED_SETE_PUSH" | "PRED_SETGT_PUSH" | "PRED_SETGE_PUSH" | "PRED_SETNE_PUSH"
         | "PRED_SETE_PUSH_INT" | "PRED_SETGT_PUSH_INT" | "PRED_SETGE_PUSH_INT" | "PRED_SETNE_PUSH_INT" | "PRED_SETLT_PUSH_INT"
         | "PRED_SETLE_PUSH_INT" => "predicate-stack variants of PRED_SET are not modelled yet",
-        "CUBE" => "cube-map face selection is not translated yet (cube textures are rejected too)",
         "MUL_LIT" | "MUL_LIT_M2" | "MUL_LIT_M4" | "MUL_LIT_D2" => "LIT-specific multiply not translated yet",
         "GROUP_BARRIER" | "GROUP_SEQ_BEGIN" | "GROUP_SEQ_END" | "SET_MODE" | "SET_CF_IDX0" | "SET_CF_IDX1" | "SET_LDS_SIZE" => {
             "compute / Evergreen-only instruction with no meaning in a GX2 VS/PS"
