@@ -1,7 +1,11 @@
 #!/bin/sh
-# Runs every fuzz target (or the ones named) for the issue's acceptance bar: 10 million
-# executions or one hour, whichever comes first; prints libFuzzer's summary line per target.
+# Runs every fuzz target (or the ones named) to the issue's acceptance bar: 10 million executions
+# or one hour of CPU time on one core, whichever comes first; prints one summary line per target.
 #   fuzz/campaign.sh [TARGET...]       logs: fuzz/logs/TARGET.log, summary: fuzz/logs/summary.txt
+# libFuzzer's -max_total_time is wall-clock time, which on a shared machine buys less than an
+# hour of CPU: a target whose pass ends before either bar is resumed (from its grown corpus) for
+# the CPU time and executions still missing, measured with /usr/bin/time, until one bar is met.
+# SHREC_FUZZ_RUNS / SHREC_FUZZ_CPU_SECONDS change the bars (e.g. to finish an earlier session).
 # SHREC_FUZZ_SANITIZER=none (the default here) builds without AddressSanitizer: shrec's fuzzed
 # code is safe Rust (no `unsafe` outside the memory map, the thread clock and DXC loading), so a
 # bug shows as a panic, an abort, a timeout or the RSS limit, all of which libFuzzer catches;
@@ -10,12 +14,25 @@ set -u
 cd "$(dirname "$0")/.."
 mkdir -p fuzz/logs
 targets=${*:-$(ls fuzz/fuzz_targets | sed 's/\.rs$//')}
+run_bar=${SHREC_FUZZ_RUNS:-10000000}
+cpu_bar=${SHREC_FUZZ_CPU_SECONDS:-3600}
 for t in $targets; do
     log=fuzz/logs/$t.log
-    start=$(date +%s)
-    SHREC_FUZZ_SANITIZER=${SHREC_FUZZ_SANITIZER:-none} fuzz/run.sh "$t" -runs=10000000 -max_total_time=3600 -print_final_stats=1 >"$log" 2>&1
-    rc=$?
-    end=$(date +%s)
-    done_line=$(grep -E '^Done [0-9]+ runs' "$log" | tail -1)
-    echo "$t: exit $rc, $((end - start)) s wall: ${done_line:-no summary line (see $log)}" | tee -a fuzz/logs/summary.txt
+    : >"$log"
+    runs=0 cpu=0 wall=0 passes=0 rc=0
+    while [ "$runs" -lt "$run_bar" ] && [ "$cpu" -lt "$cpu_bar" ]; do
+        passes=$((passes + 1))
+        SHREC_FUZZ_SANITIZER=${SHREC_FUZZ_SANITIZER:-none} /usr/bin/time -f '%e %U %S' -o "$log.time" \
+            fuzz/run.sh "$t" -runs=$((run_bar - runs)) -max_total_time=$((cpu_bar - cpu)) -print_final_stats=1 >>"$log" 2>&1
+        rc=$?
+        done_runs=$(grep -E '^Done [0-9]+ runs' "$log" | tail -1 | awk '{print $2}')
+        read -r e u s <"$log.time" || true
+        cpu=$((cpu + ${u%.*} + ${s%.*}))
+        wall=$((wall + ${e%.*}))
+        if [ "$rc" -ne 0 ] || [ -z "$done_runs" ]; then
+            break
+        fi
+        runs=$((runs + done_runs))
+    done
+    echo "$t: exit $rc, $runs runs in $passes pass(es), $wall s wall, $cpu s CPU: $(grep -E '^Done [0-9]+ runs' "$log" | tr '\n' ';')" | tee -a fuzz/logs/summary.txt
 done
