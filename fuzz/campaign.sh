@@ -25,7 +25,7 @@ for t in $targets; do
         SHREC_FUZZ_SANITIZER=${SHREC_FUZZ_SANITIZER:-none} /usr/bin/time -f '%e %U %S' -o "$log.time" \
             fuzz/run.sh "$t" -runs=$((run_bar - runs)) -max_total_time=$((cpu_bar - cpu)) -print_final_stats=1 >>"$log" 2>&1
         rc=$?
-        done_runs=$(grep -E '^Done [0-9]+ runs' "$log" | tail -1 | awk '{print $2}')
+        done_runs=$(grep -a -E '^Done [0-9]+ runs' "$log" | tail -1 | awk '{print $2}')
         read -r e u s <"$log.time" || true
         cpu=$((cpu + ${u%.*} + ${s%.*}))
         wall=$((wall + ${e%.*}))
@@ -34,5 +34,5 @@ for t in $targets; do
         fi
         runs=$((runs + done_runs))
     done
-    echo "$t: exit $rc, $runs runs in $passes pass(es), $wall s wall, $cpu s CPU: $(grep -E '^Done [0-9]+ runs' "$log" | tr '\n' ';')" | tee -a fuzz/logs/summary.txt
+    echo "$t: exit $rc, $runs runs in $passes pass(es), $wall s wall, $cpu s CPU: $(grep -a -E '^Done [0-9]+ runs' "$log" | tr '\n' ';')" | tee -a fuzz/logs/summary.txt
 done
