@@ -2,7 +2,9 @@
 //!
 //! Written from notes/xenos.md and the per-opcode pseudo-code of Xenia's `ucode.h` (the D3D9
 //! "0 × anything = 0" multiply, the rcp/rsq/log variants, `a >= b ? a : b` max, the predicate
-//! counter ops), NOT from `lower.rs`. It uses the bit-field decoder of `ucode.rs` (instruction
+//! counter ops, `cube` and tfetchCube's face coordinates as Xenia's translators read them), NOT
+//! from `lower.rs` or `formats::cube` (cube-map texel choice: `verify::cube_texel`, shared with
+//! the GX2 interpreter). It uses the bit-field decoder of `ucode.rs` (instruction
 //! layouts are facts of the encoding) and nothing of the lowering except the ABI's interpolator
 //! locations.
 //!
