@@ -53,12 +53,13 @@ pub fn cube(x: Expr, y: Expr, z: Expr, sign: SignTest) -> [Expr; 4] {
     [tc, sc, ma, face]
 }
 
-/// The direction a `TextureCube` sample needs for face coordinates (s, t, face): s = sc / |2 ma|
-/// + 1.5 and t = tc / |2 ma| + 1.5 in [1, 2] (what `cube`, a reciprocal of |2 ma| and a
-/// multiply-add by 1.5 produce); sc = 2s − 3 and tc = 2t − 3 are exact there, and the direction
-/// puts ±1 on the face's axis: +x (1, −tc, −sc), −x (−1, −tc, sc), +y (sc, 1, tc),
-/// −y (sc, −1, −tc), +z (sc, −tc, 1), −z (−sc, −tc, −1) (the inverse of [`cube`]'s table; Xenia's
-/// fetch translators rebuild the same). A face value other than 0-5 picks the nearest.
+/// The direction a `TextureCube` sample needs for face coordinates (s, t, face):
+/// s = sc / |2 ma| + 1.5 and t = tc / |2 ma| + 1.5 in [1, 2] (what `cube`, a reciprocal of
+/// |2 ma| and a multiply-add by 1.5 produce); sc = 2s − 3 and tc = 2t − 3 are exact there, and
+/// the direction puts ±1 on the face's axis: +x (1, −tc, −sc), −x (−1, −tc, sc),
+/// +y (sc, 1, tc), −y (sc, −1, −tc), +z (sc, −tc, 1), −z (−sc, −tc, −1) (the inverse of
+/// [`cube`]'s table; Xenia's fetch translators rebuild the same). A face value other than 0-5
+/// picks the nearest.
 pub fn cube_direction(s: Expr, t: Expr, face: Expr) -> Expr {
     let sc = bin(BinOp::Sub, bin(BinOp::Mul, s, lit(2.0)), lit(3.0));
     let tc = bin(BinOp::Sub, bin(BinOp::Mul, t, lit(2.0)), lit(3.0));
