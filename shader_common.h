@@ -79,6 +79,9 @@
 //   TextureCube<float4> g_TextureCubeDescriptorHeap[] t0, space2   Vulkan set 2 binding 0
 //   SamplerState        g_SamplerDescriptorHeap[]     s0, space3   Vulkan set 3 binding 0
 //   A 1D texture fetch samples the 2D heap (a one-texel-high texture) at y = 0.5.
+//   tfetchCube samples the cube heap with a direction the shader rebuilds from the guest's face
+//   coordinates (no CubeMapData / cube() helper as in XenosRecomp: bind an ordinary cube view,
+//   faces in D3D / Vulkan layer order +X -X +Y -Y +Z -Z).
 // Specialization constants (cache entry's specConstantsMask = the bits a shader reads):
 //   SPEC_CONSTANT_R11G11B10_NORMAL (1 << 0), SPEC_CONSTANT_ALPHA_TEST (1 << 1).
 //   SPIR-V: [[vk::constant_id(0)]] const uint g_SpecConstants. DXIL: a shader whose mask is

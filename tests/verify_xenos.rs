@@ -41,9 +41,9 @@ fn finish(what: &str, c: &Comparison, must_execute: &[String], min_comparisons: 
     assert!(missing.is_empty(), "{what}: never executed: {missing:?}");
 }
 
-/// Every vector op but `cube`, every scalar op (41 does not exist).
+/// Every vector op, every scalar op (41 does not exist).
 fn all_alu_ops() -> Vec<String> {
-    let v = VECTOR_OPS.iter().enumerate().filter(|(i, _)| *i != 18).map(|(_, o)| o.0.to_string());
+    let v = VECTOR_OPS.iter().map(|o| o.0.to_string());
     let s = SCALAR_OPS.iter().enumerate().filter(|(i, _)| *i != 41).map(|(_, o)| o.0.to_string());
     v.chain(s).collect()
 }
@@ -173,8 +173,155 @@ fn every_alu_op() {
             }
         }
     }
+    // cube on directions from constants (so ±inf / NaN reach pixel shaders too), with ties
+    // between the components' magnitudes, ±0, ±inf, NaN and FLT_MAX
+    for pixel in [false, true] {
+        let bytes = cube_op_program(pixel);
+        let cases = cube_cases(&mut rng, &bytes, 48);
+        programs.push(TestProgram {
+            name: format!("cube on c1 ({})", if pixel { "pixel" } else { "vertex" }),
+            bytes,
+            cases,
+            textures: BTreeMap::new(),
+            reproduce: "cargo test --release --test verify_xenos every_alu_op".into(),
+        });
+    }
     let (c, _) = run_all(gpu, programs.into_iter());
     finish("every_alu_op", &c, &all_alu_ops(), 20_000);
+}
+
+fn export_alu(reg: u32, from: u32) -> [u32; 3] {
+    let mut e = Alu { vop: 0, sop: 50, vdst: reg, vmask: 0xF, export: true, ..Default::default() };
+    e.src = [Src::r(from), Src::c(200), Src::r(0)];
+    e.encode()
+}
+
+/// A container of one exec clause (`fetch` flags per slot) then the exports of r1 (and r2):
+/// vertex o0 = r1, o1 = r2, oPos = r0 (r0 from vfetch, first slot); pixel oC0 = r1, oC1 = r2.
+fn clause_program(pixel: bool, body: Vec<([u32; 3], bool)>) -> Vec<u8> {
+    let mut slots = Vec::new();
+    let mut fetch = Vec::new();
+    if !pixel {
+        slots.push(asm::vfetch(0, [0, 1, 2, 3], false, false));
+        fetch.push(true);
+    }
+    for (s, f) in body {
+        slots.push(s);
+        fetch.push(f);
+    }
+    let ex = if pixel { vec![export_alu(0, 1), export_alu(1, 2)] } else { vec![export_alu(62, 0), export_alu(0, 1), export_alu(1, 2)] };
+    let base = asm::cf_triples(2);
+    let cf = [asm::exec(asm::EXEC, base, &fetch, 0, false), asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; ex.len()], 0, false)];
+    slots.extend(ex);
+    let code = asm::microcode(&cf, &slots);
+    let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
+    container::write(&container::Spec {
+        vertex: !pixel,
+        microcode: &code,
+        vertex_elements: &[(base, 5, 0)],
+        interpolators: &interp,
+        ps_outputs: 3,
+        float_defs: &[],
+        int_defs: &[],
+    })
+}
+
+/// `cube r1, c1.zzxy, c1.yxzz` (the compilers' operand pattern) and `mov r2, c1` beside it.
+fn cube_op_program(pixel: bool) -> Vec<u8> {
+    let mut a = Alu { vop: 18, sop: 50, vdst: 1, vmask: 0xF, ..Default::default() };
+    a.src = [Src::c(1).swz([2, 2, 0, 1]), Src::c(1).swz([1, 0, 2, 2]), Src::r(0)];
+    let mut m = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
+    m.src = [Src::c(1), Src::c(1), Src::r(0)];
+    clause_program(pixel, vec![(a.encode(), false), (m.encode(), false)])
+}
+
+/// Directions for `cube`: components from a small set (so magnitudes tie often: all three,
+/// two of them, ±0 against ±0) with ±inf, NaN and FLT_MAX, or random dyadic values.
+fn cube_cases(rng: &mut Rng, bytes: &[u8], n: usize) -> Vec<Case> {
+    let set = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, -f32::MAX];
+    let mut cases = xenos::random_cases(rng, bytes, n, false);
+    for (k, c) in cases.iter_mut().enumerate() {
+        let d: [f32; 4] = match k % 4 {
+            // all three magnitudes equal, signs random
+            0 => {
+                let m = *rng.pick(&[0.0f32, 1.0, 2.0, f32::INFINITY]);
+                std::array::from_fn(|_| if rng.chance(50) { -m } else { m })
+            }
+            1 | 2 => std::array::from_fn(|_| *rng.pick(&set)),
+            _ => std::array::from_fn(|_| rng.dyadic(2, 4)),
+        };
+        c.c[1] = d;
+    }
+    cases
+}
+
+/// Directions aimed at texel centres of a `size` cube map (face f, texel i, j: s, t = 1 +
+/// (i + 0.5) / size, the direction from the face table scaled by ±2^k), and random directions.
+fn cube_sample_cases(rng: &mut Rng, bytes: &[u8], n: usize, size: u32) -> Vec<Case> {
+    let mut cases = xenos::random_cases(rng, bytes, n, false);
+    for (k, c) in cases.iter_mut().enumerate() {
+        let d: [f32; 4] = if k % 4 == 3 {
+            std::array::from_fn(|_| rng.dyadic(2, 4))
+        } else {
+            let f = rng.below(6) as usize;
+            let coord = |rng: &mut Rng| 2.0 * (rng.below(size as u64) as f32 + 0.5) / size as f32 - 1.0;
+            let (sc, tc) = (coord(rng), coord(rng));
+            let v = match f {
+                0 => [1.0, -tc, -sc],
+                1 => [-1.0, -tc, sc],
+                2 => [sc, 1.0, tc],
+                3 => [sc, -1.0, -tc],
+                4 => [sc, -tc, 1.0],
+                _ => [-sc, -tc, -1.0],
+            };
+            let scale = [0.25f32, 0.5, 1.0, 2.0, 8.0][rng.below(5) as usize];
+            [v[0] * scale, v[1] * scale, v[2] * scale, 0.0]
+        };
+        c.c[1] = d;
+        c.c[3] = [1.5; 4];
+    }
+    cases
+}
+
+/// The compilers' cube-map sequence: `cube r1, c1.zzxy, c1.yxzz`; `rcp r2.z, |r1.z|`;
+/// `mad r1.xy, r1, r2.zzzz, c3` (c3 = 1.5); `tfetchCube r1, r1.yxw, tf0`; and r2 = c1.
+fn cube_sample_program(pixel: bool) -> Vec<u8> {
+    let mut a = Alu { vop: 18, sop: 50, vdst: 1, vmask: 0xF, ..Default::default() };
+    a.src = [Src::c(1).swz([2, 2, 0, 1]), Src::c(1).swz([1, 0, 2, 2]), Src::r(0)];
+    let mut r = Alu { vop: 0, sop: 19, sdst: 2, smask: 0x4, ..Default::default() };
+    let mut z = Src::r(1).swz([2, 2, 2, 2]);
+    z.abs = true;
+    r.src = [Src::r(0), Src::r(0), z];
+    let mut m = Alu { vop: 11, sop: 50, vdst: 1, vmask: 0x3, ..Default::default() };
+    m.src = [Src::r(1), Src::r(2).swz([2, 2, 2, 2]), Src::c(3)];
+    let f = asm::tfetch(1, 1, [1, 0, 3], 0, 3, [0, 1, 2, 3], false, false);
+    let mut c = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
+    c.src = [Src::c(1), Src::c(1), Src::r(0)];
+    clause_program(pixel, vec![(a.encode(), false), (r.encode(), false), (m.encode(), false), (f, true), (c.encode(), false)])
+}
+
+/// `cube` → rcp → mad 1.5 → `tfetchCube` on a cube map whose texels all differ, vertex and
+/// pixel shaders: face choice, face coordinates and the heap's cube element.
+#[test]
+fn cube_sample() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(18);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        let bytes = cube_sample_program(pixel);
+        let cases = cube_sample_cases(&mut rng, &bytes, 48, 4);
+        let mut textures = BTreeMap::new();
+        textures.insert(0, xenos::random_cube_texture(&mut rng, 4));
+        programs.push(TestProgram {
+            name: format!("cube sample ({})", if pixel { "pixel" } else { "vertex" }),
+            bytes,
+            cases,
+            textures,
+            reproduce: "cargo test --release --test verify_xenos cube_sample".into(),
+        });
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("cube_sample", &c, &["cube".to_string(), "tfetchCube".to_string()], 600);
 }
 
 /// A vertex program exporting oPos = r0 and oPts (export 63) = max(r0, r0) (keeps −0) on the
@@ -459,8 +606,8 @@ fn two_textures_distinct_heap_elements() {
     let mut cases = xenos::random_cases(&mut rng, &bytes, 2, true);
     for c in &mut cases { for m in [&mut c.slope_x, &mut c.slope_y] { for x in m.values_mut() { *x = [0.0; 4]; } } }
     let mut textures = BTreeMap::new();
-    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4] });
-    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4] });
+    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4] });
+    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4] });
     let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
     let (c, _) = xenos::run(gpu, &p);
     finish("two textures", &c, &[], 8);

@@ -130,8 +130,8 @@ fn unsupported_features_are_rejected_with_the_instruction() {
         let e = err(&b);
         assert!(e.contains(&format!("slot 2 ({name})")) && e.contains("not supported"), "{name}: {e}");
     }
-    // register LOD, register gradients, unnormalised coordinates, cube dimension
-    for (word, bit, what) in [(1, 29, "register LOD"), (2, 0, "register gradients"), (0, 25, "unnormalised"), (2, 14 | 1 << 8, "cube")] {
+    // register LOD, register gradients, unnormalised coordinates
+    for (word, bit, what) in [(1, 29, "register LOD"), (2, 0, "register gradients"), (0, 25, "unnormalised")] {
         let mut b = base();
         let at = m + 4 * word;
         let v = be(&b, at);
@@ -140,13 +140,6 @@ fn unsupported_features_are_rejected_with_the_instruction() {
         let e = err(&b);
         assert!(e.contains("slot 2 (tfetch)") && e.contains(what) && e.contains("not supported"), "{what}: {e}");
     }
-    // the cube vector op (slot 3: dp3 → cube)
-    let mut b = base();
-    let a = microcode_offset(&b) + 3 * 12;
-    let v = be(&b, a + 8);
-    put(&mut b, a + 8, (v & !(0x1F << 24)) | 18 << 24);
-    let e = err(&b);
-    assert!(e.contains("slot 3") && e.contains("cube") && e.contains("not supported"), "{e}");
     // memory export from a pixel shader (slot 4: mul oC0 → eA, export register 32)
     let mut b = base();
     let a = microcode_offset(&b) + 4 * 12;
@@ -154,4 +147,23 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     put(&mut b, a, (v & !0x3F) | 32);
     let e = err(&b);
     assert!(e.contains("slot 4") && e.contains("memory export") && e.contains("not supported"), "{e}");
+}
+
+/// The cube vector op and a cube-dimension tfetch (translated since `formats::cube`) compile for
+/// DXIL and SPIR-V and sample the TextureCube heap (executed in `verify_xenos` `cube_sample`).
+#[test]
+fn cube_op_and_cube_fetch_compile() {
+    let mut b = base();
+    // slot 2: tfetch2D → tfetchCube (dimension bits 14-15 of word 2)
+    let m = microcode_offset(&b) + 2 * 12;
+    let v = be(&b, m + 8);
+    put(&mut b, m + 8, v | 3 << 14);
+    // slot 3: dp3 → cube
+    let a = microcode_offset(&b) + 3 * 12;
+    let v = be(&b, a + 8);
+    put(&mut b, a + 8, (v & !(0x1F << 24)) | 18 << 24);
+    let d = formats::disasm(ContainerKind::Xenos, &b, 0, &TranslateOptions::default()).unwrap();
+    assert!(d.contains("tfetchCube") && d.contains("cube "), "{d}");
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("g_TextureCubeDescriptorHeap[") && hlsl.contains("_TextureCubeDescriptorIndex"), "{hlsl}");
 }

@@ -2,6 +2,7 @@
 //! interpreters. One folder per family; this module holds what they share.
 
 pub mod agal;
+pub mod cube;
 pub mod gx2;
 pub mod pica;
 pub mod xenos;

@@ -108,6 +108,28 @@ pub fn bits_equal(a: f32, b: f32) -> bool {
 }
 
 /// Size of one unit in the last place at `x` (for 0: the smallest normal's ULP).
+/// Nearest sampling of a cube map from face coordinates, shared by the GX2 and Xenos
+/// interpreters (both GPUs' fetches take s, t in [1, 2] and a face id, `formats::cube`): `s`
+/// and `t` are the intervals the coordinates are known to lie in, `face` 0-5 (+x −x +y −y +z −z),
+/// `texels` six faces of `size`×`size` (Vulkan layer order, rows top to bottom). The texel is
+/// floor((c − 1) · size) in each direction; None when an interval reaches within 1/64 texel of a
+/// texel boundary or leaves the face (face edges included: the host's choice of face there is
+/// not the guest's).
+pub fn cube_texel(texels: &[[f32; 4]], size: u32, face: usize, s: (f64, f64), t: (f64, f64)) -> Option<[f32; 4]> {
+    let n = size as usize;
+    if face > 5 || texels.len() < 6 * n * n {
+        return None;
+    }
+    let size = f64::from(size);
+    let texel = |(lo, hi): (f64, f64)| -> Option<usize> {
+        let margin = 1.0 / 64.0;
+        let (lo, hi) = ((lo - 1.0) * size - margin, (hi - 1.0) * size + margin);
+        (lo >= 0.0 && hi < size && lo.floor() == hi.floor()).then_some(lo.floor() as usize)
+    };
+    let (i, j) = (texel(s)?, texel(t)?);
+    Some(texels[face * n * n + j * n + i])
+}
+
 pub fn ulp(x: f64) -> f64 {
     let x = (x.abs() as f32).max(f32::MIN_POSITIVE);
     if !x.is_finite() {

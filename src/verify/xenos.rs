@@ -376,13 +376,17 @@ fn texture_slots(p: &Program) -> Vec<u32> {
 /// constants, 608 bytes in all): slot `slots[k]` reads texture heap element k and sampler heap
 /// element `n - 1 - k` (see `run`). The other stage's extension words get the bitwise
 /// complement, so a shader reading the wrong stage's words is caught.
-fn shared_constants(vertex: bool, case: &Case, slots: &[u32]) -> Vec<u8> {
+fn shared_constants(vertex: bool, case: &Case, slots: &[(u32, bool)]) -> Vec<u8> {
     let booleans = case.booleans;
     let mut b = vec![0u8; 608];
     let put = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let n = slots.len() as u32;
-    for (k, &s) in slots.iter().enumerate() {
-        put(&mut b, 4 * s as usize, k as u32);
+    // texture element: the slot's rank among the slots of its heap (2D or cube)
+    let mut next = [0u32; 2];
+    for (k, &(s, cube)) in slots.iter().enumerate() {
+        let heap = usize::from(cube);
+        put(&mut b, 128 * heap + 4 * s as usize, next[heap]);
+        next[heap] += 1;
         put(&mut b, 192 + 4 * s as usize, n - 1 - k as u32);
     }
     put(&mut b, 256, if vertex { booleans as u32 } else { (booleans as u32) << 16 });
@@ -442,10 +446,15 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
             fail(&mut cmp, format!("no texture for tf{s}\n{listing}"));
             return (cmp, extra);
         };
-        textures.push(TextureSpec { texture: Slot { set: 0, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: false, size: tex.size, texels: tex.texels.clone() });
+        // 2D textures in the 2D heap (set 0), cube maps in the cube heap (set 2)
+        let set = if tex.cube { 2 } else { 0 };
+        textures.push(TextureSpec { texture: Slot { set, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: tex.cube, size: tex.size, texels: tex.texels.clone() });
         slot_textures.insert(*s, tex.clone());
     }
-    let spirv = match heaps::size_heaps(&spirv, slots.len() as u32) {
+    let cubes = textures.iter().filter(|t| t.cube).count() as u32;
+    let lens = heaps::HeapLens { d2: slots.len() as u32 - cubes, d3: 0, cube: cubes, samplers: slots.len() as u32 };
+    let slots: Vec<(u32, bool)> = slots.iter().map(|s| (*s, slot_textures[s].cube)).collect();
+    let spirv = match heaps::size_heaps(&spirv, lens) {
         Ok(s) => s,
         Err(e) => {
             fail(&mut cmp, format!("SPIR-V heap sizing: {e}\n{listing}"));
@@ -668,7 +677,19 @@ pub fn random_vec(rng: &mut Rng) -> [f32; 4] {
 /// A `size`×`size` texture of a few distinct values (so comparisons of texels tie and differ).
 pub fn random_texture(rng: &mut Rng, size: u32) -> Texture {
     let palette: Vec<[f32; 4]> = (0..3).map(|_| std::array::from_fn(|_| rng.dyadic(0, 3).abs())).collect();
-    Texture { size, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect() }
+    Texture { size, cube: false, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect() }
+}
+
+/// A cube map of `size`×`size` faces whose texels all differ: (face, column, row, random), so a
+/// wrong face or texel shows.
+pub fn random_cube_texture(rng: &mut Rng, size: u32) -> Texture {
+    let texels = (0..6 * size * size)
+        .map(|k| {
+            let (f, r) = (k / (size * size), k % (size * size));
+            [f as f32, (r % size) as f32, (r / size) as f32, rng.dyadic(0, 3)]
+        })
+        .collect();
+    Texture { size, cube: true, texels }
 }
 
 /// Random cases for any container: constants, vertex-element values, interpolators (texture-range
@@ -700,9 +721,9 @@ pub mod gen {
     use super::asm::{self, Alu, Src};
     use super::*;
 
-    /// Vector ops the translator accepts (all but `cube`, 18), scalar ops 0-50 but 41.
+    /// Vector ops 0-29 (kills only in pixel shaders), scalar ops 0-50 but 41.
     pub fn vector_ops(pixel: bool) -> Vec<u32> {
-        (0..30).filter(|&o| o != 18 && (pixel || !(24..=27).contains(&o))).collect()
+        (0..30).filter(|&o| pixel || !(24..=27).contains(&o)).collect()
     }
     pub fn scalar_ops(pixel: bool) -> Vec<u32> {
         (0..51).filter(|&o| o != 41 && (pixel || !(35..=39).contains(&o))).collect()

@@ -23,13 +23,24 @@ fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
     Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
+/// Heap lengths the harness binds: texture elements per image dimension and sampler elements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeapLens {
+    pub d2: u32,
+    pub d3: u32,
+    pub cube: u32,
+    pub samplers: u32,
+}
+
 /// Returns the module with every runtime array of images or samplers turned into an array of
-/// `len` elements (`len` ≥ 1). Other runtime arrays (none in Xenos shaders) stay as they are.
-pub fn size_heaps(spirv: &[u8], len: u32) -> Result<Vec<u8>, String> {
+/// its heap's length from `lens` (at least 1; images by their `Dim`: 2D, 3D, Cube, samplers).
+/// Other runtime arrays (none in Xenos shaders) stay as they are.
+pub fn size_heaps(spirv: &[u8], lens: HeapLens) -> Result<Vec<u8>, String> {
     let w = words(spirv)?;
     let mut bound = w[3];
-    // Pass 1: which ids are image / sampler types, and an existing 32-bit unsigned int type.
-    let mut opaque = std::collections::BTreeSet::new();
+    // Pass 1: which ids are image / sampler types (with their heap length), and an existing
+    // 32-bit unsigned int type.
+    let mut opaque = std::collections::BTreeMap::new();
     let mut uint = None;
     let mut i = 5;
     while i < w.len() {
@@ -38,8 +49,17 @@ pub fn size_heaps(spirv: &[u8], len: u32) -> Result<Vec<u8>, String> {
             return Err(format!("malformed SPIR-V instruction at word {i}"));
         }
         match op {
-            OP_TYPE_IMAGE | OP_TYPE_SAMPLER => {
-                opaque.insert(w[i + 1]);
+            OP_TYPE_IMAGE => {
+                // Dim: 1 = 2D, 2 = 3D, 3 = Cube (1D shares the 2D heap in the Xenos ABI)
+                let len = match w.get(i + 3) {
+                    Some(2) => lens.d3,
+                    Some(3) => lens.cube,
+                    _ => lens.d2,
+                };
+                opaque.insert(w[i + 1], len.max(1));
+            }
+            OP_TYPE_SAMPLER => {
+                opaque.insert(w[i + 1], lens.samplers.max(1));
             }
             OP_TYPE_INT if n == 4 && w[i + 2] == 32 && w[i + 3] == 0 => uint = uint.or(Some(w[i + 1])),
             _ => {}
@@ -50,13 +70,14 @@ pub fn size_heaps(spirv: &[u8], len: u32) -> Result<Vec<u8>, String> {
     // heap type that uses it; types must be declared before use, and the heaps come after their
     // element types, which come after no int use of ours.
     let mut out: Vec<u32> = w[..5].to_vec();
-    let mut length_id = None;
+    let mut length_ids: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
     let mut i = 5;
     while i < w.len() {
         let (n, op) = ((w[i] >> 16) as usize, w[i] & 0xFFFF);
-        if op == OP_TYPE_RUNTIME_ARRAY && n == 3 && opaque.contains(&w[i + 2]) {
-            let len_id = match length_id {
-                Some(id) => id,
+        if op == OP_TYPE_RUNTIME_ARRAY && n == 3 && opaque.contains_key(&w[i + 2]) {
+            let len = opaque[&w[i + 2]];
+            let len_id = match length_ids.get(&len) {
+                Some(&id) => id,
                 None => {
                     let ty = match uint {
                         Some(t) if out.len() > 5 && declared(&out, t) => t,
@@ -70,8 +91,8 @@ pub fn size_heaps(spirv: &[u8], len: u32) -> Result<Vec<u8>, String> {
                     };
                     let id = bound;
                     bound += 1;
-                    out.extend([(4 << 16) | OP_CONSTANT, ty, id, len.max(1)]);
-                    length_id = Some(id);
+                    out.extend([(4 << 16) | OP_CONSTANT, ty, id, len]);
+                    length_ids.insert(len, id);
                     id
                 }
             };

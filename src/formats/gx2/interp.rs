@@ -1255,22 +1255,14 @@ impl<'a> M<'a> {
 /// makes them), coord.z = face id 0-5. Coordinates outside [1, 2] or within the error bound of a
 /// texel boundary (face edges included), and face values other than 0.0-5.0, are undetermined.
 fn sample_cube(t: &Texture, coord: &[V; 4]) -> [V; 4] {
-    let n = t.size as usize;
-    let size = f64::from(t.size);
-    let texel = |c: V| -> Option<usize> {
-        let (v, e) = fin(c)?;
-        let x = (f64::from(v) - 1.0) * size;
-        let e = e * size + 1.0 / 64.0;
-        let (lo, hi) = (x - e, x + e);
-        (lo >= 0.0 && hi < size && lo.floor() == hi.floor()).then_some(lo.floor() as usize)
-    };
     let face = coord[2];
     let f = face.val();
-    if !face.is_exact() || !(0.0..=5.0).contains(&f) || f.fract() != 0.0 || t.texels.len() < 6 * n * n {
+    if !face.is_exact() || !(0.0..=5.0).contains(&f) || f.fract() != 0.0 {
         return [V::UNKNOWN; 4];
     }
-    match (texel(coord[0]), texel(coord[1])) {
-        (Some(i), Some(j)) => t.texels[f as usize * n * n + j * n + i].map(V::f),
+    let interval = |c: V| fin(c).map(|(v, e)| (f64::from(v) - e, f64::from(v) + e));
+    match (interval(coord[0]), interval(coord[1])) {
+        (Some(s), Some(tt)) => crate::verify::cube_texel(&t.texels, t.size, f as usize, s, tt).map_or([V::UNKNOWN; 4], |x| x.map(V::f)),
         _ => [V::UNKNOWN; 4],
     }
 }

@@ -16,7 +16,7 @@
 
 use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
 use super::shader_struct::{Gx2Shader, ShaderKind, MODE_UNIFORM_BLOCK};
-use crate::formats::{Family, ShaderError};
+use crate::formats::{cube, Family, ShaderError};
 use crate::ir::build::*;
 use crate::ir::*;
 
@@ -612,7 +612,7 @@ impl L<'_> {
                     // the direction is src0 of the z, w and x slots (the compilers' Rn.zzxy /
                     // Rn.yxzz operand pattern; README "GX2": CUBE)
                     let (z, x, y) = (terms[0].0.clone(), terms[2].0.clone(), terms[3].0.clone());
-                    cube_value = Some(cube(x, y, z));
+                    cube_value = Some(cube::cube(x, y, z, cube::SignTest::GeZero));
                     lit(0.0)
                 }
                 other => return Err(unsupported(other, pc)),
@@ -913,7 +913,7 @@ impl L<'_> {
                     if x.name == "SAMPLE_G" {
                         return Err(unsupported("SAMPLE_G on a cube texture (face-coordinate gradients)", pc));
                     }
-                    cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
+                    cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
                 } else {
                     coord
                 };
@@ -984,52 +984,6 @@ fn legacy_mul() -> BinOp {
     } else {
         BinOp::MulLegacy
     }
-}
-
-/// CUBE of the direction (x, y, z): (tc, sc, 2 × major axis, face id), the face of the
-/// component of largest magnitude (ties: z before y before x; its sign by `>= 0`, so −0 is
-/// positive), face ids 0-5 = +x −x +y −y +z −z, tc / sc as in the Vulkan / GL cube-map face
-/// table (Mesa nir_opcodes.py `cube_r600`).
-fn cube(x: Expr, y: Expr, z: Expr) -> [Expr; 4] {
-    let ge_abs = |a: &Expr, b: &Expr| Cond::Compare(CmpOp::Ge, un(UnOp::Abs, a.clone()), un(UnOp::Abs, b.clone()));
-    let z_major = Cond::And(Box::new(ge_abs(&z, &x)), Box::new(ge_abs(&z, &y)));
-    let y_major = ge_abs(&y, &x);
-    let by_axis = |zv: Expr, yv: Expr, xv: Expr| {
-        Expr::SelectIf(Box::new(z_major.clone()), Box::new(zv), Box::new(Expr::SelectIf(Box::new(y_major.clone()), Box::new(yv), Box::new(xv))))
-    };
-    let by_sign = |v: &Expr, pos: Expr, neg: Expr| Expr::SelectIf(Box::new(Cond::Compare(CmpOp::Ge, v.clone(), lit(0.0))), Box::new(pos), Box::new(neg));
-    let neg = |v: &Expr| un(UnOp::Neg, v.clone());
-    let tc = by_axis(neg(&y), by_sign(&y, z.clone(), neg(&z)), neg(&y));
-    let sc = by_axis(by_sign(&z, x.clone(), neg(&x)), x.clone(), by_sign(&x, neg(&z), z.clone()));
-    let ma = by_axis(bin(BinOp::Mul, z.clone(), lit(2.0)), bin(BinOp::Mul, y.clone(), lit(2.0)), bin(BinOp::Mul, x.clone(), lit(2.0)));
-    let face = by_axis(by_sign(&z, lit(4.0), lit(5.0)), by_sign(&y, lit(2.0), lit(3.0)), by_sign(&x, lit(0.0), lit(1.0)));
-    [tc, sc, ma, face]
-}
-
-/// The direction a TextureCube sample needs for the face coordinates SAMPLE takes on a cube
-/// resource: (s, t, face) with s = sc / (2|ma|) + 1.5 and t = tc / (2|ma|) + 1.5 in [1, 2] (what
-/// CUBE, RECIP_IEEE |ma| and MULADD 1.5 produce); sc = 2s − 3 and tc = 2t − 3 are exact there,
-/// and the direction puts ±1 on the face's axis. A face value other than 0-5 picks the nearest
-/// (the hardware's handling of other values is not known; the interpreter leaves it
-/// undetermined).
-fn cube_direction(s: Expr, t: Expr, face: Expr) -> Expr {
-    let sc = bin(BinOp::Sub, bin(BinOp::Mul, s, lit(2.0)), lit(3.0));
-    let tc = bin(BinOp::Sub, bin(BinOp::Mul, t, lit(2.0)), lit(3.0));
-    let neg = |v: &Expr| un(UnOp::Neg, v.clone());
-    let by_face = |v: [Expr; 6]| {
-        let [v0, v1, v2, v3, v4, v5] = v;
-        let mut acc = v5;
-        for (k, e) in [(4, v4), (3, v3), (2, v2), (1, v1), (0, v0)] {
-            let cond = Cond::Compare(CmpOp::Lt, face.clone(), lit(k as f32 + 0.5));
-            acc = Expr::SelectIf(Box::new(cond), Box::new(e), Box::new(acc));
-        }
-        acc
-    };
-    // +x (1, −tc, −sc), −x (−1, −tc, sc), +y (sc, 1, tc), −y (sc, −1, −tc), +z (sc, −tc, 1), −z (−sc, −tc, −1)
-    let x = by_face([lit(1.0), lit(-1.0), sc.clone(), sc.clone(), sc.clone(), neg(&sc)]);
-    let y = by_face([neg(&tc), neg(&tc), lit(1.0), lit(-1.0), neg(&tc), neg(&tc)]);
-    let z = by_face([neg(&sc), sc.clone(), tc.clone(), neg(&tc), lit(1.0), lit(-1.0)]);
-    Expr::Compose(Box::new([x, y, z, lit(0.0)]))
 }
 
 /// Every lane of a value computed from broadcast operands already holds the scalar; keep as is.

@@ -2,7 +2,9 @@
 //!
 //! Written from notes/xenos.md and the per-opcode pseudo-code of Xenia's `ucode.h` (the D3D9
 //! "0 × anything = 0" multiply, the rcp/rsq/log variants, `a >= b ? a : b` max, the predicate
-//! counter ops), NOT from `lower.rs`. It uses the bit-field decoder of `ucode.rs` (instruction
+//! counter ops, `cube` and tfetchCube's face coordinates as Xenia's translators read them), NOT
+//! from `lower.rs` or `formats::cube` (cube-map texel choice: `verify::cube_texel`, shared with
+//! the GX2 interpreter). It uses the bit-field decoder of `ucode.rs` (instruction
 //! layouts are facts of the encoding) and nothing of the lowering except the ABI's interpolator
 //! locations.
 //!
@@ -45,11 +47,14 @@ fn tolerance(op: &str, x: f64, r: f64) -> f64 {
     }
 }
 
-/// A 2D texture bound to a fetch-constant slot: `size`×`size` RGBA texels, rows top to bottom,
-/// sampled with nearest filtering and clamp-to-edge (one mip level).
+/// A 2D or cube texture bound to a fetch-constant slot: `size`×`size` RGBA texels, rows top to
+/// bottom (a cube map: six such faces, +x −x +y −y +z −z), sampled with nearest filtering and
+/// clamp-to-edge (one mip level). A fetch whose dimension does not match the texture is
+/// undetermined.
 #[derive(Clone, Debug)]
 pub struct Texture {
     pub size: u32,
+    pub cube: bool,
     pub texels: Vec<[f32; 4]>,
 }
 
@@ -109,6 +114,47 @@ fn kill_flag(z: V) -> Option<bool> {
     } else {
         None
     }
+}
+
+/// Xenos `cube` of the direction (x, y, z) (Xenia's ucode.h and translators): the major axis is
+/// the component of largest magnitude, z before y before x on ties (`|z| >= |x| && |z| >= |y|`,
+/// else `|y| >= |x|`); a major axis `< 0` selects the negative face (so −0 and NaN select the
+/// positive one). Result (tc, sc, 2 × major axis, face): +x (−y, −z, 0), −x (−y, z, 1),
+/// +y (z, x, 2), −y (−z, x, 3), +z (−y, x, 4), −z (−y, −x, 5). A comparison within the
+/// operands' error, or a denormal component (the host may flush it), leaves every lane
+/// undetermined.
+fn cube(x: V, y: V, z: V) -> R4 {
+    const NO: R4 = [UNKNOWN; 4];
+    if !known(&[x, y, z]) || [x, y, z].iter().any(|v| v.value != 0.0 && v.value.abs() < f32::MIN_POSITIVE) {
+        return NO;
+    }
+    let mag = |v: V| Expect { value: v.value.abs(), err: v.err };
+    let at_least = |a: V, b: V| decide(Cmp::Ge, mag(a), mag(b));
+    let axis = match (at_least(z, x), at_least(z, y)) {
+        (Some(true), Some(true)) => 2,
+        (Some(false), _) | (_, Some(false)) => match at_least(y, x) {
+            Some(true) => 1,
+            Some(false) => 0,
+            None => return NO,
+        },
+        _ => return NO,
+    };
+    let major = [x, y, z][axis];
+    let Some(negative) = decide(Cmp::Lt, major, ex(0.0)) else { return NO };
+    let (tc, sc) = match (axis, negative) {
+        (0, false) => (neg(y), neg(z)),
+        (0, true) => (neg(y), z),
+        (1, false) => (z, x),
+        (1, true) => (neg(z), x),
+        (2, false) => (neg(y), x),
+        _ => (neg(y), neg(x)),
+    };
+    let twice = if is_exact(major) {
+        ex(major.value * 2.0)
+    } else {
+        make(major.value * 2.0, false, || Some((2.0 * lo(major), 2.0 * hi(major))), 0.0)
+    };
+    [tc, sc, twice, ex((2 * axis + usize::from(negative)) as f32)]
 }
 
 fn lo(x: V) -> f64 {
@@ -178,7 +224,9 @@ fn mul(a: V, b: V) -> V {
         r,
         is_exact(a) && is_exact(b),
         || {
-            let p = [lo(a) * lo(b), lo(a) * hi(b), hi(a) * lo(b), hi(a) * hi(b), 0.0];
+            let touches_zero = (lo(a) <= 0.0 && hi(a) >= 0.0) || (lo(b) <= 0.0 && hi(b) >= 0.0);
+            let z = if touches_zero { 0.0 } else { lo(a) * lo(b) };
+            let p = [lo(a) * lo(b), lo(a) * hi(b), hi(a) * lo(b), hi(a) * hi(b), z];
             Some((p.iter().copied().fold(f64::INFINITY, f64::min), p.iter().copied().fold(f64::NEG_INFINITY, f64::max)))
         },
         0.0,
@@ -469,6 +517,7 @@ impl M<'_> {
                 let d = add(add(mul(s[0][0], s[1][0]), mul(s[0][1], s[1][1])), s[2][0]);
                 [d; 4]
             }
+            18 => cube(s[0][2], s[0][3], s[0][0]),
             19 => {
                 // max(x, y, z, w) as a chain of `a >= b ? a : b`.
                 let mut m = s[0][0];
@@ -755,8 +804,12 @@ impl M<'_> {
                     None => [UNKNOWN; 4],
                 };
                 let sw = f.tfetch_src_swizzle();
-                let (u, v) = (src[sw[0] as usize], if dim == 0 { ex(0.5) } else { src[sw[1] as usize] });
-                self.sample(f.const_index(), u, v)
+                if dim == 3 {
+                    self.sample_cube(f.const_index(), src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize])
+                } else {
+                    let (u, v) = (src[sw[0] as usize], if dim == 0 { ex(0.5) } else { src[sw[1] as usize] });
+                    self.sample(f.const_index(), u, v)
+                }
             }
             _ => [UNKNOWN; 4],
         };
@@ -783,9 +836,30 @@ impl M<'_> {
         self.write(false, f.dst_reg(), f.dst_rel(), mask, out, false);
     }
 
+    /// tfetchCube: nearest sample of a cube map at face coordinates s, t in [1, 2] (what `cube`,
+    /// rcp and mad 1.5 make) on face `face` (notes: Xenia's fetch translators clamp the face to
+    /// [0, 5] and truncate it; a NaN face is undetermined here), shared texel choice
+    /// `verify::cube_texel`.
+    fn sample_cube(&self, slot: u32, s: V, t: V, face: V) -> R4 {
+        let Some(tex) = self.s.textures.get(&slot).filter(|t| t.cube) else { return [UNKNOWN; 4] };
+        if !known(&[s, t, face]) || !s.value.is_finite() || !t.value.is_finite() || face.value.is_nan() {
+            return [UNKNOWN; 4];
+        }
+        // the face after clamping and truncation must not depend on the error
+        let pick = |x: f64| x.clamp(0.0, 5.0).floor();
+        let f = pick(f64::from(face.value));
+        if pick(lo(face)) != f || pick(hi(face)) != f {
+            return [UNKNOWN; 4];
+        }
+        match crate::verify::cube_texel(&tex.texels, tex.size, f as usize, (lo(s), hi(s)), (lo(t), hi(t))) {
+            Some(x) => x.map(ex),
+            None => [UNKNOWN; 4],
+        }
+    }
+
     /// Nearest, clamp-to-edge sample of a 2D texture at normalised (u, v).
     fn sample(&self, slot: u32, u: V, v: V) -> R4 {
-        let Some(t) = self.s.textures.get(&slot) else { return [UNKNOWN; 4] };
+        let Some(t) = self.s.textures.get(&slot).filter(|t| !t.cube) else { return [UNKNOWN; 4] };
         let n = t.size as f64;
         let texel = |c: V| -> Option<u32> {
             if !c.is_known() || !c.value.is_finite() {

@@ -12,7 +12,7 @@
 
 use super::container::{Container, DECL_USAGE_NAMES};
 use super::ucode::*;
-use crate::formats::{Family, ShaderError, Stage};
+use crate::formats::{cube, Family, ShaderError, Stage};
 use crate::ir::build::*;
 use crate::ir::*;
 use std::collections::BTreeMap;
@@ -453,7 +453,11 @@ impl<'a> Ctx<'a> {
                     SampleMode::Bias(f.lod_bias())
                 };
                 if dim == TexDim::Cube {
-                    return Err(self.err("cube texture fetch (needs the cube instruction's face/coordinate convention) is not supported"));
+                    // tfetchCube takes face coordinates (s, t, face) as `cube`, rcp and mad 1.5
+                    // make them; Xenia's fetch translators clamp the face to [0, 5] and truncate
+                    // it, then rebuild the direction (`formats::cube::cube_direction`).
+                    let face = bin(BinOp::Max, bin(BinOp::Min, lane(coord.clone(), 2), lit(5.0)), lit(0.0));
+                    coord = cube::cube_direction(lane(coord.clone(), 0), lane(coord, 1), un(UnOp::Floor, face));
                 }
                 body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode }));
                 self.fetch_store(f, &mut body);
@@ -502,7 +506,16 @@ impl<'a> Ctx<'a> {
             15 => hsum(mul_l(s[0].clone(), s[1].clone()), 4),
             16 => hsum(mul_l(s[0].clone(), s[1].clone()), 3),
             17 => bin(BinOp::Add, hsum(mul_l(s[0].clone(), s[1].clone()), 2), lane(s[2].clone(), 0)),
-            18 => return Err(self.err("vector op cube is not supported")),
+            18 => {
+                // Xenia's ucode.h / translators: the direction is src0 read as .z_xy (z = lane 0,
+                // x = lane 2, y = lane 3; the compilers write src0.zzxy, src1.yxzz and src1 is not
+                // read); result (tc, sc, 2 × major axis, face id). The same lanes, ties, face ids
+                // and table as R600's CUBE; the sign test is Xenia's `< 0` (a NaN major axis picks
+                // the positive face), see `formats::cube`.
+                let l = |k: u8| lane(s[0].clone(), k);
+                let [tc, sc, ma, face] = cube::cube(l(2), l(3), l(0), cube::SignTest::LtZeroIsNegative);
+                Expr::Compose(Box::new([tc, sc, ma, face]))
+            }
             19 => {
                 let m01 = sel(CmpOp::Ge, lane(s[0].clone(), 0), lane(s[0].clone(), 1), lane(s[0].clone(), 0), lane(s[0].clone(), 1));
                 let m2 = sel(CmpOp::Ge, m01.clone(), lane(s[0].clone(), 2), m01, lane(s[0].clone(), 2));
