@@ -53,6 +53,25 @@ fn agal_matrix_rows_past_the_register_file_are_an_error() {
     assert!(e.contains("m44 reads its matrix from v7–v10, past the register file"), "{e}");
 }
 
+/// A sampler named `shrec_re` in the constant table: the renaming of reserved names only added
+/// suffixes, so the name kept its reserved prefix and the loop never ended (a hang, found by
+/// `translate_xenos`). Run on a thread with a deadline so that a regression fails, not hangs.
+#[test]
+fn xenos_sampler_with_a_reserved_name_is_renamed() {
+    let data = input("translate_xenos-sampler-named-shrec.bin");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = data.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(translate_all(ContainerKind::Xenos, &d));
+    });
+    let r = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("translation finishes (it hung)");
+    // (its fuzzed microcode is invalid further on)
+    assert_eq!(r[0].as_ref().expect_err("rejected"), "CF 11 (endloop) without a loop");
+    let c = shrec::formats::xenos::container::parse(&data).expect("parses");
+    let names: Vec<String> = shrec::formats::xenos::lower::sampler_names(&c).into_values().collect();
+    assert!(names.iter().any(|n| n.starts_with("_shrec_re")) && !names.iter().any(|n| n.starts_with("shrec_")), "{names:?}");
+}
+
 /// ALU opcode fields are wider than the opcode tables: vector opcode 31 indexed past them.
 #[test]
 fn xenos_nonexistent_alu_opcode_is_an_error() {

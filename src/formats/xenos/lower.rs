@@ -1164,7 +1164,12 @@ pub fn sampler_names(c: &Container) -> BTreeMap<u32, String> {
     let mut used = std::collections::BTreeSet::new();
     if let Some(ct) = &c.constant_table {
         for k in ct.constants.iter().filter(|k| k.register_set == RegisterSet::Sampler) {
-            let base = sanitize(&k.name);
+            let mut base = sanitize(&k.name);
+            // `shrec_` names are reserved: renaming with suffixes alone would never leave the
+            // prefix (fuzz find: a sampler named `shrec_re` looped forever)
+            if base.starts_with("shrec_") {
+                base.insert(0, '_');
+            }
             for j in 0..k.register_count.max(1) as u32 {
                 let slot = k.register_index as u32 + j;
                 if out.contains_key(&slot) || slot >= SAMPLER_SLOTS {
@@ -1172,7 +1177,7 @@ pub fn sampler_names(c: &Container) -> BTreeMap<u32, String> {
                 }
                 let mut name = if j == 0 { base.clone() } else { format!("{base}_{j}") };
                 let mut n = 1;
-                while used.contains(&name) || name.starts_with("shrec_") || is_slot_name(&name) {
+                while used.contains(&name) || is_slot_name(&name) {
                     name = format!("{base}_{}_{n}", if j == 0 { 0 } else { j });
                     n += 1;
                 }
