@@ -56,43 +56,7 @@ fn single_op(pixel: bool, vop: u32, sop: u32, src_swizzle: [u8; 4]) -> Vec<u8> {
     if (42..=47).contains(&sop) {
         a.src[2] = Src::c(2).swz(src_swizzle);
     }
-    // Kill ops need the pixel's survival to vary: compare with c1.
-    let export = |reg: u32, from: u32| {
-        let mut e = Alu { vop: 0, sop: 50, vdst: reg, vmask: 0xF, export: true, ..Default::default() };
-        e.src = [Src::r(from), Src::c(200), Src::r(0)];
-        e.encode()
-    };
-    let mut slots = Vec::new();
-    let mut fetch = Vec::new();
-    if !pixel {
-        slots.push(asm::vfetch(0, [0, 1, 2, 3], false, false));
-        fetch.push(true);
-    }
-    slots.push(a.encode());
-    fetch.push(false);
-    let mut ex = vec![];
-    if pixel {
-        ex.push(export(0, 1));
-        ex.push(export(1, 2));
-    } else {
-        ex.push(export(62, 0));
-        ex.push(export(0, 1));
-        ex.push(export(1, 2));
-    }
-    let base = asm::cf_triples(2);
-    let cf = [asm::exec(asm::EXEC, base, &fetch, 0, false), asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; ex.len()], 0, false)];
-    slots.extend(ex);
-    let code = asm::microcode(&cf, &slots);
-    let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
-    container::write(&container::Spec {
-        vertex: !pixel,
-        microcode: &code,
-        vertex_elements: &[(base, 5, 0)],
-        interpolators: &interp,
-        ps_outputs: 3,
-        float_defs: &[],
-        int_defs: &[],
-    })
+    clause_program(pixel, vec![(a.encode(), false)])
 }
 
 /// Inputs for the per-op tests: random dyadic values and the special values (±0, ±1, ±inf, NaN,
