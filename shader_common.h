@@ -184,6 +184,13 @@ int shrec_index_round_half_up(float x) { return (int)floor(x + 0.5); }
 int shrec_index_floor(float x) { return (int)floor(x); }
 int shrec_index_trunc(float x) { return (int)x; }
 
+// Base-level size of a texture in texels, (width, height, depth, 0) with 1 for missing
+// dimensions (IR `TexSize`; Xenos getWeights). Overloads per texture type.
+float4 shrec_tex_size(Texture1D<float4> t) { uint w; t.GetDimensions(w); return float4(w, 1, 1, 0); }
+float4 shrec_tex_size(Texture2D<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
+float4 shrec_tex_size(Texture3D<float4> t) { uint w, h, d; t.GetDimensions(w, h, d); return float4(w, h, d, 0); }
+float4 shrec_tex_size(TextureCube<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
+
 // Exact operator semantics used by the IR (src/ir/mod.rs documents each one).
 #define SHREC_FLT_MAX asfloat(0x7F7FFFFFu)
 // D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.

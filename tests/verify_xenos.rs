@@ -288,6 +288,149 @@ fn cube_sample() {
     finish("cube_sample", &c, &["cube".to_string(), "tfetchCube".to_string()], 600);
 }
 
+/// `getWeights{1D,2D,3D,Cube} r1, r3.xyz, tf0` with texel `offsets` (in half texels) and
+/// unnormalised coordinates or not, after `mov r3, c1`; `mov r2, c1` beside it.
+fn weights_program(pixel: bool, dim: u32, offsets: [i32; 3], denorm: bool, dst_swizzle: [u8; 4]) -> Vec<u8> {
+    let mut copy = Alu { vop: 2, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
+    copy.src = [Src::c(1), Src::c(1), Src::r(0)];
+    let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, dst_swizzle, false, false);
+    f[0] = (f[0] & !0x1F) | 19 | (denorm as u32) << 25;
+    for (k, lo) in [16, 21, 26].into_iter().enumerate() {
+        f[2] |= (offsets[k] as u32 & 0x1F) << lo;
+    }
+    let mut m = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
+    m.src = [Src::c(1), Src::c(1), Src::r(0)];
+    clause_program(pixel, vec![(copy.encode(), false), (f, true), (m.encode(), false)])
+}
+
+/// Coordinates for getWeights: normalised ones on a 1/64 grid (texel centres, edges and
+/// between), unnormalised ones on a 1/16 grid, a few random values and the specials (NaN gives
+/// 0; ±inf NaN).
+fn weights_cases(rng: &mut Rng, bytes: &[u8], n: usize, denorm: bool) -> Vec<Case> {
+    let specials = [f32::NAN, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, 1.0, -1.0];
+    let mut cases = xenos::random_cases(rng, bytes, n, false);
+    for (k, c) in cases.iter_mut().enumerate() {
+        c.c[1] = std::array::from_fn(|_| match (k % 8, rng.below(8)) {
+            (7, _) => *rng.pick(&specials),
+            (_, 0) => xenos::random_value(rng),
+            _ if denorm => rng.range(-48, 160) as f32 / 16.0,
+            _ => rng.range(-128, 192) as f32 / 64.0,
+        });
+    }
+    cases
+}
+
+/// getWeights: `frac(coord × size + offset − 0.5)` per filtered axis (1D x, 2D and cube x y), 0
+/// for NaN and for the other axes; texture sizes 4 and 5, texel offsets, unnormalised
+/// coordinates, vertex and pixel shaders. 3D (not executed: the harness has no 3D textures) is
+/// compiled for both targets; a destination reading W (the mip lerp factor) is rejected.
+#[test]
+fn get_weights() {
+    // The GPU first: DXC loaded before lavapipe makes lavapipe's LLVM crash (seen here).
+    let Some(gpu) = gpu() else { return };
+    let lib = &gpu.dxc;
+    for pixel in [false, true] {
+        let bytes = weights_program(pixel, 2, [1, -1, 3], false, [0, 1, 2, 5]);
+        let t = shrec::formats::xenos::translate(&bytes).unwrap_or_else(|e| panic!("getWeights3D: {e}"));
+        let hlsl = shrec::hlsl::write(&t.module);
+        assert!(hlsl.contains("shrec_tex_size(g_Texture3DDescriptorHeap["), "getWeights3D reads the 3D heap's size\n{hlsl}");
+        let stage = if pixel { shrec::formats::Stage::Pixel } else { shrec::formats::Stage::Vertex };
+        for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
+            shrec::dxc::compile_with_spec_constants(lib, &hlsl, stage, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("getWeights3D {target:?}: {e}\n{hlsl}"));
+        }
+        let w = shrec::formats::xenos::translate(&weights_program(pixel, 1, [0; 3], false, [3, 1, 7, 7])).map(|_| ()).expect_err("getWeights into .w accepted");
+        assert!(w.reason.contains("getWeights") && w.reason.contains("mip lerp factor"), "{}", w.reason);
+    }
+    let mut rng = Rng::new(19);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for (dim, name) in [(0, "1D"), (1, "2D"), (3, "Cube")] {
+            for offsets in [[0, 0, 0], [1, -1, 0], [3, -4, 2]] {
+                for denorm in [false, true] {
+                    let size = if rng.chance(50) { 4 } else { 5 };
+                    let bytes = weights_program(pixel, dim, offsets, denorm, [0, 1, 2, 5]);
+                    let cases = weights_cases(&mut rng, &bytes, 32, denorm);
+                    let mut textures = BTreeMap::new();
+                    let tex = if dim == 3 { xenos::random_cube_texture(&mut rng, size) } else { xenos::random_texture(&mut rng, size) };
+                    textures.insert(0, tex);
+                    programs.push(TestProgram {
+                        name: format!("getWeights{name} offsets {offsets:?}{} size {size} ({})", if denorm { " unnormalised" } else { "" }, if pixel { "pixel" } else { "vertex" }),
+                        bytes,
+                        cases,
+                        textures,
+                        reproduce: "cargo test --release --test verify_xenos get_weights".into(),
+                    });
+                }
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("get_weights", &c, &["getWeights1D", "getWeights2D", "getWeightsCube"].map(String::from), 3000);
+}
+
+/// `tfetch{1D,2D} r1, r3.xy, tf0` with texel `offsets` (half texels) and unnormalised
+/// coordinates or not, after `mov r3, c1`; `mov r2, c1` beside it.
+fn offset_fetch_program(pixel: bool, dim: u32, offsets: [i32; 2], denorm: bool) -> Vec<u8> {
+    let mut copy = Alu { vop: 2, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
+    copy.src = [Src::c(1), Src::c(1), Src::r(0)];
+    let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, [0, 1, 2, 3], false, false);
+    f[0] |= (denorm as u32) << 25;
+    f[2] |= (offsets[0] as u32 & 0x1F) << 16 | (offsets[1] as u32 & 0x1F) << 21;
+    let mut m = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
+    m.src = [Src::c(1), Src::c(1), Src::r(0)];
+    clause_program(pixel, vec![(copy.encode(), false), (f, true), (m.encode(), false)])
+}
+
+/// tfetch1D / tfetch2D with texel offsets and unnormalised coordinates on textures whose texels
+/// all differ (column, row, random), sizes 4 and 5 (1D: 5, an odd height has a centre row),
+/// vertex and pixel shaders: coordinates a quarter texel around texel centres, including
+/// texels outside the texture (clamped); offsets and 3D / cube unnormalised fetches that the
+/// translation rejects are rejected.
+#[test]
+fn tfetch_offsets_and_unnormalised_coordinates() {
+    let Some(gpu) = gpu() else { return };
+    for dim in [2, 3] {
+        let e = shrec::formats::xenos::translate(&offset_fetch_program(true, dim, [1, 0], false)).map(|_| ()).expect_err("3D / cube offsets accepted");
+        assert!(e.reason.contains("texel offsets"), "{}", e.reason);
+    }
+    let mut rng = Rng::new(16);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for (dim, name) in [(0, "1D"), (1, "2D")] {
+            for offsets in [[0, 0], [1, -1], [3, -4], [-2, 5]] {
+                for denorm in [false, true] {
+                    if offsets == [0, 0] && !denorm {
+                        continue;
+                    }
+                    let size = if dim == 0 || rng.chance(50) { 5 } else { 4 };
+                    let bytes = offset_fetch_program(pixel, dim, offsets, denorm);
+                    let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
+                    for c in cases.iter_mut() {
+                        c.c[1] = std::array::from_fn(|k| {
+                            // a quarter texel around the centre of texel -1..=size, before the offset
+                            let t = rng.range(-1, size as i64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize];
+                            let t = t - offsets[k.min(1)] as f32 / 2.0;
+                            if denorm { t } else { t / size as f32 }
+                        });
+                    }
+                    let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
+                    let mut textures = BTreeMap::new();
+                    textures.insert(0, shrec::formats::xenos::interp::Texture { size, cube: false, texels });
+                    programs.push(TestProgram {
+                        name: format!("tfetch{name} offsets {offsets:?}{} size {size} ({})", if denorm { " unnormalised" } else { "" }, if pixel { "pixel" } else { "vertex" }),
+                        bytes,
+                        cases,
+                        textures,
+                        reproduce: "cargo test --release --test verify_xenos tfetch_offsets".into(),
+                    });
+                }
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("tfetch_offsets_and_unnormalised_coordinates", &c, &["tfetch1D", "tfetch2D"].map(String::from), 5000);
+}
+
 /// A vertex program exporting oPos = r0 and oPts (export 63) = max(r0, r0) (keeps −0) on the
 /// lanes of `opts_mask` (x point size, y edge flag, z kill vertex).
 fn opts_program(opts_mask: u32) -> Vec<u8> {

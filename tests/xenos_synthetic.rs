@@ -110,13 +110,20 @@ fn base_hlsl() -> String {
 
 #[test]
 fn unsupported_features_are_rejected_with_the_instruction() {
-    // tfetch with a texel offset (slot 2 = the tfetch2D)
-    let mut b = base();
-    let m = microcode_offset(&b) + 2 * 12;
-    let d2 = be(&b, m + 8);
-    put(&mut b, m + 8, d2 | 1 << 16);
-    let e = err(&b);
-    assert!(e.contains("slot 2 (tfetch)") && e.contains("offset"), "{e}");
+    // tfetch3D / tfetchCube with a texel offset or unnormalised coordinates (slot 2 = the
+    // tfetch2D; offsets and unnormalised coordinates of 1D / 2D fetches are translated)
+    let m = microcode_offset(&base()) + 2 * 12;
+    for (dim, name) in [(2, "tfetch3D"), (3, "tfetchCube")] {
+        for (word, bits) in [(2, 1 << 16), (0, 1 << 25)] {
+            let mut b = base();
+            let d2 = be(&b, m + 8);
+            put(&mut b, m + 8, (d2 & !(3 << 14)) | dim << 14);
+            let v = be(&b, m + 4 * word);
+            put(&mut b, m + 4 * word, v | bits);
+            let e = err(&b);
+            assert!(e.contains("slot 2 (tfetch)") && e.contains(name) && e.contains("not supported"), "{e}");
+        }
+    }
     // a fetch opcode without lowering (getGradients = 18)
     let mut b = base();
     let d0 = be(&b, m);
@@ -124,14 +131,19 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     let e = err(&b);
     assert!(e.contains("getGradients"), "{e}");
     // every auxiliary fetch opcode is named
-    for (op, name) in [(16, "getBCF"), (17, "getCompTexLOD"), (19, "getWeights"), (24, "setTexLOD"), (25, "setGradientsH"), (26, "setGradientsV")] {
+    for (op, name) in [(16, "getBCF"), (17, "getCompTexLOD"), (24, "setTexLOD"), (25, "setGradientsH"), (26, "setGradientsV")] {
         let mut b = base();
         put(&mut b, m, (d0 & !0x1F) | op);
         let e = err(&b);
         assert!(e.contains(&format!("slot 2 ({name})")) && e.contains("not supported"), "{name}: {e}");
     }
-    // register LOD, register gradients, unnormalised coordinates
-    for (word, bit, what) in [(1, 29, "register LOD"), (2, 0, "register gradients"), (0, 25, "unnormalised")] {
+    // getWeights into W (the mip lerp factor; this fetch writes xyzw)
+    let mut b = base();
+    put(&mut b, m, (d0 & !0x1F) | 19);
+    let e = err(&b);
+    assert!(e.contains("slot 2 (getWeights)") && e.contains("mip lerp factor"), "{e}");
+    // register LOD, register gradients
+    for (word, bit, what) in [(1, 29, "register LOD"), (2, 0, "register gradients")] {
         let mut b = base();
         let at = m + 4 * word;
         let v = be(&b, at);

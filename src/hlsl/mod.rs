@@ -573,6 +573,7 @@ impl Writer<'_> {
                     ),
                 }
             }
+            Expr::TexSize { tex } => format!("shrec_tex_size({})", self.m.textures[*tex as usize].tex_var),
             Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
             Expr::IntUnary(op, a) => {
                 let a = format!("asuint({})", self.expr(a));

@@ -296,6 +296,9 @@ pub enum Expr {
     Mad(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
     Sample { tex: u32, coord: Box<Expr>, mode: SampleMode },
+    /// Size of texture `tex`'s base level in texels: (width, height, depth, 0), 1 for the
+    /// dimensions the texture lacks (HLSL `GetDimensions`, through `shrec_tex_size`).
+    TexSize { tex: u32 },
     /// Per-lane select: lane `i` = `a[i] cmp b[i] ? if_true[i] : if_false[i]` (IEEE comparisons:
     /// every comparison with NaN is false except `Ne`). HLSL `select(a cmp b, t, f)`.
     Select { cmp: CmpOp, a: Box<Expr>, b: Box<Expr>, if_true: Box<Expr>, if_false: Box<Expr> },

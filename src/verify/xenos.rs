@@ -363,7 +363,9 @@ fn texture_slots(p: &Program) -> Vec<u32> {
     for cl in &p.clauses {
         for s in cl {
             if let Instr::Fetch(f) = &s.instr {
-                if f.opcode() == 1 && !out.contains(&f.const_index()) {
+                // every fetch of a texture (tfetch, getWeights, ...), not vfetch or the set* state ops
+                let reads_texture = f.opcode() != 0 && !(24..=26).contains(&f.opcode());
+                if reads_texture && !out.contains(&f.const_index()) {
                     out.push(f.const_index());
                 }
             }

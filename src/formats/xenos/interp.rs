@@ -806,10 +806,21 @@ impl M<'_> {
                 let sw = f.tfetch_src_swizzle();
                 if dim == 3 {
                     self.sample_cube(f.const_index(), src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize])
+                } else if dim == 2 {
+                    [UNKNOWN; 4]
                 } else {
-                    let (u, v) = (src[sw[0] as usize], if dim == 0 { ex(0.5) } else { src[sw[1] as usize] });
-                    self.sample(f.const_index(), u, v)
+                    self.sample(f, src[sw[0] as usize], if dim == 0 { None } else { Some(src[sw[1] as usize]) })
                 }
+            }
+            19 => {
+                let dim = f.dimension();
+                self.note(["getWeights1D", "getWeights2D", "getWeights3D", "getWeightsCube"][dim as usize]);
+                let src = match self.temp_index(f.src_reg(), f.src_rel()) {
+                    Some(i) => self.r[i],
+                    None => [UNKNOWN; 4],
+                };
+                let sw = f.tfetch_src_swizzle();
+                self.weights(f, dim, [src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize]])
             }
             _ => [UNKNOWN; 4],
         };
@@ -857,15 +868,49 @@ impl M<'_> {
         }
     }
 
-    /// Nearest, clamp-to-edge sample of a 2D texture at normalised (u, v).
-    fn sample(&self, slot: u32, u: V, v: V) -> R4 {
-        let Some(t) = self.s.textures.get(&slot).filter(|t| !t.cube) else { return [UNKNOWN; 4] };
+    /// getWeights (notes: XenosRecomp's getWeights2D, Xenia's translators): per filtered axis
+    /// (1D: x; 2D and cube: x, y; 3D: x, y, z) the fraction of `coord × size + offset − 0.5`
+    /// (without `× size` for unnormalised coordinates), 0 for a NaN coordinate; the other lanes
+    /// 0; W (the mip lerp factor) is not modelled. The size is the bound texture's (3D textures
+    /// are not modelled).
+    fn weights(&self, f: &Fetch, dim: u32, coord: [V; 3]) -> R4 {
+        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.cube == (dim == 3)) else { return [UNKNOWN; 4] };
+        let axes = match dim {
+            0 => 1,
+            2 => return [UNKNOWN; 4],
+            _ => 2,
+        };
+        let offsets = f.offsets();
+        let mut out = [ex(0.0), ex(0.0), ex(0.0), UNKNOWN];
+        for k in 0..axes {
+            let c = coord[k];
+            if !c.is_known() {
+                out[k] = UNKNOWN;
+                continue;
+            }
+            if c.value.is_nan() {
+                continue;
+            }
+            let texels = if f.coord_denorm() { c } else { mul(c, ex(tex.size as f32)) };
+            out[k] = frac_v(add(texels, ex(offsets[k] - 0.5)));
+        }
+        out
+    }
+
+    /// Nearest, clamp-to-edge sample of a 2D texture at (u, v) (1D: v = None, the texture's
+    /// vertical centre), normalised or in texels (unnormalised coordinates), moved by the
+    /// fetch's texel offsets (half texels; notes: Xenia's translators).
+    fn sample(&self, f: &Fetch, u: V, v: Option<V>) -> R4 {
+        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| !t.cube) else { return [UNKNOWN; 4] };
         let n = t.size as f64;
-        let texel = |c: V| -> Option<u32> {
+        let scale = if f.coord_denorm() { 1.0 } else { n };
+        let offsets = f.offsets();
+        let texel = |c: V, off: f32| -> Option<u32> {
             if !c.is_known() || !c.value.is_finite() {
                 return None;
             }
-            let (l, h) = (lo(c) * n, hi(c) * n);
+            // the texel position: the coordinate in texels plus the offset
+            let (l, h) = (lo(c) * scale + f64::from(off), hi(c) * scale + f64::from(off));
             // Stay clear of texel boundaries (the sampler's fixed-point coordinate rounding).
             let margin = 1.0 / 256.0;
             let (fl, fh) = ((l - margin).floor(), (h + margin).floor());
@@ -874,7 +919,13 @@ impl M<'_> {
             }
             Some(fl.clamp(0.0, n - 1.0) as u32)
         };
-        match (texel(u), texel(v)) {
+        let row = match v {
+            Some(v) => texel(v, offsets[1]),
+            // the vertical centre, normalised whatever the fetch's coordinates (undetermined for
+            // an even size: it is a texel boundary)
+            None => Some(t.size / 2).filter(|_| t.size % 2 == 1),
+        };
+        match (texel(u, offsets[0]), row) {
             (Some(x), Some(y)) => t.texels[(y * t.size + x) as usize].map(ex),
             _ => [UNKNOWN; 4],
         }

@@ -432,20 +432,40 @@ impl<'a> Ctx<'a> {
                 if f.use_reg_lod() || f.use_reg_gradients() {
                     return Err(self.err("register LOD / register gradients (setTexLOD / setGradients state) are not supported"));
                 }
-                if f.offsets() != [0.0; 3] {
-                    return Err(self.err(format!("texel offsets {:?} are not supported", f.offsets())));
-                }
-                if f.coord_denorm() {
-                    return Err(self.err("unnormalised texture coordinates are not supported"));
+                let offsets = f.offsets();
+                let shifted = offsets != [0.0; 3];
+                if (shifted || f.coord_denorm()) && matches!(dim, TexDim::D3 | TexDim::Cube) {
+                    // 3D: z is normalised for a 3D texture but a layer index for a stacked one
+                    // (the fetch constant decides); cube: the face coordinates are not texels.
+                    return Err(self.err(format!(
+                        "texel offsets / unnormalised coordinates of tfetch{} are not supported",
+                        if dim == TexDim::D3 { "3D" } else { "Cube" }
+                    )));
                 }
                 let sw = f.tfetch_src_swizzle();
                 let mut coord = self.temp_read(f.src_reg(), f.src_rel(), [sw[0], sw[1], sw[2], sw[2]], false, false);
+                let tex = self.texture(f.const_index(), dim)?;
+                if shifted || f.coord_denorm() {
+                    // To normalised coordinates in texels of the base level: (c + offset) / size
+                    // for unnormalised c, c + offset / size otherwise (Xenia's translators).
+                    let off = Expr::Literal([offsets[0], offsets[1], 0.0, 0.0]);
+                    let size = Expr::TexSize { tex };
+                    coord = if f.coord_denorm() {
+                        bin(BinOp::Div, bin(BinOp::Add, coord, off), size)
+                    } else {
+                        bin(BinOp::Add, coord, bin(BinOp::Div, off, size))
+                    };
+                    if shifted {
+                        body.push(Stmt::Comment(
+                            "tfetch texel offsets are applied in texels of the base level (a fetch from a smaller mip level shifts by that level's texels on the hardware)".into(),
+                        ));
+                    }
+                }
                 if dim == TexDim::D1 {
                     // XenosRecomp's heaps have no 1D textures: a 1D texture is a one-texel-high
                     // texture of the 2D heap, sampled at its vertical centre.
                     coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)]));
                 }
-                let tex = self.texture(f.const_index(), dim)?;
                 let mode = if self.vertex || !f.use_comp_lod() {
                     // Vertex shaders have no derivatives; UseComputedLOD=false samples the base level.
                     SampleMode::Lod(Box::new(lit(f.lod_bias())))
@@ -462,6 +482,10 @@ impl<'a> Ctx<'a> {
                 body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode }));
                 self.fetch_store(f, &mut body);
             }
+            19 => {
+                self.get_weights(f, &mut body)?;
+                self.fetch_store(f, &mut body);
+            }
             op => {
                 return Err(self.err(format!("fetch opcode {op} ({}) is not supported", f.name().unwrap_or("unknown"))));
             }
@@ -471,6 +495,38 @@ impl<'a> Ctx<'a> {
         } else {
             out.extend(body);
         }
+        Ok(())
+    }
+
+    /// getWeights{1D,2D,3D,Cube}: the bilinear lerp factors a fetch at the source coordinates
+    /// would use, `frac(coord × size + offset − 0.5)` per filtered axis (XenosRecomp's
+    /// `getWeights2D`, Xenia's translators; unnormalised coordinates skip the `× size`), 0 for a
+    /// NaN coordinate (XenosRecomp) and for the axes the dimension lacks (a cube map filters s
+    /// and t only, not the face). The size is the base level's. W, the mip lerp factor, depends
+    /// on the sampler's mip filter and the LOD, neither known here: a destination that reads it
+    /// is rejected.
+    fn get_weights(&mut self, f: &Fetch, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        if f.dst_swizzle().contains(&3) {
+            return Err(self.err("getWeights: the destination reads W, the mip lerp factor (it needs the sampler's mip filter and the LOD)"));
+        }
+        let (dim, axes) = match f.dimension() {
+            0 => (TexDim::D1, 1),
+            1 => (TexDim::D2, 2),
+            2 => (TexDim::D3, 3),
+            _ => (TexDim::Cube, 2),
+        };
+        let tex = self.texture(f.const_index(), dim)?;
+        let sw = f.tfetch_src_swizzle();
+        let coord = self.temp_read(f.src_reg(), f.src_rel(), [sw[0], sw[1], sw[2], sw[2]], false, false);
+        let texels = if f.coord_denorm() { coord.clone() } else { bin(BinOp::Mul, coord.clone(), Expr::TexSize { tex }) };
+        let off = f.offsets();
+        let shift = Expr::Literal([off[0] - 0.5, off[1] - 0.5, off[2] - 0.5, 0.0]);
+        let w = un(UnOp::Fract, bin(BinOp::Add, texels, shift));
+        out.push(Stmt::Comment(
+            "getWeights: lerp factors at the texture's base level (a fetch that samples a smaller mip level filters with that level's size)".into(),
+        ));
+        out.push(assign(FRES, 0xF, sel(CmpOp::Eq, coord.clone(), coord, w, lit(0.0))));
+        out.push(assign(FRES, 0xF & !((1 << axes) - 1), lit(0.0)));
         Ok(())
     }
 
