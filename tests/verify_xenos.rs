@@ -174,8 +174,14 @@ fn clause_program(pixel: bool, body: Vec<([u32; 3], bool)>) -> Vec<u8> {
         fetch.push(f);
     }
     let ex = if pixel { vec![export_alu(0, 1), export_alu(1, 2)] } else { vec![export_alu(62, 0), export_alu(0, 1), export_alu(1, 2)] };
-    let base = asm::cf_triples(2);
-    let cf = [asm::exec(asm::EXEC, base, &fetch, 0, false), asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; ex.len()], 0, false)];
+    // one exec per six slots (an exec's count field is 3 bits; six is what the compilers emit)
+    let clauses: Vec<&[bool]> = fetch.chunks(6).collect();
+    let base = asm::cf_triples(clauses.len() + 1);
+    let mut cf = Vec::new();
+    for (k, flags) in clauses.iter().enumerate() {
+        cf.push(asm::exec(asm::EXEC, base + 6 * k as u32, flags, 0, false));
+    }
+    cf.push(asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; ex.len()], 0, false));
     slots.extend(ex);
     let code = asm::microcode(&cf, &slots);
     let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
@@ -415,7 +421,7 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                     }
                     let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
                     let mut textures = BTreeMap::new();
-                    textures.insert(0, shrec::formats::xenos::interp::Texture { size, cube: false, texels });
+                    textures.insert(0, shrec::formats::xenos::interp::Texture { size, cube: false, texels, mips: vec![] });
                     programs.push(TestProgram {
                         name: format!("tfetch{name} offsets {offsets:?}{} size {size} ({})", if denorm { " unnormalised" } else { "" }, if pixel { "pixel" } else { "vertex" }),
                         bytes,
@@ -429,6 +435,105 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
     }
     let (c, _) = run_all(gpu, programs.into_iter());
     finish("tfetch_offsets_and_unnormalised_coordinates", &c, &["tfetch1D", "tfetch2D"].map(String::from), 5000);
+}
+
+/// A texture of `size` (a power of two) with all its mip levels, every texel distinct:
+/// (level, column, row, random) (cube maps: (level + 8 × face, column, row, random)).
+fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::interp::Texture {
+    let faces = if cube { 6 } else { 1 };
+    let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
+        let side = (size >> k).max(1);
+        (0..faces * side * side).map(|i| [(k + 8 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
+    };
+    let levels = size.trailing_zeros();
+    shrec::formats::xenos::interp::Texture { size, cube, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+}
+
+/// `mov r3, c1` … `mov r6, c4`; `setTexLOD r4.x`; `setGradientsH r5.xyz`; `setGradientsV
+/// r6.xyz`; `tfetch{1D,2D,Cube} r1, r3.xyz, tf0` with UseComputedLOD / UseRegisterLOD /
+/// UseRegisterGradients and an instruction LOD bias (in 1/16); `mov r2, c1`.
+fn register_lod_program(pixel: bool, dim: u32, comp_lod: bool, reg_lod: bool, reg_grad: bool, bias16: i32) -> Vec<u8> {
+    let copy = |dst: u32, c: u32| {
+        let mut a = Alu { vop: 2, sop: 50, vdst: dst, vmask: 0xF, ..Default::default() };
+        a.src = [Src::c(c), Src::c(c), Src::r(0)];
+        (a.encode(), false)
+    };
+    let set = |op: u32, src: u32| {
+        let mut f = asm::tfetch(0, src, [0, 1, 2], 0, 1, [7; 4], false, false);
+        f[0] = (f[0] & !0x1F) | op;
+        (f, true)
+    };
+    let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, [0, 1, 2, 3], false, false);
+    f[1] = (f[1] & !(3 << 28)) | (comp_lod as u32) << 28 | (reg_lod as u32) << 29;
+    f[2] |= reg_grad as u32 | (bias16 as u32 & 0x7F) << 2;
+    let body = vec![copy(3, 1), copy(4, 2), copy(5, 3), copy(6, 4), set(24, 4), set(25, 5), set(26, 6), (f, true), copy(2, 1)];
+    clause_program(pixel, body)
+}
+
+/// setTexLOD / setGradientsH / setGradientsV and tfetch with UseRegisterLOD and
+/// UseRegisterGradients on 8×8 textures with all mip levels (every texel distinct): explicit
+/// LOD = register LOD + bias (vertex and pixel, 1D / 2D / cube), register gradients scaled by
+/// 2^bias (1D / 2D; cube register gradients are rejected), vertex and pixel. A computed LOD
+/// from derivatives is run but not determined by the reference (it has no quad derivatives).
+#[test]
+fn register_lod_and_gradients() {
+    let Some(gpu) = gpu() else { return };
+    let e = shrec::formats::xenos::translate(&register_lod_program(true, 3, true, false, true, 0)).map(|_| ()).expect_err("cube register gradients accepted");
+    assert!(e.reason.contains("register gradients of tfetchCube"), "{}", e.reason);
+    let t = shrec::formats::xenos::translate(&register_lod_program(false, 1, true, true, true, 8)).unwrap_or_else(|e| panic!("{e}"));
+    let hlsl = shrec::hlsl::write(&t.module);
+    assert!(hlsl.contains(".SampleGrad("), "{hlsl}");
+    for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
+        shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::formats::Stage::Vertex, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("vertex register gradients {target:?}: {e}\n{hlsl}"));
+    }
+    let mut rng = Rng::new(24);
+    let mut programs = Vec::new();
+    let lods = [-2.0, -0.3, 0.2, 0.7, 1.2, 1.8, 2.3, 2.9, 3.4, 5.0];
+    for pixel in [false, true] {
+        for (dim, name) in [(0, "1D"), (1, "2D"), (3, "Cube")] {
+            // (UseComputedLOD, UseRegisterLOD, UseRegisterGradients)
+            for (comp, reg_lod, reg_grad) in [(false, true, false), (true, false, true), (true, true, true), (true, true, false)] {
+                // lavapipe (Mesa 22.3, LLVM 15) aborts compiling a vertex shader with explicit
+                // gradients ("LLVM ERROR: Cannot emit physreg copy instruction"): register
+                // gradients run in pixel shaders only (vertex: compiled by DXC, below)
+                if (dim == 3 || !pixel) && reg_grad {
+                    continue;
+                }
+                for bias16 in [0, 8, -16] {
+                    let bytes = register_lod_program(pixel, dim, comp, reg_lod, reg_grad, bias16);
+                    let mut cases = xenos::random_cases(&mut rng, &bytes, 24, false);
+                    for c in cases.iter_mut() {
+                        let centre = |rng: &mut Rng| (rng.below(8) as f32 + 0.5) / 8.0;
+                        c.c[1] = if dim == 3 { [1.0 + centre(&mut rng), 1.0 + centre(&mut rng), rng.below(6) as f32, 0.0] } else { [centre(&mut rng), centre(&mut rng), 0.0, 0.0] };
+                        c.c[2] = [*rng.pick(&lods), rng.dyadic(2, 3), 0.0, 0.0];
+                        for g in [3, 4] {
+                            let mut v = [0.0f32; 4];
+                            if !rng.chance(15) {
+                                let axes = if rng.chance(15) { 2 } else { 1 };
+                                for _ in 0..axes {
+                                    let a = rng.range(-3, 4) as i32;
+                                    v[rng.below(2) as usize] = if rng.chance(50) { -1.0 } else { 1.0 } * 2f32.powi(a) / 8.0;
+                                }
+                            }
+                            c.c[g] = v;
+                        }
+                    }
+                    let mut textures = BTreeMap::new();
+                    textures.insert(0, mip_texture(&mut rng, 8, dim == 3));
+                    let flags = format!("{}{}{}", if comp { " UseComputedLOD" } else { "" }, if reg_lod { " UseRegisterLOD" } else { "" }, if reg_grad { " UseRegisterGradients" } else { "" });
+                    programs.push(TestProgram {
+                        name: format!("tfetch{name}{flags} bias {bias16}/16 ({})", if pixel { "pixel" } else { "vertex" }),
+                        bytes,
+                        cases,
+                        textures,
+                        reproduce: "cargo test --release --test verify_xenos register_lod".into(),
+                    });
+                }
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("register_lod_and_gradients", &c, &["setTexLOD", "setGradientsH", "setGradientsV", "tfetch1D", "tfetch2D", "tfetchCube"].map(String::from), 5000);
 }
 
 /// A vertex program exporting oPos = r0 and oPts (export 63) = max(r0, r0) (keeps −0) on the
@@ -713,8 +818,8 @@ fn two_textures_distinct_heap_elements() {
     let mut cases = xenos::random_cases(&mut rng, &bytes, 2, true);
     for c in &mut cases { for m in [&mut c.slope_x, &mut c.slope_y] { for x in m.values_mut() { *x = [0.0; 4]; } } }
     let mut textures = BTreeMap::new();
-    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4] });
-    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4] });
+    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
+    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
     let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
     let (c, _) = xenos::run(gpu, &p);
     finish("two textures", &c, &[], 8);

@@ -131,7 +131,7 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     let e = err(&b);
     assert!(e.contains("getGradients"), "{e}");
     // every auxiliary fetch opcode is named
-    for (op, name) in [(16, "getBCF"), (17, "getCompTexLOD"), (24, "setTexLOD"), (25, "setGradientsH"), (26, "setGradientsV")] {
+    for (op, name) in [(16, "getBCF"), (17, "getCompTexLOD")] {
         let mut b = base();
         put(&mut b, m, (d0 & !0x1F) | op);
         let e = err(&b);
@@ -142,16 +142,6 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     put(&mut b, m, (d0 & !0x1F) | 19);
     let e = err(&b);
     assert!(e.contains("slot 2 (getWeights)") && e.contains("mip lerp factor"), "{e}");
-    // register LOD, register gradients
-    for (word, bit, what) in [(1, 29, "register LOD"), (2, 0, "register gradients")] {
-        let mut b = base();
-        let at = m + 4 * word;
-        let v = be(&b, at);
-        let v = if bit >> 8 != 0 { v | 3 << (bit & 0xFF) } else { v | 1 << bit };
-        put(&mut b, at, v);
-        let e = err(&b);
-        assert!(e.contains("slot 2 (tfetch)") && e.contains(what) && e.contains("not supported"), "{what}: {e}");
-    }
     // memory export from a pixel shader (slot 4: mul oC0 → eA, export register 32)
     let mut b = base();
     let a = microcode_offset(&b) + 4 * 12;

@@ -73,6 +73,7 @@ pub fn texture_specs(module: &Module, mut data: impl FnMut(usize) -> (bool, u32,
                 cube,
                 size,
                 texels,
+                mips: vec![],
             }
         })
         .collect()

@@ -52,7 +52,7 @@ pub struct UniformSpec {
 
 /// A texture bound for the whole job: RGBA32F texels, `size`×`size` (×6 faces for a cube map,
 /// faces in Vulkan layer order +X −X +Y −Y +Z −Z), rows top to bottom. Sampled with nearest
-/// filtering, clamp-to-edge, one mip level.
+/// filtering (mip levels too: nearest level), clamp-to-edge.
 #[derive(Clone, Debug)]
 pub struct TextureSpec {
     pub texture: Slot,
@@ -60,6 +60,9 @@ pub struct TextureSpec {
     pub cube: bool,
     pub size: u32,
     pub texels: Vec<[f32; 4]>,
+    /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` square, faces as level 0 (empty: one
+    /// level).
+    pub mips: Vec<Vec<[f32; 4]>>,
 }
 
 /// One vertex-shader invocation: attribute values by location, and the contents of each uniform
@@ -413,6 +416,7 @@ impl Gpu {
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
         cube: bool,
+        levels: u32,
     ) -> Result<usize, String> {
         let d = &self.device;
         unsafe {
@@ -421,7 +425,7 @@ impl Gpu {
                 .image_type(vk::ImageType::TYPE_2D)
                 .format(format)
                 .extent(vk::Extent3D { width: extent.0, height: extent.1, depth: 1 })
-                .mip_levels(1)
+                .mip_levels(levels)
                 .array_layers(layers)
                 .samples(vk::SampleCountFlags::TYPE_1)
                 .tiling(vk::ImageTiling::OPTIMAL)
@@ -614,9 +618,27 @@ impl Gpu {
         let mut next_element: BTreeMap<(Slot, i32), u32> = BTreeMap::new();
         for t in textures {
             let layers = if t.cube { 6 } else { 1 };
-            let expected = (t.size * t.size * layers) as usize;
-            if t.texels.len() != expected {
-                return Err(format!("texture at {:?} has {} texels, expected {expected}", t.texture, t.texels.len()));
+            let levels: Vec<&Vec<[f32; 4]>> = std::iter::once(&t.texels).chain(&t.mips).collect();
+            let mut regions = Vec::new();
+            let mut offset = 0usize;
+            for (k, texels) in levels.iter().enumerate() {
+                let side = (t.size >> k).max(1);
+                let expected = (side * side * layers) as usize;
+                if texels.len() != expected {
+                    return Err(format!("texture at {:?} level {k} has {} texels, expected {expected}", t.texture, texels.len()));
+                }
+                regions.push(
+                    vk::BufferImageCopy::default()
+                        .buffer_offset(offset as u64 * 16)
+                        .image_subresource(vk::ImageSubresourceLayers {
+                            aspect_mask: vk::ImageAspectFlags::COLOR,
+                            mip_level: k as u32,
+                            base_array_layer: 0,
+                            layer_count: layers,
+                        })
+                        .image_extent(vk::Extent3D { width: side, height: side, depth: 1 }),
+                );
+                offset += expected;
             }
             let img = self.image(
                 s,
@@ -626,21 +648,15 @@ impl Gpu {
                 vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
                 vk::ImageAspectFlags::COLOR,
                 t.cube,
+                levels.len() as u32,
             )?;
-            let staging = self.buffer(s, (expected * 16) as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
-            self.write_f32s(s, staging, 0, &t.texels);
+            let staging = self.buffer(s, (offset * 16) as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
+            let all: Vec<[f32; 4]> = levels.iter().flat_map(|l| l.iter().copied()).collect();
+            self.write_f32s(s, staging, 0, &all);
             let image = s.images[img].image;
             unsafe {
                 barrier(d, cmd, image, vk::ImageAspectFlags::COLOR, layers, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
-                let region = vk::BufferImageCopy::default()
-                    .image_subresource(vk::ImageSubresourceLayers {
-                        aspect_mask: vk::ImageAspectFlags::COLOR,
-                        mip_level: 0,
-                        base_array_layer: 0,
-                        layer_count: layers,
-                    })
-                    .image_extent(vk::Extent3D { width: t.size, height: t.size, depth: 1 });
-                d.cmd_copy_buffer_to_image(cmd, s.buffers[staging].buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
+                d.cmd_copy_buffer_to_image(cmd, s.buffers[staging].buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &regions);
                 barrier(
                     d,
                     cmd,
@@ -661,7 +677,7 @@ impl Gpu {
                         .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
                         .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
                         .min_lod(0.0)
-                        .max_lod(0.0),
+                        .max_lod(t.mips.len() as f32),
                     None,
                 )
             }
@@ -976,6 +992,7 @@ impl Gpu {
                 vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
                 vk::ImageAspectFlags::COLOR,
                 false,
+                1,
             )?);
         }
         let ds_aspect = vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL;
@@ -987,6 +1004,7 @@ impl Gpu {
             vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
             ds_aspect,
             false,
+            1,
         )?;
         let vs = self.module(s, &vs_spirv)?;
         let fs = self.module(s, job.spirv)?;
@@ -1138,7 +1156,13 @@ impl Gpu {
 }
 
 fn range(aspect: vk::ImageAspectFlags, layers: u32) -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange { aspect_mask: aspect, base_mip_level: 0, level_count: 1, base_array_layer: 0, layer_count: layers }
+    vk::ImageSubresourceRange {
+        aspect_mask: aspect,
+        base_mip_level: 0,
+        level_count: vk::REMAINING_MIP_LEVELS,
+        base_array_layer: 0,
+        layer_count: layers,
+    }
 }
 
 fn layers(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceLayers {

@@ -450,7 +450,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
         };
         // 2D textures in the 2D heap (set 0), cube maps in the cube heap (set 2)
         let set = if tex.cube { 2 } else { 0 };
-        textures.push(TextureSpec { texture: Slot { set, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: tex.cube, size: tex.size, texels: tex.texels.clone() });
+        textures.push(TextureSpec { texture: Slot { set, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: tex.cube, size: tex.size, texels: tex.texels.clone(), mips: tex.mips.clone() });
         slot_textures.insert(*s, tex.clone());
     }
     let cubes = textures.iter().filter(|t| t.cube).count() as u32;
@@ -679,7 +679,7 @@ pub fn random_vec(rng: &mut Rng) -> [f32; 4] {
 /// A `size`×`size` texture of a few distinct values (so comparisons of texels tie and differ).
 pub fn random_texture(rng: &mut Rng, size: u32) -> Texture {
     let palette: Vec<[f32; 4]> = (0..3).map(|_| std::array::from_fn(|_| rng.dyadic(0, 3).abs())).collect();
-    Texture { size, cube: false, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect() }
+    Texture { size, cube: false, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect(), mips: vec![] }
 }
 
 /// A cube map of `size`×`size` faces whose texels all differ: (face, column, row, random), so a
@@ -691,7 +691,7 @@ pub fn random_cube_texture(rng: &mut Rng, size: u32) -> Texture {
             [f as f32, (r % size) as f32, (r / size) as f32, rng.dyadic(0, 3)]
         })
         .collect();
-    Texture { size, cube: true, texels }
+    Texture { size, cube: true, texels, mips: vec![] }
 }
 
 /// Random cases for any container: constants, vertex-element values, interpolators (texture-range

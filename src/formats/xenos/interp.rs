@@ -56,6 +56,8 @@ pub struct Texture {
     pub size: u32,
     pub cube: bool,
     pub texels: Vec<[f32; 4]>,
+    /// Mip levels 1, 2, … (level k: `max(size >> k, 1)` square); sampled with the nearest level.
+    pub mips: Vec<Vec<[f32; 4]>>,
 }
 
 /// Inputs and uniform state of one invocation (vertex) or one pixel.
@@ -387,6 +389,10 @@ struct M<'a> {
     killed: Option<bool>,
     executed: BTreeSet<String>,
     undetermined: bool,
+    /// Fetch state: the register LOD (setTexLOD) and the gradients (setGradientsH / V).
+    reg_lod: V,
+    grad_h: [V; 3],
+    grad_v: [V; 3],
 }
 
 impl M<'_> {
@@ -804,12 +810,11 @@ impl M<'_> {
                     None => [UNKNOWN; 4],
                 };
                 let sw = f.tfetch_src_swizzle();
-                if dim == 3 {
-                    self.sample_cube(f.const_index(), src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize])
-                } else if dim == 2 {
-                    [UNKNOWN; 4]
-                } else {
-                    self.sample(f, src[sw[0] as usize], if dim == 0 { None } else { Some(src[sw[1] as usize]) })
+                match self.level(f, dim) {
+                    None => [UNKNOWN; 4],
+                    Some(level) if dim == 3 => self.sample_cube(f.const_index(), level, src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize]),
+                    Some(_) if dim == 2 => [UNKNOWN; 4],
+                    Some(level) => self.sample(f, level, src[sw[0] as usize], if dim == 0 { None } else { Some(src[sw[1] as usize]) }),
                 }
             }
             19 => {
@@ -821,6 +826,21 @@ impl M<'_> {
                 };
                 let sw = f.tfetch_src_swizzle();
                 self.weights(f, dim, [src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize]])
+            }
+            24..=26 => {
+                let name = ["setTexLOD", "setGradientsH", "setGradientsV"][f.opcode() as usize - 24];
+                self.note(name);
+                let src = match self.temp_index(f.src_reg(), f.src_rel()) {
+                    Some(i) => self.r[i],
+                    None => [UNKNOWN; 4],
+                };
+                let sw = f.tfetch_src_swizzle().map(|c| src[c as usize]);
+                match f.opcode() {
+                    24 => self.reg_lod = sw[0],
+                    25 => self.grad_h = sw,
+                    _ => self.grad_v = sw,
+                }
+                return;
             }
             _ => [UNKNOWN; 4],
         };
@@ -847,12 +867,59 @@ impl M<'_> {
         self.write(false, f.dst_reg(), f.dst_rel(), mask, out, false);
     }
 
+    /// The mip level a tfetch samples (notes: Xenia's translators; Vulkan's nearest-level rule
+    /// `ceil(λ + 0.5) − 1` with λ clamped to the texture's levels): λ = the LOD bias (the
+    /// instruction's, plus the register LOD with UseRegisterLOD) for an explicit LOD; with
+    /// register gradients (UseComputedLOD and UseRegisterGradients) log2 of the larger of the
+    /// two gradients' lengths in texels, scaled by 2^bias. None when it is not determined: a
+    /// computed LOD from derivatives (pixel shaders), a gradient with two non-zero components
+    /// (hosts approximate the length differently), λ within 1/16 of a level boundary, or an
+    /// unknown register value. A texture without mips is always level 0.
+    fn level(&self, f: &Fetch, dim: u32) -> Option<usize> {
+        let tex = self.s.textures.get(&f.const_index())?;
+        if tex.mips.is_empty() {
+            return Some(0);
+        }
+        let exact = |v: V| if v.is_known() && v.err == 0.0 && v.value.is_finite() { Some(f64::from(v.value)) } else { None };
+        let bias = f64::from(f.lod_bias()) + if f.use_reg_lod() { exact(self.reg_lod)? } else { 0.0 };
+        let computed = f.use_comp_lod() && (!self.vertex || f.use_reg_gradients());
+        let lambda = if !computed {
+            bias
+        } else if f.use_reg_gradients() && dim != 3 {
+            let axes = if dim == 0 { 1 } else { dim as usize + 1 };
+            let texels = if f.coord_denorm() { 1.0 } else { f64::from(tex.size) };
+            let length = |g: &[V; 3]| -> Option<f64> {
+                let lanes: Vec<f64> = g[..axes].iter().map(|&v| exact(v)).collect::<Option<_>>()?;
+                let nonzero: Vec<f64> = lanes.into_iter().filter(|x| *x != 0.0).collect();
+                match nonzero[..] {
+                    [] => Some(0.0),
+                    [x] => Some(x.abs() * texels),
+                    _ => None,
+                }
+            };
+            let rho = length(&self.grad_h)?.max(length(&self.grad_v)?) * bias.exp2();
+            if rho == 0.0 {
+                return Some(0);
+            }
+            rho.log2()
+        } else {
+            return None;
+        };
+        let top = tex.mips.len() as f64;
+        let clamped = lambda.clamp(0.0, top);
+        if clamped > 0.0 && clamped < top && ((clamped - clamped.floor()) - 0.5).abs() < 1.0 / 16.0 {
+            return None;
+        }
+        Some(((clamped + 0.5).ceil() - 1.0).max(0.0) as usize)
+    }
+
     /// tfetchCube: nearest sample of a cube map at face coordinates s, t in [1, 2] (what `cube`,
     /// rcp and mad 1.5 make) on face `face` (notes: Xenia's fetch translators clamp the face to
     /// [0, 5] and truncate it; a NaN face is undetermined here), shared texel choice
     /// `verify::cube_texel`.
-    fn sample_cube(&self, slot: u32, s: V, t: V, face: V) -> R4 {
+    fn sample_cube(&self, slot: u32, level: usize, s: V, t: V, face: V) -> R4 {
         let Some(tex) = self.s.textures.get(&slot).filter(|t| t.cube) else { return [UNKNOWN; 4] };
+        let (texels, size) = level_texels(tex, level);
         if !known(&[s, t, face]) || !s.value.is_finite() || !t.value.is_finite() || face.value.is_nan() {
             return [UNKNOWN; 4];
         }
@@ -862,7 +929,7 @@ impl M<'_> {
         if pick(lo(face)) != f || pick(hi(face)) != f {
             return [UNKNOWN; 4];
         }
-        match crate::verify::cube_texel(&tex.texels, tex.size, f as usize, (lo(s), hi(s)), (lo(t), hi(t))) {
+        match crate::verify::cube_texel(texels, size, f as usize, (lo(s), hi(s)), (lo(t), hi(t))) {
             Some(x) => x.map(ex),
             None => [UNKNOWN; 4],
         }
@@ -900,17 +967,19 @@ impl M<'_> {
     /// Nearest, clamp-to-edge sample of a 2D texture at (u, v) (1D: v = None, the texture's
     /// vertical centre), normalised or in texels (unnormalised coordinates), moved by the
     /// fetch's texel offsets (half texels; notes: Xenia's translators).
-    fn sample(&self, f: &Fetch, u: V, v: Option<V>) -> R4 {
+    fn sample(&self, f: &Fetch, level: usize, u: V, v: Option<V>) -> R4 {
         let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| !t.cube) else { return [UNKNOWN; 4] };
-        let n = t.size as f64;
-        let scale = if f.coord_denorm() { 1.0 } else { n };
+        let (texels, side) = level_texels(t, level);
+        let (base, n) = (t.size as f64, side as f64);
+        let scale = if f.coord_denorm() { 1.0 } else { base };
         let offsets = f.offsets();
         let texel = |c: V, off: f32| -> Option<u32> {
             if !c.is_known() || !c.value.is_finite() {
                 return None;
             }
-            // the texel position: the coordinate in texels plus the offset
-            let (l, h) = (lo(c) * scale + f64::from(off), hi(c) * scale + f64::from(off));
+            // the texel position: the coordinate plus the offset in base-level texels, then in
+            // texels of the level sampled
+            let (l, h) = ((lo(c) * scale + f64::from(off)) * n / base, (hi(c) * scale + f64::from(off)) * n / base);
             // Stay clear of texel boundaries (the sampler's fixed-point coordinate rounding).
             let margin = 1.0 / 256.0;
             let (fl, fh) = ((l - margin).floor(), (h + margin).floor());
@@ -923,10 +992,10 @@ impl M<'_> {
             Some(v) => texel(v, offsets[1]),
             // the vertical centre, normalised whatever the fetch's coordinates (undetermined for
             // an even size: it is a texel boundary)
-            None => Some(t.size / 2).filter(|_| t.size % 2 == 1),
+            None => Some(side / 2).filter(|_| side % 2 == 1),
         };
         match (texel(u, offsets[0]), row) {
-            (Some(x), Some(y)) => t.texels[(y * t.size + x) as usize].map(ex),
+            (Some(x), Some(y)) => texels[(y * side + x) as usize].map(ex),
             _ => [UNKNOWN; 4],
         }
     }
@@ -984,6 +1053,14 @@ fn loop_constant(c: &Container, s: &State, id: u32) -> Option<(i32, i32, i32)> {
 const MAX_LOOP_DEPTH: usize = 4;
 const MAX_CALL_DEPTH: usize = 4;
 
+/// The texels and side of mip level `level` of a texture (0 = the base level).
+fn level_texels(t: &Texture, level: usize) -> (&[[f32; 4]], u32) {
+    match level {
+        0 => (&t.texels, t.size),
+        k => (&t.mips[k - 1], (t.size >> k).max(1)),
+    }
+}
+
 /// Runs a program for one invocation / pixel.
 pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
     let vertex = c.is_vertex();
@@ -1000,6 +1077,9 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         killed: Some(false),
         executed: BTreeSet::new(),
         undetermined: false,
+        reg_lod: ex(0.0),
+        grad_h: [ex(0.0); 3],
+        grad_v: [ex(0.0); 3],
     };
     if !vertex {
         for ip in &c.interpolators {

@@ -38,7 +38,11 @@ const REL_SCRATCH: u32 = 85;
 /// The vertex shader's export 63 (oPts): x = point size, y = edge flag, z = kill vertex. Kept
 /// in a temp and turned into host outputs by the vertex epilogue.
 const OPTS: u32 = 86;
-const TEMP_COUNT: u32 = 87;
+/// Texture-fetch state: xyz = horizontal gradients (setGradientsH), w = register LOD
+/// (setTexLOD); and the vertical gradients (setGradientsV). Zero until set.
+const GRAD_H_LOD: u32 = 87;
+const GRAD_V: u32 = 88;
+const TEMP_COUNT: u32 = 89;
 /// Xenos temps relative addressing can reach (r0-r63).
 const GPRS: u32 = 64;
 
@@ -429,8 +433,8 @@ impl<'a> Ctx<'a> {
                     2 => TexDim::D3,
                     _ => TexDim::Cube,
                 };
-                if f.use_reg_lod() || f.use_reg_gradients() {
-                    return Err(self.err("register LOD / register gradients (setTexLOD / setGradients state) are not supported"));
+                if f.use_reg_gradients() && f.use_comp_lod() && dim == TexDim::Cube {
+                    return Err(self.err("register gradients of tfetchCube (given in cube space) are not supported"));
                 }
                 let offsets = f.offsets();
                 let shifted = offsets != [0.0; 3];
@@ -466,12 +470,7 @@ impl<'a> Ctx<'a> {
                     // texture of the 2D heap, sampled at its vertical centre.
                     coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)]));
                 }
-                let mode = if self.vertex || !f.use_comp_lod() {
-                    // Vertex shaders have no derivatives; UseComputedLOD=false samples the base level.
-                    SampleMode::Lod(Box::new(lit(f.lod_bias())))
-                } else {
-                    SampleMode::Bias(f.lod_bias())
-                };
+                let mode = self.sample_mode(f, dim, tex);
                 if dim == TexDim::Cube {
                     // tfetchCube takes face coordinates (s, t, face) as `cube`, rcp and mad 1.5
                     // make them; Xenia's fetch translators clamp the face to [0, 5] and truncate
@@ -486,6 +485,17 @@ impl<'a> Ctx<'a> {
                 self.get_weights(f, &mut body)?;
                 self.fetch_store(f, &mut body);
             }
+            24..=26 => {
+                // setTexLOD (source x → the register LOD), setGradientsH / V (source xyz): state
+                // for later fetches with UseRegisterLOD / UseRegisterGradients (Xenia).
+                let sw = f.tfetch_src_swizzle();
+                let (reg, mask, swizzle) = match f.opcode() {
+                    24 => (GRAD_H_LOD, 0x8, [sw[0]; 4]),
+                    25 => (GRAD_H_LOD, 0x7, [sw[0], sw[1], sw[2], sw[2]]),
+                    _ => (GRAD_V, 0x7, [sw[0], sw[1], sw[2], sw[2]]),
+                };
+                body.push(assign(reg, mask, self.temp_read(f.src_reg(), f.src_rel(), swizzle, false, false)));
+            }
             op => {
                 return Err(self.err(format!("fetch opcode {op} ({}) is not supported", f.name().unwrap_or("unknown"))));
             }
@@ -496,6 +506,36 @@ impl<'a> Ctx<'a> {
             out.extend(body);
         }
         Ok(())
+    }
+
+    /// How a tfetch picks its LOD (Xenia's translators): the LOD bias is the instruction's plus,
+    /// with UseRegisterLOD, the register LOD (setTexLOD). A computed LOD (UseComputedLOD in a
+    /// pixel shader, or with UseRegisterGradients in any shader) applies the bias to the
+    /// derivatives, or to the register gradients (setGradientsH / V, scaled by 2^bias;
+    /// unnormalised coordinates' gradients are in texels); otherwise the LOD is the bias itself.
+    /// The fetch constant's own LOD bias is not part of XenosRecomp's ABI and is not applied.
+    fn sample_mode(&self, f: &Fetch, dim: TexDim, tex: u32) -> SampleMode {
+        let bias = if f.use_reg_lod() { bin(BinOp::Add, lane(t(GRAD_H_LOD), 3), lit(f.lod_bias())) } else { lit(f.lod_bias()) };
+        let computed = f.use_comp_lod() && (!self.vertex || f.use_reg_gradients());
+        if !computed {
+            return SampleMode::Lod(Box::new(bias));
+        }
+        if !f.use_reg_gradients() {
+            return if f.use_reg_lod() { SampleMode::BiasExpr(Box::new(bias)) } else { SampleMode::Bias(f.lod_bias()) };
+        }
+        let scale = un(UnOp::Exp2, bias);
+        let gradient = |reg: u32| {
+            let mut g = bin(BinOp::Mul, swz(t(reg), [0, 1, 2, 2]), scale.clone());
+            if f.coord_denorm() {
+                g = bin(BinOp::Div, g, Expr::TexSize { tex });
+            }
+            if dim == TexDim::D1 {
+                // the 2D heap's one-texel-high texture: no vertical change
+                g = Expr::Compose(Box::new([lane(g, 0), lit(0.0), lit(0.0), lit(0.0)]));
+            }
+            Box::new(g)
+        };
+        SampleMode::Grad(gradient(GRAD_H_LOD), gradient(GRAD_V))
     }
 
     /// getWeights{1D,2D,3D,Cube}: the bilinear lerp factors a fetch at the source coordinates
