@@ -297,16 +297,22 @@ fn cube_sample() {
 /// `getWeights{1D,2D,3D,Cube} r1, r3.xyz, tf0` with texel `offsets` (in half texels) and
 /// unnormalised coordinates or not, after `mov r3, c1`; `mov r2, c1` beside it.
 fn weights_program(pixel: bool, dim: u32, offsets: [i32; 3], denorm: bool, dst_swizzle: [u8; 4]) -> Vec<u8> {
-    let mut copy = Alu { vop: 2, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
-    copy.src = [Src::c(1), Src::c(1), Src::r(0)];
     let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, dst_swizzle, false, false);
     f[0] = (f[0] & !0x1F) | 19 | (denorm as u32) << 25;
     for (k, lo) in [16, 21, 26].into_iter().enumerate() {
         f[2] |= (offsets[k] as u32 & 0x1F) << lo;
     }
-    let mut m = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
-    m.src = [Src::c(1), Src::c(1), Src::r(0)];
-    clause_program(pixel, vec![(copy.encode(), false), (f, true), (m.encode(), false)])
+    one_fetch_program(pixel, f)
+}
+
+/// `mov r3, c1`; the fetch `f` (reading r3, writing r1); `mov r2, c1`.
+fn one_fetch_program(pixel: bool, f: [u32; 3]) -> Vec<u8> {
+    let copy = |dst: u32| {
+        let mut a = Alu { vop: 2, sop: 50, vdst: dst, vmask: 0xF, ..Default::default() };
+        a.src = [Src::c(1), Src::c(1), Src::r(0)];
+        a.encode()
+    };
+    clause_program(pixel, vec![(copy(3), false), (f, true), (copy(2), false)])
 }
 
 /// Coordinates for getWeights: normalised ones on a 1/64 grid (texel centres, edges and
@@ -356,16 +362,9 @@ fn get_weights() {
                     let size = if rng.chance(50) { 4 } else { 5 };
                     let bytes = weights_program(pixel, dim, offsets, denorm, [0, 1, 2, 5]);
                     let cases = weights_cases(&mut rng, &bytes, 32, denorm);
-                    let mut textures = BTreeMap::new();
                     let tex = if dim == 3 { xenos::random_cube_texture(&mut rng, size) } else { xenos::random_texture(&mut rng, size) };
-                    textures.insert(0, tex);
-                    programs.push(TestProgram {
-                        name: format!("getWeights{name} offsets {offsets:?}{} size {size} ({})", if denorm { " unnormalised" } else { "" }, if pixel { "pixel" } else { "vertex" }),
-                        bytes,
-                        cases,
-                        textures,
-                        reproduce: "cargo test --release --test verify_xenos get_weights".into(),
-                    });
+                    let what = format!("getWeights{name} offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
+                    programs.push(textured_program(what, pixel, bytes, cases, tex, "get_weights"));
                 }
             }
         }
@@ -374,17 +373,25 @@ fn get_weights() {
     finish("get_weights", &c, &["getWeights1D", "getWeights2D", "getWeightsCube"].map(String::from), 3000);
 }
 
+/// A test program with one texture on tf0, named `what (vertex|pixel)`, reproduced by `cargo
+/// test … verify_xenos FILTER`.
+fn textured_program(what: String, pixel: bool, bytes: Vec<u8>, cases: Vec<Case>, tex: shrec::formats::xenos::interp::Texture, filter: &str) -> TestProgram {
+    TestProgram {
+        name: format!("{what} ({})", if pixel { "pixel" } else { "vertex" }),
+        bytes,
+        cases,
+        textures: BTreeMap::from([(0, tex)]),
+        reproduce: format!("cargo test --release --test verify_xenos {filter}"),
+    }
+}
+
 /// `tfetch{1D,2D} r1, r3.xy, tf0` with texel `offsets` (half texels) and unnormalised
 /// coordinates or not, after `mov r3, c1`; `mov r2, c1` beside it.
 fn offset_fetch_program(pixel: bool, dim: u32, offsets: [i32; 2], denorm: bool) -> Vec<u8> {
-    let mut copy = Alu { vop: 2, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
-    copy.src = [Src::c(1), Src::c(1), Src::r(0)];
     let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, [0, 1, 2, 3], false, false);
     f[0] |= (denorm as u32) << 25;
     f[2] |= (offsets[0] as u32 & 0x1F) << 16 | (offsets[1] as u32 & 0x1F) << 21;
-    let mut m = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
-    m.src = [Src::c(1), Src::c(1), Src::r(0)];
-    clause_program(pixel, vec![(copy.encode(), false), (f, true), (m.encode(), false)])
+    one_fetch_program(pixel, f)
 }
 
 /// tfetch1D / tfetch2D with texel offsets and unnormalised coordinates on textures whose texels
@@ -420,15 +427,9 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                         });
                     }
                     let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
-                    let mut textures = BTreeMap::new();
-                    textures.insert(0, shrec::formats::xenos::interp::Texture { size, cube: false, texels, mips: vec![] });
-                    programs.push(TestProgram {
-                        name: format!("tfetch{name} offsets {offsets:?}{} size {size} ({})", if denorm { " unnormalised" } else { "" }, if pixel { "pixel" } else { "vertex" }),
-                        bytes,
-                        cases,
-                        textures,
-                        reproduce: "cargo test --release --test verify_xenos tfetch_offsets".into(),
-                    });
+                    let tex = shrec::formats::xenos::interp::Texture { size, cube: false, texels, mips: vec![] };
+                    let what = format!("tfetch{name} offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
+                    programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch_offsets"));
                 }
             }
         }
@@ -518,16 +519,9 @@ fn register_lod_and_gradients() {
                             c.c[g] = v;
                         }
                     }
-                    let mut textures = BTreeMap::new();
-                    textures.insert(0, mip_texture(&mut rng, 8, dim == 3));
+                    let tex = mip_texture(&mut rng, 8, dim == 3);
                     let flags = format!("{}{}{}", if comp { " UseComputedLOD" } else { "" }, if reg_lod { " UseRegisterLOD" } else { "" }, if reg_grad { " UseRegisterGradients" } else { "" });
-                    programs.push(TestProgram {
-                        name: format!("tfetch{name}{flags} bias {bias16}/16 ({})", if pixel { "pixel" } else { "vertex" }),
-                        bytes,
-                        cases,
-                        textures,
-                        reproduce: "cargo test --release --test verify_xenos register_lod".into(),
-                    });
+                    programs.push(textured_program(format!("tfetch{name}{flags} bias {bias16}/16"), pixel, bytes, cases, tex, "register_lod"));
                 }
             }
         }

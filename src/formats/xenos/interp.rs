@@ -805,36 +805,24 @@ impl M<'_> {
             1 => {
                 let dim = f.dimension();
                 self.note(["tfetch1D", "tfetch2D", "tfetch3D", "tfetchCube"][dim as usize]);
-                let src = match self.temp_index(f.src_reg(), f.src_rel()) {
-                    Some(i) => self.r[i],
-                    None => [UNKNOWN; 4],
-                };
-                let sw = f.tfetch_src_swizzle();
+                let [s, t, r] = self.fetch_source(f);
                 match self.level(f, dim) {
                     None => [UNKNOWN; 4],
-                    Some(level) if dim == 3 => self.sample_cube(f.const_index(), level, src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize]),
+                    Some(level) if dim == 3 => self.sample_cube(f.const_index(), level, s, t, r),
                     Some(_) if dim == 2 => [UNKNOWN; 4],
-                    Some(level) => self.sample(f, level, src[sw[0] as usize], if dim == 0 { None } else { Some(src[sw[1] as usize]) }),
+                    Some(level) => self.sample(f, level, s, if dim == 0 { None } else { Some(t) }),
                 }
             }
             19 => {
                 let dim = f.dimension();
                 self.note(["getWeights1D", "getWeights2D", "getWeights3D", "getWeightsCube"][dim as usize]);
-                let src = match self.temp_index(f.src_reg(), f.src_rel()) {
-                    Some(i) => self.r[i],
-                    None => [UNKNOWN; 4],
-                };
-                let sw = f.tfetch_src_swizzle();
-                self.weights(f, dim, [src[sw[0] as usize], src[sw[1] as usize], src[sw[2] as usize]])
+                let coord = self.fetch_source(f);
+                self.weights(f, dim, coord)
             }
             24..=26 => {
                 let name = ["setTexLOD", "setGradientsH", "setGradientsV"][f.opcode() as usize - 24];
                 self.note(name);
-                let src = match self.temp_index(f.src_reg(), f.src_rel()) {
-                    Some(i) => self.r[i],
-                    None => [UNKNOWN; 4],
-                };
-                let sw = f.tfetch_src_swizzle().map(|c| src[c as usize]);
+                let sw = self.fetch_source(f);
                 match f.opcode() {
                     24 => self.reg_lod = sw[0],
                     25 => self.grad_h = sw,
@@ -865,6 +853,15 @@ impl M<'_> {
             }
         }
         self.write(false, f.dst_reg(), f.dst_rel(), mask, out, false);
+    }
+
+    /// A texture fetch's source register read through its three-lane source swizzle.
+    fn fetch_source(&mut self, f: &Fetch) -> [V; 3] {
+        let src = match self.temp_index(f.src_reg(), f.src_rel()) {
+            Some(i) => self.r[i],
+            None => [UNKNOWN; 4],
+        };
+        f.tfetch_src_swizzle().map(|c| src[c as usize])
     }
 
     /// The mip level a tfetch samples (notes: Xenia's translators; Vulkan's nearest-level rule
