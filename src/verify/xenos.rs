@@ -324,6 +324,30 @@ fn pixel_state(c: &Container, case: &Case, p: usize, textures: &BTreeMap<u32, Te
     s
 }
 
+/// getGradients results of a quad (pixels 0 1 / 2 3, x to the right, y down) from the sources
+/// its four pixels recorded: ddx = right − left, ddy = bottom − top, determined when every
+/// pixel executed the same number of getGradients, the values are exact and finite and the
+/// quad's values lie on a plane (then coarse and fine derivatives agree).
+fn quad_gradients(runs: &[interp::Outcome]) -> Vec<[Expect; 4]> {
+    let n = runs[0].gradient_sources.len();
+    if runs.iter().any(|r| r.gradient_sources.len() != n) {
+        return Vec::new();
+    }
+    (0..n)
+        .map(|k| {
+            let d = |lane: usize| -> Option<(f32, f32)> {
+                let v: Vec<f32> = runs.iter().map(|r| r.gradient_sources[k][lane]).map(|e| (e.is_known() && e.err == 0.0 && e.value.is_finite()).then_some(e.value)).collect::<Option<_>>()?;
+                let (dx, dy) = (v[1] - v[0], v[2] - v[0]);
+                (v[3] - v[2] == dx && v[3] - v[1] == dy && dx.is_finite() && dy.is_finite()).then_some((dx, dy))
+            };
+            match (d(0), d(1)) {
+                (Some((xx, xy)), Some((yx, yy))) => [xx, xy, yx, yy].map(Expect::exact),
+                _ => [Expect::UNKNOWN; 4],
+            }
+        })
+        .collect()
+}
+
 fn state_common(c: &Container, case: &Case, textures: &BTreeMap<u32, Texture>) -> State {
     State {
         c: constants(c, case),
@@ -334,6 +358,7 @@ fn state_common(c: &Container, case: &Case, textures: &BTreeMap<u32, Texture>) -
         interpolators: BTreeMap::new(),
         textures: textures.clone(),
         half_pixel_offset: [0.0; 2],
+        gradients: Vec::new(),
     }
 }
 
@@ -363,8 +388,9 @@ fn texture_slots(p: &Program) -> Vec<u32> {
     for cl in &p.clauses {
         for s in cl {
             if let Instr::Fetch(f) = &s.instr {
-                // every fetch of a texture (tfetch, getWeights, ...), not vfetch or the set* state ops
-                let reads_texture = f.opcode() != 0 && !(24..=26).contains(&f.opcode());
+                // every fetch of a texture (tfetch, getWeights, ...), not vfetch, getGradients or
+                // the set* state ops
+                let reads_texture = !matches!(f.opcode(), 0 | 18 | 24..=26);
                 if reads_texture && !out.contains(&f.const_index()) {
                     out.push(f.const_index());
                 }
@@ -617,9 +643,17 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
         };
         for (q, g) in got.iter().enumerate() {
             let mut bad = String::new();
+            let mut runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures))).collect();
+            if runs.iter().any(|r| !r.gradient_sources.is_empty()) {
+                // getGradients: the quad's derivatives, then every pixel again with them
+                let gradients = quad_gradients(&runs);
+                runs = (0..4)
+                    .map(|p| interp::run(&c, &prog, &State { gradients: gradients.clone(), ..pixel_state(&c, &t.cases[q], p, t_textures) }))
+                    .collect();
+            }
             for (p, gp) in g.iter().enumerate() {
-                let r = interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures));
-                note(&r, &mut extra);
+                let r = &runs[p];
+                note(r, &mut extra);
                 if !cmp.flag(gp.written, r.written) {
                     let _ = writeln!(bad, "  pixel {p}: gpu written={}, reference written={:?}", gp.written, r.written);
                 }

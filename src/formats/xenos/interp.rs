@@ -81,6 +81,9 @@ pub struct State {
     pub textures: BTreeMap<u32, Texture>,
     /// XenosRecomp's g_HalfPixelOffset (vertex epilogue).
     pub half_pixel_offset: [f32; 2],
+    /// Pixel shaders: the result of the k-th getGradients this pixel executes, when the harness
+    /// has worked it out from the quad's `Outcome::gradient_sources` (a second run).
+    pub gradients: Vec<R4>,
 }
 
 #[derive(Clone, Debug)]
@@ -100,6 +103,9 @@ pub struct Outcome {
     /// Outcomes of every cexec_pred / exec_pred condition evaluated (for coverage checks).
     pub pred_exec_outcomes: Vec<bool>,
     pub steps: u64,
+    /// Pixel shaders: the source (x, y) of every getGradients executed, in order; the quad's
+    /// four lists give the derivatives (see `State::gradients`).
+    pub gradient_sources: Vec<[V; 2]>,
 }
 
 /// The kill-vertex test of an oPts.z value: any of bits 0-30 set (±0 keeps the vertex; every
@@ -393,6 +399,7 @@ struct M<'a> {
     reg_lod: V,
     grad_h: [V; 3],
     grad_v: [V; 3],
+    gradient_sources: Vec<[V; 2]>,
 }
 
 impl M<'_> {
@@ -813,6 +820,19 @@ impl M<'_> {
                     Some(level) => self.sample(f, level, s, if dim == 0 { None } else { Some(t) }),
                 }
             }
+            18 => {
+                // (ddx(s.x), ddy(s.x), ddx(s.y), ddy(s.y)) of the source (Xenia's translators),
+                // computed by the harness from the quad; vertex shaders have none: 0.
+                self.note("getGradients");
+                if self.vertex {
+                    [ex(0.0); 4]
+                } else {
+                    let [x, y, _] = self.fetch_source(f);
+                    let k = self.gradient_sources.len();
+                    self.gradient_sources.push([x, y]);
+                    self.s.gradients.get(k).copied().unwrap_or([UNKNOWN; 4])
+                }
+            }
             19 => {
                 let dim = f.dimension();
                 self.note(["getWeights1D", "getWeights2D", "getWeights3D", "getWeightsCube"][dim as usize]);
@@ -1077,6 +1097,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         reg_lod: ex(0.0),
         grad_h: [ex(0.0); 3],
         grad_v: [ex(0.0); 3],
+        gradient_sources: Vec::new(),
     };
     if !vertex {
         for ip in &c.interpolators {
@@ -1236,5 +1257,6 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         runaway,
         pred_exec_outcomes,
         steps,
+        gradient_sources: m.gradient_sources,
     }
 }

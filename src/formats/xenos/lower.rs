@@ -481,6 +481,22 @@ impl<'a> Ctx<'a> {
                 body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode }));
                 self.fetch_store(f, &mut body);
             }
+            18 => {
+                // getGradients (Xenia's translators): (ddx(s.x), ddy(s.x), ddx(s.y), ddy(s.y)) of
+                // the source; vertex shaders have no derivatives: 0. Computed outside the
+                // predicate (derivatives need the whole quad), stored under it.
+                let sw = f.tfetch_src_swizzle();
+                let value = if self.vertex {
+                    lit(0.0)
+                } else {
+                    let x = self.temp_read(f.src_reg(), f.src_rel(), [sw[0]; 4], false, false);
+                    let y = self.temp_read(f.src_reg(), f.src_rel(), [sw[1]; 4], false, false);
+                    let d = |op: UnOp, v: &Expr| lane(un(op, v.clone()), 0);
+                    Expr::Compose(Box::new([d(UnOp::Ddx, &x), d(UnOp::Ddy, &x), d(UnOp::Ddx, &y), d(UnOp::Ddy, &y)]))
+                };
+                out.push(assign(FRES, 0xF, value));
+                self.fetch_store(f, &mut body);
+            }
             19 => {
                 self.get_weights(f, &mut body)?;
                 self.fetch_store(f, &mut body);
