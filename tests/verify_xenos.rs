@@ -530,45 +530,58 @@ fn register_lod_and_gradients() {
     finish("register_lod_and_gradients", &c, &["setTexLOD", "setGradientsH", "setGradientsV", "tfetch1D", "tfetch2D", "tfetchCube"].map(String::from), 5000);
 }
 
-/// `add r3, r0, -r0.wzyx` (r0: the interpolator in pixel shaders, the vertex input in vertex
-/// shaders); `getGradients r1, r3.<swizzle>`; `mov r2, r3`. The source is made from the
-/// interpolator only: lavapipe shades a harness quad as two triangles, so a hardware quad holds
-/// helper invocations, and lavapipe's buffer loads (the constants' `vk::RawBufferLoad`) give 0
-/// in helper invocations (seen here: ddx of `r0 × c1 + c2` came out as ±the value).
-fn gradients_program(pixel: bool, src_swizzle: [u8; 3]) -> Vec<u8> {
-    let mut add = Alu { vop: 0, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
-    add.src = [Src::r(0), Src::r(0).swz([3, 2, 1, 0]).neg(), Src::r(0)];
+/// `mad r3, r0, c1, c2` (r0: the interpolator in pixel shaders, the vertex input in vertex
+/// shaders; c1, c2 from the constant buffer, so a helper invocation that loaded them wrongly
+/// would show in the derivatives) or, with `from_constants` false, `add r3, r0, -r0.wzyx`;
+/// `getGradients r1, r3.<swizzle>`; `mov r2, r3`.
+fn gradients_program(pixel: bool, src_swizzle: [u8; 3], from_constants: bool) -> Vec<u8> {
+    let source = if from_constants {
+        let mut mad = Alu { vop: 11, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
+        mad.src = [Src::r(0), Src::c(1), Src::c(2)];
+        mad
+    } else {
+        let mut add = Alu { vop: 0, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
+        add.src = [Src::r(0), Src::r(0).swz([3, 2, 1, 0]).neg(), Src::r(0)];
+        add
+    };
     let mut f = asm::tfetch(1, 3, src_swizzle, 0, 1, [0, 1, 2, 3], false, false);
     f[0] = (f[0] & !0x1F) | 18;
     let mut copy = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
     copy.src = [Src::r(3), Src::r(3), Src::r(0)];
-    clause_program(pixel, vec![(add.encode(), false), (f, true), (copy.encode(), false)])
+    clause_program(pixel, vec![(source.encode(), false), (f, true), (copy.encode(), false)])
 }
 
 /// getGradients: (ddx(s.x), ddy(s.x), ddx(s.y), ddy(s.y)) of a value that is linear across the
-/// quad (lanes of an interpolator added), pixel shaders; 0 in vertex shaders. The
-/// reference takes the derivatives from the quad's four runs (`quad_gradients`).
+/// quad (an interpolator times and plus constants, or lanes of it added), pixel shaders; 0 in
+/// vertex shaders. The reference takes the derivatives from the quad's four runs
+/// (`quad_gradients`).
 #[test]
 fn get_gradients() {
     let Some(gpu) = gpu() else { return };
-    std::fs::write("/tmp/gg.bin", gradients_program(true, [0, 1, 2])).unwrap();
     let mut rng = Rng::new(18);
     let mut programs = Vec::new();
     for pixel in [false, true] {
-        for swizzle in [[0, 1, 2], [2, 3, 0], [1, 1, 3]] {
-            let bytes = gradients_program(pixel, swizzle);
-            let cases = xenos::random_cases(&mut rng, &bytes, 32, true);
-            programs.push(TestProgram {
-                name: format!("getGradients r3.{} ({})", swizzle.map(|c| ['x', 'y', 'z', 'w'][c as usize]).iter().collect::<String>(), if pixel { "pixel" } else { "vertex" }),
-                bytes,
-                cases,
-                textures: BTreeMap::new(),
-                reproduce: "cargo test --release --test verify_xenos get_gradients".into(),
-            });
+        for from_constants in [true, false] {
+            for swizzle in [[0, 1, 2], [2, 3, 0], [1, 1, 3]] {
+                let bytes = gradients_program(pixel, swizzle, from_constants);
+                let cases = xenos::random_cases(&mut rng, &bytes, 32, true);
+                programs.push(TestProgram {
+                    name: format!(
+                        "getGradients r3.{} of {} ({})",
+                        swizzle.map(|c| ['x', 'y', 'z', 'w'][c as usize]).iter().collect::<String>(),
+                        if from_constants { "r0 × c1 + c2" } else { "r0 − r0.wzyx" },
+                        if pixel { "pixel" } else { "vertex" }
+                    ),
+                    bytes,
+                    cases,
+                    textures: BTreeMap::new(),
+                    reproduce: "cargo test --release --test verify_xenos get_gradients".into(),
+                });
+            }
         }
     }
     let (c, _) = run_all(gpu, programs.into_iter());
-    finish("get_gradients", &c, &["getGradients".to_string()], 2000);
+    finish("get_gradients", &c, &["getGradients".to_string()], 4000);
 }
 
 /// A vertex program exporting oPos = r0 and oPts (export 63) = max(r0, r0) (keeps −0) on the

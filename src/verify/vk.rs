@@ -7,14 +7,15 @@
 //!   writes its input — `SV_Position` and `TEXCOORD0..N-1` at locations 0..N-1 — into a storage
 //!   buffer; rasterisation is discarded.
 //! - [`FragmentJob`]: the shader under test is the fragment stage; a harness vertex shader (HLSL,
-//!   same compiler) draws one 2×2-pixel square per [`FragmentQuad`] into RGBA32F colour targets and
+//!   same compiler) draws one 2×2-pixel square per [`FragmentQuad`] (one triangle scissored to the
+//!   square: all four pixels are real invocations, none a helper) into RGBA32F colour targets and
 //!   a D32_SFLOAT_S8_UINT depth/stencil target. Varyings are affine in x and y, so every pixel gets
 //!   exactly `base + i·slope_x + j·slope_y` when the values are dyadic (see [`FragmentQuad`]).
 //!   The stencil buffer records which pixels were written (discard leaves 0).
 //!
 //! Per-invocation constants use dynamic uniform-buffer offsets (one draw per invocation or quad, all
 //! in one command buffer, one submit per job). Textures are per job: RGBA32F, nearest filtering,
-//! clamp-to-edge, one mip level.
+//! clamp-to-edge, the mip levels the [`TextureSpec`] gives.
 
 use crate::dxc::{self, DxcLib, Target};
 use crate::formats::Stage;
@@ -953,24 +954,32 @@ impl Gpu {
             Some(p) => Some(self.address_blocks(s, p, n)?),
             None => None,
         };
-        // Vertex buffer: 6 vertices per quad: position (clip space, D3D +y up) then the varyings.
+        // Vertex buffer: one triangle per quad, position (clip space, D3D +y up) then the
+        // varyings. The triangle covers the whole 2×2 square and the scissor cuts it to the square:
+        // all four pixels belong to one primitive, so none is a helper invocation (two triangles
+        // per square made the other triangle's pixels helpers, whose memory loads lavapipe skips).
+        // The triangle reaches 2 pixels past its square, so the viewport is larger than the
+        // target (clipping at the viewport would split the triangles of the last column and row
+        // again): twice as large, a power of two like the target, so that clip-space positions
+        // stay dyadic and the varyings come out exact.
+        let (vw, vh) = (2 * w, 2 * h);
         let nv = job.varyings as usize;
         let vstride = (1 + nv) * 16;
-        let vb = self.buffer(s, (n * 6 * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        let vb = self.buffer(s, (n * 3 * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
         for (q, quad) in job.quads.iter().enumerate() {
             let (qx, qy) = ((q % quads_per_row) as f32 * 2.0, (q / quads_per_row) as f32 * 2.0);
             // Corners in pixel units relative to the quad's top-left pixel centre.
-            for (k, &(cx, cy)) in [(0.0f32, 0.0f32), (2.0, 0.0), (0.0, 2.0), (2.0, 0.0), (2.0, 2.0), (0.0, 2.0)].iter().enumerate() {
+            for (k, &(cx, cy)) in [(0.0f32, 0.0f32), (4.0, 0.0), (0.0, 4.0)].iter().enumerate() {
                 let mut vals = Vec::with_capacity(1 + nv);
                 let (px, py) = (qx + cx, qy + cy);
-                vals.push([px * 2.0 / w as f32 - 1.0, 1.0 - py * 2.0 / h as f32, 0.0, 1.0]);
+                vals.push([px * 2.0 / vw as f32 - 1.0, 1.0 - py * 2.0 / vh as f32, 0.0, 1.0]);
                 let (di, dj) = (cx - 0.5, cy - 0.5);
                 let get = |v: &Vec<[f32; 4]>, l: usize| v.get(l).copied().unwrap_or([0.0; 4]);
                 for l in 0..nv {
                     let (b, sx, sy) = (get(&quad.base, l), get(&quad.slope_x, l), get(&quad.slope_y, l));
                     vals.push(std::array::from_fn(|c| b[c] + di * sx[c] + dj * sy[c]));
                 }
-                self.write_f32s(s, vb, (q * 6 + k) * vstride, &vals);
+                self.write_f32s(s, vb, (q * 3 + k) * vstride, &vals);
             }
             for &(u, buf, stride) in &dynamic {
                 let data = quad.uniforms.get(u).map(Vec::as_slice).unwrap_or(&[]);
@@ -1021,7 +1030,7 @@ impl Gpu {
             .collect();
         let vi = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attrs);
         let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-        let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: w as f32, height: h as f32, min_depth: 0.0, max_depth: 1.0 }];
+        let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: vw as f32, height: vh as f32, min_depth: 0.0, max_depth: 1.0 }];
         let scissors = [vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: w, height: h } }];
         let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
         let rs = vk::PipelineRasterizationStateCreateInfo::default()
@@ -1050,6 +1059,8 @@ impl Gpu {
             .map(|_| vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA))
             .collect();
         let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
+        let dynamic_states = [vk::DynamicState::SCISSOR];
+        let dyn_info = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
         let formats: Vec<vk::Format> = (0..colour_count).map(|_| vk::Format::R32G32B32A32_SFLOAT).collect();
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
             .color_attachment_formats(&formats)
@@ -1064,6 +1075,7 @@ impl Gpu {
             .multisample_state(&ms)
             .depth_stencil_state(&dss)
             .color_blend_state(&cb)
+            .dynamic_state(&dyn_info)
             .layout(s.pipeline_layout)
             .push_next(&mut rendering);
         s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
@@ -1112,7 +1124,10 @@ impl Gpu {
                 if let Some(pc) = &pushed {
                     d.cmd_push_constants(cmd, s.pipeline_layout, push_stages, 0, &pc[q]);
                 }
-                d.cmd_draw(cmd, 6, 1, (q * 6) as u32, 0);
+                let (qx, qy) = ((q % quads_per_row) as i32 * 2, (q / quads_per_row) as i32 * 2);
+                let square = vk::Rect2D { offset: vk::Offset2D { x: qx, y: qy }, extent: vk::Extent2D { width: 2, height: 2 } };
+                d.cmd_set_scissor(cmd, 0, &[square]);
+                d.cmd_draw(cmd, 3, 1, (q * 3) as u32, 0);
             }
             d.cmd_end_rendering(cmd);
             let extent = vk::Extent3D { width: w, height: h, depth: 1 };

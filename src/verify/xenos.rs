@@ -388,10 +388,7 @@ fn texture_slots(p: &Program) -> Vec<u32> {
     for cl in &p.clauses {
         for s in cl {
             if let Instr::Fetch(f) = &s.instr {
-                // every fetch of a texture (tfetch, getWeights, ...), not vfetch, getGradients or
-                // the set* state ops
-                let reads_texture = !matches!(f.opcode(), 0 | 18 | 24..=26);
-                if reads_texture && !out.contains(&f.const_index()) {
+                if f.reads_texture() && !out.contains(&f.const_index()) {
                     out.push(f.const_index());
                 }
             }

@@ -398,6 +398,18 @@ impl<'a> Ctx<'a> {
         self.temp_write(f.dst_reg(), f.dst_rel(), mask, value, false, out);
     }
 
+    /// The texture fetch's source coordinates: three lanes by the fetch's source swizzle (W
+    /// repeats Z; no fetch reads a fourth coordinate).
+    fn fetch_source_xyz(&self, f: &Fetch) -> Expr {
+        let sw = f.tfetch_src_swizzle();
+        self.temp_read(f.src_reg(), f.src_rel(), [sw[0], sw[1], sw[2], sw[2]], false, false)
+    }
+
+    /// One source lane of a texture fetch, broadcast to all four lanes.
+    fn fetch_source_lane(&self, f: &Fetch, l: usize) -> Expr {
+        self.temp_read(f.src_reg(), f.src_rel(), [f.tfetch_src_swizzle()[l]; 4], false, false)
+    }
+
     fn fetch(&mut self, f: &Fetch, address: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let mut body = Vec::new();
         match f.opcode() {
@@ -427,12 +439,7 @@ impl<'a> Ctx<'a> {
                 self.fetch_store(f, &mut body);
             }
             1 => {
-                let dim = match f.dimension() {
-                    0 => TexDim::D1,
-                    1 => TexDim::D2,
-                    2 => TexDim::D3,
-                    _ => TexDim::Cube,
-                };
+                let dim = fetch_dim(f);
                 if f.use_reg_gradients() && f.use_comp_lod() && dim == TexDim::Cube {
                     return Err(self.err("register gradients of tfetchCube (given in cube space) are not supported"));
                 }
@@ -446,8 +453,7 @@ impl<'a> Ctx<'a> {
                         if dim == TexDim::D3 { "3D" } else { "Cube" }
                     )));
                 }
-                let sw = f.tfetch_src_swizzle();
-                let mut coord = self.temp_read(f.src_reg(), f.src_rel(), [sw[0], sw[1], sw[2], sw[2]], false, false);
+                let mut coord = self.fetch_source_xyz(f);
                 let tex = self.texture(f.const_index(), dim)?;
                 if shifted || f.coord_denorm() {
                     // To normalised coordinates in texels of the base level: (c + offset) / size
@@ -485,12 +491,11 @@ impl<'a> Ctx<'a> {
                 // getGradients (Xenia's translators): (ddx(s.x), ddy(s.x), ddx(s.y), ddy(s.y)) of
                 // the source; vertex shaders have no derivatives: 0. Computed outside the
                 // predicate (derivatives need the whole quad), stored under it.
-                let sw = f.tfetch_src_swizzle();
                 let value = if self.vertex {
                     lit(0.0)
                 } else {
-                    let x = self.temp_read(f.src_reg(), f.src_rel(), [sw[0]; 4], false, false);
-                    let y = self.temp_read(f.src_reg(), f.src_rel(), [sw[1]; 4], false, false);
+                    let x = self.fetch_source_lane(f, 0);
+                    let y = self.fetch_source_lane(f, 1);
                     let d = |op: UnOp, v: &Expr| lane(un(op, v.clone()), 0);
                     Expr::Compose(Box::new([d(UnOp::Ddx, &x), d(UnOp::Ddy, &x), d(UnOp::Ddx, &y), d(UnOp::Ddy, &y)]))
                 };
@@ -504,13 +509,12 @@ impl<'a> Ctx<'a> {
             24..=26 => {
                 // setTexLOD (source x → the register LOD), setGradientsH / V (source xyz): state
                 // for later fetches with UseRegisterLOD / UseRegisterGradients (Xenia).
-                let sw = f.tfetch_src_swizzle();
-                let (reg, mask, swizzle) = match f.opcode() {
-                    24 => (GRAD_H_LOD, 0x8, [sw[0]; 4]),
-                    25 => (GRAD_H_LOD, 0x7, [sw[0], sw[1], sw[2], sw[2]]),
-                    _ => (GRAD_V, 0x7, [sw[0], sw[1], sw[2], sw[2]]),
+                let (reg, mask, value) = match f.opcode() {
+                    24 => (GRAD_H_LOD, 0x8, self.fetch_source_lane(f, 0)),
+                    25 => (GRAD_H_LOD, 0x7, self.fetch_source_xyz(f)),
+                    _ => (GRAD_V, 0x7, self.fetch_source_xyz(f)),
                 };
-                body.push(assign(reg, mask, self.temp_read(f.src_reg(), f.src_rel(), swizzle, false, false)));
+                body.push(assign(reg, mask, value));
             }
             op => {
                 return Err(self.err(format!("fetch opcode {op} ({}) is not supported", f.name().unwrap_or("unknown"))));
@@ -565,15 +569,15 @@ impl<'a> Ctx<'a> {
         if f.dst_swizzle().contains(&3) {
             return Err(self.err("getWeights: the destination reads W, the mip lerp factor (it needs the sampler's mip filter and the LOD)"));
         }
-        let (dim, axes) = match f.dimension() {
-            0 => (TexDim::D1, 1),
-            1 => (TexDim::D2, 2),
-            2 => (TexDim::D3, 3),
-            _ => (TexDim::Cube, 2),
+        let dim = fetch_dim(f);
+        // the axes the texture filters: a cube map filters s and t only, not the face
+        let axes = match dim {
+            TexDim::D1 => 1,
+            TexDim::D3 => 3,
+            TexDim::D2 | TexDim::Cube => 2,
         };
         let tex = self.texture(f.const_index(), dim)?;
-        let sw = f.tfetch_src_swizzle();
-        let coord = self.temp_read(f.src_reg(), f.src_rel(), [sw[0], sw[1], sw[2], sw[2]], false, false);
+        let coord = self.fetch_source_xyz(f);
         let texels = if f.coord_denorm() { coord.clone() } else { bin(BinOp::Mul, coord.clone(), Expr::TexSize { tex }) };
         let off = f.offsets();
         let shift = Expr::Literal([off[0] - 0.5, off[1] - 0.5, off[2] - 0.5, 0.0]);
@@ -1246,6 +1250,16 @@ fn r11g11b10(raw: Expr) -> Expr {
     let signs = Expr::IntUnary(IntUnOp::UintToFloat, Box::new(ib(IntBinOp::And, x, Expr::Bits([0x400, 0x20_0000, 0x8000_0000, 0]))));
     let sign = sel(CmpOp::Gt, signs, lit(0.0), lit(-1.0), lit(0.0));
     bin(BinOp::Add, sign, magnitude)
+}
+
+/// The texture dimension a texture fetch (tfetch, getWeights) names.
+fn fetch_dim(f: &Fetch) -> TexDim {
+    match f.dimension() {
+        0 => TexDim::D1,
+        1 => TexDim::D2,
+        2 => TexDim::D3,
+        _ => TexDim::Cube,
+    }
 }
 
 fn heap_suffix(dim: TexDim) -> &'static str {

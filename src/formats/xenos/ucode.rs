@@ -167,6 +167,12 @@ impl Fetch {
     pub fn name(&self) -> Option<&'static str> {
         FETCH_NAMES.iter().find(|(o, _)| *o == self.opcode()).map(|(_, n)| *n)
     }
+    /// Whether the fetch reads the texture its fetch constant names (tfetch, getBCF,
+    /// getCompTexLOD, getWeights): not vfetch, getGradients (source derivatives only) or the
+    /// set* ops (sampler state for later fetches).
+    pub fn reads_texture(&self) -> bool {
+        !matches!(self.opcode(), 0 | 18 | 24..=26)
+    }
     pub fn src_reg(&self) -> u32 {
         bf(self.d[0], 5, 6)
     }
