@@ -8,6 +8,7 @@
 //! - `cargo test --release --test verify_xenos`
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_xenos -- --ignored long_fuzz --nocapture --test-threads=1`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture`
+//!   (`SHREC_FUZZ_DUMP=FILE` also writes the program's container to FILE)
 
 mod common;
 
@@ -769,7 +770,7 @@ fn fuzz_fixed_seed() {
         assert!(CF_NAMES.contains(&cf));
         must.push(cf.into());
     }
-    must.extend(["vfetch", "tfetch2D", "tfetch1D", "predicated", "relative", "saturate", "b16+", "run-time loop constant"].map(String::from));
+    must.extend(["vfetch", "tfetch2D", "tfetch1D", "tfetchCube", "getWeights1D", "getWeights2D", "getGradients", "predicated", "relative", "saturate", "b16+", "run-time loop constant"].map(String::from));
     finish("fuzz_fixed_seed", &c, &must, 20_000);
 }
 
@@ -782,7 +783,7 @@ fn fuzz_fixed_seed() {
 #[test]
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };
-    let (c, _) = run_all(gpu, [(1, 34), (1, 133), (1, 146), (1, 280), (1, 613)].into_iter().map(|(s, i)| gen::program(s, i)));
+    let (c, _) = run_all(gpu, [(1, 34), (1, 133), (1, 146), (1, 280), (1, 613)].into_iter().map(|(s, i)| gen::recorded_program(s, i)));
     finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into()], 50);
 }
 
@@ -816,6 +817,10 @@ fn fuzz_one() {
     let Some(gpu) = gpu() else { return };
     let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
     let p = gen::program(fuzz_seed(), index);
+    if let Ok(path) = std::env::var("SHREC_FUZZ_DUMP") {
+        // the container, for `shrec hlsl` / `shrec disasm` (e.g. when lavapipe itself crashes)
+        std::fs::write(&path, &p.bytes).unwrap();
+    }
     println!("{}", shrec::formats::xenos::disasm(&p.bytes).unwrap_or_default());
     let (c, _) = xenos::run(gpu, &p);
     for r in &c.reports {

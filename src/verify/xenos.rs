@@ -838,14 +838,32 @@ pub mod gen {
     }
 
     /// A random program: vertex or pixel, 1-5 blocks of random ALU instructions (and texture
-    /// fetches in pixel programs), control flow from {exec, cexec bN, cexec_pred, forward
-    /// (predicated / boolean / unconditional) jmp, loop over a literal `defi`}, then exports.
+    /// fetches in pixel programs: tfetch1D/2D/Cube with offsets, unnormalised coordinates or an
+    /// LOD bias, getWeights; getGradients in the first clause), control flow from {exec, cexec
+    /// bN, cexec_pred, forward (predicated / boolean / unconditional) jmp, loop over a literal
+    /// `defi`}, then exports.
     pub fn program(seed: u64, index: u64) -> TestProgram {
+        program_with(seed, index, true)
+    }
+
+    /// The program as the generator made it before the fetch variants existed (the programs of
+    /// `fuzz_regressions` were recorded then).
+    pub fn recorded_program(seed: u64, index: u64) -> TestProgram {
+        program_with(seed, index, false)
+    }
+
+    fn program_with(seed: u64, index: u64, fetch_variants: bool) -> TestProgram {
         let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(index));
         let pixel = rng.chance(50);
         // Features added after seeds were recorded (call/ret, run-time loop constants, b16+) draw
         // from their own stream, so the main stream of earlier programs is unchanged.
         let mut rng2 = Rng::new(seed.wrapping_mul(0xA24B_AED4_963E_E407).wrapping_add(index).wrapping_add(0x5EED));
+        // The fetch variants (added later still) draw from a third stream.
+        let mut rng3 = Rng::new(seed.wrapping_mul(0x3C6E_F372_FE94_F82B).wrapping_add(index).wrapping_add(0xFE7C));
+        // A cube program samples the cube map only: lavapipe (Mesa 22.3, LLVM 15) segfaults in
+        // LLVM's EarlyCSE compiling some pixel shaders that sample a 2D texture and a cube map
+        // (e.g. `tfetch2D r2, r0.xy, tf0` + `tfetchCube r1, r0.xyz, tf1`; see README).
+        let cube_program = fetch_variants && pixel && rng3.chance(15);
         let mut cf: Vec<CfEntry> = Vec::new(); // (cf word w/o address, clause)
         let mut int_defs = Vec::new();
         let mut next_loop_id = 0u32;
@@ -872,6 +890,16 @@ pub mod gen {
         init.src = [Src::r(0), Src::c(0), Src::r(rng.below(ninputs as u64) as u32).swz([rng.below(4) as u8, 0, 0, 0])];
         first.push(init.encode());
         first_fetch.push(false);
+        if fetch_variants && rng3.chance(25) {
+            // getGradients of an input or of r7 in the first clause, which every pixel of a quad
+            // runs (derivatives in divergent control flow are undefined).
+            let src = if rng3.chance(70) { rng3.below(ninputs as u64) as u32 } else { 7 };
+            let sw = [rng3.below(4) as u8, rng3.below(4) as u8, 0];
+            let mut g = asm::tfetch(rng3.below(TEMPS as u64) as u32, src, sw, 0, 1, [0, 1, 2, 3], rng3.chance(20), rng3.chance(50));
+            g[0] = g[0] & !0x1F | 18;
+            first.push(g);
+            first_fetch.push(true);
+        }
         cf.push((asm::exec(asm::EXEC, 0, &first_fetch, 0, false), Some(first), first_fetch.clone()));
         let blocks = 1 + rng.below(5);
         for _ in 0..blocks {
@@ -885,7 +913,11 @@ pub mod gen {
                     let dim = if rng.chance(20) { 0 } else { 1 };
                     let dsw = if rng.chance(70) { [0, 1, 2, 3] } else { std::array::from_fn(|_| *rng.pick(&[0u8, 1, 2, 3, 4, 5, 7])) };
                     let pred = rng.chance(15);
-                    clause.push(asm::tfetch(rng.below(TEMPS as u64) as u32, rng.below(TEMPS as u64) as u32, [rng.below(4) as u8, rng.below(4) as u8, 0], slot, dim, dsw, pred, rng.chance(50)));
+                    let mut f = asm::tfetch(rng.below(TEMPS as u64) as u32, rng.below(TEMPS as u64) as u32, [rng.below(4) as u8, rng.below(4) as u8, 0], slot, dim, dsw, pred, rng.chance(50));
+                    if fetch_variants {
+                        fetch_variant(&mut rng3, &mut f, &mut textures, cube_program);
+                    }
+                    clause.push(f);
                     fetch.push(true);
                 } else {
                     clause.push(alu(&mut rng, pixel, true).encode());
@@ -1095,6 +1127,35 @@ pub mod gen {
             }
         }
         TestProgram { name: format!("fuzz seed {seed} #{index}"), bytes, cases, textures, reproduce: reproduce_command(seed, index) }
+    }
+
+    /// Turns a generated `tfetch{1D,2D}` into one of the later fetch forms (or leaves it): texel
+    /// offsets, unnormalised coordinates, an LOD bias (the random textures have one level, so it
+    /// must not change the texel), getWeights (destination not reading W, which is rejected); in
+    /// a cube program every other fetch becomes tfetchCube of the cube map in slot 2 (source z
+    /// picks the face).
+    fn fetch_variant(rng: &mut Rng, f: &mut [u32; 3], textures: &mut BTreeMap<u32, Texture>, cube_program: bool) {
+        let variant = rng.below(8);
+        if cube_program && variant != 3 {
+            textures.entry(2).or_insert_with(|| random_cube_texture(rng, 4));
+            f[0] = f[0] & !(0x1F << 20) | 2 << 20 | (rng.below(4) as u32) << 30;
+            f[2] |= 3 << 14;
+            return;
+        }
+        match variant {
+            0 => f[2] |= (rng.below(32) as u32) << 16 | (rng.below(32) as u32) << 21,
+            1 => f[0] |= 1 << 25,
+            2 => f[2] |= (rng.below(128) as u32) << 2,
+            3 => {
+                f[0] = f[0] & !0x1F | 19;
+                for k in 0..4 {
+                    if f[1] >> (3 * k) & 7 == 3 {
+                        f[1] |= 7 << (3 * k);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A subroutine: an ALU clause, sometimes inside a loop (literal or run-time constant), then
