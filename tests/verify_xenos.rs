@@ -333,10 +333,10 @@ fn weights_cases(rng: &mut Rng, bytes: &[u8], n: usize, denorm: bool) -> Vec<Cas
     cases
 }
 
-/// getWeights: `frac(coord × size + offset − 0.5)` per filtered axis (1D x, 2D and cube x y), 0
-/// for NaN and for the other axes; texture sizes 4 and 5, texel offsets, unnormalised
-/// coordinates, vertex and pixel shaders. 3D (not executed: the harness has no 3D textures) is
-/// compiled for both targets; a destination reading W (the mip lerp factor) is rejected.
+/// getWeights: `frac(coord × size + offset − 0.5)` per filtered axis (1D x, 2D and cube x y, 3D
+/// x y z), 0 for NaN and for the other axes; texture sizes 4 and 5, texel offsets, unnormalised
+/// coordinates, vertex and pixel shaders; 3D also compiled for DXIL; a destination reading W
+/// (the mip lerp factor) is rejected.
 #[test]
 fn get_weights() {
     // The GPU first: DXC loaded before lavapipe makes lavapipe's LLVM crash (seen here).
@@ -357,13 +357,17 @@ fn get_weights() {
     let mut rng = Rng::new(19);
     let mut programs = Vec::new();
     for pixel in [false, true] {
-        for (dim, name) in [(0, "1D"), (1, "2D"), (3, "Cube")] {
+        for (dim, name) in [(0, "1D"), (1, "2D"), (2, "3D"), (3, "Cube")] {
             for offsets in [[0, 0, 0], [1, -1, 0], [3, -4, 2]] {
                 for denorm in [false, true] {
                     let size = if rng.chance(50) { 4 } else { 5 };
                     let bytes = weights_program(pixel, dim, offsets, denorm, [0, 1, 2, 5]);
                     let cases = weights_cases(&mut rng, &bytes, 32, denorm);
-                    let tex = if dim == 3 { xenos::random_cube_texture(&mut rng, size) } else { xenos::random_texture(&mut rng, size) };
+                    let tex = match dim {
+                        2 => xenos::random_volume_texture(&mut rng, size),
+                        3 => xenos::random_cube_texture(&mut rng, size),
+                        _ => xenos::random_texture(&mut rng, size),
+                    };
                     let what = format!("getWeights{name} offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
                     programs.push(textured_program(what, pixel, bytes, cases, tex, "get_weights"));
                 }
@@ -371,7 +375,33 @@ fn get_weights() {
         }
     }
     let (c, _) = run_all(gpu, programs.into_iter());
-    finish("get_weights", &c, &["getWeights1D", "getWeights2D", "getWeightsCube"].map(String::from), 3000);
+    finish("get_weights", &c, &["getWeights1D", "getWeights2D", "getWeights3D", "getWeightsCube"].map(String::from), 4000);
+}
+
+/// tfetch3D on volumes whose texels all differ ((x, y, z, random)), sizes 4 and 5, vertex and
+/// pixel shaders, source swizzles xyz and zxy: coordinates a quarter texel around the centres of
+/// texels −1..=size on each axis (outside: clamped).
+#[test]
+fn tfetch3d() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(23);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for swizzle in [[0, 1, 2], [2, 0, 1]] {
+            for size in [4, 5] {
+                let bytes = one_fetch_program(pixel, asm::tfetch(1, 3, swizzle, 0, 2, [0, 1, 2, 3], false, false));
+                let mut cases = xenos::random_cases(&mut rng, &bytes, 48, false);
+                for c in cases.iter_mut() {
+                    c.c[1] = std::array::from_fn(|_| (rng.range(-1, size as i64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize]) / size as f32);
+                }
+                let tex = xenos::random_volume_texture(&mut rng, size);
+                let what = format!("tfetch3D r3.{} size {size}", swizzle.map(|c| ['x', 'y', 'z'][c as usize]).iter().collect::<String>());
+                programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch3d"));
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("tfetch3d", &c, &["tfetch3D".to_string()], 2000);
 }
 
 /// A test program with one texture on tf0, named `what (vertex|pixel)`, reproduced by `cargo
@@ -428,7 +458,7 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                         });
                     }
                     let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
-                    let tex = shrec::formats::xenos::interp::Texture { size, cube: false, texels, mips: vec![] };
+                    let tex = shrec::formats::xenos::interp::Texture { size, cube: false, volume: false, texels, mips: vec![] };
                     let what = format!("tfetch{name} offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
                     programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch_offsets"));
                 }
@@ -448,7 +478,7 @@ fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::i
         (0..faces * side * side).map(|i| [(k + 8 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
     };
     let levels = size.trailing_zeros();
-    shrec::formats::xenos::interp::Texture { size, cube, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+    shrec::formats::xenos::interp::Texture { size, cube, volume: false, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
 }
 
 /// `mov r3, c1` … `mov r6, c4`; `setTexLOD r4.x`; `setGradientsH r5.xyz`; `setGradientsV
@@ -871,8 +901,8 @@ fn two_textures_distinct_heap_elements() {
     let mut cases = xenos::random_cases(&mut rng, &bytes, 2, true);
     for c in &mut cases { for m in [&mut c.slope_x, &mut c.slope_y] { for x in m.values_mut() { *x = [0.0; 4]; } } }
     let mut textures = BTreeMap::new();
-    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
-    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, cube: false, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
+    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, cube: false, volume: false, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
+    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, cube: false, volume: false, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
     let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
     let (c, _) = xenos::run(gpu, &p);
     finish("two textures", &c, &[], 8);

@@ -59,11 +59,21 @@ pub struct TextureSpec {
     pub texture: Slot,
     pub sampler: Slot,
     pub cube: bool,
+    /// A 3D texture: `size`³ texels, slices front to back (z), each rows top to bottom.
+    pub volume: bool,
     pub size: u32,
     pub texels: Vec<[f32; 4]>,
-    /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` square, faces as level 0 (empty: one
-    /// level).
+    /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` square (cubed for a volume), faces as
+    /// level 0 (empty: one level).
     pub mips: Vec<Vec<[f32; 4]>>,
+}
+
+/// The kind of image [`Gpu::image`] makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ImageShape {
+    Flat,
+    Cube,
+    Volume,
 }
 
 /// One vertex-shader invocation: attribute values by location, and the contents of each uniform
@@ -416,16 +426,21 @@ impl Gpu {
         format: vk::Format,
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
-        cube: bool,
+        shape: ImageShape,
         levels: u32,
     ) -> Result<usize, String> {
         let d = &self.device;
+        let (image_type, view_type, depth) = match shape {
+            ImageShape::Flat => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D, 1),
+            ImageShape::Cube => (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE, 1),
+            ImageShape::Volume => (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D, extent.0),
+        };
         unsafe {
             let info = vk::ImageCreateInfo::default()
-                .flags(if cube { vk::ImageCreateFlags::CUBE_COMPATIBLE } else { vk::ImageCreateFlags::empty() })
-                .image_type(vk::ImageType::TYPE_2D)
+                .flags(if shape == ImageShape::Cube { vk::ImageCreateFlags::CUBE_COMPATIBLE } else { vk::ImageCreateFlags::empty() })
+                .image_type(image_type)
                 .format(format)
-                .extent(vk::Extent3D { width: extent.0, height: extent.1, depth: 1 })
+                .extent(vk::Extent3D { width: extent.0, height: extent.1, depth })
                 .mip_levels(levels)
                 .array_layers(layers)
                 .samples(vk::SampleCountFlags::TYPE_1)
@@ -443,7 +458,7 @@ impl Gpu {
                 .create_image_view(
                     &vk::ImageViewCreateInfo::default()
                         .image(image)
-                        .view_type(if cube { vk::ImageViewType::CUBE } else { vk::ImageViewType::TYPE_2D })
+                        .view_type(view_type)
                         .format(format)
                         .subresource_range(range(aspect, layers)),
                     None,
@@ -619,12 +634,16 @@ impl Gpu {
         let mut next_element: BTreeMap<(Slot, i32), u32> = BTreeMap::new();
         for t in textures {
             let layers = if t.cube { 6 } else { 1 };
+            if t.cube && t.volume {
+                return Err(format!("texture at {:?} is both a cube map and a volume", t.texture));
+            }
             let levels: Vec<&Vec<[f32; 4]>> = std::iter::once(&t.texels).chain(&t.mips).collect();
             let mut regions = Vec::new();
             let mut offset = 0usize;
             for (k, texels) in levels.iter().enumerate() {
                 let side = (t.size >> k).max(1);
-                let expected = (side * side * layers) as usize;
+                let depth = if t.volume { side } else { 1 };
+                let expected = (side * side * depth * layers) as usize;
                 if texels.len() != expected {
                     return Err(format!("texture at {:?} level {k} has {} texels, expected {expected}", t.texture, texels.len()));
                 }
@@ -637,7 +656,7 @@ impl Gpu {
                             base_array_layer: 0,
                             layer_count: layers,
                         })
-                        .image_extent(vk::Extent3D { width: side, height: side, depth: 1 }),
+                        .image_extent(vk::Extent3D { width: side, height: side, depth }),
                 );
                 offset += expected;
             }
@@ -648,7 +667,13 @@ impl Gpu {
                 vk::Format::R32G32B32A32_SFLOAT,
                 vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
                 vk::ImageAspectFlags::COLOR,
-                t.cube,
+                if t.cube {
+                    ImageShape::Cube
+                } else if t.volume {
+                    ImageShape::Volume
+                } else {
+                    ImageShape::Flat
+                },
                 levels.len() as u32,
             )?;
             let staging = self.buffer(s, (offset * 16) as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
@@ -1000,7 +1025,7 @@ impl Gpu {
                 vk::Format::R32G32B32A32_SFLOAT,
                 vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
                 vk::ImageAspectFlags::COLOR,
-                false,
+                ImageShape::Flat,
                 1,
             )?);
         }
@@ -1012,7 +1037,7 @@ impl Gpu {
             vk::Format::D32_SFLOAT_S8_UINT,
             vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
             ds_aspect,
-            false,
+            ImageShape::Flat,
             1,
         )?;
         let vs = self.module(s, &vs_spirv)?;

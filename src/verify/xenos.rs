@@ -401,16 +401,28 @@ fn texture_slots(p: &Program) -> Vec<u32> {
 /// constants, 608 bytes in all): slot `slots[k]` reads texture heap element k and sampler heap
 /// element `n - 1 - k` (see `run`). The other stage's extension words get the bitwise
 /// complement, so a shader reading the wrong stage's words is caught.
-fn shared_constants(vertex: bool, case: &Case, slots: &[(u32, bool)]) -> Vec<u8> {
+/// The heap a texture is bound in (XenosRecomp's: 0 = 2D, also 1D; 1 = 3D; 2 = cube), which is
+/// also its Vulkan set and the index of its `texture*Indices` array in SharedConstants.
+fn heap_of(t: &Texture) -> usize {
+    if t.cube {
+        2
+    } else if t.volume {
+        1
+    } else {
+        0
+    }
+}
+
+fn shared_constants(vertex: bool, case: &Case, slots: &[(u32, usize)]) -> Vec<u8> {
     let booleans = case.booleans;
     let mut b = vec![0u8; 608];
     let put = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let n = slots.len() as u32;
-    // texture element: the slot's rank among the slots of its heap (2D or cube)
-    let mut next = [0u32; 2];
-    for (k, &(s, cube)) in slots.iter().enumerate() {
-        let heap = usize::from(cube);
-        put(&mut b, 128 * heap + 4 * s as usize, next[heap]);
+    // texture element: the slot's rank among the slots of its heap (texture2DIndices at 0,
+    // texture3DIndices at 64, textureCubeIndices at 128)
+    let mut next = [0u32; 3];
+    for (k, &(s, heap)) in slots.iter().enumerate() {
+        put(&mut b, 64 * heap + 4 * s as usize, next[heap]);
         next[heap] += 1;
         put(&mut b, 192 + 4 * s as usize, n - 1 - k as u32);
     }
@@ -471,14 +483,22 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
             fail(&mut cmp, format!("no texture for tf{s}\n{listing}"));
             return (cmp, extra);
         };
-        // 2D textures in the 2D heap (set 0), cube maps in the cube heap (set 2)
-        let set = if tex.cube { 2 } else { 0 };
-        textures.push(TextureSpec { texture: Slot { set, binding: 0 }, sampler: Slot { set: 3, binding: 0 }, cube: tex.cube, size: tex.size, texels: tex.texels.clone(), mips: tex.mips.clone() });
+        // each texture in its heap: 2D (set 0), 3D (set 1), cube (set 2)
+        let set = heap_of(tex) as u32;
+        textures.push(TextureSpec {
+            texture: Slot { set, binding: 0 },
+            sampler: Slot { set: 3, binding: 0 },
+            cube: tex.cube,
+            volume: tex.volume,
+            size: tex.size,
+            texels: tex.texels.clone(),
+            mips: tex.mips.clone(),
+        });
         slot_textures.insert(*s, tex.clone());
     }
-    let cubes = textures.iter().filter(|t| t.cube).count() as u32;
-    let lens = heaps::HeapLens { d2: slots.len() as u32 - cubes, d3: 0, cube: cubes, samplers: slots.len() as u32 };
-    let slots: Vec<(u32, bool)> = slots.iter().map(|s| (*s, slot_textures[s].cube)).collect();
+    let in_heap = |h: usize| slot_textures.values().filter(|t| heap_of(t) == h).count() as u32;
+    let lens = heaps::HeapLens { d2: in_heap(0), d3: in_heap(1), cube: in_heap(2), samplers: slots.len() as u32 };
+    let slots: Vec<(u32, usize)> = slots.iter().map(|s| (*s, heap_of(&slot_textures[s]))).collect();
     let spirv = match heaps::size_heaps(&spirv, lens) {
         Ok(s) => s,
         Err(e) => {
@@ -710,7 +730,7 @@ pub fn random_vec(rng: &mut Rng) -> [f32; 4] {
 /// A `size`×`size` texture of a few distinct values (so comparisons of texels tie and differ).
 pub fn random_texture(rng: &mut Rng, size: u32) -> Texture {
     let palette: Vec<[f32; 4]> = (0..3).map(|_| std::array::from_fn(|_| rng.dyadic(0, 3).abs())).collect();
-    Texture { size, cube: false, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect(), mips: vec![] }
+    Texture { size, cube: false, volume: false, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect(), mips: vec![] }
 }
 
 /// A cube map of `size`×`size` faces whose texels all differ: (face, column, row, random), so a
@@ -722,7 +742,13 @@ pub fn random_cube_texture(rng: &mut Rng, size: u32) -> Texture {
             [f as f32, (r % size) as f32, (r / size) as f32, rng.dyadic(0, 3)]
         })
         .collect();
-    Texture { size, cube: true, texels, mips: vec![] }
+    Texture { size, cube: true, volume: false, texels, mips: vec![] }
+}
+
+/// A `size`³ volume whose texels all differ: (x, y, z, random), so a wrong texel shows.
+pub fn random_volume_texture(rng: &mut Rng, size: u32) -> Texture {
+    let texels = (0..size * size * size).map(|k| [(k % size) as f32, (k / size % size) as f32, (k / (size * size)) as f32, rng.dyadic(0, 3)]).collect();
+    Texture { size, cube: false, volume: true, texels, mips: vec![] }
 }
 
 /// Random cases for any container: constants, vertex-element values, interpolators (texture-range

@@ -55,6 +55,9 @@ fn tolerance(op: &str, x: f64, r: f64) -> f64 {
 pub struct Texture {
     pub size: u32,
     pub cube: bool,
+    /// A 3D texture: `size`³ texels, slices front to back (z), each rows top to bottom; one
+    /// level (mips are not modelled for volumes).
+    pub volume: bool,
     pub texels: Vec<[f32; 4]>,
     /// Mip levels 1, 2, … (level k: `max(size >> k, 1)` square); sampled with the nearest level.
     pub mips: Vec<Vec<[f32; 4]>>,
@@ -816,7 +819,7 @@ impl M<'_> {
                 match self.level(f, dim) {
                     None => [UNKNOWN; 4],
                     Some(level) if dim == 3 => self.sample_cube(f.const_index(), level, s, t, r),
-                    Some(_) if dim == 2 => [UNKNOWN; 4],
+                    Some(level) if dim == 2 => self.sample_volume(f, level, [s, t, r]),
                     Some(level) => self.sample(f, level, s, if dim == 0 { None } else { Some(t) }),
                 }
             }
@@ -955,13 +958,12 @@ impl M<'_> {
     /// getWeights (notes: XenosRecomp's getWeights2D, Xenia's translators): per filtered axis
     /// (1D: x; 2D and cube: x, y; 3D: x, y, z) the fraction of `coord × size + offset − 0.5`
     /// (without `× size` for unnormalised coordinates), 0 for a NaN coordinate; the other lanes
-    /// 0; W (the mip lerp factor) is not modelled. The size is the bound texture's (3D textures
-    /// are not modelled).
+    /// 0; W (the mip lerp factor) is not modelled. The size is the bound texture's.
     fn weights(&self, f: &Fetch, dim: u32, coord: [V; 3]) -> R4 {
-        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.cube == (dim == 3)) else { return [UNKNOWN; 4] };
+        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.cube == (dim == 3) && t.volume == (dim == 2)) else { return [UNKNOWN; 4] };
         let axes = match dim {
             0 => 1,
-            2 => return [UNKNOWN; 4],
+            2 => 3,
             _ => 2,
         };
         let offsets = f.offsets();
@@ -985,26 +987,10 @@ impl M<'_> {
     /// vertical centre), normalised or in texels (unnormalised coordinates), moved by the
     /// fetch's texel offsets (half texels; notes: Xenia's translators).
     fn sample(&self, f: &Fetch, level: usize, u: V, v: Option<V>) -> R4 {
-        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| !t.cube) else { return [UNKNOWN; 4] };
+        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| !t.cube && !t.volume) else { return [UNKNOWN; 4] };
         let (texels, side) = level_texels(t, level);
-        let (base, n) = (t.size as f64, side as f64);
-        let scale = if f.coord_denorm() { 1.0 } else { base };
         let offsets = f.offsets();
-        let texel = |c: V, off: f32| -> Option<u32> {
-            if !c.is_known() || !c.value.is_finite() {
-                return None;
-            }
-            // the texel position: the coordinate plus the offset in base-level texels, then in
-            // texels of the level sampled
-            let (l, h) = ((lo(c) * scale + f64::from(off)) * n / base, (hi(c) * scale + f64::from(off)) * n / base);
-            // Stay clear of texel boundaries (the sampler's fixed-point coordinate rounding).
-            let margin = 1.0 / 256.0;
-            let (fl, fh) = ((l - margin).floor(), (h + margin).floor());
-            if fl != fh {
-                return None;
-            }
-            Some(fl.clamp(0.0, n - 1.0) as u32)
-        };
+        let texel = |c: V, off: f32| nearest_texel(f, t.size, side, c, off);
         let row = match v {
             Some(v) => texel(v, offsets[1]),
             // the vertical centre, normalised whatever the fetch's coordinates (undetermined for
@@ -1015,6 +1001,21 @@ impl M<'_> {
             (Some(x), Some(y)) => texels[(y * side + x) as usize].map(ex),
             _ => [UNKNOWN; 4],
         }
+    }
+
+    /// tfetch3D: nearest, clamp-to-edge sample of a volume at (u, v, w) (as [`Self::sample`]
+    /// per axis).
+    fn sample_volume(&self, f: &Fetch, level: usize, c: [V; 3]) -> R4 {
+        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| t.volume && level == 0) else { return [UNKNOWN; 4] };
+        let offsets = f.offsets();
+        let mut at = [0u32; 3];
+        for k in 0..3 {
+            match nearest_texel(f, t.size, t.size, c[k], offsets[k]) {
+                Some(x) => at[k] = x,
+                None => return [UNKNOWN; 4],
+            }
+        }
+        t.texels[((at[2] * t.size + at[1]) * t.size + at[0]) as usize].map(ex)
     }
 
     fn clause(&mut self, slots: &[super::ucode::Slot]) {
@@ -1071,6 +1072,26 @@ const MAX_LOOP_DEPTH: usize = 4;
 const MAX_CALL_DEPTH: usize = 4;
 
 /// The texels and side of mip level `level` of a texture (0 = the base level).
+/// The texel index along one axis a nearest, clamp-to-edge sample picks at coordinate `c`
+/// (normalised, or in texels with unnormalised coordinates) moved by `off` base-level texels, on
+/// a level `side` texels wide of a texture `base` texels wide; None when not determined (unknown
+/// or non-finite coordinate, or within 1/256 texel of a boundary: the sampler's fixed-point
+/// coordinate rounding).
+fn nearest_texel(f: &Fetch, base: u32, side: u32, c: V, off: f32) -> Option<u32> {
+    if !c.is_known() || !c.value.is_finite() {
+        return None;
+    }
+    let (base, n) = (f64::from(base), f64::from(side));
+    let scale = if f.coord_denorm() { 1.0 } else { base };
+    let (l, h) = ((lo(c) * scale + f64::from(off)) * n / base, (hi(c) * scale + f64::from(off)) * n / base);
+    let margin = 1.0 / 256.0;
+    let (fl, fh) = ((l - margin).floor(), (h + margin).floor());
+    if fl != fh {
+        return None;
+    }
+    Some(fl.clamp(0.0, n - 1.0) as u32)
+}
+
 fn level_texels(t: &Texture, level: usize) -> (&[[f32; 4]], u32) {
     match level {
         0 => (&t.texels, t.size),
