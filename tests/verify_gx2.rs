@@ -407,6 +407,19 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
     total
 }
 
+/// Programs that found bugs (fixed): seed 1 #1725, `CNDE_INT R5.y, …, 1 CLAMP` exports the
+/// integer 1 (a denormal's bits), which lavapipe's clamp flushes to 0 (interpreter: a denormal
+/// through CLAMP or OMOD is not determined).
+#[test]
+fn fuzz_regressions() {
+    let Some(gpu) = gpu() else { return };
+    let mut c = Comparison::default();
+    for (seed, index) in [(1, 1725)] {
+        c.merge(gx2::run(gpu, &gen::program(seed, index)));
+    }
+    finish("fuzz_regressions", &c, &["CNDE_INT"], 20);
+}
+
 /// 300 fixed-seed random programs (VS and PS, register and block mode). About 50 lanes per
 /// program are compared (14 963 at seed 1 since CUBE joined the random reductions, 15 291
 /// before; the rest are not determined by the interpreter).

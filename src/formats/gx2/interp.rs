@@ -1324,6 +1324,9 @@ fn scale(v: V, k: f32) -> V {
     if !v.known() {
         return v;
     }
+    if is_denormal(v.val()) {
+        return V::UNKNOWN; // the GPU may flush the operand to 0
+    }
     let r = v.val() * k;
     approx(r, f64::from(v.err) * f64::from(k))
 }
@@ -1339,7 +1342,9 @@ fn omod_clamp(v: V, omod: u32, clamp: bool) -> V {
         return v;
     }
     let x = v.val();
-    if x.is_nan() {
+    if x.is_nan() || is_denormal(x) {
+        // a denormal (e.g. a small integer result's bits) may be flushed to 0 by the clamp
+        // (lavapipe does; seed 1 program 1725: CNDE_INT … CLAMP giving 0x00000001)
         return V::UNKNOWN;
     }
     let c = x.clamp(0.0, 1.0);
