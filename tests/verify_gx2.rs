@@ -341,7 +341,7 @@ fn cube_op() {
 fn cube_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..6 * 16).map(|k| [(k / 16) as f32, (k % 4) as f32, (k / 4 % 4) as f32, k as f32 * 0.125]).collect();
-    let map = shrec::formats::gx2::interp::Texture { resource: 0, size: 4, cube: true, texels };
+    let map = shrec::formats::gx2::interp::Texture { resource: 0, size: 4, cube: true, volume: false, texels };
     let mut total = Comparison::default();
     for (kind, dir, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         let coords = vec![
@@ -371,6 +371,42 @@ fn cube_sample() {
         }
     }
     finish("cube_sample", &total, &["CUBE", "RECIP_IEEE", "MULADD", "SAMPLE", "SAMPLE_LZ"], 600);
+}
+
+/// A 3D texture (GX2SamplerVar type 3) of 5³ distinct texels sampled at (x, y, z) of the
+/// random varyings / attributes (SAMPLE in pixel quads, SAMPLE_LZ in vertex shaders; source
+/// swizzles xyz and zxy), so a wrong slice, axis or flip shows; 5 is not a power of two, so the
+/// random dyadic coordinates never sit on a texel boundary.
+#[test]
+fn volume_sample() {
+    let Some(gpu) = gpu() else { return };
+    let texels: Vec<[f32; 4]> = (0..125).map(|k| [(k % 5) as f32, (k / 5 % 5) as f32, (k / 25) as f32, k as f32 * 0.125]).collect();
+    let volume = shrec::formats::gx2::interp::Texture { resource: 0, size: 5, cube: false, volume: true, texels };
+    let mut total = Comparison::default();
+    for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
+        for sel in [[0, 1, 2, 0], [2, 0, 1, 0]] {
+            let fetch = C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: vec![tex(name, 0, 0, src, 2, sel)] };
+            let prog = if kind == ShaderKind::Pixel {
+                vec![fetch, C::Exp { done: true, ty: 0, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] }]
+            } else {
+                vec![
+                    cf("CALL_FS"),
+                    fetch,
+                    C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
+                    C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] },
+                ]
+            };
+            for seed in 0..4 {
+                let mut t = gen::fixed(&format!("volume {name} {sel:?} seed {seed}"), kind, &prog, prog.len() - 1, vec![], false, 60 + seed);
+                t.shader.sampler_vars = vec![SamplerVar { name: "volume".into(), ty: 3, location: 0 }];
+                for c in &mut t.cases {
+                    c.textures = vec![volume.clone()];
+                }
+                total.merge(gx2::run(gpu, &t));
+            }
+        }
+    }
+    finish("volume_sample", &total, &["SAMPLE", "SAMPLE_LZ"], 600);
 }
 
 fn fuzz_seed() -> u64 {

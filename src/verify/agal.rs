@@ -236,9 +236,10 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
     let textures = check::texture_specs(&module, |i| {
         let t = &module.textures[i];
         let cube = t.dim == crate::ir::TexDim::Cube;
+        // bound as the module declares it (contents of the other kind: a dummy)
         match p.textures.get((t.texture_binding.vk_binding - base) as usize).cloned().flatten() {
-            Some(tex) => (tex.cube, tex.size, tex.texels),
-            None => (cube, 1, vec![[0.0; 4]; if cube { 6 } else { 1 }]),
+            Some(tex) if tex.cube == cube => (tex.size, tex.texels),
+            _ => (1, vec![[0.0; 4]; if cube { 6 } else { 1 }]),
         }
     });
     let constants = |c: &Case| vec![c.constants.iter().take(module.const_buffers[0].len as usize).copied().collect::<Vec<_>>()];

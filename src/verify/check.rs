@@ -59,19 +59,20 @@ fn uniform_specs(module: &Module) -> Vec<UniformSpec> {
         .collect()
 }
 
-/// Binds texture `i` of the module to the contents `data(i)` returns: (cube, size, texels).
-pub fn texture_specs(module: &Module, mut data: impl FnMut(usize) -> (bool, u32, Vec<[f32; 4]>)) -> Vec<TextureSpec> {
+/// Binds texture `i` of the module to the contents `data(i)` returns: (size, texels), as the
+/// kind of image the module declares (2D, 3D or cube).
+pub fn texture_specs(module: &Module, mut data: impl FnMut(usize) -> (u32, Vec<[f32; 4]>)) -> Vec<TextureSpec> {
     module
         .textures
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let (cube, size, texels) = data(i);
+            let (size, texels) = data(i);
             TextureSpec {
                 texture: Slot { set: t.texture_binding.vk_set, binding: t.texture_binding.vk_binding },
                 sampler: Slot { set: t.sampler_binding.vk_set, binding: t.sampler_binding.vk_binding },
-                cube,
-                volume: false,
+                cube: t.dim == crate::ir::TexDim::Cube,
+                volume: t.dim == crate::ir::TexDim::D3,
                 size,
                 texels,
                 mips: vec![],

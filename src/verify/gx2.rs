@@ -332,9 +332,10 @@ fn textures(module: &Module, inp: &Inputs) -> Vec<super::vk::TextureSpec> {
         // the view type follows the module's declaration; the interpreter finds contents of
         // the other kind undetermined
         let cube = module.textures[i].dim == crate::ir::TexDim::Cube;
-        match inp.textures.iter().find(|t| t.resource == res && t.cube == cube) {
-            Some(t) => (cube, t.size, t.texels.clone()),
-            None => (cube, 1, vec![[0.0; 4]; if cube { 6 } else { 1 }]),
+        let volume = module.textures[i].dim == crate::ir::TexDim::D3;
+        match inp.textures.iter().find(|t| t.resource == res && t.cube == cube && t.volume == volume) {
+            Some(t) => (t.size, t.texels.clone()),
+            None => (1, vec![[0.0; 4]; if cube { 6 } else { 1 }]),
         }
     })
 }
@@ -491,7 +492,7 @@ pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
     inp.regfile = words.clone();
     words.truncate(BLOCK_LEN);
     inp.blocks.insert(BLOCK_LOC, words);
-    inp.textures = vec![interp::Texture { resource: 0, size: 4, cube: false, texels: (0..16).map(|_| f4(rng)).collect() }];
+    inp.textures = vec![interp::Texture { resource: 0, size: 4, cube: false, volume: false, texels: (0..16).map(|_| f4(rng)).collect() }];
     inp
 }
 

@@ -94,15 +94,17 @@ fn tolerance(op: &str) -> Tolerance {
     TOLERANCES.iter().find(|t| t.0 == op).map_or(Tolerance::EXACT, |t| t.1)
 }
 
-/// A 2D or cube RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge, one
-/// level: what the harness binds).
+/// A 2D, 3D or cube RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge,
+/// one level: what the harness binds).
 #[derive(Clone, Debug)]
 pub struct Texture {
     pub resource: u32,
     pub size: u32,
     /// A cube map: six faces (+x −x +y −y +z −z) of `size * size` texels each.
     pub cube: bool,
-    /// Row-major, `size * size` texels (per face).
+    /// A volume: `size` slices (z) of `size * size` texels.
+    pub volume: bool,
+    /// Row-major, `size * size` texels (per face / slice).
     pub texels: Vec<[f32; 4]>,
 }
 
@@ -1228,12 +1230,17 @@ impl<'a> M<'a> {
     }
 
     /// Nearest sampling of a 2D texture (clamp to edge); near a texel boundary = unknown. A
-    /// resource whose GX2SamplerVar is a cube (type 4) is sampled by `sample_cube`.
+    /// resource whose GX2SamplerVar is a cube (type 4) is sampled by `sample_cube`, a 3D one
+    /// (type 3) at (x, y, z) likewise.
     fn sample(&self, res: u32, coord: &[V; 4]) -> [V; 4] {
         let Some(t) = self.inp.textures.iter().find(|t| t.resource == res) else { return [V::UNKNOWN; 4] };
-        let cube_var = self.s.sampler_vars.iter().find(|v| v.location == res).is_some_and(|v| v.ty == 4);
+        let var_type = self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty);
+        let (cube_var, volume_var) = (var_type == Some(4), var_type == Some(3));
         if cube_var || t.cube {
             return if cube_var && t.cube { sample_cube(t, coord) } else { [V::UNKNOWN; 4] };
+        }
+        if volume_var != t.volume {
+            return [V::UNKNOWN; 4];
         }
         let size = f64::from(t.size);
         let pick = |c: V| -> Option<usize> {
@@ -1243,8 +1250,9 @@ impl<'a> M<'a> {
             let (a, b) = ((x - e).floor().clamp(0.0, size - 1.0), (x + e).floor().clamp(0.0, size - 1.0));
             (a == b).then_some(a as usize)
         };
-        match (pick(coord[0]), pick(coord[1])) {
-            (Some(i), Some(j)) => t.texels[j * t.size as usize + i].map(V::f),
+        let n = t.size as usize;
+        match (pick(coord[0]), pick(coord[1]), if t.volume { pick(coord[2]) } else { Some(0) }) {
+            (Some(i), Some(j), Some(k)) => t.texels[(k * n + j) * n + i].map(V::f),
             _ => [V::UNKNOWN; 4],
         }
     }
