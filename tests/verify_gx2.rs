@@ -333,6 +333,24 @@ fn cube_op() {
     finish("cube_op", &total, &["CUBE", "SETGT_UINT"], 500);
 }
 
+/// A program around one TEX clause `fetch` writing R2 (after the ALU clause `setup`): PS exports
+/// R2.. (burst `burst`) to PIX0..; VS runs CALL_FS first, exports R1 (the first attribute) as
+/// the position and R2.. as PARAM0...
+fn fetch_program(kind: ShaderKind, setup: Option<C>, fetch: C, burst: u32) -> Vec<C> {
+    let params = C::Exp { done: true, ty: if kind == ShaderKind::Pixel { 0 } else { 2 }, base: 0, gpr: 2, burst, sel: [0, 1, 2, 3] };
+    let mut prog = Vec::new();
+    if kind == ShaderKind::Vertex {
+        prog.push(cf("CALL_FS"));
+    }
+    prog.extend(setup);
+    prog.push(fetch);
+    if kind == ShaderKind::Vertex {
+        prog.push(C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] });
+    }
+    prog.push(params);
+    prog
+}
+
 /// A cube texture (GX2SamplerVar type 4) sampled as the compilers do it: CUBE, RECIP_IEEE of
 /// |2·major axis|, MULADD by it + 1.5, SAMPLE with src_sel yxwy (s, t, face) — in pixel quads
 /// (SAMPLE) and vertex shaders (SAMPLE_LZ), directions from the random varyings / attributes.
@@ -350,17 +368,7 @@ fn cube_sample() {
             G(vec![a("MULADD", (3, 0), &[r(3, 0), ps(), lit(0)]), a("MULADD", (3, 1), &[r(3, 1), ps(), lit(0)])], vec![1.5f32.to_bits()]),
         ];
         let fetch = C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: vec![tex(name, 0, 0, 3, 2, [1, 0, 3, 1])] };
-        let prog = if kind == ShaderKind::Pixel {
-            vec![alu("ALU", coords), fetch, C::Exp { done: true, ty: 0, base: 0, gpr: 2, burst: 1, sel: [0, 1, 2, 3] }]
-        } else {
-            vec![
-                cf("CALL_FS"),
-                alu("ALU", coords),
-                fetch,
-                C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
-                C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 1, sel: [0, 1, 2, 3] },
-            ]
-        };
+        let prog = fetch_program(kind, Some(alu("ALU", coords)), fetch, 1);
         for seed in 0..6 {
             let mut t = gen::fixed(&format!("cube map {name} seed {seed}"), kind, &prog, prog.len() - 1, vec![], false, 40 + seed);
             t.shader.sampler_vars = vec![SamplerVar { name: "env".into(), ty: 4, location: 0 }];
@@ -386,16 +394,7 @@ fn volume_sample() {
     for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         for sel in [[0, 1, 2, 0], [2, 0, 1, 0]] {
             let fetch = C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: vec![tex(name, 0, 0, src, 2, sel)] };
-            let prog = if kind == ShaderKind::Pixel {
-                vec![fetch, C::Exp { done: true, ty: 0, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] }]
-            } else {
-                vec![
-                    cf("CALL_FS"),
-                    fetch,
-                    C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
-                    C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] },
-                ]
-            };
+            let prog = fetch_program(kind, None, fetch, 0);
             for seed in 0..4 {
                 let mut t = gen::fixed(&format!("volume {name} {sel:?} seed {seed}"), kind, &prog, prog.len() - 1, vec![], false, 60 + seed);
                 t.shader.sampler_vars = vec![SamplerVar { name: "volume".into(), ty: 3, location: 0 }];
