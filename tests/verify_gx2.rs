@@ -351,6 +351,17 @@ fn fetch_program(kind: ShaderKind, setup: Option<C>, fetch: C, burst: u32) -> Ve
     prog
 }
 
+/// Runs `prog` (random cases from `seed`) with `texture` on resource 0, declared by a
+/// GX2SamplerVar of type `var_type` (3 = 3D, 4 = cube).
+fn run_textured(gpu: &vk::Gpu, what: String, kind: ShaderKind, prog: &[C], seed: u64, var_type: u32, texture: &shrec::formats::gx2::interp::Texture) -> Comparison {
+    let mut t = gen::fixed(&what, kind, prog, prog.len() - 1, vec![], false, seed);
+    t.shader.sampler_vars = vec![SamplerVar { name: "tex".into(), ty: var_type, location: 0 }];
+    for c in &mut t.cases {
+        c.textures = vec![texture.clone()];
+    }
+    gx2::run(gpu, &t)
+}
+
 /// A cube texture (GX2SamplerVar type 4) sampled as the compilers do it: CUBE, RECIP_IEEE of
 /// |2·major axis|, MULADD by it + 1.5, SAMPLE with src_sel yxwy (s, t, face) — in pixel quads
 /// (SAMPLE) and vertex shaders (SAMPLE_LZ), directions from the random varyings / attributes.
@@ -370,12 +381,7 @@ fn cube_sample() {
         let fetch = C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: vec![tex(name, 0, 0, 3, 2, [1, 0, 3, 1])] };
         let prog = fetch_program(kind, Some(alu("ALU", coords)), fetch, 1);
         for seed in 0..6 {
-            let mut t = gen::fixed(&format!("cube map {name} seed {seed}"), kind, &prog, prog.len() - 1, vec![], false, 40 + seed);
-            t.shader.sampler_vars = vec![SamplerVar { name: "env".into(), ty: 4, location: 0 }];
-            for c in &mut t.cases {
-                c.textures = vec![map.clone()];
-            }
-            total.merge(gx2::run(gpu, &t));
+            total.merge(run_textured(gpu, format!("cube map {name} seed {seed}"), kind, &prog, 40 + seed, 4, &map));
         }
     }
     finish("cube_sample", &total, &["CUBE", "RECIP_IEEE", "MULADD", "SAMPLE", "SAMPLE_LZ"], 600);
@@ -396,12 +402,7 @@ fn volume_sample() {
             let fetch = C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: vec![tex(name, 0, 0, src, 2, sel)] };
             let prog = fetch_program(kind, None, fetch, 0);
             for seed in 0..4 {
-                let mut t = gen::fixed(&format!("volume {name} {sel:?} seed {seed}"), kind, &prog, prog.len() - 1, vec![], false, 60 + seed);
-                t.shader.sampler_vars = vec![SamplerVar { name: "volume".into(), ty: 3, location: 0 }];
-                for c in &mut t.cases {
-                    c.textures = vec![volume.clone()];
-                }
-                total.merge(gx2::run(gpu, &t));
+                total.merge(run_textured(gpu, format!("volume {name} {sel:?} seed {seed}"), kind, &prog, 60 + seed, 3, &volume));
             }
         }
     }
