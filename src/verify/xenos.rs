@@ -886,10 +886,16 @@ pub mod gen {
         let mut rng2 = Rng::new(seed.wrapping_mul(0xA24B_AED4_963E_E407).wrapping_add(index).wrapping_add(0x5EED));
         // The fetch variants (added later still) draw from a third stream.
         let mut rng3 = Rng::new(seed.wrapping_mul(0x3C6E_F372_FE94_F82B).wrapping_add(index).wrapping_add(0xFE7C));
-        // A cube program samples the cube map only: lavapipe (Mesa 22.3, LLVM 15) segfaults in
-        // LLVM's EarlyCSE compiling some pixel shaders that sample a 2D texture and a cube map
-        // (e.g. `tfetch2D r2, r0.xy, tf0` + `tfetchCube r1, r0.xyz, tf1`; see README).
-        let cube_program = fetch_variants && pixel && rng3.chance(15);
+        // A cube (volume) program samples the cube map (volume) only: lavapipe (Mesa 22.3, LLVM
+        // 15) segfaults in LLVM's EarlyCSE compiling some pixel shaders that sample a 2D texture
+        // and a cube map (e.g. `tfetch2D r2, r0.xy, tf0` + `tfetchCube r1, r0.xyz, tf1`; see
+        // README).
+        let sampled = match rng3.below(20) {
+            _ if !(fetch_variants && pixel) => SampledKind::Flat,
+            0..=2 => SampledKind::Cube,
+            3..=4 => SampledKind::Volume,
+            _ => SampledKind::Flat,
+        };
         let mut cf: Vec<CfEntry> = Vec::new(); // (cf word w/o address, clause)
         let mut int_defs = Vec::new();
         let mut next_loop_id = 0u32;
@@ -941,7 +947,7 @@ pub mod gen {
                     let pred = rng.chance(15);
                     let mut f = asm::tfetch(rng.below(TEMPS as u64) as u32, rng.below(TEMPS as u64) as u32, [rng.below(4) as u8, rng.below(4) as u8, 0], slot, dim, dsw, pred, rng.chance(50));
                     if fetch_variants {
-                        fetch_variant(&mut rng3, &mut f, &mut textures, cube_program);
+                        fetch_variant(&mut rng3, &mut f, &mut textures, sampled);
                     }
                     clause.push(f);
                     fetch.push(true);
@@ -1158,14 +1164,21 @@ pub mod gen {
     /// Turns a generated `tfetch{1D,2D}` into one of the later fetch forms (or leaves it): texel
     /// offsets, unnormalised coordinates, an LOD bias (the random textures have one level, so it
     /// must not change the texel), getWeights (destination not reading W, which is rejected); in
-    /// a cube program every other fetch becomes tfetchCube of the cube map in slot 2 (source z
-    /// picks the face).
-    fn fetch_variant(rng: &mut Rng, f: &mut [u32; 3], textures: &mut BTreeMap<u32, Texture>, cube_program: bool) {
+    /// a cube (volume) program every other fetch becomes tfetchCube of the cube map in slot 2
+    /// (source z picks the face; tfetch3D of the 5³ volume in slot 3).
+    fn fetch_variant(rng: &mut Rng, f: &mut [u32; 3], textures: &mut BTreeMap<u32, Texture>, sampled: SampledKind) {
         let variant = rng.below(8);
-        if cube_program && variant != 3 {
-            textures.entry(2).or_insert_with(|| random_cube_texture(rng, 4));
-            f[0] = f[0] & !(0x1F << 20) | 2 << 20 | (rng.below(4) as u32) << 30;
-            f[2] |= 3 << 14;
+        if sampled != SampledKind::Flat && variant != 3 {
+            let (slot, dim) = if sampled == SampledKind::Cube {
+                textures.entry(2).or_insert_with(|| random_cube_texture(rng, 4));
+                (2, 3)
+            } else {
+                // 5 texels: the random dyadic coordinates never sit on a texel boundary
+                textures.entry(3).or_insert_with(|| random_volume_texture(rng, 5));
+                (3, 2)
+            };
+            f[0] = f[0] & !(0x1F << 20) | slot << 20 | (rng.below(4) as u32) << 30;
+            f[2] |= dim << 14;
             return;
         }
         match variant {
@@ -1182,6 +1195,14 @@ pub mod gen {
             }
             _ => {}
         }
+    }
+
+    /// Which textures a random pixel program samples (see `program_with`).
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum SampledKind {
+        Flat,
+        Cube,
+        Volume,
     }
 
     /// A subroutine: an ALU clause, sometimes inside a loop (literal or run-time constant), then
