@@ -7,6 +7,7 @@
 //! Commands:
 //! - `cargo test --release --test verify_xenos`
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_xenos -- --ignored long_fuzz --nocapture --test-threads=1`
+//!   (`SHREC_FUZZ_FIRST=K` starts at program K: a long run in parts)
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture`
 //!   (`SHREC_FUZZ_DUMP=FILE` also writes the program's container to FILE)
 
@@ -824,14 +825,16 @@ fn long_fuzz() {
         return;
     }
     let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    // SHREC_FUZZ_FIRST=k runs programs k..k+n, so a long run can be done in parts
+    let first: u64 = std::env::var("SHREC_FUZZ_FIRST").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     let seed = fuzz_seed();
     // One thread by default: two threads driving lavapipe (Mesa 22.3) at once have crashed or
     // hung it (see README); SHREC_FUZZ_THREADS overrides.
     let threads: u64 = std::env::var("SHREC_FUZZ_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
     let start = std::time::Instant::now();
-    let c = fuzz(seed, 0..n, threads);
+    let c = fuzz(seed, first..first + n, threads);
     println!(
-        "long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches, {} inconclusive in {:.0} s",
+        "long_fuzz seed {seed} from #{first}: {} programs, {} comparisons, {} mismatches, {} inconclusive in {:.0} s",
         c.programs,
         c.comparisons,
         c.mismatches,
