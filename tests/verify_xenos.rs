@@ -810,12 +810,17 @@ fn fuzz_fixed_seed() {
 /// vector `maxa` changed a0 before the scalar op of the same instruction read `c[7+a0]`
 /// (translator and interpreter); #133 / #280, `ps` after a saturated scalar op is the unclamped
 /// result (interpreter; Xenia stores ps before the clamp); #613, lavapipe folds `-x - -x` to 0
-/// for x = NaN (interpreter: not determined).
+/// for x = NaN (interpreter: not determined); #2276 (generator with fetch variants), a loop
+/// drove `tfetch2D` coordinates to FLT_MAX, where lavapipe's texel conversion overflows to texel
+/// 0 and the interpreter said the clamped last texel (interpreter: not determined beyond
+/// `verify::TEXEL_COORD_LIMIT`; 32 mismatching lanes before).
 #[test]
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };
-    let (c, _) = run_all(gpu, [(1, 34), (1, 133), (1, 146), (1, 280), (1, 613)].into_iter().map(|(s, i)| gen::recorded_program(s, i)));
-    finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into()], 50);
+    let early = [(1, 34), (1, 133), (1, 146), (1, 280), (1, 613)].into_iter().map(|(s, i)| gen::recorded_program(s, i));
+    let fetches = [(1, 2276)].into_iter().map(|(s, i)| gen::recorded_fetch_program(s, i));
+    let (c, _) = run_all(gpu, early.chain(fetches));
+    finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into(), "tfetch2D".into()], 50);
 }
 
 #[test]

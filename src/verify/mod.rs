@@ -108,6 +108,27 @@ pub fn bits_equal(a: f32, b: f32) -> bool {
 }
 
 /// Size of one unit in the last place at `x` (for 0: the smallest normal's ULP).
+/// Largest |texel-space coordinate| (texels from the edge) whose nearest texel the interpreters
+/// claim to know. Beyond it the GPU's float → integer texel conversion may overflow, and Vulkan
+/// leaves that result undefined: lavapipe turns FLT_MAX · size into +inf and then into texel 0 of
+/// a clamped 2D texture, where clamp-to-edge arithmetic says the last texel (Xenos `long_fuzz`
+/// seed 1 #2276, coordinates that a loop had driven to FLT_MAX). 2^24 keeps every integer exact.
+pub const TEXEL_COORD_LIMIT: f64 = 16_777_216.0;
+
+/// The texel nearest filtering picks on an axis of `n` texels, clamped to the edge, for a
+/// texel-space coordinate known to lie in [`lo`, `hi`]. None when the interval, widened by
+/// `margin` on both sides, reaches a texel boundary inside the texture (the GPU's rounding
+/// could go either way), or leaves ±[`TEXEL_COORD_LIMIT`]. Shared by the Xenos and GX2
+/// interpreters; cube faces use [`cube_texel`] (no clamping there).
+pub fn nearest_clamped(lo: f64, hi: f64, n: u32, margin: f64) -> Option<u32> {
+    if !(lo.abs() <= TEXEL_COORD_LIMIT && hi.abs() <= TEXEL_COORD_LIMIT) {
+        return None;
+    }
+    let last = f64::from(n.max(1) - 1);
+    let (a, b) = ((lo - margin).floor().clamp(0.0, last), (hi + margin).floor().clamp(0.0, last));
+    (a == b).then_some(a as u32)
+}
+
 /// Nearest sampling of a cube map from face coordinates, shared by the GX2 and Xenos
 /// interpreters (both GPUs' fetches take s, t in [1, 2] and a face id, `formats::cube`): `s`
 /// and `t` are the intervals the coordinates are known to lie in, `face` 0-5 (+x −x +y −y +z −z),

@@ -869,16 +869,22 @@ pub mod gen {
     /// bN, cexec_pred, forward (predicated / boolean / unconditional) jmp, loop over a literal
     /// `defi`}, then exports.
     pub fn program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, true)
+        program_with(seed, index, true, std::env::var_os("SHREC_FUZZ_VOLUMES").is_some())
     }
 
     /// The program as the generator made it before the fetch variants existed (the programs of
     /// `fuzz_regressions` were recorded then).
     pub fn recorded_program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, false)
+        program_with(seed, index, false, false)
     }
 
-    fn program_with(seed: u64, index: u64, fetch_variants: bool) -> TestProgram {
+    /// The program as the generator makes it without `SHREC_FUZZ_VOLUMES` (how programs found
+    /// since the fetch variants were recorded).
+    pub fn recorded_fetch_program(seed: u64, index: u64) -> TestProgram {
+        program_with(seed, index, true, false)
+    }
+
+    fn program_with(seed: u64, index: u64, fetch_variants: bool, volumes: bool) -> TestProgram {
         let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(index));
         let pixel = rng.chance(50);
         // Features added after seeds were recorded (call/ret, run-time loop constants, b16+) draw
@@ -893,7 +899,6 @@ pub mod gen {
         // Volume programs only with SHREC_FUZZ_VOLUMES set: with them, a long run in one process
         // crashes lavapipe in vkCreateGraphicsPipelines after a few hundred programs (heap
         // corruption; seed 1 from #1150; see README), while every program alone passes.
-        let volumes = std::env::var_os("SHREC_FUZZ_VOLUMES").is_some();
         let sampled = match rng3.below(20) {
             _ if !(fetch_variants && pixel) => SampledKind::Flat,
             0..=2 => SampledKind::Cube,

@@ -1245,10 +1245,8 @@ impl<'a> M<'a> {
         let size = f64::from(t.size);
         let pick = |c: V| -> Option<usize> {
             let (v, e) = fin(c)?;
-            let x = f64::from(v) * size;
-            let e = e * size + 1.0 / 64.0;
-            let (a, b) = ((x - e).floor().clamp(0.0, size - 1.0), (x + e).floor().clamp(0.0, size - 1.0));
-            (a == b).then_some(a as usize)
+            let (x, e) = (f64::from(v) * size, e * size);
+            crate::verify::nearest_clamped(x - e, x + e, t.size, 1.0 / 64.0).map(|i| i as usize)
         };
         let n = t.size as usize;
         match (pick(coord[0]), pick(coord[1]), if t.volume { pick(coord[2]) } else { Some(0) }) {

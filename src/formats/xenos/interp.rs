@@ -1075,8 +1075,8 @@ const MAX_CALL_DEPTH: usize = 4;
 /// The texel index along one axis a nearest, clamp-to-edge sample picks at coordinate `c`
 /// (normalised, or in texels with unnormalised coordinates) moved by `off` base-level texels, on
 /// a level `side` texels wide of a texture `base` texels wide; None when not determined (unknown
-/// or non-finite coordinate, or within 1/256 texel of a boundary: the sampler's fixed-point
-/// coordinate rounding).
+/// or non-finite coordinate, within 1/256 texel of a boundary — the sampler's fixed-point
+/// coordinate rounding —, or too large to convert exactly: `verify::nearest_clamped`).
 fn nearest_texel(f: &Fetch, base: u32, side: u32, c: V, off: f32) -> Option<u32> {
     if !c.is_known() || !c.value.is_finite() {
         return None;
@@ -1084,12 +1084,7 @@ fn nearest_texel(f: &Fetch, base: u32, side: u32, c: V, off: f32) -> Option<u32>
     let (base, n) = (f64::from(base), f64::from(side));
     let scale = if f.coord_denorm() { 1.0 } else { base };
     let (l, h) = ((lo(c) * scale + f64::from(off)) * n / base, (hi(c) * scale + f64::from(off)) * n / base);
-    let margin = 1.0 / 256.0;
-    let (fl, fh) = ((l - margin).floor(), (h + margin).floor());
-    if fl != fh {
-        return None;
-    }
-    Some(fl.clamp(0.0, n - 1.0) as u32)
+    crate::verify::nearest_clamped(l, h, side, 1.0 / 256.0)
 }
 
 fn level_texels(t: &Texture, level: usize) -> (&[[f32; 4]], u32) {
