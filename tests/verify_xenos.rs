@@ -616,6 +616,67 @@ fn get_gradients() {
     finish("get_gradients", &c, &["getGradients".to_string()], 4000);
 }
 
+/// `mad r3, r0, c1, c2`; `getCompTexLOD{1D,2D,3D} r1, r3.<swizzle>, tf0` (unnormalised
+/// coordinates or not); `mov r2, r3`.
+fn comp_tex_lod_program(pixel: bool, dim: u32, src_swizzle: [u8; 3], denorm: bool) -> Vec<u8> {
+    let mut mad = Alu { vop: 11, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
+    mad.src = [Src::r(0), Src::c(1), Src::c(2)];
+    let mut f = asm::tfetch(1, 3, src_swizzle, 0, dim, [0, 1, 2, 3], false, false);
+    f[0] = (f[0] & !0x1F) | 17 | (denorm as u32) << 25;
+    let mut copy = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
+    copy.src = [Src::r(3), Src::r(3), Src::r(0)];
+    clause_program(pixel, vec![(mad.encode(), false), (f, true), (copy.encode(), false)])
+}
+
+/// getCompTexLOD: log2 of the larger screen-direction derivative length in base-level texels,
+/// unclamped (negative and beyond the last level), in x; y, z, w = 0. Pixel shaders, 1D / 2D /
+/// 3D, textures of 4 and 8 texels with and without mips, normalised and unnormalised
+/// coordinates, derivatives from an interpolator times constants (powers of two, 0, 1.5, 3).
+/// The reference takes the derivatives from the quad (`quad_gradients`). Vertex shaders and
+/// cube maps are rejected by name.
+#[test]
+fn comp_tex_lod() {
+    let Some(gpu) = gpu() else { return };
+    let e = shrec::formats::xenos::translate(&comp_tex_lod_program(false, 1, [0, 1, 2], false)).map(|_| ()).expect_err("vertex getCompTexLOD accepted");
+    assert!(e.reason.contains("getCompTexLOD in a vertex shader"), "{}", e.reason);
+    let e = shrec::formats::xenos::translate(&comp_tex_lod_program(true, 3, [0, 1, 2], false)).map(|_| ()).expect_err("getCompTexLODCube accepted");
+    assert!(e.reason.contains("getCompTexLODCube"), "{}", e.reason);
+    let mut rng = Rng::new(17);
+    let mut programs = Vec::new();
+    let scales = [0.0, 0.5, -0.5, 1.0, 2.0, -4.0, 8.0, 1.5, 3.0, 0.25, 64.0];
+    for (dim, name) in [(0, "1D"), (1, "2D"), (2, "3D")] {
+        for denorm in [false, true] {
+            if dim == 2 && denorm {
+                continue;
+            }
+            for swizzle in [[0, 1, 2], [2, 0, 1]] {
+                for (size, mips) in [(8, true), (4, false)] {
+                    let bytes = comp_tex_lod_program(true, dim, swizzle, denorm);
+                    let mut cases = xenos::random_cases(&mut rng, &bytes, 24, true);
+                    for c in cases.iter_mut() {
+                        c.c[1] = std::array::from_fn(|_| *rng.pick(&scales));
+                        c.c[2] = std::array::from_fn(|_| rng.dyadic(1, 4));
+                    }
+                    let tex = match (dim, mips) {
+                        (2, _) => xenos::random_volume_texture(&mut rng, size),
+                        (_, true) => mip_texture(&mut rng, size, false),
+                        _ => xenos::random_texture(&mut rng, size),
+                    };
+                    let what = format!(
+                        "getCompTexLOD{name} r3.{}{} size {size}{}",
+                        swizzle.map(|c| ['x', 'y', 'z'][c as usize]).iter().collect::<String>(),
+                        if denorm { " unnormalised" } else { "" },
+                        if mips { " with mips" } else { "" }
+                    );
+                    programs.push(textured_program(what, true, bytes, cases, tex, "comp_tex_lod"));
+                }
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("comp_tex_lod", &c, &["getCompTexLOD1D", "getCompTexLOD2D", "getCompTexLOD3D"].map(String::from), 2000);
+}
+
 /// A vertex program exporting oPos = r0 and oPts (export 63) = max(r0, r0) (keeps −0) on the
 /// lanes of `opts_mask` (x point size, y edge flag, z kill vertex).
 fn opts_program(opts_mask: u32) -> Vec<u8> {

@@ -124,14 +124,20 @@ fn unsupported_features_are_rejected_with_the_instruction() {
             assert!(e.contains("slot 2 (tfetch)") && e.contains(name) && e.contains("not supported"), "{e}");
         }
     }
-    // every fetch opcode without lowering is named
+    // the fetch opcode without lowering is named, with its reason
     let d0 = be(&base(), m);
-    for (op, name) in [(16, "getBCF"), (17, "getCompTexLOD")] {
-        let mut b = base();
-        put(&mut b, m, (d0 & !0x1F) | op);
-        let e = err(&b);
-        assert!(e.contains(&format!("slot 2 ({name})")) && e.contains("not supported"), "{name}: {e}");
-    }
+    let mut b = base();
+    put(&mut b, m, (d0 & !0x1F) | 16);
+    let e = err(&b);
+    assert!(e.contains("slot 2 (getBCF)") && e.contains("border colour fraction") && e.contains("not supported"), "{e}");
+    // getCompTexLOD is translated, but not for cube maps
+    let mut b = base();
+    put(&mut b, m, (d0 & !0x1F) | 17);
+    assert!(compile(&b).contains("CalculateLevelOfDetailUnclamped("));
+    let d2 = be(&b, m + 8);
+    put(&mut b, m + 8, (d2 & !(3 << 14)) | 3 << 14);
+    let e = err(&b);
+    assert!(e.contains("slot 2 (getCompTexLOD)") && e.contains("getCompTexLODCube is not supported"), "{e}");
     // getWeights into W (the mip lerp factor; this fetch writes xyzw)
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 19);

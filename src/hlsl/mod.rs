@@ -573,6 +573,11 @@ impl Writer<'_> {
                     ),
                 }
             }
+            Expr::QueryLod { tex, coord } => {
+                let t = &self.m.textures[*tex as usize];
+                let lanes = &"xyz"[..t.dim.coord_lanes()];
+                format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", t.tex_var, t.smp_var, self.expr(coord))
+            }
             Expr::TexSize { tex } => format!("shrec_tex_size({})", self.m.textures[*tex as usize].tex_var),
             Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
             Expr::IntUnary(op, a) => {

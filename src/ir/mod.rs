@@ -296,6 +296,10 @@ pub enum Expr {
     Mad(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
     Sample { tex: u32, coord: Box<Expr>, mode: SampleMode },
+    /// Level of detail an implicit-derivative sample of texture `tex` at `coord` computes,
+    /// relative to the base level and not clamped to the texture's levels or the sampler's LOD
+    /// range, broadcast (pixel shaders only; HLSL `CalculateLevelOfDetailUnclamped`).
+    QueryLod { tex: u32, coord: Box<Expr> },
     /// Size of texture `tex`'s base level in texels: (width, height, depth, 0), 1 for the
     /// dimensions the texture lacks (HLSL `GetDimensions`, through `shrec_tex_size`).
     TexSize { tex: u32 },

@@ -324,11 +324,12 @@ fn pixel_state(c: &Container, case: &Case, p: usize, textures: &BTreeMap<u32, Te
     s
 }
 
-/// getGradients results of a quad (pixels 0 1 / 2 3, x to the right, y down) from the sources
-/// its four pixels recorded: ddx = right − left, ddy = bottom − top, determined when every
-/// pixel executed the same number of getGradients, the values are exact and finite and the
-/// quad's values lie on a plane (then coarse and fine derivatives agree).
-fn quad_gradients(runs: &[interp::Outcome]) -> Vec<[Expect; 4]> {
+/// Source derivatives of a quad's getGradients / getCompTexLOD (pixels 0 1 / 2 3, x to the
+/// right, y down) from the sources its four pixels recorded: per source lane, ddx = right − left
+/// and ddy = bottom − top, determined when every pixel executed the same number of those
+/// fetches, the lane's values are exact and finite and lie on a plane (then coarse and fine
+/// derivatives agree).
+fn quad_gradients(runs: &[interp::Outcome]) -> Vec<[Expect; 6]> {
     let n = runs[0].gradient_sources.len();
     if runs.iter().any(|r| r.gradient_sources.len() != n) {
         return Vec::new();
@@ -340,10 +341,14 @@ fn quad_gradients(runs: &[interp::Outcome]) -> Vec<[Expect; 4]> {
                 let (dx, dy) = (v[1] - v[0], v[2] - v[0]);
                 (v[3] - v[2] == dx && v[3] - v[1] == dy && dx.is_finite() && dy.is_finite()).then_some((dx, dy))
             };
-            match (d(0), d(1)) {
-                (Some((xx, xy)), Some((yx, yy))) => [xx, xy, yx, yy].map(Expect::exact),
-                _ => [Expect::UNKNOWN; 4],
+            let mut g = [Expect::UNKNOWN; 6];
+            for lane in 0..3 {
+                if let Some((dx, dy)) = d(lane) {
+                    g[2 * lane] = Expect::exact(dx);
+                    g[2 * lane + 1] = Expect::exact(dy);
+                }
             }
+            g
         })
         .collect()
 }
@@ -662,7 +667,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
             let mut bad = String::new();
             let mut runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures))).collect();
             if runs.iter().any(|r| !r.gradient_sources.is_empty()) {
-                // getGradients: the quad's derivatives, then every pixel again with them
+                // getGradients / getCompTexLOD: the quad's derivatives, then every pixel again with them
                 let gradients = quad_gradients(&runs);
                 runs = (0..4)
                     .map(|p| interp::run(&c, &prog, &State { gradients: gradients.clone(), ..pixel_state(&c, &t.cases[q], p, t_textures) }))

@@ -84,9 +84,10 @@ pub struct State {
     pub textures: BTreeMap<u32, Texture>,
     /// XenosRecomp's g_HalfPixelOffset (vertex epilogue).
     pub half_pixel_offset: [f32; 2],
-    /// Pixel shaders: the result of the k-th getGradients this pixel executes, when the harness
-    /// has worked it out from the quad's `Outcome::gradient_sources` (a second run).
-    pub gradients: Vec<R4>,
+    /// Pixel shaders: the source derivatives of the k-th getGradients / getCompTexLOD this pixel
+    /// executes, (ddx x, ddy x, ddx y, ddy y, ddx z, ddy z), when the harness has worked them out
+    /// from the quad's `Outcome::gradient_sources` (a second run).
+    pub gradients: Vec<[V; 6]>,
 }
 
 #[derive(Clone, Debug)]
@@ -106,9 +107,9 @@ pub struct Outcome {
     /// Outcomes of every cexec_pred / exec_pred condition evaluated (for coverage checks).
     pub pred_exec_outcomes: Vec<bool>,
     pub steps: u64,
-    /// Pixel shaders: the source (x, y) of every getGradients executed, in order; the quad's
-    /// four lists give the derivatives (see `State::gradients`).
-    pub gradient_sources: Vec<[V; 2]>,
+    /// Pixel shaders: the source (x, y, z) of every getGradients and getCompTexLOD executed, in
+    /// order; the quad's four lists give the derivatives (see `State::gradients`).
+    pub gradient_sources: Vec<[V; 3]>,
 }
 
 /// The kill-vertex test of an oPts.z value: any of bits 0-30 set (±0 keeps the vertex; every
@@ -402,7 +403,7 @@ struct M<'a> {
     reg_lod: V,
     grad_h: [V; 3],
     grad_v: [V; 3],
-    gradient_sources: Vec<[V; 2]>,
+    gradient_sources: Vec<[V; 3]>,
 }
 
 impl M<'_> {
@@ -830,11 +831,17 @@ impl M<'_> {
                 if self.vertex {
                     [ex(0.0); 4]
                 } else {
-                    let [x, y, _] = self.fetch_source(f);
-                    let k = self.gradient_sources.len();
-                    self.gradient_sources.push([x, y]);
-                    self.s.gradients.get(k).copied().unwrap_or([UNKNOWN; 4])
+                    let d = self.source_derivatives(f);
+                    [d[0], d[1], d[2], d[3]]
                 }
+            }
+            17 => {
+                // getCompTexLOD (Xenia's translators): the LOD an implicit-derivative fetch at the
+                // source would compute, not clamped, without bias, in x; y, z and w are 0.
+                let dim = f.dimension();
+                self.note(["getCompTexLOD1D", "getCompTexLOD2D", "getCompTexLOD3D", "getCompTexLODCube"][dim as usize]);
+                let d = self.source_derivatives(f);
+                [self.computed_lod(f, dim, d), ex(0.0), ex(0.0), ex(0.0)]
             }
             19 => {
                 let dim = f.dimension();
@@ -876,6 +883,49 @@ impl M<'_> {
             }
         }
         self.write(false, f.dst_reg(), f.dst_rel(), mask, out, false);
+    }
+
+    /// The derivatives of a fetch's source, (ddx x, ddy x, ddx y, ddy y, ddx z, ddy z), as the
+    /// harness worked them out from the quad (pixel shaders; unknown in the first run).
+    fn source_derivatives(&mut self, f: &Fetch) -> [V; 6] {
+        let src = self.fetch_source(f);
+        let k = self.gradient_sources.len();
+        self.gradient_sources.push(src);
+        self.s.gradients.get(k).copied().unwrap_or([UNKNOWN; 6])
+    }
+
+    /// getCompTexLOD's LOD: log2 of ρ, the larger of the two screen directions' derivative
+    /// lengths in base-level texels (unnormalised coordinates are texels already). Vulkan lets
+    /// a host approximate a length with two or more non-zero components (between the largest
+    /// component and their sum), so only a derivative vector with at most one non-zero
+    /// component is determined; ρ = 0 (λ = −∞) is not determined either. A λ that is not an
+    /// integer is allowed 1/16: hosts keep the LOD in fixed point (Vulkan's
+    /// `mipmapPrecisionBits`; lavapipe truncates to 1/16, e.g. log2 24 = 4.585 → 4.5625), and so
+    /// does the Xenos texture unit; an exact power of two gives an exact λ.
+    fn computed_lod(&self, f: &Fetch, dim: u32, d: [V; 6]) -> V {
+        let Some(tex) = self.s.textures.get(&f.const_index()) else { return UNKNOWN };
+        let axes = match dim {
+            0 => 1,
+            1 => 2,
+            2 => 3,
+            _ => return UNKNOWN,
+        };
+        let texels = if f.coord_denorm() { 1.0 } else { f64::from(tex.size) };
+        let length = |first: usize| -> Option<f64> {
+            let lanes: Vec<f64> = (0..axes).map(|a| d[first + 2 * a]).map(|v| (v.is_known() && v.err == 0.0 && v.value.is_finite()).then_some(f64::from(v.value))).collect::<Option<_>>()?;
+            match lanes.iter().filter(|x| **x != 0.0).collect::<Vec<_>>()[..] {
+                [] => Some(0.0),
+                [x] => Some(x.abs() * texels),
+                _ => None,
+            }
+        };
+        match (length(0), length(1)) {
+            (Some(x), Some(y)) if x.max(y) > 0.0 => {
+                let lambda = x.max(y).log2();
+                V { value: lambda as f32, err: if lambda.fract() == 0.0 { 0.0 } else { 1.0 / 16.0 } }
+            }
+            _ => UNKNOWN,
+        }
     }
 
     /// A texture fetch's source register read through its three-lane source swizzle.

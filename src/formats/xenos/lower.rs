@@ -502,6 +502,35 @@ impl<'a> Ctx<'a> {
                 out.push(assign(FRES, 0xF, value));
                 self.fetch_store(f, &mut body);
             }
+            17 => {
+                // getCompTexLOD (Xenia's translators): the LOD an implicit-derivative fetch at the
+                // source would compute, relative to the base level, not clamped and without any
+                // bias (Xenia: the `lod` instruction's unclamped result; texel offsets are not
+                // getCompTexLOD operands), in x; y, z, w = 0. Computed outside the predicate
+                // (derivatives need the whole quad), stored under it.
+                let dim = fetch_dim(f);
+                if self.vertex {
+                    return Err(self.err("getCompTexLOD in a vertex shader (no derivatives to compute a LOD from)"));
+                }
+                if dim == TexDim::Cube {
+                    return Err(self.err("getCompTexLODCube is not supported (the LOD of a cube map comes from the derivatives of the cube-space direction)"));
+                }
+                if dim == TexDim::D3 && f.coord_denorm() {
+                    return Err(self.err("unnormalised coordinates of getCompTexLOD3D are not supported"));
+                }
+                let tex = self.texture(f.const_index(), dim)?;
+                let mut coord = self.fetch_source_xyz(f);
+                if f.coord_denorm() {
+                    coord = bin(BinOp::Div, coord, Expr::TexSize { tex });
+                }
+                if dim == TexDim::D1 {
+                    // the 2D heap's one-texel-high texture (as tfetch1D): no vertical change
+                    coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)]));
+                }
+                let lod = lane(Expr::QueryLod { tex, coord: Box::new(coord) }, 0);
+                out.push(assign(FRES, 0xF, Expr::Compose(Box::new([lod, lit(0.0), lit(0.0), lit(0.0)]))));
+                self.fetch_store(f, &mut body);
+            }
             19 => {
                 self.get_weights(f, &mut body)?;
                 self.fetch_store(f, &mut body);
@@ -515,6 +544,13 @@ impl<'a> Ctx<'a> {
                     _ => (GRAD_V, 0x7, self.fetch_source_xyz(f)),
                 };
                 body.push(assign(reg, mask, value));
+            }
+            16 => {
+                // What fraction of the filter footprint falls on border texels depends on the
+                // fetch constant's clamp modes and border colour, which XenosRecomp's binding
+                // model does not give the shader (the runtime's sampler decides); Xenia does not
+                // translate it either.
+                return Err(self.err("getBCF (border colour fraction) is not supported: it needs the fetch constant's clamp modes, which the shader does not see"));
             }
             op => {
                 return Err(self.err(format!("fetch opcode {op} ({}) is not supported", f.name().unwrap_or("unknown"))));
