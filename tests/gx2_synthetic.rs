@@ -273,6 +273,7 @@ fn shader(kind: ShaderKind, program: Vec<u8>) -> Gx2Shader {
         sampler_vars: vec![],
         attrib_vars,
         program,
+        copy_program: Vec::new(),
     }
 }
 
