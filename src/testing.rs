@@ -23,6 +23,8 @@ pub enum Mutation {
     Gx2MulAsIeee,
     /// PICA `emit` ignores the `setemit … inv` flag (wrong vertex order).
     PicaGsIgnoreWinding,
+    /// GX2 geometry shaders: CUT_VERTEX / EMIT_CUT_VERTEX do not end the strip.
+    Gx2GsDropCut,
     /// Xenos `mul` (and every product: mad, dp*, muls, ...) uses the IEEE multiply instead of the
     /// D3D9 "0 × anything = 0" multiply.
     XenosMulAsIeee,

@@ -273,6 +273,7 @@ fn shader(kind: ShaderKind, program: Vec<u8>) -> Gx2Shader {
         sampler_vars: vec![],
         attrib_vars,
         program,
+        copy_program: Vec::new(),
     }
 }
 
@@ -341,6 +342,9 @@ fn gfd(s: &Gx2Shader) -> Vec<u8> {
     }
     let (so, _) = kind.program_fields();
     words[so / 4] = s.program.len() as u32;
+    if kind == ShaderKind::Geometry {
+        words[0x54 / 4] = s.copy_program.len() as u32;
+    }
     for (i, w) in words.iter().enumerate() {
         b[i * 4..i * 4 + 4].copy_from_slice(&w.to_be_bytes());
     }
@@ -352,7 +356,11 @@ fn gfd(s: &Gx2Shader) -> Vec<u8> {
     for v in [u32::from_be_bytes(*b"}BLK"), 0x28, 0, data_size, D, 0, 0, 0, patches.len() as u32, D | pt] {
         be(&mut b, v);
     }
-    let (ht, pt_) = if kind == ShaderKind::Vertex { (3, 5) } else { (6, 7) };
+    let (ht, pt_) = match kind {
+        ShaderKind::Vertex => (3, 5),
+        ShaderKind::Pixel => (6, 7),
+        ShaderKind::Geometry => (8, 9),
+    };
     let mut out = Vec::new();
     for v in [u32::from_be_bytes(*b"Gfx2"), 0x20, 7, 1, 2, 0, 0, 0] {
         be(&mut out, v);
@@ -365,6 +373,9 @@ fn gfd(s: &Gx2Shader) -> Vec<u8> {
     };
     block(&mut out, ht, &b);
     block(&mut out, pt_, &s.program);
+    if kind == ShaderKind::Geometry {
+        block(&mut out, 10, &s.copy_program);
+    }
     block(&mut out, 1, &[]);
     out
 }
@@ -949,5 +960,110 @@ fn rejected_alu_cf_and_export_ops_are_named() {
         (0x3A, "MEM_EXPORT"),
     ] {
         rejects(&vs(vec![C::Mem { op }], 2), name);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry shaders (ring model, README "GX2 geometry shaders")
+// ---------------------------------------------------------------------------------------------
+
+mod geometry {
+    use super::*;
+    use shrec::verify::gx2::asm::{self as va, assemble as asm_v, ring_fetch, C as VC};
+    use shrec::verify::gx2_gs::{copy_program, geometry_shader};
+
+    fn ring(ty: u32, base: u32, gpr: u32) -> VC {
+        VC::Ring { ty, base, gpr, index_gpr: 9, burst: 0, mask: 0xF }
+    }
+
+    /// GS: fetch three vertices' slot 0 and 1, write two strips (WRITE and WRITE_IND), cut.
+    fn gs_program(out_prim: u32) -> Gx2Shader {
+        let mut f = Vec::new();
+        for (k, (g, ch)) in [(0, 0), (0, 1), (0, 3)].into_iter().enumerate() {
+            f.push(ring_fetch(g, ch, 2 + k as u32, [0, 1, 2, 3], 0));
+            f.push(ring_fetch(g, ch, 5 + k as u32, [0, 1, 2, 7], 16));
+        }
+        let p = vec![
+            VC::N { op: "VTX", addr: 0, pop: 0, cf_const: 0, tex: f },
+            va::alu("ALU", vec![va::G(vec![va::a("MOV", (9, 0), &[va::special(248)])], vec![])]),
+            ring(0, 0, 2),
+            ring(0, 4, 5),
+            va::cf("EMIT_VERTEX"),
+            ring(0, 8, 3),
+            ring(0, 12, 6),
+            va::cf("EMIT_CUT_VERTEX"),
+            ring(1, 16, 4),
+            ring(1, 20, 7),
+            va::cf("EMIT_VERTEX"),
+            va::cf("CUT_VERTEX"),
+        ];
+        geometry_shader(asm_v(&p, p.len() - 1), copy_program(Some(0), &[1]), out_prim, 8, 4, 1, vec![])
+    }
+
+    fn es_program() -> Gx2Shader {
+        let p = vec![va::cf("CALL_FS"), VC::Ring { ty: 0, base: 0, gpr: 1, index_gpr: 0, burst: 1, mask: 0xF }];
+        shrec::verify::gx2::vertex_shader(asm_v(&p, p.len() - 1), 2, 0, false, vec![])
+    }
+
+    #[test]
+    fn geometry_shader_and_es_translate() {
+        let lib = lib();
+        for (out_prim, stream) in [(2, "TriangleStream"), (1, "LineStream"), (0, "PointStream")] {
+            let gs = gs_program(out_prim);
+            let o = check(&lib, &format!("gs{out_prim}"), &gs);
+            has_all(&o.disasm, &["EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX", "MEM_RING", "FETCH", "b159", "; copy program", "EXP_DONE"]);
+            has_all(&o.hlsl, &[stream, "Append", "RestartStrip", "shrec_ring", "SV_PrimitiveID", "[maxvertexcount(4)]"]);
+            assert_eq!(count(&o.hlsl, "RestartStrip"), 2, "{}", o.hlsl);
+            assert_eq!(count(&o.hlsl, ".Append("), 3, "one Append per EMIT: {}", o.hlsl);
+            // the key covers the GS program and the copy program
+            let e = formats::entries(ContainerKind::Gfd, &gfd(&gs)).unwrap();
+            let sh = shrec::formats::gx2::shader_struct::key_geometry(&gs.program, &gs.copy_program);
+            assert_eq!(e[0].key, sh);
+            assert_ne!(e[0].key, shrec::formats::gx2::shader_struct::key(&gs.program));
+            let back = shrec::formats::gx2::gfd::load(&gfd(&gs), 0).unwrap();
+            assert_eq!(back.copy_program, gs.copy_program);
+        }
+        let o = check(&lib, "es", &es_program());
+        has_all(&o.disasm, &["MEM_RING", "BURSTCNT(1)"]);
+        has_all(&o.hlsl, &["ring0", "ring1", "TEXCOORD0", "TEXCOORD1"]);
+    }
+
+    #[test]
+    fn geometry_rejections_are_named() {
+        let base = gs_program(2);
+        // output primitive type 3
+        let mut s = base.clone();
+        s.words[1] = 3;
+        rejects(&s, "VGT_GS_OUT_PRIM_TYPE");
+        // a copy program with an ALU clause
+        let mut s = base.clone();
+        let c = vec![va::alu("ALU", vec![va::G(vec![va::a("MOV", (1, 0), &[va::special(249)])], vec![])]), VC::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
+        s.copy_program = asm_v(&c, 1);
+        rejects(&s, "ALU (a copy program only fetches the ring and exports)");
+        // no copy program
+        let mut s = base.clone();
+        s.copy_program.clear();
+        rejects(&s, "no copy program");
+        // MEM_RING with ELEM_SIZE 0 and a ring FETCH from another buffer
+        let p = vec![VC::Ring { ty: 0, base: 0, gpr: 1, index_gpr: 0, burst: 0, mask: 0xF }, va::cf("EMIT_VERTEX")];
+        let mut w = asm_v(&p, 1);
+        w[3] &= 0x3F; // ELEM_SIZE 0 (word 0 bits 30-31)
+        let mut s = base.clone();
+        s.program = w;
+        rejects(&s, "MEM_RING with ELEM_SIZE 0");
+        let mut t = ring_fetch(0, 0, 2, [0, 1, 2, 3], 0);
+        t.0[0] = t.0[0] & !(0xFF << 8) | 3 << 8;
+        let p = vec![VC::N { op: "VTX", addr: 0, pop: 0, cf_const: 0, tex: vec![t] }, va::cf("EMIT_VERTEX")];
+        let mut s = base.clone();
+        s.program = asm_v(&p, 1);
+        rejects(&s, "FETCH from buffer 3");
+        // EXP in a GS (its exports go through the ring)
+        let p = vec![VC::Exp { done: true, ty: 2, base: 0, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
+        let mut s = base.clone();
+        s.program = asm_v(&p, 0);
+        rejects(&s, "EXP to target type 2");
+        // an ES that also exports
+        let p = vec![va::cf("CALL_FS"), ring(0, 0, 1), VC::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
+        rejects(&shrec::verify::gx2::vertex_shader(asm_v(&p, 2), 1, 0, false, vec![]), "MEM_RING (as ES) and EXP");
     }
 }

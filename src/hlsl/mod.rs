@@ -163,7 +163,9 @@ impl Writer<'_> {
         if let Some(g) = &m.ext.geometry {
             self.line("static ShaderOutput shrec_gs_buf[3];");
             self.line("static int shrec_gs_emitted = 0;");
-            let _ = g;
+            if let Some(st) = g.strip.as_ref().filter(|st| st.ring_len > 0) {
+                self.line(format!("static float4 shrec_ring[{}];", st.ring_len));
+            }
         }
         // Registers.
         for v in m.inputs.iter().chain(&m.outputs) {
@@ -178,8 +180,8 @@ impl Writer<'_> {
             }
         }
         self.line("");
-        if m.ext.geometry.is_some() {
-            self.line("void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)");
+        if let Some(g) = &m.ext.geometry {
+            self.line(format!("void shrec_body(inout {}<ShaderOutput> shrec_stream)", stream_type(g)));
         } else {
             self.line("void shrec_body()");
         }
@@ -192,6 +194,9 @@ impl Writer<'_> {
         }
         if m.temps.indexable {
             self.line(format!("for (int i = 0; i < {}; i++) {}[i] = 0;", m.temps.count, m.temps.prefix));
+        }
+        if let Some(st) = m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref()).filter(|st| st.ring_len > 0) {
+            self.line(format!("for (int i = 0; i < {}; i++) shrec_ring[i] = 0;", st.ring_len));
         }
         self.block(&m.body);
         self.indent -= 1;
@@ -206,14 +211,20 @@ impl Writer<'_> {
                 GsPrimitive::TriangleAdj => "triangleadj",
             };
             self.line(format!("[maxvertexcount({})]", g.max_vertices));
+            let pid = g.strip.as_ref().and_then(|st| st.primitive_id);
             self.line(format!(
-                "void main({prim} ShaderInput input[{}], inout TriangleStream<ShaderOutput> shrec_stream)",
-                g.primitive.vertices()
+                "void main({prim} ShaderInput input[{}], {}inout {}<ShaderOutput> shrec_stream)",
+                g.primitive.vertices(),
+                if pid.is_some() { "uint shrec_primitive_id : SV_PrimitiveID, " } else { "" },
+                stream_type(g)
             ));
             self.line("{");
             self.indent += 1;
             for (v, (vtx, field)) in m.inputs.iter().zip(&g.input_sources) {
                 self.line(format!("{} = input[{vtx}].{};", v.name, g.vertex_fields[*field as usize].name));
+            }
+            if let Some(i) = pid {
+                self.line(format!("{} = float4(asfloat(shrec_primitive_id), 0, 0, 0);", m.inputs[i as usize].name));
             }
             self.line("shrec_body(shrec_stream);");
             self.indent -= 1;
@@ -375,6 +386,40 @@ impl Writer<'_> {
                 self.indent -= 1;
                 self.line("}");
             }
+            Stmt::GsEmitVertex => {
+                let max = self.m.ext.geometry.as_ref().map_or(0, |g| g.max_vertices);
+                let fields: Vec<String> = self.m.outputs.iter().map(|v| format!("o.{0} = {0};", v.name)).collect();
+                self.line(format!("if (shrec_gs_emitted < {max})"));
+                self.line("{");
+                self.indent += 1;
+                self.line(format!("ShaderOutput o; {}", fields.join(" ")));
+                self.line("shrec_stream.Append(o);");
+                self.line("shrec_gs_emitted += 1;");
+                self.indent -= 1;
+                self.line("}");
+            }
+            Stmt::GsCutStrip => self.line("shrec_stream.RestartStrip();"),
+            Stmt::RingStore { index, mask, value } => {
+                let len = self.ring_len();
+                let (i, v) = (self.index(index), self.expr(value));
+                let mk = mask_text(*mask);
+                self.line(format!("{{ int ri = {i}; if (ri >= 0 && ri < {len}) shrec_ring[ri].{mk} = ({v}).{mk}; }}"));
+            }
+            Stmt::RingLoad { dst, index } => {
+                let len = self.ring_len();
+                let i = self.index(index);
+                let target = self.reg(&dst.reg);
+                let mk = mask_text(dst.mask);
+                if len == 0 {
+                    self.line(format!("{target}.{mk} = float4(0, 0, 0, 0).{mk};"));
+                } else {
+                    // clamp first: both sides of ?: are evaluated
+                    self.line(format!(
+                        "{{ int ri = {i}; float4 rv = shrec_ring[clamp(ri, 0, {})]; {target}.{mk} = (ri >= 0 && ri < {len}) ? rv.{mk} : float4(0, 0, 0, 0).{mk}; }}",
+                        len - 1
+                    ));
+                }
+            }
             Stmt::Comment(text) => {
                 for l in text.lines() {
                     self.line(format!("// {l}"));
@@ -397,6 +442,10 @@ impl Writer<'_> {
             Cond::And(a, b) => format!("(({}) && ({}))", self.cond(a), self.cond(b)),
             Cond::Or(a, b) => format!("(({}) || ({}))", self.cond(a), self.cond(b)),
         }
+    }
+
+    fn ring_len(&self) -> u32 {
+        self.m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref()).map_or(0, |st| st.ring_len)
     }
 
     fn reg(&self, r: &RegRef) -> String {
@@ -654,5 +703,14 @@ mod tests {
     fn masks_and_swizzles() {
         assert_eq!(mask_text(0b0110), "yz");
         assert_eq!(swizzle_text(&[3, 3, 0, 1]), "wwxy");
+    }
+}
+
+/// HLSL stream object type of a geometry shader (PICA: triangle lists).
+fn stream_type(g: &GeometryInfo) -> &'static str {
+    match g.strip.as_ref().map(|st| st.output) {
+        Some(GsOutput::Points) => "PointStream",
+        Some(GsOutput::LineStrip) => "LineStream",
+        _ => "TriangleStream",
     }
 }

@@ -100,6 +100,30 @@ pub struct GeometryInfo {
     pub input_sources: Vec<(u32, u32)>,
     /// `[maxvertexcount]`; triangles past it are not emitted (counted, never undefined).
     pub max_vertices: u32,
+    /// Strip mode (GX2): the output stream is written by `Stmt::GsEmitVertex` /
+    /// `Stmt::GsCutStrip` instead of `GsStore` / `GsEmitTriangle`. `None` for PICA.
+    pub strip: Option<GsStrip>,
+}
+
+/// Output stream of a strip-mode geometry shader (HLSL `PointStream` / `LineStream` /
+/// `TriangleStream`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GsOutput {
+    Points,
+    LineStrip,
+    TriangleStrip,
+}
+
+/// Strip-mode geometry shader shape (see [`GeometryInfo::strip`]).
+#[derive(Clone, Debug)]
+pub struct GsStrip {
+    pub output: GsOutput,
+    /// Length in float4s of the invocation-local array `Stmt::RingStore` / `Stmt::RingLoad`
+    /// address (0: no array).
+    pub ring_len: u32,
+    /// `Module::inputs` index (the last input, after the `input_sources` ones) that receives
+    /// `SV_PrimitiveID` as raw bits in lane x.
+    pub primitive_id: Option<u32>,
 }
 
 /// An integer expression (`int`, wrapping arithmetic).
@@ -555,6 +579,16 @@ pub enum Stmt {
     /// `invert` holds — to the output stream and restart the strip. Past `max_vertices` the
     /// triangle is dropped.
     GsEmitTriangle { invert: Cond },
+    /// Geometry, strip mode: append one vertex made of the current values of all
+    /// `Module::outputs`. Past `max_vertices` appended vertices nothing is appended.
+    GsEmitVertex,
+    /// Geometry, strip mode: end the current strip (the next vertex starts a new one).
+    GsCutStrip,
+    /// Geometry, strip mode: lanes `mask` of ring element `index` = `value`; an index outside
+    /// `0..GsStrip::ring_len` writes nothing.
+    RingStore { index: Index, mask: u8, value: Expr },
+    /// Geometry, strip mode: `dst` = ring element `index` (0 outside `0..GsStrip::ring_len`).
+    RingLoad { dst: Dst, index: Index },
 }
 
 impl Module {

@@ -132,6 +132,16 @@ pub mod asm {
         Alu { op: &'static str, kc: [(u32, u32, u32); 2], groups: Vec<G> },
         /// EXP/EXP_DONE: type (0 pixel, 1 pos, 2 param), base, gpr, burst, sel.
         Exp { done: bool, ty: u32, base: u32, gpr: u32, burst: u32, sel: [u32; 4] },
+        /// MEM_RING: type (0 WRITE, 1 WRITE_IND), ARRAY_BASE (dwords), GPR, INDEX_GPR, burst,
+        /// COMP_MASK; ELEM_SIZE 3, ARRAY_SIZE 0xFFF.
+        Ring { ty: u32, base: u32, gpr: u32, index_gpr: u32, burst: u32, mask: u32 },
+    }
+    /// A ring FETCH (buffer 0x9F, NO_INDEX_OFFSET, the ring's own format): R[dst] = the float4
+    /// at dword asint(R[src].chan) + offset / 4, through `dst_sel`.
+    pub fn ring_fetch(src: u32, chan: u32, dst: u32, dst_sel: [u32; 4], offset: u32) -> T {
+        let w0 = 2 << 5 | crate::formats::gx2::ring::RING_BUFFER_ID << 8 | src << 16 | chan << 24 | 15 << 26;
+        let w1 = dst | dst_sel[0] << 9 | dst_sel[1] << 12 | dst_sel[2] << 15 | dst_sel[3] << 18 | 1 << 21;
+        T([w0, w1, offset | 1 << 19])
     }
     pub fn cf(op: &'static str) -> C {
         C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![] }
@@ -190,6 +200,10 @@ pub mod asm {
                         kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31,
                     ]
                 }
+                C::Ring { ty, base, gpr, index_gpr, burst, mask } => [
+                    base | ty << 13 | gpr << 15 | index_gpr << 23 | 3 << 30,
+                    0xFFF | mask << 12 | burst << 17 | end << 21 | 0x26 << 23 | 1 << 31,
+                ],
                 C::Exp { done, ty, base, gpr, burst, sel } => {
                     let op = if *done { 0x28 } else { 0x27 };
                     [base | ty << 13 | gpr << 15, sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | burst << 17 | end << 21 | op << 23 | 1 << 31]
@@ -237,6 +251,7 @@ pub fn vertex_shader(program: Vec<u8>, n_attr: u32, n_params: u32, block: bool, 
         sampler_vars: vec![],
         attrib_vars,
         program,
+        copy_program: Vec::new(),
     };
     if block {
         set_block_mode(&mut s);
@@ -266,6 +281,7 @@ pub fn pixel_shader(program: Vec<u8>, n_in: u32, n_targets: u32, block: bool, lo
         sampler_vars: vec![],
         attrib_vars: vec![],
         program,
+        copy_program: Vec::new(),
     };
     if block {
         set_block_mode(&mut s);
@@ -294,7 +310,7 @@ pub struct TestProgram {
     pub reproduce: String,
 }
 
-fn expect(v: V) -> Expect {
+pub(super) fn expect(v: V) -> Expect {
     if !v.known() {
         Expect::UNKNOWN
     } else {
@@ -307,7 +323,7 @@ fn expect4(v: &[V; 4]) -> [Expect; 4] {
 }
 
 /// Uniform data for each const buffer of the module, from one invocation's inputs.
-fn uniform_data(module: &Module, inp: &Inputs) -> Vec<Vec<[f32; 4]>> {
+pub(super) fn uniform_data(module: &Module, inp: &Inputs) -> Vec<Vec<[f32; 4]>> {
     module
         .const_buffers
         .iter()

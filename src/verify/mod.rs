@@ -25,6 +25,7 @@
 pub mod agal;
 pub mod check;
 pub mod gx2;
+pub mod gx2_gs;
 pub mod pica;
 pub mod xenos;
 pub mod vk;

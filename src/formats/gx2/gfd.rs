@@ -143,13 +143,33 @@ fn shader_kind(block_type: u32) -> Option<(ShaderKind, bool)> {
 /// a program block whose size differs from the header's `size` field, a header block too small
 /// for its struct, or a malformed block chain. A file with no shader blocks is `Ok(empty)`.
 pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
-    Ok(pairs(bytes)?
+    let all = pairs(bytes)?;
+    let copies = copy_programs(bytes)?;
+    let mut gs = 0;
+    Ok(all
         .iter()
         .enumerate()
         .map(|(i, (kind, _, prog))| {
             let program = &bytes[prog.data_offset..prog.data_offset + prog.data_size];
-            ShaderEntry { stage: kind.stage(), index: i as u32, key: shader_struct::key(program), name: None }
+            let key = if *kind == ShaderKind::Geometry {
+                gs += 1;
+                shader_struct::key_geometry(program, copies.get(gs - 1).copied().unwrap_or(&[]))
+            } else {
+                shader_struct::key(program)
+            };
+            ShaderEntry { stage: kind.stage(), index: i as u32, key, name: None }
         })
+        .collect())
+}
+
+/// The geometry copy-program blocks (type 10) in file order: the N-th belongs to the N-th
+/// geometry shader header (wut's N-th ↔ N-th rule, as for programs).
+pub fn copy_programs(bytes: &[u8]) -> Result<Vec<&[u8]>, ShaderError> {
+    let (blocks, _) = walk(bytes)?;
+    Ok(blocks
+        .iter()
+        .filter(|b| b.block_type == block_type::GEOMETRY_COPY_PROGRAM)
+        .map(|b| &bytes[b.data_offset..b.data_offset + b.data_size])
         .collect())
 }
 
@@ -264,5 +284,15 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
         matches!(p & TAG_MASK, TAG_DATA | TAG_STRING).then_some((p & !TAG_MASK) as usize).filter(|&o| o < t)
     };
     let program = bytes[prog.data_offset..prog.data_offset + prog.data_size].to_vec();
-    shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| bad(err.reason))
+    let mut s = shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| bad(err.reason))?;
+    if kind == ShaderKind::Geometry {
+        let ordinal = all[..index as usize].iter().filter(|x| x.0 == ShaderKind::Geometry).count();
+        let copy = copy_programs(bytes)?.get(ordinal).map(|c| c.to_vec()).unwrap_or_default();
+        let declared = s.reg(0x54) as usize;
+        if declared != 0 && declared != copy.len() {
+            return Err(bad(format!("declares a 0x{declared:X}-byte copy program, its copy-program block holds 0x{:X}", copy.len())));
+        }
+        s.copy_program = copy;
+    }
+    Ok(s)
 }

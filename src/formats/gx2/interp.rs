@@ -34,6 +34,7 @@
 //! ([`V::zero_of_any_sign`]), IEEE 0 × inf/NaN (compilers fold a constant zero).
 
 use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
+use super::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
 use super::shader_struct::{Gx2Shader, ShaderKind};
 use crate::verify::Tolerance;
 use std::collections::{BTreeMap, BTreeSet};
@@ -120,6 +121,19 @@ pub struct Inputs {
     /// Uniform-block mode: block location → vec4 elements (raw bits).
     pub blocks: BTreeMap<u32, Vec<[u32; 4]>>,
     pub textures: Vec<Texture>,
+    /// GS: the ESGS ring item of each input vertex (slot → value), as the ES wrote it.
+    pub esgs: Vec<BTreeMap<u32, [V; 4]>>,
+    /// GS: the primitive id (R0.z).
+    pub primitive_id: u32,
+}
+
+/// What a geometry shader invocation sent down the pipeline, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GsEvent {
+    /// EMIT: the copy shader's exports for this vertex.
+    Vertex(BTreeMap<Target, [V; 4]>),
+    /// CUT: the strip ends.
+    Cut,
 }
 
 /// Export targets: (type 0 PIXEL / 1 POS / 2 PARAM, index).
@@ -135,6 +149,10 @@ pub struct Run {
     /// Why the run is undetermined (the first reason; for reports).
     pub why: String,
     pub executed: BTreeSet<&'static str>,
+    /// ES (a VS with MEM_RING): ESGS slot → value written.
+    pub ring: BTreeMap<u32, [V; 4]>,
+    /// GS: emitted vertices and cuts.
+    pub gs: Vec<GsEvent>,
 }
 
 /// Iterations after which a run is declared undetermined (the GPU would still be looping).
@@ -187,6 +205,12 @@ struct M<'a> {
     run: Run,
     /// `SHREC_GX2_TRACE` set: CF positions, masks and GPR writes go to stderr (triage aid).
     trace: bool,
+    /// GS: the GSVS ring (ringItemSize / 4 float4s), unwritten elements undetermined.
+    gsvs: Vec<[V; 4]>,
+    /// GS: vertices emitted so far.
+    emitted: u32,
+    /// Copy-shader run: the GSVS ring it reads (R0.x = the vertex's base in dwords).
+    copy_ring: Option<Vec<[V; 4]>>,
 }
 
 /// Runs a vertex invocation (or a pixel without gradient fetches).
@@ -423,9 +447,20 @@ impl<'a> M<'a> {
             steps: 0,
             run: Run::default(),
             trace: std::env::var_os("SHREC_GX2_TRACE").is_some(),
+            gsvs: Vec::new(),
+            emitted: 0,
+            copy_ring: None,
         };
         if s.kind == ShaderKind::Pixel {
             m.pixel_inputs();
+        }
+        if s.kind == ShaderKind::Geometry {
+            // ring model (README "GX2 geometry shaders"): R0/R1 hold the ESGS item offsets
+            for (r, lanes) in GS_OFFSET_REGS.iter().enumerate() {
+                m.gpr[r] = lanes.map(|l| V::exact(l.map_or(0, |k| k * ESGS_ITEM_DWORDS)));
+            }
+            m.gpr[0][2] = V::exact(inp.primitive_id);
+            m.gsvs = vec![[V::UNKNOWN; 4]; ((s.reg(0x88) & 0x7FFF) / 4) as usize];
         }
         m
     }
@@ -618,6 +653,16 @@ impl<'a> M<'a> {
                         _ => {}
                     }
                 }
+                Cf::Export { op: 0x26, .. } => {
+                    self.run.executed.insert("MEM_RING");
+                    if self.active {
+                        let c = cf.cf.clone();
+                        self.mem_ring(&c);
+                        if self.run.undetermined {
+                            return Stop::Done;
+                        }
+                    }
+                }
                 Cf::Export { op, ty, array_base, rw_gpr, sel, burst_count, .. } => {
                     self.run.executed.insert(isa::exp_name(*op).unwrap_or("?"));
                     if self.active {
@@ -648,6 +693,25 @@ impl<'a> M<'a> {
                             self.tex_resume = 0;
                         }
                         0x13 => self.call_fs(),
+                        2 if self.active => {
+                            let Clause::Vtx(vs) = clause else { unreachable!() };
+                            let vs = vs.clone();
+                            self.vtx_clause(&vs);
+                            if self.run.undetermined {
+                                return Stop::Done;
+                            }
+                        }
+                        0x15..=0x17 if self.active && self.s.kind == ShaderKind::Geometry && self.copy_ring.is_none() => {
+                            if *op != 0x17 {
+                                self.emit();
+                                if self.run.undetermined {
+                                    return Stop::Done;
+                                }
+                            }
+                            if *op != 0x15 {
+                                self.run.gs.push(GsEvent::Cut);
+                            }
+                        }
                         0x0B => {
                             self.pop(*pop_count);
                             self.push();
@@ -751,6 +815,118 @@ impl<'a> M<'a> {
             }
             self.pos += 1;
         }
+    }
+
+    /// MEM_RING: an ES writes its ESGS slot, a GS its GSVS ring (README "GX2 geometry shaders").
+    fn mem_ring(&mut self, cf: &Cf) {
+        let Cf::Export { ty, array_base, rw_gpr, rw_rel, index_gpr, elem_size, array_size, comp_mask, burst_count, .. } = *cf else { return };
+        let gs = self.s.kind == ShaderKind::Geometry;
+        if let Some(why) = ring::mem_ring_problem(ty, array_base, elem_size, array_size, rw_rel, burst_count, gs, (!gs).then_some(ring::ES_SLOTS)) {
+            self.mark_undetermined(&why);
+            return;
+        }
+        let extra = if gs && ty & 1 == 1 {
+            let v = self.gpr[index_gpr as usize][0];
+            if !v.is_exact() {
+                self.mark_undetermined("MEM_RING index is undetermined");
+                return;
+            }
+            v.bits as i32 as i64
+        } else {
+            0
+        };
+        for b in 0..=burst_count {
+            let r = self.gpr.get((rw_gpr + b) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
+            let elem = i64::from(array_base / 4 + b) + extra;
+            let slot = if gs {
+                if elem < 0 || elem >= self.gsvs.len() as i64 {
+                    continue;
+                }
+                &mut self.gsvs[elem as usize]
+            } else {
+                self.run.ring.entry(elem as u32).or_insert([V::UNKNOWN; 4])
+            };
+            for k in 0..4 {
+                if comp_mask >> k & 1 != 0 {
+                    slot[k] = r[k];
+                }
+            }
+        }
+    }
+
+    /// A VTX clause: ring reads of a GS (ESGS) or of a copy shader (GSVS).
+    fn vtx_clause(&mut self, vs: &[isa::VtxInst]) {
+        // the ESGS slots that exist: 0..=max OFFSET / 16 of the program's ring fetches
+        let slots = self
+            .p
+            .cfs
+            .iter()
+            .filter_map(|(_, c)| if let Clause::Vtx(v) = c { Some(v) } else { None })
+            .flatten()
+            .map(|v| v.offset / 16 + 1)
+            .max()
+            .unwrap_or(0);
+        for v in vs {
+            if let Some(why) = ring::ring_fetch_problem(v) {
+                self.mark_undetermined(&why);
+                return;
+            }
+            if self.s.kind != ShaderKind::Geometry {
+                self.mark_undetermined("a VTX clause outside a geometry / copy shader");
+                return;
+            }
+            let a = self.gpr[v.src_gpr as usize][v.src_sel_x as usize];
+            if !a.is_exact() {
+                self.mark_undetermined("ring address is undetermined");
+                return;
+            }
+            let addr = a.bits.wrapping_add(v.offset / 4);
+            let value = if let Some(r) = &self.copy_ring {
+                // GSVS: dword address → float4 element
+                if addr % 4 == 0 && ((addr / 4) as usize) < r.len() { r[(addr / 4) as usize] } else { [V::exact(0); 4] }
+            } else {
+                let (k, s) = (addr / ESGS_ITEM_DWORDS, addr % ESGS_ITEM_DWORDS / 4);
+                if addr % 4 == 0 && k < GS_INPUT_VERTICES && s < slots {
+                    self.inp.esgs.get(k as usize).and_then(|m| m.get(&s)).copied().unwrap_or([V::UNKNOWN; 4])
+                } else {
+                    [V::exact(0); 4]
+                }
+            };
+            let d = &mut self.gpr[v.dst_gpr as usize];
+            for k in 0..4 {
+                match v.dst_sel[k] {
+                    0..=3 => d[k] = value[v.dst_sel[k] as usize],
+                    4 => d[k] = V::f(0.0),
+                    5 => d[k] = V::f(1.0),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// EMIT: runs the copy program on the GSVS ring at this vertex's base.
+    fn emit(&mut self) {
+        let copy = match isa::decode(&self.s.copy_program) {
+            Ok(p) => p,
+            Err(e) => {
+                self.mark_undetermined(&format!("copy program: {}", e.reason));
+                return;
+            }
+        };
+        let vert = self.s.reg(0x14) & 0x7FFF;
+        let mut c = M::new(self.s, &copy, self.inp);
+        c.gpr = vec![[V::UNKNOWN; 4]; 128];
+        c.gpr[0][0] = V::exact(self.emitted.wrapping_mul(vert));
+        c.copy_ring = Some(self.gsvs.clone());
+        c.go();
+        if c.run.undetermined {
+            let why = format!("copy program: {}", c.run.why);
+            self.mark_undetermined(&why);
+            return;
+        }
+        self.run.executed.extend(c.run.executed.iter().copied());
+        self.run.gs.push(GsEvent::Vertex(c.run.exports));
+        self.emitted += 1;
     }
 
     fn kval(&mut self, k: &Kcache, sel: u32, a: &AluInst, s: &AluSrc) -> Option<[u32; 4]> {

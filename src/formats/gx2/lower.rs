@@ -20,6 +20,8 @@ use crate::formats::{cube, Family, ShaderError};
 use crate::ir::build::*;
 use crate::ir::*;
 
+mod gs;
+
 const PV: [u32; 2] = [128, 130];
 const PS: [u32; 2] = [129, 131];
 const AR: u32 = 132;
@@ -95,6 +97,8 @@ struct L<'a> {
     calls: u32,
     /// Nesting level of bounded (LOOP_START / _NO_AL) loops.
     loops: u32,
+    /// Geometry shader state (ring model, copy program).
+    gs: Option<gs::GsCtx>,
 }
 
 fn unsupported(what: &str, pc: u32) -> ShaderError {
@@ -103,9 +107,6 @@ fn unsupported(what: &str, pc: u32) -> ShaderError {
 
 pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
     let prog = isa::decode(&s.program)?;
-    if s.kind == ShaderKind::Geometry {
-        return Err(ShaderError::new("GX2 geometry shaders are not translated yet (ring-buffer ES/GS/copy-shader model)"));
-    }
     let stage = s.kind.stage();
     let m = Module {
         family: Family::Gx2,
@@ -124,11 +125,19 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
         )],
         ext: Default::default(),
     };
-    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0, loops: 0 };
+    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0, loops: 0, gs: None };
     let mut body = Vec::new();
     body.push(assign(t(ST), 0xF, Expr::Literal([1.0, 0.0, 0.0, 1.0])));
     if s.kind == ShaderKind::Pixel {
         l.pixel_inputs(&mut body);
+    }
+    if s.kind == ShaderKind::Geometry {
+        l.gs_setup(&mut body)?;
+    } else if s.kind == ShaderKind::Vertex && super::ring::writes_ring(&prog) {
+        if prog.cfs.iter().any(|(c, _)| matches!(c.cf, Cf::Export { op: 0x27 | 0x28, .. })) {
+            return Err(ShaderError::new("vertex shader writes both MEM_RING (as ES) and EXP exports: not translated"));
+        }
+        l.m.header_comments.push("ES: MEM_RING slot s → output ring<s> (location s), read by the geometry shader".into());
     }
     let n = prog.main_len;
     l.cf_range(0, n, &mut body)?;
@@ -235,6 +244,10 @@ impl L<'_> {
                         _ => unreachable!(),
                     }
                 }
+                Cf::Export { op: 0x26, .. } if self.s.kind != ShaderKind::Pixel => {
+                    let c = cf.cf.clone();
+                    self.mem_ring(&c, pc, out)?;
+                }
                 Cf::Export { op, ty, array_base, rw_gpr, rw_rel, sel, burst_count, .. } => {
                     if *op != 0x27 && *op != 0x28 {
                         return Err(unsupported(isa::exp_name(*op).unwrap_or("?"), pc));
@@ -266,7 +279,13 @@ impl L<'_> {
                             }
                             out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
                         }
-                        2 | 3 | 0x1C | 0x1D => return Err(unsupported(&format!("{name} (vertex fetch clause outside the fetch shader)"), pc)),
+                        2 if self.gs.is_some() => {
+                            let Clause::Vtx(vs) = clause else { unreachable!() };
+                            let vs = vs.clone();
+                            self.gs_vtx_clause(&vs, pc, out)?;
+                        }
+                        2 | 3 | 0x1C | 0x1D => return Err(unsupported(&format!("{name} (vertex fetch clause outside the fetch shader and the GS ring)"), pc)),
+                        0x15..=0x17 if self.gs.is_some() => self.gs_emit(*op != 0x17, *op != 0x15, out),
                         0x13 => {
                             if self.s.kind != ShaderKind::Vertex {
                                 return Err(unsupported("CALL_FS outside a vertex shader", pc));

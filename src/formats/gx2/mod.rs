@@ -6,6 +6,7 @@ pub mod gfd;
 pub mod interp;
 pub mod isa;
 pub mod lower;
+pub mod ring;
 pub mod shader_struct;
 pub mod sharc;
 
@@ -47,6 +48,11 @@ pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32) -> Result<String, S
     }
     out.push('\n');
     out.push_str(&disasm::disassemble(&p));
+    if !s.copy_program.is_empty() {
+        let c = isa::decode(&s.copy_program).map_err(|e| ShaderError::new(format!("GS copy program: {}", e.reason)))?;
+        out.push_str("\n; copy program (run as the hardware VS for every emitted vertex)\n");
+        out.push_str(&disasm::disassemble(&c));
+    }
     Ok(out)
 }
 

@@ -119,11 +119,35 @@ pub fn read_program_ref(buf: &[u8], base: usize, kind: ShaderKind, e: Endian) ->
 }
 
 /// The GX2 cache key, the same for GFD and SHARCFB: XXH3-64 (seed 0) of the shader's program
-/// (microcode) bytes, i.e. what the GX2 struct's program pointer and size designate (for a
-/// geometry shader: the GS program, not its copy program). A shader stored in both containers
-/// therefore has one key. The struct's registers are not part of the key.
+/// (microcode) bytes, i.e. what the GX2 struct's program pointer and size designate. A shader
+/// stored in both containers therefore has one key. The struct's registers are not part of the
+/// key. Geometry shaders use [`key_geometry`].
 pub fn key(program: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(program)
+}
+
+/// Key of a geometry shader: XXH3-64 (seed 0) of the GS program followed by its copy program
+/// (the translation inlines the copy program at every EMIT), so two GS binaries differing only
+/// in their copy programs get different keys. Without a copy program it equals [`key`].
+pub fn key_geometry(program: &[u8], copy: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(program);
+    h.update(copy);
+    h.digest()
+}
+
+/// Reads a geometry shader's copy program (size 0x54, pointer 0x58) from `buf[base..]` in a
+/// container whose pointers are plain offsets from the struct (SHARCFB). Size 0 = none.
+pub fn read_copy_program(buf: &[u8], base: usize, e: Endian) -> Result<Vec<u8>, ShaderError> {
+    let size = e.read_u32(buf, base + 0x54, "GX2 copy program size")? as usize;
+    let ptr = e.read_u32(buf, base + 0x58, "GX2 copy program pointer")? as usize;
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    base.checked_add(ptr)
+        .and_then(|a| a.checked_add(size).and_then(|end| buf.get(a..end)))
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| ShaderError::at(base as u64 + 0x58, format!("GX2 copy program [0x{ptr:X}, +0x{size:X}) lies outside the shader data")))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,6 +220,9 @@ pub struct Gx2Shader {
     pub attrib_vars: Vec<AttribVar>,
     /// Latte microcode (little-endian 32-bit words in both containers).
     pub program: Vec<u8>,
+    /// Geometry shaders: the copy ("DC") program (GX2GeometryShader 0x54 size / 0x58 pointer;
+    /// GFD block type 10); empty for other kinds.
+    pub copy_program: Vec<u8>,
 }
 
 /// Byte offsets of the `(count, pointer)` pairs and the mode field per struct kind.
@@ -350,5 +377,5 @@ pub fn decode_struct(
             });
         }
     }
-    Ok(Gx2Shader { kind, words, uniform_blocks, uniform_vars, initial_values, loop_vars, sampler_vars, attrib_vars, program })
+    Ok(Gx2Shader { kind, words, uniform_blocks, uniform_vars, initial_values, loop_vars, sampler_vars, attrib_vars, program, copy_program: Vec::new() })
 }

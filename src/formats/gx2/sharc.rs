@@ -162,7 +162,14 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
             )
         })?;
         let name = names.iter().filter(|(b, _)| *b <= i as i64).max_by_key(|(b, _)| *b).map(|(_, n)| n.clone());
-        out.push(ShaderEntry { stage: kind.stage(), index: i, key: shader_struct::key(program), name });
+        let key = if kind == ShaderKind::Geometry {
+            let copy = shader_struct::read_copy_program(shader, 0, e)
+                .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason)))?;
+            shader_struct::key_geometry(program, &copy)
+        } else {
+            shader_struct::key(program)
+        };
+        out.push(ShaderEntry { stage: kind.stage(), index: i, key, name });
         p += entry_size;
     }
     Ok(out)
@@ -211,8 +218,13 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
                 .to_vec();
             let len = shader.len();
             let resolve = move |q: u32| -> Option<usize> { ((q as usize) < len).then_some(q as usize) };
-            return shader_struct::decode_struct(shader, 0, kind, e, kind.struct_size(), &resolve, program)
-                .map_err(|err| ShaderError::at(data as u64 + err.offset.unwrap_or(0), format!("binary {i}: {}", err.reason)));
+            let mut s = shader_struct::decode_struct(shader, 0, kind, e, kind.struct_size(), &resolve, program)
+                .map_err(|err| ShaderError::at(data as u64 + err.offset.unwrap_or(0), format!("binary {i}: {}", err.reason)))?;
+            if kind == ShaderKind::Geometry {
+                s.copy_program = shader_struct::read_copy_program(shader, 0, e)
+                    .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason)))?;
+            }
+            return Ok(s);
         }
         p += entry_size;
     }

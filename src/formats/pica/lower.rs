@@ -409,7 +409,7 @@ pub fn lower(p: &Program, index: u32) -> Result<(Module, Vec<u32>), ShaderError>
         };
         let scalars = (4 * l.outputs.len()).max(4) as u32;
         let max_vertices = ((1024 / scalars).min(1024) / 3) * 3;
-        l.geometry = Some(GeometryInfo { primitive, vertex_fields, input_sources, max_vertices });
+        l.geometry = Some(GeometryInfo { primitive, vertex_fields, input_sources, max_vertices, strip: None });
     }
     let body = l.body(&decoded)?;
     let temps = TempFile { count: T_CIN + l.c_in.map_or(0, |(lo, hi)| hi - lo), prefix: "t".into(), indexable: l.c_in.is_some() };

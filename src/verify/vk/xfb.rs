@@ -169,7 +169,8 @@ impl Gpu {
         }
         let (gs_spirv, outputs) = capture_outputs(job.gs_spirv)?;
         let vstride_out = u64::from(outputs.max(1)) * 16;
-        let region = vstride_out * u64::from(job.max_vertices.max(3));
+        // a strip of n vertices is captured as up to 3n primitive vertices
+        let region = vstride_out * u64::from(job.max_vertices.max(3)) * 3;
         let cmd = self.begin(s)?;
         let capture = self.buffer(s, region * n as u64, vk::BufferUsageFlags::TRANSFORM_FEEDBACK_BUFFER_EXT)?;
         // Per invocation, the byte count its transform-feedback range wrote (counter buffer).
