@@ -7,7 +7,10 @@
 //! Everything runs on ONE thread, in its own test binary: lavapipe (Mesa 22.3) crashed or hung
 //! with two threads driving geometry jobs (see tests/verify_pica_gs.rs).
 //!
-//! Command: `cargo test --release --test verify_gx2_gs`
+//! Commands:
+//! - `cargo test --release --test verify_gx2_gs`
+//! - `SHREC_FUZZ_PROGRAMS=2000 cargo test --release --test verify_gx2_gs -- --ignored gs_long_fuzz --nocapture`
+//! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_gx2_gs -- --ignored gs_fuzz_one --nocapture`
 
 mod common;
 
@@ -144,10 +147,79 @@ fn finish(what: &str, c: &Comparison, min: u64) {
     assert!(c.comparisons >= min, "{what}: only {} comparisons", c.comparisons);
 }
 
-/// ES → GS → copy shader on lavapipe against the interpreter, then the dropped-cut mutation.
+/// Random GS program `index` of run `seed` (`gx2::gen::Gen::gs_program`): 1-3 ESGS slots
+/// read, 1-3 GSVS slots per vertex (position + params), 1-8 emits, output points / line strip /
+/// triangle strip, 8 cases.
+fn random_gs(seed: u64, index: u64) -> GsTest {
+    let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x65);
+    let in_slots = rng.range(1, 4) as u32;
+    let vert_slots = rng.range(1, 4) as u32;
+    let emits = rng.range(1, 9) as usize;
+    let out_prim = rng.below(3) as u32;
+    let mut g = gx2::gen::Gen::new(&mut rng, shrec::formats::gx2::shader_struct::ShaderKind::Geometry, false);
+    let program = g.gs_program(in_slots, vert_slots, emits);
+    let loop_vars = std::mem::take(&mut g.loop_vars);
+    let params: Vec<u32> = (1..vert_slots).collect();
+    let copy = copy_program(Some(0), &params);
+    let gs = geometry_shader(program, copy, out_prim, 4 * vert_slots, emits as u32, vert_slots - 1, loop_vars);
+    GsTest {
+        name: format!("gs fuzz seed {seed} program {index}"),
+        es: es(),
+        gs,
+        cases: cases(&mut rng, 8),
+        reproduce: format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_gx2_gs -- --ignored gs_fuzz_one --nocapture"),
+    }
+}
+
+fn gs_fuzz(seed: u64, range: std::ops::Range<u64>) -> Comparison {
+    let Some(gpu) = gx2::gpu_or_skip() else { return Comparison::default() };
+    let mut total = Comparison::default();
+    for i in range {
+        total.merge(gx2_gs::run(gpu, &random_gs(seed, i)));
+    }
+    total
+}
+
+fn fuzz_seed() -> u64 {
+    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+}
+
+/// 60 random GS programs (fixed seed) against the interpreter.
+fn gs_fuzz_fixed_seed() {
+    let c = gs_fuzz(1, 0..60);
+    finish("gs_fuzz_fixed_seed", &c, 2000);
+    let missing: Vec<&&str> = ["MEM_RING", "EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX", "VTX", "ALU_PUSH_BEFORE"].iter().filter(|o| !c.opcodes.contains(**o)).collect();
+    assert!(missing.is_empty(), "never executed: {missing:?}");
+}
+
+/// `SHREC_FUZZ_PROGRAMS=N` (default 2 000) random GS programs of seed `SHREC_FUZZ_SEED`.
 #[test]
-fn geometry_shaders() {
+#[ignore]
+fn gs_long_fuzz() {
+    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let c = gs_fuzz(fuzz_seed(), 0..n);
+    finish(&format!("gs_long_fuzz seed {}", fuzz_seed()), &c, n);
+}
+
+/// One random GS program (`SHREC_FUZZ_ONLY=I`), for reproducing a report.
+#[test]
+#[ignore]
+fn gs_fuzz_one() {
+    let i: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
+    let c = gs_fuzz(fuzz_seed(), i..i + 1);
+    finish(&format!("gs_fuzz_one seed {} #{i}", fuzz_seed()), &c, 1);
+}
+
+/// Every non-ignored case of this binary, one after the other on one thread (see the header).
+#[test]
+fn geometry_all() {
     let Some(gpu) = gx2::gpu_or_skip() else { return };
+    geometry_shaders(gpu);
+    gs_fuzz_fixed_seed();
+}
+
+/// ES → GS → copy shader on lavapipe against the interpreter, then the dropped-cut mutation.
+fn geometry_shaders(gpu: &shrec::verify::vk::Gpu) {
     assert!(gpu.has_transform_feedback(), "{} lacks VK_EXT_transform_feedback", gpu.device_name);
     let tests = [strips(), looped(1, 2), looped(0, 3)];
     let mut total = Comparison::default();

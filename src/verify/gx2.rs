@@ -930,6 +930,11 @@ pub mod gen {
                     self.cfs.push(cf("KILL"));
                     self.cfs.push(cf_pop("POP", 1));
                 }
+                // the geometry harness binds no texture
+                _ if self.kind == ShaderKind::Geometry => {
+                    let c = self.alu_clause("ALU", false);
+                    self.cfs.push(c);
+                }
                 _ => {
                     let c = self.tex_clause();
                     self.cfs.push(c);
@@ -1022,6 +1027,62 @@ pub mod gen {
                 let g = pick(self.rng);
                 let s = sel(self.rng);
                 self.cfs.push(C::Exp { done: true, ty: 0, base: 0, gpr: g, burst: 1, sel: s });
+            }
+            let eop = self.cfs.len() - 1;
+            let subs = std::mem::take(&mut self.subs);
+            for (at, body) in subs {
+                let start = self.cfs.len() as u32;
+                self.cfs.extend(body);
+                self.cfs.push(cf("RETURN"));
+                if let C::N { addr, .. } = &mut self.cfs[at] {
+                    *addr = start;
+                }
+            }
+            assemble(&self.cfs, eop)
+        }
+    }
+
+    impl Gen<'_> {
+        /// A random geometry program in the ring model of `formats::gx2::ring` (`verify::gx2_gs`
+        /// runs it): one VTX clause of ring fetches first (R0 / R1 still hold the input vertices'
+        /// ring offsets), each a random (input vertex, slot < `in_slots`) into R2..R9; then
+        /// `emits` times: random statements (any control flow; no TEX: the geometry harness
+        /// binds no texture), MEM_RING writes of random work registers to the `vert_slots`
+        /// slots of the vertex (GSVS vertex n at `n · 4 · vert_slots` dwords, lane masks random),
+        /// and an emit: EMIT_VERTEX, EMIT_CUT_VERTEX, or CUT_VERTEX then EMIT_VERTEX.
+        pub fn gs_program(&mut self, in_slots: u32, vert_slots: u32, emits: usize) -> Vec<u8> {
+            let src = [(0, 0), (0, 1), (0, 3)];
+            let fetches: Vec<T> = (2..WORK)
+                .map(|dst| {
+                    let (g, ch) = src[self.rng.below(3) as usize];
+                    ring_fetch(g, ch, dst, [0, 1, 2, 3], 16 * self.rng.below(u64::from(in_slots)) as u32)
+                })
+                .collect();
+            self.cfs.push(C::N { op: "VTX", addr: 0, pop: 0, cf_const: 0, tex: fetches });
+            for n in 0..emits as u32 {
+                self.block_stmts(0, 3);
+                // a quarter of the vertices are written and emitted under a condition
+                let conditional = self.rng.chance(25);
+                if conditional {
+                    let c = self.alu_clause("ALU_PUSH_BEFORE", true);
+                    self.cfs.push(c);
+                }
+                for s in 0..vert_slots {
+                    let gpr = self.rng.below(u64::from(WORK)) as u32;
+                    let mask = if self.rng.chance(80) { 0xF } else { self.rng.range(1, 16) as u32 };
+                    self.cfs.push(C::Ring { ty: 0, base: 4 * (vert_slots * n + s), gpr, index_gpr: 0, burst: 0, mask });
+                }
+                match self.rng.below(10) {
+                    0..=5 => self.cfs.push(cf("EMIT_VERTEX")),
+                    6..=8 => self.cfs.push(cf("EMIT_CUT_VERTEX")),
+                    _ => {
+                        self.cfs.push(cf("CUT_VERTEX"));
+                        self.cfs.push(cf("EMIT_VERTEX"));
+                    }
+                }
+                if conditional {
+                    self.cfs.push(cf_pop("POP", 1));
+                }
             }
             let eop = self.cfs.len() - 1;
             let subs = std::mem::take(&mut self.subs);
