@@ -862,7 +862,7 @@ fn fuzz_fixed_seed() {
         assert!(CF_NAMES.contains(&cf));
         must.push(cf.into());
     }
-    must.extend(["vfetch", "tfetch2D", "tfetch1D", "tfetchCube", "getWeights1D", "getWeights2D", "getGradients", "predicated", "relative", "saturate", "b16+", "run-time loop constant"].map(String::from));
+    must.extend(["vfetch", "tfetch2D", "tfetch1D", "tfetchCube", "getWeights1D", "getWeights2D", "getGradients", "getCompTexLOD1D", "getCompTexLOD2D", "predicated", "relative", "saturate", "b16+", "run-time loop constant"].map(String::from));
     finish("fuzz_fixed_seed", &c, &must, 20_000);
 }
 

@@ -874,22 +874,32 @@ pub mod gen {
     /// bN, cexec_pred, forward (predicated / boolean / unconditional) jmp, loop over a literal
     /// `defi`}, then exports.
     pub fn program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, true, std::env::var_os("SHREC_FUZZ_VOLUMES").is_some())
+        program_with(seed, index, Features { fetch_variants: true, volumes: std::env::var_os("SHREC_FUZZ_VOLUMES").is_some(), comp_lod: true })
+    }
+
+    /// What a program may use; each later feature draws from its own random stream, so the
+    /// programs recorded before it existed can be made again.
+    #[derive(Clone, Copy)]
+    struct Features {
+        fetch_variants: bool,
+        volumes: bool,
+        comp_lod: bool,
     }
 
     /// The program as the generator made it before the fetch variants existed (the programs of
     /// `fuzz_regressions` were recorded then).
     pub fn recorded_program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, false, false)
+        program_with(seed, index, Features { fetch_variants: false, volumes: false, comp_lod: false })
     }
 
-    /// The program as the generator makes it without `SHREC_FUZZ_VOLUMES` (how programs found
-    /// since the fetch variants were recorded).
+    /// The program as the generator made it with the fetch variants, before getCompTexLOD, and
+    /// without `SHREC_FUZZ_VOLUMES` (#2276 of `fuzz_regressions` was recorded so).
     pub fn recorded_fetch_program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, true, false)
+        program_with(seed, index, Features { fetch_variants: true, volumes: false, comp_lod: false })
     }
 
-    fn program_with(seed: u64, index: u64, fetch_variants: bool, volumes: bool) -> TestProgram {
+    fn program_with(seed: u64, index: u64, features: Features) -> TestProgram {
+        let Features { fetch_variants, volumes, comp_lod } = features;
         let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(index));
         let pixel = rng.chance(50);
         // Features added after seeds were recorded (call/ret, run-time loop constants, b16+) draw
@@ -897,6 +907,8 @@ pub mod gen {
         let mut rng2 = Rng::new(seed.wrapping_mul(0xA24B_AED4_963E_E407).wrapping_add(index).wrapping_add(0x5EED));
         // The fetch variants (added later still) draw from a third stream.
         let mut rng3 = Rng::new(seed.wrapping_mul(0x3C6E_F372_FE94_F82B).wrapping_add(index).wrapping_add(0xFE7C));
+        // getCompTexLOD (later still) from a fourth.
+        let mut rng4 = Rng::new(seed.wrapping_mul(0xBB67_AE85_84CA_A73B).wrapping_add(index).wrapping_add(0x10D));
         // A cube (volume) program samples the cube map (volume) only: lavapipe (Mesa 22.3, LLVM
         // 15) segfaults in LLVM's EarlyCSE compiling some pixel shaders that sample a 2D texture
         // and a cube map (e.g. `tfetch2D r2, r0.xy, tf0` + `tfetchCube r1, r0.xyz, tf1`; see
@@ -943,6 +955,19 @@ pub mod gen {
             let sw = [rng3.below(4) as u8, rng3.below(4) as u8, 0];
             let mut g = asm::tfetch(rng3.below(TEMPS as u64) as u32, src, sw, 0, 1, [0, 1, 2, 3], rng3.chance(20), rng3.chance(50));
             g[0] = g[0] & !0x1F | 18;
+            first.push(g);
+            first_fetch.push(true);
+        }
+        if comp_lod && pixel && sampled == SampledKind::Flat && rng4.chance(20) {
+            // getCompTexLOD{1D,2D} of an input or of r7 in the first clause (derivatives, as
+            // getGradients), on its own 8×8 texture in slot 4 (so the other streams' textures
+            // are made as before), unnormalised coordinates sometimes.
+            textures.insert(4, random_texture(&mut rng4, 8));
+            let src = if rng4.chance(70) { rng4.below(ninputs as u64) as u32 } else { 7 };
+            let sw = [rng4.below(4) as u8, rng4.below(4) as u8, 0];
+            let dim = if rng4.chance(25) { 0 } else { 1 };
+            let mut g = asm::tfetch(rng4.below(TEMPS as u64) as u32, src, sw, 4, dim, [0, 1, 2, 3], rng4.chance(20), rng4.chance(50));
+            g[0] = g[0] & !0x1F | 17 | (rng4.chance(20) as u32) << 25;
             first.push(g);
             first_fetch.push(true);
         }
