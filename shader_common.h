@@ -109,6 +109,18 @@
 // * Interpolators link by semantic: TEXCOORD n -> location/TEXCOORDn n, COLOR n -> 16+n, other
 //   usages u -> 18 + (2u + index) % 30. The VS exports oN under the location of the container's
 //   interpolator entry for register N; the PS preloads r<reg> from its interpolator entries.
+// * Memory export (memexport, eA / eM0-eM4; shrec extension, XenosRecomp has none), declared
+//   only by shaders that write eA or eM# (SHREC_XENOS_MEMEXPORT):
+//     RWByteAddressBuffer g_MemExport   u0, space5   Vulkan set 5 binding 0 (storage buffer)
+//   The buffer is guest physical memory from address 0: byte offset = guest physical address
+//   ((eA.x & 0x3FFFFFFF) * 4 + element index * element size). Stores past the bound range are
+//   dropped. Enable vertexPipelineStoresAndAtomics / fragmentStoresAndAtomics on Vulkan. Data is
+//   stored in the guest's byte order after the stream constant's endian swap (as Xenia's shared
+//   memory holds it); 8- and 16-bit elements use InterlockedAnd / InterlockedOr on their dword.
+//   Stores happen at every `alloc` and at the end of the shader (pixel shaders: also before a kill
+//   discards the pixel), for the eM# written since the previous one. Formats, address fields,
+//   rounding and what stores nothing: src/formats/xenos/memexport.rs (16-bit float formats,
+//   unknown formats, undefined endian modes and swap units larger than the element store nothing).
 // * oPos gets XenosRecomp's half-pixel offset at the end of every vertex shader:
 //   oPos.xy += g_HalfPixelOffset * oPos.w. SPIR-V vertex shaders are built with -fvk-invert-y.
 //
@@ -298,6 +310,118 @@ Texture2D<float4> g_Texture2DDescriptorHeap[] : register(t0, space0);
 Texture3D<float4> g_Texture3DDescriptorHeap[] : register(t0, space1);
 TextureCube<float4> g_TextureCubeDescriptorHeap[] : register(t0, space2);
 SamplerState g_SamplerDescriptorHeap[] : register(s0, space3);
+
+#ifdef SHREC_XENOS_MEMEXPORT
+// Memory export (see "Memory export" in the Xenos section at the top of this file).
+RWByteAddressBuffer g_MemExport : register(u0, space5);
+
+// Generated per shader from shrec's format table: component widths, log2 of the element size,
+// raw 32-bit float lanes; false for a format that stores nothing.
+bool shrec_xenos_memexport_format(uint id, out uint4 widths, out uint size_log2, out bool raw);
+
+// Float -> fixed conversion of one component (NaN -> 0; Xenia's ExportToMemory rules).
+uint shrec_xenos_to_fixed(float v, uint width, bool is_signed, bool is_integer)
+{
+    precise float f = (asuint(v) & 0x7FFFFFFFu) > 0x7F800000u ? 0.0 : v;
+    uint mask = (1u << width) - 1u;
+    if (is_signed)
+    {
+        precise float m = float((1u << (width - 1u)) - 1u);
+        if (is_integer)
+            f = min(max(f, -1.0 - m), m);
+        else
+        {
+            f = min(max(f, -1.0), 1.0);
+            if (width > 2u)
+                f = f * m;
+        }
+        f = f + ((asuint(f) >> 31) != 0u ? -0.5 : 0.5);
+        return uint(int(f)) & mask;
+    }
+    precise float m = float(mask);
+    if (is_integer)
+        f = min(max(f, 0.0), m);
+    else
+    {
+        f = min(max(f, 0.0), 1.0);
+        if (width > 1u)
+            f = f * m;
+    }
+    f = f + 0.5;
+    return uint(f) & mask;
+}
+
+// Stores data element eM<element> of the export eA describes (raw words) into g_MemExport.
+void shrec_xenos_memexport(uint4 ea, float4 data, uint element)
+{
+    if ((ea.x >> 30) != 1u || any((ea.yzw >> 23) != 0x96u))
+        return;
+    uint index = (ea.y & 0x7FFFFFu) + element;
+    if (index >= (ea.w & 0x7FFFFFu))
+        return;
+    uint info = ea.z & 0x7FFFFFu;
+    uint4 widths;
+    uint size_log2;
+    bool raw;
+    if (!shrec_xenos_memexport_format((info >> 8) & 63u, widths, size_log2, raw))
+        return;
+    uint endian = info & 7u;
+    uint unit = endian == 0u ? 0u : endian == 1u ? 2u : endian <= 3u ? 4u : endian == 4u ? 8u : endian == 5u ? 16u : 0xFFFFFFFFu;
+    uint bytes = 1u << size_log2;
+    if (unit > bytes)
+        return;
+    uint4 v = asuint(data);
+    if (((info >> 19) & 1u) != 0u)
+        v = v.zyxw;
+    if (!raw)
+    {
+        bool is_signed = ((info >> 16) & 1u) != 0u;
+        bool is_integer = ((info >> 17) & 1u) != 0u;
+        uint4 c = uint4(0u, 0u, 0u, 0u);
+        [unroll] for (uint k = 0u; k < 4u; ++k)
+            if (widths[k] != 0u)
+                c[k] = shrec_xenos_to_fixed(asfloat(v[k]), widths[k], is_signed, is_integer);
+        if (size_log2 == 3u)
+            v = uint4(c.x | (c.y << 16), c.z | (c.w << 16), 0u, 0u);
+        else // absent components are 0, so a shift by 32 (masked to 0 in HLSL) adds nothing
+            v = uint4(c.x | (c.y << widths.x) | (c.z << (widths.x + widths.y)) | (c.w << (widths.x + widths.y + widths.z)), 0u, 0u, 0u);
+    }
+    if (endian == 4u)
+        v = v.yxwz;
+    else if (endian == 5u)
+        v = v.wzyx;
+    if (endian == 1u)
+        v = ((v & 0x00FF00FFu) << 8) | ((v >> 8) & 0x00FF00FFu);
+    else if (endian == 3u)
+        v = (v << 16) | (v >> 16);
+    else if (endian != 0u)
+        v = (v << 24) | ((v << 8) & 0x00FF0000u) | ((v >> 8) & 0x0000FF00u) | (v >> 24);
+    uint address = (ea.x << 2) + (index << size_log2);
+    uint size;
+    g_MemExport.GetDimensions(size);
+    if (bytes < 4u)
+    {
+        // 8- and 16-bit elements replace their bytes only; atomics keep the neighbours that
+        // other invocations store into the same dword
+        uint dword = address & ~3u;
+        if (dword >= size || size - dword < 4u)
+            return;
+        uint shift = (address & 3u) * 8u;
+        uint mask = ((1u << (bytes * 8u)) - 1u) << shift;
+        g_MemExport.InterlockedAnd(dword, ~mask);
+        g_MemExport.InterlockedOr(dword, (v.x << shift) & mask);
+        return;
+    }
+    if (address >= size || size - address < bytes)
+        return;
+    if (bytes == 4u)
+        g_MemExport.Store(address, v.x);
+    else if (bytes == 8u)
+        g_MemExport.Store2(address, v.xy);
+    else
+        g_MemExport.Store4(address, v);
+}
+#endif // SHREC_XENOS_MEMEXPORT
 #endif // SHREC_XENOS
 
 #endif // !__cplusplus

@@ -28,6 +28,9 @@ pub enum Mutation {
     /// Xenos `mul` (and every product: mad, dp*, muls, ...) uses the IEEE multiply instead of the
     /// D3D9 "0 × anything = 0" multiply.
     XenosMulAsIeee,
+    /// Xenos `alloc` does not store the pending memory exports (only the end of the shader
+    /// does, with the last eA).
+    XenosMemExportAllocNoStore,
 }
 
 thread_local! {

@@ -976,3 +976,228 @@ fn two_textures_distinct_heap_elements() {
     let (c, _) = xenos::run(gpu, &p);
     finish("two textures", &c, &[], 8);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Memory export (eA / eM0-eM4, `shrec::formats::xenos::memexport`).
+
+/// Byte address of export section A / D and of the decoy eA written first in section A.
+const MEM_A: u32 = 0x100;
+const MEM_D: u32 = 0x1000;
+const MEM_DECOY: u32 = 0x1800;
+const MEM_LEN: usize = 0x2000;
+
+/// A stream constant (eA before the index is added): base byte address, format info, count.
+fn stream_constant(base: u32, info: u32, count: u32) -> [f32; 4] {
+    [0x4000_0000 | base >> 2, 0x4B00_0000, 0x4B00_0000 | info, 0x4B00_0000 | count].map(f32::from_bits)
+}
+
+fn format_info(format: u32, endian: u32, signed: bool, integer: bool, swap_rb: bool) -> u32 {
+    endian | format << 8 | (signed as u32) << 16 | (integer as u32) << 17 | (swap_rb as u32) << 19
+}
+
+/// A vertex shader with two memory exports (flags 0x102A1111 when `multipass_flags`):
+/// r0 = vfetch A (x = index of section A, y = index of section D, z = predicate source), r1 =
+/// vfetch B (data); p0 = (r0.z == 0).
+/// - `alloc export`; eA = r0.x·(0,1,0,0) + c21 (a decoy), then eA = r0.x·(0,1,0,0) + c20;
+///   eM0 = r1, eM1 = r1.yzwx, (p0) eM2 = r1.zwxy, eM3 = r1.wxyz; next exec: eM4 = r1.xxyy.
+/// - `alloc export`: stores section A; eA = r0.y·(0,1,0,0) + c22; eM0.x = r1.w (the other lanes
+///   stay 0: cleared by the store); (!p0) eM1 = r1.
+/// - `alloc position`: stores section D; oPos = r0.
+fn memexport_program(multipass_flags: bool) -> Vec<u8> {
+    let mov = |dst: u32, swz: [u8; 4], mask: u32| {
+        let mut a = Alu { vop: 2, vdst: dst, vmask: mask, export: true, ..Default::default() };
+        a.src = [Src::r(1).swz(swz), Src::r(1).swz(swz), Src::r(0)];
+        a
+    };
+    let ea = |lane: u8, stream: u32| {
+        let mut a = Alu { vop: 11, vdst: 32, vmask: 0xF, export: true, ..Default::default() };
+        a.src = [Src::r(0).swz([lane; 4]), Src::c(1), Src::c(stream)];
+        a.encode()
+    };
+    let mut setp = Alu { vop: 0, sop: 27, ..Default::default() };
+    setp.src = [Src::r(0), Src::r(0), Src::r(0).swz([2, 2, 2, 2])];
+    let pred = |mut a: Alu, cond: bool| {
+        a.predicated = true;
+        a.pred_condition = cond;
+        a
+    };
+    let clauses: Vec<Vec<([u32; 3], bool)>> = vec![
+        vec![(asm::vfetch(0, [0, 1, 2, 3], false, false), true), (asm::vfetch(1, [0, 1, 2, 3], false, false), true), (setp.encode(), false)],
+        vec![
+            (ea(0, 21), false),
+            (ea(0, 20), false),
+            (mov(33, [0, 1, 2, 3], 0xF).encode(), false),
+            (mov(34, [1, 2, 3, 0], 0xF).encode(), false),
+            (pred(mov(35, [2, 3, 0, 1], 0xF), true).encode(), false),
+            (mov(36, [3, 0, 1, 2], 0xF).encode(), false),
+        ],
+        vec![(mov(37, [0, 0, 1, 1], 0xF).encode(), false)],
+        vec![(ea(1, 22), false), (mov(33, [3, 3, 3, 3], 0x1).encode(), false), (pred(mov(34, [0, 1, 2, 3], 0xF), false).encode(), false)],
+        vec![(export_alu(62, 0), false)],
+    ];
+    let n_cf = clauses.len() + 3;
+    let base = asm::cf_triples(n_cf);
+    let mut slots = Vec::new();
+    let mut starts = Vec::new();
+    for cl in &clauses {
+        starts.push(base + slots.len() as u32);
+        slots.extend(cl.iter().map(|s| s.0));
+    }
+    let flags = |k: usize| clauses[k].iter().map(|s| s.1).collect::<Vec<bool>>();
+    let cf = vec![
+        asm::exec(asm::EXEC, starts[0], &flags(0), 0, false),
+        asm::alloc(0, 3),
+        asm::exec(asm::EXEC, starts[1], &flags(1), 0, false),
+        asm::exec(asm::EXEC, starts[2], &flags(2), 0, false),
+        asm::alloc(0, 3),
+        asm::exec(asm::EXEC, starts[3], &flags(3), 0, false),
+        asm::alloc(0, 1),
+        asm::exec(asm::EXEC_END, starts[4], &flags(4), 0, false),
+    ];
+    assert_eq!(cf.len(), n_cf);
+    let code = asm::microcode(&cf, &slots);
+    let mut bytes = container::write(&container::Spec {
+        vertex: true,
+        microcode: &code,
+        vertex_elements: &[(base, 0, 0), (base + 1, 5, 0)],
+        interpolators: &[],
+        ps_outputs: 0,
+        float_defs: &[],
+        int_defs: &[],
+    });
+    if multipass_flags {
+        bytes[..4].copy_from_slice(&0x102A_1111u32.to_be_bytes());
+    }
+    bytes
+}
+
+/// Data values: exact dyadic values around every format's range and rounding points, the
+/// specials for fixed-point formats (NaN → 0, ±inf clamp), plain values for the raw ones.
+fn memexport_data(rng: &mut Rng, raw: bool) -> [f32; 4] {
+    const FIXED: [f32; 24] = [
+        0.0, -0.0, 0.5, 1.0, -1.0, 0.25, -0.75, 2.0, -2.0, 0.001953125, 127.5, -128.5, 255.0, 1000.0, 40000.0, 70000.0, -40000.0,
+        f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.333_333_34, 3.5, -3.5, 0.998_046_9,
+    ];
+    std::array::from_fn(|_| if raw || rng.chance(25) { rng.dyadic(3, 6) } else { *rng.pick(&FIXED) })
+}
+
+/// Cases for `memexport_program`: case i exports section A at element 5i and section D at 2i.
+fn memexport_cases(rng: &mut Rng, bytes: &[u8], n: usize, streams: [[f32; 4]; 3], raw: bool) -> Vec<Case> {
+    let mut cases = xenos::random_cases(rng, bytes, n, false);
+    let c = shrec::formats::xenos::container::parse(bytes).unwrap();
+    let (a, b) = (c.vertex_elements[0].address, c.vertex_elements[1].address);
+    for (i, case) in cases.iter_mut().enumerate() {
+        case.c[1] = [0.0, 1.0, 0.0, 0.0];
+        case.c[20] = streams[0];
+        case.c[21] = streams[1];
+        case.c[22] = streams[2];
+        case.inputs.insert(a, [(5 * i) as f32, (2 * i) as f32, if rng.chance(50) { 0.0 } else { 1.0 }, 1.0]);
+        case.inputs.insert(b, memexport_data(rng, raw));
+    }
+    cases
+}
+
+/// Every memexport format, endian swaps that fit the element, invalid ones and formats that store
+/// nothing, run on lavapipe; every byte of guest memory compared with the interpreter.
+fn memexport_programs(rng: &mut Rng) -> Vec<(TestProgram, Vec<u8>)> {
+    use shrec::formats::xenos::memexport::{self as me, FORMATS};
+    let bytes = memexport_program(false);
+    let mut ids: Vec<u32> = FORMATS.iter().map(|f| f.id).collect();
+    // stores nothing: 16-bit float formats (not translated), formats outside the table
+    ids.extend([30, 31, 32, 1, 63]);
+    let mut out = Vec::new();
+    for (k, &id) in ids.iter().enumerate() {
+        let size = me::format(id).map_or(4, |f| 1u32 << f.size_log2());
+        let fits: Vec<u32> = (0..6).filter(|&e| me::swap_unit(e).unwrap() <= size).collect();
+        let endian_a = fits[k % fits.len()];
+        // section D: another fitting swap, or (every fourth program) one that stores nothing
+        let endian_d = if k % 4 == 3 { *rng.pick(&[6, 7, 4, 5, 1]) } else { *rng.pick(&fits) };
+        let (s, i) = (rng.chance(50), rng.chance(50));
+        let info_a = format_info(id, endian_a, s, i, k % 3 == 0);
+        let info_d = format_info(id, endian_d, !s, i, k % 3 == 1);
+        let n = 8;
+        let mut d_stream = stream_constant(MEM_D, info_d, 1000);
+        if k % 7 == 5 {
+            d_stream[2] = f32::from_bits(0x4A00_0000 | info_d); // wrong exponent: no store
+        }
+        let streams = [stream_constant(MEM_A, info_a, 5 * n as u32 - 3), stream_constant(MEM_DECOY, info_a, 1000), d_stream];
+        let raw = me::format(id).is_some_and(|f| matches!(f.kind, me::Kind::Float32(_)));
+        let cases = memexport_cases(rng, &bytes, n, streams, raw);
+        let name = format!("memexport {} endian {endian_a}/{endian_d} signed {s} integer {i}", me::format(id).map_or(format!("format {id}"), |f| f.name.to_string()));
+        let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
+        out.push((TestProgram { name, bytes: bytes.clone(), cases, textures: BTreeMap::new(), reproduce: String::new() }, memory));
+    }
+    out
+}
+
+#[test]
+fn memexport() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(0x3E);
+    let mut c = Comparison::default();
+    let mut stored = 0usize;
+    for (p, memory) in memexport_programs(&mut rng) {
+        let (pc, _) = xenos::run_with_memory(gpu, &p, &memory);
+        if pc.mismatches > 0 {
+            println!("MISMATCH {}: {} of {} comparisons", p.name, pc.mismatches, pc.comparisons);
+        }
+        // the interpreter's stores, to assert the programs store something
+        let cont = shrec::formats::xenos::container::parse(&p.bytes).unwrap();
+        let prog = shrec::formats::xenos::ucode::decode(&cont.microcode).unwrap();
+        for case in &p.cases {
+            let st = shrec::formats::xenos::interp::State { c: case.c.clone(), vertex_inputs: case.inputs.clone(), ..Default::default() };
+            stored += shrec::formats::xenos::interp::run(&cont, &prog, &st).memory.len();
+        }
+        c.merge(pc);
+    }
+    common::log_uncaptured(&format!("verify xenos memexport: {stored} reference stores"));
+    assert!(stored > 500, "only {stored} stores");
+    // every byte of every program's memory is compared (8192 each), plus oPos
+    finish("memexport", &c, &["memexport".to_string(), "predicated".to_string(), "alloc".to_string()], 28 * MEM_LEN as u64);
+}
+
+/// The multipass memexport vertex shader of notes/xenos.md (flags 0x102A1111) runs as well.
+#[test]
+fn memexport_multipass_flags() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(0x3F);
+    let bytes = memexport_program(true);
+    let info = format_info(38, 2, false, false, false);
+    let streams = [stream_constant(MEM_A, info, 100), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_D, info, 100)];
+    let cases = memexport_cases(&mut rng, &bytes, 6, streams, true);
+    let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
+    // DXIL and SPIR-V (spirv-val) of the translation
+    let t = shrec::formats::xenos::translate(&bytes).unwrap();
+    let hlsl = shrec::hlsl::write(&t.module);
+    assert!(hlsl.contains("RWByteAddressBuffer") || hlsl.contains("SHREC_XENOS_MEMEXPORT 1"), "{hlsl}");
+    for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
+        let code = shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::Stage::Vertex, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+        if target == shrec::dxc::Target::Spirv {
+            common::spirv_val(&code, "memexport 0x102A1111").unwrap();
+        }
+    }
+    let p = TestProgram { name: "memexport 0x102A1111".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let (c, _) = xenos::run_with_memory(gpu, &p, &memory);
+    finish("memexport 0x102A1111", &c, &["memexport".to_string()], MEM_LEN as u64);
+}
+
+/// The memexport test fails when `alloc` does not store (the end then stores everything with the
+/// last eA).
+#[test]
+fn memexport_detects_mutation() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(0x40);
+    let bytes = memexport_program(false);
+    let info = format_info(6, 0, false, false, false);
+    let streams = [stream_constant(MEM_A, info, 100), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_D, info, 100)];
+    let cases = memexport_cases(&mut rng, &bytes, 8, streams, false);
+    let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
+    let p = TestProgram { name: "memexport mutation".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let (clean, _) = xenos::run_with_memory(gpu, &p, &memory);
+    assert_eq!(clean.mismatches, 0, "{:?}", clean.reports);
+    set_mutation(Mutation::XenosMemExportAllocNoStore);
+    let (mutated, _) = xenos::run_with_memory(gpu, &p, &memory);
+    set_mutation(Mutation::None);
+    common::log_uncaptured(&format!("verify xenos mutation XenosMemExportAllocNoStore: {} mismatches of {} comparisons", mutated.mismatches, mutated.comparisons));
+    assert!(mutated.mismatches > 0, "alloc without a store went unnoticed");
+}

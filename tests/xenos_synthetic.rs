@@ -143,13 +143,23 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     put(&mut b, m, (d0 & !0x1F) | 19);
     let e = err(&b);
     assert!(e.contains("slot 2 (getWeights)") && e.contains("mip lerp factor"), "{e}");
-    // memory export from a pixel shader (slot 4: mul oC0 → eA, export register 32)
-    let mut b = base();
-    let a = microcode_offset(&b) + 4 * 12;
-    let v = be(&b, a);
-    put(&mut b, a, (v & !0x3F) | 32);
-    let e = err(&b);
-    assert!(e.contains("slot 4") && e.contains("memory export") && e.contains("not supported"), "{e}");
+}
+
+/// Memory export from a pixel shader (Xenia exports from pixel shaders too): slot 4's export of
+/// oC0 goes to eA (32), then to eM0 (33); both compile for DXIL and SPIR-V (spirv-val) with the
+/// g_MemExport buffer (executed for vertex shaders in `verify_xenos` `memexport`).
+#[test]
+fn pixel_shader_memory_export_compiles() {
+    for reg in [32, 33] {
+        let mut b = base();
+        let a = microcode_offset(&b) + 4 * 12;
+        let v = be(&b, a);
+        put(&mut b, a, (v & !0x3F) | reg);
+        let hlsl = compile(&b);
+        assert!(hlsl.contains("#define SHREC_XENOS_MEMEXPORT 1") && hlsl.contains("shrec_xenos_memexport_format("), "{hlsl}");
+        // eM0 is stored at `alloc` and at the end (each behind its written flag)
+        assert_eq!(hlsl.matches("shrec_xenos_memexport(asuint(").count(), if reg == 33 { 2 } else { 0 }, "{hlsl}");
+    }
 }
 
 /// The cube vector op and a cube-dimension tfetch (translated since `formats::cube`) compile for

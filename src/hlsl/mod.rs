@@ -405,6 +405,10 @@ impl Writer<'_> {
                 let mk = mask_text(*mask);
                 self.line(format!("{{ int ri = {i}; if (ri >= 0 && ri < {len}) shrec_ring[ri].{mk} = ({v}).{mk}; }}"));
             }
+            Stmt::XenosMemExport { address, value, element } => {
+                let (a, v) = (self.expr(address), self.expr(value));
+                self.line(format!("shrec_xenos_memexport(asuint({a}), {v}, {element}u);"));
+            }
             Stmt::RingLoad { dst, index } => {
                 let len = self.ring_len();
                 let i = self.index(index);

@@ -589,6 +589,11 @@ pub enum Stmt {
     RingStore { index: Index, mask: u8, value: Expr },
     /// Geometry, strip mode: `dst` = ring element `index` (0 outside `0..GsStrip::ring_len`).
     RingLoad { dst: Dst, index: Index },
+    /// Xenos memory export of data element eM`element` (0-4): `address` holds eA as raw 32-bit
+    /// patterns, `value` the eM register. Formatting, bounds and the store into the guest-memory
+    /// buffer are `formats::xenos::memexport`'s rules, written by `shrec_xenos_memexport` of
+    /// shader_common.h (the module must define `SHREC_XENOS_MEMEXPORT`).
+    XenosMemExport { address: Expr, value: Expr, element: u32 },
 }
 
 impl Module {

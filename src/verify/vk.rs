@@ -783,7 +783,7 @@ impl Gpu {
     /// Runs a vertex shader once per invocation and captures its outputs.
     pub fn run_vertex(&self, job: &VertexJob) -> Result<Vec<VertexCapture>, String> {
         let mut s = Scratch::default();
-        let r = self.run_vertex_inner(&mut s, job, None);
+        let r = self.run_vertex_inner(&mut s, job, None, None);
         self.destroy(s);
         r
     }
@@ -791,7 +791,17 @@ impl Gpu {
     /// [`Gpu::run_vertex`] with per-invocation constants passed by device address.
     pub fn run_vertex_with_addresses(&self, job: &VertexJob, push: &AddressPush) -> Result<Vec<VertexCapture>, String> {
         let mut s = Scratch::default();
-        let r = self.run_vertex_inner(&mut s, job, Some(push));
+        let r = self.run_vertex_inner(&mut s, job, Some(push), None);
+        self.destroy(s);
+        r
+    }
+
+    /// [`Gpu::run_vertex_with_addresses`] with a writable storage buffer at `memory.0` holding
+    /// `memory.1` (length a multiple of 4) before the draws; `memory.1` receives its contents
+    /// after them. Draws run in invocation order.
+    pub fn run_vertex_with_memory(&self, job: &VertexJob, push: &AddressPush, memory: (Slot, &mut Vec<u8>)) -> Result<Vec<VertexCapture>, String> {
+        let mut s = Scratch::default();
+        let r = self.run_vertex_inner(&mut s, job, Some(push), Some(memory));
         self.destroy(s);
         r
     }
@@ -826,7 +836,7 @@ impl Gpu {
         Ok(out)
     }
 
-    fn run_vertex_inner(&self, s: &mut Scratch, job: &VertexJob, push: Option<&AddressPush>) -> Result<Vec<VertexCapture>, String> {
+    fn run_vertex_inner(&self, s: &mut Scratch, job: &VertexJob, push: Option<&AddressPush>, memory: Option<(Slot, &mut Vec<u8>)>) -> Result<Vec<VertexCapture>, String> {
         let d = &self.device;
         let n = job.invocations.len();
         if n == 0 {
@@ -841,15 +851,20 @@ impl Gpu {
         let capture = self.buffer(s, (n * stride_vec4 * 16) as u64, vk::BufferUsageFlags::STORAGE_BUFFER)?;
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::GEOMETRY;
         let capture_set = if push.is_some() { ADDRESS_CAPTURE_SET } else { CAPTURE_SET };
-        let (sets, dynamic) = self.resources(
-            s,
-            &job.uniforms,
-            &job.textures,
-            &[(Slot { set: capture_set, binding: 0 }, capture)],
-            n,
-            cmd,
-            stages,
-        )?;
+        let mut storage = vec![(Slot { set: capture_set, binding: 0 }, capture)];
+        let mut memory_buf = None;
+        if let Some((slot, bytes)) = &memory {
+            let buf = self.buffer(s, bytes.len() as u64, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+            let b = &s.buffers[buf];
+            if (b.size as usize) < bytes.len() {
+                return Err("memory buffer smaller than its contents".into());
+            }
+            // SAFETY: mapped, coherent, in range (checked above).
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.ptr, bytes.len()) };
+            storage.push((*slot, buf));
+            memory_buf = Some(buf);
+        }
+        let (sets, dynamic) = self.resources(s, &job.uniforms, &job.textures, &storage, n, cmd, stages)?;
         let pushed = match push {
             Some(p) => self.address_blocks(s, p, n)?,
             None => vec![Vec::new(); n],
@@ -925,7 +940,7 @@ impl Gpu {
             let mb = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ);
             d.cmd_pipeline_barrier(
                 cmd,
-                vk::PipelineStageFlags::GEOMETRY_SHADER,
+                vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::GEOMETRY_SHADER,
                 vk::PipelineStageFlags::HOST,
                 vk::DependencyFlags::empty(),
                 &[mb],
@@ -934,6 +949,11 @@ impl Gpu {
             );
         }
         self.submit(s, cmd)?;
+        if let (Some((_, out)), Some(buf)) = (memory, memory_buf) {
+            let len = out.len();
+            *out = self.read_bytes(s, buf);
+            out.truncate(len);
+        }
         let bytes = self.read_bytes(s, capture);
         let f = |at: usize| -> [f32; 4] { std::array::from_fn(|c| f32::from_le_bytes(bytes[at + c * 4..at + c * 4 + 4].try_into().unwrap())) };
         Ok((0..n)

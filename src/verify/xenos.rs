@@ -450,6 +450,54 @@ fn fmt4(v: &[f32; 4]) -> String {
 
 /// Runs one program through shrec and the GPU and compares every output lane of every case.
 pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
+    run_inner(gpu, t, None)
+}
+
+/// Vulkan binding of shader_common.h's `g_MemExport` (register u0, space5).
+pub const MEMEXPORT_SLOT: Slot = Slot { set: 5, binding: 0 };
+
+/// [`run`] for vertex shaders that export to memory: guest memory starts as `memory` (its
+/// length a multiple of 16), the cases run as draws in order, and every byte of memory after
+/// them is compared with the interpreter's stores applied in the same order (written bytes and
+/// untouched ones alike; a byte two cases store differently is not compared).
+pub fn run_with_memory(gpu: &Gpu, t: &TestProgram, memory: &[u8]) -> (Comparison, Extra) {
+    run_inner(gpu, t, Some(memory))
+}
+
+/// The memory the interpreter's stores make of `initial` (None: byte not determined).
+fn expected_memory(initial: &[u8], runs: &[interp::Outcome]) -> Vec<Option<u8>> {
+    if runs.iter().any(|r| r.memory_undetermined || r.undetermined) {
+        return vec![None; initial.len()];
+    }
+    let mut want: Vec<Option<u8>> = initial.iter().map(|&b| Some(b)).collect();
+    // byte → (case, value) of the last store; a byte two cases store differently is undetermined
+    // (draws may run in any order)
+    let mut owner: Vec<Option<(usize, u8)>> = vec![None; initial.len()];
+    let mut conflict = vec![false; initial.len()];
+    for (i, r) in runs.iter().enumerate() {
+        for st in &r.memory {
+            for (k, &b) in st.bytes.iter().enumerate() {
+                let at = st.address.wrapping_add(k as u32) as usize;
+                if at >= initial.len() {
+                    continue; // past the buffer: the shader drops it
+                }
+                if owner[at].is_some_and(|(j, v)| j != i && v != b) {
+                    conflict[at] = true;
+                }
+                owner[at] = Some((i, b));
+                want[at] = Some(b);
+            }
+        }
+    }
+    for (w, c) in want.iter_mut().zip(&conflict) {
+        if *c {
+            *w = None;
+        }
+    }
+    want
+}
+
+fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, Extra) {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let mut extra = Extra::default();
     let fail = |cmp: &mut Comparison, what: String| {
@@ -588,15 +636,40 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
                 })
                 .collect(),
         };
-        let got = match gpu.run_vertex_with_addresses(&job, &push) {
+        let mut gpu_memory = memory.map(<[u8]>::to_vec);
+        let result = match gpu_memory.as_mut() {
+            Some(m) => gpu.run_vertex_with_memory(&job, &push, (MEMEXPORT_SLOT, m)),
+            None => gpu.run_vertex_with_addresses(&job, &push),
+        };
+        let got = match result {
             Ok(g) => g,
             Err(e) => {
                 fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
                 return (cmp, extra);
             }
         };
+        let runs: Vec<interp::Outcome> = t.cases.iter().map(|case| interp::run(&c, &prog, &state_common(&c, case, t_textures))).collect();
+        if let (Some(initial), Some(got_mem)) = (memory, &gpu_memory) {
+            let want = expected_memory(initial, &runs);
+            let mut bad = String::new();
+            for (at, (&g, &w)) in got_mem.iter().zip(&want).enumerate() {
+                let w = w.map_or(Expect::UNKNOWN, |b| Expect::exact(f32::from(b)));
+                if !cmp.lane(f32::from(g), w) && bad.lines().count() < 16 {
+                    let _ = writeln!(bad, "  memory[0x{at:X}]: gpu 0x{g:02X}, reference 0x{:02X} (initial 0x{:02X})", w.value as u8, initial[at]);
+                }
+            }
+            if !bad.is_empty() {
+                let mut stores = String::new();
+                for (i, r) in runs.iter().enumerate() {
+                    for st in &r.memory {
+                        let _ = writeln!(stores, "  case {i}: 0x{:X} <- {:02X?}", st.address, st.bytes);
+                    }
+                }
+                mismatch_report = Some(format!("memory:\n{bad}reference stores:\n{stores}"));
+            }
+        }
         for (i, g) in got.iter().enumerate() {
-            let r = interp::run(&c, &prog, &state_common(&c, &t.cases[i], t_textures));
+            let r = runs[i].clone();
             note(&r, &mut extra);
             let get = |reg: u32| r.exports.get(&reg).copied().unwrap_or([Expect::UNKNOWN; 4]);
             let want = VertexExpect { position: get(62), varyings: vec![] };

@@ -14,6 +14,7 @@
 //! of the threshold makes the affected lanes (or, for control flow, the whole run) undetermined.
 
 use super::container::Container;
+use super::memexport::{self, EA, EM0, EM_COUNT};
 use super::ucode::{Addr, Alu, Cf, CfOp, Fetch, Instr, Operand, Program, CF_NAMES, SCALAR_OPS, VECTOR_OPS};
 use crate::verify::{ulp, Expect};
 use std::collections::{BTreeMap, BTreeSet};
@@ -110,6 +111,11 @@ pub struct Outcome {
     /// Pixel shaders: the source (x, y, z) of every getGradients and getCompTexLOD executed, in
     /// order; the quad's four lists give the derivatives (see `State::gradients`).
     pub gradient_sources: Vec<[V; 3]>,
+    /// Memory-export stores, in execution order (`memexport`).
+    pub memory: Vec<memexport::Store>,
+    /// Some store's address or data was not determined (or the run was undetermined while eM#
+    /// were written): `memory` is incomplete.
+    pub memory_undetermined: bool,
 }
 
 /// The kill-vertex test of an oPts.z value: any of bits 0-30 set (±0 keeps the vertex; every
@@ -404,9 +410,68 @@ struct M<'a> {
     grad_h: [V; 3],
     grad_v: [V; 3],
     gradient_sources: Vec<[V; 3]>,
+    /// eM0-eM4 written since the last memory-export store (bits 0-4).
+    em_written: u8,
+    memory: Vec<memexport::Store>,
+    memory_undetermined: bool,
+}
+
+/// The raw bits of an exactly known lane; None when the lane is not bit-exact (an error bound,
+/// or a NaN / denormal whose bits the host may change).
+fn exact_bits(v: V, raw: bool) -> Option<u32> {
+    if !v.is_known() || v.err != 0.0 {
+        return None;
+    }
+    if raw && (v.value.is_nan() || (v.value != 0.0 && v.value.abs() < f32::MIN_POSITIVE)) {
+        return None;
+    }
+    Some(v.value.to_bits())
 }
 
 impl M<'_> {
+    /// Stores the eM# written since the previous store under the current eA, then clears them
+    /// (every `alloc`, the end, a kill; see `memexport`).
+    fn memexport_flush(&mut self) {
+        if self.em_written == 0 {
+            return;
+        }
+        self.note("memexport");
+        let ea = self.exports.get(&EA).copied().unwrap_or(ZERO4);
+        let ea: Option<Vec<u32>> = ea.iter().map(|&v| exact_bits(v, false)).collect();
+        match (self.killed, ea) {
+            (Some(true), _) => {}
+            (None, _) | (_, None) => self.memory_undetermined = true,
+            (Some(false), Some(ea)) => {
+                let ea = [ea[0], ea[1], ea[2], ea[3]];
+                for e in 0..EM_COUNT {
+                    if self.em_written & (1 << e) == 0 {
+                        continue;
+                    }
+                    let data = self.exports.get(&(EM0 + e)).copied().unwrap_or(ZERO4);
+                    // raw (32-bit float) formats store the bits; fixed-point ones convert values
+                    let raw = memexport::Address::decode(ea)
+                        .and_then(|a| memexport::format(a.format_id()))
+                        .is_some_and(|f| matches!(f.kind, memexport::Kind::Float32(_)));
+                    let bits: Option<Vec<u32>> = data.iter().map(|&v| exact_bits(v, raw)).collect();
+                    match bits {
+                        Some(b) => {
+                            if let Some(st) = memexport::store(ea, e, [b[0], b[1], b[2], b[3]]) {
+                                self.memory.push(st);
+                            }
+                        }
+                        None => self.memory_undetermined = true,
+                    }
+                }
+            }
+        }
+        for e in 0..EM_COUNT {
+            if self.em_written & (1 << e) != 0 {
+                self.exports.insert(EM0 + e, ZERO4);
+            }
+        }
+        self.em_written = 0;
+    }
+
     fn note(&mut self, what: &str) {
         if !self.executed.contains(what) {
             self.executed.insert(what.to_string());
@@ -482,6 +547,9 @@ impl M<'_> {
     fn kill(&mut self, c: Option<bool>) -> V {
         match c {
             Some(true) => {
+                if self.killed != Some(true) {
+                    self.memexport_flush();
+                }
                 self.killed = Some(true);
                 ex(1.0)
             }
@@ -722,6 +790,9 @@ impl M<'_> {
             self.note("saturate");
         }
         let value = if clamp { value.map(saturate) } else { value };
+        if export && (EM0..EM0 + EM_COUNT).contains(&reg) {
+            self.em_written |= 1 << (reg - EM0);
+        }
         let target: &mut R4 = if export {
             self.exports.entry(reg).or_insert(ZERO4)
         } else {
@@ -1164,6 +1235,9 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         grad_h: [ex(0.0); 3],
         grad_v: [ex(0.0); 3],
         gradient_sources: Vec::new(),
+        em_written: 0,
+        memory: Vec::new(),
+        memory_undetermined: false,
     };
     if !vertex {
         for ip in &c.interpolators {
@@ -1215,7 +1289,14 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
                     break;
                 }
             }
-            CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone => {}
+            // Any alloc ends the previous memory export; `alloc export` starts a new one (eA = 0).
+            CfOp::Alloc => {
+                m.memexport_flush();
+                if cf.alloc_type() == 3 {
+                    m.exports.remove(&EA);
+                }
+            }
+            CfOp::Nop | CfOp::MarkVsFetchDone => {}
             CfOp::CondJmp => {
                 let take = m.flow_condition(&cf);
                 match take {
@@ -1290,6 +1371,11 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         }
         pc = next;
     }
+    if !m.undetermined && !runaway {
+        m.memexport_flush();
+    } else if m.em_written != 0 || !m.memory.is_empty() || m.exports.contains_key(&EA) {
+        m.memory_undetermined = true;
+    }
     // Vertex epilogue (XenosRecomp's ABI): oPos.xy += g_HalfPixelOffset * oPos.w (IEEE).
     if vertex {
         if let Some(pos) = m.exports.get_mut(&62) {
@@ -1324,5 +1410,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         pred_exec_outcomes,
         steps,
         gradient_sources: m.gradient_sources,
+        memory: m.memory,
+        memory_undetermined: m.memory_undetermined,
     }
 }

@@ -11,6 +11,7 @@
 //! with the CF / slot index and mnemonic.
 
 use super::container::{Container, DECL_USAGE_NAMES};
+use super::memexport::{self, EA, EM0, EM_COUNT};
 use super::ucode::*;
 use crate::formats::{cube, Family, ShaderError, Stage};
 use crate::ir::build::*;
@@ -43,6 +44,14 @@ const OPTS: u32 = 86;
 const GRAD_H_LOD: u32 = 87;
 const GRAD_V: u32 = 88;
 const TEMP_COUNT: u32 = 89;
+/// Memory export state (temps past TEMP_COUNT, declared only by shaders that export to memory):
+/// eA as raw bits, eM0-eM4, and which eM# were written since the last store (1.0 / 0.0: eM0-eM3
+/// in lanes x-w of EM_WRITTEN, eM4 in lane x of EM4_WRITTEN). See `memexport`.
+const EA_REG: u32 = 89;
+const EM_REG: u32 = 90;
+const EM_WRITTEN: u32 = 95;
+const EM4_WRITTEN: u32 = 96;
+const MEMEXPORT_TEMP_COUNT: u32 = 97;
 /// Xenos temps relative addressing can reach (r0-r63).
 const GPRS: u32 = 64;
 
@@ -156,6 +165,9 @@ struct Ctx<'a> {
     spec_constants_mask: u32,
     /// Lanes of oPts (export 63) the shader writes somewhere.
     opts_written: u8,
+    /// eM0-eM4 (bits 0-4) the shader writes somewhere, and whether it writes eA.
+    em_used: u8,
+    ea_used: bool,
     /// Current instruction for error messages.
     at: String,
 }
@@ -288,14 +300,12 @@ impl<'a> Ctx<'a> {
                         .unwrap_or(export);
                     (format!("o{export}"), Semantic::Texcoord(loc), 4)
                 }
-                32..=37 => return Err(self.err("memory export (eA / eM#) is not supported")),
                 _ => return Err(self.err(format!("unknown vertex export register {export}"))),
             }
         } else {
             match export {
                 0..=3 => (format!("oC{export}"), Semantic::Target(export), 4),
                 61 => ("oDepth".to_string(), Semantic::Depth, 1),
-                32..=37 => return Err(self.err("memory export (eA / eM#) is not supported")),
                 _ => return Err(self.err(format!("unknown pixel export register {export}"))),
             }
         };
@@ -690,7 +700,7 @@ impl<'a> Ctx<'a> {
                 let cmp = [CmpOp::Eq, CmpOp::Gt, CmpOp::Ge, CmpOp::Ne][(op - 24) as usize];
                 let any = dot(4, sel(cmp, s[0].clone(), s[1].clone(), one(), zero()), one());
                 out.push(assign(VRES, 0xF, sel(CmpOp::Gt, any.clone(), zero(), one(), zero())));
-                out.push(Stmt::Discard(Cond::Compare(CmpOp::Gt, any, zero())));
+                self.discard(Cond::Compare(CmpOp::Gt, any, zero()), out);
                 return Ok(None);
             }
             28 => Expr::Compose(Box::new([
@@ -801,7 +811,7 @@ impl<'a> Ctx<'a> {
                     _ => (CmpOp::Eq, 1.0),
                 };
                 out.push(assign(SRES, 0xF, sel(cmp, av(), lit(rhs), one(), zero())));
-                out.push(Stmt::Discard(Cond::Compare(cmp, av(), lit(rhs))));
+                self.discard(Cond::Compare(cmp, av(), lit(rhs)), out);
                 return Ok(());
             }
             40 => un(UnOp::Sqrt, av()),
@@ -827,7 +837,14 @@ impl<'a> Ctx<'a> {
         if mask == 0 {
             return Ok(());
         }
-        if export && self.vertex && reg == 63 {
+        if export && reg == EA {
+            out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, EA_REG), mask: mask as u8 }, value, saturate });
+        } else if export && (EM0..EM0 + EM_COUNT).contains(&reg) {
+            let e = reg - EM0;
+            out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, EM_REG + e), mask: mask as u8 }, value, saturate });
+            let (flag, l) = if e < 4 { (EM_WRITTEN, e) } else { (EM4_WRITTEN, 0) };
+            out.push(assign(flag, 1 << l, lit(1.0)));
+        } else if export && self.vertex && reg == 63 {
             self.opts_written |= mask as u8;
             out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, OPTS), mask: mask as u8 }, value, saturate });
         } else if export {
@@ -837,6 +854,51 @@ impl<'a> Ctx<'a> {
             self.temp_write(reg, rel, mask as u8, value, saturate, out);
         }
         Ok(())
+    }
+
+    /// Memory-export stores of the eM# written since the previous store, then eM0-eM4 and the
+    /// written flags cleared (`memexport`: at every `alloc`, the end, and before a kill).
+    fn memexport_flush(&self) -> Vec<Stmt> {
+        let mut v = Vec::new();
+        for e in 0..EM_COUNT {
+            if self.em_used & (1 << e) == 0 {
+                continue;
+            }
+            let flag = if e < 4 { read(RegFile::Temp, EM_WRITTEN, [e as u8; 4]) } else { tx(EM4_WRITTEN) };
+            v.push(Stmt::If {
+                cond: Cond::Compare(CmpOp::Ne, flag, lit(0.0)),
+                then_body: vec![Stmt::XenosMemExport { address: t(EA_REG), value: t(EM_REG + e), element: e }],
+                else_body: vec![],
+            });
+        }
+        if !v.is_empty() {
+            v.push(assign(EM_WRITTEN, 0xF, lit(0.0)));
+            v.push(assign(EM4_WRITTEN, 0xF, lit(0.0)));
+            for e in 0..EM_COUNT {
+                if self.em_used & (1 << e) != 0 {
+                    v.push(assign(EM_REG + e, 0xF, lit(0.0)));
+                }
+            }
+        }
+        v
+    }
+
+    /// `alloc`: ends the previous memory export; `alloc export` (type 3) also clears eA.
+    fn alloc(&self, cf: &Cf) -> Vec<Stmt> {
+        let mut v = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportAllocNoStore { Vec::new() } else { self.memexport_flush() };
+        if cf.alloc_type() == 3 && (self.ea_used || self.em_used != 0) {
+            v.push(assign(EA_REG, 0xF, lit(0.0)));
+        }
+        v
+    }
+
+    /// A kill: the pixel's pending memory exports are stored before it is discarded.
+    fn discard(&self, cond: Cond, out: &mut Vec<Stmt>) {
+        let flush = self.memexport_flush();
+        if !flush.is_empty() {
+            out.push(Stmt::If { cond: cond.clone(), then_body: flush, else_body: vec![] });
+        }
+        out.push(Stmt::Discard(cond));
     }
 
     fn alu(&mut self, a: &Alu, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
@@ -941,6 +1003,9 @@ impl<'a> Ctx<'a> {
 fn lower_linear(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
     for (i, cf) in p.cf.iter().enumerate() {
         ctx.at = format!("CF {i} ({})", CF_NAMES[cf.opcode() as usize]);
+        if cf.op() == CfOp::Alloc {
+            out.extend(ctx.alloc(cf));
+        }
         if cf.is_exec() {
             let cond = ctx.exec_cond(cf)?;
             let mut body = Vec::new();
@@ -1023,7 +1088,11 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
                     b.push(set_pc(next));
                 }
             }
-            CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone => b.push(set_pc(next)),
+            CfOp::Alloc => {
+                b.extend(ctx.alloc(cf));
+                b.push(set_pc(next));
+            }
+            CfOp::Nop | CfOp::MarkVsFetchDone => b.push(set_pc(next)),
             CfOp::CondJmp => {
                 let target = cf.target();
                 if target >= n {
@@ -1144,8 +1213,26 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         sampler_names: sampler_names(c),
         spec_constants_mask: 0,
         opts_written: 0,
+        em_used: 0,
+        ea_used: false,
         at: String::new(),
     };
+    // Which memory-export registers the program writes (the stores at each `alloc` need it
+    // before the writes are lowered).
+    for cl in &p.clauses {
+        for s in cl {
+            if let Instr::Alu(a) = &s.instr {
+                let written = a.vector_result_mask() | a.scalar_result_mask() | a.const1_mask() | a.const0_mask();
+                if a.is_export() && written != 0 {
+                    match a.vector_dest() {
+                        EA => ctx.ea_used = true,
+                        r if (EM0..EM0 + EM_COUNT).contains(&r) => ctx.em_used |= 1 << (r - EM0),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
     let mut body = Vec::new();
     // Pixel shaders: interpolators are preloaded into r0-r15.
     if !vertex {
@@ -1161,6 +1248,8 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
     } else {
         lower_dispatch(&mut ctx, p, &mut body)?;
     }
+    // The end of the shader stores the pending memory exports.
+    body.extend(ctx.memexport_flush());
     // Vertex epilogue: XenosRecomp's half-pixel offset, oPos.xy += g_HalfPixelOffset * oPos.w.
     if vertex {
         if let Some(&o) = ctx.output_by_export.get(&62) {
@@ -1198,9 +1287,15 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: STATE_LOOPS + 32, binding: none },
     ];
     let extension = uses_extension(p, &ctx.int_defs);
-    let declarations = declarations(vertex, &ctx.sampler_names, ctx.spec_constants_mask, extension);
+    let memexport = ctx.ea_used || ctx.em_used != 0;
+    let mut declarations = declarations(vertex, &ctx.sampler_names, ctx.spec_constants_mask, extension);
+    let mut defines = vec!["#define SHREC_XENOS 1".to_string()];
+    if memexport {
+        defines.push("#define SHREC_XENOS_MEMEXPORT 1".into());
+        declarations.push_str(&memexport_format_hlsl());
+    }
     let ext = ModuleExt {
-        defines: vec!["#define SHREC_XENOS 1".into()],
+        defines,
         declarations: Some(declarations),
         entry_attributes: vec![
             "#ifndef __spirv__".into(),
@@ -1227,12 +1322,36 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         outputs: ctx.outputs,
         const_buffers,
         textures: ctx.textures,
-        temps: TempFile { count: TEMP_COUNT, prefix: "r".into(), indexable: ctx.indexable },
+        temps: TempFile { count: if memexport { MEMEXPORT_TEMP_COUNT } else { TEMP_COUNT }, prefix: "r".into(), indexable: ctx.indexable },
         body,
         header_comments,
         ext,
     };
     Ok(Lowered { module, spec_constants_mask: ctx.spec_constants_mask })
+}
+
+/// `shrec_xenos_memexport_format` (declared in shader_common.h) from the format table.
+fn memexport_format_hlsl() -> String {
+    let mut d = String::from("bool shrec_xenos_memexport_format(uint id, out uint4 widths, out uint size_log2, out bool raw)\n{\n");
+    d.push_str("    widths = uint4(0u, 0u, 0u, 0u);\n    size_log2 = 0u;\n    raw = false;\n    switch (id)\n    {\n");
+    for f in memexport::FORMATS {
+        let (w, raw) = match f.kind {
+            memexport::Kind::Float32(_) => ([0; 4], true),
+            memexport::Kind::Fixed(w) => (w, false),
+        };
+        d.push_str(&format!(
+            "    case {}u: // {}\n        widths = uint4({}u, {}u, {}u, {}u);\n        size_log2 = {}u;\n        raw = {raw};\n        return true;\n",
+            f.id,
+            f.name,
+            w[0],
+            w[1],
+            w[2],
+            w[3],
+            f.size_log2()
+        ));
+    }
+    d.push_str("    default:\n        return false;\n    }\n}\n");
+    d
 }
 
 /// XenosRecomp's Vulkan vertex-input locations (`USAGE_LOCATIONS`, what an UnleashedRecomp-style

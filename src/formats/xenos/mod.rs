@@ -4,6 +4,7 @@ pub mod container;
 pub mod disasm;
 pub mod interp;
 pub mod lower;
+pub mod memexport;
 pub mod ucode;
 
 use super::{ShaderEntry, ShaderError, Stage, Translation};
