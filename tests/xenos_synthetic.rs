@@ -157,6 +157,8 @@ fn pixel_shader_memory_export_compiles() {
         put(&mut b, a, (v & !0x3F) | reg);
         let hlsl = compile(&b);
         assert!(hlsl.contains("#define SHREC_XENOS_MEMEXPORT 1") && hlsl.contains("shrec_xenos_memexport_format("), "{hlsl}");
+        // what stores nothing is said in the output
+        assert!(hlsl.contains("16-bit float formats") && hlsl.contains("store NOTHING"), "{hlsl}");
         // eM0 is stored at `alloc` and at the end (each behind its written flag)
         assert_eq!(hlsl.matches("shrec_xenos_memexport(asuint(").count(), if reg == 33 { 2 } else { 0 }, "{hlsl}");
     }

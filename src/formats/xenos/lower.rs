@@ -1310,6 +1310,12 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         p.cf.len(),
         p.slot_count
     )];
+    if memexport {
+        // the format comes from the stream constant at run time, so these cannot be rejected here
+        header_comments.push(
+            "memory export to g_MemExport: 16-bit float formats, formats outside shrec's table, endian modes 6-7 and swap units larger than the element store NOTHING (shader_common.h, Xenos memexport)".into(),
+        );
+    }
     if let Some(ct) = &c.constant_table {
         for k in &ct.constants {
             header_comments.push(format!("constant {:?} {:?} {} x{}", k.name, k.register_set, k.register_index, k.register_count));
