@@ -1028,6 +1028,14 @@ pub mod gen {
                 let s = sel(self.rng);
                 self.cfs.push(C::Exp { done: true, ty: 0, base: 0, gpr: g, burst: 1, sel: s });
             }
+            self.finish()
+        }
+    }
+
+    impl Gen<'_> {
+        /// Ends the main program at the last CF so far (END_OF_PROGRAM), places the subroutine
+        /// bodies after it (each closed by RETURN, its CALL pointed at it) and assembles.
+        fn finish(&mut self) -> Vec<u8> {
             let eop = self.cfs.len() - 1;
             let subs = std::mem::take(&mut self.subs);
             for (at, body) in subs {
@@ -1040,9 +1048,7 @@ pub mod gen {
             }
             assemble(&self.cfs, eop)
         }
-    }
 
-    impl Gen<'_> {
         /// A random geometry program in the ring model of `formats::gx2::ring` (`verify::gx2_gs`
         /// runs it): one VTX clause of ring fetches first (R0 / R1 still hold the input vertices'
         /// ring offsets), each a random (input vertex, slot < `in_slots`) into R2..R9; then
@@ -1084,17 +1090,7 @@ pub mod gen {
                     self.cfs.push(cf_pop("POP", 1));
                 }
             }
-            let eop = self.cfs.len() - 1;
-            let subs = std::mem::take(&mut self.subs);
-            for (at, body) in subs {
-                let start = self.cfs.len() as u32;
-                self.cfs.extend(body);
-                self.cfs.push(cf("RETURN"));
-                if let C::N { addr, .. } = &mut self.cfs[at] {
-                    *addr = start;
-                }
-            }
-            assemble(&self.cfs, eop)
+            self.finish()
         }
     }
 
