@@ -205,16 +205,20 @@ float4 shrec_tex_size(TextureCube<float4> t) { uint w, h; t.GetDimensions(w, h);
 
 // Exact operator semantics used by the IR (src/ir/mod.rs documents each one).
 #define SHREC_FLT_MAX asfloat(0x7F7FFFFFu)
+// ±inf by its bits. Not isinf(): lavapipe (Mesa 22.3, LLVM 15) compiled `isinf(1.0 / x)` as
+// false for x = -0 in a larger vertex shader (Xenos long_fuzz seed 1 #6545: rcpc gave -inf
+// where the clamp says -FLT_MAX; `abs(t) == inf` failed the same way, the bit test did not).
+bool4 shrec_is_inf(float4 x) { return (asuint(x) & 0x7FFFFFFFu) == 0x7F800000u; }
 // D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.
 float4 shrec_mul_legacy(float4 a, float4 b) { return select(or(a == 0.0, b == 0.0), (float4)0.0, a * b); }
 float4 shrec_rcp_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / x); }
-float4 shrec_rcp_clamp_max(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(isinf(t), sign(t) * SHREC_FLT_MAX, t); }
-float4 shrec_rcp_clamp_zero(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(isinf(t), asfloat(asuint(t) & 0x80000000u), t); }
+float4 shrec_rcp_clamp_max(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(shrec_is_inf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rcp_clamp_zero(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(shrec_is_inf(t), asfloat(asuint(t) & 0x80000000u), t); }
 float4 shrec_rsq_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / sqrt(x)); }
-float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(isinf(t), sign(t) * SHREC_FLT_MAX, t); }
-float4 shrec_rsq_clamp_zero(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(isinf(t), asfloat(asuint(t) & 0x80000000u), t); }
+float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(shrec_is_inf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rsq_clamp_zero(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(shrec_is_inf(t), asfloat(asuint(t) & 0x80000000u), t); }
 float4 shrec_log2_exact_one(float4 x) { return select(x == 1.0, (float4)0.0, log2(x)); }
-float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); return select(and(isinf(t), t < 0.0), (float4)(-SHREC_FLT_MAX), t); }
+float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); return select(and(shrec_is_inf(t), t < 0.0), (float4)(-SHREC_FLT_MAX), t); }
 // PICA200 multiply: a NaN product of two non-NaN operands (0 * inf) is +0; 0 * NaN stays NaN.
 float4 shrec_pica_mul(float4 a, float4 b)
 {
@@ -235,9 +239,9 @@ int shrec_f2i_x86(float x) { return (abs(x) < 2147483648.0) ? (int)x : (int)0x80
 // HLSL 2021: vector conditions go through select()/or(), never ?: or ||.
 float4 shrec_select(bool4 c, float4 t, float4 f) { return select(c, t, f); }
 float4 shrec_rcp_clamped(float4 x) { return clamp(1.0 / x, -SHREC_FLT_MAX, SHREC_FLT_MAX); }
-float4 shrec_rcp_ff(float4 x) { float4 r = 1.0 / x; return select(isinf(r), (float4)0.0 * sign(r), r); }
+float4 shrec_rcp_ff(float4 x) { float4 r = 1.0 / x; return select(shrec_is_inf(r), (float4)0.0 * sign(r), r); }
 float4 shrec_rsq_clamped(float4 x) { return min(rsqrt(x), SHREC_FLT_MAX); }
-float4 shrec_rsq_ff(float4 x) { float4 r = rsqrt(x); return select(isinf(r), (float4)0.0, r); }
+float4 shrec_rsq_ff(float4 x) { float4 r = rsqrt(x); return select(shrec_is_inf(r), (float4)0.0, r); }
 float4 shrec_log2_clamped(float4 x) { return max(log2(x), -SHREC_FLT_MAX); }
 // Latte FLT_TO_INT / FLT_TO_UINT: truncate, saturate to the integer range, NaN converts to 0.
 // The clamp bounds are the largest floats below 2^31 / 2^32 (a float→int conversion out of range

@@ -874,14 +874,16 @@ fn fuzz_fixed_seed() {
 /// for x = NaN (interpreter: not determined); #2276 (generator with fetch variants), a loop
 /// drove `tfetch2D` coordinates to FLT_MAX, where lavapipe's texel conversion overflows to texel
 /// 0 and the interpreter said the clamped last texel (interpreter: not determined beyond
-/// `verify::TEXEL_COORD_LIMIT`; 32 mismatching lanes before).
+/// `verify::TEXEL_COORD_LIMIT`; 32 mismatching lanes before); #6545, `rcpc r3.xyw, -r4.y` with
+/// r4.y = 0 gave -inf: lavapipe compiled the prelude's `isinf(1.0 / x)` as false there (prelude:
+/// `shrec_is_inf`, a bit test; 3 mismatching lanes before).
 #[test]
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };
     let early = [(1, 34), (1, 133), (1, 146), (1, 280), (1, 613)].into_iter().map(|(s, i)| gen::recorded_program(s, i));
-    let fetches = [(1, 2276)].into_iter().map(|(s, i)| gen::recorded_fetch_program(s, i));
+    let fetches = [(1, 2276), (1, 6545)].into_iter().map(|(s, i)| gen::recorded_fetch_program(s, i));
     let (c, _) = run_all(gpu, early.chain(fetches));
-    finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into(), "tfetch2D".into()], 50);
+    finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into(), "tfetch2D".into(), "rcpc".into()], 50);
 }
 
 #[test]
