@@ -1033,9 +1033,13 @@ pub mod gen {
         }
         if comp_lod && pixel && sampled == SampledKind::Flat && rng4.chance(20) {
             // getCompTexLOD{1D,2D} of an input or of r7 in the first clause (derivatives, as
-            // getGradients), on its own 8×8 texture in slot 4 (so the other streams' textures
-            // are made as before), unnormalised coordinates sometimes.
-            textures.insert(4, random_texture(&mut rng4, 8));
+            // getGradients), on its own texture in slot 4 (so the other streams' textures are
+            // made as before), unnormalised coordinates sometimes. 4×4 like every 2D texture of
+            // a random program: in a pixel shader, lavapipe (Mesa 22.3) answers a size query
+            // (GetDimensions, used by getWeights and unnormalised coordinates) of a second heap
+            // texture with the first one's size (seed 1 #444 with an 8×8 texture here; the
+            // SPIR-V queries two different heap elements; vertex shaders are right; README).
+            textures.insert(4, random_texture(&mut rng4, 4));
             let src = if rng4.chance(70) { rng4.below(ninputs as u64) as u32 } else { 7 };
             let sw = [rng4.below(4) as u8, rng4.below(4) as u8, 0];
             let dim = if rng4.chance(25) { 0 } else { 1 };
