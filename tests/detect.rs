@@ -361,7 +361,7 @@ fn gfd_entries_from_parts() {
         (8, gx2_struct(0xC0, 0x4C, gs_prog.len())),
         (7, ps_prog.clone()),
         (9, gs_prog.clone()),
-        (10, copy),
+        (10, copy.clone()),
         (11, vec![0; 0x9C]), // texture header: ignored
     ]);
     let es = entries(ContainerKind::Gfd, &f).unwrap();
@@ -371,15 +371,21 @@ fn gfd_entries_from_parts() {
         vec![
             (0, Stage::Vertex, xxh3_64(&vs_prog)),
             (1, Stage::Pixel, xxh3_64(&ps_prog)),
-            (2, Stage::Geometry, xxh3_64(&gs_prog)),
+            // a geometry shader's key covers its copy program (the translation inlines it)
+            (2, Stage::Geometry, shrec::formats::gx2::shader_struct::key_geometry(&gs_prog, &copy)),
         ]
     );
-    // the same programs in a SHARCFB (either byte order) get the same keys
+    assert_ne!(got[2].2, xxh3_64(&gs_prog));
+    // the same programs in a SHARCFB (either byte order) get the same keys; this archive has no
+    // copy program, so its GS key is that of the GS program alone
+    let mut without_copy = got.clone();
+    without_copy[2].2 = shrec::formats::gx2::shader_struct::key_geometry(&gs_prog, &[]);
+    assert_eq!(without_copy[2].2, xxh3_64(&gs_prog));
     for little in [true, false] {
         let s = sharcfb(little, &[(0, 0x134, 0xD0, &vs_prog), (1, 0xE8, 0xA4, &ps_prog), (2, 0xC0, 0x4C, &gs_prog)]);
         assert_eq!(kinds(&detect(&s)), vec![(ContainerKind::Sharcfb, 0, s.len())]);
         let se = entries(ContainerKind::Sharcfb, &s).unwrap();
-        assert_eq!(se.iter().map(|e| (e.index, e.stage, e.key)).collect::<Vec<_>>(), got);
+        assert_eq!(se.iter().map(|e| (e.index, e.stage, e.key)).collect::<Vec<_>>(), without_copy);
     }
     // program size differs from the header's
     let bad = gfd(&[(3, gx2_struct(0x134, 0xD0, 20)), (5, vec![0; 24])]);
