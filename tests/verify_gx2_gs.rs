@@ -154,8 +154,15 @@ fn random_gs(seed: u64, index: u64) -> GsTest {
     let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x65);
     let in_slots = rng.range(1, 4) as u32;
     let vert_slots = rng.range(1, 4) as u32;
-    let emits = rng.range(1, 9) as usize;
     let out_prim = rng.below(3) as u32;
+    // lavapipe (Mesa 22.3) crashes (SIGSEGV in the compiled GS, also with LP_NUM_THREADS=0) when
+    // a triangle-strip GS declared with maxvertexcount(2) emits its second vertex (seed 1 #67;
+    // the same program as a line strip, as points or with 1, 3 or 4 vertices runs): such a GS
+    // can never make a triangle, so triangle strips here get 1 or 3-8 vertices
+    let emits = match rng.range(1, 9) as usize {
+        2 if out_prim == 2 => 3,
+        n => n,
+    };
     let mut g = gx2::gen::Gen::new(&mut rng, shrec::formats::gx2::shader_struct::ShaderKind::Geometry, false);
     let program = g.gs_program(in_slots, vert_slots, emits);
     let loop_vars = std::mem::take(&mut g.loop_vars);
@@ -192,13 +199,15 @@ fn gs_fuzz_fixed_seed() {
     assert!(missing.is_empty(), "never executed: {missing:?}");
 }
 
-/// `SHREC_FUZZ_PROGRAMS=N` (default 2 000) random GS programs of seed `SHREC_FUZZ_SEED`.
+/// `SHREC_FUZZ_PROGRAMS=N` (default 2 000) random GS programs of seed `SHREC_FUZZ_SEED`, from
+/// program `SHREC_FUZZ_FIRST` (default 0).
 #[test]
 #[ignore]
 fn gs_long_fuzz() {
     let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
-    let c = gs_fuzz(fuzz_seed(), 0..n);
-    finish(&format!("gs_long_fuzz seed {}", fuzz_seed()), &c, n);
+    let first: u64 = std::env::var("SHREC_FUZZ_FIRST").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let c = gs_fuzz(fuzz_seed(), first..first + n);
+    finish(&format!("gs_long_fuzz seed {} from #{first}", fuzz_seed()), &c, n);
 }
 
 /// One random GS program (`SHREC_FUZZ_ONLY=I`), for reproducing a report.
