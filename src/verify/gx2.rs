@@ -219,6 +219,29 @@ pub mod asm {
     }
 }
 
+/// A GX2 shader struct of `kind` from its register `words` and programs, with no variables but
+/// `loop_vars` (the test shaders' common part).
+pub(super) fn bare_shader(kind: ShaderKind, words: Vec<u32>, program: Vec<u8>, copy_program: Vec<u8>, loop_vars: Vec<LoopVar>) -> Gx2Shader {
+    Gx2Shader {
+        kind,
+        words,
+        uniform_blocks: vec![],
+        uniform_vars: vec![],
+        initial_values: vec![],
+        loop_vars,
+        sampler_vars: vec![],
+        attrib_vars: vec![],
+        program,
+        copy_program,
+    }
+}
+
+/// SPI_VS_OUT_ID[10] (VS and GS structs): PARAM i → semantic i for i < `n_params`, 0xFF (unused)
+/// in the other bytes.
+pub(super) fn vs_out_ids(n_params: u32) -> [u32; 10] {
+    std::array::from_fn(|k| (0..4).fold(0, |w, b| w | if 4 * k as u32 + b < n_params { 4 * k as u32 + b } else { 0xFF } << (8 * b)))
+}
+
 /// A GX2 VS: attributes at locations 0..n_attr in SQ_VTX_SEMANTIC slots 0.. (→ R1..), PARAM i →
 /// semantic i. Register mode unless `block` (then uniform block at location 1, 64 vec4).
 pub fn vertex_shader(program: Vec<u8>, n_attr: u32, n_params: u32, block: bool, loop_vars: Vec<LoopVar>) -> Gx2Shader {
@@ -226,33 +249,14 @@ pub fn vertex_shader(program: Vec<u8>, n_attr: u32, n_params: u32, block: bool, 
     words[0] = 16;
     words[0x08 / 4] = n_params.saturating_sub(1) << 1;
     words[0x0C / 4] = n_params.div_ceil(4);
-    for k in 0..10 {
-        let mut w = 0xFFFF_FFFFu32;
-        for b in 0..4 {
-            let p = 4 * k + b;
-            if p < n_params {
-                w = (w & !(0xFF << (8 * b))) | p << (8 * b);
-            }
-        }
-        words[0x10 / 4 + k as usize] = w;
-    }
+    words[0x10 / 4..0x10 / 4 + 10].copy_from_slice(&vs_out_ids(n_params));
     words[0x40 / 4] = n_attr;
     for k in 0..32 {
         words[0x44 / 4 + k] = if (k as u32) < n_attr { k as u32 } else { 0xFF };
     }
     let attrib_vars = (0..n_attr).map(|l| AttribVar { name: format!("a{l}"), ty: 11, count: 0, location: l }).collect();
-    let mut s = Gx2Shader {
-        kind: ShaderKind::Vertex,
-        words,
-        uniform_blocks: vec![],
-        uniform_vars: vec![],
-        initial_values: vec![],
-        loop_vars,
-        sampler_vars: vec![],
-        attrib_vars,
-        program,
-        copy_program: Vec::new(),
-    };
+    let mut s = bare_shader(ShaderKind::Vertex, words, program, Vec::new(), loop_vars);
+    s.attrib_vars = attrib_vars;
     if block {
         set_block_mode(&mut s);
     }
@@ -271,18 +275,7 @@ pub fn pixel_shader(program: Vec<u8>, n_in: u32, n_targets: u32, block: bool, lo
     }
     words[0x94 / 4] = (1u32 << (4 * n_targets)) - 1;
     words[0x98 / 4] = (1 << n_targets) - 1;
-    let mut s = Gx2Shader {
-        kind: ShaderKind::Pixel,
-        words,
-        uniform_blocks: vec![],
-        uniform_vars: vec![],
-        initial_values: vec![],
-        loop_vars,
-        sampler_vars: vec![],
-        attrib_vars: vec![],
-        program,
-        copy_program: Vec::new(),
-    };
+    let mut s = bare_shader(ShaderKind::Pixel, words, program, Vec::new(), loop_vars);
     if block {
         set_block_mode(&mut s);
     }

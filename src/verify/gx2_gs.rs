@@ -3,7 +3,7 @@
 //! ES → GS → copy shader (`formats::gx2::interp`, ring model of `formats::gx2::ring`).
 
 use super::check;
-use super::gx2::{asm::*, expect, uniform_data};
+use super::gx2::{asm::*, bare_shader, expect, uniform_data, vs_out_ids};
 use super::vk::xfb::{GeometryInvocation, GeometryJob};
 use super::vk::{Gpu, Slot, UniformSpec};
 use super::{Comparison, Expect};
@@ -23,29 +23,11 @@ pub fn geometry_shader(program: Vec<u8>, copy: Vec<u8>, out_prim: u32, vert_dwor
     words[0x04 / 4] = out_prim;
     words[0x14 / 4] = vert_dwords;
     words[0x1C / 4] = n_params.div_ceil(4);
-    for i in 0..10 {
-        let mut w = 0u32;
-        for b in 0..4 {
-            let p = 4 * i + b;
-            w |= if p < n_params { p } else { 0xFF } << (8 * b);
-        }
-        words[0x20 / 4 + i as usize] = w;
-    }
+    words[0x20 / 4..0x20 / 4 + 10].copy_from_slice(&vs_out_ids(n_params));
     words[0x4C / 4] = program.len() as u32;
     words[0x54 / 4] = copy.len() as u32;
     words[0x88 / 4] = vert_dwords * max_vertices;
-    Gx2Shader {
-        kind: ShaderKind::Geometry,
-        words,
-        uniform_blocks: vec![],
-        uniform_vars: vec![],
-        initial_values: vec![],
-        loop_vars,
-        sampler_vars: vec![],
-        attrib_vars: vec![],
-        program,
-        copy_program: copy,
-    }
+    bare_shader(ShaderKind::Geometry, words, program, copy, loop_vars)
 }
 
 /// The copy program the GX2 compiler pattern produces: one ring FETCH per output (R(i+1) from
