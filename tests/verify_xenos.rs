@@ -296,11 +296,13 @@ fn cube_sample() {
     finish("cube_sample", &c, &["cube".to_string(), "tfetchCube".to_string()], 600);
 }
 
-/// `getWeights{1D,2D,3D,Cube} r1, r3.xyz, tf0` with texel `offsets` (in half texels) and
-/// unnormalised coordinates or not, after `mov r3, c1`; `mov r2, c1` beside it.
-fn weights_program(pixel: bool, dim: u32, offsets: [i32; 3], denorm: bool, dst_swizzle: [u8; 4]) -> Vec<u8> {
+/// `getWeights{1D,2D,3D,Cube} r1, r3.xyz, tf0` with texel `offsets` (in half texels),
+/// unnormalised coordinates or not and the instruction's MipFilter (0 point, 1 linear, 2
+/// BASEMAP, 3 keep the fetch constant's), after `mov r3, c1`; `mov r2, c1` beside it.
+fn weights_program(pixel: bool, dim: u32, offsets: [i32; 3], denorm: bool, dst_swizzle: [u8; 4], mip_filter: u32) -> Vec<u8> {
     let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, dst_swizzle, false, false);
     f[0] = (f[0] & !0x1F) | 19 | (denorm as u32) << 25;
+    f[1] = (f[1] & !(3 << 16)) | mip_filter << 16;
     for (k, lo) in [16, 21, 26].into_iter().enumerate() {
         f[2] |= (offsets[k] as u32 & 0x1F) << lo;
     }
@@ -336,15 +338,15 @@ fn weights_cases(rng: &mut Rng, bytes: &[u8], n: usize, denorm: bool) -> Vec<Cas
 
 /// getWeights: `frac(coord × size + offset − 0.5)` per filtered axis (1D x, 2D and cube x y, 3D
 /// x y z), 0 for NaN and for the other axes; texture sizes 4 and 5, texel offsets, unnormalised
-/// coordinates, vertex and pixel shaders; 3D also compiled for DXIL; a destination reading W
-/// (the mip lerp factor) is rejected.
+/// coordinates, vertex and pixel shaders; 3D also compiled for DXIL; W (the mip lerp factor) 0
+/// with MipFilter=point / BASEMAP, rejected with linear / keep.
 #[test]
 fn get_weights() {
     // The GPU first: DXC loaded before lavapipe makes lavapipe's LLVM crash (seen here).
     let Some(gpu) = gpu() else { return };
     let lib = &gpu.dxc;
     for pixel in [false, true] {
-        let bytes = weights_program(pixel, 2, [1, -1, 3], false, [0, 1, 2, 5]);
+        let bytes = weights_program(pixel, 2, [1, -1, 3], false, [0, 1, 2, 5], 0);
         let t = shrec::formats::xenos::translate(&bytes).unwrap_or_else(|e| panic!("getWeights3D: {e}"));
         let hlsl = shrec::hlsl::write(&t.module);
         assert!(hlsl.contains("shrec_tex_size(g_Texture3DDescriptorHeap["), "getWeights3D reads the 3D heap's size\n{hlsl}");
@@ -352,8 +354,11 @@ fn get_weights() {
         for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
             shrec::dxc::compile_with_spec_constants(lib, &hlsl, stage, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("getWeights3D {target:?}: {e}\n{hlsl}"));
         }
-        let w = shrec::formats::xenos::translate(&weights_program(pixel, 1, [0; 3], false, [3, 1, 7, 7])).map(|_| ()).expect_err("getWeights into .w accepted");
-        assert!(w.reason.contains("getWeights") && w.reason.contains("mip lerp factor"), "{}", w.reason);
+        // W with a linear mip filter or the fetch constant's ("keep") needs the LOD or the sampler
+        for mip in [1, 3] {
+            let w = shrec::formats::xenos::translate(&weights_program(pixel, 1, [0; 3], false, [3, 1, 7, 7], mip)).map(|_| ()).expect_err("getWeights into .w accepted");
+            assert!(w.reason.contains("getWeights") && w.reason.contains("mip lerp factor"), "{}", w.reason);
+        }
     }
     let mut rng = Rng::new(19);
     let mut programs = Vec::new();
@@ -362,7 +367,9 @@ fn get_weights() {
             for offsets in [[0, 0, 0], [1, -1, 0], [3, -4, 2]] {
                 for denorm in [false, true] {
                     let size = if rng.chance(50) { 4 } else { 5 };
-                    let bytes = weights_program(pixel, dim, offsets, denorm, [0, 1, 2, 5]);
+                    // W (the mip lerp factor) is 0 for the instruction's MipFilter=point /
+                    // BASEMAP (`asm::tfetch` writes point)
+                    let bytes = weights_program(pixel, dim, offsets, denorm, [0, 1, 2, 3], if denorm { 2 } else { 0 });
                     let cases = weights_cases(&mut rng, &bytes, 32, denorm);
                     let tex = match dim {
                         2 => xenos::random_volume_texture(&mut rng, size),

@@ -68,3 +68,26 @@ fn disassembly_matches_microsoft_listings() {
     assert!(failures.is_empty(), "{} mismatching listings:\n{}", failures.len(), failures.join("\n"));
     assert!(compared > 1000, "{compared}");
 }
+
+/// The instruction's filter overrides and FetchValidOnly=false are listed (names as Xenia's
+/// disassembler; "keep" = the fetch constant's, not listed). No corpus listing has them.
+#[test]
+fn fetch_filter_overrides_are_listed() {
+    let (bin, _) = &asm_pairs()[0];
+    let c = container::parse(&std::fs::read(bin).unwrap()).unwrap();
+    // tfetch2D r1, r3.xy, tf0 with every filter field "keep" (3; aniso 7) and FetchValidOnly
+    let keep = ucode::Fetch { d: [1 | 3 << 5 | 1 << 12 | 1 << 19 | 0b100100 << 26, 0x688 | 3 << 12 | 3 << 14 | 3 << 16 | 7 << 18 | 3 << 24 | 3 << 26 | 1 << 28, 1 << 14] };
+    assert_eq!(disasm::fetch_line(&keep, &c, 0), "tfetch2D r1, r3.xy, tf0");
+    // MagFilter=point, MinFilter=linear, MipFilter=BASEMAP, AnisoFilter=max4to1, not valid-only
+    let mut f = keep;
+    f.d[0] &= !(1 << 19);
+    f.d[1] = (f.d[1] & !(0x3FF << 12)) | 1 << 14 | 2 << 16 | 3 << 18 | 3 << 24 | 3 << 26;
+    assert_eq!(
+        disasm::fetch_line(&f, &c, 0),
+        "tfetch2D r1, r3.xy, tf0, FetchValidOnly=false, MagFilter=point, MinFilter=linear, MipFilter=BASEMAP, AnisoFilter=max4to1"
+    );
+    // a 3D fetch also lists its volume filters
+    f.d[2] = 2 << 14;
+    f.d[1] = (f.d[1] & !(0xF << 24)) | 1 << 24;
+    assert!(disasm::fetch_line(&f, &c, 0).ends_with("AnisoFilter=max4to1, VolMagFilter=linear, VolMinFilter=point"), "{}", disasm::fetch_line(&f, &c, 0));
+}

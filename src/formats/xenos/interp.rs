@@ -1079,7 +1079,8 @@ impl M<'_> {
     /// getWeights (notes: XenosRecomp's getWeights2D, Xenia's translators): per filtered axis
     /// (1D: x; 2D and cube: x, y; 3D: x, y, z) the fraction of `coord × size + offset − 0.5`
     /// (without `× size` for unnormalised coordinates), 0 for a NaN coordinate; the other lanes
-    /// 0; W (the mip lerp factor) is not modelled. The size is the bound texture's.
+    /// 0; W (the mip lerp factor) is 0 for the instruction's MipFilter=point / BASEMAP and not
+    /// modelled otherwise (the lowering rejects it). The size is the bound texture's.
     fn weights(&self, f: &Fetch, dim: u32, coord: [V; 3]) -> R4 {
         let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.cube == (dim == 3) && t.volume == (dim == 2)) else { return [UNKNOWN; 4] };
         let axes = match dim {
@@ -1088,7 +1089,8 @@ impl M<'_> {
             _ => 2,
         };
         let offsets = f.offsets();
-        let mut out = [ex(0.0), ex(0.0), ex(0.0), UNKNOWN];
+        let mip_lerp = if matches!(f.mip_filter(), 0 | 2) { ex(0.0) } else { UNKNOWN };
+        let mut out = [ex(0.0), ex(0.0), ex(0.0), mip_lerp];
         for k in 0..axes {
             let c = coord[k];
             if !c.is_known() {

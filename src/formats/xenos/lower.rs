@@ -612,8 +612,14 @@ impl<'a> Ctx<'a> {
     /// on the sampler's mip filter and the LOD, neither known here: a destination that reads it
     /// is rejected.
     fn get_weights(&mut self, f: &Fetch, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
-        if f.dst_swizzle().contains(&3) {
-            return Err(self.err("getWeights: the destination reads W, the mip lerp factor (it needs the sampler's mip filter and the LOD)"));
+        // W is the mip lerp factor: 0 when the instruction's own MipFilter is point or BASEMAP
+        // (no blend between levels); with a linear mip filter it needs the LOD, and with the
+        // fetch constant's filter ("keep") the runtime's sampler, which the shader does not see.
+        if f.dst_swizzle().contains(&3) && !matches!(f.mip_filter(), 0 | 2) {
+            return Err(self.err(format!(
+                "getWeights: the destination reads W, the mip lerp factor, with MipFilter={} (it needs the sampler's mip filter and the LOD; W is translated for MipFilter=point / BASEMAP)",
+                ["point", "linear", "BASEMAP", "keep"][f.mip_filter() as usize]
+            )));
         }
         let dim = fetch_dim(f);
         // the axes the texture filters: a cube map filters s and t only, not the face
