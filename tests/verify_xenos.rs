@@ -350,6 +350,8 @@ fn get_weights() {
         let t = shrec::formats::xenos::translate(&bytes).unwrap_or_else(|e| panic!("getWeights3D: {e}"));
         let hlsl = shrec::hlsl::write(&t.module);
         assert!(hlsl.contains("shrec_tex_size(g_Texture3DDescriptorHeap["), "getWeights3D reads the 3D heap's size\n{hlsl}");
+        // `asm::tfetch` leaves every filter field 0: overrides the translation says it ignores
+        assert!(hlsl.contains("fetch filter overrides MagFilter=point, MinFilter=point, MipFilter=point, AnisoFilter=disabled, VolMagFilter=point, VolMinFilter=point: not applied"), "{hlsl}");
         let stage = if pixel { shrec::formats::Stage::Pixel } else { shrec::formats::Stage::Vertex };
         for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
             shrec::dxc::compile_with_spec_constants(lib, &hlsl, stage, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("getWeights3D {target:?}: {e}\n{hlsl}"));

@@ -230,26 +230,8 @@ pub fn fetch_line(f: &Fetch, c: &Container, address: u32) -> String {
             if f.coord_denorm() {
                 opts.push("UnnormalizedTextureCoords=true".into());
             }
-            // the instruction's filter overrides (3 / 7 = keep the fetch constant's), names as
-            // in Xenia's disassembler
-            const FILTERS: [&str; 4] = ["point", "linear", "BASEMAP", "keep"];
-            const ANISO: [&str; 8] = ["disabled", "max1to1", "max2to1", "max4to1", "max8to1", "max16to1", "aniso6", "keep"];
             if !matches!(op, 18 | 24..=26) {
-                for (name, v) in [("MagFilter", f.mag_filter()), ("MinFilter", f.min_filter()), ("MipFilter", f.mip_filter())] {
-                    if v != 3 {
-                        opts.push(format!("{name}={}", FILTERS[v as usize]));
-                    }
-                }
-                if f.aniso_filter() != 7 {
-                    opts.push(format!("AnisoFilter={}", ANISO[f.aniso_filter() as usize]));
-                }
-                if f.dimension() == 2 {
-                    for (name, v) in [("VolMagFilter", f.vol_mag_filter()), ("VolMinFilter", f.vol_min_filter())] {
-                        if v != 3 {
-                            opts.push(format!("{name}={}", FILTERS[v as usize]));
-                        }
-                    }
-                }
+                opts.extend(f.filter_overrides());
             }
             if f.use_comp_lod() == false && op == 1 {
                 // default is UseComputedLOD=true

@@ -422,6 +422,15 @@ impl<'a> Ctx<'a> {
 
     fn fetch(&mut self, f: &Fetch, address: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let mut body = Vec::new();
+        let overrides = f.filter_overrides();
+        if matches!(f.opcode(), 1 | 17 | 19) && !overrides.is_empty() {
+            // XenosRecomp's ABI binds one sampler per texture, made by the runtime from the fetch
+            // constant: the instruction's own filters cannot pick another one.
+            out.push(Stmt::Comment(format!(
+                "fetch filter overrides {}: not applied, the runtime's sampler (from the fetch constant) filters, as in XenosRecomp",
+                overrides.join(", ")
+            )));
+        }
         match f.opcode() {
             0 => {
                 if f.is_mini() {
@@ -1577,3 +1586,4 @@ pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u
     d.push_str("static ShrecXenosState g_XenosState;\n");
     d
 }
+

@@ -270,6 +270,26 @@ impl Fetch {
     pub fn vol_min_filter(&self) -> u32 {
         bf(self.d[1], 26, 2)
     }
+    /// The texture filters this instruction sets itself, as the disassembly lists them
+    /// (`MagFilter=point`, names as Xenia's disassembler); a filter left to the fetch constant
+    /// ("keep": 3, aniso 7) is not listed. Volume filters belong to 3D fetches only.
+    pub fn filter_overrides(&self) -> Vec<String> {
+        const FILTERS: [&str; 4] = ["point", "linear", "BASEMAP", "keep"];
+        const ANISO: [&str; 8] = ["disabled", "max1to1", "max2to1", "max4to1", "max8to1", "max16to1", "aniso6", "keep"];
+        let fields = [("MagFilter", self.mag_filter()), ("MinFilter", self.min_filter()), ("MipFilter", self.mip_filter())];
+        let mut list: Vec<String> = fields.into_iter().filter(|&(_, v)| v != 3).map(|(n, v)| format!("{n}={}", FILTERS[v as usize])).collect();
+        if self.aniso_filter() != 7 {
+            list.push(format!("AnisoFilter={}", ANISO[self.aniso_filter() as usize]));
+        }
+        if self.dimension() == 2 {
+            for (n, v) in [("VolMagFilter", self.vol_mag_filter()), ("VolMinFilter", self.vol_min_filter())] {
+                if v != 3 {
+                    list.push(format!("{n}={}", FILTERS[v as usize]));
+                }
+            }
+        }
+        list
+    }
     pub fn use_comp_lod(&self) -> bool {
         bf(self.d[1], 28, 1) == 1
     }
