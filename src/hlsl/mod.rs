@@ -20,7 +20,7 @@ const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
 /// Writes the HLSL for a module.
 pub fn write(m: &Module) -> String {
-    let mut w = Writer { m, out: String::with_capacity(4096), indent: 0 };
+    let mut w = Writer { m, out: String::with_capacity(4096), indent: 0, used_temps: Default::default() };
     w.module();
     w.out
 }
@@ -29,6 +29,9 @@ struct Writer<'a> {
     m: &'a Module,
     out: String,
     indent: usize,
+    /// The fixed-index temps the text names so far: only those are declared (a GX2 shader
+    /// has 176 temps, most programs use a handful).
+    used_temps: std::cell::RefCell<std::collections::BTreeSet<u32>>,
 }
 
 fn float_literal(v: f32) -> String {
@@ -168,6 +171,7 @@ impl Writer<'_> {
             }
         }
         // Registers.
+        let mut temps_at = None;
         for v in m.inputs.iter().chain(&m.outputs) {
             self.line(format!("static float4 {} = 0;", v.name));
         }
@@ -175,8 +179,8 @@ impl Writer<'_> {
             if m.temps.indexable {
                 self.line(format!("static float4 {}[{}];", m.temps.prefix, m.temps.count));
             } else {
-                let names: Vec<String> = (0..m.temps.count).map(|i| format!("{}{i} = 0", m.temps.prefix)).collect();
-                self.line(format!("static float4 {};", names.join(", ")));
+                // declared once the body has named them (below)
+                temps_at = Some(self.out.len());
             }
         }
         self.line("");
@@ -202,6 +206,12 @@ impl Writer<'_> {
         self.indent -= 1;
         self.line("}");
         self.line("");
+        if let Some(at) = temps_at {
+            let names: Vec<String> = self.used_temps.borrow().iter().map(|i| format!("{}{i} = 0", m.temps.prefix)).collect();
+            if !names.is_empty() {
+                self.out.insert_str(at, &format!("static float4 {};\n", names.join(", ")));
+            }
+        }
         if let Some(g) = &m.ext.geometry {
             let prim = match g.primitive {
                 GsPrimitive::Point => "point",
@@ -455,7 +465,10 @@ impl Writer<'_> {
     fn reg(&self, r: &RegRef) -> String {
         let m = self.m;
         match (&r.file, &r.index) {
-            (RegFile::Temp, Index::Fixed(i)) if !m.temps.indexable => format!("{}{i}", m.temps.prefix),
+            (RegFile::Temp, Index::Fixed(i)) if !m.temps.indexable => {
+                self.used_temps.borrow_mut().insert(*i);
+                format!("{}{i}", m.temps.prefix)
+            }
             (RegFile::Temp, idx) => format!("{}[{}]", m.temps.prefix, self.index(idx)),
             (RegFile::Input, Index::Fixed(i)) => m.inputs[*i as usize].name.clone(),
             (RegFile::Output, Index::Fixed(i)) => m.outputs[*i as usize].name.clone(),
