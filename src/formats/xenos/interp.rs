@@ -982,14 +982,8 @@ impl M<'_> {
             _ => return UNKNOWN,
         };
         let texels = if f.coord_denorm() { 1.0 } else { f64::from(tex.size) };
-        let length = |first: usize| -> Option<f64> {
-            let lanes: Vec<f64> = (0..axes).map(|a| d[first + 2 * a]).map(|v| (v.is_known() && v.err == 0.0 && v.value.is_finite()).then_some(f64::from(v.value))).collect::<Option<_>>()?;
-            match lanes.iter().filter(|x| **x != 0.0).collect::<Vec<_>>()[..] {
-                [] => Some(0.0),
-                [x] => Some(x.abs() * texels),
-                _ => None,
-            }
-        };
+        // (ddx, ddy) of each lane: the screen x direction's vector, then the y direction's
+        let length = |first: usize| single_axis_length(&(0..axes).map(|a| d[first + 2 * a]).collect::<Vec<_>>(), texels);
         match (length(0), length(1)) {
             (Some(x), Some(y)) if x.max(y) > 0.0 => {
                 let lambda = x.max(y).log2();
@@ -1021,7 +1015,7 @@ impl M<'_> {
         if tex.mips.is_empty() {
             return Some(0);
         }
-        let exact = |v: V| if v.is_known() && v.err == 0.0 && v.value.is_finite() { Some(f64::from(v.value)) } else { None };
+        let exact = |v: V| v.exact_finite().map(f64::from);
         let bias = f64::from(f.lod_bias()) + if f.use_reg_lod() { exact(self.reg_lod)? } else { 0.0 };
         let computed = f.use_comp_lod() && (!self.vertex || f.use_reg_gradients());
         let lambda = if !computed {
@@ -1029,16 +1023,7 @@ impl M<'_> {
         } else if f.use_reg_gradients() && dim != 3 {
             let axes = if dim == 0 { 1 } else { dim as usize + 1 };
             let texels = if f.coord_denorm() { 1.0 } else { f64::from(tex.size) };
-            let length = |g: &[V; 3]| -> Option<f64> {
-                let lanes: Vec<f64> = g[..axes].iter().map(|&v| exact(v)).collect::<Option<_>>()?;
-                let nonzero: Vec<f64> = lanes.into_iter().filter(|x| *x != 0.0).collect();
-                match nonzero[..] {
-                    [] => Some(0.0),
-                    [x] => Some(x.abs() * texels),
-                    _ => None,
-                }
-            };
-            let rho = length(&self.grad_h)?.max(length(&self.grad_v)?) * bias.exp2();
+            let rho = single_axis_length(&self.grad_h[..axes], texels)?.max(single_axis_length(&self.grad_v[..axes], texels)?) * bias.exp2();
             if rho == 0.0 {
                 return Some(0);
             }
@@ -1206,6 +1191,20 @@ fn nearest_texel(f: &Fetch, base: u32, side: u32, c: V, off: f32) -> Option<u32>
     let scale = if f.coord_denorm() { 1.0 } else { base };
     let (l, h) = ((lo(c) * scale + f64::from(off)) * n / base, (hi(c) * scale + f64::from(off)) * n / base);
     crate::verify::nearest_clamped(l, h, side, 1.0 / 256.0)
+}
+
+/// The length of a derivative or gradient vector in texels (`texels` per coordinate unit) where
+/// the reference knows it: every lane exact and finite and at most one of them non-zero (Vulkan
+/// lets a host approximate the length of a vector with two or more non-zero components anywhere
+/// between the largest component and their sum); 0 for the zero vector. getCompTexLOD's and the
+/// register gradients' LOD (`computed_lod`, `level`).
+fn single_axis_length(lanes: &[V], texels: f64) -> Option<f64> {
+    let lanes: Vec<f64> = lanes.iter().map(|v| v.exact_finite().map(f64::from)).collect::<Option<_>>()?;
+    match lanes.iter().filter(|x| **x != 0.0).collect::<Vec<_>>()[..] {
+        [] => Some(0.0),
+        [x] => Some(x.abs() * texels),
+        _ => None,
+    }
 }
 
 fn level_texels(t: &Texture, level: usize) -> (&[[f32; 4]], u32) {
