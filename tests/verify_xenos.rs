@@ -515,13 +515,11 @@ fn register_lod_program(pixel: bool, dim: u32, comp_lod: bool, reg_lod: bool, re
 /// setTexLOD / setGradientsH / setGradientsV and tfetch with UseRegisterLOD and
 /// UseRegisterGradients on 8×8 textures with all mip levels (every texel distinct): explicit
 /// LOD = register LOD + bias (vertex and pixel, 1D / 2D / cube), register gradients scaled by
-/// 2^bias (1D / 2D; cube register gradients are rejected), vertex and pixel. A computed LOD
+/// 2^bias (1D / 2D, pixel; cube register gradients: `cube_register_gradients`). A computed LOD
 /// from derivatives is run but not determined by the reference (it has no quad derivatives).
 #[test]
 fn register_lod_and_gradients() {
     let Some(gpu) = gpu() else { return };
-    let e = shrec::formats::xenos::translate(&register_lod_program(true, 3, true, false, true, 0)).map(|_| ()).expect_err("cube register gradients accepted");
-    assert!(e.reason.contains("register gradients of tfetchCube"), "{}", e.reason);
     let t = shrec::formats::xenos::translate(&register_lod_program(false, 1, true, true, true, 8)).unwrap_or_else(|e| panic!("{e}"));
     let hlsl = shrec::hlsl::write(&t.module);
     assert!(hlsl.contains(".SampleGrad("), "{hlsl}");
@@ -625,13 +623,18 @@ fn get_gradients() {
     finish("get_gradients", &c, &["getGradients".to_string()], 4000);
 }
 
-/// `mad r3, r0, c1, c2`; `getCompTexLOD{1D,2D,3D} r1, r3.<swizzle>, tf0` (unnormalised
+/// `mad r3, r0, c1, c2`; `getCompTexLOD{1D,2D,3D,Cube} r1, r3.<swizzle>, tf0` (unnormalised
 /// coordinates or not); `mov r2, r3`.
 fn comp_tex_lod_program(pixel: bool, dim: u32, src_swizzle: [u8; 3], denorm: bool) -> Vec<u8> {
-    let mut mad = Alu { vop: 11, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
-    mad.src = [Src::r(0), Src::c(1), Src::c(2)];
     let mut f = asm::tfetch(1, 3, src_swizzle, 0, dim, [0, 1, 2, 3], false, false);
     f[0] = (f[0] & !0x1F) | 17 | (denorm as u32) << 25;
+    mad_fetch_program(pixel, f)
+}
+
+/// `mad r3, r0, c1, c2`; the fetch `f` (reading r3, writing r1); `mov r2, r3`.
+fn mad_fetch_program(pixel: bool, f: [u32; 3]) -> Vec<u8> {
+    let mut mad = Alu { vop: 11, sop: 50, vdst: 3, vmask: 0xF, ..Default::default() };
+    mad.src = [Src::r(0), Src::c(1), Src::c(2)];
     let mut copy = Alu { vop: 2, sop: 50, vdst: 2, vmask: 0xF, ..Default::default() };
     copy.src = [Src::r(3), Src::r(3), Src::r(0)];
     clause_program(pixel, vec![(mad.encode(), false), (f, true), (copy.encode(), false)])
@@ -641,15 +644,11 @@ fn comp_tex_lod_program(pixel: bool, dim: u32, src_swizzle: [u8; 3], denorm: boo
 /// unclamped (negative and beyond the last level), in x; y, z, w = 0. Pixel shaders, 1D / 2D /
 /// 3D, textures of 4 and 8 texels with and without mips, normalised and unnormalised
 /// coordinates, derivatives from an interpolator times constants (powers of two, 0, 1.5, 3).
-/// The reference takes the derivatives from the quad (`quad_gradients`). Vertex shaders and
-/// cube maps are rejected by name.
+/// The reference takes the derivatives from the quad (`quad_gradients`). Cube maps:
+/// `comp_tex_lod_cube`; vertex shaders: `comp_tex_lod_without_derivatives`.
 #[test]
 fn comp_tex_lod() {
     let Some(gpu) = gpu() else { return };
-    let e = shrec::formats::xenos::translate(&comp_tex_lod_program(false, 1, [0, 1, 2], false)).map(|_| ()).expect_err("vertex getCompTexLOD accepted");
-    assert!(e.reason.contains("getCompTexLOD in a vertex shader"), "{}", e.reason);
-    let e = shrec::formats::xenos::translate(&comp_tex_lod_program(true, 3, [0, 1, 2], false)).map(|_| ()).expect_err("getCompTexLODCube accepted");
-    assert!(e.reason.contains("getCompTexLODCube"), "{}", e.reason);
     let mut rng = Rng::new(17);
     let mut programs = Vec::new();
     let scales = [0.0, 0.5, -0.5, 1.0, 2.0, -4.0, 8.0, 1.5, 3.0, 0.25, 64.0];
@@ -684,6 +683,176 @@ fn comp_tex_lod() {
     }
     let (c, _) = run_all(gpu, programs.into_iter());
     finish("comp_tex_lod", &c, &["getCompTexLOD1D", "getCompTexLOD2D", "getCompTexLOD3D"].map(String::from), 2000);
+}
+
+/// A cube-map case of `register_lod_program`: c1 = face coordinates (s, t) at texel centres of
+/// the 8×8 base level (1 + (i + 0.5) / 8), sometimes on the face's edge (1 or 2: the rebuilt
+/// direction has two major axes), and the face, sometimes outside 0-5 or not integral (clamped,
+/// truncated); c2.x = the register LOD; c3, c4 = setGradientsH / V, the cube-space direction's
+/// derivatives: mostly one non-zero component off the face's axis (±2^k / 8 or ±3 · 2^k / 8),
+/// sometimes none, two of them, or one along the face's axis as well (the reference leaves
+/// those undetermined).
+fn cube_gradient_case(rng: &mut Rng, c: &mut Case, lods: &[f32]) {
+    let coord = |rng: &mut Rng| if rng.chance(5) { *rng.pick(&[1.0f32, 2.0]) } else { 1.0 + (rng.below(8) as f32 + 0.5) / 8.0 };
+    let face = if rng.chance(10) { *rng.pick(&[-1.0f32, 2.5, 5.75, 7.0]) } else { rng.below(6) as f32 };
+    c.c[1] = [coord(rng), coord(rng), face, 0.0];
+    c.c[2] = [*rng.pick(lods), rng.dyadic(2, 3), 0.0, 0.0];
+    let major = face.clamp(0.0, 5.0) as usize / 2;
+    let component = |rng: &mut Rng| {
+        let sign = if rng.chance(50) { -1.0 } else { 1.0 };
+        sign * if rng.chance(30) { 3.0 } else { 1.0 } * 2f32.powi(rng.range(-2, 5) as i32) / 8.0
+    };
+    for g in [3, 4] {
+        let mut v = [0.0f32; 4];
+        let minor = (major + 1 + rng.below(2) as usize) % 3;
+        match rng.below(20) {
+            0 | 1 => {}
+            2..=4 => {
+                v[(major + 1) % 3] = component(rng);
+                v[(major + 2) % 3] = component(rng);
+            }
+            5 | 6 => {
+                v[minor] = component(rng);
+                v[major] = component(rng);
+            }
+            _ => v[minor] = component(rng),
+        }
+        c.c[g] = v;
+    }
+}
+
+/// tfetchCube with UseComputedLOD and UseRegisterGradients (register gradients in cube space,
+/// Xenia: the TextureCube's explicit gradients, scaled by 2^bias) on 8×8 cube maps with all
+/// mip levels, every texel distinct, with and without UseRegisterLOD, LOD biases 0, 1/2 and −1:
+/// the level follows the gradients' components off the face's axis (half of one in face
+/// texels; `interp::level`). Pixel shaders (lavapipe aborts compiling a vertex shader with
+/// explicit gradients, see `register_lod_and_gradients`); the vertex form is compiled by DXC
+/// for DXIL and SPIR-V.
+#[test]
+fn cube_register_gradients() {
+    let Some(gpu) = gpu() else { return };
+    let t = shrec::formats::xenos::translate(&register_lod_program(false, 3, true, true, true, 8)).unwrap_or_else(|e| panic!("{e}"));
+    let hlsl = shrec::hlsl::write(&t.module);
+    assert!(hlsl.contains(".SampleGrad(") && hlsl.contains("g_TextureCubeDescriptorHeap["), "{hlsl}");
+    for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
+        shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::formats::Stage::Vertex, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("vertex cube register gradients {target:?}: {e}\n{hlsl}"));
+    }
+    let mut rng = Rng::new(25);
+    let mut programs = Vec::new();
+    let lods = [-2.0, -0.3, 0.2, 0.7, 1.2, 1.8, 2.3, 2.9, 3.4, 5.0];
+    for reg_lod in [false, true] {
+        for bias16 in [0, 8, -16] {
+            let bytes = register_lod_program(true, 3, true, reg_lod, true, bias16);
+            let mut cases = xenos::random_cases(&mut rng, &bytes, 48, false);
+            for c in cases.iter_mut() {
+                cube_gradient_case(&mut rng, c, &lods);
+            }
+            let tex = mip_texture(&mut rng, 8, true);
+            let what = format!("tfetchCube UseComputedLOD{} UseRegisterGradients bias {bias16}/16", if reg_lod { " UseRegisterLOD" } else { "" });
+            programs.push(textured_program(what, true, bytes, cases, tex, "cube_register_gradients"));
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("cube_register_gradients", &c, &["setTexLOD", "setGradientsH", "setGradientsV", "tfetchCube"].map(String::from), 3000);
+}
+
+/// A getCompTexLODCube case of `comp_tex_lod_program` (c1 = 1, c2 = 0: r3 = r0, the
+/// interpolator) reading r3 through `swizzle`: face coordinates s, t on a 1/64 grid in
+/// [1 + 1/16, 2 − 1/16] and a ±x or ±y face (sometimes not integral or below 0: truncated,
+/// clamped); per screen direction mostly the face coordinate that moves the direction's x or y
+/// component changing (t on ±x faces, s on ±y faces; ±1/64 … 1/4, 3/64, 3/32), sometimes none
+/// or both, and sometimes the face changing across the quad (the reference leaves those, and
+/// quads that reach a face's edge, undetermined). Not ±z faces nor a change of the direction's
+/// z component: lavapipe's LOD query on a cube map (Mesa 22.3.6) does not follow Vulkan's
+/// cube-map rule there (README).
+fn cube_lod_case(rng: &mut Rng, c: &mut Case, swizzle: [u8; 3]) {
+    let steps = [1.0 / 64.0, 1.0 / 32.0, 3.0 / 64.0, 1.0 / 16.0, 3.0 / 32.0, 1.0 / 8.0, 1.0 / 4.0];
+    let step = |rng: &mut Rng| if rng.chance(50) { -1.0 } else { 1.0 } * *rng.pick(&steps);
+    let (mut base, mut dx, mut dy) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
+    let at = |k: usize| swizzle[k] as usize;
+    for k in 0..2 {
+        base[at(k)] = 1.0 + rng.range(4, 61) as f32 / 64.0;
+    }
+    let face = if rng.chance(10) { *rng.pick(&[-1.0f32, 0.5, 1.75, 3.25]) } else { rng.below(4) as f32 };
+    base[at(2)] = face;
+    // the face coordinate that moves the direction's x or y component
+    let moving = if face.clamp(0.0, 5.0) < 2.0 { 1 } else { 0 };
+    for d in [&mut dx, &mut dy] {
+        match rng.below(10) {
+            0 => {}
+            1 => {
+                d[at(0)] = step(rng);
+                d[at(1)] = step(rng);
+            }
+            _ => d[at(moving)] = step(rng),
+        }
+    }
+    if rng.chance(10) {
+        let d = if rng.chance(50) { &mut dx } else { &mut dy };
+        d[at(2)] = *rng.pick(&[1.0f32, -1.0, 0.5]);
+    }
+    c.base.insert(0, base);
+    c.slope_x.insert(0, dx);
+    c.slope_y.insert(0, dy);
+    c.c[1] = [1.0; 4];
+    c.c[2] = [0.0; 4];
+}
+
+/// getCompTexLODCube: the unclamped LOD of the direction tfetchCube rebuilds from the face
+/// coordinates (sc = 2s − 3, tc = 2t − 3, ±1 on the face's axis), pixel shaders, cube maps of
+/// 4 (one level), 8 and 16 texels (all levels), two source swizzles. The reference determines
+/// quads on one face away from its edges, where the face-coordinate derivatives are those of s
+/// and t (`interp::computed_lod`); unnormalised coordinates are rejected by name.
+#[test]
+fn comp_tex_lod_cube() {
+    let Some(gpu) = gpu() else { return };
+    let e = shrec::formats::xenos::translate(&comp_tex_lod_program(true, 3, [0, 1, 2], true)).map(|_| ()).expect_err("unnormalised getCompTexLODCube accepted");
+    assert!(e.reason.contains("unnormalised coordinates of getCompTexLODCube"), "{}", e.reason);
+    let mut rng = Rng::new(26);
+    let mut programs = Vec::new();
+    for swizzle in [[0, 1, 2], [2, 0, 1]] {
+        for (size, mips) in [(8, true), (4, false), (16, true)] {
+            let bytes = comp_tex_lod_program(true, 3, swizzle, false);
+            let mut cases = xenos::random_cases(&mut rng, &bytes, 48, true);
+            for c in cases.iter_mut() {
+                cube_lod_case(&mut rng, c, swizzle);
+            }
+            let tex = if mips { mip_texture(&mut rng, size, true) } else { xenos::random_cube_texture(&mut rng, size) };
+            let what = format!("getCompTexLODCube r3.{} size {size}{}", swizzle.map(|c| ['x', 'y', 'z'][c as usize]).iter().collect::<String>(), if mips { " with mips" } else { "" });
+            programs.push(textured_program(what, true, bytes, cases, tex, "comp_tex_lod_cube"));
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("comp_tex_lod_cube", &c, &["getCompTexLODCube".to_string()], 2000);
+}
+
+/// getCompTexLOD where the fetch has no implicit derivatives — a vertex shader, no
+/// UseComputedLOD, or UseRegisterGradients —: Xenia's translators store 0 (the destination's
+/// 0 / 1 selects and kept lanes as usual). Vertex shaders (1D, 2D, cube, with and without
+/// UseRegisterGradients) and pixel shaders (2D, cube, without UseComputedLOD or with
+/// UseRegisterGradients), destinations xyzw and x1y_ (1, keep).
+#[test]
+fn comp_tex_lod_without_derivatives() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(27);
+    let mut programs = Vec::new();
+    // (pixel, dim, UseComputedLOD, UseRegisterGradients)
+    let forms = [(false, 0, true, false), (false, 1, true, false), (false, 3, true, false), (false, 1, true, true), (false, 3, false, false), (true, 1, false, false), (true, 3, false, false), (true, 1, true, true), (true, 3, true, true)];
+    for (pixel, dim, comp_lod, reg_grad) in forms {
+        for dst in [[0, 1, 2, 3], [0, 5, 1, 7]] {
+            let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, dst, false, false);
+            f[0] = (f[0] & !0x1F) | 17;
+            f[1] = (f[1] & !(1 << 28)) | (comp_lod as u32) << 28;
+            f[2] |= reg_grad as u32;
+            let bytes = mad_fetch_program(pixel, f);
+            let cases = xenos::random_cases(&mut rng, &bytes, 16, pixel);
+            let tex = if dim == 3 { xenos::random_cube_texture(&mut rng, 4) } else { xenos::random_texture(&mut rng, 4) };
+            let what = format!("getCompTexLOD{}{}{} dst {dst:?}", ["1D", "2D", "3D", "Cube"][dim as usize], if comp_lod { " UseComputedLOD" } else { "" }, if reg_grad { " UseRegisterGradients" } else { "" });
+            programs.push(textured_program(what, pixel, bytes, cases, tex, "comp_tex_lod_without_derivatives"));
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("comp_tex_lod_without_derivatives", &c, &["getCompTexLOD1D", "getCompTexLOD2D", "getCompTexLODCube"].map(String::from), 1000);
 }
 
 /// A vertex program exporting oPos = r0 and oPts (export 63) = max(r0, r0) (keeps −0) on the

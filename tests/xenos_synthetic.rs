@@ -130,19 +130,52 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     put(&mut b, m, (d0 & !0x1F) | 16);
     let e = err(&b);
     assert!(e.contains("slot 2 (getBCF)") && e.contains("border colour fraction") && e.contains("not supported"), "{e}");
-    // getCompTexLOD is translated, but not for cube maps
+    // getCompTexLOD{2D,Cube} are translated (cube: `cube_lod_translations_compile`), but not
+    // with unnormalised cube-map coordinates
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 17);
     assert!(compile(&b).contains("CalculateLevelOfDetailUnclamped("));
     let d2 = be(&b, m + 8);
     put(&mut b, m + 8, (d2 & !(3 << 14)) | 3 << 14);
+    put(&mut b, m, (d0 & !0x1F) | 17 | 1 << 25);
     let e = err(&b);
-    assert!(e.contains("slot 2 (getCompTexLOD)") && e.contains("getCompTexLODCube is not supported"), "{e}");
+    assert!(e.contains("slot 2 (getCompTexLOD)") && e.contains("unnormalised coordinates of getCompTexLODCube are not supported"), "{e}");
     // getWeights into W (the mip lerp factor; this fetch writes xyzw)
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 19);
     let e = err(&b);
     assert!(e.contains("slot 2 (getWeights)") && e.contains("mip lerp factor"), "{e}");
+}
+
+/// Slot 2 (the tfetch2D) as getCompTexLODCube (LOD query at the direction rebuilt from the face
+/// coordinates), as getCompTexLOD2D without UseComputedLOD and with UseRegisterGradients (0, as
+/// Xenia reads it), and as tfetchCube with UseComputedLOD and UseRegisterGradients (SampleGrad on
+/// the TextureCube with the register gradients): each compiles for DXIL and SPIR-V (spirv-val);
+/// executed in `verify_xenos` (`comp_tex_lod_cube`, `comp_tex_lod_without_derivatives`,
+/// `cube_register_gradients`).
+#[test]
+fn cube_lod_translations_compile() {
+    let m = microcode_offset(&base()) + 2 * 12;
+    let [d0, d1, d2] = [0, 4, 8].map(|o| be(&base(), m + o));
+    // (opcode, word 1 with UseComputedLOD (bit 28) set or cleared, word 2 with the dimension and
+    // UseRegisterGradients (bit 0))
+    let cube = (d2 & !(3 << 14)) | 3 << 14;
+    let lod_query = |hlsl: &str| hlsl.contains("CalculateLevelOfDetailUnclamped(");
+    let with = |op: u32, w1: u32, w2: u32| {
+        let mut b = base();
+        put(&mut b, m, (d0 & !0x1F) | op);
+        put(&mut b, m + 4, w1);
+        put(&mut b, m + 8, w2);
+        compile(&b)
+    };
+    let hlsl = with(17, d1 | 1 << 28, cube);
+    assert!(lod_query(&hlsl) && hlsl.contains("g_TextureCubeDescriptorHeap["), "{hlsl}");
+    for (w1, w2) in [(d1 & !(1 << 28), d2), (d1 | 1 << 28, d2 | 1)] {
+        let hlsl = with(17, w1, w2);
+        assert!(!lod_query(&hlsl) && hlsl.contains("as Xenia's translators read it"), "{hlsl}");
+    }
+    let hlsl = with(1, d1 | 1 << 28, cube | 1);
+    assert!(hlsl.contains(".SampleGrad(") && hlsl.contains("g_TextureCubeDescriptorHeap["), "{hlsl}");
 }
 
 /// Memory export from a pixel shader (Xenia exports from pixel shaders too): slot 4's export of

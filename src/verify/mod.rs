@@ -76,6 +76,11 @@ impl Expect {
     pub fn is_known(&self) -> bool {
         self.err.is_finite()
     }
+    /// The value when it is known, exact (no error bound) and finite: what a reference can
+    /// compute further with (derivatives, LODs) without carrying an error.
+    pub fn exact_finite(&self) -> Option<f32> {
+        (self.is_known() && self.err == 0.0 && self.value.is_finite()).then_some(self.value)
+    }
     /// True when `got` is acceptable.
     pub fn accepts(&self, got: f32) -> bool {
         if !self.is_known() {

@@ -337,7 +337,7 @@ fn quad_gradients(runs: &[interp::Outcome]) -> Vec<[Expect; 6]> {
     (0..n)
         .map(|k| {
             let d = |lane: usize| -> Option<(f32, f32)> {
-                let v: Vec<f32> = runs.iter().map(|r| r.gradient_sources[k][lane]).map(|e| (e.is_known() && e.err == 0.0 && e.value.is_finite()).then_some(e.value)).collect::<Option<_>>()?;
+                let v: Vec<f32> = runs.iter().map(|r| r.gradient_sources[k][lane]).map(|e| e.exact_finite()).collect::<Option<_>>()?;
                 let (dx, dy) = (v[1] - v[0], v[2] - v[0]);
                 (v[3] - v[2] == dx && v[3] - v[1] == dy && dx.is_finite() && dy.is_finite()).then_some((dx, dy))
             };

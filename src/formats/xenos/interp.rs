@@ -888,7 +888,7 @@ impl M<'_> {
                 let dim = f.dimension();
                 self.note(["tfetch1D", "tfetch2D", "tfetch3D", "tfetchCube"][dim as usize]);
                 let [s, t, r] = self.fetch_source(f);
-                match self.level(f, dim) {
+                match self.level(f, dim, [s, t, r]) {
                     None => [UNKNOWN; 4],
                     Some(level) if dim == 3 => self.sample_cube(f.const_index(), level, s, t, r),
                     Some(level) if dim == 2 => self.sample_volume(f, level, [s, t, r]),
@@ -902,17 +902,24 @@ impl M<'_> {
                 if self.vertex {
                     [ex(0.0); 4]
                 } else {
-                    let d = self.source_derivatives(f);
+                    let (_, d) = self.source_derivatives(f);
                     [d[0], d[1], d[2], d[3]]
                 }
             }
             17 => {
                 // getCompTexLOD (Xenia's translators): the LOD an implicit-derivative fetch at the
-                // source would compute, not clamped, without bias, in x; y, z and w are 0.
+                // source would compute, not clamped, without bias, in x; y, z and w are 0. Where
+                // the fetch would not compute a LOD from derivatives (a vertex shader, no
+                // UseComputedLOD, or UseRegisterGradients) Xenia stores 0 in every lane (its
+                // translators flag it as contradicting MSDN).
                 let dim = f.dimension();
                 self.note(["getCompTexLOD1D", "getCompTexLOD2D", "getCompTexLOD3D", "getCompTexLODCube"][dim as usize]);
-                let d = self.source_derivatives(f);
-                [self.computed_lod(f, dim, d), ex(0.0), ex(0.0), ex(0.0)]
+                if self.vertex || !f.use_comp_lod() || f.use_reg_gradients() {
+                    ZERO4
+                } else {
+                    let (src, d) = self.source_derivatives(f);
+                    [self.computed_lod(f, dim, src, d), ex(0.0), ex(0.0), ex(0.0)]
+                }
             }
             19 => {
                 let dim = f.dimension();
@@ -956,13 +963,13 @@ impl M<'_> {
         self.write(false, f.dst_reg(), f.dst_rel(), mask, out, false);
     }
 
-    /// The derivatives of a fetch's source, (ddx x, ddy x, ddx y, ddy y, ddx z, ddy z), as the
+    /// A fetch's source and its derivatives, (ddx x, ddy x, ddx y, ddy y, ddx z, ddy z), as the
     /// harness worked them out from the quad (pixel shaders; unknown in the first run).
-    fn source_derivatives(&mut self, f: &Fetch) -> [V; 6] {
+    fn source_derivatives(&mut self, f: &Fetch) -> ([V; 3], [V; 6]) {
         let src = self.fetch_source(f);
         let k = self.gradient_sources.len();
         self.gradient_sources.push(src);
-        self.s.gradients.get(k).copied().unwrap_or([UNKNOWN; 6])
+        (src, self.s.gradients.get(k).copied().unwrap_or([UNKNOWN; 6]))
     }
 
     /// getCompTexLOD's LOD: log2 of ρ, the larger of the two screen directions' derivative
@@ -973,23 +980,25 @@ impl M<'_> {
     /// integer is allowed 1/16: hosts keep the LOD in fixed point (Vulkan's
     /// `mipmapPrecisionBits`; lavapipe truncates to 1/16, e.g. log2 24 = 4.585 → 4.5625), and so
     /// does the Xenos texture unit; an exact power of two gives an exact λ.
-    fn computed_lod(&self, f: &Fetch, dim: u32, d: [V; 6]) -> V {
+    ///
+    /// getCompTexLODCube (face coordinates s, t in [1, 2] and the face; Xenia rebuilds the
+    /// direction with sc = 2s − 3, tc = 2t − 3 and ±1 on the face's axis): determined only where
+    /// the quad stays on one face, away from its edges ([`quad_on_one_face`]); there the
+    /// major axis is ±1 in every pixel, ∂ma = 0, and Vulkan's face-coordinate derivative
+    /// ½ (∂sc |ma| − sc ∂|ma|) / ma² is ½ ∂(2s − 3) = ∂s (∂t likewise): the 2D rule on the
+    /// face size. Unnormalised cube coordinates (rejected by the translation) are undetermined.
+    fn computed_lod(&self, f: &Fetch, dim: u32, src: [V; 3], d: [V; 6]) -> V {
         let Some(tex) = self.s.textures.get(&f.const_index()) else { return UNKNOWN };
         let axes = match dim {
             0 => 1,
             1 => 2,
             2 => 3,
-            _ => return UNKNOWN,
+            _ if !tex.cube || f.coord_denorm() || !quad_on_one_face(src, d) => return UNKNOWN,
+            _ => 2,
         };
         let texels = if f.coord_denorm() { 1.0 } else { f64::from(tex.size) };
-        let length = |first: usize| -> Option<f64> {
-            let lanes: Vec<f64> = (0..axes).map(|a| d[first + 2 * a]).map(|v| (v.is_known() && v.err == 0.0 && v.value.is_finite()).then_some(f64::from(v.value))).collect::<Option<_>>()?;
-            match lanes.iter().filter(|x| **x != 0.0).collect::<Vec<_>>()[..] {
-                [] => Some(0.0),
-                [x] => Some(x.abs() * texels),
-                _ => None,
-            }
-        };
+        // (ddx, ddy) of each lane: the screen x direction's vector, then the y direction's
+        let length = |first: usize| single_axis_length(&(0..axes).map(|a| d[first + 2 * a]).collect::<Vec<_>>(), texels);
         match (length(0), length(1)) {
             (Some(x), Some(y)) if x.max(y) > 0.0 => {
                 let lambda = x.max(y).log2();
@@ -1008,35 +1017,46 @@ impl M<'_> {
         f.tfetch_src_swizzle().map(|c| src[c as usize])
     }
 
-    /// The mip level a tfetch samples (notes: Xenia's translators; Vulkan's nearest-level rule
-    /// `ceil(λ + 0.5) − 1` with λ clamped to the texture's levels): λ = the LOD bias (the
-    /// instruction's, plus the register LOD with UseRegisterLOD) for an explicit LOD; with
-    /// register gradients (UseComputedLOD and UseRegisterGradients) log2 of the larger of the
-    /// two gradients' lengths in texels, scaled by 2^bias. None when it is not determined: a
-    /// computed LOD from derivatives (pixel shaders), a gradient with two non-zero components
-    /// (hosts approximate the length differently), λ within 1/16 of a level boundary, or an
-    /// unknown register value. A texture without mips is always level 0.
-    fn level(&self, f: &Fetch, dim: u32) -> Option<usize> {
+    /// The mip level a tfetch at `coord` samples (notes: Xenia's translators; Vulkan's
+    /// nearest-level rule `ceil(λ + 0.5) − 1` with λ clamped to the texture's levels): λ = the
+    /// LOD bias (the instruction's, plus the register LOD with UseRegisterLOD) for an explicit
+    /// LOD; with register gradients (UseComputedLOD and UseRegisterGradients) log2 of the larger
+    /// of the two gradients' lengths in texels, scaled by 2^bias. None when it is not
+    /// determined: a computed LOD from derivatives (pixel shaders), a gradient with two non-zero
+    /// components (hosts approximate the length differently), λ within 1/16 of a level
+    /// boundary, or an unknown register value. A texture without mips is always level 0.
+    ///
+    /// tfetchCube's register gradients are the derivatives of the cube-space direction (Xenia:
+    /// "already in the cube space"), which Xenia rebuilds from (s, t, face) with ±1 on the
+    /// face's axis and sc = 2s − 3, tc = 2t − 3 on the others. Determined where the direction's
+    /// major axis is that axis alone (1 < s, t < 2) and the gradients have no component along
+    /// it: then ∂ma = 0 and Vulkan's face-coordinate derivative ½ (∂sc |ma| − sc ∂|ma|) / ma² is
+    /// ½ ∂sc, so a gradient's length is half its (single non-zero) minor component in face
+    /// texels. Xenia does not normalise cube gradients for unnormalised coordinates (its TODO);
+    /// such fetches (rejected by the translation) are undetermined here.
+    fn level(&self, f: &Fetch, dim: u32, coord: [V; 3]) -> Option<usize> {
         let tex = self.s.textures.get(&f.const_index())?;
         if tex.mips.is_empty() {
             return Some(0);
         }
-        let exact = |v: V| if v.is_known() && v.err == 0.0 && v.value.is_finite() { Some(f64::from(v.value)) } else { None };
+        let exact = |v: V| v.exact_finite().map(f64::from);
         let bias = f64::from(f.lod_bias()) + if f.use_reg_lod() { exact(self.reg_lod)? } else { 0.0 };
         let computed = f.use_comp_lod() && (!self.vertex || f.use_reg_gradients());
         let lambda = if !computed {
             bias
-        } else if f.use_reg_gradients() && dim != 3 {
-            let axes = if dim == 0 { 1 } else { dim as usize + 1 };
-            let texels = if f.coord_denorm() { 1.0 } else { f64::from(tex.size) };
-            let length = |g: &[V; 3]| -> Option<f64> {
-                let lanes: Vec<f64> = g[..axes].iter().map(|&v| exact(v)).collect::<Option<_>>()?;
-                let nonzero: Vec<f64> = lanes.into_iter().filter(|x| *x != 0.0).collect();
-                match nonzero[..] {
-                    [] => Some(0.0),
-                    [x] => Some(x.abs() * texels),
-                    _ => None,
-                }
+        } else if f.use_reg_gradients() {
+            // the gradient lanes that count, texels per unit along them, and (cube maps) the lane
+            // that must be 0
+            let (lanes, texels, zero): (Vec<usize>, f64, Option<usize>) = if dim == 3 {
+                let major = cube_major_axis(tex, f, coord)?;
+                (vec![(major + 1) % 3, (major + 2) % 3], f64::from(tex.size) / 2.0, Some(major))
+            } else {
+                let axes = if dim == 0 { 1 } else { dim as usize + 1 };
+                ((0..axes).collect(), if f.coord_denorm() { 1.0 } else { f64::from(tex.size) }, None)
+            };
+            let length = |g: &[V; 3]| match zero {
+                Some(k) if g[k].exact_finite() != Some(0.0) => None,
+                _ => single_axis_length(&lanes.iter().map(|&k| g[k]).collect::<Vec<_>>(), texels),
             };
             let rho = length(&self.grad_h)?.max(length(&self.grad_v)?) * bias.exp2();
             if rho == 0.0 {
@@ -1208,6 +1228,52 @@ fn nearest_texel(f: &Fetch, base: u32, side: u32, c: V, off: f32) -> Option<u32>
     let scale = if f.coord_denorm() { 1.0 } else { base };
     let (l, h) = ((lo(c) * scale + f64::from(off)) * n / base, (hi(c) * scale + f64::from(off)) * n / base);
     crate::verify::nearest_clamped(l, h, side, 1.0 / 256.0)
+}
+
+/// The length of a derivative or gradient vector in texels (`texels` per coordinate unit) where
+/// the reference knows it: every lane exact and finite and at most one of them non-zero (Vulkan
+/// lets a host approximate the length of a vector with two or more non-zero components anywhere
+/// between the largest component and their sum); 0 for the zero vector. getCompTexLOD's and the
+/// register gradients' LOD (`computed_lod`, `level`).
+fn single_axis_length(lanes: &[V], texels: f64) -> Option<f64> {
+    let lanes: Vec<f64> = lanes.iter().map(|v| v.exact_finite().map(f64::from)).collect::<Option<_>>()?;
+    match lanes.iter().filter(|x| **x != 0.0).collect::<Vec<_>>()[..] {
+        [] => Some(0.0),
+        [x] => Some(x.abs() * texels),
+        _ => None,
+    }
+}
+
+/// getCompTexLODCube's quad (see `computed_lod`): the face lane is the same in every pixel (its
+/// derivatives are exactly 0; `quad_gradients` gives them only for exact, finite, planar
+/// values) and s, t stay strictly inside (1, 2) in every pixel — within |ddx| + |ddy| of this
+/// pixel's value, wherever it sits in the quad —, so every rebuilt direction has the face's axis
+/// as its only major axis.
+fn quad_on_one_face(src: [V; 3], d: [V; 6]) -> bool {
+    if d[4].exact_finite() != Some(0.0) || d[5].exact_finite() != Some(0.0) {
+        return false;
+    }
+    (0..2).all(|k| match (src[k].exact_finite(), d[2 * k].exact_finite(), d[2 * k + 1].exact_finite()) {
+        (Some(v), Some(dx), Some(dy)) => {
+            let (v, reach) = (f64::from(v), f64::from(dx).abs() + f64::from(dy).abs());
+            v - reach > 1.0 && v + reach < 2.0
+        }
+        _ => false,
+    })
+}
+
+/// The axis (0 = x, 1 = y, 2 = z) of the direction tfetchCube rebuilds from `coord` = (s, t,
+/// face) (see `M::level`) where it is the direction's only major axis: the face (clamped to
+/// [0, 5], truncated) determined, s and t strictly inside (1, 2); None otherwise and for
+/// unnormalised coordinates.
+fn cube_major_axis(tex: &Texture, f: &Fetch, [s, t, face]: [V; 3]) -> Option<usize> {
+    if !tex.cube || f.coord_denorm() || !face.is_known() || face.value.is_nan() {
+        return None;
+    }
+    let pick = |x: f64| x.clamp(0.0, 5.0).floor();
+    let picked = pick(f64::from(face.value));
+    let inside = |c: V| c.is_known() && lo(c) > 1.0 && hi(c) < 2.0;
+    (pick(lo(face)) == picked && pick(hi(face)) == picked && inside(s) && inside(t)).then_some(picked as usize / 2)
 }
 
 fn level_texels(t: &Texture, level: usize) -> (&[[f32; 4]], u32) {

@@ -459,9 +459,6 @@ impl<'a> Ctx<'a> {
             }
             1 => {
                 let dim = fetch_dim(f);
-                if f.use_reg_gradients() && f.use_comp_lod() && dim == TexDim::Cube {
-                    return Err(self.err("register gradients of tfetchCube (given in cube space) are not supported"));
-                }
                 let offsets = f.offsets();
                 let shifted = offsets != [0.0; 3];
                 if (shifted || f.coord_denorm()) && matches!(dim, TexDim::D3 | TexDim::Cube) {
@@ -527,27 +524,19 @@ impl<'a> Ctx<'a> {
                 // bias (Xenia: the `lod` instruction's unclamped result; texel offsets are not
                 // getCompTexLOD operands), in x; y, z, w = 0. Computed outside the predicate
                 // (derivatives need the whole quad), stored under it.
-                let dim = fetch_dim(f);
-                if self.vertex {
-                    return Err(self.err("getCompTexLOD in a vertex shader (no derivatives to compute a LOD from)"));
+                if self.vertex || !f.use_comp_lod() || f.use_reg_gradients() {
+                    // Xenia's translators store 0 where the fetch would not compute a LOD from
+                    // derivatives: in a vertex shader (no implicit derivatives), without
+                    // UseComputedLOD, or with UseRegisterGradients ("getCompTexLOD used with
+                    // explicit LOD or gradients - contradicts MSDN").
+                    body.push(Stmt::Comment(
+                        "getCompTexLOD without implicit derivatives (vertex shader, no UseComputedLOD, or UseRegisterGradients): 0, as Xenia's translators read it".into(),
+                    ));
+                    body.push(assign(FRES, 0xF, lit(0.0)));
+                } else {
+                    let lod = self.comp_tex_lod(f)?;
+                    out.push(assign(FRES, 0xF, Expr::Compose(Box::new([lod, lit(0.0), lit(0.0), lit(0.0)]))));
                 }
-                if dim == TexDim::Cube {
-                    return Err(self.err("getCompTexLODCube is not supported (the LOD of a cube map comes from the derivatives of the cube-space direction)"));
-                }
-                if dim == TexDim::D3 && f.coord_denorm() {
-                    return Err(self.err("unnormalised coordinates of getCompTexLOD3D are not supported"));
-                }
-                let tex = self.texture(f.const_index(), dim)?;
-                let mut coord = self.fetch_source_xyz(f);
-                if f.coord_denorm() {
-                    coord = bin(BinOp::Div, coord, Expr::TexSize { tex });
-                }
-                if dim == TexDim::D1 {
-                    // the 2D heap's one-texel-high texture (as tfetch1D): no vertical change
-                    coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)]));
-                }
-                let lod = lane(Expr::QueryLod { tex, coord: Box::new(coord) }, 0);
-                out.push(assign(FRES, 0xF, Expr::Compose(Box::new([lod, lit(0.0), lit(0.0), lit(0.0)]))));
                 self.fetch_store(f, &mut body);
             }
             19 => {
@@ -583,11 +572,42 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// getCompTexLOD's LOD (pixel shaders, UseComputedLOD): the unclamped LOD query
+    /// (`CalculateLevelOfDetailUnclamped`) at the source, normalised (unnormalised coordinates
+    /// divided by the size; not for 3D, where z may be a layer, nor for cube maps, whose face
+    /// coordinates are not texels); 1D on the 2D heap's one-texel-high texture; a cube map at the
+    /// direction rebuilt from the face coordinates as tfetchCube does (face clamped to [0, 5] and
+    /// truncated, sc = 2s − 3, tc = 2t − 3; Xenia's translators).
+    fn comp_tex_lod(&mut self, f: &Fetch) -> Result<Expr, ShaderError> {
+        let dim = fetch_dim(f);
+        if matches!(dim, TexDim::D3 | TexDim::Cube) && f.coord_denorm() {
+            return Err(self.err(format!("unnormalised coordinates of getCompTexLOD{} are not supported", if dim == TexDim::D3 { "3D" } else { "Cube" })));
+        }
+        let tex = self.texture(f.const_index(), dim)?;
+        let mut coord = self.fetch_source_xyz(f);
+        if f.coord_denorm() {
+            coord = bin(BinOp::Div, coord, Expr::TexSize { tex });
+        }
+        match dim {
+            // the 2D heap's one-texel-high texture (as tfetch1D): no vertical change
+            TexDim::D1 => coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)])),
+            TexDim::Cube => {
+                let face = bin(BinOp::Max, bin(BinOp::Min, lane(coord.clone(), 2), lit(5.0)), lit(0.0));
+                coord = cube::cube_direction(lane(coord.clone(), 0), lane(coord, 1), un(UnOp::Floor, face));
+            }
+            TexDim::D2 | TexDim::D3 => {}
+        }
+        Ok(lane(Expr::QueryLod { tex, coord: Box::new(coord) }, 0))
+    }
+
     /// How a tfetch picks its LOD (Xenia's translators): the LOD bias is the instruction's plus,
     /// with UseRegisterLOD, the register LOD (setTexLOD). A computed LOD (UseComputedLOD in a
     /// pixel shader, or with UseRegisterGradients in any shader) applies the bias to the
     /// derivatives, or to the register gradients (setGradientsH / V, scaled by 2^bias;
-    /// unnormalised coordinates' gradients are in texels); otherwise the LOD is the bias itself.
+    /// unnormalised coordinates' gradients are in texels; a cube map's are the derivatives of the
+    /// cube-space direction, passed as the TextureCube's gradients, and Xenia does not normalise
+    /// them for unnormalised coordinates — its TODO —, nor does this); otherwise the LOD is the
+    /// bias itself.
     /// The fetch constant's own LOD bias is not part of XenosRecomp's ABI and is not applied.
     fn sample_mode(&self, f: &Fetch, dim: TexDim, tex: u32) -> SampleMode {
         let bias = if f.use_reg_lod() { bin(BinOp::Add, lane(t(GRAD_H_LOD), 3), lit(f.lod_bias())) } else { lit(f.lod_bias()) };
@@ -601,7 +621,7 @@ impl<'a> Ctx<'a> {
         let scale = un(UnOp::Exp2, bias);
         let gradient = |reg: u32| {
             let mut g = bin(BinOp::Mul, swz(t(reg), [0, 1, 2, 2]), scale.clone());
-            if f.coord_denorm() {
+            if f.coord_denorm() && dim != TexDim::Cube {
                 g = bin(BinOp::Div, g, Expr::TexSize { tex });
             }
             if dim == TexDim::D1 {
