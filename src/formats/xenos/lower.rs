@@ -455,27 +455,28 @@ impl<'a> Ctx<'a> {
                 }
                 let offsets = f.offsets();
                 let shifted = offsets != [0.0; 3];
-                if (shifted || f.coord_denorm()) && matches!(dim, TexDim::D3 | TexDim::Cube) {
-                    // 3D: z is normalised for a 3D texture but a layer index for a stacked one
-                    // (the fetch constant decides); cube: the face coordinates are not texels.
-                    return Err(self.err(format!(
-                        "texel offsets / unnormalised coordinates of tfetch{} are not supported",
-                        if dim == TexDim::D3 { "3D" } else { "Cube" }
-                    )));
-                }
                 let mut coord = self.fetch_source_xyz(f);
+                // tfetchCube's face coordinate, before the s / t offsets touch the vector
+                let face = lane(coord.clone(), 2);
                 let tex = self.texture(f.const_index(), dim)?;
-                if shifted || f.coord_denorm() {
+                // a cube fetch's z offset moves the face (below), not s or t
+                let moved = if dim == TexDim::Cube { offsets[0] != 0.0 || offsets[1] != 0.0 } else { shifted };
+                if moved || f.coord_denorm() {
                     // To normalised coordinates in texels of the base level: (c + offset) / size
-                    // for unnormalised c, c + offset / size otherwise (Xenia's translators).
-                    let off = Expr::Literal([offsets[0], offsets[1], 0.0, 0.0]);
+                    // for unnormalised c, c + offset / size otherwise (Xenia's translators). A 3D
+                    // fetch offsets and normalises x, y and z (XenosRecomp's 3D heap holds 3D
+                    // textures only, no stacked 2D ones, so z is never a layer index); a cube
+                    // fetch s and t by the face's width and height (the face coordinate, lane z,
+                    // is taken below).
+                    let oz = if dim == TexDim::D3 { offsets[2] } else { 0.0 };
+                    let off = Expr::Literal([offsets[0], offsets[1], oz, 0.0]);
                     let size = Expr::TexSize { tex };
                     coord = if f.coord_denorm() {
                         bin(BinOp::Div, bin(BinOp::Add, coord, off), size)
                     } else {
                         bin(BinOp::Add, coord, bin(BinOp::Div, off, size))
                     };
-                    if shifted {
+                    if moved {
                         body.push(Stmt::Comment(
                             "tfetch texel offsets are applied in texels of the base level (a fetch from a smaller mip level shifts by that level's texels on the hardware)".into(),
                         ));
@@ -489,9 +490,12 @@ impl<'a> Ctx<'a> {
                 let mode = self.sample_mode(f, dim, tex);
                 if dim == TexDim::Cube {
                     // tfetchCube takes face coordinates (s, t, face) as `cube`, rcp and mad 1.5
-                    // make them; Xenia's fetch translators clamp the face to [0, 5] and truncate
-                    // it, then rebuild the direction (`formats::cube::cube_direction`).
-                    let face = bin(BinOp::Max, bin(BinOp::Min, lane(coord.clone(), 2), lit(5.0)), lit(0.0));
+                    // make them; Xenia's fetch translators add the z offset to the face (a whole
+                    // or half face, not divided by a size), clamp the face to [0, 5] and
+                    // truncate it, then rebuild the direction (`formats::cube::cube_direction`)
+                    // from s and t moved and normalised above.
+                    let face = if offsets[2] != 0.0 { bin(BinOp::Add, face, lit(offsets[2])) } else { face };
+                    let face = bin(BinOp::Max, bin(BinOp::Min, face, lit(5.0)), lit(0.0));
                     coord = cube::cube_direction(lane(coord.clone(), 0), lane(coord, 1), un(UnOp::Floor, face));
                 }
                 body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode }));
@@ -525,12 +529,10 @@ impl<'a> Ctx<'a> {
                 if dim == TexDim::Cube {
                     return Err(self.err("getCompTexLODCube is not supported (the LOD of a cube map comes from the derivatives of the cube-space direction)"));
                 }
-                if dim == TexDim::D3 && f.coord_denorm() {
-                    return Err(self.err("unnormalised coordinates of getCompTexLOD3D are not supported"));
-                }
                 let tex = self.texture(f.const_index(), dim)?;
                 let mut coord = self.fetch_source_xyz(f);
                 if f.coord_denorm() {
+                    // texels to normalised: x, y (and z of a 3D texture) by width, height, depth
                     coord = bin(BinOp::Div, coord, Expr::TexSize { tex });
                 }
                 if dim == TexDim::D1 {
