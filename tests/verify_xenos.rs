@@ -426,27 +426,22 @@ fn textured_program(what: String, pixel: bool, bytes: Vec<u8>, cases: Vec<Case>,
     }
 }
 
-/// `tfetch{1D,2D} r1, r3.xy, tf0` with texel `offsets` (half texels) and unnormalised
-/// coordinates or not, after `mov r3, c1`; `mov r2, c1` beside it.
-fn offset_fetch_program(pixel: bool, dim: u32, offsets: [i32; 2], denorm: bool) -> Vec<u8> {
+/// `tfetch{1D,2D,3D,Cube} r1, r3.xyz, tf0` with texel `offsets` (x, y, z in half texels) and
+/// unnormalised coordinates or not, after `mov r3, c1`; `mov r2, c1` beside it.
+fn offset_fetch_program(pixel: bool, dim: u32, offsets: [i32; 3], denorm: bool) -> Vec<u8> {
     let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, [0, 1, 2, 3], false, false);
     f[0] |= (denorm as u32) << 25;
-    f[2] |= (offsets[0] as u32 & 0x1F) << 16 | (offsets[1] as u32 & 0x1F) << 21;
+    f[2] |= (offsets[0] as u32 & 0x1F) << 16 | (offsets[1] as u32 & 0x1F) << 21 | (offsets[2] as u32 & 0x1F) << 26;
     one_fetch_program(pixel, f)
 }
 
 /// tfetch1D / tfetch2D with texel offsets and unnormalised coordinates on textures whose texels
 /// all differ (column, row, random), sizes 4 and 5 (1D: 5, an odd height has a centre row),
 /// vertex and pixel shaders: coordinates a quarter texel around texel centres, including
-/// texels outside the texture (clamped); offsets and 3D / cube unnormalised fetches that the
-/// translation rejects are rejected.
+/// texels outside the texture (clamped). tfetch3D / tfetchCube: the next two tests.
 #[test]
 fn tfetch_offsets_and_unnormalised_coordinates() {
     let Some(gpu) = gpu() else { return };
-    for dim in [2, 3] {
-        let e = shrec::formats::xenos::translate(&offset_fetch_program(true, dim, [1, 0], false)).map(|_| ()).expect_err("3D / cube offsets accepted");
-        assert!(e.reason.contains("texel offsets"), "{}", e.reason);
-    }
     let mut rng = Rng::new(16);
     let mut programs = Vec::new();
     for pixel in [false, true] {
@@ -457,7 +452,7 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                         continue;
                     }
                     let size = if dim == 0 || rng.chance(50) { 5 } else { 4 };
-                    let bytes = offset_fetch_program(pixel, dim, offsets, denorm);
+                    let bytes = offset_fetch_program(pixel, dim, [offsets[0], offsets[1], 0], denorm);
                     let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
                     for c in cases.iter_mut() {
                         c.c[1] = std::array::from_fn(|k| {
@@ -479,6 +474,85 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
     finish("tfetch_offsets_and_unnormalised_coordinates", &c, &["tfetch1D", "tfetch2D"].map(String::from), 5000);
 }
 
+/// tfetch3D with texel offsets (x, y, z; positive and negative, whole and half texels) and
+/// unnormalised coordinates on volumes of 4³ and 5³ texels that all differ ((x, y, z, random)),
+/// vertex and pixel shaders: per axis a quarter texel around the centre of a texel −2..=size + 1
+/// (outside the volume: clamped) after the offset, so x, y and z each pick their own texel. z is
+/// normalised like x and y (XenosRecomp's 3D heap holds 3D textures only).
+#[test]
+fn tfetch3d_offsets_and_unnormalised_coordinates() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(25);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for offsets in [[0, 0, 0], [1, -1, 2], [3, -4, -3], [-2, 5, 1], [0, 0, -5]] {
+            for denorm in [false, true] {
+                if offsets == [0, 0, 0] && !denorm {
+                    continue;
+                }
+                for size in [4, 5] {
+                    let bytes = offset_fetch_program(pixel, 2, offsets, denorm);
+                    let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
+                    for c in cases.iter_mut() {
+                        c.c[1] = std::array::from_fn(|k| {
+                            let t = rng.range(-2, size as i64 + 1) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize];
+                            let t = t - offsets[k.min(2)] as f32 / 2.0;
+                            if denorm { t } else { t / size as f32 }
+                        });
+                    }
+                    let tex = xenos::random_volume_texture(&mut rng, size);
+                    let what = format!("tfetch3D offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
+                    programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch3d_offsets"));
+                }
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("tfetch3d_offsets_and_unnormalised_coordinates", &c, &["tfetch3D".to_string()], 10_000);
+}
+
+/// tfetchCube with texel offsets and unnormalised coordinates, face coordinates straight from a
+/// constant (`cube_sample` covers `cube` → rcp → mad 1.5), cube maps of 4×4 and 5×5 faces whose
+/// texels all differ, vertex and pixel shaders. s and t: a quarter texel around a texel centre
+/// of the face after the x / y offset (normalised: 1 + texels / size; unnormalised: size +
+/// texels); one case in eight moves off the face (not determined). The z offset (whole and half
+/// faces, both signs) is added to the face coordinate, which lands at a quarter, half or three
+/// quarters of faces −2..=7 (clamped to 0..5).
+#[test]
+fn tfetch_cube_offsets_and_unnormalised_coordinates() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(26);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for offsets in [[0, 0, 0], [1, -1, 0], [3, -4, 2], [-2, 5, -3], [0, 0, 1], [0, 0, -4]] {
+            for denorm in [false, true] {
+                if offsets == [0, 0, 0] && !denorm {
+                    continue;
+                }
+                for size in [4, 5] {
+                    let bytes = offset_fetch_program(pixel, 3, offsets, denorm);
+                    let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
+                    for (n, c) in cases.iter_mut().enumerate() {
+                        let st = |k: usize, rng: &mut Rng| {
+                            let texel = if n % 8 == 7 { rng.range(-2, size as i64 + 2) } else { rng.below(size as u64) as i64 };
+                            let t = texel as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize] - offsets[k] as f32 / 2.0;
+                            if denorm { size as f32 + t } else { 1.0 + t / size as f32 }
+                        };
+                        let (s, t) = (st(0, &mut rng), st(1, &mut rng));
+                        let face = rng.range(-2, 7) as f32 + [0.25, 0.5, 0.75][rng.below(3) as usize] - offsets[2] as f32 / 2.0;
+                        c.c[1] = [s, t, face, 0.0];
+                    }
+                    let tex = xenos::random_cube_texture(&mut rng, size);
+                    let what = format!("tfetchCube offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
+                    programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch_cube_offsets"));
+                }
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("tfetch_cube_offsets_and_unnormalised_coordinates", &c, &["tfetchCube".to_string()], 10_000);
+}
+
 /// A texture of `size` (a power of two) with all its mip levels, every texel distinct:
 /// (level, column, row, random) (cube maps: (level + 8 × face, column, row, random)).
 fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::interp::Texture {
@@ -489,6 +563,17 @@ fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::i
     };
     let levels = size.trailing_zeros();
     shrec::formats::xenos::interp::Texture { size, cube, volume: false, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+}
+
+/// A volume of `size`³ texels with its full mip chain (level k: `max(size >> k, 1)` on every axis,
+/// down to 1³), every texel distinct: (level + 16 × z, x, y, random).
+fn mip_volume(rng: &mut Rng, size: u32) -> shrec::formats::xenos::interp::Texture {
+    let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
+        let side = (size >> k).max(1);
+        (0..side * side * side).map(|i| [(k + 16 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
+    };
+    let levels = 32 - size.leading_zeros() - 1;
+    shrec::formats::xenos::interp::Texture { size, cube: false, volume: true, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
 }
 
 /// `mov r3, c1` … `mov r6, c4`; `setTexLOD r4.x`; `setGradientsH r5.xyz`; `setGradientsV
@@ -567,6 +652,54 @@ fn register_lod_and_gradients() {
     }
     let (c, _) = run_all(gpu, programs.into_iter());
     finish("register_lod_and_gradients", &c, &["setTexLOD", "setGradientsH", "setGradientsV", "tfetch1D", "tfetch2D", "tfetchCube"].map(String::from), 5000);
+}
+
+/// tfetch3D on volumes with their full mip chain (8³: levels 8, 4, 2, 1; 5³: 5, 2, 1; every texel
+/// distinct): the explicit LOD of the instruction's bias alone (reaching every level) or plus the
+/// register LOD (setTexLOD), vertex and pixel (`SampleLevel`), and register gradients scaled by
+/// 2^bias, pixel only (`SampleGrad`; lavapipe aborts compiling a vertex shader with it, see
+/// `register_lod_and_gradients`). Coordinates a quarter texel around base-level texel centres.
+#[test]
+fn tfetch3d_mip_levels() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(27);
+    let mut programs = Vec::new();
+    let lods = [-2.0, -0.3, 0.2, 0.7, 1.2, 1.8, 2.3, 2.9, 3.4, 5.0];
+    for pixel in [false, true] {
+        // (UseComputedLOD, UseRegisterLOD, UseRegisterGradients)
+        for (comp, reg_lod, reg_grad) in [(false, false, false), (false, true, false), (true, false, true), (true, true, true)] {
+            if reg_grad && !pixel {
+                continue;
+            }
+            let biases: &[i32] = if comp || reg_lod { &[0, 8, -16] } else { &[0, 20, 36, 60, -16] };
+            for &bias16 in biases {
+                for size in [8, 5] {
+                    let bytes = register_lod_program(pixel, 2, comp, reg_lod, reg_grad, bias16);
+                    let mut cases = xenos::random_cases(&mut rng, &bytes, 24, false);
+                    for c in cases.iter_mut() {
+                        c.c[1] = std::array::from_fn(|_| (rng.below(size as u64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize]) / size as f32);
+                        c.c[2] = [*rng.pick(&lods), rng.dyadic(2, 3), 0.0, 0.0];
+                        for g in [3, 4] {
+                            let mut v = [0.0f32; 4];
+                            if !rng.chance(15) {
+                                let axes = if rng.chance(15) { 2 } else { 1 };
+                                for _ in 0..axes {
+                                    let a = rng.range(-3, 4) as i32;
+                                    v[rng.below(3) as usize] = if rng.chance(50) { -1.0 } else { 1.0 } * 2f32.powi(a) / 8.0;
+                                }
+                            }
+                            c.c[g] = v;
+                        }
+                    }
+                    let tex = mip_volume(&mut rng, size);
+                    let flags = format!("{}{}{}", if comp { " UseComputedLOD" } else { "" }, if reg_lod { " UseRegisterLOD" } else { "" }, if reg_grad { " UseRegisterGradients" } else { "" });
+                    programs.push(textured_program(format!("tfetch3D{flags} bias {bias16}/16 size {size} with mips"), pixel, bytes, cases, tex, "tfetch3d_mip_levels"));
+                }
+            }
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("tfetch3d_mip_levels", &c, &["setTexLOD", "setGradientsH", "setGradientsV", "tfetch3D"].map(String::from), 5000);
 }
 
 /// `mad r3, r0, c1, c2` (r0: the interpolator in pixel shaders, the vertex input in vertex
@@ -654,9 +787,6 @@ fn comp_tex_lod() {
     let scales = [0.0, 0.5, -0.5, 1.0, 2.0, -4.0, 8.0, 1.5, 3.0, 0.25, 64.0];
     for (dim, name) in [(0, "1D"), (1, "2D"), (2, "3D")] {
         for denorm in [false, true] {
-            if dim == 2 && denorm {
-                continue;
-            }
             for swizzle in [[0, 1, 2], [2, 0, 1]] {
                 for (size, mips) in [(8, true), (4, false)] {
                     let bytes = comp_tex_lod_program(true, dim, swizzle, denorm);
@@ -666,7 +796,8 @@ fn comp_tex_lod() {
                         c.c[2] = std::array::from_fn(|_| rng.dyadic(1, 4));
                     }
                     let tex = match (dim, mips) {
-                        (2, _) => xenos::random_volume_texture(&mut rng, size),
+                        (2, true) => mip_volume(&mut rng, size),
+                        (2, false) => xenos::random_volume_texture(&mut rng, size),
                         (_, true) => mip_texture(&mut rng, size, false),
                         _ => xenos::random_texture(&mut rng, size),
                     };

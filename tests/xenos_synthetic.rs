@@ -108,23 +108,42 @@ fn base_hlsl() -> String {
     compile(&base())
 }
 
+/// tfetch3D / tfetchCube with texel offsets (x, y, z) or unnormalised coordinates, and
+/// getCompTexLOD3D with unnormalised coordinates (slot 2 = the tfetch2D made 3D / cube), compile
+/// for DXIL and SPIR-V (spirv-val) and read the texture's size (executed in `verify_xenos`
+/// `tfetch3d_offsets_and_unnormalised_coordinates`, `tfetch_cube_offsets_and_unnormalised_coordinates`,
+/// `comp_tex_lod`).
 #[test]
-fn unsupported_features_are_rejected_with_the_instruction() {
-    // tfetch3D / tfetchCube with a texel offset or unnormalised coordinates (slot 2 = the
-    // tfetch2D; offsets and unnormalised coordinates of 1D / 2D fetches are translated)
+fn tfetch3d_and_cube_offsets_and_unnormalised_coordinates_compile() {
     let m = microcode_offset(&base()) + 2 * 12;
-    for (dim, name) in [(2, "tfetch3D"), (3, "tfetchCube")] {
-        for (word, bits) in [(2, 1 << 16), (0, 1 << 25)] {
+    for (dim, heap) in [(2, "g_Texture3DDescriptorHeap["), (3, "g_TextureCubeDescriptorHeap[")] {
+        // offset x +0.5, offset z −1 (5-bit field 0x1E = −2 half texels), unnormalised
+        for (word, bits) in [(2, 1 << 16), (2, 0x1E << 26), (0, 1 << 25)] {
             let mut b = base();
             let d2 = be(&b, m + 8);
             put(&mut b, m + 8, (d2 & !(3 << 14)) | dim << 14);
             let v = be(&b, m + 4 * word);
             put(&mut b, m + 4 * word, v | bits);
-            let e = err(&b);
-            assert!(e.contains("slot 2 (tfetch)") && e.contains(name) && e.contains("not supported"), "{e}");
+            let hlsl = compile(&b);
+            assert!(hlsl.contains(heap), "{hlsl}");
+            // a cube's z offset moves the face (no size); everything else reads the size
+            let sized = !(dim == 3 && word == 2 && bits == 0x1E << 26);
+            assert_eq!(hlsl.contains(&format!("shrec_tex_size({heap}")), sized, "{hlsl}");
         }
     }
+    let d0 = be(&base(), m);
+    let mut b = base();
+    put(&mut b, m, (d0 & !0x1F) | 17 | 1 << 25);
+    let d2 = be(&b, m + 8);
+    put(&mut b, m + 8, (d2 & !(3 << 14)) | 2 << 14);
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("CalculateLevelOfDetailUnclamped(") && hlsl.contains("shrec_tex_size(g_Texture3DDescriptorHeap["), "{hlsl}");
+}
+
+#[test]
+fn unsupported_features_are_rejected_with_the_instruction() {
     // the fetch opcode without lowering is named, with its reason
+    let m = microcode_offset(&base()) + 2 * 12;
     let d0 = be(&base(), m);
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 16);

@@ -549,6 +549,15 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
         });
         slot_textures.insert(*s, tex.clone());
     }
+    // A fetch whose dimension's heap is not the bound texture's would index a heap with nothing
+    // bound: undefined (lavapipe crashed on such random programs, tfetchCube of a volume).
+    for f in prog.clauses.iter().flatten().filter_map(|s| if let Instr::Fetch(f) = &s.instr { Some(f) } else { None }) {
+        let heap = [0, 0, 1, 2][f.dimension() as usize];
+        if f.reads_texture() && slot_textures.get(&f.const_index()).is_some_and(|t| heap_of(t) != heap) {
+            fail(&mut cmp, format!("tf{} is fetched with dimension {} but the test binds it in heap {} (the shader would read an unbound heap)\n{listing}", f.const_index(), f.dimension(), heap_of(&slot_textures[&f.const_index()])));
+            return (cmp, extra);
+        }
+    }
     let in_heap = |h: usize| slot_textures.values().filter(|t| heap_of(t) == h).count() as u32;
     let lens = heaps::HeapLens { d2: in_heap(0), d3: in_heap(1), cube: in_heap(2), samplers: slots.len() as u32 };
     let slots: Vec<(u32, usize)> = slots.iter().map(|s| (*s, heap_of(&slot_textures[s]))).collect();
@@ -945,9 +954,12 @@ pub mod gen {
     /// fetches in pixel programs: tfetch1D/2D/Cube with offsets, unnormalised coordinates or an
     /// LOD bias, getWeights; getGradients in the first clause), control flow from {exec, cexec
     /// bN, cexec_pred, forward (predicated / boolean / unconditional) jmp, loop over a literal
-    /// `defi`}, then exports.
+    /// `defi`}, then exports. `SHREC_FUZZ_VOLUMES` adds tfetch3D programs, `SHREC_FUZZ_COORDS`
+    /// texel offsets and unnormalised coordinates on tfetchCube / tfetch3D (both off by default:
+    /// the programs of the fixed seeds stay as recorded).
     pub fn program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, Features { fetch_variants: true, volumes: std::env::var_os("SHREC_FUZZ_VOLUMES").is_some(), comp_lod: true })
+        let env = |name: &str| std::env::var_os(name).is_some();
+        program_with(seed, index, Features { fetch_variants: true, volumes: env("SHREC_FUZZ_VOLUMES"), comp_lod: true, coords: env("SHREC_FUZZ_COORDS") })
     }
 
     /// What a program may use; each later feature draws from its own random stream, so the
@@ -957,22 +969,25 @@ pub mod gen {
         fetch_variants: bool,
         volumes: bool,
         comp_lod: bool,
+        /// Texel offsets and unnormalised coordinates on the tfetchCube / tfetch3D of a cube
+        /// (volume) program.
+        coords: bool,
     }
 
     /// The program as the generator made it before the fetch variants existed (the programs of
     /// `fuzz_regressions` were recorded then).
     pub fn recorded_program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, Features { fetch_variants: false, volumes: false, comp_lod: false })
+        program_with(seed, index, Features { fetch_variants: false, volumes: false, comp_lod: false, coords: false })
     }
 
     /// The program as the generator made it with the fetch variants, before getCompTexLOD, and
     /// without `SHREC_FUZZ_VOLUMES` (#2276 of `fuzz_regressions` was recorded so).
     pub fn recorded_fetch_program(seed: u64, index: u64) -> TestProgram {
-        program_with(seed, index, Features { fetch_variants: true, volumes: false, comp_lod: false })
+        program_with(seed, index, Features { fetch_variants: true, volumes: false, comp_lod: false, coords: false })
     }
 
     fn program_with(seed: u64, index: u64, features: Features) -> TestProgram {
-        let Features { fetch_variants, volumes, comp_lod } = features;
+        let Features { fetch_variants, volumes, comp_lod, coords } = features;
         let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(index));
         let pixel = rng.chance(50);
         // Features added after seeds were recorded (call/ret, run-time loop constants, b16+) draw
@@ -982,13 +997,17 @@ pub mod gen {
         let mut rng3 = Rng::new(seed.wrapping_mul(0x3C6E_F372_FE94_F82B).wrapping_add(index).wrapping_add(0xFE7C));
         // getCompTexLOD (later still) from a fourth.
         let mut rng4 = Rng::new(seed.wrapping_mul(0xBB67_AE85_84CA_A73B).wrapping_add(index).wrapping_add(0x10D));
+        // Cube / volume offsets and unnormalised coordinates (later still) from a fifth.
+        let mut rng5 = Rng::new(seed.wrapping_mul(0x9B05_688C_2B3E_6C1F).wrapping_add(index).wrapping_add(0xC0DE));
         // A cube (volume) program samples the cube map (volume) only: lavapipe (Mesa 22.3, LLVM
         // 15) segfaults in LLVM's EarlyCSE compiling some pixel shaders that sample a 2D texture
         // and a cube map (e.g. `tfetch2D r2, r0.xy, tf0` + `tfetchCube r1, r0.xyz, tf1`; see
         // README).
-        // Volume programs only with SHREC_FUZZ_VOLUMES set: with them, a long run in one process
-        // crashes lavapipe in vkCreateGraphicsPipelines after a few hundred programs (heap
-        // corruption; seed 1 from #1150; see README), while every program alone passes.
+        // Volume programs only with SHREC_FUZZ_VOLUMES set (they would change the fixed seeds'
+        // programs). Most of their fetches used to be tfetchCube of the volume (`fetch_variant`
+        // OR-ed the dimension onto a 2D fetch's), which reads the unbound cube heap: the likely
+        // cause of the lavapipe crashes of long volume runs (README); the harness now refuses
+        // a fetch whose heap is not its texture's.
         let sampled = match rng3.below(20) {
             _ if !(fetch_variants && pixel) => SampledKind::Flat,
             0..=2 => SampledKind::Cube,
@@ -1063,7 +1082,7 @@ pub mod gen {
                     let pred = rng.chance(15);
                     let mut f = asm::tfetch(rng.below(TEMPS as u64) as u32, rng.below(TEMPS as u64) as u32, [rng.below(4) as u8, rng.below(4) as u8, 0], slot, dim, dsw, pred, rng.chance(50));
                     if fetch_variants {
-                        fetch_variant(&mut rng3, &mut f, &mut textures, sampled);
+                        fetch_variant(&mut rng3, coords.then_some(&mut rng5), &mut f, &mut textures, sampled);
                     }
                     clause.push(f);
                     fetch.push(true);
@@ -1281,8 +1300,9 @@ pub mod gen {
     /// offsets, unnormalised coordinates, an LOD bias (the random textures have one level, so it
     /// must not change the texel), getWeights (destination not reading W, which is rejected); in
     /// a cube (volume) program every other fetch becomes tfetchCube of the cube map in slot 2
-    /// (source z picks the face; tfetch3D of the 5³ volume in slot 3).
-    fn fetch_variant(rng: &mut Rng, f: &mut [u32; 3], textures: &mut BTreeMap<u32, Texture>, sampled: SampledKind) {
+    /// (source z picks the face; tfetch3D of the 5³ volume in slot 3), with `coords` (its own
+    /// stream) sometimes with texel offsets (x, y, z), unnormalised coordinates or both.
+    fn fetch_variant(rng: &mut Rng, coords: Option<&mut Rng>, f: &mut [u32; 3], textures: &mut BTreeMap<u32, Texture>, sampled: SampledKind) {
         let variant = rng.below(8);
         if sampled != SampledKind::Flat && variant != 3 {
             let (slot, dim) = if sampled == SampledKind::Cube {
@@ -1294,7 +1314,17 @@ pub mod gen {
                 (3, 2)
             };
             f[0] = f[0] & !(0x1F << 20) | slot << 20 | (rng.below(4) as u32) << 30;
-            f[2] |= dim << 14;
+            // replace the dimension (OR-ing 3D onto a 2D fetch made tfetchCube of the volume)
+            f[2] = f[2] & !(3 << 14) | dim << 14;
+            if let Some(r) = coords {
+                let form = r.below(4);
+                if form & 1 != 0 {
+                    f[2] |= (r.below(32) as u32) << 16 | (r.below(32) as u32) << 21 | (r.below(32) as u32) << 26;
+                }
+                if form & 2 != 0 {
+                    f[0] |= 1 << 25;
+                }
+            }
             return;
         }
         match variant {

@@ -50,17 +50,17 @@ fn tolerance(op: &str, x: f64, r: f64) -> f64 {
 
 /// A 2D or cube texture bound to a fetch-constant slot: `size`×`size` RGBA texels, rows top to
 /// bottom (a cube map: six such faces, +x −x +y −y +z −z), sampled with nearest filtering and
-/// clamp-to-edge (one mip level). A fetch whose dimension does not match the texture is
-/// undetermined.
+/// clamp-to-edge (mip levels: nearest level). A fetch whose dimension does not match the texture
+/// is undetermined.
 #[derive(Clone, Debug)]
 pub struct Texture {
     pub size: u32,
     pub cube: bool,
-    /// A 3D texture: `size`³ texels, slices front to back (z), each rows top to bottom; one
-    /// level (mips are not modelled for volumes).
+    /// A 3D texture: `size`³ texels, slices front to back (z), each rows top to bottom.
     pub volume: bool,
     pub texels: Vec<[f32; 4]>,
-    /// Mip levels 1, 2, … (level k: `max(size >> k, 1)` square); sampled with the nearest level.
+    /// Mip levels 1, 2, … (level k: `max(size >> k, 1)` square, six faces of it for a cube map,
+    /// cubed for a volume: every axis halves); sampled with the nearest level.
     pub mips: Vec<Vec<[f32; 4]>>,
 }
 
@@ -890,7 +890,7 @@ impl M<'_> {
                 let [s, t, r] = self.fetch_source(f);
                 match self.level(f, dim, [s, t, r]) {
                     None => [UNKNOWN; 4],
-                    Some(level) if dim == 3 => self.sample_cube(f.const_index(), level, s, t, r),
+                    Some(level) if dim == 3 => self.sample_cube(f, level, s, t, r),
                     Some(level) if dim == 2 => self.sample_volume(f, level, [s, t, r]),
                     Some(level) => self.sample(f, level, s, if dim == 0 { None } else { Some(t) }),
                 }
@@ -1077,20 +1077,36 @@ impl M<'_> {
     /// tfetchCube: nearest sample of a cube map at face coordinates s, t in [1, 2] (what `cube`,
     /// rcp and mad 1.5 make) on face `face` (notes: Xenia's fetch translators clamp the face to
     /// [0, 5] and truncate it; a NaN face is undetermined here), shared texel choice
-    /// `verify::cube_texel`.
-    fn sample_cube(&self, slot: u32, level: usize, s: V, t: V, face: V) -> R4 {
-        let Some(tex) = self.s.textures.get(&slot).filter(|t| t.cube) else { return [UNKNOWN; 4] };
+    /// `verify::cube_texel`. Texel offsets (half texels, notes: Xenia's translators) move s and
+    /// t by base-level texels of the face, `s + offset / size`, or `(s + offset) / size` for
+    /// unnormalised coordinates (face coordinates in texels, [size, 2 size]); the z offset is
+    /// added to the face before the clamp.
+    fn sample_cube(&self, f: &Fetch, level: usize, s: V, t: V, face: V) -> R4 {
+        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.cube) else { return [UNKNOWN; 4] };
         let (texels, size) = level_texels(tex, level);
         if !known(&[s, t, face]) || !s.value.is_finite() || !t.value.is_finite() || face.value.is_nan() {
             return [UNKNOWN; 4];
         }
-        // the face after clamping and truncation must not depend on the error
-        let pick = |x: f64| x.clamp(0.0, 5.0).floor();
-        let f = pick(f64::from(face.value));
-        if pick(lo(face)) != f || pick(hi(face)) != f {
+        let offsets = f.offsets();
+        let face = if offsets[2] != 0.0 { add(face, ex(offsets[2])) } else { face };
+        if !face.is_known() || face.value.is_nan() {
             return [UNKNOWN; 4];
         }
-        match crate::verify::cube_texel(texels, size, f as usize, (lo(s), hi(s)), (lo(t), hi(t))) {
+        // the face after clamping and truncation must not depend on the error
+        let pick = |x: f64| x.clamp(0.0, 5.0).floor();
+        let fi = pick(f64::from(face.value));
+        if pick(lo(face)) != fi || pick(hi(face)) != fi {
+            return [UNKNOWN; 4];
+        }
+        // the interval of a face coordinate, normalised and moved (exact arithmetic: the host's
+        // f32 rounding is far inside `cube_texel`'s 1/64-texel margin)
+        let base = f64::from(tex.size);
+        let moved = |c: V, off: f32| {
+            let off = f64::from(off);
+            let at = |x: f64| if f.coord_denorm() { (x + off) / base } else { x + off / base };
+            (at(lo(c)), at(hi(c)))
+        };
+        match crate::verify::cube_texel(texels, size, fi as usize, moved(s, offsets[0]), moved(t, offsets[1])) {
             Some(x) => x.map(ex),
             None => [UNKNOWN; 4],
         }
@@ -1146,19 +1162,21 @@ impl M<'_> {
         }
     }
 
-    /// tfetch3D: nearest, clamp-to-edge sample of a volume at (u, v, w) (as [`Self::sample`]
-    /// per axis).
+    /// tfetch3D: nearest, clamp-to-edge sample of level `level` of a volume at (u, v, w) (as
+    /// [`Self::sample`] per axis: offsets in base-level texels, z normalised like x and y, a
+    /// level's side `max(size >> level, 1)` on every axis).
     fn sample_volume(&self, f: &Fetch, level: usize, c: [V; 3]) -> R4 {
-        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| t.volume && level == 0) else { return [UNKNOWN; 4] };
+        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| t.volume) else { return [UNKNOWN; 4] };
+        let (texels, side) = level_texels(t, level);
         let offsets = f.offsets();
         let mut at = [0u32; 3];
         for k in 0..3 {
-            match nearest_texel(f, t.size, t.size, c[k], offsets[k]) {
+            match nearest_texel(f, t.size, side, c[k], offsets[k]) {
                 Some(x) => at[k] = x,
                 None => return [UNKNOWN; 4],
             }
         }
-        t.texels[((at[2] * t.size + at[1]) * t.size + at[0]) as usize].map(ex)
+        texels[((at[2] * side + at[1]) * side + at[0]) as usize].map(ex)
     }
 
     fn clause(&mut self, slots: &[super::ucode::Slot]) {

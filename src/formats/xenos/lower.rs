@@ -461,27 +461,28 @@ impl<'a> Ctx<'a> {
                 let dim = fetch_dim(f);
                 let offsets = f.offsets();
                 let shifted = offsets != [0.0; 3];
-                if (shifted || f.coord_denorm()) && matches!(dim, TexDim::D3 | TexDim::Cube) {
-                    // 3D: z is normalised for a 3D texture but a layer index for a stacked one
-                    // (the fetch constant decides); cube: the face coordinates are not texels.
-                    return Err(self.err(format!(
-                        "texel offsets / unnormalised coordinates of tfetch{} are not supported",
-                        if dim == TexDim::D3 { "3D" } else { "Cube" }
-                    )));
-                }
                 let mut coord = self.fetch_source_xyz(f);
+                // tfetchCube's face coordinate, before the s / t offsets touch the vector
+                let face = lane(coord.clone(), 2);
                 let tex = self.texture(f.const_index(), dim)?;
-                if shifted || f.coord_denorm() {
+                // a cube fetch's z offset moves the face (below), not s or t
+                let moved = if dim == TexDim::Cube { offsets[0] != 0.0 || offsets[1] != 0.0 } else { shifted };
+                if moved || f.coord_denorm() {
                     // To normalised coordinates in texels of the base level: (c + offset) / size
-                    // for unnormalised c, c + offset / size otherwise (Xenia's translators).
-                    let off = Expr::Literal([offsets[0], offsets[1], 0.0, 0.0]);
+                    // for unnormalised c, c + offset / size otherwise (Xenia's translators). A 3D
+                    // fetch offsets and normalises x, y and z (XenosRecomp's 3D heap holds 3D
+                    // textures only, no stacked 2D ones, so z is never a layer index); a cube
+                    // fetch s and t by the face's width and height (the face coordinate, lane z,
+                    // is taken below).
+                    let oz = if dim == TexDim::D3 { offsets[2] } else { 0.0 };
+                    let off = Expr::Literal([offsets[0], offsets[1], oz, 0.0]);
                     let size = Expr::TexSize { tex };
                     coord = if f.coord_denorm() {
                         bin(BinOp::Div, bin(BinOp::Add, coord, off), size)
                     } else {
                         bin(BinOp::Add, coord, bin(BinOp::Div, off, size))
                     };
-                    if shifted {
+                    if moved {
                         body.push(Stmt::Comment(
                             "tfetch texel offsets are applied in texels of the base level (a fetch from a smaller mip level shifts by that level's texels on the hardware)".into(),
                         ));
@@ -495,10 +496,12 @@ impl<'a> Ctx<'a> {
                 let mode = self.sample_mode(f, dim, tex);
                 if dim == TexDim::Cube {
                     // tfetchCube takes face coordinates (s, t, face) as `cube`, rcp and mad 1.5
-                    // make them; Xenia's fetch translators clamp the face to [0, 5] and truncate
-                    // it, then rebuild the direction (`formats::cube::cube_direction`).
-                    let face = bin(BinOp::Max, bin(BinOp::Min, lane(coord.clone(), 2), lit(5.0)), lit(0.0));
-                    coord = cube::cube_direction(lane(coord.clone(), 0), lane(coord, 1), un(UnOp::Floor, face));
+                    // make them; Xenia's fetch translators add the z offset to the face (a whole
+                    // or half face, not divided by a size), clamp the face to [0, 5] and
+                    // truncate it, then rebuild the direction (`formats::cube::cube_direction`)
+                    // from s and t moved and normalised above.
+                    let face = if offsets[2] != 0.0 { bin(BinOp::Add, face, lit(offsets[2])) } else { face };
+                    coord = face_direction(coord, face);
                 }
                 body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode }));
                 self.fetch_store(f, &mut body);
@@ -574,14 +577,14 @@ impl<'a> Ctx<'a> {
 
     /// getCompTexLOD's LOD (pixel shaders, UseComputedLOD): the unclamped LOD query
     /// (`CalculateLevelOfDetailUnclamped`) at the source, normalised (unnormalised coordinates
-    /// divided by the size; not for 3D, where z may be a layer, nor for cube maps, whose face
-    /// coordinates are not texels); 1D on the 2D heap's one-texel-high texture; a cube map at the
-    /// direction rebuilt from the face coordinates as tfetchCube does (face clamped to [0, 5] and
-    /// truncated, sc = 2s − 3, tc = 2t − 3; Xenia's translators).
+    /// divided by the size: x, y and z of a 3D texture by width, height, depth; not for cube
+    /// maps, whose LOD query rebuilds a direction); 1D on the 2D heap's one-texel-high texture; a
+    /// cube map at the direction rebuilt from the face coordinates as tfetchCube does (face
+    /// clamped to [0, 5] and truncated, sc = 2s − 3, tc = 2t − 3; Xenia's translators).
     fn comp_tex_lod(&mut self, f: &Fetch) -> Result<Expr, ShaderError> {
         let dim = fetch_dim(f);
-        if matches!(dim, TexDim::D3 | TexDim::Cube) && f.coord_denorm() {
-            return Err(self.err(format!("unnormalised coordinates of getCompTexLOD{} are not supported", if dim == TexDim::D3 { "3D" } else { "Cube" })));
+        if dim == TexDim::Cube && f.coord_denorm() {
+            return Err(self.err("unnormalised coordinates of getCompTexLODCube are not supported"));
         }
         let tex = self.texture(f.const_index(), dim)?;
         let mut coord = self.fetch_source_xyz(f);
@@ -591,10 +594,7 @@ impl<'a> Ctx<'a> {
         match dim {
             // the 2D heap's one-texel-high texture (as tfetch1D): no vertical change
             TexDim::D1 => coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)])),
-            TexDim::Cube => {
-                let face = bin(BinOp::Max, bin(BinOp::Min, lane(coord.clone(), 2), lit(5.0)), lit(0.0));
-                coord = cube::cube_direction(lane(coord.clone(), 0), lane(coord, 1), un(UnOp::Floor, face));
-            }
+            TexDim::Cube => coord = face_direction(coord.clone(), lane(coord, 2)),
             TexDim::D2 | TexDim::D3 => {}
         }
         Ok(lane(Expr::QueryLod { tex, coord: Box::new(coord) }, 0))
@@ -1607,3 +1607,10 @@ pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u
     d
 }
 
+/// The cube-space direction of face coordinates (s, t in lanes x, y; `face`) as tfetchCube and
+/// getCompTexLODCube read them (Xenia's fetch translators): the face clamped to [0, 5] and
+/// truncated, the direction rebuilt from sc = 2s − 3, tc = 2t − 3 (`formats::cube`).
+fn face_direction(st: Expr, face: Expr) -> Expr {
+    let face = bin(BinOp::Max, bin(BinOp::Min, face, lit(5.0)), lit(0.0));
+    cube::cube_direction(lane(st.clone(), 0), lane(st, 1), un(UnOp::Floor, face))
+}
