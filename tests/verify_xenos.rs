@@ -933,12 +933,10 @@ fn cube_lod_case(rng: &mut Rng, c: &mut Case, swizzle: [u8; 3]) {
 /// coordinates (sc = 2s − 3, tc = 2t − 3, ±1 on the face's axis), pixel shaders, cube maps of
 /// 4 (one level), 8 and 16 texels (all levels), two source swizzles. The reference determines
 /// quads on one face away from its edges, where the face-coordinate derivatives are those of s
-/// and t (`interp::computed_lod`); unnormalised coordinates are rejected by name.
+/// and t (`interp::computed_lod`); unnormalised coordinates (s, t in face texels) on 8 and 16.
 #[test]
 fn comp_tex_lod_cube() {
     let Some(gpu) = gpu() else { return };
-    let e = shrec::formats::xenos::translate(&comp_tex_lod_program(true, 3, [0, 1, 2], true)).map(|_| ()).expect_err("unnormalised getCompTexLODCube accepted");
-    assert!(e.reason.contains("unnormalised coordinates of getCompTexLODCube"), "{}", e.reason);
     let mut rng = Rng::new(26);
     let mut programs = Vec::new();
     for swizzle in [[0, 1, 2], [2, 0, 1]] {
@@ -952,6 +950,18 @@ fn comp_tex_lod_cube() {
             let what = format!("getCompTexLODCube r3.{} size {size}{}", swizzle.map(|c| ['x', 'y', 'z'][c as usize]).iter().collect::<String>(), if mips { " with mips" } else { "" });
             programs.push(textured_program(what, true, bytes, cases, tex, "comp_tex_lod_cube"));
         }
+    }
+    // unnormalised: the same quads with s and t (values and slopes) scaled to face texels by c1
+    for (size, swizzle) in [(8, [0, 1, 2]), (16, [2, 0, 1])] {
+        let bytes = comp_tex_lod_program(true, 3, swizzle, true);
+        let mut cases = xenos::random_cases(&mut rng, &bytes, 48, true);
+        for c in cases.iter_mut() {
+            cube_lod_case(&mut rng, c, swizzle);
+            c.c[1][swizzle[0] as usize] = size as f32;
+            c.c[1][swizzle[1] as usize] = size as f32;
+        }
+        let tex = mip_texture(&mut rng, size, true);
+        programs.push(textured_program(format!("getCompTexLODCube unnormalised size {size}"), true, bytes, cases, tex, "comp_tex_lod_cube"));
     }
     let (c, _) = run_all(gpu, programs.into_iter());
     finish("comp_tex_lod_cube", &c, &["getCompTexLODCube".to_string()], 2000);

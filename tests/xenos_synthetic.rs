@@ -149,16 +149,16 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     put(&mut b, m, (d0 & !0x1F) | 16);
     let e = err(&b);
     assert!(e.contains("slot 2 (getBCF)") && e.contains("border colour fraction") && e.contains("not supported"), "{e}");
-    // getCompTexLOD{2D,Cube} are translated (cube: `cube_lod_translations_compile`), but not
-    // with unnormalised cube-map coordinates
+    // getCompTexLOD{2D,Cube} are translated (cube: `cube_lod_translations_compile`), also with
+    // unnormalised cube-map coordinates (s, t divided by the face size)
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 17);
     assert!(compile(&b).contains("CalculateLevelOfDetailUnclamped("));
     let d2 = be(&b, m + 8);
     put(&mut b, m + 8, (d2 & !(3 << 14)) | 3 << 14);
     put(&mut b, m, (d0 & !0x1F) | 17 | 1 << 25);
-    let e = err(&b);
-    assert!(e.contains("slot 2 (getCompTexLOD)") && e.contains("unnormalised coordinates of getCompTexLODCube are not supported"), "{e}");
+    let hlsl = compile(&b);
+    assert!(hlsl.contains("CalculateLevelOfDetailUnclamped(") && hlsl.contains("shrec_tex_size(g_TextureCubeDescriptorHeap["), "{hlsl}");
     // getWeights into W (the mip lerp factor; this fetch writes xyzw)
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 19);

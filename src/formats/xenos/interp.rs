@@ -986,17 +986,31 @@ impl M<'_> {
     /// the quad stays on one face, away from its edges ([`quad_on_one_face`]); there the
     /// major axis is ±1 in every pixel, ∂ma = 0, and Vulkan's face-coordinate derivative
     /// ½ (∂sc |ma| − sc ∂|ma|) / ma² is ½ ∂(2s − 3) = ∂s (∂t likewise): the 2D rule on the
-    /// face size. Unnormalised cube coordinates (rejected by the translation) are undetermined.
+    /// face size. Unnormalised cube coordinates are s and t in face texels, divided by the face
+    /// size first (determined for a power-of-two size, where the division is exact).
     fn computed_lod(&self, f: &Fetch, dim: u32, src: [V; 3], d: [V; 6]) -> V {
         let Some(tex) = self.s.textures.get(&f.const_index()) else { return UNKNOWN };
+        let (mut src, mut d) = (src, d);
+        let cube_texels = dim == 3 && f.coord_denorm();
+        if cube_texels {
+            // unnormalised face coordinates: s and t (and their derivatives) divided by the face
+            // size first, as the translation does; exact for a power-of-two size only
+            if !tex.size.is_power_of_two() {
+                return UNKNOWN;
+            }
+            let k = ex(1.0 / tex.size as f32);
+            for v in src.iter_mut().take(2).chain(d.iter_mut().take(4)) {
+                *v = mul(*v, k);
+            }
+        }
         let axes = match dim {
             0 => 1,
             1 => 2,
             2 => 3,
-            _ if !tex.cube || f.coord_denorm() || !quad_on_one_face(src, d) => return UNKNOWN,
+            _ if !tex.cube || !quad_on_one_face(src, d) => return UNKNOWN,
             _ => 2,
         };
-        let texels = if f.coord_denorm() { 1.0 } else { f64::from(tex.size) };
+        let texels = if f.coord_denorm() && !cube_texels { 1.0 } else { f64::from(tex.size) };
         // (ddx, ddy) of each lane: the screen x direction's vector, then the y direction's
         let length = |first: usize| single_axis_length(&(0..axes).map(|a| d[first + 2 * a]).collect::<Vec<_>>(), texels);
         match (length(0), length(1)) {
@@ -1032,8 +1046,8 @@ impl M<'_> {
     /// major axis is that axis alone (1 < s, t < 2) and the gradients have no component along
     /// it: then ∂ma = 0 and Vulkan's face-coordinate derivative ½ (∂sc |ma| − sc ∂|ma|) / ma² is
     /// ½ ∂sc, so a gradient's length is half its (single non-zero) minor component in face
-    /// texels. Xenia does not normalise cube gradients for unnormalised coordinates (its TODO);
-    /// such fetches (rejected by the translation) are undetermined here.
+    /// texels. Xenia does not normalise cube gradients for unnormalised coordinates (its TODO,
+    /// the translation neither); such fetches are undetermined here.
     fn level(&self, f: &Fetch, dim: u32, coord: [V; 3]) -> Option<usize> {
         let tex = self.s.textures.get(&f.const_index())?;
         if tex.mips.is_empty() {

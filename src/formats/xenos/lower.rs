@@ -577,15 +577,12 @@ impl<'a> Ctx<'a> {
 
     /// getCompTexLOD's LOD (pixel shaders, UseComputedLOD): the unclamped LOD query
     /// (`CalculateLevelOfDetailUnclamped`) at the source, normalised (unnormalised coordinates
-    /// divided by the size: x, y and z of a 3D texture by width, height, depth; not for cube
-    /// maps, whose LOD query rebuilds a direction); 1D on the 2D heap's one-texel-high texture; a
+    /// divided by the size: x, y and z of a 3D texture by width, height, depth; s and t of a cube
+    /// map by the face's width and height); 1D on the 2D heap's one-texel-high texture; a
     /// cube map at the direction rebuilt from the face coordinates as tfetchCube does (face
     /// clamped to [0, 5] and truncated, sc = 2s − 3, tc = 2t − 3; Xenia's translators).
     fn comp_tex_lod(&mut self, f: &Fetch) -> Result<Expr, ShaderError> {
         let dim = fetch_dim(f);
-        if dim == TexDim::Cube && f.coord_denorm() {
-            return Err(self.err("unnormalised coordinates of getCompTexLODCube are not supported"));
-        }
         let tex = self.texture(f.const_index(), dim)?;
         let mut coord = self.fetch_source_xyz(f);
         if f.coord_denorm() {
