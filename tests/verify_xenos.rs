@@ -165,10 +165,15 @@ fn export_alu(reg: u32, from: u32) -> [u32; 3] {
 /// A container of one exec clause (`fetch` flags per slot) then the exports of r1 (and r2):
 /// vertex o0 = r1, o1 = r2, oPos = r0 (r0 from vfetch, first slot); pixel oC0 = r1, oC1 = r2.
 fn clause_program(pixel: bool, body: Vec<([u32; 3], bool)>) -> Vec<u8> {
+    clause_program_with_vfetch(pixel, asm::vfetch(0, [0, 1, 2, 3], false, false), body)
+}
+
+/// `clause_program` with `vfetch` as a vertex shader's first slot (it must write r0).
+fn clause_program_with_vfetch(pixel: bool, vfetch: [u32; 3], body: Vec<([u32; 3], bool)>) -> Vec<u8> {
     let mut slots = Vec::new();
     let mut fetch = Vec::new();
     if !pixel {
-        slots.push(asm::vfetch(0, [0, 1, 2, 3], false, false));
+        slots.push(vfetch);
         fetch.push(true);
     }
     for (s, f) in body {
@@ -1055,6 +1060,40 @@ fn vertex_point_size_edge_flag_kill_vertex() {
         total.merge(c);
     }
     finish("vertex_point_size_edge_flag_kill_vertex", &total, &["kill vertex (killed)".into(), "kill vertex (kept)".into()], 200);
+}
+
+/// vfetch's ExpAdjust (Xenia's translators: the fetched value times 2^n after the format's
+/// conversion): n = −32 (the smallest), −3, 5 and 31 (the largest) on inputs that overflow to
+/// ±inf or fall to denormals (undetermined: hosts may flush them), NaN and ±0; r0 (the fetch)
+/// is exported. n = 0 is every other vertex test.
+#[test]
+fn vfetch_exp_adjust() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(32);
+    let mut programs = Vec::new();
+    for n in [-32i32, -3, 5, 31] {
+        let mut vfetch = asm::vfetch(0, [0, 1, 2, 3], false, false);
+        vfetch[1] |= (n as u32 & 0x3F) << 24;
+        let copy = {
+            let mut a = Alu { vop: 2, sop: 50, vdst: 1, vmask: 0xF, ..Default::default() };
+            a.src = [Src::r(0), Src::r(0), Src::r(0)];
+            a.encode()
+        };
+        let bytes = clause_program_with_vfetch(false, vfetch, vec![(copy, false)]);
+        let hlsl = shrec::hlsl::write(&shrec::formats::xenos::translate(&bytes).unwrap().module);
+        assert!(hlsl.contains(&format!("{:?}", 2f32.powi(n))), "ExpAdjust={n}: no scale\n{hlsl}");
+        let specials = [f32::NAN, 0.0, -0.0, f32::INFINITY, 1.0e38, -3.0e-38, 1.5, f32::MIN_POSITIVE];
+        let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
+        for c in cases.iter_mut() {
+            for v in c.inputs.values_mut() {
+                *v = std::array::from_fn(|_| if rng.chance(30) { *rng.pick(&specials) } else { xenos::random_value(&mut rng) });
+            }
+        }
+        let reproduce = "cargo test --release --test verify_xenos vfetch_exp_adjust".to_string();
+        programs.push(TestProgram { name: format!("vfetch ExpAdjust={n}"), bytes, cases, textures: Default::default(), reproduce });
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("vfetch_exp_adjust", &c, &["vfetch".to_string()], 400);
 }
 
 fn corpus() -> Vec<(String, Vec<u8>)> {

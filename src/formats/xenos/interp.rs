@@ -879,9 +879,12 @@ impl M<'_> {
         let value: R4 = match f.opcode() {
             0 => {
                 self.note("vfetch");
-                match self.s.vertex_inputs.get(&address) {
-                    Some(v) => v.map(ex),
-                    None => [UNKNOWN; 4],
+                // ExpAdjust: times 2^n (an exact power of two, 2^-32 to 2^31; a denormal product
+                // is undetermined, hosts may flush it)
+                match (self.s.vertex_inputs.get(&address), f.exp_adjust()) {
+                    (Some(v), 0) => v.map(ex),
+                    (Some(v), n) => v.map(|x| mul(ex(x), ex(2f32.powi(n)))),
+                    (None, _) => [UNKNOWN; 4],
                 }
             }
             1 => {

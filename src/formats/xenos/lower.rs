@@ -454,6 +454,10 @@ impl<'a> Ctx<'a> {
                     }
                     _ => value,
                 };
+                // ExpAdjust (Xenia's translators): the fetched value times 2^n, after the
+                // format's conversion (which the host input layout does). Not part of a vertex
+                // declaration, so the shader applies it.
+                let value = if f.exp_adjust() != 0 { bin(BinOp::Mul, value, lit(2f32.powi(f.exp_adjust()))) } else { value };
                 body.push(assign(FRES, 0xF, value));
                 self.fetch_store(f, &mut body);
             }
