@@ -119,8 +119,9 @@
 //   memory holds it); 8- and 16-bit elements use InterlockedAnd / InterlockedOr on their dword.
 //   Stores happen at every `alloc` and at the end of the shader (pixel shaders: also before a kill
 //   discards the pixel), for the eM# written since the previous one. Formats, address fields,
-//   rounding and what stores nothing: src/formats/xenos/memexport.rs (16-bit float formats,
-//   unknown formats, undefined endian modes and swap units larger than the element store nothing).
+//   rounding and what stores nothing: src/formats/xenos/memexport.rs (unknown formats, undefined
+//   endian modes and swap units larger than the element store nothing; the 16-bit float formats
+//   use the host's f32tof16, whose rounding of inexact values the hardware's need not match).
 // * oPos gets XenosRecomp's half-pixel offset at the end of every vertex shader:
 //   oPos.xy += g_HalfPixelOffset * oPos.w. SPIR-V vertex shaders are built with -fvk-invert-y.
 //
@@ -320,8 +321,9 @@ SamplerState g_SamplerDescriptorHeap[] : register(s0, space3);
 RWByteAddressBuffer g_MemExport : register(u0, space5);
 
 // Generated per shader from shrec's format table: component widths, log2 of the element size,
-// raw 32-bit float lanes; false for a format that stores nothing.
-bool shrec_xenos_memexport_format(uint id, out uint4 widths, out uint size_log2, out bool raw);
+// kind (0 fixed point, 1 raw 32-bit float lanes, 2 16-bit float lanes); false for a format that
+// stores nothing.
+bool shrec_xenos_memexport_format(uint id, out uint4 widths, out uint size_log2, out uint kind);
 
 // Float -> fixed conversion of one component (NaN -> 0; Xenia's ExportToMemory rules).
 uint shrec_xenos_to_fixed(float v, uint width, bool is_signed, bool is_integer)
@@ -366,8 +368,8 @@ void shrec_xenos_memexport(uint4 ea, float4 data, uint element)
     uint info = ea.z & 0x7FFFFFu;
     uint4 widths;
     uint size_log2;
-    bool raw;
-    if (!shrec_xenos_memexport_format((info >> 8) & 63u, widths, size_log2, raw))
+    uint kind;
+    if (!shrec_xenos_memexport_format((info >> 8) & 63u, widths, size_log2, kind))
         return;
     uint endian = info & 7u;
     uint unit = endian == 0u ? 0u : endian == 1u ? 2u : endian <= 3u ? 4u : endian == 4u ? 8u : endian == 5u ? 16u : 0xFFFFFFFFu;
@@ -377,7 +379,14 @@ void shrec_xenos_memexport(uint4 ea, float4 data, uint element)
     uint4 v = asuint(data);
     if (((info >> 19) & 1u) != 0u)
         v = v.zyxw;
-    if (!raw)
+    if (kind == 2u)
+    {
+        // 16_FLOAT, 16_16_FLOAT, 16_16_16_16_FLOAT: the host's f32 -> f16 (as Xenia), x | y << 16
+        // and z | w << 16 (the lanes past the format's are not stored)
+        uint4 h = f32tof16(asfloat(v));
+        v = uint4(h.x | (h.y << 16), h.z | (h.w << 16), 0u, 0u);
+    }
+    else if (kind == 0u)
     {
         bool is_signed = ((info >> 16) & 1u) != 0u;
         bool is_integer = ((info >> 17) & 1u) != 0u;

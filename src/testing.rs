@@ -31,6 +31,11 @@ pub enum Mutation {
     /// Xenos `alloc` does not store the pending memory exports (only the end of the shader
     /// does, with the last eA).
     XenosMemExportAllocNoStore,
+    /// A Xenos pixel-shader kill discards the pixel without storing its pending memory exports.
+    XenosMemExportKillNoStore,
+    /// Xenos memory export stores eM# with lanes x and y exchanged (the two halves of a
+    /// 16_16_FLOAT element).
+    XenosMemExportSwapXY,
 }
 
 thread_local! {

@@ -1355,20 +1355,25 @@ fn format_info(format: u32, endian: u32, signed: bool, integer: bool, swap_rb: b
     endian | format << 8 | (signed as u32) << 16 | (integer as u32) << 17 | (swap_rb as u32) << 19
 }
 
-/// A vertex shader with two memory exports (flags 0x102A1111 when `multipass_flags`):
-/// r0 = vfetch A (x = index of section A, y = index of section D, z = predicate source), r1 =
-/// vfetch B (data); p0 = (r0.z == 0).
+/// A shader with two memory exports. Vertex (flags 0x102A1111 when `multipass_flags`): r0 =
+/// vfetch A (x = index of section A, y = index of section D, z = predicate source), r1 = vfetch B
+/// (data). Pixel: r0 / r1 are interpolators (w of r0: kill source), and eM1 / eM3 / D's eM1 take
+/// their data from c5 (constants carry the special values interpolation cannot). p0 = (r0.z == 0).
 /// - `alloc export`; eA = r0.x·(0,1,0,0) + c21 (a decoy), then eA = r0.x·(0,1,0,0) + c20;
-///   eM0 = r1, eM1 = r1.yzwx, (p0) eM2 = r1.zwxy, eM3 = r1.wxyz; next exec: eM4 = r1.xxyy.
+///   eM0 = r1, eM1 = r1.yzwx, (p0) eM2 = r1.zwxy, eM3 = r1.wxyz; next exec: eM4 = r1.xxyy (pixel:
+///   then `kill_gt r0.w, 0`: a killed pixel stores section A before it is discarded, and nothing
+///   after).
 /// - `alloc export`: stores section A; eA = r0.y·(0,1,0,0) + c22; eM0.x = r1.w (the other lanes
 ///   stay 0: cleared by the store); (!p0) eM1 = r1.
-/// - `alloc position`: stores section D; oPos = r0.
-fn memexport_program(multipass_flags: bool) -> Vec<u8> {
-    let mov = |dst: u32, swz: [u8; 4], mask: u32| {
+/// - `alloc position` (pixel: `alloc colors`): stores section D; oPos = r0 (pixel: oC0 = r1).
+fn memexport_program(pixel: bool, multipass_flags: bool) -> Vec<u8> {
+    let mov = |dst: u32, src: Src, swz: [u8; 4], mask: u32| {
         let mut a = Alu { vop: 2, vdst: dst, vmask: mask, export: true, ..Default::default() };
-        a.src = [Src::r(1).swz(swz), Src::r(1).swz(swz), Src::r(0)];
+        a.src = [src.swz(swz), src.swz(swz), Src::r(0)];
         a
     };
+    let data = Src::r(1);
+    let other = if pixel { Src::c(5) } else { Src::r(1) };
     let ea = |lane: u8, stream: u32| {
         let mut a = Alu { vop: 11, vdst: 32, vmask: 0xF, export: true, ..Default::default() };
         a.src = [Src::r(0).swz([lane; 4]), Src::c(1), Src::c(stream)];
@@ -1381,19 +1386,32 @@ fn memexport_program(multipass_flags: bool) -> Vec<u8> {
         a.pred_condition = cond;
         a
     };
+    // kill_gt r0.wwww, c1.xxxx (c1 = (0, 1, 0, 0))
+    let mut kill = Alu { vop: 25, vdst: 3, vmask: 0xF, ..Default::default() };
+    kill.src = [Src::r(0).swz([3; 4]), Src::c(1).swz([0; 4]), Src::r(0)];
+    let mut first = Vec::new();
+    if !pixel {
+        first.push((asm::vfetch(0, [0, 1, 2, 3], false, false), true));
+        first.push((asm::vfetch(1, [0, 1, 2, 3], false, false), true));
+    }
+    first.push((setp.encode(), false));
+    let mut third = vec![(mov(37, data, [0, 0, 1, 1], 0xF).encode(), false)];
+    if pixel {
+        third.push((kill.encode(), false));
+    }
     let clauses: Vec<Vec<([u32; 3], bool)>> = vec![
-        vec![(asm::vfetch(0, [0, 1, 2, 3], false, false), true), (asm::vfetch(1, [0, 1, 2, 3], false, false), true), (setp.encode(), false)],
+        first,
         vec![
             (ea(0, 21), false),
             (ea(0, 20), false),
-            (mov(33, [0, 1, 2, 3], 0xF).encode(), false),
-            (mov(34, [1, 2, 3, 0], 0xF).encode(), false),
-            (pred(mov(35, [2, 3, 0, 1], 0xF), true).encode(), false),
-            (mov(36, [3, 0, 1, 2], 0xF).encode(), false),
+            (mov(33, data, [0, 1, 2, 3], 0xF).encode(), false),
+            (mov(34, other, [1, 2, 3, 0], 0xF).encode(), false),
+            (pred(mov(35, data, [2, 3, 0, 1], 0xF), true).encode(), false),
+            (mov(36, other, [3, 0, 1, 2], 0xF).encode(), false),
         ],
-        vec![(mov(37, [0, 0, 1, 1], 0xF).encode(), false)],
-        vec![(ea(1, 22), false), (mov(33, [3, 3, 3, 3], 0x1).encode(), false), (pred(mov(34, [0, 1, 2, 3], 0xF), false).encode(), false)],
-        vec![(export_alu(62, 0), false)],
+        third,
+        vec![(ea(1, 22), false), (mov(33, data, [3, 3, 3, 3], 0x1).encode(), false), (pred(mov(34, other, [0, 1, 2, 3], 0xF), false).encode(), false)],
+        vec![(if pixel { export_alu(0, 1) } else { export_alu(62, 0) }, false)],
     ];
     let n_cf = clauses.len() + 3;
     let base = asm::cf_triples(n_cf);
@@ -1411,17 +1429,18 @@ fn memexport_program(multipass_flags: bool) -> Vec<u8> {
         asm::exec(asm::EXEC, starts[2], &flags(2), 0, false),
         asm::alloc(0, 3),
         asm::exec(asm::EXEC, starts[3], &flags(3), 0, false),
-        asm::alloc(0, 1),
+        asm::alloc(0, if pixel { 2 } else { 1 }),
         asm::exec(asm::EXEC_END, starts[4], &flags(4), 0, false),
     ];
     assert_eq!(cf.len(), n_cf);
     let code = asm::microcode(&cf, &slots);
+    let elements = [(base, 0, 0), (base + 1, 5, 0)];
     let mut bytes = container::write(&container::Spec {
-        vertex: true,
+        vertex: !pixel,
         microcode: &code,
-        vertex_elements: &[(base, 0, 0), (base + 1, 5, 0)],
-        interpolators: &[],
-        ps_outputs: 0,
+        vertex_elements: if pixel { &[] } else { &elements },
+        interpolators: if pixel { &[(0, 5, 0), (1, 5, 1)] } else { &[] },
+        ps_outputs: if pixel { 1 } else { 0 },
         float_defs: &[],
         int_defs: &[],
     });
@@ -1432,17 +1451,39 @@ fn memexport_program(multipass_flags: bool) -> Vec<u8> {
 }
 
 /// Data values: exact dyadic values around every format's range and rounding points, the
-/// specials for fixed-point formats (NaN → 0, ±inf clamp), plain values for the raw ones.
-fn memexport_data(rng: &mut Rng, raw: bool) -> [f32; 4] {
+/// specials for fixed-point formats (NaN → 0, ±inf clamp), plain values for the raw ones; for
+/// the 16-bit float formats ±0, f16 denormals and their ties, 65504 / 65520 and values between,
+/// overflow, ±inf, NaN, round-to-nearest-even ties, an f32 denormal (values the reference cannot
+/// pin down leave their bytes inconclusive, see `memexport::to_f16`).
+fn memexport_data(rng: &mut Rng, kind: shrec::formats::xenos::memexport::Kind) -> [f32; 4] {
+    use shrec::formats::xenos::memexport::Kind;
     const FIXED: [f32; 24] = [
         0.0, -0.0, 0.5, 1.0, -1.0, 0.25, -0.75, 2.0, -2.0, 0.001953125, 127.5, -128.5, 255.0, 1000.0, 40000.0, 70000.0, -40000.0,
         f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.333_333_34, 3.5, -3.5, 0.998_046_9,
     ];
-    std::array::from_fn(|_| if raw || rng.chance(25) { rng.dyadic(3, 6) } else { *rng.pick(&FIXED) })
+    match kind {
+        Kind::Float32(_) => std::array::from_fn(|_| rng.dyadic(3, 6)),
+        Kind::Float16(_) => std::array::from_fn(|_| if rng.chance(25) { rng.dyadic(3, 6) } else { *rng.pick(&F16) }),
+        Kind::Fixed(_) => std::array::from_fn(|_| if rng.chance(25) { rng.dyadic(3, 6) } else { *rng.pick(&FIXED) }),
+    }
 }
 
-/// Cases for `memexport_program`: case i exports section A at element 5i and section D at 2i.
-fn memexport_cases(rng: &mut Rng, bytes: &[u8], n: usize, streams: [[f32; 4]; 3], raw: bool) -> Vec<Case> {
+/// 2^-24, the smallest f16 denormal.
+const P24: f32 = 1.0 / 16_777_216.0;
+/// Values for the 16-bit float formats: ±0, ±65504, 65520 (the round-to-nearest-even overflow
+/// tie), 65519 / 65512 (between 65504 and 65520), overflow, ±inf, NaN, f16 denormals (the
+/// smallest, the largest, ties between them and to 0), the smallest normal, round-to-nearest-even
+/// ties (1 + 2^-11 → 1, 1 + 3·2^-11 → 1 + 2^-9, 2049 → 2048, 2051 → 2052, 1024.5 → 1024), inexact
+/// values that are not ties, an f32 denormal.
+const F16: [f32; 30] = [
+    0.0, -0.0, 1.0, -2.0, 0.5, 65504.0, -65504.0, 65520.0, 65519.0, 65512.0, -65536.0, 70000.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN,
+    P24, -3.0 * P24, 1023.0 * P24, 1024.0 * P24, 0.5 * P24, 1.5 * P24,
+    1.0 + 1.0 / 2048.0, 1.0 + 3.0 / 2048.0, -(1.0 + 1.0 / 2048.0), 2049.0, 2051.0, 1024.5, 1.0 + 1.0 / 4096.0, 0.1, 1e-40,
+];
+
+/// Cases for the vertex `memexport_program`: case i exports section A at element 5i and
+/// section D at 2i.
+fn memexport_cases(rng: &mut Rng, bytes: &[u8], n: usize, streams: [[f32; 4]; 3], kind: shrec::formats::xenos::memexport::Kind) -> Vec<Case> {
     let mut cases = xenos::random_cases(rng, bytes, n, false);
     let c = shrec::formats::xenos::container::parse(bytes).unwrap();
     let (a, b) = (c.vertex_elements[0].address, c.vertex_elements[1].address);
@@ -1452,26 +1493,42 @@ fn memexport_cases(rng: &mut Rng, bytes: &[u8], n: usize, streams: [[f32; 4]; 3]
         case.c[21] = streams[1];
         case.c[22] = streams[2];
         case.inputs.insert(a, [(5 * i) as f32, (2 * i) as f32, if rng.chance(50) { 0.0 } else { 1.0 }, 1.0]);
-        case.inputs.insert(b, memexport_data(rng, raw));
+        case.inputs.insert(b, memexport_data(rng, kind));
     }
     cases
+}
+
+/// The kind of a format id (unknown formats: fixed-point data).
+fn memexport_kind(id: u32) -> shrec::formats::xenos::memexport::Kind {
+    use shrec::formats::xenos::memexport as me;
+    me::format(id).map_or(me::Kind::Fixed([8, 0, 0, 0]), |f| f.kind)
+}
+
+/// Endian modes for section A / D of program `k` of format `id`: A one that fits the element
+/// (cycling), D another fitting one or (every fourth program) one that stores nothing.
+fn memexport_endians(rng: &mut Rng, k: usize, id: u32) -> (u32, u32) {
+    use shrec::formats::xenos::memexport as me;
+    let size = me::format(id).map_or(4, |f| 1u32 << f.size_log2());
+    let fits: Vec<u32> = (0..6).filter(|&e| me::swap_unit(e).unwrap() <= size).collect();
+    let endian_a = fits[k % fits.len()];
+    let endian_d = if k % 4 == 3 { *rng.pick(&[6, 7, 4, 5, 1]) } else { *rng.pick(&fits) };
+    (endian_a, endian_d)
 }
 
 /// Every memexport format, endian swaps that fit the element, invalid ones and formats that store
 /// nothing, run on lavapipe; every byte of guest memory compared with the interpreter.
 fn memexport_programs(rng: &mut Rng) -> Vec<(TestProgram, Vec<u8>)> {
     use shrec::formats::xenos::memexport::{self as me, FORMATS};
-    let bytes = memexport_program(false);
-    let mut ids: Vec<u32> = FORMATS.iter().map(|f| f.id).collect();
-    // stores nothing: 16-bit float formats (not translated), formats outside the table
-    ids.extend([30, 31, 32, 1, 63]);
+    let bytes = memexport_program(false, false);
+    // the 16-bit float formats after the others (where they stood when they stored nothing, so
+    // the other programs' random draws are as before), then formats outside the table
+    let f16 = |id: &u32| matches!(memexport_kind(*id), me::Kind::Float16(_));
+    let mut ids: Vec<u32> = FORMATS.iter().map(|f| f.id).filter(|id| !f16(id)).collect();
+    ids.extend(FORMATS.iter().map(|f| f.id).filter(f16));
+    ids.extend([1, 63]);
     let mut out = Vec::new();
     for (k, &id) in ids.iter().enumerate() {
-        let size = me::format(id).map_or(4, |f| 1u32 << f.size_log2());
-        let fits: Vec<u32> = (0..6).filter(|&e| me::swap_unit(e).unwrap() <= size).collect();
-        let endian_a = fits[k % fits.len()];
-        // section D: another fitting swap, or (every fourth program) one that stores nothing
-        let endian_d = if k % 4 == 3 { *rng.pick(&[6, 7, 4, 5, 1]) } else { *rng.pick(&fits) };
+        let (endian_a, endian_d) = memexport_endians(rng, k, id);
         let (s, i) = (rng.chance(50), rng.chance(50));
         let info_a = format_info(id, endian_a, s, i, k % 3 == 0);
         let info_d = format_info(id, endian_d, !s, i, k % 3 == 1);
@@ -1481,9 +1538,86 @@ fn memexport_programs(rng: &mut Rng) -> Vec<(TestProgram, Vec<u8>)> {
             d_stream[2] = f32::from_bits(0x4A00_0000 | info_d); // wrong exponent: no store
         }
         let streams = [stream_constant(MEM_A, info_a, 5 * n as u32 - 3), stream_constant(MEM_DECOY, info_a, 1000), d_stream];
-        let raw = me::format(id).is_some_and(|f| matches!(f.kind, me::Kind::Float32(_)));
-        let cases = memexport_cases(rng, &bytes, n, streams, raw);
+        let cases = memexport_cases(rng, &bytes, n, streams, memexport_kind(id));
         let name = format!("memexport {} endian {endian_a}/{endian_d} signed {s} integer {i}", me::format(id).map_or(format!("format {id}"), |f| f.name.to_string()));
+        let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
+        out.push((TestProgram { name, bytes: bytes.clone(), cases, textures: BTreeMap::new(), reproduce: String::new() }, memory));
+    }
+    out
+}
+
+/// Guest memory of the pixel programs: section A at MEM_A (8 elements per pixel), D at
+/// MEM_PIXEL_D (2 per pixel), the decoy at MEM_DECOY.
+const MEM_PIXEL_D: u32 = 0x1400;
+
+/// Quads for the pixel `memexport_program`: pixel p of quad q (4q + p = its number k) exports
+/// section A at element 8k and section D at 2k — or, with `shared_d`, every pixel of quad q at
+/// 8q (several invocations storing the same bytes). Interpolators: r0 = (8k, 2k or 8q, predicate
+/// source, kill source: some pixels killed), r1 = data (dyadic, exact after interpolation); c5 =
+/// the format's special values (one vector per quad).
+fn memexport_pixel_cases(rng: &mut Rng, bytes: &[u8], n: usize, streams: [[f32; 4]; 3], kind: shrec::formats::xenos::memexport::Kind, shared_d: bool) -> Vec<Case> {
+    let mut cases = xenos::random_cases(rng, bytes, n, false);
+    for (q, case) in cases.iter_mut().enumerate() {
+        case.c[1] = [0.0, 1.0, 0.0, 0.0];
+        case.c[5] = memexport_data(rng, kind);
+        case.c[20] = streams[0];
+        case.c[21] = streams[1];
+        case.c[22] = streams[2];
+        let q4 = 4.0 * q as f32;
+        let slope = |rng: &mut Rng| *rng.pick(&[0.0f32, 1.0, -1.0, 0.5]);
+        let (pz, pzx, pzy) = (*rng.pick(&[0.0f32, 1.0, -1.0]), slope(rng), slope(rng));
+        let (kw, kwx, kwy) = (*rng.pick(&[-1.0f32, -0.5, 0.5]), slope(rng), slope(rng));
+        let d = if shared_d { 8.0 * q as f32 } else { 2.0 * q4 };
+        let (dx, dy) = if shared_d { (0.0, 0.0) } else { (2.0, 4.0) };
+        case.base.insert(0, [8.0 * q4, d, pz, kw]);
+        case.slope_x.insert(0, [8.0, dx, pzx, kwx]);
+        case.slope_y.insert(0, [16.0, dy, pzy, kwy]);
+        case.base.insert(1, std::array::from_fn(|_| rng.dyadic(2, 4)));
+        case.slope_x.insert(1, std::array::from_fn(|_| *rng.pick(&[0.0f32, 0.25, -0.5, 1.0])));
+        case.slope_y.insert(1, std::array::from_fn(|_| *rng.pick(&[0.0f32, 0.125, -1.0, 2.0])));
+    }
+    cases
+}
+
+/// The interpreter's runs of a pixel program's pixels (the harness's interpolation).
+fn pixel_runs(p: &TestProgram) -> Vec<shrec::formats::xenos::interp::Outcome> {
+    let cont = shrec::formats::xenos::container::parse(&p.bytes).unwrap();
+    let prog = shrec::formats::xenos::ucode::decode(&cont.microcode).unwrap();
+    let mut out = Vec::new();
+    for case in &p.cases {
+        for px in 0..4 {
+            let (i, j) = ((px & 1) as f32, (px >> 1) as f32);
+            let interpolators = case.base.iter().map(|(r, b)| (*r, std::array::from_fn(|k| b[k] + i * case.slope_x[r][k] + j * case.slope_y[r][k]))).collect();
+            let st = shrec::formats::xenos::interp::State { c: case.c.clone(), interpolators, ..Default::default() };
+            out.push(shrec::formats::xenos::interp::run(&cont, &prog, &st));
+        }
+    }
+    out
+}
+
+/// Pixel-shader memexport programs: one per format of a list covering every element size and
+/// kind (8-, 16-bit elements through atomics, 32 / 64 / 128-bit stores, fixed point, raw and
+/// 16-bit floats) and a format outside the table; every third with all pixels of a quad storing
+/// section D to the same elements.
+fn memexport_pixel_programs(rng: &mut Rng) -> Vec<(TestProgram, Vec<u8>)> {
+    use shrec::formats::xenos::memexport as me;
+    let bytes = memexport_program(true, false);
+    let ids = [2, 3, 6, 7, 10, 16, 24, 25, 26, 30, 31, 32, 36, 37, 38, 63];
+    let n = 8;
+    let mut out = Vec::new();
+    for (k, &id) in ids.iter().enumerate() {
+        let (endian_a, endian_d) = memexport_endians(rng, k, id);
+        let (s, i) = (rng.chance(50), rng.chance(50));
+        let info_a = format_info(id, endian_a, s, i, k % 3 == 0);
+        let info_d = format_info(id, endian_d, !s, i, k % 3 == 1);
+        let shared_d = k % 3 == 2;
+        let streams = [stream_constant(MEM_A, info_a, 8 * 4 * n as u32 - 5), stream_constant(MEM_DECOY, info_a, 1000), stream_constant(MEM_PIXEL_D, info_d, 1000)];
+        let cases = memexport_pixel_cases(rng, &bytes, n, streams, memexport_kind(id), shared_d);
+        let name = format!(
+            "memexport pixel {} endian {endian_a}/{endian_d} signed {s} integer {i}{}",
+            me::format(id).map_or(format!("format {id}"), |f| f.name.to_string()),
+            if shared_d { " shared D" } else { "" }
+        );
         let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
         out.push((TestProgram { name, bytes: bytes.clone(), cases, textures: BTreeMap::new(), reproduce: String::new() }, memory));
     }
@@ -1496,6 +1630,7 @@ fn memexport() {
     let mut rng = Rng::new(0x3E);
     let mut c = Comparison::default();
     let mut stored = 0usize;
+    let mut undetermined_bytes = 0u32;
     for (p, memory) in memexport_programs(&mut rng) {
         let (pc, _) = xenos::run_with_memory(gpu, &p, &memory);
         if pc.mismatches > 0 {
@@ -1506,14 +1641,91 @@ fn memexport() {
         let prog = shrec::formats::xenos::ucode::decode(&cont.microcode).unwrap();
         for case in &p.cases {
             let st = shrec::formats::xenos::interp::State { c: case.c.clone(), vertex_inputs: case.inputs.clone(), ..Default::default() };
-            stored += shrec::formats::xenos::interp::run(&cont, &prog, &st).memory.len();
+            let r = shrec::formats::xenos::interp::run(&cont, &prog, &st);
+            stored += r.memory.len();
+            undetermined_bytes += r.memory.iter().map(|s| s.undetermined.count_ones()).sum::<u32>();
         }
         c.merge(pc);
     }
-    common::log_uncaptured(&format!("verify xenos memexport: {stored} reference stores"));
+    common::log_uncaptured(&format!("verify xenos memexport: {stored} reference stores, {undetermined_bytes} stored bytes not determined (16-bit floats)"));
     assert!(stored > 500, "only {stored} stores");
-    // every byte of every program's memory is compared (8192 each), plus oPos
-    finish("memexport", &c, &["memexport".to_string(), "predicated".to_string(), "alloc".to_string()], 28 * MEM_LEN as u64);
+    assert!(undetermined_bytes > 0 && c.inconclusive > 0, "no 16-bit float the reference leaves open: {undetermined_bytes}");
+    // every byte of every program's memory is compared or inconclusive (8192 each), plus oPos
+    assert_eq!(c.comparisons + c.inconclusive, 28 * (MEM_LEN as u64 + 8 * 4), "bytes and lanes");
+    finish("memexport", &c, &["memexport".to_string(), "predicated".to_string(), "alloc".to_string()], 28 * MEM_LEN as u64 - 2000);
+}
+
+/// Every value of `F16` stored as 16_16_16_16_FLOAT from a vertex shader (each case's data is
+/// four consecutive values of the list), and the reference's own rule (`memexport::to_f16`) on
+/// some of them: which bytes a conforming host leaves open.
+#[test]
+fn memexport_f16_values() {
+    use shrec::formats::xenos::memexport::to_f16;
+    assert_eq!(to_f16(0.0), (0x0000, 0));
+    assert_eq!(to_f16(-0.0), (0x8000, 0));
+    assert_eq!(to_f16(-2.0), (0xC000, 0));
+    assert_eq!(to_f16(65504.0), (0x7BFF, 0));
+    assert_eq!(to_f16(1024.0 * P24), (0x0400, 0));
+    assert_eq!(to_f16(f32::NEG_INFINITY), (0xFC00, 0));
+    // either neighbour: 65504 or inf (all bytes); a tie or an inexact value (the low byte)
+    assert_eq!(to_f16(65520.0), (0x7C00, 0xFFFF));
+    assert_eq!(to_f16(65519.0), (0x7BFF, 0xFFFF));
+    assert_eq!(to_f16(1.0 + 1.0 / 2048.0), (0x3C00, 0x00FF));
+    assert_eq!(to_f16(2051.0), (0x6802, 0x00FF));
+    assert_eq!(to_f16(0.1), (0x2E66, 0x00FF));
+    // denormal results may be flushed to 0
+    assert_eq!(to_f16(P24), (0x0001, 0x00FF));
+    assert_eq!(to_f16(-1023.0 * P24), (0x83FF, 0xFFFF));
+    assert_eq!(to_f16(1.5 * P24), (0x0002, 0x00FF));
+    assert_eq!(to_f16(1e-40), (0x0000, 0x00FF));
+    assert_eq!(to_f16(f32::NAN).1, 0xFFFF);
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(0x44);
+    let bytes = memexport_program(false, false);
+    let info = format_info(32, 0, false, false, false);
+    let streams = [stream_constant(MEM_A, info, 100), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_D, info, 100)];
+    let mut cases = memexport_cases(&mut rng, &bytes, 8, streams, memexport_kind(32));
+    let c = shrec::formats::xenos::container::parse(&bytes).unwrap();
+    for (i, case) in cases.iter_mut().enumerate() {
+        case.inputs.insert(c.vertex_elements[1].address, std::array::from_fn(|k| F16[(4 * i + k) % F16.len()]));
+    }
+    let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
+    let p = TestProgram { name: "memexport 16_16_16_16_FLOAT values".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let (c, _) = xenos::run_with_memory(gpu, &p, &memory);
+    assert!(c.inconclusive > 0);
+    finish("memexport_f16_values", &c, &["memexport".to_string()], MEM_LEN as u64 - 500);
+}
+
+/// Pixel-shader memory export, executed: every byte of guest memory after the quads' draws is
+/// compared with the interpreter's stores of every pixel (killed pixels store what was pending
+/// at the kill, nothing after; bytes several pixels store differently are inconclusive).
+#[test]
+fn memexport_pixel() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(0x41);
+    let mut c = Comparison::default();
+    let (mut stored, mut killed, mut shared_inconclusive) = (0usize, 0usize, 0u64);
+    let programs = memexport_pixel_programs(&mut rng);
+    let count = programs.len() as u64;
+    for (p, memory) in programs {
+        let (pc, _) = xenos::run_with_memory(gpu, &p, &memory);
+        if pc.mismatches > 0 {
+            println!("MISMATCH {}: {} of {} comparisons", p.name, pc.mismatches, pc.comparisons);
+        }
+        for r in pixel_runs(&p) {
+            stored += r.memory.len();
+            killed += usize::from(r.written == Some(false));
+        }
+        if p.name.ends_with("shared D") {
+            shared_inconclusive += pc.inconclusive;
+        }
+        c.merge(pc);
+    }
+    common::log_uncaptured(&format!("verify xenos memexport_pixel: {stored} reference stores, {killed} of {} pixels killed, {shared_inconclusive} inconclusive in the shared-D programs", count * 32));
+    assert!(stored > 500, "only {stored} stores");
+    assert!(killed > 10 && killed < (count * 32) as usize - 10, "{killed} pixels killed");
+    assert!(shared_inconclusive > 0, "no byte stored differently by two pixels");
+    finish("memexport_pixel", &c, &["memexport".to_string(), "predicated".to_string(), "alloc".to_string(), "kill_gt".to_string()], count * (MEM_LEN as u64 - 1000));
 }
 
 /// The multipass memexport vertex shader of notes/xenos.md (flags 0x102A1111) runs as well.
@@ -1521,10 +1733,10 @@ fn memexport() {
 fn memexport_multipass_flags() {
     let Some(gpu) = gpu() else { return };
     let mut rng = Rng::new(0x3F);
-    let bytes = memexport_program(true);
+    let bytes = memexport_program(false, true);
     let info = format_info(38, 2, false, false, false);
     let streams = [stream_constant(MEM_A, info, 100), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_D, info, 100)];
-    let cases = memexport_cases(&mut rng, &bytes, 6, streams, true);
+    let cases = memexport_cases(&mut rng, &bytes, 6, streams, memexport_kind(38));
     let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
     // DXIL and SPIR-V (spirv-val) of the translation
     let t = shrec::formats::xenos::translate(&bytes).unwrap();
@@ -1541,23 +1753,75 @@ fn memexport_multipass_flags() {
     finish("memexport 0x102A1111", &c, &["memexport".to_string()], MEM_LEN as u64);
 }
 
+/// Runs `p` clean (no mismatch) and with `mutation`; returns the mutated run.
+fn mutated_run(gpu: &vk::Gpu, p: &TestProgram, memory: &[u8], mutation: Mutation) -> Comparison {
+    let (clean, _) = xenos::run_with_memory(gpu, p, memory);
+    assert_eq!(clean.mismatches, 0, "{:?}", clean.reports);
+    set_mutation(mutation);
+    let (mutated, _) = xenos::run_with_memory(gpu, p, memory);
+    set_mutation(Mutation::None);
+    common::log_uncaptured(&format!("verify xenos mutation {mutation:?} ({}): {} mismatches of {} comparisons", p.name, mutated.mismatches, mutated.comparisons));
+    mutated
+}
+
 /// The memexport test fails when `alloc` does not store (the end then stores everything with the
-/// last eA).
+/// last eA), in vertex and in pixel shaders.
 #[test]
 fn memexport_detects_mutation() {
     let Some(gpu) = gpu() else { return };
     let mut rng = Rng::new(0x40);
-    let bytes = memexport_program(false);
+    let bytes = memexport_program(false, false);
     let info = format_info(6, 0, false, false, false);
     let streams = [stream_constant(MEM_A, info, 100), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_D, info, 100)];
-    let cases = memexport_cases(&mut rng, &bytes, 8, streams, false);
+    let cases = memexport_cases(&mut rng, &bytes, 8, streams, memexport_kind(6));
     let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
     let p = TestProgram { name: "memexport mutation".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
-    let (clean, _) = xenos::run_with_memory(gpu, &p, &memory);
-    assert_eq!(clean.mismatches, 0, "{:?}", clean.reports);
-    set_mutation(Mutation::XenosMemExportAllocNoStore);
-    let (mutated, _) = xenos::run_with_memory(gpu, &p, &memory);
-    set_mutation(Mutation::None);
-    common::log_uncaptured(&format!("verify xenos mutation XenosMemExportAllocNoStore: {} mismatches of {} comparisons", mutated.mismatches, mutated.comparisons));
+    let mutated = mutated_run(gpu, &p, &memory, Mutation::XenosMemExportAllocNoStore);
     assert!(mutated.mismatches > 0, "alloc without a store went unnoticed");
+    // pixel shader
+    let bytes = memexport_program(true, false);
+    let streams = [stream_constant(MEM_A, info, 200), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_PIXEL_D, info, 100)];
+    let cases = memexport_pixel_cases(&mut rng, &bytes, 8, streams, memexport_kind(6), false);
+    let p = TestProgram { name: "memexport pixel mutation".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let mutated = mutated_run(gpu, &p, &memory, Mutation::XenosMemExportAllocNoStore);
+    assert!(mutated.mismatches > 0, "pixel-shader alloc without a store went unnoticed");
+}
+
+/// A pixel-shader kill that discards without storing the pending exports is caught (killed
+/// pixels then miss section A).
+#[test]
+fn memexport_kill_detects_mutation() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(0x42);
+    let bytes = memexport_program(true, false);
+    let info = format_info(38, 0, false, false, false);
+    let streams = [stream_constant(MEM_A, info, 200), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_PIXEL_D, info, 100)];
+    let cases = memexport_pixel_cases(&mut rng, &bytes, 8, streams, memexport_kind(38), false);
+    let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
+    let p = TestProgram { name: "memexport kill mutation".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let killed = pixel_runs(&p).iter().filter(|r| r.written == Some(false)).count();
+    assert!(killed > 0, "no pixel killed");
+    let mutated = mutated_run(gpu, &p, &memory, Mutation::XenosMemExportKillNoStore);
+    assert!(mutated.mismatches > 0, "a kill without a store went unnoticed");
+}
+
+/// 16_16_FLOAT with its two halves exchanged is caught, in vertex and in pixel shaders.
+#[test]
+fn memexport_f16_detects_mutation() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(0x43);
+    let info = format_info(31, 0, false, false, false);
+    let bytes = memexport_program(false, false);
+    let streams = [stream_constant(MEM_A, info, 100), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_D, info, 100)];
+    let cases = memexport_cases(&mut rng, &bytes, 8, streams, memexport_kind(31));
+    let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
+    let p = TestProgram { name: "memexport 16_16_FLOAT mutation".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let mutated = mutated_run(gpu, &p, &memory, Mutation::XenosMemExportSwapXY);
+    assert!(mutated.mismatches > 0, "swapped 16_16_FLOAT halves went unnoticed");
+    let bytes = memexport_program(true, false);
+    let streams = [stream_constant(MEM_A, info, 200), stream_constant(MEM_DECOY, info, 100), stream_constant(MEM_PIXEL_D, info, 100)];
+    let cases = memexport_pixel_cases(&mut rng, &bytes, 8, streams, memexport_kind(31), false);
+    let p = TestProgram { name: "memexport pixel 16_16_FLOAT mutation".into(), bytes, cases, textures: BTreeMap::new(), reproduce: String::new() };
+    let mutated = mutated_run(gpu, &p, &memory, Mutation::XenosMemExportSwapXY);
+    assert!(mutated.mismatches > 0, "swapped 16_16_FLOAT halves went unnoticed (pixel)");
 }

@@ -192,6 +192,9 @@ pub struct Gpu {
     harness_shaders: Mutex<HashMap<(Stage, u32), Vec<u8>>>,
     /// VK_EXT_transform_feedback, when the device has it (geometry-shader capture, [`xfb`]).
     xfb: Option<ash::ext::transform_feedback::Device>,
+    /// fragmentStoresAndAtomics is enabled (storage-buffer writes from fragment shaders,
+    /// [`Gpu::run_fragment_with_memory`]).
+    fragment_stores: bool,
 }
 
 // SAFETY: ash handles are plain data; the only externally synchronised object shared between
@@ -315,6 +318,7 @@ impl Gpu {
         let enabled = vk::PhysicalDeviceFeatures::default()
             .geometry_shader(true)
             .vertex_pipeline_stores_and_atomics(true)
+            .fragment_stores_and_atomics(features.fragment_stores_and_atomics == vk::TRUE)
             .depth_clamp(true)
             .shader_cull_distance(features.shader_cull_distance == vk::TRUE)
             .shader_tessellation_and_geometry_point_size(features.shader_tessellation_and_geometry_point_size == vk::TRUE)
@@ -364,6 +368,7 @@ impl Gpu {
             dxc,
             harness_shaders: Mutex::new(HashMap::new()),
             xfb,
+            fragment_stores: features.fragment_stores_and_atomics == vk::TRUE,
         })
     }
 
@@ -854,13 +859,7 @@ impl Gpu {
         let mut storage = vec![(Slot { set: capture_set, binding: 0 }, capture)];
         let mut memory_buf = None;
         if let Some((slot, bytes)) = &memory {
-            let buf = self.buffer(s, bytes.len() as u64, vk::BufferUsageFlags::STORAGE_BUFFER)?;
-            let b = &s.buffers[buf];
-            if (b.size as usize) < bytes.len() {
-                return Err("memory buffer smaller than its contents".into());
-            }
-            // SAFETY: mapped, coherent, in range (checked above).
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.ptr, bytes.len()) };
+            let buf = self.memory_buffer(s, bytes)?;
             storage.push((*slot, buf));
             memory_buf = Some(buf);
         }
@@ -971,7 +970,7 @@ impl Gpu {
     /// Runs a fragment shader over 2×2 quads and captures every pixel.
     pub fn run_fragment(&self, job: &FragmentJob) -> Result<Vec<[PixelCapture; 4]>, String> {
         let mut s = Scratch::default();
-        let r = self.run_fragment_inner(&mut s, job, None);
+        let r = self.run_fragment_inner(&mut s, job, None, None);
         self.destroy(s);
         r
     }
@@ -979,12 +978,38 @@ impl Gpu {
     /// [`Gpu::run_fragment`] with per-quad constants passed by device address.
     pub fn run_fragment_with_addresses(&self, job: &FragmentJob, push: &AddressPush) -> Result<Vec<[PixelCapture; 4]>, String> {
         let mut s = Scratch::default();
-        let r = self.run_fragment_inner(&mut s, job, Some(push));
+        let r = self.run_fragment_inner(&mut s, job, Some(push), None);
         self.destroy(s);
         r
     }
 
-    fn run_fragment_inner(&self, s: &mut Scratch, job: &FragmentJob, push: Option<&AddressPush>) -> Result<Vec<[PixelCapture; 4]>, String> {
+    /// [`Gpu::run_fragment_with_addresses`] with a writable storage buffer at `memory.0` holding
+    /// `memory.1` (length a multiple of 4) before the draws (one per quad, in order; their
+    /// fragments' stores may land in any order); `memory.1` receives its contents after them.
+    /// Needs fragmentStoresAndAtomics.
+    pub fn run_fragment_with_memory(&self, job: &FragmentJob, push: &AddressPush, memory: (Slot, &mut Vec<u8>)) -> Result<Vec<[PixelCapture; 4]>, String> {
+        if !self.fragment_stores {
+            return Err(format!("{} lacks the fragmentStoresAndAtomics feature", self.device_name));
+        }
+        let mut s = Scratch::default();
+        let r = self.run_fragment_inner(&mut s, job, Some(push), Some(memory));
+        self.destroy(s);
+        r
+    }
+
+    /// A host-visible storage buffer holding `bytes` (guest memory of the memexport harness).
+    fn memory_buffer(&self, s: &mut Scratch, bytes: &[u8]) -> Result<usize, String> {
+        let buf = self.buffer(s, bytes.len() as u64, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+        let b = &s.buffers[buf];
+        if (b.size as usize) < bytes.len() {
+            return Err("memory buffer smaller than its contents".into());
+        }
+        // SAFETY: mapped, coherent, in range (checked above).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.ptr, bytes.len()) };
+        Ok(buf)
+    }
+
+    fn run_fragment_inner(&self, s: &mut Scratch, job: &FragmentJob, push: Option<&AddressPush>, memory: Option<(Slot, &mut Vec<u8>)>) -> Result<Vec<[PixelCapture; 4]>, String> {
         let d = &self.device;
         let n = job.quads.len();
         if n == 0 {
@@ -994,7 +1019,14 @@ impl Gpu {
         let (w, h) = (TARGET_WIDTH, (2 * n.div_ceil(quads_per_row) as u32).next_power_of_two().max(2));
         let vs_spirv = self.harness_shader(Stage::Vertex, job.varyings)?;
         let cmd = self.begin(s)?;
-        let (sets, dynamic) = self.resources(s, &job.uniforms, &job.textures, &[], n, cmd, vk::ShaderStageFlags::FRAGMENT)?;
+        let mut storage = Vec::new();
+        let mut memory_buf = None;
+        if let Some((slot, bytes)) = &memory {
+            let buf = self.memory_buffer(s, bytes)?;
+            storage.push((*slot, buf));
+            memory_buf = Some(buf);
+        }
+        let (sets, dynamic) = self.resources(s, &job.uniforms, &job.textures, &storage, n, cmd, vk::ShaderStageFlags::FRAGMENT)?;
         let pushed = match push {
             Some(p) => Some(self.address_blocks(s, p, n)?),
             None => None,
@@ -1186,10 +1218,26 @@ impl Gpu {
                 let region = vk::BufferImageCopy::default().image_subresource(layers(aspect)).image_extent(extent);
                 d.cmd_copy_image_to_buffer(cmd, s.images[ds].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, s.buffers[buf].buffer, &[region]);
             }
-            let mb = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ);
-            d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &[mb], &[], &[]);
+            // readbacks, and the fragment shaders' stores to guest memory
+            let mb = vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::HOST_READ);
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::FRAGMENT_SHADER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[mb],
+                &[],
+                &[],
+            );
         }
         self.submit(s, cmd)?;
+        if let (Some((_, out)), Some(buf)) = (memory, memory_buf) {
+            let len = out.len();
+            *out = self.read_bytes(s, buf);
+            out.truncate(len);
+        }
         let colour_bytes: Vec<Vec<u8>> = colour_bufs.iter().map(|&b| self.read_bytes(s, b)).collect();
         let depth = self.read_bytes(s, depth_buf);
         let stencil = self.read_bytes(s, stencil_buf);

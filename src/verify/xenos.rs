@@ -456,45 +456,69 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
 /// Vulkan binding of shader_common.h's `g_MemExport` (register u0, space5).
 pub const MEMEXPORT_SLOT: Slot = Slot { set: 5, binding: 0 };
 
-/// [`run`] for vertex shaders that export to memory: guest memory starts as `memory` (its
-/// length a multiple of 16), the cases run as draws in order, and every byte of memory after
-/// them is compared with the interpreter's stores applied in the same order (written bytes and
-/// untouched ones alike; a byte two cases store differently is not compared).
+/// [`run`] for shaders that export to memory: guest memory starts as `memory` (its length a
+/// multiple of 16), the cases run as draws in order (vertex: one invocation each; pixel: one
+/// 2×2 quad each), and every byte of memory after them is compared with the interpreter's
+/// stores (written bytes and untouched ones alike; see [`expected_memory`] for what is not
+/// compared).
 pub fn run_with_memory(gpu: &Gpu, t: &TestProgram, memory: &[u8]) -> (Comparison, Extra) {
     run_inner(gpu, t, Some(memory))
 }
 
-/// The memory the interpreter's stores make of `initial` (None: byte not determined).
-fn expected_memory(initial: &[u8], runs: &[interp::Outcome]) -> Vec<Option<u8>> {
+/// The memory the interpreter's stores make of `initial` (None: byte not determined). Each run
+/// is one invocation (a vertex, or a pixel); the invocations' stores may interleave in any order
+/// (draws, and a draw's fragments, are not ordered for storage writes), an invocation's own
+/// stores land in program order. So a byte ends as the last value some invocation stored into
+/// it — or, for 8- / 16-bit elements (atomic and-then-or on their dword), the or of such last
+/// values: it is determined when every invocation that stores it leaves the same value there,
+/// and not when one of those values is itself undetermined (`Store::undetermined`).
+fn expected_memory(initial: &[u8], runs: &[&interp::Outcome]) -> Vec<Option<u8>> {
     if runs.iter().any(|r| r.memory_undetermined || r.undetermined) {
         return vec![None; initial.len()];
     }
     let mut want: Vec<Option<u8>> = initial.iter().map(|&b| Some(b)).collect();
-    // byte → (case, value) of the last store; a byte two cases store differently is undetermined
-    // (draws may run in any order)
-    let mut owner: Vec<Option<(usize, u8)>> = vec![None; initial.len()];
-    let mut conflict = vec![false; initial.len()];
-    for (i, r) in runs.iter().enumerate() {
+    let mut written = vec![false; initial.len()];
+    for r in runs {
+        // this invocation's last value of every byte it stores (None: not determined)
+        let mut last: BTreeMap<usize, Option<u8>> = BTreeMap::new();
         for st in &r.memory {
             for (k, &b) in st.bytes.iter().enumerate() {
                 let at = st.address.wrapping_add(k as u32) as usize;
-                if at >= initial.len() {
-                    continue; // past the buffer: the shader drops it
+                // (a byte past the buffer: the shader drops the store)
+                if at < initial.len() {
+                    last.insert(at, (st.undetermined >> k & 1 == 0).then_some(b));
                 }
-                if owner[at].is_some_and(|(j, v)| j != i && v != b) {
-                    conflict[at] = true;
-                }
-                owner[at] = Some((i, b));
-                want[at] = Some(b);
             }
         }
-    }
-    for (w, c) in want.iter_mut().zip(&conflict) {
-        if *c {
-            *w = None;
+        for (at, b) in last {
+            want[at] = if written[at] && want[at] != b { None } else { b };
+            written[at] = true;
         }
     }
     want
+}
+
+/// Compares guest memory after the draws with the interpreter's stores; returns the report of
+/// the first mismatching bytes (or None).
+fn compare_memory(cmp: &mut Comparison, initial: &[u8], got: &[u8], runs: &[&interp::Outcome], what: &str) -> Option<String> {
+    let want = expected_memory(initial, runs);
+    let mut bad = String::new();
+    for (at, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        let w = w.map_or(Expect::UNKNOWN, |b| Expect::exact(f32::from(b)));
+        if !cmp.lane(f32::from(g), w) && bad.lines().count() < 16 {
+            let _ = writeln!(bad, "  memory[0x{at:X}]: gpu 0x{g:02X}, reference 0x{:02X} (initial 0x{:02X})", w.value as u8, initial[at]);
+        }
+    }
+    if bad.is_empty() {
+        return None;
+    }
+    let mut stores = String::new();
+    for (i, r) in runs.iter().enumerate() {
+        for st in &r.memory {
+            let _ = writeln!(stores, "  {what} {i}: 0x{:X} <- {:02X?} (undetermined bytes {:#b})", st.address, st.bytes, st.undetermined);
+        }
+    }
+    Some(format!("memory:\n{bad}reference stores:\n{stores}"))
 }
 
 fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, Extra) {
@@ -659,23 +683,7 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
         };
         let runs: Vec<interp::Outcome> = t.cases.iter().map(|case| interp::run(&c, &prog, &state_common(&c, case, t_textures))).collect();
         if let (Some(initial), Some(got_mem)) = (memory, &gpu_memory) {
-            let want = expected_memory(initial, &runs);
-            let mut bad = String::new();
-            for (at, (&g, &w)) in got_mem.iter().zip(&want).enumerate() {
-                let w = w.map_or(Expect::UNKNOWN, |b| Expect::exact(f32::from(b)));
-                if !cmp.lane(f32::from(g), w) && bad.lines().count() < 16 {
-                    let _ = writeln!(bad, "  memory[0x{at:X}]: gpu 0x{g:02X}, reference 0x{:02X} (initial 0x{:02X})", w.value as u8, initial[at]);
-                }
-            }
-            if !bad.is_empty() {
-                let mut stores = String::new();
-                for (i, r) in runs.iter().enumerate() {
-                    for st in &r.memory {
-                        let _ = writeln!(stores, "  case {i}: 0x{:X} <- {:02X?}", st.address, st.bytes);
-                    }
-                }
-                mismatch_report = Some(format!("memory:\n{bad}reference stores:\n{stores}"));
-            }
+            mismatch_report = compare_memory(&mut cmp, initial, got_mem, &runs.iter().collect::<Vec<_>>(), "case");
         }
         for (i, g) in got.iter().enumerate() {
             let r = runs[i].clone();
@@ -738,23 +746,38 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
             })
             .collect();
         let job = FragmentJob { spirv: &spirv, varyings, targets: targets.clone(), depth, uniforms: vec![], textures, quads };
-        let got = match gpu.run_fragment_with_addresses(&job, &push) {
+        let mut gpu_memory = memory.map(<[u8]>::to_vec);
+        let result = match gpu_memory.as_mut() {
+            Some(m) => gpu.run_fragment_with_memory(&job, &push, (MEMEXPORT_SLOT, m)),
+            None => gpu.run_fragment_with_addresses(&job, &push),
+        };
+        let got = match result {
             Ok(g) => g,
             Err(e) => {
                 fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
                 return (cmp, extra);
             }
         };
+        let quad_runs: Vec<Vec<interp::Outcome>> = (0..got.len())
+            .map(|q| {
+                let runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures))).collect();
+                if runs.iter().any(|r| !r.gradient_sources.is_empty()) {
+                    // getGradients / getCompTexLOD: the quad's derivatives, then every pixel again with them
+                    let gradients = quad_gradients(&runs);
+                    return (0..4)
+                        .map(|p| interp::run(&c, &prog, &State { gradients: gradients.clone(), ..pixel_state(&c, &t.cases[q], p, t_textures) }))
+                        .collect();
+                }
+                runs
+            })
+            .collect();
+        if let (Some(initial), Some(got_mem)) = (memory, &gpu_memory) {
+            // every pixel is an invocation of its own (pixel 4q + p)
+            mismatch_report = compare_memory(&mut cmp, initial, got_mem, &quad_runs.iter().flatten().collect::<Vec<_>>(), "pixel");
+        }
         for (q, g) in got.iter().enumerate() {
             let mut bad = String::new();
-            let mut runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures))).collect();
-            if runs.iter().any(|r| !r.gradient_sources.is_empty()) {
-                // getGradients / getCompTexLOD: the quad's derivatives, then every pixel again with them
-                let gradients = quad_gradients(&runs);
-                runs = (0..4)
-                    .map(|p| interp::run(&c, &prog, &State { gradients: gradients.clone(), ..pixel_state(&c, &t.cases[q], p, t_textures) }))
-                    .collect();
-            }
+            let runs = &quad_runs[q];
             for (p, gp) in g.iter().enumerate() {
                 let r = &runs[p];
                 note(r, &mut extra);

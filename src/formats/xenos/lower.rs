@@ -901,9 +901,10 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             let flag = if e < 4 { read(RegFile::Temp, EM_WRITTEN, [e as u8; 4]) } else { tx(EM4_WRITTEN) };
+            let em = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportSwapXY { read(RegFile::Temp, EM_REG + e, [1, 0, 2, 3]) } else { t(EM_REG + e) };
             v.push(Stmt::If {
                 cond: Cond::Compare(CmpOp::Ne, flag, lit(0.0)),
-                then_body: vec![Stmt::XenosMemExport { address: t(EA_REG), value: t(EM_REG + e), element: e }],
+                then_body: vec![Stmt::XenosMemExport { address: t(EA_REG), value: em, element: e }],
                 else_body: vec![],
             });
         }
@@ -930,7 +931,7 @@ impl<'a> Ctx<'a> {
 
     /// A kill: the pixel's pending memory exports are stored before it is discarded.
     fn discard(&self, cond: Cond, out: &mut Vec<Stmt>) {
-        let flush = self.memexport_flush();
+        let flush = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportKillNoStore { Vec::new() } else { self.memexport_flush() };
         if !flush.is_empty() {
             out.push(Stmt::If { cond: cond.clone(), then_body: flush, else_body: vec![] });
         }
@@ -1349,7 +1350,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
     if memexport {
         // the format comes from the stream constant at run time, so these cannot be rejected here
         header_comments.push(
-            "memory export to g_MemExport: 16-bit float formats, formats outside shrec's table, endian modes 6-7 and swap units larger than the element store NOTHING (shader_common.h, Xenos memexport)".into(),
+            "memory export to g_MemExport: formats outside shrec's table, endian modes 6-7 and swap units larger than the element store NOTHING; 16-bit float formats round as the host's f32tof16 does (shader_common.h, Xenos memexport)".into(),
         );
     }
     if let Some(ct) = &c.constant_table {
@@ -1374,15 +1375,17 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
 
 /// `shrec_xenos_memexport_format` (declared in shader_common.h) from the format table.
 fn memexport_format_hlsl() -> String {
-    let mut d = String::from("bool shrec_xenos_memexport_format(uint id, out uint4 widths, out uint size_log2, out bool raw)\n{\n");
-    d.push_str("    widths = uint4(0u, 0u, 0u, 0u);\n    size_log2 = 0u;\n    raw = false;\n    switch (id)\n    {\n");
+    let mut d = String::from("bool shrec_xenos_memexport_format(uint id, out uint4 widths, out uint size_log2, out uint kind)\n{\n");
+    d.push_str("    widths = uint4(0u, 0u, 0u, 0u);\n    size_log2 = 0u;\n    kind = 0u;\n    switch (id)\n    {\n");
     for f in memexport::FORMATS {
-        let (w, raw) = match f.kind {
-            memexport::Kind::Float32(_) => ([0; 4], true),
-            memexport::Kind::Fixed(w) => (w, false),
+        // kind: 0 fixed point, 1 raw 32-bit floats, 2 16-bit floats (shader_common.h)
+        let (w, kind) = match f.kind {
+            memexport::Kind::Fixed(w) => (w, 0),
+            memexport::Kind::Float32(_) => ([0; 4], 1),
+            memexport::Kind::Float16(_) => ([0; 4], 2),
         };
         d.push_str(&format!(
-            "    case {}u: // {}\n        widths = uint4({}u, {}u, {}u, {}u);\n        size_log2 = {}u;\n        raw = {raw};\n        return true;\n",
+            "    case {}u: // {}\n        widths = uint4({}u, {}u, {}u, {}u);\n        size_log2 = {}u;\n        kind = {kind}u;\n        return true;\n",
             f.id,
             f.name,
             w[0],

@@ -28,9 +28,12 @@
 //!   truncate (all f32 arithmetic); the low n bits packed from bit 0 in x, y, z, w order.
 //!   16_16_16_16 is two dwords (x | y << 16, z | w << 16); 8- and 16-bit elements are stored
 //!   into their bytes only (the rest of the dword is kept).
-//! - Not translated (nothing is stored, like an unknown format): 16_FLOAT, 16_16_FLOAT,
-//!   16_16_16_16_FLOAT (Xenia converts with the host's f32 → f16, whose rounding of the guest's
-//!   values is not known to match the hardware) and every format outside the table.
+//! - 16_FLOAT / 16_16_FLOAT / 16_16_16_16_FLOAT: x / xy / xyzw converted to IEEE half floats
+//!   by the host (HLSL `f32tof16`, as Xenia's `F32ToF16`: no NaN flush, no clamp), packed x | y
+//!   << 16 (z | w << 16 in the second dword). The hardware's own f32 → f16 rounding is not
+//!   documented; the reference ([`to_f16`]) determines only what every conforming host gives
+//!   (see there): a value the host may round either way leaves the differing bytes undetermined.
+//! - Nothing is stored for a format outside the table.
 //!
 //! Endian swap (bits 0-2), applied to each stored dword: 0 none, 1 8in16, 2 8in32, 3 16in32,
 //! 4 8in64 (dword pairs exchanged, then 8in32), 5 8in128 (dwords reversed, then 8in32). A swap
@@ -50,6 +53,8 @@ pub enum Kind {
     Float32(u32),
     /// Fixed-point components of these widths (r, g, b, a; 0 = absent), packed from bit 0.
     Fixed([u32; 4]),
+    /// IEEE half floats of the first `n` lanes, two per dword from bit 0.
+    Float16(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -65,13 +70,14 @@ impl Format {
     pub fn size_log2(&self) -> u32 {
         match self.kind {
             Kind::Float32(n) => 2 + n.trailing_zeros(),
+            Kind::Float16(n) => 1 + n.trailing_zeros(),
             Kind::Fixed([16, 16, 16, 16]) => 3,
             Kind::Fixed(w) => (w.iter().sum::<u32>() / 8).trailing_zeros(),
         }
     }
 }
 
-/// The formats memexport stores (Xenia's ExportToMemory list minus the 16-bit float ones).
+/// The formats memexport stores (Xenia's ExportToMemory list).
 pub const FORMATS: &[Format] = &[
     Format { id: 2, name: "8", kind: Kind::Fixed([8, 0, 0, 0]) },
     Format { id: 3, name: "1_5_5_5", kind: Kind::Fixed([5, 5, 5, 1]) },
@@ -89,6 +95,9 @@ pub const FORMATS: &[Format] = &[
     Format { id: 24, name: "16", kind: Kind::Fixed([16, 0, 0, 0]) },
     Format { id: 25, name: "16_16", kind: Kind::Fixed([16, 16, 0, 0]) },
     Format { id: 26, name: "16_16_16_16", kind: Kind::Fixed([16, 16, 16, 16]) },
+    Format { id: 30, name: "16_FLOAT", kind: Kind::Float16(1) },
+    Format { id: 31, name: "16_16_FLOAT", kind: Kind::Float16(2) },
+    Format { id: 32, name: "16_16_16_16_FLOAT", kind: Kind::Float16(4) },
     Format { id: 36, name: "32_FLOAT", kind: Kind::Float32(1) },
     Format { id: 37, name: "32_32_FLOAT", kind: Kind::Float32(2) },
     Format { id: 38, name: "32_32_32_32_FLOAT", kind: Kind::Float32(4) },
@@ -97,9 +106,6 @@ pub const FORMATS: &[Format] = &[
     Format { id: 55, name: "10_11_11_AS_16_16_16_16", kind: Kind::Fixed([11, 11, 10, 0]) },
     Format { id: 56, name: "11_11_10_AS_16_16_16_16", kind: Kind::Fixed([10, 11, 11, 0]) },
 ];
-
-/// ColorFormats Xenia exports that shrec does not (nothing is stored; see the module comment).
-pub const NOT_TRANSLATED: &[(u32, &str)] = &[(30, "16_FLOAT"), (31, "16_16_FLOAT"), (32, "16_16_16_16_FLOAT")];
 
 pub fn format(id: u32) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.id == id)
@@ -153,10 +159,14 @@ impl Address {
 }
 
 /// One store: `bytes` (little-endian, 1, 2, 4, 8 or 16 of them) at byte address `address`.
+/// Bit k of `undetermined` set: byte k is written, but its value is not determined (a 16-bit
+/// float the host may round either way, a NaN; `bytes[k]` then holds the round-to-nearest-even
+/// choice).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Store {
     pub address: u32,
     pub bytes: Vec<u8>,
+    pub undetermined: u16,
 }
 
 /// One float → fixed conversion (module comment), in f32 arithmetic as the GPU does it.
@@ -185,6 +195,82 @@ pub fn to_fixed(v: f32, width: u32, signed: bool, integer: bool) -> u32 {
     }
 }
 
+/// The value of IEEE half-float bits `h` (sign ignored), exactly.
+fn f16_magnitude(h: u16) -> f64 {
+    let (e, m) = (i32::from(h >> 10 & 0x1F), f64::from(h & 0x3FF));
+    if e == 0 {
+        m * 2f64.powi(-24)
+    } else {
+        (1024.0 + m) * 2f64.powi(e - 25)
+    }
+}
+
+/// The host's f32 → f16 conversion of `v` (HLSL `f32tof16`; DXC emits GLSL.std.450
+/// `PackHalf2x16(vec2(v, 0))` for SPIR-V, `dx.op.legacyF32ToF16` for DXIL) as far as it is
+/// determined: (half bits, mask of the bits not determined, whole bytes). What a conforming
+/// Vulkan host may return (PackHalf2x16 converts "to the 16-bit OpTypeFloat"; Vulkan's
+/// "Precision and Operation of SPIR-V Instructions", DXC declaring no float-controls execution
+/// mode):
+/// - a value exactly representable (±0, ±inf, f16 normals and denormals): that value;
+/// - otherwise either neighbour, the one towards zero or the one away from it (conversions are
+///   "correctly rounded" with an unspecified rounding direction; D3D's data conversion rules say
+///   round-to-zero for float-to-float conversions); beyond 65504 the neighbours are 65504 and
+///   inf (the only values allowed on overflow);
+/// - an f32 denormal input may be flushed to a zero of its sign, and so may an f16 denormal
+///   result (PackHalf2x16 must keep denormals only under DenormPreserve);
+/// - NaN: some NaN (sign and payload not determined).
+///
+/// A byte is determined when every allowed result has the same byte there. The returned bits
+/// are the round-to-nearest-even choice. lavapipe (Mesa 22.3.6) rounds to nearest even: with
+/// this choice taken as exact for every non-NaN value (a temporary switch), `memexport_f16_values`
+/// gave 0 mismatches (ties 1 + 2^-11 → 1, 2051 → 2052, 1.5 · 2^-24 → 2^-23; 65519 → 65504,
+/// 65520 → inf; f16 denormals kept), with the round-to-zero choice 26.
+pub fn to_f16(v: f32) -> (u16, u16) {
+    let sign = if v.is_sign_negative() { 0x8000u16 } else { 0 };
+    if v.is_nan() {
+        return (0x7E00 | sign, 0xFFFF);
+    }
+    if v.is_infinite() {
+        return (0x7C00 | sign, 0);
+    }
+    let a = f64::from(v.abs());
+    // lo: the largest finite half magnitude <= a (magnitudes grow with the bits)
+    let (mut lo, mut hi_bits) = (0u16, 0x7BFFu16);
+    while lo < hi_bits {
+        let mid = (lo + hi_bits).div_ceil(2);
+        if f16_magnitude(mid) <= a {
+            lo = mid;
+        } else {
+            hi_bits = mid - 1;
+        }
+    }
+    let exact = f16_magnitude(lo) == a;
+    let hi = if exact { lo } else { lo + 1 }; // 0x7BFF + 1 = inf
+    let nearest = if exact {
+        lo
+    } else if hi == 0x7C00 {
+        // round to nearest even past the largest finite: 65520 = 65504 + half its ulp of 32
+        if a < 65520.0 { lo } else { hi }
+    } else {
+        let (dl, dh) = (a - f16_magnitude(lo), f16_magnitude(hi) - a);
+        if dl < dh || (dl == dh && lo & 1 == 0) { lo } else { hi }
+    };
+    let mut allowed = vec![lo, hi];
+    let denormal = |h: u16| h != 0 && h < 0x400;
+    if (v != 0.0 && v.abs() < f32::MIN_POSITIVE) || denormal(lo) || denormal(hi) {
+        allowed.push(0);
+    }
+    let mut unknown = 0u16;
+    for &h in &allowed {
+        for byte in [0x00FFu16, 0xFF00] {
+            if h & byte != nearest & byte {
+                unknown |= byte;
+            }
+        }
+    }
+    (nearest | sign, unknown)
+}
+
 /// The store eM# (lanes `v`, raw bits) makes under eA, or None when it stores nothing.
 pub fn store(ea: [u32; 4], element: u32, v: [u32; 4]) -> Option<Store> {
     let a = Address::decode(ea)?;
@@ -202,8 +288,17 @@ pub fn store(ea: [u32; 4], element: u32, v: [u32; 4]) -> Option<Store> {
     if a.swap_red_blue() {
         v.swap(0, 2);
     }
+    // the stored dwords and, bit for bit, which of their bits are not determined
+    let mut unknown = vec![0u32; 4];
     let mut dwords: Vec<u32> = match f.kind {
         Kind::Float32(n) => v[..n as usize].to_vec(),
+        Kind::Float16(n) => {
+            let h: Vec<(u16, u16)> = (0..4).map(|k| if k < n as usize { to_f16(f32::from_bits(v[k])) } else { (0, 0) }).collect();
+            let pair = |a: (u16, u16), b: (u16, u16)| (u32::from(a.0) | u32::from(b.0) << 16, u32::from(a.1) | u32::from(b.1) << 16);
+            let (d0, d1) = (pair(h[0], h[1]), pair(h[2], h[3]));
+            unknown = vec![d0.1, d1.1];
+            vec![d0.0, d1.0]
+        }
         Kind::Fixed(w) => {
             let c: Vec<u32> = (0..4).map(|k| if w[k] == 0 { 0 } else { to_fixed(f32::from_bits(v[k]), w[k], a.signed(), a.integer()) }).collect();
             if w == [16; 4] {
@@ -219,20 +314,25 @@ pub fn store(ea: [u32; 4], element: u32, v: [u32; 4]) -> Option<Store> {
             }
         }
     };
-    match a.endian() {
-        4 => dwords.chunks_mut(2).for_each(|p| p.swap(0, 1)),
-        5 => dwords.reverse(),
-        _ => {}
-    }
-    for d in &mut dwords {
-        *d = match a.endian() {
-            1 => (*d & 0x00FF_00FF) << 8 | (*d >> 8) & 0x00FF_00FF,
-            3 => d.rotate_left(16),
-            2 | 4 | 5 => d.swap_bytes(),
-            _ => *d,
-        };
+    unknown.resize(dwords.len(), 0);
+    // the endian swap moves the undetermined bits with their bytes
+    for d in [&mut dwords, &mut unknown] {
+        match a.endian() {
+            4 => d.chunks_mut(2).for_each(|p| p.swap(0, 1)),
+            5 => d.reverse(),
+            _ => {}
+        }
+        for d in d.iter_mut() {
+            *d = match a.endian() {
+                1 => (*d & 0x00FF_00FF) << 8 | (*d >> 8) & 0x00FF_00FF,
+                3 => d.rotate_left(16),
+                2 | 4 | 5 => d.swap_bytes(),
+                _ => *d,
+            };
+        }
     }
     let mut bytes: Vec<u8> = dwords.iter().flat_map(|d| d.to_le_bytes()).collect();
     bytes.truncate(size as usize);
-    Some(Store { address: a.base.wrapping_add(index << f.size_log2()), bytes })
+    let undetermined = unknown.iter().flat_map(|d| d.to_le_bytes()).take(size as usize).enumerate().fold(0u16, |m, (k, b)| if b != 0 { m | 1 << k } else { m });
+    Some(Store { address: a.base.wrapping_add(index << f.size_log2()), bytes, undetermined })
 }
