@@ -370,7 +370,7 @@ fn run_textured(gpu: &vk::Gpu, what: String, kind: ShaderKind, prog: &[C], seed:
 fn cube_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..6 * 16).map(|k| [(k / 16) as f32, (k % 4) as f32, (k / 4 % 4) as f32, k as f32 * 0.125]).collect();
-    let map = shrec::formats::gx2::interp::Texture { resource: 0, size: 4, cube: true, volume: false, texels };
+    let map = shrec::formats::gx2::interp::Texture { resource: 0, size: 4, shape: shrec::verify::TextureShape::Cube, texels };
     let mut total = Comparison::default();
     for (kind, dir, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         let coords = vec![
@@ -395,7 +395,7 @@ fn cube_sample() {
 fn volume_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..125).map(|k| [(k % 5) as f32, (k / 5 % 5) as f32, (k / 25) as f32, k as f32 * 0.125]).collect();
-    let volume = shrec::formats::gx2::interp::Texture { resource: 0, size: 5, cube: false, volume: true, texels };
+    let volume = shrec::formats::gx2::interp::Texture { resource: 0, size: 5, shape: shrec::verify::TextureShape::Volume, texels };
     let mut total = Comparison::default();
     for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         for sel in [[0, 1, 2, 0], [2, 0, 1, 0]] {

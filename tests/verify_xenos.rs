@@ -468,7 +468,7 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                         });
                     }
                     let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
-                    let tex = shrec::formats::xenos::interp::Texture { size, cube: false, volume: false, texels, mips: vec![] };
+                    let tex = shrec::formats::xenos::interp::Texture { size, shape: shrec::verify::TextureShape::Flat, texels, mips: vec![] };
                     let what = format!("tfetch{name} offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
                     programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch_offsets"));
                 }
@@ -567,7 +567,7 @@ fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::i
         (0..faces * side * side).map(|i| [(k + 8 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
     };
     let levels = size.trailing_zeros();
-    shrec::formats::xenos::interp::Texture { size, cube, volume: false, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+    shrec::formats::xenos::interp::Texture { size, shape: if cube { shrec::verify::TextureShape::Cube } else { shrec::verify::TextureShape::Flat }, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
 }
 
 /// A volume of `size`³ texels with its full mip chain (level k: `max(size >> k, 1)` on every axis,
@@ -578,7 +578,7 @@ fn mip_volume(rng: &mut Rng, size: u32) -> shrec::formats::xenos::interp::Textur
         (0..side * side * side).map(|i| [(k + 16 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
     };
     let levels = 32 - size.leading_zeros() - 1;
-    shrec::formats::xenos::interp::Texture { size, cube: false, volume: true, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+    shrec::formats::xenos::interp::Texture { size, shape: shrec::verify::TextureShape::Volume, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
 }
 
 /// `mov r3, c1` … `mov r6, c4`; `setTexLOD r4.x`; `setGradientsH r5.xyz`; `setGradientsV
@@ -1330,8 +1330,8 @@ fn two_textures_distinct_heap_elements() {
     let mut cases = xenos::random_cases(&mut rng, &bytes, 2, true);
     for c in &mut cases { for m in [&mut c.slope_x, &mut c.slope_y] { for x in m.values_mut() { *x = [0.0; 4]; } } }
     let mut textures = BTreeMap::new();
-    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, cube: false, volume: false, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
-    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, cube: false, volume: false, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
+    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, shape: shrec::verify::TextureShape::Flat, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
+    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, shape: shrec::verify::TextureShape::Flat, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
     let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
     let (c, _) = xenos::run(gpu, &p);
     finish("two textures", &c, &[], 8);

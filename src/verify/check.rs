@@ -7,7 +7,7 @@
 //! after the module's I/O variables (`op`, `v3`, `oc1`, `od`, ...).
 
 use super::vk::{FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, UniformSpec, VertexInvocation, VertexJob};
-use super::{Comparison, Expect};
+use super::{Comparison, Expect, TextureShape};
 use crate::dxc::{self, Target};
 use crate::ir::{Module, Semantic};
 use std::fmt::Write;
@@ -71,8 +71,7 @@ pub fn texture_specs(module: &Module, mut data: impl FnMut(usize) -> (u32, Vec<[
             TextureSpec {
                 texture: Slot { set: t.texture_binding.vk_set, binding: t.texture_binding.vk_binding },
                 sampler: Slot { set: t.sampler_binding.vk_set, binding: t.sampler_binding.vk_binding },
-                cube: t.dim == crate::ir::TexDim::Cube,
-                volume: t.dim == crate::ir::TexDim::D3,
+                shape: TextureShape::of(t.dim),
                 size,
                 texels,
                 mips: vec![],

@@ -6,7 +6,7 @@
 
 use super::check::{self, PixelExpect, VertexExpect};
 use super::vk::{FragmentQuad, Gpu, VertexInvocation};
-use super::{Comparison, Expect, Rng};
+use super::{Comparison, Expect, Rng, TextureShape};
 use crate::formats::gx2::interp::{self, Inputs, Run, V};
 use crate::formats::gx2::isa;
 use crate::formats::gx2::shader_struct::{AttribVar, Gx2Shader, LoopVar, ShaderKind, UniformBlock};
@@ -340,11 +340,10 @@ fn textures(module: &Module, inp: &Inputs) -> Vec<super::vk::TextureSpec> {
         let res: u32 = name.trim_start_matches('t').split('_').next().and_then(|x| x.parse().ok()).unwrap_or(0);
         // the view type follows the module's declaration; the interpreter finds contents of
         // the other kind undetermined
-        let cube = module.textures[i].dim == crate::ir::TexDim::Cube;
-        let volume = module.textures[i].dim == crate::ir::TexDim::D3;
-        match inp.textures.iter().find(|t| t.resource == res && t.cube == cube && t.volume == volume) {
+        let shape = TextureShape::of(module.textures[i].dim);
+        match inp.textures.iter().find(|t| t.resource == res && t.shape == shape) {
             Some(t) => (t.size, t.texels.clone()),
-            None => (1, vec![[0.0; 4]; if cube { 6 } else { 1 }]),
+            None => (1, vec![[0.0; 4]; if shape == TextureShape::Cube { 6 } else { 1 }]),
         }
     })
 }
@@ -501,7 +500,7 @@ pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
     inp.regfile = words.clone();
     words.truncate(BLOCK_LEN);
     inp.blocks.insert(BLOCK_LOC, words);
-    inp.textures = vec![interp::Texture { resource: 0, size: 4, cube: false, volume: false, texels: (0..16).map(|_| f4(rng)).collect() }];
+    inp.textures = vec![interp::Texture { resource: 0, size: 4, shape: TextureShape::Flat, texels: (0..16).map(|_| f4(rng)).collect() }];
     inp
 }
 

@@ -121,6 +121,28 @@ pub fn bits_equal(a: f32, b: f32) -> bool {
 /// seed 1 #2276, coordinates that a loop had driven to FLT_MAX). 2^24 keeps every integer exact.
 pub const TEXEL_COORD_LIMIT: f64 = 16_777_216.0;
 
+/// The shape of a texture a harness binds and a reference interpreter samples: a 2D texture (1D
+/// fetches read a one-texel-high one), a cube map (six square faces +X −X +Y −Y +Z −Z) or a
+/// volume (square slices front to back). A fetch of another dimension is undetermined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TextureShape {
+    #[default]
+    Flat,
+    Cube,
+    Volume,
+}
+
+impl TextureShape {
+    /// The shape an IR texture of dimension `dim` is bound as (1D on a 2D texture).
+    pub fn of(dim: crate::ir::TexDim) -> TextureShape {
+        match dim {
+            crate::ir::TexDim::Cube => TextureShape::Cube,
+            crate::ir::TexDim::D3 => TextureShape::Volume,
+            crate::ir::TexDim::D1 | crate::ir::TexDim::D2 => TextureShape::Flat,
+        }
+    }
+}
+
 /// The texel nearest filtering picks on an axis of `n` texels, clamped to the edge, for a
 /// texel-space coordinate known to lie in [`lo`, `hi`]. None when the interval, widened by
 /// `margin` on both sides, reaches a texel boundary inside the texture (the GPU's rounding

@@ -19,6 +19,7 @@
 
 use crate::dxc::{self, DxcLib, Target};
 use crate::formats::Stage;
+use super::TextureShape;
 use ash::vk;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CStr;
@@ -58,22 +59,14 @@ pub struct UniformSpec {
 pub struct TextureSpec {
     pub texture: Slot,
     pub sampler: Slot,
-    pub cube: bool,
-    /// A 3D texture: `size`³ texels, slices front to back (z), each rows top to bottom.
-    pub volume: bool,
+    /// Cube: six layers of `size`² texels; volume: `size`³ texels, slices front to back (z),
+    /// each rows top to bottom.
+    pub shape: TextureShape,
     pub size: u32,
     pub texels: Vec<[f32; 4]>,
     /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` square (cubed for a volume), faces as
     /// level 0 (empty: one level).
     pub mips: Vec<Vec<[f32; 4]>>,
-}
-
-/// The kind of image [`Gpu::image`] makes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum ImageShape {
-    Flat,
-    Cube,
-    Volume,
 }
 
 /// One vertex-shader invocation: attribute values by location, and the contents of each uniform
@@ -431,18 +424,18 @@ impl Gpu {
         format: vk::Format,
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
-        shape: ImageShape,
+        shape: TextureShape,
         levels: u32,
     ) -> Result<usize, String> {
         let d = &self.device;
         let (image_type, view_type, depth) = match shape {
-            ImageShape::Flat => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D, 1),
-            ImageShape::Cube => (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE, 1),
-            ImageShape::Volume => (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D, extent.0),
+            TextureShape::Flat => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D, 1),
+            TextureShape::Cube => (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE, 1),
+            TextureShape::Volume => (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D, extent.0),
         };
         unsafe {
             let info = vk::ImageCreateInfo::default()
-                .flags(if shape == ImageShape::Cube { vk::ImageCreateFlags::CUBE_COMPATIBLE } else { vk::ImageCreateFlags::empty() })
+                .flags(if shape == TextureShape::Cube { vk::ImageCreateFlags::CUBE_COMPATIBLE } else { vk::ImageCreateFlags::empty() })
                 .image_type(image_type)
                 .format(format)
                 .extent(vk::Extent3D { width: extent.0, height: extent.1, depth })
@@ -638,16 +631,13 @@ impl Gpu {
         // Textures: upload through a staging buffer.
         let mut next_element: BTreeMap<(Slot, i32), u32> = BTreeMap::new();
         for t in textures {
-            let layers = if t.cube { 6 } else { 1 };
-            if t.cube && t.volume {
-                return Err(format!("texture at {:?} is both a cube map and a volume", t.texture));
-            }
+            let layers = if t.shape == TextureShape::Cube { 6 } else { 1 };
             let levels: Vec<&Vec<[f32; 4]>> = std::iter::once(&t.texels).chain(&t.mips).collect();
             let mut regions = Vec::new();
             let mut offset = 0usize;
             for (k, texels) in levels.iter().enumerate() {
                 let side = (t.size >> k).max(1);
-                let depth = if t.volume { side } else { 1 };
+                let depth = if t.shape == TextureShape::Volume { side } else { 1 };
                 let expected = (side * side * depth * layers) as usize;
                 if texels.len() != expected {
                     return Err(format!("texture at {:?} level {k} has {} texels, expected {expected}", t.texture, texels.len()));
@@ -672,13 +662,7 @@ impl Gpu {
                 vk::Format::R32G32B32A32_SFLOAT,
                 vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
                 vk::ImageAspectFlags::COLOR,
-                if t.cube {
-                    ImageShape::Cube
-                } else if t.volume {
-                    ImageShape::Volume
-                } else {
-                    ImageShape::Flat
-                },
+                t.shape,
                 levels.len() as u32,
             )?;
             let staging = self.buffer(s, (offset * 16) as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
@@ -1077,7 +1061,7 @@ impl Gpu {
                 vk::Format::R32G32B32A32_SFLOAT,
                 vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
                 vk::ImageAspectFlags::COLOR,
-                ImageShape::Flat,
+                TextureShape::Flat,
                 1,
             )?);
         }
@@ -1089,7 +1073,7 @@ impl Gpu {
             vk::Format::D32_SFLOAT_S8_UINT,
             vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
             ds_aspect,
-            ImageShape::Flat,
+            TextureShape::Flat,
             1,
         )?;
         let vs = self.module(s, &vs_spirv)?;

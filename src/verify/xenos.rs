@@ -8,7 +8,7 @@
 
 use super::check::VertexExpect;
 use super::vk::{AddressPush, FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, VertexInvocation, VertexJob};
-use super::{Comparison, Expect, Rng};
+use super::{Comparison, Expect, Rng, TextureShape};
 use crate::dxc::{self, Target};
 use crate::formats::xenos::container::{self as xc, Container};
 use crate::formats::xenos::interp::{self, State, Texture};
@@ -409,12 +409,10 @@ fn texture_slots(p: &Program) -> Vec<u32> {
 /// The heap a texture is bound in (XenosRecomp's: 0 = 2D, also 1D; 1 = 3D; 2 = cube), which is
 /// also its Vulkan set and the index of its `texture*Indices` array in SharedConstants.
 fn heap_of(t: &Texture) -> usize {
-    if t.cube {
-        2
-    } else if t.volume {
-        1
-    } else {
-        0
+    match t.shape {
+        TextureShape::Flat => 0,
+        TextureShape::Volume => 1,
+        TextureShape::Cube => 2,
     }
 }
 
@@ -565,8 +563,7 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
         textures.push(TextureSpec {
             texture: Slot { set, binding: 0 },
             sampler: Slot { set: 3, binding: 0 },
-            cube: tex.cube,
-            volume: tex.volume,
+            shape: tex.shape,
             size: tex.size,
             texels: tex.texels.clone(),
             mips: tex.mips.clone(),
@@ -840,7 +837,7 @@ pub fn random_vec(rng: &mut Rng) -> [f32; 4] {
 /// A `size`×`size` texture of a few distinct values (so comparisons of texels tie and differ).
 pub fn random_texture(rng: &mut Rng, size: u32) -> Texture {
     let palette: Vec<[f32; 4]> = (0..3).map(|_| std::array::from_fn(|_| rng.dyadic(0, 3).abs())).collect();
-    Texture { size, cube: false, volume: false, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect(), mips: vec![] }
+    Texture { size, shape: TextureShape::Flat, texels: (0..size * size).map(|_| *rng.pick(&palette)).collect(), mips: vec![] }
 }
 
 /// A cube map of `size`×`size` faces whose texels all differ: (face, column, row, random), so a
@@ -852,13 +849,13 @@ pub fn random_cube_texture(rng: &mut Rng, size: u32) -> Texture {
             [f as f32, (r % size) as f32, (r / size) as f32, rng.dyadic(0, 3)]
         })
         .collect();
-    Texture { size, cube: true, volume: false, texels, mips: vec![] }
+    Texture { size, shape: TextureShape::Cube, texels, mips: vec![] }
 }
 
 /// A `size`³ volume whose texels all differ: (x, y, z, random), so a wrong texel shows.
 pub fn random_volume_texture(rng: &mut Rng, size: u32) -> Texture {
     let texels = (0..size * size * size).map(|k| [(k % size) as f32, (k / size % size) as f32, (k / (size * size)) as f32, rng.dyadic(0, 3)]).collect();
-    Texture { size, cube: false, volume: true, texels, mips: vec![] }
+    Texture { size, shape: TextureShape::Volume, texels, mips: vec![] }
 }
 
 /// Random cases for any container: constants, vertex-element values, interpolators (texture-range

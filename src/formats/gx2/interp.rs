@@ -36,7 +36,7 @@
 use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
 use super::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
 use super::shader_struct::{Gx2Shader, ShaderKind};
-use crate::verify::Tolerance;
+use crate::verify::{TextureShape, Tolerance};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One 32-bit lane and its error bound (see the module comment).
@@ -101,10 +101,9 @@ fn tolerance(op: &str) -> Tolerance {
 pub struct Texture {
     pub resource: u32,
     pub size: u32,
-    /// A cube map: six faces (+x −x +y −y +z −z) of `size * size` texels each.
-    pub cube: bool,
-    /// A volume: `size` slices (z) of `size * size` texels.
-    pub volume: bool,
+    /// Cube: six faces (+x −x +y −y +z −z) of `size * size` texels each; volume: `size` slices
+    /// (z) of `size * size` texels.
+    pub shape: TextureShape,
     /// Row-major, `size * size` texels (per face / slice).
     pub texels: Vec<[f32; 4]>,
 }
@@ -1411,12 +1410,16 @@ impl<'a> M<'a> {
     fn sample(&self, res: u32, coord: &[V; 4]) -> [V; 4] {
         let Some(t) = self.inp.textures.iter().find(|t| t.resource == res) else { return [V::UNKNOWN; 4] };
         let var_type = self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty);
-        let (cube_var, volume_var) = (var_type == Some(4), var_type == Some(3));
-        if cube_var || t.cube {
-            return if cube_var && t.cube { sample_cube(t, coord) } else { [V::UNKNOWN; 4] };
-        }
-        if volume_var != t.volume {
+        let wanted = match var_type {
+            Some(4) => TextureShape::Cube,
+            Some(3) => TextureShape::Volume,
+            _ => TextureShape::Flat,
+        };
+        if wanted != t.shape {
             return [V::UNKNOWN; 4];
+        }
+        if t.shape == TextureShape::Cube {
+            return sample_cube(t, coord);
         }
         let size = f64::from(t.size);
         let pick = |c: V| -> Option<usize> {
@@ -1425,7 +1428,7 @@ impl<'a> M<'a> {
             crate::verify::nearest_clamped(x - e, x + e, t.size, 1.0 / 64.0).map(|i| i as usize)
         };
         let n = t.size as usize;
-        match (pick(coord[0]), pick(coord[1]), if t.volume { pick(coord[2]) } else { Some(0) }) {
+        match (pick(coord[0]), pick(coord[1]), if t.shape == TextureShape::Volume { pick(coord[2]) } else { Some(0) }) {
             (Some(i), Some(j), Some(k)) => t.texels[(k * n + j) * n + i].map(V::f),
             _ => [V::UNKNOWN; 4],
         }

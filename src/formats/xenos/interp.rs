@@ -16,7 +16,7 @@
 use super::container::Container;
 use super::memexport::{self, EA, EM0, EM_COUNT};
 use super::ucode::{Addr, Alu, Cf, CfOp, Fetch, Instr, Operand, Program, CF_NAMES, SCALAR_OPS, VECTOR_OPS};
-use crate::verify::{ulp, Expect};
+use crate::verify::{ulp, Expect, TextureShape};
 use std::collections::{BTreeMap, BTreeSet};
 
 type V = Expect;
@@ -55,9 +55,9 @@ fn tolerance(op: &str, x: f64, r: f64) -> f64 {
 #[derive(Clone, Debug)]
 pub struct Texture {
     pub size: u32,
-    pub cube: bool,
-    /// A 3D texture: `size`³ texels, slices front to back (z), each rows top to bottom.
-    pub volume: bool,
+    /// Cube: six faces of `size`² texels; volume: `size`³ texels, slices front to back (z), each
+    /// rows top to bottom.
+    pub shape: TextureShape,
     pub texels: Vec<[f32; 4]>,
     /// Mip levels 1, 2, … (level k: `max(size >> k, 1)` square, six faces of it for a cube map,
     /// cubed for a volume: every axis halves); sampled with the nearest level.
@@ -1010,7 +1010,7 @@ impl M<'_> {
             0 => 1,
             1 => 2,
             2 => 3,
-            _ if !tex.cube || !quad_on_one_face(src, d) => return UNKNOWN,
+            _ if tex.shape != TextureShape::Cube || !quad_on_one_face(src, d) => return UNKNOWN,
             _ => 2,
         };
         let texels = if f.coord_denorm() && !cube_texels { 1.0 } else { f64::from(tex.size) };
@@ -1099,7 +1099,7 @@ impl M<'_> {
     /// unnormalised coordinates (face coordinates in texels, [size, 2 size]); the z offset is
     /// added to the face before the clamp.
     fn sample_cube(&self, f: &Fetch, level: usize, s: V, t: V, face: V) -> R4 {
-        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.cube) else { return [UNKNOWN; 4] };
+        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.shape == TextureShape::Cube) else { return [UNKNOWN; 4] };
         let (texels, size) = level_texels(tex, level);
         if !known(&[s, t, face]) || !s.value.is_finite() || !t.value.is_finite() || face.value.is_nan() {
             return [UNKNOWN; 4];
@@ -1135,7 +1135,7 @@ impl M<'_> {
     /// 0; W (the mip lerp factor) is 0 for the instruction's MipFilter=point / BASEMAP and not
     /// modelled otherwise (the lowering rejects it). The size is the bound texture's.
     fn weights(&self, f: &Fetch, dim: u32, coord: [V; 3]) -> R4 {
-        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.cube == (dim == 3) && t.volume == (dim == 2)) else { return [UNKNOWN; 4] };
+        let Some(tex) = self.s.textures.get(&f.const_index()).filter(|t| t.shape == fetch_shape(dim)) else { return [UNKNOWN; 4] };
         let axes = match dim {
             0 => 1,
             2 => 3,
@@ -1163,7 +1163,7 @@ impl M<'_> {
     /// vertical centre), normalised or in texels (unnormalised coordinates), moved by the
     /// fetch's texel offsets (half texels; notes: Xenia's translators).
     fn sample(&self, f: &Fetch, level: usize, u: V, v: Option<V>) -> R4 {
-        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| !t.cube && !t.volume) else { return [UNKNOWN; 4] };
+        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| t.shape == TextureShape::Flat) else { return [UNKNOWN; 4] };
         let (texels, side) = level_texels(t, level);
         let offsets = f.offsets();
         let texel = |c: V, off: f32| nearest_texel(f, t.size, side, c, off);
@@ -1183,7 +1183,7 @@ impl M<'_> {
     /// [`Self::sample`] per axis: offsets in base-level texels, z normalised like x and y, a
     /// level's side `max(size >> level, 1)` on every axis).
     fn sample_volume(&self, f: &Fetch, level: usize, c: [V; 3]) -> R4 {
-        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| t.volume) else { return [UNKNOWN; 4] };
+        let Some(t) = self.s.textures.get(&f.const_index()).filter(|t| t.shape == TextureShape::Volume) else { return [UNKNOWN; 4] };
         let (texels, side) = level_texels(t, level);
         let offsets = f.offsets();
         let mut at = [0u32; 3];
@@ -1302,7 +1302,7 @@ fn quad_on_one_face(src: [V; 3], d: [V; 6]) -> bool {
 /// [0, 5], truncated) determined, s and t strictly inside (1, 2); None otherwise and for
 /// unnormalised coordinates.
 fn cube_major_axis(tex: &Texture, f: &Fetch, [s, t, face]: [V; 3]) -> Option<usize> {
-    if !tex.cube || f.coord_denorm() || !face.is_known() || face.value.is_nan() {
+    if tex.shape != TextureShape::Cube || f.coord_denorm() || !face.is_known() || face.value.is_nan() {
         return None;
     }
     let pick = |x: f64| x.clamp(0.0, 5.0).floor();
@@ -1515,5 +1515,14 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
         gradient_sources: m.gradient_sources,
         memory: m.memory,
         memory_undetermined: m.memory_undetermined,
+    }
+}
+
+/// The texture shape a fetch of dimension `dim` (0 1D, 1 2D, 2 3D, 3 cube) reads.
+fn fetch_shape(dim: u32) -> TextureShape {
+    match dim {
+        2 => TextureShape::Volume,
+        3 => TextureShape::Cube,
+        _ => TextureShape::Flat,
     }
 }
