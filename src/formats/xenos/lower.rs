@@ -638,9 +638,9 @@ impl<'a> Ctx<'a> {
     /// would use, `frac(coord × size + offset − 0.5)` per filtered axis (XenosRecomp's
     /// `getWeights2D`, Xenia's translators; unnormalised coordinates skip the `× size`), 0 for a
     /// NaN coordinate (XenosRecomp) and for the axes the dimension lacks (a cube map filters s
-    /// and t only, not the face). The size is the base level's. W, the mip lerp factor, depends
-    /// on the sampler's mip filter and the LOD, neither known here: a destination that reads it
-    /// is rejected.
+    /// and t only, not the face). The size is the base level's. W, the mip lerp factor, is 0 for
+    /// the instruction's MipFilter=point / BASEMAP; otherwise it depends on the sampler's mip
+    /// filter and the LOD, neither known here: a destination that reads it is rejected.
     fn get_weights(&mut self, f: &Fetch, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         // W is the mip lerp factor: 0 when the instruction's own MipFilter is point or BASEMAP
         // (no blend between levels); with a linear mip filter it needs the LOD, and with the
