@@ -104,6 +104,12 @@ fn run_all(gpu: &vk::Gpu, programs: impl Iterator<Item = TestProgram>) -> (Compa
         if std::env::var("SHREC_XENOS_TIMING").is_ok() {
             println!("TIME {:.2}s {} ({} bytes)", t0.elapsed().as_secs_f64(), p.name, p.bytes.len());
         }
+        // SHREC_XENOS_SEEDS=DIR keeps every program's container there (fuzz seeds for
+        // `fuzz/run.sh translate_xenos`, whose grown corpus is fuzz/corpus/translate_xenos)
+        if let Ok(dir) = std::env::var("SHREC_XENOS_SEEDS") {
+            let name: String = p.name.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
+            std::fs::write(std::path::Path::new(&dir).join(format!("{name}.bin")), &p.bytes).expect("SHREC_XENOS_SEEDS is a writable folder");
+        }
         if pc.mismatches > 0 {
             println!("MISMATCH {}: {} of {} lanes", p.name, pc.mismatches, pc.comparisons);
         }
