@@ -263,18 +263,7 @@ fn shader(kind: ShaderKind, program: Vec<u8>) -> Gx2Shader {
     } else {
         vec![]
     };
-    Gx2Shader {
-        kind,
-        words,
-        uniform_blocks: vec![],
-        uniform_vars: vec![],
-        initial_values: vec![],
-        loop_vars: vec![],
-        sampler_vars: vec![],
-        attrib_vars,
-        program,
-        copy_program: Vec::new(),
-    }
+    Gx2Shader { attrib_vars, ..shrec::verify::gx2::bare_shader(kind, words, program, vec![], vec![]) }
 }
 
 fn set_mode_block(s: &mut Gx2Shader, blocks: &[(u32, &str, u32)]) {

@@ -221,7 +221,7 @@ pub mod asm {
 
 /// A GX2 shader struct of `kind` from its register `words` and programs, with no variables but
 /// `loop_vars` (the test shaders' common part).
-pub(super) fn bare_shader(kind: ShaderKind, words: Vec<u32>, program: Vec<u8>, copy_program: Vec<u8>, loop_vars: Vec<LoopVar>) -> Gx2Shader {
+pub fn bare_shader(kind: ShaderKind, words: Vec<u32>, program: Vec<u8>, copy_program: Vec<u8>, loop_vars: Vec<LoopVar>) -> Gx2Shader {
     Gx2Shader {
         kind,
         words,
