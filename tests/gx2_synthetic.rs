@@ -573,12 +573,14 @@ fn branches_push_else_pop_and_predicates() {
                     g(vec![a("PRED_SETE_INT", (3, 0), &[r(0, 0), ONE]), a("PRED_SETGT_INT", (3, 1), &[r(0, 1), ONE]), a("PRED_SET_CLR", (3, 2), &[])]),
                 ],
             ),
-            // PUSH; ALU (exec); ELSE; ALU_POP_AFTER; then PUSH_ELSE … POP
-            cf("PUSH"),
+            // PUSH; ALU (exec); ELSE; ALU_POP_AFTER; then PUSH_ELSE … POP, each jump pointed
+            // where a compiler points it (PUSH past the block, ELSE POP_CNT(1) past the pop
+            // it stands for, PUSH_ELSE at the POP)
+            cf_addr("PUSH", 10),
             alu("ALU", vec![g(vec![a("PRED_SETE_INT", (2, 3), &[r(0, 3), ZERO]).exec().nowrite()])]),
-            cf("ELSE"),
+            C::N { op: "ELSE", addr: 10, pop: 1, cf_const: 0, tex: vec![] },
             alu("ALU_POP_AFTER", vec![g(vec![a("ADD", (1, 3), &[r(1, 3), ONE])])]),
-            cf("PUSH_ELSE"),
+            cf_addr("PUSH_ELSE", 12),
             alu("ALU", vec![g(vec![a("ADD", (1, 3), &[r(1, 3), ONE])])]),
             cf_pop("POP", 1),
         ],

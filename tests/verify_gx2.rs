@@ -108,7 +108,8 @@ fn control_flow_forms() {
         alu("ALU_PUSH_BEFORE", vec![cond("PRED_SETGT", r(1, 2), special(248))]),
         alu("ALU_ELSE_AFTER", vec![add((2, 2), special(249))]),
         alu("ALU_POP_AFTER", vec![add((2, 3), special(249))]),
-        cf_pop("ELSE", 0),
+        // as compilers emit it: POP_CNT(1), jumping past the POP it stands for
+        C::N { op: "ELSE", addr: 10, pop: 1, cf_const: 0, tex: vec![] },
         alu("ALU", vec![add((2, 1), special(249))]),
         cf_pop("POP", 1),
         pos.clone(),
@@ -166,7 +167,7 @@ fn control_flow_forms() {
         alu("ALU", vec![zero2.clone()]),
         C::N { op: "LOOP_START_DX10", addr: 0, pop: 0, cf_const: 0, tex: vec![] },
         alu("ALU", vec![add((2, 0), special(249))]),
-        cf("PUSH"),
+        C::N { op: "PUSH", addr: 8, pop: 0, cf_const: 0, tex: vec![] },
         alu("ALU", vec![cond("PRED_SETGE", r(2, 0), lit(0))]),
         cf("LOOP_BREAK"),
         cf_pop("POP", 1),
@@ -189,18 +190,188 @@ fn control_flow_forms() {
         alu("ALU_PUSH_BEFORE", vec![cond("PRED_SETGT", r(0, 0), r(0, 1))]),
         cf("KILL"),
         cf_pop("POP", 1),
-        cf("PUSH"),
+        C::N { op: "PUSH", addr: 12, pop: 0, cf_const: 0, tex: vec![] },
         alu("ALU", vec![cond("PRED_SETGE", r(1, 0), special(248))]),
-        cf("PUSH_ELSE"),
+        C::N { op: "PUSH_ELSE", addr: 8, pop: 0, cf_const: 0, tex: vec![] },
         alu("ALU", vec![add((2, 0), special(249))]),
         cf_pop("POP_PUSH_ELSE", 1),
         alu("ALU", vec![add((2, 1), special(249))]),
-        cf_pop("POP_JUMP", 1),
+        C::N { op: "POP_JUMP", addr: 11, pop: 1, cf_const: 0, tex: vec![] },
         cf_pop("POP", 1),
         pix,
     ];
     total.merge(gx2::run(gpu, &gen::fixed("pixel kill and push forms", ShaderKind::Pixel, &prog4, prog4.len() - 1, vec![], false, 4)));
     finish("control_flow_forms", &total, CF_FORMS.iter().copied().filter(|f| !["ALU_POP2_AFTER", "POP_PUSH", "TEX"].contains(f)).collect::<Vec<_>>().as_slice(), 200);
+}
+
+/// if / else exactly as Mesa r600, LLVM R600 and Nintendo's compiler emit it (issue 19): the
+/// JUMP over the then-part, `ELSE POP_CNT(1)` aimed past the POP it stands for, the no-else
+/// `JUMP … POP_CNT(1)`, an else-if chain closed by one `POP POP_CNT(2)` and one closed by
+/// `ALU_POP2_AFTER` (its ELSE popping 1, the inner JUMP 2), nested in a loop with `if (c) break`
+/// — each once with conditions on constants only (every lane agrees: on the GPU whole waves
+/// take the jumps, the interpreter's uniform-wave run follows them) and once on per-vertex
+/// attributes (lanes disagree). Until the stack table, the translator rejected every one of
+/// these programs ("pops 1 stack entries but only 0 are pushed").
+#[test]
+fn compiler_if_else_shapes() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let out = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] };
+    let jump = |op: &'static str, addr: u32, pop: u32| C::N { op, addr, pop, cf_const: 0, tex: vec![] };
+    let add = |ch: u8, v: u32| G(vec![a("ADD", (2, ch), &[r(2, ch), lit(0)])], vec![(v as f32).to_bits(), 0]);
+    for uniform in [true, false] {
+        // uniform: constants only (c4.x > c5.y: what every lane of a draw agrees on); divergent:
+        // per-vertex attributes
+        let cond = |name: &'static str, k: u32| {
+            let (x, y) = if uniform { (c(4 + k, 0), c(5 + k, 1)) } else { (r(1, (k % 4) as u8), r(2 - k % 2, ((k + 1) % 4) as u8)) };
+            let mut p = a(name, (9, 0), &[x, y]);
+            p.exec = true;
+            p.pred = true;
+            p.write = false;
+            alu("ALU_PUSH_BEFORE", vec![G(vec![p], vec![])])
+        };
+        let init = alu("ALU", vec![G((0..4u8).map(|k| a("MOV", (2, k), &[special(248)])).collect(), vec![])]);
+        let tag = if uniform { "uniform" } else { "divergent" };
+        // 0 CALL_FS, 1 init, then the shape, then pos + param export
+        let shapes: Vec<(&str, Vec<C>)> = vec![
+            (
+                "if/else",
+                vec![
+                    cond("PRED_SETGT", 0),              // 2
+                    jump("JUMP", 5, 0),                 // 3: no lane active → to the ELSE
+                    alu("ALU", vec![add(0, 1)]),        // 4: then
+                    jump("ELSE", 7, 1),                 // 5: no lane left → past the POP, pop 1
+                    alu("ALU_POP_AFTER", vec![add(1, 2)]), // 6: else, then pop
+                ],
+            ),
+            (
+                "if without else",
+                vec![
+                    cond("PRED_SETGE", 1),        // 2
+                    jump("JUMP", 6, 1),           // 3: past the POP, pop 1
+                    alu("ALU", vec![add(0, 3)]),  // 4
+                    cf_pop("POP", 1),             // 5
+                    alu("ALU", vec![add(3, 1)]),  // 6: after the if
+                ],
+            ),
+            (
+                "else-if chain closed by POP POP_CNT(2)",
+                vec![
+                    cond("PRED_SETGT", 0),        // 2: if (c0)
+                    jump("JUMP", 5, 0),           // 3
+                    alu("ALU", vec![add(0, 1)]),  // 4
+                    jump("ELSE", 12, 1),          // 5: else → past POP2, pop 1
+                    cond("PRED_SETGT", 1),        // 6: if (c1)
+                    jump("JUMP", 9, 0),           // 7
+                    alu("ALU", vec![add(1, 1)]),  // 8
+                    jump("ELSE", 12, 2),          // 9: else → past POP2, pop 2
+                    alu("ALU", vec![add(2, 1)]),  // 10
+                    cf_pop("POP", 2),             // 11
+                    alu("ALU", vec![add(3, 5)]),  // 12
+                ],
+            ),
+            (
+                "else-if without final else closed by ALU_POP2_AFTER",
+                vec![
+                    cond("PRED_SETE", 0),           // 2
+                    jump("JUMP", 5, 0),             // 3
+                    alu("ALU", vec![add(0, 7)]),    // 4
+                    jump("ELSE", 9, 1),             // 5
+                    cond("PRED_SETGE", 2),          // 6
+                    jump("JUMP", 9, 2),             // 7: no else: past the close, pop 2
+                    alu("ALU_POP2_AFTER", vec![add(1, 7)]), // 8
+                    alu("ALU", vec![add(2, 9)]),    // 9
+                ],
+            ),
+            (
+                "nested ifs in a loop with if (c) break",
+                vec![
+                    C::N { op: "LOOP_START_DX10", addr: 17, pop: 0, cf_const: 0, tex: vec![] }, // 2
+                    alu("ALU", vec![add(3, 1)]),    // 3: R2.w counts iterations
+                    {
+                        // 4: if (R2.w >= 3) break;
+                        let mut p = a("PRED_SETGE", (9, 0), &[r(2, 3), lit(0)]);
+                        p.exec = true;
+                        p.pred = true;
+                        p.write = false;
+                        alu("ALU_PUSH_BEFORE", vec![G(vec![p], vec![3.0f32.to_bits(), 0])])
+                    },
+                    jump("JUMP", 8, 1),             // 5
+                    C::N { op: "LOOP_BREAK", addr: 16, pop: 0, cf_const: 0, tex: vec![] }, // 6
+                    cf_pop("POP", 1),               // 7
+                    cond("PRED_SETGT", 0),          // 8: if (c0)
+                    jump("JUMP", 15, 1),            // 9: no else → past the close
+                    cond("PRED_SETGE", 1),          // 10:   if (c1)
+                    jump("JUMP", 13, 0),            // 11
+                    alu("ALU", vec![add(0, 1)]),    // 12
+                    jump("ELSE", 15, 2),            // 13
+                    alu("ALU_POP2_AFTER", vec![add(1, 1)]), // 14
+                    alu("ALU", vec![add(2, 1)]),    // 15
+                    C::N { op: "LOOP_END", addr: 3, pop: 0, cf_const: 0, tex: vec![] }, // 16
+                ],
+            ),
+        ];
+        for (name, shape) in shapes {
+            let mut prog = vec![cf("CALL_FS"), init.clone()];
+            prog.extend(shape);
+            prog.push(pos.clone());
+            prog.push(out.clone());
+            let t = gen::fixed(&format!("{name} ({tag})"), ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 7);
+            let lowered = shrec::formats::gx2::lower::lower(&t.shader);
+            assert!(lowered.is_ok(), "{name} ({tag}): {:?}", lowered.err());
+            total.merge(gx2::run(gpu, &t));
+        }
+    }
+    let taken = shrec::formats::gx2::interp::JUMP_TAKEN;
+    finish("compiler_if_else_shapes", &total, &["JUMP", "ELSE", "POP", "ALU_POP_AFTER", "ALU_POP2_AFTER", "LOOP_BREAK", taken], 200);
+}
+
+/// The compiler-shaped generator (if / else / else-if chains, loops with break / continue,
+/// nesting up to `SHAPED_MAX_NEST`, uniform and divergent conditions): 200 fixed-seed programs.
+#[test]
+fn compiler_shaped_fixed_seed() {
+    let Some(gpu) = gpu() else { return };
+    let (c, deepest) = shaped(gpu, fuzz_seed(), 0..200);
+    assert!(deepest >= 6, "no program nested 6 deep (deepest {deepest})");
+    let taken = shrec::formats::gx2::interp::JUMP_TAKEN;
+    finish(
+        &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}"),
+        &c,
+        &["JUMP", "ELSE", "POP", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "ALU_POP2_AFTER", "LOOP_BREAK", "LOOP_CONTINUE", "ALU_BREAK", "LOOP_END", taken],
+        5_000,
+    );
+}
+
+/// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000).
+#[test]
+#[ignore]
+fn long_shaped() {
+    let Some(gpu) = gpu() else { return };
+    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let from: u64 = std::env::var("SHREC_FUZZ_FROM").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let started = std::time::Instant::now();
+    let (c, deepest) = shaped(gpu, fuzz_seed(), from..from + n);
+    println!("long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}", fuzz_seed(), c.summary("gx2"), started.elapsed().as_secs_f64());
+    assert_eq!(c.mismatches, 0);
+}
+
+fn shaped(gpu: &'static vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, u32) {
+    let mut c = Comparison::default();
+    let mut deepest = 0;
+    for i in range {
+        let (t, depth) = gen::shaped_program_and_depth(seed, i);
+        deepest = deepest.max(depth);
+        let mut one = gx2::run(gpu, &t);
+        for rep in std::mem::take(&mut one.reports) {
+            println!("{rep}");
+        }
+        c.merge(one);
+        if c.programs % 500 == 0 && std::env::var_os("SHREC_FUZZ_PROGRESS").is_some() {
+            eprintln!("progress (up to program {i}): {}", c.summary("gx2"));
+        }
+    }
+    (c, deepest)
 }
 
 /// FLT_TO_INT / FLT_TO_UINT of NaN (0) and out-of-range values (saturated), read back through
@@ -496,7 +667,7 @@ fn long_fuzz() {
 fn fuzz_one() {
     let Some(gpu) = gpu() else { return };
     let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
-    let p = gen::program(fuzz_seed(), index);
+    let p = if std::env::var_os("SHREC_FUZZ_SHAPED").is_some() { gen::shaped_program(fuzz_seed(), index) } else { gen::program(fuzz_seed(), index) };
     if let Ok(prog) = shrec::formats::gx2::isa::decode(&p.shader.program) {
         println!("{}", shrec::formats::gx2::disasm::disassemble(&prog));
     }

@@ -561,7 +561,16 @@ pub mod gen {
         /// access of the temp array to a compare ladder, which makes such shaders slow to
         /// compile, so only a minority of programs use it.
         pub allow_rel: bool,
+        /// Compiler-shaped control flow ([`Gen::shaped_stmt`]) instead of the random forms.
+        pub shaped: bool,
+        /// Deepest nesting the compiler-shaped mode reached.
+        pub max_depth: u32,
     }
+
+    /// Deepest if / loop nesting of the compiler-shaped mode.
+    pub const SHAPED_MAX_NEST: u32 = 7;
+    /// CF instructions after which the compiler-shaped mode opens no new block.
+    const SHAPED_CF_BUDGET: usize = 60;
 
     fn is_int_op(n: &str) -> bool {
         n.contains("INT") || n.contains("UINT") || n.starts_with("BF") || n.starts_with("MULLO") || n.starts_with("MULHI")
@@ -570,7 +579,7 @@ pub mod gen {
     impl<'r> Gen<'r> {
         pub fn new(rng: &'r mut Rng, kind: ShaderKind, block: bool) -> Gen<'r> {
             let allow_rel = rng.chance(15);
-            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_lanes: [false; 4], allow_rel }
+            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_lanes: [false; 4], allow_rel, shaped: false, max_depth: 0 }
         }
 
         fn const_src(&mut self, lits: &mut Vec<u32>, int: bool) -> S {
@@ -833,6 +842,10 @@ pub mod gen {
         }
 
         fn stmt(&mut self) {
+            if self.shaped {
+                self.shaped_stmt();
+                return;
+            }
             let roll = self.rng.below(100);
             if roll < 55 || self.depth >= 3 {
                 let c = self.alu_clause("ALU", false);
@@ -842,11 +855,19 @@ pub mod gen {
             self.depth += 1;
             match roll {
                 55..=66 => {
-                    // if / else through ALU_PUSH_BEFORE or PUSH + ALU
+                    // if / else through ALU_PUSH_BEFORE (+ the compilers' JUMP over the then-part)
+                    // or PUSH + ALU; every jump aimed where a compiler aims it
+                    let mut push_at = None;
+                    let mut jump_at = None;
                     if self.rng.chance(60) {
                         let c = self.alu_clause("ALU_PUSH_BEFORE", true);
                         self.cfs.push(c);
+                        if self.rng.chance(50) {
+                            jump_at = Some(self.cfs.len());
+                            self.cfs.push(cf("JUMP"));
+                        }
                     } else {
+                        push_at = Some(self.cfs.len());
                         self.cfs.push(cf("PUSH"));
                         let c = self.alu_clause("ALU", true);
                         self.cfs.push(c);
@@ -856,20 +877,29 @@ pub mod gen {
                         0 => {
                             let c = self.alu_clause("ALU_POP_AFTER", false);
                             self.cfs.push(c);
+                            self.aim(jump_at, self.cfs.len(), 1);
                         }
                         1 => {
+                            self.aim(jump_at, self.cfs.len(), 0);
                             let c = self.alu_clause("ALU_ELSE_AFTER", false);
                             self.cfs.push(c);
                             self.block_stmts(1, 2);
                             self.cfs.push(cf_pop("POP", 1));
                         }
                         2 => {
-                            self.cfs.push(cf_pop("ELSE", 0));
+                            let else_at = self.cfs.len();
+                            self.aim(jump_at, else_at, 0);
+                            self.cfs.push(cf("ELSE"));
                             self.block_stmts(1, 2);
                             self.cfs.push(cf_pop("POP", 1));
+                            self.aim(Some(else_at), self.cfs.len(), 1);
                         }
-                        _ => self.cfs.push(cf_pop("POP", 1)),
+                        _ => {
+                            self.cfs.push(cf_pop("POP", 1));
+                            self.aim(jump_at, self.cfs.len(), 1);
+                        }
                     }
+                    self.aim(push_at, self.cfs.len(), 0);
                 }
                 67..=70 => {
                     // two nested conditions closed by one ALU_POP2_AFTER
@@ -882,12 +912,20 @@ pub mod gen {
                     self.cfs.push(c);
                 }
                 71..=73 => {
-                    // PUSH_ELSE / POP_PUSH / POP_PUSH_ELSE forms
+                    // PUSH_ELSE / POP_PUSH / POP_PUSH_ELSE forms (PUSH_ELSE jumps to the POP_PUSH*,
+                    // POP_JUMP to the next instruction)
+                    let at = self.cfs.len();
                     self.cfs.push(cf("PUSH_ELSE"));
                     self.block_stmts(1, 2);
+                    self.aim(Some(at), self.cfs.len(), 0);
                     self.cfs.push(cf_pop(if self.rng.chance(50) { "POP_PUSH" } else { "POP_PUSH_ELSE" }, 1));
                     self.block_stmts(1, 2);
-                    self.cfs.push(cf_pop(if self.rng.chance(50) { "POP" } else { "POP_JUMP" }, 1));
+                    let last = self.cfs.len();
+                    let pop_jump = self.rng.chance(50);
+                    self.cfs.push(cf_pop(if pop_jump { "POP_JUMP" } else { "POP" }, 1));
+                    if pop_jump {
+                        self.aim(Some(last), last + 1, 1);
+                    }
                 }
                 74..=85 if self.loops < 2 => self.loop_stmt(),
                 86..=89 if self.loops > 0 => {
@@ -896,8 +934,13 @@ pub mod gen {
                         0 | 1 => {
                             let c = self.alu_clause("ALU_PUSH_BEFORE", true);
                             self.cfs.push(c);
+                            let jump_at = self.rng.chance(50).then_some(self.cfs.len());
+                            if jump_at.is_some() {
+                                self.cfs.push(cf("JUMP"));
+                            }
                             self.cfs.push(cf(if self.rng.chance(50) { "LOOP_BREAK" } else { "LOOP_CONTINUE" }));
                             self.cfs.push(cf_pop("POP", 1));
+                            self.aim(jump_at, self.cfs.len(), 1);
                         }
                         2 => {
                             let c = self.alu_clause("ALU_BREAK", true);
@@ -935,6 +978,14 @@ pub mod gen {
             self.depth -= 1;
         }
 
+        /// Points the jumping CF instruction at `at` (if any) to CF `target` with POP_CNT(`pop`).
+        fn aim(&mut self, at: Option<usize>, target: usize, pop: u32) {
+            if let Some(C::N { addr, pop: p, .. }) = at.map(|k| &mut self.cfs[k]) {
+                *addr = target as u32;
+                *p = pop;
+            }
+        }
+
         fn block_stmts(&mut self, lo: i64, hi: i64) {
             let n = self.rng.range(lo, hi);
             for _ in 0..n {
@@ -954,6 +1005,7 @@ pub mod gen {
                 let inc = self.rng.range(-1, 2) as i8 as u8 as u32;
                 self.loop_vars.push(LoopVar { offset: cf_const, value: count | init << 12 | inc << 24 });
             }
+            let start = self.cfs.len();
             self.cfs.push(C::N { op: kind, addr: 0, pop: 0, cf_const, tex: vec![] });
             self.loops += 1;
             // counter += 1; break when counter > limit (keeps every loop finite on the GPU)
@@ -971,8 +1023,132 @@ pub mod gen {
                 self.cfs.push(alu("ALU", vec![G(vec![x], vec![])]));
             }
             self.block_stmts(1, 3);
-            self.cfs.push(cf("LOOP_END"));
+            // LOOP_END jumps back to the instruction after its LOOP_START, which jumps past it
+            let end = self.cfs.len();
+            self.cfs.push(C::N { op: "LOOP_END", addr: start as u32 + 1, pop: 0, cf_const, tex: vec![] });
+            self.aim(Some(start), end + 1, 0);
             self.loops -= 1;
+        }
+
+        /// One statement as the compilers emit control flow (Mesa r600 `emit_if` / `tgsi_else`
+        /// / `tgsi_endif`, LLVM's R600ControlFlowFinalizer, and Nintendo's compiler in the corpus):
+        /// if / else / else-if chains whose JUMP and ELSE aim past the POP that closes them with
+        /// POP_CNT = the levels they stand for, chains closed by one POP_CNT(n) /
+        /// ALU_POP2_AFTER, loops with ALU_BREAK / LOOP_BREAK / LOOP_CONTINUE, nested up to
+        /// [`SHAPED_MAX_NEST`] deep. Conditions are uniform (constants only: every lane agrees,
+        /// so on the GPU whole waves take the jumps) or divergent (per-vertex / per-pixel data).
+        fn shaped_stmt(&mut self) {
+            // past a budget of CF instructions only plain clauses: nesting multiplies size, and a
+            // compiled shader's CF program is tens of instructions, not hundreds
+            let room = if self.cfs.len() > SHAPED_CF_BUDGET { 0 } else { SHAPED_MAX_NEST.saturating_sub(self.depth) };
+            let roll = if room == 0 { 99 } else { self.rng.below(100) };
+            match roll {
+                // deeper nesting is likelier near the top, so chains reach the maximum depth
+                0..=44 if room > 0 => self.shaped_if_chain(room),
+                45..=56 if room > 0 && self.loops < 2 => {
+                    self.depth += 1;
+                    self.max_depth = self.max_depth.max(self.depth);
+                    self.loop_stmt();
+                    self.depth -= 1;
+                }
+                57..=66 if self.loops > 0 => {
+                    // if (c) break; / if (c) continue; as Mesa emits it
+                    self.cond_clause();
+                    let jump_at = self.cfs.len();
+                    self.cfs.push(cf("JUMP"));
+                    self.cfs.push(cf(if self.rng.chance(50) { "LOOP_BREAK" } else { "LOOP_CONTINUE" }));
+                    self.cfs.push(cf_pop("POP", 1));
+                    self.aim(Some(jump_at), self.cfs.len(), 1);
+                }
+                67..=72 if self.kind == ShaderKind::Pixel => {
+                    self.cond_clause();
+                    let jump_at = self.cfs.len();
+                    self.cfs.push(cf("JUMP"));
+                    self.cfs.push(cf("KILL"));
+                    self.cfs.push(cf_pop("POP", 1));
+                    self.aim(Some(jump_at), self.cfs.len(), 1);
+                }
+                73..=80 if self.kind != ShaderKind::Geometry => {
+                    let c = self.tex_clause();
+                    self.cfs.push(c);
+                }
+                _ => {
+                    let c = self.alu_clause("ALU", false);
+                    self.cfs.push(c);
+                }
+            }
+        }
+
+        /// `if (c0) A else if (c1) B … [else Z]`, `n ≤ room` conditions, closed by one pop of
+        /// `n` levels. Every ELSE (and the last JUMP when there is no final else) aims past that
+        /// pop with POP_CNT = its level + 1; every other JUMP aims at its ELSE with POP_CNT(0).
+        fn shaped_if_chain(&mut self, room: u32) {
+            let n = if room >= 2 && self.rng.chance(35) { self.rng.range(2, i64::from(room.min(3))) as u32 } else { 1 };
+            let mut past_close = Vec::new();
+            for k in 0..n {
+                self.cond_clause();
+                self.depth += 1;
+                self.max_depth = self.max_depth.max(self.depth);
+                let jump_at = self.cfs.len();
+                self.cfs.push(cf("JUMP"));
+                self.block_stmts(1, 2);
+                let last = k + 1 == n;
+                if !last || self.rng.chance(50) {
+                    self.aim(Some(jump_at), self.cfs.len(), 0);
+                    past_close.push((self.cfs.len(), k + 1));
+                    self.cfs.push(cf("ELSE"));
+                    if last {
+                        self.block_stmts(1, 2);
+                    }
+                } else {
+                    past_close.push((jump_at, k + 1));
+                }
+            }
+            // the close: a POP, or the last clause turned into ALU_POP_AFTER / ALU_POP2_AFTER
+            match n {
+                1 | 2 if self.rng.chance(50) => {
+                    let c = self.alu_clause(if n == 1 { "ALU_POP_AFTER" } else { "ALU_POP2_AFTER" }, false);
+                    self.cfs.push(c);
+                }
+                _ => self.cfs.push(cf_pop("POP", n)),
+            }
+            self.depth -= n;
+            let target = self.cfs.len();
+            for (at, pop) in past_close {
+                self.aim(Some(at), target, pop);
+            }
+        }
+
+        /// ALU_PUSH_BEFORE whose last group sets the execution mask with a PRED_SET* — on
+        /// constants only (uniform) or on a per-lane register (divergent).
+        fn cond_clause(&mut self) {
+            let mut groups = Vec::new();
+            let mut pv = [false; 5];
+            if self.rng.chance(50) {
+                groups.push(self.group(&mut pv, false));
+            }
+            let name = *self.rng.pick(&["PRED_SETGT", "PRED_SETGE", "PRED_SETE", "PRED_SETNE"]);
+            let mut lits = Vec::new();
+            let x = if self.rng.chance(45) {
+                self.const_src(&mut lits, false)
+            } else {
+                // R1..R4 hold the attributes of a VS, R0..R3 the varyings of a PS
+                let first = u32::from(self.kind == ShaderKind::Vertex);
+                r(first + self.rng.below(4) as u32, self.rng.below(4) as u8)
+            };
+            let y = self.const_src(&mut lits, false);
+            let mut p = a(name, (WORK - 1, 0), &[x, y]);
+            p.exec = true;
+            p.pred = true;
+            p.write = false;
+            groups.push(G(vec![p], lits));
+            let mut cfi = alu("ALU_PUSH_BEFORE", groups);
+            if self.block {
+                if let C::Alu { kc, .. } = &mut cfi {
+                    kc[0] = (BLOCK_LOC, 1, 0);
+                }
+            }
+            self.cfs.push(cfi);
         }
 
         /// Initialises the work registers (VS: R5..R9; PS: R4..R9), runs the statements, exports.
@@ -1142,6 +1318,38 @@ pub mod gen {
         };
         let (cases, quads) = cases(&mut rng, kind, 4, 4);
         TestProgram { name: format!("fuzz seed {seed} program {index}"), shader, cases, quads, reproduce: reproduce_command(seed, index) }
+    }
+
+    /// Program `index` of the compiler-shaped run `seed` ([`Gen::shaped_stmt`]).
+    pub fn shaped_program(seed: u64, index: u64) -> TestProgram {
+        shaped_program_and_depth(seed, index).0
+    }
+
+    /// [`shaped_program`] and the deepest if / loop nesting it reached.
+    pub fn shaped_program_and_depth(seed: u64, index: u64) -> (TestProgram, u32) {
+        let mut rng = Rng::new(seed.wrapping_mul(0x5851_F42D_4C95_7F2D) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5AA5);
+        let kind = if rng.chance(50) { ShaderKind::Vertex } else { ShaderKind::Pixel };
+        let block = rng.chance(35);
+        let n = rng.range(2, 5) as usize;
+        let mut g = Gen::new(&mut rng, kind, block);
+        g.shaped = true;
+        g.allow_rel = false;
+        let bytes = g.program(n);
+        let loop_vars = std::mem::take(&mut g.loop_vars);
+        let shader = match kind {
+            ShaderKind::Vertex => vertex_shader(bytes, 4, 2, block, loop_vars),
+            _ => pixel_shader(bytes, 4, 2, block, loop_vars),
+        };
+        let depth = g.max_depth;
+        let (cases, quads) = cases(&mut rng, kind, 4, 4);
+        let t = TestProgram {
+            name: format!("compiler-shaped seed {seed} program {index}"),
+            shader,
+            cases,
+            quads,
+            reproduce: format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} SHREC_FUZZ_SHAPED=1 cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture"),
+        };
+        (t, depth)
     }
 
     /// A program whose groups execute `op` (ALU mnemonic) in many operand forms.

@@ -6,9 +6,12 @@
 //! pixel quad can be paused at a gradient fetch and resumed, see [`run_quad`]); the execution
 //! mask is the lane's `active` flag plus a stack of saved flags. Choices where the notes list
 //! unverified hardware details (README "GX2" documents them, the lowering implements the same):
-//! - PUSH / POP_PUSH* pop POP_COUNT entries before pushing; ELSE first inverts the lane against
-//!   the entry on top of the stack (`active = top && !active`), then pops POP_COUNT;
-//!   ALU_ELSE_AFTER inverts without popping;
+//! - the mask-stack steps of PUSH / POP / ELSE / JUMP and the ALU push / pop / else forms are
+//!   the rows of `formats::gx2::cf_stack` (sources there and in docs/gx2.md). A jump is taken
+//!   only when no lane of the wave is active, and its POP_COUNT is applied only then. One lane
+//!   cannot see the others, so every invocation whose lane reaches a jump while inactive is run
+//!   twice: as in a uniform wave (every such jump taken) and as in a divergent one (none taken).
+//!   Runs that differ are undetermined: the GPU's result would depend on the neighbours;
 //! - a lane that executes LOOP_BREAK / ALU_BREAK leaves the loop at once (nothing inside the loop
 //!   reactivates it), LOOP_CONTINUE / ALU_CONTINUE go straight to the next iteration; ALU_BREAK /
 //!   ALU_CONTINUE test the lane's flag after the clause, whether it was cleared by the clause or
@@ -33,6 +36,7 @@
 //! ([`V::ANY_NAN`]), the sign of computed zeros where integer ops or 1/x read it
 //! ([`V::zero_of_any_sign`]), IEEE 0 × inf/NaN (compilers fold a constant zero).
 
+use super::cf_stack::{self, StackEffect, Step};
 use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
 use super::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
 use super::shader_struct::{Gx2Shader, ShaderKind};
@@ -173,6 +177,15 @@ struct Frame {
     saved_al: i32,
 }
 
+/// Where a CF instruction's stack steps sent the lane.
+enum Jumped {
+    No,
+    To(usize),
+    /// Past the last instruction of the main program: the lane is done.
+    PastTheEnd,
+    Nowhere,
+}
+
 enum Stop {
     Done,
     /// Paused before a GET_GRADIENTS fetch whose source is this vector.
@@ -210,18 +223,65 @@ struct M<'a> {
     emitted: u32,
     /// Copy-shader run: the GSVS ring it reads (R0.x = the vertex's base in dwords).
     copy_ring: Option<Vec<[V; 4]>>,
+    /// Which wave this lane is assumed to run in (see the module comment).
+    wave: Wave,
+    /// A jump was taken (uniform wave) — only then can the divergent run differ.
+    took_jump: bool,
 }
 
-/// Runs a vertex invocation (or a pixel without gradient fetches).
+/// Recorded in [`Run::executed`] when a lane took a jump (its uniform-wave run), so tests can
+/// show that both the taken and the fall-through paths were exercised.
+pub const JUMP_TAKEN: &str = "(jump taken)";
+
+/// The other lanes of the wave, as far as jumps are concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wave {
+    /// Every lane decides as this one: a jump reached while this lane is inactive is taken.
+    Uniform,
+    /// Some other lane is always active: no jump is taken.
+    Divergent,
+}
+
+/// Runs a vertex invocation (or a pixel without gradient fetches), in a uniform and, where a
+/// jump was taken, a divergent wave (see the module comment).
 pub fn run(s: &Gx2Shader, p: &Program, inp: &Inputs) -> Run {
-    let mut m = M::new(s, p, inp);
-    match m.go() {
-        Stop::Done => m.finish(),
-        Stop::Gradient(_) => {
-            m.run.undetermined = true;
-            m.finish()
-        }
+    let one = |wave| {
+        let mut m = M::new(s, p, inp);
+        m.wave = wave;
+        let took = match m.go() {
+            Stop::Done => m.took_jump,
+            Stop::Gradient(_) => {
+                m.run.undetermined = true;
+                m.took_jump
+            }
+        };
+        (m.finish(), took)
+    };
+    let (uniform, took_jump) = one(Wave::Uniform);
+    if !took_jump {
+        return uniform;
     }
+    same_in_both_waves(uniform, one(Wave::Divergent).0)
+}
+
+/// The run of a lane whose result must not depend on the wave: `uniform` if `divergent` agrees,
+/// else undetermined.
+fn same_in_both_waves(mut uniform: Run, divergent: Run) -> Run {
+    uniform.executed.extend(divergent.executed.iter().copied());
+    if uniform.undetermined {
+        return uniform;
+    }
+    if divergent.undetermined {
+        uniform.undetermined = true;
+        uniform.why = divergent.why;
+    } else if (&uniform.exports, uniform.killed, &uniform.ring, &uniform.gs) != (&divergent.exports, divergent.killed, &divergent.ring, &divergent.gs) {
+        uniform.undetermined = true;
+        uniform.why = "the result depends on whether the other lanes of the wave take a jump (uniform and divergent waves differ)".into();
+    }
+    if uniform.undetermined {
+        uniform.exports.clear();
+    }
+    uniform
 }
 
 /// Runs the four pixels of a 2×2 quad (pixel p at x = p & 1, y = p >> 1) in lockstep at
@@ -229,7 +289,24 @@ pub fn run(s: &Gx2Shader, p: &Program, inp: &Inputs) -> Run {
 /// (right − left, bottom − top). If the pixels do not all reach the same gradient fetch, the
 /// quad is undetermined.
 pub fn run_quad(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4]) -> [Run; 4] {
-    let mut ms: Vec<M> = inp.iter().map(|i| M::new(s, p, i)).collect();
+    let (uniform, took_jump) = run_quad_in(s, p, inp, Wave::Uniform);
+    if !took_jump {
+        return uniform;
+    }
+    let (divergent, _) = run_quad_in(s, p, inp, Wave::Divergent);
+    let mut d = divergent.into_iter();
+    uniform.map(|u| same_in_both_waves(u, d.next().unwrap()))
+}
+
+fn run_quad_in(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4], wave: Wave) -> ([Run; 4], bool) {
+    let mut ms: Vec<M> = inp
+        .iter()
+        .map(|i| {
+            let mut m = M::new(s, p, i);
+            m.wave = wave;
+            m
+        })
+        .collect();
     let mut stops: Vec<Stop> = ms.iter_mut().map(|m| m.go()).collect();
     loop {
         if stops.iter().all(|x| matches!(x, Stop::Done)) {
@@ -251,8 +328,9 @@ pub fn run_quad(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4]) -> [Run; 4] {
         }
         stops = ms.iter_mut().map(|m| m.go()).collect();
     }
+    let took_jump = ms.iter().any(|m| m.took_jump);
     let runs: Vec<Run> = ms.into_iter().map(|m| m.finish()).collect();
-    runs.try_into().unwrap()
+    (runs.try_into().unwrap(), took_jump)
 }
 
 fn is_denormal(x: f32) -> bool {
@@ -449,6 +527,8 @@ impl<'a> M<'a> {
             gsvs: Vec::new(),
             emitted: 0,
             copy_ring: None,
+            wave: Wave::Divergent,
+            took_jump: false,
         };
         if s.kind == ShaderKind::Pixel {
             m.pixel_inputs();
@@ -553,6 +633,31 @@ impl<'a> M<'a> {
         self.active = top && !self.active;
     }
 
+    /// Runs a [`cf_stack`] row's steps for this lane in its wave.
+    fn stack_steps(&mut self, e: &StackEffect, pop_count: u32, addr: u32) -> Jumped {
+        for step in e.steps {
+            match *step {
+                Step::Pop(c) => self.pop(c.resolve(pop_count)),
+                Step::Push => self.push(),
+                Step::Else => self.else_(),
+                Step::JumpIfNoneActive { pop } => {
+                    if self.active || self.wave == Wave::Divergent {
+                        continue;
+                    }
+                    self.took_jump = true;
+                    self.run.executed.insert(JUMP_TAKEN);
+                    self.pop(pop.resolve(pop_count));
+                    return match self.position_of(addr) {
+                        Some(t) => Jumped::To(t),
+                        None if self.calls.is_empty() && addr as usize >= self.p.main_len => Jumped::PastTheEnd,
+                        None => Jumped::Nowhere,
+                    };
+                }
+            }
+        }
+        Jumped::No
+    }
+
     /// Matching LOOP_END of the loop starting at position `i`.
     fn loop_end(&self, i: usize) -> Option<usize> {
         let mut nest = 0;
@@ -614,8 +719,9 @@ impl<'a> M<'a> {
                 Cf::Alu { op, kcache, .. } => {
                     let name = isa::ALU_CF_NAMES[(*op - 8) as usize];
                     self.run.executed.insert(name);
-                    if *op == 9 {
-                        self.push();
+                    let effect = cf_stack::effect(name);
+                    if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::BeforeClause) {
+                        self.stack_steps(e, 0, 0);
                     }
                     let mut exec: Option<Option<bool>> = None;
                     if self.active {
@@ -636,9 +742,10 @@ impl<'a> M<'a> {
                             }
                         }
                     }
+                    if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::AfterClause) {
+                        self.stack_steps(e, 0, 0);
+                    }
                     match op {
-                        10 => self.pop(1),
-                        11 => self.pop(2),
                         13 if !self.active && !self.loops.is_empty() => {
                             self.active = true;
                             self.next_iteration();
@@ -648,7 +755,6 @@ impl<'a> M<'a> {
                             self.exit_loop();
                             continue;
                         }
-                        15 => self.else_(),
                         _ => {}
                     }
                 }
@@ -682,6 +788,25 @@ impl<'a> M<'a> {
                 Cf::Normal { op, pop_count, addr, cf_const, .. } => {
                     let name = isa::cf_name(*op).unwrap_or("?");
                     self.run.executed.insert(name);
+                    if *pop_count != 0 && !cf_stack::pop_count_allowed(name) {
+                        return self.undetermined_because("a POP_COUNT where no source states its meaning");
+                    }
+                    if let Some(e) = cf_stack::effect(name) {
+                        match self.stack_steps(e, *pop_count, *addr) {
+                            Jumped::No => {}
+                            Jumped::To(target) => {
+                                self.pos = target;
+                                continue;
+                            }
+                            Jumped::PastTheEnd => return Stop::Done,
+                            Jumped::Nowhere => return self.undetermined_because("a jump to an address outside the program"),
+                        }
+                        if eop {
+                            return Stop::Done;
+                        }
+                        self.pos += 1;
+                        continue;
+                    }
                     match op {
                         1 => {
                             if self.active {
@@ -710,28 +835,6 @@ impl<'a> M<'a> {
                             if *op != 0x15 {
                                 self.run.gs.push(GsEvent::Cut);
                             }
-                        }
-                        0x0B => {
-                            self.pop(*pop_count);
-                            self.push();
-                        }
-                        0x0C => {
-                            self.push();
-                            self.else_();
-                        }
-                        0x0D => {
-                            self.else_();
-                            self.pop(*pop_count);
-                        }
-                        0x0E | 0x0F => self.pop(*pop_count),
-                        0x10 => {
-                            self.pop(*pop_count);
-                            self.push();
-                        }
-                        0x11 => {
-                            self.pop(*pop_count);
-                            self.push();
-                            self.else_();
                         }
                         4 | 6 | 7 => {
                             let Some(end) = self.loop_end(self.pos) else { return self.undetermined_because("LOOP_START without a matching LOOP_END") };
@@ -805,7 +908,7 @@ impl<'a> M<'a> {
                             self.run.killed = true;
                             return Stop::Done;
                         }
-                        _ => {} // NOP, JUMP (an optimisation), inactive CALL/KILL/BREAK, ...
+                        _ => {} // NOP, inactive CALL/KILL/BREAK, ...
                     }
                 }
             }

@@ -10,10 +10,15 @@
 //! - One invocation = one lane, so the execution mask is a per-invocation flag: every clause and
 //!   export runs under `if (active)`; PUSH/POP/ELSE save/restore/invert it through a stack whose
 //!   depth is static at every CF instruction; loops are IR loops (LOOP_BREAK / ALU_BREAK break,
-//!   LOOP_CONTINUE / ALU_CONTINUE continue); JUMP/POP_JUMP targets are optimisations and ignored.
+//!   LOOP_CONTINUE / ALU_CONTINUE continue). The stack steps of PUSH / POP / ELSE / JUMP and
+//!   the ALU push / pop / else forms come from the table in [`super::cf_stack`]. A lane follows
+//!   the fall-through path of every jump (a jump is taken only when no lane of the wave is
+//!   active); each jump's [`JumpCheck`] proves that path ends where the taken jump would, and a
+//!   program whose jumps do not meet it is rejected.
 //! - ALU groups: all slots read the pre-group state; results go to the new PV/PS first, then to
 //!   their destination GPRs (so reads-before-writes inside a group hold).
 
+use super::cf_stack::{self, JumpCheck, StackEffect, Step};
 use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
 use super::shader_struct::{Gx2Shader, ShaderKind, MODE_UNIFORM_BLOCK};
 use crate::formats::{cube, Family, ShaderError};
@@ -99,6 +104,19 @@ struct L<'a> {
     loops: u32,
     /// Geometry shader state (ring model, copy program).
     gs: Option<gs::GsCtx>,
+    /// Jumps whose target the fall-through path has not reached yet (see [`JumpCheck`]).
+    jumps: Vec<JumpCheck>,
+    /// Loops of any kind open at the current CF.
+    loop_nest: u32,
+}
+
+/// A jump whose fall-through path does not end where the taken jump would: its effect would
+/// depend on the other lanes of the wave, which a per-lane translation cannot know.
+fn jump_mismatch(j: &JumpCheck, pc: u32, why: &str) -> ShaderError {
+    ShaderError::new(format!(
+        "the jump at CF {:02} to CF {:02} (taken when no lane is active) is not exact per lane: the code it skips {why} (CF {pc:02})",
+        j.from, j.target
+    ))
 }
 
 fn unsupported(what: &str, pc: u32) -> ShaderError {
@@ -125,7 +143,7 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
         )],
         ext: Default::default(),
     };
-    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0, loops: 0, gs: None };
+    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0, loops: 0, gs: None, jumps: Vec::new(), loop_nest: 0 };
     let mut body = Vec::new();
     body.push(assign(t(ST), 0xF, Expr::Literal([1.0, 0.0, 0.0, 1.0])));
     if s.kind == ShaderKind::Pixel {
@@ -141,6 +159,7 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
     }
     let n = prog.main_len;
     l.cf_range(0, n, &mut body)?;
+    l.arrive_at_end(n as u32)?;
     l.m.body = body;
     Ok(l.m)
 }
@@ -212,11 +231,14 @@ impl L<'_> {
         while i < end {
             let (cf, clause) = &self.prog.cfs[i];
             let pc = cf.pc;
+            self.arrive(pc)?;
             match &cf.cf {
                 Cf::Alu { op, kcache, .. } => {
                     let Clause::Alu(groups) = clause else { unreachable!() };
-                    if *op == 9 {
-                        self.push(out)?;
+                    let alu_name = isa::ALU_CF_NAMES[(*op - 8) as usize];
+                    let effect = cf_stack::effect(alu_name);
+                    if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::BeforeClause) {
+                        self.stack_steps(e, 0, 0, pc, out)?;
                     }
                     let mut body = Vec::new();
                     let kc = *kcache;
@@ -229,10 +251,16 @@ impl L<'_> {
                         body.push(assign(t(ST), 1, rd(ST, 3)));
                     }
                     out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
+                    if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::AfterClause) {
+                        self.stack_steps(e, 0, 0, pc, out)?;
+                    }
+                    if matches!(op, 13 | 14) {
+                        // they wake (continue) or retire (break) lanes that are inactive, which
+                        // a skipped region must not do
+                        self.inactive_lanes_change(alu_name, pc)?;
+                    }
                     match op {
-                        8 | 9 => {}
-                        10 => self.pop(1, pc, out)?,
-                        11 => self.pop(2, pc, out)?,
+                        8..=11 | 15 => {}
                         12 => return Err(unsupported("ALU_EXT", pc)),
                         13 => out.push(Stmt::If {
                             cond: Cond::Not(Box::new(active())),
@@ -240,7 +268,6 @@ impl L<'_> {
                             else_body: vec![],
                         }),
                         14 => out.push(Stmt::If { cond: Cond::Not(Box::new(active())), then_body: vec![Stmt::Break], else_body: vec![] }),
-                        15 => self.else_(out)?,
                         _ => unreachable!(),
                     }
                 }
@@ -269,6 +296,16 @@ impl L<'_> {
                             ["ACTIVE", "FALSE", "BOOL", "NOT_BOOL"][*cond as usize]
                         )));
                     }
+                    if *pop_count != 0 && !cf_stack::pop_count_allowed(name) {
+                        return Err(ShaderError::new(format!(
+                            "unsupported Latte instruction {name} with POP_CNT({pop_count}) (CF {pc:02}): no two sources state what a pop count does there"
+                        )));
+                    }
+                    if let Some(e) = cf_stack::effect(name) {
+                        self.stack_steps(e, *pop_count, *addr, pc, out)?;
+                        i += 1;
+                        continue;
+                    }
                     match op {
                         0 | 0x19 | 0x1A => {}
                         1 | 0x1B => {
@@ -291,30 +328,6 @@ impl L<'_> {
                                 return Err(unsupported("CALL_FS outside a vertex shader", pc));
                             }
                             self.call_fs(out)?;
-                        }
-                        0x0A => {} // JUMP: only an optimisation of the mask
-                        0x0F => self.pop(*pop_count, pc, out)?,
-                        0x0B => {
-                            self.pop(*pop_count, pc, out)?;
-                            self.push(out)?;
-                        }
-                        0x0C => {
-                            self.push(out)?;
-                            self.else_(out)?;
-                        }
-                        0x0D => {
-                            self.else_(out)?;
-                            self.pop(*pop_count, pc, out)?;
-                        }
-                        0x0E => self.pop(*pop_count, pc, out)?,
-                        0x10 => {
-                            self.pop(*pop_count, pc, out)?;
-                            self.push(out)?;
-                        }
-                        0x11 => {
-                            self.pop(*pop_count, pc, out)?;
-                            self.push(out)?;
-                            self.else_(out)?;
                         }
                         4 | 6 | 7 => {
                             // find the matching LOOP_END
@@ -340,8 +353,11 @@ impl L<'_> {
                             self.push(out)?;
                             let saved = self.depth;
                             let mut body = vec![Stmt::If { cond: Cond::Not(Box::new(active())), then_body: vec![Stmt::Break], else_body: vec![] }];
+                            self.loop_nest += 1;
                             if *op == 6 {
-                                self.cf_range(i + 1, endi, &mut body)?;
+                                let r = self.cf_range(i + 1, endi, &mut body);
+                                self.loop_nest -= 1;
+                                r?;
                                 out.push(Stmt::Loop { body });
                             } else {
                                 // integer loop constant i{cf_const}: count b0-11, init b12-23, inc b24-31
@@ -373,13 +389,16 @@ impl L<'_> {
                                 body.splice(0..0, head);
                                 let r = self.cf_range(i + 1, endi, &mut body);
                                 self.loops -= 1;
+                                self.loop_nest -= 1;
                                 r?;
                                 out.push(Stmt::Loop { body });
                                 // the loop stack restores the enclosing loop's AL
                                 out.push(assign(t(ST), 4, rd(counter, 1)));
                             }
                             self.depth = saved;
-                            self.pop(1, pc, out)?;
+                            let end_pc = self.prog.cfs[endi].0.pc;
+                            self.arrive(end_pc)?;
+                            self.pop(1, end_pc, out)?;
                             i = endi + 1;
                             continue;
                         }
@@ -397,7 +416,11 @@ impl L<'_> {
                                 .find(|&k| matches!(self.prog.cfs[k].0.cf, Cf::Normal { op: 0x14, .. }))
                                 .ok_or_else(|| ShaderError::new(format!("CALL at CF {pc:02}: subroutine at {target} has no RETURN inside the decoded CF stream")))?;
                             let mut sub = Vec::new();
-                            self.cf_range(target, ret, &mut sub)?;
+                            // the subroutine's jumps stay inside it
+                            let outer = std::mem::take(&mut self.jumps);
+                            let r = self.cf_range(target, ret, &mut sub).and_then(|()| self.arrive_at_end(self.prog.cfs[ret].0.pc));
+                            self.jumps = outer;
+                            r?;
                             out.push(Stmt::If { cond: active(), then_body: sub, else_body: vec![] });
                         }
                         0x14 => return Err(unsupported("RETURN outside an inlined subroutine", pc)),
@@ -433,8 +456,76 @@ impl L<'_> {
             return Err(ShaderError::new(format!("CF {pc:02} pops {n} stack entries but only {} are pushed", self.depth)));
         }
         self.depth -= n;
+        for j in self.jumps.iter_mut().filter(|j| j.skips(pc)) {
+            if self.depth < j.jump_depth {
+                // restores an entry saved before the jump: only the taken jump's own pop may
+                if self.depth != j.target_depth || j.landed {
+                    return Err(jump_mismatch(j, pc, &format!("pops to depth {} where the taken jump leaves {}", self.depth, j.target_depth)));
+                }
+                j.landed = true;
+            }
+        }
         out.push(assign(t(ST), 1, rd(STACK + self.depth, 0)));
         Ok(())
+    }
+
+    /// Applies a [`cf_stack`] row's steps on the fall-through path (the per-lane view).
+    fn stack_steps(&mut self, e: &StackEffect, pop_count: u32, addr: u32, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        for step in e.steps {
+            match *step {
+                Step::Pop(c) => self.pop(c.resolve(pop_count), pc, out)?,
+                Step::Push => self.push(out)?,
+                Step::Else => {
+                    self.inactive_lanes_change(e.name, pc)?;
+                    self.else_(out)?;
+                }
+                Step::JumpIfNoneActive { pop } => {
+                    let check = JumpCheck::new(pc, addr, self.depth, pop.resolve(pop_count), self.loop_nest)
+                        .map_err(|why| ShaderError::new(format!("{} at CF {pc:02} {why}", e.name)))?;
+                    self.jumps.push(check);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An else step (or ALU_BREAK / ALU_CONTINUE) at CF `pc` can change a lane that is
+    /// inactive; inside the code a jump skips, that is allowed only on entries pushed after the
+    /// jump (their lanes are all inactive, so nothing changes).
+    fn inactive_lanes_change(&self, name: &str, pc: u32) -> Result<(), ShaderError> {
+        let loop_op = name.starts_with("ALU_BREAK") || name.starts_with("ALU_CONTINUE");
+        let loop_nest = self.loop_nest;
+        match self.jumps.iter().find(|j| j.skips(pc) && (if loop_op { loop_nest <= j.loops } else { j.landed || self.depth <= j.jump_depth })) {
+            Some(j) => Err(jump_mismatch(j, pc, &format!("runs {name} there, which would change a lane the taken jump leaves alone"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The fall-through path reaches CF `pc`: jumps targeting it must find the depth they
+    /// leave; a jump whose region `pc` lies in must not have landed yet.
+    fn arrive(&mut self, pc: u32) -> Result<(), ShaderError> {
+        let depth = self.depth;
+        if let Some(j) = self.jumps.iter().find(|j| (j.target == pc && depth != j.target_depth) || (j.skips(pc) && j.landed) || j.target < pc) {
+            let why = if j.target < pc {
+                "never reaches its target on the fall-through path".to_string()
+            } else if j.target == pc {
+                format!("reaches the target at depth {depth} where the taken jump leaves {}", j.target_depth)
+            } else {
+                format!("still runs CF {pc:02} after the pop the jump stands for")
+            };
+            return Err(jump_mismatch(j, pc, &why));
+        }
+        self.jumps.retain(|j| j.target != pc);
+        Ok(())
+    }
+
+    /// End of a CF range (the program or a subroutine): every jump must have reached its target.
+    fn arrive_at_end(&mut self, end_pc: u32) -> Result<(), ShaderError> {
+        self.arrive(end_pc)?;
+        match self.jumps.first() {
+            Some(j) => Err(jump_mismatch(j, end_pc, "targets a CF past the end of its program or subroutine")),
+            None => Ok(()),
+        }
     }
 
     fn else_(&mut self, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {

@@ -1,6 +1,7 @@
 //! Wii U GX2 shaders in GFD (`.gsh`) and SHARCFB containers: container parsing, the GX2 shader
 //! structs, Latte microcode decoding, disassembly (latte-assembler syntax) and lowering to IR.
 
+pub mod cf_stack;
 pub mod disasm;
 pub mod gfd;
 pub mod interp;
