@@ -108,8 +108,8 @@ pub const TABLE: &[StackEffect] = &[
         name: "PUSH",
         timing: Timing::Instruction,
         steps: &[JUMP_POP, Step::Push],
-        sources: "R700 ISA §3.7.2 (no push and POP_COUNT pops when all pixels fail); Mesa r600 (PUSH jumping 2 ahead, POP_CNT 0)",
-        one_source: false,
+        sources: "R700 ISA §3.7.2 (no push and POP_COUNT pops when all pixels fail)",
+        one_source: true,
     },
     StackEffect {
         name: "PUSH_ELSE",
