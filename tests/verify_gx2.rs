@@ -338,7 +338,7 @@ fn compiler_shaped_fixed_seed() {
     finish(
         &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}"),
         &c,
-        &["JUMP", "ELSE", "POP", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "ALU_POP2_AFTER", "LOOP_BREAK", "LOOP_CONTINUE", "ALU_BREAK", "LOOP_END", taken],
+        &["JUMP", "ELSE", "POP", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "ALU_POP2_AFTER", "LOOP_BREAK", "LOOP_CONTINUE", "ALU_BREAK", "ALU_CONTINUE", "LOOP_END", taken],
         5_000,
     );
 }
@@ -627,16 +627,17 @@ fn fuzz_regressions() {
     finish("fuzz_regressions", &c, &["CNDE_INT"], 20);
 }
 
-/// 300 fixed-seed random programs (VS and PS, register and block mode). About 50 lanes per
-/// program are compared (14 963 at seed 1 since CUBE joined the random reductions, 15 291
-/// before; the rest are not determined by the interpreter).
+/// 300 fixed-seed random programs (VS and PS, register and block mode). About 45 lanes per
+/// program are compared (13 919 at seed 1 since the jumps are aimed as compilers aim them and
+/// ALU_BREAK / ALU_CONTINUE stay out of if-blocks (an ALU_CONTINUE sits directly in loop bodies instead); 14 963 before, when every jump pointed at
+/// CF 0; the rest are not determined by the interpreter).
 #[test]
 fn fuzz_fixed_seed() {
     if gpu().is_none() {
         return;
     }
     let c = fuzz(fuzz_seed(), 0..300, 1);
-    finish("fuzz_fixed_seed", &c, CF_FORMS, 14_500);
+    finish("fuzz_fixed_seed", &c, CF_FORMS, 13_500);
 }
 
 #[test]

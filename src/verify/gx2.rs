@@ -565,6 +565,10 @@ pub mod gen {
         pub shaped: bool,
         /// Deepest nesting the compiler-shaped mode reached.
         pub max_depth: u32,
+        /// If-blocks open inside the innermost loop: ALU_BREAK / ALU_CONTINUE act on every
+        /// inactive lane, so compilers put them only directly in a loop body (`if (c) break`
+        /// is a LOOP_BREAK in its own if), and a jump over one is not exact per lane.
+        ifs_in_loop: u32,
     }
 
     /// Deepest if / loop nesting of the compiler-shaped mode.
@@ -579,7 +583,7 @@ pub mod gen {
     impl<'r> Gen<'r> {
         pub fn new(rng: &'r mut Rng, kind: ShaderKind, block: bool) -> Gen<'r> {
             let allow_rel = rng.chance(15);
-            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_lanes: [false; 4], allow_rel, shaped: false, max_depth: 0 }
+            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_lanes: [false; 4], allow_rel, shaped: false, max_depth: 0, ifs_in_loop: 0 }
         }
 
         fn const_src(&mut self, lits: &mut Vec<u32>, int: bool) -> S {
@@ -872,7 +876,7 @@ pub mod gen {
                         let c = self.alu_clause("ALU", true);
                         self.cfs.push(c);
                     }
-                    self.block_stmts(1, 3);
+                    self.if_block(1, 3);
                     match self.rng.below(4) {
                         0 => {
                             let c = self.alu_clause("ALU_POP_AFTER", false);
@@ -883,14 +887,14 @@ pub mod gen {
                             self.aim(jump_at, self.cfs.len(), 0);
                             let c = self.alu_clause("ALU_ELSE_AFTER", false);
                             self.cfs.push(c);
-                            self.block_stmts(1, 2);
+                            self.if_block(1, 2);
                             self.cfs.push(cf_pop("POP", 1));
                         }
                         2 => {
                             let else_at = self.cfs.len();
                             self.aim(jump_at, else_at, 0);
                             self.cfs.push(cf("ELSE"));
-                            self.block_stmts(1, 2);
+                            self.if_block(1, 2);
                             self.cfs.push(cf_pop("POP", 1));
                             self.aim(Some(else_at), self.cfs.len(), 1);
                         }
@@ -907,7 +911,7 @@ pub mod gen {
                     self.cfs.push(c);
                     let c = self.alu_clause("ALU_PUSH_BEFORE", true);
                     self.cfs.push(c);
-                    self.block_stmts(0, 2);
+                    self.if_block(0, 2);
                     let c = self.alu_clause("ALU_POP2_AFTER", false);
                     self.cfs.push(c);
                 }
@@ -916,10 +920,10 @@ pub mod gen {
                     // POP_JUMP to the next instruction)
                     let at = self.cfs.len();
                     self.cfs.push(cf("PUSH_ELSE"));
-                    self.block_stmts(1, 2);
+                    self.if_block(1, 2);
                     self.aim(Some(at), self.cfs.len(), 0);
                     self.cfs.push(cf_pop(if self.rng.chance(50) { "POP_PUSH" } else { "POP_PUSH_ELSE" }, 1));
-                    self.block_stmts(1, 2);
+                    self.if_block(1, 2);
                     let last = self.cfs.len();
                     let pop_jump = self.rng.chance(50);
                     self.cfs.push(cf_pop(if pop_jump { "POP_JUMP" } else { "POP" }, 1));
@@ -929,9 +933,10 @@ pub mod gen {
                 }
                 74..=85 if self.loops < 2 => self.loop_stmt(),
                 86..=89 if self.loops > 0 => {
-                    // conditional LOOP_BREAK / LOOP_CONTINUE / ALU_BREAK / ALU_CONTINUE
+                    // conditional LOOP_BREAK / LOOP_CONTINUE / ALU_BREAK / ALU_CONTINUE (the
+                    // latter two only directly in the loop body)
                     match self.rng.below(4) {
-                        0 | 1 => {
+                        k if k < 2 || self.ifs_in_loop > 0 => {
                             let c = self.alu_clause("ALU_PUSH_BEFORE", true);
                             self.cfs.push(c);
                             let jump_at = self.rng.chance(50).then_some(self.cfs.len());
@@ -978,6 +983,13 @@ pub mod gen {
             self.depth -= 1;
         }
 
+        /// Statements of an if-block (see `ifs_in_loop`).
+        fn if_block(&mut self, lo: i64, hi: i64) {
+            self.ifs_in_loop += 1;
+            self.block_stmts(lo, hi);
+            self.ifs_in_loop -= 1;
+        }
+
         /// Points the jumping CF instruction at `at` (if any) to CF `target` with POP_CNT(`pop`).
         fn aim(&mut self, at: Option<usize>, target: usize, pop: u32) {
             if let Some(C::N { addr, pop: p, .. }) = at.map(|k| &mut self.cfs[k]) {
@@ -1022,7 +1034,15 @@ pub mod gen {
                 x.index_mode = 4;
                 self.cfs.push(alu("ALU", vec![G(vec![x], vec![])]));
             }
+            let outer_ifs = std::mem::replace(&mut self.ifs_in_loop, 0);
             self.block_stmts(1, 3);
+            if self.rng.chance(40) {
+                // `if (c) continue;` as one ALU_CONTINUE directly in the loop body
+                let c = self.alu_clause("ALU_CONTINUE", true);
+                self.cfs.push(c);
+                self.block_stmts(0, 1);
+            }
+            self.ifs_in_loop = outer_ifs;
             // LOOP_END jumps back to the instruction after its LOOP_START, which jumps past it
             let end = self.cfs.len();
             self.cfs.push(C::N { op: "LOOP_END", addr: start as u32 + 1, pop: 0, cf_const, tex: vec![] });
