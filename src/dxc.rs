@@ -283,6 +283,12 @@ thread_local! {
 
 /// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
 /// hash filled (DXC leaves it zero without libdxil.so). Errors carry DXC's diagnostics.
+/// DXC's diagnostics as text for logs: its error blob ends in a NUL byte (C string), which made
+/// `grep` treat CI logs and JSON reports as binary; NULs go, surrounding white space too.
+fn diagnostics_text(raw: &str) -> String {
+    raw.replace('\0', "").trim().to_string()
+}
+
 pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result<Vec<u8>, String> {
     compile_with_spec_constants(lib, hlsl, stage, target, 0)
 }
@@ -323,9 +329,18 @@ pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, targe
                     .ok()
                     .and_then(|b| tc.library.get_blob_as_string(&b.into()).ok())
                     .unwrap_or_default();
-                let text = text.trim();
-                Err(if text.is_empty() { format!("DXC failed (HRESULT {hr:?}) without diagnostics") } else { text.to_string() })
+                let text = diagnostics_text(&text);
+                Err(if text.is_empty() { format!("DXC failed (HRESULT {hr:?}) without diagnostics") } else { text })
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn diagnostics_lose_their_nul_bytes() {
+        assert_eq!(super::diagnostics_text("shader.hlsl:3:1: error: x\n\0"), "shader.hlsl:3:1: error: x");
+        assert!(!super::diagnostics_text("a\0b\0").contains('\0'));
+    }
 }
