@@ -56,7 +56,9 @@ pub struct DxcLib {
     pub identity: u64,
 }
 
-/// User cache dir for shrec (`$XDG_CACHE_HOME/shrec` or `~/.cache/shrec`).
+/// User cache dir for shrec (`$XDG_CACHE_HOME/shrec` or `~/.cache/shrec`). With neither
+/// variable set, a private folder under the temp dir ([`private_temp_dir`]): never a shared one,
+/// where anyone could plant a library for shrec to load (issue 23, S2).
 pub fn user_cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(d).join("shrec");
@@ -64,7 +66,29 @@ pub fn user_cache_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h).join(".cache").join("shrec");
     }
-    std::env::temp_dir().join("shrec-cache")
+    private_temp_dir()
+}
+
+/// `<temp>/shrec-cache-<uid>`, created mode 0700. It is used only if it is a real directory
+/// (not a link) owned by this user with no access for others; otherwise a fresh name is
+/// chosen, so a folder someone else made first is never trusted.
+fn private_temp_dir() -> PathBuf {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let base = std::env::temp_dir();
+    let trusted = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
+    for k in 0..100u32 {
+        let p = base.join(if k == 0 { format!("shrec-cache-{uid}") } else { format!("shrec-cache-{uid}-{k}") });
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&p);
+        if trusted(&p) {
+            return p;
+        }
+    }
+    // every candidate is taken by someone else: a per-process folder, made here or nothing
+    let p = base.join(format!("shrec-cache-{uid}-{}", std::process::id()));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&p);
+    p
 }
 
 /// Where a provisioned library lives.
@@ -114,6 +138,15 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
                     return Err(DxcError::Offline);
                 }
                 provision_into(&p, opts.verbose)?;
+            }
+            // checked at every load, not only when it was provisioned: the file may have been
+            // replaced since (a planted library's constructors would run inside shrec)
+            let got = sha256_file(&p).map_err(|e| DxcError::Library { path: p.clone(), reason: e.to_string() })?;
+            if got != provision::LIBRARY_SHA256 {
+                return Err(DxcError::Library {
+                    path: p,
+                    reason: format!("sha256 {got} is not the provisioned library's {}; delete the file to provision it again", provision::LIBRARY_SHA256),
+                });
             }
             p
         }
@@ -338,6 +371,36 @@ pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, targe
 
 #[cfg(test)]
 mod tests {
+    /// Issue 23 S2: a provisioned library that is not the checked one is refused before it is
+    /// loaded (a planted library's constructor would otherwise run), and with HOME and
+    /// XDG_CACHE_HOME unset the cache is a private folder, not a shared one.
+    #[test]
+    fn planted_library_is_refused_and_fallback_is_private() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("shrec-s2-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let lib = dir.join("shrec").join("dxc").join(super::provision::DIR).join("libdxcompiler.so");
+        std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+        std::fs::write(&lib, b"\x7fELF planted").unwrap();
+        // the only test in this crate that touches these variables
+        std::env::set_var("XDG_CACHE_HOME", &dir);
+        let r = super::locate(&super::LocateOptions { offline: true, ..Default::default() });
+        let saved_home = std::env::var_os("HOME");
+        std::env::remove_var("XDG_CACHE_HOME");
+        std::env::remove_var("HOME");
+        let fallback = super::user_cache_dir();
+        if let Some(h) = saved_home {
+            std::env::set_var("HOME", h);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let e = r.expect_err("a planted library must not be accepted").to_string();
+        assert!(e.contains("sha256"), "{e}");
+        let m = std::fs::symlink_metadata(&fallback).unwrap();
+        assert!(m.is_dir() && m.mode() & 0o077 == 0, "{} mode {:o}", fallback.display(), m.mode());
+        // SAFETY: geteuid has no preconditions.
+        assert_eq!(m.uid(), unsafe { libc::geteuid() });
+    }
+
     #[test]
     fn diagnostics_lose_their_nul_bytes() {
         assert_eq!(super::diagnostics_text("shader.hlsl:3:1: error: x\n\0"), "shader.hlsl:3:1: error: x");
