@@ -1,5 +1,6 @@
 //! `shrec` command line: a thin layer over the library.
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shrec::build::{self, BuildOptions};
 use shrec::cache::{CacheLayout, SpirvEncoding};
@@ -141,11 +142,12 @@ struct BuildArgs {
     /// compress every frame with it (embedded in the cache).
     #[arg(long)]
     zstd_dict: bool,
-    /// Maximum dictionary size in bytes for --zstd-dict (and for the --summary comparison).
-    #[arg(long, default_value_t = shrec::cache::DEFAULT_DICT_SIZE)]
+    /// Maximum dictionary size in bytes for --zstd-dict (and for the --summary comparison),
+    /// 256 B to 16 MiB (zstd trains dictionaries of kilobytes; a huge value only burns memory).
+    #[arg(long, default_value_t = shrec::cache::DEFAULT_DICT_SIZE, value_parser = clap::value_parser!(u64).range(256..=16 << 20).map(|v| v as usize))]
     zstd_dict_size: usize,
-    /// Worker threads (default: all cores).
-    #[arg(short, long)]
+    /// Worker threads (default: all cores), 1 to 1024.
+    #[arg(short, long, value_parser = clap::value_parser!(u64).range(1..=1024).map(|v| v as usize))]
     jobs: Option<usize>,
     /// Print the cache sizes per backend, and what every layout (single frame, per-shader,
     /// per-shader with a dictionary) would take.
