@@ -268,14 +268,14 @@ fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
     let buf = match std::fs::read(&args.file) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: {}: {e}", args.file.display());
+            eprintln!("error: {}", shrec::report::printable(&format!("{}: {e}", args.file.display())));
             return 1;
         }
     };
     let c = match pick(args, &buf) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", shrec::report::printable(&e));
             return 1;
         }
     };
@@ -292,7 +292,8 @@ fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
         }
         Err(e) => {
             let at = e.offset.map(|o| format!(" (at container +0x{o:X})")).unwrap_or_default();
-            eprintln!("error: {}+0x{:X} [{}]: {}{at}", args.file.display(), c.offset, c.kind.family(), e.reason);
+            let line = format!("{}+0x{:X} [{}]: {}{at}", args.file.display(), c.offset, c.kind.family(), e.reason);
+            eprintln!("error: {}", shrec::report::printable(&line));
             2
         }
     }

@@ -176,13 +176,34 @@ fn failure_message(o: &Outcome) -> Option<String> {
 /// `warning: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a skipped shader.
 pub fn warning_line(o: &Outcome) -> Option<String> {
     let Status::Skipped { reason } = &o.status else { return None };
-    Some(format!("warning: {}: {reason}", shader_label(o)))
+    Some(format!("warning: {}", printable(&format!("{}: {reason}", shader_label(o)))))
 }
 
 /// `error: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a failed shader, with
 /// `at +0x<off>: ` before the reason when it points inside the container. `None` when compiled.
 pub fn error_line(o: &Outcome) -> Option<String> {
-    failure_message(o).map(|m| format!("error: {m}"))
+    failure_message(o).map(|m| format!("error: {}", printable(&m)))
+}
+
+/// A name or message from an input file made safe for one log line: every control character
+/// (line breaks, ESC, DEL, C1 codes) becomes a `\u{..}` escape. File names, archive members
+/// and program names inside shaders reach stderr through this, so none can start a new line —
+/// a line beginning with `::` is a workflow command to a CI runner, which reads stderr too — or
+/// drive the terminal (issue 23, S1).
+pub fn printable(s: &str) -> String {
+    escape_controls(s, false)
+}
+
+fn escape_controls(s: &str, keep_line_breaks: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() && !(keep_line_breaks && (c == '\n' || c == '\r')) {
+            write!(out, "\\u{{{:x}}}", c as u32).unwrap();
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn scan_error_message(e: &ScanError) -> String {
@@ -199,7 +220,7 @@ fn scan_error_message(e: &ScanError) -> String {
 
 /// `error: <path>[+0x<offset>] [<family>]: <reason>` for a scan error.
 pub fn scan_error_line(e: &ScanError) -> String {
-    format!("error: {}", scan_error_message(e))
+    format!("error: {}", printable(&scan_error_message(e)))
 }
 
 /// The end-of-run table: one row per family with outcomes, a total row, then one line with
@@ -312,9 +333,10 @@ pub fn to_json(r: &Report) -> Value {
     })
 }
 
-/// Escapes a workflow-command message (`%`, `\r`, `\n`).
+/// Escapes a workflow-command message: GitHub's `%`, `\r`, `\n` escapes, and every other
+/// control character as in [`printable`].
 pub fn escape_annotation_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    escape_controls(s, true).replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// Escapes a workflow-command property value (the data escapes plus `:` and `,`).
@@ -455,6 +477,21 @@ mod tests {
             "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel 0x0000000000000001]: line1%0Aline2%0D 100%25"
         );
         assert!(a[1].starts_with("::error file=data/shaders.ar::data/shaders.ar+0x1f40 [agal fragment"));
+    }
+
+    /// Issue 23 S1: a file name with a line break and a workflow command, or an ESC sequence,
+    /// stays on its line and inert, on stderr and in annotations.
+    #[test]
+    fn hostile_names_cannot_start_lines_or_drive_the_terminal() {
+        let mut r = sample();
+        r.outcomes[2].path = PathBuf::from("a\n::warning file=x::pwned\x1b[31m\u{9b}.ar");
+        r.outcomes[2].status = failed(Phase::Translate, "program \"p\r\n::error::x\x07\"", None);
+        r.scan_errors.push(ScanError { path: PathBuf::from("b\n::error::y"), offset: Some(4), family: None, reason: "bad \x1b]0;title\x07".into() });
+        let lines: Vec<String> = r.outcomes.iter().filter_map(error_line).chain(r.scan_errors.iter().map(scan_error_line)).chain(github_annotations(&r)).collect();
+        for l in &lines {
+            assert!(!l.chars().any(|c| c.is_control()), "{l:?}");
+        }
+        assert!(lines.iter().any(|l| l.contains("a\\u{a}::warning file=x::pwned\\u{1b}[31m\\u{9b}.ar")), "{lines:?}");
     }
 
     #[test]
