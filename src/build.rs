@@ -815,7 +815,12 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     let out = match run(opts) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("error: {e}");
+            let msg = crate::report::printable(&e.to_string());
+            eprintln!("error: {msg}");
+            // a fatal error is a failure CI must show too (issue 23, B16)
+            if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+                println!("::error::{}", crate::report::escape_annotation_data(&e.to_string()));
+            }
             return 1;
         }
     };

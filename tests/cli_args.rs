@@ -25,3 +25,21 @@ fn out_of_range_option_values_are_usage_errors() {
         assert!(started.elapsed().as_secs() < 30, "{bad:?} took {:?}", started.elapsed());
     }
 }
+
+/// Issue 23 B16: a fatal error (here: an input that does not exist) is one `::error` annotation
+/// under GITHUB_ACTIONS, not only a stderr line.
+#[test]
+fn fatal_errors_are_annotated() {
+    let out = Command::new(env!("CARGO_BIN_EXE_shrec"))
+        .args(["build", "--no-cache", "-o", "/nonexistent-dir-shrec/x.cpp", "/nonexistent-input-shrec\n::warning::x"])
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .expect("run shrec");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let ann: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(ann.len(), 1, "{stdout}");
+    assert!(ann[0].starts_with("::error::"), "{stdout}");
+    assert!(!stderr.lines().any(|l| l.starts_with("::")), "{stderr}");
+}
