@@ -35,6 +35,8 @@ pub struct BuildOptions {
     pub zstd_dict: Option<usize>,
     pub jobs: Option<usize>,
     pub translate: TranslateOptions,
+    /// Progress output, the summary table and the "wrote" line (`-q` turns them off: errors
+    /// and warnings only).
     pub progress: bool,
     pub print_summary: bool,
     pub print_timings: bool,
@@ -903,11 +905,13 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
             println!("{a}");
         }
     }
-    eprint!("{}", crate::report::summary_table(r));
-    if out.output_written {
-        eprintln!("shrec: wrote {}", opts.output.display());
-    } else {
-        eprintln!("shrec: {} is up to date", opts.output.display());
+    if opts.progress {
+        eprint!("{}", crate::report::summary_table(r));
+        if out.output_written {
+            eprintln!("shrec: wrote {}", opts.output.display());
+        } else {
+            eprintln!("shrec: {} is up to date", opts.output.display());
+        }
     }
     if opts.print_summary {
         if let Some(s) = &out.sizes {

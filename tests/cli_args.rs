@@ -1,4 +1,4 @@
-//! Option values are checked before any work (issue 23, B15): out-of-range numbers are usage
+//! The command line as CI sees it. Option values are checked before any work (issue 23, B15): out-of-range numbers are usage
 //! errors (exit 2, clap's message), never a panic, an abort or minutes spent creating threads.
 
 use std::process::Command;
@@ -65,4 +65,27 @@ fn outputs_are_checked_before_any_work() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("r.json") && err.contains("does not exist"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 22: `-q` prints errors only — every stderr line of a quiet build with failures is an
+/// `error:` or `warning:` line (no summary table, no "wrote" line).
+#[test]
+fn quiet_prints_errors_only() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("shrec-quiet-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_shrec"))
+        .args(["build", "--no-cache", "-q", "-o"])
+        .arg(dir.join("cache.cpp"))
+        .arg(root.join("tests/corpus-invalid"))
+        .output()
+        .expect("run shrec");
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.lines().count() >= 1, "the failures must be reported");
+    for line in stderr.lines() {
+        assert!(line.starts_with("error: ") || line.starts_with("warning: "), "not an error line under -q: {line:?}\n{stderr}");
+    }
 }
