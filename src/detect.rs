@@ -13,45 +13,10 @@
 //! terminates, whatever the input.
 
 use crate::formats::xenos::container::{self as xenos, ContainerHeader};
-use crate::formats::{agal, gx2, pica, Family};
+use crate::formats::{agal, gx2, pica};
 use memchr::memmem;
-use serde::{Deserialize, Serialize};
 
-/// The five container kinds shrec recognises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ContainerKind {
-    /// Xbox 360 shader container (`0x102A11xx`).
-    Xenos,
-    /// Wii U GFD file (`Gfx2`) holding GX2 shaders.
-    Gfd,
-    /// Wii U AGL shader archive (`SHARCFB`).
-    Sharcfb,
-    /// 3DS shader binary (`DVLB`).
-    Dvlb,
-    /// Flash Stage3D AGAL bytecode.
-    Agal,
-}
-
-impl ContainerKind {
-    pub fn family(self) -> Family {
-        match self {
-            ContainerKind::Xenos => Family::Xenos,
-            ContainerKind::Gfd | ContainerKind::Sharcfb => Family::Gx2,
-            ContainerKind::Dvlb => Family::Pica,
-            ContainerKind::Agal => Family::Agal,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            ContainerKind::Xenos => "xenos",
-            ContainerKind::Gfd => "gfd",
-            ContainerKind::Sharcfb => "sharcfb",
-            ContainerKind::Dvlb => "dvlb",
-            ContainerKind::Agal => "agal",
-        }
-    }
-}
+pub use crate::formats::ContainerKind;
 
 /// A container found at `offset`, `len` bytes long.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

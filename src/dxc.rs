@@ -6,7 +6,7 @@
 //! `compushady-lrtu==0.18.0`, whose Linux build of DXC works with hassle-rs (see README, "DXC").
 //! Both the wheel and the library are sha256-checked.
 
-use crate::formats::Stage;
+use crate::ir::Stage;
 use hassle_rs::{Dxc, DxcCompiler, DxcIncludeHandler, DxcLibrary};
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;

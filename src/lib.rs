@@ -12,6 +12,7 @@ pub mod cache;
 pub mod detect;
 pub mod dxc;
 pub mod dxc_worker;
+pub mod error;
 pub mod formats;
 pub mod hlsl;
 pub mod ir;
@@ -22,4 +23,4 @@ pub mod scan;
 pub mod testing;
 pub mod verify;
 
-pub use formats::{Family, Stage};
+pub use ir::{Family, Stage};

@@ -21,7 +21,7 @@
 //! its lowering; Latte: the CF stack; PICA: calls are inlined with a depth cap in its
 //! lowering) and, after lowering, by [`MAX_NESTING`].
 
-use crate::formats::ShaderError;
+use crate::error::ShaderError;
 use crate::ir::{Module, Stmt};
 
 /// The most microcode one shader may have (the shader-size and instruction-count cap).

@@ -191,6 +191,21 @@ fn main() -> ExitCode {
     ExitCode::from(code as u8)
 }
 
+/// Writes `text` to stdout. A reader that closed the pipe early (`shrec scan DIR --json | head`)
+/// wanted no more output: exit quietly with success instead of panicking as `print!` does. Any
+/// other write error is reported and ends the process with status 1.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn scan(dir: PathBuf, json: bool) -> i32 {
     if !dir.exists() {
         eprintln!("error: {}: no such file or directory", dir.display());
@@ -198,9 +213,11 @@ fn scan(dir: PathBuf, json: bool) -> i32 {
     }
     let result = shrec::scan::scan_dir(&dir);
     if json {
-        println!("{}", serde_json::to_string_pretty(&shrec::scan::to_json(&result)).expect("JSON of plain data"));
+        let mut text = serde_json::to_string_pretty(&shrec::scan::to_json(&result)).expect("JSON of plain data");
+        text.push('\n');
+        emit(&text);
     } else {
-        print!("{}", shrec::scan::render_table(&result));
+        emit(&shrec::scan::render_table(&result));
     }
     if result.errors.is_empty() { 0 } else { 2 }
 }
@@ -287,7 +304,7 @@ fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
     };
     match result {
         Ok(text) => {
-            print!("{text}");
+            emit(&text);
             0
         }
         Err(e) => {

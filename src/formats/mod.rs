@@ -7,88 +7,46 @@ pub mod gx2;
 pub mod pica;
 pub mod xenos;
 
-use serde::Serialize;
+pub use crate::ir::{Family, Stage};
 
-/// The four console/runtime families shrec reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+use serde::{Deserialize, Serialize};
+
+/// The five container kinds shrec recognises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Family {
+pub enum ContainerKind {
+    /// Xbox 360 shader container (`0x102A11xx`).
     Xenos,
-    Gx2,
-    Pica,
+    /// Wii U GFD file (`Gfx2`) holding GX2 shaders.
+    Gfd,
+    /// Wii U AGL shader archive (`SHARCFB`).
+    Sharcfb,
+    /// 3DS shader binary (`DVLB`).
+    Dvlb,
+    /// Flash Stage3D AGAL bytecode.
     Agal,
 }
 
-impl Family {
-    pub const ALL: [Family; 4] = [Family::Xenos, Family::Gx2, Family::Pica, Family::Agal];
-
+impl ContainerKind {
+    pub fn family(self) -> Family {
+        match self {
+            ContainerKind::Xenos => Family::Xenos,
+            ContainerKind::Gfd | ContainerKind::Sharcfb => Family::Gx2,
+            ContainerKind::Dvlb => Family::Pica,
+            ContainerKind::Agal => Family::Agal,
+        }
+    }
     pub fn name(self) -> &'static str {
         match self {
-            Family::Xenos => "xenos",
-            Family::Gx2 => "gx2",
-            Family::Pica => "pica",
-            Family::Agal => "agal",
-        }
-    }
-
-    /// Numeric id stored in cache entries (stable ABI: never renumber).
-    pub fn abi_id(self) -> u32 {
-        match self {
-            Family::Xenos => 0,
-            Family::Gx2 => 1,
-            Family::Pica => 2,
-            Family::Agal => 3,
+            ContainerKind::Xenos => "xenos",
+            ContainerKind::Gfd => "gfd",
+            ContainerKind::Sharcfb => "sharcfb",
+            ContainerKind::Dvlb => "dvlb",
+            ContainerKind::Agal => "agal",
         }
     }
 }
 
-impl std::fmt::Display for Family {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Pipeline stage of one shader. Pixel and fragment are the same stage; the family decides
-/// which word is printed (AGAL says "fragment", the consoles say "pixel").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    Vertex,
-    Pixel,
-    Geometry,
-}
-
-impl Stage {
-    /// The word the family's own documentation uses for this stage.
-    pub fn name_in(self, family: Family) -> &'static str {
-        match (self, family) {
-            (Stage::Vertex, _) => "vertex",
-            (Stage::Pixel, Family::Agal) => "fragment",
-            (Stage::Pixel, _) => "pixel",
-            (Stage::Geometry, _) => "geometry",
-        }
-    }
-
-    /// Numeric id stored in cache entries (stable ABI: never renumber).
-    pub fn abi_id(self) -> u32 {
-        match self {
-            Stage::Vertex => 0,
-            Stage::Pixel => 1,
-            Stage::Geometry => 2,
-        }
-    }
-
-    /// DXC target profile prefix ("vs", "ps", "gs").
-    pub fn profile_prefix(self) -> &'static str {
-        match self {
-            Stage::Vertex => "vs",
-            Stage::Pixel => "ps",
-            Stage::Geometry => "gs",
-        }
-    }
-}
-
-use crate::detect::ContainerKind;
 
 /// One shader inside a container (a container may hold several: GFD, SHARCFB, DVLB).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,23 +60,7 @@ pub struct ShaderEntry {
     pub name: Option<String>,
 }
 
-/// Why one shader could not be parsed or translated. `offset` is relative to the start of the
-/// container; the report adds the file path and the container's offset in the file.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{reason}")]
-pub struct ShaderError {
-    pub offset: Option<u64>,
-    pub reason: String,
-}
-
-impl ShaderError {
-    pub fn new(reason: impl Into<String>) -> Self {
-        ShaderError { offset: None, reason: reason.into() }
-    }
-    pub fn at(offset: u64, reason: impl Into<String>) -> Self {
-        ShaderError { offset: Some(offset), reason: reason.into() }
-    }
-}
+pub use crate::error::ShaderError;
 
 /// Lists the shaders of a container found by [`crate::detect`]. `bytes` is exactly the
 /// container (`Candidate::offset .. offset + len`).

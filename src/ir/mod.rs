@@ -12,7 +12,8 @@
 //! Every operator's semantics is defined here, once, so that the HLSL writer and any interpreter agree
 //! on what a lowered program means.
 
-use crate::formats::{Family, Stage};
+mod kind;
+pub use kind::{Family, Stage};
 
 /// A module: one shader entry point with its interface.
 #[derive(Clone, Debug)]

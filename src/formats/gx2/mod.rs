@@ -11,7 +11,7 @@ pub mod ring;
 pub mod shader_struct;
 pub mod sharc;
 
-use crate::detect::ContainerKind;
+use crate::formats::ContainerKind;
 use crate::formats::{ShaderError, Translation};
 use shader_struct::Gx2Shader;
 use std::fmt::Write;
