@@ -132,7 +132,7 @@ pub fn scan_xenos(buf: &[u8]) -> Vec<Candidate> {
             if p >= limit {
                 break None;
             }
-            if (p - i) % 4 == 0 {
+            if (p - i).is_multiple_of(4) {
                 break Some(p);
             }
             from = p + 1;

@@ -351,7 +351,7 @@ pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, targe
                     if !crate::pack::dxil_hash::hash_is_valid(&bytes) {
                         crate::pack::dxil_hash::fill_hash(&mut bytes).map_err(|e| format!("DXIL container from DXC: {e}"))?;
                     }
-                } else if bytes.len() % 4 != 0 || bytes.get(..4) != Some(&[0x03, 0x02, 0x23, 0x07]) {
+                } else if !bytes.len().is_multiple_of(4) || bytes.get(..4) != Some(&[0x03, 0x02, 0x23, 0x07]) {
                     return Err(format!("DXC returned {} bytes that are not a SPIR-V module", bytes.len()));
                 }
                 Ok(bytes)

@@ -327,7 +327,7 @@ fn overlapping_candidates_outer_wins() {
     // GFD and is dropped; Xenos follows its own pass and is kept.
     let mut pad = vec![0u8; 12]; // GFD data starts at 0x40; +12 → 0x4C, 4-aligned
     pad.extend_from_slice(&shbin);
-    while pad.len() % 4 != 0 {
+    while !pad.len().is_multiple_of(4) {
         pad.push(0);
     }
     let xoff_in_pad = pad.len();

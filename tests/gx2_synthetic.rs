@@ -125,14 +125,14 @@ struct T {
 fn tex(name: &str, res: u32, smp: u32, src: u32, dst: u32, src_sel: [u32; 4]) -> T {
     let op = isa::TEX_NAMES.iter().position(|n| *n == name).unwrap() as u32;
     let w0 = op | res << 8 | src << 16;
-    let w1 = dst | 0 << 9 | 1 << 12 | 2 << 15 | 3 << 18 | 0xF << 28;
+    let w1 = dst | 1 << 12 | 2 << 15 | 3 << 18 | 0xF << 28;
     let w2 = smp << 15 | src_sel[0] << 20 | src_sel[1] << 23 | src_sel[2] << 26 | src_sel[3] << 29;
     T { w: [w0, w1, w2] }
 }
 /// VTX_FETCH of uniform block `loc` (resource 0x80 + loc), element asint(src.x) + offset / 16.
 fn vfetch(loc: u32, src: u32, dst: u32, offset: u32) -> T {
     let w0 = (0x80 + loc) << 8 | src << 16 | 15 << 26; // MEGA_FETCH_COUNT 16
-    let w1 = dst | 0 << 9 | 1 << 12 | 2 << 15 | 3 << 18 | 34 << 22; // FMT_32_32_32_32_FLOAT
+    let w1 = dst | 1 << 12 | 2 << 15 | 3 << 18 | 34 << 22; // FMT_32_32_32_32_FLOAT
     let w2 = offset | 1 << 19;
     T { w: [w0, w1, w2] }
 }
@@ -220,7 +220,7 @@ fn assemble(cfs: &[C], eop: usize) -> Vec<u8> {
             }
             C::Exp { done, ty, base, gpr } => {
                 let op = if *done { 0x28 } else { 0x27 };
-                [base | ty << 13 | gpr << 15, 0 | 1 << 3 | 2 << 6 | 3 << 9 | end << 21 | op << 23 | 1 << 31]
+                [base | ty << 13 | gpr << 15, (1 << 3) | 2 << 6 | 3 << 9 | end << 21 | op << 23 | 1 << 31]
             }
             C::Mem { op } => [0, 0xF << 12 | end << 21 | op << 23 | 1 << 31],
         };
@@ -326,7 +326,7 @@ fn gfd(s: &Gx2Shader) -> Vec<u8> {
         b.extend_from_slice(name.as_bytes());
         b.push(0);
     }
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
     let (so, _) = kind.program_fields();

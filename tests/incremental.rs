@@ -22,7 +22,7 @@ fn key(i: u64) -> ArtifactKey {
 fn artifacts(i: u64) -> Artifacts {
     let bytes = |n: u64, salt: u8| (0..n).map(|j| (j as u8).wrapping_mul(31).wrapping_add(salt)).collect::<Vec<u8>>();
     Artifacts {
-        dxil: (i % 3 != 0).then(|| bytes(100 + i * 7, i as u8)),
+        dxil: (!i.is_multiple_of(3)).then(|| bytes(100 + i * 7, i as u8)),
         spirv: (i % 4 != 1).then(|| bytes(4 * (20 + i), 3 + i as u8)),
         meta: (0..(i % 5) as u32).map(|w| w * 0x01010101 + i as u32).collect(),
         spec_constants_mask: (i % 7) as u32,

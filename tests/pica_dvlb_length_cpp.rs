@@ -56,7 +56,7 @@ fn cpp_helper_matches_probe() {
         let bytes = std::fs::read(f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         let len = dvlb::probe(&bytes).expect("corpus DVLB");
-        variants.push((format!("{name}"), bytes.clone()));
+        variants.push((name.to_string(), bytes.clone()));
         let mut padded = bytes.clone();
         padded.extend([0xAA; 13]);
         variants.push((format!("{name}+pad"), padded));

@@ -35,8 +35,7 @@ fn nesting_cap_refuses_deeper_control_flow_and_allows_the_limit() {
 #[test]
 fn microcode_cap_refuses_an_oversized_pica_program_with_its_offset() {
     let words = limits::MAX_MICROCODE_BYTES / 4 + 1;
-    let mut a = pica::asm::Asm::default();
-    a.code = vec![pica::asm::opcode("nop") << 26; words - 1];
+    let mut a = pica::asm::Asm { code: vec![pica::asm::opcode("nop") << 26; words - 1], ..Default::default() };
     a.code.push(pica::asm::opcode("end") << 26);
     let bytes = pica::dvlb(&a, 0, &[(0, 0, 0xF)], &[]);
     let e = formats::translate(ContainerKind::Dvlb, &bytes, 0, &TranslateOptions::default()).expect_err("over the cap");

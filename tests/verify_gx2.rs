@@ -140,7 +140,7 @@ fn control_flow_forms() {
         cf("LOOP_END"),
         alu("ALU", vec![G(vec![mov((7, 0), special(248))], vec![])]),
         C::N { op: "LOOP_START_DX10", addr: 0, pop: 0, cf_const: 0, tex: vec![] },
-        alu("ALU_BREAK", vec![add((7, 0), special(249)), cond("PRED_SETGT", lit(0), r(7, 0))].into_iter().map(|g| g).collect::<Vec<_>>()),
+        alu("ALU_BREAK", vec![add((7, 0), special(249)), cond("PRED_SETGT", lit(0), r(7, 0))].into_iter().collect::<Vec<_>>()),
         alu("ALU_PUSH_BEFORE", vec![cond("PRED_SETE", r(7, 0), special(249))]),
         cf("LOOP_CONTINUE"),
         cf_pop("POP", 1),
@@ -621,7 +621,8 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };
     let mut c = Comparison::default();
-    for (seed, index) in [(1, 1725)] {
+    {
+        let (seed, index) = (1, 1725);
         c.merge(gx2::run(gpu, &gen::program(seed, index)));
     }
     finish("fuzz_regressions", &c, &["CNDE_INT"], 20);

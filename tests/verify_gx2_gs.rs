@@ -98,7 +98,7 @@ fn strips() -> GsTest {
 }
 
 /// 2. a bounded loop emitting under predication, WRITE_IND addressing, CUT_VERTEX, then one more
-/// vertex; `out_prim` 1 (line strip) or 0 (points).
+///    vertex; `out_prim` 1 (line strip) or 0 (points).
 fn looped(out_prim: u32, seed: u64) -> GsTest {
     let lv = |count: u32, init: i32, inc: i32| count | (init as u32 & 0xFFF) << 12 | (inc as u32 & 0xFF) << 24;
     let mut pred = a("PRED_SETGT", (20, 0), &[r(11, 0), c(3, 0)]);

@@ -212,7 +212,7 @@ fn arithmetic(r: &mut Runner) {
         r.case(&name, &a, &[], states, &mut |k, _, res| exact(res, 0, 0, cases[k].2, &format!("{name} case {k}")));
     }
     // LG2 / EX2
-    let mut lg2: Vec<(Vec<f32>, f32)> = vec![(vec![NAN], NAN), (vec![-1.0], NAN), (vec![0.0], -INF), (vec![1.5], 0.584_962_5), (vec![1.0e24], 79.726_274)];
+    let mut lg2: Vec<(Vec<f32>, f32)> = vec![(vec![NAN], NAN), (vec![-1.0], NAN), (vec![0.0], -INF), (vec![1.5], 0.584_962_5), (vec![1.0e24], 79.726_27)];
     for e in -32..=32 {
         lg2.push((vec![2f32.powi(e)], e as f32));
     }
@@ -225,10 +225,10 @@ fn arithmetic(r: &mut Runner) {
         (&[-0.5], std::f32::consts::FRAC_1_SQRT_2),
         (&[0.0], 1.0),
         (&[0.5], std::f32::consts::SQRT_2),
-        (&[1.5], 2.828_427_1),
+        (&[1.5], 2.828_427),
         (&[2.0], 4.0),
         (&[6.0], 64.0),
-        (&[79.726_274], 1.0e24),
+        (&[79.726_27], 1.0e24),
         (&[800.0], INF),
     ];
     unary_or_binary(r, "ex2", &["v0"], ex2, approx_x);
@@ -348,7 +348,7 @@ fn registers(r: &mut Runner) {
         a.op("mov", "o0", &["c0"], Rel::None);
         a.op("mov", &format!("o0.{mask}"), &["v0"], Rel::None);
         a.simple("end");
-        r.case(&format!("Dest Mask {mask}"), &a, &[sentinel.clone()], vec![vecs(&[iota])], &mut |_, _, res| {
+        r.case(&format!("Dest Mask {mask}"), &a, &[sentinel], vec![vecs(&[iota])], &mut |_, _, res| {
             for (l, c) in "xyzw".chars().enumerate() {
                 let want = if mask.contains(c) { iota[l] } else { -11.0 - l as f32 };
                 exact(res, 0, l, want, &format!("Dest Mask {mask}"));
@@ -362,7 +362,7 @@ fn registers(r: &mut Runner) {
     a.simple("end");
     let d = (a.code[1] & 0x7F) as usize;
     a.descs[d] &= !0xF;
-    r.case("Dest Mask empty", &a, &[sentinel.clone()], vec![vecs(&[iota])], &mut |_, _, res| {
+    r.case("Dest Mask empty", &a, &[sentinel], vec![vecs(&[iota])], &mut |_, _, res| {
         for l in 0..4 {
             exact(res, 0, l, -11.0 - l as f32, "empty mask");
         }

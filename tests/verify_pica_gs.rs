@@ -352,7 +352,7 @@ fn azahar_gs_cases() {
     a.setemit(3, true, false);
     a.simple("end");
     let t = gs_prog("SETEMIT 3", &a, [0, 0, 0, 0], false, gs_outputs(), vec![], vec![]);
-    let e = shrec::formats::pica::translate(&t.bytes, 1).err().expect("setemit vertex 3 must be rejected");
+    let e = shrec::formats::pica::translate(&t.bytes, 1).expect_err("setemit vertex 3 must be rejected");
     assert!(e.reason.contains("setemit"), "{}", e.reason);
     // EMIT switches the output bank
     let mut a = gs_asm();

@@ -76,7 +76,7 @@ fn boolean_conditional_jump_reads_g_booleans() {
 fn predicated_backward_jump_compiles() {
     let mut b = base();
     // (!p0) jmp L0: p0 starts false in the IR (all registers 0) — a real loop shape for DXC.
-    set_cf1(&mut b, JMP | 1 << 14 | 0);
+    set_cf1(&mut b, JMP | 1 << 14);
     compile(&b);
 }
 

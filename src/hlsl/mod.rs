@@ -704,6 +704,15 @@ impl Writer<'_> {
     }
 }
 
+/// HLSL stream object type of a geometry shader (PICA: triangle lists).
+fn stream_type(g: &GeometryInfo) -> &'static str {
+    match g.strip.as_ref().map(|st| st.output) {
+        Some(GsOutput::Points) => "PointStream",
+        Some(GsOutput::LineStrip) => "LineStream",
+        _ => "TriangleStream",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -720,14 +729,5 @@ mod tests {
     fn masks_and_swizzles() {
         assert_eq!(mask_text(0b0110), "yz");
         assert_eq!(swizzle_text(&[3, 3, 0, 1]), "wwxy");
-    }
-}
-
-/// HLSL stream object type of a geometry shader (PICA: triangle lists).
-fn stream_type(g: &GeometryInfo) -> &'static str {
-    match g.strip.as_ref().map(|st| st.output) {
-        Some(GsOutput::Points) => "PointStream",
-        Some(GsOutput::LineStrip) => "LineStream",
-        _ => "TriangleStream",
     }
 }

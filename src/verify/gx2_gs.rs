@@ -20,7 +20,7 @@ use std::fmt::Write;
 pub fn geometry_shader(program: Vec<u8>, copy: Vec<u8>, out_prim: u32, vert_dwords: u32, max_vertices: u32, n_params: u32, loop_vars: Vec<LoopVar>) -> Gx2Shader {
     let mut words = vec![0u32; ShaderKind::Geometry.struct_size() / 4];
     words[0] = 32; // NUM_GPRS
-    words[0x04 / 4] = out_prim;
+    words[1] = out_prim; // byte offset 0x04
     words[0x14 / 4] = vert_dwords;
     words[0x1C / 4] = n_params.div_ceil(4);
     words[0x20 / 4..0x20 / 4 + 10].copy_from_slice(&vs_out_ids(n_params));

@@ -161,7 +161,7 @@ pub mod asm {
         /// Format 3 (callu, ifu, jmpu: bool id; loop: int id).
         pub fn flowu(&mut self, name: &str, id: u32, dest: u32, num: u32) -> u32 {
             let at = self.here();
-            let idw = if name == "loop" { id << 22 } else { id << 22 };
+            let idw = id << 22; // the bool id (ifu / callu / jmpu) and the int id (loop) share bits 22-25
             self.code.push(opcode(name) << 26 | idw | dest << 10 | num);
             at
         }

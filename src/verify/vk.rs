@@ -468,7 +468,7 @@ impl Gpu {
     }
 
     fn module(&self, s: &mut Scratch, spirv: &[u8]) -> Result<vk::ShaderModule, String> {
-        if spirv.len() % 4 != 0 {
+        if !spirv.len().is_multiple_of(4) {
             return Err("SPIR-V length is not a multiple of 4".into());
         }
         let words: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();

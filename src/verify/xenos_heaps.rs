@@ -17,7 +17,7 @@ const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
 const OP_CONSTANT: u32 = 43;
 
 fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
-    if bytes.len() % 4 != 0 || bytes.len() < 20 {
+    if !bytes.len().is_multiple_of(4) || bytes.len() < 20 {
         return Err(format!("SPIR-V of {} bytes is not a module", bytes.len()));
     }
     Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())

@@ -393,7 +393,7 @@ pub fn parse_header(bytes: &[u8], opts: DecodeOptions) -> Result<(u32, Stage), A
 pub fn decode(bytes: &[u8], opts: DecodeOptions) -> Result<Program, AgalError> {
     let (version, stage) = parse_header(bytes, opts)?;
     let body = bytes.len() - HEADER_LEN;
-    if body % TOKEN_LEN != 0 {
+    if !body.is_multiple_of(TOKEN_LEN) {
         return Err(AgalError {
             flash_error: None,
             offset: Some(bytes.len() as u64),
@@ -674,11 +674,10 @@ fn check_program(ctx: &mut Ctx, tokens: &[Token]) -> Result<(), AgalError> {
                 Some(_) => return Err(ctx.err(None, "second els in one if block")),
                 None => return Err(ctx.err(None, "els without an open if")),
             },
-            "eif" => {
-                if depth.pop().is_none() {
+            "eif"
+                if depth.pop().is_none() => {
                     return Err(ctx.err(None, "eif without an open if"));
                 }
-            }
             _ => {}
         }
         if let Operand2::Sampler(s) = t.src2 {

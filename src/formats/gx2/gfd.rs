@@ -262,7 +262,7 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
             return Err(bad(format!("patch table pointer 0x{patch_offset:08X} is not a data-tagged pointer")));
         }
         let pt = (patch_offset & !TAG_MASK) as usize;
-        if pt.checked_add(patch_count * 4).map_or(true, |end| end > t) {
+        if pt.checked_add(patch_count * 4).is_none_or(|end| end > t) {
             return Err(bad(format!("patch table ({patch_count} entries at 0x{pt:X}) runs into the trailer")));
         }
         for i in 0..patch_count {

@@ -321,7 +321,7 @@ fn run_quad_in(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4], wave: Wave) -> ([R
             break;
         }
         let v: Vec<[V; 4]> = srcs.into_iter().map(|x| x.unwrap()).collect();
-        let horizontal = ms[0].current_tex().map_or(true, |t| t.name == "GET_GRADIENTS_H");
+        let horizontal = ms[0].current_tex().is_none_or(|t| t.name == "GET_GRADIENTS_H");
         for (k, m) in ms.iter_mut().enumerate() {
             let (a, b) = if horizontal { (k & !1, k | 1) } else { (k & !2, k | 2) };
             m.grad_answer = Some(std::array::from_fn(|c| fsub(v[b][c], v[a][c])));
@@ -985,10 +985,10 @@ impl<'a> M<'a> {
             let addr = a.bits.wrapping_add(v.offset / 4);
             let value = if let Some(r) = &self.copy_ring {
                 // GSVS: dword address → float4 element
-                if addr % 4 == 0 && ((addr / 4) as usize) < r.len() { r[(addr / 4) as usize] } else { [V::exact(0); 4] }
+                if addr.is_multiple_of(4) && ((addr / 4) as usize) < r.len() { r[(addr / 4) as usize] } else { [V::exact(0); 4] }
             } else {
                 let (k, s) = (addr / ESGS_ITEM_DWORDS, addr % ESGS_ITEM_DWORDS / 4);
-                if addr % 4 == 0 && k < GS_INPUT_VERTICES && s < slots {
+                if addr.is_multiple_of(4) && k < GS_INPUT_VERTICES && s < slots {
                     self.inp.esgs.get(k as usize).and_then(|m| m.get(&s)).copied().unwrap_or([V::UNKNOWN; 4])
                 } else {
                     [V::exact(0); 4]
@@ -1148,7 +1148,7 @@ impl<'a> M<'a> {
             }
             reduc_value = Some(match name {
                 "DOT4" | "DOT4_IEEE" => [dot4(&terms, name == "DOT4"); 5],
-                "MAX4" => [terms.iter().skip(1).fold(Some(terms[0].0), |acc, t| acc.and_then(|m| fmax(m, t.0))).unwrap_or(V::UNKNOWN); 5],
+                "MAX4" => [terms.iter().skip(1).try_fold(terms[0].0, |m, t| fmax(m, t.0)).unwrap_or(V::UNKNOWN); 5],
                 "CUBE" => {
                     // the direction: src0 of the z, w and x units (README "GX2", CUBE)
                     let src0 = |unit: usize| reduc.iter().position(|a| a.slot == unit).map_or(V::UNKNOWN, |i| terms[i].0);
@@ -1708,7 +1708,7 @@ fn bfe(v: u32, off: u32, w: u32, signed: bool) -> u32 {
 fn cube(x: V, y: V, z: V) -> [V; 4] {
     use std::cmp::Ordering::Less;
     const NO: [V; 4] = [V::UNKNOWN; 4];
-    if [x, y, z].iter().any(|v| fin(*v).map_or(true, |(f, _)| f.is_nan())) {
+    if [x, y, z].iter().any(|v| fin(*v).is_none_or(|(f, _)| f.is_nan())) {
         return NO;
     }
     let mag = |v: V| V { bits: v.bits & 0x7FFF_FFFF, ..v };

@@ -53,7 +53,7 @@ pub fn ring_fetch_problem(v: &VtxInst) -> Option<String> {
     if v.fetch_type != 2 {
         return Some(format!("ring FETCH with FETCH_TYPE {} (only NO_INDEX_OFFSET)", v.fetch_type));
     }
-    if v.offset % 16 != 0 {
+    if !v.offset.is_multiple_of(16) {
         return Some(format!("ring FETCH at OFFSET {} (not a float4 boundary)", v.offset));
     }
     if v.endian_swap != 0 {
@@ -71,7 +71,7 @@ pub fn mem_ring_problem(ty: u32, array_base: u32, elem_size: u32, array_size: u3
     if elem_size != 3 {
         return Some(format!("MEM_RING with ELEM_SIZE {elem_size} (only 3: one float4 per element)"));
     }
-    if array_base % 4 != 0 {
+    if !array_base.is_multiple_of(4) {
         return Some(format!("MEM_RING at ARRAY_BASE {array_base} (not a float4 boundary)"));
     }
     if array_size != 0xFFF {

@@ -101,7 +101,7 @@ pub struct ProgramRef {
 /// struct (at least [`ShaderKind::min_struct_size`] bytes) fits.
 pub fn read_program_ref(buf: &[u8], base: usize, kind: ShaderKind, e: Endian) -> Result<ProgramRef, ShaderError> {
     let need = kind.min_struct_size();
-    if base.checked_add(need).map_or(true, |end| end > buf.len()) {
+    if base.checked_add(need).is_none_or(|end| end > buf.len()) {
         return Err(ShaderError::at(
             base as u64,
             format!(

@@ -104,7 +104,7 @@ pub fn parse(buf: &[u8]) -> Result<Dvlb, ShaderError> {
     let mut dvles = Vec::with_capacity(n);
     for i in 0..n {
         let d = rd(buf, 8 + 4 * i, "DVLE offset")? as usize;
-        if d.checked_add(DVLE_HEADER_SIZE).map_or(true, |e| e > buf.len()) {
+        if d.checked_add(DVLE_HEADER_SIZE).is_none_or(|e| e > buf.len()) {
             return Err(ShaderError::at(8 + 4 * i as u64, format!("DVLE {i} offset 0x{d:X} runs past the end")));
         }
         if &buf[d..d + 4] != DVLE_MAGIC {

@@ -503,7 +503,7 @@ impl M<'_> {
                 // (max(s.x, 0), clamp(s.y, ±127.99609375), 0, max(s.w, 0)).
                 let z = Expect::exact(0.0);
                 self.cc = [compare(CmpKind::Ge, a[0], z), compare(CmpKind::Ge, a[3], z)];
-                let lim = 127.99609375f32;
+                let lim = 127.0f32 + 255.0 / 256.0; // the largest value below 128 in the 8.8 format
                 let y = select(CmpKind::Lt, select(CmpKind::Gt, a[1], Expect::exact(-lim)), Expect::exact(lim));
                 [select(CmpKind::Gt, a[0], z), y, z, select(CmpKind::Gt, a[3], z)]
             }

@@ -417,7 +417,7 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
                 d += 4;
                 break;
             }
-            let reg = (w >> 16) as u32;
+            let reg = w >> 16;
             let cnt = w & 0xFFFF;
             let po = r.u32(d + 4, "float definition offset")? as u64;
             let reg = if is_ps { reg.checked_sub(256).ok_or_else(|| ShaderError::at(d, format!("pixel float definition register {reg} is below 256")))? } else { reg };
@@ -433,7 +433,7 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
             if w == 0 {
                 break;
             }
-            let reg = (w >> 16) as u32;
+            let reg = w >> 16;
             let cnt = w & 0xFFFF;
             let mut values = Vec::with_capacity(cnt as usize);
             for k in 0..cnt as u64 {

@@ -220,7 +220,7 @@ pub fn fetch_line(f: &Fetch, c: &Container, address: u32) -> String {
                 _ => (f.name().unwrap_or("fetch?").to_string(), 3),
             };
             let mut t = match op {
-                24 | 25 | 26 => format!("{pred}{name} {}, tf{}", fetch_src(f, 3), f.const_index()),
+                24..=26 => format!("{pred}{name} {}, tf{}", fetch_src(f, 3), f.const_index()),
                 _ => format!("{pred}{name} {}, {}, tf{}", fetch_dest(f), fetch_src(f, lanes), f.const_index()),
             };
             let mut opts = Vec::new();
@@ -233,7 +233,7 @@ pub fn fetch_line(f: &Fetch, c: &Container, address: u32) -> String {
             if !matches!(op, 18 | 24..=26) {
                 opts.extend(f.filter_overrides());
             }
-            if f.use_comp_lod() == false && op == 1 {
+            if !f.use_comp_lod() && op == 1 {
                 // default is UseComputedLOD=true
                 opts.push("UseComputedLOD=false".to_string());
             }

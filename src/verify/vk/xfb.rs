@@ -47,7 +47,7 @@ const MODE_XFB: u32 = 11;
 /// shader: the `Position` built-in first, then by location, 16 bytes each. Returns the patched
 /// module and the number of captured float4 per vertex.
 pub fn capture_outputs(spirv: &[u8]) -> Result<(Vec<u8>, u32), String> {
-    if spirv.len() % 4 != 0 || spirv.len() < 20 {
+    if !spirv.len().is_multiple_of(4) || spirv.len() < 20 {
         return Err("SPIR-V length is not a multiple of 4".into());
     }
     let w: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();

@@ -131,7 +131,7 @@ impl L<'_> {
         };
         let vert_dwords = s.reg(0x14) & 0x7FFF;
         let ring_dwords = s.reg(0x88) & 0x7FFF;
-        if vert_dwords == 0 || vert_dwords % 4 != 0 || ring_dwords < vert_dwords || ring_dwords % 4 != 0 {
+        if vert_dwords == 0 || !vert_dwords.is_multiple_of(4) || ring_dwords < vert_dwords || !ring_dwords.is_multiple_of(4) {
             return Err(ShaderError::new(format!(
                 "GX2 geometry shader: SQ_GS_VERT_ITEMSIZE {vert_dwords} / ringItemSize {ring_dwords} dwords (need whole float4s and ringItemSize >= vertex size)"
             )));
