@@ -57,7 +57,7 @@ pub struct DxcLib {
 }
 
 /// User cache dir for shrec (`$XDG_CACHE_HOME/shrec` or `~/.cache/shrec`). With neither
-/// variable set, a private folder under the temp dir ([`private_temp_dir`]): never a shared one,
+/// variable set, a private folder under the temp dir (`private_temp_dir`): never a shared one,
 /// where anyone could plant a library for shrec to load (issue 23, S2).
 pub fn user_cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {

@@ -1,6 +1,6 @@
 //! The `.cpp` writer: XenosRecomp's generated file, UnleashedRecomp's `shader_cache.h` ABI.
 //!
-//! [`write`] produces two files:
+//! [`write()`] produces two files:
 //! - `<stem>.h` ([`HEADER`]): UR's `struct ShaderCacheEntry` and the eight externs, unchanged,
 //!   plus shrec's extras (`g_shrecEntryInfo[]`, `g_shrecMeta[]`, `g_shrecSpirvEncoding`, id enums,
 //!   `shrecFindEntry`). The text is the same for every cache.
@@ -66,7 +66,7 @@ pub fn write(
     write_prepacked(out, entries, opts, None)
 }
 
-/// [`write`], with the single layout's frames already compressed by a
+/// [`write()`], with the single layout's frames already compressed by a
 /// [`SinglePacker`](layout::SinglePacker) during the build (used only if they match `entries`).
 pub fn write_prepacked(
     out: &Path,

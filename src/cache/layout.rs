@@ -491,7 +491,7 @@ fn frame_of(blobs: &[&[u8]], level: i32) -> std::io::Result<Blob> {
 }
 
 /// Both backends' frames for the single layout, fed entry by entry in key order while the build
-/// is still compiling (see [`FrameWriter`]); [`build_prepacked`] uses the result when it was
+/// is still compiling (see `FrameWriter`); `build_prepacked` uses the result when it was
 /// made from exactly the final entries.
 pub struct SinglePacker {
     encoding: SpirvEncoding,

@@ -7,7 +7,7 @@
 //! - [`scan_index`]: what the last scan found per file, reused for unchanged files.
 //! - [`atomic`]: temp-file + fsync + rename writes used by all of the above.
 //!
-//! Both writers share one layout ([`layout`]): entries sorted by key, SPIR-V encoded per
+//! Both writers share one layout (`layout`): entries sorted by key, SPIR-V encoded per
 //! [`SpirvEncoding`], the blobs of a backend concatenated in key order and compressed as one
 //! zstd frame; offsets and sizes index the *decompressed* concatenation. With
 //! [`CacheLayout::PerShader`] each shader's blob is its own zstd frame instead (optionally with
@@ -107,7 +107,7 @@ pub const DEFAULT_DICT_SIZE: usize = 8 * 1024;
 
 /// The zstd level a build uses unless told otherwise. Compression has to stay small next to DXC
 /// (README "Speed"): on the benchmark's 21.5 MB of DXIL + SMOL-V, level 12 with a 16 MiB window
-/// ([`layout`]'s streamed frames) costs 1.4 s of CPU for 5.39 MB; 18 costs 8–10 s for 4.95 MB
+/// (`layout`'s streamed frames) costs 1.4 s of CPU for 5.39 MB; 18 costs 8–10 s for 4.95 MB
 /// (8% smaller), 19 14 s for 4.92 MB. Release builds that want the last bytes pass
 /// `--zstd-level 19` (or XenosRecomp's 22).
 pub const DEFAULT_ZSTD_LEVEL: i32 = 12;

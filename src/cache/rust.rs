@@ -1,6 +1,6 @@
 //! The `.rs` writer: a dependency-free Rust module plus its compressed blobs.
 //!
-//! [`write`]`("…/shader_cache.rs")` produces:
+//! [`write()`]`("…/shader_cache.rs")` produces:
 //! - `shader_cache.dxil.zst` and `shader_cache.spirv.zst` ([`blob_paths`]): one zstd frame each
 //!   (content size and checksum included), or an empty file for a backend without blobs;
 //! - `shader_cache.rs`: `pub struct Entry`, `pub static ENTRIES: [Entry; N]` sorted by key,
@@ -42,7 +42,7 @@ pub fn write(
     write_prepacked(out, entries, opts, None)
 }
 
-/// [`write`], with the single layout's frames already compressed by a
+/// [`write()`], with the single layout's frames already compressed by a
 /// [`SinglePacker`](layout::SinglePacker) during the build (used only if they match `entries`).
 pub fn write_prepacked(
     out: &Path,

@@ -136,8 +136,8 @@ pub mod asm {
         /// COMP_MASK; ELEM_SIZE 3, ARRAY_SIZE 0xFFF.
         Ring { ty: u32, base: u32, gpr: u32, index_gpr: u32, burst: u32, mask: u32 },
     }
-    /// A ring FETCH (buffer 0x9F, NO_INDEX_OFFSET, the ring's own format): R[dst] = the float4
-    /// at dword asint(R[src].chan) + offset / 4, through `dst_sel`.
+    /// A ring FETCH (buffer 0x9F, NO_INDEX_OFFSET, the ring's own format): R\[dst\] = the float4
+    /// at dword asint(R\[src\].chan) + offset / 4, through `dst_sel`.
     pub fn ring_fetch(src: u32, chan: u32, dst: u32, dst_sel: [u32; 4], offset: u32) -> T {
         let w0 = 2 << 5 | crate::formats::gx2::ring::RING_BUFFER_ID << 8 | src << 16 | chan << 24 | 15 << 26;
         let w1 = dst | dst_sel[0] << 9 | dst_sel[1] << 12 | dst_sel[2] << 15 | dst_sel[3] << 18 | 1 << 21;
@@ -484,8 +484,8 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
 }
 
 /// Random inputs: dyadic floats in (-4, 4) with 6 fractional bits, or (a quarter of the cases)
-/// values from a small set with zeros and ±1; c0 / CB[0] hold small integers (indices) as
-/// floats, c1 / CB[1] the same as ints; textures get texel values at resource 0.
+/// values from a small set with zeros and ±1; c0 / CB\[0\] hold small integers (indices) as
+/// floats, c1 / CB\[1\] the same as ints; textures get texel values at resource 0.
 pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
     let few = rng.chance(25);
     let f4 = |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) }) };
@@ -561,7 +561,7 @@ pub mod gen {
         /// access of the temp array to a compare ladder, which makes such shaders slow to
         /// compile, so only a minority of programs use it.
         pub allow_rel: bool,
-        /// Compiler-shaped control flow ([`Gen::shaped_stmt`]) instead of the random forms.
+        /// Compiler-shaped control flow (`Gen::shaped_stmt`) instead of the random forms.
         pub shaped: bool,
         /// Deepest nesting the compiler-shaped mode reached.
         pub max_depth: u32,
@@ -1342,7 +1342,7 @@ pub mod gen {
         TestProgram { name: format!("fuzz seed {seed} program {index}"), shader, cases, quads, reproduce: reproduce_command(seed, index) }
     }
 
-    /// Program `index` of the compiler-shaped run `seed` ([`Gen::shaped_stmt`]).
+    /// Program `index` of the compiler-shaped run `seed` (`Gen::shaped_stmt`).
     pub fn shaped_program(seed: u64, index: u64) -> TestProgram {
         shaped_program_and_depth(seed, index).0
     }

@@ -173,7 +173,7 @@ pub mod asm {
     }
 }
 
-/// A DVLE constant for [`dvlb`].
+/// A DVLE constant for [`dvlb()`].
 #[derive(Clone, Copy, Debug)]
 pub enum Const {
     Bool(u16, bool),

@@ -457,7 +457,7 @@ pub const MEMEXPORT_SLOT: Slot = Slot { set: 5, binding: 0 };
 /// [`run`] for shaders that export to memory: guest memory starts as `memory` (its length a
 /// multiple of 16), the cases run as draws in order (vertex: one invocation each; pixel: one
 /// 2×2 quad each), and every byte of memory after them is compared with the interpreter's
-/// stores (written bytes and untouched ones alike; see [`expected_memory`] for what is not
+/// stores (written bytes and untouched ones alike; see `expected_memory` for what is not
 /// compared).
 pub fn run_with_memory(gpu: &Gpu, t: &TestProgram, memory: &[u8]) -> (Comparison, Extra) {
     run_inner(gpu, t, Some(memory))

@@ -1,7 +1,7 @@
 //! PICA200 → IR.
 //!
 //! Programs whose control flow nests properly are lowered structured (`if`/`else`, `loop`,
-//! inlined calls; see [`structured`] for the exact conditions). Every other program is lowered
+//! inlined calls; see `structured` for the exact conditions). Every other program is lowered
 //! to an exact model of Azahar's interpreter (`shader_interpreter.cpp`):
 //! a dispatch loop over the program counter with the hardware's three scope stacks (IF depth 8,
 //! CALL depth 4, LOOP depth 4, each a ring that overwrites its oldest entry when full), checked in

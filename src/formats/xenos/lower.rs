@@ -1527,11 +1527,11 @@ fn is_slot_name(name: &str) -> bool {
 /// * SPIR-V: float constants, descriptor indices and shared constants are read with
 ///   `vk::RawBufferLoad` from the buffer device addresses of `g_PushConstants`
 ///   (`shader_common.h`); DXIL: `VertexShaderConstants` (b0, space4) / `PixelShaderConstants`
-///   (b1, space4) with register c<n> at packoffset c<n>, and `SharedConstants` (b2, space4) with
+///   (b1, space4) with register `c<n>` at packoffset `c<n>`, and `SharedConstants` (b2, space4) with
 ///   `NAME_Texture{2D,3D,Cube}DescriptorIndex` at packoffset c<4·dim + slot/4>.<slot%4>,
 ///   `NAME_SamplerDescriptorIndex` at c<12 + slot/4>.<slot%4> and `DEFINE_SHARED_CONSTANTS()`.
 /// * `c[i]` reads constant i (0 at or past the stage's register count, as XenosRecomp).
-/// * `g_XenosState[i]` (see [`CB_SHARED`]).
+/// * `g_XenosState[i]` (see `CB_SHARED`).
 pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u32, extension: bool) -> String {
     const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
     const DIMS: [&str; 3] = ["2D", "3D", "Cube"];

@@ -3,7 +3,7 @@
 //! (lavapipe implements it), so the emitted vertices — their number, order and every lane — are
 //! observed exactly as the rasteriser would receive them.
 //!
-//! DXC cannot declare transform-feedback outputs from HLSL, so [`capture_outputs`] adds them to
+//! DXC cannot declare transform-feedback outputs from HLSL, so `capture_outputs` adds them to
 //! the SPIR-V: the `TransformFeedback` capability, the `Xfb` execution mode and, on every output
 //! variable, `XfbBuffer 0`, `XfbStride`, `Offset`. Those are decorations only: the instructions
 //! of the module under test are not touched. One invocation = one primitive drawn inside its own
@@ -125,7 +125,7 @@ pub struct GeometryInvocation {
 pub struct GeometryJob<'a> {
     /// Harness vertex shader passing its attributes through to the geometry stage.
     pub vs_spirv: &'a [u8],
-    /// The geometry shader under test, as compiled (patched here by [`capture_outputs`]).
+    /// The geometry shader under test, as compiled (patched here by `capture_outputs`).
     pub gs_spirv: &'a [u8],
     pub topology: vk::PrimitiveTopology,
     /// Vertices per input primitive.
