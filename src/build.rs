@@ -642,7 +642,7 @@ fn build_one(
     compilations: &AtomicUsize,
 ) -> (Outcome, Option<CacheEntry>) {
     let outcome = |status: Status| Outcome {
-        path: job.path.clone(),
+        path: job.label(),
         offset: job.offset,
         family: job.family,
         stage: job.stage,
