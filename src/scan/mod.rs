@@ -201,7 +201,7 @@ impl containers::Visitor for Collect<'_> {
 
 /// Scans one file's bytes: opens it when it is a container (recursively), else detects
 /// shaders in its raw bytes.
-pub(crate) fn scan_buffer(path: &Path, bytes: &[u8]) -> FileScan {
+pub fn scan_buffer(path: &Path, bytes: &[u8]) -> FileScan {
     let mut c = Collect { path, scan: FileScan::default() };
     containers::walk(&mut Vec::new(), bytes, 0, &mut containers::Budget::default(), &mut c);
     c.scan
@@ -213,7 +213,7 @@ fn file_error(path: &Path, reason: impl std::fmt::Display) -> ScanError {
 
 /// What one file held.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct FileScan {
+pub struct FileScan {
     pub shaders: Vec<FoundShader>,
     pub errors: Vec<ScanError>,
     pub bytes: u64,
