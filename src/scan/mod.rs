@@ -472,13 +472,35 @@ pub fn to_json(r: &ScanResult) -> Value {
     })
 }
 
+/// The decompressed bytes of member `chain` of the file at `path`. Each build thread keeps the
+/// last member it read: a member's shaders are queued one after another (path order), so a
+/// GFD or SHARCFB holding several shaders is decompressed once per thread, not once per shader.
+/// The file's stamp is part of the key (build threads outlive one build).
+fn read_member(path: &Path, chain: &[String]) -> Result<std::rc::Rc<Vec<u8>>, String> {
+    use crate::cache::scan_index::FileStamp;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    type Last = Option<(PathBuf, FileStamp, Vec<String>, Rc<Vec<u8>>)>;
+    thread_local!(static LAST: RefCell<Last> = const { RefCell::new(None) });
+    let stamp = FileStamp::of(&std::fs::metadata(path).map_err(|e| format!("cannot stat: {e}"))?);
+    let hit = LAST.with_borrow(|l| {
+        l.as_ref().filter(|(p, st, c, _)| p == path && *st == stamp && c == chain).map(|(.., b)| b.clone())
+    });
+    if let Some(hit) = hit {
+        return Ok(hit);
+    }
+    let file = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let member = Rc::new(containers::extract(&file, chain)?);
+    LAST.set(Some((path.to_path_buf(), stamp, chain.to_vec(), member.clone())));
+    Ok(member)
+}
+
 /// Reads the bytes of the container a shader was found in (the build re-reads containers
 /// instead of keeping every mapped file alive between scanning and translating).
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
     use std::io::{Read, Seek, SeekFrom};
     if !s.member.is_empty() {
-        let file = std::fs::read(&s.path).map_err(|e| format!("cannot read: {e}"))?;
-        let member = containers::extract(&file, &s.member)?;
+        let member = read_member(&s.path, &s.member)?;
         let range = usize::try_from(s.offset).ok().zip(usize::try_from(s.offset + s.length).ok());
         return range.and_then(|(a, b)| member.get(a..b)).map(<[u8]>::to_vec).ok_or_else(|| {
             format!("file changed while building: member has no {} bytes at 0x{:X}", s.length, s.offset)
