@@ -379,3 +379,22 @@ fn unopened_containers_warn_when_no_shader_was_found() {
     let table = scan::render_table(&r);
     assert!(table.contains("warning: no shader found, but 1 container(s) could not be opened") && table.contains("xextool"), "{table}");
 }
+
+#[test]
+fn unchanged_archives_are_not_read_again() {
+    let dir = tmpdir("containers-incremental");
+    let (_, packed) = corpus_dirs(&dir);
+    write(&packed.join("cut.szs"), &yaz0_store(&read(PICKED[0]))[..100]);
+    let index = dir.join("index.json");
+    let (first, read_first) = scan::scan_dir_incremental(&packed, &index);
+    let (second, read_second) = scan::scan_dir_incremental(&packed, &index);
+    assert_eq!((read_first, read_second), (6, 0));
+    // Member chains, errors inside containers and the container list come back from the index.
+    assert_eq!(first, second);
+    assert_eq!(second.errors.len(), 1);
+    assert!(second.errors[0].to_string().contains("cut.szs (at 0x"), "{:?}", second.errors);
+    assert_eq!(second.containers.len(), 7);
+    for s in &second.shaders {
+        scan::read_container(s).unwrap();
+    }
+}
