@@ -398,3 +398,15 @@ fn unchanged_archives_are_not_read_again() {
         scan::read_container(s).unwrap();
     }
 }
+
+#[test]
+fn control_characters_in_member_names_are_escaped() {
+    let z = zip(&[("evil\nerror: fake.gsh", &read(PICKED[0]))], zip::CompressionMethod::Stored);
+    let f = scan_one("x.zip", &z);
+    assert!(!f.shaders.is_empty());
+    for s in &f.shaders {
+        assert_eq!(s.label().display().to_string(), "x.zip!evil\\nerror: fake.gsh");
+        // The escaped name still finds the member.
+        assert_eq!(shrec::scan::containers::extract(&z, &s.member).unwrap(), read(PICKED[0]));
+    }
+}

@@ -304,6 +304,12 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
     }
 }
 
+/// A member name as shown and matched: control characters (a newline in a zip entry name would
+/// split a report line) become Rust escapes (`\n`, `\u{1b}`); the rest is kept.
+fn clean_name(raw: &str) -> String {
+    raw.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
+}
+
 /// Refuses a member count over [`MAX_MEMBERS`].
 fn check_members(n: usize) -> Result<(), ContainerError> {
     if n > MAX_MEMBERS {

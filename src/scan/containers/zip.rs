@@ -11,7 +11,7 @@ pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> boo
     for i in 0..archive.len() {
         let (name, data) = match archive.by_index(i) {
             Ok(file) => {
-                let name = file.name().to_string();
+                let name = super::clean_name(file.name());
                 if file.is_dir() || !wants(&name) {
                     continue;
                 }
