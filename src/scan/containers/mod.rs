@@ -18,6 +18,7 @@
 //! and the reason, and the other members are still scanned.
 
 mod gzip;
+mod lzma;
 mod sarc;
 mod swf;
 mod yaz0;
@@ -42,6 +43,10 @@ pub enum Format {
     Zstd,
     /// zlib-compressed Flash SWF (`CWS`); members are its DefineBinaryData tags.
     SwfCws,
+    /// LZMA-compressed Flash SWF (`ZWS`); members are its DefineBinaryData tags.
+    SwfZws,
+    /// xz stream (`FD 37 7A 58 5A 00`).
+    Xz,
 }
 
 impl Format {
@@ -53,19 +58,21 @@ impl Format {
             Format::Gzip => "gzip",
             Format::Zstd => "zstd",
             Format::SwfCws => "swf-cws",
+            Format::SwfZws => "swf-zws",
+            Format::Xz => "xz",
         }
     }
 
     /// The format [`Format::name`] names.
     pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws]
+        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz]
             .into_iter()
             .find(|f| f.name() == name)
     }
 
     /// A single compressed stream (no member names of its own).
     fn is_stream(self) -> bool {
-        matches!(self, Format::Yaz0 | Format::Gzip | Format::Zstd)
+        matches!(self, Format::Yaz0 | Format::Gzip | Format::Zstd | Format::Xz)
     }
 }
 
@@ -84,6 +91,10 @@ pub fn sniff(bytes: &[u8]) -> Option<Format> {
         Some(Format::Zstd)
     } else if starts(b"CWS") && bytes.len() >= 8 {
         Some(Format::SwfCws)
+    } else if starts(b"ZWS") && bytes.len() >= 17 {
+        Some(Format::SwfZws)
+    } else if starts(&[0xFD, b'7', b'z', b'X', b'Z', 0]) {
+        Some(Format::Xz)
     } else {
         None
     }
@@ -95,10 +106,6 @@ pub fn sniff_unopened(bytes: &[u8]) -> Option<&'static str> {
     let starts = |m: &[u8]| bytes.starts_with(m);
     if starts(b"XEX2") {
         Some("xex2 (Xbox 360 executable; not opened yet — an encrypted XEX must be decrypted first, e.g. with xextool)")
-    } else if starts(b"ZWS") && bytes.len() >= 12 {
-        Some("swf-zws (LZMA-compressed SWF; not opened yet)")
-    } else if starts(&[0xFD, b'7', b'z', b'X', b'Z', 0]) {
-        Some("xz (not opened yet)")
     } else if starts(b"darc") {
         Some("darc (3DS archive; not opened yet)")
     } else if starts(b"Yaz1") {
@@ -180,6 +187,22 @@ impl Budget {
         Budget { left: self.left }.charge(size, compressed)
     }
 
+    /// Runs a decoder that writes its output (`decode`) under the same caps as [`Budget::read`].
+    fn write(
+        &mut self,
+        compressed: u64,
+        decode: impl FnOnce(&mut CappedWriter) -> Result<(), String>,
+    ) -> Result<Vec<u8>, ContainerError> {
+        let ratio_limit = compressed.max(1).saturating_mul(MAX_RATIO).max(RATIO_FLOOR);
+        let cap = self.member_limit().min(ratio_limit);
+        let mut w = CappedWriter { out: Vec::new(), cap: cap.saturating_add(1) };
+        let result = decode(&mut w);
+        // Past a cap (the writer stopped there), `charge` names it before the decoder's error.
+        self.charge(w.out.len() as u64, compressed)?;
+        result.map_err(|e| ContainerError::new(format!("corrupt stream: {e}")))?;
+        Ok(w.out)
+    }
+
     /// Reads a decompressing `reader` (of `compressed` input bytes) under the caps: reads at
     /// most one byte past the lowest cap, so a bomb costs no more than the cap.
     fn read(&mut self, reader: impl Read, compressed: u64) -> Result<Vec<u8>, ContainerError> {
@@ -193,6 +216,27 @@ impl Budget {
         // Past a cap, `charge` names it.
         self.charge(out.len() as u64, compressed)?;
         Ok(out)
+    }
+}
+
+/// A `Write` that refuses to grow past `cap` bytes (keeps exactly `cap`, then fails).
+pub(crate) struct CappedWriter {
+    out: Vec<u8>,
+    cap: u64,
+}
+
+impl std::io::Write for CappedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = (self.cap - self.out.len() as u64) as usize;
+        if room == 0 {
+            return Err(std::io::Error::other("output cap reached"));
+        }
+        let n = buf.len().min(room);
+        self.out.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -245,6 +289,7 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
         let data = match format {
             Format::Yaz0 => yaz0::decompress(bytes, budget),
             Format::Gzip => gzip::decompress(bytes, budget),
+            Format::Xz => lzma::decompress_xz(bytes, budget),
             _ => zstd::decompress(bytes, budget),
         };
         match data {
@@ -275,6 +320,7 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
     let listed = match format {
         Format::Sarc => sarc::members(bytes, budget, &|n| v.wants(chain, n)),
         Format::Zip => zip::members(bytes, budget, &|n| v.wants(chain, n)),
+        Format::SwfZws => swf::members_zws(bytes, budget, &|n| v.wants(chain, n)),
         _ => swf::members(bytes, budget, &|n| v.wants(chain, n)),
     };
     match listed {
