@@ -122,6 +122,29 @@ fn swf_cws(blobs: &[&[u8]]) -> Vec<u8> {
     z.finish().unwrap()
 }
 
+/// A `ZWS` SWF (LZMA) holding `blobs`: the CWS body, LZMA-compressed by lzma-rs's encoder,
+/// with the 8-byte size field of the `.lzma` header dropped (ZWS has its own lengths).
+fn swf_zws(blobs: &[&[u8]]) -> Vec<u8> {
+    let cws = swf_cws(blobs);
+    let mut body = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&cws[8..]), &mut body).unwrap();
+    let mut lz = Vec::new();
+    lzma_rs::lzma_compress(&mut &body[..], &mut lz).unwrap();
+    let mut out = b"ZWS".to_vec();
+    out.push(13);
+    out.extend_from_slice(&cws[4..8]);
+    out.extend_from_slice(&((lz.len() - 13) as u32).to_le_bytes());
+    out.extend_from_slice(&lz[..5]);
+    out.extend_from_slice(&lz[13..]);
+    out
+}
+
+fn xz(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    lzma_rs::xz_compress(&mut &data[..], &mut out).unwrap();
+    out
+}
+
 // ---- the corpus, extracted and packed ----
 
 /// Two corpus shaders per family: (family dir, path under tests/corpus).
@@ -158,6 +181,9 @@ fn corpus_dirs(dir: &Path) -> (PathBuf, PathBuf) {
     // Nested: a gzip inside a stored zip.
     write(&packed.join("bundle.zip"), &zip(&[("vs.vsu.gz", &gzip(&x1))], zip::CompressionMethod::Stored));
     write(&packed.join("flash/game.swf"), &swf_cws(&[&a0, &a1]));
+    // The same AGAL again in an LZMA SWF, and a Xenos shader in xz: same keys (duplicates).
+    write(&packed.join("flash/game-lzma.swf"), &swf_zws(&[&a0, &a1]));
+    write(&packed.join("xenos/vs.vsu.xz"), &xz(&x1));
     (plain, packed)
 }
 
@@ -175,7 +201,7 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
     let (plain, packed) = corpus_dirs(&dir);
     let (a, b) = (scan::scan_dir(&plain), scan::scan_dir(&packed));
     assert!(a.errors.is_empty() && b.errors.is_empty(), "{:?}\n{:?}", a.errors, b.errors);
-    assert_eq!(a.shaders.len(), b.shaders.len());
+    assert_eq!(a.shaders.len() + 3, b.shaders.len(), "three duplicates in ZWS and xz");
     assert_eq!(keys(&a), keys(&b));
     // Eight files, distinct shaders (a GFD file holds a vertex and a pixel shader).
     assert!(keys(&a).len() >= 8 && keys(&a).len() == a.shaders.len(), "{:?}", a.shaders);
@@ -188,6 +214,9 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
         "bundle.zip!vs.vsu.gz!",
         "flash/game.swf!DefineBinaryData#1",
         "flash/game.swf!DefineBinaryData#2",
+        "flash/game-lzma.swf!DefineBinaryData#1",
+        "flash/game-lzma.swf!DefineBinaryData#2",
+        "xenos/vs.vsu.xz!",
     ]
     .into_iter()
     .map(String::from)
@@ -352,6 +381,8 @@ fn corrupt_members_are_one_error_each_and_the_batch_goes_on() {
         zip(&[("a", &g0), ("b", &x)], zip::CompressionMethod::Deflated),
         gzip(&x),
         swf_cws(&[&g0, &g1]),
+        swf_zws(&[&g0, &g1]),
+        xz(&x),
     ];
     for sample in &samples {
         let good = keys_of(&scan_one("s", sample));
@@ -388,12 +419,12 @@ fn unchanged_archives_are_not_read_again() {
     let index = dir.join("index.json");
     let (first, read_first) = scan::scan_dir_incremental(&packed, &index);
     let (second, read_second) = scan::scan_dir_incremental(&packed, &index);
-    assert_eq!((read_first, read_second), (6, 0));
+    assert_eq!((read_first, read_second), (8, 0));
     // Member chains, errors inside containers and the container list come back from the index.
     assert_eq!(first, second);
     assert_eq!(second.errors.len(), 1);
     assert!(second.errors[0].to_string().contains("cut.szs (at 0x"), "{:?}", second.errors);
-    assert_eq!(second.containers.len(), 7);
+    assert_eq!(second.containers.len(), 9);
     for s in &second.shaders {
         scan::read_container(s).unwrap();
     }
