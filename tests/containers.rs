@@ -145,6 +145,31 @@ fn xz(data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// An XEX2 with basic compression: base file = `head` (data), 0x200 zeros, `body` (data),
+/// 0x10 zeros. `encrypted` sets the file format info's encryption type to 1 (AES).
+fn xex2(head: &[u8], body: &[u8], encrypted: bool) -> Vec<u8> {
+    let be = |v: u32| v.to_be_bytes();
+    let blocks = [(head.len() as u32, 0x200u32), (body.len() as u32, 0x10)];
+    let info = 0x20usize;
+    let info_size = 8 + 8 * blocks.len();
+    let pe = (info + info_size).div_ceil(0x10) * 0x10;
+    let mut x = b"XEX2".to_vec();
+    for v in [1, pe as u32, 0, 0, 1, 0x3FF, info as u32] {
+        x.extend_from_slice(&be(v));
+    }
+    x.extend_from_slice(&be(info_size as u32));
+    x.extend_from_slice(&(encrypted as u16).to_be_bytes());
+    x.extend_from_slice(&1u16.to_be_bytes());
+    for (d, z) in blocks {
+        x.extend_from_slice(&be(d));
+        x.extend_from_slice(&be(z));
+    }
+    x.resize(pe, 0);
+    x.extend_from_slice(head);
+    x.extend_from_slice(body);
+    x
+}
+
 // ---- the corpus, extracted and packed ----
 
 /// Two corpus shaders per family: (family dir, path under tests/corpus).
@@ -184,6 +209,10 @@ fn corpus_dirs(dir: &Path) -> (PathBuf, PathBuf) {
     // The same AGAL again in an LZMA SWF, and a Xenos shader in xz: same keys (duplicates).
     write(&packed.join("flash/game-lzma.swf"), &swf_zws(&[&a0, &a1]));
     write(&packed.join("xenos/vs.vsu.xz"), &xz(&x1));
+    // A Xenos shader in the base file of an unencrypted, basic-compressed XEX2.
+    let mut head = b"MZ".to_vec();
+    head.resize(0x100, 0x90);
+    write(&packed.join("default.xex"), &xex2(&head, &x0, false));
     (plain, packed)
 }
 
@@ -201,7 +230,7 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
     let (plain, packed) = corpus_dirs(&dir);
     let (a, b) = (scan::scan_dir(&plain), scan::scan_dir(&packed));
     assert!(a.errors.is_empty() && b.errors.is_empty(), "{:?}\n{:?}", a.errors, b.errors);
-    assert_eq!(a.shaders.len() + 3, b.shaders.len(), "three duplicates in ZWS and xz");
+    assert_eq!(a.shaders.len() + 4, b.shaders.len(), "four duplicates in ZWS, xz and XEX2");
     assert_eq!(keys(&a), keys(&b));
     // Eight files, distinct shaders (a GFD file holds a vertex and a pixel shader).
     assert!(keys(&a).len() >= 8 && keys(&a).len() == a.shaders.len(), "{:?}", a.shaders);
@@ -217,11 +246,14 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
         "flash/game-lzma.swf!DefineBinaryData#1",
         "flash/game-lzma.swf!DefineBinaryData#2",
         "xenos/vs.vsu.xz!",
+        "default.xex!basefile",
     ]
     .into_iter()
     .map(String::from)
     .collect();
     assert_eq!(labels(&b, &packed), expected);
+    let in_xex = b.shaders.iter().find(|s| s.member == ["basefile"]).unwrap();
+    assert_eq!(in_xex.offset, 0x300, "after the 0x100 data bytes and 0x200 zeros of the base file");
     // Every shader's bytes, read back through its member chain, are the extracted file's.
     for s in &b.shaders {
         let bytes = scan::read_container(s).unwrap();
@@ -383,6 +415,7 @@ fn corrupt_members_are_one_error_each_and_the_batch_goes_on() {
         swf_cws(&[&g0, &g1]),
         swf_zws(&[&g0, &g1]),
         xz(&x),
+        xex2(&g0, &x, false),
     ];
     for sample in &samples {
         let good = keys_of(&scan_one("s", sample));
@@ -404,11 +437,18 @@ fn keys_of(f: &scan::FileScan) -> BTreeSet<u64> {
 #[test]
 fn unopened_containers_warn_when_no_shader_was_found() {
     let dir = tmpdir("containers-unopened");
-    write(&dir.join("default.xex"), b"XEX2\0\0\0\0 encrypted, compressed executable");
+    write(&dir.join("layout.darc"), b"darc\xFF\xFE\x1C\x00 a 3DS archive");
     let r = scan::scan_dir(&dir);
-    assert!(r.shaders.is_empty());
+    assert!(r.shaders.is_empty() && r.errors.is_empty());
     let table = scan::render_table(&r);
-    assert!(table.contains("warning: no shader found, but 1 container(s) could not be opened") && table.contains("xextool"), "{table}");
+    assert!(table.contains("warning: no shader found, but 1 container(s) could not be opened") && table.contains("darc"), "{table}");
+}
+
+#[test]
+fn encrypted_xex_says_to_decrypt_it_first() {
+    let x = xex2(b"MZ", &read(PICKED[4]), true);
+    let e = one_error(&scan_one("default.xex", &x));
+    assert!(e.contains("default.xex (at 0x24): xex2: encrypted XEX2") && e.contains("decrypted first") && e.contains("xextool"), "{e}");
 }
 
 #[test]
@@ -419,12 +459,12 @@ fn unchanged_archives_are_not_read_again() {
     let index = dir.join("index.json");
     let (first, read_first) = scan::scan_dir_incremental(&packed, &index);
     let (second, read_second) = scan::scan_dir_incremental(&packed, &index);
-    assert_eq!((read_first, read_second), (8, 0));
+    assert_eq!((read_first, read_second), (9, 0));
     // Member chains, errors inside containers and the container list come back from the index.
     assert_eq!(first, second);
     assert_eq!(second.errors.len(), 1);
     assert!(second.errors[0].to_string().contains("cut.szs (at 0x"), "{:?}", second.errors);
-    assert_eq!(second.containers.len(), 9);
+    assert_eq!(second.containers.len(), 10);
     for s in &second.shaders {
         scan::read_container(s).unwrap();
     }

@@ -21,6 +21,7 @@ mod gzip;
 mod lzma;
 mod sarc;
 mod swf;
+mod xex;
 mod yaz0;
 mod zip;
 mod zstd;
@@ -47,6 +48,8 @@ pub enum Format {
     SwfZws,
     /// xz stream (`FD 37 7A 58 5A 00`).
     Xz,
+    /// Xbox 360 executable (`XEX2`); the member is its base file.
+    Xex2,
 }
 
 impl Format {
@@ -60,12 +63,13 @@ impl Format {
             Format::SwfCws => "swf-cws",
             Format::SwfZws => "swf-zws",
             Format::Xz => "xz",
+            Format::Xex2 => "xex2",
         }
     }
 
     /// The format [`Format::name`] names.
     pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz]
+        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz, Format::Xex2]
             .into_iter()
             .find(|f| f.name() == name)
     }
@@ -95,6 +99,8 @@ pub fn sniff(bytes: &[u8]) -> Option<Format> {
         Some(Format::SwfZws)
     } else if starts(&[0xFD, b'7', b'z', b'X', b'Z', 0]) {
         Some(Format::Xz)
+    } else if starts(b"XEX2") && bytes.len() >= 0x18 {
+        Some(Format::Xex2)
     } else {
         None
     }
@@ -104,9 +110,7 @@ pub fn sniff(bytes: &[u8]) -> Option<Format> {
 /// `--list-containers` and in the "no shader found" warning.
 pub fn sniff_unopened(bytes: &[u8]) -> Option<&'static str> {
     let starts = |m: &[u8]| bytes.starts_with(m);
-    if starts(b"XEX2") {
-        Some("xex2 (Xbox 360 executable; not opened yet — an encrypted XEX must be decrypted first, e.g. with xextool)")
-    } else if starts(b"darc") {
+    if starts(b"darc") {
         Some("darc (3DS archive; not opened yet)")
     } else if starts(b"Yaz1") {
         Some("yaz1 (not opened yet)")
@@ -321,6 +325,7 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
         Format::Sarc => sarc::members(bytes, budget, &|n| v.wants(chain, n)),
         Format::Zip => zip::members(bytes, budget, &|n| v.wants(chain, n)),
         Format::SwfZws => swf::members_zws(bytes, budget, &|n| v.wants(chain, n)),
+        Format::Xex2 => xex::members(bytes, budget, &|n| v.wants(chain, n)),
         _ => swf::members(bytes, budget, &|n| v.wants(chain, n)),
     };
     match listed {
