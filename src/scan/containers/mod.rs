@@ -26,7 +26,9 @@ mod yaz0;
 mod zip;
 mod zstd;
 
-use crate::limits::{MAX_ARCHIVE_BYTES, MAX_CONTAINER_DEPTH, MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR};
+use crate::limits::{
+    MAX_ARCHIVE_BYTES, MAX_CONTAINER_DEPTH, MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR,
+};
 use std::io::Read;
 
 /// A container format shrec recognises by its first bytes.
@@ -69,14 +71,27 @@ impl Format {
 
     /// The format [`Format::name`] names.
     pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz, Format::Xex2]
-            .into_iter()
-            .find(|f| f.name() == name)
+        [
+            Format::Yaz0,
+            Format::Sarc,
+            Format::Zip,
+            Format::Gzip,
+            Format::Zstd,
+            Format::SwfCws,
+            Format::SwfZws,
+            Format::Xz,
+            Format::Xex2,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
     }
 
     /// A single compressed stream (no member names of its own).
     fn is_stream(self) -> bool {
-        matches!(self, Format::Yaz0 | Format::Gzip | Format::Zstd | Format::Xz)
+        matches!(
+            self,
+            Format::Yaz0 | Format::Gzip | Format::Zstd | Format::Xz
+        )
     }
 }
 
@@ -155,7 +170,9 @@ pub struct Budget {
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget { left: MAX_ARCHIVE_BYTES }
+        Budget {
+            left: MAX_ARCHIVE_BYTES,
+        }
     }
 }
 
@@ -199,7 +216,10 @@ impl Budget {
     ) -> Result<Vec<u8>, ContainerError> {
         let ratio_limit = compressed.max(1).saturating_mul(MAX_RATIO).max(RATIO_FLOOR);
         let cap = self.member_limit().min(ratio_limit);
-        let mut w = CappedWriter { out: Vec::new(), cap: cap.saturating_add(1) };
+        let mut w = CappedWriter {
+            out: Vec::new(),
+            cap: cap.saturating_add(1),
+        };
         let result = decode(&mut w);
         // Past a cap (the writer stopped there), `charge` names it before the decoder's error.
         self.charge(w.out.len() as u64, compressed)?;
@@ -273,7 +293,13 @@ pub trait Visitor {
 
 /// Walks `bytes` (the file or member named by `chain`): opens it when it is a container and
 /// walks its members, else hands it to `v.leaf`.
-pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Budget, v: &mut dyn Visitor) {
+pub fn walk(
+    chain: &mut Vec<String>,
+    bytes: &[u8],
+    depth: usize,
+    budget: &mut Budget,
+    v: &mut dyn Visitor,
+) {
     let Some(format) = sniff(bytes) else {
         if let Some(what) = sniff_unopened(bytes) {
             v.unopened(chain, what);
@@ -330,7 +356,10 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
     };
     match listed {
         Ok(members) => {
-            let bytes_total = members.iter().map(|m| m.data.as_ref().map_or(0, |d| d.len() as u64)).sum();
+            let bytes_total = members
+                .iter()
+                .map(|m| m.data.as_ref().map_or(0, |d| d.len() as u64))
+                .sum();
             v.opened(Opened {
                 format,
                 chain: chain.clone(),
@@ -358,7 +387,15 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
 /// A member name as shown and matched: control characters (a newline in a zip entry name would
 /// split a report line) become Rust escapes (`\n`, `\u{1b}`); the rest is kept.
 fn clean_name(raw: &str) -> String {
-    raw.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
+    raw.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Refuses a member count over [`MAX_MEMBERS`].
@@ -390,7 +427,13 @@ pub fn extract(bytes: &[u8], target: &[String]) -> Result<Vec<u8>, String> {
             }
         }
         fn opened(&mut self, _: Opened) {}
-        fn error(&mut self, chain: &[String], format: Format, member: Option<&str>, e: ContainerError) {
+        fn error(
+            &mut self,
+            chain: &[String],
+            format: Format,
+            member: Option<&str>,
+            e: ContainerError,
+        ) {
             if self.target.starts_with(chain) && self.error.is_none() {
                 let m = member.map(|m| format!(" member '{m}'")).unwrap_or_default();
                 self.error = Some(format!("{}{m}: {}", format.name(), e.reason));
@@ -398,7 +441,9 @@ pub fn extract(bytes: &[u8], target: &[String]) -> Result<Vec<u8>, String> {
         }
         fn unopened(&mut self, _: &[String], _: &'static str) {}
         fn wants(&self, chain: &[String], name: &str) -> bool {
-            self.target.len() > chain.len() && self.target.starts_with(chain) && self.target[chain.len()] == name
+            self.target.len() > chain.len()
+                && self.target.starts_with(chain)
+                && self.target[chain.len()] == name
         }
     }
     let mut f = Find {
@@ -408,15 +453,24 @@ pub fn extract(bytes: &[u8], target: &[String]) -> Result<Vec<u8>, String> {
     };
     walk(&mut Vec::new(), bytes, 0, &mut Budget::default(), &mut f);
     f.found.ok_or_else(|| {
-        f.error
-            .unwrap_or_else(|| format!("member {} not found (file changed since the scan?)", chain_suffix(target)))
+        f.error.unwrap_or_else(|| {
+            format!(
+                "member {} not found (file changed since the scan?)",
+                chain_suffix(target)
+            )
+        })
     })
 }
 
 /// Reads a big- or little-endian integer at `at`, or a "truncated" error.
-fn be_or_le<const N: usize>(b: &[u8], at: usize, big: bool, what: &str) -> Result<u64, ContainerError> {
+fn be_or_le<const N: usize>(
+    b: &[u8],
+    at: usize,
+    big: bool,
+    what: &str,
+) -> Result<u64, ContainerError> {
     let s = b
-        .get(at..at.checked_add(N).unwrap_or(usize::MAX))
+        .get(at..at.saturating_add(N))
         .ok_or_else(|| ContainerError::at(at as u64, format!("truncated: {what} past the end")))?;
     let mut v = 0u64;
     for i in 0..N {

@@ -4,8 +4,13 @@
 use super::{check_members, Budget, ContainerError, Member};
 use std::io::Cursor;
 
-pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, ContainerError> {
-    let mut archive = ::zip::ZipArchive::new(Cursor::new(b)).map_err(|e| ContainerError::new(format!("corrupt zip: {e}")))?;
+pub(super) fn members(
+    b: &[u8],
+    budget: &mut Budget,
+    wants: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Member>, ContainerError> {
+    let mut archive = ::zip::ZipArchive::new(Cursor::new(b))
+        .map_err(|e| ContainerError::new(format!("corrupt zip: {e}")))?;
     check_members(archive.len())?;
     let mut out = Vec::new();
     for i in 0..archive.len() {
@@ -22,7 +27,10 @@ pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> boo
                     .and_then(|()| budget.read(file, compressed));
                 (name, data)
             }
-            Err(e) => (format!("#{i}"), Err(ContainerError::new(format!("unreadable member: {e}")))),
+            Err(e) => (
+                format!("#{i}"),
+                Err(ContainerError::new(format!("unreadable member: {e}"))),
+            ),
         };
         out.push(Member { name, data });
     }
