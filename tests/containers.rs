@@ -575,6 +575,13 @@ fn unopened_containers_warn_when_no_shader_was_found() {
             && table.contains("darc"),
         "{table}"
     );
+    // `shrec build` says the same instead of a silent "0 shaders".
+    let mut o = BuildOptions::new(&dir, dir.join("out/shader_cache.cpp"));
+    o.cache_dir = None;
+    let built = build::run(&o).expect("build runs");
+    assert_eq!(built.report.outcomes.len(), 0);
+    let w = built.scan_warning.expect("a warning");
+    assert!(w.contains("could not be opened") && w.contains("layout.darc"), "{w}");
 }
 
 #[test]
