@@ -193,6 +193,9 @@ pub struct BuildOutput {
     pub timings: Timings,
     /// Whether the single layout's frames were compressed while DXC ran (rather than after).
     pub packed_during_build: bool,
+    /// The scan's warning when it found no shader but saw containers it cannot open (see
+    /// [`scan::unopened_warning`]): a directory of unopened archives must not look like success.
+    pub scan_warning: Option<String>,
 }
 
 /// `target/shrec-cache` when the current directory looks like a cargo or CMake build tree,
@@ -537,6 +540,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let write_time = t_write.elapsed().saturating_sub(pack_time);
 
     let cache_hits = outcomes.iter().filter(|o| matches!(o.status, Status::Compiled { cached: true })).count();
+    let scan_warning = scan::unopened_warning(&scanned);
     let report = Report {
         outcomes,
         scan_errors: scanned.errors.into_iter().map(report_scan_error).collect(),
@@ -565,7 +569,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         write: write_time,
         threads,
     };
-    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), layouts, timings, packed_during_build: prepacked })
+    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), layouts, timings, packed_during_build: prepacked, scan_warning })
 }
 
 /// The scan index of one input directory inside the incremental cache directory.
@@ -696,7 +700,7 @@ fn build_one(
     compilations: &AtomicUsize,
 ) -> (Outcome, Option<CacheEntry>) {
     let outcome = |status: Status| Outcome {
-        path: job.path.clone(),
+        path: job.label(),
         offset: job.offset,
         family: job.family,
         stage: job.stage,
@@ -899,6 +903,9 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     }
     for w in &r.cache_repairs {
         eprintln!("warning: incremental cache: {w}");
+    }
+    if let Some(w) = &out.scan_warning {
+        eprintln!("warning: {w}");
     }
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         for a in crate::report::github_annotations(r) {

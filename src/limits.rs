@@ -14,6 +14,18 @@
 //! | nesting of IR blocks: if/loop ([`MAX_NESTING`]) | 64 | corpus maximum 5 |
 //! | HLSL bytes per shader ([`MAX_HLSL_BYTES`], `--max-hlsl-bytes`) | 16 MiB | corpus maximum 75 KB |
 //!
+//! Containers (archives, compressed files; see `crate::scan::containers` and docs/containers.md)
+//! have their own caps, so that a zip / Yaz0 / zlib bomb or a hostile directory costs one error
+//! line naming the container, the member and the cap:
+//!
+//! | cap | value |
+//! |---|---|
+//! | decompressed bytes per member ([`MAX_MEMBER_BYTES`]) | 256 MiB |
+//! | decompressed bytes per outermost file, all members and levels ([`MAX_ARCHIVE_BYTES`]) | 1 GiB |
+//! | containers nested in containers ([`MAX_CONTAINER_DEPTH`]) | 8 |
+//! | members per container ([`MAX_MEMBERS`]) | 65 536 |
+//! | decompressed / compressed size of one member ([`MAX_RATIO`]) | 512 (members under [`RATIO_FLOOR`] exempt) |
+//!
 //! The instruction-count cap is the microcode cap: all four ISAs have fixed-width instruction
 //! slots (Xenos 12 bytes, Latte 8, PICA 4, AGAL 24: at most 87 381, 131 072, 262 144 and
 //! 43 690 slots), and AGAL's decoder applies Flash's own per-version token limits first.
@@ -38,6 +50,28 @@ pub const MAX_NESTING: usize = 64;
 /// `BuildOptions::max_hlsl_bytes`): a decoded program a thousand times larger than the largest
 /// real one is a decoding accident, and DXC's time on it is unbounded in practice.
 pub const MAX_HLSL_BYTES: usize = 16 << 20;
+
+/// The most bytes one container member may decompress to.
+pub const MAX_MEMBER_BYTES: u64 = 256 << 20;
+
+/// The most bytes all members of one file (every nesting level together) may decompress to.
+pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
+
+/// How deep containers may nest (`a.zip!b.szs!c.sarc!...`); a file is depth 0.
+pub const MAX_CONTAINER_DEPTH: usize = 8;
+
+/// The most members one container may list.
+pub const MAX_MEMBERS: usize = 65_536;
+
+/// The highest decompressed / compressed size ratio of one member. Shader archives compress a
+/// few times (microcode and tables are dense); only long runs of one byte compress by hundreds:
+/// deflate reaches about 1 030x on zeros, zstd and LZMA far more. Above this a member is treated
+/// as a bomb.
+pub const MAX_RATIO: u64 = 512;
+
+/// Members that decompress to fewer bytes than this are not ratio-checked (a 10-byte zlib stream
+/// of a 64 KiB zero buffer is harmless).
+pub const RATIO_FLOOR: u64 = 1 << 20;
 
 /// Refuses a shader whose microcode (starting at container `offset`) is larger than
 /// [`MAX_MICROCODE_BYTES`]. Call it before decoding.

@@ -26,6 +26,10 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also list the containers (archives, compressed files) that were opened, what each
+        /// held, and those recognised but not opened.
+        #[arg(long)]
+        list_containers: bool,
     },
     /// Translate and compile every shader under DIR and write the embeddable cache.
     Build(BuildArgs),
@@ -182,7 +186,7 @@ fn parse_target(s: &str) -> Result<Target, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Scan { dir, json } => scan(dir, json),
+        Command::Scan { dir, json, list_containers } => scan(dir, json, list_containers),
         Command::Build(args) => run_build(args),
         Command::Hlsl { pick, translate } => one_shader(&pick, &translate.options(), false),
         Command::Disasm { pick, translate } => one_shader(&pick, &translate.options(), true),
@@ -206,7 +210,7 @@ fn emit(text: &str) {
     }
 }
 
-fn scan(dir: PathBuf, json: bool) -> i32 {
+fn scan(dir: PathBuf, json: bool, list_containers: bool) -> i32 {
     if !dir.exists() {
         eprintln!("error: {}: no such file or directory", dir.display());
         return 1;
@@ -218,6 +222,9 @@ fn scan(dir: PathBuf, json: bool) -> i32 {
         emit(&text);
     } else {
         emit(&shrec::scan::render_table(&result));
+        if list_containers {
+            emit(&shrec::scan::render_containers(&result));
+        }
     }
     if result.errors.is_empty() { 0 } else { 2 }
 }

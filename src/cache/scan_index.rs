@@ -17,7 +17,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::ContainerKind;
 use crate::formats::Stage;
-use crate::scan::{FileScan, FoundShader, ScanError};
+use crate::scan::{FileScan, FoundShader, OpenedContainer, ScanError};
+
+/// The member chain of a label made by [`crate::scan::label`] from `path`. A name holding `!`
+/// is split in two, but joining the parts again (on reuse) gives the same label, which is all
+/// errors and container listings keep (shaders record their real chain).
+fn chain_of(path: &Path, label: &Path) -> Vec<String> {
+    let (p, l) = (path.as_os_str().to_string_lossy(), label.as_os_str().to_string_lossy());
+    match l.strip_prefix(&*p).and_then(|rest| rest.strip_prefix('!')) {
+        Some(rest) if l.len() > p.len() => rest.split('!').map(str::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
 
 /// What identifies one version of a file's content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +66,9 @@ impl FileStamp {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct ShaderRecord {
+    /// Member chain inside the file (containers); empty for the file itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    member: Vec<String>,
     container: ContainerKind,
     offset: u64,
     length: u64,
@@ -66,6 +80,9 @@ struct ShaderRecord {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct ErrorRecord {
+    /// Member chain of the error inside the file (containers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    member: Vec<String>,
     offset: Option<u64>,
     kind: Option<ContainerKind>,
     at: Option<u64>,
@@ -79,10 +96,16 @@ struct FileRecord {
     bytes: u64,
     shaders: Vec<ShaderRecord>,
     errors: Vec<ErrorRecord>,
+    /// Containers opened: (member chain, format, members, decompressed bytes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    containers: Vec<(Vec<String>, String, usize, u64)>,
+    /// Containers recognised but not opened: (member chain, what).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    unopened: Vec<(Vec<String>, String)>,
 }
 
 /// Bumped when the record format changes.
-const FORMAT: &str = "shrec-scan-index-1";
+const FORMAT: &str = "shrec-scan-index-2";
 
 #[derive(Serialize, Deserialize)]
 struct IndexFile {
@@ -133,6 +156,7 @@ impl ScanIndex {
             .iter()
             .map(|s| FoundShader {
                 path: path.to_path_buf(),
+                member: s.member.clone(),
                 container: s.container,
                 family: s.container.family(),
                 offset: s.offset,
@@ -146,9 +170,18 @@ impl ScanIndex {
         let errors = r
             .errors
             .iter()
-            .map(|e| ScanError { path: path.to_path_buf(), offset: e.offset, kind: e.kind, at: e.at, reason: e.reason.clone() })
+            .map(|e| ScanError { path: crate::scan::label(path, &e.member), offset: e.offset, kind: e.kind, at: e.at, reason: e.reason.clone() })
             .collect();
-        Some(FileScan { shaders, errors, bytes: r.bytes, stamp: Some(stamp) })
+        let containers = r
+            .containers
+            .iter()
+            .filter_map(|(chain, format, members, bytes)| {
+                let format = crate::scan::containers::Format::from_name(format)?.name();
+                Some(OpenedContainer { path: crate::scan::label(path, chain), format, members: *members, bytes: *bytes })
+            })
+            .collect();
+        let unopened = r.unopened.iter().map(|(chain, what)| (crate::scan::label(path, chain), what.clone())).collect();
+        Some(FileScan { shaders, errors, bytes: r.bytes, stamp: Some(stamp), containers, unopened })
     }
 
     /// The index of a scan: every file that was read completely.
@@ -164,6 +197,7 @@ impl ScanIndex {
                         .shaders
                         .iter()
                         .map(|s| ShaderRecord {
+                            member: s.member.clone(),
                             container: s.container,
                             offset: s.offset,
                             length: s.length,
@@ -173,7 +207,17 @@ impl ScanIndex {
                             name: s.name.clone(),
                         })
                         .collect(),
-                    errors: f.errors.iter().map(|e| ErrorRecord { offset: e.offset, kind: e.kind, at: e.at, reason: e.reason.clone() }).collect(),
+                    errors: f
+                        .errors
+                        .iter()
+                        .map(|e| ErrorRecord { member: chain_of(path, &e.path), offset: e.offset, kind: e.kind, at: e.at, reason: e.reason.clone() })
+                        .collect(),
+                    containers: f
+                        .containers
+                        .iter()
+                        .map(|c| (chain_of(path, &c.path), c.format.to_string(), c.members, c.bytes))
+                        .collect(),
+                    unopened: f.unopened.iter().map(|(p, what)| (chain_of(path, p), what.clone())).collect(),
                 };
                 Some((path.clone(), record))
             })

@@ -3,8 +3,11 @@
 //! Files are walked with walkdir (symlinks are followed; walkdir detects loops and reports them as
 //! errors instead of looping), memory-mapped, and processed in parallel with rayon:
 //! [`crate::detect::detect`] finds the containers, [`crate::formats::entries`] lists the shaders
-//! of each. Results are sorted by (path, offset, index), so the output does not depend on
-//! scheduling.
+//! of each. A file that is an archive or a compressed stream is opened by [`containers`] and
+//! each member is scanned like a file (`dir/a.szs!shaders/b.sharcfb`). Results are sorted by
+//! (path, member, offset, index), so the output does not depend on scheduling.
+
+pub mod containers;
 
 use crate::detect::{detect, ContainerKind};
 use crate::formats::{self, Family, Stage};
@@ -12,13 +15,18 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// One shader found in a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundShader {
+    /// The file on disk.
     pub path: PathBuf,
+    /// Member chain inside that file (empty: the file itself); see [`containers`]. `offset`
+    /// and `length` are in the member's decompressed bytes.
+    pub member: Vec<String>,
     pub container: ContainerKind,
     pub family: Family,
     /// Offset of the container in the file.
@@ -33,9 +41,28 @@ pub struct FoundShader {
     pub name: Option<String>,
 }
 
+impl FoundShader {
+    /// The path as every report shows it: the file, then `!member` per container level.
+    pub fn label(&self) -> PathBuf {
+        label(&self.path, &self.member)
+    }
+}
+
+/// `path` followed by `!name` per member of `chain`.
+pub fn label(path: &Path, chain: &[String]) -> PathBuf {
+    if chain.is_empty() {
+        return path.to_path_buf();
+    }
+    let mut s: OsString = path.as_os_str().to_owned();
+    s.push(containers::chain_suffix(chain));
+    PathBuf::from(s)
+}
+
 /// A file that could not be read, or a container whose shaders could not be listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScanError {
+    /// The file, followed by its member chain when the error is inside a container (see
+    /// [`label`]).
     pub path: PathBuf,
     /// Offset of the container in the file (`None` for a file-level error).
     pub offset: Option<u64>,
@@ -74,6 +101,21 @@ pub struct ScanResult {
     pub files: u64,
     /// Bytes scanned.
     pub bytes: u64,
+    /// Containers opened, by label (`scan --list-containers`).
+    pub containers: Vec<OpenedContainer>,
+    /// Containers recognised but not opened: (label, what).
+    pub unopened: Vec<(PathBuf, String)>,
+}
+
+/// One container that was opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenedContainer {
+    /// The container's own label (file path and member chain).
+    pub path: PathBuf,
+    pub format: &'static str,
+    pub members: usize,
+    /// Decompressed bytes of its members.
+    pub bytes: u64,
 }
 
 impl ScanResult {
@@ -87,7 +129,8 @@ impl ScanResult {
     }
 }
 
-/// Detects and lists the shaders of one buffer; `path_label` names it in the results.
+/// Detects and lists the shaders of one buffer as raw bytes (no container is opened);
+/// `path_label` names it in the results.
 pub fn scan_bytes(path_label: &Path, bytes: &[u8]) -> (Vec<FoundShader>, Vec<ScanError>) {
     let mut shaders = Vec::new();
     let mut errors = Vec::new();
@@ -100,6 +143,7 @@ pub fn scan_bytes(path_label: &Path, bytes: &[u8]) -> (Vec<FoundShader>, Vec<Sca
         match formats::entries(c.kind, container) {
             Ok(entries) => shaders.extend(entries.into_iter().map(|e| FoundShader {
                 path: path_label.to_path_buf(),
+                member: Vec::new(),
                 container: c.kind,
                 family: c.kind.family(),
                 offset: c.offset as u64,
@@ -121,16 +165,60 @@ pub fn scan_bytes(path_label: &Path, bytes: &[u8]) -> (Vec<FoundShader>, Vec<Sca
     (shaders, errors)
 }
 
+/// Collects what a container walk reports for one file.
+struct Collect<'a> {
+    path: &'a Path,
+    scan: FileScan,
+}
+
+impl containers::Visitor for Collect<'_> {
+    fn leaf(&mut self, chain: &[String], bytes: &[u8]) {
+        let (shaders, errors) = scan_bytes(&label(self.path, chain), bytes);
+        self.scan.shaders.extend(shaders.into_iter().map(|s| FoundShader { path: self.path.to_path_buf(), member: chain.to_vec(), ..s }));
+        self.scan.errors.extend(errors);
+    }
+    fn opened(&mut self, info: containers::Opened) {
+        self.scan.containers.push(OpenedContainer {
+            path: label(self.path, &info.chain),
+            format: info.format.name(),
+            members: info.members,
+            bytes: info.bytes,
+        });
+    }
+    fn error(&mut self, chain: &[String], format: containers::Format, member: Option<&str>, e: containers::ContainerError) {
+        let mut chain = chain.to_vec();
+        chain.extend(member.map(str::to_string));
+        let reason = match member {
+            Some(_) => format!("{} member: {}", format.name(), e.reason),
+            None => format!("{}: {}", format.name(), e.reason),
+        };
+        self.scan.errors.push(ScanError { path: label(self.path, &chain), offset: None, kind: None, at: e.offset, reason });
+    }
+    fn unopened(&mut self, chain: &[String], what: &'static str) {
+        self.scan.unopened.push((label(self.path, chain), what.to_string()));
+    }
+}
+
+/// Scans one file's bytes: opens it when it is a container (recursively), else detects
+/// shaders in its raw bytes.
+pub fn scan_buffer(path: &Path, bytes: &[u8]) -> FileScan {
+    let mut c = Collect { path, scan: FileScan::default() };
+    containers::walk(&mut Vec::new(), bytes, 0, &mut containers::Budget::default(), &mut c);
+    c.scan
+}
+
 fn file_error(path: &Path, reason: impl std::fmt::Display) -> ScanError {
     ScanError { path: path.to_path_buf(), offset: None, kind: None, at: None, reason: reason.to_string() }
 }
 
 /// What one file held.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct FileScan {
+pub struct FileScan {
     pub shaders: Vec<FoundShader>,
     pub errors: Vec<ScanError>,
     pub bytes: u64,
+    pub containers: Vec<OpenedContainer>,
+    pub unopened: Vec<(PathBuf, String)>,
     /// The file's identity when it was read (None when it could not be read: not reusable).
     pub stamp: Option<crate::cache::scan_index::FileStamp>,
 }
@@ -157,8 +245,7 @@ fn scan_file(path: &Path) -> FileScan {
         Ok(m) => m,
         Err(e) => return failed(file_error(path, format_args!("cannot map: {e}"))),
     };
-    let (shaders, errors) = scan_bytes(path, &map);
-    FileScan { shaders, errors, bytes: map.len() as u64, stamp }
+    FileScan { bytes: map.len() as u64, stamp, ..scan_buffer(path, &map) }
 }
 
 /// Scans every regular file under `root` (or `root` itself if it is a file).
@@ -209,7 +296,7 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
                 None => (scan_file(p), true),
             };
             let mut shaders = scanned.0.shaders.clone();
-            shaders.sort_by_key(|s| (s.offset, s.index));
+            shaders.sort_by(|a, b| (&a.member, a.offset, a.index).cmp(&(&b.member, b.offset, b.index)));
             let mut guard = release.lock().unwrap_or_else(|e| e.into_inner());
             let (next, waiting) = &mut *guard;
             waiting.insert(i, shaders);
@@ -232,8 +319,10 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
         result.shaders.extend(f.shaders);
         result.errors.extend(f.errors);
         result.bytes += f.bytes;
+        result.containers.extend(f.containers);
+        result.unopened.extend(f.unopened);
     }
-    result.shaders.sort_by(|a, b| (&a.path, a.offset, a.index).cmp(&(&b.path, b.offset, b.index)));
+    result.shaders.sort_by(|a, b| (&a.path, &a.member, a.offset, a.index).cmp(&(&b.path, &b.member, b.offset, b.index)));
     result.errors.sort_by(|a, b| (&a.path, a.offset).cmp(&(&b.path, b.offset)));
     (result, read)
 }
@@ -246,7 +335,7 @@ pub fn key_hex(key: u64) -> String {
 /// A plain-text table: one row per shader, then counts per family × stage, then error lines.
 pub fn render_table(r: &ScanResult) -> String {
     let mut s = String::new();
-    let pw = r.shaders.iter().map(|x| x.path.display().to_string().len()).max().unwrap_or(4).max(4);
+    let pw = r.shaders.iter().map(|x| x.label().display().to_string().len()).max().unwrap_or(4).max(4);
     let _ = writeln!(
         s,
         "{:<pw$}  {:>10}  {:>8}  {:<7}  {:<5}  {:<8}  {:>3}  {:<18}  name",
@@ -256,7 +345,7 @@ pub fn render_table(r: &ScanResult) -> String {
         let _ = writeln!(
             s,
             "{:<pw$}  {:>10}  {:>8}  {:<7}  {:<5}  {:<8}  {:>3}  {:<18}  {}",
-            x.path.display(),
+            x.label().display(),
             format!("0x{:X}", x.offset),
             x.length,
             x.family.name(),
@@ -272,10 +361,55 @@ pub fn render_table(r: &ScanResult) -> String {
     for ((f, st), n) in r.counts() {
         let _ = writeln!(s, "  {:<6} {:<9} {n}", f.name(), st.name_in(f));
     }
+    if let Some(w) = unopened_warning(r) {
+        let _ = writeln!(s, "warning: {w}");
+    }
     if !r.errors.is_empty() {
         let _ = writeln!(s, "{} errors:", r.errors.len());
         for e in &r.errors {
             let _ = writeln!(s, "  error: {e}");
+        }
+    }
+    s
+}
+
+/// When no shader was found but containers shrec cannot open were seen: says so (a directory of
+/// unopened archives must not look like a clean "0 shaders").
+pub fn unopened_warning(r: &ScanResult) -> Option<String> {
+    if !r.shaders.is_empty() || r.unopened.is_empty() {
+        return None;
+    }
+    let (first, what) = &r.unopened[0];
+    Some(format!(
+        "no shader found, but {} container(s) could not be opened (first: {}: {what}); their shaders, if any, were not scanned",
+        r.unopened.len(),
+        first.display()
+    ))
+}
+
+/// `scan --list-containers`: every container opened (format, members, decompressed bytes,
+/// shaders found inside) and every one recognised but not opened.
+pub fn render_containers(r: &ScanResult) -> String {
+    let mut s = String::new();
+    let inside = |c: &OpenedContainer| {
+        let prefix = c.path.as_os_str().to_string_lossy().into_owned();
+        r.shaders
+            .iter()
+            .filter(|x| {
+                let l = x.label();
+                let l = l.as_os_str().to_string_lossy();
+                l.len() > prefix.len() && l.starts_with(&prefix) && l[prefix.len()..].starts_with('!')
+            })
+            .count()
+    };
+    let _ = writeln!(s, "{} containers opened:", r.containers.len());
+    for c in &r.containers {
+        let _ = writeln!(s, "  {}  [{}]  {} members, {} bytes, {} shaders", c.path.display(), c.format, c.members, c.bytes, inside(c));
+    }
+    if !r.unopened.is_empty() {
+        let _ = writeln!(s, "{} containers not opened:", r.unopened.len());
+        for (p, what) in &r.unopened {
+            let _ = writeln!(s, "  {}  [{what}]", p.display());
         }
     }
     s
@@ -296,7 +430,7 @@ pub fn to_json(r: &ScanResult) -> Value {
         .iter()
         .map(|x| {
             json!({
-                "path": x.path.display().to_string(),
+                "path": x.label().display().to_string(),
                 "container": x.container.name(),
                 "family": x.family.name(),
                 "offset": x.offset,
@@ -326,13 +460,52 @@ pub fn to_json(r: &ScanResult) -> Value {
             })
         })
         .collect();
-    json!({ "files": r.files, "bytes": r.bytes, "shaders": shaders, "counts": counts, "errors": errors })
+    let containers: Vec<Value> = r
+        .containers
+        .iter()
+        .map(|c| json!({ "path": c.path.display().to_string(), "format": c.format, "members": c.members, "bytes": c.bytes }))
+        .collect();
+    let unopened: Vec<Value> = r.unopened.iter().map(|(p, w)| json!({ "path": p.display().to_string(), "format": w })).collect();
+    json!({
+        "files": r.files, "bytes": r.bytes, "shaders": shaders, "counts": counts, "errors": errors,
+        "containers": containers, "unopened": unopened,
+    })
+}
+
+/// The decompressed bytes of member `chain` of the file at `path`. Each build thread keeps the
+/// last member it read: a member's shaders are queued one after another (path order), so a
+/// GFD or SHARCFB holding several shaders is decompressed once per thread, not once per shader.
+/// The file's stamp is part of the key (build threads outlive one build).
+fn read_member(path: &Path, chain: &[String]) -> Result<std::rc::Rc<Vec<u8>>, String> {
+    use crate::cache::scan_index::FileStamp;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    type Last = Option<(PathBuf, FileStamp, Vec<String>, Rc<Vec<u8>>)>;
+    thread_local!(static LAST: RefCell<Last> = const { RefCell::new(None) });
+    let stamp = FileStamp::of(&std::fs::metadata(path).map_err(|e| format!("cannot stat: {e}"))?);
+    let hit = LAST.with_borrow(|l| {
+        l.as_ref().filter(|(p, st, c, _)| p == path && *st == stamp && c == chain).map(|(.., b)| b.clone())
+    });
+    if let Some(hit) = hit {
+        return Ok(hit);
+    }
+    let file = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let member = Rc::new(containers::extract(&file, chain)?);
+    LAST.set(Some((path.to_path_buf(), stamp, chain.to_vec(), member.clone())));
+    Ok(member)
 }
 
 /// Reads the bytes of the container a shader was found in (the build re-reads containers
 /// instead of keeping every mapped file alive between scanning and translating).
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
     use std::io::{Read, Seek, SeekFrom};
+    if !s.member.is_empty() {
+        let member = read_member(&s.path, &s.member)?;
+        let range = usize::try_from(s.offset).ok().zip(usize::try_from(s.offset + s.length).ok());
+        return range.and_then(|(a, b)| member.get(a..b)).map(<[u8]>::to_vec).ok_or_else(|| {
+            format!("file changed while building: member has no {} bytes at 0x{:X}", s.length, s.offset)
+        });
+    }
     let mut f = std::fs::File::open(&s.path).map_err(|e| format!("cannot open: {e}"))?;
     f.seek(SeekFrom::Start(s.offset)).map_err(|e| format!("cannot seek to 0x{:X}: {e}", s.offset))?;
     let mut buf = Vec::with_capacity(s.length as usize);

@@ -1,0 +1,644 @@
+//! Shaders inside containers (docs/containers.md): corpus shaders packed in the test as Yaz0
+//! SARC, zip, gzip (also nested in a zip) and a zlib-compressed SWF (DefineBinaryData) give the
+//! same keys and a byte-identical cache as the extracted files; every container cap fires with
+//! its message; a corrupt member is one error and the rest of the archive is still scanned.
+
+mod common;
+
+use common::{repo, tmpdir};
+use shrec::build::{self, BuildOptions};
+use shrec::limits;
+use shrec::scan::{self, scan_buffer};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+// ---- encoders (test side; independent of the decoders under test) ----
+
+/// Yaz0 with every flag bit set (all literals): valid Yaz0 that any decoder must accept.
+fn yaz0_store(data: &[u8]) -> Vec<u8> {
+    let mut out = b"Yaz0".to_vec();
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    out.extend_from_slice(&[0; 8]);
+    for group in data.chunks(8) {
+        out.push(0xFF);
+        out.extend_from_slice(group);
+    }
+    out
+}
+
+/// SARC name hash (multiplier 0x65), as Nintendo's tools write it.
+fn sarc_hash(name: &str) -> u32 {
+    name.bytes().fold(0u32, |h, c| {
+        h.wrapping_mul(0x65).wrapping_add(c as i8 as u32)
+    })
+}
+
+/// A big-endian SARC with named members (nodes sorted by hash, data 0x100-aligned like
+/// Nintendo's tools do for GPU data).
+fn sarc(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut m: Vec<(u32, &str, &[u8])> = members
+        .iter()
+        .map(|(n, d)| (sarc_hash(n), *n, *d))
+        .collect();
+    m.sort_by_key(|x| x.0);
+    let mut names = Vec::new();
+    let mut name_offsets = Vec::new();
+    for (_, n, _) in &m {
+        name_offsets.push(names.len() / 4);
+        names.extend_from_slice(n.as_bytes());
+        names.push(0);
+        while names.len() % 4 != 0 {
+            names.push(0);
+        }
+    }
+    let mut data = Vec::new();
+    let mut ranges = Vec::new();
+    for (_, _, d) in &m {
+        while data.len() % 0x100 != 0 {
+            data.push(0);
+        }
+        ranges.push((data.len(), data.len() + d.len()));
+        data.extend_from_slice(d);
+    }
+    let head_len = 0x14 + 0x0C + 16 * m.len() + 8 + names.len();
+    let data_offset = head_len.div_ceil(0x100) * 0x100;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"SARC");
+    out.extend_from_slice(&0x14u16.to_be_bytes());
+    out.extend_from_slice(&[0xFE, 0xFF]);
+    out.extend_from_slice(&((data_offset + data.len()) as u32).to_be_bytes());
+    out.extend_from_slice(&(data_offset as u32).to_be_bytes());
+    out.extend_from_slice(&0x0100u16.to_be_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(b"SFAT");
+    out.extend_from_slice(&0x0Cu16.to_be_bytes());
+    out.extend_from_slice(&(m.len() as u16).to_be_bytes());
+    out.extend_from_slice(&0x65u32.to_be_bytes());
+    for (i, (hash, _, _)) in m.iter().enumerate() {
+        out.extend_from_slice(&hash.to_be_bytes());
+        out.extend_from_slice(&(0x0100_0000u32 | name_offsets[i] as u32).to_be_bytes());
+        out.extend_from_slice(&(ranges[i].0 as u32).to_be_bytes());
+        out.extend_from_slice(&(ranges[i].1 as u32).to_be_bytes());
+    }
+    out.extend_from_slice(b"SFNT");
+    out.extend_from_slice(&8u16.to_be_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&names);
+    out.resize(data_offset, 0);
+    out.extend_from_slice(&data);
+    out
+}
+
+fn zip(members: &[(&str, &[u8])], method: zip::CompressionMethod) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, data) in members {
+        w.start_file(
+            *name,
+            zip::write::SimpleFileOptions::default().compression_method(method),
+        )
+        .unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// A `CWS` SWF (zlib) holding `blobs` as DefineBinaryData tags with ids 1, 2, ...
+fn swf_cws(blobs: &[&[u8]]) -> Vec<u8> {
+    let mut body = vec![0x00]; // RECT with 0-bit fields: one byte
+    body.extend_from_slice(&(24u16 << 8).to_le_bytes()); // 24 fps (8.8 fixed point)
+    body.extend_from_slice(&1u16.to_le_bytes()); // one frame
+    for (i, b) in blobs.iter().enumerate() {
+        body.extend_from_slice(&(87u16 << 6 | 0x3F).to_le_bytes());
+        body.extend_from_slice(&(6 + b.len() as u32).to_le_bytes());
+        body.extend_from_slice(&(i as u16 + 1).to_le_bytes());
+        body.extend_from_slice(&[0; 4]);
+        body.extend_from_slice(b);
+    }
+    body.extend_from_slice(&[0x40, 0x00]); // ShowFrame
+    body.extend_from_slice(&[0, 0]); // End
+    let mut out = b"CWS".to_vec();
+    out.push(10);
+    out.extend_from_slice(&(8 + body.len() as u32).to_le_bytes());
+    let mut z = flate2::write::ZlibEncoder::new(out, flate2::Compression::default());
+    z.write_all(&body).unwrap();
+    z.finish().unwrap()
+}
+
+/// A `ZWS` SWF (LZMA) holding `blobs`: the CWS body, LZMA-compressed by lzma-rs's encoder,
+/// with the 8-byte size field of the `.lzma` header dropped (ZWS has its own lengths).
+fn swf_zws(blobs: &[&[u8]]) -> Vec<u8> {
+    let cws = swf_cws(blobs);
+    let mut body = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&cws[8..]), &mut body).unwrap();
+    let mut lz = Vec::new();
+    lzma_rs::lzma_compress(&mut &body[..], &mut lz).unwrap();
+    let mut out = b"ZWS".to_vec();
+    out.push(13);
+    out.extend_from_slice(&cws[4..8]);
+    out.extend_from_slice(&((lz.len() - 13) as u32).to_le_bytes());
+    out.extend_from_slice(&lz[..5]);
+    out.extend_from_slice(&lz[13..]);
+    out
+}
+
+fn xz(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    lzma_rs::xz_compress(&mut &data[..], &mut out).unwrap();
+    out
+}
+
+/// An XEX2 with basic compression: base file = `head` (data), 0x200 zeros, `body` (data),
+/// 0x10 zeros. `encrypted` sets the file format info's encryption type to 1 (AES).
+fn xex2(head: &[u8], body: &[u8], encrypted: bool) -> Vec<u8> {
+    let be = |v: u32| v.to_be_bytes();
+    let blocks = [(head.len() as u32, 0x200u32), (body.len() as u32, 0x10)];
+    let info = 0x20usize;
+    let info_size = 8 + 8 * blocks.len();
+    let pe = (info + info_size).div_ceil(0x10) * 0x10;
+    let mut x = b"XEX2".to_vec();
+    for v in [1, pe as u32, 0, 0, 1, 0x3FF, info as u32] {
+        x.extend_from_slice(&be(v));
+    }
+    x.extend_from_slice(&be(info_size as u32));
+    x.extend_from_slice(&(encrypted as u16).to_be_bytes());
+    x.extend_from_slice(&1u16.to_be_bytes());
+    for (d, z) in blocks {
+        x.extend_from_slice(&be(d));
+        x.extend_from_slice(&be(z));
+    }
+    x.resize(pe, 0);
+    x.extend_from_slice(head);
+    x.extend_from_slice(body);
+    x
+}
+
+// ---- the corpus, extracted and packed ----
+
+/// Two corpus shaders per family: (family dir, path under tests/corpus).
+const PICKED: [&str; 8] = [
+    "gx2/GaryOderNichts+MultiDRCSpaceDemo/shaders/colorShader.gsh",
+    "gx2/GaryOderNichts+MultiDRCSpaceDemo/shaders/textureShader.gsh",
+    "pica/0x00002a+pican/test_cases/inputs/alias_swizzle.shbin",
+    "pica/0x00002a+pican/test_cases/inputs/basic_ifc.shbin",
+    "xenos/Free60Project+libxenon/devkitxenon/examples/xenon/graphics/cube/files/ps.psu",
+    "xenos/Free60Project+libxenon/devkitxenon/examples/xenon/graphics/cube/files/vs.vsu",
+    "agal/Gamua+Starling-Framework/starling/src/starling/filters/starling_blur_fs.agal",
+    "agal/Gamua+Starling-Framework/starling/src/starling/filters/starling_blur_vs.agal",
+];
+
+fn read(rel: &str) -> Vec<u8> {
+    std::fs::read(repo().join("tests/corpus").join(rel)).unwrap()
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `plain/`: the picked files as extracted; `packed/`: the same bytes in containers.
+fn corpus_dirs(dir: &Path) -> (PathBuf, PathBuf) {
+    let (plain, packed) = (dir.join("plain"), dir.join("packed"));
+    for rel in PICKED {
+        write(&plain.join(rel.rsplit('/').next().unwrap()), &read(rel));
+    }
+    let [g0, g1, p0, p1, x0, x1, a0, a1] = PICKED.map(read);
+    write(
+        &packed.join("Common/shaders.szs"),
+        &yaz0_store(&sarc(&[
+            ("shaders/colorShader.gsh", &g0),
+            ("shaders/textureShader.gsh", &g1),
+        ])),
+    );
+    write(
+        &packed.join("pica.zip"),
+        &zip(
+            &[("a/alias_swizzle.shbin", &p0), ("b/carry.shbin", &p1)],
+            zip::CompressionMethod::Deflated,
+        ),
+    );
+    write(&packed.join("xenos/ps.psu.gz"), &gzip(&x0));
+    // Nested: a gzip inside a stored zip.
+    write(
+        &packed.join("bundle.zip"),
+        &zip(&[("vs.vsu.gz", &gzip(&x1))], zip::CompressionMethod::Stored),
+    );
+    write(&packed.join("flash/game.swf"), &swf_cws(&[&a0, &a1]));
+    // The same AGAL again in an LZMA SWF, and a Xenos shader in xz: same keys (duplicates).
+    write(&packed.join("flash/game-lzma.swf"), &swf_zws(&[&a0, &a1]));
+    write(&packed.join("xenos/vs.vsu.xz"), &xz(&x1));
+    // A Xenos shader in the base file of an unencrypted, basic-compressed XEX2.
+    let mut head = b"MZ".to_vec();
+    head.resize(0x100, 0x90);
+    write(&packed.join("default.xex"), &xex2(&head, &x0, false));
+    (plain, packed)
+}
+
+fn keys(r: &scan::ScanResult) -> BTreeSet<u64> {
+    r.shaders.iter().map(|s| s.key).collect()
+}
+
+fn labels(r: &scan::ScanResult, root: &Path) -> BTreeSet<String> {
+    r.shaders
+        .iter()
+        .map(|s| s.label().strip_prefix(root).unwrap().display().to_string())
+        .collect()
+}
+
+#[test]
+fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
+    let dir = tmpdir("containers-scan");
+    let (plain, packed) = corpus_dirs(&dir);
+    let (a, b) = (scan::scan_dir(&plain), scan::scan_dir(&packed));
+    assert!(
+        a.errors.is_empty() && b.errors.is_empty(),
+        "{:?}\n{:?}",
+        a.errors,
+        b.errors
+    );
+    assert_eq!(
+        a.shaders.len() + 4,
+        b.shaders.len(),
+        "four duplicates in ZWS, xz and XEX2"
+    );
+    assert_eq!(keys(&a), keys(&b));
+    // Eight files, distinct shaders (a GFD file holds a vertex and a pixel shader).
+    assert!(
+        keys(&a).len() >= 8 && keys(&a).len() == a.shaders.len(),
+        "{:?}",
+        a.shaders
+    );
+    let expected: BTreeSet<String> = [
+        "Common/shaders.szs!shaders/colorShader.gsh",
+        "Common/shaders.szs!shaders/textureShader.gsh",
+        "pica.zip!a/alias_swizzle.shbin",
+        "pica.zip!b/carry.shbin",
+        "xenos/ps.psu.gz!",
+        "bundle.zip!vs.vsu.gz!",
+        "flash/game.swf!DefineBinaryData#1",
+        "flash/game.swf!DefineBinaryData#2",
+        "flash/game-lzma.swf!DefineBinaryData#1",
+        "flash/game-lzma.swf!DefineBinaryData#2",
+        "xenos/vs.vsu.xz!",
+        "default.xex!basefile",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(labels(&b, &packed), expected);
+    let in_xex = b.shaders.iter().find(|s| s.member == ["basefile"]).unwrap();
+    assert_eq!(
+        in_xex.offset, 0x300,
+        "after the 0x100 data bytes and 0x200 zeros of the base file"
+    );
+    // Every shader's bytes, read back through its member chain, are the extracted file's.
+    for s in &b.shaders {
+        let bytes = scan::read_container(s).unwrap();
+        let twin = a.shaders.iter().find(|t| t.key == s.key).unwrap();
+        assert_eq!(
+            bytes,
+            scan::read_container(twin).unwrap(),
+            "{}",
+            s.label().display()
+        );
+    }
+    // The table, JSON and --list-containers name members with their container path.
+    let table = scan::render_table(&b);
+    assert!(
+        table.contains("Common/shaders.szs!shaders/colorShader.gsh"),
+        "{table}"
+    );
+    let json = scan::to_json(&b).to_string();
+    assert!(json.contains("pica.zip!a/alias_swizzle.shbin"), "{json}");
+    let list = scan::render_containers(&b);
+    for line in [
+        "Common/shaders.szs  [yaz0]",
+        "Common/shaders.szs  [sarc]  2 members",
+        "bundle.zip!vs.vsu.gz  [gzip]  1 members",
+    ] {
+        assert!(list.contains(line), "{line:?} missing from\n{list}");
+    }
+    assert!(
+        list.contains("flash/game.swf  [swf-cws]  2 members") && list.contains("2 shaders"),
+        "{list}"
+    );
+}
+
+#[test]
+fn packed_corpus_builds_a_byte_identical_cache() {
+    let dir = tmpdir("containers-build");
+    let (plain, packed) = corpus_dirs(&dir);
+    let build = |input: &Path, name: &str| {
+        let out = dir.join(name).join("shader_cache.cpp");
+        let mut o = BuildOptions::new(input, &out);
+        // No incremental cache: both builds run DXC on what they read.
+        o.cache_dir = None;
+        let r = build::run(&o).expect("build runs");
+        assert_eq!(
+            shrec::report::exit_code(&r.report),
+            0,
+            "{}",
+            shrec::report::summary_table(&r.report)
+        );
+        assert_eq!(r.report.totals().compiled, r.entries.len());
+        assert!(r.entries.len() >= 8);
+        let header = shrec::cache::cpp::header_path(&out);
+        (
+            std::fs::read(&out).unwrap(),
+            std::fs::read(header).unwrap(),
+            r.entries,
+        )
+    };
+    let (a_cpp, a_h, a_entries) = build(&plain, "plain-out");
+    let (b_cpp, b_h, b_entries) = build(&packed, "packed-out");
+    assert_eq!(
+        a_entries.iter().map(|e| e.key).collect::<Vec<_>>(),
+        b_entries.iter().map(|e| e.key).collect::<Vec<_>>()
+    );
+    assert!(
+        a_cpp == b_cpp,
+        "cache .cpp differs ({} vs {} bytes)",
+        a_cpp.len(),
+        b_cpp.len()
+    );
+    assert!(a_h == b_h, "cache header differs");
+}
+
+// ---- caps and corruption ----
+
+fn scan_one(name: &str, bytes: &[u8]) -> scan::FileScan {
+    scan_buffer(Path::new(name), bytes)
+}
+
+fn one_error(f: &scan::FileScan) -> String {
+    assert_eq!(f.errors.len(), 1, "{:?}", f.errors);
+    f.errors[0].to_string()
+}
+
+#[test]
+fn member_size_cap_is_checked_before_allocating() {
+    // A Yaz0 header claiming 2 GiB; the ratio cap fires first on a tiny file, so make the
+    // claim plausible for the ratio (a 300 MiB claim from a 1 MiB stream of literals).
+    let mut y = b"Yaz0".to_vec();
+    y.extend_from_slice(&((limits::MAX_MEMBER_BYTES + 1) as u32).to_be_bytes());
+    y.extend_from_slice(&[0; 8]);
+    y.resize(1 << 20, 0xFF);
+    let e = one_error(&scan_one("big.szs", &y));
+    assert!(
+        e.starts_with("big.szs: yaz0: resource cap") && e.contains("limit per member"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ratio_cap_stops_a_gzip_bomb() {
+    let bomb = gzip(&vec![0u8; 4 << 20]);
+    let f = scan_one("bomb.gz", &bomb);
+    let e = one_error(&f);
+    assert!(
+        e.starts_with("bomb.gz: gzip: resource cap")
+            && e.contains(&format!("ratio over the limit of {}", limits::MAX_RATIO)),
+        "{e}"
+    );
+    // The same bomb as one member of a zip, next to a good member: one error naming the
+    // member, and the good member is still scanned.
+    let shader = read(PICKED[2]);
+    let z = zip(
+        &[("bomb.bin", &vec![0u8; 4 << 20]), ("ok.shbin", &shader)],
+        zip::CompressionMethod::Deflated,
+    );
+    let f = scan_one("game.zip", &z);
+    let e = one_error(&f);
+    assert!(
+        e.starts_with("game.zip!bomb.bin: zip member: resource cap") && e.contains("ratio"),
+        "{e}"
+    );
+    assert_eq!(f.shaders.len(), 1);
+}
+
+#[test]
+fn archive_total_cap_counts_every_member() {
+    // Members of 200 MiB (under the per-member and ratio caps) until the 1 GiB total (which
+    // also counts the zip members' own bytes, every level together) is passed.
+    let mut pattern = Vec::with_capacity(200 << 20);
+    let mut x = 0x1234_5678u32;
+    while pattern.len() < 200 << 20 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        // Mostly zeros with some noise: compresses well, but far under the ratio cap.
+        pattern.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, (x & 0x0F) as u8]);
+    }
+    let member = gzip(&pattern);
+    drop(pattern);
+    let names: Vec<String> = (0..6).map(|i| format!("m{i}.gz")).collect();
+    let z = zip(
+        &names
+            .iter()
+            .map(|n| (n.as_str(), member.as_slice()))
+            .collect::<Vec<_>>(),
+        zip::CompressionMethod::Stored,
+    );
+    let f = scan_one("huge.zip", &z);
+    assert!(!f.errors.is_empty());
+    for (i, e) in f.errors.iter().enumerate() {
+        let e = e.to_string();
+        // The first four (800 MiB and their compressed bytes) fit; each later one is refused.
+        let n = 6 - f.errors.len() + i;
+        assert!(
+            n >= 4
+                && e.starts_with(&format!("huge.zip!m{n}.gz: gzip: resource cap"))
+                && e.contains("limit per archive"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn nesting_cap_names_the_depth() {
+    let mut data = read(PICKED[2]);
+    for _ in 0..=limits::MAX_CONTAINER_DEPTH {
+        data = gzip(&data);
+    }
+    let f = scan_one("deep.gz", &data);
+    let e = one_error(&f);
+    assert!(
+        e.contains(&format!(
+            "nest more than {} deep",
+            limits::MAX_CONTAINER_DEPTH
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn member_count_cap() {
+    let blobs: Vec<&[u8]> = vec![&[]; limits::MAX_MEMBERS + 1];
+    let e = one_error(&scan_one("many.swf", &swf_cws(&blobs)));
+    assert!(
+        e.starts_with("many.swf: swf-cws: resource cap")
+            && e.contains(&format!("exceed the limit of {}", limits::MAX_MEMBERS)),
+        "{e}"
+    );
+}
+
+#[test]
+fn corrupt_members_are_one_error_each_and_the_batch_goes_on() {
+    let (g0, g1) = (read(PICKED[0]), read(PICKED[1]));
+    // A SARC whose second member's range points past the end, Yaz0-compressed.
+    let mut s = sarc(&[("a.gsh", &g0), ("b.gsh", &g1)]);
+    let second_node_end = 0x14 + 0x0C + 16 + 12;
+    s[second_node_end..second_node_end + 4].copy_from_slice(&0x00FF_FFFFu32.to_be_bytes());
+    let f = scan_one("bad.szs", &yaz0_store(&s));
+    let e = one_error(&f);
+    assert!(
+        e.contains("bad.szs!") && e.contains("sarc member: corrupt SARC: data"),
+        "{e}"
+    );
+    // The other member's shaders are still found.
+    let broken = f.errors[0].path.display().to_string();
+    assert!(
+        !f.shaders.is_empty()
+            && f.shaders
+                .iter()
+                .all(|s| s.label().display().to_string() != broken),
+        "{:?}",
+        f.shaders
+    );
+
+    // Truncated Yaz0: one error naming the stream and how far it got.
+    let y = yaz0_store(&g0);
+    let e = one_error(&scan_one("cut.szs", &y[..y.len() / 2]));
+    assert!(
+        e.starts_with("cut.szs (at 0x") && e.contains("): yaz0: truncated Yaz0 stream"),
+        "{e}"
+    );
+
+    // Truncated gzip, truncated SWF.
+    let e = one_error(&scan_one("cut.gz", &gzip(&g0)[..40]));
+    assert!(e.starts_with("cut.gz: gzip: corrupt stream"), "{e}");
+    let w = swf_cws(&[&g0]);
+    let f = scan_one("cut.swf", &w[..w.len() - 10]);
+    assert!(
+        one_error(&f).starts_with("cut.swf: swf-cws: corrupt stream"),
+        "{:?}",
+        f.errors
+    );
+
+    // Every prefix and many byte flips of every container: no panic, and never a shader that
+    // the intact container does not have.
+    let x = read(PICKED[4]);
+    let samples = [
+        yaz0_store(&sarc(&[("a.gsh", &g0), ("b.gsh", &g1)])),
+        zip(&[("a", &g0), ("b", &x)], zip::CompressionMethod::Deflated),
+        gzip(&x),
+        swf_cws(&[&g0, &g1]),
+        swf_zws(&[&g0, &g1]),
+        xz(&x),
+        xex2(&g0, &x, false),
+    ];
+    for sample in &samples {
+        let good = keys_of(&scan_one("s", sample));
+        for cut in (0..sample.len()).step_by(7) {
+            assert!(keys_of(&scan_one("s", &sample[..cut])).is_subset(&good));
+        }
+        for (i, at) in (0..sample.len()).step_by(3).enumerate() {
+            let mut m = sample.clone();
+            m[at] ^= 1 << (i % 8);
+            scan_one("s", &m);
+        }
+    }
+}
+
+fn keys_of(f: &scan::FileScan) -> BTreeSet<u64> {
+    f.shaders.iter().map(|s| s.key).collect()
+}
+
+#[test]
+fn unopened_containers_warn_when_no_shader_was_found() {
+    let dir = tmpdir("containers-unopened");
+    write(
+        &dir.join("layout.darc"),
+        b"darc\xFF\xFE\x1C\x00 a 3DS archive",
+    );
+    let r = scan::scan_dir(&dir);
+    assert!(r.shaders.is_empty() && r.errors.is_empty());
+    let table = scan::render_table(&r);
+    assert!(
+        table.contains("warning: no shader found, but 1 container(s) could not be opened")
+            && table.contains("darc"),
+        "{table}"
+    );
+    // `shrec build` says the same instead of a silent "0 shaders".
+    let mut o = BuildOptions::new(&dir, dir.join("out/shader_cache.cpp"));
+    o.cache_dir = None;
+    let built = build::run(&o).expect("build runs");
+    assert_eq!(built.report.outcomes.len(), 0);
+    let w = built.scan_warning.expect("a warning");
+    assert!(w.contains("could not be opened") && w.contains("layout.darc"), "{w}");
+}
+
+#[test]
+fn encrypted_xex_says_to_decrypt_it_first() {
+    let x = xex2(b"MZ", &read(PICKED[4]), true);
+    let e = one_error(&scan_one("default.xex", &x));
+    assert!(
+        e.contains("default.xex (at 0x24): xex2: encrypted XEX2")
+            && e.contains("decrypted first")
+            && e.contains("xextool"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unchanged_archives_are_not_read_again() {
+    let dir = tmpdir("containers-incremental");
+    let (_, packed) = corpus_dirs(&dir);
+    write(
+        &packed.join("cut.szs"),
+        &yaz0_store(&read(PICKED[0]))[..100],
+    );
+    let index = dir.join("index.json");
+    let (first, read_first) = scan::scan_dir_incremental(&packed, &index);
+    let (second, read_second) = scan::scan_dir_incremental(&packed, &index);
+    assert_eq!((read_first, read_second), (9, 0));
+    // Member chains, errors inside containers and the container list come back from the index.
+    assert_eq!(first, second);
+    assert_eq!(second.errors.len(), 1);
+    assert!(
+        second.errors[0].to_string().contains("cut.szs (at 0x"),
+        "{:?}",
+        second.errors
+    );
+    assert_eq!(second.containers.len(), 10);
+    for s in &second.shaders {
+        scan::read_container(s).unwrap();
+    }
+}
+
+#[test]
+fn control_characters_in_member_names_are_escaped() {
+    let z = zip(
+        &[("evil\nerror: fake.gsh", &read(PICKED[0]))],
+        zip::CompressionMethod::Stored,
+    );
+    let f = scan_one("x.zip", &z);
+    assert!(!f.shaders.is_empty());
+    for s in &f.shaders {
+        assert_eq!(
+            s.label().display().to_string(),
+            "x.zip!evil\\nerror: fake.gsh"
+        );
+        // The escaped name still finds the member.
+        assert_eq!(
+            shrec::scan::containers::extract(&z, &s.member).unwrap(),
+            read(PICKED[0])
+        );
+    }
+}
