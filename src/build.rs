@@ -117,8 +117,9 @@ fn check_outputs(opts: &BuildOptions, is_rust: bool) -> Result<(), FatalError> {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        if !dir.is_dir() {
-            return fail(path, format!("its folder {} does not exist", dir.display()));
+        // the writers create missing folders; do it now so a path that cannot be one fails first
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(path, format!("cannot create its folder {}: {e}", dir.display()));
         }
         match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
