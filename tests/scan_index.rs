@@ -1,4 +1,4 @@
-//! The scan index (`shrec::cache::scan_index`): a rebuild reads only the files that changed,
+//! The scan index (`shrec::scan::index`): a rebuild reads only the files that changed,
 //! and gets the same scan as reading everything.
 
 mod common;

@@ -4,7 +4,6 @@
 //!   matching header with shrec's extras.
 //! - [`rust::write`]: a dependency-free Rust module plus its compressed blobs.
 //! - [`incremental::Store`]: per-shader compiled artifacts on disk, reused across runs.
-//! - [`scan_index`]: what the last scan found per file, reused for unchanged files.
 //! - [`atomic`]: temp-file + fsync + rename writes used by all of the above.
 //!
 //! Both writers share one layout (`layout`): entries sorted by key, SPIR-V encoded per
@@ -20,7 +19,6 @@ pub mod cpp;
 pub mod incremental;
 mod layout;
 pub mod rust;
-pub mod scan_index;
 
 use std::path::PathBuf;
 

@@ -8,6 +8,7 @@
 //! (path, member, offset, index), so the output does not depend on scheduling.
 
 pub mod containers;
+pub mod index;
 
 use crate::detect::{detect, ContainerKind};
 use crate::formats::{self, Family, Stage};
@@ -220,7 +221,7 @@ pub struct FileScan {
     pub containers: Vec<OpenedContainer>,
     pub unopened: Vec<(PathBuf, String)>,
     /// The file's identity when it was read (None when it could not be read: not reusable).
-    pub stamp: Option<crate::cache::scan_index::FileStamp>,
+    pub stamp: Option<crate::scan::index::FileStamp>,
 }
 
 /// Scans one file: memory-maps it (empty files are skipped) and runs [`scan_bytes`].
@@ -234,7 +235,7 @@ fn scan_file(path: &Path) -> FileScan {
         Ok(m) => m,
         Err(e) => return failed(file_error(path, format_args!("cannot stat: {e}"))),
     };
-    let stamp = Some(crate::cache::scan_index::FileStamp::of(&meta));
+    let stamp = Some(crate::scan::index::FileStamp::of(&meta));
     if meta.len() == 0 {
         return FileScan { stamp, ..FileScan::default() };
     }
@@ -254,7 +255,7 @@ pub fn scan_dir(root: &Path) -> ScanResult {
 }
 
 /// [`scan_dir`], reusing what the scan index file `index` recorded for every file whose size,
-/// times and inode are unchanged, and updating that file (see [`crate::cache::scan_index`]).
+/// times and inode are unchanged, and updating that file (see [`crate::scan::index`]).
 /// Also returns how many files were actually read.
 pub fn scan_dir_incremental(root: &Path, index: &Path) -> (ScanResult, u64) {
     scan_dir_with(root, Some(index), &|_| {})
@@ -270,7 +271,7 @@ pub fn scan_dir_streaming(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&
 }
 
 fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundShader]) + Sync)) -> (ScanResult, u64) {
-    use crate::cache::scan_index::ScanIndex;
+    use crate::scan::index::ScanIndex;
     let mut result = ScanResult::default();
     let mut paths = Vec::new();
     for entry in walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name() {
@@ -477,7 +478,7 @@ pub fn to_json(r: &ScanResult) -> Value {
 /// GFD or SHARCFB holding several shaders is decompressed once per thread, not once per shader.
 /// The file's stamp is part of the key (build threads outlive one build).
 fn read_member(path: &Path, chain: &[String]) -> Result<std::rc::Rc<Vec<u8>>, String> {
-    use crate::cache::scan_index::FileStamp;
+    use crate::scan::index::FileStamp;
     use std::cell::RefCell;
     use std::rc::Rc;
     type Last = Option<(PathBuf, FileStamp, Vec<String>, Rc<Vec<u8>>)>;

@@ -141,7 +141,7 @@ impl ScanIndex {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        super::atomic::write(path, &text)
+        crate::cache::atomic::write(path, &text)
     }
 
     /// The recorded scan of `path` when the file is unchanged since.
