@@ -2,7 +2,7 @@
 //!
 //! Two independent passes:
 //!
-//! * **Xenos** follows XenosRecomp's scanner exactly (notes/xenos.md §3) so that the same
+//! * **Xenos** follows XenosRecomp's scanner exactly (docs/isa/xenos.md §3) so that the same
 //!   containers are found and hashed: see [`scan_xenos`].
 //! * **Everything else** (GFD, SHARCFB, DVLB, AGAL) is found by searching for the magic bytes at
 //!   any offset (memchr / memmem, no per-byte loop) and validating the structure behind them. A

@@ -263,7 +263,7 @@ pub fn target_profile(stage: Stage, target: Target, spec_constants_mask: u32) ->
     }
 }
 
-/// DXC arguments besides `-T` and `-E` (XenosRecomp's set, §7 of notes/xenos.md):
+/// DXC arguments besides `-T` and `-E` (XenosRecomp's set, §7 of docs/isa/xenos.md):
 /// SPIR-V vertex and geometry shaders get `-fvk-invert-y` (all families use D3D's +y-up clip space).
 pub fn args(stage: Stage, target: Target) -> Vec<&'static str> {
     let mut a = vec!["-HV", "2021", "-all-resources-bound"];

@@ -13,7 +13,7 @@ pub enum Mutation {
     /// AGAL `add` is lowered as a subtraction.
     AgalAddAsSub,
     /// A single-lane AGAL write takes lane x of the value instead of the positional lane
-    /// (the deviation notes/agal.md §9.5 item 5 documents in Ruffle).
+    /// (the deviation docs/isa/agal.md §9.5 item 5 documents in Ruffle).
     AgalSingleLaneWriteFromX,
     /// PICA `mul` (and the products of mad/dp*) use the IEEE multiply (0·inf = NaN) instead of
     /// the PICA multiply.

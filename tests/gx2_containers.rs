@@ -1,5 +1,5 @@
 //! GX2 containers: every corpus .gsh decodes fully (structs, variables, programs), and a SHARCFB
-//! writer (test-only, following notes/gx2.md §4) packs the same shaders into archives of both
+//! writer (test-only, following docs/isa/gx2.md §4) packs the same shaders into archives of both
 //! byte orders — odd name lengths, variation macros, symbols — that shrec reads back identically.
 
 use shrec::formats::gx2::shader_struct::{Endian, Gx2Shader, ShaderKind};

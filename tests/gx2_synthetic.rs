@@ -1,7 +1,7 @@
 //! Synthetic Latte programs for the translation paths the corpus never reaches: loops (DX10 and
 //! integer-constant ones with AL), branches and the execution-mask stack, predicates, KILL,
 //! relative addressing, integer ALU ops, LOD/gradient sampling, uniform-block VTX_FETCH and
-//! CALL/RETURN. Each program is assembled by the small encoder below (bit layouts: notes/gx2.md
+//! CALL/RETURN. Each program is assembled by the small encoder below (bit layouts: docs/isa/gx2.md
 //! §5-§7), wrapped in a GX2 VS/PS struct inside a GFD written here, then: decoded, disassembled,
 //! translated, compiled by DXC to DXIL and SPIR-V, checked by spirv-val, and a cheap semantic
 //! property of the HLSL is asserted. Every opcode the README lists as rejected is checked to be
@@ -955,7 +955,7 @@ fn rejected_alu_cf_and_export_ops_are_named() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Geometry shaders (ring model, README "GX2 geometry shaders")
+// Geometry shaders (ring model, docs/gx2.md "GX2 geometry shaders")
 // ---------------------------------------------------------------------------------------------
 
 mod geometry {

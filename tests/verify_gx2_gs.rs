@@ -2,7 +2,7 @@
 //! shrec's GS (ring fetches, MEM_RING / MEM_RING WRITE_IND, EMIT_VERTEX, EMIT_CUT_VERTEX,
 //! CUT_VERTEX, the copy program inlined at each emit), transform feedback captures every
 //! emitted vertex, and each is compared with the interpreter running ES → GS → copy shader
-//! (`shrec::verify::gx2_gs`, ring model: README "GX2 geometry shaders").
+//! (`shrec::verify::gx2_gs`, ring model: docs/gx2.md "GX2 geometry shaders").
 //!
 //! Everything runs on ONE thread, in its own test binary: lavapipe (Mesa 22.3) crashed or hung
 //! with two threads driving geometry jobs (see tests/verify_pica_gs.rs).

@@ -1,5 +1,5 @@
 //! The semantics of Azahar's PICA shader test cases (`src/tests/video_core/shader.cpp`, see
-//! shared/notes/pica.md §13) reproduced for shrec: each case's program is built with shrec's own
+//! docs/isa/pica.md §13) reproduced for shrec: each case's program is built with shrec's own
 //! encoder, the expected values are checked on the reference interpreter, and the same program
 //! and inputs then run through the whole pipeline (DVLB → HLSL → DXC SPIR-V → lavapipe) and are
 //! compared with the interpreter lane by lane (0 mismatches), in both control-flow forms where the
@@ -94,7 +94,7 @@ const UNDETERMINED: &[(&str, &str)] = &[
     ("EX2 [-800.0]", "results below 2^-126 are undetermined: denormal flushing is the driver's choice"),
     ("RCP [0.0]", "rcp(±0) = ±inf by the sign of the zero, which Vulkan does not pin down"),
     ("RSQ [0.0]", "rsq(±0) likewise"),
-    // 0·NaN: shrec's rule (README "PICA semantics") gives NaN, checked on `interp::pica_mul` in
+    // 0·NaN: shrec's rule (docs/pica.md) gives NaN, checked on `interp::pica_mul` in
     // `arithmetic`; the compared lane is undetermined because Vulkan does not pin down NaN
     // propagation without float controls.
     ("MUL [NaN, 0.0]", "0·NaN: NaN propagation is not pinned down by Vulkan"),
@@ -167,7 +167,7 @@ fn arithmetic(r: &mut Runner) {
     // ADD (+0 == −0 in C++, so "−0" is only checked as a zero)
     let add: &[(&[f32], f32)] = &[(&[1.0, -1.0], 0.0), (&[0.0, -0.0], 0.0), (&[INF, -INF], NAN), (&[INF, 1.0], INF), (&[INF, -1.0], INF)];
     unary_or_binary(r, "add", &["v0", "v1"], add, exact_x);
-    // MUL: 0·inf = 0, 0·NaN = NaN (README "PICA semantics"), inf·±inf = ±inf
+    // MUL: 0·inf = 0, 0·NaN = NaN (docs/pica.md), inf·±inf = ±inf
     let mul: &[(&[f32], f32)] =
         &[(&[1.0, -1.0], -1.0), (&[-1.0, 1.0], -1.0), (&[INF, 0.0], 0.0), (&[NAN, 0.0], NAN), (&[INF, INF], INF), (&[INF, -INF], -INF)];
     unary_or_binary(r, "mul", &["v0", "v1"], mul, exact_x);

@@ -5,7 +5,7 @@
 //!
 //! Everything runs on ONE thread, in its own test binary: with two threads driving geometry
 //! jobs at once lavapipe (Mesa 22.3) crashed inside its own threads or hung on a fence; serial
-//! runs were clean every time (README "Verification by execution", known limits).
+//! runs were clean every time (docs/verification.md, known limits).
 //!
 //! Commands:
 //! - `cargo test --release --test verify_pica_gs`

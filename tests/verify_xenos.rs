@@ -1734,7 +1734,7 @@ fn memexport_pixel() {
     finish("memexport_pixel", &c, &["memexport".to_string(), "predicated".to_string(), "alloc".to_string(), "kill_gt".to_string()], count * (MEM_LEN as u64 - 1000));
 }
 
-/// The multipass memexport vertex shader of notes/xenos.md (flags 0x102A1111) runs as well.
+/// The multipass memexport vertex shader of docs/isa/xenos.md (flags 0x102A1111) runs as well.
 #[test]
 fn memexport_multipass_flags() {
     let Some(gpu) = gpu() else { return };

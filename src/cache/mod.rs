@@ -29,7 +29,7 @@ pub use layout::{compare_layouts, BackendSize, CacheSizes, LayoutComparison, Lay
 /// One compiled shader as the build hands it to the writers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CacheEntry {
-    /// Runtime lookup key (see README, "Keys").
+    /// Runtime lookup key (see docs/cache-abi.md, "Keys").
     pub key: u64,
     pub family: Family,
     pub stage: Stage,
@@ -104,7 +104,7 @@ impl CacheLayout {
 pub const DEFAULT_DICT_SIZE: usize = 8 * 1024;
 
 /// The zstd level a build uses unless told otherwise. Compression has to stay small next to DXC
-/// (README "Speed"): on the benchmark's 21.5 MB of DXIL + SMOL-V, level 12 with a 16 MiB window
+/// (docs/performance.md): on the benchmark's 21.5 MB of DXIL + SMOL-V, level 12 with a 16 MiB window
 /// (`layout`'s streamed frames) costs 1.4 s of CPU for 5.39 MB; 18 costs 8–10 s for 4.95 MB
 /// (8% smaller), 19 14 s for 4.92 MB. Release builds that want the last bytes pass
 /// `--zstd-level 19` (or XenosRecomp's 22).

@@ -54,7 +54,7 @@ pub struct ShaderEntry {
     pub stage: Stage,
     /// Position of the shader inside its container (0 for single-shader containers).
     pub index: u32,
-    /// Cache key: what the game's runtime computes to find this shader (see README, "Keys").
+    /// Cache key: what the game's runtime computes to find this shader (see docs/cache-abi.md, "Keys").
     pub key: u64,
     /// A name from the container when it has one (SHARCFB program name, ...).
     pub name: Option<String>,

@@ -1,5 +1,5 @@
 //! GX2 (Latte) adapter of the verification harness: a small Latte assembler (CF list + ALU
-//! groups + fetch clauses → program bytes, bit layouts from notes/gx2.md §5-§7), GX2 VS/PS structs
+//! groups + fetch clauses → program bytes, bit layouts from docs/isa/gx2.md §5-§7), GX2 VS/PS structs
 //! around it, running them through shrec (lower → HLSL → DXC SPIR-V, as the build does) on
 //! lavapipe and comparing every output lane with `formats::gx2::interp`; plus a random program
 //! generator for differential fuzzing.

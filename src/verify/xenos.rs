@@ -1022,7 +1022,7 @@ pub mod gen {
         // A cube (volume) program samples the cube map (volume) only: lavapipe (Mesa 22.3, LLVM
         // 15) segfaults in LLVM's EarlyCSE compiling some pixel shaders that sample a 2D texture
         // and a cube map (e.g. `tfetch2D r2, r0.xy, tf0` + `tfetchCube r1, r0.xyz, tf1`; see
-        // README).
+        // docs/xenos.md).
         // Volume programs only with SHREC_FUZZ_VOLUMES set (they would change the fixed seeds'
         // programs). Most of their fetches used to be tfetchCube of the volume (`fetch_variant`
         // OR-ed the dimension onto a 2D fetch's), which reads the unbound cube heap: the likely

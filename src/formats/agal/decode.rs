@@ -1,6 +1,6 @@
 //! AGAL bytecode: header, 24-byte tokens, operand fields, and validation with Flash's error numbers.
 //!
-//! Layouts (Adobe "AGAL bytecode format"; notes/agal.md §2-§4):
+//! Layouts (Adobe "AGAL bytecode format"; docs/isa/agal.md §2-§4):
 //! ```text
 //! header : A0 | u32 LE version | A1 | u8 type (0 vertex, 1 fragment)
 //! token  : u32 opcode | u32 dest | u64 source1 | u64 source2-or-sampler      (little-endian)
@@ -111,7 +111,7 @@ const fn tex(mut o: OpInfo) -> OpInfo {
     o
 }
 
-/// Every opcode AGAL defines (notes/agal.md §5). `ted` and `tld` are decoded so that they can be
+/// Every opcode AGAL defines (docs/isa/agal.md §5). `ted` and `tld` are decoded so that they can be
 /// named in errors; see `lower.rs` for how each is handled.
 pub const OPCODES: &[OpInfo] = &[
     op(0x00, "mov", 1, true),
@@ -171,7 +171,7 @@ pub fn op_info(code: u32) -> Option<&'static OpInfo> {
     OPCODES.iter().find(|o| o.code == code)
 }
 
-/// Per-version register counts (notes/agal.md §4).
+/// Per-version register counts (docs/isa/agal.md §4).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub attributes: u32,

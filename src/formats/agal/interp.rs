@@ -1,7 +1,7 @@
 //! Reference interpreter of AGAL bytecode: the independent oracle of the verification harness
 //! (`crate::verify`).
 //!
-//! Written from the AGAL semantics (notes/agal.md §2-§8), NOT from `lower.rs`/the IR: it executes
+//! Written from the AGAL semantics (docs/isa/agal.md §2-§8), NOT from `lower.rs`/the IR: it executes
 //! the decoded tokens of a [`Program`] on vec4 register files. Every lane carries an error bound
 //! ([`Expect`]): exact ops on exact inputs stay exact (bitwise), approximate ops add the bound of
 //! the tolerance table [`TOLERANCES`], and inexact inputs are propagated with interval arithmetic
@@ -10,7 +10,7 @@
 //! *undetermined* ([`Expect::UNKNOWN`]) and is not compared.
 //!
 //! Where Flash's behaviour is undocumented the interpreter makes the same choice as the lowering
-//! (notes/agal.md "open questions"), each marked `CHOICE:` below.
+//! (docs/isa/agal.md "open questions"), each marked `CHOICE:` below.
 //!
 //! Fragment programs run as a 2×2 quad in lockstep (lanes 0..3 = top-left, top-right,
 //! bottom-left, bottom-right) so that `ddx`/`ddy` are the differences of neighbouring pixels
@@ -776,7 +776,7 @@ fn cross(a: &Reg, b: &Reg) -> Reg {
 
 #[cfg(test)]
 mod tests {
-    //! The oracle's own semantics, checked by hand against notes/agal.md (no GPU needed).
+    //! The oracle's own semantics, checked by hand against docs/isa/agal.md (no GPU needed).
     use super::*;
     use crate::formats::agal::decode::{decode, DecodeOptions};
     use crate::verify::agal::asm::assemble;

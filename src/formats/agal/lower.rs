@@ -1,8 +1,8 @@
 //! AGAL → IR.
 //!
-//! Semantics follow Flash's D3D9 heritage (notes/agal.md §5-§8): positional swizzles, `|x|` in
+//! Semantics follow Flash's D3D9 heritage (docs/isa/agal.md §5-§8): positional swizzles, `|x|` in
 //! `sqt`/`rsq`/`log`/`pow`, matrix rows in consecutive constant registers, `kil` as `clip`.
-//! The choices where Flash is undocumented are listed in README ("AGAL semantics").
+//! The choices where Flash is undocumented are listed in docs/agal.md.
 
 use super::decode::{self, Dest, Operand2, Program, RegType, Sampler, Source, Token, VARYING_SLOTS};
 use crate::formats::{Family, Stage};
@@ -338,7 +338,7 @@ impl Lowerer<'_> {
                 "max" => bin(BinOp::Max, a(), b()),
                 "rcp" => un(UnOp::Rcp, a()),
                 "frc" => un(UnOp::Fract, a()),
-                // D3D9 heritage: these take |x| (notes/agal.md §5).
+                // D3D9 heritage: these take |x| (docs/isa/agal.md §5).
                 "sqt" => un(UnOp::Sqrt, un(UnOp::Abs, a())),
                 "rsq" => un(UnOp::Rsq, un(UnOp::Abs, a())),
                 "log" => un(UnOp::Log2, un(UnOp::Abs, a())),

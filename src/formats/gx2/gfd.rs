@@ -1,4 +1,4 @@
-//! GFD (`Gfx2`, `.gsh`) files (notes/gx2.md §3): a 0x20-byte big-endian file header, then
+//! GFD (`Gfx2`, `.gsh`) files (docs/isa/gx2.md §3): a 0x20-byte big-endian file header, then
 //! `BLK{` blocks (0x20-byte header + data) up to the end-of-file block. Shader header blocks hold a
 //! big-endian GX2 shader struct (tagged pointers, `}BLK` relocation trailer); the program sits in a
 //! separate program block.

@@ -1,11 +1,11 @@
 //! Reference interpreter of Latte (R600/R700) programs, for verification by execution
-//! (`src/verify/gx2.rs`). Written from notes/gx2.md (§5 CF and the execution-mask stack, §6 ALU
+//! (`src/verify/gx2.rs`). Written from docs/isa/gx2.md (§5 CF and the execution-mask stack, §6 ALU
 //! groups, §7 fetches, §8 CALL_FS) and the decaf/Mesa r600 headers, NOT from `lower.rs`.
 //!
 //! One invocation = one lane. The CF stream is walked by position (a flat program counter, so a
 //! pixel quad can be paused at a gradient fetch and resumed, see [`run_quad`]); the execution
 //! mask is the lane's `active` flag plus a stack of saved flags. Choices where the notes list
-//! unverified hardware details (README "GX2" documents them, the lowering implements the same):
+//! unverified hardware details (docs/gx2.md documents them, the lowering implements the same):
 //! - the mask-stack steps of PUSH / POP / ELSE / JUMP and the ALU push / pop / else forms are
 //!   the rows of `formats::gx2::cf_stack` (sources there and in docs/gx2.md). A jump is taken
 //!   only when no lane of the wave is active, and its POP_COUNT is applied only then. One lane
@@ -534,7 +534,7 @@ impl<'a> M<'a> {
             m.pixel_inputs();
         }
         if s.kind == ShaderKind::Geometry {
-            // ring model (README "GX2 geometry shaders"): R0/R1 hold the ESGS item offsets
+            // ring model (docs/gx2.md "GX2 geometry shaders"): R0/R1 hold the ESGS item offsets
             for (r, lanes) in GS_OFFSET_REGS.iter().enumerate() {
                 m.gpr[r] = lanes.map(|l| V::exact(l.map_or(0, |k| k * ESGS_ITEM_DWORDS)));
             }
@@ -919,7 +919,7 @@ impl<'a> M<'a> {
         }
     }
 
-    /// MEM_RING: an ES writes its ESGS slot, a GS its GSVS ring (README "GX2 geometry shaders").
+    /// MEM_RING: an ES writes its ESGS slot, a GS its GSVS ring (docs/gx2.md "GX2 geometry shaders").
     fn mem_ring(&mut self, cf: &Cf) {
         let Cf::Export { ty, array_base, rw_gpr, rw_rel, index_gpr, elem_size, array_size, comp_mask, burst_count, .. } = *cf else { return };
         let gs = self.s.kind == ShaderKind::Geometry;
@@ -1150,7 +1150,7 @@ impl<'a> M<'a> {
                 "DOT4" | "DOT4_IEEE" => [dot4(&terms, name == "DOT4"); 5],
                 "MAX4" => [terms.iter().skip(1).try_fold(terms[0].0, |m, t| fmax(m, t.0)).unwrap_or(V::UNKNOWN); 5],
                 "CUBE" => {
-                    // the direction: src0 of the z, w and x units (README "GX2", CUBE)
+                    // the direction: src0 of the z, w and x units (docs/gx2.md, CUBE)
                     let src0 = |unit: usize| reduc.iter().position(|a| a.slot == unit).map_or(V::UNKNOWN, |i| terms[i].0);
                     let r = cube(src0(2), src0(3), src0(0));
                     [r[0], r[1], r[2], r[3], V::UNKNOWN]

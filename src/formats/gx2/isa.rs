@@ -1,5 +1,5 @@
 //! Latte (R600/R700) microcode: opcode tables and decoding of the CF stream, ALU clauses (VLIW5
-//! groups with literals), TEX and VTX clauses. Bit layouts: notes/gx2.md §5-§7 (decaf
+//! groups with literals), TEX and VTX clauses. Bit layouts: docs/isa/gx2.md §5-§7 (decaf
 //! latte_instructions.h / Mesa r700_sq.h); opcode numbers: decaf latte_instructions_def.inl.
 
 use crate::formats::ShaderError;

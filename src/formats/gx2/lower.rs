@@ -1,6 +1,6 @@
 //! Latte → IR.
 //!
-//! Conventions (also in shader_common.h, GX2 section, and README "GX2 semantics"):
+//! Conventions (also in shader_common.h, GX2 section, and docs/gx2.md):
 //! - Registers hold raw 32-bit patterns: every GPR is an IR temp (`float4`) used as a container
 //!   of bits; integer ops go through `asuint`/`asfloat` (`Expr::Int*`), never through float math.
 //! - Temps: R0-R127 = temps 0-127; PV/PS double-buffered in 128-131; AR 132 (as float integer
@@ -366,7 +366,7 @@ impl L<'_> {
                                         "unsupported Latte instruction {name} (CF {pc:02}): loop constant i{cf_const} is not in the shader's loop vars"
                                     ))
                                 })?;
-                                // INIT (12 bits) and INC (8 bits) are signed (README "GX2": loop constants)
+                                // INIT (12 bits) and INC (8 bits) are signed (docs/gx2.md: loop constants)
                                 let (count, init, inc) = (lv.value & 0xFFF, ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20, (lv.value >> 24) as u8 as i8 as i32);
                                 if self.loops >= LOOP_MAX {
                                     return Err(ShaderError::new(format!("{name} at CF {pc:02}: bounded loops nested deeper than {LOOP_MAX}")));
@@ -720,7 +720,7 @@ impl L<'_> {
                 }
                 "CUBE" => {
                     // the direction is src0 of the z, w and x slots (the compilers' Rn.zzxy /
-                    // Rn.yxzz operand pattern; README "GX2": CUBE)
+                    // Rn.yxzz operand pattern; docs/gx2.md: CUBE)
                     let (z, x, y) = (terms[0].0.clone(), terms[2].0.clone(), terms[3].0.clone());
                     cube_value = Some(cube::cube(x, y, z, cube::SignTest::GeZero));
                     lit(0.0)
@@ -855,7 +855,7 @@ impl L<'_> {
             "LOG_IEEE" => un(UnOp::Log2, next()),
             "LOG_CLAMPED" => un(UnOp::Log2Clamped, next()),
             "RECIP_IEEE" => un(UnOp::Rcp, next()),
-            // _CLAMPED / _FF replace the ±infinity of a ±0 input by ±FLT_MAX / ±0 (README GX2,
+            // _CLAMPED / _FF replace the ±infinity of a ±0 input by ±FLT_MAX / ±0 (docs/gx2.md,
             // "RECIP/RECIPSQRT _CLAMPED and _FF"). The test is on the input: lavapipe's rsqrt(-0)
             // result escaped an isinf() test on the output (a finite normal input cannot overflow).
             "RECIP_CLAMPED" | "RECIP_FF" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
@@ -1101,7 +1101,7 @@ fn broadcast_all(e: Expr) -> Expr {
     e
 }
 
-/// Why an ALU opcode is rejected (README opcode table gives the same reasons).
+/// Why an ALU opcode is rejected (docs/gx2.md's opcode table gives the same reasons).
 pub fn reject_reason(op: &str) -> &'static str {
     match op {
         "FREXP_64" | "ADD_64" | "MUL_64" | "FLT64_TO_FLT32" | "FLT32_TO_FLT64" | "LDEXP_64" | "FRACT_64" | "PRED_SETGT_64"

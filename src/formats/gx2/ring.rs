@@ -1,4 +1,4 @@
-//! The ring-buffer model shrec translates GX2 geometry shaders with (README "GX2 geometry
+//! The ring-buffer model shrec translates GX2 geometry shaders with (docs/gx2.md "GX2 geometry
 //! shaders"). On the hardware the VS runs as ES and writes its outputs with MEM_RING into the
 //! ESGS ring; the GS reads each input vertex with VTX fetches from that ring (per-vertex offsets
 //! in R0/R1), writes its vertices with MEM_RING into the GSVS ring and signals EMIT/CUT; the copy

@@ -1,4 +1,4 @@
-//! What GFD and SHARCFB share: the GX2 shader structs (notes/gx2.md §2), read in either byte
+//! What GFD and SHARCFB share: the GX2 shader structs (docs/isa/gx2.md §2), read in either byte
 //! order, and the GX2 cache key.
 //!
 //! For scanning only the program size / pointer fields are read. Full decoding of the structs

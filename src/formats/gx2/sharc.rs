@@ -1,4 +1,4 @@
-//! SHARCFB: AGL `ResBinaryShaderArchive` version 8 (notes/gx2.md §4).
+//! SHARCFB: AGL `ResBinaryShaderArchive` version 8 (docs/isa/gx2.md §4).
 //!
 //! ```text
 //! 0x00 u32 signature 'SHAB' (bytes "SHAB" big-endian, "BAHS" little-endian)

@@ -1,4 +1,4 @@
-//! PICA200 instruction decoding (notes/pica.md §3-§4; bit layouts from nihstro `shader_bytecode.h`
+//! PICA200 instruction decoding (docs/isa/pica.md §3-§4; bit layouts from nihstro `shader_bytecode.h`
 //! and the picasso encoder). One 32-bit word per instruction plus the operand-descriptor table.
 
 use crate::formats::ShaderError;

@@ -1,4 +1,4 @@
-//! SHBIN / DVLB container (notes/pica.md §8): all little-endian.
+//! SHBIN / DVLB container (docs/isa/pica.md §8): all little-endian.
 //!
 //! ```text
 //! DVLB  +0 "DVLB"  +4 nDVLE  +8 u32 dvleOffset[nDVLE]       (offsets from the DVLB start)

@@ -3,7 +3,7 @@
 //! `prim`/`inv` flags, `emit` copies o0..o15 to the slot, appends a triangle when `prim` is set
 //! and flips the output-register bank (Azahar's "EMIT switches the output bank" test).
 //!
-//! Written from notes/pica.md §2-§6 and Azahar's `shader_interpreter.cpp` (program counter,
+//! Written from docs/isa/pica.md §2-§6 and Azahar's `shader_interpreter.cpp` (program counter,
 //! IF 8 / CALL 4 / LOOP 4 ring stacks popped after every instruction in the order CALL (up to
 //! four, the fourth without a pc update), IF, LOOP), NOT from `lower.rs`.
 //!
@@ -130,7 +130,7 @@ fn zero_times_nan(a: V, b: V) -> bool {
     (a.value.is_nan() && b.value == 0.0) || (b.value.is_nan() && a.value == 0.0)
 }
 
-/// PICA multiply: 0·±inf = +0, 0·NaN = NaN (README "PICA semantics").
+/// PICA multiply: 0·±inf = +0, 0·NaN = NaN (docs/pica.md).
 pub fn pica_mul(a: f32, b: f32) -> f32 {
     let p = a * b;
     if p.is_nan() && !a.is_nan() && !b.is_nan() {

@@ -13,7 +13,7 @@
 //! output bank (geometry), 48 = scratch, 49.. = float uniforms that a geometry shader receives as
 //! input (fixed / variable mode). Float uniforms are `Const(0)` (`c[96]`), i0-i3 and b0-b15 are
 //! `uint_buffers[0]` (`pica_int[5]`), a0.x/a0.y/aL/cc and the stacks are integer variables.
-//! Semantics where the hardware is open are chosen in one place: README "PICA semantics".
+//! Semantics where the hardware is open are chosen in one place: docs/pica.md.
 
 use super::decode::{self, CmpKind, DstReg, FlowCond, Instr, Op, Operand, Reg, Rel};
 use super::dvlb::{ConstValue, DvleInfo, GsMode, Program};

@@ -1,4 +1,4 @@
-//! The D3D9-for-Xenon shader container (notes/xenos.md §4): the 36-byte header, the scanner's
+//! The D3D9-for-Xenon shader container (docs/isa/xenos.md §4): the 36-byte header, the scanner's
 //! acceptance rule (XenosRecomp `main.cpp`, notes §3) and the structural sanity checks shrec adds
 //! on top of it (notes §18).
 //!

@@ -1,6 +1,6 @@
 //! Reference interpreter of Xenos microcode, for verification by execution (`src/verify/xenos.rs`).
 //!
-//! Written from notes/xenos.md and the per-opcode pseudo-code of Xenia's `ucode.h` (the D3D9
+//! Written from docs/isa/xenos.md and the per-opcode pseudo-code of Xenia's `ucode.h` (the D3D9
 //! "0 × anything = 0" multiply, the rcp/rsq/log variants, `a >= b ? a : b` max, the predicate
 //! counter ops, `cube` and tfetchCube's face coordinates as Xenia's translators read them), NOT
 //! from `lower.rs` or `formats::cube` (cube-map texel choice: `verify::cube_texel`, shared with
@@ -35,7 +35,7 @@ pub const VS_CONSTANTS: usize = 256;
 pub const PS_CONSTANTS: usize = 224;
 
 /// Error bounds of the approximate ops on lavapipe (same family of bounds as the AGAL/PICA
-/// interpreters, README "Verification by execution"): rcp/sqrt 1 ulp, rsq 2 ulp, exp
+/// interpreters, docs/verification.md): rcp/sqrt 1 ulp, rsq 2 ulp, exp
 /// 2⁻²⁰ + 2⁻²²·|x| relative, log 2⁻²¹ absolute + 2 ulp, sin/cos 2⁻²⁰ + 2⁻²⁴·|x| absolute.
 fn tolerance(op: &str, x: f64, r: f64) -> f64 {
     match op {
@@ -708,7 +708,7 @@ impl M<'_> {
                 }
                 // rsq of -0: IEEE gives 1/sqrt(-0) = -inf, but lavapipe's reciprocal square root
                 // of -0 does not go through the clamp (observed: rsqf(-0) = -inf); not
-                // determined (README, Xenos verification limits).
+                // determined (docs/xenos.md, verification limits).
                 if op >= 20 && av.is_known() && av.value == 0.0 && av.value.is_sign_negative() {
                     return UNKNOWN;
                 }
