@@ -140,12 +140,7 @@ fn build_once(input: &Path, out: &Path, cache: &Path, jobs: Option<usize>) -> bu
 
 fn gpp_seconds(file: &Path) -> Option<f64> {
     let t = Instant::now();
-    let ok = std::process::Command::new("g++")
-        .args(["-std=c++17", "-O0", "-c", "-o", "/dev/null"])
-        .arg(file)
-        .status()
-        .ok()?
-        .success();
+    let ok = std::process::Command::new("g++").args(["-std=c++17", "-O0", "-c", "-o", "/dev/null"]).arg(file).status().ok()?.success();
     ok.then(|| t.elapsed().as_secs_f64())
 }
 
@@ -240,12 +235,18 @@ fn main() {
     // Scaling on a subset: 1 thread vs all cores, fresh caches.
     let subset = work.join("subset");
     std::fs::create_dir_all(&subset).unwrap();
-    for e in std::fs::read_dir(dir.join("data")).unwrap().filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "pak")).take(3) {
+    for e in std::fs::read_dir(dir.join("data")).unwrap().filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "pak")).take(3)
+    {
         std::fs::copy(e.path(), subset.join(e.file_name())).unwrap();
     }
     let one = build_once(&subset, &work.join("s1.cpp"), &work.join("c1"), Some(1)).timings.wall;
     let all = build_once(&subset, &work.join("sn.cpp"), &work.join("cn"), Some(cores)).timings.wall;
-    println!("scaling (subset of 300 shaders): 1 thread {:.2} s, {cores} threads {:.2} s, speed-up {:.2}", one.as_secs_f64(), all.as_secs_f64(), one.as_secs_f64() / all.as_secs_f64());
+    println!(
+        "scaling (subset of 300 shaders): 1 thread {:.2} s, {cores} threads {:.2} s, speed-up {:.2}",
+        one.as_secs_f64(),
+        all.as_secs_f64(),
+        one.as_secs_f64() / all.as_secs_f64()
+    );
 
     // g++ time of the generated .cpp vs a one-line decimal array of the same number of bytes.
     let cpp = work.join("cache.cpp");
@@ -260,7 +261,10 @@ fn main() {
     std::fs::write(&one_line, line).unwrap();
     let gpp = (gpp_seconds(&cpp), gpp_seconds(&one_line));
     if let (Some(a), Some(b)) = gpp {
-        println!("g++ -O0 -c: generated .cpp ({} KB) {a:.2} s, one-line decimals ({compressed} bytes) {b:.2} s", std::fs::metadata(&cpp).unwrap().len() / 1024);
+        println!(
+            "g++ -O0 -c: generated .cpp ({} KB) {a:.2} s, one-line decimals ({compressed} bytes) {b:.2} s",
+            std::fs::metadata(&cpp).unwrap().len() / 1024
+        );
     }
 
     println!("targets:");

@@ -377,10 +377,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let mut targets = opts.targets.clone();
     targets.sort();
     targets.dedup();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| FatalError::Pool(e.to_string()))?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs.unwrap_or(0)).build().map_err(|e| FatalError::Pool(e.to_string()))?;
     let threads = pool.current_num_threads();
 
     let lib = dxc::locate(&opts.dxc)?;
@@ -656,10 +653,7 @@ impl OutputStamp {
 
     /// Best effort: without a stamp the next build just writes again.
     fn write(p: &std::path::Path, digest: u128, s: CacheSizes, files: &[PathBuf]) {
-        let mut text = format!(
-            "{digest:032x}\n{} {} {} {} {}",
-            s.entries, s.dxil.raw, s.dxil.compressed, s.spirv.raw, s.spirv.compressed
-        );
+        let mut text = format!("{digest:032x}\n{} {} {} {} {}", s.entries, s.dxil.raw, s.dxil.compressed, s.spirv.raw, s.spirv.compressed);
         if s.layout != CacheLayout::Single {
             text.push_str(&format!(" {} {} {}", s.layout.abi_id(), s.dxil_dict, s.spirv_dict));
         }
@@ -769,8 +763,13 @@ fn build_one(
         return (outcome(Status::Compiled { cached: true }), Some(entry(hit)));
     }
 
-    let mut artifacts =
-        Artifacts { dxil: None, spirv: None, meta: translation.meta, spec_constants_mask: translation.spec_constants_mask, hlsl_len: hlsl.len() as u32 };
+    let mut artifacts = Artifacts {
+        dxil: None,
+        spirv: None,
+        meta: translation.meta,
+        spec_constants_mask: translation.spec_constants_mask,
+        hlsl_len: hlsl.len() as u32,
+    };
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);

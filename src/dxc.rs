@@ -145,7 +145,10 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
             if got != provision::LIBRARY_SHA256 {
                 return Err(DxcError::Library {
                     path: p,
-                    reason: format!("sha256 {got} is not the provisioned library's {}; delete the file to provision it again", provision::LIBRARY_SHA256),
+                    reason: format!(
+                        "sha256 {got} is not the provisioned library's {}; delete the file to provision it again",
+                        provision::LIBRARY_SHA256
+                    ),
                 });
             }
             p
@@ -357,11 +360,7 @@ pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, targe
                 Ok(bytes)
             }
             Err((r, hr)) => {
-                let text = r
-                    .get_error_buffer()
-                    .ok()
-                    .and_then(|b| tc.library.get_blob_as_string(&b.into()).ok())
-                    .unwrap_or_default();
+                let text = r.get_error_buffer().ok().and_then(|b| tc.library.get_blob_as_string(&b.into()).ok()).unwrap_or_default();
                 let text = diagnostics_text(&text);
                 Err(if text.is_empty() { format!("DXC failed (HRESULT {hr:?}) without diagnostics") } else { text })
             }

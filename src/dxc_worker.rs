@@ -130,14 +130,8 @@ pub fn compile(exe: &Path, lib: &DxcLib, hlsl: &str, stage: Stage, target: Targe
 }
 
 fn spawn(exe: &Path, lib: &Path) -> io::Result<Worker> {
-    let mut child = Command::new(exe)
-        .arg("dxc-worker")
-        .arg("--dxc")
-        .arg(lib)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
+    let mut child =
+        Command::new(exe).arg("dxc-worker").arg("--dxc").arg(lib).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
     let stdin = BufWriter::new(child.stdin.take().expect("piped"));
     let stdout = BufReader::new(child.stdout.take().expect("piped"));
     Ok(Worker { child, stdin, stdout })

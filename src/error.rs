@@ -18,4 +18,3 @@ impl ShaderError {
         ShaderError { offset: Some(offset), reason: reason.into() }
     }
 }
-

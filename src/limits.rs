@@ -115,9 +115,7 @@ pub fn check_module(m: &Module) -> Result<(), ShaderError> {
         )));
     }
     if deepest > MAX_NESTING {
-        return Err(ShaderError::new(format!(
-            "resource cap: control flow nests {deepest} blocks deep, over the limit of {MAX_NESTING}"
-        )));
+        return Err(ShaderError::new(format!("resource cap: control flow nests {deepest} blocks deep, over the limit of {MAX_NESTING}")));
     }
     Ok(())
 }
@@ -138,7 +136,11 @@ mod tests {
     #[test]
     fn measures_statements_and_depth_of_both_branches() {
         let body = vec![
-            Stmt::If { cond: Cond::IntCmp(crate::ir::CmpOp::Eq, IExpr::Const(0), IExpr::Const(0)), then_body: nested(3), else_body: vec![Stmt::Return, Stmt::Return] },
+            Stmt::If {
+                cond: Cond::IntCmp(crate::ir::CmpOp::Eq, IExpr::Const(0), IExpr::Const(0)),
+                then_body: nested(3),
+                else_body: vec![Stmt::Return, Stmt::Return],
+            },
             Stmt::Return,
         ];
         // If + its 3 loops and break + 2 returns in else + the final return.

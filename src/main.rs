@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "shrec", version, about = "Batch shader recompiler: Xbox 360 Xenos, Wii U GX2, 3DS PICA200 and Flash AGAL shader binaries to HLSL, DXIL and SPIR-V, embedded in a hash-keyed C++ or Rust cache.")]
+#[command(
+    name = "shrec",
+    version,
+    about = "Batch shader recompiler: Xbox 360 Xenos, Wii U GX2, 3DS PICA200 and Flash AGAL shader binaries to HLSL, DXIL and SPIR-V, embedded in a hash-keyed C++ or Rust cache."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -226,7 +230,11 @@ fn scan(dir: PathBuf, json: bool, list_containers: bool) -> i32 {
             emit(&shrec::scan::render_containers(&result));
         }
     }
-    if result.errors.is_empty() { 0 } else { 2 }
+    if result.errors.is_empty() {
+        0
+    } else {
+        2
+    }
 }
 
 fn run_build(a: BuildArgs) -> i32 {

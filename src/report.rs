@@ -227,8 +227,7 @@ pub fn scan_error_line(e: &ScanError) -> String {
 /// DXC compilations, cache hits and wall time.
 pub fn summary_table(r: &Report) -> String {
     let header = ["family", "found", "translated", "compiled", "failed", "cached", "skipped"];
-    let mut rows: Vec<(String, Counts)> =
-        r.counts_by_family().into_iter().map(|(f, c)| (f.name().to_owned(), c)).collect();
+    let mut rows: Vec<(String, Counts)> = r.counts_by_family().into_iter().map(|(f, c)| (f.name().to_owned(), c)).collect();
     rows.push(("total".to_owned(), r.totals()));
     let cells = |c: &Counts| [c.found, c.translated, c.compiled, c.failed, c.cached, c.skipped].map(|n| n.to_string());
     let mut widths = header.map(str::len);
@@ -315,8 +314,7 @@ pub fn to_json(r: &Report) -> Value {
             })
         })
         .collect();
-    let per_family: serde_json::Map<String, Value> =
-        r.counts_by_family().iter().map(|(f, c)| (f.name().to_owned(), counts_json(c))).collect();
+    let per_family: serde_json::Map<String, Value> = r.counts_by_family().iter().map(|(f, c)| (f.name().to_owned(), counts_json(c))).collect();
     json!({
         "version": 1,
         "exit_code": exit_code(r),
@@ -351,11 +349,7 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for o in &r.outcomes {
         if let Some(m) = failure_message(o) {
-            out.push(format!(
-                "::error file={}::{}",
-                escape_annotation_property(&o.path.display().to_string()),
-                escape_annotation_data(&m)
-            ));
+            out.push(format!("::error file={}::{}", escape_annotation_property(&o.path.display().to_string()), escape_annotation_data(&m)));
         }
     }
     for e in &r.scan_errors {
@@ -379,9 +373,7 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
 pub fn exit_code(r: &Report) -> i32 {
     if !r.fatal.is_empty() {
         1
-    } else if !r.scan_errors.is_empty()
-        || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. }))
-    {
+    } else if !r.scan_errors.is_empty() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. })) {
         2
     } else {
         0
@@ -472,10 +464,7 @@ mod tests {
         let a = github_annotations(&r);
         assert_eq!(a.len(), 3);
         assert_eq!(a[2], "::warning::incremental cache: cache entry /c/ab/x.bin corrupt (checksum mismatch), rebuilding");
-        assert_eq!(
-            a[0],
-            "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel 0x0000000000000001]: line1%0Aline2%0D 100%25"
-        );
+        assert_eq!(a[0], "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel 0x0000000000000001]: line1%0Aline2%0D 100%25");
         assert!(a[1].starts_with("::error file=data/shaders.ar::data/shaders.ar+0x1f40 [agal fragment"));
     }
 
@@ -487,7 +476,8 @@ mod tests {
         r.outcomes[2].path = PathBuf::from("a\n::warning file=x::pwned\x1b[31m\u{9b}.ar");
         r.outcomes[2].status = failed(Phase::Translate, "program \"p\r\n::error::x\x07\"", None);
         r.scan_errors.push(ScanError { path: PathBuf::from("b\n::error::y"), offset: Some(4), family: None, reason: "bad \x1b]0;title\x07".into() });
-        let lines: Vec<String> = r.outcomes.iter().filter_map(error_line).chain(r.scan_errors.iter().map(scan_error_line)).chain(github_annotations(&r)).collect();
+        let lines: Vec<String> =
+            r.outcomes.iter().filter_map(error_line).chain(r.scan_errors.iter().map(scan_error_line)).chain(github_annotations(&r)).collect();
         for l in &lines {
             assert!(!l.chars().any(|c| c.is_control()), "{l:?}");
         }

@@ -152,10 +152,7 @@ fn generated_rust_module_compiles() {
     let b = build::run(&options(&out, &dir.join("cache"))).unwrap();
     assert_eq!(b.entries.len(), BUILT);
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    run(Command::new(rustc)
-        .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings", "--out-dir"])
-        .arg(&dir)
-        .arg(&out));
+    run(Command::new(rustc).args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings", "--out-dir"]).arg(&dir).arg(&out));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -279,10 +276,14 @@ fn hlsl_size_cap_fails_only_the_large_shaders() {
     o.input = repo().join("tests/corpus/agal");
     o.max_hlsl_bytes = 2500;
     let r = build::run(&o).expect("build runs").report;
-    let failed: Vec<_> = r.outcomes.iter().filter_map(|o| match &o.status {
-        report::Status::Failed { reason, .. } => Some(reason.clone()),
-        _ => None,
-    }).collect();
+    let failed: Vec<_> = r
+        .outcomes
+        .iter()
+        .filter_map(|o| match &o.status {
+            report::Status::Failed { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
     assert!(!failed.is_empty() && failed.len() < r.outcomes.len(), "{} of {} failed", failed.len(), r.outcomes.len());
     for reason in &failed {
         assert!(reason.starts_with("the generated HLSL is ") && reason.contains("over the limit of 2500 bytes"), "{reason}");

@@ -34,7 +34,6 @@ impl Rng {
     }
 }
 
-
 const FAMILIES: [Family; 4] = [Family::Xenos, Family::Gx2, Family::Pica, Family::Agal];
 const STAGES: [Stage; 3] = [Stage::Vertex, Stage::Pixel, Stage::Geometry];
 
@@ -88,7 +87,6 @@ fn expected_lines(entries: &[CacheEntry]) -> BTreeMap<u64, String> {
 
 // ---- C++ -----------------------------------------------------------------------------------
 
-
 /// Writes the cache as `dir/shader_cache.cpp`, compiles it and the consumer, runs the consumer
 /// with `keys`. None when the tools are missing and allowed to be.
 fn cpp_roundtrip(dir: &Path, entries: &[CacheEntry], opts: &WriteOptions, keys: &[u64]) -> Option<(cache::CacheSizes, String)> {
@@ -100,13 +98,7 @@ fn cpp_roundtrip(dir: &Path, entries: &[CacheEntry], opts: &WriteOptions, keys: 
     fs::write(dir.join("consumer.cpp"), CPP_CONSUMER).unwrap();
     let strict = ["-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror"];
     run(Command::new("g++").args(strict).arg("-c").arg(&out).arg("-o").arg(dir.join("cache.o")));
-    run(Command::new("g++")
-        .args(strict)
-        .arg(dir.join("consumer.cpp"))
-        .arg(dir.join("cache.o"))
-        .arg("-lzstd")
-        .arg("-o")
-        .arg(dir.join("consumer")));
+    run(Command::new("g++").args(strict).arg(dir.join("consumer.cpp")).arg(dir.join("cache.o")).arg("-lzstd").arg("-o").arg(dir.join("consumer")));
     let args: Vec<String> = keys.iter().map(|k| format!("{k:x}")).collect();
     let stdout = run(Command::new(dir.join("consumer")).args(&args));
     Some((sizes, stdout))
@@ -131,10 +123,7 @@ fn cpp_cache_compiles_and_every_blob_round_trips() {
     let mut lines = stdout.lines();
     assert_eq!(
         lines.next().unwrap(),
-        format!(
-            "count 60 encoding 1 dxil {} {dxil_raw} spirv {} {spirv_raw} meta {meta}",
-            sizes.dxil.compressed, sizes.spirv.compressed
-        )
+        format!("count 60 encoding 1 dxil {} {dxil_raw} spirv {} {spirv_raw} meta {meta}", sizes.dxil.compressed, sizes.spirv.compressed)
     );
     let expected = expected_lines(&entries);
     for key in &keys[..60] {
@@ -306,10 +295,7 @@ fn duplicates_and_failures_leave_previous_files_untouched() {
     assert!(matches!(err, CacheWriteError::Io { .. }));
     assert!(err.to_string().contains("no/such/dir/cache.h"), "{err}");
     // A .cpp path ending in .h would overwrite itself with the header.
-    assert!(matches!(
-        cache::cpp::write(&dir.join("x.h"), &entries, &raw_opts(3)),
-        Err(CacheWriteError::BadPath { .. })
-    ));
+    assert!(matches!(cache::cpp::write(&dir.join("x.h"), &entries, &raw_opts(3)), Err(CacheWriteError::BadPath { .. })));
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -413,11 +399,7 @@ fn rs_project(name: &str) -> PathBuf {
     let proj = tmpdir(name);
     fs::create_dir_all(proj.join("src")).unwrap();
     fs::create_dir_all(proj.join("gen")).unwrap();
-    fs::write(
-        proj.join("Cargo.toml"),
-        "[package]\nname = \"consumer\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[workspace]\n",
-    )
-    .unwrap();
+    fs::write(proj.join("Cargo.toml"), "[package]\nname = \"consumer\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[workspace]\n").unwrap();
     fs::write(proj.join("src/main.rs"), RS_MAIN).unwrap();
     proj
 }
@@ -445,10 +427,7 @@ fn rust_module_builds_standalone_and_matches_inputs() {
     let spirv = zstd::decode_all(&spirv_c[..]).unwrap();
     assert_eq!((dxil_c.len() as u64, dxil.len() as u64), (sizes.dxil.compressed, sizes.dxil.raw));
     assert_eq!((spirv_c.len() as u64, spirv.len() as u64), (sizes.spirv.compressed, sizes.spirv.raw));
-    assert_eq!(
-        lines.next().unwrap(),
-        format!("count 40 encoding 1 dxil {} {} spirv {} {}", dxil_c.len(), dxil.len(), spirv_c.len(), spirv.len())
-    );
+    assert_eq!(lines.next().unwrap(), format!("count 40 encoding 1 dxil {} {} spirv {} {}", dxil_c.len(), dxil.len(), spirv_c.len(), spirv.len()));
 
     let by_key: BTreeMap<u64, &CacheEntry> = entries.iter().map(|e| (e.key, e)).collect();
     for e in by_key.values() {

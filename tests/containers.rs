@@ -29,18 +29,13 @@ fn yaz0_store(data: &[u8]) -> Vec<u8> {
 
 /// SARC name hash (multiplier 0x65), as Nintendo's tools write it.
 fn sarc_hash(name: &str) -> u32 {
-    name.bytes().fold(0u32, |h, c| {
-        h.wrapping_mul(0x65).wrapping_add(c as i8 as u32)
-    })
+    name.bytes().fold(0u32, |h, c| h.wrapping_mul(0x65).wrapping_add(c as i8 as u32))
 }
 
 /// A big-endian SARC with named members (nodes sorted by hash, data 0x100-aligned like
 /// Nintendo's tools do for GPU data).
 fn sarc(members: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut m: Vec<(u32, &str, &[u8])> = members
-        .iter()
-        .map(|(n, d)| (sarc_hash(n), *n, *d))
-        .collect();
+    let mut m: Vec<(u32, &str, &[u8])> = members.iter().map(|(n, d)| (sarc_hash(n), *n, *d)).collect();
     m.sort_by_key(|x| x.0);
     let mut names = Vec::new();
     let mut name_offsets = Vec::new();
@@ -93,11 +88,7 @@ fn sarc(members: &[(&str, &[u8])]) -> Vec<u8> {
 fn zip(members: &[(&str, &[u8])], method: zip::CompressionMethod) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     for (name, data) in members {
-        w.start_file(
-            *name,
-            zip::write::SimpleFileOptions::default().compression_method(method),
-        )
-        .unwrap();
+        w.start_file(*name, zip::write::SimpleFileOptions::default().compression_method(method)).unwrap();
         w.write_all(data).unwrap();
     }
     w.finish().unwrap().into_inner()
@@ -209,26 +200,11 @@ fn corpus_dirs(dir: &Path) -> (PathBuf, PathBuf) {
         write(&plain.join(rel.rsplit('/').next().unwrap()), &read(rel));
     }
     let [g0, g1, p0, p1, x0, x1, a0, a1] = PICKED.map(read);
-    write(
-        &packed.join("Common/shaders.szs"),
-        &yaz0_store(&sarc(&[
-            ("shaders/colorShader.gsh", &g0),
-            ("shaders/textureShader.gsh", &g1),
-        ])),
-    );
-    write(
-        &packed.join("pica.zip"),
-        &zip(
-            &[("a/alias_swizzle.shbin", &p0), ("b/carry.shbin", &p1)],
-            zip::CompressionMethod::Deflated,
-        ),
-    );
+    write(&packed.join("Common/shaders.szs"), &yaz0_store(&sarc(&[("shaders/colorShader.gsh", &g0), ("shaders/textureShader.gsh", &g1)])));
+    write(&packed.join("pica.zip"), &zip(&[("a/alias_swizzle.shbin", &p0), ("b/carry.shbin", &p1)], zip::CompressionMethod::Deflated));
     write(&packed.join("xenos/ps.psu.gz"), &gzip(&x0));
     // Nested: a gzip inside a stored zip.
-    write(
-        &packed.join("bundle.zip"),
-        &zip(&[("vs.vsu.gz", &gzip(&x1))], zip::CompressionMethod::Stored),
-    );
+    write(&packed.join("bundle.zip"), &zip(&[("vs.vsu.gz", &gzip(&x1))], zip::CompressionMethod::Stored));
     write(&packed.join("flash/game.swf"), &swf_cws(&[&a0, &a1]));
     // The same AGAL again in an LZMA SWF, and a Xenos shader in xz: same keys (duplicates).
     write(&packed.join("flash/game-lzma.swf"), &swf_zws(&[&a0, &a1]));
@@ -245,10 +221,7 @@ fn keys(r: &scan::ScanResult) -> BTreeSet<u64> {
 }
 
 fn labels(r: &scan::ScanResult, root: &Path) -> BTreeSet<String> {
-    r.shaders
-        .iter()
-        .map(|s| s.label().strip_prefix(root).unwrap().display().to_string())
-        .collect()
+    r.shaders.iter().map(|s| s.label().strip_prefix(root).unwrap().display().to_string()).collect()
 }
 
 #[test]
@@ -256,24 +229,11 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
     let dir = tmpdir("containers-scan");
     let (plain, packed) = corpus_dirs(&dir);
     let (a, b) = (scan::scan_dir(&plain), scan::scan_dir(&packed));
-    assert!(
-        a.errors.is_empty() && b.errors.is_empty(),
-        "{:?}\n{:?}",
-        a.errors,
-        b.errors
-    );
-    assert_eq!(
-        a.shaders.len() + 4,
-        b.shaders.len(),
-        "four duplicates in ZWS, xz and XEX2"
-    );
+    assert!(a.errors.is_empty() && b.errors.is_empty(), "{:?}\n{:?}", a.errors, b.errors);
+    assert_eq!(a.shaders.len() + 4, b.shaders.len(), "four duplicates in ZWS, xz and XEX2");
     assert_eq!(keys(&a), keys(&b));
     // Eight files, distinct shaders (a GFD file holds a vertex and a pixel shader).
-    assert!(
-        keys(&a).len() >= 8 && keys(&a).len() == a.shaders.len(),
-        "{:?}",
-        a.shaders
-    );
+    assert!(keys(&a).len() >= 8 && keys(&a).len() == a.shaders.len(), "{:?}", a.shaders);
     let expected: BTreeSet<String> = [
         "Common/shaders.szs!shaders/colorShader.gsh",
         "Common/shaders.szs!shaders/textureShader.gsh",
@@ -293,41 +253,23 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
     .collect();
     assert_eq!(labels(&b, &packed), expected);
     let in_xex = b.shaders.iter().find(|s| s.member == ["basefile"]).unwrap();
-    assert_eq!(
-        in_xex.offset, 0x300,
-        "after the 0x100 data bytes and 0x200 zeros of the base file"
-    );
+    assert_eq!(in_xex.offset, 0x300, "after the 0x100 data bytes and 0x200 zeros of the base file");
     // Every shader's bytes, read back through its member chain, are the extracted file's.
     for s in &b.shaders {
         let bytes = scan::read_container(s).unwrap();
         let twin = a.shaders.iter().find(|t| t.key == s.key).unwrap();
-        assert_eq!(
-            bytes,
-            scan::read_container(twin).unwrap(),
-            "{}",
-            s.label().display()
-        );
+        assert_eq!(bytes, scan::read_container(twin).unwrap(), "{}", s.label().display());
     }
     // The table, JSON and --list-containers name members with their container path.
     let table = scan::render_table(&b);
-    assert!(
-        table.contains("Common/shaders.szs!shaders/colorShader.gsh"),
-        "{table}"
-    );
+    assert!(table.contains("Common/shaders.szs!shaders/colorShader.gsh"), "{table}");
     let json = scan::to_json(&b).to_string();
     assert!(json.contains("pica.zip!a/alias_swizzle.shbin"), "{json}");
     let list = scan::render_containers(&b);
-    for line in [
-        "Common/shaders.szs  [yaz0]",
-        "Common/shaders.szs  [sarc]  2 members",
-        "bundle.zip!vs.vsu.gz  [gzip]  1 members",
-    ] {
+    for line in ["Common/shaders.szs  [yaz0]", "Common/shaders.szs  [sarc]  2 members", "bundle.zip!vs.vsu.gz  [gzip]  1 members"] {
         assert!(list.contains(line), "{line:?} missing from\n{list}");
     }
-    assert!(
-        list.contains("flash/game.swf  [swf-cws]  2 members") && list.contains("2 shaders"),
-        "{list}"
-    );
+    assert!(list.contains("flash/game.swf  [swf-cws]  2 members") && list.contains("2 shaders"), "{list}");
 }
 
 #[test]
@@ -340,33 +282,16 @@ fn packed_corpus_builds_a_byte_identical_cache() {
         // No incremental cache: both builds run DXC on what they read.
         o.cache_dir = None;
         let r = build::run(&o).expect("build runs");
-        assert_eq!(
-            shrec::report::exit_code(&r.report),
-            0,
-            "{}",
-            shrec::report::summary_table(&r.report)
-        );
+        assert_eq!(shrec::report::exit_code(&r.report), 0, "{}", shrec::report::summary_table(&r.report));
         assert_eq!(r.report.totals().compiled, r.entries.len());
         assert!(r.entries.len() >= 8);
         let header = shrec::cache::cpp::header_path(&out);
-        (
-            std::fs::read(&out).unwrap(),
-            std::fs::read(header).unwrap(),
-            r.entries,
-        )
+        (std::fs::read(&out).unwrap(), std::fs::read(header).unwrap(), r.entries)
     };
     let (a_cpp, a_h, a_entries) = build(&plain, "plain-out");
     let (b_cpp, b_h, b_entries) = build(&packed, "packed-out");
-    assert_eq!(
-        a_entries.iter().map(|e| e.key).collect::<Vec<_>>(),
-        b_entries.iter().map(|e| e.key).collect::<Vec<_>>()
-    );
-    assert!(
-        a_cpp == b_cpp,
-        "cache .cpp differs ({} vs {} bytes)",
-        a_cpp.len(),
-        b_cpp.len()
-    );
+    assert_eq!(a_entries.iter().map(|e| e.key).collect::<Vec<_>>(), b_entries.iter().map(|e| e.key).collect::<Vec<_>>());
+    assert!(a_cpp == b_cpp, "cache .cpp differs ({} vs {} bytes)", a_cpp.len(), b_cpp.len());
     assert!(a_h == b_h, "cache header differs");
 }
 
@@ -390,10 +315,7 @@ fn member_size_cap_is_checked_before_allocating() {
     y.extend_from_slice(&[0; 8]);
     y.resize(1 << 20, 0xFF);
     let e = one_error(&scan_one("big.szs", &y));
-    assert!(
-        e.starts_with("big.szs: yaz0: resource cap") && e.contains("limit per member"),
-        "{e}"
-    );
+    assert!(e.starts_with("big.szs: yaz0: resource cap") && e.contains("limit per member"), "{e}");
 }
 
 #[test]
@@ -401,24 +323,14 @@ fn ratio_cap_stops_a_gzip_bomb() {
     let bomb = gzip(&vec![0u8; 4 << 20]);
     let f = scan_one("bomb.gz", &bomb);
     let e = one_error(&f);
-    assert!(
-        e.starts_with("bomb.gz: gzip: resource cap")
-            && e.contains(&format!("ratio over the limit of {}", limits::MAX_RATIO)),
-        "{e}"
-    );
+    assert!(e.starts_with("bomb.gz: gzip: resource cap") && e.contains(&format!("ratio over the limit of {}", limits::MAX_RATIO)), "{e}");
     // The same bomb as one member of a zip, next to a good member: one error naming the
     // member, and the good member is still scanned.
     let shader = read(PICKED[2]);
-    let z = zip(
-        &[("bomb.bin", &vec![0u8; 4 << 20]), ("ok.shbin", &shader)],
-        zip::CompressionMethod::Deflated,
-    );
+    let z = zip(&[("bomb.bin", &vec![0u8; 4 << 20]), ("ok.shbin", &shader)], zip::CompressionMethod::Deflated);
     let f = scan_one("game.zip", &z);
     let e = one_error(&f);
-    assert!(
-        e.starts_with("game.zip!bomb.bin: zip member: resource cap") && e.contains("ratio"),
-        "{e}"
-    );
+    assert!(e.starts_with("game.zip!bomb.bin: zip member: resource cap") && e.contains("ratio"), "{e}");
     assert_eq!(f.shaders.len(), 1);
 }
 
@@ -438,25 +350,14 @@ fn archive_total_cap_counts_every_member() {
     let member = gzip(&pattern);
     drop(pattern);
     let names: Vec<String> = (0..6).map(|i| format!("m{i}.gz")).collect();
-    let z = zip(
-        &names
-            .iter()
-            .map(|n| (n.as_str(), member.as_slice()))
-            .collect::<Vec<_>>(),
-        zip::CompressionMethod::Stored,
-    );
+    let z = zip(&names.iter().map(|n| (n.as_str(), member.as_slice())).collect::<Vec<_>>(), zip::CompressionMethod::Stored);
     let f = scan_one("huge.zip", &z);
     assert!(!f.errors.is_empty());
     for (i, e) in f.errors.iter().enumerate() {
         let e = e.to_string();
         // The first four (800 MiB and their compressed bytes) fit; each later one is refused.
         let n = 6 - f.errors.len() + i;
-        assert!(
-            n >= 4
-                && e.starts_with(&format!("huge.zip!m{n}.gz: gzip: resource cap"))
-                && e.contains("limit per archive"),
-            "{e}"
-        );
+        assert!(n >= 4 && e.starts_with(&format!("huge.zip!m{n}.gz: gzip: resource cap")) && e.contains("limit per archive"), "{e}");
     }
 }
 
@@ -468,24 +369,14 @@ fn nesting_cap_names_the_depth() {
     }
     let f = scan_one("deep.gz", &data);
     let e = one_error(&f);
-    assert!(
-        e.contains(&format!(
-            "nest more than {} deep",
-            limits::MAX_CONTAINER_DEPTH
-        )),
-        "{e}"
-    );
+    assert!(e.contains(&format!("nest more than {} deep", limits::MAX_CONTAINER_DEPTH)), "{e}");
 }
 
 #[test]
 fn member_count_cap() {
     let blobs: Vec<&[u8]> = vec![&[]; limits::MAX_MEMBERS + 1];
     let e = one_error(&scan_one("many.swf", &swf_cws(&blobs)));
-    assert!(
-        e.starts_with("many.swf: swf-cws: resource cap")
-            && e.contains(&format!("exceed the limit of {}", limits::MAX_MEMBERS)),
-        "{e}"
-    );
+    assert!(e.starts_with("many.swf: swf-cws: resource cap") && e.contains(&format!("exceed the limit of {}", limits::MAX_MEMBERS)), "{e}");
 }
 
 #[test]
@@ -497,39 +388,22 @@ fn corrupt_members_are_one_error_each_and_the_batch_goes_on() {
     s[second_node_end..second_node_end + 4].copy_from_slice(&0x00FF_FFFFu32.to_be_bytes());
     let f = scan_one("bad.szs", &yaz0_store(&s));
     let e = one_error(&f);
-    assert!(
-        e.contains("bad.szs!") && e.contains("sarc member: corrupt SARC: data"),
-        "{e}"
-    );
+    assert!(e.contains("bad.szs!") && e.contains("sarc member: corrupt SARC: data"), "{e}");
     // The other member's shaders are still found.
     let broken = f.errors[0].path.display().to_string();
-    assert!(
-        !f.shaders.is_empty()
-            && f.shaders
-                .iter()
-                .all(|s| s.label().display().to_string() != broken),
-        "{:?}",
-        f.shaders
-    );
+    assert!(!f.shaders.is_empty() && f.shaders.iter().all(|s| s.label().display().to_string() != broken), "{:?}", f.shaders);
 
     // Truncated Yaz0: one error naming the stream and how far it got.
     let y = yaz0_store(&g0);
     let e = one_error(&scan_one("cut.szs", &y[..y.len() / 2]));
-    assert!(
-        e.starts_with("cut.szs (at 0x") && e.contains("): yaz0: truncated Yaz0 stream"),
-        "{e}"
-    );
+    assert!(e.starts_with("cut.szs (at 0x") && e.contains("): yaz0: truncated Yaz0 stream"), "{e}");
 
     // Truncated gzip, truncated SWF.
     let e = one_error(&scan_one("cut.gz", &gzip(&g0)[..40]));
     assert!(e.starts_with("cut.gz: gzip: corrupt stream"), "{e}");
     let w = swf_cws(&[&g0]);
     let f = scan_one("cut.swf", &w[..w.len() - 10]);
-    assert!(
-        one_error(&f).starts_with("cut.swf: swf-cws: corrupt stream"),
-        "{:?}",
-        f.errors
-    );
+    assert!(one_error(&f).starts_with("cut.swf: swf-cws: corrupt stream"), "{:?}", f.errors);
 
     // Every prefix and many byte flips of every container: no panic, and never a shader that
     // the intact container does not have.
@@ -563,18 +437,11 @@ fn keys_of(f: &scan::FileScan) -> BTreeSet<u64> {
 #[test]
 fn unopened_containers_warn_when_no_shader_was_found() {
     let dir = tmpdir("containers-unopened");
-    write(
-        &dir.join("layout.darc"),
-        b"darc\xFF\xFE\x1C\x00 a 3DS archive",
-    );
+    write(&dir.join("layout.darc"), b"darc\xFF\xFE\x1C\x00 a 3DS archive");
     let r = scan::scan_dir(&dir);
     assert!(r.shaders.is_empty() && r.errors.is_empty());
     let table = scan::render_table(&r);
-    assert!(
-        table.contains("warning: no shader found, but 1 container(s) could not be opened")
-            && table.contains("darc"),
-        "{table}"
-    );
+    assert!(table.contains("warning: no shader found, but 1 container(s) could not be opened") && table.contains("darc"), "{table}");
     // `shrec build` says the same instead of a silent "0 shaders".
     let mut o = BuildOptions::new(&dir, dir.join("out/shader_cache.cpp"));
     o.cache_dir = None;
@@ -588,22 +455,14 @@ fn unopened_containers_warn_when_no_shader_was_found() {
 fn encrypted_xex_says_to_decrypt_it_first() {
     let x = xex2(b"MZ", &read(PICKED[4]), true);
     let e = one_error(&scan_one("default.xex", &x));
-    assert!(
-        e.contains("default.xex (at 0x24): xex2: encrypted XEX2")
-            && e.contains("decrypted first")
-            && e.contains("xextool"),
-        "{e}"
-    );
+    assert!(e.contains("default.xex (at 0x24): xex2: encrypted XEX2") && e.contains("decrypted first") && e.contains("xextool"), "{e}");
 }
 
 #[test]
 fn unchanged_archives_are_not_read_again() {
     let dir = tmpdir("containers-incremental");
     let (_, packed) = corpus_dirs(&dir);
-    write(
-        &packed.join("cut.szs"),
-        &yaz0_store(&read(PICKED[0]))[..100],
-    );
+    write(&packed.join("cut.szs"), &yaz0_store(&read(PICKED[0]))[..100]);
     let index = dir.join("index.json");
     let (first, read_first) = scan::scan_dir_incremental(&packed, &index);
     let (second, read_second) = scan::scan_dir_incremental(&packed, &index);
@@ -611,11 +470,7 @@ fn unchanged_archives_are_not_read_again() {
     // Member chains, errors inside containers and the container list come back from the index.
     assert_eq!(first, second);
     assert_eq!(second.errors.len(), 1);
-    assert!(
-        second.errors[0].to_string().contains("cut.szs (at 0x"),
-        "{:?}",
-        second.errors
-    );
+    assert!(second.errors[0].to_string().contains("cut.szs (at 0x"), "{:?}", second.errors);
     assert_eq!(second.containers.len(), 10);
     for s in &second.shaders {
         scan::read_container(s).unwrap();
@@ -624,21 +479,12 @@ fn unchanged_archives_are_not_read_again() {
 
 #[test]
 fn control_characters_in_member_names_are_escaped() {
-    let z = zip(
-        &[("evil\nerror: fake.gsh", &read(PICKED[0]))],
-        zip::CompressionMethod::Stored,
-    );
+    let z = zip(&[("evil\nerror: fake.gsh", &read(PICKED[0]))], zip::CompressionMethod::Stored);
     let f = scan_one("x.zip", &z);
     assert!(!f.shaders.is_empty());
     for s in &f.shaders {
-        assert_eq!(
-            s.label().display().to_string(),
-            "x.zip!evil\\nerror: fake.gsh"
-        );
+        assert_eq!(s.label().display().to_string(), "x.zip!evil\\nerror: fake.gsh");
         // The escaped name still finds the member.
-        assert_eq!(
-            shrec::scan::containers::extract(&z, &s.member).unwrap(),
-            read(PICKED[0])
-        );
+        assert_eq!(shrec::scan::containers::extract(&z, &s.member).unwrap(), read(PICKED[0]));
     }
 }

@@ -37,7 +37,10 @@ fn a_crashing_dxc_fails_one_shader_not_the_build() {
     assert_eq!(code, 2, "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
     let text = report.to_string();
-    let crashed = stderr.lines().filter(|l| l.starts_with("error: ") && l.contains("]: DXC (dxil): crashed while compiling this shader (worker process signal: 6")).count();
+    let crashed = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: ") && l.contains("]: DXC (dxil): crashed while compiling this shader (worker process signal: 6"))
+        .count();
     let errors = stderr.lines().filter(|l| l.starts_with("error: ")).count();
     assert!(crashed >= 5, "{crashed} crashes reported:\n{stderr}");
     assert_eq!(crashed, errors, "only crashes fail:\n{stderr}");

@@ -21,8 +21,7 @@ fn fixtures() -> Vec<(String, Vec<u8>)> {
         .filter(|p| p.extension().is_some_and(|e| e == "dxbc"))
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            let bytes =
-                std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
+            let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
             (name, bytes)
         })
         .collect();
@@ -58,19 +57,10 @@ fn fixtures_are_real_signed_containers() {
     for (name, c) in &all {
         assert_eq!(&c[..4], b"DXBC", "{name}: magic");
         assert_eq!(le_u32(c, 24) as usize, c.len(), "{name}: size field");
-        assert!(
-            c[4..20].iter().any(|&b| b != 0),
-            "{name}: stored hash is zero, not a signed container"
-        );
+        assert!(c[4..20].iter().any(|&b| b != 0), "{name}: stored hash is zero, not a signed container");
     }
-    let with_dxil = all
-        .iter()
-        .filter(|(_, c)| part_tags(c).contains(b"DXIL"))
-        .count();
-    assert!(
-        with_dxil >= 1,
-        "at least one fixture must be a DXIL container"
-    );
+    let with_dxil = all.iter().filter(|(_, c)| part_tags(c).contains(b"DXIL")).count();
+    assert!(with_dxil >= 1, "at least one fixture must be a DXIL container");
 }
 
 #[test]
@@ -79,11 +69,7 @@ fn recomputed_hash_equals_stored_hash() {
     let mut checked = 0;
     for (name, c) in &all {
         let hash = container_hash(c).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(
-            hash.as_slice(),
-            &c[4..20],
-            "{name}: recomputed hash differs from the stored one"
-        );
+        assert_eq!(hash.as_slice(), &c[4..20], "{name}: recomputed hash differs from the stored one");
         assert!(hash_is_valid(c), "{name}: hash_is_valid");
         checked += 1;
     }
@@ -101,23 +87,13 @@ fn flipping_any_hashed_byte_changes_the_hash() {
             let mut m = c.clone();
             m[at] ^= 0x01;
             let changed = container_hash(&m).unwrap();
-            assert_ne!(
-                changed, original,
-                "{name}: flipping byte {at} left the hash unchanged"
-            );
-            assert!(
-                !hash_is_valid(&m),
-                "{name}: corrupted byte {at} still validates"
-            );
+            assert_ne!(changed, original, "{name}: flipping byte {at} left the hash unchanged");
+            assert!(!hash_is_valid(&m), "{name}: corrupted byte {at} still validates");
         }
         // Bytes 4..20 are the hash itself and are not hashed.
         let mut m = c.clone();
         m[10] ^= 0xff;
-        assert_eq!(
-            container_hash(&m).unwrap(),
-            original,
-            "{name}: the hash field must not be hashed"
-        );
+        assert_eq!(container_hash(&m).unwrap(), original, "{name}: the hash field must not be hashed");
         assert!(!hash_is_valid(&m));
     }
 }
@@ -131,10 +107,7 @@ fn fill_hash_restores_zeroed_hash() {
         m[4..20].fill(0);
         assert!(!hash_is_valid(&m), "{name}: zeroed hash must not validate");
         fill_hash(&mut m).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(
-            &m, c,
-            "{name}: fill_hash did not restore the original bytes"
-        );
+        assert_eq!(&m, c, "{name}: fill_hash did not restore the original bytes");
         restored += 1;
     }
     assert_eq!(restored, EXPECTED_FIXTURES);
@@ -147,42 +120,23 @@ fn fill_hash_rejects_with_clear_errors() {
     let mut padded = c.clone();
     padded.extend_from_slice(&[0; 4]);
     let err = fill_hash(&mut padded).unwrap_err();
-    assert!(
-        matches!(err, DxilHashError::SizeMismatch { header, buffer } if header as usize == c.len() && buffer == c.len() + 4),
-        "{err:?}"
-    );
+    assert!(matches!(err, DxilHashError::SizeMismatch { header, buffer } if header as usize == c.len() && buffer == c.len() + 4), "{err:?}");
     assert!(err.to_string().contains("header says"), "{err}");
-    assert_eq!(
-        &padded[4..20],
-        &c[4..20],
-        "a rejected fill_hash must not write"
-    );
+    assert_eq!(&padded[4..20], &c[4..20], "a rejected fill_hash must not write");
 
     let mut truncated = c[..c.len() - 1].to_vec();
-    assert!(matches!(
-        fill_hash(&mut truncated),
-        Err(DxilHashError::SizeMismatch { .. })
-    ));
+    assert!(matches!(fill_hash(&mut truncated), Err(DxilHashError::SizeMismatch { .. })));
     assert!(!hash_is_valid(&truncated));
 
     let mut spirv = c.clone();
     spirv[..4].copy_from_slice(&0x0723_0203u32.to_le_bytes());
     let err = fill_hash(&mut spirv).unwrap_err();
     assert!(matches!(err, DxilHashError::BadMagic { .. }), "{err:?}");
-    assert!(
-        err.to_string().contains("not a DXBC/DXIL container"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("not a DXBC/DXIL container"), "{err}");
 
     let mut short = b"DXBC\0\0\0\0".to_vec();
-    assert!(matches!(
-        fill_hash(&mut short),
-        Err(DxilHashError::TooShort { len: 8 })
-    ));
-    assert!(matches!(
-        container_hash(&[]),
-        Err(DxilHashError::TooShort { len: 0 })
-    ));
+    assert!(matches!(fill_hash(&mut short), Err(DxilHashError::TooShort { len: 8 })));
+    assert!(matches!(container_hash(&[]), Err(DxilHashError::TooShort { len: 0 })));
     assert!(!hash_is_valid(&[]));
 }
 
@@ -199,9 +153,6 @@ fn no_panic_on_truncated_or_damaged_fixtures() {
         let mut lying = c.clone();
         lying[24..28].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(!hash_is_valid(&lying));
-        assert!(matches!(
-            fill_hash(&mut lying),
-            Err(DxilHashError::SizeMismatch { .. })
-        ));
+        assert!(matches!(fill_hash(&mut lying), Err(DxilHashError::SizeMismatch { .. })));
     }
 }

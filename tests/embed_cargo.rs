@@ -13,7 +13,6 @@ fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
-
 /// `cargo build -v` of the example; returns stderr (cargo's status lines).
 fn build(target_dir: &Path, input: &Path, log: &Path) -> String {
     let out = Command::new(cargo())
@@ -46,12 +45,8 @@ fn cargo_example_builds_cache_in_build_rs_and_reads_every_shader() {
     let input = work.join("shaders");
     copy_tree(&repo().join("tests/corpus"), &input);
     let log = work.join("build-script-runs.log");
-    let keys: std::collections::BTreeSet<u64> = shrec::scan::scan_dir(&input)
-        .shaders
-        .iter()
-        .filter(|s| shrec::formats::has_translator(s.container))
-        .map(|s| s.key)
-        .collect();
+    let keys: std::collections::BTreeSet<u64> =
+        shrec::scan::scan_dir(&input).shaders.iter().filter(|s| shrec::formats::has_translator(s.container)).map(|s| s.key).collect();
 
     let first = build(&target_dir, &input, &log);
     assert_eq!(runs(&log), 1, "the build script runs once on a fresh input:\n{first}");

@@ -14,7 +14,6 @@ fn buildable_keys(dir: &Path) -> std::collections::BTreeSet<u64> {
     shrec::scan::scan_dir(dir).shaders.iter().filter(|s| shrec::formats::has_translator(s.container)).map(|s| s.key).collect()
 }
 
-
 /// A file holding a shader, under `dir`.
 fn first_shader_file(dir: &Path) -> PathBuf {
     let scan = shrec::scan::scan_dir(dir);

@@ -190,11 +190,14 @@ pub fn write_sharcfb(e: Endian, name: &str, shaders: &[Gx2Shader], programs: &[P
         w.b.extend_from_slice(&data);
         let size = w.b.len() - entry;
         w.put(entry, size as u32);
-        w.put(entry + 4, match s.kind {
-            ShaderKind::Vertex => 0,
-            ShaderKind::Pixel => 1,
-            ShaderKind::Geometry => 2,
-        });
+        w.put(
+            entry + 4,
+            match s.kind {
+                ShaderKind::Vertex => 0,
+                ShaderKind::Pixel => 1,
+                ShaderKind::Geometry => 2,
+            },
+        );
         w.put(entry + 8, 0);
         w.put(entry + 12, data.len() as u32);
     }
@@ -422,7 +425,10 @@ fn sharcfb_writer_round_trips_every_corpus_shader() {
             assert_eq!(p.base_index, s.base_index);
             assert_eq!(p.macros, s.macros);
             assert_eq!(p.defaults, s.defaults);
-            assert_eq!([&p.uniform_vars, &p.uniform_blocks, &p.sampler_vars, &p.attrib_vars], [&s.symbols[0], &s.symbols[1], &s.symbols[2], &s.symbols[3]]);
+            assert_eq!(
+                [&p.uniform_vars, &p.uniform_blocks, &p.sampler_vars, &p.attrib_vars],
+                [&s.symbols[0], &s.symbols[1], &s.symbols[2], &s.symbols[3]]
+            );
             assert_eq!(p.variation_count(), 4);
             for v in 0..4 {
                 let vi = p.binary_index(v, 0) as usize;

@@ -139,12 +139,29 @@ fn vfetch(loc: u32, src: u32, dst: u32, offset: u32) -> T {
 
 enum C {
     /// Normal CF: op, addr, pop count, cf_const, cond, fetch clause
-    N { op: &'static str, addr: u32, pop: u32, cf_const: u32, tex: Vec<T> },
-    Alu { op: &'static str, kc: [(u32, u32, u32); 2], groups: Vec<G> },
+    N {
+        op: &'static str,
+        addr: u32,
+        pop: u32,
+        cf_const: u32,
+        tex: Vec<T>,
+    },
+    Alu {
+        op: &'static str,
+        kc: [(u32, u32, u32); 2],
+        groups: Vec<G>,
+    },
     /// EXP/EXP_DONE: type (0 pixel, 1 pos, 2 param), base, gpr, burst
-    Exp { done: bool, ty: u32, base: u32, gpr: u32 },
+    Exp {
+        done: bool,
+        ty: u32,
+        base: u32,
+        gpr: u32,
+    },
     /// any export/memory opcode (raw)
-    Mem { op: u32 },
+    Mem {
+        op: u32,
+    },
 }
 fn cf(op: &'static str) -> C {
     C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![] }
@@ -213,10 +230,7 @@ fn assemble(cfs: &[C], eop: usize) -> Vec<u8> {
                 }
                 let count = slot(&clause) - at - 1;
                 assert!(end == 0, "ALU CFs cannot end the program");
-                [
-                    at | kc[0].0 << 22 | kc[1].0 << 26 | kc[0].1 << 30,
-                    kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31,
-                ]
+                [at | kc[0].0 << 22 | kc[1].0 << 26 | kc[0].1 << 30, kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31]
             }
             C::Exp { done, ty, base, gpr } => {
                 let op = if *done { 0x28 } else { 0x27 };
@@ -458,7 +472,10 @@ fn loop_dx10_with_alu_break_loop_break_and_continue() {
             ),
             alu(
                 "ALU_PUSH_BEFORE",
-                vec![g(vec![a("AND_INT", (4, 1), &[r(2, 0), S(250, 0, false, false)])]), g(vec![a("PRED_SETE_INT", (4, 2), &[r(4, 1), ZERO]).exec().nowrite()])],
+                vec![
+                    g(vec![a("AND_INT", (4, 1), &[r(2, 0), S(250, 0, false, false)])]),
+                    g(vec![a("PRED_SETE_INT", (4, 2), &[r(4, 1), ZERO]).exec().nowrite()]),
+                ],
             ),
             cf("LOOP_CONTINUE"),
             cf_pop("POP", 1),
@@ -531,10 +548,7 @@ fn loop_counter_checks(hlsl: &str) {
     }
     assert!(!counters.is_empty(), "no bounded loop found\n{hlsl}");
     for k in &counters {
-        let writes = lines
-            .iter()
-            .filter(|x| (x.starts_with(&format!("{k}.x")) || x.starts_with(&format!("{k} "))) && x.contains(" = "))
-            .count();
+        let writes = lines.iter().filter(|x| (x.starts_with(&format!("{k}.x")) || x.starts_with(&format!("{k} "))) && x.contains(" = ")).count();
         assert_eq!(writes, 2, "counter {k}: one reset + one increment expected\n{hlsl}");
     }
     let distinct: std::collections::BTreeSet<_> = counters.iter().collect();
@@ -570,7 +584,11 @@ fn branches_push_else_pop_and_predicates() {
                         a("PRED_SETNE", (3, 3), &[r(0, 3), ONE]),
                         a("PRED_SETGE_UINT", (3, 0), &[r(0, 0), ONE]),
                     ]),
-                    g(vec![a("PRED_SETE_INT", (3, 0), &[r(0, 0), ONE]), a("PRED_SETGT_INT", (3, 1), &[r(0, 1), ONE]), a("PRED_SET_CLR", (3, 2), &[])]),
+                    g(vec![
+                        a("PRED_SETE_INT", (3, 0), &[r(0, 0), ONE]),
+                        a("PRED_SETGT_INT", (3, 1), &[r(0, 1), ONE]),
+                        a("PRED_SET_CLR", (3, 2), &[]),
+                    ]),
                 ],
             ),
             // PUSH; ALU (exec); ELSE; ALU_POP_AFTER; then PUSH_ELSE … POP, each jump pointed
@@ -587,7 +605,21 @@ fn branches_push_else_pop_and_predicates() {
         1,
     );
     let o = check(&lib, "branches", &p);
-    has_all(&o.disasm, &["ALU_PUSH_BEFORE", "ALU_ELSE_AFTER", "ALU_POP2_AFTER", "ALU_POP_AFTER", "PUSH", "ELSE", "PUSH_ELSE", "POP", "PRED_SETGE_UINT", "PRED_SET_CLR"]);
+    has_all(
+        &o.disasm,
+        &[
+            "ALU_PUSH_BEFORE",
+            "ALU_ELSE_AFTER",
+            "ALU_POP2_AFTER",
+            "ALU_POP_AFTER",
+            "PUSH",
+            "ELSE",
+            "PUSH_ELSE",
+            "POP",
+            "PRED_SETGE_UINT",
+            "PRED_SET_CLR",
+        ],
+    );
     // PRED_SEL_ONE / _ZERO: writes guarded by the predicate flag, once each polarity
     assert!(o.hlsl.contains("R[133].y != 0") || o.hlsl.contains("R133.y") || o.hlsl.contains(".y != 0"), "{}", o.hlsl);
 }
@@ -643,7 +675,11 @@ fn mova_and_relative_gpr_and_constant_reads() {
             "ALU",
             vec![
                 g(vec![a("FLT_TO_INT", (4, 0), &[r(1, 0)])]),
-                g(vec![a("MOVA_INT", (4, 1), &[r(4, 0)]).nowrite(), a("MOVA_FLOOR", (4, 2), &[r(1, 1)]).nowrite(), a("MOVA", (4, 3), &[r(1, 2)]).nowrite()]),
+                g(vec![
+                    a("MOVA_INT", (4, 1), &[r(4, 0)]).nowrite(),
+                    a("MOVA_FLOOR", (4, 2), &[r(1, 1)]).nowrite(),
+                    a("MOVA", (4, 3), &[r(1, 2)]).nowrite(),
+                ]),
                 g(vec![
                     a("MOV", (2, 0), &[c(4, 0).rel()]).index(1),
                     a("MOV", (2, 1), &[r(5, 1).rel()]).index(2),
@@ -754,7 +790,8 @@ fn cube_and_cube_map_sampling() {
     // the compilers' sequence: CUBE on R0.zzxy / R0.yxzz, RECIP_IEEE of the major axis,
     // MULADD by it + 1.5, SAMPLE with src_sel yxwy on a cube sampler (GX2SamplerVar type 4)
     let lib = lib();
-    let cube: Vec<A> = [(2, 1), (2, 0), (0, 2), (1, 2)].into_iter().enumerate().map(|(k, (s0, s1))| a("CUBE", (1, k as u8), &[r(0, s0), r(0, s1)])).collect();
+    let cube: Vec<A> =
+        [(2, 1), (2, 0), (0, 2), (1, 2)].into_iter().enumerate().map(|(k, (s0, s1))| a("CUBE", (1, k as u8), &[r(0, s0), r(0, s1)])).collect();
     let fetch = |name| texc(vec![tex(name, 0, 0, 1, 2, [1, 0, 3, 1])]);
     let program = |name| {
         vec![
@@ -763,7 +800,13 @@ fn cube_and_cube_map_sampling() {
                 vec![
                     g(cube.clone()),
                     g(vec![a("RECIP_IEEE", (1, 2), &[r(1, 2)])]),
-                    gl(vec![a("MULADD", (1, 0), &[r(1, 0), S(isa::SEL_PS, 0, false, false), l(0)]), a("MULADD", (1, 1), &[r(1, 1), S(isa::SEL_PS, 0, false, false), l(0)])], &[0x3FC0_0000]),
+                    gl(
+                        vec![
+                            a("MULADD", (1, 0), &[r(1, 0), S(isa::SEL_PS, 0, false, false), l(0)]),
+                            a("MULADD", (1, 1), &[r(1, 1), S(isa::SEL_PS, 0, false, false), l(0)]),
+                        ],
+                        &[0x3FC0_0000],
+                    ),
                 ],
             ),
             fetch(name),
@@ -842,15 +885,52 @@ fn rejects(s: &Gx2Shader, name: &str) {
 }
 
 const OP2_REJECTED: [&str; 34] = [
-    "FREXP_64", "ADD_64", "MUL_64", "FLT64_TO_FLT32", "FLT32_TO_FLT64", "LDEXP_64", "FRACT_64", "PRED_SETGT_64", "PRED_SETE_64",
-    "PRED_SETGE_64", "PRED_SET_INV", "PRED_SET_POP", "PRED_SETE_PUSH", "PRED_SETGT_PUSH", "PRED_SETGE_PUSH", "PRED_SETNE_PUSH",
-    "PRED_SETE_PUSH_INT", "PRED_SETGT_PUSH_INT", "PRED_SETGE_PUSH_INT", "PRED_SETNE_PUSH_INT", "PRED_SETLT_PUSH_INT",
-    "PRED_SETLE_PUSH_INT", "GROUP_BARRIER", "GROUP_SEQ_BEGIN", "GROUP_SEQ_END", "SET_MODE", "SET_CF_IDX0", "SET_CF_IDX1",
-    "SET_LDS_SIZE", "MUL_INT24", "MULHI_INT24", "MOVA_GPR_INT", "RECIP_INT", "RECIP_UINT",
+    "FREXP_64",
+    "ADD_64",
+    "MUL_64",
+    "FLT64_TO_FLT32",
+    "FLT32_TO_FLT64",
+    "LDEXP_64",
+    "FRACT_64",
+    "PRED_SETGT_64",
+    "PRED_SETE_64",
+    "PRED_SETGE_64",
+    "PRED_SET_INV",
+    "PRED_SET_POP",
+    "PRED_SETE_PUSH",
+    "PRED_SETGT_PUSH",
+    "PRED_SETGE_PUSH",
+    "PRED_SETNE_PUSH",
+    "PRED_SETE_PUSH_INT",
+    "PRED_SETGT_PUSH_INT",
+    "PRED_SETGE_PUSH_INT",
+    "PRED_SETNE_PUSH_INT",
+    "PRED_SETLT_PUSH_INT",
+    "PRED_SETLE_PUSH_INT",
+    "GROUP_BARRIER",
+    "GROUP_SEQ_BEGIN",
+    "GROUP_SEQ_END",
+    "SET_MODE",
+    "SET_CF_IDX0",
+    "SET_CF_IDX1",
+    "SET_LDS_SIZE",
+    "MUL_INT24",
+    "MULHI_INT24",
+    "MOVA_GPR_INT",
+    "RECIP_INT",
+    "RECIP_UINT",
 ];
 const OP3_REJECTED: [&str; 8] = ["MULADD_64", "MULADD_64_M2", "MULADD_64_M4", "MULADD_64_D2", "MUL_LIT", "MUL_LIT_M2", "MUL_LIT_M4", "MUL_LIT_D2"];
 const TEX_TRANSLATED: [&str; 10] = [
-    "VTX_FETCH", "SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G", "SET_GRADIENTS_H", "SET_GRADIENTS_V", "GET_GRADIENTS_H",
+    "VTX_FETCH",
+    "SAMPLE",
+    "SAMPLE_L",
+    "SAMPLE_LB",
+    "SAMPLE_LZ",
+    "SAMPLE_G",
+    "SET_GRADIENTS_H",
+    "SET_GRADIENTS_V",
+    "GET_GRADIENTS_H",
     "GET_GRADIENTS_V",
 ];
 
@@ -1028,7 +1108,10 @@ mod geometry {
         rejects(&s, "VGT_GS_OUT_PRIM_TYPE");
         // a copy program with an ALU clause
         let mut s = base.clone();
-        let c = vec![va::alu("ALU", vec![va::G(vec![va::a("MOV", (1, 0), &[va::special(249)])], vec![])]), VC::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
+        let c = vec![
+            va::alu("ALU", vec![va::G(vec![va::a("MOV", (1, 0), &[va::special(249)])], vec![])]),
+            VC::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
+        ];
         s.copy_program = asm_v(&c, 1);
         rejects(&s, "ALU (a copy program only fetches the ring and exports)");
         // no copy program

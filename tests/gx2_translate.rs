@@ -16,18 +16,17 @@ fn compile_all(lib: &dxc::DxcLib, kind: ContainerKind, bytes: &[u8], name: &str,
     let entries = formats::entries(kind, bytes).unwrap();
     let mut n = 0;
     for e in &entries {
-        let tr = formats::translate(kind, bytes, e.index, &TranslateOptions::default())
-            .unwrap_or_else(|err| panic!("{name} #{}: {err}", e.index));
+        let tr = formats::translate(kind, bytes, e.index, &TranslateOptions::default()).unwrap_or_else(|err| panic!("{name} #{}: {err}", e.index));
         let hlsl = shrec::hlsl::write(&tr.module);
         n += 1;
         if !seen.insert(hlsl.clone()) {
             continue; // identical HLSL already compiled
         }
         for target in [Target::Dxil, Target::Spirv] {
-            let out = dxc::compile(lib, &hlsl, e.stage, target)
-                .unwrap_or_else(|err| panic!("{name} #{} {target:?}: {err}\n{hlsl}", e.index));
+            let out = dxc::compile(lib, &hlsl, e.stage, target).unwrap_or_else(|err| panic!("{name} #{} {target:?}: {err}\n{hlsl}", e.index));
             if target == Target::Spirv {
-                common::spirv_val(&out, &format!("gx2_{}_{}", name.replace('/', "_"), e.index)).unwrap_or_else(|err| panic!("{name} #{}: {err}", e.index));
+                common::spirv_val(&out, &format!("gx2_{}_{}", name.replace('/', "_"), e.index))
+                    .unwrap_or_else(|err| panic!("{name} #{}: {err}", e.index));
             }
         }
     }

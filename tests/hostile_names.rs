@@ -38,7 +38,10 @@ fn hostile_name(i: u64) -> OsString {
 #[test]
 fn thousand_hostile_names_through_build() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bad = std::fs::read(root.join("tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal"))
+    let bad =
+        std::fs::read(root.join(
+            "tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal",
+        ))
         .expect("the rejected AGAL sample");
     let dir = std::env::temp_dir().join(format!("shrec-hostile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,9 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use shrec::cache::incremental::{
-    ArtifactKey, Artifacts, Lookup, MissReason, Store, FORMAT_VERSION, HEADER_LEN, MAGIC,
-};
+use shrec::cache::incremental::{ArtifactKey, Artifacts, Lookup, MissReason, Store, FORMAT_VERSION, HEADER_LEN, MAGIC};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("shrec-inc-{}-{}", name, std::process::id()));
@@ -158,9 +156,7 @@ fn truncated_entry_is_a_miss() {
 
 #[test]
 fn wrong_version_and_foreign_files_are_misses() {
-    let (reason, _s, dir) = damaged("version", |p| {
-        edit(p, |b| b[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes()))
-    });
+    let (reason, _s, dir) = damaged("version", |p| edit(p, |b| b[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes())));
     assert_eq!(reason, MissReason::WrongVersion { found: FORMAT_VERSION + 1 });
     fs::remove_dir_all(&dir).unwrap();
 

@@ -30,7 +30,8 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
 /// output exists and has data, kills the process and returns the temporary files it left.
 fn kill_while_writing(input: &Path, out: &Path, cache: &Path) -> Vec<PathBuf> {
     let dir = out.parent().unwrap();
-    let mut child = shrec(input, out, cache).env("SHREC_TEST_STALL_WRITE", format!("{}:60000", out.file_name().unwrap().to_str().unwrap())).spawn().unwrap();
+    let mut child =
+        shrec(input, out, cache).env("SHREC_TEST_STALL_WRITE", format!("{}:60000", out.file_name().unwrap().to_str().unwrap())).spawn().unwrap();
     let started = Instant::now();
     let temps = loop {
         let t = temp_files(dir);

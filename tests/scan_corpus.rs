@@ -27,7 +27,11 @@ fn corpus_invalid() -> PathBuf {
 /// Where a file listed in `<family>/SOURCES.md` is.
 fn locate(family: &str, rel: &str) -> PathBuf {
     let p = corpus().join(family).join(rel);
-    if p.exists() { p } else { corpus_invalid().join(family).join(rel) }
+    if p.exists() {
+        p
+    } else {
+        corpus_invalid().join(family).join(rel)
+    }
 }
 
 /// Rows (cells trimmed) of the markdown table that follows the first line starting with
@@ -58,10 +62,7 @@ fn sources(family: &'static str, facts_heading: &str) -> Sources {
     let md = std::fs::read_to_string(corpus().join(family).join("SOURCES.md")).expect("SOURCES.md");
     let files: Vec<String> = table(&md, None).into_iter().map(|r| r[0].clone()).collect();
     // "N files." line
-    let declared: usize = md
-        .lines()
-        .find_map(|l| l.strip_suffix(" files.").and_then(|n| n.trim().parse().ok()))
-        .expect("'N files.' line");
+    let declared: usize = md.lines().find_map(|l| l.strip_suffix(" files.").and_then(|n| n.trim().parse().ok())).expect("'N files.' line");
     assert_eq!(files.len(), declared, "{family}: file list length");
     let facts = table(&md, Some(facts_heading));
     assert!(!facts.is_empty(), "{family}: empty facts table");
@@ -71,7 +72,6 @@ fn sources(family: &'static str, facts_heading: &str) -> Sources {
 fn is_binary(path: &str) -> bool {
     [".bin", ".psu", ".vsu", ".gsh", ".shbin", ".agal"].iter().any(|e| path.ends_with(e))
 }
-
 
 fn shaders_of<'a>(r: &'a ScanResult, p: &Path) -> Vec<&'a FoundShader> {
     r.shaders.iter().filter(|s| s.path == p).collect()
@@ -186,10 +186,7 @@ fn corpus_scan_matches_sources() {
                             expected_errors.insert(p.clone());
                         }
                         _ => {
-                            let want: Vec<String> = row[2]
-                                .split(", ")
-                                .map(|s| s.split(' ').next().unwrap().to_lowercase())
-                                .collect();
+                            let want: Vec<String> = row[2].split(", ").map(|s| s.split(' ').next().unwrap().to_lowercase()).collect();
                             assert_eq!(stages, want, "{rel}: stages");
                             // program sizes column: "Vertex 368, Pixel 288"
                             let progs = gfd_program_blocks(&bytes);
@@ -268,14 +265,7 @@ fn xenos_keys_dedupe() {
     assert_eq!(r.shaders.len(), 31);
     assert_eq!(keys.len(), 26);
     // the note's test vectors (xenos.md §6)
-    for k in [
-        0x5873A0E094914DE6u64,
-        0xB84214E6C36FC587,
-        0x305B030742891B51,
-        0xC2A59156B4BF3743,
-        0xD735633040631EEC,
-        0xBD7814DC92EEB914,
-    ] {
+    for k in [0x5873A0E094914DE6u64, 0xB84214E6C36FC587, 0x305B030742891B51, 0xC2A59156B4BF3743, 0xD735633040631EEC, 0xBD7814DC92EEB914] {
         assert!(keys.contains(&k), "missing 0x{k:016X}");
     }
 }

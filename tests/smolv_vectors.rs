@@ -46,11 +46,7 @@ fn valid_vectors() -> Vec<Vector> {
         })
         .collect();
     // 47 pairs at the time of writing; fail loudly if the folder went missing or empty.
-    assert!(
-        vectors.len() >= 40,
-        "expected at least 40 SMOL-V vectors, found {}",
-        vectors.len()
-    );
+    assert!(vectors.len() >= 40, "expected at least 40 SMOL-V vectors, found {}", vectors.len());
     vectors
 }
 
@@ -59,11 +55,7 @@ fn assert_bytes_eq(actual: &[u8], expected: &[u8], what: &str) {
     if actual == expected {
         return;
     }
-    let first = actual
-        .iter()
-        .zip(expected)
-        .position(|(a, b)| a != b)
-        .unwrap_or(actual.len().min(expected.len()));
+    let first = actual.iter().zip(expected).position(|(a, b)| a != b).unwrap_or(actual.len().min(expected.len()));
     let window = |b: &[u8]| format!("{:02x?}", &b[first.min(b.len())..(first + 16).min(b.len())]);
     panic!(
         "{what}: {} bytes vs {} expected, first difference at byte {first}: {} vs {}",
@@ -88,18 +80,12 @@ const DEBUG_OPS: [u32; 9] = [
 
 /// `spv` with its debug instructions removed, by walking the instruction stream.
 fn strip_debug(spv: &[u8]) -> Vec<u8> {
-    let words: Vec<u32> = spv
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let words: Vec<u32> = spv.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     let mut out = words[..5].to_vec();
     let mut pos = 5;
     while pos < words.len() {
         let len = (words[pos] >> 16) as usize;
-        assert!(
-            len > 0 && pos + len <= words.len(),
-            "bad instruction at word {pos}"
-        );
+        assert!(len > 0 && pos + len <= words.len(), "bad instruction at word {pos}");
         if !DEBUG_OPS.contains(&(words[pos] & 0xFFFF)) {
             out.extend_from_slice(&words[pos..pos + len]);
         }
@@ -112,52 +98,28 @@ fn strip_debug(spv: &[u8]) -> Vec<u8> {
 fn encode_matches_reference() {
     let vectors = valid_vectors();
     for v in &vectors {
-        let plain =
-            encode(&v.spv, false).unwrap_or_else(|e| panic!("{}: encode failed: {e}", v.name));
-        assert_bytes_eq(
-            &plain,
-            &v.smolv,
-            &format!("{}: encode(strip=false)", v.name),
-        );
-        let stripped = encode(&v.spv, true)
-            .unwrap_or_else(|e| panic!("{}: encode(strip) failed: {e}", v.name));
-        assert_bytes_eq(
-            &stripped,
-            &v.strip,
-            &format!("{}: encode(strip=true)", v.name),
-        );
+        let plain = encode(&v.spv, false).unwrap_or_else(|e| panic!("{}: encode failed: {e}", v.name));
+        assert_bytes_eq(&plain, &v.smolv, &format!("{}: encode(strip=false)", v.name));
+        let stripped = encode(&v.spv, true).unwrap_or_else(|e| panic!("{}: encode(strip) failed: {e}", v.name));
+        assert_bytes_eq(&stripped, &v.strip, &format!("{}: encode(strip=true)", v.name));
     }
-    println!(
-        "encode matched the reference for {} modules (x2 flag settings)",
-        vectors.len()
-    );
+    println!("encode matched the reference for {} modules (x2 flag settings)", vectors.len());
 }
 
 #[test]
 fn decode_matches_reference() {
     let vectors = valid_vectors();
     for v in &vectors {
-        assert_eq!(
-            decoded_size(&v.smolv).unwrap(),
-            v.spv.len(),
-            "{}: decoded_size",
-            v.name
-        );
+        assert_eq!(decoded_size(&v.smolv).unwrap(), v.spv.len(), "{}: decoded_size", v.name);
         let spv = decode(&v.smolv).unwrap_or_else(|e| panic!("{}: decode failed: {e}", v.name));
         assert_bytes_eq(&spv, &v.spv, &format!("{}: decode", v.name));
     }
-    println!(
-        "decoded {} reference SMOL-V files byte for byte",
-        vectors.len()
-    );
+    println!("decoded {} reference SMOL-V files byte for byte", vectors.len());
 }
 
 /// Finds spirv-val, or explains how to get it. `None` means "skip validation" (explicitly allowed).
 fn spirv_val() -> Option<&'static str> {
-    let present = Command::new("spirv-val")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let present = Command::new("spirv-val").arg("--version").output().is_ok_and(|o| o.status.success());
     if present {
         return Some("spirv-val");
     }
@@ -172,19 +134,12 @@ fn spirv_val() -> Option<&'static str> {
 fn validate(tool: &str, spv: &[u8], file_name: &str) -> Result<(), String> {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(file_name);
     std::fs::write(&path, spv).unwrap();
-    let out = Command::new(tool)
-        .arg(&path)
-        .output()
-        .expect("running spirv-val");
+    let out = Command::new(tool).arg(&path).output().expect("running spirv-val");
     let _ = std::fs::remove_file(&path);
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
+        Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
     }
 }
 
@@ -195,14 +150,8 @@ fn decode_stripped_is_module_minus_debug_info() {
     let (mut validated, mut invalid_originals) = (0, Vec::new());
     for v in &vectors {
         let expected = strip_debug(&v.spv);
-        assert_eq!(
-            decoded_size(&v.strip).unwrap(),
-            expected.len(),
-            "{}: decoded_size of stripped",
-            v.name
-        );
-        let spv =
-            decode(&v.strip).unwrap_or_else(|e| panic!("{}: decode(strip) failed: {e}", v.name));
+        assert_eq!(decoded_size(&v.strip).unwrap(), expected.len(), "{}: decoded_size of stripped", v.name);
+        let spv = decode(&v.strip).unwrap_or_else(|e| panic!("{}: decode(strip) failed: {e}", v.name));
         assert_bytes_eq(&spv, &expected, &format!("{}: decode(strip)", v.name));
 
         if let Some(tool) = tool {
@@ -210,10 +159,7 @@ fn decode_stripped_is_module_minus_debug_info() {
                 // A module the validator already rejects before stripping (one glslang test uses
                 // 16-bit spec constants) cannot be expected to pass after it.
                 if validate(tool, &v.spv, &format!("smolv-original-{}.spv", v.name)).is_ok() {
-                    panic!(
-                        "{}: stripped module fails spirv-val, original passes:\n{diag}",
-                        v.name
-                    );
+                    panic!("{}: stripped module fails spirv-val, original passes:\n{diag}", v.name);
                 }
                 invalid_originals.push(v.name.clone());
             } else {
@@ -223,11 +169,7 @@ fn decode_stripped_is_module_minus_debug_info() {
     }
     if tool.is_some() {
         // Guard against the validator silently rejecting everything.
-        assert!(
-            validated + 3 >= vectors.len(),
-            "only {validated} of {} validated",
-            vectors.len()
-        );
+        assert!(validated + 3 >= vectors.len(), "only {validated} of {} validated", vectors.len());
         println!(
             "stripped decode checked for {} modules; spirv-val passed {validated}, skipped {:?} (original invalid too)",
             vectors.len(),
@@ -240,11 +182,7 @@ fn decode_stripped_is_module_minus_debug_info() {
 fn invalid_modules_are_rejected() {
     let dir = vector_dir();
     let invalid = names(true);
-    assert_eq!(
-        invalid.len(),
-        3,
-        "expected the 3 synthetic_invalid-* modules listed in REJECTED.txt"
-    );
+    assert_eq!(invalid.len(), 3, "expected the 3 synthetic_invalid-* modules listed in REJECTED.txt");
     for name in &invalid {
         let spv = read(&dir.join(format!("{name}.spv")));
         for strip in [false, true] {
@@ -261,11 +199,7 @@ fn round_trip() {
     let vectors = valid_vectors();
     for v in &vectors {
         let smolv = encode(&v.spv, false).unwrap();
-        assert_bytes_eq(
-            &decode(&smolv).unwrap(),
-            &v.spv,
-            &format!("{}: round trip", v.name),
-        );
+        assert_bytes_eq(&decode(&smolv).unwrap(), &v.spv, &format!("{}: round trip", v.name));
     }
     println!("round-tripped {} modules", vectors.len());
 }
@@ -299,11 +233,7 @@ fn decode_robustness() {
             for cut in sample_positions(smolv.len(), count) {
                 truncations += 1;
                 // Every strict prefix is short of the declared size (or of the header).
-                assert!(
-                    decode(&smolv[..cut]).is_err(),
-                    "{}.{kind}: truncated to {cut} bytes decoded",
-                    v.name
-                );
+                assert!(decode(&smolv[..cut]).is_err(), "{}.{kind}: truncated to {cut} bytes decoded", v.name);
             }
             let mut flipped = smolv.clone();
             for (n, pos) in sample_positions(smolv.len(), count).into_iter().enumerate() {
@@ -315,12 +245,6 @@ fn decode_robustness() {
             }
         }
     }
-    println!(
-        "robustness: {files} files, {truncations} truncations, {flips} bit flips in {:.1?}",
-        started.elapsed()
-    );
-    assert!(
-        files >= 80,
-        "expected at least 80 SMOL-V files, found {files}"
-    );
+    println!("robustness: {files} files, {truncations} truncations, {flips} bit flips in {:.1?}", started.elapsed());
+    assert!(files >= 80, "expected at least 80 SMOL-V files, found {files}");
 }

@@ -26,9 +26,9 @@ use shrec::verify::{Comparison, Rng};
 /// Every opcode the AGAL path translates (ted is rejected by the decoder; tld is AGAL4, tested
 /// separately).
 const ALL_OPCODES: &[&str] = &[
-    "mov", "add", "sub", "mul", "div", "rcp", "min", "max", "frc", "sqt", "rsq", "pow", "log", "exp", "nrm", "sin", "cos", "crs",
-    "dp3", "dp4", "abs", "neg", "sat", "m33", "m44", "m34", "ddx", "ddy", "ife", "ine", "ifg", "ifl", "els", "eif", "kil", "tex",
-    "sge", "slt", "sgn", "seq", "sne",
+    "mov", "add", "sub", "mul", "div", "rcp", "min", "max", "frc", "sqt", "rsq", "pow", "log", "exp", "nrm", "sin", "cos", "crs", "dp3", "dp4",
+    "abs", "neg", "sat", "m33", "m44", "m34", "ddx", "ddy", "ife", "ine", "ifg", "ifl", "els", "eif", "kil", "tex", "sge", "slt", "sgn", "seq",
+    "sne",
 ];
 
 const REPRO: &str = "cargo test --release --test verify_agal -- --nocapture";
@@ -39,12 +39,7 @@ fn finish(what: &str, c: &Comparison, all_opcodes: bool) {
         println!("{r}");
     }
     common::log_uncaptured(&format!("{what}: {}", c.summary("agal")));
-    println!(
-        "{what}: worst toleranced lane: {:.3e} absolute, {:.1} ulp, {:.1}% of its bound",
-        c.worst_abs,
-        c.worst_ulps,
-        c.worst_fraction * 100.0
-    );
+    println!("{what}: worst toleranced lane: {:.3e} absolute, {:.1} ulp, {:.1}% of its bound", c.worst_abs, c.worst_ulps, c.worst_fraction * 100.0);
     assert_eq!(c.mismatches, 0, "{what}: mismatches (reports above)");
     assert!(c.comparisons >= 1000, "{what}: only {} comparisons", c.comparisons);
     if all_opcodes {
@@ -150,7 +145,12 @@ fn texture(rng: &mut Rng, cube: bool, size: u32) -> Option<Texture> {
 fn per_opcode(total: &mut Comparison) {
     // Exact ops, general values.
     for op in ["add", "sub", "mul", "min", "max", "sge", "slt"] {
-        both(total, op, &format!("mov $t0, $c0\n{op} $t0, $i0, $i1\nmov $o, $t0\nmov $t1, $c1\n{op} $t1.yw, $i2.wzyx, $c3\nmov $o.yw, $t1"), &mut dyadic(4, 10));
+        both(
+            total,
+            op,
+            &format!("mov $t0, $c0\n{op} $t0, $i0, $i1\nmov $o, $t0\nmov $t1, $c1\n{op} $t1.yw, $i2.wzyx, $c3\nmov $o.yw, $t1"),
+            &mut dyadic(4, 10),
+        );
     }
     for op in ["mov", "abs", "neg", "sat", "frc", "sgn"] {
         both(total, op, &format!("{op} $t0, $i0\nmov $o, $t0"), &mut dyadic(3, 12));
@@ -160,7 +160,12 @@ fn per_opcode(total: &mut Comparison) {
         both(total, &format!("{op}-equal"), &format!("{op} $t0, $i0, $i1\nmov $o, $t0"), &mut few_values);
         // IEEE comparisons: NaN is unordered (only sne is true), infinities compare as numbers;
         // constants, not inputs (a fragment input is interpolated: inf × weight can give NaN)
-        both(total, &format!("{op}-special"), &format!("mov $t2, $c1\nmov $t3, $c3\n{op} $t0, $c0, $t2\nmov $o, $t0\n{op} $t1, $c2.wzyx, $t3\nmov $o.xy, $t1"), &mut special_values);
+        both(
+            total,
+            &format!("{op}-special"),
+            &format!("mov $t2, $c1\nmov $t3, $c3\n{op} $t0, $c0, $t2\nmov $o, $t0\n{op} $t1, $c2.wzyx, $t3\nmov $o.xy, $t1"),
+            &mut special_values,
+        );
     }
     // Correctly rounded or nearly: small ULP bounds.
     both(total, "div", "div $t0, $i0, $i1\nmov $o, $t0", &mut away_from_zero);
@@ -175,7 +180,11 @@ fn per_opcode(total: &mut Comparison) {
     both(total, "sin-full", "sin $t0, $i0\ncos $t1, $i1\nmov $o, $t0\nadd $o.zw, $t1, $c0", &mut full_precision);
     both(total, "pow-full", "pow $t0, $i0, $i1\nmov $o, $t0", &mut |r: &mut Rng| full_precision(r) * 0.25);
     for op in ["dp3", "dp4", "crs", "m33", "m34", "m44"] {
-        let text = if op == "crs" { "mov $t0, $c0\ncrs $t0.xyz, $i0, $i1\nmov $o, $t0".to_string() } else { format!("mov $t0, $c0\n{op} $t0, $i0, $c1\nmov $o, $t0") };
+        let text = if op == "crs" {
+            "mov $t0, $c0\ncrs $t0.xyz, $i0, $i1\nmov $o, $t0".to_string()
+        } else {
+            format!("mov $t0, $c0\n{op} $t0, $i0, $c1\nmov $o, $t0")
+        };
         both(total, &format!("{op}-full"), &text, &mut full_precision);
     }
     both(total, "nrm-full", "mov $t0, $c0\nnrm $t0.xyz, $i0\nmov $o, $t0", &mut full_precision);
@@ -196,7 +205,9 @@ fn per_opcode(total: &mut Comparison) {
     both(total, "m44", "m44 $t0, $i0, $c4\nmov $o, $t0\nm44 $t1.yw, $i1.yyxw, $c0\nmov $o.yw, $t1", &mut dyadic(3, 8));
     // Control flow (AGAL2), with values that are often equal.
     for op in ["ife", "ine", "ifg", "ifl"] {
-        let text = format!("mov $t0, $c0\n{op} $i0.x, $i1.y\nadd $t0, $i2, $c1\nels\nsub $t0, $i2, $c1\neif\nmov $o, $t0\n{op} $i3.w, $c2.z\nmov $o.w, $c3\neif");
+        let text = format!(
+            "mov $t0, $c0\n{op} $i0.x, $i1.y\nadd $t0, $i2, $c1\nels\nsub $t0, $i2, $c1\neif\nmov $o, $t0\n{op} $i3.w, $c2.z\nmov $o.w, $c3\neif"
+        );
         both(total, op, &text, &mut few_values);
         // (one constant operand per instruction: the second goes through a temporary)
         let special = format!("mov $t0, $c0\nmov $t2, $c1\nmov $t3, $c3\n{op} $c0.x, $t2.y\nadd $t0, $t3, $c1\nels\nsub $t0, $t3, $c1\neif\nmov $o, $t0\n{op} $t3.w, $c2.z\nmov $o.w, $c3\neif");
@@ -387,9 +398,7 @@ fn fuzz_seed() -> u64 {
 /// Runs fuzz programs `range` of `seed` on `threads` threads.
 fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
     let len = range.end - range.start;
-    let chunks: Vec<std::ops::Range<u64>> = (0..threads)
-        .map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads)
-        .collect();
+    let chunks: Vec<std::ops::Range<u64>> = (0..threads).map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads).collect();
     let handles: Vec<_> = chunks
         .into_iter()
         .map(|r| {
@@ -527,9 +536,7 @@ fn fuzz_with_mutation(range: std::ops::Range<u64>) -> Comparison {
 /// The AGAL corpus (`tests/corpus/agal`, or `shared/corpus/agal` beside the repository).
 fn corpus_dir() -> Option<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    [root.join("tests/corpus/agal"), root.join("../shared/corpus/agal"), root.join("../../shared/corpus/agal")]
-        .into_iter()
-        .find(|p| p.is_dir())
+    [root.join("tests/corpus/agal"), root.join("../shared/corpus/agal"), root.join("../../shared/corpus/agal")].into_iter().find(|p| p.is_dir())
 }
 
 /// Every real program of the corpus that decodes, with random inputs (textures of the dimension
@@ -577,7 +584,13 @@ fn corpus_programs() {
             }
         }
         let name = f.strip_prefix(&dir).unwrap().display().to_string();
-        let p = TestProgram { name, bytes, cases: cs, textures, reproduce: "cargo test --release --test verify_agal -- corpus_programs --nocapture".into() };
+        let p = TestProgram {
+            name,
+            bytes,
+            cases: cs,
+            textures,
+            reproduce: "cargo test --release --test verify_agal -- corpus_programs --nocapture".into(),
+        };
         total.merge(run(&p));
     }
     println!("corpus_programs: {} files, {} rejected by the decoder: {rejected:?}", files.len(), rejected.len());

@@ -21,9 +21,32 @@ use shrec::verify::{vk, Comparison};
 
 /// CF forms (normal, ALU and export) the random programs must reach.
 const CF_FORMS: &[&str] = &[
-    "CALL_FS", "ALU", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "ALU_POP2_AFTER", "ALU_ELSE_AFTER", "ALU_BREAK", "ALU_CONTINUE", "PUSH", "PUSH_ELSE", "ELSE", "POP",
-    "POP_JUMP", "POP_PUSH", "POP_PUSH_ELSE", "LOOP_START", "LOOP_START_DX10", "LOOP_START_NO_AL", "LOOP_END", "LOOP_BREAK", "LOOP_CONTINUE", "CALL", "RETURN",
-    "KILL", "TEX", "EXP_DONE",
+    "CALL_FS",
+    "ALU",
+    "ALU_PUSH_BEFORE",
+    "ALU_POP_AFTER",
+    "ALU_POP2_AFTER",
+    "ALU_ELSE_AFTER",
+    "ALU_BREAK",
+    "ALU_CONTINUE",
+    "PUSH",
+    "PUSH_ELSE",
+    "ELSE",
+    "POP",
+    "POP_JUMP",
+    "POP_PUSH",
+    "POP_PUSH_ELSE",
+    "LOOP_START",
+    "LOOP_START_DX10",
+    "LOOP_START_NO_AL",
+    "LOOP_END",
+    "LOOP_BREAK",
+    "LOOP_CONTINUE",
+    "CALL",
+    "RETURN",
+    "KILL",
+    "TEX",
+    "EXP_DONE",
 ];
 
 fn finish(what: &str, c: &Comparison, ops: &[&str], min_comparisons: u64) {
@@ -201,7 +224,12 @@ fn control_flow_forms() {
         pix,
     ];
     total.merge(gx2::run(gpu, &gen::fixed("pixel kill and push forms", ShaderKind::Pixel, &prog4, prog4.len() - 1, vec![], false, 4)));
-    finish("control_flow_forms", &total, CF_FORMS.iter().copied().filter(|f| !["ALU_POP2_AFTER", "POP_PUSH", "TEX"].contains(f)).collect::<Vec<_>>().as_slice(), 200);
+    finish(
+        "control_flow_forms",
+        &total,
+        CF_FORMS.iter().copied().filter(|f| !["ALU_POP2_AFTER", "POP_PUSH", "TEX"].contains(f)).collect::<Vec<_>>().as_slice(),
+        200,
+    );
 }
 
 /// if / else exactly as Mesa r600, LLVM R600 and Nintendo's compiler emit it (issue 19): the
@@ -238,57 +266,57 @@ fn compiler_if_else_shapes() {
             (
                 "if/else",
                 vec![
-                    cond("PRED_SETGT", 0),              // 2
-                    jump("JUMP", 5, 0),                 // 3: no lane active → to the ELSE
-                    alu("ALU", vec![add(0, 1)]),        // 4: then
-                    jump("ELSE", 7, 1),                 // 5: no lane left → past the POP, pop 1
+                    cond("PRED_SETGT", 0),                 // 2
+                    jump("JUMP", 5, 0),                    // 3: no lane active → to the ELSE
+                    alu("ALU", vec![add(0, 1)]),           // 4: then
+                    jump("ELSE", 7, 1),                    // 5: no lane left → past the POP, pop 1
                     alu("ALU_POP_AFTER", vec![add(1, 2)]), // 6: else, then pop
                 ],
             ),
             (
                 "if without else",
                 vec![
-                    cond("PRED_SETGE", 1),        // 2
-                    jump("JUMP", 6, 1),           // 3: past the POP, pop 1
-                    alu("ALU", vec![add(0, 3)]),  // 4
-                    cf_pop("POP", 1),             // 5
-                    alu("ALU", vec![add(3, 1)]),  // 6: after the if
+                    cond("PRED_SETGE", 1),       // 2
+                    jump("JUMP", 6, 1),          // 3: past the POP, pop 1
+                    alu("ALU", vec![add(0, 3)]), // 4
+                    cf_pop("POP", 1),            // 5
+                    alu("ALU", vec![add(3, 1)]), // 6: after the if
                 ],
             ),
             (
                 "else-if chain closed by POP POP_CNT(2)",
                 vec![
-                    cond("PRED_SETGT", 0),        // 2: if (c0)
-                    jump("JUMP", 5, 0),           // 3
-                    alu("ALU", vec![add(0, 1)]),  // 4
-                    jump("ELSE", 12, 1),          // 5: else → past POP2, pop 1
-                    cond("PRED_SETGT", 1),        // 6: if (c1)
-                    jump("JUMP", 9, 0),           // 7
-                    alu("ALU", vec![add(1, 1)]),  // 8
-                    jump("ELSE", 12, 2),          // 9: else → past POP2, pop 2
-                    alu("ALU", vec![add(2, 1)]),  // 10
-                    cf_pop("POP", 2),             // 11
-                    alu("ALU", vec![add(3, 5)]),  // 12
+                    cond("PRED_SETGT", 0),       // 2: if (c0)
+                    jump("JUMP", 5, 0),          // 3
+                    alu("ALU", vec![add(0, 1)]), // 4
+                    jump("ELSE", 12, 1),         // 5: else → past POP2, pop 1
+                    cond("PRED_SETGT", 1),       // 6: if (c1)
+                    jump("JUMP", 9, 0),          // 7
+                    alu("ALU", vec![add(1, 1)]), // 8
+                    jump("ELSE", 12, 2),         // 9: else → past POP2, pop 2
+                    alu("ALU", vec![add(2, 1)]), // 10
+                    cf_pop("POP", 2),            // 11
+                    alu("ALU", vec![add(3, 5)]), // 12
                 ],
             ),
             (
                 "else-if without final else closed by ALU_POP2_AFTER",
                 vec![
-                    cond("PRED_SETE", 0),           // 2
-                    jump("JUMP", 5, 0),             // 3
-                    alu("ALU", vec![add(0, 7)]),    // 4
-                    jump("ELSE", 9, 1),             // 5
-                    cond("PRED_SETGE", 2),          // 6
-                    jump("JUMP", 9, 2),             // 7: no else: past the close, pop 2
+                    cond("PRED_SETE", 0),                   // 2
+                    jump("JUMP", 5, 0),                     // 3
+                    alu("ALU", vec![add(0, 7)]),            // 4
+                    jump("ELSE", 9, 1),                     // 5
+                    cond("PRED_SETGE", 2),                  // 6
+                    jump("JUMP", 9, 2),                     // 7: no else: past the close, pop 2
                     alu("ALU_POP2_AFTER", vec![add(1, 7)]), // 8
-                    alu("ALU", vec![add(2, 9)]),    // 9
+                    alu("ALU", vec![add(2, 9)]),            // 9
                 ],
             ),
             (
                 "nested ifs in a loop with if (c) break",
                 vec![
                     C::N { op: "LOOP_START_DX10", addr: 17, pop: 0, cf_const: 0, tex: vec![] }, // 2
-                    alu("ALU", vec![add(3, 1)]),    // 3: R2.w counts iterations
+                    alu("ALU", vec![add(3, 1)]),                                                // 3: R2.w counts iterations
                     {
                         // 4: if (R2.w >= 3) break;
                         let mut p = a("PRED_SETGE", (9, 0), &[r(2, 3), lit(0)]);
@@ -297,18 +325,18 @@ fn compiler_if_else_shapes() {
                         p.write = false;
                         alu("ALU_PUSH_BEFORE", vec![G(vec![p], vec![3.0f32.to_bits(), 0])])
                     },
-                    jump("JUMP", 8, 1),             // 5
+                    jump("JUMP", 8, 1),                                                    // 5
                     C::N { op: "LOOP_BREAK", addr: 16, pop: 0, cf_const: 0, tex: vec![] }, // 6
-                    cf_pop("POP", 1),               // 7
-                    cond("PRED_SETGT", 0),          // 8: if (c0)
-                    jump("JUMP", 15, 1),            // 9: no else → past the close
-                    cond("PRED_SETGE", 1),          // 10:   if (c1)
-                    jump("JUMP", 13, 0),            // 11
-                    alu("ALU", vec![add(0, 1)]),    // 12
-                    jump("ELSE", 15, 2),            // 13
-                    alu("ALU_POP2_AFTER", vec![add(1, 1)]), // 14
-                    alu("ALU", vec![add(2, 1)]),    // 15
-                    C::N { op: "LOOP_END", addr: 3, pop: 0, cf_const: 0, tex: vec![] }, // 16
+                    cf_pop("POP", 1),                                                      // 7
+                    cond("PRED_SETGT", 0),                                                 // 8: if (c0)
+                    jump("JUMP", 15, 1),                                                   // 9: no else → past the close
+                    cond("PRED_SETGE", 1),                                                 // 10:   if (c1)
+                    jump("JUMP", 13, 0),                                                   // 11
+                    alu("ALU", vec![add(0, 1)]),                                           // 12
+                    jump("ELSE", 15, 2),                                                   // 13
+                    alu("ALU_POP2_AFTER", vec![add(1, 1)]),                                // 14
+                    alu("ALU", vec![add(2, 1)]),                                           // 15
+                    C::N { op: "LOOP_END", addr: 3, pop: 0, cf_const: 0, tex: vec![] },    // 16
                 ],
             ),
         ];
@@ -338,7 +366,20 @@ fn compiler_shaped_fixed_seed() {
     finish(
         &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}"),
         &c,
-        &["JUMP", "ELSE", "POP", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "ALU_POP2_AFTER", "LOOP_BREAK", "LOOP_CONTINUE", "ALU_BREAK", "ALU_CONTINUE", "LOOP_END", taken],
+        &[
+            "JUMP",
+            "ELSE",
+            "POP",
+            "ALU_PUSH_BEFORE",
+            "ALU_POP_AFTER",
+            "ALU_POP2_AFTER",
+            "LOOP_BREAK",
+            "LOOP_CONTINUE",
+            "ALU_BREAK",
+            "ALU_CONTINUE",
+            "LOOP_END",
+            taken,
+        ],
         5_000,
     );
 }
@@ -352,7 +393,12 @@ fn long_shaped() {
     let from: u64 = std::env::var("SHREC_FUZZ_FROM").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     let started = std::time::Instant::now();
     let (c, deepest) = shaped(gpu, fuzz_seed(), from..from + n);
-    println!("long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}", fuzz_seed(), c.summary("gx2"), started.elapsed().as_secs_f64());
+    println!(
+        "long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}",
+        fuzz_seed(),
+        c.summary("gx2"),
+        started.elapsed().as_secs_f64()
+    );
     assert_eq!(c.mismatches, 0);
 }
 
@@ -384,7 +430,15 @@ fn float_to_int_special_values() {
     let one = |name: &'static str, d: (u32, u8), s: S, literal: Option<u32>| G(vec![a(name, d, &[s])], literal.map_or(vec![], |l| vec![l, 0]));
     let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
     let mut total = Comparison::default();
-    for (k, (x, y)) in [(0xFFFF_FFFFu32, 0x7FC0_0000u32), (0x7FC0_0000, 0xFFFF_FFFF), (3.0e9f32.to_bits(), (-1.0f32).to_bits()), ((-3.0e9f32).to_bits(), 5.0e9f32.to_bits())].into_iter().enumerate() {
+    for (k, (x, y)) in [
+        (0xFFFF_FFFFu32, 0x7FC0_0000u32),
+        (0x7FC0_0000, 0xFFFF_FFFF),
+        (3.0e9f32.to_bits(), (-1.0f32).to_bits()),
+        ((-3.0e9f32).to_bits(), 5.0e9f32.to_bits()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let prog = vec![
             cf("CALL_FS"),
             alu(
@@ -414,7 +468,13 @@ fn tex_ops() {
     let pix = C::Exp { done: true, ty: 0, base: 0, gpr: 2, burst: 1, sel: [0, 1, 2, 3] };
     let centre = |k: u32| (k as f32 + 0.5) / 4.0;
     for (i, name) in ["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"].into_iter().enumerate() {
-        let setup = alu("ALU", vec![G(vec![mov((5, 0), lit(0)), mov((5, 1), lit(1)), mov((5, 2), special(248)), mov((5, 3), special(248))], vec![centre(i as u32 % 4).to_bits(), centre(3 - i as u32 % 4).to_bits()])]);
+        let setup = alu(
+            "ALU",
+            vec![G(
+                vec![mov((5, 0), lit(0)), mov((5, 1), lit(1)), mov((5, 2), special(248)), mov((5, 3), special(248))],
+                vec![centre(i as u32 % 4).to_bits(), centre(3 - i as u32 % 4).to_bits()],
+            )],
+        );
         let mut fetches = vec![];
         if name == "SAMPLE_G" {
             fetches.push(tex("SET_GRADIENTS_H", 0, 0, 5, 0, [0, 1, 4, 4]));
@@ -424,14 +484,26 @@ fn tex_ops() {
         // gradients of the varying R0 (fine differences across the quad)
         fetches.push(tex("GET_GRADIENTS_H", 0, 0, 0, 3, [0, 1, 2, 3]));
         fetches.push(tex("GET_GRADIENTS_V", 0, 0, 1, 4, [0, 1, 2, 3]));
-        let merge = alu("ALU", vec![G(vec![a("ADD", (3, 0), &[r(3, 0), r(4, 1)]), a("ADD", (3, 1), &[r(3, 1), r(4, 0)]), mov((3, 2), r(4, 2)), mov((3, 3), r(4, 3))], vec![])]);
+        let merge = alu(
+            "ALU",
+            vec![G(
+                vec![a("ADD", (3, 0), &[r(3, 0), r(4, 1)]), a("ADD", (3, 1), &[r(3, 1), r(4, 0)]), mov((3, 2), r(4, 2)), mov((3, 3), r(4, 3))],
+                vec![],
+            )],
+        );
         let prog = vec![setup, C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, merge, pix.clone()];
         total.merge(gx2::run(gpu, &gen::fixed(&format!("tex {name}"), ShaderKind::Pixel, &prog, prog.len() - 1, vec![], false, 10 + i as u64)));
     }
     // vertex: SAMPLE_L / SAMPLE_LZ and VTX_FETCH with index from CB[1] (ints)
     let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
     let exp = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 1, sel: [0, 1, 2, 3] };
-    let mut setup = alu("ALU", vec![G(vec![mov((5, 0), lit(0)), mov((5, 1), lit(1)), mov((5, 2), kc(1, 2)), mov((5, 3), special(248))], vec![centre(1).to_bits(), centre(2).to_bits()])]);
+    let mut setup = alu(
+        "ALU",
+        vec![G(
+            vec![mov((5, 0), lit(0)), mov((5, 1), lit(1)), mov((5, 2), kc(1, 2)), mov((5, 3), special(248))],
+            vec![centre(1).to_bits(), centre(2).to_bits()],
+        )],
+    );
     if let C::Alu { kc, .. } = &mut setup {
         kc[0] = (gx2::BLOCK_LOC, 1, 0);
     }
@@ -440,7 +512,18 @@ fn tex_ops() {
     let fetches = vec![tex("SAMPLE_L", 0, 0, 5, 2, [0, 1, 4, 4]), tex("SAMPLE_LZ", 0, 0, 5, 4, [1, 0, 4, 4]), vf];
     let prog = vec![cf("CALL_FS"), setup, C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, pos, exp];
     total.merge(gx2::run(gpu, &gen::fixed("vertex tex + VTX_FETCH", ShaderKind::Vertex, &prog, prog.len() - 1, vec![], true, 20)));
-    let ops = ["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G", "SET_GRADIENTS_H", "SET_GRADIENTS_V", "GET_GRADIENTS_H", "GET_GRADIENTS_V", "VTX_FETCH"];
+    let ops = [
+        "SAMPLE",
+        "SAMPLE_L",
+        "SAMPLE_LB",
+        "SAMPLE_LZ",
+        "SAMPLE_G",
+        "SET_GRADIENTS_H",
+        "SET_GRADIENTS_V",
+        "GET_GRADIENTS_H",
+        "GET_GRADIENTS_V",
+        "VTX_FETCH",
+    ];
     finish("tex_ops", &total, &ops, 300);
 }
 
@@ -494,7 +577,15 @@ fn cube_op() {
                 C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
                 C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 1, sel: [0, 1, 2, 3] },
             ];
-            let mut t = gen::fixed(&format!("CUBE modifiers {m} directions {chunk}"), ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 30 + chunk as u64);
+            let mut t = gen::fixed(
+                &format!("CUBE modifiers {m} directions {chunk}"),
+                ShaderKind::Vertex,
+                &prog,
+                prog.len() - 1,
+                vec![],
+                false,
+                30 + chunk as u64,
+            );
             for (case, d) in t.cases.iter_mut().zip(ds) {
                 case.regfile[3] = [d[0].to_bits(), d[1].to_bits(), d[2].to_bits(), 7.0f32.to_bits()];
             }
@@ -524,7 +615,15 @@ fn fetch_program(kind: ShaderKind, setup: Option<C>, fetch: C, burst: u32) -> Ve
 
 /// Runs `prog` (random cases from `seed`) with `texture` on resource 0, declared by a
 /// GX2SamplerVar of type `var_type` (3 = 3D, 4 = cube).
-fn run_textured(gpu: &vk::Gpu, what: String, kind: ShaderKind, prog: &[C], seed: u64, var_type: u32, texture: &shrec::formats::gx2::interp::Texture) -> Comparison {
+fn run_textured(
+    gpu: &vk::Gpu,
+    what: String,
+    kind: ShaderKind,
+    prog: &[C],
+    seed: u64,
+    var_type: u32,
+    texture: &shrec::formats::gx2::interp::Texture,
+) -> Comparison {
     let mut t = gen::fixed(&what, kind, prog, prog.len() - 1, vec![], false, seed);
     t.shader.sampler_vars = vec![SamplerVar { name: "tex".into(), ty: var_type, location: 0 }];
     for c in &mut t.cases {
@@ -697,7 +796,13 @@ fn harness_detects_mutation() {
     let inf = f32::INFINITY.to_bits();
     let prog = vec![
         cf("CALL_FS"),
-        alu("ALU", vec![G(vec![a("MUL", (2, 0), &[lit(0), special(248)]), a("MUL", (2, 1), &[r(1, 0), lit(0)]), mov((2, 2), r(1, 1)), mov((2, 3), r(1, 2))], vec![inf, 0])]),
+        alu(
+            "ALU",
+            vec![G(
+                vec![a("MUL", (2, 0), &[lit(0), special(248)]), a("MUL", (2, 1), &[r(1, 0), lit(0)]), mov((2, 2), r(1, 1)), mov((2, 3), r(1, 2))],
+                vec![inf, 0],
+            )],
+        ),
         C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
         C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] },
     ];
@@ -730,7 +835,13 @@ fn corpus_shaders() {
             shaders += 1;
             let (cases, quads) = gen::corpus_cases(&s, 100 + index as u64);
             let name = format!("{} shader {index}", f.strip_prefix(&dir).unwrap().display());
-            let t = TestProgram { name, shader: s, cases, quads, reproduce: "cargo test --release --test verify_gx2 -- corpus_shaders --nocapture".into() };
+            let t = TestProgram {
+                name,
+                shader: s,
+                cases,
+                quads,
+                reproduce: "cargo test --release --test verify_gx2 -- corpus_shaders --nocapture".into(),
+            };
             total.merge(gx2::run(gpu, &t));
         }
     }
@@ -752,7 +863,8 @@ fn reduce() {
     let w: Vec<&str> = spec.split_whitespace().collect();
     let mut t = match w.as_slice() {
         ["single_op", op, kind, seed] => {
-            let op: &'static str = gen::FLOAT2.iter().chain(all_alu_ops().iter()).chain(gen::KILL.iter()).find(|o| *o == op).copied().expect("an ALU op");
+            let op: &'static str =
+                gen::FLOAT2.iter().chain(all_alu_ops().iter()).chain(gen::KILL.iter()).find(|o| *o == op).copied().expect("an ALU op");
             let kind = if *kind == "pixel" { ShaderKind::Pixel } else { ShaderKind::Vertex };
             gen::single_op(op, kind, seed.parse().unwrap())
         }
@@ -765,7 +877,13 @@ fn reduce() {
         let r = reports.iter().find(|r| r.contains("mismatching lanes"))?;
         let body = r.split("mismatching lanes:").collect::<Vec<_>>();
         let case = body[0].lines().last().unwrap_or("").to_string();
-        let lanes = body[1].split("outputs").next().unwrap_or("").lines().map(|l| if l.contains("written") { l.to_string() } else { l.split(": gpu").next().unwrap_or("").to_string() });
+        let lanes = body[1].split("outputs").next().unwrap_or("").lines().map(|l| {
+            if l.contains("written") {
+                l.to_string()
+            } else {
+                l.split(": gpu").next().unwrap_or("").to_string()
+            }
+        });
         Some(std::iter::once(case).chain(lanes).collect())
     };
     let want = signature(&t).unwrap_or_else(|| panic!("{spec}: no mismatch to reduce"));
@@ -774,10 +892,15 @@ fn reduce() {
     // every instruction must keep its slot (a replacement that moves out of t changes PS)
     let layout = |p: &[u8]| -> Option<Vec<Vec<usize>>> {
         let prog = shrec::formats::gx2::isa::decode(p).ok()?;
-        Some(prog.cfs.iter().flat_map(|(_, c)| match c {
-            shrec::formats::gx2::isa::Clause::Alu(gs) => gs.iter().map(|g| g.insts.iter().map(|i| i.slot).collect()).collect(),
-            _ => vec![],
-        }).collect())
+        Some(
+            prog.cfs
+                .iter()
+                .flat_map(|(_, c)| match c {
+                    shrec::formats::gx2::isa::Clause::Alu(gs) => gs.iter().map(|g| g.insts.iter().map(|i| i.slot).collect()).collect(),
+                    _ => vec![],
+                })
+                .collect(),
+        )
     };
     let word = |p: &[u8], i: usize| u32::from_le_bytes(p[i * 4..i * 4 + 4].try_into().unwrap());
     let put = |p: &mut Vec<u8>, i: usize, v: u32| p[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());

@@ -22,7 +22,8 @@ use shrec::verify::gx2_gs::{self, copy_program, geometry_shader, GsTest};
 use shrec::verify::{Comparison, Rng};
 
 /// GS-side mnemonics the fixed programs must execute.
-const GS_OPS: &[&str] = &["VTX", "MEM_RING", "EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX", "LOOP_START_NO_AL", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "EXP", "EXP_DONE"];
+const GS_OPS: &[&str] =
+    &["VTX", "MEM_RING", "EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX", "LOOP_START_NO_AL", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "EXP", "EXP_DONE"];
 
 fn ring(base: u32, gpr: u32, mask: u32) -> C {
     C::Ring { ty: 0, base, gpr, index_gpr: 0, burst: 0, mask }
@@ -174,7 +175,9 @@ fn random_gs(seed: u64, index: u64) -> GsTest {
         es: es(),
         gs,
         cases: cases(&mut rng, 8),
-        reproduce: format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_gx2_gs -- --ignored gs_fuzz_one --nocapture"),
+        reproduce: format!(
+            "SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_gx2_gs -- --ignored gs_fuzz_one --nocapture"
+        ),
     }
 }
 
@@ -195,7 +198,8 @@ fn fuzz_seed() -> u64 {
 fn gs_fuzz_fixed_seed() {
     let c = gs_fuzz(1, 0..60);
     finish("gs_fuzz_fixed_seed", &c, 2000);
-    let missing: Vec<&&str> = ["MEM_RING", "EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX", "VTX", "ALU_PUSH_BEFORE"].iter().filter(|o| !c.opcodes.contains(**o)).collect();
+    let missing: Vec<&&str> =
+        ["MEM_RING", "EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX", "VTX", "ALU_PUSH_BEFORE"].iter().filter(|o| !c.opcodes.contains(**o)).collect();
     assert!(missing.is_empty(), "never executed: {missing:?}");
 }
 

@@ -20,9 +20,8 @@ use shrec::verify::{vk, Comparison, Rng};
 
 /// The mnemonics a vertex shader can execute (emit/setemit are GS-only and rejected in a VS).
 const VS_MNEMONICS: &[&str] = &[
-    "add", "dp3", "dp4", "dph", "dst", "ex2", "lg2", "litp", "mul", "sge", "slt", "flr", "max", "min", "rcp", "rsq", "mova",
-    "mov", "dphi", "dsti", "sgei", "slti", "break", "nop", "end", "breakc", "call", "callc", "callu", "ifu", "ifc", "loop",
-    "jmpc", "jmpu", "cmp", "madi", "mad",
+    "add", "dp3", "dp4", "dph", "dst", "ex2", "lg2", "litp", "mul", "sge", "slt", "flr", "max", "min", "rcp", "rsq", "mova", "mov", "dphi", "dsti",
+    "sgei", "slti", "break", "nop", "end", "breakc", "call", "callc", "callu", "ifu", "ifc", "loop", "jmpc", "jmpu", "cmp", "madi", "mad",
 ];
 
 /// Geometry-only mnemonics (with [`VS_MNEMONICS`]: all 39).
@@ -176,7 +175,15 @@ fn per_mnemonic() {
         let cs = states(&mut rng, 24, &mut fill);
         total.merge(pica::run(gpu, &prog(&format!("mad madi cmp ({gname})"), &a, &[], cs)));
     }
-    finish("per_mnemonic", &total, &["add", "mul", "max", "min", "dp3", "dp4", "dph", "dst", "sge", "slt", "dphi", "dsti", "sgei", "slti", "mov", "flr", "rcp", "rsq", "ex2", "lg2", "litp", "mad", "madi", "cmp"], 5000);
+    finish(
+        "per_mnemonic",
+        &total,
+        &[
+            "add", "mul", "max", "min", "dp3", "dp4", "dph", "dst", "sge", "slt", "dphi", "dsti", "sgei", "slti", "mov", "flr", "rcp", "rsq", "ex2",
+            "lg2", "litp", "mad", "madi", "cmp",
+        ],
+        5000,
+    );
 }
 
 /// Relative addressing through a0.x, a0.y and aL, including offsets outside s8 and indices ≥ 96.
@@ -197,7 +204,9 @@ fn mova_and_relative_addressing() {
     a.simple("nop");
     epilogue(&mut a);
     let cs = states(&mut rng, 64, &mut |r, s| {
-        s.v[0] = std::array::from_fn(|_| *r.pick(&[-200.0, -129.5, -128.0, -20.25, -1.75, -0.5, 0.0, 0.75, 3.0, 5.5, 40.0, 90.0, 127.0, 127.9, 128.0, 300.0, f32::NAN, 1e10]));
+        s.v[0] = std::array::from_fn(|_| {
+            *r.pick(&[-200.0, -129.5, -128.0, -20.25, -1.75, -0.5, 0.0, 0.75, 3.0, 5.5, 40.0, 90.0, 127.0, 127.9, 128.0, 300.0, f32::NAN, 1e10])
+        });
         s.i[1] = [r.range(0, 4) as u8, r.range(0, 255) as u8, r.range(0, 255) as u8, 0];
     });
     let c = pica::run(gpu, &prog("mova + relative", &a, &[], cs));
@@ -217,7 +226,10 @@ fn control_flow() {
         let cs = states(rng, 48, &mut |_, _| {});
         let p = prog(name, a, consts, cs);
         let tr = shrec::formats::pica::translate(&p.bytes, 0).expect("translates");
-        println!("{name}: {:?}", tr.module.header_comments.iter().filter(|c| c.contains("control flow") || c.contains("because")).collect::<Vec<_>>());
+        println!(
+            "{name}: {:?}",
+            tr.module.header_comments.iter().filter(|c| c.contains("control flow") || c.contains("because")).collect::<Vec<_>>()
+        );
         forms.add(&p);
         total.merge(pica::run(gpu, &p));
         shrec::formats::pica::lower::set_force_dispatch(true);
@@ -316,14 +328,8 @@ fn control_flow() {
     run(&mut total, &mut rng, "jmpc/jmpu", &a, &consts);
     forms.check("control_flow");
     assert!(forms.0 >= 3, "the nested if / loop / call programs must lower structured");
-    finish(
-        "control_flow",
-        &total,
-        &["ifc", "ifu", "loop", "break", "breakc", "call", "callc", "callu", "jmpc", "jmpu", "nop", "end"],
-        2000,
-    );
+    finish("control_flow", &total, &["ifc", "ifu", "loop", "break", "breakc", "call", "callc", "callu", "jmpc", "jmpu", "nop", "end"], 2000);
 }
-
 
 /// lg2 / rsq of x <= 0 (SPIR-V leaves Log2 / InverseSqrt undefined there; lavapipe folded
 /// ex2(lg2(x)) to x for a negative x: fuzz seed 1 program 2279) give the PICA values, also when
@@ -538,7 +544,13 @@ fn corpus_vertex_dvles() {
             dvles += 1;
             let cs = states(&mut rng, 16, &mut |_, _| {});
             let name = format!("{} DVLE {i}", f.strip_prefix(&dir).unwrap().display());
-            let t = TestProgram { name, bytes: bytes.clone(), dvle: i as u32, cases: cs, reproduce: "cargo test --release --test verify_pica -- corpus_vertex_dvles --nocapture".into() };
+            let t = TestProgram {
+                name,
+                bytes: bytes.clone(),
+                dvle: i as u32,
+                cases: cs,
+                reproduce: "cargo test --release --test verify_pica -- corpus_vertex_dvles --nocapture".into(),
+            };
             forms.add(&t);
             total.merge(pica::run(gpu, &t));
         }

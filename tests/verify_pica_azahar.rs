@@ -70,7 +70,13 @@ impl Runner {
         }
         self.cases += 1;
         let Some(gpu) = self.gpu else { return };
-        let t = TestProgram { name: name.into(), bytes: bytes.clone(), dvle: 0, cases: states, reproduce: "cargo test --release --test verify_pica_azahar -- --nocapture".into() };
+        let t = TestProgram {
+            name: name.into(),
+            bytes: bytes.clone(),
+            dvle: 0,
+            cases: states,
+            reproduce: "cargo test --release --test verify_pica_azahar -- --nocapture".into(),
+        };
         let structured = shrec::formats::pica::translate(&bytes, 0).is_ok_and(|tr| lower::is_structured(&tr.module));
         let flow = p.code.iter().any(|w| (0x20..=0x2D).contains(&(w >> 26)) && ![0x21, 0x22, 0x2A, 0x2B].contains(&(w >> 26)));
         if structured {
@@ -191,11 +197,25 @@ fn arithmetic(r: &mut Runner) {
     unary_or_binary(r, "flr", &["v0"], flr, exact_x);
     // MAX / MIN: (a > b) ? a : b and (a < b) ? a : b. max(0, −inf) is one of the open questions:
     // Azahar leaves 3dbrew's −inf as a TODO; shrec keeps a > b ? a : b, which gives 0.
-    let max: &[(&[f32], f32)] =
-        &[(&[1.0, 0.0], 1.0), (&[0.0, 1.0], 1.0), (&[0.0, INF], INF), (&[0.0, -INF], 0.0), (&[0.0, NAN], NAN), (&[NAN, 0.0], 0.0), (&[-INF, INF], INF)];
+    let max: &[(&[f32], f32)] = &[
+        (&[1.0, 0.0], 1.0),
+        (&[0.0, 1.0], 1.0),
+        (&[0.0, INF], INF),
+        (&[0.0, -INF], 0.0),
+        (&[0.0, NAN], NAN),
+        (&[NAN, 0.0], 0.0),
+        (&[-INF, INF], INF),
+    ];
     unary_or_binary(r, "max", &["v0", "v1"], max, exact_x);
-    let min: &[(&[f32], f32)] =
-        &[(&[1.0, 0.0], 0.0), (&[0.0, 1.0], 0.0), (&[0.0, INF], 0.0), (&[0.0, -INF], -INF), (&[0.0, NAN], NAN), (&[NAN, 0.0], 0.0), (&[-INF, INF], -INF)];
+    let min: &[(&[f32], f32)] = &[
+        (&[1.0, 0.0], 0.0),
+        (&[0.0, 1.0], 0.0),
+        (&[0.0, INF], 0.0),
+        (&[0.0, -INF], -INF),
+        (&[0.0, NAN], NAN),
+        (&[NAN, 0.0], 0.0),
+        (&[-INF, INF], -INF),
+    ];
     unary_or_binary(r, "min", &["v0", "v1"], min, exact_x);
     // DP3 / DP4 / DPH (vector inputs): inf·0 products are 0, NaN·0 stays NaN
     let v = |x: f32| [x; 4];
@@ -212,7 +232,8 @@ fn arithmetic(r: &mut Runner) {
         r.case(&name, &a, &[], states, &mut |k, _, res| exact(res, 0, 0, cases[k].2, &format!("{name} case {k}")));
     }
     // LG2 / EX2
-    let mut lg2: Vec<(Vec<f32>, f32)> = vec![(vec![NAN], NAN), (vec![-1.0], NAN), (vec![0.0], -INF), (vec![1.5], 0.584_962_5), (vec![1.0e24], 79.726_27)];
+    let mut lg2: Vec<(Vec<f32>, f32)> =
+        vec![(vec![NAN], NAN), (vec![-1.0], NAN), (vec![0.0], -INF), (vec![1.5], 0.584_962_5), (vec![1.0e24], 79.726_27)];
     for e in -32..=32 {
         lg2.push((vec![2f32.powi(e)], e as f32));
     }
@@ -247,7 +268,13 @@ fn arithmetic(r: &mut Runner) {
         r.case(&name, &a, &[], states, &mut |k, _, res| {
             let x = xs[k];
             let want = if op == "rcp" { 1.0 / x } else { 1.0 / x.sqrt() };
-            let margin = if x == 0.125 { 0.002 } else if x == 0.0625 { 0.004 } else { 0.001 };
+            let margin = if x == 0.125 {
+                0.002
+            } else if x == 0.0625 {
+                0.004
+            } else {
+                0.001
+            };
             for l in 0..4 {
                 approx(res, 0, l, want, margin, &format!("{name} {x}")); // broadcast to every lane
             }
@@ -417,10 +444,7 @@ fn control_flow(r: &mut Runner) {
         a.op("cmp", &format!("{op} {op}"), &["v0", "v1"], Rel::None);
         observe_cc(&mut a);
         a.simple("end");
-        let states = vec![
-            vecs(&[[1.0, NAN, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]]),
-            vecs(&[[3.0, 2.0, 0.0, 0.0], [2.0, 2.0, 0.0, 0.0]]),
-        ];
+        let states = vec![vecs(&[[1.0, NAN, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]]), vecs(&[[3.0, 2.0, 0.0, 0.0], [2.0, 2.0, 0.0, 0.0]])];
         let want = [(less[i], unordered[i]), (greater[i], equal[i])];
         r.case(&format!("CMP {op}"), &a, &CC_CONSTS, states, &mut |k, _, res| {
             exact(res, 1, 0, want[k].0 as u8 as f32, &format!("cmp {op} case {k} cc.x"));

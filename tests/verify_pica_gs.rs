@@ -22,14 +22,12 @@ use shrec::verify::{vk, Comparison, Rng};
 
 /// The mnemonics a vertex shader can execute (emit/setemit are GS-only and rejected in a VS).
 const VS_MNEMONICS: &[&str] = &[
-    "add", "dp3", "dp4", "dph", "dst", "ex2", "lg2", "litp", "mul", "sge", "slt", "flr", "max", "min", "rcp", "rsq", "mova",
-    "mov", "dphi", "dsti", "sgei", "slti", "break", "nop", "end", "breakc", "call", "callc", "callu", "ifu", "ifc", "loop",
-    "jmpc", "jmpu", "cmp", "madi", "mad",
+    "add", "dp3", "dp4", "dph", "dst", "ex2", "lg2", "litp", "mul", "sge", "slt", "flr", "max", "min", "rcp", "rsq", "mova", "mov", "dphi", "dsti",
+    "sgei", "slti", "break", "nop", "end", "breakc", "call", "callc", "callu", "ifu", "ifc", "loop", "jmpc", "jmpu", "cmp", "madi", "mad",
 ];
 
 /// Geometry-only mnemonics (with [`VS_MNEMONICS`]: all 39).
 const GS_ONLY: &[&str] = &["emit", "setemit"];
-
 
 fn finish(what: &str, c: &Comparison, mnemonics: &[&str], min_comparisons: u64) {
     for r in &c.reports {
@@ -65,10 +63,6 @@ fn states(rng: &mut Rng, n: usize, f: &mut dyn FnMut(&mut Rng, &mut State)) -> V
         })
         .collect()
 }
-
-
-
-
 
 /// GS outputs used by the geometry tests: position o0, color o1, texcoord0 o2.xy, texcoord1 o3.xy.
 fn gs_outputs() -> Vec<(u16, u16, u8)> {

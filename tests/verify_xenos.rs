@@ -131,7 +131,8 @@ fn every_alu_op() {
     for (k, &sop) in sops.iter().enumerate() {
         let vop = vops[k % vops.len()];
         for pixel in [false, true] {
-            let (vop, sop) = if pixel { (vop, sop) } else { (if (24..=27).contains(&vop) { 1 } else { vop }, if (35..=39).contains(&sop) { 2 } else { sop }) };
+            let (vop, sop) =
+                if pixel { (vop, sop) } else { (if (24..=27).contains(&vop) { 1 } else { vop }, if (35..=39).contains(&sop) { 2 } else { sop }) };
             for swz in [[0, 1, 2, 3], [3, 2, 1, 0]] {
                 let bytes = single_op(pixel, vop, sop, swz);
                 let cases = op_cases(&mut rng, &bytes, 16);
@@ -365,11 +366,14 @@ fn get_weights() {
         assert!(hlsl.contains("fetch filter overrides MagFilter=point, MinFilter=point, MipFilter=point, AnisoFilter=disabled, VolMagFilter=point, VolMinFilter=point: not applied"), "{hlsl}");
         let stage = if pixel { shrec::formats::Stage::Pixel } else { shrec::formats::Stage::Vertex };
         for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
-            shrec::dxc::compile_with_spec_constants(lib, &hlsl, stage, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("getWeights3D {target:?}: {e}\n{hlsl}"));
+            shrec::dxc::compile_with_spec_constants(lib, &hlsl, stage, target, t.spec_constants_mask)
+                .unwrap_or_else(|e| panic!("getWeights3D {target:?}: {e}\n{hlsl}"));
         }
         // W with a linear mip filter or the fetch constant's ("keep") needs the LOD or the sampler
         for mip in [1, 3] {
-            let w = shrec::formats::xenos::translate(&weights_program(pixel, 1, [0; 3], false, [3, 1, 7, 7], mip)).map(|_| ()).expect_err("getWeights into .w accepted");
+            let w = shrec::formats::xenos::translate(&weights_program(pixel, 1, [0; 3], false, [3, 1, 7, 7], mip))
+                .map(|_| ())
+                .expect_err("getWeights into .w accepted");
             assert!(w.reason.contains("getWeights") && w.reason.contains("mip lerp factor"), "{}", w.reason);
         }
     }
@@ -413,7 +417,8 @@ fn tfetch3d() {
                 let bytes = one_fetch_program(pixel, asm::tfetch(1, 3, swizzle, 0, 2, [0, 1, 2, 3], false, false));
                 let mut cases = xenos::random_cases(&mut rng, &bytes, 48, false);
                 for c in cases.iter_mut() {
-                    c.c[1] = std::array::from_fn(|_| (rng.range(-1, size as i64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize]) / size as f32);
+                    c.c[1] =
+                        std::array::from_fn(|_| (rng.range(-1, size as i64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize]) / size as f32);
                 }
                 let tex = xenos::random_volume_texture(&mut rng, size);
                 let what = format!("tfetch3D r3.{} size {size}", swizzle.map(|c| ['x', 'y', 'z'][c as usize]).iter().collect::<String>());
@@ -427,7 +432,14 @@ fn tfetch3d() {
 
 /// A test program with one texture on tf0, named `what (vertex|pixel)`, reproduced by `cargo
 /// test … verify_xenos FILTER`.
-fn textured_program(what: String, pixel: bool, bytes: Vec<u8>, cases: Vec<Case>, tex: shrec::formats::xenos::interp::Texture, filter: &str) -> TestProgram {
+fn textured_program(
+    what: String,
+    pixel: bool,
+    bytes: Vec<u8>,
+    cases: Vec<Case>,
+    tex: shrec::formats::xenos::interp::Texture,
+    filter: &str,
+) -> TestProgram {
     TestProgram {
         name: format!("{what} ({})", if pixel { "pixel" } else { "vertex" }),
         bytes,
@@ -470,7 +482,11 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                             // a quarter texel around the centre of texel -1..=size, before the offset
                             let t = rng.range(-1, size as i64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize];
                             let t = t - offsets[k.min(1)] as f32 / 2.0;
-                            if denorm { t } else { t / size as f32 }
+                            if denorm {
+                                t
+                            } else {
+                                t / size as f32
+                            }
                         });
                     }
                     let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
@@ -508,7 +524,11 @@ fn tfetch3d_offsets_and_unnormalised_coordinates() {
                         c.c[1] = std::array::from_fn(|k| {
                             let t = rng.range(-2, size as i64 + 1) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize];
                             let t = t - offsets[k.min(2)] as f32 / 2.0;
-                            if denorm { t } else { t / size as f32 }
+                            if denorm {
+                                t
+                            } else {
+                                t / size as f32
+                            }
                         });
                     }
                     let tex = xenos::random_volume_texture(&mut rng, size);
@@ -547,7 +567,11 @@ fn tfetch_cube_offsets_and_unnormalised_coordinates() {
                         let st = |k: usize, rng: &mut Rng| {
                             let texel = if n % 8 == 7 { rng.range(-2, size as i64 + 2) } else { rng.below(size as u64) as i64 };
                             let t = texel as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize] - offsets[k] as f32 / 2.0;
-                            if denorm { size as f32 + t } else { 1.0 + t / size as f32 }
+                            if denorm {
+                                size as f32 + t
+                            } else {
+                                1.0 + t / size as f32
+                            }
                         };
                         let (s, t) = (st(0, &mut rng), st(1, &mut rng));
                         let face = rng.range(-2, 7) as f32 + [0.25, 0.5, 0.75][rng.below(3) as usize] - offsets[2] as f32 / 2.0;
@@ -570,10 +594,17 @@ fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::i
     let faces = if cube { 6 } else { 1 };
     let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
         let side = (size >> k).max(1);
-        (0..faces * side * side).map(|i| [(k + 8 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
+        (0..faces * side * side)
+            .map(|i| [(k + 8 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)])
+            .collect()
     };
     let levels = size.trailing_zeros();
-    shrec::formats::xenos::interp::Texture { size, shape: if cube { shrec::verify::TextureShape::Cube } else { shrec::verify::TextureShape::Flat }, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+    shrec::formats::xenos::interp::Texture {
+        size,
+        shape: if cube { shrec::verify::TextureShape::Cube } else { shrec::verify::TextureShape::Flat },
+        texels: level(rng, 0),
+        mips: (1..=levels).map(|k| level(rng, k)).collect(),
+    }
 }
 
 /// A volume of `size`³ texels with its full mip chain (level k: `max(size >> k, 1)` on every axis,
@@ -581,10 +612,17 @@ fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::i
 fn mip_volume(rng: &mut Rng, size: u32) -> shrec::formats::xenos::interp::Texture {
     let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
         let side = (size >> k).max(1);
-        (0..side * side * side).map(|i| [(k + 16 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
+        (0..side * side * side)
+            .map(|i| [(k + 16 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)])
+            .collect()
     };
     let levels = 32 - size.leading_zeros() - 1;
-    shrec::formats::xenos::interp::Texture { size, shape: shrec::verify::TextureShape::Volume, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+    shrec::formats::xenos::interp::Texture {
+        size,
+        shape: shrec::verify::TextureShape::Volume,
+        texels: level(rng, 0),
+        mips: (1..=levels).map(|k| level(rng, k)).collect(),
+    }
 }
 
 /// `mov r3, c1` … `mov r6, c4`; `setTexLOD r4.x`; `setGradientsH r5.xyz`; `setGradientsV
@@ -620,7 +658,8 @@ fn register_lod_and_gradients() {
     let hlsl = shrec::hlsl::write(&t.module);
     assert!(hlsl.contains(".SampleGrad("), "{hlsl}");
     for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
-        shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::formats::Stage::Vertex, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("vertex register gradients {target:?}: {e}\n{hlsl}"));
+        shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::formats::Stage::Vertex, target, t.spec_constants_mask)
+            .unwrap_or_else(|e| panic!("vertex register gradients {target:?}: {e}\n{hlsl}"));
     }
     let mut rng = Rng::new(24);
     let mut programs = Vec::new();
@@ -640,7 +679,11 @@ fn register_lod_and_gradients() {
                     let mut cases = xenos::random_cases(&mut rng, &bytes, 24, false);
                     for c in cases.iter_mut() {
                         let centre = |rng: &mut Rng| (rng.below(8) as f32 + 0.5) / 8.0;
-                        c.c[1] = if dim == 3 { [1.0 + centre(&mut rng), 1.0 + centre(&mut rng), rng.below(6) as f32, 0.0] } else { [centre(&mut rng), centre(&mut rng), 0.0, 0.0] };
+                        c.c[1] = if dim == 3 {
+                            [1.0 + centre(&mut rng), 1.0 + centre(&mut rng), rng.below(6) as f32, 0.0]
+                        } else {
+                            [centre(&mut rng), centre(&mut rng), 0.0, 0.0]
+                        };
                         c.c[2] = [*rng.pick(&lods), rng.dyadic(2, 3), 0.0, 0.0];
                         for g in [3, 4] {
                             let mut v = [0.0f32; 4];
@@ -655,14 +698,24 @@ fn register_lod_and_gradients() {
                         }
                     }
                     let tex = mip_texture(&mut rng, 8, dim == 3);
-                    let flags = format!("{}{}{}", if comp { " UseComputedLOD" } else { "" }, if reg_lod { " UseRegisterLOD" } else { "" }, if reg_grad { " UseRegisterGradients" } else { "" });
+                    let flags = format!(
+                        "{}{}{}",
+                        if comp { " UseComputedLOD" } else { "" },
+                        if reg_lod { " UseRegisterLOD" } else { "" },
+                        if reg_grad { " UseRegisterGradients" } else { "" }
+                    );
                     programs.push(textured_program(format!("tfetch{name}{flags} bias {bias16}/16"), pixel, bytes, cases, tex, "register_lod"));
                 }
             }
         }
     }
     let (c, _) = run_all(gpu, programs.into_iter());
-    finish("register_lod_and_gradients", &c, &["setTexLOD", "setGradientsH", "setGradientsV", "tfetch1D", "tfetch2D", "tfetchCube"].map(String::from), 5000);
+    finish(
+        "register_lod_and_gradients",
+        &c,
+        &["setTexLOD", "setGradientsH", "setGradientsV", "tfetch1D", "tfetch2D", "tfetchCube"].map(String::from),
+        5000,
+    );
 }
 
 /// tfetch3D on volumes with their full mip chain (8³: levels 8, 4, 2, 1; 5³: 5, 2, 1; every texel
@@ -688,7 +741,8 @@ fn tfetch3d_mip_levels() {
                     let bytes = register_lod_program(pixel, 2, comp, reg_lod, reg_grad, bias16);
                     let mut cases = xenos::random_cases(&mut rng, &bytes, 24, false);
                     for c in cases.iter_mut() {
-                        c.c[1] = std::array::from_fn(|_| (rng.below(size as u64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize]) / size as f32);
+                        c.c[1] =
+                            std::array::from_fn(|_| (rng.below(size as u64) as f32 + 0.5 + [-0.25, 0.0, 0.25][rng.below(3) as usize]) / size as f32);
                         c.c[2] = [*rng.pick(&lods), rng.dyadic(2, 3), 0.0, 0.0];
                         for g in [3, 4] {
                             let mut v = [0.0f32; 4];
@@ -703,8 +757,20 @@ fn tfetch3d_mip_levels() {
                         }
                     }
                     let tex = mip_volume(&mut rng, size);
-                    let flags = format!("{}{}{}", if comp { " UseComputedLOD" } else { "" }, if reg_lod { " UseRegisterLOD" } else { "" }, if reg_grad { " UseRegisterGradients" } else { "" });
-                    programs.push(textured_program(format!("tfetch3D{flags} bias {bias16}/16 size {size} with mips"), pixel, bytes, cases, tex, "tfetch3d_mip_levels"));
+                    let flags = format!(
+                        "{}{}{}",
+                        if comp { " UseComputedLOD" } else { "" },
+                        if reg_lod { " UseRegisterLOD" } else { "" },
+                        if reg_grad { " UseRegisterGradients" } else { "" }
+                    );
+                    programs.push(textured_program(
+                        format!("tfetch3D{flags} bias {bias16}/16 size {size} with mips"),
+                        pixel,
+                        bytes,
+                        cases,
+                        tex,
+                        "tfetch3d_mip_levels",
+                    ));
                 }
             }
         }
@@ -877,7 +943,8 @@ fn cube_register_gradients() {
     let hlsl = shrec::hlsl::write(&t.module);
     assert!(hlsl.contains(".SampleGrad(") && hlsl.contains("g_TextureCubeDescriptorHeap["), "{hlsl}");
     for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
-        shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::formats::Stage::Vertex, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("vertex cube register gradients {target:?}: {e}\n{hlsl}"));
+        shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::formats::Stage::Vertex, target, t.spec_constants_mask)
+            .unwrap_or_else(|e| panic!("vertex cube register gradients {target:?}: {e}\n{hlsl}"));
     }
     let mut rng = Rng::new(25);
     let mut programs = Vec::new();
@@ -958,7 +1025,11 @@ fn comp_tex_lod_cube() {
                 cube_lod_case(&mut rng, c, swizzle);
             }
             let tex = if mips { mip_texture(&mut rng, size, true) } else { xenos::random_cube_texture(&mut rng, size) };
-            let what = format!("getCompTexLODCube r3.{} size {size}{}", swizzle.map(|c| ['x', 'y', 'z'][c as usize]).iter().collect::<String>(), if mips { " with mips" } else { "" });
+            let what = format!(
+                "getCompTexLODCube r3.{} size {size}{}",
+                swizzle.map(|c| ['x', 'y', 'z'][c as usize]).iter().collect::<String>(),
+                if mips { " with mips" } else { "" }
+            );
             programs.push(textured_program(what, true, bytes, cases, tex, "comp_tex_lod_cube"));
         }
     }
@@ -989,7 +1060,17 @@ fn comp_tex_lod_without_derivatives() {
     let mut rng = Rng::new(27);
     let mut programs = Vec::new();
     // (pixel, dim, UseComputedLOD, UseRegisterGradients)
-    let forms = [(false, 0, true, false), (false, 1, true, false), (false, 3, true, false), (false, 1, true, true), (false, 3, false, false), (true, 1, false, false), (true, 3, false, false), (true, 1, true, true), (true, 3, true, true)];
+    let forms = [
+        (false, 0, true, false),
+        (false, 1, true, false),
+        (false, 3, true, false),
+        (false, 1, true, true),
+        (false, 3, false, false),
+        (true, 1, false, false),
+        (true, 3, false, false),
+        (true, 1, true, true),
+        (true, 3, true, true),
+    ];
     for (pixel, dim, comp_lod, reg_grad) in forms {
         for dst in [[0, 1, 2, 3], [0, 5, 1, 7]] {
             let mut f = asm::tfetch(1, 3, [0, 1, 2], 0, dim, dst, false, false);
@@ -999,7 +1080,12 @@ fn comp_tex_lod_without_derivatives() {
             let bytes = mad_fetch_program(pixel, f);
             let cases = xenos::random_cases(&mut rng, &bytes, 16, pixel);
             let tex = if dim == 3 { xenos::random_cube_texture(&mut rng, 4) } else { xenos::random_texture(&mut rng, 4) };
-            let what = format!("getCompTexLOD{}{}{} dst {dst:?}", ["1D", "2D", "3D", "Cube"][dim as usize], if comp_lod { " UseComputedLOD" } else { "" }, if reg_grad { " UseRegisterGradients" } else { "" });
+            let what = format!(
+                "getCompTexLOD{}{}{} dst {dst:?}",
+                ["1D", "2D", "3D", "Cube"][dim as usize],
+                if comp_lod { " UseComputedLOD" } else { "" },
+                if reg_grad { " UseRegisterGradients" } else { "" }
+            );
             programs.push(textured_program(what, pixel, bytes, cases, tex, "comp_tex_lod_without_derivatives"));
         }
     }
@@ -1048,8 +1134,9 @@ fn vertex_point_size_edge_flag_kill_vertex() {
         assert_eq!(hlsl.contains("edge flag"), mask & 2 != 0, "{name}: edge-flag comment\n{hlsl}");
         // DXIL: the cull distance is in the output signature, the point size is not (D3D12 has none)
         let lib = shrec::dxc::locate(&shrec::dxc::LocateOptions::default()).expect("DXC");
-        let dxil = shrec::dxc::compile_with_spec_constants(&lib, &hlsl, shrec::formats::Stage::Vertex, shrec::dxc::Target::Dxil, t.spec_constants_mask)
-            .unwrap_or_else(|e| panic!("{name}: {e}\n{hlsl}"));
+        let dxil =
+            shrec::dxc::compile_with_spec_constants(&lib, &hlsl, shrec::formats::Stage::Vertex, shrec::dxc::Target::Dxil, t.spec_constants_mask)
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{hlsl}"));
         let has = |what: &[u8]| dxil.windows(what.len()).any(|w| w == what);
         assert!(!has(b"PSIZE"), "{name}: DXIL signature has PSIZE");
         assert_eq!(has(b"SV_CullDistance"), mask & 4 != 0, "{name}: DXIL SV_CullDistance");
@@ -1061,7 +1148,13 @@ fn vertex_point_size_edge_flag_kill_vertex() {
                 v[3] = 1.0;
             }
         }
-        let p = TestProgram { name: name.into(), bytes, cases, textures: BTreeMap::new(), reproduce: "cargo test --release --test verify_xenos vertex_point_size".into() };
+        let p = TestProgram {
+            name: name.into(),
+            bytes,
+            cases,
+            textures: BTreeMap::new(),
+            reproduce: "cargo test --release --test verify_xenos vertex_point_size".into(),
+        };
         let (c, _) = run_all(gpu, std::iter::once(p));
         total.merge(c);
     }
@@ -1141,10 +1234,8 @@ fn corpus_shaders() {
 fn snes9x_2xsai_predicated_exec() {
     let Some(gpu) = gpu() else { return };
     let path = common::repo().join("tests/corpus/xenos/LibXenonProject+snes9x-gx");
-    let file = common::files_with_extension(&path, "bin")
-        .into_iter()
-        .find(|f| f.to_string_lossy().contains("s2xsal"))
-        .expect("s2xsal.ps in the corpus");
+    let file =
+        common::files_with_extension(&path, "bin").into_iter().find(|f| f.to_string_lossy().contains("s2xsal")).expect("s2xsal.ps in the corpus");
     let bytes = std::fs::read(&file).unwrap();
     let listing = shrec::formats::xenos::disasm(&bytes).unwrap();
     assert!(listing.contains("(p0) exec"), "the 2xSaI shader has predicated execs (cexec_pred):\n{listing}");
@@ -1222,11 +1313,46 @@ fn fuzz_fixed_seed() {
     }
     let c = fuzz(fuzz_seed(), 0..150, 1);
     let mut must: Vec<String> = all_alu_ops();
-    for cf in ["exec", "exece", "cexec", "cexece", "exec_pred", "exece_pred", "exec_pred_clean", "exece_pred_clean", "loop", "endloop", "call", "ret", "jmp", "alloc", "nop", "vfetch_end"] {
+    for cf in [
+        "exec",
+        "exece",
+        "cexec",
+        "cexece",
+        "exec_pred",
+        "exece_pred",
+        "exec_pred_clean",
+        "exece_pred_clean",
+        "loop",
+        "endloop",
+        "call",
+        "ret",
+        "jmp",
+        "alloc",
+        "nop",
+        "vfetch_end",
+    ] {
         assert!(CF_NAMES.contains(&cf));
         must.push(cf.into());
     }
-    must.extend(["vfetch", "tfetch2D", "tfetch1D", "tfetchCube", "getWeights1D", "getWeights2D", "getGradients", "getCompTexLOD1D", "getCompTexLOD2D", "predicated", "relative", "saturate", "b16+", "run-time loop constant"].map(String::from));
+    must.extend(
+        [
+            "vfetch",
+            "tfetch2D",
+            "tfetch1D",
+            "tfetchCube",
+            "getWeights1D",
+            "getWeights2D",
+            "getGradients",
+            "getCompTexLOD1D",
+            "getCompTexLOD2D",
+            "predicated",
+            "relative",
+            "saturate",
+            "b16+",
+            "run-time loop constant",
+        ]
+        .map(String::from),
+    );
     finish("fuzz_fixed_seed", &c, &must, 20_000);
 }
 
@@ -1314,7 +1440,10 @@ fn harness_detects_mutation() {
     set_mutation(Mutation::XenosMulAsIeee);
     let (mutated, _) = xenos::run(gpu, &p);
     set_mutation(Mutation::None);
-    common::log_uncaptured(&format!("verify xenos mutation XenosMulAsIeee: {} mismatches of {} comparisons", mutated.mismatches, mutated.comparisons));
+    common::log_uncaptured(&format!(
+        "verify xenos mutation XenosMulAsIeee: {} mismatches of {} comparisons",
+        mutated.mismatches, mutated.comparisons
+    ));
     assert!(mutated.mismatches > 0, "the IEEE multiply went unnoticed");
 }
 
@@ -1326,18 +1455,56 @@ fn two_textures_distinct_heap_elements() {
     let slots = vec![
         asm::tfetch(1, 0, [0, 1, 0], 0, 1, [0, 1, 2, 3], false, false),
         asm::tfetch(2, 0, [0, 1, 0], 1, 1, [0, 1, 2, 3], false, false),
-        { let mut e = Alu { vop: 0, sop: 50, vdst: 0, vmask: 0xF, export: true, ..Default::default() }; e.src = [Src::r(1), Src::c(200), Src::r(0)]; e.encode() },
-        { let mut e = Alu { vop: 0, sop: 50, vdst: 1, vmask: 0xF, export: true, ..Default::default() }; e.src = [Src::r(2), Src::c(200), Src::r(0)]; e.encode() },
+        {
+            let mut e = Alu { vop: 0, sop: 50, vdst: 0, vmask: 0xF, export: true, ..Default::default() };
+            e.src = [Src::r(1), Src::c(200), Src::r(0)];
+            e.encode()
+        },
+        {
+            let mut e = Alu { vop: 0, sop: 50, vdst: 1, vmask: 0xF, export: true, ..Default::default() };
+            e.src = [Src::r(2), Src::c(200), Src::r(0)];
+            e.encode()
+        },
     ];
     let cf = [asm::exec(asm::EXEC, base, &[true, true], 0, false), asm::exec(asm::EXEC_END, base + 2, &[false, false], 0, false)];
     let code = asm::microcode(&cf, &slots);
-    let bytes = container::write(&container::Spec { vertex: false, microcode: &code, vertex_elements: &[], interpolators: &[(0, 5, 0)], ps_outputs: 3, float_defs: &[], int_defs: &[] });
+    let bytes = container::write(&container::Spec {
+        vertex: false,
+        microcode: &code,
+        vertex_elements: &[],
+        interpolators: &[(0, 5, 0)],
+        ps_outputs: 3,
+        float_defs: &[],
+        int_defs: &[],
+    });
     let mut rng = Rng::new(1);
     let mut cases = xenos::random_cases(&mut rng, &bytes, 2, true);
-    for c in &mut cases { for m in [&mut c.slope_x, &mut c.slope_y] { for x in m.values_mut() { *x = [0.0; 4]; } } }
+    for c in &mut cases {
+        for m in [&mut c.slope_x, &mut c.slope_y] {
+            for x in m.values_mut() {
+                *x = [0.0; 4];
+            }
+        }
+    }
     let mut textures = BTreeMap::new();
-    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, shape: shrec::verify::TextureShape::Flat, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
-    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, shape: shrec::verify::TextureShape::Flat, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
+    textures.insert(
+        0,
+        shrec::formats::xenos::interp::Texture {
+            size: 2,
+            shape: shrec::verify::TextureShape::Flat,
+            texels: vec![[0.25, 0.5, 0.125, 1.0]; 4],
+            mips: vec![],
+        },
+    );
+    textures.insert(
+        1,
+        shrec::formats::xenos::interp::Texture {
+            size: 2,
+            shape: shrec::verify::TextureShape::Flat,
+            texels: vec![[0.75, 0.375, 0.625, 0.0]; 4],
+            mips: vec![],
+        },
+    );
     let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
     let (c, _) = xenos::run(gpu, &p);
     finish("two textures", &c, &[], 8);
@@ -1416,7 +1583,11 @@ fn memexport_program(pixel: bool, multipass_flags: bool) -> Vec<u8> {
             (mov(36, other, [3, 0, 1, 2], 0xF).encode(), false),
         ],
         third,
-        vec![(ea(1, 22), false), (mov(33, data, [3, 3, 3, 3], 0x1).encode(), false), (pred(mov(34, other, [0, 1, 2, 3], 0xF), false).encode(), false)],
+        vec![
+            (ea(1, 22), false),
+            (mov(33, data, [3, 3, 3, 3], 0x1).encode(), false),
+            (pred(mov(34, other, [0, 1, 2, 3], 0xF), false).encode(), false),
+        ],
         vec![(if pixel { export_alu(0, 1) } else { export_alu(62, 0) }, false)],
     ];
     let n_cf = clauses.len() + 3;
@@ -1464,8 +1635,30 @@ fn memexport_program(pixel: bool, multipass_flags: bool) -> Vec<u8> {
 fn memexport_data(rng: &mut Rng, kind: shrec::formats::xenos::memexport::Kind) -> [f32; 4] {
     use shrec::formats::xenos::memexport::Kind;
     const FIXED: [f32; 24] = [
-        0.0, -0.0, 0.5, 1.0, -1.0, 0.25, -0.75, 2.0, -2.0, 0.001953125, 127.5, -128.5, 255.0, 1000.0, 40000.0, 70000.0, -40000.0,
-        f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.333_333_34, 3.5, -3.5, 0.998_046_9,
+        0.0,
+        -0.0,
+        0.5,
+        1.0,
+        -1.0,
+        0.25,
+        -0.75,
+        2.0,
+        -2.0,
+        0.001953125,
+        127.5,
+        -128.5,
+        255.0,
+        1000.0,
+        40000.0,
+        70000.0,
+        -40000.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.333_333_34,
+        3.5,
+        -3.5,
+        0.998_046_9,
     ];
     match kind {
         Kind::Float32(_) => std::array::from_fn(|_| rng.dyadic(3, 6)),
@@ -1482,9 +1675,36 @@ const P24: f32 = 1.0 / 16_777_216.0;
 /// ties (1 + 2^-11 → 1, 1 + 3·2^-11 → 1 + 2^-9, 2049 → 2048, 2051 → 2052, 1024.5 → 1024), inexact
 /// values that are not ties, an f32 denormal.
 const F16: [f32; 30] = [
-    0.0, -0.0, 1.0, -2.0, 0.5, 65504.0, -65504.0, 65520.0, 65519.0, 65512.0, -65536.0, 70000.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN,
-    P24, -3.0 * P24, 1023.0 * P24, 1024.0 * P24, 0.5 * P24, 1.5 * P24,
-    1.0 + 1.0 / 2048.0, 1.0 + 3.0 / 2048.0, -(1.0 + 1.0 / 2048.0), 2049.0, 2051.0, 1024.5, 1.0 + 1.0 / 4096.0, 0.1, 1e-40,
+    0.0,
+    -0.0,
+    1.0,
+    -2.0,
+    0.5,
+    65504.0,
+    -65504.0,
+    65520.0,
+    65519.0,
+    65512.0,
+    -65536.0,
+    70000.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    P24,
+    -3.0 * P24,
+    1023.0 * P24,
+    1024.0 * P24,
+    0.5 * P24,
+    1.5 * P24,
+    1.0 + 1.0 / 2048.0,
+    1.0 + 3.0 / 2048.0,
+    -(1.0 + 1.0 / 2048.0),
+    2049.0,
+    2051.0,
+    1024.5,
+    1.0 + 1.0 / 4096.0,
+    0.1,
+    1e-40,
 ];
 
 /// Cases for the vertex `memexport_program`: case i exports section A at element 5i and
@@ -1545,7 +1765,10 @@ fn memexport_programs(rng: &mut Rng) -> Vec<(TestProgram, Vec<u8>)> {
         }
         let streams = [stream_constant(MEM_A, info_a, 5 * n as u32 - 3), stream_constant(MEM_DECOY, info_a, 1000), d_stream];
         let cases = memexport_cases(rng, &bytes, n, streams, memexport_kind(id));
-        let name = format!("memexport {} endian {endian_a}/{endian_d} signed {s} integer {i}", me::format(id).map_or(format!("format {id}"), |f| f.name.to_string()));
+        let name = format!(
+            "memexport {} endian {endian_a}/{endian_d} signed {s} integer {i}",
+            me::format(id).map_or(format!("format {id}"), |f| f.name.to_string())
+        );
         let memory: Vec<u8> = (0..MEM_LEN).map(|_| rng.next_u64() as u8).collect();
         out.push((TestProgram { name, bytes: bytes.clone(), cases, textures: BTreeMap::new(), reproduce: String::new() }, memory));
     }
@@ -1561,7 +1784,14 @@ const MEM_PIXEL_D: u32 = 0x1400;
 /// 8q (several invocations storing the same bytes). Interpolators: r0 = (8k, 2k or 8q, predicate
 /// source, kill source: some pixels killed), r1 = data (dyadic, exact after interpolation); c5 =
 /// the format's special values (one vector per quad).
-fn memexport_pixel_cases(rng: &mut Rng, bytes: &[u8], n: usize, streams: [[f32; 4]; 3], kind: shrec::formats::xenos::memexport::Kind, shared_d: bool) -> Vec<Case> {
+fn memexport_pixel_cases(
+    rng: &mut Rng,
+    bytes: &[u8],
+    n: usize,
+    streams: [[f32; 4]; 3],
+    kind: shrec::formats::xenos::memexport::Kind,
+    shared_d: bool,
+) -> Vec<Case> {
     let mut cases = xenos::random_cases(rng, bytes, n, false);
     for (q, case) in cases.iter_mut().enumerate() {
         case.c[1] = [0.0, 1.0, 0.0, 0.0];
@@ -1593,7 +1823,8 @@ fn pixel_runs(p: &TestProgram) -> Vec<shrec::formats::xenos::interp::Outcome> {
     for case in &p.cases {
         for px in 0..4 {
             let (i, j) = ((px & 1) as f32, (px >> 1) as f32);
-            let interpolators = case.base.iter().map(|(r, b)| (*r, std::array::from_fn(|k| b[k] + i * case.slope_x[r][k] + j * case.slope_y[r][k]))).collect();
+            let interpolators =
+                case.base.iter().map(|(r, b)| (*r, std::array::from_fn(|k| b[k] + i * case.slope_x[r][k] + j * case.slope_y[r][k]))).collect();
             let st = shrec::formats::xenos::interp::State { c: case.c.clone(), interpolators, ..Default::default() };
             out.push(shrec::formats::xenos::interp::run(&cont, &prog, &st));
         }
@@ -1617,7 +1848,11 @@ fn memexport_pixel_programs(rng: &mut Rng) -> Vec<(TestProgram, Vec<u8>)> {
         let info_a = format_info(id, endian_a, s, i, k % 3 == 0);
         let info_d = format_info(id, endian_d, !s, i, k % 3 == 1);
         let shared_d = k % 3 == 2;
-        let streams = [stream_constant(MEM_A, info_a, 8 * 4 * n as u32 - 5), stream_constant(MEM_DECOY, info_a, 1000), stream_constant(MEM_PIXEL_D, info_d, 1000)];
+        let streams = [
+            stream_constant(MEM_A, info_a, 8 * 4 * n as u32 - 5),
+            stream_constant(MEM_DECOY, info_a, 1000),
+            stream_constant(MEM_PIXEL_D, info_d, 1000),
+        ];
         let cases = memexport_pixel_cases(rng, &bytes, n, streams, memexport_kind(id), shared_d);
         let name = format!(
             "memexport pixel {} endian {endian_a}/{endian_d} signed {s} integer {i}{}",
@@ -1653,7 +1888,9 @@ fn memexport() {
         }
         c.merge(pc);
     }
-    common::log_uncaptured(&format!("verify xenos memexport: {stored} reference stores, {undetermined_bytes} stored bytes not determined (16-bit floats)"));
+    common::log_uncaptured(&format!(
+        "verify xenos memexport: {stored} reference stores, {undetermined_bytes} stored bytes not determined (16-bit floats)"
+    ));
     assert!(stored > 500, "only {stored} stores");
     assert!(undetermined_bytes > 0 && c.inconclusive > 0, "no 16-bit float the reference leaves open: {undetermined_bytes}");
     // every byte of every program's memory is compared or inconclusive (8192 each), plus oPos
@@ -1731,7 +1968,12 @@ fn memexport_pixel() {
     assert!(stored > 500, "only {stored} stores");
     assert!(killed > 10 && killed < (count * 32) as usize - 10, "{killed} pixels killed");
     assert!(shared_inconclusive > 0, "no byte stored differently by two pixels");
-    finish("memexport_pixel", &c, &["memexport".to_string(), "predicated".to_string(), "alloc".to_string(), "kill_gt".to_string()], count * (MEM_LEN as u64 - 1000));
+    finish(
+        "memexport_pixel",
+        &c,
+        &["memexport".to_string(), "predicated".to_string(), "alloc".to_string(), "kill_gt".to_string()],
+        count * (MEM_LEN as u64 - 1000),
+    );
 }
 
 /// The multipass memexport vertex shader of docs/isa/xenos.md (flags 0x102A1111) runs as well.
@@ -1749,7 +1991,8 @@ fn memexport_multipass_flags() {
     let hlsl = shrec::hlsl::write(&t.module);
     assert!(hlsl.contains("RWByteAddressBuffer") || hlsl.contains("SHREC_XENOS_MEMEXPORT 1"), "{hlsl}");
     for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
-        let code = shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::Stage::Vertex, target, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+        let code = shrec::dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, shrec::Stage::Vertex, target, t.spec_constants_mask)
+            .unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
         if target == shrec::dxc::Target::Spirv {
             common::spirv_val(&code, "memexport 0x102A1111").unwrap();
         }
@@ -1766,7 +2009,10 @@ fn mutated_run(gpu: &vk::Gpu, p: &TestProgram, memory: &[u8], mutation: Mutation
     set_mutation(mutation);
     let (mutated, _) = xenos::run_with_memory(gpu, p, memory);
     set_mutation(Mutation::None);
-    common::log_uncaptured(&format!("verify xenos mutation {mutation:?} ({}): {} mismatches of {} comparisons", p.name, mutated.mismatches, mutated.comparisons));
+    common::log_uncaptured(&format!(
+        "verify xenos mutation {mutation:?} ({}): {} mismatches of {} comparisons",
+        p.name, mutated.mismatches, mutated.comparisons
+    ));
     mutated
 }
 

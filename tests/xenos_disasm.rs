@@ -36,10 +36,7 @@ pub fn asm_pairs() -> Vec<(PathBuf, PathBuf)> {
     let mut all = Vec::new();
     files(&corpus(), &mut all);
     all.sort();
-    all.iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "asm"))
-        .map(|p| (p.with_extension("bin"), p.clone()))
-        .collect()
+    all.iter().filter(|p| p.extension().is_some_and(|e| e == "asm")).map(|p| (p.with_extension("bin"), p.clone())).collect()
 }
 
 #[test]
@@ -76,7 +73,9 @@ fn fetch_filter_overrides_are_listed() {
     let (bin, _) = &asm_pairs()[0];
     let c = container::parse(&std::fs::read(bin).unwrap()).unwrap();
     // tfetch2D r1, r3.xy, tf0 with every filter field "keep" (3; aniso 7) and FetchValidOnly
-    let keep = ucode::Fetch { d: [1 | 3 << 5 | 1 << 12 | 1 << 19 | 0b100100 << 26, 0x688 | 3 << 12 | 3 << 14 | 3 << 16 | 7 << 18 | 3 << 24 | 3 << 26 | 1 << 28, 1 << 14] };
+    let keep = ucode::Fetch {
+        d: [1 | 3 << 5 | 1 << 12 | 1 << 19 | 0b100100 << 26, 0x688 | 3 << 12 | 3 << 14 | 3 << 16 | 7 << 18 | 3 << 24 | 3 << 26 | 1 << 28, 1 << 14],
+    };
     assert_eq!(disasm::fetch_line(&keep, &c, 0), "tfetch2D r1, r3.xy, tf0");
     // MagFilter=point, MinFilter=linear, MipFilter=BASEMAP, AnisoFilter=max4to1, not valid-only
     let mut f = keep;
@@ -89,5 +88,9 @@ fn fetch_filter_overrides_are_listed() {
     // a 3D fetch also lists its volume filters
     f.d[2] = 2 << 14;
     f.d[1] = (f.d[1] & !(0xF << 24)) | 1 << 24;
-    assert!(disasm::fetch_line(&f, &c, 0).ends_with("AnisoFilter=max4to1, VolMagFilter=linear, VolMinFilter=point"), "{}", disasm::fetch_line(&f, &c, 0));
+    assert!(
+        disasm::fetch_line(&f, &c, 0).ends_with("AnisoFilter=max4to1, VolMagFilter=linear, VolMinFilter=point"),
+        "{}",
+        disasm::fetch_line(&f, &c, 0)
+    );
 }

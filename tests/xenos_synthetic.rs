@@ -40,7 +40,8 @@ fn compile(bytes: &[u8]) -> String {
     let hlsl = shrec::hlsl::write(&t.module);
     let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
     dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Pixel, Target::Dxil, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
-    let s = dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Pixel, Target::Spirv, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
+    let s =
+        dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Pixel, Target::Spirv, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
     spirv_val(&s, "synthetic").unwrap();
     hlsl
 }

@@ -120,12 +120,7 @@ impl<'a> Backend<'a> {
     /// The per-shader layout: `compressed` is the concatenation of one zstd frame per shader,
     /// each compressed with `dict` (empty: no dictionary).
     pub fn per_shader(compressed: &'a [u8], decompressed_size: usize, dict: &'a [u8]) -> Self {
-        Backend {
-            compressed,
-            decompressed_size,
-            mode: Mode::PerShader { dict, ddict: OnceLock::new() },
-            whole: OnceLock::new(),
-        }
+        Backend { compressed, decompressed_size, mode: Mode::PerShader { dict, ddict: OnceLock::new() }, whole: OnceLock::new() }
     }
 
     /// Bytes of the compressed blob.
@@ -152,8 +147,7 @@ impl<'a> Backend<'a> {
                 Mode::Single => zstd::bulk::decompress(self.compressed, self.decompressed_size),
                 Mode::PerShader { dict, .. } => {
                     // Concatenated frames decode to the concatenation of their contents.
-                    let mut d = zstd::stream::read::Decoder::with_dictionary(self.compressed, dict)
-                        .map_err(|e| Error::Zstd(e.to_string()))?;
+                    let mut d = zstd::stream::read::Decoder::with_dictionary(self.compressed, dict).map_err(|e| Error::Zstd(e.to_string()))?;
                     let mut v = Vec::with_capacity(self.decompressed_size);
                     std::io::Read::read_to_end(&mut d, &mut v).map(|_| v)
                 }
@@ -191,9 +185,10 @@ impl<'a> Backend<'a> {
             }
             Mode::PerShader { dict, ddict } => {
                 let (fo, fs) = (slice.frame_offset as usize, slice.frame_size as usize);
-                let frame = self.compressed.get(fo..fo + fs).ok_or_else(|| {
-                    Error::Range(format!("frame {fo}+{fs} outside the {}-byte blob", self.compressed.len()))
-                })?;
+                let frame = self
+                    .compressed
+                    .get(fo..fo + fs)
+                    .ok_or_else(|| Error::Range(format!("frame {fo}+{fs} outside the {}-byte blob", self.compressed.len())))?;
                 let mut d = if dict.is_empty() {
                     zstd::bulk::Decompressor::new()
                 } else {

@@ -34,32 +34,13 @@ pub enum SmolvError {
     TooLarge(usize),
     BadSpirvHeader(&'static str),
     ZeroLength { word: usize, op: OpName },
-    PastEnd {
-        word: usize,
-        op: OpName,
-        len: usize,
-        total: usize,
-    },
-    TooShort {
-        word: usize,
-        op: OpName,
-        len: usize,
-        min: usize,
-    },
-    MemberDecorateLength {
-        word: usize,
-        decoration: u32,
-        len: usize,
-        expected: usize,
-    },
+    PastEnd { word: usize, op: OpName, len: usize, total: usize },
+    TooShort { word: usize, op: OpName, len: usize, min: usize },
+    MemberDecorateLength { word: usize, decoration: u32, len: usize, expected: usize },
     BadHeader(&'static str),
     Truncated(usize),
     VarintTooLong(usize),
-    Malformed {
-        pos: usize,
-        op: OpName,
-        reason: String,
-    },
+    Malformed { pos: usize, op: OpName, reason: String },
     OutputOverflow(usize),
     SizeMismatch { actual: usize, declared: usize },
 }
@@ -78,10 +59,9 @@ impl fmt::Display for SmolvError {
             TooShort { word, op, len, min } => {
                 write!(f, "instruction at word {word} ({op}) has length {len}, below its minimum {min}")
             }
-            MemberDecorateLength { word, decoration, len, expected } => write!(
-                f,
-                "instruction at word {word} (OpMemberDecorate, decoration {decoration}) has length {len}, expected {expected}"
-            ),
+            MemberDecorateLength { word, decoration, len, expected } => {
+                write!(f, "instruction at word {word} (OpMemberDecorate, decoration {decoration}) has length {len}, expected {expected}")
+            }
             BadHeader(s) => write!(f, "bad SMOL-V header: {s}"),
             Truncated(n) => write!(f, "truncated at byte {n}"),
             VarintTooLong(n) => write!(f, "varint at byte {n} is longer than 5 bytes"),
@@ -141,17 +121,8 @@ const OP_MODULE_PROCESSED: u32 = 330;
 const DECORATION_OFFSET: u32 = 35;
 
 /// Instructions dropped when stripping debug info (the reference's `kEncodeFlagStripDebugInfo`).
-const DEBUG_OPS: [u32; 9] = [
-    OP_SOURCE_CONTINUED,
-    OP_SOURCE,
-    OP_SOURCE_EXTENSION,
-    OP_NAME,
-    OP_MEMBER_NAME,
-    OP_STRING,
-    OP_LINE,
-    OP_NO_LINE,
-    OP_MODULE_PROCESSED,
-];
+const DEBUG_OPS: [u32; 9] =
+    [OP_SOURCE_CONTINUED, OP_SOURCE, OP_SOURCE_EXTENSION, OP_NAME, OP_MEMBER_NAME, OP_STRING, OP_LINE, OP_NO_LINE, OP_MODULE_PROCESSED];
 
 /// Frequent opcodes swapped with rare ones below 16, so the packed length+opcode varint of a
 /// common instruction fits in one byte. The mapping is its own inverse. Name (5), MemberName (6),
@@ -173,13 +144,7 @@ const OP_REMAP: [(u32, u32); 12] = [
 
 /// Minimum length (minus one) of some frequent instructions, subtracted before encoding the
 /// length so that it usually fits in 3 bits.
-const LEN_BIAS: [(u32, u32); 5] = [
-    (OP_VECTOR_SHUFFLE, 4),
-    (OP_VECTOR_SHUFFLE_COMPACT, 4),
-    (OP_DECORATE, 2),
-    (OP_LOAD, 3),
-    (OP_ACCESS_CHAIN, 3),
-];
+const LEN_BIAS: [(u32, u32); 5] = [(OP_VECTOR_SHUFFLE, 4), (OP_VECTOR_SHUFFLE_COMPACT, 4), (OP_DECORATE, 2), (OP_LOAD, 3), (OP_ACCESS_CHAIN, 3)];
 
 // ------------------------------------------------------------------------------------------------
 // Opcode table
@@ -588,12 +553,9 @@ fn known_ops(version: u32) -> usize {
 
 fn op_info(op: u32, known: usize) -> OpInfo {
     match OP_TABLE.get(op as usize) {
-        Some(&(_, result, ty, delta, rest)) if (op as usize) < known => OpInfo {
-            has_result: result != 0,
-            has_type: ty != 0,
-            delta_ids: usize::from(delta),
-            varint_rest: rest != 0,
-        },
+        Some(&(_, result, ty, delta, rest)) if (op as usize) < known => {
+            OpInfo { has_result: result != 0, has_type: ty != 0, delta_ids: usize::from(delta), varint_rest: rest != 0 }
+        }
         _ => OpInfo::default(),
     }
 }
@@ -611,10 +573,7 @@ fn remap_op(op: u32) -> u32 {
 }
 
 fn len_bias(op: u32) -> u32 {
-    LEN_BIAS
-        .iter()
-        .find(|&&(o, _)| o == op)
-        .map_or(0, |&(_, bias)| bias)
+    LEN_BIAS.iter().find(|&&(o, _)| o == op).map_or(0, |&(_, bias)| bias)
 }
 
 /// Extra operand words of a member decoration, when fixed: `None` means "unknown, encode the
@@ -622,7 +581,7 @@ fn len_bias(op: u32) -> u32 {
 fn decoration_extra_words(decoration: u32) -> Option<usize> {
     match decoration {
         0 | 2..=5 => Some(0), // RelaxedPrecision, Block, BufferBlock, RowMajor, ColMajor
-        29..=37 => Some(1), // Stream, Location, Component, Index, Binding, DescriptorSet, Offset, XfbBuffer, XfbStride
+        29..=37 => Some(1),   // Stream, Location, Component, Index, Binding, DescriptorSet, Offset, XfbBuffer, XfbStride
         _ => None,
     }
 }
@@ -634,10 +593,7 @@ fn is_debug_op(op: u32) -> bool {
 /// The shortest instruction the encoder can represent for `op`: one word for the opcode, plus the
 /// words it reads unconditionally (type, result, decoration target), and the length bias.
 fn min_encodable_len(op: u32, info: OpInfo) -> usize {
-    let fixed = 1
-        + usize::from(info.has_type)
-        + usize::from(info.has_result)
-        + usize::from(op == OP_DECORATE || op == OP_MEMBER_DECORATE);
+    let fixed = 1 + usize::from(info.has_type) + usize::from(info.has_result) + usize::from(op == OP_DECORATE || op == OP_MEMBER_DECORATE);
     fixed.max(len_bias(op) as usize + 1)
 }
 
@@ -673,10 +629,7 @@ fn put_length_op(out: &mut Vec<u8>, len: u32, op: u32) -> bool {
         return false;
     }
     let op = remap_op(op);
-    put_varint(
-        out,
-        ((len >> 4) << 20) | ((op >> 4) << 8) | ((len & 0xF) << 4) | (op & 0xF),
-    );
+    put_varint(out, ((len >> 4) << 20) | ((op >> 4) << 8) | ((len & 0xF) << 4) | (op & 0xF));
     true
 }
 
@@ -685,18 +638,10 @@ fn instruction_at(words: &[u32], pos: usize) -> Result<(usize, u32), SmolvError>
     let len = (words[pos] >> 16) as usize;
     let op = words[pos] & 0xFFFF;
     if len == 0 {
-        return Err(SmolvError::ZeroLength {
-            word: pos,
-            op: OpName(op),
-        });
+        return Err(SmolvError::ZeroLength { word: pos, op: OpName(op) });
     }
     if len > words.len() - pos {
-        return Err(SmolvError::PastEnd {
-            word: pos,
-            op: OpName(op),
-            len,
-            total: words.len(),
-        });
+        return Err(SmolvError::PastEnd { word: pos, op: OpName(op), len, total: words.len() });
     }
     Ok((len, op))
 }
@@ -707,14 +652,10 @@ fn check_spirv_header(words: &[u32]) -> Result<(), SmolvError> {
     }
     if words[0] != SPIRV_MAGIC {
         // A byte-swapped magic means a big-endian module; the reference does not support those.
-        return Err(SmolvError::BadSpirvHeader(
-            "wrong magic (not little-endian SPIR-V)",
-        ));
+        return Err(SmolvError::BadSpirvHeader("wrong magic (not little-endian SPIR-V)"));
     }
     if !(MIN_SPIRV_VERSION..=MAX_SPIRV_VERSION).contains(&words[1]) {
-        return Err(SmolvError::BadSpirvHeader(
-            "unsupported version (only 1.0 through 1.6)",
-        ));
+        return Err(SmolvError::BadSpirvHeader("unsupported version (only 1.0 through 1.6)"));
     }
     Ok(())
 }
@@ -727,10 +668,7 @@ pub fn encode(spirv: &[u8], strip_debug: bool) -> Result<Vec<u8>, SmolvError> {
         return Err(SmolvError::SizeNotMultipleOf4(spirv.len()));
     }
     let byte_size = u32::try_from(spirv.len()).map_err(|_| SmolvError::TooLarge(spirv.len()))?;
-    let words: Vec<u32> = spirv
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let words: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     check_spirv_header(&words)?;
 
     // Typical output is about 30% of the input.
@@ -772,12 +710,7 @@ pub fn encode(spirv: &[u8], strip_debug: bool) -> Result<Vec<u8>, SmolvError> {
         }
 
         let info = op_info(op, known);
-        let too_short = || SmolvError::TooShort {
-            word: pos,
-            op: OpName(spirv_op),
-            len,
-            min: min_encodable_len(op, info),
-        };
+        let too_short = || SmolvError::TooShort { word: pos, op: OpName(spirv_op), len, min: min_encodable_len(op, info) };
         if !put_length_op(&mut out, len as u32, op) {
             return Err(too_short());
         }
@@ -791,19 +724,13 @@ pub fn encode(spirv: &[u8], strip_debug: bool) -> Result<Vec<u8>, SmolvError> {
         if info.has_result {
             let result = *insn.get(i).ok_or_else(too_short)?;
             // Results mostly increase, but not always (e.g. after spirv-remap): zigzag.
-            put_varint(
-                &mut out,
-                zig_encode(result.wrapping_sub(prev_result) as i32),
-            );
+            put_varint(&mut out, zig_encode(result.wrapping_sub(prev_result) as i32));
             prev_result = result;
             i += 1;
         }
         if op == OP_DECORATE || op == OP_MEMBER_DECORATE {
             let target = *insn.get(i).ok_or_else(too_short)?;
-            put_varint(
-                &mut out,
-                zig_encode(target.wrapping_sub(prev_decorate) as i32),
-            );
+            put_varint(&mut out, zig_encode(target.wrapping_sub(prev_decorate) as i32));
             prev_decorate = target;
             i += 1;
         }
@@ -844,11 +771,7 @@ pub fn encode(spirv: &[u8], strip_debug: bool) -> Result<Vec<u8>, SmolvError> {
 /// (up to 255 of them) as a count byte and compact member records, after the first
 /// instruction's length, opcode and target have been written. Returns the word position after
 /// the run.
-fn encode_member_decorations(
-    words: &[u32],
-    start: usize,
-    out: &mut Vec<u8>,
-) -> Result<usize, SmolvError> {
+fn encode_member_decorations(words: &[u32], start: usize, out: &mut Vec<u8>) -> Result<usize, SmolvError> {
     let struct_type = words[start + 1];
     let count_at = out.len();
     out.push(0);
@@ -862,12 +785,7 @@ fn encode_member_decorations(
             break;
         }
         if len < 4 {
-            return Err(SmolvError::TooShort {
-                word: pos,
-                op: OpName(op),
-                len,
-                min: 4,
-            });
+            return Err(SmolvError::TooShort { word: pos, op: OpName(op), len, min: 4 });
         }
         if words[pos + 1] != struct_type {
             break;
@@ -880,12 +798,7 @@ fn encode_member_decorations(
         match decoration_extra_words(decoration) {
             None => put_varint(out, (len - 4) as u32),
             Some(extra) if extra + 4 != len => {
-                return Err(SmolvError::MemberDecorateLength {
-                    word: pos,
-                    decoration,
-                    len,
-                    expected: extra + 4,
-                });
+                return Err(SmolvError::MemberDecorateLength { word: pos, decoration, len, expected: extra + 4 });
             }
             Some(_) => {}
         }
@@ -921,35 +834,19 @@ fn read_header(smolv: &[u8]) -> Result<Header, SmolvError> {
     if smolv.len() < SMOLV_HEADER_BYTES {
         return Err(SmolvError::BadHeader("shorter than the 24-byte header"));
     }
-    let word = |i: usize| {
-        u32::from_le_bytes([
-            smolv[4 * i],
-            smolv[4 * i + 1],
-            smolv[4 * i + 2],
-            smolv[4 * i + 3],
-        ])
-    };
+    let word = |i: usize| u32::from_le_bytes([smolv[4 * i], smolv[4 * i + 1], smolv[4 * i + 2], smolv[4 * i + 3]]);
     if word(0) != SMOLV_MAGIC {
         return Err(SmolvError::BadHeader("wrong magic"));
     }
     let spirv_version = word(1) & 0x00FF_FFFF;
     if !(MIN_SPIRV_VERSION..=MAX_SPIRV_VERSION).contains(&spirv_version) {
-        return Err(SmolvError::BadHeader(
-            "unsupported SPIR-V version (only 1.0 through 1.6)",
-        ));
+        return Err(SmolvError::BadHeader("unsupported SPIR-V version (only 1.0 through 1.6)"));
     }
     let version = word(1) >> 24;
     if version > SMOLV_VERSION {
         return Err(SmolvError::BadHeader("unknown SMOL-V encoding version"));
     }
-    Ok(Header {
-        version,
-        spirv_version,
-        generator: word(2),
-        bound: word(3),
-        schema: word(4),
-        decoded_size: word(5),
-    })
+    Ok(Header { version, spirv_version, generator: word(2), bound: word(3), schema: word(4), decoded_size: word(5) })
 }
 
 /// The size in bytes of the SPIR-V module a SMOL-V buffer decodes to, as stored in its header
@@ -970,19 +867,13 @@ impl Reader<'_> {
     }
 
     fn byte(&mut self) -> Result<u8, SmolvError> {
-        let b = *self
-            .data
-            .get(self.pos)
-            .ok_or(SmolvError::Truncated(self.pos))?;
+        let b = *self.data.get(self.pos).ok_or(SmolvError::Truncated(self.pos))?;
         self.pos += 1;
         Ok(b)
     }
 
     fn word(&mut self) -> Result<u32, SmolvError> {
-        let bytes = self
-            .data
-            .get(self.pos..self.pos + 4)
-            .ok_or(SmolvError::Truncated(self.data.len()))?;
+        let bytes = self.data.get(self.pos..self.pos + 4).ok_or(SmolvError::Truncated(self.data.len()))?;
         self.pos += 4;
         Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
     }
@@ -1032,17 +923,12 @@ pub fn decode(smolv: &[u8]) -> Result<Vec<u8>, SmolvError> {
     let header = read_header(smolv)?;
     let limit = header.decoded_size as usize;
     if limit < SPIRV_HEADER_WORDS * 4 {
-        return Err(SmolvError::BadHeader(
-            "declared decoded size is smaller than a SPIR-V header",
-        ));
+        return Err(SmolvError::BadHeader("declared decoded size is smaller than a SPIR-V header"));
     }
     // One input byte decodes to at most 16 output bytes (a swizzle byte to four words), so a
     // short input cannot make us reserve a huge buffer by claiming a huge size.
     let plausible = smolv.len().saturating_mul(16).saturating_add(64);
-    let mut out = Output {
-        buf: Vec::with_capacity(limit.min(plausible)),
-        limit,
-    };
+    let mut out = Output { buf: Vec::with_capacity(limit.min(plausible)), limit };
 
     out.put(SPIRV_MAGIC)?;
     out.put(header.spirv_version)?;
@@ -1051,10 +937,7 @@ pub fn decode(smolv: &[u8]) -> Result<Vec<u8>, SmolvError> {
     out.put(header.schema)?;
 
     let known = known_ops(header.version);
-    let mut r = Reader {
-        data: smolv,
-        pos: SMOLV_HEADER_BYTES,
-    };
+    let mut r = Reader { data: smolv, pos: SMOLV_HEADER_BYTES };
     let mut prev_result = 0u32;
     let mut prev_decorate = 0u32;
 
@@ -1065,26 +948,16 @@ pub fn decode(smolv: &[u8]) -> Result<Vec<u8>, SmolvError> {
         let encoded_op = remap_op(((packed >> 4) & 0xFFF0) | (packed & 0xF));
         let len = raw_len as usize + 1 + len_bias(encoded_op) as usize;
         let was_swizzle = encoded_op == OP_VECTOR_SHUFFLE_COMPACT;
-        let op = if was_swizzle {
-            OP_VECTOR_SHUFFLE
-        } else {
-            encoded_op
-        };
+        let op = if was_swizzle { OP_VECTOR_SHUFFLE } else { encoded_op };
         let info = op_info(op, known);
-        let malformed = |reason: String| SmolvError::Malformed {
-            pos: start,
-            op: OpName(op),
-            reason,
-        };
+        let malformed = |reason: String| SmolvError::Malformed { pos: start, op: OpName(op), reason };
 
         if len > 0xFFFF {
             return Err(malformed(format!("length {len} does not fit in 16 bits")));
         }
         let min = min_encodable_len(op, info);
         if len < min {
-            return Err(malformed(format!(
-                "length {len} is below its minimum {min}"
-            )));
+            return Err(malformed(format!("length {len} is below its minimum {min}")));
         }
         out.put(((len as u32) << 16) | op)?;
 
@@ -1107,8 +980,7 @@ pub fn decode(smolv: &[u8]) -> Result<Vec<u8>, SmolvError> {
         }
 
         if op == OP_MEMBER_DECORATE {
-            decode_member_decorations(&mut r, &mut out, len, prev_decorate)
-                .map_err(|reason| reason.into_error(start))?;
+            decode_member_decorations(&mut r, &mut out, len, prev_decorate).map_err(|reason| reason.into_error(start))?;
             continue;
         }
 
@@ -1135,10 +1007,7 @@ pub fn decode(smolv: &[u8]) -> Result<Vec<u8>, SmolvError> {
     }
 
     if out.buf.len() != limit {
-        return Err(SmolvError::SizeMismatch {
-            actual: out.buf.len(),
-            declared: limit,
-        });
+        return Err(SmolvError::SizeMismatch { actual: out.buf.len(), declared: limit });
     }
     Ok(out.buf)
 }
@@ -1160,30 +1029,19 @@ impl GroupError {
     fn into_error(self, pos: usize) -> SmolvError {
         match self {
             GroupError::Plain(e) => e,
-            GroupError::Structure(reason) => SmolvError::Malformed {
-                pos,
-                op: OpName(OP_MEMBER_DECORATE),
-                reason,
-            },
+            GroupError::Structure(reason) => SmolvError::Malformed { pos, op: OpName(OP_MEMBER_DECORATE), reason },
         }
     }
 }
 
 /// Decodes a member-decoration group whose first instruction's length, opcode and target are
 /// already written.
-fn decode_member_decorations(
-    r: &mut Reader<'_>,
-    out: &mut Output,
-    first_len: usize,
-    target: u32,
-) -> Result<(), GroupError> {
+fn decode_member_decorations(r: &mut Reader<'_>, out: &mut Output, first_len: usize, target: u32) -> Result<(), GroupError> {
     let count = r.byte()?;
     if count == 0 {
         // The encoder always puts the opening instruction in its group; without it the
         // instruction already written would be cut short.
-        return Err(GroupError::Structure(
-            "empty member decoration group".into(),
-        ));
+        return Err(GroupError::Structure("empty member decoration group".into()));
     }
     let mut prev_index = 0u32;
     let mut prev_offset = 0u32;
@@ -1196,15 +1054,11 @@ fn decode_member_decorations(
             None => (r.varint()? as usize).saturating_add(4),
         };
         if len > 0xFFFF {
-            return Err(GroupError::Structure(format!(
-                "member decoration length {len} does not fit in 16 bits"
-            )));
+            return Err(GroupError::Structure(format!("member decoration length {len} does not fit in 16 bits")));
         }
         if m == 0 {
             if len != first_len {
-                return Err(GroupError::Structure(format!(
-                    "first member decoration has length {len}, but the instruction header says {first_len}"
-                )));
+                return Err(GroupError::Structure(format!("first member decoration has length {len}, but the instruction header says {first_len}")));
             }
         } else {
             out.put(((len as u32) << 16) | OP_MEMBER_DECORATE)?;
@@ -1253,18 +1107,18 @@ mod tests {
                 (72, &[7, 0, 35, 0]),                       // OpMemberDecorate %7 0 Offset 0
                 (72, &[7, 1, 35, 16]),                      // OpMemberDecorate %7 1 Offset 16
                 (72, &[7, 1, 5]),                           // OpMemberDecorate %7 1 ColMajor
-                (72, &[7, 1, 11, 3]), // OpMemberDecorate %7 1 BuiltIn (unknown length)
-                (72, &[8, 0, 30, 1]), // different struct: new group
-                (19, &[2]),           // OpTypeVoid
-                (22, &[3, 32]),       // OpTypeFloat
-                (23, &[4, 3, 4]),     // OpTypeVector
-                (79, &[4, 10, 9, 9, 0, 1, 2, 3]), // OpVectorShuffle, compact
-                (79, &[4, 11, 9, 9, 7, 6]), // OpVectorShuffle, not compact
-                (79, &[4, 12, 9, 9, 0xFFFF_FFFF]), // undefined component
-                (43, &[3, 13, 0x3F80_0000]), // OpConstant
-                (8, &[1, 2, 3]),      // OpLine
-                (250, &[13, 20, 5]),  // OpBranchConditional, forward targets
-                (5000, &[1, 2, 3]),   // unknown opcode: raw words
+                (72, &[7, 1, 11, 3]),                       // OpMemberDecorate %7 1 BuiltIn (unknown length)
+                (72, &[8, 0, 30, 1]),                       // different struct: new group
+                (19, &[2]),                                 // OpTypeVoid
+                (22, &[3, 32]),                             // OpTypeFloat
+                (23, &[4, 3, 4]),                           // OpTypeVector
+                (79, &[4, 10, 9, 9, 0, 1, 2, 3]),           // OpVectorShuffle, compact
+                (79, &[4, 11, 9, 9, 7, 6]),                 // OpVectorShuffle, not compact
+                (79, &[4, 12, 9, 9, 0xFFFF_FFFF]),          // undefined component
+                (43, &[3, 13, 0x3F80_0000]),                // OpConstant
+                (8, &[1, 2, 3]),                            // OpLine
+                (250, &[13, 20, 5]),                        // OpBranchConditional, forward targets
+                (5000, &[1, 2, 3]),                         // unknown opcode: raw words
             ],
         )
     }
@@ -1275,8 +1129,7 @@ mod tests {
             if name.is_empty() || i == OP_VECTOR_SHUFFLE_COMPACT as usize {
                 continue;
             }
-            let op = rspirv::spirv::Op::from_u32(i as u32)
-                .unwrap_or_else(|| panic!("row {i} ({name}) is not a SPIR-V opcode"));
+            let op = rspirv::spirv::Op::from_u32(i as u32).unwrap_or_else(|| panic!("row {i} ({name}) is not a SPIR-V opcode"));
             assert_eq!(format!("{op:?}"), name, "row {i}");
         }
     }
@@ -1287,10 +1140,7 @@ mod tests {
             assert_eq!(remap_op(remap_op(op)), op);
         }
         for &(a, b) in &OP_REMAP {
-            assert!(
-                a.min(b) < 16,
-                "remap pair ({a}, {b}) does not bring an op below 16"
-            );
+            assert!(a.min(b) < 16, "remap pair ({a}, {b}) does not bring an op below 16");
         }
     }
 
@@ -1309,15 +1159,9 @@ mod tests {
         }
         assert_eq!(zig_encode(-1), 1);
         assert_eq!(zig_encode(1), 2);
-        let mut r = Reader {
-            data: &[0x80; 6],
-            pos: 0,
-        };
+        let mut r = Reader { data: &[0x80; 6], pos: 0 };
         assert!(matches!(r.varint(), Err(SmolvError::VarintTooLong(0))));
-        let mut r = Reader {
-            data: &[0x80, 0x80],
-            pos: 0,
-        };
+        let mut r = Reader { data: &[0x80, 0x80], pos: 0 };
         assert!(matches!(r.varint(), Err(SmolvError::Truncated(2))));
     }
 
@@ -1368,8 +1212,7 @@ mod tests {
 
     #[test]
     fn long_member_decoration_runs_split_at_255() {
-        let insns: Vec<(u32, Vec<u32>)> =
-            (0..600u32).map(|i| (72, vec![7, i, 35, i * 4])).collect();
+        let insns: Vec<(u32, Vec<u32>)> = (0..600u32).map(|i| (72, vec![7, i, 35, i * 4])).collect();
         let refs: Vec<(u32, &[u32])> = insns.iter().map(|(op, v)| (*op, v.as_slice())).collect();
         let spv = module(0x0001_0000, &refs);
         assert_eq!(decode(&encode(&spv, false).unwrap()).unwrap(), spv);
@@ -1377,68 +1220,38 @@ mod tests {
 
     #[test]
     fn encode_rejects_malformed_modules() {
-        assert!(matches!(
-            encode(&[0; 22], false),
-            Err(SmolvError::SizeNotMultipleOf4(22))
-        ));
-        assert!(matches!(
-            encode(&[0; 16], false),
-            Err(SmolvError::BadSpirvHeader(_))
-        ));
+        assert!(matches!(encode(&[0; 22], false), Err(SmolvError::SizeNotMultipleOf4(22))));
+        assert!(matches!(encode(&[0; 16], false), Err(SmolvError::BadSpirvHeader(_))));
         let mut spv = sample();
         spv[4..8].copy_from_slice(&0x0001_0700u32.to_le_bytes());
-        assert!(matches!(
-            encode(&spv, false),
-            Err(SmolvError::BadSpirvHeader(_))
-        ));
+        assert!(matches!(encode(&spv, false), Err(SmolvError::BadSpirvHeader(_))));
 
         let short_array = module(0x0001_0000, &[(28, &[])]);
         let err = encode(&short_array, false).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "instruction at word 5 (OpTypeArray) has length 1, below its minimum 2"
-        );
+        assert_eq!(err.to_string(), "instruction at word 5 (OpTypeArray) has length 1, below its minimum 2");
 
         let short_shuffle = module(0x0001_0000, &[(79, &[1, 2, 3])]);
-        assert!(matches!(
-            encode(&short_shuffle, false),
-            Err(SmolvError::TooShort { min: 5, .. })
-        ));
+        assert!(matches!(encode(&short_shuffle, false), Err(SmolvError::TooShort { min: 5, .. })));
 
         let short_member = module(0x0001_0000, &[(72, &[1, 2])]);
-        assert!(matches!(
-            encode(&short_member, false),
-            Err(SmolvError::TooShort { min: 4, .. })
-        ));
+        assert!(matches!(encode(&short_member, false), Err(SmolvError::TooShort { min: 4, .. })));
 
         let bad_offset = module(0x0001_0000, &[(72, &[1, 2, 35])]);
-        assert!(matches!(
-            encode(&bad_offset, false),
-            Err(SmolvError::MemberDecorateLength { .. })
-        ));
+        assert!(matches!(encode(&bad_offset, false), Err(SmolvError::MemberDecorateLength { .. })));
 
         let mut past_end = module(0x0001_0000, &[(17, &[1])]);
         past_end[20..24].copy_from_slice(&((9u32 << 16) | 17).to_le_bytes());
-        assert!(matches!(
-            encode(&past_end, false),
-            Err(SmolvError::PastEnd { .. })
-        ));
+        assert!(matches!(encode(&past_end, false), Err(SmolvError::PastEnd { .. })));
 
         let mut zero = module(0x0001_0000, &[(17, &[1])]);
         zero[20..24].copy_from_slice(&17u32.to_le_bytes());
-        assert!(matches!(
-            encode(&zero, false),
-            Err(SmolvError::ZeroLength { .. })
-        ));
+        assert!(matches!(encode(&zero, false), Err(SmolvError::ZeroLength { .. })));
     }
 
     #[test]
     fn decode_rejects_bad_headers() {
         let smolv = encode(&sample(), false).unwrap();
-        assert!(matches!(
-            decode(&smolv[..23]),
-            Err(SmolvError::BadHeader(_))
-        ));
+        assert!(matches!(decode(&smolv[..23]), Err(SmolvError::BadHeader(_))));
         let mut bad = smolv.clone();
         bad[0] ^= 1;
         assert!(matches!(decode(&bad), Err(SmolvError::BadHeader(_))));
@@ -1457,10 +1270,7 @@ mod tests {
     fn decode_survives_corruption() {
         let smolv = encode(&sample(), false).unwrap();
         for cut in 0..smolv.len() {
-            assert!(
-                decode(&smolv[..cut]).is_err(),
-                "truncated to {cut} bytes decoded"
-            );
+            assert!(decode(&smolv[..cut]).is_err(), "truncated to {cut} bytes decoded");
         }
         for byte in 0..smolv.len() {
             for bit in 0..8 {

@@ -27,9 +27,7 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 pub const TEMP_SUFFIX: &str = ".tmp";
 
 fn temp_path_for(dest: &Path) -> io::Result<PathBuf> {
-    let name = dest.file_name().ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name")
-    })?;
+    let name = dest.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name"))?;
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);

@@ -58,11 +58,7 @@ pub fn header_path(out: &Path) -> PathBuf {
 
 /// Writes `out` (the `.cpp`) and [`header_path`]`(out)`. Returns the blob sizes. On error no
 /// file was replaced and no temporary file is left.
-pub fn write(
-    out: &Path,
-    entries: &[CacheEntry],
-    opts: &WriteOptions,
-) -> Result<CacheSizes, CacheWriteError> {
+pub fn write(out: &Path, entries: &[CacheEntry], opts: &WriteOptions) -> Result<CacheSizes, CacheWriteError> {
     write_prepacked(out, entries, opts, None)
 }
 
@@ -79,10 +75,7 @@ pub fn write_prepacked(
         .file_name()
         .and_then(|n| n.to_str())
         .filter(|n| !n.contains(['"', '\\', '\n', '\r']))
-        .ok_or_else(|| CacheWriteError::BadPath {
-            path: out.to_path_buf(),
-            reason: "the output needs a file name usable in #include \"...\"",
-        })?
+        .ok_or_else(|| CacheWriteError::BadPath { path: out.to_path_buf(), reason: "the output needs a file name usable in #include \"...\"" })?
         .to_owned();
     if header == out {
         return Err(CacheWriteError::BadPath {
@@ -103,10 +96,7 @@ pub fn write_prepacked(
 
 /// One row of `g_shaderCacheEntries[]`, without the leading tab and trailing newline.
 pub(crate) fn format_row(r: &Row) -> String {
-    format!(
-        "{{ 0x{:X}, {}, {}, {}, {}, {}, nullptr }},",
-        r.key, r.dxil_offset, r.dxil_size, r.spirv_offset, r.spirv_size, r.spec_constants_mask
-    )
+    format!("{{ 0x{:X}, {}, {}, {}, {}, {}, nullptr }},", r.key, r.dxil_offset, r.dxil_size, r.spirv_offset, r.spirv_size, r.spec_constants_mask)
 }
 
 fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str) -> io::Result<()> {
@@ -124,9 +114,7 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str) -> io::Result<()>
     )
     .unwrap();
     writeln!(s, "#include \"{header_name}\"\n").unwrap();
-    s.push_str(
-        "static_assert(SHREC_CACHE_LAYOUT_VERSION == 1, \"shader cache header and .cpp come from different shrec versions\");\n\n",
-    );
+    s.push_str("static_assert(SHREC_CACHE_LAYOUT_VERSION == 1, \"shader cache header and .cpp come from different shrec versions\");\n\n");
     if l.layout == CacheLayout::PerShader {
         s.push_str("#ifndef SHREC_CACHE_PER_SHADER_FRAMES\n#error \"this .cpp has per-shader frames but its header was written for another layout\"\n#endif\n\n");
     }

@@ -199,10 +199,7 @@ impl Store {
         std::fs::create_dir_all(&dir).map_err(|source| StoreError::Open { path: dir.clone(), source })?;
         let tag = dir.join("CACHEDIR.TAG");
         if !tag.exists() {
-            let _ = atomic::write(
-                &tag,
-                b"Signature: 8a477f597d28d172789f06886806bc55\n# This directory is shrec's incremental shader cache.\n",
-            );
+            let _ = atomic::write(&tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# This directory is shrec's incremental shader cache.\n");
         }
         Ok(Store {
             dir,
@@ -393,10 +390,7 @@ fn decode(key: &ArtifactKey, b: &[u8]) -> Result<Artifacts, MissReason> {
     let meta_count = pu32(28) as u64;
     let dxil_len = pu64(32);
     let spirv_len = pu64(40);
-    let needed = (PAYLOAD_FIXED_LEN as u64)
-        .checked_add(meta_count * 4)
-        .and_then(|n| n.checked_add(dxil_len))
-        .and_then(|n| n.checked_add(spirv_len));
+    let needed = (PAYLOAD_FIXED_LEN as u64).checked_add(meta_count * 4).and_then(|n| n.checked_add(dxil_len)).and_then(|n| n.checked_add(spirv_len));
     if needed != Some(p.len() as u64) {
         return Err(MissReason::Malformed("section lengths do not add up"));
     }
@@ -433,13 +427,7 @@ mod tests {
     #[test]
     fn every_truncation_is_a_miss() {
         let key = ArtifactKey(42);
-        let a = Artifacts {
-            dxil: Some(vec![1, 2, 3]),
-            spirv: None,
-            meta: vec![7, 8],
-            spec_constants_mask: 5,
-            hlsl_len: 99,
-        };
+        let a = Artifacts { dxil: Some(vec![1, 2, 3]), spirv: None, meta: vec![7, 8], spec_constants_mask: 5, hlsl_len: 99 };
         let bytes = encode(&key, &a).unwrap();
         assert_eq!(decode(&key, &bytes), Ok(a));
         for n in 0..bytes.len() {

@@ -91,10 +91,7 @@ impl Layout {
         CacheSizes {
             entries: self.rows.len(),
             dxil: BackendSize { raw: self.dxil.raw_len, compressed: self.dxil.compressed.len() as u64 },
-            spirv: BackendSize {
-                raw: self.spirv.raw_len,
-                compressed: self.spirv.compressed.len() as u64,
-            },
+            spirv: BackendSize { raw: self.spirv.raw_len, compressed: self.spirv.compressed.len() as u64 },
             layout: self.layout,
             dxil_dict: self.dxil.dict.len() as u64,
             spirv_dict: self.spirv.dict.len() as u64,
@@ -128,8 +125,10 @@ fn encode<'a>(path: &Path, entries: &'a [CacheEntry], opts: &WriteOptions) -> Re
             match (&e.spirv, encoding) {
                 (None, _) => Ok(None),
                 (Some(s), SpirvEncoding::Raw) => Ok(Some(Cow::Borrowed(s.as_slice()))),
-                (Some(s), enc) => encode_spirv(s, enc).map(|v| Some(Cow::Owned(v))).map_err(|reason| {
-                    CacheWriteError::SpirvEncoding { path: path.to_path_buf(), key: e.key, reason }
+                (Some(s), enc) => encode_spirv(s, enc).map(|v| Some(Cow::Owned(v))).map_err(|reason| CacheWriteError::SpirvEncoding {
+                    path: path.to_path_buf(),
+                    key: e.key,
+                    reason,
                 }),
             }
         })
@@ -161,12 +160,7 @@ fn merge_sorted<'a>(path: &Path, entries: &'a [CacheEntry]) -> Result<Vec<&'a Ca
 /// `packed` when a [`SinglePacker`] made them during the build from exactly these entries
 /// (checked; otherwise they are compressed here, with the same code, so the bytes are the same
 /// either way).
-pub(crate) fn build_prepacked(
-    path: &Path,
-    entries: &[CacheEntry],
-    opts: &WriteOptions,
-    packed: Option<Packed>,
-) -> Result<Layout, CacheWriteError> {
+pub(crate) fn build_prepacked(path: &Path, entries: &[CacheEntry], opts: &WriteOptions, packed: Option<Packed>) -> Result<Layout, CacheWriteError> {
     let packed = packed.filter(|p| opts.layout == CacheLayout::Single && p.encoding == opts.spirv_encoding && p.level == opts.zstd_level);
     if let Some(p) = packed {
         let unique = merge_sorted(path, entries)?;
@@ -194,15 +188,12 @@ pub(crate) fn build_prepacked(
     let spirv_sizes: Vec<Option<u32>> = spirv.iter().map(|s| s.as_ref().map(|s| s.len() as u32)).collect();
     let (mut rows, meta) = rows_and_meta(&unique, &spirv_sizes);
 
-    let compress_err = |backend: &'static str| {
-        move |source| CacheWriteError::Compress { path: path.to_path_buf(), backend, source }
-    };
+    let compress_err = |backend: &'static str| move |source| CacheWriteError::Compress { path: path.to_path_buf(), backend, source };
     let (dxil, spirv_blob) = match opts.layout {
         CacheLayout::Single => {
             let dxil_blobs: Vec<&[u8]> = unique.iter().filter_map(|e| e.dxil.as_deref()).collect();
             let spirv_blobs: Vec<&[u8]> = spirv.iter().flatten().map(|s| &**s).collect();
-            let (dxil_c, spirv_c) =
-                rayon::join(|| frame_of(&dxil_blobs, opts.zstd_level), || frame_of(&spirv_blobs, opts.zstd_level));
+            let (dxil_c, spirv_c) = rayon::join(|| frame_of(&dxil_blobs, opts.zstd_level), || frame_of(&spirv_blobs, opts.zstd_level));
             (dxil_c.map_err(compress_err("DXIL"))?, spirv_c.map_err(compress_err("SPIR-V"))?)
         }
         CacheLayout::PerShader => {

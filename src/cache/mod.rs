@@ -126,12 +126,7 @@ pub struct WriteOptions {
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions {
-            zstd_level: DEFAULT_ZSTD_LEVEL,
-            spirv_encoding: SpirvEncoding::Smolv,
-            layout: CacheLayout::Single,
-            zstd_dict: None,
-        }
+        WriteOptions { zstd_level: DEFAULT_ZSTD_LEVEL, spirv_encoding: SpirvEncoding::Smolv, layout: CacheLayout::Single, zstd_dict: None }
     }
 }
 

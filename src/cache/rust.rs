@@ -34,11 +34,7 @@ pub fn blob_paths(out: &Path) -> (PathBuf, PathBuf) {
 
 /// Writes the module `out` and its two blob files. Returns the blob sizes. On error no file
 /// was replaced and no temporary file is left.
-pub fn write(
-    out: &Path,
-    entries: &[CacheEntry],
-    opts: &WriteOptions,
-) -> Result<CacheSizes, CacheWriteError> {
+pub fn write(out: &Path, entries: &[CacheEntry], opts: &WriteOptions) -> Result<CacheSizes, CacheWriteError> {
     write_prepacked(out, entries, opts, None)
 }
 
@@ -52,22 +48,14 @@ pub fn write_prepacked(
 ) -> Result<CacheSizes, CacheWriteError> {
     let (dxil_path, spirv_path) = blob_paths(out);
     let name_of = |p: &Path| -> Result<String, CacheWriteError> {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .filter(|n| !n.contains(['"', '\\', '\n', '\r']))
-            .map(str::to_owned)
-            .ok_or_else(|| CacheWriteError::BadPath {
-                path: out.to_path_buf(),
-                reason: "the output needs a file name usable in include_bytes!(\"...\")",
-            })
+        p.file_name().and_then(|n| n.to_str()).filter(|n| !n.contains(['"', '\\', '\n', '\r'])).map(str::to_owned).ok_or_else(|| {
+            CacheWriteError::BadPath { path: out.to_path_buf(), reason: "the output needs a file name usable in include_bytes!(\"...\")" }
+        })
     };
     let dxil_name = name_of(&dxil_path)?;
     let spirv_name = name_of(&spirv_path)?;
     if dxil_path == out || spirv_path == out {
-        return Err(CacheWriteError::BadPath {
-            path: out.to_path_buf(),
-            reason: "the module path collides with its blob file names",
-        });
+        return Err(CacheWriteError::BadPath { path: out.to_path_buf(), reason: "the module path collides with its blob file names" });
     }
 
     let layout = layout::build_prepacked(out, entries, opts, packed)?;
@@ -180,8 +168,7 @@ fn render(l: &Layout, module_name: &str, dxil_name: &str, spirv_name: &str) -> S
     s.push('\n');
 
     for f in Family::ALL {
-        writeln!(s, "#[allow(dead_code)]\npub const FAMILY_{}: u32 = {};", f.name().to_uppercase(), f.abi_id())
-            .unwrap();
+        writeln!(s, "#[allow(dead_code)]\npub const FAMILY_{}: u32 = {};", f.name().to_uppercase(), f.abi_id()).unwrap();
     }
     for st in [Stage::Vertex, Stage::Pixel, Stage::Geometry] {
         let name = format!("{st:?}").to_uppercase();
@@ -209,7 +196,8 @@ fn render(l: &Layout, module_name: &str, dxil_name: &str, spirv_name: &str) -> S
     }
 
     if l.layout == CacheLayout::PerShader {
-        writeln!(s, "/// How the blobs are compressed: `LAYOUT_PER_SHADER`.\n#[allow(dead_code)]\npub const LAYOUT: u32 = {};\n", l.layout.abi_id()).unwrap();
+        writeln!(s, "/// How the blobs are compressed: `LAYOUT_PER_SHADER`.\n#[allow(dead_code)]\npub const LAYOUT: u32 = {};\n", l.layout.abi_id())
+            .unwrap();
         for (upper, dict) in [("DXIL", &l.dxil.dict), ("SPIRV", &l.spirv.dict)] {
             writeln!(s, "/// The zstd dictionary of every {upper} frame; empty without `--zstd-dict`.").unwrap();
             write!(s, "#[allow(dead_code)]\npub static {upper}_DICT: &[u8] = &[").unwrap();

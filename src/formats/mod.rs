@@ -47,7 +47,6 @@ impl ContainerKind {
     }
 }
 
-
 /// One shader inside a container (a container may hold several: GFD, SHARCFB, DVLB).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShaderEntry {

@@ -37,7 +37,11 @@ struct Writer<'a> {
 fn float_literal(v: f32) -> String {
     if v.is_finite() {
         let s = format!("{v:?}");
-        if s.contains(['.', 'e', 'E']) { s } else { format!("{s}.0") }
+        if s.contains(['.', 'e', 'E']) {
+            s
+        } else {
+            format!("{s}.0")
+        }
     } else {
         format!("asfloat(0x{:08X}u)", v.to_bits())
     }
@@ -490,7 +494,11 @@ impl Writer<'_> {
                     IndexConv::Trunc => "shrec_index_trunc",
                 };
                 let v = self.expr(value);
-                if *base == 0 { format!("{f}(({v}).x)") } else { format!("{f}(({v}).x) + ({base})") }
+                if *base == 0 {
+                    format!("{f}(({v}).x)")
+                } else {
+                    format!("{f}(({v}).x) + ({base})")
+                }
             }
         }
     }
@@ -607,13 +615,7 @@ impl Writer<'_> {
             }
             Expr::Select { cmp, a, b, if_true, if_false } => {
                 let op = cmp_text(*cmp);
-                format!(
-                    "select({} {op} {}, {}, {})",
-                    self.expr(a),
-                    self.expr(b),
-                    self.expr(if_true),
-                    self.expr(if_false)
-                )
+                format!("select({} {op} {}, {}, {})", self.expr(a), self.expr(b), self.expr(if_true), self.expr(if_false))
             }
             Expr::DotPica(n, a, b) => format!("shrec_pica_dot{n}({}, {})", self.expr(a), self.expr(b)),
             Expr::SelectIf(c, a, b) => format!("(({}) ? {} : {})", self.cond(c), self.expr(a), self.expr(b)),
@@ -630,13 +632,9 @@ impl Writer<'_> {
                     // swizzle such as `((va0).wwww).x`; the cast makes it a plain scalar.
                     SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x))", t.tex_var, t.smp_var, self.expr(l)),
                     SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x)", t.tex_var, t.smp_var, self.expr(b)),
-                    SampleMode::Grad(dx, dy) => format!(
-                        "{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes})",
-                        t.tex_var,
-                        t.smp_var,
-                        self.expr(dx),
-                        self.expr(dy)
-                    ),
+                    SampleMode::Grad(dx, dy) => {
+                        format!("{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes})", t.tex_var, t.smp_var, self.expr(dx), self.expr(dy))
+                    }
                 }
             }
             Expr::QueryLod { tex, coord } => {

@@ -144,7 +144,11 @@ pub enum IExpr {
     /// range give `i32::MIN` (the x86 `cvttss2si` rule Azahar's `static_cast<s32>` gets).
     TruncX86(Box<Expr>),
     /// Lane `lane` of element `reg` of `ModuleExt::uint_buffers[buffer]`, as int.
-    Uniform { buffer: u32, reg: u32, lane: u8 },
+    Uniform {
+        buffer: u32,
+        reg: u32,
+        lane: u8,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -263,7 +267,11 @@ pub enum RegFile {
 pub enum Index {
     Fixed(u32),
     /// `base + round_to_int(value.x)`, with the conversion rule given.
-    Dynamic { base: i32, value: Box<Expr>, conv: IndexConv },
+    Dynamic {
+        base: i32,
+        value: Box<Expr>,
+        conv: IndexConv,
+    },
     /// An integer expression (the frontend guarantees it is in range).
     Int(Box<IExpr>),
 }
@@ -320,17 +328,32 @@ pub enum Expr {
     /// `a * b + c` per lane (IEEE multiply, not fused).
     Mad(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
-    Sample { tex: u32, coord: Box<Expr>, mode: SampleMode },
+    Sample {
+        tex: u32,
+        coord: Box<Expr>,
+        mode: SampleMode,
+    },
     /// Level of detail an implicit-derivative sample of texture `tex` at `coord` computes,
     /// relative to the base level and not clamped to the texture's levels or the sampler's LOD
     /// range, broadcast (pixel shaders only; HLSL `CalculateLevelOfDetailUnclamped`).
-    QueryLod { tex: u32, coord: Box<Expr> },
+    QueryLod {
+        tex: u32,
+        coord: Box<Expr>,
+    },
     /// Size of texture `tex`'s base level in texels: (width, height, depth, 0), 1 for the
     /// dimensions the texture lacks (HLSL `GetDimensions`, through `shrec_tex_size`).
-    TexSize { tex: u32 },
+    TexSize {
+        tex: u32,
+    },
     /// Per-lane select: lane `i` = `a[i] cmp b[i] ? if_true[i] : if_false[i]` (IEEE comparisons:
     /// every comparison with NaN is false except `Ne`). HLSL `select(a cmp b, t, f)`.
-    Select { cmp: CmpOp, a: Box<Expr>, b: Box<Expr>, if_true: Box<Expr>, if_false: Box<Expr> },
+    Select {
+        cmp: CmpOp,
+        a: Box<Expr>,
+        b: Box<Expr>,
+        if_true: Box<Expr>,
+        if_false: Box<Expr>,
+    },
     /// Dot product over the first `n` lanes (2, 3 or 4) with `BinOp::MulPica` products summed
     /// left to right (`((p.x + p.y) + p.z) + p.w`), broadcast.
     DotPica(u8, Box<Expr>, Box<Expr>),
@@ -545,7 +568,10 @@ pub enum Cond {
     Not(Box<Cond>),
     /// True when bit `bit` (0-31) of the raw bits of lane x of `value` (`asuint(value.x)`) is set:
     /// boolean constants packed in a uint word of a constant buffer.
-    BitSet { value: Expr, bit: u32 },
+    BitSet {
+        value: Expr,
+        bit: u32,
+    },
     /// Integer comparison.
     IntCmp(CmpOp, IExpr, IExpr),
     And(Box<Cond>, Box<Cond>),
@@ -561,10 +587,20 @@ pub struct Dst {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Assign { dst: Dst, value: Expr, saturate: bool },
-    If { cond: Cond, then_body: Vec<Stmt>, else_body: Vec<Stmt> },
+    Assign {
+        dst: Dst,
+        value: Expr,
+        saturate: bool,
+    },
+    If {
+        cond: Cond,
+        then_body: Vec<Stmt>,
+        else_body: Vec<Stmt>,
+    },
     /// Repeats until a `Break` (or `Return`/`Discard`) leaves it.
-    Loop { body: Vec<Stmt> },
+    Loop {
+        body: Vec<Stmt>,
+    },
     Break,
     Continue,
     /// Discard the pixel when the condition holds (execution continues as a helper lane).
@@ -572,14 +608,20 @@ pub enum Stmt {
     Return,
     Comment(String),
     /// `int_vars[var] = value` (or `int_vars[var][index] = value`).
-    SetInt { var: u32, index: Option<IExpr>, value: IExpr },
+    SetInt {
+        var: u32,
+        index: Option<IExpr>,
+        value: IExpr,
+    },
     /// Geometry: copy the current values of all `Module::outputs` into vertex slot `slot` (0-2)
     /// of the primitive buffer.
     GsStore(IExpr),
     /// Geometry: append the triangle (slot 0, slot 1, slot 2) — or (slot 1, slot 0, slot 2) when
     /// `invert` holds — to the output stream and restart the strip. Past `max_vertices` the
     /// triangle is dropped.
-    GsEmitTriangle { invert: Cond },
+    GsEmitTriangle {
+        invert: Cond,
+    },
     /// Geometry, strip mode: append one vertex made of the current values of all
     /// `Module::outputs`. Past `max_vertices` appended vertices nothing is appended.
     GsEmitVertex,
@@ -587,14 +629,25 @@ pub enum Stmt {
     GsCutStrip,
     /// Geometry, strip mode: lanes `mask` of ring element `index` = `value`; an index outside
     /// `0..GsStrip::ring_len` writes nothing.
-    RingStore { index: Index, mask: u8, value: Expr },
+    RingStore {
+        index: Index,
+        mask: u8,
+        value: Expr,
+    },
     /// Geometry, strip mode: `dst` = ring element `index` (0 outside `0..GsStrip::ring_len`).
-    RingLoad { dst: Dst, index: Index },
+    RingLoad {
+        dst: Dst,
+        index: Index,
+    },
     /// Xenos memory export of data element eM`element` (0-4): `address` holds eA as raw 32-bit
     /// patterns, `value` the eM register. Formatting, bounds and the store into the guest-memory
     /// buffer are `formats::xenos::memexport`'s rules, written by `shrec_xenos_memexport` of
     /// shader_common.h (the module must define `SHREC_XENOS_MEMEXPORT`).
-    XenosMemExport { address: Expr, value: Expr, element: u32 },
+    XenosMemExport {
+        address: Expr,
+        value: Expr,
+        element: u32,
+    },
 }
 
 impl Module {

@@ -75,10 +75,7 @@ pub fn fill_hash(container: &mut [u8]) -> Result<(), DxilHashError> {
     check_shape(container)?;
     let header = read_u32(container, SIZE_FIELD).unwrap_or(0);
     if usize::try_from(header).ok() != Some(container.len()) {
-        return Err(DxilHashError::SizeMismatch {
-            header,
-            buffer: container.len(),
-        });
+        return Err(DxilHashError::SizeMismatch { header, buffer: container.len() });
     }
     let hash = container_hash(container)?;
     if let Some(slot) = container.get_mut(HASH_OFFSET..HASHED_FROM) {
@@ -92,16 +89,11 @@ pub fn fill_hash(container: &mut [u8]) -> Result<(), DxilHashError> {
 /// False for anything [`container_hash`] rejects, and for a container whose size field disagrees with
 /// the buffer length (such a buffer is truncated or padded, and D3D12 would refuse it too).
 pub fn hash_is_valid(container: &[u8]) -> bool {
-    let size_ok = read_u32(container, SIZE_FIELD)
-        .and_then(|s| usize::try_from(s).ok())
-        .is_some_and(|s| s == container.len());
+    let size_ok = read_u32(container, SIZE_FIELD).and_then(|s| usize::try_from(s).ok()).is_some_and(|s| s == container.len());
     if !size_ok {
         return false;
     }
-    match (
-        container_hash(container),
-        container.get(HASH_OFFSET..HASHED_FROM),
-    ) {
+    match (container_hash(container), container.get(HASH_OFFSET..HASHED_FROM)) {
         (Ok(hash), Some(stored)) => stored == hash,
         _ => false,
     }
@@ -171,14 +163,12 @@ const S: [u32; 64] = [
 
 /// `floor(abs(sin(i + 1)) * 2^32)`.
 const K: [u32; 64] = [
-    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
-    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
-    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
-    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
-    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
-    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
-    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be,
+    0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c,
+    0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1, 0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1,
+    0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
 ];
 
 impl Md5State {
@@ -280,32 +270,18 @@ mod tests {
             (b"a", "0cc175b9c0f1b6a831c399e269772661"),
             (b"abc", "900150983cd24fb0d6963f7d28e17f72"),
             (b"message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
-            (
-                b"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
-                "57edf4a22be3c955ac49da2e2107b67a",
-            ),
+            (b"12345678901234567890123456789012345678901234567890123456789012345678901234567890", "57edf4a22be3c955ac49da2e2107b67a"),
         ];
         for (input, want) in vectors {
-            assert_eq!(
-                hex(&plain_md5(input)),
-                want,
-                "md5({:?})",
-                String::from_utf8_lossy(input)
-            );
+            assert_eq!(hex(&plain_md5(input)), want, "md5({:?})", String::from_utf8_lossy(input));
         }
     }
 
     #[test]
     fn tail_layout_matches_flat_message_for_every_remainder() {
-        let data: Vec<u8> = (0..300u32)
-            .map(|i| (i.wrapping_mul(131) ^ (i >> 3)) as u8)
-            .collect();
+        let data: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(131) ^ (i >> 3)) as u8).collect();
         for n in 0..data.len() {
-            assert_eq!(
-                checksum(&data[..n]),
-                checksum_by_message(&data[..n]),
-                "n = {n}"
-            );
+            assert_eq!(checksum(&data[..n]), checksum_by_message(&data[..n]), "n = {n}");
         }
     }
 
@@ -344,38 +320,20 @@ mod tests {
     #[test]
     fn rejects_non_containers_with_reasons() {
         assert_eq!(container_hash(&[]), Err(DxilHashError::TooShort { len: 0 }));
-        assert_eq!(
-            container_hash(b"DXBC"),
-            Err(DxilHashError::TooShort { len: 4 })
-        );
+        assert_eq!(container_hash(b"DXBC"), Err(DxilHashError::TooShort { len: 4 }));
 
         let mut c = synthetic_container(8);
         c[..4].copy_from_slice(b"DXIL");
-        assert_eq!(
-            container_hash(&c),
-            Err(DxilHashError::BadMagic { found: *b"DXIL" })
-        );
+        assert_eq!(container_hash(&c), Err(DxilHashError::BadMagic { found: *b"DXIL" }));
         assert!(fill_hash(&mut c).is_err());
         assert!(!hash_is_valid(&c));
 
         let mut c = synthetic_container(8);
         c.push(0);
         let err = fill_hash(&mut c).unwrap_err();
-        assert_eq!(
-            err,
-            DxilHashError::SizeMismatch {
-                header: 44,
-                buffer: 45
-            }
-        );
-        assert_eq!(
-            err.to_string(),
-            "size mismatch: header says 44 bytes, buffer is 45 bytes"
-        );
-        assert!(
-            c[4..20].iter().all(|&b| b == 0),
-            "a failed fill_hash must not write"
-        );
+        assert_eq!(err, DxilHashError::SizeMismatch { header: 44, buffer: 45 });
+        assert_eq!(err.to_string(), "size mismatch: header says 44 bytes, buffer is 45 bytes");
+        assert!(c[4..20].iter().all(|&b| b == 0), "a failed fill_hash must not write");
         assert!(!hash_is_valid(&c));
     }
 

@@ -212,11 +212,7 @@ impl ScanIndex {
                         .iter()
                         .map(|e| ErrorRecord { member: chain_of(path, &e.path), offset: e.offset, kind: e.kind, at: e.at, reason: e.reason.clone() })
                         .collect(),
-                    containers: f
-                        .containers
-                        .iter()
-                        .map(|c| (chain_of(path, &c.path), c.format.to_string(), c.members, c.bytes))
-                        .collect(),
+                    containers: f.containers.iter().map(|c| (chain_of(path, &c.path), c.format.to_string(), c.members, c.bytes)).collect(),
                     unopened: f.unopened.iter().map(|(p, what)| (chain_of(path, p), what.clone())).collect(),
                 };
                 Some((path.clone(), record))

@@ -15,8 +15,8 @@ use crate::formats::{self, Family, Stage};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -443,11 +443,7 @@ pub fn to_json(r: &ScanResult) -> Value {
             })
         })
         .collect();
-    let counts: Vec<Value> = r
-        .counts()
-        .into_iter()
-        .map(|((f, st), n)| json!({ "family": f.name(), "stage": st.name_in(f), "count": n }))
-        .collect();
+    let counts: Vec<Value> = r.counts().into_iter().map(|((f, st), n)| json!({ "family": f.name(), "stage": st.name_in(f), "count": n })).collect();
     let errors: Vec<Value> = r
         .errors
         .iter()
@@ -484,9 +480,7 @@ fn read_member(path: &Path, chain: &[String]) -> Result<std::rc::Rc<Vec<u8>>, St
     type Last = Option<(PathBuf, FileStamp, Vec<String>, Rc<Vec<u8>>)>;
     thread_local!(static LAST: RefCell<Last> = const { RefCell::new(None) });
     let stamp = FileStamp::of(&std::fs::metadata(path).map_err(|e| format!("cannot stat: {e}"))?);
-    let hit = LAST.with_borrow(|l| {
-        l.as_ref().filter(|(p, st, c, _)| p == path && *st == stamp && c == chain).map(|(.., b)| b.clone())
-    });
+    let hit = LAST.with_borrow(|l| l.as_ref().filter(|(p, st, c, _)| p == path && *st == stamp && c == chain).map(|(.., b)| b.clone()));
     if let Some(hit) = hit {
         return Ok(hit);
     }
@@ -503,9 +497,10 @@ pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
     if !s.member.is_empty() {
         let member = read_member(&s.path, &s.member)?;
         let range = usize::try_from(s.offset).ok().zip(usize::try_from(s.offset + s.length).ok());
-        return range.and_then(|(a, b)| member.get(a..b)).map(<[u8]>::to_vec).ok_or_else(|| {
-            format!("file changed while building: member has no {} bytes at 0x{:X}", s.length, s.offset)
-        });
+        return range
+            .and_then(|(a, b)| member.get(a..b))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| format!("file changed while building: member has no {} bytes at 0x{:X}", s.length, s.offset));
     }
     let mut f = std::fs::File::open(&s.path).map_err(|e| format!("cannot open: {e}"))?;
     f.seek(SeekFrom::Start(s.offset)).map_err(|e| format!("cannot seek to 0x{:X}: {e}", s.offset))?;

@@ -248,10 +248,7 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
         let invocations = p
             .cases
             .iter()
-            .map(|c| VertexInvocation {
-                attributes: c.attributes.iter().enumerate().map(|(l, a)| (l as u32, *a)).collect(),
-                uniforms: constants(c),
-            })
+            .map(|c| VertexInvocation { attributes: c.attributes.iter().enumerate().map(|(l, a)| (l as u32, *a)).collect(), uniforms: constants(c) })
             .collect();
         check::vertex(gpu, &module, &spirv, textures, invocations, &mut |i| {
             let c = &p.cases[i];
@@ -343,10 +340,18 @@ pub mod gen {
 
     impl G<'_> {
         fn t(&self) -> &'static str {
-            if self.vertex { "vt" } else { "ft" }
+            if self.vertex {
+                "vt"
+            } else {
+                "ft"
+            }
         }
         fn c(&self) -> &'static str {
-            if self.vertex { "vc" } else { "fc" }
+            if self.vertex {
+                "vc"
+            } else {
+                "fc"
+            }
         }
         fn swz(&mut self) -> String {
             match self.rng.below(4) {
@@ -544,7 +549,8 @@ pub mod gen {
                 _ => vec![0x1, 0x2, 0xC],
             };
             for m in parts {
-                let mask = if m == 0xF { String::new() } else { format!(".{}", (0..4).filter(|i| m >> i & 1 == 1).map(|i| LANES[i]).collect::<String>()) };
+                let mask =
+                    if m == 0xF { String::new() } else { format!(".{}", (0..4).filter(|i| m >> i & 1 == 1).map(|i| LANES[i]).collect::<String>()) };
                 let op = *self.rng.pick(&["mov", "add", "mul", "sat", "max", "sub", "frc"]);
                 let s = self.sources(if matches!(op, "mov" | "sat" | "frc") { 1 } else { 2 });
                 self.lines.push(format!("{op} {reg}{mask}, {}", s.join(", ")));
@@ -560,7 +566,17 @@ pub mod gen {
         let version = if rng.chance(30) { 1 } else { 2 };
         let limits = decode::limits(version);
         let max_ops = rng.range(4, 36) as usize;
-        let mut g = G { rng: &mut rng, vertex, version, lines: Vec::new(), ready: Vec::new(), temps: limits.temporaries.min(12), depth: 0, killed: false, max_ops };
+        let mut g = G {
+            rng: &mut rng,
+            vertex,
+            version,
+            lines: Vec::new(),
+            ready: Vec::new(),
+            temps: limits.temporaries.min(12),
+            depth: 0,
+            killed: false,
+            max_ops,
+        };
         if vertex && g.rng.chance(40) {
             g.lines.push("mov vt7, va7".into());
             g.ready.push(7);
@@ -614,9 +630,7 @@ pub mod gen {
         let v4 = |rng: &mut Rng| -> [f32; 4] {
             std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) })
         };
-        let index = |rng: &mut Rng| -> [f32; 4] {
-            std::array::from_fn(|_| rng.range(0, 15) as f32 + *rng.pick(&[0.0, 0.0, 0.25, -0.25]))
-        };
+        let index = |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| rng.range(0, 15) as f32 + *rng.pick(&[0.0, 0.0, 0.25, -0.25])) };
         let mut c = Case::default();
         let nconst = if vertex { 32 } else { 16 };
         c.constants = (0..nconst).map(|_| v4(rng)).collect();
@@ -637,12 +651,7 @@ pub mod gen {
                 }
             }
             // 2d texel centres: (i + 0.5) / 8 covers both 4×4 and 8×8 textures; one texel per pixel.
-            c.varyings[6] = [
-                (rng.range(0, 5) as f32 + 0.5) / 8.0,
-                (rng.range(0, 5) as f32 + 0.5) / 8.0,
-                rng.dyadic(2, 4),
-                rng.dyadic(2, 4),
-            ];
+            c.varyings[6] = [(rng.range(0, 5) as f32 + 0.5) / 8.0, (rng.range(0, 5) as f32 + 0.5) / 8.0, rng.dyadic(2, 4), rng.dyadic(2, 4)];
             c.slope_x[6] = [0.125, 0.0, 0.0, 0.0];
             c.slope_y[6] = [0.0, 0.125, 0.0, 0.0];
             let mut dir = [rng.dyadic(0, 4) * 0.5, rng.dyadic(0, 4) * 0.5, if rng.chance(50) { 1.0 } else { -1.0 }, rng.dyadic(1, 4)];

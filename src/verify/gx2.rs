@@ -128,13 +128,37 @@ pub mod asm {
     /// A CF instruction.
     #[derive(Clone, Debug)]
     pub enum C {
-        N { op: &'static str, addr: u32, pop: u32, cf_const: u32, tex: Vec<T> },
-        Alu { op: &'static str, kc: [(u32, u32, u32); 2], groups: Vec<G> },
+        N {
+            op: &'static str,
+            addr: u32,
+            pop: u32,
+            cf_const: u32,
+            tex: Vec<T>,
+        },
+        Alu {
+            op: &'static str,
+            kc: [(u32, u32, u32); 2],
+            groups: Vec<G>,
+        },
         /// EXP/EXP_DONE: type (0 pixel, 1 pos, 2 param), base, gpr, burst, sel.
-        Exp { done: bool, ty: u32, base: u32, gpr: u32, burst: u32, sel: [u32; 4] },
+        Exp {
+            done: bool,
+            ty: u32,
+            base: u32,
+            gpr: u32,
+            burst: u32,
+            sel: [u32; 4],
+        },
         /// MEM_RING: type (0 WRITE, 1 WRITE_IND), ARRAY_BASE (dwords), GPR, INDEX_GPR, burst,
         /// COMP_MASK; ELEM_SIZE 3, ARRAY_SIZE 0xFFF.
-        Ring { ty: u32, base: u32, gpr: u32, index_gpr: u32, burst: u32, mask: u32 },
+        Ring {
+            ty: u32,
+            base: u32,
+            gpr: u32,
+            index_gpr: u32,
+            burst: u32,
+            mask: u32,
+        },
     }
     /// A ring FETCH (buffer 0x9F, NO_INDEX_OFFSET, the ring's own format): R\[dst\] = the float4
     /// at dword asint(R\[src\].chan) + offset / 4, through `dst_sel`.
@@ -187,7 +211,13 @@ pub mod asm {
                             clause.extend(i.words(k + 1 == insts.len()));
                         }
                         // exactly the literal dwords the sources reference (the decoder's rule)
-                        let need = insts.iter().flat_map(|i| i.src.iter()).filter(|s| s.sel == isa::SEL_LITERAL).map(|s| s.chan as usize + 1).max().unwrap_or(0);
+                        let need = insts
+                            .iter()
+                            .flat_map(|i| i.src.iter())
+                            .filter(|s| s.sel == isa::SEL_LITERAL)
+                            .map(|s| s.chan as usize + 1)
+                            .max()
+                            .unwrap_or(0);
                         let mut l: Vec<u32> = lits.iter().copied().chain(std::iter::repeat(0)).take(need).collect();
                         if l.len() % 2 == 1 {
                             l.push(0);
@@ -195,15 +225,11 @@ pub mod asm {
                         clause.extend(l);
                     }
                     let count = slot(&clause) - at - 1;
-                    [
-                        at | kc[0].0 << 22 | kc[1].0 << 26 | kc[0].1 << 30,
-                        kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31,
-                    ]
+                    [at | kc[0].0 << 22 | kc[1].0 << 26 | kc[0].1 << 30, kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31]
                 }
-                C::Ring { ty, base, gpr, index_gpr, burst, mask } => [
-                    base | ty << 13 | gpr << 15 | index_gpr << 23 | 3 << 30,
-                    0xFFF | mask << 12 | burst << 17 | end << 21 | 0x26 << 23 | 1 << 31,
-                ],
+                C::Ring { ty, base, gpr, index_gpr, burst, mask } => {
+                    [base | ty << 13 | gpr << 15 | index_gpr << 23 | 3 << 30, 0xFFF | mask << 12 | burst << 17 | end << 21 | 0x26 << 23 | 1 << 31]
+                }
                 C::Exp { done, ty, base, gpr, burst, sel } => {
                     let op = if *done { 0x28 } else { 0x27 };
                     [base | ty << 13 | gpr << 15, sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | burst << 17 | end << 21 | op << 23 | 1 << 31]
@@ -436,12 +462,8 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
             vertex_expect(&t.shader, &r)
         })
     } else {
-        let quads: Vec<FragmentQuad> = t
-            .quads
-            .iter()
-            .enumerate()
-            .map(|(q, fq)| FragmentQuad { uniforms: uniform_data(&module, &t.cases[4 * q]), ..fq.clone() })
-            .collect();
+        let quads: Vec<FragmentQuad> =
+            t.quads.iter().enumerate().map(|(q, fq)| FragmentQuad { uniforms: uniform_data(&module, &t.cases[4 * q]), ..fq.clone() }).collect();
         check::fragment(gpu, &module, &spirv, textures(&module, &first), quads, &mut |q, _| {
             let inp: [Inputs; 4] = std::array::from_fn(|p| t.cases[4 * q + p].clone());
             let runs = interp::run_quad(&t.shader, &prog, &inp);
@@ -488,7 +510,8 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
 /// floats, c1 / CB\[1\] the same as ints; textures get texel values at resource 0.
 pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
     let few = rng.chance(25);
-    let f4 = |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) }) };
+    let f4 =
+        |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) }) };
     let mut inp = Inputs::default();
     for l in 0..n_attr.max(4) {
         inp.attribs.insert(l, f4(rng));
@@ -514,28 +537,104 @@ pub mod gen {
     }
 
     /// Float ops (VEC|TRANS, 1-2 sources).
-    pub const FLOAT2: &[&str] =
-        &["ADD", "MUL", "MUL_IEEE", "MAX", "MIN", "MAX_DX10", "MIN_DX10", "SETE", "SETGT", "SETGE", "SETNE", "SETE_DX10", "SETGT_DX10", "SETGE_DX10", "SETNE_DX10"];
+    pub const FLOAT2: &[&str] = &[
+        "ADD",
+        "MUL",
+        "MUL_IEEE",
+        "MAX",
+        "MIN",
+        "MAX_DX10",
+        "MIN_DX10",
+        "SETE",
+        "SETGT",
+        "SETGE",
+        "SETNE",
+        "SETE_DX10",
+        "SETGT_DX10",
+        "SETGE_DX10",
+        "SETNE_DX10",
+    ];
     pub const FLOAT1: &[&str] = &["FRACT", "TRUNC", "CEIL", "RNDNE", "FLOOR", "MOV"];
     pub const INT2: &[&str] = &[
-        "AND_INT", "OR_INT", "XOR_INT", "ADD_INT", "SUB_INT", "MAX_INT", "MIN_INT", "MAX_UINT", "MIN_UINT", "SETE_INT", "SETGT_INT", "SETGE_INT", "SETNE_INT",
-        "SETGT_UINT", "SETGE_UINT", "ASHR_INT", "LSHR_INT", "LSHL_INT",
+        "AND_INT",
+        "OR_INT",
+        "XOR_INT",
+        "ADD_INT",
+        "SUB_INT",
+        "MAX_INT",
+        "MIN_INT",
+        "MAX_UINT",
+        "MIN_UINT",
+        "SETE_INT",
+        "SETGT_INT",
+        "SETGE_INT",
+        "SETNE_INT",
+        "SETGT_UINT",
+        "SETGE_UINT",
+        "ASHR_INT",
+        "LSHR_INT",
+        "LSHL_INT",
     ];
     pub const INT1: &[&str] = &["NOT_INT"];
     /// Trans-only (slot t).
     pub const TRANS: &[&str] = &[
-        "EXP_IEEE", "LOG_CLAMPED", "LOG_IEEE", "RECIP_CLAMPED", "RECIP_FF", "RECIP_IEEE", "RECIPSQRT_CLAMPED", "RECIPSQRT_FF", "RECIPSQRT_IEEE", "SQRT_IEEE",
-        "FLT_TO_INT", "INT_TO_FLT", "UINT_TO_FLT", "SIN", "COS", "MULLO_INT", "MULHI_INT", "MULLO_UINT", "MULHI_UINT", "FLT_TO_UINT",
+        "EXP_IEEE",
+        "LOG_CLAMPED",
+        "LOG_IEEE",
+        "RECIP_CLAMPED",
+        "RECIP_FF",
+        "RECIP_IEEE",
+        "RECIPSQRT_CLAMPED",
+        "RECIPSQRT_FF",
+        "RECIPSQRT_IEEE",
+        "SQRT_IEEE",
+        "FLT_TO_INT",
+        "INT_TO_FLT",
+        "UINT_TO_FLT",
+        "SIN",
+        "COS",
+        "MULLO_INT",
+        "MULHI_INT",
+        "MULLO_UINT",
+        "MULHI_UINT",
+        "FLT_TO_UINT",
     ];
     pub const OP3: &[&str] = &[
-        "MULADD", "MULADD_M2", "MULADD_M4", "MULADD_D2", "MULADD_IEEE", "MULADD_IEEE_M2", "MULADD_IEEE_M4", "MULADD_IEEE_D2", "FMA", "CNDE", "CNDGT", "CNDGE",
-        "CNDE_INT", "CNDGT_INT", "CNDGE_INT", "BFE_UINT", "BFE_INT", "BFI_INT",
+        "MULADD",
+        "MULADD_M2",
+        "MULADD_M4",
+        "MULADD_D2",
+        "MULADD_IEEE",
+        "MULADD_IEEE_M2",
+        "MULADD_IEEE_M4",
+        "MULADD_IEEE_D2",
+        "FMA",
+        "CNDE",
+        "CNDGT",
+        "CNDGE",
+        "CNDE_INT",
+        "CNDGT_INT",
+        "CNDGE_INT",
+        "BFE_UINT",
+        "BFE_INT",
+        "BFI_INT",
     ];
     pub const PRED: &[&str] = &[
-        "PRED_SETE", "PRED_SETGT", "PRED_SETGE", "PRED_SETNE", "PRED_SETE_INT", "PRED_SETGT_INT", "PRED_SETGE_INT", "PRED_SETNE_INT", "PRED_SETGT_UINT",
-        "PRED_SETGE_UINT", "PRED_SET_CLR", "PRED_SET_RESTORE",
+        "PRED_SETE",
+        "PRED_SETGT",
+        "PRED_SETGE",
+        "PRED_SETNE",
+        "PRED_SETE_INT",
+        "PRED_SETGT_INT",
+        "PRED_SETGE_INT",
+        "PRED_SETNE_INT",
+        "PRED_SETGT_UINT",
+        "PRED_SETGE_UINT",
+        "PRED_SET_CLR",
+        "PRED_SET_RESTORE",
     ];
-    pub const KILL: &[&str] = &["KILLE", "KILLGT", "KILLGE", "KILLNE", "KILLE_INT", "KILLGT_INT", "KILLGE_INT", "KILLNE_INT", "KILLGT_UINT", "KILLGE_UINT"];
+    pub const KILL: &[&str] =
+        &["KILLE", "KILLGT", "KILLGE", "KILLNE", "KILLE_INT", "KILLGT_INT", "KILLGE_INT", "KILLNE_INT", "KILLGT_UINT", "KILLGE_UINT"];
     pub const REDUC: &[&str] = &["DOT4", "DOT4_IEEE", "MAX4", "CUBE"];
     pub const MOVA: &[&str] = &["MOVA", "MOVA_FLOOR", "MOVA_INT"];
 
@@ -583,7 +682,22 @@ pub mod gen {
     impl<'r> Gen<'r> {
         pub fn new(rng: &'r mut Rng, kind: ShaderKind, block: bool) -> Gen<'r> {
             let allow_rel = rng.chance(15);
-            Gen { rng, kind, block, cfs: vec![], subs: vec![], loop_vars: vec![], depth: 0, loops: 0, force: None, ar_lanes: [false; 4], allow_rel, shaped: false, max_depth: 0, ifs_in_loop: 0 }
+            Gen {
+                rng,
+                kind,
+                block,
+                cfs: vec![],
+                subs: vec![],
+                loop_vars: vec![],
+                depth: 0,
+                loops: 0,
+                force: None,
+                ar_lanes: [false; 4],
+                allow_rel,
+                shaped: false,
+                max_depth: 0,
+                ifs_in_loop: 0,
+            }
         }
 
         fn const_src(&mut self, lits: &mut Vec<u32>, int: bool) -> S {
@@ -648,7 +762,13 @@ pub mod gen {
         fn inst(&mut self, slot: usize, lits: &mut Vec<u32>, pv: &[bool; 5], taken: &[bool; 4], pred_used: &mut bool) -> A {
             let roll = self.rng.below(100);
             let name: &'static str = match self.force {
-                Some(f) if self.rng.chance(60) && flags_of(f) & isa::flags::REDUC == 0 && flags_of(f) & if slot == 4 { isa::flags::TRANS } else { isa::flags::VEC } != 0 => f,
+                Some(f)
+                    if self.rng.chance(60)
+                        && flags_of(f) & isa::flags::REDUC == 0
+                        && flags_of(f) & if slot == 4 { isa::flags::TRANS } else { isa::flags::VEC } != 0 =>
+                {
+                    f
+                }
                 _ if slot == 4 && roll < 55 => *self.rng.pick(TRANS),
                 _ if roll < 30 => *self.rng.pick(FLOAT2),
                 _ if roll < 42 => *self.rng.pick(FLOAT1),
@@ -781,11 +901,7 @@ pub mod gen {
                     continue;
                 }
                 let vec = flags_of(x.name) & isa::flags::VEC != 0;
-                let slot = if !vec || (x.dst.1 as usize) < 4 && pv[x.dst.1 as usize] && !REDUC.contains(&x.name) {
-                    4
-                } else {
-                    x.dst.1 as usize
-                };
+                let slot = if !vec || (x.dst.1 as usize) < 4 && pv[x.dst.1 as usize] && !REDUC.contains(&x.name) { 4 } else { x.dst.1 as usize };
                 pv[slot] = true;
             }
             for x in &insts {
@@ -825,7 +941,11 @@ pub mod gen {
             let v = (self.rng.below(4) as f32 + 0.5) / 4.0;
             let setup = alu("ALU", vec![G(vec![a("MOV", (cr, 0), &[lit(0)]), a("MOV", (cr, 1), &[lit(1)])], vec![u.to_bits(), v.to_bits()])]);
             self.cfs.push(setup);
-            let ops: &[&str] = if self.kind == ShaderKind::Pixel { &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"] } else { &["SAMPLE_L", "SAMPLE_LZ"] };
+            let ops: &[&str] = if self.kind == ShaderKind::Pixel {
+                &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"]
+            } else {
+                &["SAMPLE_L", "SAMPLE_LZ"]
+            };
             let name = *self.rng.pick(ops);
             let mut fetches = vec![];
             if name == "SAMPLE_G" {
@@ -1186,10 +1306,13 @@ pub mod gen {
             }
             if self.allow_rel {
                 // AR.xyzw = small integers (c1 / CB[1]) so relative operands have an index
-                let x: Vec<A> = (0..4u8).map(|k| a("MOVA_INT", (0, k), &[if self.block { kc(1, k) } else { c(1, k) }])).map(|mut x| {
-                    x.write = false;
-                    x
-                }).collect();
+                let x: Vec<A> = (0..4u8)
+                    .map(|k| a("MOVA_INT", (0, k), &[if self.block { kc(1, k) } else { c(1, k) }]))
+                    .map(|mut x| {
+                        x.write = false;
+                        x
+                    })
+                    .collect();
                 init.push(G(x, vec![]));
                 self.ar_lanes = [true; 4];
             }
@@ -1204,7 +1327,8 @@ pub mod gen {
                 self.stmt();
             }
             // exports
-            let sel = |rng: &mut Rng| -> [u32; 4] { std::array::from_fn(|_| if rng.chance(85) { rng.below(4) as u32 } else { *rng.pick(&[4, 5, 7]) }) };
+            let sel =
+                |rng: &mut Rng| -> [u32; 4] { std::array::from_fn(|_| if rng.chance(85) { rng.below(4) as u32 } else { *rng.pick(&[4, 5, 7]) }) };
             let pick = |rng: &mut Rng| rng.below(u64::from(WORK) - 1) as u32;
             if self.kind == ShaderKind::Vertex {
                 let g = pick(self.rng);
@@ -1305,13 +1429,11 @@ pub mod gen {
             let mut quads = Vec::new();
             for _ in 0..n {
                 let base = random_inputs(rng, n_loc);
-                let slope = |rng: &mut Rng| -> Vec<[f32; 4]> { (0..n_loc).map(|_| std::array::from_fn(|_| *rng.pick(&[0.0, 0.0, 0.25, -0.5, 1.0]))).collect() };
-                let q = FragmentQuad {
-                    base: (0..n_loc).map(|l| base.attribs[&l]).collect(),
-                    slope_x: slope(rng),
-                    slope_y: slope(rng),
-                    uniforms: vec![],
+                let slope = |rng: &mut Rng| -> Vec<[f32; 4]> {
+                    (0..n_loc).map(|_| std::array::from_fn(|_| *rng.pick(&[0.0, 0.0, 0.25, -0.5, 1.0]))).collect()
                 };
+                let q =
+                    FragmentQuad { base: (0..n_loc).map(|l| base.attribs[&l]).collect(), slope_x: slope(rng), slope_y: slope(rng), uniforms: vec![] };
                 for p in 0..4 {
                     let mut c = base.clone();
                     for l in 0..n_loc {
@@ -1388,7 +1510,13 @@ pub mod gen {
             _ => pixel_shader(bytes, 4, 2, block, loop_vars),
         };
         let (cases, quads) = cases(&mut rng, kind, 8, 4);
-        TestProgram { name: format!("single op {op} ({})", kind.name()), shader, cases, quads, reproduce: format!("single_op(\"{op}\", {kind:?}, {seed})") }
+        TestProgram {
+            name: format!("single op {op} ({})", kind.name()),
+            shader,
+            cases,
+            quads,
+            reproduce: format!("single_op(\"{op}\", {kind:?}, {seed})"),
+        }
     }
 
     /// A program from an explicit CF list (hand-written tests).

@@ -17,7 +17,15 @@ use std::fmt::Write;
 /// A GX2GeometryShader struct: output primitive (0 points, 1 line strip, 2 triangle strip),
 /// SQ_GS_VERT_ITEMSIZE `vert_dwords`, room for `max_vertices` vertices, PARAM i → semantic i for
 /// `n_params` params, register uniform mode.
-pub fn geometry_shader(program: Vec<u8>, copy: Vec<u8>, out_prim: u32, vert_dwords: u32, max_vertices: u32, n_params: u32, loop_vars: Vec<LoopVar>) -> Gx2Shader {
+pub fn geometry_shader(
+    program: Vec<u8>,
+    copy: Vec<u8>,
+    out_prim: u32,
+    vert_dwords: u32,
+    max_vertices: u32,
+    n_params: u32,
+    loop_vars: Vec<LoopVar>,
+) -> Gx2Shader {
     let mut words = vec![0u32; ShaderKind::Geometry.struct_size() / 4];
     words[0] = 32; // NUM_GPRS
     words[1] = out_prim; // byte offset 0x04
@@ -198,7 +206,14 @@ pub fn run(gpu: &Gpu, t: &GsTest) -> Comparison {
         cmp.comparisons += 1;
         if cap.vertices.len() != want.len() {
             cmp.mismatches += 1;
-            let _ = writeln!(bad, "  gpu captured {} vertices, reference {} ({} events: {:?})", cap.vertices.len(), want.len(), r.gs.len(), r.gs.iter().map(|e| matches!(e, GsEvent::Cut)).collect::<Vec<_>>());
+            let _ = writeln!(
+                bad,
+                "  gpu captured {} vertices, reference {} ({} events: {:?})",
+                cap.vertices.len(),
+                want.len(),
+                r.gs.len(),
+                r.gs.iter().map(|e| matches!(e, GsEvent::Cut)).collect::<Vec<_>>()
+            );
         } else {
             for (vi, (gv, wv)) in cap.vertices.iter().zip(&want).enumerate() {
                 for (ci2, &oi) in order.iter().enumerate() {
@@ -215,7 +230,15 @@ pub fn run(gpu: &Gpu, t: &GsTest) -> Comparison {
                     }
                     for lane in 0..4 {
                         if !cmp.lane(g4[lane], w[lane]) {
-                            let _ = writeln!(bad, "  vertex {vi} {}.{}: gpu {:?} (0x{:08X}), reference {}", var.name, ['x', 'y', 'z', 'w'][lane], g4[lane], g4[lane].to_bits(), w[lane]);
+                            let _ = writeln!(
+                                bad,
+                                "  vertex {vi} {}.{}: gpu {:?} (0x{:08X}), reference {}",
+                                var.name,
+                                ['x', 'y', 'z', 'w'][lane],
+                                g4[lane],
+                                g4[lane].to_bits(),
+                                w[lane]
+                            );
                         }
                     }
                 }

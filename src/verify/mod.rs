@@ -27,8 +27,8 @@ pub mod check;
 pub mod gx2;
 pub mod gx2_gs;
 pub mod pica;
-pub mod xenos;
 pub mod vk;
+pub mod xenos;
 
 use std::collections::BTreeSet;
 

@@ -698,7 +698,8 @@ pub fn run_geometry(gpu: &Gpu, t: &TestProgram) -> Comparison {
 /// counts/starts/steps, b random.
 pub fn random_state(rng: &mut Rng) -> State {
     let few = rng.chance(25);
-    let v4 = |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) }) };
+    let v4 =
+        |rng: &mut Rng| -> [f32; 4] { std::array::from_fn(|_| if few { *rng.pick(&[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) } else { rng.dyadic(2, 6) }) };
     let mut s = State::default();
     for k in 0..16 {
         s.v[k] = v4(rng);
@@ -746,7 +747,11 @@ pub mod gen {
             }
         }
         fn neg(&mut self) -> &'static str {
-            if self.rng.chance(25) { "-" } else { "" }
+            if self.rng.chance(25) {
+                "-"
+            } else {
+                ""
+            }
         }
         fn narrow(&mut self) -> String {
             let r = if self.rng.chance(50) { format!("v{}", self.rng.below(8)) } else { format!("r{}", self.rng.below(8)) };
@@ -756,11 +761,7 @@ pub mod gen {
         fn wide(&mut self) -> (String, Rel) {
             let roll = self.rng.below(100);
             if roll < 40 {
-                let rel = if self.rng.chance(30) {
-                    *self.rng.pick(&[Rel::A0x, Rel::A0y, Rel::AL])
-                } else {
-                    Rel::None
-                };
+                let rel = if self.rng.chance(30) { *self.rng.pick(&[Rel::A0x, Rel::A0y, Rel::AL]) } else { Rel::None };
                 let n = self.rng.below(96);
                 (format!("{}c{n}{}", self.neg(), self.swz()), rel)
             } else {

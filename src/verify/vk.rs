@@ -17,9 +17,9 @@
 //! in one command buffer, one submit per job). Textures are per job: RGBA32F, nearest filtering,
 //! clamp-to-edge, the mip levels the [`TextureSpec`] gives.
 
+use super::TextureShape;
 use crate::dxc::{self, DxcLib, Target};
 use crate::formats::Stage;
-use super::TextureShape;
 use ash::vk;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CStr;
@@ -269,8 +269,8 @@ impl Gpu {
         let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("cannot load the Vulkan loader libvulkan.so.1 ({e})"))?;
         let app = vk::ApplicationInfo::default().application_name(c"shrec-verify").api_version(vk::API_VERSION_1_3);
         // SAFETY: valid create info.
-        let instance = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) }
-            .map_err(vkerr("vkCreateInstance"))?;
+        let instance =
+            unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) }.map_err(vkerr("vkCreateInstance"))?;
         let result = Self::with_instance(entry, instance.clone());
         if result.is_err() {
             // SAFETY: nothing else uses the instance.
@@ -292,8 +292,7 @@ impl Gpu {
                 chosen = Some((p, props, name));
             }
         }
-        let (physical, props, name) =
-            chosen.ok_or_else(|| format!("no Vulkan 1.3 CPU device among [{}]", seen.join(", ")))?;
+        let (physical, props, name) = chosen.ok_or_else(|| format!("no Vulkan 1.3 CPU device among [{}]", seen.join(", ")))?;
         let features = unsafe { instance.get_physical_device_features(physical) };
         for (ok, what) in [
             (features.geometry_shader, "geometryShader"),
@@ -396,9 +395,7 @@ impl Gpu {
         let d = &self.device;
         let size = size.max(16);
         unsafe {
-            let buffer = d
-                .create_buffer(&vk::BufferCreateInfo::default().size(size).usage(usage), None)
-                .map_err(vkerr("vkCreateBuffer"))?;
+            let buffer = d.create_buffer(&vk::BufferCreateInfo::default().size(size).usage(usage), None).map_err(vkerr("vkCreateBuffer"))?;
             let req = d.get_buffer_memory_requirements(buffer);
             let ty = self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT)?;
             let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
@@ -454,11 +451,7 @@ impl Gpu {
             d.bind_image_memory(image, memory, 0).map_err(vkerr("vkBindImageMemory"))?;
             let view = d
                 .create_image_view(
-                    &vk::ImageViewCreateInfo::default()
-                        .image(image)
-                        .view_type(view_type)
-                        .format(format)
-                        .subresource_range(range(aspect, layers)),
+                    &vk::ImageViewCreateInfo::default().image(image).view_type(view_type).format(format).subresource_range(range(aspect, layers)),
                     None,
                 )
                 .map_err(vkerr("vkCreateImageView"))?;
@@ -585,19 +578,14 @@ impl Gpu {
                 .map_err(vkerr("vkCreateDescriptorSetLayout"))?;
             s.set_layouts.push(l);
         }
-        let sizes: Vec<vk::DescriptorPoolSize> = pool_sizes
-            .iter()
-            .map(|(&ty, &n)| vk::DescriptorPoolSize { ty: vk::DescriptorType::from_raw(ty), descriptor_count: n })
-            .collect();
+        let sizes: Vec<vk::DescriptorPoolSize> =
+            pool_sizes.iter().map(|(&ty, &n)| vk::DescriptorPoolSize { ty: vk::DescriptorType::from_raw(ty), descriptor_count: n }).collect();
         let sizes = if sizes.is_empty() { vec![vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLER, descriptor_count: 1 }] } else { sizes };
-        s.descriptor_pool = unsafe {
-            d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(max_set + 1).pool_sizes(&sizes), None)
-        }
-        .map_err(vkerr("vkCreateDescriptorPool"))?;
+        s.descriptor_pool =
+            unsafe { d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(max_set + 1).pool_sizes(&sizes), None) }
+                .map_err(vkerr("vkCreateDescriptorPool"))?;
         let sets_vk = unsafe {
-            d.allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default().descriptor_pool(s.descriptor_pool).set_layouts(&s.set_layouts),
-            )
+            d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(s.descriptor_pool).set_layouts(&s.set_layouts))
         }
         .map_err(vkerr("vkAllocateDescriptorSets"))?;
 
@@ -698,7 +686,11 @@ impl Gpu {
             }
             .map_err(vkerr("vkCreateSampler"))?;
             s.samplers.push(sampler);
-            let ii = [vk::DescriptorImageInfo { sampler: vk::Sampler::null(), image_view: s.images[img].view, image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL }];
+            let ii = [vk::DescriptorImageInfo {
+                sampler: vk::Sampler::null(),
+                image_view: s.images[img].view,
+                image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            }];
             let si = [vk::DescriptorImageInfo { sampler, image_view: vk::ImageView::null(), image_layout: vk::ImageLayout::UNDEFINED }];
             let mut element = |slot: Slot, ty: vk::DescriptorType| {
                 let e = next_element.entry((slot, ty.as_raw())).or_default();
@@ -732,9 +724,7 @@ impl Gpu {
                 .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(self.queue_family), None)
                 .map_err(vkerr("vkCreateCommandPool"))?;
             let cmd = d
-                .allocate_command_buffers(
-                    &vk::CommandBufferAllocateInfo::default().command_pool(s.command_pool).command_buffer_count(1),
-                )
+                .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(s.command_pool).command_buffer_count(1))
                 .map_err(vkerr("vkAllocateCommandBuffers"))?[0];
             d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
                 .map_err(vkerr("vkBeginCommandBuffer"))?;
@@ -760,10 +750,8 @@ impl Gpu {
     fn pipeline_layout(&self, s: &mut Scratch, push: Option<vk::PushConstantRange>) -> Result<(), String> {
         let ranges: Vec<vk::PushConstantRange> = push.into_iter().collect();
         s.pipeline_layout = unsafe {
-            self.device.create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&s.set_layouts).push_constant_ranges(&ranges),
-                None,
-            )
+            self.device
+                .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&s.set_layouts).push_constant_ranges(&ranges), None)
         }
         .map_err(vkerr("vkCreatePipelineLayout"))?;
         Ok(())
@@ -800,10 +788,9 @@ impl Gpu {
         let stride = push.block_size.div_ceil(256).max(1) * 256;
         let mut bases = Vec::new();
         for _ in 0..push.addresses {
-            let buf = self.buffer(s, stride * draws.max(1) as u64, vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)?;
-            let addr = unsafe {
-                self.device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(s.buffers[buf].buffer))
-            };
+            let buf =
+                self.buffer(s, stride * draws.max(1) as u64, vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)?;
+            let addr = unsafe { self.device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(s.buffers[buf].buffer)) };
             bases.push((buf, addr));
         }
         let mut out = Vec::with_capacity(draws);
@@ -825,7 +812,13 @@ impl Gpu {
         Ok(out)
     }
 
-    fn run_vertex_inner(&self, s: &mut Scratch, job: &VertexJob, push: Option<&AddressPush>, memory: Option<(Slot, &mut Vec<u8>)>) -> Result<Vec<VertexCapture>, String> {
+    fn run_vertex_inner(
+        &self,
+        s: &mut Scratch,
+        job: &VertexJob,
+        push: Option<&AddressPush>,
+        memory: Option<(Slot, &mut Vec<u8>)>,
+    ) -> Result<Vec<VertexCapture>, String> {
         let d = &self.device;
         let n = job.invocations.len();
         if n == 0 {
@@ -971,7 +964,12 @@ impl Gpu {
     /// `memory.1` (length a multiple of 4) before the draws (one per quad, in order; their
     /// fragments' stores may land in any order); `memory.1` receives its contents after them.
     /// Needs fragmentStoresAndAtomics.
-    pub fn run_fragment_with_memory(&self, job: &FragmentJob, push: &AddressPush, memory: (Slot, &mut Vec<u8>)) -> Result<Vec<[PixelCapture; 4]>, String> {
+    pub fn run_fragment_with_memory(
+        &self,
+        job: &FragmentJob,
+        push: &AddressPush,
+        memory: (Slot, &mut Vec<u8>),
+    ) -> Result<Vec<[PixelCapture; 4]>, String> {
         if !self.fragment_stores {
             return Err(format!("{} lacks the fragmentStoresAndAtomics feature", self.device_name));
         }
@@ -993,7 +991,13 @@ impl Gpu {
         Ok(buf)
     }
 
-    fn run_fragment_inner(&self, s: &mut Scratch, job: &FragmentJob, push: Option<&AddressPush>, memory: Option<(Slot, &mut Vec<u8>)>) -> Result<Vec<[PixelCapture; 4]>, String> {
+    fn run_fragment_inner(
+        &self,
+        s: &mut Scratch,
+        job: &FragmentJob,
+        push: Option<&AddressPush>,
+        memory: Option<(Slot, &mut Vec<u8>)>,
+    ) -> Result<Vec<[PixelCapture; 4]>, String> {
         let d = &self.device;
         let n = job.quads.len();
         if n == 0 {
@@ -1116,9 +1120,8 @@ impl Gpu {
             .stencil_test_enable(true)
             .front(stencil)
             .back(stencil);
-        let blend: Vec<vk::PipelineColorBlendAttachmentState> = (0..colour_count)
-            .map(|_| vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA))
-            .collect();
+        let blend: Vec<vk::PipelineColorBlendAttachmentState> =
+            (0..colour_count).map(|_| vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)).collect();
         let cb = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
         let dynamic_states = [vk::DynamicState::SCISSOR];
         let dyn_info = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
@@ -1149,7 +1152,15 @@ impl Gpu {
         let stencil_buf = self.buffer(s, px, vk::BufferUsageFlags::TRANSFER_DST)?;
         unsafe {
             for &c in &colours {
-                barrier(d, cmd, s.images[c].image, vk::ImageAspectFlags::COLOR, 1, vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+                barrier(
+                    d,
+                    cmd,
+                    s.images[c].image,
+                    vk::ImageAspectFlags::COLOR,
+                    1,
+                    vk::ImageLayout::UNDEFINED,
+                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                );
             }
             barrier(d, cmd, s.images[ds].image, ds_aspect, 1, vk::ImageLayout::UNDEFINED, vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL);
             let colour_att: Vec<vk::RenderingAttachmentInfo> = colours
@@ -1193,11 +1204,27 @@ impl Gpu {
             d.cmd_end_rendering(cmd);
             let extent = vk::Extent3D { width: w, height: h, depth: 1 };
             for (&c, &buf) in colours.iter().zip(&colour_bufs) {
-                barrier(d, cmd, s.images[c].image, vk::ImageAspectFlags::COLOR, 1, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+                barrier(
+                    d,
+                    cmd,
+                    s.images[c].image,
+                    vk::ImageAspectFlags::COLOR,
+                    1,
+                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                );
                 let region = vk::BufferImageCopy::default().image_subresource(layers(vk::ImageAspectFlags::COLOR)).image_extent(extent);
                 d.cmd_copy_image_to_buffer(cmd, s.images[c].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, s.buffers[buf].buffer, &[region]);
             }
-            barrier(d, cmd, s.images[ds].image, ds_aspect, 1, vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+            barrier(
+                d,
+                cmd,
+                s.images[ds].image,
+                ds_aspect,
+                1,
+                vk::ImageLayout::DEPTH_STENCIL_ATTACHMENT_OPTIMAL,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            );
             for (aspect, buf) in [(vk::ImageAspectFlags::DEPTH, depth_buf), (vk::ImageAspectFlags::STENCIL, stencil_buf)] {
                 let region = vk::BufferImageCopy::default().image_subresource(layers(aspect)).image_extent(extent);
                 d.cmd_copy_image_to_buffer(cmd, s.images[ds].image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, s.buffers[buf].buffer, &[region]);
@@ -1234,11 +1261,7 @@ impl Gpu {
                     let at = y * w as usize + x;
                     PixelCapture {
                         written: stencil[at] != 0,
-                        colors: job
-                            .targets
-                            .iter()
-                            .map(|&t| std::array::from_fn(|c| f(&colour_bytes[t as usize], at * 16 + c * 4)))
-                            .collect(),
+                        colors: job.targets.iter().map(|&t| std::array::from_fn(|c| f(&colour_bytes[t as usize], at * 16 + c * 4))).collect(),
                         depth: f(&depth, at * 4),
                     }
                 })

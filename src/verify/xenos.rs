@@ -184,7 +184,16 @@ pub mod asm {
     }
 
     /// `tfetch{1D,2D} rDST, rSRC.xy, tfSLOT` (normalised coordinates, no offsets).
-    pub fn tfetch(dst: u32, src: u32, src_swizzle: [u8; 3], slot: u32, dim: u32, dst_swizzle: [u8; 4], predicated: bool, condition: bool) -> [u32; 3] {
+    pub fn tfetch(
+        dst: u32,
+        src: u32,
+        src_swizzle: [u8; 3],
+        slot: u32,
+        dim: u32,
+        dst_swizzle: [u8; 4],
+        predicated: bool,
+        condition: bool,
+    ) -> [u32; 3] {
         let ssw = src_swizzle[0] as u32 | (src_swizzle[1] as u32) << 2 | (src_swizzle[2] as u32) << 4;
         let d0 = 1 | (src & 0x3F) << 5 | (dst & 0x3F) << 12 | 1 << 19 | (slot & 0x1F) << 20 | ssw << 26;
         let sw: u32 = (0..4).map(|k| (dst_swizzle[k] as u32 & 7) << (3 * k)).sum();
@@ -575,7 +584,15 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
     for f in prog.clauses.iter().flatten().filter_map(|s| if let Instr::Fetch(f) = &s.instr { Some(f) } else { None }) {
         let heap = [0, 0, 1, 2][f.dimension() as usize];
         if f.reads_texture() && slot_textures.get(&f.const_index()).is_some_and(|t| heap_of(t) != heap) {
-            fail(&mut cmp, format!("tf{} is fetched with dimension {} but the test binds it in heap {} (the shader would read an unbound heap)\n{listing}", f.const_index(), f.dimension(), heap_of(&slot_textures[&f.const_index()])));
+            fail(
+                &mut cmp,
+                format!(
+                    "tf{} is fetched with dimension {} but the test binds it in heap {} (the shader would read an unbound heap)\n{listing}",
+                    f.const_index(),
+                    f.dimension(),
+                    heap_of(&slot_textures[&f.const_index()])
+                ),
+            );
             return (cmp, extra);
         }
     }
@@ -661,7 +678,10 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
                 .cases
                 .iter()
                 .map(|case| VertexInvocation {
-                    attributes: locations.iter().map(|l| (*l, loc_addr.get(l).and_then(|a| case.inputs.get(a)).copied().unwrap_or([0.0; 4]))).collect(),
+                    attributes: locations
+                        .iter()
+                        .map(|l| (*l, loc_addr.get(l).and_then(|a| case.inputs.get(a)).copied().unwrap_or([0.0; 4])))
+                        .collect(),
                     uniforms: vec![],
                 })
                 .collect(),
@@ -738,7 +758,8 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
             .cases
             .iter()
             .map(|case| {
-                let per = |m: &BTreeMap<u32, [f32; 4]>| (0..varyings).map(|l| by_loc.get(&l).and_then(|r| m.get(r)).copied().unwrap_or([0.0; 4])).collect();
+                let per =
+                    |m: &BTreeMap<u32, [f32; 4]>| (0..varyings).map(|l| by_loc.get(&l).and_then(|r| m.get(r)).copied().unwrap_or([0.0; 4])).collect();
                 FragmentQuad { base: per(&case.base), slope_x: per(&case.slope_x), slope_y: per(&case.slope_y), uniforms: vec![] }
             })
             .collect();
@@ -801,7 +822,13 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
                 let case = &t.cases[q];
                 for (r, v) in &case.base {
                     let z = [0.0; 4];
-                    let _ = writeln!(inputs, "  r{r}: base {} dx {} dy {}", fmt4(v), fmt4(case.slope_x.get(r).unwrap_or(&z)), fmt4(case.slope_y.get(r).unwrap_or(&z)));
+                    let _ = writeln!(
+                        inputs,
+                        "  r{r}: base {} dx {} dy {}",
+                        fmt4(v),
+                        fmt4(case.slope_x.get(r).unwrap_or(&z)),
+                        fmt4(case.slope_y.get(r).unwrap_or(&z))
+                    );
                 }
                 mismatch_report = Some(format!("quad {q}:\n{bad}inputs:\n{inputs}"));
             }
@@ -854,7 +881,8 @@ pub fn random_cube_texture(rng: &mut Rng, size: u32) -> Texture {
 
 /// A `size`³ volume whose texels all differ: (x, y, z, random), so a wrong texel shows.
 pub fn random_volume_texture(rng: &mut Rng, size: u32) -> Texture {
-    let texels = (0..size * size * size).map(|k| [(k % size) as f32, (k / size % size) as f32, (k / (size * size)) as f32, rng.dyadic(0, 3)]).collect();
+    let texels =
+        (0..size * size * size).map(|k| [(k % size) as f32, (k / size % size) as f32, (k / (size * size)) as f32, rng.dyadic(0, 3)]).collect();
     Texture { size, shape: TextureShape::Volume, texels, mips: vec![] }
 }
 
@@ -871,7 +899,8 @@ pub fn random_cases(rng: &mut Rng, bytes: &[u8], n: usize, texcoord_range: bool)
             }
             for ip in &c.interpolators {
                 // Finite only: the rasterizer's interpolation turns inf into NaN (0·inf weights).
-                let v: [f32; 4] = if texcoord_range { std::array::from_fn(|_| rng.below(64) as f32 / 64.0) } else { std::array::from_fn(|_| rng.dyadic(2, 5)) };
+                let v: [f32; 4] =
+                    if texcoord_range { std::array::from_fn(|_| rng.below(64) as f32 / 64.0) } else { std::array::from_fn(|_| rng.dyadic(2, 5)) };
                 case.base.insert(ip.reg, v);
                 let slope = |rng: &mut Rng| if rng.chance(50) { 0.0 } else { *rng.pick(&[1.0 / 64.0, -1.0 / 32.0, 0.25, 1.0]) };
                 case.slope_x.insert(ip.reg, std::array::from_fn(|_| slope(rng)));
@@ -979,7 +1008,11 @@ pub mod gen {
     /// the programs of the fixed seeds stay as recorded).
     pub fn program(seed: u64, index: u64) -> TestProgram {
         let env = |name: &str| std::env::var_os(name).is_some();
-        program_with(seed, index, Features { fetch_variants: true, volumes: env("SHREC_FUZZ_VOLUMES"), comp_lod: true, coords: env("SHREC_FUZZ_COORDS") })
+        program_with(
+            seed,
+            index,
+            Features { fetch_variants: true, volumes: env("SHREC_FUZZ_VOLUMES"), comp_lod: true, coords: env("SHREC_FUZZ_COORDS") },
+        )
     }
 
     /// What a program may use; each later feature draws from its own random stream, so the
@@ -1100,7 +1133,16 @@ pub mod gen {
                     let dim = if rng.chance(20) { 0 } else { 1 };
                     let dsw = if rng.chance(70) { [0, 1, 2, 3] } else { std::array::from_fn(|_| *rng.pick(&[0u8, 1, 2, 3, 4, 5, 7])) };
                     let pred = rng.chance(15);
-                    let mut f = asm::tfetch(rng.below(TEMPS as u64) as u32, rng.below(TEMPS as u64) as u32, [rng.below(4) as u8, rng.below(4) as u8, 0], slot, dim, dsw, pred, rng.chance(50));
+                    let mut f = asm::tfetch(
+                        rng.below(TEMPS as u64) as u32,
+                        rng.below(TEMPS as u64) as u32,
+                        [rng.below(4) as u8, rng.below(4) as u8, 0],
+                        slot,
+                        dim,
+                        dsw,
+                        pred,
+                        rng.chance(50),
+                    );
                     if fetch_variants {
                         fetch_variant(&mut rng3, coords.then_some(&mut rng5), &mut f, &mut textures, sampled);
                     }
@@ -1114,7 +1156,11 @@ pub mod gen {
             let kind = rng.below(10);
             let mut bool_addr = |rng: &mut Rng| {
                 let b = rng.below(16) as u32;
-                if rng2.chance(30) { 16 + rng2.below(240) as u32 } else { b }
+                if rng2.chance(30) {
+                    16 + rng2.below(240) as u32
+                } else {
+                    b
+                }
             };
             match kind {
                 0 | 1 => {
@@ -1178,8 +1224,8 @@ pub mod gen {
             }
             match rng.below(20) {
                 0 => cf.push((asm::alloc(1, 1), None, vec![])),
-                1 => cf.push((0, None, vec![])),                 // nop
-                2 => cf.push((15 << 44, None, vec![])),          // vfetch_end (mark_vs_fetch_done)
+                1 => cf.push((0, None, vec![])),        // nop
+                2 => cf.push((15 << 44, None, vec![])), // vfetch_end (mark_vs_fetch_done)
                 _ => {}
             }
         }

@@ -33,16 +33,11 @@ pub fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        let hint = if stderr.contains("zstd.h") {
-            "\n(hint: libzstd's header is missing: apt-get install libzstd-dev)"
-        } else {
-            ""
-        };
+        let hint = if stderr.contains("zstd.h") { "\n(hint: libzstd's header is missing: apt-get install libzstd-dev)" } else { "" };
         panic!("{cmd:?} failed ({}):\n{}{stderr}{hint}", out.status, String::from_utf8_lossy(&out.stdout));
     }
     String::from_utf8(out.stdout).unwrap()
 }
-
 
 /// A C++ consumer of a generated `.cpp` cache: for every key given on the command line, looks the
 /// entry up with `shrecFindEntry`, decompresses both blobs and prints
@@ -134,7 +129,15 @@ pub fn run_cpp_consumer(cache_cpp: &Path, keys: &[u64]) -> Option<String> {
     std::fs::write(dir.join("consumer.cpp"), consumer).unwrap();
     let strict = ["-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror"];
     run(Command::new("g++").args(strict).arg("-c").arg(cache_cpp).arg("-o").arg(dir.join("cache.o")));
-    run(Command::new("g++").args(strict).arg("-I").arg(dir).arg(dir.join("consumer.cpp")).arg(dir.join("cache.o")).arg("-lzstd").arg("-o").arg(dir.join("consumer")));
+    run(Command::new("g++")
+        .args(strict)
+        .arg("-I")
+        .arg(dir)
+        .arg(dir.join("consumer.cpp"))
+        .arg(dir.join("cache.o"))
+        .arg("-lzstd")
+        .arg("-o")
+        .arg(dir.join("consumer")));
     let args: Vec<String> = keys.iter().map(|k| format!("{k:x}")).collect();
     Some(run(Command::new(dir.join("consumer")).args(&args)))
 }

@@ -33,7 +33,15 @@ fn main() {
         });
         match checked {
             Ok((d, words)) => {
-                println!("{:016X} family {} stage {} dxil {} bytes spirv {} words version 0x{:08X}", e.key, e.family, e.stage, d.len(), words.len(), words[1]);
+                println!(
+                    "{:016X} family {} stage {} dxil {} bytes spirv {} words version 0x{:08X}",
+                    e.key,
+                    e.family,
+                    e.stage,
+                    d.len(),
+                    words.len(),
+                    words[1]
+                );
                 if let Some(dir) = &dump {
                     std::fs::write(dir.join(format!("{:016X}.dxil", e.key)), &*d).unwrap();
                     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();

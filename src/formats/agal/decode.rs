@@ -69,11 +69,35 @@ impl RegType {
         let frag = stage == Stage::Pixel;
         match self {
             RegType::Attribute => "va",
-            RegType::Constant => if frag { "fc" } else { "vc" },
-            RegType::Temporary => if frag { "ft" } else { "vt" },
-            RegType::Output => if frag { "oc" } else { "op" },
+            RegType::Constant => {
+                if frag {
+                    "fc"
+                } else {
+                    "vc"
+                }
+            }
+            RegType::Temporary => {
+                if frag {
+                    "ft"
+                } else {
+                    "vt"
+                }
+            }
+            RegType::Output => {
+                if frag {
+                    "oc"
+                } else {
+                    "op"
+                }
+            }
             RegType::Varying => "v",
-            RegType::Sampler => if frag { "fs" } else { "vs" },
+            RegType::Sampler => {
+                if frag {
+                    "fs"
+                } else {
+                    "vs"
+                }
+            }
             RegType::Depth => "od",
             RegType::InstanceId => "iid",
         }
@@ -156,15 +180,7 @@ pub const OPCODES: &[OpInfo] = &[
     op(0x2B, "sgn", 1, true),
     op(0x2C, "seq", 2, true),
     op(0x2D, "sne", 2, true),
-    OpInfo {
-        code: 0x2E,
-        name: "tld",
-        sources: 1,
-        has_dest: true,
-        sampler: true,
-        min_version: 4,
-        only: Some(Stage::Vertex),
-    },
+    OpInfo { code: 0x2E, name: "tld", sources: 1, has_dest: true, sampler: true, min_version: 4, only: Some(Stage::Vertex) },
 ];
 
 pub fn op_info(code: u32) -> Option<&'static OpInfo> {
@@ -186,16 +202,9 @@ pub struct Limits {
 
 pub fn limits(version: u32) -> Limits {
     match version {
-        1 => Limits {
-            attributes: 8,
-            vertex_constants: 128,
-            fragment_constants: 28,
-            temporaries: 8,
-            outputs: 1,
-            varyings: 8,
-            samplers: 8,
-            tokens: 200,
-        },
+        1 => {
+            Limits { attributes: 8, vertex_constants: 128, fragment_constants: 28, temporaries: 8, outputs: 1, varyings: 8, samplers: 8, tokens: 200 }
+        }
         2 => Limits {
             attributes: 8,
             vertex_constants: 250,
@@ -334,7 +343,11 @@ impl std::fmt::Display for AgalError {
 }
 
 fn stage_word(stage: Stage) -> &'static str {
-    if stage == Stage::Pixel { "fragment" } else { "vertex" }
+    if stage == Stage::Pixel {
+        "fragment"
+    } else {
+        "vertex"
+    }
 }
 
 struct Ctx {
@@ -431,8 +444,7 @@ fn decode_token(ctx: &Ctx, raw: &[u8]) -> Result<Token, AgalError> {
     let dest_word = u32_at(raw, 4);
     let s1 = u64_at(raw, 8);
     let s2 = u64_at(raw, 16);
-    let op = op_info(code)
-        .ok_or_else(|| ctx.err(Some(flash_error::BAD_OPCODE), format_args!("Invalid opcode, value out of range: {code}")))?;
+    let op = op_info(code).ok_or_else(|| ctx.err(Some(flash_error::BAD_OPCODE), format_args!("Invalid opcode, value out of range: {code}")))?;
     if op.min_version > ctx.version {
         return Err(ctx.err(None, format_args!("opcode {} needs AGAL{} (program is AGAL{})", op.name, op.min_version, ctx.version)));
     }
@@ -497,25 +509,27 @@ fn decode_dest(ctx: &Ctx, word: u32) -> Result<Dest, AgalError> {
         RegType::Constant => {
             return Err(ctx.err(Some(flash_error::WRITE_CONSTANT), "Constant registers can not be written to for destination operand"))
         }
-        RegType::Sampler => {
-            return Err(ctx.err(Some(flash_error::WRITE_SAMPLER), "Sampler registers can not be written to for destination operand"))
-        }
+        RegType::Sampler => return Err(ctx.err(Some(flash_error::WRITE_SAMPLER), "Sampler registers can not be written to for destination operand")),
         RegType::InstanceId => return Err(ctx.err(None, "the instance id register iid can not be written to")),
         RegType::Depth => {
             if !frag || ctx.version < 2 {
-                return Err(ctx.err(
-                    Some(flash_error::DEPTH_OUT_OF_BOUNDS),
-                    "Depth output register index out of bounds for destination operand",
-                ));
+                return Err(ctx.err(Some(flash_error::DEPTH_OUT_OF_BOUNDS), "Depth output register index out of bounds for destination operand"));
             }
             1
         }
         RegType::Temporary => ctx.limits.temporaries,
-        RegType::Output => if frag { ctx.limits.outputs } else { 1 },
+        RegType::Output => {
+            if frag {
+                ctx.limits.outputs
+            } else {
+                1
+            }
+        }
         RegType::Varying => ctx.limits.varyings,
     };
     if u32::from(num) >= limit {
-        return Err(ctx.err(None, format_args!("{}{num} is out of range for AGAL{} (limit {limit}) in destination operand", reg.name(ctx.stage), ctx.version)));
+        return Err(ctx
+            .err(None, format_args!("{}{num} is out of range for AGAL{} (limit {limit}) in destination operand", reg.name(ctx.stage), ctx.version)));
     }
     Ok(Dest { reg, num, mask })
 }
@@ -532,8 +546,8 @@ fn decode_source(ctx: &Ctx, word: u64, which: u8) -> Result<Source, AgalError> {
     if reserved != 0 {
         return Err(ctx.err(None, format_args!("reserved bits set in source operand {which} (0x{word:016X})")));
     }
-    let reg = RegType::from_code(type_code)
-        .ok_or_else(|| ctx.err(None, format_args!("invalid register type {type_code} for source operand {which}")))?;
+    let reg =
+        RegType::from_code(type_code).ok_or_else(|| ctx.err(None, format_args!("invalid register type {type_code} for source operand {which}")))?;
     let swizzle = [swz & 3, (swz >> 2) & 3, (swz >> 4) & 3, (swz >> 6) & 3];
     let frag = ctx.stage == Stage::Pixel;
     match reg {
@@ -547,10 +561,9 @@ fn decode_source(ctx: &Ctx, word: u64, which: u8) -> Result<Source, AgalError> {
             ))
         }
         RegType::Depth => {
-            return Err(ctx.err(
-                Some(flash_error::DEPTH_OUT_OF_BOUNDS),
-                format_args!("Depth output register index out of bounds for source operand {which}"),
-            ))
+            return Err(
+                ctx.err(Some(flash_error::DEPTH_OUT_OF_BOUNDS), format_args!("Depth output register index out of bounds for source operand {which}"))
+            )
         }
         RegType::Attribute if frag => {
             return Err(ctx.err(None, format_args!("attribute registers can not be read in a fragment program (source operand {which})")))
@@ -591,7 +604,13 @@ fn source_limit(ctx: &Ctx, reg: RegType) -> u32 {
     let frag = ctx.stage == Stage::Pixel;
     match reg {
         RegType::Attribute => ctx.limits.attributes,
-        RegType::Constant => if frag { ctx.limits.fragment_constants } else { ctx.limits.vertex_constants },
+        RegType::Constant => {
+            if frag {
+                ctx.limits.fragment_constants
+            } else {
+                ctx.limits.vertex_constants
+            }
+        }
         RegType::Temporary => ctx.limits.temporaries,
         RegType::Varying => ctx.limits.varyings,
         RegType::InstanceId => 1,
@@ -602,7 +621,10 @@ fn source_limit(ctx: &Ctx, reg: RegType) -> u32 {
 fn check_range(ctx: &Ctx, reg: RegType, num: u16, which: u8) -> Result<(), AgalError> {
     let limit = source_limit(ctx, reg);
     if u32::from(num) >= limit {
-        return Err(ctx.err(None, format_args!("{}{num} is out of range for AGAL{} (limit {limit}) in source operand {which}", reg.name(ctx.stage), ctx.version)));
+        return Err(ctx.err(
+            None,
+            format_args!("{}{num} is out of range for AGAL{} (limit {limit}) in source operand {which}", reg.name(ctx.stage), ctx.version),
+        ));
     }
     Ok(())
 }
@@ -610,7 +632,9 @@ fn check_range(ctx: &Ctx, reg: RegType, num: u16, which: u8) -> Result<(), AgalE
 fn decode_sampler(ctx: &Ctx, word: u64) -> Result<Sampler, AgalError> {
     let s = Sampler::decode(word).ok_or_else(|| ctx.err(None, "invalid register type in sampler operand"))?;
     if s.reg != RegType::Sampler {
-        return Err(ctx.err(None, format_args!("second operand of a texture instruction must be a sampler register, found {}", s.reg.name(ctx.stage))));
+        return Err(
+            ctx.err(None, format_args!("second operand of a texture instruction must be a sampler register, found {}", s.reg.name(ctx.stage)))
+        );
     }
     if word & 0x0000_00F0_FF00_0000 != 0 {
         return Err(ctx.err(None, format_args!("reserved bits set in sampler operand (0x{word:016X})")));
@@ -653,7 +677,10 @@ fn check_operand_pairs(ctx: &Ctx, t: &Token) -> Result<(), AgalError> {
                 let name = m.reg.name(ctx.stage);
                 return Err(ctx.err(
                     None,
-                    format_args!("{} reads its matrix from {name}{}–{name}{last}, past the register file (AGAL{} has {limit})", t.op.name, m.num, ctx.version),
+                    format_args!(
+                        "{} reads its matrix from {name}{}–{name}{last}, past the register file (AGAL{} has {limit})",
+                        t.op.name, m.num, ctx.version
+                    ),
                 ));
             }
         }
@@ -674,19 +701,17 @@ fn check_program(ctx: &mut Ctx, tokens: &[Token]) -> Result<(), AgalError> {
                 Some(_) => return Err(ctx.err(None, "second els in one if block")),
                 None => return Err(ctx.err(None, "els without an open if")),
             },
-            "eif"
-                if depth.pop().is_none() => {
-                    return Err(ctx.err(None, "eif without an open if"));
-                }
+            "eif" if depth.pop().is_none() => {
+                return Err(ctx.err(None, "eif without an open if"));
+            }
             _ => {}
         }
         if let Operand2::Sampler(s) = t.src2 {
             match samplers.iter().find(|(n, _)| *n == s.num) {
                 Some((_, w)) if *w != s.word => {
-                    return Err(ctx.err(
-                        Some(flash_error::SAMPLER_CONFLICT),
-                        "Second use of sampler register needs to specify the exact same properties",
-                    ))
+                    return Err(
+                        ctx.err(Some(flash_error::SAMPLER_CONFLICT), "Second use of sampler register needs to specify the exact same properties")
+                    )
                 }
                 Some(_) => {}
                 None => samplers.push((s.num, s.word)),

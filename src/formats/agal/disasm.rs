@@ -40,14 +40,9 @@ fn reg(r: RegType, num: u16, stage: Stage) -> String {
 fn source(s: &Source, stage: Stage) -> String {
     match s.indirect {
         None => format!("{}{}", reg(s.reg, s.num, stage), swizzle(s.swizzle)),
-        Some(ind) => format!(
-            "{}[{}.{}+{}]{}",
-            s.reg.name(stage),
-            reg(ind.reg, ind.num, stage),
-            LANES[ind.lane as usize],
-            ind.offset,
-            swizzle(s.swizzle)
-        ),
+        Some(ind) => {
+            format!("{}[{}.{}+{}]{}", s.reg.name(stage), reg(ind.reg, ind.num, stage), LANES[ind.lane as usize], ind.offset, swizzle(s.swizzle))
+        }
     }
 }
 

@@ -155,13 +155,7 @@ struct Machine<'a> {
 /// Runs a vertex program on one vertex. `attributes[i]` is `va{i}`; `constants[i]` is `vc{i}`
 /// (registers past the slice read 0).
 /// `textures[i]` is the vertex texture `vs{i}` (AGAL4 `tld`).
-pub fn run_vertex(
-    prog: &Program,
-    attributes: &[[f32; 4]],
-    constants: &[[f32; 4]],
-    textures: &[Option<Texture>],
-    opts: Options,
-) -> VertexResult {
+pub fn run_vertex(prog: &Program, attributes: &[[f32; 4]], constants: &[[f32; 4]], textures: &[Option<Texture>], opts: Options) -> VertexResult {
     assert_eq!(prog.stage, Stage::Vertex);
     let mut lane = new_lane();
     for (i, a) in attributes.iter().enumerate().take(16) {
@@ -171,11 +165,7 @@ pub fn run_vertex(
     m.run();
     let lane = &m.lanes[0];
     let out = |r: &Reg| if lane.poisoned { [UNKNOWN; 4] } else { *r };
-    VertexResult {
-        position: out(&lane.outputs[0]),
-        varyings: (0..10).map(|i| out(&lane.outputs[OUT_VARYING + i])).collect(),
-        executed: m.executed,
-    }
+    VertexResult { position: out(&lane.outputs[0]), varyings: (0..10).map(|i| out(&lane.outputs[OUT_VARYING + i])).collect(), executed: m.executed }
 }
 
 /// Runs a fragment program on a 2×2 quad. `varyings[p][i]` is `v{i}` of pixel `p`;
@@ -378,12 +368,7 @@ fn binary(op: &str, a: V, b: V) -> V {
         "mul" => make(av * bv, ex, || Some(mul_range(ai, bi)), 0.0),
         "div" => {
             let r = av / bv;
-            make(
-                r,
-                ex,
-                || if bi.0 <= 0.0 && bi.1 >= 0.0 { None } else { Some(mul_range(ai, (1.0 / bi.1, 1.0 / bi.0))) },
-                t.bound(f64::from(r), 0.0),
-            )
+            make(r, ex, || if bi.0 <= 0.0 && bi.1 >= 0.0 { None } else { Some(mul_range(ai, (1.0 / bi.1, 1.0 / bi.0))) }, t.bound(f64::from(r), 0.0))
         }
         "min" => make(av.min(bv), ex, || Some((ai.0.min(bi.0), ai.1.min(bi.1))), 0.0),
         "max" => make(av.max(bv), ex, || Some((ai.0.max(bi.0), ai.1.max(bi.1))), 0.0),
@@ -820,7 +805,11 @@ mod tests {
 
     #[test]
     fn abs_semantics_and_undetermined_comparisons() {
-        let r = vertex("sqt op, va0\nlog v0, va0\nsin vt0, va1\nsge v1, vt0, va2\nmov v2, vt0", &[[-4.0, -4.0, -4.0, -4.0], [0.5; 4], [0.5f32.sin(); 4]], &[]);
+        let r = vertex(
+            "sqt op, va0\nlog v0, va0\nsin vt0, va1\nsge v1, vt0, va2\nmov v2, vt0",
+            &[[-4.0, -4.0, -4.0, -4.0], [0.5; 4], [0.5f32.sin(); 4]],
+            &[],
+        );
         assert_eq!(values(&r.position), [2.0; 4]);
         assert_eq!(values(&r.varyings[0]), [2.0; 4]);
         // sin is approximate: comparing it with its own exact value is undetermined ...
@@ -831,8 +820,8 @@ mod tests {
 
     #[test]
     fn kil_any_lane_and_fine_derivatives() {
-        let prog = decode(&assemble(2, Stage::Pixel, "ddx ft0, v0\nddy ft1, v0\nkil v1.xyzw\nadd oc, ft0, ft1").unwrap(), DecodeOptions::default())
-            .unwrap();
+        let prog =
+            decode(&assemble(2, Stage::Pixel, "ddx ft0, v0\nddy ft1, v0\nkil v1.xyzw\nadd oc, ft0, ft1").unwrap(), DecodeOptions::default()).unwrap();
         let mut v = [[[0.0f32; 4]; 10]; 4];
         for (p, px) in v.iter_mut().enumerate() {
             // v0.x = x·y: not linear, so fine derivatives differ per row / column.

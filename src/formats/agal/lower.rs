@@ -86,12 +86,7 @@ pub fn lower(prog: &Program, opts: AgalOptions) -> Result<Lowered, decode::AgalE
         temps: TempFile { count: limits.temporaries, prefix: prefix.into(), indexable: false },
         body: Vec::new(),
         ext: Default::default(),
-        header_comments: vec![format!(
-            "AGAL{} {} program, {} tokens",
-            prog.version,
-            prog.stage.name_in(Family::Agal),
-            prog.tokens.len()
-        )],
+        header_comments: vec![format!("AGAL{} {} program, {} tokens", prog.version, prog.stage.name_in(Family::Agal), prog.tokens.len())],
     };
     let mut l = Lowerer { prog, opts, inputs: Vec::new(), outputs: Vec::new(), textures: Vec::new(), module, samplers: Vec::new() };
     l.declare_interface();

@@ -5,7 +5,7 @@ pub mod disasm;
 pub mod interp;
 pub mod lower;
 
-use super::{ShaderEntry, ShaderError, Translation, TranslateOptions};
+use super::{ShaderEntry, ShaderError, TranslateOptions, Translation};
 use decode::{AgalError, DecodeOptions};
 
 impl From<AgalError> for ShaderError {

@@ -186,9 +186,8 @@ pub fn effect(name: &str) -> Option<&'static StackEffect> {
 /// rejected: no two sources agree on what such a count does (Multi2Sim pops it on LOOP_BREAK when
 /// the jump is *not* taken; the R700 ISA says CALL's must be zero).
 pub fn pop_count_allowed(name: &str) -> bool {
-    effect(name).is_some_and(|e| {
-        e.steps.iter().any(|s| matches!(s, Step::Pop(Count::PopCountField) | Step::JumpIfNoneActive { pop: Count::PopCountField }))
-    })
+    effect(name)
+        .is_some_and(|e| e.steps.iter().any(|s| matches!(s, Step::Pop(Count::PopCountField) | Step::JumpIfNoneActive { pop: Count::PopCountField })))
 }
 
 /// What a lane that falls through a jump must meet so that the fall-through path ends where the

@@ -34,7 +34,11 @@ fn fmt_float(bits: u32) -> String {
 pub fn alu_src_text(s: &AluSrc, index_mode: u32, group: u32) -> String {
     let c = CH[s.chan as usize];
     let rel = if s.rel {
-        if index_mode == 4 { "[AL]".to_string() } else { format!("[AR.{}]", CH[(index_mode & 3) as usize]) }
+        if index_mode == 4 {
+            "[AL]".to_string()
+        } else {
+            format!("[AR.{}]", CH[(index_mode & 3) as usize])
+        }
     } else {
         String::new()
     };
@@ -54,7 +58,11 @@ pub fn alu_src_text(s: &AluSrc, index_mode: u32, group: u32) -> String {
         other => format!("SPECIAL{other}.{c}"),
     };
     let v = if s.abs { format!("|{v}|") } else { v };
-    if s.neg { format!("-{v}") } else { v }
+    if s.neg {
+        format!("-{v}")
+    } else {
+        v
+    }
 }
 
 pub fn alu_inst_text(a: &AluInst, group: u32) -> String {
@@ -69,7 +77,11 @@ pub fn alu_inst_text(a: &AluInst, group: u32) -> String {
         "____".to_string()
     } else {
         let rel = if a.dst_rel {
-            if a.index_mode == 4 { "[AL]".to_string() } else { format!("[AR.{}]", CH[(a.index_mode & 3) as usize]) }
+            if a.index_mode == 4 {
+                "[AL]".to_string()
+            } else {
+                format!("[AR.{}]", CH[(a.index_mode & 3) as usize])
+            }
         } else {
             String::new()
         };

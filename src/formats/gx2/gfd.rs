@@ -95,15 +95,9 @@ pub fn walk(buf: &[u8]) -> Result<(Vec<Block>, usize), ShaderError> {
         let id = e.read_u32(buf, pos + 0x18, "block id")?;
         let index = e.read_u32(buf, pos + 0x1C, "block index")?;
         let data_offset = pos + BLOCK_HEADER_SIZE;
-        let end = data_offset
-            .checked_add(data_size)
-            .filter(|&end| end <= buf.len())
-            .ok_or_else(|| {
-                ShaderError::at(
-                    pos as u64 + 0x14,
-                    format!("{} block at 0x{pos:X}: data size 0x{data_size:X} runs past the end", block_name(block_type)),
-                )
-            })?;
+        let end = data_offset.checked_add(data_size).filter(|&end| end <= buf.len()).ok_or_else(|| {
+            ShaderError::at(pos as u64 + 0x14, format!("{} block at 0x{pos:X}: data size 0x{data_size:X} runs past the end", block_name(block_type)))
+        })?;
         blocks.push(Block { offset: pos, block_type, data_offset, data_size, id, index });
         if block_type == block_type::END_OF_FILE {
             return Ok((blocks, end));
@@ -182,23 +176,14 @@ pub fn pairs(bytes: &[u8]) -> Result<Vec<(ShaderKind, Block, Block)>, ShaderErro
         let Some((kind, is_header)) = shader_kind(b.block_type) else { continue };
         if is_header {
             let data = &bytes[b.data_offset..b.data_offset + b.data_size];
-            let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big).map_err(|err| {
-                ShaderError::at(
-                    b.offset as u64,
-                    format!("{} block at 0x{:X}: {}", block_name(b.block_type), b.offset, err.reason),
-                )
-            })?;
+            let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big)
+                .map_err(|err| ShaderError::at(b.offset as u64, format!("{} block at 0x{:X}: {}", block_name(b.block_type), b.offset, err.reason)))?;
             shaders.push((kind, *b, pref.size, None));
         } else {
             let slot = shaders.iter_mut().find(|s| s.0 == kind && s.3.is_none()).ok_or_else(|| {
                 ShaderError::at(
                     b.offset as u64,
-                    format!(
-                        "{} block at 0x{:X} has no {} shader header block before it",
-                        block_name(b.block_type),
-                        b.offset,
-                        kind.name()
-                    ),
+                    format!("{} block at 0x{:X} has no {} shader header block before it", block_name(b.block_type), b.offset, kind.name()),
                 )
             })?;
             if slot.2 as usize != b.data_size {
@@ -221,10 +206,7 @@ pub fn pairs(bytes: &[u8]) -> Result<Vec<(ShaderKind, Block, Block)>, ShaderErro
         .into_iter()
         .map(|(kind, hdr, _, prog)| {
             let prog = prog.ok_or_else(|| {
-                ShaderError::at(
-                    hdr.offset as u64,
-                    format!("{} block at 0x{:X} has no program block", block_name(hdr.block_type), hdr.offset),
-                )
+                ShaderError::at(hdr.offset as u64, format!("{} block at 0x{:X} has no program block", block_name(hdr.block_type), hdr.offset))
             })?;
             Ok((kind, hdr, prog))
         })
@@ -242,9 +224,7 @@ pub const TAG_STRING: u32 = 0xCA70_0000;
 /// tagged pointer inside the block) and resolves the tagged pointers.
 pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, ShaderError> {
     let all = pairs(bytes)?;
-    let &(kind, hdr, prog) = all
-        .get(index as usize)
-        .ok_or_else(|| ShaderError::new(format!("GFD has {} shaders, no shader {index}", all.len())))?;
+    let &(kind, hdr, prog) = all.get(index as usize).ok_or_else(|| ShaderError::new(format!("GFD has {} shaders, no shader {index}", all.len())))?;
     let data = &bytes[hdr.data_offset..hdr.data_offset + hdr.data_size];
     let e = Endian::Big;
     let bad = |what: String| ShaderError::at(hdr.offset as u64, format!("{} block at 0x{:X}: {what}", block_name(hdr.block_type), hdr.offset));
@@ -280,9 +260,7 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
             }
         }
     }
-    let resolve = |p: u32| -> Option<usize> {
-        matches!(p & TAG_MASK, TAG_DATA | TAG_STRING).then_some((p & !TAG_MASK) as usize).filter(|&o| o < t)
-    };
+    let resolve = |p: u32| -> Option<usize> { matches!(p & TAG_MASK, TAG_DATA | TAG_STRING).then_some((p & !TAG_MASK) as usize).filter(|&o| o < t) };
     let program = bytes[prog.data_offset..prog.data_offset + prog.data_size].to_vec();
     let mut s = shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| bad(err.reason))?;
     if kind == ShaderKind::Geometry {

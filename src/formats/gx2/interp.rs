@@ -274,7 +274,8 @@ fn same_in_both_waves(mut uniform: Run, divergent: Run) -> Run {
     if divergent.undetermined {
         uniform.undetermined = true;
         uniform.why = divergent.why;
-    } else if (&uniform.exports, uniform.killed, &uniform.ring, &uniform.gs) != (&divergent.exports, divergent.killed, &divergent.ring, &divergent.gs) {
+    } else if (&uniform.exports, uniform.killed, &uniform.ring, &uniform.gs) != (&divergent.exports, divergent.killed, &divergent.ring, &divergent.gs)
+    {
         uniform.undetermined = true;
         uniform.why = "the result depends on whether the other lanes of the wave take a jump (uniform and divergent waves differ)".into();
     }
@@ -837,7 +838,9 @@ impl<'a> M<'a> {
                             }
                         }
                         4 | 6 | 7 => {
-                            let Some(end) = self.loop_end(self.pos) else { return self.undetermined_because("LOOP_START without a matching LOOP_END") };
+                            let Some(end) = self.loop_end(self.pos) else {
+                                return self.undetermined_because("LOOP_START without a matching LOOP_END");
+                            };
                             if !self.active {
                                 self.pos = end + 1;
                                 continue;
@@ -985,7 +988,11 @@ impl<'a> M<'a> {
             let addr = a.bits.wrapping_add(v.offset / 4);
             let value = if let Some(r) = &self.copy_ring {
                 // GSVS: dword address → float4 element
-                if addr.is_multiple_of(4) && ((addr / 4) as usize) < r.len() { r[(addr / 4) as usize] } else { [V::exact(0); 4] }
+                if addr.is_multiple_of(4) && ((addr / 4) as usize) < r.len() {
+                    r[(addr / 4) as usize]
+                } else {
+                    [V::exact(0); 4]
+                }
             } else {
                 let (k, s) = (addr / ESGS_ITEM_DWORDS, addr % ESGS_ITEM_DWORDS / 4);
                 if addr.is_multiple_of(4) && k < GS_INPUT_VERTICES && s < slots {
@@ -1203,7 +1210,12 @@ impl<'a> M<'a> {
             self.pv[slot] = Some(v);
         }
         if self.trace {
-            let w: Vec<String> = gpr_writes.iter().map(|(r, c, v, _)| format!("R{r}.{} = {:?} 0x{:08X}{}", b"xyzw"[*c] as char, v.val(), v.bits, if v.known() { "" } else { " (unknown)" })).collect();
+            let w: Vec<String> = gpr_writes
+                .iter()
+                .map(|(r, c, v, _)| {
+                    format!("R{r}.{} = {:?} 0x{:08X}{}", b"xyzw"[*c] as char, v.val(), v.bits, if v.known() { "" } else { " (unknown)" })
+                })
+                .collect();
             eprintln!("trace:   group {}: {} kill {kill:?} exec {exec:?} pred {new_pred:?}", g.id, w.join(", "));
         }
         for (r, c, v, rel) in gpr_writes {
@@ -1235,7 +1247,14 @@ impl<'a> M<'a> {
     }
 
     /// One slot's value (`None`: no result, NOP).
-    fn op(&mut self, a: &AluInst, s: &[V], pred: &mut Option<Option<bool>>, exec: &mut Option<Option<bool>>, kill: &mut Option<Option<bool>>) -> Option<V> {
+    fn op(
+        &mut self,
+        a: &AluInst,
+        s: &[V],
+        pred: &mut Option<Option<bool>>,
+        exec: &mut Option<Option<bool>>,
+        kill: &mut Option<Option<bool>>,
+    ) -> Option<V> {
         use std::cmp::Ordering::*;
         let x = s.first().copied().unwrap_or(V::UNKNOWN);
         let y = s.get(1).copied().unwrap_or(V::UNKNOWN);
@@ -1333,7 +1352,11 @@ impl<'a> M<'a> {
                 }
             }
             "RECIPSQRT_IEEE" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
-                if !x.known() || x.zero_of_any_sign() || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0) || (n != "RECIPSQRT_IEEE" && x.val() < 0.0) {
+                if !x.known()
+                    || x.zero_of_any_sign()
+                    || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0)
+                    || (n != "RECIPSQRT_IEEE" && x.val() < 0.0)
+                {
                     V::UNKNOWN
                 } else {
                     let r = transcendental("RECIPSQRT_IEEE", x, |v| 1.0 / v.sqrt(), |_| 0.0, |v| 0.5 / (v * v.sqrt()));
@@ -1423,8 +1446,8 @@ impl<'a> M<'a> {
                 });
                 c.map_or(V::UNKNOWN, bool_f)
             }
-            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT" | "PRED_SETNE_INT" | "PRED_SETGT_UINT"
-            | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
+            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT" | "PRED_SETNE_INT"
+            | "PRED_SETGT_UINT" | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
                 let c = match n {
                     "PRED_SET_CLR" => Some(false),
                     "PRED_SET_RESTORE" => cond("E", x, V::f(0.0)),

@@ -9,9 +9,35 @@ use crate::formats::ShaderError;
 // ---------------------------------------------------------------------------------------------
 
 pub const CF_NAMES: [&str; 30] = [
-    "NOP", "TEX", "VTX", "VTX_TC", "LOOP_START", "LOOP_END", "LOOP_START_DX10", "LOOP_START_NO_AL", "LOOP_CONTINUE",
-    "LOOP_BREAK", "JUMP", "PUSH", "PUSH_ELSE", "ELSE", "POP", "POP_JUMP", "POP_PUSH", "POP_PUSH_ELSE", "CALL", "CALL_FS",
-    "RETURN", "EMIT_VERTEX", "EMIT_CUT_VERTEX", "CUT_VERTEX", "KILL", "END_PROGRAM", "WAIT_ACK", "TEX_ACK", "VTX_ACK",
+    "NOP",
+    "TEX",
+    "VTX",
+    "VTX_TC",
+    "LOOP_START",
+    "LOOP_END",
+    "LOOP_START_DX10",
+    "LOOP_START_NO_AL",
+    "LOOP_CONTINUE",
+    "LOOP_BREAK",
+    "JUMP",
+    "PUSH",
+    "PUSH_ELSE",
+    "ELSE",
+    "POP",
+    "POP_JUMP",
+    "POP_PUSH",
+    "POP_PUSH_ELSE",
+    "CALL",
+    "CALL_FS",
+    "RETURN",
+    "EMIT_VERTEX",
+    "EMIT_CUT_VERTEX",
+    "CUT_VERTEX",
+    "KILL",
+    "END_PROGRAM",
+    "WAIT_ACK",
+    "TEX_ACK",
+    "VTX_ACK",
     "VTX_TC_ACK",
 ];
 
@@ -207,11 +233,44 @@ pub const OP3: &[(u32, &str, u8)] = &[
 ];
 
 pub const TEX_NAMES: [&str; 38] = [
-    "VTX_FETCH", "VTX_SEMANTIC", "MEM", "LD", "GET_TEXTURE_INFO", "GET_SAMPLE_INFO", "GET_COMP_TEX_LOD", "GET_GRADIENTS_H",
-    "GET_GRADIENTS_V", "GET_LERP", "KEEP_GRADIENTS", "SET_GRADIENTS_H", "SET_GRADIENTS_V", "PASS", "SET_CUBEMAP_INDEX",
-    "FETCH4", "SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G", "SAMPLE_G_L", "SAMPLE_G_LB", "SAMPLE_G_LZ",
-    "SAMPLE_C", "SAMPLE_C_L", "SAMPLE_C_LB", "SAMPLE_C_LZ", "SAMPLE_C_G", "SAMPLE_C_G_L", "SAMPLE_C_G_LB", "SAMPLE_C_G_LZ",
-    "SET_TEXTURE_OFFSETS", "GATHER4", "GATHER4_O", "GATHER4_C", "GATHER4_C_O", "GET_BUFFER_RESINFO",
+    "VTX_FETCH",
+    "VTX_SEMANTIC",
+    "MEM",
+    "LD",
+    "GET_TEXTURE_INFO",
+    "GET_SAMPLE_INFO",
+    "GET_COMP_TEX_LOD",
+    "GET_GRADIENTS_H",
+    "GET_GRADIENTS_V",
+    "GET_LERP",
+    "KEEP_GRADIENTS",
+    "SET_GRADIENTS_H",
+    "SET_GRADIENTS_V",
+    "PASS",
+    "SET_CUBEMAP_INDEX",
+    "FETCH4",
+    "SAMPLE",
+    "SAMPLE_L",
+    "SAMPLE_LB",
+    "SAMPLE_LZ",
+    "SAMPLE_G",
+    "SAMPLE_G_L",
+    "SAMPLE_G_LB",
+    "SAMPLE_G_LZ",
+    "SAMPLE_C",
+    "SAMPLE_C_L",
+    "SAMPLE_C_LB",
+    "SAMPLE_C_LZ",
+    "SAMPLE_C_G",
+    "SAMPLE_C_G_L",
+    "SAMPLE_C_G_LB",
+    "SAMPLE_C_G_LZ",
+    "SET_TEXTURE_OFFSETS",
+    "GATHER4",
+    "GATHER4_O",
+    "GATHER4_C",
+    "GATHER4_C_O",
+    "GET_BUFFER_RESINFO",
 ];
 
 pub fn vtx_name(op: u32) -> Option<&'static str> {
@@ -559,9 +618,30 @@ fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<V
                 (op, n, s, f)
             };
             let mut srcs = vec![
-                AluSrc { sel: bits(w0, 0, 9), rel: bits(w0, 9, 1) != 0, chan: bits(w0, 10, 2) as u8, neg: bits(w0, 12, 1) != 0, abs: false, literal: 0 },
-                AluSrc { sel: bits(w0, 13, 9), rel: bits(w0, 22, 1) != 0, chan: bits(w0, 23, 2) as u8, neg: bits(w0, 25, 1) != 0, abs: false, literal: 0 },
-                AluSrc { sel: bits(w1, 0, 9), rel: bits(w1, 9, 1) != 0, chan: bits(w1, 10, 2) as u8, neg: bits(w1, 12, 1) != 0, abs: false, literal: 0 },
+                AluSrc {
+                    sel: bits(w0, 0, 9),
+                    rel: bits(w0, 9, 1) != 0,
+                    chan: bits(w0, 10, 2) as u8,
+                    neg: bits(w0, 12, 1) != 0,
+                    abs: false,
+                    literal: 0,
+                },
+                AluSrc {
+                    sel: bits(w0, 13, 9),
+                    rel: bits(w0, 22, 1) != 0,
+                    chan: bits(w0, 23, 2) as u8,
+                    neg: bits(w0, 25, 1) != 0,
+                    abs: false,
+                    literal: 0,
+                },
+                AluSrc {
+                    sel: bits(w1, 0, 9),
+                    rel: bits(w1, 9, 1) != 0,
+                    chan: bits(w1, 10, 2) as u8,
+                    neg: bits(w1, 12, 1) != 0,
+                    abs: false,
+                    literal: 0,
+                },
             ];
             if !op3 {
                 srcs[0].abs = bits(w1, 0, 1) != 0;
@@ -639,10 +719,7 @@ fn decode_tex(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<V
     let mut out = Vec::new();
     for (k, w) in fetch_words(prog, addr, count, "TEX")?.into_iter().enumerate() {
         let op = bits(w[0], 0, 5);
-        let name = TEX_NAMES
-            .get(op as usize)
-            .copied()
-            .ok_or_else(|| err((addr + 2 * k) * 8, format!("unknown TEX instruction 0x{op:02X}")))?;
+        let name = TEX_NAMES.get(op as usize).copied().ok_or_else(|| err((addr + 2 * k) * 8, format!("unknown TEX instruction 0x{op:02X}")))?;
         out.push(TexInst {
             id: *gid,
             op,

@@ -143,7 +143,22 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
         )],
         ext: Default::default(),
     };
-    let mut l = L { s, prog: &prog, m, pv: 0, depth: 0, blocks: Vec::new(), regfile: None, tex: Vec::new(), outputs: Vec::new(), calls: 0, loops: 0, gs: None, jumps: Vec::new(), loop_nest: 0 };
+    let mut l = L {
+        s,
+        prog: &prog,
+        m,
+        pv: 0,
+        depth: 0,
+        blocks: Vec::new(),
+        regfile: None,
+        tex: Vec::new(),
+        outputs: Vec::new(),
+        calls: 0,
+        loops: 0,
+        gs: None,
+        jumps: Vec::new(),
+        loop_nest: 0,
+    };
     let mut body = Vec::new();
     body.push(assign(t(ST), 0xF, Expr::Literal([1.0, 0.0, 0.0, 1.0])));
     if s.kind == ShaderKind::Pixel {
@@ -321,7 +336,9 @@ impl L<'_> {
                             let vs = vs.clone();
                             self.gs_vtx_clause(&vs, pc, out)?;
                         }
-                        2 | 3 | 0x1C | 0x1D => return Err(unsupported(&format!("{name} (vertex fetch clause outside the fetch shader and the GS ring)"), pc)),
+                        2 | 3 | 0x1C | 0x1D => {
+                            return Err(unsupported(&format!("{name} (vertex fetch clause outside the fetch shader and the GS ring)"), pc))
+                        }
                         0x15..=0x17 if self.gs.is_some() => self.gs_emit(*op != 0x17, *op != 0x15, out),
                         0x13 => {
                             if self.s.kind != ShaderKind::Vertex {
@@ -367,7 +384,8 @@ impl L<'_> {
                                     ))
                                 })?;
                                 // INIT (12 bits) and INC (8 bits) are signed (docs/gx2.md: loop constants)
-                                let (count, init, inc) = (lv.value & 0xFFF, ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20, (lv.value >> 24) as u8 as i8 as i32);
+                                let (count, init, inc) =
+                                    (lv.value & 0xFFF, ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20, (lv.value >> 24) as u8 as i8 as i32);
                                 if self.loops >= LOOP_MAX {
                                     return Err(ShaderError::new(format!("{name} at CF {pc:02}: bounded loops nested deeper than {LOOP_MAX}")));
                                 }
@@ -414,7 +432,9 @@ impl L<'_> {
                             let target = *addr as usize;
                             let ret = (target..self.prog.cfs.len())
                                 .find(|&k| matches!(self.prog.cfs[k].0.cf, Cf::Normal { op: 0x14, .. }))
-                                .ok_or_else(|| ShaderError::new(format!("CALL at CF {pc:02}: subroutine at {target} has no RETURN inside the decoded CF stream")))?;
+                                .ok_or_else(|| {
+                                    ShaderError::new(format!("CALL at CF {pc:02}: subroutine at {target} has no RETURN inside the decoded CF stream"))
+                                })?;
                             let mut sub = Vec::new();
                             // the subroutine's jumps stay inside it
                             let outer = std::mem::take(&mut self.jumps);
@@ -531,7 +551,13 @@ impl L<'_> {
     fn else_(&mut self, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         // active = saved_at_push && !active
         let saved = if self.depth == 0 { lit(1.0) } else { rd(STACK + self.depth - 1, 0) };
-        let v = Expr::Select { cmp: CmpOp::Ne, a: Box::new(saved), b: Box::new(lit(0.0)), if_true: Box::new(bin(BinOp::Sub, lit(1.0), rd(ST, 0))), if_false: Box::new(lit(0.0)) };
+        let v = Expr::Select {
+            cmp: CmpOp::Ne,
+            a: Box::new(saved),
+            b: Box::new(lit(0.0)),
+            if_true: Box::new(bin(BinOp::Sub, lit(1.0), rd(ST, 0))),
+            if_false: Box::new(lit(0.0)),
+        };
         out.push(assign(t(ST), 1, v));
         Ok(())
     }
@@ -634,7 +660,13 @@ impl L<'_> {
                     let mut acc = bits(0);
                     for j in (0..self.rel_gprs()).rev() {
                         let k = j as i32 - s.sel as i32;
-                        acc = Expr::Select { cmp: CmpOp::Eq, a: Box::new(idx.clone()), b: Box::new(lit(k as f32)), if_true: Box::new(rd(j, lane)), if_false: Box::new(acc) };
+                        acc = Expr::Select {
+                            cmp: CmpOp::Eq,
+                            a: Box::new(idx.clone()),
+                            b: Box::new(lit(k as f32)),
+                            if_true: Box::new(rd(j, lane)),
+                            if_false: Box::new(acc),
+                        };
                     }
                     acc
                 } else {
@@ -870,8 +902,7 @@ impl L<'_> {
             // Latte SIN/COS take the angle in revolutions (the compiler pre-scales by 1/2π)
             "SIN" => un(UnOp::Sin, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
             "COS" => un(UnOp::Cos, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
-            "MULADD" | "MULADD_M2" | "MULADD_M4" | "MULADD_D2" | "MULADD_IEEE" | "MULADD_IEEE_M2" | "MULADD_IEEE_M4"
-            | "MULADD_IEEE_D2" | "FMA" => {
+            "MULADD" | "MULADD_M2" | "MULADD_M4" | "MULADD_D2" | "MULADD_IEEE" | "MULADD_IEEE_M2" | "MULADD_IEEE_M4" | "MULADD_IEEE_D2" | "FMA" => {
                 let (x, y, z) = (next(), next(), next());
                 let v = if a.name.starts_with("MULADD_IEEE") || a.name == "FMA" {
                     Expr::Mad(Box::new(x), Box::new(y), Box::new(z))
@@ -906,8 +937,7 @@ impl L<'_> {
                 let (c, x, y) = (next(), next(), next());
                 Expr::IntTernary(op, Box::new(c), Box::new(x), Box::new(y))
             }
-            "KILLE" | "KILLGT" | "KILLGE" | "KILLNE" | "KILLE_INT" | "KILLGT_INT" | "KILLGE_INT" | "KILLNE_INT" | "KILLGT_UINT"
-            | "KILLGE_UINT" => {
+            "KILLE" | "KILLGT" | "KILLGE" | "KILLNE" | "KILLE_INT" | "KILLGT_INT" | "KILLGE_INT" | "KILLNE_INT" | "KILLGT_UINT" | "KILLGE_UINT" => {
                 if self.s.kind != ShaderKind::Pixel {
                     return Err(unsupported(&format!("{} outside a pixel shader", a.name), pc));
                 }
@@ -930,8 +960,8 @@ impl L<'_> {
                 post.push(Stmt::Discard(is_set(slot_reg, lane)));
                 v
             }
-            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT"
-            | "PRED_SETNE_INT" | "PRED_SETGT_UINT" | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
+            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT" | "PRED_SETNE_INT"
+            | "PRED_SETGT_UINT" | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
                 let (x, y) = (next(), next());
                 let m = match a.name {
                     "PRED_SETE" => ib(IntBinOp::EqF, x, y),
@@ -957,7 +987,13 @@ impl L<'_> {
                 let cond = if a.name == "PRED_SET_CLR" {
                     lit(0.0)
                 } else {
-                    Expr::Select { cmp: CmpOp::Ne, a: Box::new(rd(slot_reg, lane)), b: Box::new(lit(0.0)), if_true: Box::new(lit(1.0)), if_false: Box::new(lit(0.0)) }
+                    Expr::Select {
+                        cmp: CmpOp::Ne,
+                        a: Box::new(rd(slot_reg, lane)),
+                        b: Box::new(lit(0.0)),
+                        if_true: Box::new(lit(1.0)),
+                        if_false: Box::new(lit(0.0)),
+                    }
                 };
                 let c = broadcast_all(cond);
                 if a.update_pred {
@@ -1059,7 +1095,10 @@ impl L<'_> {
                 let src_x = (x.raw[0] >> 24) & 3;
                 let idx = Expr::IntUnary(IntUnOp::IntToFloat, Box::new(rd(x.src_gpr, src_x as u8)));
                 Expr::Read(Src {
-                    reg: RegRef { file: RegFile::Const(cb), index: Index::Dynamic { base: off as i32, value: Box::new(idx), conv: IndexConv::Trunc } },
+                    reg: RegRef {
+                        file: RegFile::Const(cb),
+                        index: Index::Dynamic { base: off as i32, value: Box::new(idx), conv: IndexConv::Trunc },
+                    },
                     swizzle: XYZW,
                     abs: false,
                     negate: false,
@@ -1104,12 +1143,21 @@ fn broadcast_all(e: Expr) -> Expr {
 /// Why an ALU opcode is rejected (docs/gx2.md's opcode table gives the same reasons).
 pub fn reject_reason(op: &str) -> &'static str {
     match op {
-        "FREXP_64" | "ADD_64" | "MUL_64" | "FLT64_TO_FLT32" | "FLT32_TO_FLT64" | "LDEXP_64" | "FRACT_64" | "PRED_SETGT_64"
-        | "PRED_SETE_64" | "PRED_SETGE_64" | "MULADD_64" | "MULADD_64_M2" | "MULADD_64_M4" | "MULADD_64_D2" => {
+        "FREXP_64" | "ADD_64" | "MUL_64" | "FLT64_TO_FLT32" | "FLT32_TO_FLT64" | "LDEXP_64" | "FRACT_64" | "PRED_SETGT_64" | "PRED_SETE_64"
+        | "PRED_SETGE_64" | "MULADD_64" | "MULADD_64_M2" | "MULADD_64_M4" | "MULADD_64_D2" => {
             "double-precision ops pair slots; not translated (no known GX2 shader uses them)"
         }
-        "PRED_SET_INV" | "PRED_SET_POP" | "PRED_SETE_PUSH" | "PRED_SETGT_PUSH" | "PRED_SETGE_PUSH" | "PRED_SETNE_PUSH"
-        | "PRED_SETE_PUSH_INT" | "PRED_SETGT_PUSH_INT" | "PRED_SETGE_PUSH_INT" | "PRED_SETNE_PUSH_INT" | "PRED_SETLT_PUSH_INT"
+        "PRED_SET_INV"
+        | "PRED_SET_POP"
+        | "PRED_SETE_PUSH"
+        | "PRED_SETGT_PUSH"
+        | "PRED_SETGE_PUSH"
+        | "PRED_SETNE_PUSH"
+        | "PRED_SETE_PUSH_INT"
+        | "PRED_SETGT_PUSH_INT"
+        | "PRED_SETGE_PUSH_INT"
+        | "PRED_SETNE_PUSH_INT"
+        | "PRED_SETLT_PUSH_INT"
         | "PRED_SETLE_PUSH_INT" => "predicate-stack variants of PRED_SET are not modelled yet",
         "MUL_LIT" | "MUL_LIT_M2" | "MUL_LIT_M4" | "MUL_LIT_D2" => "LIT-specific multiply not translated yet",
         "GROUP_BARRIER" | "GROUP_SEQ_BEGIN" | "GROUP_SEQ_END" | "SET_MODE" | "SET_CF_IDX0" | "SET_CF_IDX1" | "SET_LDS_SIZE" => {

@@ -67,7 +67,16 @@ pub fn ring_fetch_problem(v: &VtxInst) -> Option<String> {
 
 /// Why a MEM_RING export is not translated exactly (`None`: it is). `indexed_ok`: WRITE_IND is
 /// allowed (GS); `slots`: ARRAY_BASE / 4 + burst must stay below it (ES).
-pub fn mem_ring_problem(ty: u32, array_base: u32, elem_size: u32, array_size: u32, rw_rel: bool, burst: u32, indexed_ok: bool, slots: Option<u32>) -> Option<String> {
+pub fn mem_ring_problem(
+    ty: u32,
+    array_base: u32,
+    elem_size: u32,
+    array_size: u32,
+    rw_rel: bool,
+    burst: u32,
+    indexed_ok: bool,
+    slots: Option<u32>,
+) -> Option<String> {
     if elem_size != 3 {
         return Some(format!("MEM_RING with ELEM_SIZE {elem_size} (only 3: one float4 per element)"));
     }

@@ -27,9 +27,7 @@ impl Endian {
 
     /// As [`Endian::u32_at`] but an out-of-bounds read is a [`ShaderError`] naming `what`.
     pub fn read_u32(self, buf: &[u8], off: usize, what: &str) -> Result<u32, ShaderError> {
-        self.u32_at(buf, off).ok_or_else(|| {
-            ShaderError::at(off as u64, format!("{what}: 4 bytes at 0x{off:X} lie past the end (0x{:X})", buf.len()))
-        })
+        self.u32_at(buf, off).ok_or_else(|| ShaderError::at(off as u64, format!("{what}: 4 bytes at 0x{off:X} lie past the end (0x{:X})", buf.len())))
     }
 }
 
@@ -104,18 +102,11 @@ pub fn read_program_ref(buf: &[u8], base: usize, kind: ShaderKind, e: Endian) ->
     if base.checked_add(need).is_none_or(|end| end > buf.len()) {
         return Err(ShaderError::at(
             base as u64,
-            format!(
-                "GX2 {} shader struct at 0x{base:X} needs 0x{need:X} bytes, only 0x{:X} available",
-                kind.name(),
-                buf.len().saturating_sub(base)
-            ),
+            format!("GX2 {} shader struct at 0x{base:X} needs 0x{need:X} bytes, only 0x{:X} available", kind.name(), buf.len().saturating_sub(base)),
         ));
     }
     let (so, po) = kind.program_fields();
-    Ok(ProgramRef {
-        size: e.read_u32(buf, base + so, "GX2 program size")?,
-        ptr: e.read_u32(buf, base + po, "GX2 program pointer")?,
-    })
+    Ok(ProgramRef { size: e.read_u32(buf, base + so, "GX2 program size")?, ptr: e.read_u32(buf, base + po, "GX2 program pointer")? })
 }
 
 /// The GX2 cache key, the same for GFD and SHARCFB: XXH3-64 (seed 0) of the shader's program
@@ -314,9 +305,9 @@ pub fn decode_struct(
     let f = kind.var_fields();
     let w = |off: usize| words[off / 4];
     let string = |ptr: u32, what: &str| -> Result<String, ShaderError> {
-        let at = resolve(ptr).filter(|&a| a < buf.len()).ok_or_else(|| {
-            ShaderError::at(base as u64, format!("{what}: name pointer 0x{ptr:08X} does not resolve inside the shader data"))
-        })?;
+        let at = resolve(ptr)
+            .filter(|&a| a < buf.len())
+            .ok_or_else(|| ShaderError::at(base as u64, format!("{what}: name pointer 0x{ptr:08X} does not resolve inside the shader data")))?;
         let raw = &buf[at..];
         let end = raw.iter().position(|&c| c == 0).ok_or_else(|| ShaderError::at(at as u64, format!("{what}: unterminated name")))?;
         Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
@@ -330,9 +321,8 @@ pub fn decode_struct(
         if count > MAX_VARS {
             return Err(ShaderError::at(base as u64 + field as u64, format!("{what}: count {count} is implausible")));
         }
-        let at = resolve(ptr).ok_or_else(|| {
-            ShaderError::at(base as u64 + field as u64 + 4, format!("{what}: pointer 0x{ptr:08X} does not resolve"))
-        })?;
+        let at =
+            resolve(ptr).ok_or_else(|| ShaderError::at(base as u64 + field as u64 + 4, format!("{what}: pointer 0x{ptr:08X} does not resolve")))?;
         let end = at as u64 + count as u64 * elem as u64;
         if end > buf.len() as u64 {
             return Err(ShaderError::at(at as u64, format!("{what}: {count} entries at 0x{at:X} run past the shader data")));
@@ -369,13 +359,19 @@ pub fn decode_struct(
     let mut attrib_vars = Vec::new();
     if let Some(af) = f.attrib_vars {
         for a in array(af, 0x10, "attrib vars")? {
-            attrib_vars.push(AttribVar {
-                name: string(rd(a), "attrib var")?,
-                ty: rd(a + 4),
-                count: rd(a + 8),
-                location: rd(a + 12),
-            });
+            attrib_vars.push(AttribVar { name: string(rd(a), "attrib var")?, ty: rd(a + 4), count: rd(a + 8), location: rd(a + 12) });
         }
     }
-    Ok(Gx2Shader { kind, words, uniform_blocks, uniform_vars, initial_values, loop_vars, sampler_vars, attrib_vars, program, copy_program: Vec::new() })
+    Ok(Gx2Shader {
+        kind,
+        words,
+        uniform_blocks,
+        uniform_vars,
+        initial_values,
+        loop_vars,
+        sampler_vars,
+        attrib_vars,
+        program,
+        copy_program: Vec::new(),
+    })
 }

@@ -145,21 +145,15 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
         };
         let data = (p + ENTRY_HEADER_SIZE) as i64 + data_off;
         if data < 0 || data as u64 + data_size as u64 > buf.len() as u64 {
-            return Err(ShaderError::at(
-                p as u64 + 8,
-                format!("binary {i}: data [0x{data:X}, +0x{data_size:X}) lies outside the archive"),
-            ));
+            return Err(ShaderError::at(p as u64 + 8, format!("binary {i}: data [0x{data:X}, +0x{data_size:X}) lies outside the archive")));
         }
         let data = data as usize;
         let shader = &buf[data..data + data_size];
-        let pref = shader_struct::read_program_ref(shader, 0, kind, e)
-            .map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason)))?;
+        let pref =
+            shader_struct::read_program_ref(shader, 0, kind, e).map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason)))?;
         let (ptr, size) = (pref.ptr as usize, pref.size as usize);
         let program = ptr.checked_add(size).and_then(|end| shader.get(ptr..end)).ok_or_else(|| {
-            ShaderError::at(
-                data as u64,
-                format!("binary {i}: program [0x{ptr:X}, +0x{size:X}) lies outside its 0x{data_size:X}-byte shader data"),
-            )
+            ShaderError::at(data as u64, format!("binary {i}: program [0x{ptr:X}, +0x{size:X}) lies outside its 0x{data_size:X}-byte shader data"))
         })?;
         let name = names.iter().filter(|(b, _)| *b <= i as i64).max_by_key(|(b, _)| *b).map(|(_, n)| n.clone());
         let key = if kind == ShaderKind::Geometry {
@@ -334,8 +328,7 @@ impl Rd<'_> {
     }
     fn symbol(&self, q: usize) -> Result<Symbol, ShaderError> {
         let offset = self.u32(q + 4)? as i32;
-        let (nl, il, dl, vn) =
-            (self.u32(q + 8)? as usize, self.u32(q + 12)? as usize, self.u32(q + 16)? as usize, self.u32(q + 20)? as usize);
+        let (nl, il, dl, vn) = (self.u32(q + 8)? as usize, self.u32(q + 12)? as usize, self.u32(q + 16)? as usize, self.u32(q + 20)? as usize);
         let name = self.cstr(q + 24, nl)?;
         let id = self.cstr(q + 24 + nl, il)?;
         let default_value = self.bytes(q + 24 + nl + il, dl)?.to_vec();

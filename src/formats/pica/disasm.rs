@@ -11,7 +11,11 @@ use std::fmt::Write;
 const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
 fn mask_text(mask: u8) -> String {
-    if mask == 0xF { String::new() } else { format!(".{}", (0..4).filter(|i| mask >> i & 1 != 0).map(|i| LANES[i]).collect::<String>()) }
+    if mask == 0xF {
+        String::new()
+    } else {
+        format!(".{}", (0..4).filter(|i| mask >> i & 1 != 0).map(|i| LANES[i]).collect::<String>())
+    }
 }
 
 fn operand_text(o: &Operand) -> String {
@@ -55,14 +59,9 @@ pub fn instr_text(i: &Instr) -> String {
             let n = |k: &CmpKind| k.name();
             format!("cmp {}, {}, {}, {}", operand_text(src1), n(x), n(y), operand_text(src2))
         }
-        Instr::Mad { op, dst, mask, src1, src2, src3, .. } => format!(
-            "{} {dst}{}, {}, {}, {}",
-            op.name(),
-            mask_text(*mask),
-            operand_text(src1),
-            operand_text(src2),
-            operand_text(src3)
-        ),
+        Instr::Mad { op, dst, mask, src1, src2, src3, .. } => {
+            format!("{} {dst}{}, {}, {}, {}", op.name(), mask_text(*mask), operand_text(src1), operand_text(src2), operand_text(src3))
+        }
         Instr::Simple(op) => op.name().to_string(),
         Instr::Flow { op, cond, bool_id, int_id, dest, num } => match op {
             Op::Ifc | Op::Jmpc | Op::Callc | Op::Breakc => {
@@ -100,8 +99,15 @@ pub fn disassemble(p: &Program) -> Result<String, ShaderError> {
     let mut out = String::new();
     let _ = writeln!(out, "; DVLB: {} code words, {} operand descriptors, {} DVLE(s)", p.code.len(), p.opdescs.len(), p.dvles.len());
     for d in &p.dvles {
-        let _ = writeln!(out, "; DVLE {}: {} shader, main {}, endmain {}{}", d.index, d.stage.name_in(crate::Family::Pica), d.main, d.endmain,
-            if d.merge_outmaps { ", merge outmaps" } else { "" });
+        let _ = writeln!(
+            out,
+            "; DVLE {}: {} shader, main {}, endmain {}{}",
+            d.index,
+            d.stage.name_in(crate::Family::Pica),
+            d.main,
+            d.endmain,
+            if d.merge_outmaps { ", merge outmaps" } else { "" }
+        );
         if d.stage == crate::Stage::Geometry {
             let _ = writeln!(out, ";   .gsh {:?} (bytes {:?})", d.gs_mode(), d.gs_bytes);
         }

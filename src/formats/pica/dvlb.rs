@@ -35,10 +35,7 @@ fn rd(buf: &[u8], off: usize, what: &str) -> Result<u32, ShaderError> {
 fn table_end(base: usize, off: u32, count: u32, elem: u64, limit: usize, what: &str, at: usize) -> Result<usize, ShaderError> {
     let end = base as u64 + off as u64 + count as u64 * elem;
     if end > limit as u64 {
-        return Err(ShaderError::at(
-            at as u64,
-            format!("{what} [0x{:X}, 0x{end:X}) runs past the end (0x{limit:X})", base as u64 + off as u64),
-        ));
+        return Err(ShaderError::at(at as u64, format!("{what} [0x{:X}, 0x{end:X}) runs past the end (0x{limit:X})", base as u64 + off as u64)));
     }
     Ok(end as usize)
 }
@@ -240,7 +237,11 @@ impl Uniform {
             0x78..=0x87 => format!("b{}", r - 0x78),
             _ => format!("?{r:#x}"),
         };
-        if self.first == self.last { one(self.first) } else { format!("{}..{}", one(self.first), one(self.last)) }
+        if self.first == self.last {
+            one(self.first)
+        } else {
+            format!("{}..{}", one(self.first), one(self.last))
+        }
     }
 }
 
@@ -322,7 +323,10 @@ fn cstr(buf: &[u8], at: usize, limit: usize) -> String {
 /// (only at offset 0: a 4-byte magic anywhere in a file would be mostly false hits).
 pub fn dvoj_error(buf: &[u8]) -> Option<ShaderError> {
     (buf.get(..4) == Some(&b"DVOJ"[..])).then(|| {
-        ShaderError::at(0, "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB")
+        ShaderError::at(
+            0,
+            "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB",
+        )
     })
 }
 
@@ -334,8 +338,7 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
     let d = parse(buf)?;
     crate::limits::check_microcode(4 * d.code_words, Some(d.code_offset as u64))?;
     let code = (0..d.code_words).map(|i| rd(buf, d.code_offset + 4 * i, "code word")).collect::<Result<Vec<_>, _>>()?;
-    let opdescs =
-        (0..d.opdesc_count).map(|i| rd(buf, d.opdesc_offset + 8 * i, "operand descriptor")).collect::<Result<Vec<_>, _>>()?;
+    let opdescs = (0..d.opdesc_count).map(|i| rd(buf, d.opdesc_offset + 8 * i, "operand descriptor")).collect::<Result<Vec<_>, _>>()?;
     let mut dvles = Vec::new();
     for (i, e) in d.dvles.iter().enumerate() {
         let o = e.offset;
@@ -351,7 +354,11 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
         let sym_limit = if sym_len > 0 { sym_off + sym_len } else { sym_off };
         let symbol = |rel: u32| -> String {
             let at = sym_off + rel as usize;
-            if sym_len == 0 || at >= sym_limit { String::new() } else { cstr(buf, at, sym_limit) }
+            if sym_len == 0 || at >= sym_limit {
+                String::new()
+            } else {
+                cstr(buf, at, sym_limit)
+            }
         };
         let (c_off, c_n) = tab(0x18)?;
         let mut constants = Vec::with_capacity(c_n);
@@ -382,11 +389,7 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
         for k in 0..l_n {
             let at = l_off + 16 * k;
             end = end.max(at + 16);
-            labels.push(Label {
-                id: buf[at],
-                offset: rd(buf, at + 4, "label")?,
-                name: symbol(rd(buf, at + 12, "label")?),
-            });
+            labels.push(Label { id: buf[at], offset: rd(buf, at + 4, "label")?, name: symbol(rd(buf, at + 12, "label")?) });
         }
         let (out_off, out_n) = tab(0x28)?;
         let mut outputs = Vec::with_capacity(out_n);

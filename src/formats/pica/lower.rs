@@ -78,13 +78,36 @@ const S_INC: u32 = 28;
 const S_PREV: u32 = 29;
 
 const INT_VARS: [(&str, u32); 30] = [
-    ("a0x", 0), ("a0y", 0), ("aL", 0), ("ccx", 0), ("ccy", 0), ("pc", 0), ("old_pc", 0), ("is_break", 0),
-    ("emit_vertex", 0), ("emit_prim", 0), ("emit_inv", 0),
-    ("if_else", 8), ("if_end", 8), ("if_top", 0), ("if_size", 0),
-    ("call_end", 4), ("call_ret", 4), ("call_top", 0), ("call_size", 0),
-    ("loop_entry", 4), ("loop_end", 4), ("loop_count", 4), ("loop_inc", 4), ("loop_prev", 4), ("loop_top", 0), ("loop_size", 0),
+    ("a0x", 0),
+    ("a0y", 0),
+    ("aL", 0),
+    ("ccx", 0),
+    ("ccy", 0),
+    ("pc", 0),
+    ("old_pc", 0),
+    ("is_break", 0),
+    ("emit_vertex", 0),
+    ("emit_prim", 0),
+    ("emit_inv", 0),
+    ("if_else", 8),
+    ("if_end", 8),
+    ("if_top", 0),
+    ("if_size", 0),
+    ("call_end", 4),
+    ("call_ret", 4),
+    ("call_top", 0),
+    ("call_size", 0),
+    ("loop_entry", 4),
+    ("loop_end", 4),
+    ("loop_count", 4),
+    ("loop_inc", 4),
+    ("loop_prev", 4),
+    ("loop_top", 0),
+    ("loop_size", 0),
     ("next_pc", 0),
-    ("s_count", 4), ("s_inc", 4), ("s_prev", 4),
+    ("s_count", 4),
+    ("s_inc", 4),
+    ("s_prev", 4),
 ];
 
 const T_O: u32 = 16;
@@ -152,10 +175,7 @@ fn push(top: u32, size: u32, cap: i32, values: &[(u32, IExpr)]) -> Vec<Stmt> {
     v
 }
 fn pop(top: u32, size: u32, cap: i32) -> Vec<Stmt> {
-    vec![
-        set(top, IExpr::And(bx(add(iv(top), ic(cap - 1))), bx(ic(cap - 1)))),
-        set(size, IExpr::Sub(bx(iv(size)), bx(ic(1)))),
-    ]
+    vec![set(top, IExpr::And(bx(add(iv(top), ic(cap - 1))), bx(ic(cap - 1)))), set(size, IExpr::Sub(bx(iv(size)), bx(ic(1))))]
 }
 
 /// One rasterizer / GS-feeding output variable and where its lanes come from.
@@ -292,8 +312,7 @@ pub fn lower(p: &Program, index: u32) -> Result<(Module, Vec<u32>), ShaderError>
     let d = p.dvles.get(index as usize).ok_or_else(|| ShaderError::new(format!("DVLE index {index} out of range")))?;
     let gs = d.stage == Stage::Geometry;
     let reach = reachable(&p.code, &p.opdescs, d.main as usize)?;
-    let decoded: Vec<(usize, Instr)> =
-        reach.iter().map(|&pc| decode::decode(&p.code, &p.opdescs, pc).map(|i| (pc, i))).collect::<Result<_, _>>()?;
+    let decoded: Vec<(usize, Instr)> = reach.iter().map(|&pc| decode::decode(&p.code, &p.opdescs, pc).map(|i| (pc, i))).collect::<Result<_, _>>()?;
     // v registers read
     let mut v_read = BTreeSet::new();
     for (_, i) in &decoded {
@@ -320,10 +339,7 @@ pub fn lower(p: &Program, index: u32) -> Result<(Module, Vec<u32>), ShaderError>
         }
         if has_gs {
             l.comments.push("feeds the geometry shader of its DVLB: raw output registers o<r> at TEXCOORD<r>".into());
-            l.outputs = raw_regs(d)
-                .into_iter()
-                .map(|r| OutVar { var: raw_var(r), lanes: (0..4).map(|k| (k, r, k, false)).collect() })
-                .collect();
+            l.outputs = raw_regs(d).into_iter().map(|r| OutVar { var: raw_var(r), lanes: (0..4).map(|k| (k, r, k, false)).collect() }).collect();
         } else {
             l.outputs = typed_outputs(d, None);
         }
@@ -537,7 +553,11 @@ impl Lowerer<'_> {
             e if o.swizzle == XYZW => e,
             e => swz(e, o.swizzle),
         };
-        if o.negate { un(UnOp::Neg, e) } else { e }
+        if o.negate {
+            un(UnOp::Neg, e)
+        } else {
+            e
+        }
     }
 
     fn dst(&self, d: DstReg) -> RegRef {
@@ -570,7 +590,11 @@ impl Lowerer<'_> {
         if let Some((lo, hi)) = self.c_in {
             for k in lo..hi {
                 let i = self.inputs.iter().position(|x| x.name == format!("cin{k}")).unwrap() as u32;
-                out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_CIN + k - lo), mask: 0xF }, value: read(RegFile::Input, i, XYZW), saturate: false });
+                out.push(Stmt::Assign {
+                    dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_CIN + k - lo), mask: 0xF },
+                    value: read(RegFile::Input, i, XYZW),
+                    saturate: false,
+                });
             }
         }
         let mut end = self.epilogue();
@@ -626,14 +650,10 @@ impl Lowerer<'_> {
         b.extend(pop(IF_TOP, IF_SIZE, 8));
         v.push(if_(and(icmp(CmpOp::Gt, iv(IF_SIZE), ic(0)), icmp(CmpOp::Eq, el(IF_ELSE, iv(IF_TOP)), add(iv(OLD), ic(1)))), b));
         // LOOP
-        let again = vec![
-            set_el(LOOP_CNT, iv(LOOP_TOP), IExpr::Sub(bx(el(LOOP_CNT, iv(LOOP_TOP))), bx(ic(1)))),
-            set(PC, el(LOOP_ENTRY, iv(LOOP_TOP))),
-        ];
-        let mut leave = vec![
-            set(PC, el(LOOP_END, iv(LOOP_TOP))),
-            if_(icmp(CmpOp::Gt, iv(LOOP_SIZE), ic(1)), vec![set(AL, el(LOOP_PREV, iv(LOOP_TOP)))]),
-        ];
+        let again =
+            vec![set_el(LOOP_CNT, iv(LOOP_TOP), IExpr::Sub(bx(el(LOOP_CNT, iv(LOOP_TOP))), bx(ic(1)))), set(PC, el(LOOP_ENTRY, iv(LOOP_TOP)))];
+        let mut leave =
+            vec![set(PC, el(LOOP_END, iv(LOOP_TOP))), if_(icmp(CmpOp::Gt, iv(LOOP_SIZE), ic(1)), vec![set(AL, el(LOOP_PREV, iv(LOOP_TOP)))])];
         leave.extend(pop(LOOP_TOP, LOOP_SIZE, 4));
         let body = vec![
             set(AL, add(iv(AL), el(LOOP_INC, iv(LOOP_TOP)))),
@@ -687,12 +707,14 @@ impl Lowerer<'_> {
                     // ex2(lg2(x)) to x for x < 0: fuzz seed 1 #2279), so the PICA results there
                     // (lg2: 0 → −inf, < 0 → NaN; rsq: ±0 → ±inf, < 0 → NaN) are selected.
                     Op::Lg2 => {
-                        let neg_or_nan = Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(lit(f32::NEG_INFINITY)), bx(lit(f32::NAN)));
+                        let neg_or_nan =
+                            Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(lit(f32::NEG_INFINITY)), bx(lit(f32::NAN)));
                         Expr::SelectIf(bx(Cond::Compare(CmpOp::Gt, x(&s1), lit(0.0))), bx(un(UnOp::Log2, x(&s1))), bx(neg_or_nan))
                     }
                     Op::Rcp => un(UnOp::Rcp, x(&s1)),
                     Op::Rsq => {
-                        let zero_or_neg = Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(un(UnOp::Rcp, x(&s1))), bx(lit(f32::NAN)));
+                        let zero_or_neg =
+                            Expr::SelectIf(bx(Cond::Compare(CmpOp::Eq, x(&s1), lit(0.0))), bx(un(UnOp::Rcp, x(&s1))), bx(lit(f32::NAN)));
                         Expr::SelectIf(bx(Cond::Compare(CmpOp::Gt, x(&s1), lit(0.0))), bx(un(UnOp::Rsq, x(&s1))), bx(zero_or_neg))
                     }
                     Op::Flr => un(UnOp::Floor, s1),
@@ -780,9 +802,21 @@ impl Lowerer<'_> {
                 v.push(if_(icmp(CmpOp::Ne, iv(EPRIM), ic(0)), vec![Stmt::GsEmitTriangle { invert }]));
                 // flip the output bank
                 for r in 0..16u32 {
-                    v.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_SCRATCH), mask: 0xF }, value: temp(T_O + r), saturate: false });
-                    v.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_O + r), mask: 0xF }, value: temp(T_OTHER + r), saturate: false });
-                    v.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_OTHER + r), mask: 0xF }, value: temp(T_SCRATCH), saturate: false });
+                    v.push(Stmt::Assign {
+                        dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_SCRATCH), mask: 0xF },
+                        value: temp(T_O + r),
+                        saturate: false,
+                    });
+                    v.push(Stmt::Assign {
+                        dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_O + r), mask: 0xF },
+                        value: temp(T_OTHER + r),
+                        saturate: false,
+                    });
+                    v.push(Stmt::Assign {
+                        dst: Dst { reg: RegRef::fixed(RegFile::Temp, T_OTHER + r), mask: 0xF },
+                        value: temp(T_SCRATCH),
+                        saturate: false,
+                    });
                 }
                 v
             }
@@ -804,7 +838,11 @@ impl Lowerer<'_> {
                     v
                 };
                 let do_if = |c: Cond| {
-                    vec![Stmt::If { cond: c, then_body: push(IF_TOP, IF_SIZE, 8, &[(IF_ELSE, ic(dest)), (IF_END, ic(dest + num))]), else_body: jump.clone() }]
+                    vec![Stmt::If {
+                        cond: c,
+                        then_body: push(IF_TOP, IF_SIZE, 8, &[(IF_ELSE, ic(dest)), (IF_END, ic(dest + num))]),
+                        else_body: jump.clone(),
+                    }]
                 };
                 match op {
                     Op::Jmpc => vec![if_(self.flow_cond(cond.as_ref().unwrap()), jump.clone())],

@@ -20,9 +20,7 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let stage = e.stage().ok_or_else(|| {
-                ShaderError::at(e.offset as u64 + 6, format!("DVLE {i}: unknown shader type {}", e.shader_type))
-            })?;
+            let stage = e.stage().ok_or_else(|| ShaderError::at(e.offset as u64 + 6, format!("DVLE {i}: unknown shader type {}", e.shader_type)))?;
             Ok(ShaderEntry { stage, index: i as u32, key: dvlb::key(container, i as u32), name: None })
         })
         .collect()

@@ -87,10 +87,7 @@ impl ContainerHeader {
     /// the file: magic, `virtualSize + physicalSize <= remaining` (32-bit sum), and the words at
     /// 0x1C and 0x20 zero.
     pub fn xr_accepts(&self, remaining: usize) -> bool {
-        self.has_magic()
-            && (self.xr_data_size() as u64) <= remaining as u64
-            && self.field_1c == 0
-            && self.field_20 == 0
+        self.has_magic() && (self.xr_data_size() as u64) <= remaining as u64 && self.field_1c == 0 && self.field_20 == 0
     }
 }
 
@@ -112,21 +109,14 @@ pub struct ContainerInfo {
 /// range `[physicalOffset, physicalOffset + size)` inside the physical part.
 /// Every error carries the offset (relative to the container) of the field that is wrong.
 pub fn check(buf: &[u8]) -> Result<ContainerInfo, ShaderError> {
-    let h = ContainerHeader::read(buf).ok_or_else(|| {
-        ShaderError::at(0, format!("xenos container header needs {HEADER_SIZE} bytes, {} available", buf.len()))
-    })?;
+    let h = ContainerHeader::read(buf)
+        .ok_or_else(|| ShaderError::at(0, format!("xenos container header needs {HEADER_SIZE} bytes, {} available", buf.len())))?;
     if !h.has_magic() {
         return Err(ShaderError::at(0, format!("xenos flags 0x{:08X} lack the 0x102A11xx magic", h.flags)));
     }
     let size = h.data_size();
     if size != h.xr_data_size() as u64 {
-        return Err(ShaderError::at(
-            4,
-            format!(
-                "virtualSize 0x{:X} + physicalSize 0x{:X} overflows 32 bits",
-                h.virtual_size, h.physical_size
-            ),
-        ));
+        return Err(ShaderError::at(4, format!("virtualSize 0x{:X} + physicalSize 0x{:X} overflows 32 bits", h.virtual_size, h.physical_size)));
     }
     if size < HEADER_SIZE as u64 {
         return Err(ShaderError::at(4, format!("container size {size} is smaller than its {HEADER_SIZE}-byte header")));
@@ -147,10 +137,7 @@ pub fn check(buf: &[u8]) -> Result<ContainerInfo, ShaderError> {
     if h.definition_table_offset != 0 && h.definition_table_offset as u64 >= vsize {
         return Err(ShaderError::at(
             0x14,
-            format!(
-                "definitionTableOffset 0x{:X} lies outside virtualSize 0x{:X}",
-                h.definition_table_offset, h.virtual_size
-            ),
+            format!("definitionTableOffset 0x{:X} lies outside virtualSize 0x{:X}", h.definition_table_offset, h.virtual_size),
         ));
     }
     let so = h.shader_offset as u64;
@@ -165,20 +152,9 @@ pub fn check(buf: &[u8]) -> Result<ContainerInfo, ShaderError> {
     let phys_off = be32(buf, so).unwrap_or(0);
     let code_size = be32(buf, so + 4).unwrap_or(0);
     if phys_off as u64 + code_size as u64 > h.physical_size as u64 {
-        return Err(ShaderError::at(
-            so as u64,
-            format!(
-                "microcode [0x{phys_off:X}, +0x{code_size:X}) exceeds physicalSize 0x{:X}",
-                h.physical_size
-            ),
-        ));
+        return Err(ShaderError::at(so as u64, format!("microcode [0x{phys_off:X}, +0x{code_size:X}) exceeds physicalSize 0x{:X}", h.physical_size)));
     }
-    Ok(ContainerInfo {
-        header: h,
-        size: size as usize,
-        microcode_offset: (vsize + phys_off as u64) as usize,
-        microcode_size: code_size as usize,
-    })
+    Ok(ContainerInfo { header: h, size: size as usize, microcode_offset: (vsize + phys_off as u64) as usize, microcode_size: code_size as usize })
 }
 
 /// The XenosRecomp cache key: XXH3-64, seed 0, of the container's bytes
@@ -304,8 +280,20 @@ impl Container {
 }
 
 pub const DECL_USAGE_NAMES: [&str; 14] = [
-    "position", "blendweight", "blendindices", "normal", "psize", "texcoord", "tangent", "binormal",
-    "tessfactor", "positiont", "color", "fog", "depth", "sample",
+    "position",
+    "blendweight",
+    "blendindices",
+    "normal",
+    "psize",
+    "texcoord",
+    "tangent",
+    "binormal",
+    "tessfactor",
+    "positiont",
+    "color",
+    "fog",
+    "depth",
+    "sample",
 ];
 
 struct Reader<'a> {
@@ -326,9 +314,10 @@ impl Reader<'_> {
             .ok_or_else(|| ShaderError::at(off, format!("{what} at 0x{off:X} lies outside the container")))
     }
     fn cstr(&self, off: u64, what: &str) -> Result<String, ShaderError> {
-        let o = usize::try_from(off).ok().filter(|&o| o < self.buf.len()).ok_or_else(|| {
-            ShaderError::at(off, format!("{what} string at 0x{off:X} lies outside the container"))
-        })?;
+        let o = usize::try_from(off)
+            .ok()
+            .filter(|&o| o < self.buf.len())
+            .ok_or_else(|| ShaderError::at(off, format!("{what} string at 0x{off:X} lies outside the container")))?;
         let end = self.buf[o..]
             .iter()
             .position(|&b| b == 0)
@@ -420,7 +409,11 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
             let reg = w >> 16;
             let cnt = w & 0xFFFF;
             let po = r.u32(d + 4, "float definition offset")? as u64;
-            let reg = if is_ps { reg.checked_sub(256).ok_or_else(|| ShaderError::at(d, format!("pixel float definition register {reg} is below 256")))? } else { reg };
+            let reg = if is_ps {
+                reg.checked_sub(256).ok_or_else(|| ShaderError::at(d, format!("pixel float definition register {reg} is below 256")))?
+            } else {
+                reg
+            };
             let mut values = Vec::with_capacity(cnt as usize);
             for k in 0..cnt as u64 {
                 values.push(f32::from_bits(r.u32(vsize + po + 4 * k, "float definition value")?));
@@ -439,9 +432,10 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
             for k in 0..cnt as u64 {
                 values.push(r.u32(d + 4 + 4 * k, "int definition value")?);
             }
-            let reg = reg.checked_sub(0x2320).map(|x| x / 4).ok_or_else(|| {
-                ShaderError::at(d, format!("int definition register 0x{reg:X} is below 0x2320"))
-            })?;
+            let reg = reg
+                .checked_sub(0x2320)
+                .map(|x| x / 4)
+                .ok_or_else(|| ShaderError::at(d, format!("int definition register 0x{reg:X} is below 0x2320")))?;
             int_defs.push(IntDef { register: reg, values });
             d += 4 + 4 * cnt as u64;
         }

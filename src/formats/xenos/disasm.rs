@@ -133,7 +133,8 @@ pub fn alu_lines(a: &Alu, is_vertex: bool) -> Vec<String> {
     let vec_op = a.has_vector_op();
     if vec_op {
         let n = a.vector_operand_count();
-        let mut t = format!("{pred}{} {}", vector_mnemonic(a), dest_text(a, is_vertex, a.vector_dest(), a.vector_dest_rel(), a.vector_result_mask(), true));
+        let mut t =
+            format!("{pred}{} {}", vector_mnemonic(a), dest_text(a, is_vertex, a.vector_dest(), a.vector_dest_rel(), a.vector_result_mask(), true));
         let srcs: Vec<Operand> = (1..=n as u32).map(|i| a.vector_src(i)).collect();
         let movlike = matches!(a.vector_opcode(), 2 | 29) && srcs[0] == srcs[1];
         for (k, s) in srcs.iter().enumerate() {
@@ -173,7 +174,16 @@ fn fetch_dest(f: &Fetch) -> String {
     if s == [0, 1, 2, 3] {
         return name;
     }
-    let t: String = s.iter().map(|&c| match c { 0..=3 => LANES[c as usize], 4 => '0', 5 => '1', 6 => '?', _ => '_' }).collect();
+    let t: String = s
+        .iter()
+        .map(|&c| match c {
+            0..=3 => LANES[c as usize],
+            4 => '0',
+            5 => '1',
+            6 => '?',
+            _ => '_',
+        })
+        .collect();
     format!("{name}.{t}")
 }
 
@@ -188,14 +198,22 @@ pub fn fetch_line(f: &Fetch, c: &Container, address: u32) -> String {
     let pred = pred_prefix(f.is_predicated(), f.pred_condition());
     match f.opcode() {
         0 => {
-            let src = format!("{}.{}", if f.src_rel() { format!("r[{}+aL]", f.src_reg()) } else { format!("r{}", f.src_reg()) }, LANES[f.vfetch_src_swizzle() as usize]);
+            let src = format!(
+                "{}.{}",
+                if f.src_rel() { format!("r[{}+aL]", f.src_reg()) } else { format!("r{}", f.src_reg()) },
+                LANES[f.vfetch_src_swizzle() as usize]
+            );
             let sem = c
                 .vertex_elements
                 .iter()
                 .find(|e| e.address == address)
                 .map(|e| {
                     let n = DECL_USAGE_NAMES.get(e.usage as usize).copied().unwrap_or("usage?");
-                    if e.usage_index == 0 { n.to_string() } else { format!("{n}{}", e.usage_index) }
+                    if e.usage_index == 0 {
+                        n.to_string()
+                    } else {
+                        format!("{n}{}", e.usage_index)
+                    }
                 })
                 .unwrap_or_else(|| format!("vf{}", f.vfetch_const()));
             let name = if f.is_mini() { "vfetch_mini" } else { "vfetch" };
@@ -263,7 +281,11 @@ fn cf_line(cf: &Cf) -> String {
         CfOp::Nop => "cnop".into(),
         CfOp::Exec | CfOp::ExecEnd => {
             let n = if cf.op() == CfOp::ExecEnd { "exece" } else { "exec" };
-            if cf.clean() { n.into() } else { format!("{n}    // PredicateClean=false") }
+            if cf.clean() {
+                n.into()
+            } else {
+                format!("{n}    // PredicateClean=false")
+            }
         }
         // 13 / 14 (cond_exec_pred_clean) are conditioned on a boolean constant like 3 / 4
         // (Xenia's ParseControlFlowCondExec prints both as cexec / cexece b#).
@@ -274,11 +296,23 @@ fn cf_line(cf: &Cf) -> String {
         CfOp::CondExecPred | CfOp::CondExecPredEnd => {
             let n = if cf.ends_shader() { "exece" } else { "exec" };
             let p = if cf.condition() { "(p0)" } else { "(!p0)" };
-            if cf.clean() { format!("{p} {n}") } else { format!("{p} {n}    // PredicateClean=false") }
+            if cf.clean() {
+                format!("{p} {n}")
+            } else {
+                format!("{p} {n}    // PredicateClean=false")
+            }
         }
         CfOp::LoopStart => format!("loop i{}, L{}{}", cf.loop_id(), cf.target(), if cf.is_repeat() { "    // repeat" } else { "" }),
         CfOp::LoopEnd => {
-            let p = if cf.is_predicated_break() { if cf.condition() { "(p0) " } else { "(!p0) " } } else { "" };
+            let p = if cf.is_predicated_break() {
+                if cf.condition() {
+                    "(p0) "
+                } else {
+                    "(!p0) "
+                }
+            } else {
+                ""
+            };
             format!("{p}endloop i{}, L{}", cf.loop_id(), cf.target())
         }
         CfOp::CondCall | CfOp::CondJmp => {

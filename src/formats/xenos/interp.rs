@@ -167,11 +167,8 @@ fn cube(x: V, y: V, z: V) -> R4 {
         (2, false) => (neg(y), x),
         _ => (neg(y), neg(x)),
     };
-    let twice = if is_exact(major) {
-        ex(major.value * 2.0)
-    } else {
-        make(major.value * 2.0, false, || Some((2.0 * lo(major), 2.0 * hi(major))), 0.0)
-    };
+    let twice =
+        if is_exact(major) { ex(major.value * 2.0) } else { make(major.value * 2.0, false, || Some((2.0 * lo(major), 2.0 * hi(major))), 0.0) };
     [tc, sc, twice, ex((2 * axis + usize::from(negative)) as f32)]
 }
 

@@ -119,7 +119,11 @@ fn opts_epilogue(ctx: &mut Ctx, body: &mut Vec<Stmt>) {
         let bits = |v: u32| lit(f32::from_bits(v));
         // all-ones when killed, else 0; masked to the bits of -1.0
         let killed = ib(IntBinOp::NeI, ib(IntBinOp::And, read(RegFile::Temp, OPTS, [2; 4]), bits(0x7FFF_FFFF)), bits(0));
-        body.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 1 }, value: ib(IntBinOp::And, killed, bits((-1.0f32).to_bits())), saturate: false });
+        body.push(Stmt::Assign {
+            dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 1 },
+            value: ib(IntBinOp::And, killed, bits((-1.0f32).to_bits())),
+            saturate: false,
+        });
     }
 }
 
@@ -139,7 +143,11 @@ fn p0_true() -> Cond {
     Cond::Compare(CmpOp::Ne, tx(P0), lit(0.0))
 }
 fn pred_cond(want: bool) -> Cond {
-    if want { p0_true() } else { Cond::Not(Box::new(p0_true())) }
+    if want {
+        p0_true()
+    } else {
+        Cond::Not(Box::new(p0_true()))
+    }
 }
 
 pub struct Lowered {
@@ -273,11 +281,7 @@ impl<'a> Ctx<'a> {
             }
             Addr::A0 | Addr::AL => RegRef {
                 file: RegFile::Const(CB_FLOAT),
-                index: Index::Dynamic {
-                    base: o.index as i32,
-                    value: Box::new(tx(if o.addr == Addr::A0 { A0 } else { AL })),
-                    conv: IndexConv::Floor,
-                },
+                index: Index::Dynamic { base: o.index as i32, value: Box::new(tx(if o.addr == Addr::A0 { A0 } else { AL })), conv: IndexConv::Floor },
             },
         };
         Expr::Read(Src { reg, swizzle, abs: o.abs, negate: o.negate })
@@ -363,11 +367,8 @@ impl<'a> Ctx<'a> {
         let name = format!("i{}{}", DECL_USAGE_NAMES.get(e.usage as usize).unwrap_or(&"usage"), e.usage_index);
         let (u, index, location) = (usage_name(e.usage), e.usage_index, vertex_input_location(&self.c.vertex_elements, k));
         // XenosRecomp's input types: BLENDINDICES, NORMAL, TANGENT and BINORMAL are uint4.
-        let semantic = if is_uint_usage(e.usage) {
-            Semantic::UsageUint { name: u, index, location }
-        } else {
-            Semantic::Usage { name: u, index, location }
-        };
+        let semantic =
+            if is_uint_usage(e.usage) { Semantic::UsageUint { name: u, index, location } } else { Semantic::Usage { name: u, index, location } };
         self.inputs.push(IoVar { name, semantic, components: 4 });
         let i = self.inputs.len() as u32 - 1;
         self.input_by_addr.insert(address, i);
@@ -565,7 +566,9 @@ impl<'a> Ctx<'a> {
                 // fetch constant's clamp modes and border colour, which XenosRecomp's binding
                 // model does not give the shader (the runtime's sampler decides); Xenia does not
                 // translate it either.
-                return Err(self.err("getBCF (border colour fraction) is not supported: it needs the fetch constant's clamp modes, which the shader does not see"));
+                return Err(self.err(
+                    "getBCF (border colour fraction) is not supported: it needs the fetch constant's clamp modes, which the shader does not see",
+                ));
             }
             op => {
                 return Err(self.err(format!("fetch opcode {op} ({}) is not supported", f.name().unwrap_or("unknown"))));
@@ -739,12 +742,7 @@ impl<'a> Ctx<'a> {
                 self.discard(Cond::Compare(CmpOp::Gt, any, zero()), out);
                 return Ok(None);
             }
-            28 => Expr::Compose(Box::new([
-                one(),
-                lane(mul_l(s[0].clone(), s[1].clone()), 1),
-                lane(s[0].clone(), 2),
-                lane(s[1].clone(), 3),
-            ])),
+            28 => Expr::Compose(Box::new([one(), lane(mul_l(s[0].clone(), s[1].clone()), 1), lane(s[0].clone(), 2), lane(s[1].clone(), 3)])),
             29 => {
                 let a0 = un(UnOp::Floor, bin(BinOp::Add, lane(s[0].clone(), 3), lit(0.5)));
                 let a0 = bin(BinOp::Max, bin(BinOp::Min, a0, lit(255.0)), lit(-256.0));
@@ -869,7 +867,16 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
-    fn write_dest(&mut self, export: bool, reg: u32, rel: bool, mask: u32, value: Expr, saturate: bool, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+    fn write_dest(
+        &mut self,
+        export: bool,
+        reg: u32,
+        rel: bool,
+        mask: u32,
+        value: Expr,
+        saturate: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), ShaderError> {
         if mask == 0 {
             return Ok(());
         }
@@ -901,7 +908,11 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             let flag = if e < 4 { read(RegFile::Temp, EM_WRITTEN, [e as u8; 4]) } else { tx(EM4_WRITTEN) };
-            let em = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportSwapXY { read(RegFile::Temp, EM_REG + e, [1, 0, 2, 3]) } else { t(EM_REG + e) };
+            let em = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportSwapXY {
+                read(RegFile::Temp, EM_REG + e, [1, 0, 2, 3])
+            } else {
+                t(EM_REG + e)
+            };
             v.push(Stmt::If {
                 cond: Cond::Compare(CmpOp::Ne, flag, lit(0.0)),
                 then_body: vec![Stmt::XenosMemExport { address: t(EA_REG), value: em, element: e }],
@@ -922,7 +933,8 @@ impl<'a> Ctx<'a> {
 
     /// `alloc`: ends the previous memory export; `alloc export` (type 3) also clears eA.
     fn alloc(&self, cf: &Cf) -> Vec<Stmt> {
-        let mut v = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportAllocNoStore { Vec::new() } else { self.memexport_flush() };
+        let mut v =
+            if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportAllocNoStore { Vec::new() } else { self.memexport_flush() };
         if cf.alloc_type() == 3 && (self.ea_used || self.em_used != 0) {
             v.push(assign(EA_REG, 0xF, lit(0.0)));
         }
@@ -931,7 +943,8 @@ impl<'a> Ctx<'a> {
 
     /// A kill: the pixel's pending memory exports are stored before it is discarded.
     fn discard(&self, cond: Cond, out: &mut Vec<Stmt>) {
-        let flush = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportKillNoStore { Vec::new() } else { self.memexport_flush() };
+        let flush =
+            if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportKillNoStore { Vec::new() } else { self.memexport_flush() };
         if !flush.is_empty() {
             out.push(Stmt::If { cond: cond.clone(), then_body: flush, else_body: vec![] });
         }
@@ -1028,9 +1041,7 @@ impl<'a> Ctx<'a> {
             CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => {
                 Some(self.bool_cond(cf.bool_address(), cf.condition())?)
             }
-            CfOp::CondExecPred | CfOp::CondExecPredEnd => {
-                Some(pred_cond(cf.condition()))
-            }
+            CfOp::CondExecPred | CfOp::CondExecPredEnd => Some(pred_cond(cf.condition())),
             _ => None,
         })
     }
@@ -1320,7 +1331,12 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
     let stage = if vertex { Stage::Vertex } else { Stage::Pixel };
     let none = Binding { dx_register: 0, dx_space: 0, vk_set: 0, vk_binding: 0 };
     let const_buffers = vec![
-        ConstBuffer { block: if vertex { "VertexShaderConstants" } else { "PixelShaderConstants" }.into(), var: "c".into(), len: if vertex { VS_CONSTANTS } else { PS_CONSTANTS }, binding: none },
+        ConstBuffer {
+            block: if vertex { "VertexShaderConstants" } else { "PixelShaderConstants" }.into(),
+            var: "c".into(),
+            len: if vertex { VS_CONSTANTS } else { PS_CONSTANTS },
+            binding: none,
+        },
         ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: STATE_LOOPS + 32, binding: none },
     ];
     let extension = uses_extension(p, &ctx.int_defs);
@@ -1334,11 +1350,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
     let ext = ModuleExt {
         defines,
         declarations: Some(declarations),
-        entry_attributes: vec![
-            "#ifndef __spirv__".into(),
-            format!("[shader(\"{}\")]", if vertex { "vertex" } else { "pixel" }),
-            "#endif".into(),
-        ],
+        entry_attributes: vec!["#ifndef __spirv__".into(), format!("[shader(\"{}\")]", if vertex { "vertex" } else { "pixel" }), "#endif".into()],
         ..Default::default()
     };
     let mut header_comments = vec![format!(
@@ -1402,11 +1414,11 @@ fn memexport_format_hlsl() -> String {
 /// XenosRecomp's Vulkan vertex-input locations (`USAGE_LOCATIONS`, what an UnleashedRecomp-style
 /// runtime binds): (D3DDECLUSAGE, index) → location.
 const XR_INPUT_LOCATIONS: [(u32, u32, u32); 17] = [
-    (0, 0, 0),   // POSITION0
-    (3, 0, 1),   // NORMAL0
-    (6, 0, 2),   // TANGENT0
-    (7, 0, 3),   // BINORMAL0
-    (5, 0, 4),   // TEXCOORD0-3
+    (0, 0, 0), // POSITION0
+    (3, 0, 1), // NORMAL0
+    (6, 0, 2), // TANGENT0
+    (7, 0, 3), // BINORMAL0
+    (5, 0, 4), // TEXCOORD0-3
     (5, 1, 5),
     (5, 2, 6),
     (5, 3, 7),
@@ -1418,16 +1430,15 @@ const XR_INPUT_LOCATIONS: [(u32, u32, u32); 17] = [
     (5, 5, 13),
     (5, 6, 14),
     (5, 7, 15),
-    (0, 1, 15),  // POSITION1
+    (0, 1, 15), // POSITION1
 ];
 
 /// Vulkan location of vertex element `k`: XenosRecomp's location for the usages its table lists
 /// (unless an earlier element already took it: POSITION1 and TEXCOORD7 share 15 there); any
 /// other element, which XenosRecomp cannot compile, gets 16 + k.
 pub fn vertex_input_location(elements: &[super::container::VertexElement], k: usize) -> u32 {
-    let xr = |e: &super::container::VertexElement| {
-        XR_INPUT_LOCATIONS.iter().find(|&&(u, i, _)| u == e.usage && i == e.usage_index).map(|&(_, _, l)| l)
-    };
+    let xr =
+        |e: &super::container::VertexElement| XR_INPUT_LOCATIONS.iter().find(|&&(u, i, _)| u == e.usage && i == e.usage_index).map(|&(_, _, l)| l);
     match xr(&elements[k]) {
         Some(l) if !elements[..k].iter().any(|e| xr(e) == Some(l)) => l,
         _ => 16 + k as u32,
@@ -1446,7 +1457,8 @@ fn r11g11b10(raw: Expr) -> Expr {
     let x = swz(raw, [0; 4]);
     let ib = |op, a, b| Expr::IntBinary(op, Box::new(a), Box::new(b));
     let fields = ib(IntBinOp::And, ib(IntBinOp::ShrU, x.clone(), Expr::Bits([0, 11, 22, 0])), Expr::Bits([0x3FF, 0x3FF, 0x1FF, 0]));
-    let magnitude = bin(BinOp::Mul, Expr::IntUnary(IntUnOp::UintToFloat, Box::new(fields)), Expr::Literal([1.0 / 1024.0, 1.0 / 1024.0, 1.0 / 512.0, 0.0]));
+    let magnitude =
+        bin(BinOp::Mul, Expr::IntUnary(IntUnOp::UintToFloat, Box::new(fields)), Expr::Literal([1.0 / 1024.0, 1.0 / 1024.0, 1.0 / 512.0, 0.0]));
     let signs = Expr::IntUnary(IntUnOp::UintToFloat, Box::new(ib(IntBinOp::And, x, Expr::Bits([0x400, 0x20_0000, 0x8000_0000, 0]))));
     let sign = sel(CmpOp::Gt, signs, lit(0.0), lit(-1.0), lit(0.0));
     bin(BinOp::Add, sign, magnitude)

@@ -179,7 +179,11 @@ pub fn to_fixed(v: f32, width: u32, signed: bool, integer: bool) -> u32 {
             v.max(-1.0 - m).min(m)
         } else {
             let c = v.max(-1.0).min(1.0);
-            if width > 2 { c * m } else { c }
+            if width > 2 {
+                c * m
+            } else {
+                c
+            }
         };
         let f = f + if f.is_sign_negative() { -0.5 } else { 0.5 };
         (f.trunc() as i32 as u32) & mask
@@ -189,7 +193,11 @@ pub fn to_fixed(v: f32, width: u32, signed: bool, integer: bool) -> u32 {
             v.max(0.0).min(m)
         } else {
             let c = v.max(0.0).min(1.0);
-            if width > 1 { c * m } else { c }
+            if width > 1 {
+                c * m
+            } else {
+                c
+            }
         };
         ((f + 0.5).trunc() as u32) & mask
     }
@@ -250,10 +258,18 @@ pub fn to_f16(v: f32) -> (u16, u16) {
         lo
     } else if hi == 0x7C00 {
         // round to nearest even past the largest finite: 65520 = 65504 + half its ulp of 32
-        if a < 65520.0 { lo } else { hi }
+        if a < 65520.0 {
+            lo
+        } else {
+            hi
+        }
     } else {
         let (dl, dh) = (a - f16_magnitude(lo), f16_magnitude(hi) - a);
-        if dl < dh || (dl == dh && lo & 1 == 0) { lo } else { hi }
+        if dl < dh || (dl == dh && lo & 1 == 0) {
+            lo
+        } else {
+            hi
+        }
     };
     let mut allowed = vec![lo, hi];
     let denormal = |h: u16| h != 0 && h < 0x400;
@@ -333,6 +349,7 @@ pub fn store(ea: [u32; 4], element: u32, v: [u32; 4]) -> Option<Store> {
     }
     let mut bytes: Vec<u8> = dwords.iter().flat_map(|d| d.to_le_bytes()).collect();
     bytes.truncate(size as usize);
-    let undetermined = unknown.iter().flat_map(|d| d.to_le_bytes()).take(size as usize).enumerate().fold(0u16, |m, (k, b)| if b != 0 { m | 1 << k } else { m });
+    let undetermined =
+        unknown.iter().flat_map(|d| d.to_le_bytes()).take(size as usize).enumerate().fold(0u16, |m, (k, b)| if b != 0 { m | 1 << k } else { m });
     Some(Store { address: a.base.wrapping_add(index << f.size_log2()), bytes, undetermined })
 }

@@ -8,8 +8,22 @@
 use crate::formats::ShaderError;
 
 pub const CF_NAMES: [&str; 16] = [
-    "nop", "exec", "exece", "cexec", "cexece", "exec_pred", "exece_pred", "loop", "endloop", "call", "ret", "jmp",
-    "alloc", "exec_pred_clean", "exece_pred_clean", "vfetch_end",
+    "nop",
+    "exec",
+    "exece",
+    "cexec",
+    "cexece",
+    "exec_pred",
+    "exece_pred",
+    "loop",
+    "endloop",
+    "call",
+    "ret",
+    "jmp",
+    "alloc",
+    "exec_pred_clean",
+    "exece_pred_clean",
+    "vfetch_end",
 ];
 
 /// One decoded control-flow instruction (48 bits).
@@ -45,8 +59,22 @@ impl Cf {
     pub fn op(&self) -> CfOp {
         use CfOp::*;
         [
-            Nop, Exec, ExecEnd, CondExec, CondExecEnd, CondExecPred, CondExecPredEnd, LoopStart, LoopEnd, CondCall, Return,
-            CondJmp, Alloc, CondExecPredClean, CondExecPredCleanEnd, MarkVsFetchDone,
+            Nop,
+            Exec,
+            ExecEnd,
+            CondExec,
+            CondExecEnd,
+            CondExecPred,
+            CondExecPredEnd,
+            LoopStart,
+            LoopEnd,
+            CondCall,
+            Return,
+            CondJmp,
+            Alloc,
+            CondExecPredClean,
+            CondExecPredCleanEnd,
+            MarkVsFetchDone,
         ][self.bits(44, 4) as usize]
     }
     pub fn opcode(&self) -> u32 {
@@ -322,11 +350,36 @@ impl Fetch {
 
 /// Vector opcodes 0-29 (name, operand count).
 pub const VECTOR_OPS: [(&str, u8); 30] = [
-    ("add", 2), ("mul", 2), ("max", 2), ("min", 2), ("seq", 2), ("sgt", 2), ("sge", 2), ("sne", 2),
-    ("frc", 1), ("trunc", 1), ("floor", 1), ("mad", 3), ("cndeq", 3), ("cndge", 3), ("cndgt", 3),
-    ("dp4", 2), ("dp3", 2), ("dp2add", 3), ("cube", 2), ("max4", 1), ("setp_eq_push", 2), ("setp_ne_push", 2),
-    ("setp_gt_push", 2), ("setp_ge_push", 2), ("kill_eq", 2), ("kill_gt", 2), ("kill_ge", 2), ("kill_ne", 2),
-    ("dst", 2), ("maxa", 2),
+    ("add", 2),
+    ("mul", 2),
+    ("max", 2),
+    ("min", 2),
+    ("seq", 2),
+    ("sgt", 2),
+    ("sge", 2),
+    ("sne", 2),
+    ("frc", 1),
+    ("trunc", 1),
+    ("floor", 1),
+    ("mad", 3),
+    ("cndeq", 3),
+    ("cndge", 3),
+    ("cndgt", 3),
+    ("dp4", 2),
+    ("dp3", 2),
+    ("dp2add", 3),
+    ("cube", 2),
+    ("max4", 1),
+    ("setp_eq_push", 2),
+    ("setp_ne_push", 2),
+    ("setp_gt_push", 2),
+    ("setp_ge_push", 2),
+    ("kill_eq", 2),
+    ("kill_gt", 2),
+    ("kill_ge", 2),
+    ("kill_ne", 2),
+    ("dst", 2),
+    ("maxa", 2),
 ];
 
 /// Scalar operand shapes.
@@ -344,16 +397,57 @@ pub enum SOps {
 
 /// Scalar opcodes 0-50 (41 unused), name and operand shape.
 pub const SCALAR_OPS: [(&str, SOps); 51] = [
-    ("adds", SOps::AB), ("adds_prev", SOps::A), ("muls", SOps::AB), ("muls_prev", SOps::A), ("muls_prev2", SOps::AB),
-    ("maxs", SOps::AB), ("mins", SOps::AB), ("seqs", SOps::A), ("sgts", SOps::A), ("sges", SOps::A), ("snes", SOps::A),
-    ("frcs", SOps::A), ("truncs", SOps::A), ("floors", SOps::A), ("exp", SOps::A), ("logc", SOps::A), ("log", SOps::A),
-    ("rcpc", SOps::A), ("rcpf", SOps::A), ("rcp", SOps::A), ("rsqc", SOps::A), ("rsqf", SOps::A), ("rsq", SOps::A),
-    ("maxas", SOps::AB), ("maxasf", SOps::AB), ("subs", SOps::AB), ("subs_prev", SOps::A), ("setp_eq", SOps::A),
-    ("setp_ne", SOps::A), ("setp_gt", SOps::A), ("setp_ge", SOps::A), ("setp_inv", SOps::A), ("setp_pop", SOps::A),
-    ("setp_clr", SOps::None), ("setp_rstr", SOps::A), ("kills_eq", SOps::A), ("kills_gt", SOps::A),
-    ("kills_ge", SOps::A), ("kills_ne", SOps::A), ("kills_one", SOps::A), ("sqrt", SOps::A), ("?41", SOps::None),
-    ("mulsc", SOps::ConstTemp), ("mulsc", SOps::ConstTemp), ("addsc", SOps::ConstTemp), ("addsc", SOps::ConstTemp),
-    ("subsc", SOps::ConstTemp), ("subsc", SOps::ConstTemp), ("sin", SOps::A), ("cos", SOps::A), ("retain_prev", SOps::None),
+    ("adds", SOps::AB),
+    ("adds_prev", SOps::A),
+    ("muls", SOps::AB),
+    ("muls_prev", SOps::A),
+    ("muls_prev2", SOps::AB),
+    ("maxs", SOps::AB),
+    ("mins", SOps::AB),
+    ("seqs", SOps::A),
+    ("sgts", SOps::A),
+    ("sges", SOps::A),
+    ("snes", SOps::A),
+    ("frcs", SOps::A),
+    ("truncs", SOps::A),
+    ("floors", SOps::A),
+    ("exp", SOps::A),
+    ("logc", SOps::A),
+    ("log", SOps::A),
+    ("rcpc", SOps::A),
+    ("rcpf", SOps::A),
+    ("rcp", SOps::A),
+    ("rsqc", SOps::A),
+    ("rsqf", SOps::A),
+    ("rsq", SOps::A),
+    ("maxas", SOps::AB),
+    ("maxasf", SOps::AB),
+    ("subs", SOps::AB),
+    ("subs_prev", SOps::A),
+    ("setp_eq", SOps::A),
+    ("setp_ne", SOps::A),
+    ("setp_gt", SOps::A),
+    ("setp_ge", SOps::A),
+    ("setp_inv", SOps::A),
+    ("setp_pop", SOps::A),
+    ("setp_clr", SOps::None),
+    ("setp_rstr", SOps::A),
+    ("kills_eq", SOps::A),
+    ("kills_gt", SOps::A),
+    ("kills_ge", SOps::A),
+    ("kills_ne", SOps::A),
+    ("kills_one", SOps::A),
+    ("sqrt", SOps::A),
+    ("?41", SOps::None),
+    ("mulsc", SOps::ConstTemp),
+    ("mulsc", SOps::ConstTemp),
+    ("addsc", SOps::ConstTemp),
+    ("addsc", SOps::ConstTemp),
+    ("subsc", SOps::ConstTemp),
+    ("subsc", SOps::ConstTemp),
+    ("sin", SOps::A),
+    ("cos", SOps::A),
+    ("retain_prev", SOps::None),
 ];
 
 pub const SCALAR_RETAIN_PREV: u32 = 50;
@@ -455,18 +549,34 @@ impl Alu {
 
     /// Vector result lanes (exports: the lanes that are not constant 1).
     pub fn vector_result_mask(&self) -> u32 {
-        if self.is_export() { self.vector_mask() & !self.scalar_mask() } else { self.vector_mask() }
+        if self.is_export() {
+            self.vector_mask() & !self.scalar_mask()
+        } else {
+            self.vector_mask()
+        }
     }
     pub fn scalar_result_mask(&self) -> u32 {
-        if self.is_export() { self.scalar_mask() & !self.vector_mask() } else { self.scalar_mask() }
+        if self.is_export() {
+            self.scalar_mask() & !self.vector_mask()
+        } else {
+            self.scalar_mask()
+        }
     }
     /// Export lanes written with 0.0.
     pub fn const0_mask(&self) -> u32 {
-        if self.is_export() && self.scalar_dest_rel() { 0xF & !(self.vector_mask() | self.scalar_mask()) } else { 0 }
+        if self.is_export() && self.scalar_dest_rel() {
+            0xF & !(self.vector_mask() | self.scalar_mask())
+        } else {
+            0
+        }
     }
     /// Export lanes written with 1.0.
     pub fn const1_mask(&self) -> u32 {
-        if self.is_export() { self.vector_mask() & self.scalar_mask() } else { 0 }
+        if self.is_export() {
+            self.vector_mask() & self.scalar_mask()
+        } else {
+            0
+        }
     }
 
     pub fn vector_operand_count(&self) -> u8 {

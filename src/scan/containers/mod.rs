@@ -26,9 +26,7 @@ mod yaz0;
 mod zip;
 mod zstd;
 
-use crate::limits::{
-    MAX_ARCHIVE_BYTES, MAX_CONTAINER_DEPTH, MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR,
-};
+use crate::limits::{MAX_ARCHIVE_BYTES, MAX_CONTAINER_DEPTH, MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR};
 use std::io::Read;
 
 /// A container format shrec recognises by its first bytes.
@@ -71,27 +69,14 @@ impl Format {
 
     /// The format [`Format::name`] names.
     pub fn from_name(name: &str) -> Option<Format> {
-        [
-            Format::Yaz0,
-            Format::Sarc,
-            Format::Zip,
-            Format::Gzip,
-            Format::Zstd,
-            Format::SwfCws,
-            Format::SwfZws,
-            Format::Xz,
-            Format::Xex2,
-        ]
-        .into_iter()
-        .find(|f| f.name() == name)
+        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz, Format::Xex2]
+            .into_iter()
+            .find(|f| f.name() == name)
     }
 
     /// A single compressed stream (no member names of its own).
     fn is_stream(self) -> bool {
-        matches!(
-            self,
-            Format::Yaz0 | Format::Gzip | Format::Zstd | Format::Xz
-        )
+        matches!(self, Format::Yaz0 | Format::Gzip | Format::Zstd | Format::Xz)
     }
 }
 
@@ -144,16 +129,10 @@ pub struct ContainerError {
 
 impl ContainerError {
     pub fn new(reason: impl Into<String>) -> Self {
-        ContainerError {
-            offset: None,
-            reason: reason.into(),
-        }
+        ContainerError { offset: None, reason: reason.into() }
     }
     pub fn at(offset: u64, reason: impl Into<String>) -> Self {
-        ContainerError {
-            offset: Some(offset),
-            reason: reason.into(),
-        }
+        ContainerError { offset: Some(offset), reason: reason.into() }
     }
 }
 
@@ -170,9 +149,7 @@ pub struct Budget {
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget {
-            left: MAX_ARCHIVE_BYTES,
-        }
+        Budget { left: MAX_ARCHIVE_BYTES }
     }
 }
 
@@ -185,9 +162,7 @@ impl Budget {
     /// Checks a member's size (declared or read) against the caps and charges it.
     fn charge(&mut self, size: u64, compressed: u64) -> Result<(), ContainerError> {
         if size > MAX_MEMBER_BYTES {
-            return Err(ContainerError::new(format!(
-                "resource cap: member decompresses to more than {MAX_MEMBER_BYTES} bytes (limit per member)"
-            )));
+            return Err(ContainerError::new(format!("resource cap: member decompresses to more than {MAX_MEMBER_BYTES} bytes (limit per member)")));
         }
         if size > self.left {
             return Err(ContainerError::new(format!(
@@ -209,17 +184,10 @@ impl Budget {
     }
 
     /// Runs a decoder that writes its output (`decode`) under the same caps as [`Budget::read`].
-    fn write(
-        &mut self,
-        compressed: u64,
-        decode: impl FnOnce(&mut CappedWriter) -> Result<(), String>,
-    ) -> Result<Vec<u8>, ContainerError> {
+    fn write(&mut self, compressed: u64, decode: impl FnOnce(&mut CappedWriter) -> Result<(), String>) -> Result<Vec<u8>, ContainerError> {
         let ratio_limit = compressed.max(1).saturating_mul(MAX_RATIO).max(RATIO_FLOOR);
         let cap = self.member_limit().min(ratio_limit);
-        let mut w = CappedWriter {
-            out: Vec::new(),
-            cap: cap.saturating_add(1),
-        };
+        let mut w = CappedWriter { out: Vec::new(), cap: cap.saturating_add(1) };
         let result = decode(&mut w);
         // Past a cap (the writer stopped there), `charge` names it before the decoder's error.
         self.charge(w.out.len() as u64, compressed)?;
@@ -233,10 +201,7 @@ impl Budget {
         let ratio_limit = compressed.max(1).saturating_mul(MAX_RATIO).max(RATIO_FLOOR);
         let cap = self.member_limit().min(ratio_limit);
         let mut out = Vec::new();
-        reader
-            .take(cap.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| ContainerError::new(format!("corrupt stream: {e}")))?;
+        reader.take(cap.saturating_add(1)).read_to_end(&mut out).map_err(|e| ContainerError::new(format!("corrupt stream: {e}")))?;
         // Past a cap, `charge` names it.
         self.charge(out.len() as u64, compressed)?;
         Ok(out)
@@ -293,13 +258,7 @@ pub trait Visitor {
 
 /// Walks `bytes` (the file or member named by `chain`): opens it when it is a container and
 /// walks its members, else hands it to `v.leaf`.
-pub fn walk(
-    chain: &mut Vec<String>,
-    bytes: &[u8],
-    depth: usize,
-    budget: &mut Budget,
-    v: &mut dyn Visitor,
-) {
+pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Budget, v: &mut dyn Visitor) {
     let Some(format) = sniff(bytes) else {
         if let Some(what) = sniff_unopened(bytes) {
             v.unopened(chain, what);
@@ -324,12 +283,7 @@ pub fn walk(
         };
         match data {
             Ok(data) => {
-                v.opened(Opened {
-                    format,
-                    chain: chain.clone(),
-                    members: 1,
-                    bytes: data.len() as u64,
-                });
+                v.opened(Opened { format, chain: chain.clone(), members: 1, bytes: data.len() as u64 });
                 // Transparent when it holds an archive: `x.szs!member`, not `x.szs!!member`.
                 let named = !matches!(sniff(&data), Some(f) if !f.is_stream());
                 if named {
@@ -356,16 +310,8 @@ pub fn walk(
     };
     match listed {
         Ok(members) => {
-            let bytes_total = members
-                .iter()
-                .map(|m| m.data.as_ref().map_or(0, |d| d.len() as u64))
-                .sum();
-            v.opened(Opened {
-                format,
-                chain: chain.clone(),
-                members: members.len(),
-                bytes: bytes_total,
-            });
+            let bytes_total = members.iter().map(|m| m.data.as_ref().map_or(0, |d| d.len() as u64)).sum();
+            v.opened(Opened { format, chain: chain.clone(), members: members.len(), bytes: bytes_total });
             for m in members {
                 match m.data {
                     Ok(data) => {
@@ -387,23 +333,13 @@ pub fn walk(
 /// A member name as shown and matched: control characters (a newline in a zip entry name would
 /// split a report line) become Rust escapes (`\n`, `\u{1b}`); the rest is kept.
 fn clean_name(raw: &str) -> String {
-    raw.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    raw.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
 }
 
 /// Refuses a member count over [`MAX_MEMBERS`].
 fn check_members(n: usize) -> Result<(), ContainerError> {
     if n > MAX_MEMBERS {
-        return Err(ContainerError::new(format!(
-            "resource cap: {n} members exceed the limit of {MAX_MEMBERS} per container"
-        )));
+        return Err(ContainerError::new(format!("resource cap: {n} members exceed the limit of {MAX_MEMBERS} per container")));
     }
     Ok(())
 }
@@ -427,13 +363,7 @@ pub fn extract(bytes: &[u8], target: &[String]) -> Result<Vec<u8>, String> {
             }
         }
         fn opened(&mut self, _: Opened) {}
-        fn error(
-            &mut self,
-            chain: &[String],
-            format: Format,
-            member: Option<&str>,
-            e: ContainerError,
-        ) {
+        fn error(&mut self, chain: &[String], format: Format, member: Option<&str>, e: ContainerError) {
             if self.target.starts_with(chain) && self.error.is_none() {
                 let m = member.map(|m| format!(" member '{m}'")).unwrap_or_default();
                 self.error = Some(format!("{}{m}: {}", format.name(), e.reason));
@@ -441,37 +371,17 @@ pub fn extract(bytes: &[u8], target: &[String]) -> Result<Vec<u8>, String> {
         }
         fn unopened(&mut self, _: &[String], _: &'static str) {}
         fn wants(&self, chain: &[String], name: &str) -> bool {
-            self.target.len() > chain.len()
-                && self.target.starts_with(chain)
-                && self.target[chain.len()] == name
+            self.target.len() > chain.len() && self.target.starts_with(chain) && self.target[chain.len()] == name
         }
     }
-    let mut f = Find {
-        target,
-        found: None,
-        error: None,
-    };
+    let mut f = Find { target, found: None, error: None };
     walk(&mut Vec::new(), bytes, 0, &mut Budget::default(), &mut f);
-    f.found.ok_or_else(|| {
-        f.error.unwrap_or_else(|| {
-            format!(
-                "member {} not found (file changed since the scan?)",
-                chain_suffix(target)
-            )
-        })
-    })
+    f.found.ok_or_else(|| f.error.unwrap_or_else(|| format!("member {} not found (file changed since the scan?)", chain_suffix(target))))
 }
 
 /// Reads a big- or little-endian integer at `at`, or a "truncated" error.
-fn be_or_le<const N: usize>(
-    b: &[u8],
-    at: usize,
-    big: bool,
-    what: &str,
-) -> Result<u64, ContainerError> {
-    let s = b
-        .get(at..at.saturating_add(N))
-        .ok_or_else(|| ContainerError::at(at as u64, format!("truncated: {what} past the end")))?;
+fn be_or_le<const N: usize>(b: &[u8], at: usize, big: bool, what: &str) -> Result<u64, ContainerError> {
+    let s = b.get(at..at.saturating_add(N)).ok_or_else(|| ContainerError::at(at as u64, format!("truncated: {what} past the end")))?;
     let mut v = 0u64;
     for i in 0..N {
         let byte = if big { s[i] } else { s[N - 1 - i] };

@@ -10,11 +10,7 @@
 
 use super::{check_members, Budget, ContainerError, Member};
 
-pub(super) fn members(
-    b: &[u8],
-    budget: &mut Budget,
-    wants: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Member>, ContainerError> {
+pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, ContainerError> {
     let big = match b.get(6..8) {
         Some([0xFE, 0xFF]) => true,
         Some([0xFF, 0xFE]) => false,
@@ -26,20 +22,14 @@ pub(super) fn members(
     let data_offset = u32_at(0x0C, "data offset")?;
     let sfat = header;
     if b.get(sfat..sfat + 4) != Some(b"SFAT") {
-        return Err(ContainerError::at(
-            sfat as u64,
-            "corrupt SARC: no SFAT block after the header",
-        ));
+        return Err(ContainerError::at(sfat as u64, "corrupt SARC: no SFAT block after the header"));
     }
     let count = u16_at(sfat + 6, "SFAT node count")?;
     check_members(count)?;
     let nodes = sfat + u16_at(sfat + 4, "SFAT header size")?;
     let sfnt = nodes + 16 * count;
     if b.get(sfnt..sfnt + 4) != Some(b"SFNT") {
-        return Err(ContainerError::at(
-            sfnt as u64,
-            "corrupt SARC: no SFNT block after the node table",
-        ));
+        return Err(ContainerError::at(sfnt as u64, "corrupt SARC: no SFNT block after the node table"));
     }
     let names = sfnt + u16_at(sfnt + 4, "SFNT header size")?;
     let mut out = Vec::with_capacity(count);
@@ -51,18 +41,9 @@ pub(super) fn members(
         let end = u32_at(node + 12, "node data end")?;
         let name = if attributes >> 24 == 1 {
             let at = names + (attributes & 0xFF_FFFF) * 4;
-            let tail = b.get(at..).ok_or_else(|| {
-                ContainerError::at(
-                    node as u64,
-                    format!("corrupt SARC: name of node {i} past the end"),
-                )
-            })?;
-            let len = memchr::memchr(0, tail).ok_or_else(|| {
-                ContainerError::at(
-                    at as u64,
-                    format!("corrupt SARC: name of node {i} not terminated"),
-                )
-            })?;
+            let tail = b.get(at..).ok_or_else(|| ContainerError::at(node as u64, format!("corrupt SARC: name of node {i} past the end")))?;
+            let len =
+                memchr::memchr(0, tail).ok_or_else(|| ContainerError::at(at as u64, format!("corrupt SARC: name of node {i} not terminated")))?;
             super::clean_name(&String::from_utf8_lossy(&tail[..len]))
         } else {
             format!("0x{hash:08X}")
@@ -70,17 +51,10 @@ pub(super) fn members(
         if !wants(&name) {
             continue;
         }
-        let range = data_offset
-            .checked_add(start)
-            .zip(data_offset.checked_add(end));
+        let range = data_offset.checked_add(start).zip(data_offset.checked_add(end));
         let data = match range.and_then(|(s, e)| b.get(s..e)) {
-            Some(d) => budget
-                .charge(d.len() as u64, d.len() as u64)
-                .map(|()| d.to_vec()),
-            None => Err(ContainerError::at(
-                node as u64,
-                format!("corrupt SARC: data 0x{start:X}..0x{end:X} outside the archive"),
-            )),
+            Some(d) => budget.charge(d.len() as u64, d.len() as u64).map(|()| d.to_vec()),
+            None => Err(ContainerError::at(node as u64, format!("corrupt SARC: data 0x{start:X}..0x{end:X} outside the archive"))),
         };
         out.push(Member { name, data });
     }

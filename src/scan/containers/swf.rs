@@ -15,11 +15,7 @@ use super::{check_members, Budget, ContainerError, Member};
 const DEFINE_BINARY_DATA: u64 = 87;
 const END: u64 = 0;
 
-pub(super) fn members(
-    b: &[u8],
-    budget: &mut Budget,
-    wants: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Member>, ContainerError> {
+pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, ContainerError> {
     let declared = super::be_or_le::<4>(b, 4, false, "SWF length")?.saturating_sub(8);
     let compressed = b.len().saturating_sub(8) as u64;
     budget.check_declared(declared, compressed)?;
@@ -30,11 +26,7 @@ pub(super) fn members(
 /// `ZWS`: `ZWS`, u8 version, u32 LE uncompressed length (header included), u32 LE compressed
 /// length, 5 bytes of LZMA properties, then raw LZMA data without a size field (Flash Player 11
 /// and the SWF specification's "SWF compression" note).
-pub(super) fn members_zws(
-    b: &[u8],
-    budget: &mut Budget,
-    wants: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Member>, ContainerError> {
+pub(super) fn members_zws(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, ContainerError> {
     let declared = super::be_or_le::<4>(b, 4, false, "SWF length")?.saturating_sub(8);
     let compressed = b.len().saturating_sub(12) as u64;
     budget.check_declared(declared, compressed)?;
@@ -45,11 +37,7 @@ pub(super) fn members_zws(
 /// The DefineBinaryData tags of a decompressed SWF body (everything after the 8-byte header).
 fn tags(body: &[u8], wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, ContainerError> {
     // Offsets in errors are in the decompressed body (after the 8-byte header).
-    let rect_bits = 5 + 4
-        * (*body
-            .first()
-            .ok_or_else(|| ContainerError::at(8, "truncated SWF: empty body"))?
-            >> 3) as usize;
+    let rect_bits = 5 + 4 * (*body.first().ok_or_else(|| ContainerError::at(8, "truncated SWF: empty body"))? >> 3) as usize;
     let mut pos = rect_bits.div_ceil(8) + 4;
     let mut out = Vec::new();
     while pos < body.len() {
@@ -64,12 +52,7 @@ fn tags(body: &[u8], wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, Contai
         let end = pos
             .checked_add(len as usize)
             .filter(|&e| e <= body.len())
-            .ok_or_else(|| {
-                ContainerError::at(
-                    tag_at as u64,
-                    format!("truncated SWF: tag {code} of {len} bytes runs past the end"),
-                )
-            })?;
+            .ok_or_else(|| ContainerError::at(tag_at as u64, format!("truncated SWF: tag {code} of {len} bytes runs past the end")))?;
         if code == END {
             break;
         }
@@ -78,10 +61,7 @@ fn tags(body: &[u8], wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, Contai
             let name = format!("DefineBinaryData#{id}");
             if wants(&name) {
                 let data = body.get(pos + 6..end).map(<[u8]>::to_vec).ok_or_else(|| {
-                    ContainerError::at(
-                        tag_at as u64,
-                        format!("corrupt SWF: DefineBinaryData of {len} bytes has no room for its 6-byte header"),
-                    )
+                    ContainerError::at(tag_at as u64, format!("corrupt SWF: DefineBinaryData of {len} bytes has no room for its 6-byte header"))
                 });
                 out.push(Member { name, data });
                 check_members(out.len())?;

@@ -16,11 +16,7 @@ use super::{Budget, ContainerError, Member};
 
 const FILE_FORMAT_INFO: u64 = 0x0000_03FF;
 
-pub(super) fn members(
-    b: &[u8],
-    budget: &mut Budget,
-    wants: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Member>, ContainerError> {
+pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> bool) -> Result<Vec<Member>, ContainerError> {
     let be32 = |at: usize, what: &str| super::be_or_le::<4>(b, at, true, what);
     let pe = be32(8, "PE data offset")? as usize;
     let count = be32(0x14, "optional header count")? as usize;
@@ -31,9 +27,7 @@ pub(super) fn members(
             info = Some(be32(0x18 + 8 * i + 4, "file format info offset")? as usize);
         }
     }
-    let info = info.ok_or_else(|| {
-        ContainerError::new("corrupt XEX2: no file format info (optional header 0x3FF)")
-    })?;
+    let info = info.ok_or_else(|| ContainerError::new("corrupt XEX2: no file format info (optional header 0x3FF)"))?;
     let info_size = be32(info, "file format info size")? as usize;
     let encryption = super::be_or_le::<2>(b, info + 4, true, "encryption type")?;
     let compression = super::be_or_le::<2>(b, info + 6, true, "compression type")?;
@@ -43,48 +37,25 @@ pub(super) fn members(
             "encrypted XEX2: the base file must be decrypted first (e.g. `xextool -e u -c u default.xex`)",
         ));
     }
-    let data = b.get(pe..).ok_or_else(|| {
-        ContainerError::at(
-            8,
-            format!("corrupt XEX2: PE data offset 0x{pe:X} past the end"),
-        )
-    })?;
+    let data = b.get(pe..).ok_or_else(|| ContainerError::at(8, format!("corrupt XEX2: PE data offset 0x{pe:X} past the end")))?;
     if !wants("basefile") {
         return Ok(Vec::new());
     }
     let base = match compression {
-        0 => budget
-            .charge(data.len() as u64, data.len() as u64)
-            .map(|()| data.to_vec()),
+        0 => budget.charge(data.len() as u64, data.len() as u64).map(|()| data.to_vec()),
         1 => basic(b, info, info_size, data, budget),
-        2 => Err(ContainerError::at(
-            info as u64 + 6,
-            "LZX-compressed XEX2 base files are not opened yet (decompress with `xextool -c u`)",
-        )),
-        n => Err(ContainerError::at(
-            info as u64 + 6,
-            format!("XEX2 compression type {n} (delta patch or unknown) is not opened"),
-        )),
+        2 => Err(ContainerError::at(info as u64 + 6, "LZX-compressed XEX2 base files are not opened yet (decompress with `xextool -c u`)")),
+        n => Err(ContainerError::at(info as u64 + 6, format!("XEX2 compression type {n} (delta patch or unknown) is not opened"))),
     };
-    Ok(vec![Member {
-        name: "basefile".into(),
-        data: base,
-    }])
+    Ok(vec![Member { name: "basefile".into(), data: base }])
 }
 
-fn basic(
-    b: &[u8],
-    info: usize,
-    info_size: usize,
-    data: &[u8],
-    budget: &mut Budget,
-) -> Result<Vec<u8>, ContainerError> {
+fn basic(b: &[u8], info: usize, info_size: usize, data: &[u8], budget: &mut Budget) -> Result<Vec<u8>, ContainerError> {
     let blocks = info_size.saturating_sub(8) / 8;
     let mut size = 0u64;
     for i in 0..blocks {
         let at = info + 8 + 8 * i;
-        size += super::be_or_le::<4>(b, at, true, "basic block")?
-            + super::be_or_le::<4>(b, at + 4, true, "basic block")?;
+        size += super::be_or_le::<4>(b, at, true, "basic block")? + super::be_or_le::<4>(b, at + 4, true, "basic block")?;
     }
     budget.charge(size, data.len() as u64)?;
     let mut out = Vec::with_capacity(size as usize);

@@ -19,15 +19,8 @@ pub(super) fn decompress(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>, C
     let size = size as usize;
     let mut out = Vec::with_capacity(size);
     let mut pos = HEADER;
-    let truncated = |pos: usize, out: &Vec<u8>| {
-        ContainerError::at(
-            pos as u64,
-            format!(
-                "truncated Yaz0 stream: {} of {size} bytes decoded",
-                out.len()
-            ),
-        )
-    };
+    let truncated =
+        |pos: usize, out: &Vec<u8>| ContainerError::at(pos as u64, format!("truncated Yaz0 stream: {} of {size} bytes decoded", out.len()));
     while out.len() < size {
         let flags = *input.get(pos).ok_or_else(|| truncated(pos, &out))?;
         pos += 1;
@@ -40,9 +33,7 @@ pub(super) fn decompress(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>, C
                 pos += 1;
                 continue;
             }
-            let b = input
-                .get(pos..pos + 2)
-                .ok_or_else(|| truncated(pos, &out))?;
+            let b = input.get(pos..pos + 2).ok_or_else(|| truncated(pos, &out))?;
             let distance = (((b[0] & 0x0F) as usize) << 8 | b[1] as usize) + 1;
             let length = match b[0] >> 4 {
                 0 => {
@@ -58,10 +49,7 @@ pub(super) fn decompress(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>, C
             let Some(start) = out.len().checked_sub(distance) else {
                 return Err(ContainerError::at(
                     pos as u64,
-                    format!(
-                        "corrupt Yaz0 stream: back reference {distance} bytes before output position {}",
-                        out.len()
-                    ),
+                    format!("corrupt Yaz0 stream: back reference {distance} bytes before output position {}", out.len()),
                 ));
             };
             // Byte by byte: the source may overlap what is being written (runs).
@@ -96,11 +84,7 @@ mod tests {
         let mut s = b"Yaz0".to_vec();
         s.extend_from_slice(&8u32.to_be_bytes());
         s.extend_from_slice(&[0; 8]);
-        let e = decompress(
-            &[&s[..], &[0x00, 0x20, 0x05]].concat(),
-            &mut Budget::default(),
-        )
-        .unwrap_err();
+        let e = decompress(&[&s[..], &[0x00, 0x20, 0x05]].concat(), &mut Budget::default()).unwrap_err();
         assert!(e.reason.contains("back reference"), "{}", e.reason);
         let e = decompress(&[&s[..], &[0xFF, 1, 2]].concat(), &mut Budget::default()).unwrap_err();
         assert!(e.reason.contains("truncated"), "{}", e.reason);

@@ -278,9 +278,7 @@ impl Gpu {
             }
             let verts = (written / vstride_out) as usize;
             let base = region as usize * i;
-            let vertices = (0..verts)
-                .map(|v| (0..outputs as usize).map(|o| f(base + v * vstride_out as usize + o * 16)).collect())
-                .collect();
+            let vertices = (0..verts).map(|v| (0..outputs as usize).map(|o| f(base + v * vstride_out as usize + o * 16)).collect()).collect();
             out.push(GeometryCapture { vertices });
         }
         Ok(out)

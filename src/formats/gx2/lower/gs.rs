@@ -16,7 +16,10 @@ use crate::formats::gx2::ring::{self, ESGS_ITEM_DWORDS, ES_SLOTS, GS_INPUT_VERTI
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum LaneSrc {
     /// Lane `lane` of the float4 at ring offset `slot` (float4s past R0.x).
-    Ring { slot: u32, lane: u8 },
+    Ring {
+        slot: u32,
+        lane: u8,
+    },
     Const(f32),
     Unset,
 }
@@ -66,7 +69,10 @@ pub(super) fn parse_copy(program: &[u8]) -> Result<Vec<CopyOut>, ShaderError> {
                         return Err(copy_problem(why, pc));
                     }
                     if v.src_gpr != 0 || v.src_sel_x != 0 {
-                        return Err(copy_problem(format!("ring FETCH addressed by R{}.{} (only R0.x)", v.src_gpr, ['x', 'y', 'z', 'w'][v.src_sel_x as usize]), pc));
+                        return Err(copy_problem(
+                            format!("ring FETCH addressed by R{}.{} (only R0.x)", v.src_gpr, ['x', 'y', 'z', 'w'][v.src_sel_x as usize]),
+                            pc,
+                        ));
                     }
                     let g = &mut gpr[v.dst_gpr as usize];
                     for k in 0..4 {
@@ -127,7 +133,11 @@ impl L<'_> {
             0 => GsOutput::Points,
             1 => GsOutput::LineStrip,
             2 => GsOutput::TriangleStrip,
-            t => return Err(ShaderError::new(format!("GX2 geometry shader: VGT_GS_OUT_PRIM_TYPE {t} (only 0 points, 1 line strip, 2 triangle strip)"))),
+            t => {
+                return Err(ShaderError::new(format!(
+                    "GX2 geometry shader: VGT_GS_OUT_PRIM_TYPE {t} (only 0 points, 1 line strip, 2 triangle strip)"
+                )))
+            }
         };
         let vert_dwords = s.reg(0x14) & 0x7FFF;
         let ring_dwords = s.reg(0x88) & 0x7FFF;
@@ -176,7 +186,8 @@ impl L<'_> {
         if slots > ES_SLOTS {
             return Err(ShaderError::new(format!("GS ring FETCH past ESGS slot {ES_SLOTS}")));
         }
-        let vertex_fields: Vec<IoVar> = (0..slots).map(|k| IoVar { name: format!("ring{k}"), semantic: Semantic::Texcoord(k), components: 4 }).collect();
+        let vertex_fields: Vec<IoVar> =
+            (0..slots).map(|k| IoVar { name: format!("ring{k}"), semantic: Semantic::Texcoord(k), components: 4 }).collect();
         let input_base = self.m.inputs.len() as u32;
         let mut input_sources = Vec::new();
         for v in 0..GS_INPUT_VERTICES {

@@ -112,7 +112,8 @@ impl Lowerer<'_> {
                 return Err(format!("word {pc} is the end of an enclosing scope but not its last word"));
             }
             out.push(Stmt::Comment(format!("{pc}: {}", super::super::disasm::instr_text(&ins))));
-            let cont = |c: usize| if c <= limit { Ok(c) } else { Err(format!("word {pc}: control continues at {c}, past its region (ends at {limit})")) };
+            let cont =
+                |c: usize| if c <= limit { Ok(c) } else { Err(format!("word {pc}: control continues at {c}, past its region (ends at {limit})")) };
             match &ins {
                 Instr::Simple(Op::End) => {
                     out.extend(end.iter().cloned());
