@@ -21,6 +21,5 @@ pub mod pack;
 pub mod report;
 pub mod scan;
 pub mod testing;
-pub mod verify;
 
 pub use ir::{Family, Stage};

@@ -2,7 +2,7 @@
 //! and control-flow op the translator accepts, every corpus container (including the snes9x 2xSaI
 //! pixel shader and its `cexec_pred`, both outcomes asserted), and a fixed-seed differential fuzz
 //! sample, run as container → decode → lower → HLSL → DXC SPIR-V (shrec's cache bytes) →
-//! lavapipe with XenosRecomp's ABI, compared lane by lane with `shrec::formats::xenos::interp`.
+//! lavapipe with XenosRecomp's ABI, compared lane by lane with `shrec_verify::interp::xenos`.
 //!
 //! Commands:
 //! - `cargo test --release --test verify_xenos`
@@ -11,12 +11,13 @@
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture`
 //!   (`SHREC_FUZZ_DUMP=FILE` also writes the program's container to FILE)
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::formats::xenos::ucode::{CF_NAMES, SCALAR_OPS, VECTOR_OPS};
 use shrec::testing::{set_mutation, Mutation};
-use shrec::verify::xenos::{self, asm, asm::Alu, asm::Src, container, gen, Case, Extra, TestProgram};
-use shrec::verify::{vk, Comparison, Rng};
+use shrec_verify::xenos::{self, asm, asm::Alu, asm::Src, container, gen, Case, Extra, TestProgram};
+use shrec_verify::{vk, Comparison, Rng};
 use std::collections::BTreeMap;
 
 fn gpu() -> Option<&'static vk::Gpu> {
@@ -427,7 +428,7 @@ fn tfetch3d() {
 
 /// A test program with one texture on tf0, named `what (vertex|pixel)`, reproduced by `cargo
 /// test … verify_xenos FILTER`.
-fn textured_program(what: String, pixel: bool, bytes: Vec<u8>, cases: Vec<Case>, tex: shrec::formats::xenos::interp::Texture, filter: &str) -> TestProgram {
+fn textured_program(what: String, pixel: bool, bytes: Vec<u8>, cases: Vec<Case>, tex: shrec_verify::interp::xenos::Texture, filter: &str) -> TestProgram {
     TestProgram {
         name: format!("{what} ({})", if pixel { "pixel" } else { "vertex" }),
         bytes,
@@ -474,7 +475,7 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                         });
                     }
                     let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
-                    let tex = shrec::formats::xenos::interp::Texture { size, shape: shrec::verify::TextureShape::Flat, texels, mips: vec![] };
+                    let tex = shrec_verify::interp::xenos::Texture { size, shape: shrec_verify::TextureShape::Flat, texels, mips: vec![] };
                     let what = format!("tfetch{name} offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
                     programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch_offsets"));
                 }
@@ -566,25 +567,25 @@ fn tfetch_cube_offsets_and_unnormalised_coordinates() {
 
 /// A texture of `size` (a power of two) with all its mip levels, every texel distinct:
 /// (level, column, row, random) (cube maps: (level + 8 × face, column, row, random)).
-fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::interp::Texture {
+fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec_verify::interp::xenos::Texture {
     let faces = if cube { 6 } else { 1 };
     let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
         let side = (size >> k).max(1);
         (0..faces * side * side).map(|i| [(k + 8 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
     };
     let levels = size.trailing_zeros();
-    shrec::formats::xenos::interp::Texture { size, shape: if cube { shrec::verify::TextureShape::Cube } else { shrec::verify::TextureShape::Flat }, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+    shrec_verify::interp::xenos::Texture { size, shape: if cube { shrec_verify::TextureShape::Cube } else { shrec_verify::TextureShape::Flat }, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
 }
 
 /// A volume of `size`³ texels with its full mip chain (level k: `max(size >> k, 1)` on every axis,
 /// down to 1³), every texel distinct: (level + 16 × z, x, y, random).
-fn mip_volume(rng: &mut Rng, size: u32) -> shrec::formats::xenos::interp::Texture {
+fn mip_volume(rng: &mut Rng, size: u32) -> shrec_verify::interp::xenos::Texture {
     let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
         let side = (size >> k).max(1);
         (0..side * side * side).map(|i| [(k + 16 * (i / (side * side))) as f32, (i % side) as f32, (i / side % side) as f32, rng.dyadic(0, 3)]).collect()
     };
     let levels = 32 - size.leading_zeros() - 1;
-    shrec::formats::xenos::interp::Texture { size, shape: shrec::verify::TextureShape::Volume, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
+    shrec_verify::interp::xenos::Texture { size, shape: shrec_verify::TextureShape::Volume, texels: level(rng, 0), mips: (1..=levels).map(|k| level(rng, k)).collect() }
 }
 
 /// `mov r3, c1` … `mov r6, c4`; `setTexLOD r4.x`; `setGradientsH r5.xyz`; `setGradientsV
@@ -1336,8 +1337,8 @@ fn two_textures_distinct_heap_elements() {
     let mut cases = xenos::random_cases(&mut rng, &bytes, 2, true);
     for c in &mut cases { for m in [&mut c.slope_x, &mut c.slope_y] { for x in m.values_mut() { *x = [0.0; 4]; } } }
     let mut textures = BTreeMap::new();
-    textures.insert(0, shrec::formats::xenos::interp::Texture { size: 2, shape: shrec::verify::TextureShape::Flat, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
-    textures.insert(1, shrec::formats::xenos::interp::Texture { size: 2, shape: shrec::verify::TextureShape::Flat, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
+    textures.insert(0, shrec_verify::interp::xenos::Texture { size: 2, shape: shrec_verify::TextureShape::Flat, texels: vec![[0.25, 0.5, 0.125, 1.0]; 4], mips: vec![] });
+    textures.insert(1, shrec_verify::interp::xenos::Texture { size: 2, shape: shrec_verify::TextureShape::Flat, texels: vec![[0.75, 0.375, 0.625, 0.0]; 4], mips: vec![] });
     let p = TestProgram { name: "two textures".into(), bytes, cases, textures, reproduce: String::new() };
     let (c, _) = xenos::run(gpu, &p);
     finish("two textures", &c, &[], 8);
@@ -1586,7 +1587,7 @@ fn memexport_pixel_cases(rng: &mut Rng, bytes: &[u8], n: usize, streams: [[f32; 
 }
 
 /// The interpreter's runs of a pixel program's pixels (the harness's interpolation).
-fn pixel_runs(p: &TestProgram) -> Vec<shrec::formats::xenos::interp::Outcome> {
+fn pixel_runs(p: &TestProgram) -> Vec<shrec_verify::interp::xenos::Outcome> {
     let cont = shrec::formats::xenos::container::parse(&p.bytes).unwrap();
     let prog = shrec::formats::xenos::ucode::decode(&cont.microcode).unwrap();
     let mut out = Vec::new();
@@ -1594,8 +1595,8 @@ fn pixel_runs(p: &TestProgram) -> Vec<shrec::formats::xenos::interp::Outcome> {
         for px in 0..4 {
             let (i, j) = ((px & 1) as f32, (px >> 1) as f32);
             let interpolators = case.base.iter().map(|(r, b)| (*r, std::array::from_fn(|k| b[k] + i * case.slope_x[r][k] + j * case.slope_y[r][k]))).collect();
-            let st = shrec::formats::xenos::interp::State { c: case.c.clone(), interpolators, ..Default::default() };
-            out.push(shrec::formats::xenos::interp::run(&cont, &prog, &st));
+            let st = shrec_verify::interp::xenos::State { c: case.c.clone(), interpolators, ..Default::default() };
+            out.push(shrec_verify::interp::xenos::run(&cont, &prog, &st));
         }
     }
     out
@@ -1646,8 +1647,8 @@ fn memexport() {
         let cont = shrec::formats::xenos::container::parse(&p.bytes).unwrap();
         let prog = shrec::formats::xenos::ucode::decode(&cont.microcode).unwrap();
         for case in &p.cases {
-            let st = shrec::formats::xenos::interp::State { c: case.c.clone(), vertex_inputs: case.inputs.clone(), ..Default::default() };
-            let r = shrec::formats::xenos::interp::run(&cont, &prog, &st);
+            let st = shrec_verify::interp::xenos::State { c: case.c.clone(), vertex_inputs: case.inputs.clone(), ..Default::default() };
+            let r = shrec_verify::interp::xenos::run(&cont, &prog, &st);
             stored += r.memory.len();
             undetermined_bytes += r.memory.iter().map(|s| s.undetermined.count_ones()).sum::<u32>();
         }
