@@ -44,7 +44,8 @@ const XYZW: [char; 4] = ['x', 'y', 'z', 'w'];
 
 /// HLSL → SPIR-V with the build's own DXC arguments.
 pub fn spirv(gpu: &Gpu, module: &Module) -> Result<Vec<u8>, String> {
-    let hlsl = shrec::hlsl::write(module);
+    // A test may have turned on a deliberate mistranslation (crate::mutation).
+    let hlsl = shrec::hlsl::write(&crate::mutation::applied(module));
     dxc::compile(&gpu.dxc, &hlsl, module.stage, Target::Spirv).map_err(|e| format!("DXC: {e}\n{hlsl}"))
 }
 

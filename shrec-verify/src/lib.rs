@@ -24,6 +24,7 @@
 
 pub mod agal;
 pub mod interp;
+pub mod mutation;
 pub mod check;
 pub mod gx2;
 pub mod gx2_gs;

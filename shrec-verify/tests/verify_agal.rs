@@ -20,7 +20,7 @@ mod common;
 use shrec::formats::agal::decode::{self, DecodeOptions};
 use shrec_verify::interp::agal::Texture;
 use shrec::formats::{Stage, TranslateOptions};
-use shrec::testing::{set_mutation, Mutation};
+use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::agal::{self, asm, Case, RunOptions, TestProgram};
 use shrec_verify::{Comparison, Rng};
 

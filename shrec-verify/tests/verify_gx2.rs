@@ -16,7 +16,7 @@ mod common;
 
 use shrec::detect::ContainerKind;
 use shrec::formats::gx2::shader_struct::{LoopVar, SamplerVar, ShaderKind};
-use shrec::testing::{set_mutation, Mutation};
+use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::gx2::{self, asm::*, gen, TestProgram};
 use shrec_verify::{vk, Comparison};
 

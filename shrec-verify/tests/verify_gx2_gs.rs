@@ -17,7 +17,7 @@ mod common;
 
 use shrec_verify::interp::gx2::Inputs;
 use shrec::formats::gx2::shader_struct::LoopVar;
-use shrec::testing::{set_mutation, Mutation};
+use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::gx2::{self, asm::*};
 use shrec_verify::gx2_gs::{self, copy_program, geometry_shader, GsTest};
 use shrec_verify::{Comparison, Rng};

@@ -15,7 +15,7 @@ mod common;
 
 use shrec::formats::pica::decode::Rel;
 use shrec_verify::interp::pica::State;
-use shrec::testing::{set_mutation, Mutation};
+use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::pica::{self, asm::Asm, dvlb, gen, Const, TestProgram};
 use shrec_verify::{vk, Comparison, Rng};
 

@@ -17,7 +17,7 @@ mod common;
 
 use shrec::formats::pica::decode::Rel;
 use shrec_verify::interp::pica::State;
-use shrec::testing::{set_mutation, Mutation};
+use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::pica::{self, asm::Asm, gen, Const, TestProgram};
 use shrec_verify::{vk, Comparison, Rng};
 

@@ -15,7 +15,7 @@
 mod common;
 
 use shrec::formats::xenos::ucode::{CF_NAMES, SCALAR_OPS, VECTOR_OPS};
-use shrec::testing::{set_mutation, Mutation};
+use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::xenos::{self, asm, asm::Alu, asm::Src, container, gen, Case, Extra, TestProgram};
 use shrec_verify::{vk, Comparison, Rng};
 use std::collections::BTreeMap;
