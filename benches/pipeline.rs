@@ -82,8 +82,8 @@ fn game_dir(agal: usize, pica: usize, filler_mb: usize) -> (PathBuf, usize) {
     // count below asserts that nothing but the embedded containers is found.
     let filler = |n: usize, rng: &mut Rng| -> Vec<u8> { (0..n).map(|_| (rng.next() % 0x60) as u8 + 0x20).collect() };
     let mut containers = corpus;
-    containers.extend(distinct(agal, |i| shrec::verify::agal::gen::program(0xBE7C4, i).bytes));
-    containers.extend(distinct(pica, |i| shrec::verify::pica::gen::program(0xBE7C5, i).bytes));
+    containers.extend(distinct(agal, |i| shrec_verify::agal::gen::program(0xBE7C4, i).bytes));
+    containers.extend(distinct(pica, |i| shrec_verify::pica::gen::program(0xBE7C5, i).bytes));
     // Shuffle so that every archive mixes families.
     for i in (1..containers.len()).rev() {
         containers.swap(i, (rng.next() % (i as u64 + 1)) as usize);

@@ -20,7 +20,5 @@ pub mod limits;
 pub mod pack;
 pub mod report;
 pub mod scan;
-pub mod testing;
-pub mod verify;
 
 pub use ir::{Family, Stage};

@@ -12,8 +12,15 @@ pub fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// The repository root (tests/corpus, tests/fixtures, ...). This module is also compiled into the
+/// tests of `shrec-verify/`, whose manifest directory is one level below the root.
 pub fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if dir.ends_with("shrec-verify") {
+        dir.parent().expect("shrec-verify has a parent directory")
+    } else {
+        dir
+    }
 }
 
 /// Whether `tool` runs; panics when it does not unless SHREC_ALLOW_MISSING_TOOLS=1.

@@ -323,8 +323,6 @@ impl Lowerer<'_> {
             let mut mask = d.mask;
             let value = match name {
                 "mov" => a(),
-                // Test-only mutation hook (crate::testing): proves the verification suite fails.
-                "add" if crate::testing::mutation() == crate::testing::Mutation::AgalAddAsSub => bin(BinOp::Sub, a(), b()),
                 "add" => bin(BinOp::Add, a(), b()),
                 "sub" => bin(BinOp::Sub, a(), b()),
                 "mul" => bin(BinOp::Mul, a(), b()),
@@ -391,12 +389,6 @@ impl Lowerer<'_> {
                     message: format!("{name} defines only x, y and z, but its destination mask writes only w"),
                 });
             }
-            // Test-only mutation hook (crate::testing): Ruffle's single-lane write deviation.
-            let value = if mask.count_ones() == 1 && crate::testing::mutation() == crate::testing::Mutation::AgalSingleLaneWriteFromX {
-                broadcast(value, 0)
-            } else {
-                value
-            };
             let stmt = Stmt::Assign { dst: self.dst(d, mask), value, saturate: false };
             current(&mut root, &mut stack).push(stmt);
         }

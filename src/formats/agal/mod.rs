@@ -2,7 +2,6 @@
 
 pub mod decode;
 pub mod disasm;
-pub mod interp;
 pub mod lower;
 
 use super::{ShaderEntry, ShaderError, TranslateOptions, Translation};

@@ -1126,13 +1126,9 @@ impl L<'_> {
     }
 }
 
-/// The non-IEEE multiply (IEEE under the test-only `Gx2MulAsIeee` mutation).
+/// The non-IEEE multiply (0 × anything = 0).
 fn legacy_mul() -> BinOp {
-    if crate::testing::mutation() == crate::testing::Mutation::Gx2MulAsIeee {
-        BinOp::Mul
-    } else {
-        BinOp::MulLegacy
-    }
+    BinOp::MulLegacy
 }
 
 /// Every lane of a value computed from broadcast operands already holds the scalar; keep as is.

@@ -4,7 +4,6 @@
 pub mod cf_stack;
 pub mod disasm;
 pub mod gfd;
-pub mod interp;
 pub mod isa;
 pub mod lower;
 pub mod ring;

@@ -689,7 +689,6 @@ impl Lowerer<'_> {
                 let x = |e: &Expr| broadcast(e.clone(), 0);
                 let value = match op {
                     Op::Add => bin(BinOp::Add, s1, s2.unwrap()),
-                    Op::Mul if crate::testing::mutation() == crate::testing::Mutation::PicaMulAsIeee => bin(BinOp::Mul, s1, s2.unwrap()),
                     Op::Mul => bin(BinOp::MulPica, s1, s2.unwrap()),
                     Op::Dp3 => Expr::DotPica(3, bx(s1), bx(s2.unwrap())),
                     Op::Dp4 => Expr::DotPica(4, bx(s1), bx(s2.unwrap())),
@@ -794,11 +793,7 @@ impl Lowerer<'_> {
                 }
                 let mut v = self.epilogue();
                 v.push(Stmt::GsStore(iv(EVID)));
-                let invert = if crate::testing::mutation() == crate::testing::Mutation::PicaGsIgnoreWinding {
-                    icmp(CmpOp::Ne, ic(0), ic(0))
-                } else {
-                    icmp(CmpOp::Ne, iv(EINV), ic(0))
-                };
+                let invert = icmp(CmpOp::Ne, iv(EINV), ic(0));
                 v.push(if_(icmp(CmpOp::Ne, iv(EPRIM), ic(0)), vec![Stmt::GsEmitTriangle { invert }]));
                 // flip the output bank
                 for r in 0..16u32 {

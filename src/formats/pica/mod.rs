@@ -3,7 +3,6 @@
 pub mod decode;
 pub mod disasm;
 pub mod dvlb;
-pub mod interp;
 pub mod lower;
 
 use super::{ShaderEntry, ShaderError, Translation};

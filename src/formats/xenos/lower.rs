@@ -134,9 +134,6 @@ fn lane(e: Expr, l: u8) -> Expr {
     broadcast(e, l)
 }
 fn mul_l(a: Expr, b: Expr) -> Expr {
-    if crate::testing::mutation() == crate::testing::Mutation::XenosMulAsIeee {
-        return bin(BinOp::Mul, a, b);
-    }
     bin(BinOp::MulLegacy, a, b)
 }
 fn p0_true() -> Cond {
@@ -908,11 +905,7 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             let flag = if e < 4 { read(RegFile::Temp, EM_WRITTEN, [e as u8; 4]) } else { tx(EM4_WRITTEN) };
-            let em = if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportSwapXY {
-                read(RegFile::Temp, EM_REG + e, [1, 0, 2, 3])
-            } else {
-                t(EM_REG + e)
-            };
+            let em = t(EM_REG + e);
             v.push(Stmt::If {
                 cond: Cond::Compare(CmpOp::Ne, flag, lit(0.0)),
                 then_body: vec![Stmt::XenosMemExport { address: t(EA_REG), value: em, element: e }],
@@ -933,8 +926,15 @@ impl<'a> Ctx<'a> {
 
     /// `alloc`: ends the previous memory export; `alloc export` (type 3) also clears eA.
     fn alloc(&self, cf: &Cf) -> Vec<Stmt> {
-        let mut v =
-            if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportAllocNoStore { Vec::new() } else { self.memexport_flush() };
+        // The markers name where the stores come from in the HLSL, and let the verification
+        // suite remove exactly these stores to prove it notices (shrec-verify's mutations).
+        let flush = self.memexport_flush();
+        let mut v = Vec::new();
+        if !flush.is_empty() {
+            v.push(Stmt::Comment(MEMEXPORT_ALLOC_BEGIN.into()));
+            v.extend(flush);
+            v.push(Stmt::Comment(MEMEXPORT_ALLOC_END.into()));
+        }
         if cf.alloc_type() == 3 && (self.ea_used || self.em_used != 0) {
             v.push(assign(EA_REG, 0xF, lit(0.0)));
         }
@@ -943,10 +943,11 @@ impl<'a> Ctx<'a> {
 
     /// A kill: the pixel's pending memory exports are stored before it is discarded.
     fn discard(&self, cond: Cond, out: &mut Vec<Stmt>) {
-        let flush =
-            if crate::testing::mutation() == crate::testing::Mutation::XenosMemExportKillNoStore { Vec::new() } else { self.memexport_flush() };
+        let flush = self.memexport_flush();
         if !flush.is_empty() {
-            out.push(Stmt::If { cond: cond.clone(), then_body: flush, else_body: vec![] });
+            let mut then_body = vec![Stmt::Comment(MEMEXPORT_KILL.into())];
+            then_body.extend(flush);
+            out.push(Stmt::If { cond: cond.clone(), then_body, else_body: vec![] });
         }
         out.push(Stmt::Discard(cond));
     }
@@ -1227,6 +1228,13 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
     out.push(Stmt::Loop { body: blocks });
     Ok(())
 }
+
+/// Comment before the memory-export stores an `alloc` performs (see `Lowerer::alloc`).
+pub const MEMEXPORT_ALLOC_BEGIN: &str = "memexport: stores at alloc";
+/// Comment after the memory-export stores an `alloc` performs.
+pub const MEMEXPORT_ALLOC_END: &str = "memexport: end of the stores at alloc";
+/// First statement of the `if` that stores a pixel's pending memory exports before a kill.
+pub const MEMEXPORT_KILL: &str = "memexport: stores before a kill";
 
 pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, ShaderError> {
     let vertex = c.is_vertex();

@@ -2,7 +2,6 @@
 
 pub mod container;
 pub mod disasm;
-pub mod interp;
 pub mod lower;
 pub mod memexport;
 pub mod ucode;

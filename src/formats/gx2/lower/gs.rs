@@ -341,7 +341,7 @@ impl L<'_> {
             let step = IExpr::Add(Box::new(IExpr::Var(BASE_VAR)), Box::new(IExpr::Const(g.vert_vec4s as i32)));
             body.push(Stmt::SetInt { var: BASE_VAR, index: None, value: step });
         }
-        if cut && crate::testing::mutation() != crate::testing::Mutation::Gx2GsDropCut {
+        if cut {
             body.push(Stmt::GsCutStrip);
         }
         out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });

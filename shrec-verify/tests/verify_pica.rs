@@ -1,7 +1,7 @@
 //! Verification by execution of the PICA200 path (see `shrec::verify`): every mnemonic and every
 //! control-flow form, the corpus vertex DVLEs and a fixed-seed differential fuzzing sample, run
 //! as DVLB → decode → lower → HLSL → DXC SPIR-V → lavapipe vertex stage and compared lane by
-//! lane with the reference interpreter (`shrec::formats::pica::interp`). Geometry shaders run in
+//! lane with the reference interpreter (`shrec_verify::interp::pica`). Geometry shaders run in
 //! `verify_pica_gs.rs`, Azahar's test cases in `verify_pica_azahar.rs`. Every suite here prints how
 //! many programs lowered structured and how many pc-dispatch, and asserts both forms ran.
 //!
@@ -10,13 +10,14 @@
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_pica -- --ignored long_fuzz --nocapture`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_pica -- --ignored fuzz_one --nocapture`
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::formats::pica::decode::Rel;
-use shrec::formats::pica::interp::State;
-use shrec::testing::{set_mutation, Mutation};
-use shrec::verify::pica::{self, asm::Asm, dvlb, gen, Const, TestProgram};
-use shrec::verify::{vk, Comparison, Rng};
+use shrec_verify::interp::pica::State;
+use shrec_verify::mutation::{set_mutation, Mutation};
+use shrec_verify::pica::{self, asm::Asm, dvlb, gen, Const, TestProgram};
+use shrec_verify::{vk, Comparison, Rng};
 
 /// The mnemonics a vertex shader can execute (emit/setemit are GS-only and rejected in a VS).
 const VS_MNEMONICS: &[&str] = &[
@@ -527,7 +528,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn corpus_vertex_dvles() {
     let Some(gpu) = gpu() else { return };
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/pica");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tests/corpus/pica");
     let mut files: Vec<_> = walk(&dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "shbin")).collect();
     files.sort();
     let mut total = Comparison::default();

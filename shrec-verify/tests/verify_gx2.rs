@@ -2,7 +2,7 @@
 //! OP2/OP3 ALU op, TEX op and CF form, the corpus VS/PS and a fixed-seed differential fuzzing
 //! sample, run as GX2 struct → decode → lower → HLSL → DXC SPIR-V → lavapipe (vertex stage or
 //! 2×2 pixel quads) and compared lane by lane with the reference interpreter
-//! (`shrec::formats::gx2::interp`).
+//! (`shrec_verify::interp::gx2`).
 //!
 //! Commands:
 //! - `cargo test --release --test verify_gx2`
@@ -11,13 +11,14 @@
 //! - `SHREC_REDUCE="fuzz S I"` (or `"single_op OP vertex|pixel SEED"`) `cargo test --release --test verify_gx2 -- --ignored reduce --nocapture`: shrink a mismatching program, print it with the interpreter trace
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture`
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::detect::ContainerKind;
 use shrec::formats::gx2::shader_struct::{LoopVar, SamplerVar, ShaderKind};
-use shrec::testing::{set_mutation, Mutation};
-use shrec::verify::gx2::{self, asm::*, gen, TestProgram};
-use shrec::verify::{vk, Comparison};
+use shrec_verify::gx2::{self, asm::*, gen, TestProgram};
+use shrec_verify::mutation::{set_mutation, Mutation};
+use shrec_verify::{vk, Comparison};
 
 /// CF forms (normal, ALU and export) the random programs must reach.
 const CF_FORMS: &[&str] = &[
@@ -351,7 +352,7 @@ fn compiler_if_else_shapes() {
             total.merge(gx2::run(gpu, &t));
         }
     }
-    let taken = shrec::formats::gx2::interp::JUMP_TAKEN;
+    let taken = shrec_verify::interp::gx2::JUMP_TAKEN;
     finish("compiler_if_else_shapes", &total, &["JUMP", "ELSE", "POP", "ALU_POP_AFTER", "ALU_POP2_AFTER", "LOOP_BREAK", taken], 200);
 }
 
@@ -362,7 +363,7 @@ fn compiler_shaped_fixed_seed() {
     let Some(gpu) = gpu() else { return };
     let (c, deepest) = shaped(gpu, fuzz_seed(), 0..200);
     assert!(deepest >= 6, "no program nested 6 deep (deepest {deepest})");
-    let taken = shrec::formats::gx2::interp::JUMP_TAKEN;
+    let taken = shrec_verify::interp::gx2::JUMP_TAKEN;
     finish(
         &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}"),
         &c,
@@ -622,7 +623,7 @@ fn run_textured(
     prog: &[C],
     seed: u64,
     var_type: u32,
-    texture: &shrec::formats::gx2::interp::Texture,
+    texture: &shrec_verify::interp::gx2::Texture,
 ) -> Comparison {
     let mut t = gen::fixed(&what, kind, prog, prog.len() - 1, vec![], false, seed);
     t.shader.sampler_vars = vec![SamplerVar { name: "tex".into(), ty: var_type, location: 0 }];
@@ -640,7 +641,7 @@ fn run_textured(
 fn cube_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..6 * 16).map(|k| [(k / 16) as f32, (k % 4) as f32, (k / 4 % 4) as f32, k as f32 * 0.125]).collect();
-    let map = shrec::formats::gx2::interp::Texture { resource: 0, size: 4, shape: shrec::verify::TextureShape::Cube, texels };
+    let map = shrec_verify::interp::gx2::Texture { resource: 0, size: 4, shape: shrec_verify::TextureShape::Cube, texels };
     let mut total = Comparison::default();
     for (kind, dir, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         let coords = vec![
@@ -665,7 +666,7 @@ fn cube_sample() {
 fn volume_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..125).map(|k| [(k % 5) as f32, (k / 5 % 5) as f32, (k / 25) as f32, k as f32 * 0.125]).collect();
-    let volume = shrec::formats::gx2::interp::Texture { resource: 0, size: 5, shape: shrec::verify::TextureShape::Volume, texels };
+    let volume = shrec_verify::interp::gx2::Texture { resource: 0, size: 5, shape: shrec_verify::TextureShape::Volume, texels };
     let mut total = Comparison::default();
     for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         for sel in [[0, 1, 2, 0], [2, 0, 1, 0]] {
@@ -777,7 +778,7 @@ fn fuzz_one() {
     }
     if let Ok(prog) = shrec::formats::gx2::isa::decode(&p.shader.program) {
         for (i, case) in p.cases.iter().enumerate().take(4) {
-            let r = shrec::formats::gx2::interp::run(&p.shader, &prog, case);
+            let r = shrec_verify::interp::gx2::run(&p.shader, &prog, case);
             println!("case {i}: undetermined {} {} killed {}", r.undetermined, r.why, r.killed);
         }
     }
@@ -820,7 +821,7 @@ fn harness_detects_mutation() {
 #[test]
 fn corpus_shaders() {
     let Some(gpu) = gpu() else { return };
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/gx2");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tests/corpus/gx2");
     let mut files = common::files_with_extension(&dir, "gsh");
     files.sort();
     let mut total = Comparison::default();
@@ -986,10 +987,10 @@ fn reduce() {
     let prog = shrec::formats::gx2::isa::decode(&t.shader.program).unwrap();
     std::env::set_var("SHREC_GX2_TRACE", "1");
     if t.shader.kind == ShaderKind::Vertex {
-        shrec::formats::gx2::interp::run(&t.shader, &prog, &t.cases[ci]);
+        shrec_verify::interp::gx2::run(&t.shader, &prog, &t.cases[ci]);
     } else {
-        let inp: [shrec::formats::gx2::interp::Inputs; 4] = std::array::from_fn(|p| t.cases[4 * ci + p].clone());
-        for (p, r) in shrec::formats::gx2::interp::run_quad(&t.shader, &prog, &inp).iter().enumerate() {
+        let inp: [shrec_verify::interp::gx2::Inputs; 4] = std::array::from_fn(|p| t.cases[4 * ci + p].clone());
+        for (p, r) in shrec_verify::interp::gx2::run_quad(&t.shader, &prog, &inp).iter().enumerate() {
             eprintln!("trace: pixel {p} (runs interleave above): killed {} undetermined {} {}", r.killed, r.undetermined, r.why);
         }
     }

@@ -8,8 +8,8 @@
 
 use super::vk::{FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, UniformSpec, VertexInvocation, VertexJob};
 use super::{Comparison, Expect, TextureShape};
-use crate::dxc::{self, Target};
-use crate::ir::{Module, Semantic};
+use shrec::dxc::{self, Target};
+use shrec::ir::{Module, Semantic};
 use std::fmt::Write;
 
 /// Reference outputs of one vertex invocation.
@@ -44,7 +44,8 @@ const XYZW: [char; 4] = ['x', 'y', 'z', 'w'];
 
 /// HLSL → SPIR-V with the build's own DXC arguments.
 pub fn spirv(gpu: &Gpu, module: &Module) -> Result<Vec<u8>, String> {
-    let hlsl = crate::hlsl::write(module);
+    // A test may have turned on a deliberate mistranslation (crate::mutation).
+    let hlsl = shrec::hlsl::write(&crate::mutation::applied(module));
     dxc::compile(&gpu.dxc, &hlsl, module.stage, Target::Spirv).map_err(|e| format!("DXC: {e}\n{hlsl}"))
 }
 
@@ -80,7 +81,7 @@ pub fn texture_specs(module: &Module, mut data: impl FnMut(usize) -> (u32, Vec<[
         .collect()
 }
 
-fn texcoords<'a>(vars: impl Iterator<Item = &'a crate::ir::IoVar>) -> Vec<(u32, &'a str)> {
+fn texcoords<'a>(vars: impl Iterator<Item = &'a shrec::ir::IoVar>) -> Vec<(u32, &'a str)> {
     vars.filter_map(|v| match v.semantic {
         Semantic::Texcoord(n) => Some((n, v.name.as_str())),
         _ => None,

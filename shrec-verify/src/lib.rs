@@ -26,6 +26,8 @@ pub mod agal;
 pub mod check;
 pub mod gx2;
 pub mod gx2_gs;
+pub mod interp;
+pub mod mutation;
 pub mod pica;
 pub mod vk;
 pub mod xenos;
@@ -134,11 +136,11 @@ pub enum TextureShape {
 
 impl TextureShape {
     /// The shape an IR texture of dimension `dim` is bound as (1D on a 2D texture).
-    pub fn of(dim: crate::ir::TexDim) -> TextureShape {
+    pub fn of(dim: shrec::ir::TexDim) -> TextureShape {
         match dim {
-            crate::ir::TexDim::Cube => TextureShape::Cube,
-            crate::ir::TexDim::D3 => TextureShape::Volume,
-            crate::ir::TexDim::D1 | crate::ir::TexDim::D2 => TextureShape::Flat,
+            shrec::ir::TexDim::Cube => TextureShape::Cube,
+            shrec::ir::TexDim::D3 => TextureShape::Volume,
+            shrec::ir::TexDim::D1 | shrec::ir::TexDim::D2 => TextureShape::Flat,
         }
     }
 }

@@ -6,19 +6,19 @@
 use super::check::{self, PixelExpect, VertexExpect};
 use super::vk::{self, FragmentQuad, Gpu, VertexInvocation};
 use super::{Comparison, Rng};
-use crate::formats::agal::decode::{self, DecodeOptions};
-use crate::formats::agal::interp::{self, Texture};
-use crate::formats::agal::lower::Layout;
-use crate::formats::agal::{self as agal_fmt, disasm};
-use crate::formats::{Stage, TranslateOptions};
+use crate::interp::agal::{self as interp, Texture};
+use shrec::formats::agal::decode::{self, DecodeOptions};
+use shrec::formats::agal::lower::Layout;
+use shrec::formats::agal::{self as agal_fmt, disasm};
+use shrec::formats::{Stage, TranslateOptions};
 use std::fmt::Write;
 
 /// A minimal AGAL assembler in AGALMiniAssembler syntax (the syntax `disasm` prints):
 /// `mov vt0.zw, vc0.xy`, `m44 op, va0, vc[va1.x+5]`, `tex ft0, v0, fs1 <cube,nearest,mipnone,clamp>`,
 /// `ife vt0.x, vc1.y`, `els`, `eif`, `kil ft0.x`. Short swizzles repeat their last letter.
 pub mod asm {
-    use crate::formats::agal::decode::OPCODES;
-    use crate::formats::Stage;
+    use shrec::formats::agal::decode::OPCODES;
+    use shrec::formats::Stage;
 
     fn reg_type(name: &str) -> Result<(u32, bool), String> {
         // (type code, takes a number)
@@ -235,7 +235,7 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
     let base = if prog.stage == Stage::Vertex { Layout::VK_VERTEX_TEXTURE_BASE } else { Layout::VK_TEXTURE_BASE };
     let textures = check::texture_specs(&module, |i| {
         let t = &module.textures[i];
-        let cube = t.dim == crate::ir::TexDim::Cube;
+        let cube = t.dim == shrec::ir::TexDim::Cube;
         // bound as the module declares it (contents of the other kind: a dummy)
         match p.textures.get((t.texture_binding.vk_binding - base) as usize).cloned().flatten() {
             Some(tex) if tex.cube == cube => (tex.size, tex.texels),

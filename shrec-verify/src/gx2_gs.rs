@@ -7,10 +7,10 @@ use super::gx2::{asm::*, bare_shader, expect, uniform_data, vs_out_ids};
 use super::vk::xfb::{GeometryInvocation, GeometryJob};
 use super::vk::{Gpu, Slot, UniformSpec};
 use super::{Comparison, Expect};
-use crate::formats::gx2::interp::{self, GsEvent, Inputs, Run, V};
-use crate::formats::gx2::shader_struct::{Gx2Shader, LoopVar, ShaderKind};
-use crate::formats::gx2::{disasm, isa, lower};
-use crate::ir::{GsOutput, Module, Semantic};
+use crate::interp::gx2::{self as interp, GsEvent, Inputs, Run, V};
+use shrec::formats::gx2::shader_struct::{Gx2Shader, LoopVar, ShaderKind};
+use shrec::formats::gx2::{disasm, isa, lower};
+use shrec::ir::{GsOutput, Module, Semantic};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -3,7 +3,7 @@
 //!
 //! Two jobs, both family-agnostic (they only know SPIR-V, locations and bindings):
 //! - [`VertexJob`]: the shader under test is the vertex stage of a point-list draw, one vertex per
-//!   invocation; a capture geometry shader (HLSL, compiled by shrec's own [`crate::dxc::compile`])
+//!   invocation; a capture geometry shader (HLSL, compiled by shrec's own [`shrec::dxc::compile`])
 //!   writes its input — `SV_Position` and `TEXCOORD0..N-1` at locations 0..N-1 — into a storage
 //!   buffer; rasterisation is discarded.
 //! - [`FragmentJob`]: the shader under test is the fragment stage; a harness vertex shader (HLSL,
@@ -18,9 +18,9 @@
 //! clamp-to-edge, the mip levels the [`TextureSpec`] gives.
 
 use super::TextureShape;
-use crate::dxc::{self, DxcLib, Target};
-use crate::formats::Stage;
 use ash::vk;
+use shrec::dxc::{self, DxcLib, Target};
+use shrec::formats::Stage;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CStr;
 use std::sync::{Mutex, OnceLock};

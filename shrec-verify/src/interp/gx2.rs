@@ -36,11 +36,11 @@
 //! ([`V::ANY_NAN`]), the sign of computed zeros where integer ops or 1/x read it
 //! ([`V::zero_of_any_sign`]), IEEE 0 × inf/NaN (compilers fold a constant zero).
 
-use super::cf_stack::{self, StackEffect, Step};
-use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
-use super::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
-use super::shader_struct::{Gx2Shader, ShaderKind};
-use crate::verify::{TextureShape, Tolerance};
+use crate::{TextureShape, Tolerance};
+use shrec::formats::gx2::cf_stack::{self, StackEffect, Step};
+use shrec::formats::gx2::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
+use shrec::formats::gx2::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
+use shrec::formats::gx2::shader_struct::{Gx2Shader, ShaderKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One 32-bit lane and its error bound (see the module comment).
@@ -339,7 +339,7 @@ fn is_denormal(x: f32) -> bool {
 }
 
 fn ulp32(x: f32) -> f64 {
-    crate::verify::ulp(f64::from(x))
+    crate::ulp(f64::from(x))
 }
 
 /// A float result with an error bound; denormal or non-finite approximate results are unknown.
@@ -1551,7 +1551,7 @@ impl<'a> M<'a> {
         let pick = |c: V| -> Option<usize> {
             let (v, e) = fin(c)?;
             let (x, e) = (f64::from(v) * size, e * size);
-            crate::verify::nearest_clamped(x - e, x + e, t.size, 1.0 / 64.0).map(|i| i as usize)
+            crate::nearest_clamped(x - e, x + e, t.size, 1.0 / 64.0).map(|i| i as usize)
         };
         let n = t.size as usize;
         match (pick(coord[0]), pick(coord[1]), if t.shape == TextureShape::Volume { pick(coord[2]) } else { Some(0) }) {
@@ -1573,7 +1573,7 @@ fn sample_cube(t: &Texture, coord: &[V; 4]) -> [V; 4] {
     }
     let interval = |c: V| fin(c).map(|(v, e)| (f64::from(v) - e, f64::from(v) + e));
     match (interval(coord[0]), interval(coord[1])) {
-        (Some(s), Some(tt)) => crate::verify::cube_texel(&t.texels, t.size, f as usize, s, tt).map_or([V::UNKNOWN; 4], |x| x.map(V::f)),
+        (Some(s), Some(tt)) => crate::cube_texel(&t.texels, t.size, f as usize, s, tt).map_or([V::UNKNOWN; 4], |x| x.map(V::f)),
         _ => [V::UNKNOWN; 4],
     }
 }
@@ -1789,6 +1789,6 @@ fn dot4(terms: &[(V, V)], legacy: bool) -> V {
     if f64::from(r.val()) == sum {
         r
     } else {
-        approx(r.val(), 3.0 * crate::verify::ulp(sum_abs).max(ulp32(r.val())))
+        approx(r.val(), 3.0 * crate::ulp(sum_abs).max(ulp32(r.val())))
     }
 }

@@ -1,6 +1,6 @@
 //! Geometry shaders of the PICA200 path executed on lavapipe: a pass-through vertex stage feeds
 //! each input primitive to shrec's GS and transform feedback captures every emitted triangle,
-//! compared with the reference interpreter (`shrec::formats::pica::interp`), which runs GS
+//! compared with the reference interpreter (`shrec_verify::interp::pica`), which runs GS
 //! programs (setemit/emit, prim/inv, the output bank flip).
 //!
 //! Everything runs on ONE thread, in its own test binary: with two threads driving geometry
@@ -12,13 +12,14 @@
 //! - `SHREC_FUZZ_PROGRAMS=2000 cargo test --release --test verify_pica_gs -- --ignored gs_long_fuzz --nocapture`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_pica_gs -- --ignored gs_fuzz_one --nocapture`
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::formats::pica::decode::Rel;
-use shrec::formats::pica::interp::State;
-use shrec::testing::{set_mutation, Mutation};
-use shrec::verify::pica::{self, asm::Asm, gen, Const, TestProgram};
-use shrec::verify::{vk, Comparison, Rng};
+use shrec_verify::interp::pica::State;
+use shrec_verify::mutation::{set_mutation, Mutation};
+use shrec_verify::pica::{self, asm::Asm, gen, Const, TestProgram};
+use shrec_verify::{vk, Comparison, Rng};
 
 /// The mnemonics a vertex shader can execute (emit/setemit are GS-only and rejected in a VS).
 const VS_MNEMONICS: &[&str] = &[
@@ -306,13 +307,13 @@ fn azahar_gs_cases() {
     let Some(gpu) = gpu() else { return };
     let mut rng = Rng::new(31);
     let mut total = Comparison::default();
-    let same = |a: &shrec::verify::Expect, b: f32| a.err == 0.0 && (a.value == b || (a.value.is_nan() && b.is_nan()));
-    let interp_run = |t: &TestProgram, check: &mut dyn FnMut(&State, &shrec::formats::pica::interp::Result)| {
+    let same = |a: &shrec_verify::Expect, b: f32| a.err == 0.0 && (a.value == b || (a.value.is_nan() && b.is_nan()));
+    let interp_run = |t: &TestProgram, check: &mut dyn FnMut(&State, &shrec_verify::interp::pica::Result)| {
         let p = shrec::formats::pica::dvlb::parse_program(&t.bytes).unwrap();
         for c in &t.cases {
             let mut c = c.clone();
             pica::apply_constants(&p, 1, &mut c);
-            check(&c, &shrec::formats::pica::interp::run(&p, 1, &c));
+            check(&c, &shrec_verify::interp::pica::run(&p, 1, &c));
         }
     };
     for vertex in 0..3u32 {

@@ -7,6 +7,7 @@
 //! property of the HLSL is asserted. Every opcode the README lists as rejected is checked to be
 //! rejected with its mnemonic.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::detect::ContainerKind;
@@ -277,7 +278,7 @@ fn shader(kind: ShaderKind, program: Vec<u8>) -> Gx2Shader {
     } else {
         vec![]
     };
-    Gx2Shader { attrib_vars, ..shrec::verify::gx2::bare_shader(kind, words, program, vec![], vec![]) }
+    Gx2Shader { attrib_vars, ..shrec_verify::gx2::bare_shader(kind, words, program, vec![], vec![]) }
 }
 
 fn set_mode_block(s: &mut Gx2Shader, blocks: &[(u32, &str, u32)]) {
@@ -1040,8 +1041,8 @@ fn rejected_alu_cf_and_export_ops_are_named() {
 
 mod geometry {
     use super::*;
-    use shrec::verify::gx2::asm::{self as va, assemble as asm_v, ring_fetch, C as VC};
-    use shrec::verify::gx2_gs::{copy_program, geometry_shader};
+    use shrec_verify::gx2::asm::{self as va, assemble as asm_v, ring_fetch, C as VC};
+    use shrec_verify::gx2_gs::{copy_program, geometry_shader};
 
     fn ring(ty: u32, base: u32, gpr: u32) -> VC {
         VC::Ring { ty, base, gpr, index_gpr: 9, burst: 0, mask: 0xF }
@@ -1073,7 +1074,7 @@ mod geometry {
 
     fn es_program() -> Gx2Shader {
         let p = vec![va::cf("CALL_FS"), VC::Ring { ty: 0, base: 0, gpr: 1, index_gpr: 0, burst: 1, mask: 0xF }];
-        shrec::verify::gx2::vertex_shader(asm_v(&p, p.len() - 1), 2, 0, false, vec![])
+        shrec_verify::gx2::vertex_shader(asm_v(&p, p.len() - 1), 2, 0, false, vec![])
     }
 
     #[test]
@@ -1138,6 +1139,6 @@ mod geometry {
         rejects(&s, "EXP to target type 2");
         // an ES that also exports
         let p = vec![va::cf("CALL_FS"), ring(0, 0, 1), VC::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
-        rejects(&shrec::verify::gx2::vertex_shader(asm_v(&p, 2), 1, 0, false, vec![]), "MEM_RING (as ES) and EXP");
+        rejects(&shrec_verify::gx2::vertex_shader(asm_v(&p, 2), 1, 0, false, vec![]), "MEM_RING (as ES) and EXP");
     }
 }

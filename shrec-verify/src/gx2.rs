@@ -7,15 +7,15 @@
 use super::check::{self, PixelExpect, VertexExpect};
 use super::vk::{FragmentQuad, Gpu, VertexInvocation};
 use super::{Comparison, Expect, Rng, TextureShape};
-use crate::formats::gx2::interp::{self, Inputs, Run, V};
-use crate::formats::gx2::isa;
-use crate::formats::gx2::shader_struct::{AttribVar, Gx2Shader, LoopVar, ShaderKind, UniformBlock};
-use crate::ir::{Module, Semantic};
+use crate::interp::gx2::{self as interp, Inputs, Run, V};
+use shrec::formats::gx2::isa;
+use shrec::formats::gx2::shader_struct::{AttribVar, Gx2Shader, LoopVar, ShaderKind, UniformBlock};
+use shrec::ir::{Module, Semantic};
 use std::fmt::Write;
 
 /// Assembler (mirrors the field layouts the decoder reads).
 pub mod asm {
-    use crate::formats::gx2::isa;
+    use shrec::formats::gx2::isa;
 
     /// ALU source: select, channel, negate, relative, abs.
     #[derive(Clone, Copy, Debug)]
@@ -163,7 +163,7 @@ pub mod asm {
     /// A ring FETCH (buffer 0x9F, NO_INDEX_OFFSET, the ring's own format): R\[dst\] = the float4
     /// at dword asint(R\[src\].chan) + offset / 4, through `dst_sel`.
     pub fn ring_fetch(src: u32, chan: u32, dst: u32, dst_sel: [u32; 4], offset: u32) -> T {
-        let w0 = 2 << 5 | crate::formats::gx2::ring::RING_BUFFER_ID << 8 | src << 16 | chan << 24 | 15 << 26;
+        let w0 = 2 << 5 | shrec::formats::gx2::ring::RING_BUFFER_ID << 8 | src << 16 | chan << 24 | 15 << 26;
         let w1 = dst | dst_sel[0] << 9 | dst_sel[1] << 12 | dst_sel[2] << 15 | dst_sel[3] << 18 | 1 << 21;
         T([w0, w1, offset | 1 << 19])
     }
@@ -424,8 +424,8 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
             return cmp;
         }
     };
-    let listing = crate::formats::gx2::disasm::disassemble(&prog);
-    let compiled = crate::formats::gx2::lower::lower(&t.shader)
+    let listing = shrec::formats::gx2::disasm::disassemble(&prog);
+    let compiled = shrec::formats::gx2::lower::lower(&t.shader)
         .map_err(|e| format!("translate: {}", e.reason))
         .and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
     let (module, spirv) = match compiled {

@@ -1,5 +1,5 @@
 //! Reference interpreter of PICA200 vertex and geometry programs: the independent oracle of the
-//! verification harness (`crate::verify::pica`). Geometry: `setemit` selects the slot and the
+//! verification harness (`crate::pica`). Geometry: `setemit` selects the slot and the
 //! `prim`/`inv` flags, `emit` copies o0..o15 to the slot, appends a triangle when `prim` is set
 //! and flips the output-register bank (Azahar's "EMIT switches the output bank" test).
 //!
@@ -16,9 +16,9 @@
 //! arithmetic; a comparison, `flr`, `mova` or branch too close to its threshold makes the lane
 //! (or, for a branch, the whole invocation) undetermined, never a match.
 
-use super::decode::{self, CmpKind, DstReg, FlowCond, Instr, Op, Operand, Reg, Rel};
-use super::dvlb::Program;
-use crate::verify::{Expect, Tolerance};
+use crate::{Expect, Tolerance};
+use shrec::formats::pica::decode::{self, CmpKind, DstReg, FlowCond, Instr, Op, Operand, Reg, Rel};
+use shrec::formats::pica::dvlb::Program;
 use std::collections::BTreeSet;
 
 type V = Expect;
@@ -533,7 +533,7 @@ impl M<'_> {
 /// its inputs are already in `s.v` / `s.c` as the GS mode places them).
 pub fn run(p: &Program, index: usize, s: &State) -> Result {
     let d = &p.dvles[index];
-    let gs = d.stage == crate::formats::Stage::Geometry;
+    let gs = d.stage == shrec::formats::Stage::Geometry;
     let mut m = M {
         p,
         s,

@@ -2,7 +2,7 @@
 //! and control-flow op the translator accepts, every corpus container (including the snes9x 2xSaI
 //! pixel shader and its `cexec_pred`, both outcomes asserted), and a fixed-seed differential fuzz
 //! sample, run as container → decode → lower → HLSL → DXC SPIR-V (shrec's cache bytes) →
-//! lavapipe with XenosRecomp's ABI, compared lane by lane with `shrec::formats::xenos::interp`.
+//! lavapipe with XenosRecomp's ABI, compared lane by lane with `shrec_verify::interp::xenos`.
 //!
 //! Commands:
 //! - `cargo test --release --test verify_xenos`
@@ -11,12 +11,13 @@
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture`
 //!   (`SHREC_FUZZ_DUMP=FILE` also writes the program's container to FILE)
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::formats::xenos::ucode::{CF_NAMES, SCALAR_OPS, VECTOR_OPS};
-use shrec::testing::{set_mutation, Mutation};
-use shrec::verify::xenos::{self, asm, asm::Alu, asm::Src, container, gen, Case, Extra, TestProgram};
-use shrec::verify::{vk, Comparison, Rng};
+use shrec_verify::mutation::{set_mutation, Mutation};
+use shrec_verify::xenos::{self, asm, asm::Alu, asm::Src, container, gen, Case, Extra, TestProgram};
+use shrec_verify::{vk, Comparison, Rng};
 use std::collections::BTreeMap;
 
 fn gpu() -> Option<&'static vk::Gpu> {
@@ -437,7 +438,7 @@ fn textured_program(
     pixel: bool,
     bytes: Vec<u8>,
     cases: Vec<Case>,
-    tex: shrec::formats::xenos::interp::Texture,
+    tex: shrec_verify::interp::xenos::Texture,
     filter: &str,
 ) -> TestProgram {
     TestProgram {
@@ -490,7 +491,7 @@ fn tfetch_offsets_and_unnormalised_coordinates() {
                         });
                     }
                     let texels = (0..size * size).map(|k| [(k % size) as f32, (k / size) as f32, rng.dyadic(0, 3), 1.0]).collect();
-                    let tex = shrec::formats::xenos::interp::Texture { size, shape: shrec::verify::TextureShape::Flat, texels, mips: vec![] };
+                    let tex = shrec_verify::interp::xenos::Texture { size, shape: shrec_verify::TextureShape::Flat, texels, mips: vec![] };
                     let what = format!("tfetch{name} offsets {offsets:?}{} size {size}", if denorm { " unnormalised" } else { "" });
                     programs.push(textured_program(what, pixel, bytes, cases, tex, "tfetch_offsets"));
                 }
@@ -590,7 +591,7 @@ fn tfetch_cube_offsets_and_unnormalised_coordinates() {
 
 /// A texture of `size` (a power of two) with all its mip levels, every texel distinct:
 /// (level, column, row, random) (cube maps: (level + 8 × face, column, row, random)).
-fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::interp::Texture {
+fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec_verify::interp::xenos::Texture {
     let faces = if cube { 6 } else { 1 };
     let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
         let side = (size >> k).max(1);
@@ -599,9 +600,9 @@ fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::i
             .collect()
     };
     let levels = size.trailing_zeros();
-    shrec::formats::xenos::interp::Texture {
+    shrec_verify::interp::xenos::Texture {
         size,
-        shape: if cube { shrec::verify::TextureShape::Cube } else { shrec::verify::TextureShape::Flat },
+        shape: if cube { shrec_verify::TextureShape::Cube } else { shrec_verify::TextureShape::Flat },
         texels: level(rng, 0),
         mips: (1..=levels).map(|k| level(rng, k)).collect(),
     }
@@ -609,7 +610,7 @@ fn mip_texture(rng: &mut Rng, size: u32, cube: bool) -> shrec::formats::xenos::i
 
 /// A volume of `size`³ texels with its full mip chain (level k: `max(size >> k, 1)` on every axis,
 /// down to 1³), every texel distinct: (level + 16 × z, x, y, random).
-fn mip_volume(rng: &mut Rng, size: u32) -> shrec::formats::xenos::interp::Texture {
+fn mip_volume(rng: &mut Rng, size: u32) -> shrec_verify::interp::xenos::Texture {
     let level = |rng: &mut Rng, k: u32| -> Vec<[f32; 4]> {
         let side = (size >> k).max(1);
         (0..side * side * side)
@@ -617,9 +618,9 @@ fn mip_volume(rng: &mut Rng, size: u32) -> shrec::formats::xenos::interp::Textur
             .collect()
     };
     let levels = 32 - size.leading_zeros() - 1;
-    shrec::formats::xenos::interp::Texture {
+    shrec_verify::interp::xenos::Texture {
         size,
-        shape: shrec::verify::TextureShape::Volume,
+        shape: shrec_verify::TextureShape::Volume,
         texels: level(rng, 0),
         mips: (1..=levels).map(|k| level(rng, k)).collect(),
     }
@@ -1489,18 +1490,18 @@ fn two_textures_distinct_heap_elements() {
     let mut textures = BTreeMap::new();
     textures.insert(
         0,
-        shrec::formats::xenos::interp::Texture {
+        shrec_verify::interp::xenos::Texture {
             size: 2,
-            shape: shrec::verify::TextureShape::Flat,
+            shape: shrec_verify::TextureShape::Flat,
             texels: vec![[0.25, 0.5, 0.125, 1.0]; 4],
             mips: vec![],
         },
     );
     textures.insert(
         1,
-        shrec::formats::xenos::interp::Texture {
+        shrec_verify::interp::xenos::Texture {
             size: 2,
-            shape: shrec::verify::TextureShape::Flat,
+            shape: shrec_verify::TextureShape::Flat,
             texels: vec![[0.75, 0.375, 0.625, 0.0]; 4],
             mips: vec![],
         },
@@ -1816,7 +1817,7 @@ fn memexport_pixel_cases(
 }
 
 /// The interpreter's runs of a pixel program's pixels (the harness's interpolation).
-fn pixel_runs(p: &TestProgram) -> Vec<shrec::formats::xenos::interp::Outcome> {
+fn pixel_runs(p: &TestProgram) -> Vec<shrec_verify::interp::xenos::Outcome> {
     let cont = shrec::formats::xenos::container::parse(&p.bytes).unwrap();
     let prog = shrec::formats::xenos::ucode::decode(&cont.microcode).unwrap();
     let mut out = Vec::new();
@@ -1825,8 +1826,8 @@ fn pixel_runs(p: &TestProgram) -> Vec<shrec::formats::xenos::interp::Outcome> {
             let (i, j) = ((px & 1) as f32, (px >> 1) as f32);
             let interpolators =
                 case.base.iter().map(|(r, b)| (*r, std::array::from_fn(|k| b[k] + i * case.slope_x[r][k] + j * case.slope_y[r][k]))).collect();
-            let st = shrec::formats::xenos::interp::State { c: case.c.clone(), interpolators, ..Default::default() };
-            out.push(shrec::formats::xenos::interp::run(&cont, &prog, &st));
+            let st = shrec_verify::interp::xenos::State { c: case.c.clone(), interpolators, ..Default::default() };
+            out.push(shrec_verify::interp::xenos::run(&cont, &prog, &st));
         }
     }
     out
@@ -1881,8 +1882,8 @@ fn memexport() {
         let cont = shrec::formats::xenos::container::parse(&p.bytes).unwrap();
         let prog = shrec::formats::xenos::ucode::decode(&cont.microcode).unwrap();
         for case in &p.cases {
-            let st = shrec::formats::xenos::interp::State { c: case.c.clone(), vertex_inputs: case.inputs.clone(), ..Default::default() };
-            let r = shrec::formats::xenos::interp::run(&cont, &prog, &st);
+            let st = shrec_verify::interp::xenos::State { c: case.c.clone(), vertex_inputs: case.inputs.clone(), ..Default::default() };
+            let r = shrec_verify::interp::xenos::run(&cont, &prog, &st);
             stored += r.memory.len();
             undetermined_bytes += r.memory.iter().map(|s| s.undetermined.count_ones()).sum::<u32>();
         }

@@ -13,13 +13,14 @@
 //! `cargo test --release --test verify_pica_azahar` (one test: the cases run in sequence on one
 //! thread, as lavapipe wants).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::formats::pica::decode::Rel;
-use shrec::formats::pica::interp::{self, State};
 use shrec::formats::pica::{dvlb as dvlb_fmt, lower};
-use shrec::verify::pica::{self, asm::Asm, dvlb, Const, TestProgram};
-use shrec::verify::{Comparison, Expect};
+use shrec_verify::interp::pica::{self as interp, State};
+use shrec_verify::pica::{self, asm::Asm, dvlb, Const, TestProgram};
+use shrec_verify::{Comparison, Expect};
 
 /// o0 position, o1 color, o2 texcoord0, o3 texcoord1, all four lanes.
 const OUTPUTS: [(u16, u16, u8); 4] = [(0, 0, 0xF), (2, 1, 0xF), (3, 2, 0xF), (5, 3, 0xF)];
@@ -45,7 +46,7 @@ fn vecs(vs: &[[f32; 4]]) -> State {
 }
 
 struct Runner {
-    gpu: Option<&'static shrec::verify::vk::Gpu>,
+    gpu: Option<&'static shrec_verify::vk::Gpu>,
     total: Comparison,
     cases: usize,
     checks: usize,

@@ -5,11 +5,12 @@
 //! `cargo test --release --test pica_dvlb_length_cpp` (needs g++; a missing g++ FAILS unless
 //! SHREC_ALLOW_MISSING_TOOLS=1).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{have_tool, repo, run, tmpdir};
 use shrec::formats::pica::dvlb;
-use shrec::verify::Rng;
+use shrec_verify::Rng;
 use std::process::Command;
 
 const MAIN: &str = r#"

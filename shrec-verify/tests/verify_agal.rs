@@ -1,7 +1,7 @@
 //! Verification by execution of the AGAL path (see `shrec::verify`): every opcode and operand
 //! mode, and a fixed-seed differential fuzzing sample, run as decode → lower → HLSL → DXC SPIR-V →
 //! lavapipe and compared lane by lane with the reference interpreter
-//! (`shrec::formats::agal::interp`).
+//! (`shrec_verify::interp::agal`).
 //!
 //! Commands:
 //! - `cargo test --release --test verify_agal` — the suite (per-opcode, operand modes, 300 fuzz
@@ -14,14 +14,15 @@
 //! Without a Vulkan driver the tests fail naming the packages to install, unless
 //! `SHREC_ALLOW_MISSING_TOOLS=1`.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::formats::agal::decode::{self, DecodeOptions};
-use shrec::formats::agal::interp::Texture;
 use shrec::formats::{Stage, TranslateOptions};
-use shrec::testing::{set_mutation, Mutation};
-use shrec::verify::agal::{self, asm, Case, RunOptions, TestProgram};
-use shrec::verify::{Comparison, Rng};
+use shrec_verify::agal::{self, asm, Case, RunOptions, TestProgram};
+use shrec_verify::interp::agal::Texture;
+use shrec_verify::mutation::{set_mutation, Mutation};
+use shrec_verify::{Comparison, Rng};
 
 /// Every opcode the AGAL path translates (ted is rejected by the decoder; tld is AGAL4, tested
 /// separately).
@@ -535,7 +536,7 @@ fn fuzz_with_mutation(range: std::ops::Range<u64>) -> Comparison {
 
 /// The AGAL corpus (`tests/corpus/agal`, or `shared/corpus/agal` beside the repository).
 fn corpus_dir() -> Option<std::path::PathBuf> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     [root.join("tests/corpus/agal"), root.join("../shared/corpus/agal"), root.join("../../shared/corpus/agal")].into_iter().find(|p| p.is_dir())
 }
 

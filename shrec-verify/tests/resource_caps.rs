@@ -1,13 +1,14 @@
 //! Resource caps (issue "Robustness", `src/limits.rs`): each cap refuses an oversized shader
 //! with an error naming it, and every real shader of the corpus stays far below each cap.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use shrec::detect::ContainerKind;
 use shrec::formats::{self, Stage, TranslateOptions};
 use shrec::ir::Stmt;
 use shrec::limits;
-use shrec::verify::{agal, pica};
+use shrec_verify::{agal, pica};
 
 /// AGAL2 fragment program with `depth` nested `ife … eif` blocks around one move.
 fn nested_agal_ifs(depth: usize) -> Vec<u8> {

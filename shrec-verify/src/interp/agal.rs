@@ -1,5 +1,5 @@
 //! Reference interpreter of AGAL bytecode: the independent oracle of the verification harness
-//! (`crate::verify`).
+//! (`crate`).
 //!
 //! Written from the AGAL semantics (docs/isa/agal.md §2-§8), NOT from `lower.rs`/the IR: it executes
 //! the decoded tokens of a [`Program`] on vec4 register files. Every lane carries an error bound
@@ -16,9 +16,9 @@
 //! bottom-left, bottom-right) so that `ddx`/`ddy` are the differences of neighbouring pixels
 //! (fine derivatives). Vertex programs run as a single lane.
 
-use super::decode::{Dest, Operand2, Program, RegType, Sampler, Source, Token};
-use crate::formats::Stage;
-use crate::verify::{Expect, Tolerance};
+use crate::{Expect, Tolerance};
+use shrec::formats::agal::decode::{Dest, Operand2, Program, RegType, Sampler, Source, Token};
+use shrec::formats::Stage;
 use std::collections::BTreeSet;
 
 type V = Expect;
@@ -423,7 +423,7 @@ fn dot(op: &str, n: usize, a: &Reg, b: &Reg) -> V {
 
 impl<'a> Machine<'a> {
     fn new(prog: &'a Program, opts: Options, constants: &'a [[f32; 4]], textures: &'a [Option<Texture>], lanes: Vec<Lane>) -> Self {
-        let limits = super::decode::limits(prog.version);
+        let limits = shrec::formats::agal::decode::limits(prog.version);
         let const_len = if prog.stage == Stage::Vertex { limits.vertex_constants } else { limits.fragment_constants } as usize;
         Machine { prog, opts, constants, const_len, textures, lanes, executed: BTreeSet::new() }
     }
@@ -763,8 +763,8 @@ fn cross(a: &Reg, b: &Reg) -> Reg {
 mod tests {
     //! The oracle's own semantics, checked by hand against docs/isa/agal.md (no GPU needed).
     use super::*;
-    use crate::formats::agal::decode::{decode, DecodeOptions};
-    use crate::verify::agal::asm::assemble;
+    use crate::agal::asm::assemble;
+    use shrec::formats::agal::decode::{decode, DecodeOptions};
 
     fn vertex(text: &str, attributes: &[[f32; 4]], constants: &[[f32; 4]]) -> VertexResult {
         let prog = decode(&assemble(2, Stage::Vertex, text).unwrap(), DecodeOptions::default()).unwrap();

@@ -10,16 +10,16 @@ use super::check::{self, VertexExpect};
 use super::vk::xfb::{GeometryInvocation, GeometryJob};
 use super::vk::{Gpu, Slot, UniformSpec, VertexInvocation};
 use super::{Comparison, Expect, Rng};
-use crate::formats::pica::dvlb::{self, Program};
-use crate::formats::pica::interp::{self, State};
-use crate::formats::pica::{self as pica_fmt, disasm};
-use crate::formats::Stage;
+use crate::interp::pica::{self as interp, State};
+use shrec::formats::pica::dvlb::{self, Program};
+use shrec::formats::pica::{self as pica_fmt, disasm};
+use shrec::formats::Stage;
 use std::fmt::Write;
 
 /// Encoder. Operands are written as text: sources `v3`, `r1.yxzw`, `-c5.x`, `c10` (a relative
 /// address is a separate argument), destinations `o0`, `r2.xz`.
 pub mod asm {
-    use crate::formats::pica::decode::Rel;
+    use shrec::formats::pica::decode::Rel;
 
     /// (raw 7-bit register, 8-bit selector with component 0 in the top bits, negate).
     pub fn src(t: &str) -> (u32, u32, bool) {
@@ -67,7 +67,7 @@ pub mod asm {
     }
 
     pub fn opcode(name: &str) -> u32 {
-        use crate::formats::pica::decode::{Op, ALL_OPS};
+        use shrec::formats::pica::decode::{Op, ALL_OPS};
         let op = ALL_OPS.iter().find(|o| o.name() == name).unwrap_or_else(|| panic!("unknown mnemonic {name}"));
         (0..64).find(|&c| Op::from_opcode(c) == Some(*op)).unwrap()
     }
@@ -414,7 +414,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
                     .inputs
                     .iter()
                     .filter_map(|v| match v.semantic {
-                        crate::ir::Semantic::Texcoord(l) => Some((l, c.v[l as usize])),
+                        shrec::ir::Semantic::Texcoord(l) => Some((l, c.v[l as usize])),
                         _ => None,
                     })
                     .collect(),
@@ -463,8 +463,8 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
 /// section: one float4 per output type, lanes named by the entry's mask filled from .x, other
 /// lanes 0, position z negated; a dummy output takes its types from the VS table with the
 /// merge-outmaps flag, else it is `TEXCOORD<16 + r>`), keyed by semantic.
-fn gs_expected(p: &Program, dvle: usize, o: &[[Expect; 4]; 16]) -> Vec<(crate::ir::Semantic, [Expect; 4])> {
-    use crate::ir::Semantic;
+fn gs_expected(p: &Program, dvle: usize, o: &[[Expect; 4]; 16]) -> Vec<(shrec::ir::Semantic, [Expect; 4])> {
+    use shrec::ir::Semantic;
     let d = &p.dvles[dvle];
     let vs = p.dvles.iter().find(|x| x.stage == Stage::Vertex);
     let mut entries = Vec::new();
@@ -541,7 +541,7 @@ fn uniforms_of(c: &State) -> Vec<Vec<[f32; 4]>> {
 /// Each case's inputs sit where the GS mode puts them: `v<i>` (point mode) or `c<k>` (fixed and
 /// variable mode).
 pub fn run_geometry(gpu: &Gpu, t: &TestProgram) -> Comparison {
-    use crate::ir::Semantic;
+    use shrec::ir::Semantic;
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let fail = |cmp: &mut Comparison, what: String| {
         cmp.mismatches += 1;
@@ -569,12 +569,12 @@ pub fn run_geometry(gpu: &Gpu, t: &TestProgram) -> Comparison {
         fail(&mut cmp, "not a geometry shader".into());
         return cmp;
     };
-    let loc = |v: &crate::ir::IoVar| match v.semantic {
+    let loc = |v: &shrec::ir::IoVar| match v.semantic {
         Semantic::Texcoord(l) => l,
         _ => u32::MAX,
     };
     let locations: Vec<u32> = g.vertex_fields.iter().map(loc).collect();
-    let vs = match crate::dxc::compile(&gpu.dxc, &passthrough_vs_hlsl(&locations), Stage::Vertex, crate::dxc::Target::Spirv) {
+    let vs = match shrec::dxc::compile(&gpu.dxc, &passthrough_vs_hlsl(&locations), Stage::Vertex, shrec::dxc::Target::Spirv) {
         Ok(v) => v,
         Err(e) => {
             fail(&mut cmp, format!("harness vertex shader: {e}"));
@@ -608,11 +608,11 @@ pub fn run_geometry(gpu: &Gpu, t: &TestProgram) -> Comparison {
         })
         .collect();
     let topology = match g.primitive {
-        crate::ir::GsPrimitive::Point => ash::vk::PrimitiveTopology::POINT_LIST,
-        crate::ir::GsPrimitive::Line => ash::vk::PrimitiveTopology::LINE_LIST,
-        crate::ir::GsPrimitive::Triangle => ash::vk::PrimitiveTopology::TRIANGLE_LIST,
-        crate::ir::GsPrimitive::LineAdj => ash::vk::PrimitiveTopology::LINE_LIST_WITH_ADJACENCY,
-        crate::ir::GsPrimitive::TriangleAdj => ash::vk::PrimitiveTopology::TRIANGLE_LIST_WITH_ADJACENCY,
+        shrec::ir::GsPrimitive::Point => ash::vk::PrimitiveTopology::POINT_LIST,
+        shrec::ir::GsPrimitive::Line => ash::vk::PrimitiveTopology::LINE_LIST,
+        shrec::ir::GsPrimitive::Triangle => ash::vk::PrimitiveTopology::TRIANGLE_LIST,
+        shrec::ir::GsPrimitive::LineAdj => ash::vk::PrimitiveTopology::LINE_LIST_WITH_ADJACENCY,
+        shrec::ir::GsPrimitive::TriangleAdj => ash::vk::PrimitiveTopology::TRIANGLE_LIST_WITH_ADJACENCY,
     };
     let job = GeometryJob {
         vs_spirv: &vs,
@@ -719,7 +719,7 @@ pub fn random_state(rng: &mut Rng) -> State {
 pub mod gen {
     use super::asm::Asm;
     use super::*;
-    use crate::formats::pica::decode::Rel;
+    use shrec::formats::pica::decode::Rel;
 
     pub fn reproduce_command(seed: u64, index: u64) -> String {
         format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_pica -- --ignored fuzz_one --nocapture")

@@ -13,10 +13,10 @@
 //! comparison, select, texel choice or control-flow decision whose operands are within that error
 //! of the threshold makes the affected lanes (or, for control flow, the whole run) undetermined.
 
-use super::container::Container;
-use super::memexport::{self, EA, EM0, EM_COUNT};
-use super::ucode::{Addr, Alu, Cf, CfOp, Fetch, Instr, Operand, Program, CF_NAMES, SCALAR_OPS, VECTOR_OPS};
-use crate::verify::{ulp, Expect, TextureShape};
+use crate::{ulp, Expect, TextureShape};
+use shrec::formats::xenos::container::Container;
+use shrec::formats::xenos::memexport::{self, EA, EM0, EM_COUNT};
+use shrec::formats::xenos::ucode::{Addr, Alu, Cf, CfOp, Fetch, Instr, Operand, Program, CF_NAMES, SCALAR_OPS, VECTOR_OPS};
 use std::collections::{BTreeMap, BTreeSet};
 
 type V = Expect;
@@ -1120,7 +1120,7 @@ impl M<'_> {
             let at = |x: f64| if f.coord_denorm() { (x + off) / base } else { x + off / base };
             (at(lo(c)), at(hi(c)))
         };
-        match crate::verify::cube_texel(texels, size, fi as usize, moved(s, offsets[0]), moved(t, offsets[1])) {
+        match crate::cube_texel(texels, size, fi as usize, moved(s, offsets[0]), moved(t, offsets[1])) {
             Some(x) => x.map(ex),
             None => [UNKNOWN; 4],
         }
@@ -1193,7 +1193,7 @@ impl M<'_> {
         texels[((at[2] * side + at[1]) * side + at[0]) as usize].map(ex)
     }
 
-    fn clause(&mut self, slots: &[super::ucode::Slot]) {
+    fn clause(&mut self, slots: &[shrec::formats::xenos::ucode::Slot]) {
         for s in slots {
             match &s.instr {
                 Instr::Fetch(f) => self.fetch(f, s.address),
@@ -1259,7 +1259,7 @@ fn nearest_texel(f: &Fetch, base: u32, side: u32, c: V, off: f32) -> Option<u32>
     let (base, n) = (f64::from(base), f64::from(side));
     let scale = if f.coord_denorm() { 1.0 } else { base };
     let (l, h) = ((lo(c) * scale + f64::from(off)) * n / base, (hi(c) * scale + f64::from(off)) * n / base);
-    crate::verify::nearest_clamped(l, h, side, 1.0 / 256.0)
+    crate::nearest_clamped(l, h, side, 1.0 / 256.0)
 }
 
 /// The length of a derivative or gradient vector in texels (`texels` per coordinate unit) where

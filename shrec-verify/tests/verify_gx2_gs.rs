@@ -2,7 +2,7 @@
 //! shrec's GS (ring fetches, MEM_RING / MEM_RING WRITE_IND, EMIT_VERTEX, EMIT_CUT_VERTEX,
 //! CUT_VERTEX, the copy program inlined at each emit), transform feedback captures every
 //! emitted vertex, and each is compared with the interpreter running ES → GS → copy shader
-//! (`shrec::verify::gx2_gs`, ring model: docs/gx2.md "GX2 geometry shaders").
+//! (`shrec_verify::gx2_gs`, ring model: docs/gx2.md "GX2 geometry shaders").
 //!
 //! Everything runs on ONE thread, in its own test binary: lavapipe (Mesa 22.3) crashed or hung
 //! with two threads driving geometry jobs (see tests/verify_pica_gs.rs).
@@ -12,14 +12,15 @@
 //! - `SHREC_FUZZ_PROGRAMS=2000 cargo test --release --test verify_gx2_gs -- --ignored gs_long_fuzz --nocapture`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_gx2_gs -- --ignored gs_fuzz_one --nocapture`
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
-use shrec::formats::gx2::interp::Inputs;
 use shrec::formats::gx2::shader_struct::LoopVar;
-use shrec::testing::{set_mutation, Mutation};
-use shrec::verify::gx2::{self, asm::*};
-use shrec::verify::gx2_gs::{self, copy_program, geometry_shader, GsTest};
-use shrec::verify::{Comparison, Rng};
+use shrec_verify::gx2::{self, asm::*};
+use shrec_verify::gx2_gs::{self, copy_program, geometry_shader, GsTest};
+use shrec_verify::interp::gx2::Inputs;
+use shrec_verify::mutation::{set_mutation, Mutation};
+use shrec_verify::{Comparison, Rng};
 
 /// GS-side mnemonics the fixed programs must execute.
 const GS_OPS: &[&str] =
@@ -232,7 +233,7 @@ fn geometry_all() {
 }
 
 /// ES → GS → copy shader on lavapipe against the interpreter, then the dropped-cut mutation.
-fn geometry_shaders(gpu: &shrec::verify::vk::Gpu) {
+fn geometry_shaders(gpu: &shrec_verify::vk::Gpu) {
     assert!(gpu.has_transform_feedback(), "{} lacks VK_EXT_transform_feedback", gpu.device_name);
     let tests = [strips(), looped(1, 2), looped(0, 3)];
     let mut total = Comparison::default();

@@ -1,7 +1,7 @@
 //! Xenos adapter of the verification harness: runs shrec's exact cache SPIR-V of a Xenos container
 //! on lavapipe through XenosRecomp's runtime ABI (constants and SharedConstants by buffer device
 //! address in push constants, bindless texture / sampler heaps at sets 0 and 3) and compares every
-//! output lane with [`crate::formats::xenos::interp`].
+//! output lane with [`crate::interp::xenos`].
 //!
 //! Also: a microcode assembler ([`asm`]), a container writer ([`container`]) and a generator of
 //! random valid programs ([`gen`]) for the fuzz tests.
@@ -9,12 +9,12 @@
 use super::check::VertexExpect;
 use super::vk::{AddressPush, FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, VertexInvocation, VertexJob};
 use super::{Comparison, Expect, Rng, TextureShape};
-use crate::dxc::{self, Target};
-use crate::formats::xenos::container::{self as xc, Container};
-use crate::formats::xenos::interp::{self, State, Texture};
-use crate::formats::xenos::lower::{interpolator_location, vertex_input_location};
-use crate::formats::xenos::ucode::{self, Instr, Program};
-use crate::ir::Semantic;
+use crate::interp::xenos::{self as interp, State, Texture};
+use shrec::dxc::{self, Target};
+use shrec::formats::xenos::container::{self as xc, Container};
+use shrec::formats::xenos::lower::{interpolator_location, vertex_input_location};
+use shrec::formats::xenos::ucode::{self, Instr, Program};
+use shrec::ir::Semantic;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -169,7 +169,7 @@ pub mod asm {
             [d0, d1, d2]
         }
         fn vop_operands(&self) -> u8 {
-            crate::formats::xenos::ucode::VECTOR_OPS[self.vop as usize].1
+            shrec::formats::xenos::ucode::VECTOR_OPS[self.vop as usize].1
         }
     }
 
@@ -543,9 +543,9 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
             return (cmp, extra);
         }
     };
-    let listing = crate::formats::xenos::disasm(&t.bytes).unwrap_or_default();
-    let compiled = crate::formats::xenos::translate(&t.bytes).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
-        let hlsl = crate::hlsl::write(&tr.module);
+    let listing = shrec::formats::xenos::disasm(&t.bytes).unwrap_or_default();
+    let compiled = shrec::formats::xenos::translate(&t.bytes).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
+        let hlsl = shrec::hlsl::write(&crate::mutation::applied(&tr.module));
         dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, tr.module.stage, Target::Spirv, tr.spec_constants_mask)
             .map(|s| (tr.module, s))
             .map_err(|e| format!("DXC: {e}\n{hlsl}"))
