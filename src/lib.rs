@@ -5,7 +5,8 @@
 //! lowers its microcode to the shared [`ir`], [`hlsl`] writes HLSL from the IR, [`dxc`] compiles it
 //! to DXIL and SPIR-V, [`pack`] compresses, [`cache`] writes the embeddable source files and keeps
 //! the incremental on-disk cache, [`report`] collects per-shader outcomes. [`build`] runs them all.
-//! [`verify`] executes the generated SPIR-V on a Vulkan CPU driver against reference interpreters.
+//! The verification (a Vulkan harness executing the generated SPIR-V on a CPU driver against
+//! reference interpreters of the four ISAs) lives outside the library, in the `shrec-verify` crate.
 
 pub mod build;
 pub mod cache;
