@@ -1,5 +1,5 @@
-//! The error type every front end returns (a leaf module: depends on nothing in the crate, so
-//! `formats`, `limits` and the back ends can all use it without importing each other).
+//! The error type every front end returns (it depends only on the IR, so `formats`, `limits` and
+//! the back ends can all use it without importing each other).
 
 /// Why one shader could not be parsed or translated. `offset` is relative to the start of the
 /// container; the report adds the file path and the container's offset in the file.
@@ -16,5 +16,12 @@ impl ShaderError {
     }
     pub fn at(offset: u64, reason: impl Into<String>) -> Self {
         ShaderError { offset: Some(offset), reason: reason.into() }
+    }
+}
+
+/// A module the IR validator refused: a resource cap, or a front-end bug named by its rule.
+impl From<crate::ir::ValidationError> for ShaderError {
+    fn from(e: crate::ir::ValidationError) -> Self {
+        ShaderError::new(e.to_string())
     }
 }

@@ -31,20 +31,16 @@
 //! 43 690 slots), and AGAL's decoder applies Flash's own per-version token limits first.
 //! Loop and call nesting are bounded by the ISAs themselves (Xenos: loop depth 4, checked by
 //! its lowering; Latte: the CF stack; PICA: calls are inlined with a depth cap in its
-//! lowering) and, after lowering, by [`MAX_NESTING`].
+//! lowering) and, after lowering, by [`MAX_NESTING`] (checked by `ir::validate`, which every
+//! lowered module passes before the HLSL writer).
 
 use crate::error::ShaderError;
-use crate::ir::{Module, Stmt};
 
 /// The most microcode one shader may have (the shader-size and instruction-count cap).
 pub const MAX_MICROCODE_BYTES: usize = 1 << 20;
 
-/// The most IR statements (counted through every block) one shader may lower to.
-pub const MAX_IR_STATEMENTS: usize = 1 << 20;
-
-/// The deepest nesting of IR blocks (`If`, `Loop`) one shader may have. The HLSL writer and
-/// DXC recurse over it; 64 is far beyond any real shader and far below any stack's limit.
-pub const MAX_NESTING: usize = 64;
+// The IR caps are checked by the IR validator, with the rest of the IR's contract.
+pub use crate::ir::validate::{measure, MAX_IR_STATEMENTS, MAX_NESTING};
 
 /// A shader whose HLSL is larger fails instead of being handed to DXC (the default of
 /// `BuildOptions::max_hlsl_bytes`): a decoded program a thousand times larger than the largest
@@ -83,69 +79,9 @@ pub fn check_microcode(bytes: usize, offset: Option<u64>) -> Result<(), ShaderEr
     Ok(())
 }
 
-/// Statement count and deepest block nesting of a body, walked without recursion so that
-/// the check itself cannot overflow the stack on the input it exists to refuse.
-pub fn measure(body: &[Stmt]) -> (usize, usize) {
-    let mut statements = 0;
-    let mut deepest = 0;
-    let mut stack: Vec<(&[Stmt], usize)> = vec![(body, 0)];
-    while let Some((block, depth)) = stack.pop() {
-        deepest = deepest.max(depth);
-        for s in block {
-            statements += 1;
-            match s {
-                Stmt::If { then_body, else_body, .. } => {
-                    stack.push((then_body, depth + 1));
-                    stack.push((else_body, depth + 1));
-                }
-                Stmt::Loop { body } => stack.push((body, depth + 1)),
-                _ => {}
-            }
-        }
-    }
-    (statements, deepest)
-}
-
-/// Refuses a lowered module over [`MAX_IR_STATEMENTS`] or [`MAX_NESTING`].
-pub fn check_module(m: &Module) -> Result<(), ShaderError> {
-    let (statements, deepest) = measure(&m.body);
-    if statements > MAX_IR_STATEMENTS {
-        return Err(ShaderError::new(format!(
-            "resource cap: the shader lowers to {statements} IR statements, over the limit of {MAX_IR_STATEMENTS}"
-        )));
-    }
-    if deepest > MAX_NESTING {
-        return Err(ShaderError::new(format!("resource cap: control flow nests {deepest} blocks deep, over the limit of {MAX_NESTING}")));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Cond, IExpr};
-
-    fn nested(depth: usize) -> Vec<Stmt> {
-        let mut body = vec![Stmt::Break];
-        for _ in 0..depth {
-            body = vec![Stmt::Loop { body }];
-        }
-        body
-    }
-
-    #[test]
-    fn measures_statements_and_depth_of_both_branches() {
-        let body = vec![
-            Stmt::If {
-                cond: Cond::IntCmp(crate::ir::CmpOp::Eq, IExpr::Const(0), IExpr::Const(0)),
-                then_body: nested(3),
-                else_body: vec![Stmt::Return, Stmt::Return],
-            },
-            Stmt::Return,
-        ];
-        // If + its 3 loops and break + 2 returns in else + the final return.
-        assert_eq!(measure(&body), (1 + 4 + 2 + 1, 4));
-    }
 
     #[test]
     fn microcode_cap_names_the_limit_and_offset() {
@@ -153,15 +89,5 @@ mod tests {
         let e = check_microcode(MAX_MICROCODE_BYTES + 1, Some(0x40)).unwrap_err();
         assert_eq!(e.offset, Some(0x40));
         assert!(e.reason.contains("resource cap") && e.reason.contains("1048576"), "{}", e.reason);
-    }
-
-    #[test]
-    fn deep_nesting_is_measured_without_recursion() {
-        // Deep enough to overflow a recursive walk on a small stack; dropped iteratively below.
-        let mut body = nested(MAX_NESTING + 1);
-        assert_eq!(measure(&body).1, MAX_NESTING + 1);
-        while let Some(Stmt::Loop { body: inner }) = body.pop() {
-            body = inner;
-        }
     }
 }

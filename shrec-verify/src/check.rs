@@ -44,8 +44,11 @@ const XYZW: [char; 4] = ['x', 'y', 'z', 'w'];
 
 /// HLSL → SPIR-V with the build's own DXC arguments.
 pub fn spirv(gpu: &Gpu, module: &Module) -> Result<Vec<u8>, String> {
-    // A test may have turned on a deliberate mistranslation (crate::mutation).
-    let hlsl = shrec::hlsl::write(&crate::mutation::applied(module));
+    // A test may have turned on a deliberate mistranslation (crate::mutation). Every module the
+    // harness runs passes the IR validator first, as in a build.
+    let module = crate::mutation::applied(module);
+    shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
+    let hlsl = shrec::hlsl::write(&module);
     dxc::compile(&gpu.dxc, &hlsl, module.stage, Target::Spirv).map_err(|e| format!("DXC: {e}\n{hlsl}"))
 }
 

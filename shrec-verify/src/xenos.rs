@@ -545,7 +545,9 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
     };
     let listing = shrec::formats::xenos::disasm(&t.bytes).unwrap_or_default();
     let compiled = shrec::formats::xenos::translate(&t.bytes).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
-        let hlsl = shrec::hlsl::write(&crate::mutation::applied(&tr.module));
+        let module = crate::mutation::applied(&tr.module);
+        shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
+        let hlsl = shrec::hlsl::write(&module);
         dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, tr.module.stage, Target::Spirv, tr.spec_constants_mask)
             .map(|s| (tr.module, s))
             .map_err(|e| format!("DXC: {e}\n{hlsl}"))

@@ -55,9 +55,9 @@ fn microcode_cap_refuses_an_oversized_pica_program_with_its_offset() {
 fn ir_statement_cap_refuses_a_module_over_it() {
     let bytes = nested_agal_ifs(1);
     let mut t = formats::translate(ContainerKind::Agal, &bytes, 0, &TranslateOptions::default()).unwrap();
-    limits::check_module(&t.module).expect("a real module passes");
+    shrec::ir::validate(&t.module).expect("a real module passes");
     t.module.body = vec![Stmt::Return; limits::MAX_IR_STATEMENTS + 1];
-    let e = limits::check_module(&t.module).expect_err("over the cap");
+    let e = shrec::error::ShaderError::from(shrec::ir::validate(&t.module).expect_err("over the cap"));
     assert!(e.reason.contains("resource cap") && e.reason.contains(&format!("{} IR statements", limits::MAX_IR_STATEMENTS + 1)), "{}", e.reason);
 }
 

@@ -18,7 +18,8 @@ pub const PRELUDE: &str = include_str!("../../shader_common.h");
 
 const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
-/// Writes the HLSL for a module.
+/// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
+/// registers, textures and variables as the validator has checked them).
 pub fn write(m: &Module) -> String {
     let mut w = Writer { m, out: String::with_capacity(4096), indent: 0, used_temps: Default::default() };
     w.module();
@@ -478,7 +479,7 @@ impl Writer<'_> {
             (RegFile::Output, Index::Fixed(i)) => m.outputs[*i as usize].name.clone(),
             (RegFile::Const(b), idx) => format!("{}[{}]", m.const_buffers[*b as usize].var, self.index(idx)),
             (RegFile::Input | RegFile::Output, Index::Dynamic { .. } | Index::Int(_)) => {
-                unreachable!("frontends never index stage inputs/outputs dynamically")
+                unreachable!("ir::validate refuses dynamic indices into stage inputs/outputs")
             }
         }
     }

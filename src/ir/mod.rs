@@ -13,7 +13,9 @@
 //! on what a lowered program means.
 
 mod kind;
+pub mod validate;
 pub use kind::{Family, Stage};
+pub use validate::{validate, ValidationError};
 
 /// A module: one shader entry point with its interface.
 #[derive(Clone, Debug)]
