@@ -386,7 +386,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         None => None,
     };
     if let Some(dir) = &opts.hlsl_dir {
-        std::fs::create_dir_all(dir).map_err(|e| FatalError::Write { path: dir.clone(), reason: e.to_string() })?;
+        write_hlsl_dir_support(dir, &opts.targets).map_err(|e| FatalError::Write { path: dir.clone(), reason: e.to_string() })?;
     }
     // The scan gets a pool of its own: the build pool's threads are all busy compiling.
     let scan_pool = rayon::ThreadPoolBuilder::new()
@@ -736,7 +736,7 @@ fn build_one(
         return failed(Phase::Translate, reason, None);
     }
     if let Some(dir) = &opts.hlsl_dir {
-        let name = format!("{:016X}.{}.{}.hlsl", job.key, job.family, job.stage.name_in(job.family));
+        let name = dxc::hlsl_file_name(job.key, job.family, job.stage);
         if let Err(e) = cache::atomic::write(&dir.join(name), hlsl.as_bytes()) {
             return failed(Phase::Translate, format!("writing HLSL to {}: {e}", dir.display()), None);
         }
@@ -774,7 +774,13 @@ fn build_one(
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
         let mask = translation.spec_constants_mask;
-        let rejected = |diag: String| format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name());
+        // DXC's messages name the file `--hlsl-dir` writes (and `shrec hlsl` prints), not DXC's
+        // in-memory `shader.hlsl`.
+        let file_name = dxc::hlsl_file_name(job.key, job.family, job.stage);
+        let rejected = |diag: String| {
+            let diag = diag.replace(&format!("{}:", dxc::SOURCE_NAME), &format!("{file_name}:"));
+            format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name())
+        };
         let compiled = match &opts.isolate_dxc {
             Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask) {
                 Ok(result) => result.map_err(rejected),
@@ -953,4 +959,39 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
         }
     }
     crate::report::exit_code(r)
+}
+
+/// Makes `--hlsl-dir` self-contained: the prelude every file includes, and `dxc.sh`, which runs
+/// a standalone `dxc` on one of the files with the build's own arguments (from
+/// [`dxc::command_line_args`], so the script cannot drift from the build).
+fn write_hlsl_dir_support(dir: &Path, targets: &[Target]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    cache::atomic::write(&dir.join(crate::hlsl::PRELUDE_NAME), crate::hlsl::PRELUDE.as_bytes())?;
+    let mut script = String::from(concat!(
+        "#!/bin/sh\n",
+        "# Written by shrec build --hlsl-dir: compiles one file of this directory with a standalone dxc\n",
+        "# and the arguments shrec used. Usage: ./dxc.sh KEY.FAMILY.STAGE.hlsl [dxil|spirv]\n",
+        "# (Xenos shaders with specialization constants compile to DXIL with -T lib_6_3 instead.)\n",
+        "set -e\n",
+        "f=\"$1\"; target=\"${2:-dxil}\"\n",
+        "case \"$f:$target\" in\n",
+    ));
+    for stage in [crate::ir::Stage::Vertex, crate::ir::Stage::Pixel, crate::ir::Stage::Geometry] {
+        let names: BTreeSet<&str> = crate::ir::Family::ALL.iter().map(|&f| stage.name_in(f)).collect();
+        for &target in targets {
+            let patterns: Vec<String> = names.iter().map(|n| format!("*.{n}.hlsl:{}", target.name())).collect();
+            let args = dxc::command_line_args(stage, target, 0).join(" ");
+            let out = if target == Target::Spirv { "spv" } else { "dxil" };
+            script.push_str(&format!("  {}) exec dxc {args} -Fo \"${{f%.hlsl}}.{out}\" \"$f\" ;;\n", patterns.join("|")));
+        }
+    }
+    script.push_str("  *) echo \"usage: $0 KEY.FAMILY.STAGE.hlsl [dxil|spirv]\" >&2; exit 2 ;;\nesac\n");
+    let path = dir.join("dxc.sh");
+    cache::atomic::write(&path, script.as_bytes())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
 }

@@ -283,6 +283,24 @@ pub fn args(stage: Stage, target: Target) -> Vec<&'static str> {
     a
 }
 
+/// The file name DXC gives the HLSL in its diagnostics (`shader.hlsl:12:5: error: …`); the build
+/// replaces it with the name `--hlsl-dir` writes the same text under ([`hlsl_file_name`]).
+pub const SOURCE_NAME: &str = "shader.hlsl";
+
+/// Name of a shader's HLSL in `--hlsl-dir` and in DXC's messages: `<KEY>.<family>.<stage>.hlsl`.
+pub fn hlsl_file_name(key: u64, family: crate::ir::Family, stage: Stage) -> String {
+    format!("{key:016X}.{family}.{}.hlsl", stage.name_in(family))
+}
+
+/// Arguments of `dxc` for one file, as the build passes them (profile, entry point, the rest):
+/// what `--hlsl-dir`'s `dxc.sh` runs. Xenos shaders with specialization constants compile to
+/// DXIL as a library ([`SPEC_CONSTANTS_LIBRARY_PROFILE`]).
+pub fn command_line_args(stage: Stage, target: Target, spec_constants_mask: u32) -> Vec<String> {
+    let mut a = vec!["-T".to_string(), target_profile(stage, target, spec_constants_mask), "-E".into(), "main".into()];
+    a.extend(args(stage, target).into_iter().map(String::from));
+    a
+}
+
 /// Resolves `#include "shader_common.h"` to the prelude built into shrec.
 struct PreludeIncludes;
 
@@ -345,7 +363,7 @@ pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, targe
         let blob = tc.library.create_blob_with_encoding_from_str(hlsl).map_err(|e| format!("DXC blob: {e}"))?;
         let mut includes = PreludeIncludes;
         let args = args(stage, target);
-        let result = tc.compiler.compile(&blob, "shader.hlsl", "main", &target_profile, &args, Some(&mut includes), &[]);
+        let result = tc.compiler.compile(&blob, SOURCE_NAME, "main", &target_profile, &args, Some(&mut includes), &[]);
         match result {
             Ok(r) => {
                 let out = r.get_result().map_err(|e| format!("DXC result: {e}"))?;

@@ -61,7 +61,7 @@ enum Command {
 
 #[derive(Args)]
 struct PickArgs {
-    /// File holding the shader.
+    /// File holding the shader; a member of an archive as reports name it: `game.szs!shaders/a.gsh`.
     file: PathBuf,
     /// Byte offset of the container in FILE (default: the first container found).
     #[arg(long, value_parser = parse_u64)]
@@ -297,10 +297,10 @@ fn pick(args: &PickArgs, buf: &[u8]) -> Result<Candidate, String> {
 }
 
 fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
-    let buf = match std::fs::read(&args.file) {
+    let buf = match shrec::scan::read_label(&args.file) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: {}", shrec::report::printable(&format!("{}: {e}", args.file.display())));
+            eprintln!("error: {}", shrec::report::printable(&e));
             return 1;
         }
     };
@@ -312,17 +312,21 @@ fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
         }
     };
     let bytes = &buf[c.offset..c.offset + c.len];
-    let result = if disasm {
-        formats::disasm(c.kind, bytes, args.index, opts)
+    // An invalid program is still listed as far as it decodes (stdout), then its error (stderr).
+    let (text, error) = if disasm {
+        formats::disasm_prefix(c.kind, bytes, args.index, opts)
     } else {
-        formats::translate(c.kind, bytes, args.index, opts).map(|t| shrec::hlsl::write(&t.module))
-    };
-    match result {
-        Ok(text) => {
-            emit(&text);
-            0
+        match formats::translate(c.kind, bytes, args.index, opts) {
+            Ok(t) => (Some(shrec::hlsl::write(&t.module)), None),
+            Err(e) => (None, Some(e)),
         }
-        Err(e) => {
+    };
+    if let Some(text) = text {
+        emit(&text);
+    }
+    match error {
+        None => 0,
+        Some(e) => {
             let at = e.offset.map(|o| format!(" (at container +0x{o:X})")).unwrap_or_default();
             let line = format!("{}+0x{:X} [{}]: {}{at}", args.file.display(), c.offset, c.kind.family(), e.reason);
             eprintln!("error: {}", shrec::report::printable(&line));

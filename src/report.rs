@@ -39,7 +39,7 @@ impl Phase {
     }
 
     /// Whether a failure in this phase still counts the shader as translated (to HLSL).
-    fn after_translation(self) -> bool {
+    pub fn after_translation(self) -> bool {
         !matches!(self, Phase::Parse | Phase::Translate)
     }
 }
@@ -160,16 +160,37 @@ impl Report {
     }
 }
 
-/// `<path>+0x<offset> [<family> <stage> 0x<key>]`: how every line names a shader.
+/// `<path>+0x<offset> [<family> <stage> #<index> 0x<key>]`: how every line names a shader
+/// (`#<index>`: its position in a container holding several, as `shrec hlsl --index` takes it).
 fn shader_label(o: &Outcome) -> String {
-    format!("{}+0x{:x} [{} {} 0x{:016X}]", o.path.display(), o.offset, o.family, o.stage.name_in(o.family), o.key)
+    format!("{}+0x{:x} [{} {} #{} 0x{:016X}]", o.path.display(), o.offset, o.family, o.stage.name_in(o.family), o.index, o.key)
+}
+
+/// The command that shows what failed: the disassembly when the shader could not be decoded
+/// or lowered, the generated HLSL when DXC or packing refused it.
+pub fn show_command(o: &Outcome) -> Option<String> {
+    let Status::Failed { phase, .. } = &o.status else { return None };
+    let verb = if phase.after_translation() { "hlsl" } else { "disasm" };
+    Some(format!("shrec {verb} {} --offset 0x{:x} --index {}", shell_quote(&o.path.display().to_string()), o.offset, o.index))
+}
+
+/// `s` as one POSIX shell word: unchanged when it is made of characters no shell treats
+/// specially, else in single quotes (`'` written as `'\''`; `!` is literal inside them).
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./+=:,@%".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 fn failure_message(o: &Outcome) -> Option<String> {
     let Status::Failed { reason, detail_offset, .. } = &o.status else { return None };
+    let show = show_command(o).map(|c| format!(" (see: {c})")).unwrap_or_default();
     Some(match detail_offset {
-        Some(off) => format!("{}: at +0x{off:x}: {reason}", shader_label(o)),
-        None => format!("{}: {reason}", shader_label(o)),
+        Some(off) => format!("{}: at +0x{off:x}: {reason}{show}", shader_label(o)),
+        None => format!("{}: {reason}{show}", shader_label(o)),
     })
 }
 
@@ -293,6 +314,7 @@ pub fn to_json(r: &Report) -> Value {
                     m.insert("reason".into(), reason.clone().into());
                     m.insert("detail_offset".into(), detail_offset.map_or(Value::Null, Value::from));
                     m.insert("message".into(), failure_message(o).unwrap().into());
+                    m.insert("command".into(), show_command(o).into());
                 }
                 Status::Skipped { reason } => {
                     m.insert("status".into(), "skipped".into());
@@ -411,16 +433,28 @@ mod tests {
     }
 
     #[test]
+    fn show_commands_are_one_shell_word_per_path() {
+        assert_eq!(shell_quote("data/a.gsh"), "data/a.gsh");
+        assert_eq!(shell_quote("game.szs!shaders.sarc!x.gsh"), "'game.szs!shaders.sarc!x.gsh'");
+        assert_eq!(shell_quote("it's here"), "'it'\\''s here'");
+        assert_eq!(shell_quote(""), "''");
+        // A name with a line break stays one word; `printable` then escapes the break itself.
+        assert_eq!(printable(&shell_quote("a\nb")), "'a\\u{a}b'");
+    }
+
+    #[test]
     fn error_line_format() {
         let r = sample();
         assert_eq!(error_line(&r.outcomes[0]), None);
         assert_eq!(
             error_line(&r.outcomes[2]).unwrap(),
-            "error: data/shaders.ar+0x1f40 [xenos pixel 0x0000000000000001]: use of undeclared identifier"
+            "error: data/shaders.ar+0x1f40 [xenos pixel #0 0x0000000000000001]: use of undeclared identifier \
+             (see: shrec hlsl data/shaders.ar --offset 0x1f40 --index 0)"
         );
         assert_eq!(
             error_line(&r.outcomes[3]).unwrap(),
-            "error: data/shaders.ar+0x1f40 [agal fragment 0x0000000000000ABC]: at +0x3c: bad opcode 0x55"
+            "error: data/shaders.ar+0x1f40 [agal fragment #0 0x0000000000000ABC]: at +0x3c: bad opcode 0x55 \
+             (see: shrec disasm data/shaders.ar --offset 0x1f40 --index 0)"
         );
     }
 
@@ -464,7 +498,7 @@ mod tests {
         let a = github_annotations(&r);
         assert_eq!(a.len(), 3);
         assert_eq!(a[2], "::warning::incremental cache: cache entry /c/ab/x.bin corrupt (checksum mismatch), rebuilding");
-        assert_eq!(a[0], "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel 0x0000000000000001]: line1%0Aline2%0D 100%25");
+        assert_eq!(a[0], "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel #0 0x0000000000000001]: line1%0Aline2%0D 100%25 (see: shrec hlsl 'C:\\a,b%25c.ar' --offset 0x1f40 --index 0)");
         assert!(a[1].starts_with("::error file=data/shaders.ar::data/shaders.ar+0x1f40 [agal fragment"));
     }
 

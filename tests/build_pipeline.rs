@@ -173,9 +173,51 @@ fn cli_reports_the_invalid_agal_program() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].contains("ruffle_sampler_conflict_fs_INVALID.agal+0x0 [agal fragment 0x"), "{}", errors[0]);
+    assert!(errors[0].contains("ruffle_sampler_conflict_fs_INVALID.agal+0x0 [agal fragment #0 0x"), "{}", errors[0]);
     assert!(errors[0].contains("Flash Error #3696"), "{}", errors[0]);
     assert!(dir.join("c.cpp").is_file(), "the cache is written with the good shaders");
+    // The line ends with the command that shows the shader; run it as a user would paste it.
+    let listing = run_see_command(errors[0]);
+    assert!(listing.contains("tex"), "the disassembly of the failing program: {listing}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Runs the `(see: shrec …)` command an error line ends with through `sh`, with `shrec` being
+/// the binary under test; returns its standard output. The shader is invalid, so the command
+/// exits 2 after listing it, with the same reason on stderr.
+fn run_see_command(line: &str) -> String {
+    let cmd = line.rsplit_once("(see: shrec ").map(|(_, c)| c.trim_end_matches(')')).unwrap_or_else(|| panic!("no command in {line}"));
+    let script = format!("exec '{}' {cmd}", env!("CARGO_BIN_EXE_shrec"));
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{script}: {stderr}");
+    assert!(stderr.contains("Flash Error #3696"), "{script}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A failing shader inside an archive: the error line names `archive!member`, and its command
+/// opens the member (zip, stored and deflated).
+#[test]
+fn cli_failure_inside_an_archive_names_a_command_that_opens_the_member() {
+    use std::io::Write;
+    let dir = tmpdir("cli-member");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let bad = std::fs::read(
+        repo().join("tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal"),
+    )
+    .expect("the invalid AGAL program of the corpus");
+    let mut w = zip::ZipWriter::new(std::fs::File::create(input.join("it's data.zip")).unwrap());
+    w.start_file("shaders/bad fs.agal", zip::write::SimpleFileOptions::default()).unwrap();
+    w.write_all(&bad).unwrap();
+    w.finish().unwrap();
+    let out = shrec().arg("build").arg(&input).arg("-o").arg(dir.join("c.cpp")).arg("--no-cache").arg("-q").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let error = stderr.lines().find(|l| l.starts_with("error:")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(error.contains("it's data.zip!shaders/bad fs.agal+0x0 [agal fragment #0 0x"), "{error}");
+    let listing = run_see_command(error);
+    assert!(listing.contains("tex"), "{listing}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -371,5 +413,60 @@ fn compiles_while_scanning() {
     let first = t.first_shader_started.expect("a shader was built");
     println!("scan ended at {:?}, first shader started at {:?}", t.scan_ended, first);
     assert!(first < t.scan_ended, "the first shader waited for the scan: started {first:?}, scan ended {:?}", t.scan_ended);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--hlsl-dir` is self-contained: the prelude the files include sits next to them, and its
+/// `dxc.sh` runs a standalone dxc with the build's own arguments (a stand-in `dxc` on PATH
+/// records them here; the real compilation of these files is what the build itself did).
+#[test]
+fn hlsl_dir_has_the_prelude_and_a_dxc_script_with_the_build_arguments() {
+    let dir = tmpdir("hlsl-dir");
+    let hlsl = dir.join("hlsl");
+    let out = shrec()
+        .arg("build")
+        .arg(repo().join("tests/corpus/agal"))
+        .arg("-o")
+        .arg(dir.join("c.cpp"))
+        .arg("--no-cache")
+        .arg("-q")
+        .arg("--hlsl-dir")
+        .arg(&hlsl)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(hlsl.join("shader_common.h")).unwrap(), shrec::hlsl::PRELUDE);
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("dxc"), "#!/bin/sh\necho \"$@\" > \"$DXC_ARGS_OUT\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("dxc"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut checked = 0;
+    for (stage_word, stage) in [("vertex", shrec::Stage::Vertex), ("fragment", shrec::Stage::Pixel)] {
+        let file = std::fs::read_dir(&hlsl)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.ends_with(&format!(".agal.{stage_word}.hlsl")))
+            .expect("a file of this stage");
+        for target in [shrec::dxc::Target::Dxil, shrec::dxc::Target::Spirv] {
+            let record = dir.join("args.txt");
+            let status = Command::new("sh")
+                .current_dir(&hlsl)
+                .arg("dxc.sh")
+                .arg(&file)
+                .arg(target.name())
+                .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+                .env("DXC_ARGS_OUT", &record)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let ext = if target == shrec::dxc::Target::Spirv { "spv" } else { "dxil" };
+            let mut want = shrec::dxc::command_line_args(stage, target, 0);
+            want.extend(["-Fo".to_string(), file.replace(".hlsl", &format!(".{ext}")), file.clone()]);
+            assert_eq!(std::fs::read_to_string(&record).unwrap().trim(), want.join(" "));
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4);
     std::fs::remove_dir_all(&dir).unwrap();
 }

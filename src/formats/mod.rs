@@ -114,6 +114,19 @@ pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &Translate
     Ok(t)
 }
 
+/// Disassembles what can be of shader `index` of a container, with the error when the shader is
+/// invalid: AGAL lists every token up to the first bad one; the other families list a program
+/// only when all of it decodes.
+pub fn disasm_prefix(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> (Option<String>, Option<ShaderError>) {
+    match kind {
+        ContainerKind::Agal => agal::disasm_prefix(bytes, opts),
+        _ => match disasm(kind, bytes, index, opts) {
+            Ok(text) => (Some(text), None),
+            Err(e) => (None, Some(e)),
+        },
+    }
+}
+
 /// Disassembles shader `index` of a container.
 pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<String, ShaderError> {
     match kind {

@@ -490,6 +490,23 @@ fn read_member(path: &Path, chain: &[String]) -> Result<std::rc::Rc<Vec<u8>>, St
     Ok(member)
 }
 
+/// Reads the bytes a report label names: a plain file, or `file!member!member…` as scans and
+/// build reports print members of archives (the longest prefix before a `!` that is a file is
+/// the file; the rest is the member chain).
+pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
+    if label.is_file() {
+        return std::fs::read(label).map_err(|e| format!("{}: {e}", label.display()));
+    }
+    let text = label.to_string_lossy();
+    let split = text.match_indices('!').map(|(i, _)| i).rev().find(|&i| Path::new(&text[..i]).is_file());
+    let Some(at) = split else {
+        return Err(format!("{}: no such file (nor a file!member path whose file exists)", label.display()));
+    };
+    let chain: Vec<String> = text[at + 1..].split('!').map(str::to_string).collect();
+    let file = std::fs::read(&text[..at]).map_err(|e| format!("{}: {e}", &text[..at]))?;
+    containers::extract(&file, &chain).map_err(|e| format!("{}: {e}", label.display()))
+}
+
 /// Reads the bytes of the container a shader was found in (the build re-reads containers
 /// instead of keeping every mapped file alive between scanning and translating).
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {

@@ -432,6 +432,22 @@ pub fn decode(bytes: &[u8], opts: DecodeOptions) -> Result<Program, AgalError> {
     Ok(Program { version, stage, tokens })
 }
 
+/// As much of a program as decodes, for listing invalid programs: every token up to the first
+/// that does not decode, and the error [`decode`] gives for the whole program (a bad token, a
+/// trailing partial token, a token limit or a program-level rule such as a sampler conflict).
+/// `None` as the program only when the header itself is invalid.
+pub fn decode_prefix(bytes: &[u8], opts: DecodeOptions) -> (Option<Program>, Option<AgalError>) {
+    let error = decode(bytes, opts).err();
+    let Ok((version, stage)) = parse_header(bytes, opts) else { return (None, error) };
+    let ctx = Ctx { version, stage, limits: limits(version), token: 0 };
+    let tokens = bytes[HEADER_LEN..]
+        .chunks_exact(TOKEN_LEN)
+        .enumerate()
+        .map_while(|(i, raw)| decode_token(&Ctx { token: i + 1, ..ctx }, raw).ok())
+        .collect();
+    (Some(Program { version, stage, tokens }), error)
+}
+
 /// True when the 24 bytes form a token a program of this version and stage may contain
 /// (used by detection to find where an embedded program ends).
 pub fn token_is_valid(raw: &[u8], version: u32, stage: Stage) -> bool {

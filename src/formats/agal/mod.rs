@@ -40,3 +40,10 @@ pub fn translate(bytes: &[u8], opts: &TranslateOptions) -> Result<Translation, S
 pub fn disasm(bytes: &[u8], opts: &TranslateOptions) -> Result<String, ShaderError> {
     Ok(disasm::disassemble(&decode::decode(bytes, decode_options(opts))?))
 }
+
+/// The listing of every token that decodes, and the program's error if it is invalid (see
+/// [`decode::decode_prefix`]): how `shrec disasm` shows a program the build refused.
+pub fn disasm_prefix(bytes: &[u8], opts: &TranslateOptions) -> (Option<String>, Option<ShaderError>) {
+    let (program, error) = decode::decode_prefix(bytes, decode_options(opts));
+    (program.map(|p| disasm::disassemble(&p)), error.map(ShaderError::from))
+}
