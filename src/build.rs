@@ -45,6 +45,9 @@ pub struct BuildOptions {
     /// Run DXC in worker processes of this shrec executable (`--isolate-dxc`, see
     /// [`crate::dxc_worker`]); `None`: in-process.
     pub isolate_dxc: Option<PathBuf>,
+    /// An input without any shader is a success (`--allow-empty`); otherwise it fails with exit
+    /// code 2, because an archive shrec cannot open looks exactly like it.
+    pub allow_empty: bool,
 }
 
 impl BuildOptions {
@@ -70,6 +73,7 @@ impl BuildOptions {
             print_timings: false,
             max_hlsl_bytes: MAX_HLSL_BYTES,
             isolate_dxc: None,
+            allow_empty: false,
         }
     }
 }
@@ -266,7 +270,7 @@ struct QueueState {
     waiting: BTreeMap<u64, FoundShader>,
     /// Every distinct key found so far.
     seen: BTreeSet<u64>,
-    duplicates: usize,
+    duplicates: Vec<crate::report::Duplicate>,
     scan_done: bool,
 }
 
@@ -283,7 +287,7 @@ impl JobQueue {
             if q.seen.insert(s.key) {
                 q.waiting.insert(s.key, s.clone());
             } else {
-                q.duplicates += 1;
+                q.duplicates.push(crate::report::Duplicate { path: s.label(), offset: s.offset, index: s.index, key: s.key });
             }
         }
         drop(q);
@@ -315,8 +319,11 @@ impl JobQueue {
         }
     }
 
-    fn duplicates(&self) -> usize {
-        self.lock().duplicates
+    fn duplicates(&self) -> Vec<crate::report::Duplicate> {
+        let mut d = std::mem::take(&mut self.lock().duplicates);
+        // Scan threads offer files in any order: list them in a stable one.
+        d.sort_by(|a, b| (&a.path, a.offset, a.index).cmp(&(&b.path, b.offset, b.index)));
+        d
     }
 }
 
@@ -539,6 +546,11 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
 
     let cache_hits = outcomes.iter().filter(|o| matches!(o.status, Status::Compiled { cached: true })).count();
     let scan_warning = scan::unopened_warning(&scanned);
+    let empty_input = (outcomes.is_empty() && !opts.allow_empty).then(|| {
+        let unopened = scan_warning.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
+        format!("no shader found in {}{unopened}; pass --allow-empty if an input without shaders is expected", opts.input.display())
+    });
+    let scan_warning = if empty_input.is_some() { None } else { scan_warning };
     let report = Report {
         outcomes,
         scan_errors: scanned.errors.into_iter().map(report_scan_error).collect(),
@@ -546,6 +558,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         dxc_compilations: compilations.load(Ordering::Relaxed),
         cache_hits,
         duplicates,
+        empty_input,
         cache_repairs: store.as_ref().map(|s| s.take_problems().iter().map(|p| p.to_string()).collect()).unwrap_or_default(),
         wall_time: started.elapsed(),
     };
@@ -881,6 +894,14 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
         Err(e) => {
             let msg = crate::report::printable(&e.to_string());
             eprintln!("error: {msg}");
+            // CI reads the report even when the build could not run (issue 22 item 6).
+            if let Some(path) = &opts.report_json {
+                let report = Report { fatal: vec![e.to_string()], ..Report::default() };
+                let text = serde_json::to_string_pretty(&crate::report::to_json(&report)).expect("JSON of plain data");
+                if let Err(w) = cache::atomic::write(path, text.as_bytes()) {
+                    eprintln!("error: {}", crate::report::printable(&format!("writing the report {}: {w}", path.display())));
+                }
+            }
             // a fatal error is a failure CI must show too (issue 23, B16)
             if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
                 println!("::error::{}", crate::report::escape_annotation_data(&e.to_string()));
@@ -909,6 +930,9 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     }
     for w in &r.cache_repairs {
         eprintln!("warning: incremental cache: {w}");
+    }
+    if let Some(e) = &r.empty_input {
+        eprintln!("error: {}", crate::report::printable(e));
     }
     if let Some(w) = &out.scan_warning {
         eprintln!("warning: {w}");

@@ -167,6 +167,10 @@ struct BuildArgs {
     /// No progress output.
     #[arg(short, long)]
     quiet: bool,
+    /// Succeed when the input holds no shader (otherwise that is an error, exit code 2: an
+    /// archive shrec cannot open looks exactly like it).
+    #[arg(long)]
+    allow_empty: bool,
     #[command(flatten)]
     translate: TranslateArgs,
 }
@@ -266,6 +270,7 @@ fn run_build(a: BuildArgs) -> i32 {
         print_summary: a.summary,
         print_timings: a.timings,
         max_hlsl_bytes: a.max_hlsl_bytes,
+        allow_empty: a.allow_empty,
         isolate_dxc: match (a.isolate_dxc, std::env::current_exe()) {
             (false, _) => None,
             (true, Ok(exe)) => Some(exe),

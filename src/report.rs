@@ -87,6 +87,17 @@ pub struct ScanError {
     pub reason: String,
 }
 
+/// A shader found under a key that was already queued: not built again (the runtime looks
+/// shaders up by key, so one entry serves both).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Duplicate {
+    /// Where this copy is (file, or `file!member`).
+    pub path: PathBuf,
+    pub offset: u64,
+    pub index: u32,
+    pub key: u64,
+}
+
 /// Everything one run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -100,7 +111,10 @@ pub struct Report {
     /// Shaders whose artifacts came from the incremental cache.
     pub cache_hits: usize,
     /// Shaders found again under a key already built (the first occurrence is built).
-    pub duplicates: usize,
+    pub duplicates: Vec<Duplicate>,
+    /// Set when the input held no shader and `--allow-empty` was not given: why that is an
+    /// error (an archive format shrec cannot open looks exactly like this). Exit code 2.
+    pub empty_input: Option<String>,
     /// Incremental-cache entries found damaged (corrupt, truncated, unreadable) and rebuilt:
     /// `cache entry <path> corrupt (checksum mismatch), rebuilding`. Warnings, not failures.
     pub cache_repairs: Vec<String>,
@@ -276,7 +290,7 @@ pub fn summary_table(r: &Report) -> String {
         "{} DXC compilations, {} cache hits, {} duplicates, {} scan errors, {:.2} s",
         r.dxc_compilations,
         r.cache_hits,
-        r.duplicates,
+        r.duplicates.len(),
         r.scan_errors.len(),
         r.wall_time.as_secs_f64()
     )
@@ -338,7 +352,8 @@ pub fn to_json(r: &Report) -> Value {
         .collect();
     let per_family: serde_json::Map<String, Value> = r.counts_by_family().iter().map(|(f, c)| (f.name().to_owned(), counts_json(c))).collect();
     json!({
-        "version": 1,
+        // 2: `duplicates` lists each duplicate (was a count), `empty_input`, failures' `command`.
+        "version": 2,
         "exit_code": exit_code(r),
         "outcomes": outcomes,
         "scan_errors": scan_errors,
@@ -347,7 +362,13 @@ pub fn to_json(r: &Report) -> Value {
         "per_family": per_family,
         "dxc_compilations": r.dxc_compilations,
         "cache_hits": r.cache_hits,
-        "duplicates": r.duplicates,
+        "duplicates": r.duplicates.iter().map(|d| json!({
+            "path": d.path.display().to_string(),
+            "offset": d.offset,
+            "index": d.index,
+            "key": format!("0x{:016X}", d.key),
+        })).collect::<Vec<_>>(),
+        "empty_input": r.empty_input,
         "cache_repairs": r.cache_repairs,
         "wall_time_s": r.wall_time.as_secs_f64(),
     })
@@ -381,7 +402,7 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
             escape_annotation_data(&scan_error_message(e))
         ));
     }
-    for f in &r.fatal {
+    for f in r.fatal.iter().chain(&r.empty_input) {
         out.push(format!("::error::{}", escape_annotation_data(f)));
     }
     for w in &r.cache_repairs {
@@ -390,12 +411,12 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
     out
 }
 
-/// 1 when a fatal error happened, else 2 when any shader failed or an input had a scan error,
-/// else 0.
+/// 1 when a fatal error happened, else 2 when any shader failed, an input had a scan error or
+/// the input held no shader (without `--allow-empty`), else 0.
 pub fn exit_code(r: &Report) -> i32 {
     if !r.fatal.is_empty() {
         1
-    } else if !r.scan_errors.is_empty() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. })) {
+    } else if !r.scan_errors.is_empty() || r.empty_input.is_some() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. })) {
         2
     } else {
         0
@@ -426,7 +447,8 @@ mod tests {
             fatal: vec![],
             dxc_compilations: 3,
             cache_hits: 1,
-            duplicates: 0,
+            duplicates: Vec::new(),
+            empty_input: None,
             cache_repairs: vec!["cache entry /c/ab/x.bin corrupt (checksum mismatch), rebuilding".into()],
             wall_time: Duration::from_millis(1500),
         }

@@ -203,10 +203,11 @@ fn cli_failure_inside_an_archive_names_a_command_that_opens_the_member() {
     let dir = tmpdir("cli-member");
     let input = dir.join("in");
     std::fs::create_dir_all(&input).unwrap();
-    let bad = std::fs::read(
-        repo().join("tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal"),
-    )
-    .expect("the invalid AGAL program of the corpus");
+    let bad =
+        std::fs::read(repo().join(
+            "tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal",
+        ))
+        .expect("the invalid AGAL program of the corpus");
     let mut w = zip::ZipWriter::new(std::fs::File::create(input.join("it's data.zip")).unwrap());
     w.start_file("shaders/bad fs.agal", zip::write::SimpleFileOptions::default()).unwrap();
     w.write_all(&bad).unwrap();
@@ -468,5 +469,81 @@ fn hlsl_dir_has_the_prelude_and_a_dxc_script_with_the_build_arguments() {
         }
     }
     assert_eq!(checked, 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// No shader in the input is an error unless `--allow-empty`; the JSON report says why, and a
+/// fatal error (here: DXC cannot be found offline) still writes a report.
+#[test]
+fn empty_input_fails_unless_allowed_and_fatal_errors_write_the_report() {
+    let dir = tmpdir("empty-input");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::write(input.join("readme.txt"), "no shaders here").unwrap();
+    let build = |extra: &[&str]| {
+        let out = shrec()
+            .arg("build")
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.join("c.cpp"))
+            .arg("--no-cache")
+            .arg("-q")
+            .arg("--report")
+            .arg(dir.join("r.json"))
+            .args(extra)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), report)
+    };
+    let (code, stderr, report) = build(&[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("error: no shader found in") && stderr.contains("--allow-empty"), "{stderr}");
+    assert_eq!(report["version"], 2);
+    assert!(report["empty_input"].as_str().unwrap().contains("no shader found"), "{report}");
+    let (code, stderr, report) = build(&["--allow-empty"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(report["empty_input"].is_null());
+    let (code, stderr, report) = build(&["--offline", "--dxc", "/nonexistent/libdxcompiler.so"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(report["exit_code"], 1);
+    assert!(report["fatal"][0].as_str().unwrap().contains("/nonexistent/libdxcompiler.so"), "{report}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every duplicate is listed (path, offset, index, key), not only counted.
+#[test]
+fn duplicates_are_listed_in_the_report() {
+    let dir = tmpdir("duplicates");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let agal = walkdir::WalkDir::new(repo().join("tests/corpus/agal"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "agal"))
+        .unwrap();
+    for name in ["a.agal", "b.agal", "c.agal"] {
+        std::fs::copy(agal.path(), input.join(name)).unwrap();
+    }
+    let out = shrec()
+        .arg("build")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join("c.cpp"))
+        .arg("--no-cache")
+        .arg("-q")
+        .arg("--report")
+        .arg(dir.join("r.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let dups = report["duplicates"].as_array().unwrap();
+    assert_eq!(dups.len(), 2, "{report}");
+    let built = report["outcomes"][0]["path"].as_str().unwrap();
+    let mut paths: Vec<&str> = dups.iter().map(|d| d["path"].as_str().unwrap()).chain([built]).collect();
+    paths.sort();
+    assert_eq!(paths, ["a.agal", "b.agal", "c.agal"].map(|n| input.join(n).display().to_string()));
+    assert!(dups.iter().all(|d| d["key"] == report["outcomes"][0]["key"]));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -447,8 +447,16 @@ fn unopened_containers_warn_when_no_shader_was_found() {
     o.cache_dir = None;
     let built = build::run(&o).expect("build runs");
     assert_eq!(built.report.outcomes.len(), 0);
+    // Without --allow-empty the empty input is an error that carries the reason (exit code 2) ...
+    let e = built.report.empty_input.clone().expect("an empty input is an error");
+    assert!(e.contains("could not be opened") && e.contains("layout.darc"), "{e}");
+    assert_eq!(shrec::report::exit_code(&built.report), 2);
+    // ... and with it, a warning.
+    o.allow_empty = true;
+    let built = build::run(&o).expect("build runs");
     let w = built.scan_warning.expect("a warning");
     assert!(w.contains("could not be opened") && w.contains("layout.darc"), "{w}");
+    assert_eq!(shrec::report::exit_code(&built.report), 0);
 }
 
 #[test]

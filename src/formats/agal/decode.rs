@@ -440,11 +440,8 @@ pub fn decode_prefix(bytes: &[u8], opts: DecodeOptions) -> (Option<Program>, Opt
     let error = decode(bytes, opts).err();
     let Ok((version, stage)) = parse_header(bytes, opts) else { return (None, error) };
     let ctx = Ctx { version, stage, limits: limits(version), token: 0 };
-    let tokens = bytes[HEADER_LEN..]
-        .chunks_exact(TOKEN_LEN)
-        .enumerate()
-        .map_while(|(i, raw)| decode_token(&Ctx { token: i + 1, ..ctx }, raw).ok())
-        .collect();
+    let tokens =
+        bytes[HEADER_LEN..].chunks_exact(TOKEN_LEN).enumerate().map_while(|(i, raw)| decode_token(&Ctx { token: i + 1, ..ctx }, raw).ok()).collect();
     (Some(Program { version, stage, tokens }), error)
 }
 
