@@ -48,6 +48,8 @@ pub struct BuildOptions {
     /// An input without any shader is a success (`--allow-empty`); otherwise it fails with exit
     /// code 2, because an archive shrec cannot open looks exactly like it.
     pub allow_empty: bool,
+    /// `--prelude`, `-D`, `--override-dir`, `--dxc-arg` (see [`crate::hooks`]).
+    pub hooks: crate::hooks::Hooks,
 }
 
 impl BuildOptions {
@@ -74,6 +76,7 @@ impl BuildOptions {
             max_hlsl_bytes: MAX_HLSL_BYTES,
             isolate_dxc: None,
             allow_empty: false,
+            hooks: crate::hooks::Hooks::default(),
         }
     }
 }
@@ -362,8 +365,9 @@ impl PackerState {
 }
 
 /// Every argument list a build uses, for the artifact key.
-fn args_fingerprint(stage: crate::Stage, targets: &[Target]) -> String {
-    targets.iter().map(|&t| format!("{}:{}:{}", t.name(), dxc::profile(stage), dxc::args(stage, t).join(" "))).collect::<Vec<_>>().join(";")
+fn args_fingerprint(stage: crate::Stage, targets: &[Target], extra: &[String]) -> String {
+    let extra = extra.iter().map(|a| format!(" {a:?}")).collect::<String>();
+    targets.iter().map(|&t| format!("{}:{}:{}{extra}", t.name(), dxc::profile(stage), dxc::args(stage, t).join(" "))).collect::<Vec<_>>().join(";")
 }
 
 /// Runs a build. Per-shader failures are in the report; only whole-build problems are `Err`.
@@ -715,6 +719,7 @@ fn build_one(
         key: job.key,
         index: job.index,
         status,
+        hlsl_override: None,
     };
     let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
     if !formats::has_translator(job.container) {
@@ -731,14 +736,27 @@ fn build_one(
     };
     let t = ThreadClock::start();
     let translated = formats::translate(job.container, &bytes, job.index, &opts.translate);
-    let translation = match translated {
-        Ok(t) => t,
+    let overridden = match opts.hooks.override_for(job.key) {
+        Ok(o) => o,
         Err(e) => {
+            add(&clock.translate, t);
+            return failed(Phase::Translate, format!("reading its --override-dir file: {e}"), None);
+        }
+    };
+    // An override replaces the HLSL only: the runtime metadata (sampler words, the Xenos
+    // specialization-constant mask) still come from the translation when there is one.
+    let (hlsl, meta, spec_constants_mask, override_path) = match (translated, overridden) {
+        (Ok(tr), None) => (crate::hlsl::write(&tr.module), tr.meta, tr.spec_constants_mask, None),
+        (Ok(tr), Some((path, text))) => (text, tr.meta, tr.spec_constants_mask, Some(path)),
+        (Err(_), Some((path, text))) => (text, Vec::new(), 0, Some(path)),
+        (Err(e), None) => {
             add(&clock.translate, t);
             return failed(Phase::Translate, e.reason, e.offset);
         }
     };
-    let hlsl = crate::hlsl::write(&translation.module);
+    let hlsl = opts.hooks.apply(hlsl);
+    let outcome = |status: Status| Outcome { hlsl_override: override_path.clone(), ..outcome(status) };
+    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
     add(&clock.translate, t);
     if hlsl.len() > opts.max_hlsl_bytes {
         let reason = format!(
@@ -760,7 +778,7 @@ fn build_one(
         env!("CARGO_PKG_VERSION").as_bytes(),
         &lib.identity.to_le_bytes(),
         hlsl.as_bytes(),
-        args_fingerprint(job.stage, targets).as_bytes(),
+        args_fingerprint(job.stage, targets, &opts.hooks.dxc_args).as_bytes(),
         &job.key.to_le_bytes(),
     ]);
     let entry = |a: Artifacts| CacheEntry {
@@ -776,17 +794,11 @@ fn build_one(
         return (outcome(Status::Compiled { cached: true }), Some(entry(hit)));
     }
 
-    let mut artifacts = Artifacts {
-        dxil: None,
-        spirv: None,
-        meta: translation.meta,
-        spec_constants_mask: translation.spec_constants_mask,
-        hlsl_len: hlsl.len() as u32,
-    };
+    let mut artifacts = Artifacts { dxil: None, spirv: None, meta, spec_constants_mask, hlsl_len: hlsl.len() as u32 };
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
-        let mask = translation.spec_constants_mask;
+        let mask = spec_constants_mask;
         // DXC's messages name the file `--hlsl-dir` writes (and `shrec hlsl` prints), not DXC's
         // in-memory `shader.hlsl`.
         let file_name = dxc::hlsl_file_name(job.key, job.family, job.stage);
@@ -795,11 +807,11 @@ fn build_one(
             format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name())
         };
         let compiled = match &opts.isolate_dxc {
-            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask) {
+            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args) {
                 Ok(result) => result.map_err(rejected),
                 Err(crash) => Err(format!("DXC ({}): {crash}", target.name())),
             },
-            None => dxc::compile_with_spec_constants(lib, &hlsl, job.stage, target, mask).map_err(rejected),
+            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args).map_err(rejected),
         };
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
         match compiled {
@@ -923,6 +935,12 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     for o in &r.outcomes {
         if let Some(line) = crate::report::error_line(o) {
             eprintln!("{line}");
+        }
+    }
+    if opts.progress {
+        for o in r.outcomes.iter().filter(|o| o.hlsl_override.is_some()) {
+            let file = o.hlsl_override.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+            eprintln!("note: {}", crate::report::printable(&format!("{}+0x{:x} [0x{:016X}]: HLSL from {file}", o.path.display(), o.offset, o.key)));
         }
     }
     for e in &r.scan_errors {

@@ -350,6 +350,19 @@ pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result
 /// As [`compile`], for a shader whose translation reads the specialization constants of
 /// `spec_constants_mask` (its profile is [`target_profile`]).
 pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target, spec_constants_mask: u32) -> Result<Vec<u8>, String> {
+    compile_with_args(lib, hlsl, stage, target, spec_constants_mask, &[])
+}
+
+/// As [`compile_with_spec_constants`], with arguments a project adds after shrec's own
+/// (`shrec build --dxc-arg`).
+pub fn compile_with_args(
+    lib: &DxcLib,
+    hlsl: &str,
+    stage: Stage,
+    target: Target,
+    spec_constants_mask: u32,
+    extra: &[String],
+) -> Result<Vec<u8>, String> {
     let target_profile = target_profile(stage, target, spec_constants_mask);
     COMPILERS.with(|cell| {
         let mut map = cell.borrow_mut();
@@ -362,7 +375,8 @@ pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, targe
         let tc = &map[&lib.path];
         let blob = tc.library.create_blob_with_encoding_from_str(hlsl).map_err(|e| format!("DXC blob: {e}"))?;
         let mut includes = PreludeIncludes;
-        let args = args(stage, target);
+        let mut args = args(stage, target);
+        args.extend(extra.iter().map(String::as_str));
         let result = tc.compiler.compile(&blob, SOURCE_NAME, "main", &target_profile, &args, Some(&mut includes), &[]);
         match result {
             Ok(r) => {

@@ -13,7 +13,8 @@
 //!
 //! Protocol (little-endian), one request and one response at a time:
 //! - request: `SHRQ`, stage id u8 (0 vertex, 1 pixel, 2 geometry), target u8 (0 DXIL,
-//!   1 SPIR-V), spec-constants mask u32, HLSL length u32, HLSL bytes;
+//!   1 SPIR-V), spec-constants mask u32, HLSL length u32, HLSL bytes, extra DXC argument
+//!   count u32, then per argument its length u32 and UTF-8 bytes (`--dxc-arg`);
 //! - response: status u8 (0 compiled, 1 DXC's error), length u32, code or UTF-8 diagnostics.
 
 use std::cell::RefCell;
@@ -65,23 +66,23 @@ pub fn serve(lib_path: &Path) -> i32 {
             Ok(()) => return 3,
             Err(_) => return 0, // the build closed the pipe: done
         }
-        let request = (|| -> io::Result<(Stage, Target, u32, String)> {
+        let request = (|| -> io::Result<(Stage, Target, u32, String, Vec<String>)> {
             let mut head = [0u8; 2];
             input.read_exact(&mut head)?;
             let mask = read_u32(&mut input)?;
-            let len = read_u32(&mut input)? as usize;
-            let mut hlsl = vec![0; len];
-            input.read_exact(&mut hlsl)?;
+            let hlsl = read_string(&mut input)?;
             let stage = stage_of(head[0]).ok_or_else(|| io::Error::other("bad stage"))?;
             let target = if head[1] == 0 { Target::Dxil } else { Target::Spirv };
-            Ok((stage, target, mask, String::from_utf8(hlsl).map_err(io::Error::other)?))
+            let count = read_u32(&mut input)?;
+            let extra = (0..count).map(|_| read_string(&mut input)).collect::<io::Result<Vec<String>>>()?;
+            Ok((stage, target, mask, hlsl, extra))
         })();
-        let Ok((stage, target, mask, hlsl)) = request else { return 3 };
+        let Ok((stage, target, mask, hlsl, extra)) = request else { return 3 };
         served += 1;
         if abort_at == Some(served) {
             std::process::abort();
         }
-        let (status, body) = match dxc::compile_with_spec_constants(&lib, &hlsl, stage, target, mask) {
+        let (status, body) = match dxc::compile_with_args(&lib, &hlsl, stage, target, mask, &extra) {
             Ok(code) => (0u8, code),
             Err(diag) => (1u8, diag.into_bytes()),
         };
@@ -109,14 +110,22 @@ thread_local! {
 /// Compiles in this thread's worker process (started on first use, restarted after a crash).
 /// `exe` is the shrec executable that serves `dxc-worker`. The inner result is DXC's (code or
 /// diagnostics); the outer error says the worker could not be started or died.
-pub fn compile(exe: &Path, lib: &DxcLib, hlsl: &str, stage: Stage, target: Target, mask: u32) -> Result<Result<Vec<u8>, String>, String> {
+pub fn compile(
+    exe: &Path,
+    lib: &DxcLib,
+    hlsl: &str,
+    stage: Stage,
+    target: Target,
+    mask: u32,
+    extra: &[String],
+) -> Result<Result<Vec<u8>, String>, String> {
     WORKER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             *slot = Some(spawn(exe, &lib.path).map_err(|e| format!("cannot start a DXC worker process ({}): {e}", exe.display()))?);
         }
         let w = slot.as_mut().expect("worker just started");
-        match round_trip(w, hlsl, stage, target, mask) {
+        match round_trip(w, hlsl, stage, target, mask, extra) {
             Ok(result) => Ok(result),
             Err(_) => {
                 // The worker died (or its pipe broke) during this compilation.
@@ -138,12 +147,17 @@ fn spawn(exe: &Path, lib: &Path) -> io::Result<Worker> {
 }
 
 /// Outer error: the worker is gone. Inner error: DXC's diagnostics.
-fn round_trip(w: &mut Worker, hlsl: &str, stage: Stage, target: Target, mask: u32) -> io::Result<Result<Vec<u8>, String>> {
+fn round_trip(w: &mut Worker, hlsl: &str, stage: Stage, target: Target, mask: u32, extra: &[String]) -> io::Result<Result<Vec<u8>, String>> {
     w.stdin.write_all(MAGIC)?;
     w.stdin.write_all(&[stage_id(stage), (target == Target::Spirv) as u8])?;
     w.stdin.write_all(&mask.to_le_bytes())?;
     w.stdin.write_all(&(hlsl.len() as u32).to_le_bytes())?;
     w.stdin.write_all(hlsl.as_bytes())?;
+    w.stdin.write_all(&(extra.len() as u32).to_le_bytes())?;
+    for a in extra {
+        w.stdin.write_all(&(a.len() as u32).to_le_bytes())?;
+        w.stdin.write_all(a.as_bytes())?;
+    }
     w.stdin.flush()?;
     let mut status = [0u8; 1];
     w.stdout.read_exact(&mut status)?;
@@ -154,4 +168,11 @@ fn round_trip(w: &mut Worker, hlsl: &str, stage: Stage, target: Target, mask: u3
         0 => Ok(body),
         _ => Err(String::from_utf8_lossy(&body).into_owned()),
     })
+}
+
+fn read_string(r: &mut impl Read) -> io::Result<String> {
+    let len = read_u32(r)? as usize;
+    let mut bytes = vec![0; len];
+    r.read_exact(&mut bytes)?;
+    String::from_utf8(bytes).map_err(io::Error::other)
 }

@@ -16,6 +16,7 @@ pub mod dxc_worker;
 pub mod error;
 pub mod formats;
 pub mod hlsl;
+pub mod hooks;
 pub mod ir;
 pub mod limits;
 pub mod pack;

@@ -36,7 +36,7 @@ enum Command {
         list_containers: bool,
     },
     /// Translate and compile every shader under DIR and write the embeddable cache.
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
     /// Print the HLSL shrec generates for one shader.
     Hlsl {
         #[command(flatten)]
@@ -171,6 +171,19 @@ struct BuildArgs {
     /// archive shrec cannot open looks exactly like it).
     #[arg(long)]
     allow_empty: bool,
+    /// HLSL file pasted after `#include "shader_common.h"` in every shader.
+    #[arg(long, value_name = "FILE")]
+    prelude: Option<PathBuf>,
+    /// `#define NAME VALUE` before the prelude in every shader (VALUE defaults to 1); repeatable.
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]")]
+    defines: Vec<String>,
+    /// Directory of `<KEY>.hlsl` files compiled instead of the translation of the shader with
+    /// that key (16 upper-case hex digits); the report names each override used.
+    #[arg(long, value_name = "DIR")]
+    override_dir: Option<PathBuf>,
+    /// Argument appended to shrec's DXC arguments; repeatable (`--dxc-arg=-O3`).
+    #[arg(long = "dxc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    dxc_args: Vec<String>,
     #[command(flatten)]
     translate: TranslateArgs,
 }
@@ -195,7 +208,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Scan { dir, json, list_containers } => scan(dir, json, list_containers),
-        Command::Build(args) => run_build(args),
+        Command::Build(args) => run_build(*args),
         Command::Hlsl { pick, translate } => one_shader(&pick, &translate.options(), false),
         Command::Disasm { pick, translate } => one_shader(&pick, &translate.options(), true),
         Command::DxcWorker { dxc } => shrec::dxc_worker::serve(&dxc),
@@ -246,7 +259,15 @@ fn run_build(a: BuildArgs) -> i32 {
         eprintln!("error: --zstd-dict needs --layout per-shader (a single frame has nothing to share a dictionary with)");
         return 1;
     }
+    let hooks = match shrec::hooks::Hooks::new(a.prelude.as_deref(), &a.defines, a.override_dir, a.dxc_args) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {}", shrec::report::printable(&e.to_string()));
+            return 1;
+        }
+    };
     let opts = BuildOptions {
+        hooks,
         input: a.dir,
         output: a.output,
         targets: a.targets,

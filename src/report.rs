@@ -74,6 +74,8 @@ pub struct Outcome {
     /// Position of the shader inside its container.
     pub index: u32,
     pub status: Status,
+    /// The `--override-dir` file compiled instead of the translation, if any.
+    pub hlsl_override: Option<PathBuf>,
 }
 
 /// A problem with an input that is not tied to one shader (unreadable file, container whose
@@ -315,6 +317,7 @@ pub fn to_json(r: &Report) -> Value {
                 "stage": o.stage.name_in(o.family),
                 "key": format!("0x{:016X}", o.key),
                 "index": o.index,
+                "hlsl_override": o.hlsl_override.as_ref().map(|p| p.display().to_string()),
             });
             let m = v.as_object_mut().unwrap();
             match &o.status {
@@ -428,7 +431,7 @@ mod tests {
     use super::*;
 
     fn outcome(family: Family, stage: Stage, key: u64, status: Status) -> Outcome {
-        Outcome { path: PathBuf::from("data/shaders.ar"), offset: 0x1f40, family, stage, key, index: 0, status }
+        Outcome { path: PathBuf::from("data/shaders.ar"), offset: 0x1f40, family, stage, key, index: 0, status, hlsl_override: None }
     }
 
     fn failed(phase: Phase, reason: &str, off: Option<u64>) -> Status {

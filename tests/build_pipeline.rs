@@ -547,3 +547,72 @@ fn duplicates_are_listed_in_the_report() {
     assert!(dups.iter().all(|d| d["key"] == report["outcomes"][0]["key"]));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Project hooks end to end: `--override-dir` replaces one shader's HLSL (reported), `-D`,
+/// `--prelude` and `--dxc-arg` reach DXC (the override only compiles when all three did), both
+/// in-process and with `--isolate-dxc`; the `--hlsl-dir` copy shows the applied text.
+#[test]
+fn hooks_reach_dxc_and_overrides_are_reported() {
+    let dir = tmpdir("hooks");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let fragment = walkdir::WalkDir::new(repo().join("tests/corpus/agal"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "agal"))
+        .find(|e| {
+            let s = shrec::scan::scan_dir(e.path());
+            s.shaders.len() == 1 && s.shaders[0].stage == shrec::Stage::Pixel
+        })
+        .expect("an AGAL fragment program");
+    std::fs::copy(fragment.path(), input.join("fs.agal")).unwrap();
+    let key = shrec::scan::scan_dir(&input).shaders[0].key;
+    let overrides = dir.join("overrides");
+    std::fs::create_dir_all(&overrides).unwrap();
+    std::fs::write(
+        overrides.join(format!("{key:016X}.hlsl")),
+        "#if !defined(FROM_DXC_ARG) || FROM_DEFINE != 3\n#error hooks not applied\n#endif\n\
+         float4 main() : SV_Target0 { return from_prelude(); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("prelude.hlsl"), "float4 from_prelude() { return float4(1, 0, 0, 1); }\n").unwrap();
+    for isolate in [false, true] {
+        let hlsl_dir = dir.join(format!("hlsl-{isolate}"));
+        let report = dir.join("r.json");
+        let mut cmd = shrec();
+        cmd.arg("build").arg(&input).arg("-o").arg(dir.join("c.cpp")).arg("--no-cache").arg("--report").arg(&report);
+        cmd.arg("--override-dir").arg(&overrides).arg("--prelude").arg(dir.join("prelude.hlsl"));
+        cmd.args(["-D", "FROM_DEFINE=3", "--dxc-arg=-DFROM_DXC_ARG"]).arg("--hlsl-dir").arg(&hlsl_dir);
+        if isolate {
+            cmd.arg("--isolate-dxc");
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(&format!("note: {}", input.join("fs.agal").display())) && stderr.contains("HLSL from"), "{stderr}");
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert_eq!(r["outcomes"][0]["status"], "compiled");
+        assert_eq!(r["outcomes"][0]["hlsl_override"].as_str().unwrap(), overrides.join(format!("{key:016X}.hlsl")).display().to_string());
+        let written = std::fs::read_to_string(hlsl_dir.join(shrec::dxc::hlsl_file_name(key, shrec::Family::Agal, shrec::Stage::Pixel))).unwrap();
+        assert!(written.starts_with("#define FROM_DEFINE 3\n") && written.contains("from_prelude() { return"), "{written}");
+    }
+    // Without the DXC argument the override's #error fires: the argument really reached DXC.
+    let out = shrec()
+        .arg("build")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join("c.cpp"))
+        .arg("--no-cache")
+        .arg("-q")
+        .arg("--override-dir")
+        .arg(&overrides)
+        .arg("--prelude")
+        .arg(dir.join("prelude.hlsl"))
+        .args(["-D", "FROM_DEFINE=3"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("hooks not applied") && stderr.contains(&format!("{key:016X}.agal.fragment.hlsl:")), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

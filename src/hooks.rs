@@ -1,0 +1,126 @@
+//! Project hooks: how a project changes shrec's output without forking it.
+//!
+//! - `--prelude FILE`: HLSL pasted right after `#include "shader_common.h"` in every shader
+//!   (helpers, or macros the translation's `#ifdef`s read);
+//! - `-D NAME[=VALUE]`: `#define NAME VALUE` before the include, so the prelude sees it too;
+//! - `--override-dir DIR`: `DIR/<KEY>.hlsl` (KEY as 16 upper-case hex digits) is compiled instead
+//!   of the translation of the shader with that key, and the report says so;
+//! - `--dxc-arg ARG`: appended to shrec's DXC arguments.
+//!
+//! The prelude and defines become part of the HLSL text, and extra DXC arguments part of the
+//! argument fingerprint, so the incremental cache keys cover them: changing a hook rebuilds
+//! exactly what it changes.
+
+use std::path::{Path, PathBuf};
+
+/// The hooks of one build (all empty by default).
+#[derive(Clone, Debug, Default)]
+pub struct Hooks {
+    /// Text of `--prelude`.
+    pub prelude: Option<String>,
+    /// `-D` definitions, in command-line order.
+    pub defines: Vec<(String, String)>,
+    pub override_dir: Option<PathBuf>,
+    pub dxc_args: Vec<String>,
+}
+
+/// A hook the build cannot use (a fatal error: the build does not start).
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("--prelude {path}: {reason}")]
+    Prelude { path: PathBuf, reason: String },
+    #[error("-D {0:?}: the name must be an identifier (letters, digits, _; not starting with a digit)")]
+    DefineName(String),
+    #[error("-D {0:?}: the value must be on one line")]
+    DefineValue(String),
+    #[error("--override-dir {0}: not a directory")]
+    OverrideDir(PathBuf),
+}
+
+impl Hooks {
+    /// Reads `--prelude` and checks `-D` definitions (`NAME` or `NAME=VALUE`; VALUE defaults to 1
+    /// as with a C compiler's `-D`).
+    pub fn new(prelude: Option<&Path>, defines: &[String], override_dir: Option<PathBuf>, dxc_args: Vec<String>) -> Result<Hooks, HookError> {
+        let prelude = match prelude {
+            None => None,
+            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| HookError::Prelude { path: p.to_path_buf(), reason: e.to_string() })?),
+        };
+        let mut parsed = Vec::new();
+        for d in defines {
+            let (name, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
+            let mut chars = name.chars();
+            let ident = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ident {
+                return Err(HookError::DefineName(d.clone()));
+            }
+            if value.contains(['\n', '\r']) {
+                return Err(HookError::DefineValue(d.clone()));
+            }
+            parsed.push((name.to_string(), value.to_string()));
+        }
+        if let Some(dir) = &override_dir {
+            if !dir.is_dir() {
+                return Err(HookError::OverrideDir(dir.clone()));
+            }
+        }
+        Ok(Hooks { prelude, defines: parsed, override_dir, dxc_args })
+    }
+
+    /// The HLSL after the prelude and defines are applied.
+    pub fn apply(&self, hlsl: String) -> String {
+        if self.prelude.is_none() && self.defines.is_empty() {
+            return hlsl;
+        }
+        let include = format!("#include \"{}\"\n", crate::hlsl::PRELUDE_NAME);
+        let defines: String = self.defines.iter().map(|(n, v)| format!("#define {n} {v}\n")).collect();
+        let prelude = self.prelude.as_deref().map(|p| format!("// --prelude\n{}\n// end of --prelude\n", p.trim_end())).unwrap_or_default();
+        match hlsl.find(&include) {
+            Some(at) => {
+                let end = at + include.len();
+                format!("{defines}{}{include}{prelude}{}", &hlsl[..at], &hlsl[end..])
+            }
+            // Every shrec translation includes the prelude; a hand-written override may not.
+            None => format!("{defines}{prelude}{hlsl}"),
+        }
+    }
+
+    /// The override of the shader with this key: its file and text, if one exists.
+    pub fn override_for(&self, key: u64) -> std::io::Result<Option<(PathBuf, String)>> {
+        let Some(dir) = &self.override_dir else { return Ok(None) };
+        let path = dir.join(format!("{key:016X}.hlsl"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some((path, text))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defines_go_before_the_include_and_the_prelude_after_it() {
+        let h = Hooks {
+            prelude: Some("float4 tweak(float4 x) { return x; }\n".into()),
+            defines: vec![("REVERSE_Z".into(), "1".into())],
+            ..Hooks::default()
+        };
+        let out = h.apply("// header\n#include \"shader_common.h\"\nfloat4 main() : SV_Target { return 0; }\n".into());
+        assert_eq!(
+            out,
+            "#define REVERSE_Z 1\n// header\n#include \"shader_common.h\"\n// --prelude\nfloat4 tweak(float4 x) { return x; }\n// end of --prelude\nfloat4 main() : SV_Target { return 0; }\n"
+        );
+        assert_eq!(Hooks::default().apply("x".into()), "x");
+    }
+
+    #[test]
+    fn bad_definitions_are_refused() {
+        assert!(matches!(Hooks::new(None, &["1X=2".into()], None, vec![]), Err(HookError::DefineName(_))));
+        assert!(matches!(Hooks::new(None, &["A=1\n#include <x>".into()], None, vec![]), Err(HookError::DefineValue(_))));
+        let h = Hooks::new(None, &["A".into(), "B=x y".into()], None, vec![]).unwrap();
+        assert_eq!(h.defines, [("A".to_string(), "1".to_string()), ("B".to_string(), "x y".to_string())]);
+        assert!(matches!(Hooks::new(None, &[], Some("/nonexistent/dir".into()), vec![]), Err(HookError::OverrideDir(_))));
+    }
+}
