@@ -8,12 +8,16 @@
 #       [TARGETS dxil spirv]        # DXC targets (default: both)
 #       [DXC <libdxcompiler.so>]    # else $SHREC_DXC, else shrec's provisioned copy
 #       [SHREC <exe or target>]     # else ${SHREC_EXECUTABLE}, else `shrec` on PATH
-#       [EXTRA_ARGS ...])           # more `shrec build` options, e.g. --layout per-shader
+#       [EXTRA_ARGS ...]            # more `shrec build` options, e.g. --layout per-shader
+#       [ALLOW_FAILURES])           # shaders shrec cannot build are reported (one `error:` line
+#                                   # each) but do not fail the build; without it they do
 #
 # The cache is rebuilt when any file under INPUT changes, when a file is added to or removed
 # from INPUT (the glob is re-checked at build time, CONFIGURE_DEPENDS), when the shrec
 # executable or the DXC library changes, or when the arguments change. Otherwise the build
-# tool considers it up to date and shrec does not run. The generated .cpp and .h are added to
+# tool considers it up to date and shrec does not run. shrec rewrites the .cpp / .h only when
+# their bytes change (they are the rule's byproducts; a stamp file is its output), so a rerun that
+# changes nothing recompiles nothing that includes them. The generated .cpp and .h are added to
 # <target>, and their directory to its include path. Link libzstd into <target> yourself (and a
 # SMOL-V decoder unless EXTRA_ARGS has `--spirv-encoding raw`).
 #
@@ -23,7 +27,7 @@
 cmake_minimum_required(VERSION 3.18)
 
 function(shrec_add_shader_cache target)
-    cmake_parse_arguments(PARSE_ARGV 1 ARG "" "INPUT;OUTPUT;DXC;SHREC" "TARGETS;EXTRA_ARGS")
+    cmake_parse_arguments(PARSE_ARGV 1 ARG "ALLOW_FAILURES" "INPUT;OUTPUT;DXC;SHREC" "TARGETS;EXTRA_ARGS")
     if(ARG_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "shrec_add_shader_cache: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
     endif()
@@ -90,6 +94,9 @@ function(shrec_add_shader_cache target)
     if(NOT "--cache-dir" IN_LIST ARG_EXTRA_ARGS AND NOT "--no-cache" IN_LIST ARG_EXTRA_ARGS)
         list(APPEND args --cache-dir "${CMAKE_BINARY_DIR}/shrec-cache")
     endif()
+    if(ARG_ALLOW_FAILURES)
+        list(APPEND args --allow-failures)
+    endif()
     list(APPEND args ${ARG_EXTRA_ARGS})
 
     # The command line, in a file that is rewritten only when it changes: a new argument list
@@ -99,15 +106,15 @@ function(shrec_add_shader_cache target)
     file(CONFIGURE OUTPUT "${args_file}" CONTENT "${args_text}\n" @ONLY)
 
     file(RELATIVE_PATH shown "${CMAKE_BINARY_DIR}" "${output}")
+    set(stamp "${out_dir}/${out_stem}.shrec-stamp")
     add_custom_command(
-        OUTPUT "${output}" "${header}"
+        OUTPUT "${stamp}"
+        BYPRODUCTS "${output}" "${header}"
         COMMAND ${shrec_cmd} ${args}
-        # shrec leaves its outputs untouched when their contents would not change; mark them
-        # updated so that the build tool sees this rule as done.
-        COMMAND "${CMAKE_COMMAND}" -E touch_nocreate "${output}" "${header}"
+        COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
         DEPENDS ${inputs} ${shrec_dep} ${dxc_dep} "${args_file}"
         COMMENT "shrec: building shader cache ${shown}"
         VERBATIM)
-    target_sources(${target} PRIVATE "${output}" "${header}")
+    target_sources(${target} PRIVATE "${stamp}" "${output}" "${header}")
     target_include_directories(${target} PRIVATE "${out_dir}")
 endfunction()

@@ -48,6 +48,8 @@ pub struct BuildOptions {
     /// An input without any shader is a success (`--allow-empty`); otherwise it fails with exit
     /// code 2, because an archive shrec cannot open looks exactly like it.
     pub allow_empty: bool,
+    /// Failed shaders and scan errors still exit 0 (`--allow-failures`, CMake's ALLOW_FAILURES).
+    pub allow_failures: bool,
     /// `--prelude`, `-D`, `--override-dir`, `--dxc-arg` (see [`crate::hooks`]).
     pub hooks: crate::hooks::Hooks,
 }
@@ -76,6 +78,7 @@ impl BuildOptions {
             max_hlsl_bytes: MAX_HLSL_BYTES,
             isolate_dxc: None,
             allow_empty: false,
+            allow_failures: false,
             hooks: crate::hooks::Hooks::default(),
         }
     }
@@ -563,6 +566,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         cache_hits,
         duplicates,
         empty_input,
+        failures_allowed: opts.allow_failures,
         cache_repairs: store.as_ref().map(|s| s.take_problems().iter().map(|p| p.to_string()).collect()).unwrap_or_default(),
         wall_time: started.elapsed(),
     };

@@ -171,6 +171,10 @@ struct BuildArgs {
     /// archive shrec cannot open looks exactly like it).
     #[arg(long)]
     allow_empty: bool,
+    /// Exit 0 when shaders failed or files could not be scanned (they are still reported; the
+    /// cache holds every shader that built). Fatal errors still exit 1.
+    #[arg(long)]
+    allow_failures: bool,
     /// HLSL file pasted after `#include "shader_common.h"` in every shader.
     #[arg(long, value_name = "FILE")]
     prelude: Option<PathBuf>,
@@ -292,6 +296,7 @@ fn run_build(a: BuildArgs) -> i32 {
         print_timings: a.timings,
         max_hlsl_bytes: a.max_hlsl_bytes,
         allow_empty: a.allow_empty,
+        allow_failures: a.allow_failures,
         isolate_dxc: match (a.isolate_dxc, std::env::current_exe()) {
             (false, _) => None,
             (true, Ok(exe)) => Some(exe),

@@ -117,6 +117,9 @@ pub struct Report {
     /// Set when the input held no shader and `--allow-empty` was not given: why that is an
     /// error (an archive format shrec cannot open looks exactly like this). Exit code 2.
     pub empty_input: Option<String>,
+    /// `--allow-failures`: failed shaders and scan errors are reported but exit with 0 (the
+    /// cache holds every shader that built). Fatal errors and an empty input still fail.
+    pub failures_allowed: bool,
     /// Incremental-cache entries found damaged (corrupt, truncated, unreadable) and rebuilt:
     /// `cache entry <path> corrupt (checksum mismatch), rebuilding`. Warnings, not failures.
     pub cache_repairs: Vec<String>,
@@ -372,6 +375,7 @@ pub fn to_json(r: &Report) -> Value {
             "key": format!("0x{:016X}", d.key),
         })).collect::<Vec<_>>(),
         "empty_input": r.empty_input,
+        "failures_allowed": r.failures_allowed,
         "cache_repairs": r.cache_repairs,
         "wall_time_s": r.wall_time.as_secs_f64(),
     })
@@ -414,12 +418,15 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
     out
 }
 
-/// 1 when a fatal error happened, else 2 when any shader failed, an input had a scan error or
-/// the input held no shader (without `--allow-empty`), else 0.
+/// 1 when a fatal error happened, else 2 when the input held no shader (without
+/// `--allow-empty`) or, unless failures are allowed, when any shader failed or an input had a
+/// scan error, else 0.
 pub fn exit_code(r: &Report) -> i32 {
     if !r.fatal.is_empty() {
         1
-    } else if !r.scan_errors.is_empty() || r.empty_input.is_some() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. })) {
+    } else if r.empty_input.is_some() {
+        2
+    } else if !r.failures_allowed && (!r.scan_errors.is_empty() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. }))) {
         2
     } else {
         0
@@ -452,6 +459,7 @@ mod tests {
             cache_hits: 1,
             duplicates: Vec::new(),
             empty_input: None,
+            failures_allowed: false,
             cache_repairs: vec!["cache entry /c/ab/x.bin corrupt (checksum mismatch), rebuilding".into()],
             wall_time: Duration::from_millis(1500),
         }

@@ -15,6 +15,13 @@ fn cargo() -> String {
 
 /// `cargo build -v` of the example; returns stderr (cargo's status lines).
 fn build(target_dir: &Path, input: &Path, log: &Path) -> String {
+    let (ok, stderr) = try_build(target_dir, input, log, false);
+    assert!(ok, "cargo build of the example failed:\n{stderr}");
+    stderr
+}
+
+/// As [`build`], returning whether it succeeded; `allow_failures` sets SHREC_ALLOW_FAILURES=1.
+fn try_build(target_dir: &Path, input: &Path, log: &Path, allow_failures: bool) -> (bool, String) {
     let out = Command::new(cargo())
         .args(["build", "-v", "--locked", "--manifest-path"])
         .arg(repo().join("examples/cargo-consumer/Cargo.toml"))
@@ -25,11 +32,10 @@ fn build(target_dir: &Path, input: &Path, log: &Path) -> String {
         // The outer `cargo test` may have set these for its own build.
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
+        .env("SHREC_ALLOW_FAILURES", if allow_failures { "1" } else { "0" })
         .output()
         .expect("cargo runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "cargo build of the example failed:\n{stderr}");
-    stderr
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 fn runs(log: &Path) -> usize {
@@ -77,4 +83,12 @@ fn cargo_example_builds_cache_in_build_rs_and_reads_every_shader() {
     assert_eq!(runs(&log), 2, "adding an input file did not rerun the build script:\n{third}");
     let stdout = run(&mut Command::new(&exe));
     assert!(stdout.contains(&format!("checked {} shaders (0 failed)", keys.len())), "{stdout}");
+
+    // A shader shrec cannot build: a cargo:warning naming it, and a build error unless allowed.
+    copy_tree(&repo().join("tests/corpus-invalid/agal"), &input.join("invalid"));
+    let (ok, failed) = try_build(&target_dir, &input, &log, false);
+    assert!(!ok, "a failed shader must fail the build:\n{failed}");
+    assert!(failed.contains("warning: ") && failed.contains("Flash Error #3696") && failed.contains("SHREC_ALLOW_FAILURES=1"), "{failed}");
+    let (ok, allowed) = try_build(&target_dir, &input, &log, true);
+    assert!(ok && allowed.contains("Flash Error #3696"), "{allowed}");
 }

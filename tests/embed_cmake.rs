@@ -90,6 +90,9 @@ fn cmake_example(layout: &str, extra: &str) {
     std::fs::copy(&program, input.join("added-copy.agal")).unwrap();
     let third = run(Command::new("cmake").arg("--build").arg(&build));
     assert!(third.contains("shrec: building shader cache"), "adding an input file did not rerun shrec:\n{third}");
+    // ... and since the cache's bytes did not change, shrec left it alone and nothing recompiled.
+    assert!(!third.contains("Building CXX"), "an unchanged cache was recompiled:\n{third}");
+    assert_eq!(mtime(&generated), cpp_time);
     check_run(&run(Command::new(&exe).arg(&dump)), &dump, &keys, layout);
     let fourth = run(Command::new("cmake").arg("--build").arg(&build));
     assert!(!fourth.contains("shrec"), "{fourth}");
@@ -104,4 +107,40 @@ fn cmake_example_single_frame_layout() {
 #[test]
 fn cmake_example_per_shader_layout_with_dictionary() {
     cmake_example("per-shader", "--layout;per-shader;--zstd-dict");
+}
+
+/// A shader shrec cannot build fails the CMake build, naming it; with ALLOW_FAILURES the build
+/// succeeds and still names it.
+#[test]
+fn cmake_allow_failures() {
+    if !have_tool("cmake") || !have_tool("g++") {
+        return;
+    }
+    let dir = tmpdir("embed-cmake-failures");
+    let input = dir.join("shaders");
+    copy_tree(&repo().join("tests/corpus/agal"), &input);
+    copy_tree(&repo().join("tests/corpus-invalid/agal"), &input);
+    let build = dir.join("build");
+    let configure = |allow: &str| {
+        run(Command::new("cmake")
+            .arg("-S")
+            .arg(repo().join("examples/cmake"))
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DSHREC_EXECUTABLE={}", env!("CARGO_BIN_EXE_shrec")))
+            .arg(format!("-DSHREC_INPUT={}", input.display()))
+            .arg(format!("-DSHREC_ALLOW_FAILURES={allow}")))
+    };
+    configure("OFF");
+    let out = Command::new("cmake").arg("--build").arg(&build).output().unwrap();
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "a failed shader must fail the build:\n{log}");
+    assert!(log.contains("ruffle_sampler_conflict_fs_INVALID.agal") && log.contains("Flash Error #3696"), "{log}");
+    configure("ON");
+    let out = Command::new("cmake").arg("--build").arg(&build).output().unwrap();
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "ALLOW_FAILURES:\n{log}");
+    assert!(log.contains("Flash Error #3696"), "the failure is still reported:\n{log}");
+    assert!(build.join("shader_cache_example").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SHREC_EXAMPLE_INPUT");
     println!("cargo:rerun-if-env-changed=SHREC_DXC");
     println!("cargo:rerun-if-env-changed=SHREC_EXAMPLE_RUN_LOG");
+    println!("cargo:rerun-if-env-changed=SHREC_ALLOW_FAILURES");
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let input = match std::env::var_os("SHREC_EXAMPLE_INPUT") {
         Some(p) => PathBuf::from(p),
@@ -27,11 +28,25 @@ fn main() {
     opts.cache_dir = Some(out_dir.join("shrec-cache"));
     opts.layout = shrec::cache::CacheLayout::PerShader;
     opts.zstd_dict = Some(shrec::cache::DEFAULT_DICT_SIZE);
+    // A shader that fails is a build error (its runtime lookup would find nothing), unless the
+    // project says it can live without it: SHREC_ALLOW_FAILURES=1.
+    opts.allow_failures = std::env::var_os("SHREC_ALLOW_FAILURES").is_some_and(|v| v == "1");
     let built = shrec::build::run(&opts).unwrap_or_else(|e| panic!("shrec: {e}"));
     for o in &built.report.outcomes {
         if let Some(line) = shrec::report::error_line(o) {
             println!("cargo:warning={}", line.lines().next().unwrap_or(""));
         }
+    }
+    for e in &built.report.scan_errors {
+        println!("cargo:warning={}", shrec::report::scan_error_line(e));
+    }
+    if shrec::report::exit_code(&built.report) != 0 {
+        let failed = built.report.totals().failed;
+        panic!(
+            "shrec: {failed} shader(s) failed and {} file(s) could not be scanned (the cargo:warning lines above); \
+             set SHREC_ALLOW_FAILURES=1 to build without them",
+            built.report.scan_errors.len()
+        );
     }
     if let Some(s) = &built.sizes {
         for line in s.to_string().lines() {
