@@ -424,9 +424,9 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
 pub fn exit_code(r: &Report) -> i32 {
     if !r.fatal.is_empty() {
         1
-    } else if r.empty_input.is_some() {
-        2
-    } else if !r.failures_allowed && (!r.scan_errors.is_empty() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. }))) {
+    } else if r.empty_input.is_some()
+        || (!r.failures_allowed && (!r.scan_errors.is_empty() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. }))))
+    {
         2
     } else {
         0
