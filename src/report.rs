@@ -564,6 +564,12 @@ mod tests {
         r.scan_errors.clear();
         r.outcomes = sample().outcomes;
         assert_eq!(exit_code(&r), 2);
+        r.failures_allowed = true;
+        assert_eq!(exit_code(&r), 0, "--allow-failures");
+        r.empty_input = Some("no shader found".into());
+        assert_eq!(exit_code(&r), 2, "an empty input is not a shader failure");
+        r.empty_input = None;
+        r.failures_allowed = false;
         r.fatal.push("cannot write cache".into());
         assert_eq!(exit_code(&r), 1);
         assert_eq!(github_annotations(&r).iter().rev().nth(1).unwrap(), "::error::cannot write cache");
