@@ -19,7 +19,8 @@
 # their bytes change (they are the rule's byproducts; a stamp file is its output), so a rerun that
 # changes nothing recompiles nothing that includes them. The generated .cpp and .h are added to
 # <target>, and their directory to its include path. Link libzstd into <target> yourself (and a
-# SMOL-V decoder unless EXTRA_ARGS has `--spirv-encoding raw`).
+# SMOL-V decoder unless EXTRA_ARGS has `--spirv-encoding raw`: shrec-runtime-c's static library
+# and include/shrec_runtime.h).
 #
 # shrec keeps its compiled artifacts in ${CMAKE_BINARY_DIR}/shrec-cache (unless EXTRA_ARGS has
 # --cache-dir or --no-cache), so a rebuild after a change recompiles only the changed shaders.
