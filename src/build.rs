@@ -851,11 +851,14 @@ struct Progress {
 impl Progress {
     fn new(enabled: bool) -> Self {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
-            let b = indicatif::ProgressBar::new(0);
+            // While the scan runs the total is unknown: a counter, not a bar that looks full with
+            // "ETA 0s"; `set_total` switches to the bar.
+            let b = indicatif::ProgressBar::new_spinner();
             b.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} shaders ({per_sec}, ETA {eta})")
+                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} shaders built, still scanning ({per_sec})")
                     .expect("valid template"),
             );
+            b.enable_steady_tick(Duration::from_millis(200));
             b
         });
         Progress { bar, total: AtomicUsize::new(0), done: AtomicUsize::new(0), enabled, last_line: Mutex::new(Instant::now()) }
@@ -866,6 +869,10 @@ impl Progress {
         self.total.store(total, Ordering::Relaxed);
         if let Some(b) = &self.bar {
             b.set_length(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} shaders ({per_sec}, ETA {eta})")
+                    .expect("valid template"),
+            );
         }
     }
 
@@ -873,10 +880,6 @@ impl Progress {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(b) = &self.bar {
             b.inc(1);
-            // While the scan runs, the length grows with what has been handed out so far.
-            if self.total.load(Ordering::Relaxed) == 0 {
-                b.set_length(done as u64);
-            }
         } else if self.enabled {
             // Plain output for CI logs: at most one line every 2 seconds, and the last one.
             let total = self.total.load(Ordering::Relaxed);
