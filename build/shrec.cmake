@@ -4,7 +4,8 @@
 #   shrec_add_shader_cache(<target>
 #       INPUT <dir>                 # game/shader directory (relative: to the current source dir)
 #       OUTPUT <file.cpp>           # generated cache (relative: to the current binary dir);
-#                                   # its header <stem>.h is written next to it
+#                                   # its header <stem>.h and <stem>.msvc.inc (the blobs for
+#                                   # cl.exe, included only there) are written next to it
 #       [TARGETS dxil spirv]        # DXC targets (default: both)
 #       [DXC <libdxcompiler.so>]    # else $SHREC_DXC, else shrec's provisioned copy
 #       [SHREC <exe or target>]     # else ${SHREC_EXECUTABLE}, else `shrec` on PATH
@@ -110,7 +111,7 @@ function(shrec_add_shader_cache target)
     set(stamp "${out_dir}/${out_stem}.shrec-stamp")
     add_custom_command(
         OUTPUT "${stamp}"
-        BYPRODUCTS "${output}" "${header}"
+        BYPRODUCTS "${output}" "${header}" "${out_dir}/${out_stem}.msvc.inc"
         COMMAND ${shrec_cmd} ${args}
         COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
         DEPENDS ${inputs} ${shrec_dep} ${dxc_dep} "${args_file}"

@@ -111,7 +111,7 @@ fn output_files(out: &Path, is_rust: bool) -> Vec<PathBuf> {
         let (d, s) = crate::cache::rust::blob_paths(out);
         vec![out.to_path_buf(), d, s]
     } else {
-        vec![out.to_path_buf(), crate::cache::cpp::header_path(out)]
+        vec![out.to_path_buf(), crate::cache::cpp::header_path(out), crate::cache::cpp::msvc_path(out)]
     }
 }
 
@@ -502,12 +502,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     entries.sort_by_key(|e| e.key);
 
     let t_write = Instant::now();
-    let output_files = if is_rust {
-        let (d, s) = cache::rust::blob_paths(&opts.output);
-        vec![opts.output.clone(), d, s]
-    } else {
-        vec![opts.output.clone(), cache::cpp::header_path(&opts.output)]
-    };
+    let output_files = output_files(&opts.output, is_rust);
     let digest = output_digest(&entries, &write_opts, is_rust);
     let stamp = opts.cache_dir.as_ref().map(|d| OutputStamp::path_for(d, &opts.output));
     let unchanged = stamp.as_ref().and_then(|p| OutputStamp::read(p)).filter(|st| st.digest == digest && st.files_unchanged());

@@ -103,8 +103,14 @@ fn corpus_builds_and_consumers_get_dxcs_bytes() {
     let scratch = dir.join("scratch.cpp");
     let raw = cache::WriteOptions { spirv_encoding: SpirvEncoding::Raw, ..cache::WriteOptions::default() };
     cache::cpp::write(&scratch, &first.entries, &raw).unwrap();
-    let text = |p: &Path, header: &str| std::fs::read_to_string(p).unwrap().replace(header, "HEADER");
-    assert!(text(&out_cpp, "shader_cache.h") == text(&scratch, "scratch.h"), "streamed and from-scratch caches differ");
+    let text = |p: &Path, stem: &str| {
+        std::fs::read_to_string(p).unwrap().replace(&format!("{stem}.h"), "HEADER").replace(&format!("{stem}.msvc.inc"), "MSVC")
+    };
+    assert!(text(&out_cpp, "shader_cache") == text(&scratch, "scratch"), "streamed and from-scratch caches differ");
+    assert!(
+        std::fs::read(out_cpp.with_extension("msvc.inc")).unwrap() == std::fs::read(scratch.with_extension("msvc.inc")).unwrap(),
+        "streamed and from-scratch cl.exe blobs differ"
+    );
 
     // A second identical build compiles nothing and leaves the output untouched.
     let mtime = std::fs::metadata(&out_cpp).unwrap().modified().unwrap();

@@ -160,7 +160,9 @@ fn cpp_cache_without_dxil_or_spirv_keeps_every_symbol() {
         for (key, line) in keys.iter().zip(got) {
             assert_eq!(line, expected[key]);
         }
-        let text = fs::read_to_string(sub.join("shader_cache.cpp")).unwrap();
+        // Every symbol is defined for every compiler: in the .cpp, or (cl.exe's byte items of a
+        // non-empty blob) in the .msvc.inc it includes under cl.exe.
+        let text = fs::read_to_string(sub.join("shader_cache.cpp")).unwrap() + &fs::read_to_string(sub.join("shader_cache.msvc.inc")).unwrap();
         for sym in [
             "g_compressedDxilCache[]",
             "g_dxilCacheCompressedSize",
@@ -231,9 +233,13 @@ fn cpp_text_shape() {
     }
     assert!(rows.iter().any(|r| r.starts_with("\t{ 0x1, ")), "small keys are not zero-padded");
 
-    // Byte arrays: bounded lines, zstd magic first.
-    let start = text.find("g_compressedDxilCache[] = {\n").unwrap();
-    let first = text[start..].lines().nth(1).unwrap();
+    // Byte arrays (cl.exe's copy, in the side file the .cpp includes only there): bounded lines,
+    // zstd magic first.
+    let msvc = fs::read_to_string(dir.join("cache.msvc.inc")).unwrap();
+    assert!(text.contains("#if defined(_MSC_VER) && !defined(__clang__)\n#include \"cache.msvc.inc\"\n#endif\n"), "{text}");
+    assert!(!text.contains("g_compressedDxilCache[] = {"), "the .cpp holds each blob once");
+    let start = msvc.find("g_compressedDxilCache[] = {\n").unwrap();
+    let first = msvc[start..].lines().nth(1).unwrap();
     assert!(first.starts_with("\t40,181,47,253,"), "{first}");
     // ... and the string literal g++/clang read starts with the same magic, octal-escaped.
     let literal = text.find(&format!("g_compressedDxilCache[{}] =\n", dxil_compressed_len(&text) + 1)).expect("string-literal branch");
@@ -254,7 +260,8 @@ fn cpp_text_shape() {
     shuffled.reverse();
     cache::cpp::write(&again, &shuffled, &raw_opts(1)).unwrap();
     let text2 = fs::read_to_string(&again).unwrap();
-    assert_eq!(text.replace("cache.h", "X"), text2.replace("again.h", "X"));
+    assert_eq!(text.replace("cache.h", "X").replace("cache.msvc.inc", "Y"), text2.replace("again.h", "X").replace("again.msvc.inc", "Y"));
+    assert_eq!(msvc, fs::read_to_string(dir.join("again.msvc.inc")).unwrap());
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -287,7 +294,7 @@ fn duplicates_and_failures_leave_previous_files_untouched() {
     assert_eq!(fs::read(&out).unwrap(), before_cpp);
     assert_eq!(fs::read(dir.join("shader_cache.h")).unwrap(), before_h);
     let names: Vec<String> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 3, "the .cpp, .h and .msvc.inc only: {names:?}");
 
     // An unwritable destination is an I/O error naming the path, and leaves nothing behind.
     let missing = dir.join("no/such/dir/cache.cpp");
