@@ -50,6 +50,8 @@ pub struct BuildOptions {
     pub allow_empty: bool,
     /// Failed shaders and scan errors still exit 0 (`--allow-failures`, CMake's ALLOW_FAILURES).
     pub allow_failures: bool,
+    /// `.cpp` symbol set (`--abi`).
+    pub abi: crate::cache::CppAbi,
     /// `--prelude`, `-D`, `--override-dir`, `--dxc-arg` (see [`crate::hooks`]).
     pub hooks: crate::hooks::Hooks,
 }
@@ -79,6 +81,7 @@ impl BuildOptions {
             isolate_dxc: None,
             allow_empty: false,
             allow_failures: false,
+            abi: crate::cache::CppAbi::Shrec,
             hooks: crate::hooks::Hooks::default(),
         }
     }
@@ -93,6 +96,8 @@ pub enum FatalError {
     OutputKind(PathBuf),
     #[error("no targets selected (--targets dxil,spirv)")]
     NoTargets,
+    #[error("--abi xenosrecomp: {0}")]
+    Abi(&'static str),
     #[error(transparent)]
     Dxc(#[from] dxc::DxcError),
     #[error("incremental cache {}: {reason}", path.display())]
@@ -105,11 +110,14 @@ pub enum FatalError {
     Output { path: PathBuf, reason: String },
 }
 
-/// The files a build writes for output `out`.
-fn output_files(out: &Path, is_rust: bool) -> Vec<PathBuf> {
+/// The files a build writes for output `out` (with `--abi xenosrecomp` the header is the
+/// project's, never written).
+fn output_files(out: &Path, is_rust: bool, abi: crate::cache::CppAbi) -> Vec<PathBuf> {
     if is_rust {
         let (d, s) = crate::cache::rust::blob_paths(out);
         vec![out.to_path_buf(), d, s]
+    } else if abi == crate::cache::CppAbi::XenosRecomp {
+        vec![out.to_path_buf(), crate::cache::cpp::msvc_path(out)]
     } else {
         vec![out.to_path_buf(), crate::cache::cpp::header_path(out), crate::cache::cpp::msvc_path(out)]
     }
@@ -120,7 +128,7 @@ fn output_files(out: &Path, is_rust: bool) -> Vec<PathBuf> {
 /// overwrite a hand-written `d/a.h`.
 fn check_outputs(opts: &BuildOptions, is_rust: bool) -> Result<(), FatalError> {
     let fail = |path: &Path, reason: String| Err(FatalError::Output { path: path.to_path_buf(), reason });
-    let mut paths = output_files(&opts.output, is_rust);
+    let mut paths = output_files(&opts.output, is_rust, opts.abi);
     paths.extend(opts.report_json.iter().cloned());
     for path in &paths {
         let dir = match path.parent() {
@@ -387,6 +395,14 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     if opts.targets.is_empty() {
         return Err(FatalError::NoTargets);
     }
+    if opts.abi == crate::cache::CppAbi::XenosRecomp {
+        if is_rust {
+            return Err(FatalError::Abi("is a .cpp symbol set; the output is a .rs module"));
+        }
+        if opts.layout != CacheLayout::Single {
+            return Err(FatalError::Abi("has XenosRecomp's single-frame layout only (per-shader frames need shrec's header)"));
+        }
+    }
     check_outputs(opts, is_rust)?;
     let mut targets = opts.targets.clone();
     targets.sort();
@@ -417,6 +433,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         zstd_level: opts.zstd_level,
         layout: opts.layout,
         zstd_dict: if opts.layout == CacheLayout::PerShader { opts.zstd_dict } else { None },
+        abi: opts.abi,
     };
 
     // Three kinds of threads overlap:
@@ -502,7 +519,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     entries.sort_by_key(|e| e.key);
 
     let t_write = Instant::now();
-    let output_files = output_files(&opts.output, is_rust);
+    let output_files = output_files(&opts.output, is_rust, opts.abi);
     let digest = output_digest(&entries, &write_opts, is_rust);
     let stamp = opts.cache_dir.as_ref().map(|d| OutputStamp::path_for(d, &opts.output));
     let unchanged = stamp.as_ref().and_then(|p| OutputStamp::read(p)).filter(|st| st.digest == digest && st.files_unchanged());
@@ -596,7 +613,7 @@ fn scan_index_path(cache_dir: &std::path::Path, input: &std::path::Path) -> Path
 /// Everything the output files depend on.
 fn output_digest(entries: &[CacheEntry], opts: &WriteOptions, is_rust: bool) -> u128 {
     use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
-    let mut text = format!("shrec-output-1 {} {} {:?} {}\n", env!("CARGO_PKG_VERSION"), is_rust, opts.spirv_encoding, opts.zstd_level);
+    let mut text = format!("shrec-output-1 {} {} {:?} {} {:?}\n", env!("CARGO_PKG_VERSION"), is_rust, opts.spirv_encoding, opts.zstd_level, opts.abi);
     if opts.layout != CacheLayout::Single {
         text.push_str(&format!("layout {:?} {:?}\n", opts.layout, opts.zstd_dict));
     }

@@ -101,6 +101,12 @@ enum LayoutArg {
     PerShader,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum AbiArg {
+    Shrec,
+    Xenosrecomp,
+}
+
 #[derive(Args)]
 struct BuildArgs {
     /// Game directory (or single file) to scan.
@@ -171,6 +177,11 @@ struct BuildArgs {
     /// archive shrec cannot open looks exactly like it).
     #[arg(long)]
     allow_empty: bool,
+    /// Symbols of a `.cpp` cache: `shrec` (UnleashedRecomp's eight plus shrec's extras, with
+    /// shrec's `<stem>.h`) or `xenosrecomp` (exactly XenosRecomp's, no header written: the
+    /// project's own `shader_cache.h` declares them).
+    #[arg(long, value_enum, default_value = "shrec")]
+    abi: AbiArg,
     /// Exit 0 when shaders failed or files could not be scanned (they are still reported; the
     /// cache holds every shader that built). Fatal errors still exit 1.
     #[arg(long)]
@@ -297,6 +308,10 @@ fn run_build(a: BuildArgs) -> i32 {
         max_hlsl_bytes: a.max_hlsl_bytes,
         allow_empty: a.allow_empty,
         allow_failures: a.allow_failures,
+        abi: match a.abi {
+            AbiArg::Shrec => shrec::cache::CppAbi::Shrec,
+            AbiArg::Xenosrecomp => shrec::cache::CppAbi::XenosRecomp,
+        },
         isolate_dxc: match (a.isolate_dxc, std::env::current_exe()) {
             (false, _) => None,
             (true, Ok(exe)) => Some(exe),

@@ -622,3 +622,60 @@ fn hooks_reach_dxc_and_overrides_are_reported() {
     assert!(stderr.contains("hooks not applied") && stderr.contains(&format!("{key:016X}.agal.fragment.hlsl:")), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--abi xenosrecomp`: the project's own `shader_cache.h` (here: UnleashedRecomp's declarations,
+/// the first part of shrec's header) is neither refused nor touched, the `.cpp` defines exactly
+/// XenosRecomp's symbols (nothing `shrec`), and a consumer compiles and links against the pair.
+#[test]
+fn xenosrecomp_abi_uses_the_projects_own_header() {
+    if Command::new("g++").arg("--version").output().is_err() {
+        return;
+    }
+    let dir = tmpdir("abi-xr");
+    let gen = dir.join("gen");
+    std::fs::create_dir_all(&gen).unwrap();
+    let header = gen.join("shader_cache.h");
+    let ur_part = &shrec::cache::cpp::HEADER[..shrec::cache::cpp::HEADER.find("// ---- shrec extras").unwrap()];
+    std::fs::write(&header, ur_part).unwrap();
+    let input = repo().join("tests/corpus/xenos");
+    let out = shrec().arg("build").arg(&input).arg("-o").arg(gen.join("shader_cache.cpp")).args(["--abi", "xenosrecomp", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&header).unwrap(), ur_part, "the project's header is left alone");
+    let cpp = std::fs::read_to_string(gen.join("shader_cache.cpp")).unwrap();
+    assert!(!cpp.contains("g_shrec") && !cpp.contains("SHREC_"), "only XenosRecomp's symbols");
+    std::fs::write(
+        dir.join("main.cpp"),
+        "#include \"shader_cache.h\"\n#include <cstdio>\nint main() {\n\
+         for (size_t i = 1; i < g_shaderCacheEntryCount; i++) if (g_shaderCacheEntries[i - 1].hash >= g_shaderCacheEntries[i].hash) return 1;\n\
+         std::printf(\"%zu %zu %zu\\n\", g_shaderCacheEntryCount, g_dxilCacheCompressedSize > 0 ? (size_t)g_compressedDxilCache[0] : 0, g_spirvCacheDecompressedSize > 0 ? (size_t)1 : 0);\n\
+         return 0; }\n",
+    )
+    .unwrap();
+    let exe = dir.join("consumer");
+    let status = Command::new("g++")
+        .args(["-std=c++17", "-Wall", "-Werror", "-I"])
+        .arg(&gen)
+        .arg(dir.join("main.cpp"))
+        .arg(gen.join("shader_cache.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let printed = String::from_utf8(Command::new(&exe).output().unwrap().stdout).unwrap();
+    let keys: std::collections::BTreeSet<u64> = shrec::scan::scan_dir(&input).shaders.iter().map(|s| s.key).collect();
+    // zstd's magic starts the DXIL blob (0x28 = 40); SPIR-V was built.
+    assert_eq!(printed.trim(), format!("{} 40 1", keys.len()));
+    // Per-shader frames need shrec's header: refused before any work.
+    let out = shrec()
+        .arg("build")
+        .arg(&input)
+        .arg("-o")
+        .arg(gen.join("shader_cache.cpp"))
+        .args(["--abi", "xenosrecomp", "--layout", "per-shader", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--abi xenosrecomp"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

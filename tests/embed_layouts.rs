@@ -40,7 +40,7 @@ fn entries(n: usize) -> Vec<CacheEntry> {
 }
 
 fn opts(layout: CacheLayout, dict: Option<usize>) -> WriteOptions {
-    WriteOptions { zstd_level: 19, spirv_encoding: SpirvEncoding::Raw, layout, zstd_dict: dict }
+    WriteOptions { zstd_level: 19, spirv_encoding: SpirvEncoding::Raw, layout, zstd_dict: dict, ..WriteOptions::default() }
 }
 
 /// `(key, dxil (offset, size, frame offset, frame size), spirv (...))` parsed from the .rs module.

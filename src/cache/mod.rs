@@ -122,11 +122,31 @@ pub struct WriteOptions {
     /// [`CacheLayout::PerShader`] only: train a zstd dictionary of at most this many bytes per
     /// backend from the shaders themselves and compress every frame with it.
     pub zstd_dict: Option<usize>,
+    /// Which symbols a `.cpp` cache defines (`--abi`).
+    pub abi: CppAbi,
+}
+
+/// The symbol set of a `.cpp` cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CppAbi {
+    /// UnleashedRecomp's eight symbols plus shrec's extras, declared by the `<stem>.h` shrec
+    /// writes next to the `.cpp`.
+    #[default]
+    Shrec,
+    /// Exactly XenosRecomp's symbols, and no header: the `.cpp` includes the project's own
+    /// `<stem>.h` (UnleashedRecomp keeps `shader_cache.h` in git). Single-frame layout only.
+    XenosRecomp,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { zstd_level: DEFAULT_ZSTD_LEVEL, spirv_encoding: SpirvEncoding::Smolv, layout: CacheLayout::Single, zstd_dict: None }
+        WriteOptions {
+            zstd_level: DEFAULT_ZSTD_LEVEL,
+            spirv_encoding: SpirvEncoding::Smolv,
+            layout: CacheLayout::Single,
+            zstd_dict: None,
+            abi: CppAbi::Shrec,
+        }
     }
 }
 
@@ -136,6 +156,8 @@ impl Default for WriteOptions {
 pub enum CacheWriteError {
     #[error("{path}: {source}", path = .path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {reason}", path = .path.display())]
+    Unsupported { path: PathBuf, reason: &'static str },
     #[error("{path}: cannot encode the SPIR-V of shader 0x{key:016X}: {reason}", path = .path.display())]
     SpirvEncoding { path: PathBuf, key: u64, reason: String },
     #[error("{path}: zstd compression of the {backend} blob failed: {source}", path = .path.display())]
