@@ -24,6 +24,7 @@
 //! | decompressed bytes per outermost file, all members and levels ([`MAX_ARCHIVE_BYTES`]) | 1 GiB |
 //! | containers nested in containers ([`MAX_CONTAINER_DEPTH`]) | 8 |
 //! | members per container ([`MAX_MEMBERS`]) | 65 536 |
+//! | shaders (DVLEs) per DVLB ([`MAX_SHADERS_PER_DVLB`]) | 256 |
 //! | decompressed / compressed size of one member ([`MAX_RATIO`]) | 512 (members under [`RATIO_FLOOR`] exempt) |
 //!
 //! The instruction-count cap is the microcode cap: all four ISAs have fixed-width instruction
@@ -58,6 +59,11 @@ pub const MAX_CONTAINER_DEPTH: usize = 8;
 
 /// The most members one container may list.
 pub const MAX_MEMBERS: usize = 65_536;
+
+/// The most shaders one DVLB may hold (DVLEs). Each DVLE is a whole translation and compilation,
+/// so a 4 KB file listing 1 000 of them would cost minutes of DXC (issue 23, B7); real DVLBs hold
+/// a few (corpus maximum 2).
+pub const MAX_SHADERS_PER_DVLB: usize = 256;
 
 /// The highest decompressed / compressed size ratio of one member. Shader archives compress a
 /// few times (microcode and tables are dense); only long runs of one byte compress by hundreds:

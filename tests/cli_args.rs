@@ -92,3 +92,26 @@ fn quiet_prints_errors_only() {
         assert!(line.starts_with("error: ") || line.starts_with("warning: "), "not an error line under -q: {line:?}\n{stderr}");
     }
 }
+
+/// Issue 23 B14: `hlsl` / `disasm` read regular files only: /dev/zero is refused at once (it
+/// used to be read without limit) and a FIFO does not block.
+#[test]
+fn hlsl_and_disasm_refuse_special_files() {
+    let dir = std::env::temp_dir().join(format!("shrec-test-{}-special-files", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+    let mut targets = vec![std::path::PathBuf::from("/dev/zero")];
+    if made {
+        targets.push(fifo);
+    }
+    for target in targets {
+        for verb in ["hlsl", "disasm"] {
+            let out = Command::new(env!("CARGO_BIN_EXE_shrec")).arg(verb).arg(&target).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{verb} {}: {stderr}", target.display());
+            assert!(stderr.contains("not a regular file"), "{stderr}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -28,8 +28,12 @@ fn a_crashing_dxc_fails_one_shader_not_the_build() {
     assert_eq!(code, 0);
     let (code, _) = build(&dir.join("isolated.cpp"), &["--isolate-dxc"], None);
     assert_eq!(code, 0);
-    let text = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap().replace(&name.replace(".cpp", ".h"), "HEADER");
+    let text = |name: &str| {
+        let stem = name.trim_end_matches(".cpp");
+        std::fs::read_to_string(dir.join(name)).unwrap().replace(&format!("{stem}.h"), "HEADER").replace(&format!("{stem}.msvc.inc"), "MSVC")
+    };
     assert!(text("inproc.cpp") == text("isolated.cpp"), "isolated compilation changed the output");
+    assert!(std::fs::read(dir.join("inproc.msvc.inc")).unwrap() == std::fs::read(dir.join("isolated.msvc.inc")).unwrap());
 
     // Every worker aborts on its 5th request: one thread compiles 2 shaders (4 requests), then
     // the next shader's first compilation kills the worker.

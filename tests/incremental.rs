@@ -275,3 +275,30 @@ fn failed_write_leaves_no_partial_file() {
     assert!(store.take_problems().is_empty());
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 23 B12: an entry replaced by a FIFO (reading it used to block forever) or by a link to
+/// /dev/zero (read until memory ran out) is a damaged entry: a miss, recorded, then rewritten.
+#[test]
+fn special_files_planted_as_entries_are_misses_not_hangs() {
+    let dir = tmpdir("incremental-special");
+    let store = Store::open(&dir).unwrap();
+    for i in 0..2u64 {
+        store.put(&key(i), &artifacts(i)).unwrap();
+    }
+    let fifo = store.path_of(&key(0));
+    std::fs::remove_file(&fifo).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+    let zero = store.path_of(&key(1));
+    std::fs::remove_file(&zero).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    for i in [0u64, 1] {
+        if i == 0 && !made {
+            continue;
+        }
+        assert!(store.get(&key(i)).is_none(), "entry {i}");
+        store.put(&key(i), &artifacts(i)).unwrap();
+        assert_eq!(store.get(&key(i)), Some(artifacts(i)), "entry {i} rewritten as a regular file");
+    }
+    assert!(store.take_problems().iter().all(|p| p.to_string().contains("not a regular file")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

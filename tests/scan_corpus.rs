@@ -305,3 +305,32 @@ fn corpus_concatenated() {
     assert_eq!(got, expected);
     assert!(got.len() > 100);
 }
+
+/// Issue 23 B5: symbolic links leaving the tree (to /proc/self, /sys, a dangling target) are
+/// reported and not followed, so the scan ends and finds exactly the tree's own shaders; a link
+/// inside the tree is followed.
+#[test]
+fn symlinks_out_of_the_tree_are_reported_and_not_followed() {
+    let dir = std::env::temp_dir().join(format!("shrec-test-{}-symlinks", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    let agal = walkdir::WalkDir::new(corpus().join("agal"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "agal"))
+        .expect("an AGAL program");
+    std::fs::copy(agal.path(), tree.join("sub/a.agal")).unwrap();
+    for (name, target) in [("proc", "/proc/self"), ("sys", "/sys"), ("gone", "/nonexistent/target")] {
+        std::os::unix::fs::symlink(target, tree.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(tree.join("sub"), tree.join("inside")).unwrap();
+    let r = shrec::scan::scan_dir(&tree);
+    assert_eq!(r.shaders.len(), 2, "sub/a.agal, also through the link inside the tree");
+    let mut reported: Vec<String> = r.errors.iter().map(|e| e.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    reported.sort();
+    assert_eq!(reported, ["gone", "proc", "sys"], "{:?}", r.errors);
+    // /proc and /sys are refused by the tree rule; the dangling link fails to resolve.
+    assert!(r.errors.iter().filter(|e| !e.path.ends_with("gone")).all(|e| e.reason.contains("outside the scanned directory")), "{:?}", r.errors);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

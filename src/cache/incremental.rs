@@ -191,6 +191,28 @@ pub struct Store {
     fail_after: AtomicU64,
 }
 
+/// The bytes of a cache entry: regular files only, and at most [`MAX_ENTRY_BYTES`] of them. A
+/// FIFO planted at an entry's path would block the build forever and a link to /dev/zero would
+/// be read until memory runs out (issue 23, B12); both are damaged entries, rebuilt.
+fn read_entry(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    // symlink_metadata: the entry itself, never what a planted link points to.
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_ENTRY_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_ENTRY_BYTES {
+        return Err(io::Error::other(format!("larger than the {MAX_ENTRY_BYTES}-byte limit of an entry")));
+    }
+    Ok(bytes)
+}
+
+/// The largest cache entry read back: far above any shader's DXIL + SPIR-V (each at most a few
+/// MB for HLSL under `MAX_HLSL_BYTES`).
+const MAX_ENTRY_BYTES: u64 = 256 << 20;
+
 impl Store {
     /// Opens (creating if needed) the store rooted at `dir`. Also drops a `CACHEDIR.TAG` there
     /// (best effort) so backup tools skip it.
@@ -241,7 +263,7 @@ impl Store {
     /// are still updated).
     pub fn lookup(&self, key: &ArtifactKey) -> Lookup {
         let path = self.path_of(key);
-        let result = match std::fs::read(&path) {
+        let result = match read_entry(&path) {
             Ok(bytes) => decode(key, &bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(MissReason::Absent),
             Err(e) => Err(MissReason::Unreadable(e.to_string())),
@@ -262,6 +284,9 @@ impl Store {
     }
 
     /// Stores the artifacts of `key`, atomically replacing any previous file.
+    ///
+    /// (A damaged entry that is not a regular file — a FIFO, a link to a device — is replaced
+    /// like any other: the rename replaces the directory entry, not what it pointed to.)
     pub fn put(&self, key: &ArtifactKey, artifacts: &Artifacts) -> Result<(), StoreError> {
         let path = self.path_of(key);
         let bytes = encode(key, artifacts).ok_or_else(|| StoreError::TooLarge { path: path.clone() })?;

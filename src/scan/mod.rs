@@ -274,7 +274,22 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
     use crate::scan::index::ScanIndex;
     let mut result = ScanResult::default();
     let mut paths = Vec::new();
-    for entry in walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name() {
+    // Symlinks are followed inside the tree only: one to /proc/self or /sys never ends (issue 23,
+    // B5), and a game directory has no business reading outside itself. Those are reported and
+    // skipped. Special files (FIFOs, devices, sockets) are not regular files and are skipped too.
+    let root_real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut outside = Vec::new();
+    let walk = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name().into_iter().filter_entry(|e| {
+        if !e.path_is_symlink() {
+            return true;
+        }
+        let inside = e.path().canonicalize().is_ok_and(|t| t.starts_with(&root_real));
+        if !inside {
+            outside.push(e.path().to_path_buf());
+        }
+        inside
+    });
+    for entry in walk {
         match entry {
             Ok(e) if e.file_type().is_file() => paths.push(e.into_path()),
             Ok(_) => {}
@@ -283,6 +298,9 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
                 result.errors.push(file_error(&p, e));
             }
         }
+    }
+    for p in outside {
+        result.errors.push(file_error(&p, "symbolic link to outside the scanned directory (or dangling): not followed"));
     }
     result.files = paths.len() as u64;
     let previous = index.map(ScanIndex::load).unwrap_or_default();
@@ -494,7 +512,19 @@ fn read_member(path: &Path, chain: &[String]) -> Result<std::rc::Rc<Vec<u8>>, St
 /// build reports print members of archives (the longest prefix before a `!` that is a file is
 /// the file; the rest is the member chain).
 pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
-    if label.is_file() {
+    if let Ok(meta) = std::fs::metadata(label) {
+        // Only regular files: reading /dev/zero never ends and a FIFO blocks (issue 23, B14).
+        if !meta.is_file() {
+            return Err(format!("{}: not a regular file (a directory, FIFO, socket or device); shrec reads shaders from files", label.display()));
+        }
+        if meta.len() > crate::limits::MAX_ARCHIVE_BYTES {
+            return Err(format!(
+                "{}: resource cap: {} bytes exceed the {}-byte limit per file",
+                label.display(),
+                meta.len(),
+                crate::limits::MAX_ARCHIVE_BYTES
+            ));
+        }
         return std::fs::read(label).map_err(|e| format!("{}: {e}", label.display()));
     }
     let text = label.to_string_lossy();

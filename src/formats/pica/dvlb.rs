@@ -82,6 +82,12 @@ pub fn parse(buf: &[u8]) -> Result<Dvlb, ShaderError> {
     if n == 0 {
         return Err(ShaderError::at(4, "DVLB with no DVLE"));
     }
+    if n > crate::limits::MAX_SHADERS_PER_DVLB {
+        return Err(ShaderError::at(
+            4,
+            format!("resource cap: {n} DVLEs exceed the limit of {} shaders per DVLB", crate::limits::MAX_SHADERS_PER_DVLB),
+        ));
+    }
     // offset table + DVLP header must fit
     let p = n
         .checked_mul(4)
@@ -439,4 +445,19 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
         });
     }
     Ok(Program { code, opdescs, dvles, len: d.len })
+}
+
+#[cfg(test)]
+mod cap_tests {
+    /// Issue 23 B7: a small file claiming a thousand DVLEs is one error naming the cap, before
+    /// any of them is parsed (the offset table of 1 000 entries fits in 4 KB).
+    #[test]
+    fn dvle_count_is_capped() {
+        let mut buf = vec![0u8; 4096 + 64];
+        buf[..4].copy_from_slice(b"DVLB");
+        buf[4..8].copy_from_slice(&1000u32.to_le_bytes());
+        let e = super::parse(&buf).unwrap_err();
+        assert_eq!(e.offset, Some(4));
+        assert!(e.reason.contains("resource cap") && e.reason.contains("1000 DVLEs"), "{}", e.reason);
+    }
 }
