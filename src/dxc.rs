@@ -335,6 +335,14 @@ thread_local! {
     static COMPILERS: RefCell<HashMap<PathBuf, ThreadCompiler>> = RefCell::new(HashMap::new());
 }
 
+/// Drops the calling thread's compiler objects (the next compilation on this thread creates new
+/// ones). A build calls it on each worker thread when its work is done, so that no COM object
+/// is released by a thread-local destructor while the process is exiting (see `build::run`).
+pub fn release_thread_compilers() {
+    // `try_with`: a thread already tearing down its thread-locals has nothing left to release.
+    let _ = COMPILERS.try_with(|cell| cell.borrow_mut().clear());
+}
+
 /// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
 /// hash filled (DXC leaves it zero without libdxil.so). Errors carry DXC's diagnostics.
 /// DXC's diagnostics as text for logs: its error blob ends in a NUL byte (C string), which made
