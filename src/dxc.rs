@@ -155,7 +155,40 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
         }
     };
     let identity = identity_of(&path)?;
+    // Load it now, so that a file that is not DXC is one fatal error before any work (issue 23,
+    // B2: every shader used to fail one by one, exit 2, and the cache was replaced by an empty
+    // one). A truncated library is refused before dlopen, which would fault (SIGBUS) on it.
+    check_elf_complete(&path).map_err(|reason| DxcError::Library { path: path.clone(), reason })?;
+    let lib = shared_library(&path).map_err(|reason| DxcError::Library { path: path.clone(), reason })?;
+    lib.create_compiler().map_err(|e| DxcError::Library { path: path.clone(), reason: format!("cannot create a DXC compiler: {e}") })?;
     Ok(DxcLib { path, identity })
+}
+
+/// Checks that `path` is a complete 64-bit little-endian ELF file: every segment and the
+/// section table lie inside the file. dlopen maps segments past a truncated file's end and the
+/// process dies of SIGBUS when it touches them; this turns that into an error.
+fn check_elf_complete(path: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
+    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    if bytes.get(..6) != Some(&[0x7F, b'E', b'L', b'F', 2, 1][..]) {
+        return Err("not a 64-bit little-endian ELF shared library".into());
+    }
+    let bad = || "the ELF headers point past the end of the file (truncated?)".to_string();
+    let size = bytes.len() as u64;
+    let (phoff, phentsize, phnum) = (u64_at(0x20).ok_or_else(bad)?, u16_at(0x36).ok_or_else(bad)?, u16_at(0x38).ok_or_else(bad)?);
+    let (shoff, shentsize, shnum) = (u64_at(0x28).ok_or_else(bad)?, u16_at(0x3A).ok_or_else(bad)?, u16_at(0x3C).ok_or_else(bad)?);
+    if shoff.checked_add(shentsize * shnum).is_none_or(|end| end > size) {
+        return Err(bad());
+    }
+    for i in 0..phnum {
+        let at = phoff.checked_add(i * phentsize).ok_or_else(bad)? as usize;
+        let (offset, filesz) = (u64_at(at + 8).ok_or_else(bad)?, u64_at(at + 0x20).ok_or_else(bad)?);
+        if offset.checked_add(filesz).is_none_or(|end| end > size) {
+            return Err(bad());
+        }
+    }
+    Ok(())
 }
 
 /// Downloads the wheel with pip, checks it, extracts the library, checks it, and moves it into

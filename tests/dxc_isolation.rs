@@ -78,3 +78,27 @@ fn many_threads_exit_cleanly() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 23 B2: a `--dxc` that is not DXC (any file), or a truncated copy of the real library
+/// (dlopen used to die of SIGBUS on it), is one fatal error before any work: exit 1, naming the
+/// library, and the previous good outputs stay as they were.
+#[test]
+fn a_library_that_will_not_load_is_fatal_and_keeps_the_outputs() {
+    let dir = tmpdir("dxc-bad-library");
+    let out = dir.join("c.cpp");
+    let (code, stderr) = build(&out, &[], None);
+    assert_eq!(code, 0, "{stderr}");
+    let good = std::fs::read(&out).unwrap();
+    let real = shrec::dxc::locate(&shrec::dxc::LocateOptions::default()).expect("DXC").path;
+    let bytes = std::fs::read(&real).unwrap();
+    std::fs::write(dir.join("not-dxc.so"), b"this is not a shared library\n").unwrap();
+    std::fs::write(dir.join("truncated.so"), &bytes[..bytes.len() / 3]).unwrap();
+    for name in ["not-dxc.so", "truncated.so"] {
+        let lib = dir.join(name);
+        let (code, stderr) = build(&out, &["--dxc", lib.to_str().unwrap()], None);
+        assert_eq!(code, 1, "{name}: {stderr}");
+        assert!(stderr.contains(&format!("DXC library {}", lib.display())), "{name}: {stderr}");
+        assert_eq!(std::fs::read(&out).unwrap(), good, "{name}: the good cache was replaced");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
