@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -182,7 +182,7 @@ impl Report {
 /// `<path>+0x<offset> [<family> <stage> #<index> 0x<key>]`: how every line names a shader
 /// (`#<index>`: its position in a container holding several, as `shrec hlsl --index` takes it).
 fn shader_label(o: &Outcome) -> String {
-    format!("{}+0x{:x} [{} {} #{} 0x{:016X}]", o.path.display(), o.offset, o.family, o.stage.name_in(o.family), o.index, o.key)
+    format!("{}+0x{:x} [{} {} #{} 0x{:016X}]", path_text(&o.path), o.offset, o.family, o.stage.name_in(o.family), o.index, o.key)
 }
 
 /// The command that shows what failed: the disassembly when the shader could not be decoded
@@ -190,7 +190,43 @@ fn shader_label(o: &Outcome) -> String {
 pub fn show_command(o: &Outcome) -> Option<String> {
     let Status::Failed { phase, .. } = &o.status else { return None };
     let verb = if phase.after_translation() { "hlsl" } else { "disasm" };
-    Some(format!("shrec {verb} {} --offset 0x{:x} --index {}", shell_quote(&o.path.display().to_string()), o.offset, o.index))
+    Some(format!("shrec {verb} {} --offset 0x{:x} --index {}", shell_quote_path(&o.path), o.offset, o.index))
+}
+
+/// A path as text for reports: UTF-8 as itself, and each byte of a name that is not valid UTF-8
+/// as `\xNN`, so that such a name is still told apart from others and can be found (`display()`
+/// would turn every such byte into U+FFFD; issue 23, B13).
+pub fn path_text(p: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in p.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A path as one POSIX shell word, also when its name is not UTF-8: then
+/// `"$(printf '…')"` with the other bytes as octal escapes (POSIX printf), the only portable
+/// way to type them.
+pub fn shell_quote_path(p: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(s) = p.to_str() {
+        return shell_quote(s);
+    }
+    let mut fmt = String::new();
+    for &b in p.as_os_str().as_bytes() {
+        match b {
+            b'%' => fmt.push_str("%%"),
+            b'\\' => fmt.push_str("\\\\"),
+            b'\'' => fmt.push_str("'\\''"),
+            0x20..=0x7E => fmt.push(b as char),
+            _ => fmt.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    format!("\"$(printf '{fmt}')\"")
 }
 
 /// `s` as one POSIX shell word: unchanged when it is made of characters no shell treats
@@ -247,7 +283,7 @@ fn escape_controls(s: &str, keep_line_breaks: bool) -> String {
 }
 
 fn scan_error_message(e: &ScanError) -> String {
-    let mut s = e.path.display().to_string();
+    let mut s = path_text(&e.path);
     if let Some(off) = e.offset {
         write!(s, "+0x{off:x}").unwrap();
     }
@@ -314,13 +350,13 @@ pub fn to_json(r: &Report) -> Value {
         .iter()
         .map(|o| {
             let mut v = json!({
-                "path": o.path.display().to_string(),
+                "path": path_text(&o.path),
                 "offset": o.offset,
                 "family": o.family.name(),
                 "stage": o.stage.name_in(o.family),
                 "key": format!("0x{:016X}", o.key),
                 "index": o.index,
-                "hlsl_override": o.hlsl_override.as_ref().map(|p| p.display().to_string()),
+                "hlsl_override": o.hlsl_override.as_deref().map(path_text),
             });
             let m = v.as_object_mut().unwrap();
             match &o.status {
@@ -349,7 +385,7 @@ pub fn to_json(r: &Report) -> Value {
         .iter()
         .map(|e| {
             json!({
-                "path": e.path.display().to_string(),
+                "path": path_text(&e.path),
                 "offset": e.offset,
                 "family": e.family.map(Family::name),
                 "reason": e.reason,
@@ -369,7 +405,7 @@ pub fn to_json(r: &Report) -> Value {
         "dxc_compilations": r.dxc_compilations,
         "cache_hits": r.cache_hits,
         "duplicates": r.duplicates.iter().map(|d| json!({
-            "path": d.path.display().to_string(),
+            "path": path_text(&d.path),
             "offset": d.offset,
             "index": d.index,
             "key": format!("0x{:016X}", d.key),
@@ -399,15 +435,11 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for o in &r.outcomes {
         if let Some(m) = failure_message(o) {
-            out.push(format!("::error file={}::{}", escape_annotation_property(&o.path.display().to_string()), escape_annotation_data(&m)));
+            out.push(format!("::error file={}::{}", escape_annotation_property(&path_text(&o.path)), escape_annotation_data(&m)));
         }
     }
     for e in &r.scan_errors {
-        out.push(format!(
-            "::error file={}::{}",
-            escape_annotation_property(&e.path.display().to_string()),
-            escape_annotation_data(&scan_error_message(e))
-        ));
+        out.push(format!("::error file={}::{}", escape_annotation_property(&path_text(&e.path)), escape_annotation_data(&scan_error_message(e))));
     }
     for f in r.fatal.iter().chain(&r.empty_input) {
         out.push(format!("::error::{}", escape_annotation_data(f)));

@@ -679,3 +679,42 @@ fn xenosrecomp_abi_uses_the_projects_own_header() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--abi xenosrecomp"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 23 B13: a file name that is not UTF-8 no longer stops the scan index from being written
+/// (the other files are indexed), and reports keep its bytes as `\xNN`; the error line's command
+/// still opens the file (through printf, the portable way to type such a name).
+#[test]
+fn non_utf8_file_names_are_indexed_around_and_reported_exactly() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmpdir("non-utf8");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let bad =
+        std::fs::read(repo().join(
+            "tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal",
+        ))
+        .unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"bad\xFF 100% it's.agal");
+    std::fs::write(input.join(name), &bad).unwrap();
+    let good = walkdir::WalkDir::new(repo().join("tests/corpus/agal"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "agal"))
+        .unwrap();
+    std::fs::copy(good.path(), input.join("good.agal")).unwrap();
+
+    let index = dir.join("scan-index.json");
+    let (first, _) = shrec::scan::scan_dir_incremental(&input, &index);
+    assert_eq!(first.shaders.len(), 2);
+    let text = std::fs::read_to_string(&index).expect("the index is written");
+    assert!(text.contains("good.agal"), "{text}");
+
+    let out = shrec().arg("build").arg(&input).arg("-o").arg(dir.join("c.cpp")).arg("--no-cache").arg("-q").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let error = stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    assert!(error.contains("bad\\xFF 100% it's.agal+0x0 [agal fragment #0"), "{error}");
+    let listing = run_see_command(error);
+    assert!(listing.contains("tex"), "{listing}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
