@@ -118,6 +118,13 @@ pub mod asm {
         let w2 = smp << 15 | src_sel[0] << 20 | src_sel[1] << 23 | src_sel[2] << 26 | src_sel[3] << 29;
         T([w0, w1, w2])
     }
+    /// `t` with OFFSET_X/Y/Z (TEX word 2 bits 0-14, 5-bit signed each) set to `half_texels`.
+    pub fn with_offset(mut t: T, half_texels: [i32; 3]) -> T {
+        for (k, o) in half_texels.into_iter().enumerate() {
+            t.0[2] = (t.0[2] & !(0x1F << (5 * k))) | ((o as u32) & 0x1F) << (5 * k);
+        }
+        t
+    }
     /// VTX_FETCH of uniform block `loc`: element asint(src.x) + offset / 16.
     pub fn vfetch(loc: u32, src: u32, dst: u32, offset: u32) -> T {
         let w0 = (0x80 + loc) << 8 | src << 16 | 15 << 26;

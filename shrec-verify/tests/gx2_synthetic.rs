@@ -989,11 +989,23 @@ fn rejected_tex_opcodes_are_named() {
     p = ps(vec![texc(vec![t])], 1);
     let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
     assert!(err.reason.contains("SAMPLE with unnormalized"), "{err}");
+    // texel offsets (half-texel units): whole texels translate to the HLSL offset operand; a
+    // half texel, or a z offset on a 2D resource, is rejected
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[2] |= 2 | (0x1C << 5);
+    p = ps(vec![texc(vec![t])], 1);
+    let hlsl = shrec::hlsl::write(&formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap().module);
+    assert!(hlsl.contains("int2(1, -2)"), "offset (2, -4) half texels = int2(1, -2)\n{hlsl}");
     let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
     t.w[2] |= 1;
     p = ps(vec![texc(vec![t])], 1);
     let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
-    assert!(err.reason.contains("SAMPLE with texel offsets"), "{err}");
+    assert!(err.reason.contains("SAMPLE with a half-texel offset (0.5 texels)"), "{err}");
+    let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
+    t.w[2] |= 2 << 10;
+    p = ps(vec![texc(vec![t])], 1);
+    let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
+    assert!(err.reason.contains("SAMPLE with a texel offset on lane 2 of a 2-lane resource"), "{err}");
     let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
     t.w[0] |= 1 << 23;
     p = ps(vec![texc(vec![t])], 1);

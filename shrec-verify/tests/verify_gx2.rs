@@ -528,6 +528,46 @@ fn tex_ops() {
     finish("tex_ops", &total, &ops, 300);
 }
 
+/// SAMPLE, _L, _LB, _LZ and _G with texel offsets (TEX word OFFSET_X/Y, half-texel units, so
+/// even values = whole texels): positive and negative offsets from a texel centre of the 4×4
+/// texture, up to the -8 / +7 ends, the sum clamped to the edge (clamp-to-edge sampler, nearest
+/// filtering). Two fetches per program with different offsets, exported as R2 and R3.
+#[test]
+fn tex_sample_offsets() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let pix = C::Exp { done: true, ty: 0, base: 0, gpr: 2, burst: 1, sel: [0, 1, 2, 3] };
+    let centre = |k: u32| (k as f32 + 0.5) / 4.0;
+    // (texel x, texel y, first offset, second offset) in whole texels
+    let cases: [(u32, u32, [i32; 2], [i32; 2]); 5] =
+        [(1, 2, [1, -1], [-1, 1]), (0, 3, [2, -3], [3, 0]), (2, 1, [-2, 1], [0, 2]), (3, 0, [-3, 3], [-1, -2]), (1, 1, [7, -8], [-8, 7])];
+    let mut k = 0;
+    for name in ["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"] {
+        for &(x, y, o1, o2) in &cases {
+            let setup = alu(
+                "ALU",
+                vec![G(
+                    vec![mov((5, 0), lit(0)), mov((5, 1), lit(1)), mov((5, 2), special(248)), mov((5, 3), special(248))],
+                    vec![centre(x).to_bits(), centre(y).to_bits()],
+                )],
+            );
+            let mut fetches = vec![];
+            if name == "SAMPLE_G" {
+                fetches.push(tex("SET_GRADIENTS_H", 0, 0, 5, 0, [4, 4, 4, 4]));
+                fetches.push(tex("SET_GRADIENTS_V", 0, 0, 5, 0, [4, 4, 4, 4]));
+            }
+            let half = |o: [i32; 2]| [o[0] * 2, o[1] * 2, 0];
+            fetches.push(with_offset(tex(name, 0, 0, 5, 2, [0, 1, 4, 4]), half(o1)));
+            fetches.push(with_offset(tex(name, 0, 0, 5, 3, [0, 1, 4, 4]), half(o2)));
+            let prog = vec![setup, C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, pix.clone()];
+            let title = format!("tex {name} offsets {o1:?} {o2:?} at texel ({x}, {y})");
+            total.merge(gx2::run(gpu, &gen::fixed(&title, ShaderKind::Pixel, &prog, prog.len() - 1, vec![], false, 40 + k)));
+            k += 1;
+        }
+    }
+    finish("tex_sample_offsets", &total, &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"], 100);
+}
+
 /// The CUBE group of the compilers' pattern: R`dst` = CUBE of `src(k)` = R.zzxy / R.yxzz lanes.
 fn cube_group(dst: u32, src: impl Fn(u8) -> S) -> G {
     G([(2, 1), (2, 0), (0, 2), (1, 2)].into_iter().enumerate().map(|(k, (s0, s1))| a("CUBE", (dst, k as u8), &[src(s0), src(s1)])).collect(), vec![])

@@ -621,20 +621,28 @@ impl Writer<'_> {
             Expr::DotPica(n, a, b) => format!("shrec_pica_dot{n}({}, {})", self.expr(a), self.expr(b)),
             Expr::SelectIf(c, a, b) => format!("(({}) ? {} : {})", self.cond(c), self.expr(a), self.expr(b)),
             Expr::Mad(a, b, c) => format!("({} * {} + {})", self.expr(a), self.expr(b), self.expr(c)),
-            Expr::Sample { tex, coord, mode } => {
+            Expr::Sample { tex, coord, mode, offset } => {
                 let t = &self.m.textures[*tex as usize];
                 let lanes = &"xyz"[..t.dim.coord_lanes()];
                 let c = format!("({}).{lanes}", self.expr(coord));
+                // the offset operand is a compile-time constant of the coordinate's width
+                let o = if *offset == [0, 0, 0] {
+                    String::new()
+                } else {
+                    let n = t.dim.coord_lanes();
+                    let v: Vec<String> = offset[..n].iter().map(|o| o.to_string()).collect();
+                    format!(", int{n}({})", v.join(", "))
+                };
                 match mode {
-                    SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c})", t.tex_var, t.smp_var),
-                    SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {})", t.tex_var, t.smp_var, float_literal(*b)),
+                    SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c}{o})", t.tex_var, t.smp_var),
+                    SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {}{o})", t.tex_var, t.smp_var, float_literal(*b)),
                     // `float(...)`: DXC (compushady-lrtu 0.18) emits an invalid vector Lod operand
                     // ("Expected Image Operand Lod to be float scalar") for a swizzle of a
                     // swizzle such as `((va0).wwww).x`; the cast makes it a plain scalar.
-                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x))", t.tex_var, t.smp_var, self.expr(l)),
-                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x)", t.tex_var, t.smp_var, self.expr(b)),
+                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x){o})", t.tex_var, t.smp_var, self.expr(l)),
+                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x{o})", t.tex_var, t.smp_var, self.expr(b)),
                     SampleMode::Grad(dx, dy) => {
-                        format!("{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes})", t.tex_var, t.smp_var, self.expr(dx), self.expr(dy))
+                        format!("{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})", t.tex_var, t.smp_var, self.expr(dx), self.expr(dy))
                     }
                 }
             }

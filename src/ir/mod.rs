@@ -330,10 +330,14 @@ pub enum Expr {
     /// `a * b + c` per lane (IEEE multiply, not fused).
     Mad(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
+    /// `offset`: a constant texel offset per dimension, in texels of the sampled mip level, added
+    /// to the unnormalised texel coordinate before addressing (HLSL `Sample(s, uv, offset)`,
+    /// range -8..7; all zero = none; never on a cube texture).
     Sample {
         tex: u32,
         coord: Box<Expr>,
         mode: SampleMode,
+        offset: [i8; 3],
     },
     /// Level of detail an implicit-derivative sample of texture `tex` at `coord` computes,
     /// relative to the base level and not clamped to the texture's levels or the sampler's LOD

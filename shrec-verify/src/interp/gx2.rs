@@ -1484,7 +1484,7 @@ impl<'a> M<'a> {
             };
             let coord: [V; 4] = std::array::from_fn(|k| sel(x.src_sel[k]));
             let value: [V; 4] = match x.name {
-                "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" => self.sample(x.resource_id, &coord),
+                "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" => self.sample(x.resource_id, &coord, x.offset),
                 "SET_GRADIENTS_H" => {
                     self.grad_h = coord;
                     self.tex_resume += 1;
@@ -1532,8 +1532,10 @@ impl<'a> M<'a> {
 
     /// Nearest sampling of a 2D texture (clamp to edge); near a texel boundary = unknown. A
     /// resource whose GX2SamplerVar is a cube (type 4) is sampled by `sample_cube`, a 3D one
-    /// (type 3) at (x, y, z) likewise.
-    fn sample(&self, res: u32, coord: &[V; 4]) -> [V; 4] {
+    /// (type 3) at (x, y, z) likewise. `offset`: the TEX word's OFFSET_X/Y/Z, signed half texels
+    /// (R600 ISA s1.3.1 field; Cemu's LatteDecompiler halves it), added to the texel coordinate
+    /// before clamping; not modelled on cubes (undetermined there).
+    fn sample(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
         let Some(t) = self.inp.textures.iter().find(|t| t.resource == res) else { return [V::UNKNOWN; 4] };
         let var_type = self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty);
         let wanted = match var_type {
@@ -1545,16 +1547,20 @@ impl<'a> M<'a> {
             return [V::UNKNOWN; 4];
         }
         if t.shape == TextureShape::Cube {
-            return sample_cube(t, coord);
+            return if offset == [0, 0, 0] { sample_cube(t, coord) } else { [V::UNKNOWN; 4] };
         }
         let size = f64::from(t.size);
-        let pick = |c: V| -> Option<usize> {
+        let pick = |c: V, half_texels: i32| -> Option<usize> {
             let (v, e) = fin(c)?;
-            let (x, e) = (f64::from(v) * size, e * size);
+            let (x, e) = (f64::from(v) * size + f64::from(half_texels) / 2.0, e * size);
             crate::nearest_clamped(x - e, x + e, t.size, 1.0 / 64.0).map(|i| i as usize)
         };
         let n = t.size as usize;
-        match (pick(coord[0]), pick(coord[1]), if t.shape == TextureShape::Volume { pick(coord[2]) } else { Some(0) }) {
+        match (
+            pick(coord[0], offset[0]),
+            pick(coord[1], offset[1]),
+            if t.shape == TextureShape::Volume { pick(coord[2], offset[2]) } else { Some(0) },
+        ) {
             (Some(i), Some(j), Some(k)) => t.texels[(k * n + j) * n + i].map(V::f),
             _ => [V::UNKNOWN; 4],
         }

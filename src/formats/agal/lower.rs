@@ -377,7 +377,7 @@ impl Lowerer<'_> {
                     } else {
                         SampleMode::Bias(f32::from(s.bias) / 8.0)
                     };
-                    Expr::Sample { tex, coord: Box::new(a()), mode }
+                    Expr::Sample { tex, coord: Box::new(a()), mode, offset: [0; 3] }
                 }
                 other => unreachable!("opcode {other} has no lowering (decoder rejects it)"),
             };

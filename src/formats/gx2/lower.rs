@@ -1050,10 +1050,8 @@ impl L<'_> {
                 if x.coord_norm.iter().take(2).any(|n| !n) {
                     return Err(unsupported(&format!("{} with unnormalized coordinates", x.name), pc));
                 }
-                if x.offset != [0, 0, 0] {
-                    return Err(unsupported(&format!("{} with texel offsets", x.name), pc));
-                }
                 let (ti, dim) = self.texture(x.resource_id, x.sampler_id, pc, x.name)?;
+                let offset = texel_offset(x, dim, pc)?;
                 // a cube resource takes face coordinates (s, t, face id), as CUBE makes them
                 let coord = if dim == TexDim::Cube {
                     if x.name == "SAMPLE_G" {
@@ -1073,7 +1071,7 @@ impl L<'_> {
                     "SAMPLE_G" => SampleMode::Grad(Box::new(rd4(GRAD_H)), Box::new(rd4(GRAD_V))),
                     _ => return Err(unsupported(x.name, pc)),
                 };
-                Expr::Sample { tex: ti, coord: Box::new(coord), mode }
+                Expr::Sample { tex: ti, coord: Box::new(coord), mode, offset }
             }
             "SET_GRADIENTS_H" | "SET_GRADIENTS_V" => {
                 let r = if x.name == "SET_GRADIENTS_H" { GRAD_H } else { GRAD_V };
@@ -1124,6 +1122,33 @@ impl L<'_> {
         }
         Ok(())
     }
+}
+
+/// The TEX word's OFFSET_X/Y/Z as whole texels of the sampled level. The fields are 5-bit
+/// signed in half-texel units (docs/isa/gx2.md: s1.3.1; Mesa r600 writes GL `textureOffset`
+/// texels shifted left by one, and Cemu's LatteDecompiler halves the field into the
+/// `textureOffset` / `texelFetch` offset). The hardware range is -8..7.5 texels; HLSL's
+/// `Sample(s, uv, offset)` takes constant whole texels in -8..7, so a half-texel offset, an
+/// offset on a cube resource, or one on a lane the resource lacks is rejected.
+fn texel_offset(x: &TexInst, dim: TexDim, pc: u32) -> Result<[i8; 3], ShaderError> {
+    if x.offset == [0, 0, 0] {
+        return Ok([0; 3]);
+    }
+    if dim == TexDim::Cube {
+        return Err(unsupported(&format!("{} with texel offsets on a cube texture", x.name), pc));
+    }
+    let lanes = dim.coord_lanes();
+    let mut out = [0i8; 3];
+    for (k, &o) in x.offset.iter().enumerate() {
+        if o % 2 != 0 {
+            return Err(unsupported(&format!("{} with a half-texel offset ({} texels)", x.name, o as f32 / 2.0), pc));
+        }
+        if k >= lanes && o != 0 {
+            return Err(unsupported(&format!("{} with a texel offset on lane {k} of a {lanes}-lane resource", x.name), pc));
+        }
+        out[k] = (o / 2) as i8;
+    }
+    Ok(out)
 }
 
 /// The non-IEEE multiply (0 × anything = 0).

@@ -505,7 +505,7 @@ impl<'a> Ctx<'a> {
                     let face = if offsets[2] != 0.0 { bin(BinOp::Add, face, lit(offsets[2])) } else { face };
                     coord = face_direction(coord, face);
                 }
-                body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode }));
+                body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode, offset: [0; 3] }));
                 self.fetch_store(f, &mut body);
             }
             18 => {
