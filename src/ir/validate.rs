@@ -42,6 +42,8 @@ pub enum ValidationError {
     BadIntVar { var: u32, what: &'static str },
     #[error("invalid IR: uint constant {buffer}[{reg}].{lane} is outside the declared buffers")]
     BadUniform { buffer: u32, reg: u32, lane: u8 },
+    #[error("invalid IR: texel offset {0:?} (whole texels -8..7 on the texture's own axes, none on cubes)")]
+    BadTexelOffset([i8; 3]),
     #[error("invalid IR: lane {0} in a swizzle (lanes are 0-3)")]
     BadLane(u8),
     #[error("invalid IR: write mask {0:#x} (must be 1-15)")]
@@ -356,8 +358,15 @@ impl Validator<'_> {
                 self.expr(b)?;
                 self.expr(c)
             }
-            Expr::Sample { tex, coord, mode } => {
+            Expr::Sample { tex, coord, mode, offset } => {
                 self.texture(*tex)?;
+                // HLSL's constant offset operand: whole texels in -8..7, none on cubes, none
+                // on a lane the texture lacks.
+                let dim = self.m.textures[*tex as usize].dim;
+                let lanes = if dim == super::TexDim::Cube { 0 } else { dim.coord_lanes() };
+                if offset.iter().enumerate().any(|(i, &o)| !(-8..=7).contains(&o) || (i >= lanes && o != 0)) {
+                    return Err(ValidationError::BadTexelOffset(*offset));
+                }
                 self.expr(coord)?;
                 match mode {
                     SampleMode::Bias(_) => self.stage_only("an implicit-derivative sample", Stage::Pixel),
@@ -529,7 +538,7 @@ mod tests {
 
     #[test]
     fn a_valid_module_passes() {
-        let sample = Expr::Sample { tex: 0, coord: Box::new(read(RegFile::Input, 0, XYZW)), mode: SampleMode::Bias(0.0) };
+        let sample = Expr::Sample { tex: 0, coord: Box::new(read(RegFile::Input, 0, XYZW)), mode: SampleMode::Bias(0.0), offset: [-8, 7, 0] };
         let body = vec![
             assign(RegFile::Temp, 3, sample),
             Stmt::Loop {
@@ -565,6 +574,22 @@ mod tests {
                 ValidationError::DynamicStageIndex { file: "input".into() },
             ),
             (vec![assign(RegFile::Temp, 0, Expr::TexSize { tex: 1 })], ValidationError::NoSuchTexture { tex: 1, len: 1 }),
+            (
+                vec![assign(
+                    RegFile::Temp,
+                    0,
+                    Expr::Sample { tex: 0, coord: Box::new(r(RegFile::Temp, 1)), mode: SampleMode::Bias(0.0), offset: [0, 8, 0] },
+                )],
+                ValidationError::BadTexelOffset([0, 8, 0]),
+            ),
+            (
+                vec![assign(
+                    RegFile::Temp,
+                    0,
+                    Expr::Sample { tex: 0, coord: Box::new(r(RegFile::Temp, 1)), mode: SampleMode::Bias(0.0), offset: [0, 0, 1] },
+                )],
+                ValidationError::BadTexelOffset([0, 0, 1]),
+            ),
             (vec![assign(RegFile::Temp, 0, read(RegFile::Temp, 1, [0, 1, 2, 4]))], ValidationError::BadLane(4)),
             (
                 vec![Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, 0), mask: 0 }, value: r(RegFile::Temp, 1), saturate: false }],

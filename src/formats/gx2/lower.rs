@@ -1125,9 +1125,9 @@ impl L<'_> {
 }
 
 /// The TEX word's OFFSET_X/Y/Z as whole texels of the sampled level. The fields are 5-bit
-/// signed in half-texel units (docs/isa/gx2.md: s1.3.1; Mesa r600 writes GL `textureOffset`
-/// texels shifted left by one, and Cemu's LatteDecompiler halves the field into the
-/// `textureOffset` / `texelFetch` offset). The hardware range is -8..7.5 texels; HLSL's
+/// signed in half-texel units (docs/isa/gx2.md: s1.3.1; Cemu's LatteDecompiler halves the field
+/// into the `textureOffset` / `texelFetch` offset). One source: Mesa r600's encoding of GL's
+/// whole-texel offsets was not found to confirm the unit (docs/gx2.md "Texel offsets"). The hardware range is -8..7.5 texels; HLSL's
 /// `Sample(s, uv, offset)` takes constant whole texels in -8..7, so a half-texel offset, an
 /// offset on a cube resource, or one on a lane the resource lacks is rejected.
 fn texel_offset(x: &TexInst, dim: TexDim, pc: u32) -> Result<[i8; 3], ShaderError> {
