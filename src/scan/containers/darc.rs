@@ -1,6 +1,7 @@
 //! DARC, the 3DS archive (`darc`; layouts, fonts and shader bundles of 3DS titles, often LZ11).
 //!
-//! Hand-written from 3dbrew's "DARC" page: a 0x1C-byte header (`darc`, u16 byte-order mark
+//! Hand-written from 3dbrew's "DARC" page (3dstool's `darc.h` entry union and the AttackFridayMonsters
+//! `Docs/DARC.md` agree): a 0x1C-byte header (`darc`, u16 byte-order mark
 //! `FF FE` = little endian, u16 header size, u32 version, u32 file size, u32 file-table offset,
 //! u32 file-table size (entries and names), u32 data offset), then 12-byte entries (u32 name
 //! offset into the name table, bit 24 set = directory; u32 data offset from the start of the
