@@ -1,5 +1,5 @@
 //! Shaders inside containers (docs/containers.md): corpus shaders packed in the test as Yaz0
-//! SARC, zip, gzip (also nested in a zip) and a zlib-compressed SWF (DefineBinaryData) give the
+//! SARC, DARC, zip, gzip (also nested in a zip) and a zlib-compressed SWF (DefineBinaryData) give the
 //! same keys and a byte-identical cache as the extracted files; every container cap fires with
 //! its message; a corrupt member is one error and the rest of the archive is still scanned.
 
@@ -183,6 +183,53 @@ const PICKED: [&str; 8] = [
     "agal/Gamua+Starling-Framework/starling/src/starling/filters/starling_blur_fs.agal",
     "agal/Gamua+Starling-Framework/starling/src/starling/filters/starling_blur_vs.agal",
 ];
+
+/// A little-endian DARC (3dbrew "DARC"): root, ".", one directory `dir` holding `members`.
+fn darc(dir: &str, members: &[(&str, &[u8])]) -> Vec<u8> {
+    let utf16 = |s: &str| -> Vec<u8> { s.encode_utf16().chain([0]).flat_map(u16::to_le_bytes).collect() };
+    let count = 3 + members.len();
+    let mut names = Vec::new();
+    let mut entries: Vec<(u32, u32, u32)> = Vec::new();
+    let name = |n: &str, names: &mut Vec<u8>| {
+        let at = names.len() as u32;
+        names.extend_from_slice(&utf16(n));
+        at
+    };
+    let root = name("", &mut names);
+    entries.push((0x0100_0000 | root, 0, count as u32));
+    let dot = name(".", &mut names);
+    entries.push((0x0100_0000 | dot, 0, count as u32));
+    let d = name(dir, &mut names);
+    entries.push((0x0100_0000 | d, 1, count as u32));
+    let table_len = 12 * count + names.len() + members.iter().map(|(n, _)| utf16(n).len()).sum::<usize>();
+    let data_start = (0x1C + table_len).div_ceil(0x80) * 0x80;
+    let mut data = Vec::new();
+    for (n, bytes) in members {
+        let at = name(n, &mut names);
+        while data.len() % 0x80 != 0 {
+            data.push(0);
+        }
+        entries.push((at, (data_start + data.len()) as u32, bytes.len() as u32));
+        data.extend_from_slice(bytes);
+    }
+    let mut out = b"darc".to_vec();
+    out.extend_from_slice(&[0xFF, 0xFE]);
+    out.extend_from_slice(&0x1Cu16.to_le_bytes());
+    out.extend_from_slice(&0x0100_0000u32.to_le_bytes());
+    out.extend_from_slice(&((data_start + data.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&0x1Cu32.to_le_bytes());
+    out.extend_from_slice(&(table_len as u32).to_le_bytes());
+    out.extend_from_slice(&(data_start as u32).to_le_bytes());
+    for (a, b, c) in entries {
+        for v in [a, b, c] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out.extend_from_slice(&names);
+    out.resize(data_start, 0);
+    out.extend_from_slice(&data);
+    out
+}
 
 fn read(rel: &str) -> Vec<u8> {
     std::fs::read(repo().join("tests/corpus").join(rel)).unwrap()
@@ -437,7 +484,7 @@ fn keys_of(f: &scan::FileScan) -> BTreeSet<u64> {
 #[test]
 fn unopened_containers_warn_when_no_shader_was_found() {
     let dir = tmpdir("containers-unopened");
-    write(&dir.join("layout.darc"), b"darc\xFF\xFE\x1C\x00 a 3DS archive");
+    write(&dir.join("layout.darc"), b"Yaz1 a Yaz1 stream shrec does not open");
     let r = scan::scan_dir(&dir);
     assert!(r.shaders.is_empty() && r.errors.is_empty());
     let table = scan::render_table(&r);
@@ -457,6 +504,40 @@ fn unopened_containers_warn_when_no_shader_was_found() {
     let w = built.scan_warning.expect("a warning");
     assert!(w.contains("could not be opened") && w.contains("layout.darc"), "{w}");
     assert_eq!(shrec::report::exit_code(&built.report), 0);
+}
+
+#[test]
+fn darc_members_are_scanned_with_their_paths() {
+    let (p0, p1) = (read(PICKED[2]), read(PICKED[3]));
+    let a = darc("shaders", &[("a.shbin", &p0), ("b.shbin", &p1)]);
+    let f = scan_one("layout.darc", &a);
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    let expected: BTreeSet<u64> = keys_of(&scan_one("a.shbin", &p0)).union(&keys_of(&scan_one("b.shbin", &p1))).copied().collect();
+    assert!(!expected.is_empty());
+    assert_eq!(keys_of(&f), expected);
+    let labels: BTreeSet<String> = f.shaders.iter().map(|s| s.label().display().to_string()).collect();
+    assert!(labels.iter().any(|l| l.starts_with("layout.darc!shaders/a.shbin")), "{labels:?}");
+    assert!(labels.iter().any(|l| l.starts_with("layout.darc!shaders/b.shbin")), "{labels:?}");
+
+    // Second member's data past the end: one error naming it; the first is still scanned.
+    let mut bad = a.clone();
+    let size_field = 0x1C + 12 * 4 + 8;
+    bad[size_field..size_field + 4].copy_from_slice(&0x00FF_FFFFu32.to_le_bytes());
+    let f = scan_one("bad.darc", &bad);
+    let e = one_error(&f);
+    assert!(e.contains("bad.darc!shaders/b.shbin") && e.contains("darc member: corrupt DARC: data"), "{e}");
+    assert_eq!(keys_of(&f), keys_of(&scan_one("a.shbin", &p0)));
+
+    // Every prefix and byte flip: no panic, no shader the intact archive lacks.
+    let good = keys_of(&scan_one("s", &a));
+    for cut in (0..a.len()).step_by(5) {
+        assert!(keys_of(&scan_one("s", &a[..cut])).is_subset(&good));
+    }
+    for (i, at) in (0..a.len()).step_by(3).enumerate() {
+        let mut m = a.clone();
+        m[at] ^= 1 << (i % 8);
+        scan_one("s", &m);
+    }
 }
 
 #[test]

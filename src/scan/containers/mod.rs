@@ -17,6 +17,7 @@
 //! [`crate::limits`]): a cap or a corrupt member is one error naming the container, the member
 //! and the reason, and the other members are still scanned.
 
+mod darc;
 mod gzip;
 mod lzma;
 mod sarc;
@@ -50,6 +51,8 @@ pub enum Format {
     Xz,
     /// Xbox 360 executable (`XEX2`); the member is its base file.
     Xex2,
+    /// 3DS DARC archive (`darc`, little endian).
+    Darc,
 }
 
 impl Format {
@@ -64,12 +67,13 @@ impl Format {
             Format::SwfZws => "swf-zws",
             Format::Xz => "xz",
             Format::Xex2 => "xex2",
+            Format::Darc => "darc",
         }
     }
 
     /// The format [`Format::name`] names.
     pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz, Format::Xex2]
+        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz, Format::Xex2, Format::Darc]
             .into_iter()
             .find(|f| f.name() == name)
     }
@@ -101,6 +105,8 @@ pub fn sniff(bytes: &[u8]) -> Option<Format> {
         Some(Format::Xz)
     } else if starts(b"XEX2") && bytes.len() >= 0x18 {
         Some(Format::Xex2)
+    } else if starts(b"darc") && bytes.len() >= 0x1C {
+        Some(Format::Darc)
     } else {
         None
     }
@@ -110,9 +116,7 @@ pub fn sniff(bytes: &[u8]) -> Option<Format> {
 /// `--list-containers` and in the "no shader found" warning.
 pub fn sniff_unopened(bytes: &[u8]) -> Option<&'static str> {
     let starts = |m: &[u8]| bytes.starts_with(m);
-    if starts(b"darc") {
-        Some("darc (3DS archive; not opened yet)")
-    } else if starts(b"Yaz1") {
+    if starts(b"Yaz1") {
         Some("yaz1 (not opened yet)")
     } else {
         None
@@ -306,6 +310,7 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
         Format::Zip => zip::members(bytes, budget, &|n| v.wants(chain, n)),
         Format::SwfZws => swf::members_zws(bytes, budget, &|n| v.wants(chain, n)),
         Format::Xex2 => xex::members(bytes, budget, &|n| v.wants(chain, n)),
+        Format::Darc => darc::members(bytes, budget, &|n| v.wants(chain, n)),
         _ => swf::members(bytes, budget, &|n| v.wants(chain, n)),
     };
     match listed {
