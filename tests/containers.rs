@@ -484,11 +484,11 @@ fn keys_of(f: &scan::FileScan) -> BTreeSet<u64> {
 #[test]
 fn unopened_containers_warn_when_no_shader_was_found() {
     let dir = tmpdir("containers-unopened");
-    write(&dir.join("layout.darc"), b"Yaz1 a Yaz1 stream shrec does not open");
+    write(&dir.join("level.szs"), b"Yaz1 a Yaz1 stream shrec does not open");
     let r = scan::scan_dir(&dir);
     assert!(r.shaders.is_empty() && r.errors.is_empty());
     let table = scan::render_table(&r);
-    assert!(table.contains("warning: no shader found, but 1 container(s) could not be opened") && table.contains("darc"), "{table}");
+    assert!(table.contains("warning: no shader found, but 1 container(s) could not be opened") && table.contains("level.szs"), "{table}");
     // `shrec build` says the same instead of a silent "0 shaders".
     let mut o = BuildOptions::new(&dir, dir.join("out/shader_cache.cpp"));
     o.cache_dir = None;
@@ -496,13 +496,13 @@ fn unopened_containers_warn_when_no_shader_was_found() {
     assert_eq!(built.report.outcomes.len(), 0);
     // Without --allow-empty the empty input is an error that carries the reason (exit code 2) ...
     let e = built.report.empty_input.clone().expect("an empty input is an error");
-    assert!(e.contains("could not be opened") && e.contains("layout.darc"), "{e}");
+    assert!(e.contains("could not be opened") && e.contains("level.szs"), "{e}");
     assert_eq!(shrec::report::exit_code(&built.report), 2);
     // ... and with it, a warning.
     o.allow_empty = true;
     let built = build::run(&o).expect("build runs");
     let w = built.scan_warning.expect("a warning");
-    assert!(w.contains("could not be opened") && w.contains("layout.darc"), "{w}");
+    assert!(w.contains("could not be opened") && w.contains("level.szs"), "{w}");
     assert_eq!(shrec::report::exit_code(&built.report), 0);
 }
 
