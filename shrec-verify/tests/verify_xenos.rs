@@ -2078,3 +2078,267 @@ fn memexport_f16_detects_mutation() {
     let mutated = mutated_run(gpu, &p, &memory, Mutation::XenosMemExportSwapXY);
     assert!(mutated.mismatches > 0, "swapped 16_16_FLOAT halves went unnoticed (pixel)");
 }
+
+/// A loop whose body holds a predicated early `endloop` before the real one (issue 25: fxc
+/// 2.0.7680 emits such loops): two `loop_end`s close one `loop_start`, each falling through to
+/// its own tail when the loop ends. r3 += r0 and r1 += r3 each iteration, p0 = r3.x > c2.x;
+/// b0 picks the path through the body:
+///
+/// ```text
+/// 0 exec          [vfetch r0]; r1 = c4; r3 = c4
+/// 1 loop i0, skip 8
+/// 2 exec          r3 += r0; r4 = r3 - c2; r1 += r3, setp_gt r4.x
+/// 3 jmp b0 == true, 6
+/// 4 (p0 == COND) endloop i0, 2     early: break when p0 == COND, else count down / repeat
+/// 5 exece         exports r1 and c5 (tail 1)
+/// 6 exec          r1 *= c3
+/// 7 endloop i0, 2
+/// 8 exece         exports r1 and c6 (tail 2)
+/// ```
+///
+/// Loop semantics (Xenia's translators, ProcessLoopStartInstruction / ProcessLoopEndInstruction;
+/// docs/xenos.md): loop_end decrements the count and leaves the loop, popping it, when the count
+/// reaches 0 or a predicated break's p0 equals its condition, else adds the step to aL and jumps
+/// to the body. Nothing ties a loop_end to one loop_start statically.
+fn early_endloop_program(pixel: bool, condition: bool) -> Vec<u8> {
+    let mov = |dst: u32, s: Src| {
+        let mut a = Alu { vop: 2, sop: 50, vdst: dst, vmask: 0xF, ..Default::default() };
+        a.src = [s, s, Src::r(0)];
+        a.encode()
+    };
+    let add = |dst: u32, a: Src, b: Src| {
+        let mut x = Alu { vop: 0, sop: 50, vdst: dst, vmask: 0xF, ..Default::default() };
+        x.src = [a, b, Src::r(0)];
+        x
+    };
+    let export = |reg: u32, s: Src| {
+        let mut a = Alu { vop: 2, sop: 50, vdst: reg, vmask: 0xF, export: true, ..Default::default() };
+        a.src = [s, s, Src::r(0)];
+        a.encode()
+    };
+    let tail = |other: u32| {
+        if pixel {
+            vec![export(0, Src::r(1)), export(1, Src::c(other))]
+        } else {
+            vec![export(62, Src::r(0)), export(0, Src::r(1)), export(1, Src::c(other))]
+        }
+    };
+    let base = asm::cf_triples(9);
+    let mut slots = Vec::new();
+    let mut cf = Vec::new();
+    // 0: prologue
+    let mut flags = Vec::new();
+    if !pixel {
+        slots.push(asm::vfetch(0, [0, 1, 2, 3], false, false));
+        flags.push(true);
+    }
+    slots.extend([mov(1, Src::c(4)), mov(3, Src::c(4))]);
+    flags.extend([false, false]);
+    cf.push(asm::exec(asm::EXEC, base, &flags, 0, false));
+    // 1: loop
+    cf.push(asm::loop_start(8, 0));
+    // 2: body
+    let body_at = base + slots.len() as u32;
+    let mut setp = add(1, Src::r(1), Src::r(3));
+    setp.sop = SCALAR_OPS.iter().position(|o| o.0 == "setp_gt").unwrap() as u32;
+    setp.src[2] = Src::r(4).swz([0, 0, 0, 0]);
+    slots.extend([add(3, Src::r(3), Src::r(0)).encode(), add(4, Src::r(3), Src::c(2).neg()).encode(), setp.encode()]);
+    cf.push(asm::exec(asm::EXEC, body_at, &[false; 3], 0, false));
+    // 3, 4
+    cf.push(asm::jmp(6, false, false, true, 0));
+    cf.push(asm::loop_end(2, 0, true, condition));
+    // 5: tail 1
+    let t1 = tail(5);
+    cf.push(asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; t1.len()], 0, false));
+    slots.extend(t1);
+    // 6, 7: second half of the body, the real endloop
+    let mut mul = add(1, Src::r(1), Src::c(3));
+    mul.vop = 1;
+    cf.push(asm::exec(asm::EXEC, base + slots.len() as u32, &[false], 0, false));
+    slots.push(mul.encode());
+    cf.push(asm::loop_end(2, 0, false, false));
+    // 8: tail 2
+    let t2 = tail(6);
+    cf.push(asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; t2.len()], 0, false));
+    slots.extend(t2);
+    let code = asm::microcode(&cf, &slots);
+    let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
+    container::write(&container::Spec {
+        vertex: !pixel,
+        microcode: &code,
+        vertex_elements: &[(base, 5, 0)],
+        interpolators: &interp,
+        ps_outputs: 3,
+        float_defs: &[],
+        // i0: count 5, aL from 0, step 1
+        int_defs: &[(0, 5 | 1 << 16)],
+    })
+}
+
+/// Issue 25: a predicated early endloop inside a loop body, before the real endloop, with both
+/// predicate conditions, vertex and pixel shaders (pixel quads disagree on p0): every way out of
+/// the loop (break at the early endloop, count running out at either endloop) occurs, 0 mismatches.
+#[test]
+fn predicated_early_endloop() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(25);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for condition in [true, false] {
+            let bytes = early_endloop_program(pixel, condition);
+            let listing = shrec::formats::xenos::disasm(&bytes).unwrap();
+            assert_eq!(listing.matches("endloop").count(), 2, "two endloops for one loop:\n{listing}");
+            let mut cases = xenos::random_cases(&mut rng, &bytes, 48, false);
+            for (k, c) in cases.iter_mut().enumerate() {
+                c.booleans = (k % 2) as u16;
+                c.c[2] = std::array::from_fn(|_| rng.dyadic(2, 2));
+                c.c[3] = std::array::from_fn(|_| rng.dyadic(1, 2));
+                c.c[4] = std::array::from_fn(|_| rng.dyadic(1, 2));
+                for v in c.inputs.values_mut() {
+                    *v = std::array::from_fn(|_| rng.dyadic(1, 2));
+                }
+            }
+            programs.push(TestProgram {
+                name: format!("early endloop ({}, break on p0 == {condition})", if pixel { "pixel" } else { "vertex" }),
+                bytes,
+                cases,
+                textures: BTreeMap::new(),
+                reproduce: "cargo test --release --test verify_xenos predicated_early_endloop".into(),
+            });
+        }
+    }
+    let (c, e) = run_all(gpu, programs.into_iter());
+    assert_eq!(e.undetermined, 0, "every case determined");
+    let ways = ["endloop: predicated break".to_string(), "endloop: count ran out".to_string(), "endloop: repeat".to_string()];
+    finish("predicated_early_endloop", &c, &ways, 1_000);
+}
+
+/// The loop-depth check still refuses programs that really end a loop that is not open or nest
+/// past the stack: an endloop reached after its loop has ended on some path, and five nested loops.
+#[test]
+fn loop_stack_underflow_and_overflow_are_refused() {
+    let program = |cf: &[u64]| {
+        let base = asm::cf_triples(cf.len());
+        let mut cf = cf.to_vec();
+        let last = cf.len() - 1;
+        cf[last] |= base as u64; // the final exece's address
+        let mut e = Alu { vop: 2, sop: 50, vdst: 0, vmask: 0xF, export: true, ..Default::default() };
+        e.src = [Src::r(0), Src::r(0), Src::r(0)];
+        let code = asm::microcode(&cf, &[e.encode()]);
+        container::write(&container::Spec {
+            vertex: false,
+            microcode: &code,
+            vertex_elements: &[],
+            interpolators: &[(0, 5, 0)],
+            ps_outputs: 1,
+            float_defs: &[],
+            int_defs: &[(0, 3)],
+        })
+    };
+    let exece = asm::exec(asm::EXEC_END, 0, &[false], 0, false);
+    // loop; endloop; endloop: the second is reached only after the loop has been popped.
+    let under = program(&[asm::loop_start(3, 0), asm::loop_end(1, 0, false, false), asm::loop_end(1, 0, false, false), exece]);
+    let e = shrec::formats::xenos::translate(&under).expect_err("underflow refused");
+    assert_eq!(e.to_string(), "CF 2 (endloop) without a loop");
+    // five nested loops (the stack holds four)
+    let mut cf: Vec<u64> = (0..5).map(|k| asm::loop_start(10 - k, 0)).collect();
+    cf.extend((0..5).map(|k| asm::loop_end(5 - k, 0, false, false)));
+    cf.push(exece);
+    let e = shrec::formats::xenos::translate(&program(&cf)).expect_err("overflow refused");
+    assert_eq!(e.to_string(), "CF 4 (loop): nesting deeper than 4");
+}
+
+/// Three ways to end a shader in sequence, as in the game Xenia's ucode.h quotes for kCondExecEnd
+/// (`cexece b130; cexece !b130; exece`): a conditional exec-end ends the shader only when its
+/// condition holds, else the next CF runs.
+///
+/// ```text
+/// 0 exec                 [vfetch r0]; r1 = c4, setp_gt r0.x (p0 = r0.x > 0)
+/// 1 cexece b0 == true    exports max(r1, r1), c5
+/// 2 exece_pred p0 == C   exports frc(r0), c6
+/// 3 exece                exports floor(r0), c7
+/// ```
+fn conditional_end_program(pixel: bool, condition: bool) -> Vec<u8> {
+    let op = |name: &str| VECTOR_OPS.iter().position(|o| o.0 == name).unwrap() as u32;
+    let alu = |vop: u32, dst: u32, s: Src, export: bool| {
+        let mut a = Alu { vop, sop: 50, vdst: dst, vmask: 0xF, export, ..Default::default() };
+        a.src = [s, s, Src::r(0)];
+        a
+    };
+    let tail = |vop: u32, other: u32| {
+        let mut t = Vec::new();
+        if !pixel {
+            t.push(alu(op("max"), 62, Src::r(0), true).encode());
+        }
+        t.push(alu(vop, 0, if vop == op("max") { Src::r(1) } else { Src::r(0) }, true).encode());
+        t.push(alu(op("max"), 1, Src::c(other), true).encode());
+        t
+    };
+    let base = asm::cf_triples(4);
+    let mut slots = Vec::new();
+    let mut flags = Vec::new();
+    if !pixel {
+        slots.push(asm::vfetch(0, [0, 1, 2, 3], false, false));
+        flags.push(true);
+    }
+    let mut first = alu(op("max"), 1, Src::c(4), false);
+    first.sop = SCALAR_OPS.iter().position(|o| o.0 == "setp_gt").unwrap() as u32;
+    first.src[2] = Src::r(0).swz([0, 0, 0, 0]);
+    slots.push(first.encode());
+    flags.push(false);
+    let mut cf = vec![asm::exec(asm::EXEC, base, &flags, 0, false)];
+    for (kind, vop, other) in [(asm::COND_EXEC_END, op("max"), 5), (asm::COND_EXEC_PRED_END, op("frc"), 6), (asm::EXEC_END, op("floor"), 7)] {
+        let t = tail(vop, other);
+        let cond = if kind == asm::COND_EXEC_PRED_END { condition } else { true };
+        cf.push(asm::exec(kind, base + slots.len() as u32, &vec![false; t.len()], 0, cond));
+        slots.extend(t);
+    }
+    let code = asm::microcode(&cf, &slots);
+    let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
+    container::write(&container::Spec {
+        vertex: !pixel,
+        microcode: &code,
+        vertex_elements: &[(base, 5, 0)],
+        interpolators: &interp,
+        ps_outputs: 3,
+        float_defs: &[],
+        int_defs: &[],
+    })
+}
+
+/// Audit finding (docs/semantics-audit.md): `cexece` / `exece_pred` used to end the shader in
+/// the translator and the interpreter even when their condition failed, so the clauses after them
+/// never ran. Every tail runs here (frc and floor only in the later ones), pixel quads disagree
+/// on p0, 0 mismatches.
+#[test]
+fn conditional_exec_end_ends_only_when_its_condition_holds() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(130);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for condition in [true, false] {
+            let bytes = conditional_end_program(pixel, condition);
+            let listing = shrec::formats::xenos::disasm(&bytes).unwrap();
+            assert_eq!(listing.matches("exece").count(), 3, "three exec-ends:\n{listing}");
+            let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
+            for (k, c) in cases.iter_mut().enumerate() {
+                c.booleans = (k % 2) as u16;
+                for v in c.inputs.values_mut() {
+                    *v = std::array::from_fn(|_| rng.dyadic(1, 2));
+                }
+            }
+            programs.push(TestProgram {
+                name: format!("conditional exec-end ({}, exece_pred on p0 == {condition})", if pixel { "pixel" } else { "vertex" }),
+                bytes,
+                cases,
+                textures: BTreeMap::new(),
+                reproduce: "cargo test --release --test verify_xenos conditional_exec_end".into(),
+            });
+        }
+    }
+    let (c, e) = run_all(gpu, programs.into_iter());
+    assert_eq!(e.undetermined, 0, "every case determined");
+    assert!(e.pred_exec.0 > 0 && e.pred_exec.1 > 0, "exece_pred both ways: {:?}", e.pred_exec);
+    let must = ["frc", "floor", "exec-end (condition met)", "exec-end (condition not met)"].map(String::from);
+    finish("conditional_exec_end_ends_only_when_its_condition_holds", &c, &must, 500);
+}

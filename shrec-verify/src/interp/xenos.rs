@@ -1385,8 +1385,16 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
                     Some(false) => {}
                     None => m.undetermined = true,
                 }
-                if cf.ends_shader() {
+                // A conditional exec-end ends the shader only when its condition holds (Xenia's
+                // ucode.h, kCondExecEnd / kCondExecPredEnd: "only if the condition is actually met").
+                if cf.ends_shader() && run_it != Some(false) {
+                    if cf.op() != CfOp::ExecEnd {
+                        m.note(if run_it == Some(true) { "exec-end (condition met)" } else { "exec-end" });
+                    }
                     break;
+                }
+                if cf.ends_shader() {
+                    m.note("exec-end (condition not met)");
                 }
             }
             // Any alloc ends the previous memory export; `alloc export` starts a new one (eA = 0).
@@ -1435,12 +1443,21 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
                 top.0 -= 1;
                 m.al += top.2;
                 let mut again = top.0 > 0;
+                let mut broke = false;
                 if cf.is_predicated_break() {
                     match m.p0.map(|p| p == cf.condition()) {
-                        Some(true) => again = false,
+                        Some(true) => broke = true,
                         Some(false) => {}
                         None => m.undetermined = true,
                     }
+                }
+                if broke && again {
+                    m.note("endloop: predicated break");
+                    again = false;
+                } else if !again {
+                    m.note("endloop: count ran out");
+                } else {
+                    m.note("endloop: repeat");
                 }
                 if again {
                     next = cf.target() as usize;

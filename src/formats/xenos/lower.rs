@@ -1049,8 +1049,17 @@ impl<'a> Ctx<'a> {
 }
 
 /// Straight-line lowering (exec family, alloc, nop, vfetch_end only).
+///
+/// A conditional exec-end (`cexece`, `exece_pred`) ends the shader only when its condition holds
+/// (Xenia: ucode.h on kCondExecEnd / kCondExecPredEnd, "only if the condition is actually met",
+/// with a game ending in `cexece b130; cexece !b130; exece`; its translators end the shader inside
+/// the condition): the CF instructions after it become its `else` branch.
 fn lower_linear(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
-    for (i, cf) in p.cf.iter().enumerate() {
+    lower_linear_from(ctx, p, 0, out)
+}
+
+fn lower_linear_from(ctx: &mut Ctx, p: &super::ucode::Program, first: usize, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+    for (i, cf) in p.cf.iter().enumerate().skip(first) {
         ctx.at = format!("CF {i} ({})", CF_NAMES[cf.opcode() as usize]);
         if cf.op() == CfOp::Alloc {
             out.extend(ctx.alloc(cf));
@@ -1060,6 +1069,12 @@ fn lower_linear(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -
             let mut body = Vec::new();
             ctx.clause(i, &p.clauses[i], &mut body)?;
             match cond {
+                Some(c) if cf.ends_shader() => {
+                    let mut rest = Vec::new();
+                    lower_linear_from(ctx, p, i + 1, &mut rest)?;
+                    out.push(Stmt::If { cond: c, then_body: body, else_body: rest });
+                    return Ok(());
+                }
                 Some(c) => out.push(Stmt::If { cond: c, then_body: body, else_body: vec![] }),
                 None => out.extend(body),
             }
@@ -1096,24 +1111,78 @@ fn uses_extension(p: &super::ucode::Program, int_defs: &BTreeMap<u32, u32>) -> b
     })
 }
 
-/// pc-dispatch lowering: `pc = 0; loop { if (pc == 0) {...} ... break; }`, one block per CF
-/// instruction. Handles forward and backward jumps and loops with literal integer constants.
-fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
-    // Static loop depth per CF (loop_start increments after, loop_end decrements before).
-    let mut depth = 0u32;
-    let mut depths = Vec::new();
-    for (i, cf) in p.cf.iter().enumerate() {
-        if cf.op() == CfOp::LoopEnd {
-            depth = depth.checked_sub(1).ok_or_else(|| ShaderError::new(format!("CF {i} (endloop) without a loop")))?;
+/// Checks that no path through the CF program ends a loop that is not open, or opens more than
+/// `MAX_LOOP_DEPTH` loops. The loop stack is dynamic (Xenia's translators keep it as a run-time
+/// stack: ProcessLoopStartInstruction pushes, ProcessLoopEndInstruction pops when the count runs
+/// out or a predicated break is taken and falls through), so one `loop_start` may be closed by
+/// several `loop_end`s, e.g. a predicated early endloop before the real one (fxc 2.0.7680). The
+/// check follows every CF edge (both ways of each condition) with the set of possible depths at
+/// each CF; subroutines (call targets) start at depth 0 relative to their caller.
+fn check_loop_depths(p: &super::ucode::Program) -> Result<(), ShaderError> {
+    let n = p.cf.len();
+    // Bit d of depths[i]: CF i can be reached with d loops open.
+    let mut depths = vec![0u8; n];
+    let mut work = Vec::new();
+    let reach = |at: usize, depth: u32, depths: &mut Vec<u8>, work: &mut Vec<usize>| {
+        if at < n && depths[at] & (1 << depth) == 0 {
+            depths[at] |= 1 << depth;
+            work.push(at);
         }
-        depths.push(depth);
-        if cf.op() == CfOp::LoopStart {
-            depth += 1;
-            if depth > MAX_LOOP_DEPTH {
-                return Err(ShaderError::new(format!("CF {i} (loop): nesting deeper than {MAX_LOOP_DEPTH}")));
+    };
+    if n > 0 {
+        reach(0, 0, &mut depths, &mut work);
+    }
+    for cf in &p.cf {
+        if cf.op() == CfOp::CondCall {
+            reach(cf.target() as usize, 0, &mut depths, &mut work);
+        }
+    }
+    while let Some(i) = work.pop() {
+        let cf = &p.cf[i];
+        let set = depths[i];
+        for depth in (0..=MAX_LOOP_DEPTH).filter(|d| set & (1 << d) != 0) {
+            let mut to = |at: usize, d: u32| reach(at, d, &mut depths, &mut work);
+            match cf.op() {
+                _ if cf.is_exec() => {
+                    // An unconditional exec-end ends the shader; a conditional one only when
+                    // its condition holds.
+                    if cf.op() != CfOp::ExecEnd {
+                        to(i + 1, depth);
+                    }
+                }
+                CfOp::LoopStart => {
+                    if depth == MAX_LOOP_DEPTH {
+                        return Err(ShaderError::new(format!("CF {i} (loop): nesting deeper than {MAX_LOOP_DEPTH}")));
+                    }
+                    to(i + 1, depth + 1);
+                    to(cf.target() as usize, depth);
+                }
+                CfOp::LoopEnd => {
+                    if depth == 0 {
+                        return Err(ShaderError::new(format!("CF {i} (endloop) without a loop")));
+                    }
+                    to(cf.target() as usize, depth);
+                    to(i + 1, depth - 1);
+                }
+                CfOp::CondJmp => {
+                    to(cf.target() as usize, depth);
+                    if !cf.is_unconditional() {
+                        to(i + 1, depth);
+                    }
+                }
+                // A call returns to the next CF with the caller's loops; a return outside a
+                // subroutine does nothing (Xenia's ucode.h).
+                _ => to(i + 1, depth),
             }
         }
     }
+    Ok(())
+}
+
+/// pc-dispatch lowering: `pc = 0; loop { if (pc == 0) {...} ... break; }`, one block per CF
+/// instruction. Handles forward and backward jumps and loops with literal integer constants.
+fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+    check_loop_depths(p)?;
     let n = p.cf.len() as u32;
     let set_pc = |v: u32| assign(PC, 0xF, lit(v as f32));
     let mut blocks = Vec::new();
@@ -1127,14 +1196,22 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
                 let cond = ctx.exec_cond(cf)?;
                 let mut body = Vec::new();
                 ctx.clause(i, &p.clauses[i], &mut body)?;
+                // A conditional exec-end ends the shader only when its condition holds (see
+                // `lower_linear`).
                 match cond {
-                    Some(c) => b.push(Stmt::If { cond: c, then_body: body, else_body: vec![] }),
-                    None => b.extend(body),
-                }
-                if cf.ends_shader() {
-                    b.push(Stmt::Break);
-                } else {
-                    b.push(set_pc(next));
+                    Some(c) if cf.ends_shader() => {
+                        body.push(Stmt::Break);
+                        b.push(Stmt::If { cond: c, then_body: body, else_body: vec![] });
+                        b.push(set_pc(next));
+                    }
+                    Some(c) => {
+                        b.push(Stmt::If { cond: c, then_body: body, else_body: vec![] });
+                        b.push(set_pc(next));
+                    }
+                    None => {
+                        b.extend(body);
+                        b.push(if cf.ends_shader() { Stmt::Break } else { set_pc(next) });
+                    }
                 }
             }
             CfOp::Alloc => {
