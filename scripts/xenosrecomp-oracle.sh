@@ -19,6 +19,13 @@
 #       Runs the MODE (generic|unleashed) binary on INPUT (a directory or one container):
 #       XenosRecomp INPUT OUTPUT.cpp OUT_DIR/MODE/shader_common.h.
 #
+#   scripts/xenosrecomp-oracle.sh outputs OUT_DIR INPUT_DIR RESULTS_DIR
+#       What shrec-verify's oracle test reads (SHREC_XR_OUT=RESULTS_DIR), for both modes:
+#       RESULTS_DIR/MODE.cpp (the directory run: keys, masks, SMOL-V + zstd SPIR-V), MODE.log
+#       (its stderr: XR_DXC / XR_SKIP lines and DXC's messages), and hlsl/MODE/<path>.hlsl, the
+#       single-file translation of every file under INPUT_DIR that starts with a container
+#       (magic 0x102A11xx at offset 0; XenosRecomp's single-file mode reads no other).
+#
 # Environment:
 #   DXC_LIB   libdxcompiler.so to link against (default: the one shrec provisions, see src/dxc.rs:
 #             ${XDG_CACHE_HOME:-~/.cache}/shrec/dxc/<dir>/libdxcompiler.so; `shrec build` any
@@ -217,9 +224,37 @@ run() {
   [ -s "$output" ] || die "XenosRecomp wrote no $output"
 }
 
+outputs() {
+  local out=$1 input=$2 res=$3
+  [ -d "$input" ] || die "INPUT_DIR $input is not a directory"
+  mkdir -p "$res"
+  input=$(cd "$input" && pwd)
+  for mode in generic unleashed; do
+    local bin="$out/$mode/XenosRecomp" hdr="$out/$mode/shader_common.h"
+    [ -x "$bin" ] || die "no $bin (run: $0 build XR_SRC $out)"
+    "$bin" "$input" "$res/$mode.cpp" "$hdr" >"$res/$mode.stdout" 2>"$res/$mode.log" \
+      || die "XenosRecomp ($mode) failed on $input, log: $res/$mode.log"
+    grep -q g_shaderCacheEntryCount "$res/$mode.cpp" || die "XenosRecomp ($mode) wrote no cache to $res/$mode.cpp"
+    local n=0
+    while IFS= read -r -d '' f; do
+      local magic rel
+      magic=$(od -An -tx1 -N4 "$f" | tr -d ' \n')
+      case "$magic" in 102a11??) ;; *) continue ;; esac
+      rel=${f#"$input"/}
+      mkdir -p "$res/hlsl/$mode/$(dirname "$rel")"
+      "$bin" "$f" "$res/hlsl/$mode/$rel.hlsl" "$hdr" >/dev/null 2>>"$res/$mode.hlsl.log" \
+        || die "XenosRecomp ($mode) failed translating $f"
+      n=$((n + 1))
+    done < <(find "$input" -type f -print0 | sort -z)
+    note "$mode: $(grep -o 'g_shaderCacheEntryCount = [0-9]*' "$res/$mode.cpp"), $(grep -c XR_SKIP "$res/$mode.log" || true) rejected by DXC, $n single-file HLSL translations"
+  done
+  echo "$input" >"$res/INPUT"
+}
+
 case "${1:-}" in
   assemble) [ $# = 3 ] || die "usage: $0 assemble MIRROR_ROOT XR_SRC"; assemble "$2" "$3" ;;
   build) [ $# = 3 ] || die "usage: $0 build XR_SRC OUT_DIR"; build "$2" "$3" ;;
+  outputs) [ $# = 4 ] || die "usage: $0 outputs OUT_DIR INPUT_DIR RESULTS_DIR"; outputs "$2" "$3" "$4" ;;
   run) [ $# = 5 ] || die "usage: $0 run OUT_DIR generic|unleashed INPUT OUTPUT.cpp"; run "$2" "$3" "$4" "$5" ;;
-  *) die "usage: $0 assemble MIRROR_ROOT XR_SRC | build XR_SRC OUT_DIR | run OUT_DIR MODE INPUT OUTPUT.cpp" ;;
+  *) die "usage: $0 assemble MIRROR_ROOT XR_SRC | build XR_SRC OUT_DIR | run OUT_DIR MODE INPUT OUTPUT.cpp | outputs OUT_DIR INPUT_DIR RESULTS_DIR" ;;
 esac
