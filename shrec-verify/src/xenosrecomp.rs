@@ -309,7 +309,7 @@ impl<'m> Reflector<'m> {
 
 /// Reflects the interface of a SPIR-V module (little-endian words as bytes) with one entry point.
 pub fn reflect(spirv: &[u8]) -> Result<Interface, String> {
-    if spirv.len() % 4 != 0 {
+    if !spirv.len().is_multiple_of(4) {
         return Err(format!("SPIR-V of {} bytes", spirv.len()));
     }
     let words: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();

@@ -361,3 +361,83 @@ fn unleashed_mode_report() {
         g.entries.len()
     ));
 }
+
+/// Execution parity, first step: every corpus container compiled by both runs on lavapipe with
+/// the same job (inputs, constants, textures: verify_xenos's `corpus_shaders` cases, seed 7),
+/// once with shrec's SPIR-V and once with XenosRecomp's, and both are compared lane by lane
+/// with the Xenos reference interpreter (shrec_verify::interp::xenos). Lanes where XenosRecomp
+/// disagrees with the interpreter are listed per shader; shrec must have none.
+#[test]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+fn execution_parity_on_lavapipe() {
+    use shrec_verify::xenos::{self as xv, TestProgram};
+    use shrec_verify::Rng;
+    let o = load("generic");
+    let gpu = xv::gpu_or_skip().expect("lavapipe (Vulkan) is required for execution parity");
+    let scan = shrec::scan::scan_dir(&o.input);
+    let key_of: BTreeMap<PathBuf, u64> =
+        scan.shaders.iter().filter(|s| s.offset == 0 && s.member.is_empty()).map(|s| (s.path.clone(), s.key)).collect();
+    // The programs of verify_xenos.rs `corpus_shaders` (same files, order and seed).
+    let mut files: Vec<PathBuf> = ["bin", "psu", "vsu"].iter().flat_map(|e| common::files_with_extension(&o.input, e)).collect();
+    files.retain(|f| std::fs::read(f).is_ok_and(|b| shrec::formats::xenos::container::check(&b).is_ok()));
+    // SHREC_XR_FINITE=1: replace every non-finite constant and vertex input by a finite value
+    // (random_cases draws inf / NaN one time in four for vertex shaders): separates the
+    // special-value semantics from everything else.
+    let finite = std::env::var("SHREC_XR_FINITE").is_ok_and(|v| v == "1");
+    let fin = |v: &mut [f32; 4]| v.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.75);
+    let mut rng = Rng::new(7);
+    let (mut shaders, mut lanes_sh, mut lanes_xr, mut bad_sh, mut bad_xr, mut inc_xr) = (0, 0, 0, 0, 0, 0);
+    let mut xr_failing = Vec::new();
+    let mut seen = BTreeSet::new();
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let pixel = bytes[3] & 1 == 0;
+        let mut cases = xv::random_cases(&mut rng, &bytes, 16, pixel);
+        if finite {
+            for c in &mut cases {
+                c.c.iter_mut().for_each(fin);
+                c.inputs.values_mut().for_each(fin);
+            }
+        }
+        let textures = (0..16).map(|s| (s, xv::random_texture(&mut rng, 8))).collect();
+        let key = *key_of.get(&f).unwrap_or_else(|| panic!("{}: no key", f.display()));
+        let Some(xr_spirv) = o.xr.spirv(key).unwrap() else { continue };
+        if !seen.insert(key) {
+            continue;
+        }
+        let name = f.strip_prefix(common::repo()).unwrap_or(&f).display().to_string();
+        let t = TestProgram { name: name.clone(), bytes, cases, textures, reproduce: "xenosrecomp_oracle execution_parity_on_lavapipe".into() };
+        let (sc, _) = xv::run(gpu, &t);
+        let (xc, _) = xv::run_with_spirv(gpu, &t, &xr_spirv);
+        shaders += 1;
+        lanes_sh += sc.comparisons;
+        lanes_xr += xc.comparisons;
+        bad_sh += sc.mismatches;
+        bad_xr += xc.mismatches;
+        inc_xr += xc.inconclusive;
+        println!(
+            "0x{key:016X} {name}: shrec {} lanes {} mismatches {} inconclusive | XenosRecomp {} lanes {} mismatches {} inconclusive",
+            sc.comparisons, sc.mismatches, sc.inconclusive, xc.comparisons, xc.mismatches, xc.inconclusive
+        );
+        // The first mismatching invocation / quad of each run (the listing is left out).
+        for r in sc.reports.iter().chain(&xc.reports) {
+            let mut on = false;
+            for l in r.lines() {
+                on = (on || l.starts_with("invocation ") || l.starts_with("quad ")) && !l.starts_with("constants (first case)");
+                if on {
+                    println!("    {l}");
+                }
+            }
+        }
+        if xc.mismatches > 0 {
+            xr_failing.push(format!("0x{key:016X}"));
+        }
+    }
+    common::log_uncaptured(&format!(
+        "xenosrecomp execution parity{}: {shaders} shaders run with both SPIR-Vs; shrec {lanes_sh} lanes {bad_sh} mismatches; \
+         XenosRecomp {lanes_xr} lanes {bad_xr} mismatches ({inc_xr} inconclusive) on {xr_failing:?}",
+        if finite { " (finite inputs)" } else { "" }
+    ));
+    assert!(shaders > 0);
+    assert_eq!(bad_sh, 0, "shrec disagrees with the interpreter");
+}
