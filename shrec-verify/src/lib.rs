@@ -31,6 +31,7 @@ pub mod mutation;
 pub mod pica;
 pub mod vk;
 pub mod xenos;
+pub mod xenosrecomp;
 
 use std::collections::BTreeSet;
 

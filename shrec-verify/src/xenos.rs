@@ -457,7 +457,15 @@ fn fmt4(v: &[f32; 4]) -> String {
 
 /// Runs one program through shrec and the GPU and compares every output lane of every case.
 pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
-    run_inner(gpu, t, None)
+    run_inner(gpu, t, None, None)
+}
+
+/// [`run`] with another compiler's SPIR-V for the same container (XenosRecomp's, see
+/// [`crate::xenosrecomp`]) in place of shrec's: the same job (inputs, constants, textures, heap
+/// sizes, captured outputs, all derived from shrec's translation of the container, whose
+/// interface the other module must share) and the same reference interpreter.
+pub fn run_with_spirv(gpu: &Gpu, t: &TestProgram, spirv: &[u8]) -> (Comparison, Extra) {
+    run_inner(gpu, t, None, Some(spirv))
 }
 
 /// Vulkan binding of shader_common.h's `g_MemExport` (register u0, space5).
@@ -469,7 +477,7 @@ pub const MEMEXPORT_SLOT: Slot = Slot { set: 5, binding: 0 };
 /// stores (written bytes and untouched ones alike; see `expected_memory` for what is not
 /// compared).
 pub fn run_with_memory(gpu: &Gpu, t: &TestProgram, memory: &[u8]) -> (Comparison, Extra) {
-    run_inner(gpu, t, Some(memory))
+    run_inner(gpu, t, Some(memory), None)
 }
 
 /// The memory the interpreter's stores make of `initial` (None: byte not determined). Each run
@@ -528,7 +536,7 @@ fn compare_memory(cmp: &mut Comparison, initial: &[u8], got: &[u8], runs: &[&int
     Some(format!("memory:\n{bad}reference stores:\n{stores}"))
 }
 
-fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, Extra) {
+fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: Option<&[u8]>) -> (Comparison, Extra) {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let mut extra = Extra::default();
     let fail = |cmp: &mut Comparison, what: String| {
@@ -547,6 +555,9 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>) -> (Comparison, 
     let compiled = shrec::formats::xenos::translate(&t.bytes).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
         let module = crate::mutation::applied(&tr.module);
         shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
+        if let Some(s) = spirv_override {
+            return Ok((tr.module, s.to_vec()));
+        }
         let hlsl = shrec::hlsl::write(&module);
         dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, tr.module.stage, Target::Spirv, tr.spec_constants_mask)
             .map(|s| (tr.module, s))
