@@ -66,9 +66,10 @@ pub(super) fn probe(bytes: &[u8], budget: &Budget) -> Option<(Format, Result<Vec
     let evidence = |out: &[u8]| super::sniff(out).is_some() || !crate::detect::detect(out).is_empty();
     let compressed = bytes.len() as u64;
     if let Err(cap) = budget.check_declared(size, compressed) {
-        // Over a cap: decode a prefix only, to tell an LZ stream from a coincidence.
+        // Over a cap: decode a prefix only, to tell an LZ stream from a coincidence (the cap is
+        // the error to report, even when the prefix itself stops early).
         let d = decode(bytes, start, format, size.min(EVIDENCE_PREFIX) as usize, name, size);
-        return (d.error.is_none() && evidence(&d.out)).then_some((format, Err(cap)));
+        return evidence(&d.out).then_some((format, Err(cap)));
     }
     let d = decode(bytes, start, format, size as usize, name, size);
     if let Some(e) = d.error {
