@@ -800,7 +800,7 @@ fn lz_corruption_and_caps_are_one_error_each() {
 
     // Truncated input: the file ends inside the stream.
     let e = one_error(&scan_one("cut.lz", &s[..s.len() - 44]));
-    assert!(e.starts_with("cut.lz (at 0x") && e.contains(&format!("): lz11: truncated LZ11 stream: ")), "{e}");
+    assert!(e.starts_with("cut.lz (at 0x") && e.contains("): lz11: truncated LZ11 stream: "), "{e}");
     assert!(e.contains(&format!(" of {} bytes decoded", data.len())), "{e}");
 
     // Bad lengths: a declared size past the stream's end, and one that ends the stream early.
@@ -843,12 +843,9 @@ fn lz_corruption_and_caps_are_one_error_each() {
         bomb.push(0);
         bomb.extend_from_slice(chunk);
     }
-    for _ in 0..16 {
-        bomb.push(0xFF);
-        for _ in 0..8 {
-            bomb.extend_from_slice(&[0x1F, 0xFF, 0xF0, 0x00]);
-        }
-    }
+    // 16 groups: a flag byte of eight references, each 1F FF F0 00.
+    let group = [vec![0xFF], [0x1F, 0xFF, 0xF0, 0x00].repeat(8)].concat();
+    bomb.extend_from_slice(&group.repeat(16));
     let e = one_error(&scan_one("bomb.lz", &bomb));
     assert!(
         e.starts_with("bomb.lz: lz11: resource cap")
