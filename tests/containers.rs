@@ -170,6 +170,157 @@ fn xex2(head: &[u8], body: &[u8], encrypted: bool) -> Vec<u8> {
     x
 }
 
+/// Nintendo LZ11 (DSDecmp `LZ11.cs`; see src/scan/containers/lz.rs): a greedy encoder that looks
+/// 0x1000 bytes back for the longest match and uses all three reference forms (2, 3 and 4
+/// bytes), padded with zeros to a multiple of 4 bytes as GBATEK asks.
+fn lz11(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x11];
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes()[..3]);
+    assert!(data.len() < 1 << 24);
+    let mut i = 0;
+    while i < data.len() {
+        let flag_at = out.len();
+        out.push(0);
+        for bit in (0..8).rev() {
+            if i >= data.len() {
+                break;
+            }
+            let (mut best, mut dist) = (0, 0);
+            for d in 1..=i.min(0x1000) {
+                let n = (0..(data.len() - i).min(0x10110)).take_while(|&k| data[i + k] == data[i + k - d]).count();
+                if n > best {
+                    (best, dist) = (n, d);
+                }
+            }
+            if best < 3 {
+                out.push(data[i]);
+                i += 1;
+                continue;
+            }
+            out[flag_at] |= 1 << bit;
+            let d = dist - 1;
+            if best <= 0x10 {
+                out.extend_from_slice(&[((best - 1) << 4 | d >> 8) as u8, d as u8]);
+            } else if best <= 0x110 {
+                let l = best - 0x11;
+                out.extend_from_slice(&[(l >> 4) as u8, ((l & 0xF) << 4 | d >> 8) as u8, d as u8]);
+            } else {
+                let l = best - 0x111;
+                out.extend_from_slice(&[(0x10 | l >> 12) as u8, (l >> 4) as u8, ((l & 0xF) << 4 | d >> 8) as u8, d as u8]);
+            }
+            i += best;
+        }
+    }
+    out.resize(out.len().div_ceil(4) * 4, 0);
+    out
+}
+
+/// Nintendo LZ10 with literals only (GBATEK LZ77UnCompReadNormalWrite8bit): valid LZ10 that
+/// any decoder must accept.
+fn lz10_store(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x10];
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes()[..3]);
+    for group in data.chunks(8) {
+        out.push(0);
+        out.extend_from_slice(group);
+    }
+    out.resize(out.len().div_ceil(4) * 4, 0);
+    out
+}
+
+/// One LZX chunk (32 KiB of output, or the last, shorter one) as a single uncompressed block
+/// (MS-PATCH "LZX DELTA Compression and Decompression" 2.3.1 / 2.3.2.1; lzxd's `block.rs`): the
+/// bitstream is 16-bit little-endian words read from the most significant bit; the stream's
+/// first chunk starts with the E8-translation bit (0: off); then block type 3 (3 bits), the
+/// block size (24 bits), padding to the next 16-bit boundary (a whole word when already
+/// aligned), R0 R1 R2 as u32 little endian (1, 1, 1: the initial values), the bytes, and a
+/// padding byte after an odd count.
+fn lzx_stored_chunk(data: &[u8], first: bool) -> Vec<u8> {
+    let mut bits = Vec::new();
+    if first {
+        bits.push(0u8);
+    }
+    bits.extend([0, 1, 1]);
+    bits.extend((0..24).rev().map(|b| (data.len() >> b & 1) as u8));
+    let pad = if bits.len() % 16 == 0 { 16 } else { 16 - bits.len() % 16 };
+    bits.extend(std::iter::repeat_n(0, pad));
+    let mut out = Vec::new();
+    for word in bits.chunks(16) {
+        let w = word.iter().fold(0u16, |w, &b| w << 1 | b as u16);
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    for _ in 0..3 {
+        out.extend_from_slice(&1u32.to_le_bytes());
+    }
+    out.extend_from_slice(data);
+    if data.len() % 2 == 1 {
+        out.push(0);
+    }
+    out
+}
+
+/// An unencrypted XEX2 whose base file `base` is LZX-compressed (Xenia `xex_module.cc`
+/// ReadImageCompressed, `xex2_info.h`): file format info (compression 2, window 32 KiB, first
+/// block size and SHA-1), security info (image size), and the PE data as a chain of blocks of
+/// `chunks_per_block` chunks, each block headed by the next one's size and SHA-1.
+fn xex2_lzx(base: &[u8], chunks_per_block: usize) -> Vec<u8> {
+    let chunks: Vec<Vec<u8>> = base.chunks(0x8000).enumerate().map(|(i, c)| lzx_stored_chunk(c, i == 0)).collect();
+    xex2_lzx_chunks(&chunks, base.len() as u32, chunks_per_block)
+}
+
+/// [`xex2_lzx`] from ready LZX chunks and the image size to declare.
+fn xex2_lzx_chunks(chunks: &[Vec<u8>], image_size: u32, chunks_per_block: usize) -> Vec<u8> {
+    use sha1::{Digest, Sha1};
+    // Built last to first: each block carries the next block's size and hash.
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
+    let mut next: (u32, [u8; 20]) = (0, [0; 20]);
+    for group in chunks.chunks(chunks_per_block).rev() {
+        let mut block = next.0.to_be_bytes().to_vec();
+        block.extend_from_slice(&next.1);
+        for c in group {
+            block.extend_from_slice(&(c.len() as u16).to_be_bytes());
+            block.extend_from_slice(c);
+        }
+        block.extend_from_slice(&[0, 0]);
+        next = (block.len() as u32, Sha1::digest(&block).into());
+        blocks.push(block);
+    }
+    let be = |v: u32| v.to_be_bytes();
+    let (info, security) = (0x20usize, 0x50usize);
+    let pe = 0x200usize;
+    let mut x = b"XEX2".to_vec();
+    for v in [1, pe as u32, 0, security as u32, 1, 0x3FF, info as u32] {
+        x.extend_from_slice(&be(v));
+    }
+    x.resize(info, 0);
+    x.extend_from_slice(&be(36)); // info size
+    x.extend_from_slice(&0u16.to_be_bytes()); // not encrypted
+    x.extend_from_slice(&2u16.to_be_bytes()); // LZX ("normal")
+    x.extend_from_slice(&be(0x8000)); // window size
+    x.extend_from_slice(&be(next.0));
+    x.extend_from_slice(&next.1);
+    x.resize(security, 0);
+    x.extend_from_slice(&be(0x184)); // security info header size
+    x.extend_from_slice(&be(image_size));
+    x.resize(pe, 0);
+    for block in blocks.iter().rev() {
+        x.extend_from_slice(block);
+    }
+    x
+}
+
+/// A base file for [`xex2_lzx`]: "MZ", then `shader` after two 32 KiB LZX chunks
+/// (at 0x10100, in the third chunk: Xenos containers are found on 4-byte steps), then one byte, so that the last
+/// chunk has an odd size (and its padding byte).
+fn lzx_base(shader: &[u8]) -> Vec<u8> {
+    let mut base = b"MZ".to_vec();
+    base.resize(0x10100, 0x90);
+    base.extend_from_slice(shader);
+    base.push(0);
+    assert!(base.len() % 2 == 1 && base.len() > 0x10000);
+    base
+}
+
 // ---- the corpus, extracted and packed ----
 
 /// Two corpus shaders per family: (family dir, path under tests/corpus).
@@ -260,6 +411,10 @@ fn corpus_dirs(dir: &Path) -> (PathBuf, PathBuf) {
     let mut head = b"MZ".to_vec();
     head.resize(0x100, 0x90);
     write(&packed.join("default.xex"), &xex2(&head, &x0, false));
+    // 3DS: an LZ11-compressed DARC holding both PICA shaders (the zip's twins).
+    write(&packed.join("romfs/shaders.arc.lz"), &lz11(&darc("shaders", &[("a.shbin", &p0), ("b.shbin", &p1)])));
+    // A Xenos shader in the LZX-compressed base file of an unencrypted XEX2 (3 chunks, 2 blocks).
+    write(&packed.join("lzx/default.xex"), &xex2_lzx(&lzx_base(&x1), 2));
     (plain, packed)
 }
 
@@ -277,7 +432,7 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
     let (plain, packed) = corpus_dirs(&dir);
     let (a, b) = (scan::scan_dir(&plain), scan::scan_dir(&packed));
     assert!(a.errors.is_empty() && b.errors.is_empty(), "{:?}\n{:?}", a.errors, b.errors);
-    assert_eq!(a.shaders.len() + 4, b.shaders.len(), "four duplicates in ZWS, xz and XEX2");
+    assert_eq!(a.shaders.len() + 7, b.shaders.len(), "seven duplicates in ZWS, xz, XEX2 (basic and LZX) and LZ11");
     assert_eq!(keys(&a), keys(&b));
     // Eight files, distinct shaders (a GFD file holds a vertex and a pixel shader).
     assert!(keys(&a).len() >= 8 && keys(&a).len() == a.shaders.len(), "{:?}", a.shaders);
@@ -294,13 +449,18 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
         "flash/game-lzma.swf!DefineBinaryData#2",
         "xenos/vs.vsu.xz!",
         "default.xex!basefile",
+        "romfs/shaders.arc.lz!shaders/a.shbin",
+        "romfs/shaders.arc.lz!shaders/b.shbin",
+        "lzx/default.xex!basefile",
     ]
     .into_iter()
     .map(String::from)
     .collect();
     assert_eq!(labels(&b, &packed), expected);
-    let in_xex = b.shaders.iter().find(|s| s.member == ["basefile"]).unwrap();
+    let in_xex = b.shaders.iter().find(|s| s.member == ["basefile"] && s.path.ends_with("packed/default.xex")).unwrap();
     assert_eq!(in_xex.offset, 0x300, "after the 0x100 data bytes and 0x200 zeros of the base file");
+    let in_lzx = b.shaders.iter().find(|s| s.member == ["basefile"] && s.path.ends_with("lzx/default.xex")).unwrap();
+    assert_eq!(in_lzx.offset, 0x10100, "after the 0x10100 bytes before it in the LZX base file");
     // Every shader's bytes, read back through its member chain, are the extracted file's.
     for s in &b.shaders {
         let bytes = scan::read_container(s).unwrap();
@@ -317,6 +477,9 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
         assert!(list.contains(line), "{line:?} missing from\n{list}");
     }
     assert!(list.contains("flash/game.swf  [swf-cws]  2 members") && list.contains("2 shaders"), "{list}");
+    for line in ["romfs/shaders.arc.lz  [lz11]  1 members", "romfs/shaders.arc.lz  [darc]  2 members", "lzx/default.xex  [xex2]  1 members"] {
+        assert!(list.contains(line), "{line:?} missing from\n{list}");
+    }
 }
 
 #[test]
@@ -463,6 +626,9 @@ fn corrupt_members_are_one_error_each_and_the_batch_goes_on() {
         swf_zws(&[&g0, &g1]),
         xz(&x),
         xex2(&g0, &x, false),
+        lz11(&darc("d", &[("a.gsh", &g0), ("b.gsh", &g1)])),
+        lz10_store(&g0),
+        xex2_lzx(&lzx_base(&x), 2),
     ];
     for sample in &samples {
         let good = keys_of(&scan_one("s", sample));
@@ -555,12 +721,12 @@ fn unchanged_archives_are_not_read_again() {
     let index = dir.join("index.json");
     let (first, read_first) = scan::scan_dir_incremental(&packed, &index);
     let (second, read_second) = scan::scan_dir_incremental(&packed, &index);
-    assert_eq!((read_first, read_second), (9, 0));
+    assert_eq!((read_first, read_second), (11, 0));
     // Member chains, errors inside containers and the container list come back from the index.
     assert_eq!(first, second);
     assert_eq!(second.errors.len(), 1);
     assert!(second.errors[0].to_string().contains("cut.szs (at 0x"), "{:?}", second.errors);
-    assert_eq!(second.containers.len(), 10);
+    assert_eq!(second.containers.len(), 13);
     for s in &second.shaders {
         scan::read_container(s).unwrap();
     }
@@ -576,4 +742,192 @@ fn control_characters_in_member_names_are_escaped() {
         // The escaped name still finds the member.
         assert_eq!(shrec::scan::containers::extract(&z, &s.member).unwrap(), read(PICKED[0]));
     }
+}
+
+// ---- Nintendo LZ10 / LZ11 ----
+
+/// The shaders `bytes` holds as a plain file.
+fn plain_keys(bytes: &[u8]) -> BTreeSet<u64> {
+    keys_of(&scan_one("plain", bytes))
+}
+
+#[test]
+fn lz10_and_lz11_streams_are_opened_with_the_keys_of_their_contents() {
+    let g0 = read(PICKED[0]);
+    for (name, packed) in [("lz11", lz11(&g0)), ("lz10", lz10_store(&g0))] {
+        let f = scan_one("shader.lz", &packed);
+        assert!(f.errors.is_empty(), "{name}: {:?}", f.errors);
+        assert_eq!(keys_of(&f), plain_keys(&g0), "{name}");
+        assert!(f.shaders.iter().all(|s| s.label().display().to_string() == "shader.lz!"), "{name}: {:?}", f.shaders);
+        assert_eq!(f.containers.len(), 1);
+        assert_eq!(f.containers[0].format, name);
+        assert_eq!(shrec::scan::containers::extract(&packed, &f.shaders[0].member).unwrap(), g0);
+    }
+    // The LZ11 encoder's references (all three forms) really are used on this data.
+    assert!(lz11(&g0).len() < g0.len() / 2, "{} of {}", lz11(&g0).len(), g0.len());
+    // The DSDecmp 32-bit size form: a 24-bit size of 0, then the size in the next 4 bytes.
+    let short = lz11(&g0);
+    let mut long = vec![0x11, 0, 0, 0];
+    long.extend_from_slice(&(g0.len() as u32).to_le_bytes());
+    long.extend_from_slice(&short[4..]);
+    let f = scan_one("long.lz", &long);
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    assert_eq!(keys_of(&f), plain_keys(&g0));
+}
+
+#[test]
+fn lz_streams_without_shaders_and_xenos_files_stay_plain_bytes() {
+    // A valid LZ11 stream of text: nothing for shrec inside, so not opened, no error.
+    let text = lz11(&b"no shader in here, just text; ".repeat(40));
+    let f = scan_one("text.lz", &text);
+    assert!(f.errors.is_empty() && f.containers.is_empty() && f.shaders.is_empty(), "{:?}", f.errors);
+    // Every Xenos container starts with 0x10 (LZ10's type byte): still scanned as itself.
+    for rel in [PICKED[4], PICKED[5]] {
+        let x = read(rel);
+        assert_eq!(x[0], 0x10);
+        let f = scan_one("x.vsu", &x);
+        assert!(f.errors.is_empty() && f.containers.is_empty() && !f.shaders.is_empty(), "{rel}: {:?}", f.errors);
+    }
+}
+
+#[test]
+fn lz_corruption_and_caps_are_one_error_each() {
+    let g0 = read(PICKED[0]);
+    let mut data = g0.clone();
+    data.extend_from_slice(&[0; 0x400]);
+    data.extend_from_slice(b"tail: literals after the run 0123456789");
+    let s = lz11(&data);
+
+    // Truncated input: the file ends inside the stream.
+    let e = one_error(&scan_one("cut.lz", &s[..s.len() - 44]));
+    assert!(e.starts_with("cut.lz (at 0x") && e.contains("): lz11: truncated LZ11 stream: "), "{e}");
+    assert!(e.contains(&format!(" of {} bytes decoded", data.len())), "{e}");
+
+    // Bad lengths: a declared size past the stream's end, and one that ends the stream early.
+    let mut long = s.clone();
+    long[1..4].copy_from_slice(&(data.len() as u32 + 0x100).to_le_bytes()[..3]);
+    let e = one_error(&scan_one("long.lz", &long));
+    // (The zero padding after the stream decodes as literals before the input ends.)
+    assert!(e.contains("lz11: truncated LZ11 stream: ") && e.contains(&format!(" of {} bytes decoded", data.len() + 0x100)), "{e}");
+    let mut short = s.clone();
+    let declared = g0.len() + 0x100;
+    short[1..4].copy_from_slice(&(declared as u32).to_le_bytes()[..3]);
+    let e = one_error(&scan_one("short.lz", &short));
+    assert!(
+        e.contains(&format!("lz11: corrupt LZ11 stream: the declared {declared} bytes end here")) && e.contains("wrong size in the header?"),
+        "{e}"
+    );
+
+    // A back reference before the start of the output (LZ10, literal groups of 9 bytes): the
+    // first group after the shader becomes a reference 0x1000 bytes back.
+    let mut lz10 = lz10_store(&data);
+    let group = 4 + 9 * g0.len().div_ceil(8);
+    lz10[group] = 0x80;
+    lz10[group + 1..group + 3].copy_from_slice(&[0xFF, 0xFF]);
+    let e = one_error(&scan_one("ref.lz", &lz10));
+    let out = g0.len().div_ceil(8) * 8;
+    assert!(
+        e.starts_with(&format!("ref.lz (at 0x{:X}): lz10: corrupt LZ10 stream: back reference 4096 bytes before output position {out}", group + 1)),
+        "{e}"
+    );
+
+    // Every error above still scans the file's raw bytes; none of them holds a shader as is.
+    assert!(scan_one("cut.lz", &s[..s.len() - 44]).shaders.is_empty());
+
+    // Ratio bomb: the shader as literals, then 128 references of 0x10110 bytes (LZ11's longest)
+    // one byte back: 8.4 MB from 2 KB.
+    let mut bomb = vec![0x11];
+    let size = g0.len() + 128 * 0x10110;
+    bomb.extend_from_slice(&(size as u32).to_le_bytes()[..3]);
+    for chunk in g0.chunks(8) {
+        bomb.push(0);
+        bomb.extend_from_slice(chunk);
+    }
+    // 16 groups: a flag byte of eight references, each 1F FF F0 00.
+    let group = [vec![0xFF], [0x1F, 0xFF, 0xF0, 0x00].repeat(8)].concat();
+    bomb.extend_from_slice(&group.repeat(16));
+    let e = one_error(&scan_one("bomb.lz", &bomb));
+    assert!(
+        e.starts_with("bomb.lz: lz11: resource cap")
+            && e.contains(&format!("member decompresses {size} bytes from {} (ratio over the limit of {})", bomb.len(), limits::MAX_RATIO)),
+        "{e}"
+    );
+
+    // Member cap: the 32-bit size form claiming more than MAX_MEMBER_BYTES, from enough input
+    // (literals) that the ratio allows it; checked before anything is allocated.
+    let mut big = vec![0x11, 0, 0, 0];
+    big.extend_from_slice(&((limits::MAX_MEMBER_BYTES + 1) as u32).to_le_bytes());
+    for chunk in g0.chunks(8).chain(std::iter::repeat_n(&[0x5Au8; 8][..], 80_000)) {
+        big.push(0);
+        big.extend_from_slice(chunk);
+    }
+    let e = one_error(&scan_one("big.lz", &big));
+    assert!(e.starts_with("big.lz: lz11: resource cap") && e.contains("limit per member"), "{e}");
+}
+
+// ---- XEX2 with an LZX-compressed base file ----
+
+#[test]
+fn lzx_xex_corruption_and_caps_are_one_error_each() {
+    let x = read(PICKED[4]);
+    let base = lzx_base(&x);
+    let good = xex2_lzx(&base, 2);
+    let f = scan_one("default.xex", &good);
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    assert_eq!(keys_of(&f), plain_keys(&x));
+    // One block or one per chunk: the same base file.
+    for per_block in [1, 3] {
+        let f = scan_one("default.xex", &xex2_lzx(&base, per_block));
+        assert!(f.errors.is_empty(), "{:?}", f.errors);
+        assert_eq!(keys_of(&f), plain_keys(&x));
+    }
+
+    // A changed byte in the second block: its SHA-1 (in the first block's header) differs.
+    let pe = 0x200;
+    let first_block = u32::from_be_bytes(good[0x2C..0x30].try_into().unwrap()) as usize;
+    let mut bad = good.clone();
+    bad[pe + first_block + 100] ^= 1;
+    let e = one_error(&scan_one("bad.xex", &bad));
+    assert_eq!(
+        e,
+        format!(
+            "bad.xex!basefile (at 0x{:X}): xex2 member: corrupt XEX2: LZX block 1 does not match its SHA-1 (in the previous block header)",
+            pe + first_block
+        )
+    );
+
+    // Truncated: the second block does not fit.
+    let e = one_error(&scan_one("cut.xex", &good[..good.len() - 10]));
+    assert!(e.contains("xex2 member: corrupt XEX2: LZX block 1 of 0x") && e.contains("does not fit the PE data"), "{e}");
+
+    // A chunk lzxd rejects (block type 7), behind a valid hash.
+    let junk = vec![0xFFu8; 64];
+    let e = one_error(&scan_one("junk.xex", &xex2_lzx_chunks(&[junk], 0x8000, 1)));
+    assert!(e.contains("xex2 member: corrupt XEX2: LZX chunk 0: block type 7 is invalid"), "{e}");
+
+    // Bad lengths: an image size the chunks do not reach, and one they pass.
+    let chunks: Vec<Vec<u8>> = base.chunks(0x8000).enumerate().map(|(i, c)| lzx_stored_chunk(c, i == 0)).collect();
+    let e = one_error(&scan_one("long.xex", &xex2_lzx_chunks(&chunks[..2], base.len() as u32, 2)));
+    assert!(e.contains(&format!("truncated XEX2: the LZX blocks end after 0x10000 of 0x{:X} image bytes", base.len())), "{e}");
+    // (A last chunk asked for more than it holds is lzxd's error.)
+    let e = one_error(&scan_one("long.xex", &xex2_lzx_chunks(&chunks, base.len() as u32 + 0x10, 2)));
+    assert!(e.contains("corrupt XEX2: LZX chunk 2: reached end of chunk without fully decoding it"), "{e}");
+    let e = one_error(&scan_one("short.xex", &xex2_lzx_chunks(&chunks, 0x10000, 2)));
+    assert!(e.contains("corrupt XEX2: LZX chunk 2 is past the image size of 0x10000 bytes"), "{e}");
+
+    // A window size that is no power of two.
+    let mut w = good.clone();
+    w[0x28..0x2C].copy_from_slice(&0x9000u32.to_be_bytes());
+    let e = one_error(&scan_one("window.xex", &w));
+    assert_eq!(e, "window.xex!basefile (at 0x28): xex2 member: corrupt XEX2: LZX window size 0x9000 is not a power of two from 32 KiB to 32 MiB");
+
+    // Caps on the declared image size, before anything is allocated: the ratio (64 MiB from
+    // the 64 KiB of PE data) and the member size.
+    let mut r = good.clone();
+    r[0x54..0x58].copy_from_slice(&(64u32 << 20).to_be_bytes());
+    let e = one_error(&scan_one("ratio.xex", &r));
+    assert!(e.contains("xex2 member: resource cap: member decompresses 67108864 bytes from") && e.contains("ratio over the limit"), "{e}");
+    r[0x54..0x58].copy_from_slice(&((limits::MAX_MEMBER_BYTES + 1) as u32).to_be_bytes());
+    let e = one_error(&scan_one("huge.xex", &r));
+    assert!(e.contains("xex2 member: resource cap") && e.contains("limit per member"), "{e}");
 }

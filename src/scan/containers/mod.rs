@@ -19,6 +19,7 @@
 
 mod darc;
 mod gzip;
+mod lz;
 mod lzma;
 mod sarc;
 mod swf;
@@ -53,6 +54,10 @@ pub enum Format {
     Xex2,
     /// 3DS DARC archive (`darc`, little endian).
     Darc,
+    /// Nintendo LZ10 (type byte `0x10`): one stream; recognised by decoding (see `lz.rs`).
+    Lz10,
+    /// Nintendo LZ11 (type byte `0x11`): one stream; recognised by decoding (see `lz.rs`).
+    Lz11,
 }
 
 impl Format {
@@ -68,23 +73,39 @@ impl Format {
             Format::Xz => "xz",
             Format::Xex2 => "xex2",
             Format::Darc => "darc",
+            Format::Lz10 => "lz10",
+            Format::Lz11 => "lz11",
         }
     }
 
     /// The format [`Format::name`] names.
     pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Yaz0, Format::Sarc, Format::Zip, Format::Gzip, Format::Zstd, Format::SwfCws, Format::SwfZws, Format::Xz, Format::Xex2, Format::Darc]
-            .into_iter()
-            .find(|f| f.name() == name)
+        [
+            Format::Yaz0,
+            Format::Sarc,
+            Format::Zip,
+            Format::Gzip,
+            Format::Zstd,
+            Format::SwfCws,
+            Format::SwfZws,
+            Format::Xz,
+            Format::Xex2,
+            Format::Darc,
+            Format::Lz10,
+            Format::Lz11,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
     }
 
     /// A single compressed stream (no member names of its own).
     fn is_stream(self) -> bool {
-        matches!(self, Format::Yaz0 | Format::Gzip | Format::Zstd | Format::Xz)
+        matches!(self, Format::Yaz0 | Format::Gzip | Format::Zstd | Format::Xz | Format::Lz10 | Format::Lz11)
     }
 }
 
-/// The recognised container `bytes` start with.
+/// The recognised container `bytes` start with (by magic number; LZ10 / LZ11, which have none,
+/// are recognised by decoding them in [`walk`]).
 pub fn sniff(bytes: &[u8]) -> Option<Format> {
     let starts = |m: &[u8]| bytes.starts_with(m);
     if starts(b"Yaz0") && bytes.len() >= 16 {
@@ -263,12 +284,23 @@ pub trait Visitor {
 /// Walks `bytes` (the file or member named by `chain`): opens it when it is a container and
 /// walks its members, else hands it to `v.leaf`.
 pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Budget, v: &mut dyn Visitor) {
-    let Some(format) = sniff(bytes) else {
-        if let Some(what) = sniff_unopened(bytes) {
-            v.unopened(chain, what);
-        }
-        v.leaf(chain, bytes);
-        return;
+    // LZ10 / LZ11 have no magic number: a buffer is one only if it decodes as one (`lz.rs`).
+    let mut lz_data = None;
+    let format = match sniff(bytes) {
+        Some(format) => format,
+        None => match lz::probe(bytes, budget) {
+            Some((format, data)) => {
+                lz_data = Some(data);
+                format
+            }
+            None => {
+                if let Some(what) = sniff_unopened(bytes) {
+                    v.unopened(chain, what);
+                }
+                v.leaf(chain, bytes);
+                return;
+            }
+        },
     };
     if depth >= MAX_CONTAINER_DEPTH {
         let e = ContainerError::new(format!(
@@ -279,10 +311,12 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
         return;
     }
     if format.is_stream() {
-        let data = match format {
-            Format::Yaz0 => yaz0::decompress(bytes, budget),
-            Format::Gzip => gzip::decompress(bytes, budget),
-            Format::Xz => lzma::decompress_xz(bytes, budget),
+        let data = match (format, lz_data) {
+            (Format::Yaz0, _) => yaz0::decompress(bytes, budget),
+            (Format::Gzip, _) => gzip::decompress(bytes, budget),
+            (Format::Xz, _) => lzma::decompress_xz(bytes, budget),
+            // Decoded under the caps by the probe; charged here.
+            (_, Some(lz)) => lz.and_then(|d| budget.charge(d.len() as u64, bytes.len() as u64).map(|()| d)),
             _ => zstd::decompress(bytes, budget),
         };
         match data {
