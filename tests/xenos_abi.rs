@@ -304,3 +304,32 @@ fn vertex_inputs_use_xenosrecomps_locations() {
     }
     assert!(checked > 0);
 }
+
+/// XenosRecomp's vertex shaders declare all 18 interpolator outputs, TEXCOORD0-15 and COLOR0-1
+/// at locations 0-17, each 0.0 unless written (its shader_recompiler.cpp `INTERPOLATORS`), so any
+/// vertex shader links with any pixel shader: shrec's SPIR-V declares the same Output locations
+/// (found by scripts/xenosrecomp-oracle.sh; docs/xenosrecomp-oracle.md).
+#[test]
+fn vertex_shaders_declare_every_interpolator_output() {
+    let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
+    let mut vertex = 0;
+    for (key, (name, bytes)) in corpus() {
+        let t = translate(&bytes);
+        if t.module.stage != Stage::Vertex {
+            continue;
+        }
+        vertex += 1;
+        let hlsl = shrec::hlsl::write(&t.module);
+        let spirv = dxc::compile_with_spec_constants(&lib, &hlsl, t.module.stage, Target::Spirv, t.spec_constants_mask).unwrap();
+        let m = rspirv::dr::load_words(words(&spirv)).unwrap();
+        let locations: BTreeSet<u32> = m
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::Variable && i.operands.first() == Some(&Operand::StorageClass(StorageClass::Output)))
+            .flat_map(|i| decorations(&m, i.result_id.unwrap(), Decoration::Location).into_iter().map(|d| lit(&d.operands[2])))
+            .collect();
+        let missing: Vec<u32> = (0..18).filter(|l| !locations.contains(l)).collect();
+        assert!(missing.is_empty(), "{key:016X} {name}: Output locations {missing:?} not declared (has {locations:?})");
+    }
+    assert!(vertex >= 9, "{vertex} vertex shaders");
+}

@@ -1306,6 +1306,22 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
     Ok(())
 }
 
+/// Interpolator locations a vertex shader declares whether it writes them or not: XenosRecomp's
+/// fixed signature, TEXCOORD0-15 and COLOR0-1 at locations 0-17 (`INTERPOLATORS` in its
+/// shader_recompiler.cpp, each `out float4` set to 0.0 at the start of main). Declaring all of
+/// them (unwritten ones stay 0, as the writer initialises every output) keeps the SPIR-V
+/// interface identical to XenosRecomp's, so any vertex shader links with any pixel shader
+/// reading up to 18 interpolators, as a runtime built for XenosRecomp's output expects.
+const XENOSRECOMP_INTERPOLATORS: u32 = 18;
+
+fn declare_every_interpolator(ctx: &mut Ctx) {
+    for loc in 0..XENOSRECOMP_INTERPOLATORS {
+        if !ctx.outputs.iter().any(|o| o.semantic == Semantic::Texcoord(loc)) {
+            ctx.outputs.push(IoVar { name: format!("oUnwritten{loc}"), semantic: Semantic::Texcoord(loc), components: 4 });
+        }
+    }
+}
+
 /// Comment before the memory-export stores an `alloc` performs (see `Lowerer::alloc`).
 pub const MEMEXPORT_ALLOC_BEGIN: &str = "memexport: stores at alloc";
 /// Comment after the memory-export stores an `alloc` performs.
@@ -1397,6 +1413,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
             return Err(ShaderError::new("vertex shader never exports oPos"));
         }
         opts_epilogue(&mut ctx, &mut body);
+        declare_every_interpolator(&mut ctx);
     }
     // Pixel epilogue: XenosRecomp's alpha test behind SPEC_CONSTANT_ALPHA_TEST,
     // clip(oC0.w - g_AlphaThreshold) (every pixel shader carries it, as in XenosRecomp).

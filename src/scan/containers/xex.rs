@@ -164,9 +164,13 @@ fn lzx(b: &[u8], info: usize, pe: usize, data: &[u8], budget: &mut Budget) -> Re
                     format!("corrupt XEX2: LZX chunk {chunks} is past the image size of 0x{image_size:X} bytes"),
                 ));
             }
-            let frame =
-                lzx.decompress_next(chunk, want).map_err(|e| ContainerError::at(chunk_at, format!("corrupt XEX2: LZX chunk {chunks}: {e}")))?;
-            out.extend_from_slice(frame);
+            // lzxd may panic on a crafted stream where integer overflow is checked (debug builds,
+            // fuzzing): an uncompressed block's repeated offsets R0-R2 are arbitrary and feed
+            // its copy-from-window arithmetic. A corrupt member must be an error, not a panic.
+            let frame = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lzx.decompress_next(chunk, want).map(|f| f.to_vec())))
+                .map_err(|_| ContainerError::at(chunk_at, format!("corrupt XEX2: LZX chunk {chunks}: the LZX decoder gave up on it")))?
+                .map_err(|e| ContainerError::at(chunk_at, format!("corrupt XEX2: LZX chunk {chunks}: {e}")))?;
+            out.extend_from_slice(&frame);
             chunks += 1;
         }
         pos += block_size;
