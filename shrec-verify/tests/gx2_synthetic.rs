@@ -1015,24 +1015,28 @@ fn rejected_tex_opcodes_are_named() {
     assert!(err.reason.contains("SAMPLE with relative GPR"), "{err}");
 }
 
-/// LD and GET_TEXTURE_INFO: 2D and 3D translate to `Load` / `shrec_tex_info` on the integer bit
-/// patterns of the source lanes (LD: xy[z] and the level in w; GET_TEXTURE_INFO: the level in
-/// x); LD with texel offsets (Mesa r600: they do not work with LD) and both on cube textures
-/// (not documented) are refused naming the case.
+/// LD and GET_TEXTURE_INFO: 1D/2D and 3D resources translate (DXIL and SPIR-V, spirv-val) to
+/// `Load` / `shrec_tex_info` on the integer bit patterns of the source lanes (LD: xy[z] and the
+/// level in w; GET_TEXTURE_INFO: the level in x), in pixel and vertex shaders; LD with texel
+/// offsets (Mesa r600: they do not work with LD) and both on cube textures (not documented) are
+/// refused naming the case.
 #[test]
 fn ld_and_get_texture_info() {
-    let translate = |name: &str, ty: u32, offset: u32| {
+    let lib = lib();
+    let shader = |name: &str, ty: u32, offset: u32, vertex: bool| {
         let mut t = tex(name, 0, 0, 0, 1, [2, 1, 0, 3]);
         t.w[2] |= offset;
-        let mut p = ps(vec![texc(vec![t])], 1);
+        let mut p = if vertex { vs(vec![texc(vec![t])], 1) } else { ps(vec![texc(vec![t])], 1) };
         p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty, location: 0 }];
-        formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).map(|o| shrec::hlsl::write(&o.module))
+        p
     };
     for (ty, load) in [(0, ".Load(int3(asint(("), (1, ".Load(int3(asint(("), (3, ".Load(int4(asint((")] {
-        let hlsl = translate("LD", ty, 0).unwrap();
-        assert!(hlsl.contains(load) && hlsl.contains(").x)))"), "LD type {ty}\n{hlsl}");
-        let hlsl = translate("GET_TEXTURE_INFO", ty, 0).unwrap();
-        assert!(hlsl.contains("shrec_tex_info(t0_s0, asuint(("), "GET_TEXTURE_INFO type {ty}\n{hlsl}");
+        for vertex in [false, true] {
+            let o = check(&lib, &format!("ld_{ty}_{vertex}"), &shader("LD", ty, 0, vertex));
+            assert!(o.hlsl.contains(load) && o.hlsl.contains(").x)))"), "LD type {ty}\n{}", o.hlsl);
+            let o = check(&lib, &format!("get_texture_info_{ty}_{vertex}"), &shader("GET_TEXTURE_INFO", ty, 0, vertex));
+            assert!(o.hlsl.contains("shrec_tex_info(t0_s0, asuint(("), "GET_TEXTURE_INFO type {ty}\n{}", o.hlsl);
+        }
     }
     for (name, ty, offset, want) in [
         ("LD", 1, 2, "LD with texel offsets"),
@@ -1040,7 +1044,7 @@ fn ld_and_get_texture_info() {
         ("LD", 4, 0, "LD on a cube texture"),
         ("GET_TEXTURE_INFO", 4, 0, "GET_TEXTURE_INFO on a cube texture"),
     ] {
-        let err = translate(name, ty, offset).unwrap_err();
+        let err = formats::translate(ContainerKind::Gfd, &gfd(&shader(name, ty, offset, false)), 0, &TranslateOptions::default()).unwrap_err();
         assert!(err.reason.contains(want), "{name} type {ty}: {err}");
     }
 }
