@@ -565,7 +565,11 @@ mod tests {
             },
             assign(RegFile::Output, 0, read(RegFile::Temp, 3, [3, 2, 1, 0])),
             Stmt::Discard(Cond::BitSet { value: read(RegFile::Const(0), 0, XYZW), bit: 31 }),
-            assign(RegFile::Temp, 1, Expr::Load { tex: 0, coord: Box::new(read(RegFile::Temp, 3, XYZW)), lod: Box::new(read(RegFile::Temp, 3, [3; 4])) }),
+            assign(
+                RegFile::Temp,
+                1,
+                Expr::Load { tex: 0, coord: Box::new(read(RegFile::Temp, 3, XYZW)), lod: Box::new(read(RegFile::Temp, 3, [3; 4])) },
+            ),
             assign(RegFile::Temp, 2, Expr::TexInfo { tex: 0, lod: Box::new(read(RegFile::Temp, 1, XYZW)) }),
         ];
         assert_eq!(check(body), Ok(()));
@@ -609,16 +613,16 @@ mod tests {
                 vec![assign(RegFile::Temp, 0, Expr::Load { tex: 1, coord: Box::new(r(RegFile::Temp, 1)), lod: Box::new(r(RegFile::Temp, 1)) })],
                 ValidationError::NoSuchTexture { tex: 1, len: 1 },
             ),
-            (vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 2, lod: Box::new(r(RegFile::Temp, 1)) })], ValidationError::NoSuchTexture { tex: 2, len: 1 }),
+            (
+                vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 2, lod: Box::new(r(RegFile::Temp, 1)) })],
+                ValidationError::NoSuchTexture { tex: 2, len: 1 },
+            ),
             // the coordinate and level operands are walked like any other
             (
                 vec![assign(RegFile::Temp, 0, Expr::Load { tex: 0, coord: Box::new(r(RegFile::Temp, 1)), lod: Box::new(r(RegFile::Temp, 5)) })],
                 ValidationError::RegisterOutOfRange { file: "temporary".into(), index: 5, len: 4 },
             ),
-            (
-                vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 0, lod: Box::new(r(RegFile::Const(2), 0)) })],
-                ValidationError::NoSuchConstFile(2),
-            ),
+            (vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 0, lod: Box::new(r(RegFile::Const(2), 0)) })], ValidationError::NoSuchConstFile(2)),
             (
                 vec![assign(
                     RegFile::Temp,
