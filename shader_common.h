@@ -203,6 +203,12 @@ float4 shrec_tex_size(Texture1D<float4> t) { uint w; t.GetDimensions(w); return 
 float4 shrec_tex_size(Texture2D<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
 float4 shrec_tex_size(Texture3D<float4> t) { uint w, h, d; t.GetDimensions(w, h, d); return float4(w, h, d, 0); }
 float4 shrec_tex_size(TextureCube<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
+// Size of mip level `lod` and the number of levels as uint bit patterns, (width, height,
+// depth, levels) with 1 for missing dimensions (IR `TexInfo`; GX2 GET_TEXTURE_INFO).
+float4 shrec_tex_info(Texture1D<float4> t, uint lod) { uint w, n; t.GetDimensions(lod, w, n); return asfloat(uint4(w, 1, 1, n)); }
+float4 shrec_tex_info(Texture2D<float4> t, uint lod) { uint w, h, n; t.GetDimensions(lod, w, h, n); return asfloat(uint4(w, h, 1, n)); }
+float4 shrec_tex_info(Texture3D<float4> t, uint lod) { uint w, h, d, n; t.GetDimensions(lod, w, h, d, n); return asfloat(uint4(w, h, d, n)); }
+float4 shrec_tex_info(TextureCube<float4> t, uint lod) { uint w, h, n; t.GetDimensions(lod, w, h, n); return asfloat(uint4(w, h, 1, n)); }
 
 // Exact operator semantics used by the IR (src/ir/mod.rs documents each one).
 #define SHREC_FLT_MAX asfloat(0x7F7FFFFFu)

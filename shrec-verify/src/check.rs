@@ -77,6 +77,7 @@ pub fn texture_specs(module: &Module, mut data: impl FnMut(usize) -> (u32, Vec<[
                 sampler: Slot { set: t.sampler_binding.vk_set, binding: t.sampler_binding.vk_binding },
                 shape: TextureShape::of(t.dim),
                 size,
+                height: size,
                 texels,
                 mips: vec![],
             }

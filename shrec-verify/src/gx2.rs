@@ -368,17 +368,25 @@ pub(super) fn uniform_data(module: &Module, inp: &Inputs) -> Vec<Vec<[f32; 4]>> 
 }
 
 fn textures(module: &Module, inp: &Inputs) -> Vec<super::vk::TextureSpec> {
-    check::texture_specs(module, |i| {
+    let bound = |i: usize| {
         let name = &module.textures[i].tex_var;
         let res: u32 = name.trim_start_matches('t').split('_').next().and_then(|x| x.parse().ok()).unwrap_or(0);
         // the view type follows the module's declaration; the interpreter finds contents of
         // the other kind undetermined
         let shape = TextureShape::of(module.textures[i].dim);
-        match inp.textures.iter().find(|t| t.resource == res && t.shape == shape) {
-            Some(t) => (t.size, t.texels.clone()),
-            None => (1, vec![[0.0; 4]; if shape == TextureShape::Cube { 6 } else { 1 }]),
+        inp.textures.iter().find(|t| t.resource == res && t.shape == shape)
+    };
+    let mut specs = check::texture_specs(module, |i| match bound(i) {
+        Some(t) => (t.size, t.texels.clone()),
+        None => (1, vec![[0.0; 4]; if module.textures[i].dim == shrec::ir::TexDim::Cube { 6 } else { 1 }]),
+    });
+    for (i, spec) in specs.iter_mut().enumerate() {
+        if let Some(t) = bound(i) {
+            spec.height = t.height;
+            spec.mips = t.mips.clone();
         }
-    })
+    }
+    specs
 }
 
 fn vertex_expect(s: &Gx2Shader, r: &Run) -> VertexExpect {
@@ -530,7 +538,7 @@ pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
     inp.regfile = words.clone();
     words.truncate(BLOCK_LEN);
     inp.blocks.insert(BLOCK_LOC, words);
-    inp.textures = vec![interp::Texture { resource: 0, size: 4, shape: TextureShape::Flat, texels: (0..16).map(|_| f4(rng)).collect() }];
+    inp.textures = vec![interp::Texture::new(0, 4, 4, TextureShape::Flat, (0..16).map(|_| f4(rng)).collect())];
     inp
 }
 

@@ -187,8 +187,15 @@ fn cond_exprs(c: &mut Cond, f: &mut dyn FnMut(&mut Expr)) {
 fn expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
     match e {
         Expr::Read(_) | Expr::Literal(_) | Expr::TexSize { .. } | Expr::Bits(_) => {}
-        Expr::Swizzle(a, _) | Expr::Unary(_, a) | Expr::IntUnary(_, a) | Expr::QueryLod { coord: a, .. } | Expr::Sample { coord: a, .. } => {
-            expr(a, f)
+        Expr::Swizzle(a, _)
+        | Expr::Unary(_, a)
+        | Expr::IntUnary(_, a)
+        | Expr::QueryLod { coord: a, .. }
+        | Expr::Sample { coord: a, .. }
+        | Expr::TexInfo { lod: a, .. } => expr(a, f),
+        Expr::Load { coord, lod, .. } => {
+            expr(coord, f);
+            expr(lod, f);
         }
         Expr::Compose(parts) => parts.iter_mut().for_each(|p| expr(p, f)),
         Expr::Binary(_, a, b) | Expr::Dot(_, a, b) | Expr::DotPica(_, a, b) | Expr::IntBinary(_, a, b) => {

@@ -52,7 +52,7 @@ pub struct UniformSpec {
     pub len: u32,
 }
 
-/// A texture bound for the whole job: RGBA32F texels, `size`×`size` (×6 faces for a cube map,
+/// A texture bound for the whole job: RGBA32F texels, `size`×`height` (×6 faces for a cube map,
 /// faces in Vulkan layer order +X −X +Y −Y +Z −Z), rows top to bottom. Sampled with nearest
 /// filtering (mip levels too: nearest level), clamp-to-edge.
 #[derive(Clone, Debug)]
@@ -62,10 +62,13 @@ pub struct TextureSpec {
     /// Cube: six layers of `size`² texels; volume: `size`³ texels, slices front to back (z),
     /// each rows top to bottom.
     pub shape: TextureShape,
+    /// Width of level 0 in texels.
     pub size: u32,
+    /// Height of level 0: `size` except for a flat texture, which may be rectangular.
+    pub height: u32,
     pub texels: Vec<[f32; 4]>,
-    /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` square (cubed for a volume), faces as
-    /// level 0 (empty: one level).
+    /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` × `max(height >> k, 1)` (a volume's
+    /// depth likewise), faces as level 0 (empty: one level).
     pub mips: Vec<Vec<[f32; 4]>>,
 }
 
@@ -623,10 +626,14 @@ impl Gpu {
             let levels: Vec<&Vec<[f32; 4]>> = std::iter::once(&t.texels).chain(&t.mips).collect();
             let mut regions = Vec::new();
             let mut offset = 0usize;
+            if t.height != t.size && t.shape != TextureShape::Flat {
+                return Err(format!("texture at {:?}: a {:?} texture is square ({}×{} given)", t.texture, t.shape, t.size, t.height));
+            }
             for (k, texels) in levels.iter().enumerate() {
                 let side = (t.size >> k).max(1);
+                let rows = (t.height >> k).max(1);
                 let depth = if t.shape == TextureShape::Volume { side } else { 1 };
-                let expected = (side * side * depth * layers) as usize;
+                let expected = (side * rows * depth * layers) as usize;
                 if texels.len() != expected {
                     return Err(format!("texture at {:?} level {k} has {} texels, expected {expected}", t.texture, texels.len()));
                 }
@@ -639,13 +646,13 @@ impl Gpu {
                             base_array_layer: 0,
                             layer_count: layers,
                         })
-                        .image_extent(vk::Extent3D { width: side, height: side, depth }),
+                        .image_extent(vk::Extent3D { width: side, height: rows, depth }),
                 );
                 offset += expected;
             }
             let img = self.image(
                 s,
-                (t.size, t.size),
+                (t.size, t.height),
                 layers,
                 vk::Format::R32G32B32A32_SFLOAT,
                 vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,

@@ -587,6 +587,7 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
             sampler: Slot { set: 3, binding: 0 },
             shape: tex.shape,
             size: tex.size,
+            height: tex.size,
             texels: tex.texels.clone(),
             mips: tex.mips.clone(),
         });

@@ -922,8 +922,10 @@ const OP2_REJECTED: [&str; 34] = [
     "RECIP_UINT",
 ];
 const OP3_REJECTED: [&str; 8] = ["MULADD_64", "MULADD_64_M2", "MULADD_64_M4", "MULADD_64_D2", "MUL_LIT", "MUL_LIT_M2", "MUL_LIT_M4", "MUL_LIT_D2"];
-const TEX_TRANSLATED: [&str; 10] = [
+const TEX_TRANSLATED: [&str; 12] = [
     "VTX_FETCH",
+    "LD",
+    "GET_TEXTURE_INFO",
     "SAMPLE",
     "SAMPLE_L",
     "SAMPLE_LB",
@@ -980,7 +982,7 @@ fn rejected_tex_opcodes_are_named() {
         rejects(&p, name);
         n += 1;
     }
-    assert_eq!(n, 22);
+    assert_eq!(n, 20);
     // VTX_FETCH of a non-uniform buffer; SAMPLE with unnormalized coordinates, texel offsets, relative GPRs
     let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
     rejects(&p, "VTX_FETCH");
@@ -1011,6 +1013,40 @@ fn rejected_tex_opcodes_are_named() {
     p = ps(vec![texc(vec![t])], 1);
     let err = formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err();
     assert!(err.reason.contains("SAMPLE with relative GPR"), "{err}");
+}
+
+/// LD and GET_TEXTURE_INFO: 1D/2D and 3D resources translate (DXIL and SPIR-V, spirv-val) to
+/// `Load` / `shrec_tex_info` on the integer bit patterns of the source lanes (LD: xy[z] and the
+/// level in w; GET_TEXTURE_INFO: the level in x), in pixel and vertex shaders; LD with texel
+/// offsets (Mesa r600: they do not work with LD) and both on cube textures (not documented) are
+/// refused naming the case.
+#[test]
+fn ld_and_get_texture_info() {
+    let lib = lib();
+    let shader = |name: &str, ty: u32, offset: u32, vertex: bool| {
+        let mut t = tex(name, 0, 0, 0, 1, [2, 1, 0, 3]);
+        t.w[2] |= offset;
+        let mut p = if vertex { vs(vec![texc(vec![t])], 1) } else { ps(vec![texc(vec![t])], 1) };
+        p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty, location: 0 }];
+        p
+    };
+    for (ty, load) in [(0, ".Load(int3(asint(("), (1, ".Load(int3(asint(("), (3, ".Load(int4(asint((")] {
+        for vertex in [false, true] {
+            let o = check(&lib, &format!("ld_{ty}_{vertex}"), &shader("LD", ty, 0, vertex));
+            assert!(o.hlsl.contains(load) && o.hlsl.contains(").x)))"), "LD type {ty}\n{}", o.hlsl);
+            let o = check(&lib, &format!("get_texture_info_{ty}_{vertex}"), &shader("GET_TEXTURE_INFO", ty, 0, vertex));
+            assert!(o.hlsl.contains("shrec_tex_info(t0_s0, asuint(("), "GET_TEXTURE_INFO type {ty}\n{}", o.hlsl);
+        }
+    }
+    for (name, ty, offset, want) in [
+        ("LD", 1, 2, "LD with texel offsets"),
+        ("LD", 3, 2 << 10, "LD with texel offsets"),
+        ("LD", 4, 0, "LD on a cube texture"),
+        ("GET_TEXTURE_INFO", 4, 0, "GET_TEXTURE_INFO on a cube texture"),
+    ] {
+        let err = formats::translate(ContainerKind::Gfd, &gfd(&shader(name, ty, offset, false)), 0, &TranslateOptions::default()).unwrap_err();
+        assert!(err.reason.contains(want), "{name} type {ty}: {err}");
+    }
 }
 
 #[test]

@@ -568,6 +568,131 @@ fn tex_sample_offsets() {
     finish("tex_sample_offsets", &total, &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"], 100);
 }
 
+/// A texture of `levels` mip levels, level 0 `w`×`h` (×`w` slices for a volume), every texel
+/// distinct: (x, y, z + 16·level, running index / 8), so a wrong texel, axis or level shows.
+fn pyramid(shape: shrec_verify::TextureShape, w: u32, h: u32, levels: u32) -> shrec_verify::interp::gx2::Texture {
+    let mut t = shrec_verify::interp::gx2::Texture::new(0, w, h, shape, vec![]);
+    let mut n = 0;
+    for k in 0..levels {
+        let (lw, lh, ld) = t.level_size(k);
+        let mut texels = vec![];
+        for z in 0..ld {
+            for y in 0..lh {
+                for x in 0..lw {
+                    texels.push([x as f32, y as f32, (z + 16 * k) as f32, n as f32 / 8.0]);
+                    n += 1;
+                }
+            }
+        }
+        if k == 0 {
+            t.texels = texels;
+        } else {
+            t.mips.push(texels);
+        }
+    }
+    t
+}
+
+/// `t` with DST_SEL_X..W (TEX word 1 bits 9-20) set to `sel`.
+fn with_dst_sel(mut t: T, sel: [u32; 4]) -> T {
+    t.0[1] &= !(0xFFF << 9);
+    for (k, s) in sel.into_iter().enumerate() {
+        t.0[1] |= s << (9 + 3 * k);
+    }
+    t
+}
+
+/// `R dst.lane = FLT_TO_INT(|R src.lane| × scale) & mask` in three groups (FLT_TO_INT takes
+/// the t slot), through R7.
+fn int_of(dst: (u32, u8), src: (u32, u8), scale: f32, mask: u32) -> Vec<G> {
+    vec![
+        G(vec![a("MUL", (7, dst.1), &[r(src.0, src.1).abs(), lit(0)])], vec![scale.to_bits()]),
+        G(vec![a("FLT_TO_INT", (7, dst.1), &[r(7, dst.1)])], vec![]),
+        G(vec![a("AND_INT", dst, &[r(7, dst.1), lit(0)])], vec![mask]),
+    ]
+}
+
+/// LD on 2D (8×4, 4 levels) and 3D (8³, 4 levels) textures, vertex shaders and pixel quads.
+/// The integer coordinates vary per lane: x0 = trunc(|in.x|·4) & (w − 1), y0 likewise, the
+/// level = trunc(|in.z|·2) & 3 (FLT_TO_INT, AND_INT), and the fetch reads (x0, y0[, z0]) >> level
+/// (LSHR_INT) at that level (R2, src.w = the level) and (x0, y0[, z0]) at level 0 given by the
+/// constant select 0 (R3), so every fetch is inside its level. Offsets on LD are refused (see
+/// `rejected_tex_opcodes_are_named` in gx2_synthetic).
+#[test]
+fn tex_load() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let mut k = 0;
+    for (shape, var_type, h) in [(shrec_verify::TextureShape::Flat, 1, 4), (shrec_verify::TextureShape::Volume, 3, 8)] {
+        let texture = pyramid(shape, 8, h, 4);
+        for kind in [ShaderKind::Pixel, ShaderKind::Vertex] {
+            let src = if kind == ShaderKind::Pixel { 0 } else { 1 };
+            // R6 = (x0, y0, z0, level); R5 = R6.xyz >> level, R5.w = level
+            let mut groups = vec![];
+            groups.extend(int_of((6, 0), (src, 0), 4.0, 7));
+            groups.extend(int_of((6, 1), (src, 1), 4.0, h - 1));
+            groups.extend(int_of((6, 2), (src, 3), 4.0, 7));
+            groups.extend(int_of((6, 3), (src, 2), 2.0, 3));
+            groups.push(G(
+                vec![
+                    a("LSHR_INT", (5, 0), &[r(6, 0), r(6, 3)]),
+                    a("LSHR_INT", (5, 1), &[r(6, 1), r(6, 3)]),
+                    a("LSHR_INT", (5, 2), &[r(6, 2), r(6, 3)]),
+                    mov((5, 3), r(6, 3)),
+                ],
+                vec![],
+            ));
+            let (sel_level, sel_base) = if var_type == 3 { ([0, 1, 2, 3], [0, 1, 2, 4]) } else { ([0, 1, 4, 3], [0, 1, 4, 4]) };
+            let fetches = vec![tex("LD", 0, 0, 5, 2, sel_level), tex("LD", 0, 0, 6, 3, sel_base)];
+            let prog = fetch_program(kind, Some(alu("ALU", groups)), C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, 1);
+            for seed in 0..3 {
+                total.merge(run_textured(gpu, format!("LD {shape:?} {kind:?} seed {seed}"), kind, &prog, 70 + k, var_type, &texture));
+                k += 1;
+            }
+        }
+    }
+    finish("tex_load", &total, &["LD", "FLT_TO_INT", "AND_INT", "LSHR_INT"], 500);
+}
+
+/// GET_TEXTURE_INFO on 2D textures of several sizes and level counts (8×4 with 4 levels, 5×3
+/// with 3, 16×2 with 5, 1×1 with 1) and 3D ones (4³ with 3, 6³ with 3), vertex shaders and pixel
+/// quads, for every level and the one past the last (whose sizes are undetermined; the level
+/// count is compared): R2 = the info of that level (an integer made by ADD_INT from a literal,
+/// read through SRC_SEL z), exported as integer bit patterns; R3 = the info of level 0
+/// (constant select 0) read with DST_SEL wzyx and turned into floats (INT_TO_FLT). The level is
+/// the same in every lane of a program: lavapipe's size query (Mesa 22.3 gallivm
+/// `lp_build_size_query_soa`, "FIXME: this needs to honor per-element lod") takes the first
+/// lane's level for the whole SIMD vector, so a level varying per lane is not executed here.
+#[test]
+fn tex_info() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let flat = shrec_verify::TextureShape::Flat;
+    let volume = shrec_verify::TextureShape::Volume;
+    let textures = [(flat, 1, 8, 4, 4), (flat, 1, 5, 3, 3), (flat, 1, 16, 2, 5), (flat, 1, 1, 1, 1), (volume, 3, 4, 4, 3), (volume, 3, 6, 6, 3)];
+    let mut k = 0;
+    for (shape, var_type, w, h, levels) in textures {
+        let texture = pyramid(shape, w, h, levels);
+        for level in 0..=levels {
+            for kind in [ShaderKind::Pixel, ShaderKind::Vertex] {
+                let groups = vec![G(vec![a("ADD_INT", (5, 2), &[lit(0), special(248)])], vec![level])];
+                let fetches = vec![
+                    tex("GET_TEXTURE_INFO", 0, 0, 5, 2, [2, 0, 1, 3]),
+                    with_dst_sel(tex("GET_TEXTURE_INFO", 0, 0, 5, 3, [4, 4, 4, 4]), [3, 2, 1, 0]),
+                ];
+                let to_float = (0..4u8).map(|c| G(vec![a("INT_TO_FLT", (3, c), &[r(3, c)])], vec![])).collect();
+                let mut prog = fetch_program(kind, Some(alu("ALU", groups)), C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, 1);
+                let at = prog.len() - if kind == ShaderKind::Vertex { 2 } else { 1 };
+                prog.insert(at, alu("ALU", to_float));
+                let what = format!("GET_TEXTURE_INFO {shape:?} {w}x{h} {levels} levels, level {level}, {kind:?}");
+                total.merge(run_textured(gpu, what, kind, &prog, 90 + k, var_type, &texture));
+                k += 1;
+            }
+        }
+    }
+    finish("tex_info", &total, &["GET_TEXTURE_INFO", "ADD_INT", "INT_TO_FLT"], 500);
+}
+
 /// The CUBE group of the compilers' pattern: R`dst` = CUBE of `src(k)` = R.zzxy / R.yxzz lanes.
 fn cube_group(dst: u32, src: impl Fn(u8) -> S) -> G {
     G([(2, 1), (2, 0), (0, 2), (1, 2)].into_iter().enumerate().map(|(k, (s0, s1))| a("CUBE", (dst, k as u8), &[src(s0), src(s1)])).collect(), vec![])
@@ -681,7 +806,7 @@ fn run_textured(
 fn cube_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..6 * 16).map(|k| [(k / 16) as f32, (k % 4) as f32, (k / 4 % 4) as f32, k as f32 * 0.125]).collect();
-    let map = shrec_verify::interp::gx2::Texture { resource: 0, size: 4, shape: shrec_verify::TextureShape::Cube, texels };
+    let map = shrec_verify::interp::gx2::Texture::new(0, 4, 4, shrec_verify::TextureShape::Cube, texels);
     let mut total = Comparison::default();
     for (kind, dir, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         let coords = vec![
@@ -706,7 +831,7 @@ fn cube_sample() {
 fn volume_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..125).map(|k| [(k % 5) as f32, (k / 5 % 5) as f32, (k / 25) as f32, k as f32 * 0.125]).collect();
-    let volume = shrec_verify::interp::gx2::Texture { resource: 0, size: 5, shape: shrec_verify::TextureShape::Volume, texels };
+    let volume = shrec_verify::interp::gx2::Texture::new(0, 5, 5, shrec_verify::TextureShape::Volume, texels);
     let mut total = Comparison::default();
     for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ")] {
         for sel in [[0, 1, 2, 0], [2, 0, 1, 0]] {

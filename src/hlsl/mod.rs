@@ -652,6 +652,17 @@ impl Writer<'_> {
                 format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", t.tex_var, t.smp_var, self.expr(coord))
             }
             Expr::TexSize { tex } => format!("shrec_tex_size({})", self.m.textures[*tex as usize].tex_var),
+            Expr::Load { tex, coord, lod } => {
+                // `Load(intN(coordinates, level))`: the integer lanes are the operands' bit
+                // patterns (ir::Expr::Load); validate keeps cubes out
+                let t = &self.m.textures[*tex as usize];
+                let n = t.dim.coord_lanes();
+                let lanes = &"xyz"[..n];
+                format!("{}.Load(int{}(asint(({}).{lanes}), asint(({}).x)))", t.tex_var, n + 1, self.expr(coord), self.expr(lod))
+            }
+            Expr::TexInfo { tex, lod } => {
+                format!("shrec_tex_info({}, asuint(({}).x))", self.m.textures[*tex as usize].tex_var, self.expr(lod))
+            }
             Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
             Expr::IntUnary(op, a) => {
                 let a = format!("asuint({})", self.expr(a));

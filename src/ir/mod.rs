@@ -28,7 +28,8 @@ pub struct Module {
     pub outputs: Vec<IoVar>,
     /// Constant register files; `RegFile::Const(i)` is `const_buffers[i]`.
     pub const_buffers: Vec<ConstBuffer>,
-    /// Textures with their samplers, sampled by `Expr::Sample`.
+    /// Textures with their samplers, sampled by `Expr::Sample` (and read by `Expr::Load`,
+    /// queried by `Expr::TexSize` / `Expr::TexInfo`, which ignore the sampler).
     pub textures: Vec<Texture>,
     /// Number of temporary vec4 registers and how they are named in HLSL.
     pub temps: TempFile,
@@ -350,6 +351,27 @@ pub enum Expr {
     /// dimensions the texture lacks (HLSL `GetDimensions`, through `shrec_tex_size`).
     TexSize {
         tex: u32,
+    },
+    /// Texel fetch without a sampler (no filtering, no addressing mode, no LOD computation):
+    /// the texel of texture `tex` at integer coordinates `coord` (lanes per dimension) of mip
+    /// level `lod` (lane x). Coordinates and level are 32-bit signed integers given as bit
+    /// patterns (`asint`), as integer operators leave them. A coordinate outside the level, or
+    /// a level outside the texture, has no defined result (D3D returns 0, Vulkan leaves it
+    /// undefined): a frontend translates only what its source defines there. Never on a cube
+    /// texture. HLSL `Load(int3(x, y, lod))` (`int2` / `int4` for 1D / 3D).
+    Load {
+        tex: u32,
+        coord: Box<Expr>,
+        lod: Box<Expr>,
+    },
+    /// Size of mip level `lod` (lane x, a signed integer bit pattern) of texture `tex` and the
+    /// texture's number of mip levels, as unsigned integer bit patterns (`asfloat(uint4)`):
+    /// (width, height, depth, levels), 1 for the dimensions the texture lacks (a cube's depth
+    /// is 1). For a level outside the texture the three sizes are undefined (the level count is
+    /// not). HLSL `GetDimensions(lod, w, h[, d], levels)`, through `shrec_tex_info`.
+    TexInfo {
+        tex: u32,
+        lod: Box<Expr>,
     },
     /// Per-lane select: lane `i` = `a[i] cmp b[i] ? if_true[i] : if_false[i]` (IEEE comparisons:
     /// every comparison with NaN is false except `Ne`). HLSL `select(a cmp b, t, f)`.

@@ -44,6 +44,8 @@ pub enum ValidationError {
     BadUniform { buffer: u32, reg: u32, lane: u8 },
     #[error("invalid IR: texel offset {0:?} (whole texels -8..7 on the texture's own axes, none on cubes)")]
     BadTexelOffset([i8; 3]),
+    #[error("invalid IR: texel fetch (Load) from cube texture {0}")]
+    LoadFromCube(u32),
     #[error("invalid IR: lane {0} in a swizzle (lanes are 0-3)")]
     BadLane(u8),
     #[error("invalid IR: write mask {0:#x} (must be 1-15)")]
@@ -387,6 +389,19 @@ impl Validator<'_> {
                 self.expr(coord)
             }
             Expr::TexSize { tex } => self.texture(*tex),
+            Expr::Load { tex, coord, lod } => {
+                self.texture(*tex)?;
+                // HLSL has no `Load` on a `TextureCube`
+                if self.m.textures[*tex as usize].dim == super::TexDim::Cube {
+                    return Err(ValidationError::LoadFromCube(*tex));
+                }
+                self.expr(coord)?;
+                self.expr(lod)
+            }
+            Expr::TexInfo { tex, lod } => {
+                self.texture(*tex)?;
+                self.expr(lod)
+            }
             Expr::Select { a, b, if_true, if_false, .. } => {
                 self.expr(a)?;
                 self.expr(b)?;
@@ -550,8 +565,28 @@ mod tests {
             },
             assign(RegFile::Output, 0, read(RegFile::Temp, 3, [3, 2, 1, 0])),
             Stmt::Discard(Cond::BitSet { value: read(RegFile::Const(0), 0, XYZW), bit: 31 }),
+            assign(
+                RegFile::Temp,
+                1,
+                Expr::Load { tex: 0, coord: Box::new(read(RegFile::Temp, 3, XYZW)), lod: Box::new(read(RegFile::Temp, 3, [3; 4])) },
+            ),
+            assign(RegFile::Temp, 2, Expr::TexInfo { tex: 0, lod: Box::new(read(RegFile::Temp, 1, XYZW)) }),
         ];
         assert_eq!(check(body), Ok(()));
+    }
+
+    #[test]
+    fn load_is_refused_on_a_cube_and_info_is_not() {
+        let load = Expr::Load { tex: 0, coord: Box::new(read(RegFile::Temp, 1, XYZW)), lod: Box::new(read(RegFile::Temp, 1, XYZW)) };
+        let mut m = module(vec![assign(RegFile::Temp, 0, load.clone())]);
+        for dim in [TexDim::D1, TexDim::D2, TexDim::D3] {
+            m.textures[0].dim = dim;
+            assert_eq!(validate(&m), Ok(()), "{dim:?}");
+        }
+        m.textures[0].dim = TexDim::Cube;
+        assert_eq!(validate(&m), Err(ValidationError::LoadFromCube(0)));
+        m.body = vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 0, lod: Box::new(read(RegFile::Temp, 1, XYZW)) })];
+        assert_eq!(validate(&m), Ok(()));
     }
 
     #[test]
@@ -574,6 +609,20 @@ mod tests {
                 ValidationError::DynamicStageIndex { file: "input".into() },
             ),
             (vec![assign(RegFile::Temp, 0, Expr::TexSize { tex: 1 })], ValidationError::NoSuchTexture { tex: 1, len: 1 }),
+            (
+                vec![assign(RegFile::Temp, 0, Expr::Load { tex: 1, coord: Box::new(r(RegFile::Temp, 1)), lod: Box::new(r(RegFile::Temp, 1)) })],
+                ValidationError::NoSuchTexture { tex: 1, len: 1 },
+            ),
+            (
+                vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 2, lod: Box::new(r(RegFile::Temp, 1)) })],
+                ValidationError::NoSuchTexture { tex: 2, len: 1 },
+            ),
+            // the coordinate and level operands are walked like any other
+            (
+                vec![assign(RegFile::Temp, 0, Expr::Load { tex: 0, coord: Box::new(r(RegFile::Temp, 1)), lod: Box::new(r(RegFile::Temp, 5)) })],
+                ValidationError::RegisterOutOfRange { file: "temporary".into(), index: 5, len: 4 },
+            ),
+            (vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 0, lod: Box::new(r(RegFile::Const(2), 0)) })], ValidationError::NoSuchConstFile(2)),
             (
                 vec![assign(
                     RegFile::Temp,

@@ -25,7 +25,11 @@
 //!   FLT_TO_UINT truncate and saturate (NaN → 0); CLAMP applies to every result;
 //! - CUBE reads its direction from src0 of the z, w and x units (the compilers' R.zzxy / R.yxzz
 //!   operands); a SAMPLE on a cube resource (GX2SamplerVar type 4) takes (s, t, face) with s, t
-//!   in [1, 2], outside which it is undetermined (`sample_cube`).
+//!   in [1, 2], outside which it is undetermined (`sample_cube`);
+//! - LD reads src.xyz and the mip level src.w as signed integer bit patterns (no sampler);
+//!   GET_TEXTURE_INFO gives (width, height, depth, levels) of mip level asint(src.x) as integer
+//!   bit patterns. Out-of-range coordinates and levels, LD offsets and cubes are undetermined
+//!   (`load`, `info`).
 //!
 //! Every lane carries an error bound ([`V::err`]): 0 = the GPU must produce these bits, finite =
 //! an approximate float (transcendentals, carried through later arithmetic), infinite = not
@@ -99,17 +103,51 @@ fn tolerance(op: &str) -> Tolerance {
     TOLERANCES.iter().find(|t| t.0 == op).map_or(Tolerance::EXACT, |t| t.1)
 }
 
-/// A 2D, 3D or cube RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge,
-/// one level: what the harness binds).
+/// A 2D, 3D or cube RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge:
+/// what the harness binds). SAMPLE* reads level 0 of a texture without mip levels and is
+/// undetermined on one with them (mip selection is not modelled); LD and GET_TEXTURE_INFO read
+/// every level.
 #[derive(Clone, Debug)]
 pub struct Texture {
     pub resource: u32,
+    /// Width of level 0 (a cube's face size, a volume's width, height and depth).
     pub size: u32,
+    /// Height of level 0: `size`, except for a flat texture, which may be rectangular.
+    pub height: u32,
     /// Cube: six faces (+x −x +y −y +z −z) of `size * size` texels each; volume: `size` slices
     /// (z) of `size * size` texels.
     pub shape: TextureShape,
-    /// Row-major, `size * size` texels (per face / slice).
+    /// Level 0, row-major, `size * height` texels (per face / slice).
     pub texels: Vec<[f32; 4]>,
+    /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` × `max(height >> k, 1)` (a volume's
+    /// depth likewise), laid out as level 0; empty = one level.
+    pub mips: Vec<Vec<[f32; 4]>>,
+}
+
+impl Texture {
+    /// A texture of one level.
+    pub fn new(resource: u32, size: u32, height: u32, shape: TextureShape, texels: Vec<[f32; 4]>) -> Texture {
+        Texture { resource, size, height, shape, texels, mips: vec![] }
+    }
+
+    /// Number of mip levels.
+    pub fn levels(&self) -> u32 {
+        1 + self.mips.len() as u32
+    }
+
+    /// (width, height, depth) of level `k` (depth 1 unless a volume).
+    pub fn level_size(&self, k: u32) -> (u32, u32, u32) {
+        let (w, h) = ((self.size >> k).max(1), (self.height >> k).max(1));
+        (w, h, if self.shape == TextureShape::Volume { w } else { 1 })
+    }
+
+    fn level(&self, k: u32) -> &[[f32; 4]] {
+        if k == 0 {
+            &self.texels
+        } else {
+            &self.mips[k as usize - 1]
+        }
+    }
 }
 
 /// What one invocation sees.
@@ -1485,6 +1523,8 @@ impl<'a> M<'a> {
             let coord: [V; 4] = std::array::from_fn(|k| sel(x.src_sel[k]));
             let value: [V; 4] = match x.name {
                 "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" => self.sample(x.resource_id, &coord, x.offset),
+                "LD" => self.load(x.resource_id, &coord, x.offset),
+                "GET_TEXTURE_INFO" => self.info(x.resource_id, coord[0]),
                 "SET_GRADIENTS_H" => {
                     self.grad_h = coord;
                     self.tex_resume += 1;
@@ -1536,33 +1576,81 @@ impl<'a> M<'a> {
     /// (R600 ISA s1.3.1 field; Cemu's LatteDecompiler halves it), added to the texel coordinate
     /// before clamping; not modelled on cubes (undetermined there).
     fn sample(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
-        let Some(t) = self.inp.textures.iter().find(|t| t.resource == res) else { return [V::UNKNOWN; 4] };
-        let var_type = self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty);
-        let wanted = match var_type {
-            Some(4) => TextureShape::Cube,
-            Some(3) => TextureShape::Volume,
-            _ => TextureShape::Flat,
-        };
-        if wanted != t.shape {
+        let Some(t) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        if !t.mips.is_empty() {
             return [V::UNKNOWN; 4];
         }
         if t.shape == TextureShape::Cube {
             return if offset == [0, 0, 0] { sample_cube(t, coord) } else { [V::UNKNOWN; 4] };
         }
-        let size = f64::from(t.size);
-        let pick = |c: V, half_texels: i32| -> Option<usize> {
+        let pick = |c: V, half_texels: i32, n: u32| -> Option<usize> {
             let (v, e) = fin(c)?;
+            let size = f64::from(n);
             let (x, e) = (f64::from(v) * size + f64::from(half_texels) / 2.0, e * size);
-            crate::nearest_clamped(x - e, x + e, t.size, 1.0 / 64.0).map(|i| i as usize)
+            crate::nearest_clamped(x - e, x + e, n, 1.0 / 64.0).map(|i| i as usize)
         };
-        let n = t.size as usize;
+        let (w, h, d) = t.level_size(0);
         match (
-            pick(coord[0], offset[0]),
-            pick(coord[1], offset[1]),
-            if t.shape == TextureShape::Volume { pick(coord[2], offset[2]) } else { Some(0) },
+            pick(coord[0], offset[0], w),
+            pick(coord[1], offset[1], h),
+            if t.shape == TextureShape::Volume { pick(coord[2], offset[2], d) } else { Some(0) },
         ) {
-            (Some(i), Some(j), Some(k)) => t.texels[(k * n + j) * n + i].map(V::f),
+            (Some(i), Some(j), Some(k)) => t.texels[(k * h as usize + j) * w as usize + i].map(V::f),
             _ => [V::UNKNOWN; 4],
+        }
+    }
+
+    /// The texture bound to RESOURCE_ID `res` when its shape is the one the resource's
+    /// GX2SamplerVar declares (type 3 = 3D, 4 = cube, otherwise 2D); contents of another shape
+    /// are undetermined (the harness binds the declared kind).
+    fn bound(&self, res: u32) -> Option<&Texture> {
+        let t = self.inp.textures.iter().find(|t| t.resource == res)?;
+        let wanted = match self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty) {
+            Some(4) => TextureShape::Cube,
+            Some(3) => TextureShape::Volume,
+            _ => TextureShape::Flat,
+        };
+        (wanted == t.shape).then_some(t)
+    }
+
+    /// LD: the texel of mip level src.w at (src.x, src.y), and src.z on a 3D texture, every
+    /// lane read as a signed integer bit pattern — no filtering, no addressing mode (decaf
+    /// `translateTex_LD`, Cemu `_emitTEXSampleTextureCode`, Mesa r600 `lower_txf`; docs/gx2.md
+    /// "LD and GET_TEXTURE_INFO"). Undetermined: a coordinate outside the level or a level
+    /// outside the texture (Vulkan leaves the fetch undefined; what the hardware returns is
+    /// not documented), nonzero OFFSET fields (Mesa r600: they do not work with LD), cubes.
+    fn load(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
+        let Some(t) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        if t.shape == TextureShape::Cube || offset != [0, 0, 0] {
+            return [V::UNKNOWN; 4];
+        }
+        let int = |v: V, n: u32| int_in(v).map(|b| b as i32).filter(|&i| i >= 0 && (i as u32) < n).map(|i| i as usize);
+        let Some(lod) = int(coord[3], t.levels()) else { return [V::UNKNOWN; 4] };
+        let (w, h, d) = t.level_size(lod as u32);
+        let z = if t.shape == TextureShape::Volume { int(coord[2], d) } else { Some(0) };
+        match (int(coord[0], w), int(coord[1], h), z) {
+            (Some(i), Some(j), Some(k)) => t.level(lod as u32)[(k * h as usize + j) * w as usize + i].map(V::f),
+            _ => [V::UNKNOWN; 4],
+        }
+    }
+
+    /// GET_TEXTURE_INFO: (width, height, depth, levels) of mip level `lod` (src.x, a signed
+    /// integer bit pattern) as integer bit patterns, depth 1 on a 2D texture (decaf
+    /// `translateTex_GET_TEXTURE_INFO`, Mesa r600 `TexInstr::emit_tex_txs`). For a level
+    /// outside the texture the sizes are undetermined (Vulkan: undefined), the level count is
+    /// not. Cubes: undetermined (the z lane is not documented; the translation refuses them).
+    fn info(&self, res: u32, lod: V) -> [V; 4] {
+        let Some(t) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        if t.shape == TextureShape::Cube {
+            return [V::UNKNOWN; 4];
+        }
+        let levels = V::exact(t.levels());
+        match int_in(lod).map(|b| b as i32).filter(|&l| l >= 0 && (l as u32) < t.levels()) {
+            Some(l) => {
+                let (w, h, d) = t.level_size(l as u32);
+                [V::exact(w), V::exact(h), V::exact(d), levels]
+            }
+            None => [V::UNKNOWN, V::UNKNOWN, V::UNKNOWN, levels],
         }
     }
 }

@@ -1033,6 +1033,16 @@ impl L<'_> {
         Ok((idx, dim))
     }
 
+    /// The texture of RESOURCE_ID `res` for an instruction that does not sample (LD,
+    /// GET_TEXTURE_INFO): the sampler is not used, so any texture already declared for the
+    /// resource serves; otherwise the pair (`res`, `smp`) is declared.
+    fn resource(&mut self, res: u32, smp: u32, pc: u32, name: &str) -> Result<(u32, TexDim), ShaderError> {
+        match self.tex.iter().find(|x| x.0 .0 == res) {
+            Some(x) => Ok((x.1, self.m.textures[x.1 as usize].dim)),
+            None => self.texture(res, smp, pc, name),
+        }
+    }
+
     fn tex(&mut self, x: &TexInst, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         if x.src_rel || x.dst_rel {
             return Err(unsupported(&format!("{} with relative GPR addressing", x.name), pc));
@@ -1072,6 +1082,41 @@ impl L<'_> {
                     _ => return Err(unsupported(x.name, pc)),
                 };
                 Expr::Sample { tex: ti, coord: Box::new(coord), mode, offset }
+            }
+            "LD" => {
+                // Texel fetch. Sources (docs/gx2.md "LD and GET_TEXTURE_INFO"): the coordinate
+                // lanes are integer bit patterns (decaf `translateTex_LD` → OpImageFetch of the
+                // source bitcast to uint; Cemu `_emitTEXSampleTextureCode` reads them as
+                // SIGNED_INT for texelFetch; Mesa r600 emits nir `txf`, whose coordinates are
+                // ints, as LD: `TexInstr::Inputs::get_opcode`); the mip level is the integer
+                // in src.w (Mesa `LowerTexToBackend::lower_txf` puts the txf lod in lane 3; Cemu
+                // and decaf fetch level 0, both marked to do). COORD_TYPE is not read (Mesa
+                // leaves it normalized on its LDs).
+                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.name)?;
+                if dim == TexDim::Cube {
+                    return Err(unsupported("LD on a cube texture (no texel fetch from a cube map in the sources or in HLSL)", pc));
+                }
+                // Mesa r600_shader.c `tgsi_tex`: "The texture offset feature doesn't work with
+                // the TXF instruction and must be emulated by adding the offset to the texture
+                // coordinates" (and nir is told `lower_txf_offset`); Cemu leaves LD offsets
+                // unimplemented. What the hardware does with them is unknown: refused.
+                if x.offset != [0, 0, 0] {
+                    return Err(unsupported("LD with texel offsets (Mesa r600: the offset fields do not work with LD)", pc));
+                }
+                Expr::Load { tex: ti, coord: Box::new(coord), lod: Box::new(sel(x.src_sel[3])) }
+            }
+            "GET_TEXTURE_INFO" => {
+                // (width, height, depth, levels) of mip level asint(src.x) as integer bit
+                // patterns (decaf `translateTex_GET_TEXTURE_INFO`: OpImageQuerySizeLod at the
+                // bitcast src.x, 1 for a 2D resource's depth, OpImageQueryLevels in w; Mesa r600
+                // `TexInstr::emit_tex_txs` emits nir txs as GET_TEXTURE_RESINFO with the lod in
+                // the source and reads query_levels from lane w). Cemu writes level 0's size
+                // and 1 in w (its mip input is a to do).
+                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.name)?;
+                if dim == TexDim::Cube {
+                    return Err(unsupported("GET_TEXTURE_INFO on a cube texture (its z lane is not documented)", pc));
+                }
+                Expr::TexInfo { tex: ti, lod: Box::new(sel(x.src_sel[0])) }
             }
             "SET_GRADIENTS_H" | "SET_GRADIENTS_V" => {
                 let r = if x.name == "SET_GRADIENTS_H" { GRAD_H } else { GRAD_V };
@@ -1126,8 +1171,8 @@ impl L<'_> {
 
 /// The TEX word's OFFSET_X/Y/Z as whole texels of the sampled level. The fields are 5-bit
 /// signed in half-texel units (docs/isa/gx2.md: s1.3.1; Cemu's LatteDecompiler halves the field
-/// into the `textureOffset` / `texelFetch` offset). One source: Mesa r600's encoding of GL's
-/// whole-texel offsets was not found to confirm the unit (docs/gx2.md "Texel offsets"). The hardware range is -8..7.5 texels; HLSL's
+/// into the `textureOffset` offset; Mesa r600 `TexInstr::get_offset` doubles GL's whole texels
+/// into it: docs/gx2.md "Texel offsets"). The hardware range is -8..7.5 texels; HLSL's
 /// `Sample(s, uv, offset)` takes constant whole texels in -8..7, so a half-texel offset, an
 /// offset on a cube resource, or one on a lane the resource lacks is rejected.
 fn texel_offset(x: &TexInst, dim: TexDim, pc: u32) -> Result<[i8; 3], ShaderError> {
