@@ -16,7 +16,8 @@
 //! each is kept (this machine is shared; the fastest run is the least disturbed one). Target:
 //! scan throughput ≥ 0.8 × the crates-only throughput; exit 1 when missed. Size:
 //! `SHREC_BENCH_ARCHIVE_MB` megabytes of decompressed data (default 320). The directory is
-//! built under the system temp dir and removed at the end.
+//! built under the system temp dir and removed at the end, or in `SHREC_BENCH_ARCHIVE_DIR` (made
+//! anew) and kept there, e.g. to profile `shrec scan` on it.
 
 use rayon::prelude::*;
 use std::io::{Read, Write};
@@ -384,7 +385,8 @@ fn main() {
     }
     let mb = env_usize("SHREC_BENCH_ARCHIVE_MB", 320);
     let rounds = env_usize("SHREC_BENCH_ARCHIVE_ROUNDS", 3).max(1);
-    let root = std::env::temp_dir().join(format!("shrec-bench-archives-{}", std::process::id()));
+    let keep = std::env::var_os("SHREC_BENCH_ARCHIVE_DIR").map(PathBuf::from);
+    let root = keep.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("shrec-bench-archives-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&root);
     let t = Instant::now();
     let dir = build_dir(&root, mb);
@@ -458,7 +460,9 @@ fn main() {
             c_best.as_secs_f64() / s_best.as_secs_f64()
         );
     }
-    let _ = std::fs::remove_dir_all(&root);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     let ratio = crate_t.as_secs_f64() / scan_t.as_secs_f64();
     println!(
