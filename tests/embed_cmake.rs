@@ -96,6 +96,28 @@ fn cmake_example(layout: &str, extra: &str) {
     check_run(&run(Command::new(&exe).arg(&dump)), &dump, &keys, layout);
     let fourth = run(Command::new("cmake").arg("--build").arg(&build));
     assert!(!fourth.contains("shrec"), "{fourth}");
+
+    // One input rewritten so that the cache changes (it now holds another shader's bytes): shrec
+    // runs once, and only the cache's own translation unit is compiled again (the header's bytes
+    // did not change, so the sources including it are not rebuilt).
+    let scan = shrec::scan::scan_dir(&input);
+    let unique = |k: u64| scan.shaders.iter().filter(|s| s.key == k).count() == 1;
+    let single = |p: &Path| scan.shaders.iter().filter(|s| s.path == p).count() == 1;
+    let mut files = scan.shaders.iter().filter(|s| shrec::formats::has_translator(s.container) && s.offset == 0 && s.member.is_empty());
+    // a: the only copy of its key and the only shader of its file, so the rewrite removes a key
+    let a = files.clone().find(|s| unique(s.key) && single(&s.path)).expect("a shader file").clone();
+    let b = files.find(|s| s.key != a.key && s.path != a.path).expect("another shader file").clone();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::copy(&b.path, &a.path).unwrap();
+    let fifth = run(Command::new("cmake").arg("--build").arg(&build));
+    assert_eq!(fifth.matches("shrec: building shader cache").count(), 1, "shrec ran once:\n{fifth}");
+    let compiled: Vec<&str> = fifth.lines().filter(|l| l.contains("Building CXX")).collect();
+    assert_eq!(compiled.len(), 1, "only the cache's translation unit is compiled:\n{fifth}");
+    assert!(compiled[0].contains("shader_cache.cpp"), "{fifth}");
+    assert!(mtime(&generated) > cpp_time, "the cache was rewritten");
+    check_run(&run(Command::new(&exe).arg(&dump)), &dump, &buildable_keys(&input), layout);
+    let sixth = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(!sixth.contains("shrec") && !sixth.contains("Building CXX"), "{sixth}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
