@@ -718,3 +718,36 @@ fn non_utf8_file_names_are_indexed_around_and_reported_exactly() {
     assert!(listing.contains("tex"), "{listing}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A file rewritten between the scan and the compile, same length, other bytes (issue 23, B9):
+/// the build used to compile the new bytes and cache them under the key the scan had computed
+/// from the old ones, exit 0. The build reads containers again through `scan::read_container`,
+/// which now computes the key again from the bytes it read: a shader whose key changed fails,
+/// naming the change; one whose bytes did not change still reads.
+#[test]
+fn a_file_rewritten_after_the_scan_is_not_built_under_its_old_key() {
+    let dir = tmpdir("rewritten");
+    let gsh = walkdir::WalkDir::new(repo().join("tests/corpus/gx2"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "gsh"))
+        .find(|e| formats::gx2::gfd::pairs(&std::fs::read(e.path()).unwrap()).is_ok_and(|p| p.len() >= 2))
+        .expect("a GFD with two shaders");
+    let file = dir.join("two.gsh");
+    std::fs::copy(gsh.path(), &file).unwrap();
+    let scan = shrec::scan::scan_dir(&dir);
+    assert!(scan.shaders.len() >= 2 && scan.errors.is_empty(), "{:?}", scan.errors);
+    // same length, one byte of shader 0's program changed
+    let mut bytes = std::fs::read(&file).unwrap();
+    let (_, _, program) = formats::gx2::gfd::pairs(&bytes).unwrap()[0];
+    bytes[program.data_offset] ^= 0xFF;
+    std::fs::write(&file, &bytes).unwrap();
+    let first = scan.shaders.iter().find(|s| s.index == 0).unwrap();
+    let Err(e) = shrec::scan::read_container(first) else { panic!("shader 0 changed, but its new bytes were read under the scan's key") };
+    assert!(e.starts_with("file changed since the scan: shader 0 now has key 0x") && e.ends_with("; not built"), "{e}");
+    assert!(e.contains(&format!("(the scan found {})", shrec::scan::key_hex(first.key))), "{e}");
+    let second = scan.shaders.iter().find(|s| s.index == 1).unwrap();
+    shrec::scan::read_container(second).expect("shader 1 is unchanged");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -602,8 +602,27 @@ pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// Reads the bytes of the container a shader was found in (the build re-reads containers
-/// instead of keeping every mapped file alive between scanning and translating).
+/// instead of keeping every scanned file in memory between scanning and translating), and checks
+/// that they still hold the shader the scan keyed: the key is computed again from the bytes read
+/// and must be the scan's. A file rewritten between the scan and the build (same length, other
+/// bytes) would otherwise be compiled from its new bytes and cached under its old key (issue 23,
+/// B9); that shader fails instead, naming the change, and the next build scans the file again.
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
+    let bytes = read_container_bytes(s)?;
+    let entries = formats::entries(s.container, &bytes).map_err(|e| format!("file changed since the scan: the container no longer lists its shaders ({})", e.reason))?;
+    match entries.iter().find(|e| e.index == s.index) {
+        Some(e) if e.key == s.key => Ok(bytes),
+        Some(e) => Err(format!(
+            "file changed since the scan: shader {} now has key {} (the scan found {}); not built",
+            s.index,
+            key_hex(e.key),
+            key_hex(s.key)
+        )),
+        None => Err(format!("file changed since the scan: the container no longer holds shader {}", s.index)),
+    }
+}
+
+fn read_container_bytes(s: &FoundShader) -> Result<Vec<u8>, String> {
     use std::io::{Read, Seek, SeekFrom};
     if !s.member.is_empty() {
         let member = read_member(&s.path, &s.member)?;
@@ -611,14 +630,14 @@ pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
         return range
             .and_then(|(a, b)| member.get(a..b))
             .map(<[u8]>::to_vec)
-            .ok_or_else(|| format!("file changed while building: member has no {} bytes at 0x{:X}", s.length, s.offset));
+            .ok_or_else(|| format!("file changed since the scan: member has no {} bytes at 0x{:X}", s.length, s.offset));
     }
     let mut f = std::fs::File::open(&s.path).map_err(|e| format!("cannot open: {e}"))?;
     f.seek(SeekFrom::Start(s.offset)).map_err(|e| format!("cannot seek to 0x{:X}: {e}", s.offset))?;
     let mut buf = Vec::with_capacity(s.length as usize);
     f.take(s.length).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
     if buf.len() as u64 != s.length {
-        return Err(format!("file changed while building: expected {} bytes at 0x{:X}, read {}", s.length, s.offset, buf.len()));
+        return Err(format!("file changed since the scan: expected {} bytes at 0x{:X}, read {}", s.length, s.offset, buf.len()));
     }
     Ok(buf)
 }
