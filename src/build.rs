@@ -742,6 +742,7 @@ fn build_one(
         index: job.index,
         status,
         hlsl_override: None,
+        hlsl_dump_error: None,
     };
     let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
     if !formats::has_translator(job.container) {
@@ -778,7 +779,6 @@ fn build_one(
     };
     let hlsl = opts.hooks.apply(hlsl);
     let outcome = |status: Status| Outcome { hlsl_override: override_path.clone(), ..outcome(status) };
-    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
     add(&clock.translate, t);
     if hlsl.len() > opts.max_hlsl_bytes {
         let reason = format!(
@@ -786,14 +786,20 @@ fn build_one(
             hlsl.len(),
             opts.max_hlsl_bytes
         );
-        return failed(Phase::Translate, reason, None);
+        return (outcome(Status::Failed { phase: Phase::Translate, reason, detail_offset: None }), None);
     }
+    // A `--hlsl-dir` file that cannot be written (full disk, ...) is an error of its own: the
+    // shader is still compiled and cached (issue 23, B3: it used to fail the shader, and a full
+    // disk dropped 137 of 143 shaders from the cache).
+    let mut hlsl_dump_error = None;
     if let Some(dir) = &opts.hlsl_dir {
-        let name = dxc::hlsl_file_name(job.key, job.family, job.stage);
-        if let Err(e) = cache::atomic::write(&dir.join(name), hlsl.as_bytes()) {
-            return failed(Phase::Translate, format!("writing HLSL to {}: {e}", dir.display()), None);
+        let path = dir.join(dxc::hlsl_file_name(job.key, job.family, job.stage));
+        if let Err(e) = cache::atomic::write(&path, hlsl.as_bytes()) {
+            hlsl_dump_error = Some(format!("writing {}: {e}", path.display()));
         }
     }
+    let outcome = |status: Status| Outcome { hlsl_dump_error: hlsl_dump_error.clone(), ..outcome(status) };
+    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
 
     let key = ArtifactKey::derive(&[
         b"shrec-artifact-1",
@@ -967,6 +973,9 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
             let file = o.hlsl_override.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
             eprintln!("note: {}", crate::report::printable(&format!("{}+0x{:x} [0x{:016X}]: HLSL from {file}", o.path.display(), o.offset, o.key)));
         }
+    }
+    for line in r.outcomes.iter().filter_map(crate::report::dump_error_line) {
+        eprintln!("{line}");
     }
     for e in &r.scan_errors {
         eprintln!("{}", crate::report::scan_error_line(e));

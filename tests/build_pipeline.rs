@@ -751,3 +751,88 @@ fn a_file_rewritten_after_the_scan_is_not_built_under_its_old_key() {
     shrec::scan::read_container(second).expect("shader 1 is unchanged");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A full `--hlsl-dir` disk (issue 23, B3): each shader whose HLSL file could not be written
+/// failed, so a full disk silently dropped them from the cache (143 shaders → 6). Now the file
+/// is an error of its own (an `error:` line per file, exit code 2) and every shader is still
+/// built: the cache equals the one built without `--hlsl-dir`, byte for byte. The folder is a
+/// tmpfs with room for the prelude, the script and two shader files when the test may mount
+/// one; otherwise directories stand where the other files would go, so their renames fail.
+#[test]
+fn a_full_hlsl_dir_is_an_error_but_keeps_every_shader_in_the_cache() {
+    let dir = tmpdir("hlsl-full");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let mut agal: Vec<_> = walkdir::WalkDir::new(repo().join("tests/corpus/agal"))
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|x| x == "agal"))
+        .collect();
+    agal.truncate(8);
+    for (i, p) in agal.iter().enumerate() {
+        std::fs::copy(p, input.join(format!("{i}.agal"))).unwrap();
+    }
+    let shaders = shrec::scan::scan_dir(&input).shaders;
+    let keys: std::collections::BTreeSet<u64> = shaders.iter().map(|s| s.key).collect();
+    assert!(keys.len() >= 6, "{} distinct shaders", keys.len());
+
+    let hlsl = dir.join("hlsl");
+    std::fs::create_dir_all(&hlsl).unwrap();
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let page = 4096;
+    let size = shrec::hlsl::PRELUDE.len().div_ceil(page) * page + page + 2 * page;
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(&hlsl)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let _unmount = mounted.then(|| Unmount(hlsl.clone()));
+    if !mounted {
+        eprintln!("cannot mount a tmpfs: directories block the HLSL files instead");
+        for s in shaders.iter().skip(2) {
+            std::fs::create_dir_all(hlsl.join(shrec::dxc::hlsl_file_name(s.key, s.family, s.stage))).unwrap();
+        }
+    }
+    // the two builds write c.cpp in folders of their own, so their outputs compare byte for byte
+    let build = |folder: &str, with_dir: bool| {
+        let (out, report) = (dir.join(folder).join("c.cpp"), dir.join(format!("{folder}.json")));
+        let mut c = shrec();
+        c.arg("build").arg(&input).arg("-o").arg(&out).arg("--no-cache").arg("-q").arg("--report").arg(&report);
+        if with_dir {
+            c.arg("--hlsl-dir").arg(&hlsl);
+        }
+        let o = c.output().unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), report)
+    };
+    let (code, stderr, report) = build("full", true);
+    let dump_errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:") && l.contains("--hlsl-dir: writing ")).collect();
+    eprintln!("{} of {} HLSL files not written ({})", dump_errors.len(), keys.len(), if mounted { "full tmpfs" } else { "blocked by directories" });
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(dump_errors.len() >= keys.len() - 2, "{stderr}");
+    assert_eq!(dump_errors.len(), stderr.lines().filter(|l| l.starts_with("error:")).count(), "{stderr}");
+    if mounted {
+        assert!(dump_errors.iter().all(|l| l.contains("No space left on device")), "{stderr}");
+    }
+    assert!(dump_errors.iter().all(|l| l.ends_with("(the shader is built and in the cache; only this copy of its HLSL is missing)")), "{stderr}");
+    assert_eq!(report["totals"]["compiled"], keys.len(), "{report}");
+    assert_eq!(report["totals"]["failed"], 0, "{report}");
+    let with_error = report["outcomes"].as_array().unwrap().iter().filter(|o| o["hlsl_dump_error"].is_string()).count();
+    assert_eq!(with_error, dump_errors.len());
+
+    let (code, stderr, _) = build("plain", false);
+    assert_eq!(code, Some(0), "{stderr}");
+    for name in ["c.cpp", "c.h", "c.msvc.inc"] {
+        let same = std::fs::read(dir.join("full").join(name)).unwrap() == std::fs::read(dir.join("plain").join(name)).unwrap();
+        assert!(same, "{name} differs between the builds with and without the full --hlsl-dir");
+    }
+    drop(_unmount);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
