@@ -21,7 +21,8 @@
 //! Several files that belong together (a `.cpp` and its header, a `.rs` and its blobs) go through
 //! [`Batch`]: every file is first written and synced under its temporary name, and only when all
 //! of them succeeded are they renamed, in the order they were staged. A failure while staging
-//! leaves every destination untouched.
+//! leaves every destination untouched; a failed rename puts back the files renamed before it
+//! ([`Batch::commit`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -332,13 +333,92 @@ impl Batch {
         Ok(())
     }
 
-    /// Renames every staged file into place, in staging order. Stops at the first failed
-    /// rename (the files after it are removed, the ones before it are in place).
+    /// Renames every staged file into place, in staging order, all or none: before the first
+    /// rename each destination that exists is kept under a temporary name (a hard link, or a
+    /// copy where links are not supported), and if a rename fails, the files renamed before it
+    /// are put back (destinations that did not exist are removed), so the set on disk stays the
+    /// previous one instead of a mix of two builds (issue 23, B10: a failed rename left a new
+    /// `.msvc.inc` next to the old `.cpp`, a new blob next to an old `.rs`). The error says
+    /// when putting back failed too. Only a crash between two renames can still leave a mix;
+    /// the writers make every such mix fail to compile (see `cpp` and `rust`).
     pub fn commit(self) -> Result<(), (PathBuf, io::Error)> {
-        for s in self.staged {
-            let dest = s.dest.clone();
-            s.commit().map_err(|e| (dest, e))?;
+        let mut previous = Vec::with_capacity(self.staged.len());
+        for s in &self.staged {
+            previous.push(keep_previous(&s.dest).map_err(|e| (s.dest.clone(), e))?);
         }
+        let mut done: Vec<(PathBuf, Option<Staged>)> = Vec::new();
+        for (s, prev) in self.staged.into_iter().zip(previous) {
+            let dest = s.dest.clone();
+            if let Err(e) = s.commit() {
+                let mut undo_failed = Vec::new();
+                for (d, p) in done.into_iter().rev() {
+                    let undone = match p {
+                        Some(p) => p.commit(),
+                        None => fs::remove_file(&d),
+                    };
+                    if let Err(u) = undone {
+                        undo_failed.push(format!("{}: {u}", d.display()));
+                    }
+                }
+                let e = if undo_failed.is_empty() {
+                    io::Error::new(e.kind(), format!("{e} (the other files of the set were put back as they were)"))
+                } else {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{e}; putting back the files renamed before it failed too ({}): the set is a mix of two builds", undo_failed.join(", ")),
+                    )
+                };
+                return Err((dest, e));
+            }
+            done.push((dest, prev));
+        }
+        // success: the kept previous versions are dropped (their temporary names removed)
         Ok(())
     }
+}
+
+/// The current file at `dest`, kept under a temporary name of `dest` (locked like one being
+/// written, so no clean-up takes it); committing the returned [`Staged`] puts it back. `None`
+/// when `dest` does not exist.
+fn keep_previous(dest: &Path) -> io::Result<Option<Staged>> {
+    match fs::symlink_metadata(dest) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+        Ok(m) if !m.is_file() => return Ok(None),
+        Ok(_) => {}
+    }
+    // Lock the file itself first: a hard link to it is then a temporary file no clean-up can
+    // take (the lock belongs to the file, whatever its name).
+    let mut old = File::open(dest)?;
+    #[cfg(unix)]
+    let locked = lock(&old, false)?;
+    #[cfg(not(unix))]
+    let locked = true;
+    if locked {
+        let tmp = temp_path_for(dest)?;
+        if fs::hard_link(dest, &tmp).is_ok() {
+            #[cfg(unix)]
+            let same = still_named(&tmp, &old);
+            #[cfg(not(unix))]
+            let same = true;
+            if same {
+                return Ok(Some(Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: old }));
+            }
+            // `dest` was replaced since it was opened: keep a copy of the file opened instead
+            let _ = fs::remove_file(&tmp);
+        }
+    }
+    // No hard links here (or another writer holds the file): a copy, in a locked temporary file.
+    let (tmp, mut copy) = create_locked_temp(dest)?;
+    let lock = match copy.try_clone() {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    let kept = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: lock };
+    io::copy(&mut old, &mut copy)?;
+    copy.sync_all()?;
+    Ok(Some(kept))
 }
