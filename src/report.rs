@@ -493,7 +493,17 @@ mod tests {
     use super::*;
 
     fn outcome(family: Family, stage: Stage, key: u64, status: Status) -> Outcome {
-        Outcome { path: PathBuf::from("data/shaders.ar"), offset: 0x1f40, family, stage, key, index: 0, status, hlsl_override: None, hlsl_dump_error: None }
+        Outcome {
+            path: PathBuf::from("data/shaders.ar"),
+            offset: 0x1f40,
+            family,
+            stage,
+            key,
+            index: 0,
+            status,
+            hlsl_override: None,
+            hlsl_dump_error: None,
+        }
     }
 
     fn failed(phase: Phase, reason: &str, off: Option<u64>) -> Status {

@@ -236,7 +236,10 @@ fn cpp_text_shape() {
     // Byte arrays (cl.exe's copy, in the side file the .cpp includes only there): bounded lines,
     // zstd magic first.
     let msvc = fs::read_to_string(dir.join("cache.msvc.inc")).unwrap();
-    assert!(text.contains("#if defined(_MSC_VER) && !defined(__clang__)\n#include \"cache.msvc.inc\"\nstatic_assert(SHREC_MSVC_INC_ID == 0x"), "{text}");
+    assert!(
+        text.contains("#if defined(_MSC_VER) && !defined(__clang__)\n#include \"cache.msvc.inc\"\nstatic_assert(SHREC_MSVC_INC_ID == 0x"),
+        "{text}"
+    );
     assert!(!text.contains("g_compressedDxilCache[] = {"), "the .cpp holds each blob once");
     let start = msvc.find("g_compressedDxilCache[] = {\n").unwrap();
     let first = msvc[start..].lines().nth(1).unwrap();
@@ -521,7 +524,8 @@ fn a_failed_rename_puts_back_the_whole_set() {
     } else {
         fs::remove_dir_all(&out).unwrap();
     }
-    let temps: Vec<String> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| cache::atomic::is_temp_name(n)).collect();
+    let temps: Vec<String> =
+        fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| cache::atomic::is_temp_name(n)).collect();
     assert!(temps.is_empty(), "{temps:?}");
 
     // A set mixed anyway does not compile under cl.exe's branch (g++ taking it with _MSC_VER).
@@ -534,9 +538,7 @@ fn a_failed_rename_puts_back_the_whole_set() {
     if !immutable {
         fs::write(&out, &before[0]).unwrap();
     }
-    let compile = |cpp: &Path| {
-        Command::new("g++").args(["-std=c++17", "-fsyntax-only", "-D_MSC_VER=1930"]).arg(cpp).output().unwrap()
-    };
+    let compile = |cpp: &Path| Command::new("g++").args(["-std=c++17", "-fsyntax-only", "-D_MSC_VER=1930"]).arg(cpp).output().unwrap();
     let ok = compile(&out);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     fs::copy(other.join("c.msvc.inc"), &msvc).unwrap();

@@ -145,7 +145,8 @@ fn nested_gfd_headers_are_detected_in_linear_time() {
         let found = shrec::detect::detect(&d);
         let _ = tx.send((found, shrec::scan::scan_bytes(std::path::Path::new("nested.gsh"), &d), start.elapsed()));
     });
-    let (found, (shaders, errors), took) = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("detection finishes within 10 s (it was quadratic)");
+    let (found, (shaders, errors), took) =
+        rx.recv_timeout(std::time::Duration::from_secs(10)).expect("detection finishes within 10 s (it was quadratic)");
     eprintln!("detect + scan of 4 MiB of nested GFD headers: {took:?}");
     assert_eq!(found, [shrec::detect::Candidate { kind: ContainerKind::Gfd, offset: 0, len: data.len() }], "the outer file only");
     assert!(shaders.is_empty() && errors.is_empty(), "{shaders:?} {errors:?}");

@@ -127,8 +127,8 @@ fn live_writers_temporary_files_are_kept_whatever_their_pid() {
     }
     assert!(!dead.exists(), "the dead writer's file stays");
     drop(held); // the writers end
-    // (A process forked by another test of this binary holds copies of every descriptor, locks
-    // included, until it execs: retry for that instant.)
+                // (A process forked by another test of this binary holds copies of every descriptor, locks
+                // included, until it execs: retry for that instant.)
     for _ in 0..50 {
         shrec::cache::atomic::write(&dest, b"again").unwrap();
         if temp_files(&dir).is_empty() {

@@ -365,7 +365,10 @@ impl Batch {
                 } else {
                     io::Error::new(
                         e.kind(),
-                        format!("{e}; putting back the files renamed before it failed too ({}): the set is a mix of two builds", undo_failed.join(", ")),
+                        format!(
+                            "{e}; putting back the files renamed before it failed too ({}): the set is a mix of two builds",
+                            undo_failed.join(", ")
+                        ),
                     )
                 };
                 return Err((dest, e));

@@ -281,11 +281,7 @@ fn read_for_scan(file: &mut std::fs::File, before: &crate::scan::index::FileStam
     file.take(len).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
     let after = file.metadata().map_err(|e| format!("cannot stat: {e}"))?;
     if buf.len() as u64 != len || crate::scan::index::FileStamp::of(&after) != *before {
-        return Err(format!(
-            "changed while it was being scanned ({len} bytes when opened, {} read, {} now); not scanned",
-            buf.len(),
-            after.len()
-        ));
+        return Err(format!("changed while it was being scanned ({len} bytes when opened, {} read, {} now); not scanned", buf.len(), after.len()));
     }
     Ok(buf)
 }
@@ -609,7 +605,8 @@ pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
 /// B9); that shader fails instead, naming the change, and the next build scans the file again.
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
     let bytes = read_container_bytes(s)?;
-    let entries = formats::entries(s.container, &bytes).map_err(|e| format!("file changed since the scan: the container no longer lists its shaders ({})", e.reason))?;
+    let entries = formats::entries(s.container, &bytes)
+        .map_err(|e| format!("file changed since the scan: the container no longer lists its shaders ({})", e.reason))?;
     match entries.iter().find(|e| e.index == s.index) {
         Some(e) if e.key == s.key => Ok(bytes),
         Some(e) => Err(format!(
