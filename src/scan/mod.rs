@@ -2,7 +2,7 @@
 //!
 //! Files are walked with walkdir (symlinks are followed inside the tree; walkdir detects loops and
 //! reports them as errors instead of looping), read into memory (never mapped: see
-//! [`read_for_scan`]), and processed in parallel with rayon:
+//! `read_for_scan`), and processed in parallel with rayon:
 //! [`crate::detect::detect`] finds the containers, [`crate::formats::entries`] lists the shaders
 //! of each. A file that is an archive or a compressed stream is opened by [`containers`] and
 //! each member is scanned like a file (`dir/a.szs!shaders/b.sharcfb`). Results are sorted by
@@ -226,7 +226,7 @@ pub struct FileScan {
 }
 
 /// Bytes of scanned files held in memory at once, all scan threads together (see
-/// [`read_for_scan`]). A larger file waits until it can be read alone.
+/// `read_for_scan`). A larger file waits until it can be read alone.
 pub const SCAN_BYTES_IN_FLIGHT: u64 = 1 << 30;
 
 /// Admits files into memory in arrival order while their sizes fit in [`SCAN_BYTES_IN_FLIGHT`]

@@ -139,8 +139,8 @@ pub struct ChainEnds(std::collections::HashMap<usize, Option<usize>>);
 /// nested headers over one long chain (a `Gfx2` header in every padding block) took time
 /// quadratic in its size (issue 23, B6: 4 MB, 34 s). Here each block offset is read once per
 /// buffer: a walk stops at the first block already known and hands its outcome to every block
-/// it visited. The result equals `probe(&buf[offset..])`: the same checks ([`check_file_header`],
-/// [`read_block`]) on the same bytes, and both are bounded by the end of `buf`.
+/// it visited. The result equals `probe(&buf[offset..])`: the same checks (`check_file_header`,
+/// `read_block`) on the same bytes, and both are bounded by the end of `buf`.
 pub fn probe_at(buf: &[u8], offset: usize, known: &mut ChainEnds) -> Option<usize> {
     let file = buf.get(offset..)?;
     check_file_header(file).ok()?;
