@@ -45,6 +45,16 @@ pub struct BuildOptions {
     /// Run DXC in worker processes of this shrec executable (`--isolate-dxc`, see
     /// [`crate::dxc_worker`]); `None`: in-process.
     pub isolate_dxc: Option<PathBuf>,
+    /// The executable serving `dxc-worker` for shaders whose HLSL is larger than
+    /// `dxc_isolate_above` (the command line sets it to itself). `None` (a build script using
+    /// the library, whose executable is not shrec): such shaders are compiled in-process,
+    /// without `dxc_limits`, unless `isolate_dxc` is set.
+    pub dxc_worker_exe: Option<PathBuf>,
+    /// HLSL bytes above which a shader is compiled in a worker under `dxc_limits`
+    /// ([`crate::limits::DXC_ISOLATE_HLSL_BYTES`] by default).
+    pub dxc_isolate_above: usize,
+    /// CPU time and memory of one compilation in a worker (issue 23, B8).
+    pub dxc_limits: crate::limits::DxcLimits,
     /// An input without any shader is a success (`--allow-empty`); otherwise it fails with exit
     /// code 2, because an archive shrec cannot open looks exactly like it.
     pub allow_empty: bool,
@@ -79,6 +89,9 @@ impl BuildOptions {
             print_timings: false,
             max_hlsl_bytes: MAX_HLSL_BYTES,
             isolate_dxc: None,
+            dxc_worker_exe: None,
+            dxc_isolate_above: crate::limits::DXC_ISOLATE_HLSL_BYTES,
+            dxc_limits: crate::limits::DxcLimits::default(),
             allow_empty: false,
             allow_failures: false,
             abi: crate::cache::CppAbi::Shrec,
@@ -823,6 +836,10 @@ fn build_one(
     }
 
     let mut artifacts = Artifacts { dxil: None, spirv: None, meta, spec_constants_mask, hlsl_len: hlsl.len() as u32 };
+    // In a worker process, under the time and memory limits: every shader with --isolate-dxc,
+    // and a large one always (DXC's cost is steep in its size; in-process it cannot be stopped).
+    let large = hlsl.len() > opts.dxc_isolate_above;
+    let worker = opts.isolate_dxc.clone().or_else(|| if large { opts.dxc_worker_exe.clone() } else { None });
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
@@ -834,8 +851,8 @@ fn build_one(
             let diag = diag.replace(&format!("{}:", dxc::SOURCE_NAME), &format!("{file_name}:"));
             format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name())
         };
-        let compiled = match &opts.isolate_dxc {
-            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args) {
+        let compiled = match &worker {
+            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args, Some(opts.dxc_limits)) {
                 Ok(result) => result.map_err(rejected),
                 Err(crash) => Err(format!("DXC ({}): {crash}", target.name())),
             },
