@@ -45,6 +45,16 @@ pub struct BuildOptions {
     /// Run DXC in worker processes of this shrec executable (`--isolate-dxc`, see
     /// [`crate::dxc_worker`]); `None`: in-process.
     pub isolate_dxc: Option<PathBuf>,
+    /// The executable serving `dxc-worker` for shaders whose HLSL is larger than
+    /// `dxc_isolate_above` (the command line sets it to itself). `None` (a build script using
+    /// the library, whose executable is not shrec): such shaders are compiled in-process,
+    /// without `dxc_limits`, unless `isolate_dxc` is set.
+    pub dxc_worker_exe: Option<PathBuf>,
+    /// HLSL bytes above which a shader is compiled in a worker under `dxc_limits`
+    /// ([`crate::limits::DXC_ISOLATE_HLSL_BYTES`] by default).
+    pub dxc_isolate_above: usize,
+    /// CPU time and memory of one compilation in a worker (issue 23, B8).
+    pub dxc_limits: crate::limits::DxcLimits,
     /// An input without any shader is a success (`--allow-empty`); otherwise it fails with exit
     /// code 2, because an archive shrec cannot open looks exactly like it.
     pub allow_empty: bool,
@@ -79,6 +89,9 @@ impl BuildOptions {
             print_timings: false,
             max_hlsl_bytes: MAX_HLSL_BYTES,
             isolate_dxc: None,
+            dxc_worker_exe: None,
+            dxc_isolate_above: crate::limits::DXC_ISOLATE_HLSL_BYTES,
+            dxc_limits: crate::limits::DxcLimits::default(),
             allow_empty: false,
             allow_failures: false,
             abi: crate::cache::CppAbi::Shrec,
@@ -742,6 +755,7 @@ fn build_one(
         index: job.index,
         status,
         hlsl_override: None,
+        hlsl_dump_error: None,
     };
     let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
     if !formats::has_translator(job.container) {
@@ -778,7 +792,6 @@ fn build_one(
     };
     let hlsl = opts.hooks.apply(hlsl);
     let outcome = |status: Status| Outcome { hlsl_override: override_path.clone(), ..outcome(status) };
-    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
     add(&clock.translate, t);
     if hlsl.len() > opts.max_hlsl_bytes {
         let reason = format!(
@@ -786,14 +799,20 @@ fn build_one(
             hlsl.len(),
             opts.max_hlsl_bytes
         );
-        return failed(Phase::Translate, reason, None);
+        return (outcome(Status::Failed { phase: Phase::Translate, reason, detail_offset: None }), None);
     }
+    // A `--hlsl-dir` file that cannot be written (full disk, ...) is an error of its own: the
+    // shader is still compiled and cached (issue 23, B3: it used to fail the shader, and a full
+    // disk dropped 137 of 143 shaders from the cache).
+    let mut hlsl_dump_error = None;
     if let Some(dir) = &opts.hlsl_dir {
-        let name = dxc::hlsl_file_name(job.key, job.family, job.stage);
-        if let Err(e) = cache::atomic::write(&dir.join(name), hlsl.as_bytes()) {
-            return failed(Phase::Translate, format!("writing HLSL to {}: {e}", dir.display()), None);
+        let path = dir.join(dxc::hlsl_file_name(job.key, job.family, job.stage));
+        if let Err(e) = cache::atomic::write(&path, hlsl.as_bytes()) {
+            hlsl_dump_error = Some(format!("writing {}: {e}", path.display()));
         }
     }
+    let outcome = |status: Status| Outcome { hlsl_dump_error: hlsl_dump_error.clone(), ..outcome(status) };
+    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
 
     let key = ArtifactKey::derive(&[
         b"shrec-artifact-1",
@@ -817,6 +836,10 @@ fn build_one(
     }
 
     let mut artifacts = Artifacts { dxil: None, spirv: None, meta, spec_constants_mask, hlsl_len: hlsl.len() as u32 };
+    // In a worker process, under the time and memory limits: every shader with --isolate-dxc,
+    // and a large one always (DXC's cost is steep in its size; in-process it cannot be stopped).
+    let large = hlsl.len() > opts.dxc_isolate_above;
+    let worker = opts.isolate_dxc.clone().or_else(|| if large { opts.dxc_worker_exe.clone() } else { None });
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
@@ -828,8 +851,8 @@ fn build_one(
             let diag = diag.replace(&format!("{}:", dxc::SOURCE_NAME), &format!("{file_name}:"));
             format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name())
         };
-        let compiled = match &opts.isolate_dxc {
-            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args) {
+        let compiled = match &worker {
+            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args, Some(opts.dxc_limits)) {
                 Ok(result) => result.map_err(rejected),
                 Err(crash) => Err(format!("DXC ({}): {crash}", target.name())),
             },
@@ -967,6 +990,9 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
             let file = o.hlsl_override.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
             eprintln!("note: {}", crate::report::printable(&format!("{}+0x{:x} [0x{:016X}]: HLSL from {file}", o.path.display(), o.offset, o.key)));
         }
+    }
+    for line in r.outcomes.iter().filter_map(crate::report::dump_error_line) {
+        eprintln!("{line}");
     }
     for e in &r.scan_errors {
         eprintln!("{}", crate::report::scan_error_line(e));

@@ -29,7 +29,14 @@ pub struct Candidate {
 /// All containers in `buf`, sorted by offset (Xenos before others at an equal offset).
 pub fn detect(buf: &[u8]) -> Vec<Candidate> {
     let mut others = Vec::new();
-    scan_magic(buf, b"Gfx2", ContainerKind::Gfd, gx2::gfd::probe, &mut others);
+    // GFD: probes share what they learn about block chains (linear in the buffer; see
+    // `gfd::probe_at`, issue 23 B6).
+    let mut chains = gx2::gfd::ChainEnds::default();
+    for offset in memmem::find_iter(buf, gx2::gfd::FILE_MAGIC) {
+        if let Some(len) = gx2::gfd::probe_at(buf, offset, &mut chains) {
+            others.push(Candidate { kind: ContainerKind::Gfd, offset, len });
+        }
+    }
     scan_magic(buf, b"BAHS", ContainerKind::Sharcfb, gx2::sharc::probe, &mut others);
     scan_magic(buf, b"SHAB", ContainerKind::Sharcfb, gx2::sharc::probe, &mut others);
     scan_magic(buf, b"DVLB", ContainerKind::Dvlb, pica::dvlb::probe, &mut others);

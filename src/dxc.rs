@@ -115,10 +115,19 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn identity_of(path: &Path) -> Result<u64, DxcError> {
-    let file = std::fs::File::open(path).map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
-    // SAFETY: read-only mapping of a library file we do not modify.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
-    Ok(xxhash_rust::xxh3::xxh3_64(&map))
+    // Read, not memory-mapped: a mapped file truncated meanwhile faults (SIGBUS) when touched
+    // (issue 23, B4); read(2) only returns fewer bytes. Same value as xxh3_64 of the whole file.
+    let mut file = std::fs::File::open(path).map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.digest())
 }
 
 /// Finds DXC (see the module docs for the order), provisioning it when allowed.

@@ -11,6 +11,16 @@
 //! shader it was compiling fails with a reason naming the exit status, and the thread starts a
 //! new worker for its next shader.
 //!
+//! Limits (issue 23, B8): a worker runs under [`DxcLimits`]: its address space is capped
+//! (`RLIMIT_AS`, set at start), and before each compilation its CPU-time soft limit is set to the
+//! time it has used plus the per-compilation limit (`RLIMIT_CPU`: the kernel sends SIGXCPU,
+//! whose default action ends the process). CPU time, not wall time, so a busy machine does not
+//! fail shaders; a wall-clock backstop in the build ([`WALL_FACTOR`] times the CPU limit, plus
+//! [`WALL_SLACK_SECS`]) ends a worker that stops without using CPU. A shader that passes a limit
+//! fails with a reason naming it (`--dxc-time-limit`, `--dxc-memory-limit`), and the next one
+//! gets a new worker. The build sends every shader whose HLSL is larger than
+//! [`crate::limits::DXC_ISOLATE_HLSL_BYTES`] to a worker even without `--isolate-dxc`.
+//!
 //! Protocol (little-endian), one request and one response at a time:
 //! - request: `SHRQ`, stage id u8 (0 vertex, 1 pixel, 2 geometry), target u8 (0 DXIL,
 //!   1 SPIR-V), spec-constants mask u32, HLSL length u32, HLSL bytes, extra DXC argument
@@ -24,6 +34,14 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::dxc::{self, DxcLib, Target};
 use crate::formats::Stage;
+use crate::limits::DxcLimits;
+
+/// The worker's exit code when DXC returned no result at all (see [`serve`]).
+pub const EXIT_NO_RESULT: i32 = 5;
+
+/// The wall-clock backstop is this many times the CPU limit, plus [`WALL_SLACK_SECS`].
+pub const WALL_FACTOR: u64 = 4;
+pub const WALL_SLACK_SECS: u64 = 30;
 
 const MAGIC: &[u8; 4] = b"SHRQ";
 
@@ -50,10 +68,43 @@ fn read_u32(r: &mut impl Read) -> io::Result<u32> {
     Ok(u32::from_le_bytes(b))
 }
 
-/// The worker's main loop (`shrec dxc-worker`): compiles requests from stdin until it closes.
-/// Returns the process exit code.
-pub fn serve(lib_path: &Path) -> i32 {
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+type Resource = libc::__rlimit_resource_t;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+type Resource = libc::c_int;
+
+/// Sets a resource limit of this process (soft and hard).
+fn set_limit(resource: Resource, soft: libc::rlim_t, hard: libc::rlim_t) -> io::Result<()> {
+    let l = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+    // SAFETY: setrlimit reads the struct we pass; no other memory is involved.
+    if unsafe { libc::setrlimit(resource, &l) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// CPU seconds this process has used (user + system), rounded up.
+fn cpu_seconds_used() -> u64 {
+    // SAFETY: getrusage writes the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0;
+    }
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    (us(u.ru_utime) + us(u.ru_stime)).div_ceil(1_000_000)
+}
+
+/// The worker's main loop (`shrec dxc-worker`): compiles requests from stdin until it closes,
+/// under `limits` when given (see the module docs). Returns the process exit code.
+pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
     let lib = DxcLib { path: lib_path.to_path_buf(), identity: 0 };
+    if let Some(l) = limits {
+        if let Err(e) = set_limit(libc::RLIMIT_AS, (l.memory_mib << 20) as libc::rlim_t, (l.memory_mib << 20) as libc::rlim_t) {
+            eprintln!("error: dxc-worker: cannot limit its memory: {e}");
+            return 4;
+        }
+    }
     let mut input = BufReader::new(io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());
     // Test hook (tests/dxc_isolation.rs): abort, as a crashing DXC would, on the N-th request.
@@ -82,9 +133,23 @@ pub fn serve(lib_path: &Path) -> i32 {
         if abort_at == Some(served) {
             std::process::abort();
         }
-        let (status, body) = match dxc::compile_with_args(&lib, &hlsl, stage, target, mask, &extra) {
-            Ok(code) => (0u8, code),
-            Err(diag) => (1u8, diag.into_bytes()),
+        if let Some(l) = limits {
+            // the soft limit only: an unprivileged process cannot raise its hard limit again
+            let soft = (cpu_seconds_used() + l.cpu_seconds) as libc::rlim_t;
+            if let Err(e) = set_limit(libc::RLIMIT_CPU, soft, libc::RLIM_INFINITY) {
+                eprintln!("error: dxc-worker: cannot limit its CPU time: {e}");
+                return 4;
+            }
+        }
+        // hassle-rs unwraps DXC's result, which is missing when DXC fails inside (it ran out
+        // of memory under the limit): that panic ends this worker with its own exit code, so
+        // the build can name the likely cause, and without a backtrace on the build's stderr.
+        std::panic::set_hook(Box::new(|_| {}));
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dxc::compile_with_args(&lib, &hlsl, stage, target, mask, &extra)));
+        let (status, body) = match compiled {
+            Ok(Ok(code)) => (0u8, code),
+            Ok(Err(diag)) => (1u8, diag.into_bytes()),
+            Err(_) => return EXIT_NO_RESULT,
         };
         let sent = output
             .write_all(&[status])
@@ -101,15 +166,21 @@ struct Worker {
     child: Child,
     stdin: BufWriter<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    /// What it was started with: a request for another library or other limits starts another.
+    exe: std::path::PathBuf,
+    lib: std::path::PathBuf,
+    limits: Option<DxcLimits>,
 }
 
 thread_local! {
     static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
 }
 
-/// Compiles in this thread's worker process (started on first use, restarted after a crash).
-/// `exe` is the shrec executable that serves `dxc-worker`. The inner result is DXC's (code or
-/// diagnostics); the outer error says the worker could not be started or died.
+/// Compiles in this thread's worker process (started on first use, restarted after a crash),
+/// under `limits` when given. `exe` is the shrec executable that serves `dxc-worker`. The inner
+/// result is DXC's (code or diagnostics); the outer error says the worker could not be started,
+/// died, or passed a limit.
+#[allow(clippy::too_many_arguments)]
 pub fn compile(
     exe: &Path,
     lib: &DxcLib,
@@ -118,36 +189,112 @@ pub fn compile(
     target: Target,
     mask: u32,
     extra: &[String],
+    limits: Option<DxcLimits>,
 ) -> Result<Result<Vec<u8>, String>, String> {
     WORKER.with(|cell| {
         let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_some_and(|w| w.exe != exe || w.lib != lib.path || w.limits != limits) {
+            slot.take(); // its stdin closes: it exits
+        }
         if slot.is_none() {
-            *slot = Some(spawn(exe, &lib.path).map_err(|e| format!("cannot start a DXC worker process ({}): {e}", exe.display()))?);
+            *slot = Some(spawn(exe, &lib.path, limits).map_err(|e| format!("cannot start a DXC worker process ({}): {e}", exe.display()))?);
         }
         let w = slot.as_mut().expect("worker just started");
-        match round_trip(w, hlsl, stage, target, mask, extra) {
+        let wall = limits.map(|l| std::time::Duration::from_secs(l.cpu_seconds.saturating_mul(WALL_FACTOR).saturating_add(WALL_SLACK_SECS)));
+        match round_trip(w, hlsl, stage, target, mask, extra, wall) {
             Ok(result) => Ok(result),
-            Err(_) => {
-                // The worker died (or its pipe broke) during this compilation.
+            Err(e) => {
+                // The worker died, passed a limit, or its pipe broke during this compilation.
                 let mut dead = slot.take().expect("worker present");
+                let timed_out = e.kind() == io::ErrorKind::TimedOut;
+                if timed_out {
+                    let _ = dead.child.kill();
+                }
                 drop(dead.stdin);
-                let status = dead.child.wait().map(|s| s.to_string()).unwrap_or_else(|e| format!("status unknown: {e}"));
-                Err(format!("crashed while compiling this shader (worker process {status}); the build goes on with a new worker"))
+                let status = dead.child.wait();
+                Err(death_reason(status, timed_out, limits))
             }
         }
     })
 }
 
-fn spawn(exe: &Path, lib: &Path) -> io::Result<Worker> {
-    let mut child =
-        Command::new(exe).arg("dxc-worker").arg("--dxc").arg(lib).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
-    let stdin = BufWriter::new(child.stdin.take().expect("piped"));
-    let stdout = BufReader::new(child.stdout.take().expect("piped"));
-    Ok(Worker { child, stdin, stdout })
+/// Why a worker is gone, naming the limit it passed when that is what ended it.
+fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, limits: Option<DxcLimits>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let status_text = status.as_ref().map(|s| s.to_string()).unwrap_or_else(|e| format!("status unknown: {e}"));
+    match limits {
+        Some(l) if timed_out => format!(
+            "took longer than {} s (wall clock; the CPU-time limit is {} s, --dxc-time-limit) on this shader: its worker process was killed; the build goes on with a new worker",
+            l.cpu_seconds.saturating_mul(WALL_FACTOR).saturating_add(WALL_SLACK_SECS),
+            l.cpu_seconds
+        ),
+        Some(l) if status.as_ref().is_ok_and(|s| s.signal() == Some(libc::SIGXCPU)) => format!(
+            "used more than its time limit of {} s of CPU time on this shader (--dxc-time-limit; worker process {status_text}); the build goes on with a new worker",
+            l.cpu_seconds
+        ),
+        Some(l) if status.as_ref().is_ok_and(|s| s.code() == Some(EXIT_NO_RESULT)) => format!(
+            "failed inside without a result on this shader, most likely out of its {} MiB of address space (--dxc-memory-limit); the build goes on with a new worker",
+            l.memory_mib
+        ),
+        Some(l) => format!(
+            "crashed while compiling this shader (worker process {status_text}; it may have run out of its {} MiB of address space, --dxc-memory-limit); the build goes on with a new worker",
+            l.memory_mib
+        ),
+        None => format!("crashed while compiling this shader (worker process {status_text}); the build goes on with a new worker"),
+    }
 }
 
-/// Outer error: the worker is gone. Inner error: DXC's diagnostics.
-fn round_trip(w: &mut Worker, hlsl: &str, stage: Stage, target: Target, mask: u32, extra: &[String]) -> io::Result<Result<Vec<u8>, String>> {
+fn spawn(exe: &Path, lib: &Path, limits: Option<DxcLimits>) -> io::Result<Worker> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("dxc-worker").arg("--dxc").arg(lib);
+    if let Some(l) = limits {
+        cmd.arg("--cpu-limit").arg(l.cpu_seconds.to_string()).arg("--memory-limit").arg(l.memory_mib.to_string());
+    }
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
+    let stdin = BufWriter::new(child.stdin.take().expect("piped"));
+    let stdout = BufReader::new(child.stdout.take().expect("piped"));
+    Ok(Worker { child, stdin, stdout, exe: exe.to_path_buf(), lib: lib.to_path_buf(), limits })
+}
+
+/// Waits until the worker's output is readable, at most `wall`; `TimedOut` past it.
+fn wait_readable(w: &Worker, wall: Option<std::time::Duration>) -> io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    let Some(wall) = wall else { return Ok(()) };
+    if !w.stdout.buffer().is_empty() {
+        return Ok(());
+    }
+    let deadline = std::time::Instant::now() + wall;
+    let mut fds = libc::pollfd { fd: w.stdout.get_ref().as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "DXC worker wall-clock limit"));
+        }
+        let ms = left.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: poll on one pollfd we own, for at most `ms` milliseconds.
+        match unsafe { libc::poll(&mut fds, 1, ms) } {
+            n if n > 0 => return Ok(()), // data, or the pipe closed (the read then reports it)
+            0 => continue,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// Outer error: the worker is gone (`TimedOut`: it passed `wall`). Inner error: DXC's diagnostics.
+fn round_trip(
+    w: &mut Worker,
+    hlsl: &str,
+    stage: Stage,
+    target: Target,
+    mask: u32,
+    extra: &[String],
+    wall: Option<std::time::Duration>,
+) -> io::Result<Result<Vec<u8>, String>> {
     w.stdin.write_all(MAGIC)?;
     w.stdin.write_all(&[stage_id(stage), (target == Target::Spirv) as u8])?;
     w.stdin.write_all(&mask.to_le_bytes())?;
@@ -159,6 +306,7 @@ fn round_trip(w: &mut Worker, hlsl: &str, stage: Stage, target: Target, mask: u3
         w.stdin.write_all(a.as_bytes())?;
     }
     w.stdin.flush()?;
+    wait_readable(w, wall)?;
     let mut status = [0u8; 1];
     w.stdout.read_exact(&mut status)?;
     let len = read_u32(&mut w.stdout)? as usize;

@@ -13,6 +13,8 @@
 //! | IR statements per shader ([`MAX_IR_STATEMENTS`]) | 2^20 | corpus maximum 1 260 |
 //! | nesting of IR blocks: if/loop ([`MAX_NESTING`]) | 64 | corpus maximum 5 |
 //! | HLSL bytes per shader ([`MAX_HLSL_BYTES`], `--max-hlsl-bytes`) | 16 MiB | corpus maximum 75 KB |
+//! | DXC CPU time per compilation, HLSL over [`DXC_ISOLATE_HLSL_BYTES`] ([`DxcLimits`], `--dxc-time-limit`) | 60 s | corpus shaders compile in-process, in milliseconds |
+//! | DXC worker address space, same shaders (`--dxc-memory-limit`) | 4 GiB | corpus shaders compile in-process |
 //!
 //! Containers (archives, compressed files; see `crate::scan::containers` and docs/containers.md)
 //! have their own caps, so that a zip / Yaz0 / zlib bomb or a hostile directory costs one error
@@ -47,6 +49,32 @@ pub use crate::ir::validate::{measure, MAX_IR_STATEMENTS, MAX_NESTING};
 /// `BuildOptions::max_hlsl_bytes`): a decoded program a thousand times larger than the largest
 /// real one is a decoding accident, and DXC's time on it is unbounded in practice.
 pub const MAX_HLSL_BYTES: usize = 16 << 20;
+
+/// Per-compilation limits of DXC in a worker process (issue 23, B8): DXC's time and memory grow
+/// steeply with some programs (a 16 KB PICA program with 2 000 nested jumps: 710 KB of HLSL, 48 s
+/// and 865 MB), and a library cannot be stopped inside the process that called it. A shader whose
+/// HLSL is larger than [`DXC_ISOLATE_HLSL_BYTES`] (every shader with `--isolate-dxc`) is compiled
+/// in a worker process (`crate::dxc_worker`) whose CPU time per compilation and address space
+/// are limited by the kernel (`RLIMIT_CPU`, `RLIMIT_AS`); past a limit that shader fails, naming
+/// it, and the build goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DxcLimits {
+    /// CPU seconds per compilation (`--dxc-time-limit`).
+    pub cpu_seconds: u64,
+    /// Address space of the worker process in MiB (`--dxc-memory-limit`).
+    pub memory_mib: u64,
+}
+
+impl Default for DxcLimits {
+    fn default() -> Self {
+        DxcLimits { cpu_seconds: 60, memory_mib: 4096 }
+    }
+}
+
+/// HLSL larger than this is compiled in a DXC worker under [`DxcLimits`] (`--dxc-isolate-above`).
+/// The largest corpus shader has 75 KB; DXC takes seconds per compilation above this size
+/// (180 KB: about 1.5 s, 360 KB: 5 s, 710 KB: 24 s, measured on PICA programs of nested jumps).
+pub const DXC_ISOLATE_HLSL_BYTES: usize = 128 << 10;
 
 /// The most bytes one container member may decompress to.
 pub const MAX_MEMBER_BYTES: u64 = 256 << 20;

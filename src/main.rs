@@ -56,6 +56,12 @@ enum Command {
     DxcWorker {
         #[arg(long)]
         dxc: PathBuf,
+        /// CPU seconds per compilation (with --memory-limit).
+        #[arg(long, requires = "memory_limit")]
+        cpu_limit: Option<u64>,
+        /// Address space of the worker in MiB.
+        #[arg(long, requires = "cpu_limit")]
+        memory_limit: Option<u64>,
     },
 }
 
@@ -142,6 +148,18 @@ struct BuildArgs {
     /// Run DXC in worker processes: a DXC crash then fails one shader, not the build.
     #[arg(long)]
     isolate_dxc: bool,
+    /// Shaders whose HLSL is larger than this many bytes are compiled in a DXC worker process
+    /// under --dxc-time-limit and --dxc-memory-limit (all shaders are with --isolate-dxc).
+    #[arg(long, value_name = "BYTES", default_value_t = shrec::limits::DXC_ISOLATE_HLSL_BYTES)]
+    dxc_isolate_above: usize,
+    /// CPU seconds DXC may spend on one compilation in a worker process (1 to 86400); past it the
+    /// shader fails.
+    #[arg(long, value_name = "SECS", default_value_t = shrec::limits::DxcLimits::default().cpu_seconds, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    dxc_time_limit: u64,
+    /// Address space of a DXC worker process in MiB (256 to 1048576); a compilation that needs
+    /// more fails.
+    #[arg(long, value_name = "MIB", default_value_t = shrec::limits::DxcLimits::default().memory_mib, value_parser = clap::value_parser!(u64).range(256..=1 << 20))]
+    dxc_memory_limit: u64,
     /// Resource cap: a shader whose generated HLSL is larger fails instead of going to DXC.
     #[arg(long, default_value_t = shrec::build::MAX_HLSL_BYTES)]
     max_hlsl_bytes: usize,
@@ -226,7 +244,10 @@ fn main() -> ExitCode {
         Command::Build(args) => run_build(*args),
         Command::Hlsl { pick, translate } => one_shader(&pick, &translate.options(), false),
         Command::Disasm { pick, translate } => one_shader(&pick, &translate.options(), true),
-        Command::DxcWorker { dxc } => shrec::dxc_worker::serve(&dxc),
+        Command::DxcWorker { dxc, cpu_limit, memory_limit } => {
+            let limits = cpu_limit.zip(memory_limit).map(|(cpu_seconds, memory_mib)| shrec::limits::DxcLimits { cpu_seconds, memory_mib });
+            shrec::dxc_worker::serve(&dxc, limits)
+        }
     };
     ExitCode::from(code as u8)
 }
@@ -312,6 +333,10 @@ fn run_build(a: BuildArgs) -> i32 {
             AbiArg::Shrec => shrec::cache::CppAbi::Shrec,
             AbiArg::Xenosrecomp => shrec::cache::CppAbi::XenosRecomp,
         },
+        dxc_limits: shrec::limits::DxcLimits { cpu_seconds: a.dxc_time_limit, memory_mib: a.dxc_memory_limit },
+        dxc_isolate_above: a.dxc_isolate_above,
+        // large shaders go to workers of this executable even without --isolate-dxc
+        dxc_worker_exe: std::env::current_exe().ok(),
         isolate_dxc: match (a.isolate_dxc, std::env::current_exe()) {
             (false, _) => None,
             (true, Ok(exe)) => Some(exe),

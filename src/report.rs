@@ -76,6 +76,10 @@ pub struct Outcome {
     pub status: Status,
     /// The `--override-dir` file compiled instead of the translation, if any.
     pub hlsl_override: Option<PathBuf>,
+    /// Why its `--hlsl-dir` file could not be written (full disk, ...). The shader is still
+    /// built and in the cache: the file is a copy for reading, the cache is the product
+    /// (issue 23, B3). Counts as an error for [`exit_code`].
+    pub hlsl_dump_error: Option<String>,
 }
 
 /// A problem with an input that is not tied to one shader (unreadable file, container whose
@@ -249,6 +253,17 @@ fn failure_message(o: &Outcome) -> Option<String> {
     })
 }
 
+fn dump_error_message(o: &Outcome) -> Option<String> {
+    let e = o.hlsl_dump_error.as_deref()?;
+    Some(format!("{}: --hlsl-dir: {e} (the shader is built and in the cache; only this copy of its HLSL is missing)", shader_label(o)))
+}
+
+/// `error: <path>+0x<offset> [...]: --hlsl-dir: <reason> (...)` when the shader's `--hlsl-dir`
+/// file could not be written.
+pub fn dump_error_line(o: &Outcome) -> Option<String> {
+    dump_error_message(o).map(|m| format!("error: {}", printable(&m)))
+}
+
 /// `warning: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a skipped shader.
 pub fn warning_line(o: &Outcome) -> Option<String> {
     let Status::Skipped { reason } = &o.status else { return None };
@@ -357,6 +372,7 @@ pub fn to_json(r: &Report) -> Value {
                 "key": format!("0x{:016X}", o.key),
                 "index": o.index,
                 "hlsl_override": o.hlsl_override.as_deref().map(path_text),
+                "hlsl_dump_error": o.hlsl_dump_error,
             });
             let m = v.as_object_mut().unwrap();
             match &o.status {
@@ -438,6 +454,11 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
             out.push(format!("::error file={}::{}", escape_annotation_property(&path_text(&o.path)), escape_annotation_data(&m)));
         }
     }
+    for o in &r.outcomes {
+        if let Some(m) = dump_error_message(o) {
+            out.push(format!("::error file={}::{}", escape_annotation_property(&path_text(&o.path)), escape_annotation_data(&m)));
+        }
+    }
     for e in &r.scan_errors {
         out.push(format!("::error file={}::{}", escape_annotation_property(&path_text(&e.path)), escape_annotation_data(&scan_error_message(e))));
     }
@@ -451,12 +472,14 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
 }
 
 /// 1 when a fatal error happened, else 2 when the input held no shader (without
-/// `--allow-empty`) or, unless failures are allowed, when any shader failed or an input had a
-/// scan error, else 0.
+/// `--allow-empty`), when an `--hlsl-dir` file could not be written, or, unless failures are
+/// allowed, when any shader failed or an input had a scan error, else 0. (`--allow-failures`
+/// is about shaders that do not build; an output that could not be written is not one.)
 pub fn exit_code(r: &Report) -> i32 {
     if !r.fatal.is_empty() {
         1
     } else if r.empty_input.is_some()
+        || r.outcomes.iter().any(|o| o.hlsl_dump_error.is_some())
         || (!r.failures_allowed && (!r.scan_errors.is_empty() || r.outcomes.iter().any(|o| matches!(o.status, Status::Failed { .. }))))
     {
         2
@@ -470,7 +493,17 @@ mod tests {
     use super::*;
 
     fn outcome(family: Family, stage: Stage, key: u64, status: Status) -> Outcome {
-        Outcome { path: PathBuf::from("data/shaders.ar"), offset: 0x1f40, family, stage, key, index: 0, status, hlsl_override: None }
+        Outcome {
+            path: PathBuf::from("data/shaders.ar"),
+            offset: 0x1f40,
+            family,
+            stage,
+            key,
+            index: 0,
+            status,
+            hlsl_override: None,
+            hlsl_dump_error: None,
+        }
     }
 
     fn failed(phase: Phase, reason: &str, off: Option<u64>) -> Status {
@@ -601,6 +634,15 @@ mod tests {
         r.empty_input = Some("no shader found".into());
         assert_eq!(exit_code(&r), 2, "an empty input is not a shader failure");
         r.empty_input = None;
+        r.outcomes[2].hlsl_dump_error = Some("writing /full/x.hlsl: No space left on device".into());
+        assert_eq!(exit_code(&r), 2, "an --hlsl-dir file that could not be written, even with --allow-failures");
+        assert!(github_annotations(&r).iter().any(|a| a.contains("--hlsl-dir: writing /full/x.hlsl: No space left on device (the shader is built")));
+        assert_eq!(
+            dump_error_line(&r.outcomes[2]).unwrap(),
+            "error: data/shaders.ar+0x1f40 [xenos pixel #0 0x0000000000000001]: --hlsl-dir: writing /full/x.hlsl: No space left on device \
+             (the shader is built and in the cache; only this copy of its HLSL is missing)"
+        );
+        r.outcomes[2].hlsl_dump_error = None;
         r.failures_allowed = false;
         r.fatal.push("cannot write cache".into());
         assert_eq!(exit_code(&r), 1);

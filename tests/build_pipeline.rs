@@ -642,7 +642,9 @@ fn xenosrecomp_abi_uses_the_projects_own_header() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read_to_string(&header).unwrap(), ur_part, "the project's header is left alone");
     let cpp = std::fs::read_to_string(gen.join("shader_cache.cpp")).unwrap();
-    assert!(!cpp.contains("g_shrec") && !cpp.contains("SHREC_"), "only XenosRecomp's symbols");
+    // (SHREC_MSVC_INC_ID is no symbol: a macro of the .msvc.inc the .cpp checks under cl.exe)
+    let symbols = cpp.replace("SHREC_MSVC_INC_ID", "");
+    assert!(!symbols.contains("g_shrec") && !symbols.contains("SHREC_"), "only XenosRecomp's symbols");
     std::fs::write(
         dir.join("main.cpp"),
         "#include \"shader_cache.h\"\n#include <cstdio>\nint main() {\n\
@@ -716,5 +718,123 @@ fn non_utf8_file_names_are_indexed_around_and_reported_exactly() {
     assert!(error.contains("bad\\xFF 100% it's.agal+0x0 [agal fragment #0"), "{error}");
     let listing = run_see_command(error);
     assert!(listing.contains("tex"), "{listing}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file rewritten between the scan and the compile, same length, other bytes (issue 23, B9):
+/// the build used to compile the new bytes and cache them under the key the scan had computed
+/// from the old ones, exit 0. The build reads containers again through `scan::read_container`,
+/// which now computes the key again from the bytes it read: a shader whose key changed fails,
+/// naming the change; one whose bytes did not change still reads.
+#[test]
+fn a_file_rewritten_after_the_scan_is_not_built_under_its_old_key() {
+    let dir = tmpdir("rewritten");
+    let gsh = walkdir::WalkDir::new(repo().join("tests/corpus/gx2"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "gsh"))
+        .find(|e| formats::gx2::gfd::pairs(&std::fs::read(e.path()).unwrap()).is_ok_and(|p| p.len() >= 2))
+        .expect("a GFD with two shaders");
+    let file = dir.join("two.gsh");
+    std::fs::copy(gsh.path(), &file).unwrap();
+    let scan = shrec::scan::scan_dir(&dir);
+    assert!(scan.shaders.len() >= 2 && scan.errors.is_empty(), "{:?}", scan.errors);
+    // same length, one byte of shader 0's program changed
+    let mut bytes = std::fs::read(&file).unwrap();
+    let (_, _, program) = formats::gx2::gfd::pairs(&bytes).unwrap()[0];
+    bytes[program.data_offset] ^= 0xFF;
+    std::fs::write(&file, &bytes).unwrap();
+    let first = scan.shaders.iter().find(|s| s.index == 0).unwrap();
+    let Err(e) = shrec::scan::read_container(first) else { panic!("shader 0 changed, but its new bytes were read under the scan's key") };
+    assert!(e.starts_with("file changed since the scan: shader 0 now has key 0x") && e.ends_with("; not built"), "{e}");
+    assert!(e.contains(&format!("(the scan found {})", shrec::scan::key_hex(first.key))), "{e}");
+    let second = scan.shaders.iter().find(|s| s.index == 1).unwrap();
+    shrec::scan::read_container(second).expect("shader 1 is unchanged");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A full `--hlsl-dir` disk (issue 23, B3): each shader whose HLSL file could not be written
+/// failed, so a full disk silently dropped them from the cache (143 shaders → 6). Now the file
+/// is an error of its own (an `error:` line per file, exit code 2) and every shader is still
+/// built: the cache equals the one built without `--hlsl-dir`, byte for byte. The folder is a
+/// tmpfs with room for the prelude, the script and two shader files when the test may mount
+/// one; otherwise directories stand where the other files would go, so their renames fail.
+#[test]
+fn a_full_hlsl_dir_is_an_error_but_keeps_every_shader_in_the_cache() {
+    let dir = tmpdir("hlsl-full");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let mut agal: Vec<_> = walkdir::WalkDir::new(repo().join("tests/corpus/agal"))
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|x| x == "agal"))
+        .collect();
+    agal.truncate(8);
+    for (i, p) in agal.iter().enumerate() {
+        std::fs::copy(p, input.join(format!("{i}.agal"))).unwrap();
+    }
+    let shaders = shrec::scan::scan_dir(&input).shaders;
+    let keys: std::collections::BTreeSet<u64> = shaders.iter().map(|s| s.key).collect();
+    assert!(keys.len() >= 6, "{} distinct shaders", keys.len());
+
+    let hlsl = dir.join("hlsl");
+    std::fs::create_dir_all(&hlsl).unwrap();
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let page = 4096;
+    let size = shrec::hlsl::PRELUDE.len().div_ceil(page) * page + page + 2 * page;
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(&hlsl)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let _unmount = mounted.then(|| Unmount(hlsl.clone()));
+    if !mounted {
+        eprintln!("cannot mount a tmpfs: directories block the HLSL files instead");
+        for s in shaders.iter().skip(2) {
+            std::fs::create_dir_all(hlsl.join(shrec::dxc::hlsl_file_name(s.key, s.family, s.stage))).unwrap();
+        }
+    }
+    // the two builds write c.cpp in folders of their own, so their outputs compare byte for byte
+    let build = |folder: &str, with_dir: bool| {
+        let (out, report) = (dir.join(folder).join("c.cpp"), dir.join(format!("{folder}.json")));
+        let mut c = shrec();
+        c.arg("build").arg(&input).arg("-o").arg(&out).arg("--no-cache").arg("-q").arg("--report").arg(&report);
+        if with_dir {
+            c.arg("--hlsl-dir").arg(&hlsl);
+        }
+        let o = c.output().unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), report)
+    };
+    let (code, stderr, report) = build("full", true);
+    let dump_errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:") && l.contains("--hlsl-dir: writing ")).collect();
+    eprintln!("{} of {} HLSL files not written ({})", dump_errors.len(), keys.len(), if mounted { "full tmpfs" } else { "blocked by directories" });
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(dump_errors.len() >= keys.len() - 2, "{stderr}");
+    assert_eq!(dump_errors.len(), stderr.lines().filter(|l| l.starts_with("error:")).count(), "{stderr}");
+    if mounted {
+        assert!(dump_errors.iter().all(|l| l.contains("No space left on device")), "{stderr}");
+    }
+    assert!(dump_errors.iter().all(|l| l.ends_with("(the shader is built and in the cache; only this copy of its HLSL is missing)")), "{stderr}");
+    assert_eq!(report["totals"]["compiled"], keys.len(), "{report}");
+    assert_eq!(report["totals"]["failed"], 0, "{report}");
+    let with_error = report["outcomes"].as_array().unwrap().iter().filter(|o| o["hlsl_dump_error"].is_string()).count();
+    assert_eq!(with_error, dump_errors.len());
+
+    let (code, stderr, _) = build("plain", false);
+    assert_eq!(code, Some(0), "{stderr}");
+    for name in ["c.cpp", "c.h", "c.msvc.inc"] {
+        let same = std::fs::read(dir.join("full").join(name)).unwrap() == std::fs::read(dir.join("plain").join(name)).unwrap();
+        assert!(same, "{name} differs between the builds with and without the full --hlsl-dir");
+    }
+    drop(_unmount);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -236,7 +236,10 @@ fn cpp_text_shape() {
     // Byte arrays (cl.exe's copy, in the side file the .cpp includes only there): bounded lines,
     // zstd magic first.
     let msvc = fs::read_to_string(dir.join("cache.msvc.inc")).unwrap();
-    assert!(text.contains("#if defined(_MSC_VER) && !defined(__clang__)\n#include \"cache.msvc.inc\"\n#endif\n"), "{text}");
+    assert!(
+        text.contains("#if defined(_MSC_VER) && !defined(__clang__)\n#include \"cache.msvc.inc\"\nstatic_assert(SHREC_MSVC_INC_ID == 0x"),
+        "{text}"
+    );
     assert!(!text.contains("g_compressedDxilCache[] = {"), "the .cpp holds each blob once");
     let start = msvc.find("g_compressedDxilCache[] = {\n").unwrap();
     let first = msvc[start..].lines().nth(1).unwrap();
@@ -487,4 +490,60 @@ fn rust_module_without_backends_builds() {
     assert_eq!(stdout.lines().next().unwrap(), "count 0 encoding 1 dxil 0 0 spirv 0 0");
     assert!(stdout.contains("missing 0000000000000001"));
     fs::remove_dir_all(&proj).unwrap();
+}
+
+/// One build's outputs are committed together (issue 23, B10): a rename that fails in the middle
+/// of a set used to leave the files renamed before it in place (a new `.msvc.inc` next to the
+/// old `.cpp`, which cl.exe compiled with the wrong blobs). Now those are put back, and a set
+/// mixed anyway (a crash between renames) fails to compile. The `.cpp` is made immutable
+/// (`chattr +i`; a directory stands in its place where that is not allowed), so its rename,
+/// the last of the set, fails.
+#[test]
+fn a_failed_rename_puts_back_the_whole_set() {
+    let dir = tmpdir("cpp-set");
+    let out = dir.join("c.cpp");
+    let (h, msvc) = (dir.join("c.h"), dir.join("c.msvc.inc"));
+    cache::cpp::write(&out, &synthetic_entries(5, 12, true, true), &raw_opts(3)).unwrap();
+    let before: Vec<Vec<u8>> = [&out, &h, &msvc].iter().map(|p| fs::read(p).unwrap()).collect();
+    let immutable = Command::new("chattr").arg("+i").arg(&out).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success());
+    if !immutable {
+        fs::remove_file(&out).unwrap();
+        fs::create_dir_all(out.join("x")).unwrap();
+    }
+    let newer = synthetic_entries(6, 9, true, true);
+    let err = cache::cpp::write(&out, &newer, &raw_opts(3));
+    if immutable {
+        let _ = Command::new("chattr").arg("-i").arg(&out).status();
+    }
+    let err = err.expect_err("the .cpp cannot be replaced").to_string();
+    assert!(fs::read(&msvc).unwrap() == before[2], "the .msvc.inc was replaced, the .cpp was not: a mixed set");
+    assert_eq!(fs::read(&h).unwrap(), before[1]);
+    assert!(err.contains("c.cpp") && err.contains("(the other files of the set were put back as they were)"), "{err}");
+    if immutable {
+        assert_eq!(fs::read(&out).unwrap(), before[0]);
+    } else {
+        fs::remove_dir_all(&out).unwrap();
+    }
+    let temps: Vec<String> =
+        fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| cache::atomic::is_temp_name(n)).collect();
+    assert!(temps.is_empty(), "{temps:?}");
+
+    // A set mixed anyway does not compile under cl.exe's branch (g++ taking it with _MSC_VER).
+    if !have_tool("g++") {
+        return;
+    }
+    let other = dir.join("other");
+    fs::create_dir_all(&other).unwrap();
+    cache::cpp::write(&other.join("c.cpp"), &newer, &raw_opts(3)).unwrap();
+    if !immutable {
+        fs::write(&out, &before[0]).unwrap();
+    }
+    let compile = |cpp: &Path| Command::new("g++").args(["-std=c++17", "-fsyntax-only", "-D_MSC_VER=1930"]).arg(cpp).output().unwrap();
+    let ok = compile(&out);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    fs::copy(other.join("c.msvc.inc"), &msvc).unwrap();
+    let mixed = compile(&out);
+    let stderr = String::from_utf8_lossy(&mixed.stderr);
+    assert!(!mixed.status.success() && stderr.contains("c.msvc.inc and this .cpp come from different shrec builds"), "{stderr}");
+    fs::remove_dir_all(&dir).unwrap();
 }

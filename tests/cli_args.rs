@@ -115,3 +115,33 @@ fn hlsl_and_disasm_refuse_special_files() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 23 B15: `--zstd-level 22` took 1.46 GB for a 100 KB cache: with the input size unknown,
+/// zstd sizes the ultra levels' tables for a 128 MiB window. Those levels are now compressed in
+/// one call with the size known. The build runs with its address space limited to 768 MiB (DXC
+/// in-process included; the old code could not allocate its tables).
+#[test]
+fn ultra_zstd_levels_fit_in_modest_memory() {
+    use std::os::unix::process::CommandExt;
+    let dir = std::env::temp_dir().join(format!("shrec-zstd22-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("c.cpp");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_shrec"));
+    c.args(["build", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/agal"), "--no-cache", "-q", "--zstd-level", "22", "-j", "2", "-o"]).arg(&out);
+    // SAFETY: the closure only calls setrlimit (async-signal-safe) between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let l = libc::rlimit { rlim_cur: 768 << 20, rlim_max: 768 << 20 };
+            if libc::setrlimit(libc::RLIMIT_AS, &l) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(std::fs::read_to_string(&out).unwrap().contains("g_compressedDxilCache["), "a complete cache");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -102,3 +102,88 @@ fn a_library_that_will_not_load_is_fatal_and_keeps_the_outputs() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A PICA program of `depth` nested forward jumps (past the structured lowering's depth shrec
+/// takes the flat pc-dispatch form): DXC's time and memory grow steeply with it (measured
+/// 2026-11-26: depth 1 000 is 357 KB of HLSL and 2-3 s of CPU per compilation, depth 2 000 is
+/// 710 KB, 48 s and 865 MB for the two compilations in-process).
+fn nested_jumps(depth: u32) -> Vec<u8> {
+    use shrec::formats::pica::decode::Rel;
+    use shrec_verify::pica;
+    let mut a = pica::asm::Asm::default();
+    for i in 0..depth {
+        a.flowu("jmpu", i % 16, 2 * depth - i, 0);
+    }
+    for _ in depth..=2 * depth {
+        a.op("add", "r1", &["r1", "v1"], Rel::None);
+    }
+    a.op("mov", "o0", &["r1"], Rel::None);
+    a.simple("end");
+    pica::dvlb(&a, 0, &[(0, 0, 0xF)], &[])
+}
+
+/// Per-shader DXC limits (issue 23, B8): DXC in-process cannot be stopped, and one 16 KB PICA
+/// program took 68 s and 945 MB. A shader whose HLSL is over `--dxc-isolate-above` (128 KiB by
+/// default) is now compiled in a worker process, under a CPU-time limit per compilation and an
+/// address-space limit; past one it fails, naming it, and the rest of the build goes on.
+#[test]
+fn large_shaders_compile_in_workers_under_limits() {
+    let dir = tmpdir("dxc-limits");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let opts = shrec::formats::TranslateOptions::default();
+    let hlsl_len =
+        |dvlb: &[u8]| shrec::hlsl::write(&shrec::formats::translate(shrec::detect::ContainerKind::Dvlb, dvlb, 0, &opts).unwrap().module).len();
+    let (small, large, huge) = (nested_jumps(250), nested_jumps(500), nested_jumps(2000));
+    let threshold = shrec::limits::DXC_ISOLATE_HLSL_BYTES;
+    assert!(hlsl_len(&small) < threshold && hlsl_len(&large) > threshold, "{} {}", hlsl_len(&small), hlsl_len(&large));
+    std::fs::write(input.join("small.shbin"), &small).unwrap();
+    std::fs::write(input.join("large.shbin"), &large).unwrap();
+    let build = |extra: &[&str], abort_at: Option<u32>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_shrec"));
+        c.arg("build").arg(&input).arg("-o").arg(dir.join("c.cpp")).args(["--no-cache", "-q", "--report"]).arg(dir.join("r.json")).args(extra);
+        if let Some(n) = abort_at {
+            c.env("SHREC_TEST_DXC_ABORT_AT", n.to_string());
+        }
+        let o = c.output().unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+        let status = |name: &str| {
+            let o = report["outcomes"].as_array().unwrap().iter().find(|o| o["path"].as_str().unwrap().ends_with(name)).unwrap();
+            (o["status"].as_str().unwrap().to_string(), o["reason"].as_str().unwrap_or("").to_string())
+        };
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            status("small.shbin"),
+            status(&format!("{}.shbin", if input.join("huge.shbin").exists() { "huge" } else { "large" })),
+        )
+    };
+
+    // Every worker aborts at its first request: the large shader fails, so it was sent to one;
+    // the small one is compiled in-process.
+    let (code, stderr, small_status, large_status) = build(&[], Some(1));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(small_status.0, "compiled", "{stderr}");
+    assert_eq!(large_status.0, "failed");
+    assert!(large_status.1.starts_with("DXC (dxil): crashed while compiling this shader (worker process signal: 6"), "{}", large_status.1);
+
+    // The time limit: CPU seconds per compilation.
+    std::fs::remove_file(input.join("large.shbin")).unwrap();
+    std::fs::write(input.join("huge.shbin"), &huge).unwrap();
+    let (code, stderr, small_status, huge_status) = build(&["--dxc-time-limit", "1"], None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(small_status.0, "compiled", "{stderr}");
+    assert!(
+        huge_status.1.starts_with("DXC (dxil): used more than its time limit of 1 s of CPU time on this shader (--dxc-time-limit;"),
+        "{}",
+        huge_status.1
+    );
+
+    // The memory limit: the worker's address space.
+    let (code, stderr, small_status, huge_status) = build(&["--dxc-memory-limit", "384"], None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(small_status.0, "compiled", "{stderr}");
+    assert!(huge_status.1.contains("most likely out of its 384 MiB of address space (--dxc-memory-limit)"), "{}", huge_status.1);
+    assert!(!stderr.contains("panicked"), "the worker's end is quiet: {stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -96,3 +96,58 @@ fn no_regression_input_panics_anywhere() {
         }
     }
 }
+
+/// GFD detection was quadratic (issue 23, B6): every `Gfx2` magic was probed by walking its
+/// block chain to the end, so a 4 MiB file holding a GFD file header in the data of each of its
+/// 65 535 padding blocks (every header's chain is the rest of the file) took 34 s to scan. Built
+/// here; the scan must find the one outer GFD and finish well inside a deadline (it takes
+/// milliseconds; the quadratic walk about 2·10⁹ block reads).
+#[test]
+fn nested_gfd_headers_are_detected_in_linear_time() {
+    fn gfd_header(out: &mut Vec<u8>) {
+        for w in [u32::from_be_bytes(*b"Gfx2"), 0x20, 7, 1, 2, 0, 0, 0] {
+            out.extend_from_slice(&w.to_be_bytes());
+        }
+    }
+    fn block(out: &mut Vec<u8>, block_type: u32, data_size: u32) {
+        for w in [u32::from_be_bytes(*b"BLK{"), 0x20, 1, 0, block_type, data_size, 0, 0] {
+            out.extend_from_slice(&w.to_be_bytes());
+        }
+    }
+    let nested = |size: usize| {
+        let mut data = Vec::with_capacity(size);
+        gfd_header(&mut data);
+        while data.len() + 0x40 + 0x20 <= size {
+            block(&mut data, 2, 0x20); // padding, holding another file header
+            gfd_header(&mut data);
+        }
+        block(&mut data, 1, 0); // end of file
+        data
+    };
+    // The shared-chain probe answers exactly what a walk from each header answers, also when
+    // the chain is broken or a header is damaged.
+    let mut small = nested(64 << 10);
+    // blocks start at 0x20 + 0x40·k, the file headers in their data at 0x40 + 0x40·k
+    small[0x8020 + 4..0x8020 + 8].copy_from_slice(&0x10u32.to_be_bytes()); // a block's header size
+    small[0x4000 + 8..0x4000 + 0xC].copy_from_slice(&5u32.to_be_bytes()); // a file header's major version
+    assert!(shrec::formats::gx2::gfd::probe(&small[0x7FC0..]).is_none() && shrec::formats::gx2::gfd::probe(&small[0x8040..]).is_some());
+    let mut chains = shrec::formats::gx2::gfd::ChainEnds::default();
+    for offset in (0..small.len()).rev().chain(0..small.len()) {
+        let walked = shrec::formats::gx2::gfd::probe(&small[offset..]);
+        assert_eq!(shrec::formats::gx2::gfd::probe_at(&small, offset, &mut chains), walked, "offset 0x{offset:X}");
+    }
+    let data = nested(4 << 20);
+    assert_eq!(data.len(), 4 << 20);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = data.clone();
+    std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        let found = shrec::detect::detect(&d);
+        let _ = tx.send((found, shrec::scan::scan_bytes(std::path::Path::new("nested.gsh"), &d), start.elapsed()));
+    });
+    let (found, (shaders, errors), took) =
+        rx.recv_timeout(std::time::Duration::from_secs(10)).expect("detection finishes within 10 s (it was quadratic)");
+    eprintln!("detect + scan of 4 MiB of nested GFD headers: {took:?}");
+    assert_eq!(found, [shrec::detect::Candidate { kind: ContainerKind::Gfd, offset: 0, len: data.len() }], "the outer file only");
+    assert!(shaders.is_empty() && errors.is_empty(), "{shaders:?} {errors:?}");
+}

@@ -334,3 +334,68 @@ fn symlinks_out_of_the_tree_are_reported_and_not_followed() {
     assert!(r.errors.iter().filter(|e| !e.path.ends_with("gone")).all(|e| e.reason.contains("outside the scanned directory")), "{:?}", r.errors);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A file truncated while the scan reads it (issue 23, B4): scans used to memory-map files, and
+/// touching a mapped page past a truncated file's new end kills the process with SIGBUS (no
+/// message). A thread here flips a 64 MiB file between empty and full every 2 ms while
+/// `shrec scan` runs again and again: no run may end in a signal, the other file's shader is
+/// always found, and a run that caught the file changing says so for that file.
+#[test]
+fn a_file_truncated_during_the_scan_is_an_error_not_a_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let dir = std::env::temp_dir().join(format!("shrec-test-{}-truncated", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let agal = walkdir::WalkDir::new(corpus().join("agal"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "agal"))
+        .expect("an AGAL program");
+    std::fs::copy(agal.path(), dir.join("a.agal")).unwrap();
+    let big = dir.join("big.bin");
+    let file = std::fs::File::create(&big).unwrap();
+    const LEN: u64 = 64 << 20;
+    let stop = AtomicBool::new(false);
+    let (mut runs, mut caught) = (0, 0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                file.set_len(LEN).unwrap();
+                std::thread::sleep(Duration::from_millis(2));
+                file.set_len(0).unwrap();
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        // stops the flipping thread however this closure ends (the scope joins it)
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(&stop);
+        let start = Instant::now();
+        while runs < 20 || (caught == 0 && start.elapsed() < Duration::from_secs(120)) {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_shrec")).arg("scan").arg(&dir).output().unwrap();
+            runs += 1;
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if out.status.signal().is_some() {
+                panic!("run {runs}: shrec scan ended with {} (stderr: {})", out.status, String::from_utf8_lossy(&out.stderr));
+            }
+            assert!(stdout.contains("1 shaders in 2 files"), "run {runs}: {stdout}");
+            match out.status.code() {
+                Some(0) => {}
+                Some(2) => {
+                    assert!(stdout.contains("big.bin: changed while it was being scanned"), "run {runs}: {stdout}");
+                    caught += 1;
+                }
+                other => panic!("run {runs}: exit {other:?}: {stdout}"),
+            }
+        }
+    });
+    eprintln!("{runs} scans, {caught} caught the file changing");
+    assert!(caught > 0, "the file never changed during a scan in {runs} runs: the test proves nothing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

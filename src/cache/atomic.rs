@@ -6,14 +6,23 @@
 //!   previous complete file (or none) or the new complete file;
 //! - on any error (while writing, syncing or renaming) the previous file is untouched and the
 //!   temporary file is removed;
-//! - temporary names are unique per process, thread and call (`.<name>.<pid>.<n>.tmp`, created
-//!   with `create_new`), so concurrent writers of the same destination never share a temporary
-//!   file; the last rename wins and every state in between is a complete file.
+//! - temporary names are unique per process and call (`.<name>.<pid>-<nonce>.<n>.tmp`, created
+//!   with `create_new`; the random nonce because pids repeat across PID namespaces sharing a
+//!   folder), so concurrent writers of the same destination never share a temporary file; the
+//!   last rename wins and every state in between is a complete file;
+//! - a temporary file is locked (`flock`, exclusive) by its writer from its creation until it is
+//!   renamed or removed, and the clean-up of temporary files left by dead writers removes only
+//!   those whose lock it can take. It used to go by the pid in the name, checked in `/proc`: a
+//!   live build in another PID namespace (a container sharing the folder) has a pid that does not
+//!   exist here, so its temporary files were deleted under it (issue 23, B11). A lock is held by
+//!   an open file, whatever namespace its process is in, and is released by the kernel when the
+//!   process dies, SIGKILL included.
 //!
 //! Several files that belong together (a `.cpp` and its header, a `.rs` and its blobs) go through
 //! [`Batch`]: every file is first written and synced under its temporary name, and only when all
 //! of them succeeded are they renamed, in the order they were staged. A failure while staging
-//! leaves every destination untouched.
+//! leaves every destination untouched; a failed rename puts back the files renamed before it
+//! ([`Batch::commit`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -26,21 +35,67 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 /// so tests and cleanup tools can recognise them.
 pub const TEMP_SUFFIX: &str = ".tmp";
 
+/// `<pid>-<nonce>`: this process's part of its temporary names. The pid tells people whose file
+/// it is; the nonce (random per process) keeps names unique when processes of several PID
+/// namespaces, which may share a pid, write to one folder.
+fn process_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // RandomState's keys come from the OS's random source, fresh in every process.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        format!("{}-{:016x}", std::process::id(), h.finish())
+    })
+}
+
 fn temp_path_for(dest: &Path) -> io::Result<PathBuf> {
     let name = dest.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name"))?;
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
-    tmp_name.push(format!(".{}.{}{}", std::process::id(), n, TEMP_SUFFIX));
+    tmp_name.push(format!(".{}.{}{}", process_tag(), n, TEMP_SUFFIX));
     Ok(dest.with_file_name(tmp_name))
 }
 
-/// Removes the temporary files of `dest` left by processes that no longer run (a build killed
-/// mid-write: its temporary file stays, the destination was never touched). Linux only (the
-/// owner's pid is in the name and checked in /proc); elsewhere they stay until deleted by hand.
+/// Takes `file`'s exclusive `flock`, waiting for it or not; `Ok(false)`: another open file holds
+/// it (only when not waiting).
+#[cfg(unix)]
+fn lock(file: &File, wait: bool) -> io::Result<bool> {
+    use std::os::unix::io::AsRawFd;
+    let op = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+    loop {
+        // SAFETY: flock on a descriptor this File owns; no memory is passed.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// Whether `path` still names the file open as `file` (same device and inode).
+#[cfg(unix)]
+fn still_named(path: &Path, file: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::symlink_metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Removes the temporary files of `dest` whose writers are gone (a build killed mid-write: its
+/// temporary file stays, the destination was never touched): those whose lock can be taken. A
+/// live writer holds its file's lock, so its file is left alone, whatever its name says. Files
+/// of shrec versions before the lock (names `.<name>.<pid>.<n>.tmp`) hold none and are removed.
 fn remove_stale_temps(dest: &Path) {
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     {
+        use std::os::unix::fs::OpenOptionsExt;
         let (Some(dir), Some(name)) = (dest.parent(), dest.file_name().and_then(|n| n.to_str())) else { return };
         let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
         let prefix = format!(".{name}.");
@@ -48,15 +103,53 @@ fn remove_stale_temps(dest: &Path) {
         for e in entries.flatten() {
             let file_name = e.file_name();
             let Some(tmp) = file_name.to_str() else { continue };
-            let Some(rest) = tmp.strip_prefix(&prefix).and_then(|r| r.strip_suffix(TEMP_SUFFIX)) else { continue };
-            let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
-            if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
-                let _ = fs::remove_file(e.path());
+            if tmp.strip_prefix(&prefix).and_then(|r| r.strip_suffix(TEMP_SUFFIX)).is_none() {
+                continue;
+            }
+            let path = e.path();
+            // not through a link, and a FIFO planted under such a name must not block the open
+            let Ok(file) = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&path) else { continue };
+            if !file.metadata().is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            // Holding the lock, the file is ours to remove if the name still points at it.
+            if lock(&file, false).unwrap_or(false) && still_named(&path, &file) {
+                let _ = fs::remove_file(&path);
             }
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(unix))]
     let _ = dest;
+}
+
+/// Creates `dest`'s temporary file and takes its lock. A clean-up in another process may take
+/// the lock of a file created an instant before and remove it; the name is then checked once the
+/// lock is held, and a new name is taken if the file was removed meanwhile.
+fn create_locked_temp(dest: &Path) -> io::Result<(PathBuf, File)> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let tmp = temp_path_for(dest)?;
+        let file = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 16 => continue,
+            Err(e) => return Err(e),
+        };
+        #[cfg(unix)]
+        {
+            if let Err(e) = lock(&file, true) {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+            if !still_named(&tmp, &file) {
+                if attempts < 16 {
+                    continue;
+                }
+                return Err(io::Error::other(format!("temporary file {} was removed while it was created", tmp.display())));
+            }
+        }
+        return Ok((tmp, file));
+    }
 }
 
 /// Test hook (`tests/kill_mid_write.rs`): with `SHREC_TEST_STALL_WRITE=NAME:MS`, writing a file
@@ -105,6 +198,9 @@ pub struct Staged {
     dest: PathBuf,
     /// Whether the file was fsynced (then the directory is too, after the rename).
     durable: bool,
+    /// The temporary file, open, holding its lock until it is renamed or removed (see
+    /// [`remove_stale_temps`]). Closed after either.
+    _lock: File,
 }
 
 impl Staged {
@@ -120,6 +216,7 @@ impl Staged {
             let _ = fs::remove_file(&tmp);
             return Err(e);
         }
+        // (the lock goes with the file to its final name and is released when `self` drops)
         if self.durable {
             sync_dir(&self.dest);
         }
@@ -161,10 +258,17 @@ where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
 {
     remove_stale_temps(dest);
-    let tmp = temp_path_for(dest)?;
-    let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-    // From here on the guard removes the temporary file on every early return.
-    let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: sync };
+    let (tmp, file) = create_locked_temp(dest)?;
+    // From here on the guard removes the temporary file on every early return, and keeps a
+    // descriptor of it open so the lock (which belongs to the open file) outlives `file`.
+    let lock = match file.try_clone() {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: sync, _lock: lock };
     let mut w = BufWriter::with_capacity(1 << 20, file);
     match stall_hook(dest) {
         None => fill(&mut w)?,
@@ -229,13 +333,95 @@ impl Batch {
         Ok(())
     }
 
-    /// Renames every staged file into place, in staging order. Stops at the first failed
-    /// rename (the files after it are removed, the ones before it are in place).
+    /// Renames every staged file into place, in staging order, all or none: before the first
+    /// rename each destination that exists is kept under a temporary name (a hard link, or a
+    /// copy where links are not supported), and if a rename fails, the files renamed before it
+    /// are put back (destinations that did not exist are removed), so the set on disk stays the
+    /// previous one instead of a mix of two builds (issue 23, B10: a failed rename left a new
+    /// `.msvc.inc` next to the old `.cpp`, a new blob next to an old `.rs`). The error says
+    /// when putting back failed too. Only a crash between two renames can still leave a mix;
+    /// the writers make every such mix fail to compile (see `cpp` and `rust`).
     pub fn commit(self) -> Result<(), (PathBuf, io::Error)> {
-        for s in self.staged {
-            let dest = s.dest.clone();
-            s.commit().map_err(|e| (dest, e))?;
+        let mut previous = Vec::with_capacity(self.staged.len());
+        for s in &self.staged {
+            previous.push(keep_previous(&s.dest).map_err(|e| (s.dest.clone(), e))?);
         }
+        let mut done: Vec<(PathBuf, Option<Staged>)> = Vec::new();
+        for (s, prev) in self.staged.into_iter().zip(previous) {
+            let dest = s.dest.clone();
+            if let Err(e) = s.commit() {
+                let mut undo_failed = Vec::new();
+                for (d, p) in done.into_iter().rev() {
+                    let undone = match p {
+                        Some(p) => p.commit(),
+                        None => fs::remove_file(&d),
+                    };
+                    if let Err(u) = undone {
+                        undo_failed.push(format!("{}: {u}", d.display()));
+                    }
+                }
+                let e = if undo_failed.is_empty() {
+                    io::Error::new(e.kind(), format!("{e} (the other files of the set were put back as they were)"))
+                } else {
+                    io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{e}; putting back the files renamed before it failed too ({}): the set is a mix of two builds",
+                            undo_failed.join(", ")
+                        ),
+                    )
+                };
+                return Err((dest, e));
+            }
+            done.push((dest, prev));
+        }
+        // success: the kept previous versions are dropped (their temporary names removed)
         Ok(())
     }
+}
+
+/// The current file at `dest`, kept under a temporary name of `dest` (locked like one being
+/// written, so no clean-up takes it); committing the returned [`Staged`] puts it back. `None`
+/// when `dest` does not exist.
+fn keep_previous(dest: &Path) -> io::Result<Option<Staged>> {
+    match fs::symlink_metadata(dest) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+        Ok(m) if !m.is_file() => return Ok(None),
+        Ok(_) => {}
+    }
+    // Lock the file itself first: a hard link to it is then a temporary file no clean-up can
+    // take (the lock belongs to the file, whatever its name).
+    let mut old = File::open(dest)?;
+    #[cfg(unix)]
+    let locked = lock(&old, false)?;
+    #[cfg(not(unix))]
+    let locked = true;
+    if locked {
+        let tmp = temp_path_for(dest)?;
+        if fs::hard_link(dest, &tmp).is_ok() {
+            #[cfg(unix)]
+            let same = still_named(&tmp, &old);
+            #[cfg(not(unix))]
+            let same = true;
+            if same {
+                return Ok(Some(Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: old }));
+            }
+            // `dest` was replaced since it was opened: keep a copy of the file opened instead
+            let _ = fs::remove_file(&tmp);
+        }
+    }
+    // No hard links here (or another writer holds the file): a copy, in a locked temporary file.
+    let (tmp, mut copy) = create_locked_temp(dest)?;
+    let lock = match copy.try_clone() {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    let kept = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: lock };
+    io::copy(&mut old, &mut copy)?;
+    copy.sync_all()?;
+    Ok(Some(kept))
 }

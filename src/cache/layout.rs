@@ -418,20 +418,35 @@ fn fingerprint_of<'a>(entries: impl Iterator<Item = &'a CacheEntry>) -> u64 {
 /// compressing at the end. (The multithreaded encoder cuts jobs where its queue happens to be
 /// full, so it is not used.) The content size, unknown when the frame starts, is written into
 /// its header at the end.
+///
+/// Levels 20 to 22 are not streamed: zstd sizes their tables for a 128 MiB window when the input
+/// size is unknown, about 1.4 GB of memory whatever the cache holds (issue 23, B15: a 100 KB
+/// cache took 1.46 GB at level 22). Their data is kept and compressed in one call at the end,
+/// with its size known, so zstd scales the tables to it.
 pub(crate) struct FrameWriter {
     level: i32,
     encoder: Option<zstd::stream::write::Encoder<'static, Vec<u8>>>,
+    /// Levels from [`ULTRA_LEVEL`]: the data, compressed by `finish`.
+    held: Option<Vec<u8>>,
     raw_len: u64,
 }
 
+/// zstd's "ultra" levels (20-22), whose default tables need about a gigabyte.
+const ULTRA_LEVEL: i32 = 20;
+
 impl FrameWriter {
     pub fn new(level: i32) -> Self {
-        FrameWriter { level, encoder: None, raw_len: 0 }
+        FrameWriter { level, encoder: None, held: (level >= ULTRA_LEVEL).then(Vec::new), raw_len: 0 }
     }
 
     pub fn push(&mut self, data: &[u8]) -> std::io::Result<()> {
         use std::io::Write;
         if data.is_empty() {
+            return Ok(());
+        }
+        if let Some(held) = &mut self.held {
+            held.extend_from_slice(data);
+            self.raw_len += data.len() as u64;
             return Ok(());
         }
         let encoder = match &mut self.encoder {
@@ -457,6 +472,17 @@ impl FrameWriter {
 
     /// The finished frame (empty when nothing was pushed: the backend is absent).
     pub fn finish(self) -> std::io::Result<Blob> {
+        if let Some(held) = self.held {
+            let compressed = if held.is_empty() {
+                Vec::new()
+            } else {
+                let mut c = zstd::bulk::Compressor::new(self.level)?;
+                c.set_parameter(zstd::stream::raw::CParameter::ChecksumFlag(true))?;
+                c.set_parameter(zstd::stream::raw::CParameter::ContentSizeFlag(true))?;
+                c.compress(&held)?
+            };
+            return Ok(Blob { raw_len: self.raw_len, compressed, dict: Vec::new() });
+        }
         let compressed = match self.encoder {
             Some(e) => {
                 let mut frame = e.finish()?;

@@ -13,7 +13,8 @@
 //! `include_bytes!` resolves relative to the `.rs` file, so the three files must stay together.
 //!
 //! Crash safety: the three files are written and synced under temporary names, then renamed
-//! blobs first, `.rs` last. The `.rs` pins each blob's exact length in the type of its
+//! blobs first, `.rs` last; a failed rename puts back the files renamed before it
+//! (`atomic::Batch::commit`). The `.rs` pins each blob's exact length in the type of its
 //! `include_bytes!` and checks the blob's last four bytes (the zstd checksum) in a `const`
 //! assertion, so a `.rs` next to blobs from another run (a crash between renames, a partial
 //! copy) fails to compile instead of decoding the wrong bytes.

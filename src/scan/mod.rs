@@ -1,7 +1,8 @@
 //! `shrec scan`: every shader in every file under a directory, with its family, stage and key.
 //!
-//! Files are walked with walkdir (symlinks are followed; walkdir detects loops and reports them as
-//! errors instead of looping), memory-mapped, and processed in parallel with rayon:
+//! Files are walked with walkdir (symlinks are followed inside the tree; walkdir detects loops and
+//! reports them as errors instead of looping), read into memory (never mapped: see
+//! `read_for_scan`), and processed in parallel with rayon:
 //! [`crate::detect::detect`] finds the containers, [`crate::formats::entries`] lists the shaders
 //! of each. A file that is an archive or a compressed stream is opened by [`containers`] and
 //! each member is scanned like a file (`dir/a.szs!shaders/b.sharcfb`). Results are sorted by
@@ -224,10 +225,71 @@ pub struct FileScan {
     pub stamp: Option<crate::scan::index::FileStamp>,
 }
 
-/// Scans one file: memory-maps it (empty files are skipped) and runs [`scan_bytes`].
+/// Bytes of scanned files held in memory at once, all scan threads together (see
+/// `read_for_scan`). A larger file waits until it can be read alone.
+pub const SCAN_BYTES_IN_FLIGHT: u64 = 1 << 30;
+
+/// Admits files into memory in arrival order while their sizes fit in [`SCAN_BYTES_IN_FLIGHT`]
+/// (first come, first served, so a large file is not starved by a stream of small ones).
+struct MemoryBudget {
+    state: Mutex<(u64, u64, u64)>, // (next ticket, ticket being served, bytes in flight)
+    turn: std::sync::Condvar,
+}
+
+static BUDGET: MemoryBudget = MemoryBudget { state: Mutex::new((0, 0, 0)), turn: std::sync::Condvar::new() };
+
+/// Bytes admitted by [`MemoryBudget::admit`]; handed back when dropped.
+struct Admitted(u64);
+
+impl MemoryBudget {
+    fn admit(&'static self, bytes: u64) -> Admitted {
+        let bytes = bytes.min(SCAN_BYTES_IN_FLIGHT);
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let ticket = s.0;
+        s.0 += 1;
+        while s.1 != ticket || s.2 + bytes > SCAN_BYTES_IN_FLIGHT {
+            s = self.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.1 += 1;
+        s.2 += bytes;
+        drop(s);
+        self.turn.notify_all();
+        Admitted(bytes)
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut s = BUDGET.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.2 -= self.0;
+        drop(s);
+        BUDGET.turn.notify_all();
+    }
+}
+
+/// Reads the `len` bytes a scan found by `fstat` with read(2), into memory: no file is
+/// memory-mapped (issue 23, B4). A mapped file that another process truncates while it is read
+/// kills the reader with SIGBUS at the first page past the new end, and no check before or after
+/// mapping closes that window; read(2) of a truncated file just returns fewer bytes. The file's
+/// stamp is compared before and after, so a file shortened, extended or rewritten meanwhile is
+/// an error naming it, never a mix of two versions.
+fn read_for_scan(file: &mut std::fs::File, before: &crate::scan::index::FileStamp, len: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let size = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(size).map_err(|_| format!("cannot allocate {len} bytes to read it"))?;
+    file.take(len).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
+    let after = file.metadata().map_err(|e| format!("cannot stat: {e}"))?;
+    if buf.len() as u64 != len || crate::scan::index::FileStamp::of(&after) != *before {
+        return Err(format!("changed while it was being scanned ({len} bytes when opened, {} read, {} now); not scanned", buf.len(), after.len()));
+    }
+    Ok(buf)
+}
+
+/// Scans one file: reads it into memory (empty files are skipped) and runs [`scan_buffer`].
 fn scan_file(path: &Path) -> FileScan {
     let failed = |e: ScanError| FileScan { errors: vec![e], ..FileScan::default() };
-    let file = match std::fs::File::open(path) {
+    let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => return failed(file_error(path, format_args!("cannot open: {e}"))),
     };
@@ -235,18 +297,16 @@ fn scan_file(path: &Path) -> FileScan {
         Ok(m) => m,
         Err(e) => return failed(file_error(path, format_args!("cannot stat: {e}"))),
     };
-    let stamp = Some(crate::scan::index::FileStamp::of(&meta));
+    let stamp = crate::scan::index::FileStamp::of(&meta);
     if meta.len() == 0 {
-        return FileScan { stamp, ..FileScan::default() };
+        return FileScan { stamp: Some(stamp), ..FileScan::default() };
     }
-    // SAFETY: the map is read-only and dropped before returning. If another process truncates
-    // the file meanwhile, reads may fault; that is the usual, accepted memmap risk for a batch
-    // tool reading its own inputs.
-    let map = match unsafe { memmap2::Mmap::map(&file) } {
-        Ok(m) => m,
-        Err(e) => return failed(file_error(path, format_args!("cannot map: {e}"))),
+    let _admitted = BUDGET.admit(meta.len());
+    let bytes = match read_for_scan(&mut file, &stamp, meta.len()) {
+        Ok(b) => b,
+        Err(reason) => return failed(file_error(path, reason)),
     };
-    FileScan { bytes: map.len() as u64, stamp, ..scan_buffer(path, &map) }
+    FileScan { bytes: bytes.len() as u64, stamp: Some(stamp), ..scan_buffer(path, &bytes) }
 }
 
 /// Scans every regular file under `root` (or `root` itself if it is a file).
@@ -538,8 +598,28 @@ pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// Reads the bytes of the container a shader was found in (the build re-reads containers
-/// instead of keeping every mapped file alive between scanning and translating).
+/// instead of keeping every scanned file in memory between scanning and translating), and checks
+/// that they still hold the shader the scan keyed: the key is computed again from the bytes read
+/// and must be the scan's. A file rewritten between the scan and the build (same length, other
+/// bytes) would otherwise be compiled from its new bytes and cached under its old key (issue 23,
+/// B9); that shader fails instead, naming the change, and the next build scans the file again.
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
+    let bytes = read_container_bytes(s)?;
+    let entries = formats::entries(s.container, &bytes)
+        .map_err(|e| format!("file changed since the scan: the container no longer lists its shaders ({})", e.reason))?;
+    match entries.iter().find(|e| e.index == s.index) {
+        Some(e) if e.key == s.key => Ok(bytes),
+        Some(e) => Err(format!(
+            "file changed since the scan: shader {} now has key {} (the scan found {}); not built",
+            s.index,
+            key_hex(e.key),
+            key_hex(s.key)
+        )),
+        None => Err(format!("file changed since the scan: the container no longer holds shader {}", s.index)),
+    }
+}
+
+fn read_container_bytes(s: &FoundShader) -> Result<Vec<u8>, String> {
     use std::io::{Read, Seek, SeekFrom};
     if !s.member.is_empty() {
         let member = read_member(&s.path, &s.member)?;
@@ -547,14 +627,14 @@ pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
         return range
             .and_then(|(a, b)| member.get(a..b))
             .map(<[u8]>::to_vec)
-            .ok_or_else(|| format!("file changed while building: member has no {} bytes at 0x{:X}", s.length, s.offset));
+            .ok_or_else(|| format!("file changed since the scan: member has no {} bytes at 0x{:X}", s.length, s.offset));
     }
     let mut f = std::fs::File::open(&s.path).map_err(|e| format!("cannot open: {e}"))?;
     f.seek(SeekFrom::Start(s.offset)).map_err(|e| format!("cannot seek to 0x{:X}: {e}", s.offset))?;
     let mut buf = Vec::with_capacity(s.length as usize);
     f.take(s.length).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
     if buf.len() as u64 != s.length {
-        return Err(format!("file changed while building: expected {} bytes at 0x{:X}, read {}", s.length, s.offset, buf.len()));
+        return Err(format!("file changed since the scan: expected {} bytes at 0x{:X}, read {}", s.length, s.offset, buf.len()));
     }
     Ok(buf)
 }

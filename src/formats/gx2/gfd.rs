@@ -58,10 +58,8 @@ pub struct Block {
     pub index: u32,
 }
 
-/// Walks the blocks of a GFD file at `buf[0]`. Returns the blocks up to and including the
-/// end-of-file block, and the container length (the end of the end-of-file block).
-/// Terminates: every block is at least 0x20 bytes and must lie inside `buf`.
-pub fn walk(buf: &[u8]) -> Result<(Vec<Block>, usize), ShaderError> {
+/// Checks the GFD file header at `buf[0]` (magic, header size, major version 6 or 7).
+fn check_file_header(buf: &[u8]) -> Result<(), ShaderError> {
     let e = Endian::Big;
     if buf.get(..4) != Some(&FILE_MAGIC[..]) {
         return Err(ShaderError::at(0, "no Gfx2 magic"));
@@ -77,29 +75,45 @@ pub fn walk(buf: &[u8]) -> Result<(Vec<Block>, usize), ShaderError> {
     if buf.len() < FILE_HEADER_SIZE {
         return Err(ShaderError::at(0, "truncated GFD file header"));
     }
+    Ok(())
+}
+
+/// The block whose `BLK{` header is at `buf[pos]`, checked to lie inside `buf`; returns it with
+/// the offset where its data ends (the next block's offset). Offsets are relative to `buf`.
+fn read_block(buf: &[u8], pos: usize) -> Result<(Block, usize), ShaderError> {
+    let e = Endian::Big;
+    if pos + BLOCK_HEADER_SIZE > buf.len() {
+        return Err(ShaderError::at(pos as u64, "GFD ends before its end-of-file block"));
+    }
+    if &buf[pos..pos + 4] != BLOCK_MAGIC {
+        return Err(ShaderError::at(pos as u64, "expected a BLK{ block header"));
+    }
+    let bhs = e.read_u32(buf, pos + 4, "block header size")? as usize;
+    if bhs != BLOCK_HEADER_SIZE {
+        return Err(ShaderError::at(pos as u64 + 4, format!("block header size 0x{bhs:X}, expected 0x20")));
+    }
+    let block_type = e.read_u32(buf, pos + 0x10, "block type")?;
+    let data_size = e.read_u32(buf, pos + 0x14, "block data size")? as usize;
+    let id = e.read_u32(buf, pos + 0x18, "block id")?;
+    let index = e.read_u32(buf, pos + 0x1C, "block index")?;
+    let data_offset = pos + BLOCK_HEADER_SIZE;
+    let end = data_offset.checked_add(data_size).filter(|&end| end <= buf.len()).ok_or_else(|| {
+        ShaderError::at(pos as u64 + 0x14, format!("{} block at 0x{pos:X}: data size 0x{data_size:X} runs past the end", block_name(block_type)))
+    })?;
+    Ok((Block { offset: pos, block_type, data_offset, data_size, id, index }, end))
+}
+
+/// Walks the blocks of a GFD file at `buf[0]`. Returns the blocks up to and including the
+/// end-of-file block, and the container length (the end of the end-of-file block).
+/// Terminates: every block is at least 0x20 bytes and must lie inside `buf`.
+pub fn walk(buf: &[u8]) -> Result<(Vec<Block>, usize), ShaderError> {
+    check_file_header(buf)?;
     let mut blocks = Vec::new();
     let mut pos = FILE_HEADER_SIZE;
     loop {
-        if pos + BLOCK_HEADER_SIZE > buf.len() {
-            return Err(ShaderError::at(pos as u64, "GFD ends before its end-of-file block"));
-        }
-        if &buf[pos..pos + 4] != BLOCK_MAGIC {
-            return Err(ShaderError::at(pos as u64, "expected a BLK{ block header"));
-        }
-        let bhs = e.read_u32(buf, pos + 4, "block header size")? as usize;
-        if bhs != BLOCK_HEADER_SIZE {
-            return Err(ShaderError::at(pos as u64 + 4, format!("block header size 0x{bhs:X}, expected 0x20")));
-        }
-        let block_type = e.read_u32(buf, pos + 0x10, "block type")?;
-        let data_size = e.read_u32(buf, pos + 0x14, "block data size")? as usize;
-        let id = e.read_u32(buf, pos + 0x18, "block id")?;
-        let index = e.read_u32(buf, pos + 0x1C, "block index")?;
-        let data_offset = pos + BLOCK_HEADER_SIZE;
-        let end = data_offset.checked_add(data_size).filter(|&end| end <= buf.len()).ok_or_else(|| {
-            ShaderError::at(pos as u64 + 0x14, format!("{} block at 0x{pos:X}: data size 0x{data_size:X} runs past the end", block_name(block_type)))
-        })?;
-        blocks.push(Block { offset: pos, block_type, data_offset, data_size, id, index });
-        if block_type == block_type::END_OF_FILE {
+        let (block, end) = read_block(buf, pos)?;
+        blocks.push(block);
+        if block.block_type == block_type::END_OF_FILE {
             return Ok((blocks, end));
         }
         pos = end;
@@ -109,6 +123,44 @@ pub fn walk(buf: &[u8]) -> Result<(Vec<Block>, usize), ShaderError> {
 /// Length of the GFD file starting at `buf[0]` (through its end-of-file block), if it is one.
 pub fn probe(buf: &[u8]) -> Option<usize> {
     walk(buf).ok().map(|(_, len)| len)
+}
+
+/// What [`probe_at`] learnt about block chains, by the offset of a block in the buffer: where
+/// the chain from that block on ends (the end of its end-of-file block), or `None` when it is
+/// malformed. Shared by every probe of one buffer.
+#[derive(Default)]
+pub struct ChainEnds(std::collections::HashMap<usize, Option<usize>>);
+
+/// [`probe`] of the GFD file at `buf[offset]`, in time linear over all calls on one buffer.
+///
+/// Whether the block chain from a given offset reaches an end-of-file block, and where, depends
+/// only on the buffer and that offset, not on which file header the chain started from. Probing
+/// every `Gfx2` of a buffer by [`walk`] costs the chain's length per magic, so a crafted file of
+/// nested headers over one long chain (a `Gfx2` header in every padding block) took time
+/// quadratic in its size (issue 23, B6: 4 MB, 34 s). Here each block offset is read once per
+/// buffer: a walk stops at the first block already known and hands its outcome to every block
+/// it visited. The result equals `probe(&buf[offset..])`: the same checks (`check_file_header`,
+/// `read_block`) on the same bytes, and both are bounded by the end of `buf`.
+pub fn probe_at(buf: &[u8], offset: usize, known: &mut ChainEnds) -> Option<usize> {
+    let file = buf.get(offset..)?;
+    check_file_header(file).ok()?;
+    let mut visited = Vec::new();
+    let mut pos = offset + FILE_HEADER_SIZE;
+    let end = loop {
+        if let Some(&end) = known.0.get(&pos) {
+            break end;
+        }
+        visited.push(pos);
+        match read_block(buf, pos) {
+            Err(_) => break None,
+            Ok((b, end)) if b.block_type == block_type::END_OF_FILE => break Some(end),
+            Ok((_, end)) => pos = end,
+        }
+    };
+    for p in visited {
+        known.0.insert(p, end);
+    }
+    end.map(|end| end - offset)
 }
 
 fn shader_kind(block_type: u32) -> Option<(ShaderKind, bool)> {
@@ -172,15 +224,25 @@ pub fn pairs(bytes: &[u8]) -> Result<Vec<(ShaderKind, Block, Block)>, ShaderErro
     let (blocks, _) = walk(bytes)?;
     // (kind, header block, declared program size, program block)
     let mut shaders: Vec<(ShaderKind, Block, u32, Option<Block>)> = Vec::new();
+    // Per kind, the headers still without a program, oldest first: programs are paired in
+    // order, so this is the first such header (a search over all headers per program was
+    // quadratic in the number of shaders).
+    let mut waiting: [std::collections::VecDeque<usize>; 3] = Default::default();
+    let queue = |kind: ShaderKind| match kind {
+        ShaderKind::Vertex => 0,
+        ShaderKind::Pixel => 1,
+        ShaderKind::Geometry => 2,
+    };
     for b in &blocks {
         let Some((kind, is_header)) = shader_kind(b.block_type) else { continue };
         if is_header {
             let data = &bytes[b.data_offset..b.data_offset + b.data_size];
             let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big)
                 .map_err(|err| ShaderError::at(b.offset as u64, format!("{} block at 0x{:X}: {}", block_name(b.block_type), b.offset, err.reason)))?;
+            waiting[queue(kind)].push_back(shaders.len());
             shaders.push((kind, *b, pref.size, None));
         } else {
-            let slot = shaders.iter_mut().find(|s| s.0 == kind && s.3.is_none()).ok_or_else(|| {
+            let slot = waiting[queue(kind)].pop_front().map(|i| &mut shaders[i]).ok_or_else(|| {
                 ShaderError::at(
                     b.offset as u64,
                     format!("{} block at 0x{:X} has no {} shader header block before it", block_name(b.block_type), b.offset, kind.name()),
