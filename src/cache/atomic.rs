@@ -341,7 +341,13 @@ impl Batch {
     /// `.msvc.inc` next to the old `.cpp`, a new blob next to an old `.rs`). The error says
     /// when putting back failed too. Only a crash between two renames can still leave a mix;
     /// the writers make every such mix fail to compile (see `cpp` and `rust`).
-    pub fn commit(self) -> Result<(), (PathBuf, io::Error)> {
+    ///
+    /// A staged file whose bytes equal its destination's is dropped instead of renamed, so the
+    /// destination keeps its modification time: build tools then recompile only what includes a
+    /// file that really changed (a new `.cpp` with the same header must not rebuild every
+    /// source including the header).
+    pub fn commit(mut self) -> Result<(), (PathBuf, io::Error)> {
+        self.staged.retain(|s| !s.tmp.as_deref().is_some_and(|tmp| same_bytes(tmp, &s.dest)));
         let mut previous = Vec::with_capacity(self.staged.len());
         for s in &self.staged {
             previous.push(keep_previous(&s.dest).map_err(|e| (s.dest.clone(), e))?);
@@ -377,6 +383,29 @@ impl Batch {
         }
         // success: the kept previous versions are dropped (their temporary names removed)
         Ok(())
+    }
+}
+
+/// Whether two regular files hold the same bytes (false on any error: then the file is renamed
+/// into place as usual).
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (fs::metadata(a), fs::symlink_metadata(b)) else { return false };
+    if !mb.is_file() || ma.len() != mb.len() {
+        return false;
+    }
+    let (Ok(fa), Ok(fb)) = (File::open(a), File::open(b)) else { return false };
+    let (mut ra, mut rb) = (io::BufReader::with_capacity(1 << 16, fa), io::BufReader::with_capacity(1 << 16, fb));
+    loop {
+        let (Ok(x), Ok(y)) = (io::BufRead::fill_buf(&mut ra), io::BufRead::fill_buf(&mut rb)) else { return false };
+        if x.is_empty() || y.is_empty() {
+            return x.is_empty() && y.is_empty();
+        }
+        let n = x.len().min(y.len());
+        if x[..n] != y[..n] {
+            return false;
+        }
+        io::BufRead::consume(&mut ra, n);
+        io::BufRead::consume(&mut rb, n);
     }
 }
 
