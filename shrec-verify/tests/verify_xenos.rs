@@ -198,17 +198,7 @@ fn clause_program_with_vfetch(pixel: bool, vfetch: [u32; 3], body: Vec<([u32; 3]
     }
     cf.push(asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; ex.len()], 0, false));
     slots.extend(ex);
-    let code = asm::microcode(&cf, &slots);
-    let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
-    container::write(&container::Spec {
-        vertex: !pixel,
-        microcode: &code,
-        vertex_elements: &[(base, 5, 0)],
-        interpolators: &interp,
-        ps_outputs: 3,
-        float_defs: &[],
-        int_defs: &[],
-    })
+    two_output_container(pixel, base, &asm::microcode(&cf, &slots), &[])
 }
 
 /// `cube r1, c1.zzxy, c1.yxzz` (the compilers' operand pattern) and `mov r2, c1` beside it.
@@ -2161,18 +2151,61 @@ fn early_endloop_program(pixel: bool, condition: bool) -> Vec<u8> {
     let t2 = tail(6);
     cf.push(asm::exec(asm::EXEC_END, base + slots.len() as u32, &vec![false; t2.len()], 0, false));
     slots.extend(t2);
-    let code = asm::microcode(&cf, &slots);
+    // i0: count 5, aL from 0, step 1
+    two_output_container(pixel, base, &asm::microcode(&cf, &slots), &[(0, 5 | 1 << 16)])
+}
+
+/// A container for the CF-shape tests: vertex (vfetch slot `base`, two interpolators out) or
+/// pixel (one interpolator in, oC0 / oC1 out).
+fn two_output_container(pixel: bool, base: u32, code: &[u32], int_defs: &[(u32, u32)]) -> Vec<u8> {
     let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
     container::write(&container::Spec {
         vertex: !pixel,
-        microcode: &code,
+        microcode: code,
         vertex_elements: &[(base, 5, 0)],
         interpolators: &interp,
         ps_outputs: 3,
         float_defs: &[],
-        // i0: count 5, aL from 0, step 1
-        int_defs: &[(0, 5 | 1 << 16)],
+        int_defs,
     })
+}
+
+/// The CF-shape programs `build(pixel, condition)` for vertex and pixel shaders and both
+/// conditions, with `cases` cases each (b0 alternating, vertex inputs small dyadic values, then
+/// `tweak`), run on lavapipe; asserts every case was determined.
+fn run_cf_shapes(
+    gpu: &vk::Gpu,
+    seed: u64,
+    what: &str,
+    cases: usize,
+    build: impl Fn(bool, bool) -> Vec<u8>,
+    mut tweak: impl FnMut(&mut Rng, &mut Case),
+) -> (Comparison, Extra) {
+    let mut rng = Rng::new(seed);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for condition in [true, false] {
+            let bytes = build(pixel, condition);
+            let mut cs = xenos::random_cases(&mut rng, &bytes, cases, false);
+            for (k, c) in cs.iter_mut().enumerate() {
+                c.booleans = (k % 2) as u16;
+                for v in c.inputs.values_mut() {
+                    *v = std::array::from_fn(|_| rng.dyadic(1, 2));
+                }
+                tweak(&mut rng, c);
+            }
+            programs.push(TestProgram {
+                name: format!("{what} ({}, condition {condition})", if pixel { "pixel" } else { "vertex" }),
+                bytes,
+                cases: cs,
+                textures: BTreeMap::new(),
+                reproduce: format!("cargo test --release --test verify_xenos {what}"),
+            });
+        }
+    }
+    let (c, e) = run_all(gpu, programs.into_iter());
+    assert_eq!(e.undetermined, 0, "{what}: every case determined");
+    (c, e)
 }
 
 /// Issue 25: a predicated early endloop inside a loop body, before the real endloop, with both
@@ -2181,34 +2214,15 @@ fn early_endloop_program(pixel: bool, condition: bool) -> Vec<u8> {
 #[test]
 fn predicated_early_endloop() {
     let Some(gpu) = gpu() else { return };
-    let mut rng = Rng::new(25);
-    let mut programs = Vec::new();
     for pixel in [false, true] {
-        for condition in [true, false] {
-            let bytes = early_endloop_program(pixel, condition);
-            let listing = shrec::formats::xenos::disasm(&bytes).unwrap();
-            assert_eq!(listing.matches("endloop").count(), 2, "two endloops for one loop:\n{listing}");
-            let mut cases = xenos::random_cases(&mut rng, &bytes, 48, false);
-            for (k, c) in cases.iter_mut().enumerate() {
-                c.booleans = (k % 2) as u16;
-                c.c[2] = std::array::from_fn(|_| rng.dyadic(2, 2));
-                c.c[3] = std::array::from_fn(|_| rng.dyadic(1, 2));
-                c.c[4] = std::array::from_fn(|_| rng.dyadic(1, 2));
-                for v in c.inputs.values_mut() {
-                    *v = std::array::from_fn(|_| rng.dyadic(1, 2));
-                }
-            }
-            programs.push(TestProgram {
-                name: format!("early endloop ({}, break on p0 == {condition})", if pixel { "pixel" } else { "vertex" }),
-                bytes,
-                cases,
-                textures: BTreeMap::new(),
-                reproduce: "cargo test --release --test verify_xenos predicated_early_endloop".into(),
-            });
-        }
+        let listing = shrec::formats::xenos::disasm(&early_endloop_program(pixel, true)).unwrap();
+        assert_eq!(listing.matches("endloop").count(), 2, "two endloops for one loop:\n{listing}");
     }
-    let (c, e) = run_all(gpu, programs.into_iter());
-    assert_eq!(e.undetermined, 0, "every case determined");
+    let (c, _) = run_cf_shapes(gpu, 25, "predicated_early_endloop", 48, early_endloop_program, |rng, c| {
+        c.c[2] = std::array::from_fn(|_| rng.dyadic(2, 2));
+        c.c[3] = std::array::from_fn(|_| rng.dyadic(1, 2));
+        c.c[4] = std::array::from_fn(|_| rng.dyadic(1, 2));
+    });
     let ways = ["endloop: predicated break".to_string(), "endloop: count ran out".to_string(), "endloop: repeat".to_string()];
     finish("predicated_early_endloop", &c, &ways, 1_000);
 }
@@ -2293,17 +2307,7 @@ fn conditional_end_program(pixel: bool, condition: bool) -> Vec<u8> {
         cf.push(asm::exec(kind, base + slots.len() as u32, &vec![false; t.len()], 0, cond));
         slots.extend(t);
     }
-    let code = asm::microcode(&cf, &slots);
-    let interp = if pixel { vec![(0, 5, 0)] } else { vec![(0, 5, 0), (1, 5, 1)] };
-    container::write(&container::Spec {
-        vertex: !pixel,
-        microcode: &code,
-        vertex_elements: &[(base, 5, 0)],
-        interpolators: &interp,
-        ps_outputs: 3,
-        float_defs: &[],
-        int_defs: &[],
-    })
+    two_output_container(pixel, base, &asm::microcode(&cf, &slots), &[])
 }
 
 /// Audit finding (docs/semantics-audit.md): `cexece` / `exece_pred` used to end the shader in
@@ -2313,31 +2317,11 @@ fn conditional_end_program(pixel: bool, condition: bool) -> Vec<u8> {
 #[test]
 fn conditional_exec_end_ends_only_when_its_condition_holds() {
     let Some(gpu) = gpu() else { return };
-    let mut rng = Rng::new(130);
-    let mut programs = Vec::new();
     for pixel in [false, true] {
-        for condition in [true, false] {
-            let bytes = conditional_end_program(pixel, condition);
-            let listing = shrec::formats::xenos::disasm(&bytes).unwrap();
-            assert_eq!(listing.matches("exece").count(), 3, "three exec-ends:\n{listing}");
-            let mut cases = xenos::random_cases(&mut rng, &bytes, 32, false);
-            for (k, c) in cases.iter_mut().enumerate() {
-                c.booleans = (k % 2) as u16;
-                for v in c.inputs.values_mut() {
-                    *v = std::array::from_fn(|_| rng.dyadic(1, 2));
-                }
-            }
-            programs.push(TestProgram {
-                name: format!("conditional exec-end ({}, exece_pred on p0 == {condition})", if pixel { "pixel" } else { "vertex" }),
-                bytes,
-                cases,
-                textures: BTreeMap::new(),
-                reproduce: "cargo test --release --test verify_xenos conditional_exec_end".into(),
-            });
-        }
+        let listing = shrec::formats::xenos::disasm(&conditional_end_program(pixel, true)).unwrap();
+        assert_eq!(listing.matches("exece").count(), 3, "three exec-ends:\n{listing}");
     }
-    let (c, e) = run_all(gpu, programs.into_iter());
-    assert_eq!(e.undetermined, 0, "every case determined");
+    let (c, e) = run_cf_shapes(gpu, 130, "conditional_exec_end", 32, conditional_end_program, |_, _| {});
     assert!(e.pred_exec.0 > 0 && e.pred_exec.1 > 0, "exece_pred both ways: {:?}", e.pred_exec);
     let must = ["frc", "floor", "exec-end (condition met)", "exec-end (condition not met)"].map(String::from);
     finish("conditional_exec_end_ends_only_when_its_condition_holds", &c, &must, 500);
