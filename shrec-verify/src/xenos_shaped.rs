@@ -87,6 +87,7 @@ const ADD: u32 = 0;
 const FLOOR: u32 = 10;
 const SEQ: u32 = 4;
 const SETP_EQ_PUSH: u32 = 20;
+const KILL_EQ: u32 = 24;
 const SETP_EQ: u32 = 27;
 const SETP_INV: u32 = 31;
 const SETP_POP: u32 = 32;
@@ -124,6 +125,8 @@ struct Sub {
     loop_base: u32,
     loop_need: u32,
     chain_base: u32,
+    /// Counter chains it opens itself.
+    chain_need: u32,
     done: bool,
 }
 
@@ -150,6 +153,13 @@ pub struct ShapedStats {
     pub loops: u32,
     /// CF instructions.
     pub cf: usize,
+    /// Predicated early endloops (before their loop's real one).
+    pub early_endloops: usize,
+    /// Subroutine call sites (new subroutines and reused ones).
+    pub calls: usize,
+    pub reused_calls: usize,
+    /// Whether the program has no jump, loop or call.
+    pub linear: bool,
 }
 
 struct Shaped<'a> {
@@ -167,6 +177,8 @@ struct Shaped<'a> {
     subs: Vec<Sub>,
     /// Most loops opened while the current subroutine is generated (its `loop_need`).
     loop_peak: u32,
+    /// Most counter chains in use while the current subroutine is generated.
+    chain_peak: u32,
     leaf_count: u32,
     cf_budget: usize,
     /// Loops still to open, each as the first statement of the previous one's body (the
@@ -310,6 +322,13 @@ impl Shaped<'_> {
     fn leaf(&mut self, ctx: &Ctx, pred: Option<bool>) -> Vec<Alu> {
         let n = 1 + self.rng.below(2) as usize;
         let mut v: Vec<Alu> = (0..n).map(|_| self.body_alu(ctx)).collect();
+        if self.pixel && self.rng.chance(4) {
+            // a pixel kill on an input against a threshold (HLSL clip in a branch)
+            let mut k = Alu { vop: KILL_EQ + self.rng.below(4) as u32, sop: NO_SCALAR, vdst: self.data_reg(), vmask: 1, ..Default::default() };
+            let l = self.rng.below(4) as u8;
+            k.src = [lane(Src::r(self.rng.below(2) as u32), l), lane(Src::c(THRESH + self.rng.below(8) as u32), l), Src::r(0)];
+            v.push(k);
+        }
         if self.rng.chance(80) {
             let k = self.leaf_count;
             self.leaf_count += 1;
@@ -452,7 +471,7 @@ impl Shaped<'_> {
             34..=49 => self.push_region(ctx),
             50..=71 if can_loop => self.loop_stmt(ctx),
             50..=71 if self.linear => self.push_region(ctx),
-            72..=79 if can_call => self.call_stmt(ctx),
+            72..=83 if can_call => self.call_stmt(ctx),
             _ => {
                 for a in self.leaf(ctx, None) {
                     self.emit(a);
@@ -549,6 +568,7 @@ impl Shaped<'_> {
         } else {
             (CHAIN + ctx.chains, src_x(Src::c(DEF0)), ctx.chains + 1)
         };
+        self.chain_peak = self.chain_peak.max(chains);
         let uniform = self.rng.chance(20);
         let op = self.condition(ctx, uniform, self.accs(ctx));
         let mut push = Alu { vop: SETP_EQ_PUSH + (op - SETP_EQ), sop: NO_SCALAR, vdst: reg, vmask: 1, ..Default::default() };
@@ -605,7 +625,10 @@ impl Shaped<'_> {
         self.loop_peak = self.loop_peak.max(inner.loops);
         let skip = self.label();
         let body = self.label();
-        self.push_cf(asm::loop_start(0, id), Some(skip));
+        // `rep` (D3D9's loop without aL) is a loop_start with the repeat bit: aL keeps its value
+        // (Xenia's ucode.h ControlFlowLoopStartInstruction::is_repeat)
+        let repeat = if self.rng.chance(20) { 1 << 13 } else { 0 };
+        self.push_cf(asm::loop_start(0, id) | repeat, Some(skip));
         self.place(body);
         let mut step = Alu { vop: ADD, sop: NO_SCALAR, vdst: acc, vmask: 1, ..Default::default() };
         step.src = [src_x(Src::r(acc)), lane(Src::c(STEPS + self.rng.below(4) as u32), self.rng.below(4) as u8), Src::r(0)];
@@ -627,6 +650,7 @@ impl Shaped<'_> {
             }
             let brk = self.rng.chance(60);
             self.push_cf(asm::loop_end(0, id, true, brk), Some(body));
+            self.stats.early_endloops += 1;
             if self.rng.chance(25) {
                 let e = self.exports(1);
                 self.exec_op(asm::EXEC_END, 0, false, e);
@@ -653,7 +677,14 @@ impl Shaped<'_> {
         let reuse = self
             .subs
             .iter()
-            .filter(|s| s.done && s.loop_base >= ctx.loops && s.loop_base + s.loop_need <= MAX_LOOPS && s.chain_base >= ctx.chains)
+            // its accumulators and counters must not be the caller's live ones, and the loops
+            // open must fit the stack
+            .filter(|s| {
+                s.done
+                    && (s.loop_need == 0 || s.loop_base >= ctx.loops)
+                    && ctx.loops + s.loop_need <= MAX_LOOPS
+                    && (s.chain_need == 0 || s.chain_base >= ctx.chains)
+            })
             .map(|s| s.label)
             .collect::<Vec<_>>();
         let (uncond, predicated, cond, b) = match self.rng.below(4) {
@@ -666,7 +697,9 @@ impl Shaped<'_> {
                 (false, true, self.rng.chance(50), 0)
             }
         };
-        if !reuse.is_empty() && self.rng.chance(35) {
+        self.stats.calls += 1;
+        if !reuse.is_empty() && self.rng.chance(60) {
+            self.stats.reused_calls += 1;
             let l = *self.rng.pick(&reuse);
             self.push_cf(asm::call(0, uncond, predicated, cond, b), Some(l));
             return;
@@ -675,18 +708,21 @@ impl Shaped<'_> {
         self.push_cf(asm::call(0, uncond, predicated, cond, b), Some(l));
         let inner = Ctx { calls: ctx.calls + 1, ..self.deeper(ctx) };
         let at = self.subs.len();
-        self.subs.push(Sub { label: l, loop_base: ctx.loops, loop_need: 0, chain_base: ctx.chains, done: false });
-        let (seg, peak) = (self.seg, self.loop_peak);
+        self.subs.push(Sub { label: l, loop_base: ctx.loops, loop_need: 0, chain_base: ctx.chains, chain_need: 0, done: false });
+        let (seg, peak, chain_peak) = (self.seg, self.loop_peak, self.chain_peak);
         self.segs.push(Vec::new());
         self.seg = self.segs.len() - 1;
         self.loop_peak = ctx.loops;
+        self.chain_peak = ctx.chains;
         self.place(l);
         self.block(&inner, 1, 2);
         self.push_cf(asm::ret(), None);
         self.subs[at].loop_need = self.loop_peak - ctx.loops;
+        self.subs[at].chain_need = self.chain_peak - ctx.chains;
         self.subs[at].done = true;
         self.seg = seg;
         self.loop_peak = self.loop_peak.max(peak);
+        self.chain_peak = self.chain_peak.max(chain_peak);
     }
 
     /// The export instructions of tail `variant` (0 or 1: different data registers and
@@ -823,6 +859,7 @@ pub fn shaped_program_and_stats(seed: u64, index: u64) -> (TestProgram, ShapedSt
         next_loop: 0,
         subs: Vec::new(),
         loop_peak: 0,
+        chain_peak: 0,
         leaf_count: 0,
         cf_budget: 0,
         force_loops: 0,
@@ -868,7 +905,7 @@ pub fn shaped_program_and_stats(seed: u64, index: u64) -> (TestProgram, ShapedSt
     }
     g.tail();
     let bytes = g.assemble();
-    let stats = g.stats;
+    let stats = ShapedStats { linear: g.linear, ..g.stats };
     let runtime_loops = g.runtime_loops.clone();
     drop(g);
     let ncases = if pixel { 8 } else { 16 };

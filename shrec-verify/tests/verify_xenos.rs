@@ -1430,11 +1430,25 @@ fn fuzz_one() {
 
 /// Runs compiler-shaped programs `range` of run `seed` (`gen::shaped_program`); returns the
 /// comparison, the run's extras and the deepest nesting / most loops open any program reached.
-fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, Extra, gen::ShapedStats) {
+/// Totals over the compiler-shaped programs of a run.
+#[derive(Default)]
+struct ShapedTotals {
+    /// Deepest nesting, most loops open, most CF instructions of one program.
+    depth: u32,
+    loops: u32,
+    cf: usize,
+    /// Programs without a jump, loop or call; early endloops; call sites, reused subroutines.
+    linear: u64,
+    early_endloops: usize,
+    calls: usize,
+    reused_calls: usize,
+}
+
+fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, Extra, ShapedTotals) {
     let began = std::time::Instant::now();
     let mut c = Comparison::default();
     let mut e = Extra::default();
-    let mut most = gen::ShapedStats::default();
+    let mut most = ShapedTotals::default();
     for i in range {
         if out_of_time(began) {
             common::log_uncaptured(&format!("time limit: stopped before #{i}"));
@@ -1444,6 +1458,10 @@ fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison,
         most.depth = most.depth.max(stats.depth);
         most.loops = most.loops.max(stats.loops);
         most.cf = most.cf.max(stats.cf);
+        most.linear += u64::from(stats.linear);
+        most.early_endloops += stats.early_endloops;
+        most.calls += stats.calls;
+        most.reused_calls += stats.reused_calls;
         let (mut pc, pe) = run_all(gpu, std::iter::once(p));
         // reports at once (a long run may be stopped before its end)
         for r in std::mem::take(&mut pc.reports) {
@@ -1507,10 +1525,11 @@ fn shaped_must_execute() -> Vec<String> {
     must
 }
 
-fn shaped_summary(what: &str, c: &Comparison, e: &Extra, most: &gen::ShapedStats, seconds: f64) -> String {
+fn shaped_summary(what: &str, c: &Comparison, e: &Extra, most: &ShapedTotals, seconds: f64) -> String {
     format!(
-        "{what}: {} programs, {} comparisons, {} mismatches, {} inconclusive, {} undetermined runs; deepest nesting {}, {} loops open at most, {} CF at most; (p0) exec taken {} / skipped {}; pixel quads uniform {} / divergent {}; {seconds:.0} s",
+        "{what}: {} programs ({} without jump / loop / call), {} comparisons, {} mismatches, {} inconclusive, {} undetermined runs; deepest nesting {}, {} loops open at most, {} CF at most, {} early endloops, {} call sites ({} reusing a subroutine); (p0) exec taken {} / skipped {}; pixel quads uniform {} / divergent {}; {seconds:.0} s",
         c.programs,
+        most.linear,
         c.comparisons,
         c.mismatches,
         c.inconclusive,
@@ -1518,6 +1537,9 @@ fn shaped_summary(what: &str, c: &Comparison, e: &Extra, most: &gen::ShapedStats
         most.depth,
         most.loops,
         most.cf,
+        most.early_endloops,
+        most.calls,
+        most.reused_calls,
         e.pred_exec.0,
         e.pred_exec.1,
         e.quads_uniform,
@@ -1537,6 +1559,8 @@ fn compiler_shaped_fixed_seed() {
     common::log_uncaptured(&shaped_summary("compiler_shaped_fixed_seed", &c, &e, &most, started.elapsed().as_secs_f64()));
     assert!(most.depth >= 5, "no program nested 5 deep (deepest {})", most.depth);
     assert_eq!(most.loops, 4, "no program opened four loops");
+    assert!(most.early_endloops > 0 && most.reused_calls > 0, "early endloops {}, reused subroutines {}", most.early_endloops, most.reused_calls);
+    assert!(c.opcodes.iter().any(|o| o.starts_with("kill_")), "no pixel kill executed");
     assert!(e.pred_exec.0 > 0 && e.pred_exec.1 > 0, "(p0) exec both taken and skipped: {:?}", e.pred_exec);
     assert!(e.quads_uniform > 0 && e.quads_divergent > 0, "pixel quads both agreeing and diverging: {} / {}", e.quads_uniform, e.quads_divergent);
     finish("compiler_shaped_fixed_seed", &c, &shaped_must_execute(), 10_000);
