@@ -20,6 +20,8 @@ use std::fmt::Write;
 
 #[path = "xenos_heaps.rs"]
 mod heaps;
+#[path = "xenos_shaped.rs"]
+mod shaped;
 
 /// Microcode encoders (bit layouts as `ucode.rs` / Xenia's ucode.h).
 pub mod asm {
@@ -320,6 +322,11 @@ pub struct Extra {
     pub pred_exec: (u64, u64),
     /// Cases whose interpreter run was undetermined.
     pub undetermined: u64,
+    /// Pixel quads whose four determined pixels ran the same number of CF steps with the same
+    /// `(p0) exec` outcomes (lanes that agree), and quads whose pixels differ in either (lanes
+    /// that took different paths).
+    pub quads_uniform: u64,
+    pub quads_divergent: u64,
 }
 
 fn pixel_state(c: &Container, case: &Case, p: usize, textures: &BTreeMap<u32, Texture>) -> State {
@@ -810,6 +817,14 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
         for (q, g) in got.iter().enumerate() {
             let mut bad = String::new();
             let runs = &quad_runs[q];
+            if runs.iter().all(|r| !r.undetermined) {
+                let path = |r: &interp::Outcome| (r.steps, r.pred_exec_outcomes.clone());
+                if runs.iter().all(|r| path(r) == path(&runs[0])) {
+                    extra.quads_uniform += 1;
+                } else {
+                    extra.quads_divergent += 1;
+                }
+            }
             for (p, gp) in g.iter().enumerate() {
                 let r = &runs[p];
                 note(r, &mut extra);
@@ -928,6 +943,7 @@ pub fn random_cases(rng: &mut Rng, bytes: &[u8], n: usize, texcoord_range: bool)
 /// Random valid programs (see [`gen::program`]).
 pub mod gen {
     use super::asm::{self, Alu, Src};
+    pub use super::shaped::{shaped_program, shaped_program_and_stats, ShapedStats, SHAPED_MAX_NEST};
     use super::*;
 
     /// Vector ops 0-29 (kills only in pixel shaders), scalar ops 0-50 but 41.

@@ -8,7 +8,10 @@
 //! - `cargo test --release --test verify_xenos`
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_xenos -- --ignored long_fuzz --nocapture --test-threads=1`
 //!   (`SHREC_FUZZ_FIRST=K` starts at program K: a long run in parts)
+//! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_xenos -- --ignored long_shaped --nocapture`
+//!   (compiler-shaped programs, `gen::shaped_program`; `SHREC_FUZZ_FIRST`, `SHREC_FUZZ_SECONDS` as for long_fuzz)
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture`
+//!   (`SHREC_FUZZ_SHAPED=1`: the compiler-shaped program I)
 //!   (`SHREC_FUZZ_DUMP=FILE` also writes the program's container to FILE)
 
 #[path = "../../tests/common/mod.rs"]
@@ -118,6 +121,8 @@ fn run_all(gpu: &vk::Gpu, programs: impl Iterator<Item = TestProgram>) -> (Compa
         e.pred_exec.0 += pe.pred_exec.0;
         e.pred_exec.1 += pe.pred_exec.1;
         e.undetermined += pe.undetermined;
+        e.quads_uniform += pe.quads_uniform;
+        e.quads_divergent += pe.quads_divergent;
     }
     (c, e)
 }
@@ -1398,7 +1403,8 @@ fn long_fuzz() {
 fn fuzz_one() {
     let Some(gpu) = gpu() else { return };
     let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
-    let p = gen::program(fuzz_seed(), index);
+    // SHREC_FUZZ_SHAPED=1: program `index` of the compiler-shaped generator
+    let p = if std::env::var_os("SHREC_FUZZ_SHAPED").is_some() { gen::shaped_program(fuzz_seed(), index) } else { gen::program(fuzz_seed(), index) };
     if let Ok(path) = std::env::var("SHREC_FUZZ_DUMP") {
         // the container, for `shrec hlsl` / `shrec disasm` (e.g. when lavapipe itself crashes)
         std::fs::write(&path, &p.bytes).unwrap();
@@ -1410,6 +1416,158 @@ fn fuzz_one() {
     }
     println!("{}", c.summary("xenos"));
     assert_eq!(c.mismatches, 0);
+}
+
+/// Runs compiler-shaped programs `range` of run `seed` (`gen::shaped_program`); returns the
+/// comparison, the run's extras and the deepest nesting / most loops open any program reached.
+/// Totals over the compiler-shaped programs of a run.
+#[derive(Default)]
+struct ShapedTotals {
+    /// Deepest nesting, most loops open, most CF instructions of one program.
+    depth: u32,
+    loops: u32,
+    cf: usize,
+    /// Programs without a jump, loop or call; early endloops; call sites, reused subroutines.
+    linear: u64,
+    early_endloops: usize,
+    calls: usize,
+    reused_calls: usize,
+}
+
+fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, Extra, ShapedTotals) {
+    let began = std::time::Instant::now();
+    let mut c = Comparison::default();
+    let mut e = Extra::default();
+    let mut most = ShapedTotals::default();
+    for i in range {
+        if out_of_time(began) {
+            common::log_uncaptured(&format!("time limit: stopped before #{i}"));
+            break;
+        }
+        let (p, stats) = gen::shaped_program_and_stats(seed, i);
+        most.depth = most.depth.max(stats.depth);
+        most.loops = most.loops.max(stats.loops);
+        most.cf = most.cf.max(stats.cf);
+        most.linear += u64::from(stats.linear);
+        most.early_endloops += stats.early_endloops;
+        most.calls += stats.calls;
+        most.reused_calls += stats.reused_calls;
+        let (mut pc, pe) = run_all(gpu, std::iter::once(p));
+        // reports at once (a long run may be stopped before its end)
+        for r in std::mem::take(&mut pc.reports) {
+            println!("{r}");
+        }
+        c.merge(pc);
+        e.pred_exec.0 += pe.pred_exec.0;
+        e.pred_exec.1 += pe.pred_exec.1;
+        e.undetermined += pe.undetermined;
+        e.quads_uniform += pe.quads_uniform;
+        e.quads_divergent += pe.quads_divergent;
+        if c.programs % 500 == 0 && std::env::var_os("SHREC_FUZZ_PROGRESS").is_some() {
+            common::log_uncaptured(&format!("progress (up to #{i}): {}", c.summary("xenos")));
+        }
+    }
+    (c, e, most)
+}
+
+/// What the compiler-shaped runs must have executed both ways: every CF form fxc emits (see
+/// `gen::shaped_program`), the predicate counter ops, every way out of a loop, conditional
+/// exec-ends met and not met, conditional jumps taken and not.
+fn shaped_must_execute() -> Vec<String> {
+    let mut must: Vec<String> = [
+        "exec",
+        "exece",
+        "cexec",
+        "cexece",
+        "exec_pred",
+        "exece_pred",
+        "loop",
+        "endloop",
+        "call",
+        "ret",
+        "jmp",
+        "alloc",
+        "setp_eq_push",
+        "setp_ne_push",
+        "setp_gt_push",
+        "setp_ge_push",
+        "setp_eq",
+        "setp_ne",
+        "setp_gt",
+        "setp_ge",
+        "setp_inv",
+        "setp_pop",
+        "setp_rstr",
+        "predicated",
+        "relative",
+        "b16+",
+        "run-time loop constant",
+        "endloop: predicated break",
+        "endloop: count ran out",
+        "endloop: repeat",
+        "exec-end (condition met)",
+        "exec-end (condition not met)",
+    ]
+    .map(String::from)
+    .to_vec();
+    must.push(shrec_verify::interp::xenos::JMP_TAKEN.into());
+    must.push(shrec_verify::interp::xenos::JMP_NOT_TAKEN.into());
+    must
+}
+
+fn shaped_summary(what: &str, c: &Comparison, e: &Extra, most: &ShapedTotals, seconds: f64) -> String {
+    format!(
+        "{what}: {} programs ({} without jump / loop / call), {} comparisons, {} mismatches, {} inconclusive, {} undetermined runs; deepest nesting {}, {} loops open at most, {} CF at most, {} early endloops, {} call sites ({} reusing a subroutine); (p0) exec taken {} / skipped {}; pixel quads uniform {} / divergent {}; {seconds:.0} s",
+        c.programs,
+        most.linear,
+        c.comparisons,
+        c.mismatches,
+        c.inconclusive,
+        e.undetermined,
+        most.depth,
+        most.loops,
+        most.cf,
+        most.early_endloops,
+        most.calls,
+        most.reused_calls,
+        e.pred_exec.0,
+        e.pred_exec.1,
+        e.quads_uniform,
+        e.quads_divergent
+    )
+}
+
+/// Issue 19 item 2: 200 compiler-shaped programs of a fixed seed (`gen::shaped_program`: fxc's
+/// predicated execs, predicate counter stack, cexec / jmp on booleans and on p0, loops with
+/// predicated and early endloops, subroutines, conditional exec-end tails; nested up to
+/// `SHAPED_MAX_NEST`, four loops), vertex and pixel, 0 mismatches; every shape ran both ways.
+#[test]
+fn compiler_shaped_fixed_seed() {
+    let Some(gpu) = gpu() else { return };
+    let started = std::time::Instant::now();
+    let (c, e, most) = shaped(gpu, fuzz_seed(), 0..200);
+    common::log_uncaptured(&shaped_summary("compiler_shaped_fixed_seed", &c, &e, &most, started.elapsed().as_secs_f64()));
+    assert!(most.depth >= 5, "no program nested 5 deep (deepest {})", most.depth);
+    assert_eq!(most.loops, 4, "no program opened four loops");
+    assert!(most.early_endloops > 0 && most.reused_calls > 0, "early endloops {}, reused subroutines {}", most.early_endloops, most.reused_calls);
+    assert!(c.opcodes.iter().any(|o| o.starts_with("kill_")), "no pixel kill executed");
+    assert!(e.pred_exec.0 > 0 && e.pred_exec.1 > 0, "(p0) exec both taken and skipped: {:?}", e.pred_exec);
+    assert!(e.quads_uniform > 0 && e.quads_divergent > 0, "pixel quads both agreeing and diverging: {} / {}", e.quads_uniform, e.quads_divergent);
+    finish("compiler_shaped_fixed_seed", &c, &shaped_must_execute(), 10_000);
+}
+
+/// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000)
+/// from `SHREC_FUZZ_FIRST` (default 0); `SHREC_FUZZ_SECONDS` stops starting new ones.
+#[test]
+#[ignore]
+fn long_shaped() {
+    let Some(gpu) = gpu() else { return };
+    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let first: u64 = std::env::var("SHREC_FUZZ_FIRST").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let started = std::time::Instant::now();
+    let (c, e, most) = shaped(gpu, fuzz_seed(), first..first + n);
+    println!("{}", shaped_summary(&format!("long_shaped seed {} from #{first}", fuzz_seed()), &c, &e, &most, started.elapsed().as_secs_f64()));
+    finish("long_shaped", &c, &[], 0);
 }
 
 /// The harness catches an IEEE multiply in place of the Xenos one (0 × inf = 0).

@@ -27,6 +27,10 @@ const fn ex(v: f32) -> V {
 }
 const ZERO4: R4 = [ex(0.0); 4];
 
+/// Executed-notes of a conditional `jmp` (on a boolean constant or on p0) taken / not taken.
+pub const JMP_TAKEN: &str = "jmp (taken)";
+pub const JMP_NOT_TAKEN: &str = "jmp (not taken)";
+
 /// Instructions executed before the interpreter gives up.
 pub const STEP_LIMIT: u64 = 100_000;
 
@@ -1407,6 +1411,13 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
             CfOp::Nop | CfOp::MarkVsFetchDone => {}
             CfOp::CondJmp => {
                 let take = m.flow_condition(&cf);
+                if !cf.is_unconditional() {
+                    match take {
+                        Some(true) => m.note(JMP_TAKEN),
+                        Some(false) => m.note(JMP_NOT_TAKEN),
+                        None => {}
+                    }
+                }
                 match take {
                     Some(true) => next = cf.target() as usize,
                     Some(false) => {}
