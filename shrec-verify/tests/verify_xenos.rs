@@ -1362,14 +1362,20 @@ fn fuzz_fixed_seed() {
 /// 0 and the interpreter said the clamped last texel (interpreter: not determined beyond
 /// `verify::TEXEL_COORD_LIMIT`; 32 mismatching lanes before); #6545, `rcpc r3.xyw, -r4.y` with
 /// r4.y = 0 gave -inf: lavapipe compiled the prelude's `isinf(1.0 / x)` as false there (prelude:
-/// `shrec_is_inf`, a bit test; 3 mismatching lanes before).
+/// `shrec_is_inf`, a bit test; 3 mismatching lanes before). Compiler-shaped seed 1 #6897
+/// (`gen::shaped_program`): `sqrt r6.w, -r5.y` then `muls_prev r5.zw, -r6.w` multiplies the NaN of
+/// a square root of a negative by itself, which lavapipe rewrites as −|x| (Mesa's
+/// nir_opt_algebraic `~fmul(fsqrt a, fsqrt a) → fabs a`; interpreter: NaN × NaN not determined;
+/// 12 mismatching lanes before).
 #[test]
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };
     let early = [(1, 34), (1, 133), (1, 146), (1, 280), (1, 613)].into_iter().map(|(s, i)| gen::recorded_program(s, i));
     let fetches = [(1, 2276), (1, 6545)].into_iter().map(|(s, i)| gen::recorded_fetch_program(s, i));
-    let (c, _) = run_all(gpu, early.chain(fetches));
-    finish("fuzz_regressions", &c, &["maxasf".into(), "relative".into(), "tfetch2D".into(), "rcpc".into()], 50);
+    let shaped = [(1, 6897)].into_iter().map(|(s, i)| gen::shaped_program(s, i));
+    let (c, _) = run_all(gpu, early.chain(fetches).chain(shaped));
+    let must = ["maxasf", "relative", "tfetch2D", "rcpc", "sqrt", "muls_prev"].map(String::from);
+    finish("fuzz_regressions", &c, &must, 50);
 }
 
 #[test]

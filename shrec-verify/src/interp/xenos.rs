@@ -237,6 +237,14 @@ fn mul(a: V, b: V) -> V {
     if !known(&[a, b]) {
         return UNKNOWN;
     }
+    // NaN × NaN: IEEE (and the Xenos) give NaN, but Vulkan lets the driver rewrite
+    // `sqrt(x) × sqrt(x)` as |x| (Mesa's nir_opt_algebraic, the inexact rule `~fmul(fsqrt a,
+    // fsqrt a) → fabs a`), a number for x < 0: lavapipe does (compiler-shaped seed 1 #6897,
+    // `sqrt r6.w, -r5.y` then `muls_prev r5.zw, -r6.w`: −|x| where the reference said NaN), so
+    // not determined (as `x + (−x)` above).
+    if a.value.is_nan() && b.value.is_nan() {
+        return UNKNOWN;
+    }
     // An approximate operand whose interval contains 0: the result is 0 or a·b, both near 0.
     let r = xenos_mul(a.value, b.value);
     make(
