@@ -19,27 +19,13 @@
 //! built under the system temp dir and removed at the end, or in `SHREC_BENCH_ARCHIVE_DIR` (made
 //! anew) and kept there, e.g. to profile `shrec scan` on it.
 
+#[path = "common/mod.rs"]
+mod common;
+use common::{env_usize, mbps, Check, Rng};
 use rayon::prelude::*;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 // ---- writers (bench side; the decoders under test are shrec's and the crates') ----
 
@@ -311,23 +297,6 @@ fn crates_decode(path: &Path) -> u64 {
 
 fn crates_decode_all(paths: &[PathBuf]) -> u64 {
     paths.par_iter().map(|p| crates_decode(p)).sum()
-}
-
-fn mbps(bytes: u64, d: Duration) -> f64 {
-    bytes as f64 / 1e6 / d.as_secs_f64()
-}
-
-struct Check {
-    failed: Vec<String>,
-}
-
-impl Check {
-    fn target(&mut self, what: &str, value: f64, ok: bool, bound: &str) {
-        println!("  {} {what}: {value:.3} (target {bound})", if ok { "PASS" } else { "FAIL" });
-        if !ok {
-            self.failed.push(what.to_string());
-        }
-    }
 }
 
 fn main() {

@@ -13,26 +13,15 @@
 //! archives between filler bytes, plus large filler files. Sizes: SHREC_BENCH_AGAL (default
 //! 2000), SHREC_BENCH_PICA (default 1000), SHREC_BENCH_FILLER_MB (default 2048).
 
+#[path = "common/mod.rs"]
+mod common;
+use common::{env_usize, mbps, Check, Rng};
 use shrec::build::{self, BuildOptions};
 use shrec::Family;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// `n` distinct containers made by `make(i)`.
 fn distinct(n: usize, make: impl Fn(u64) -> Vec<u8>) -> Vec<Vec<u8>> {
@@ -125,10 +114,6 @@ fn raw_read(dir: &Path) -> (u64, Duration) {
     (bytes, t.elapsed())
 }
 
-fn mbps(bytes: u64, d: Duration) -> f64 {
-    bytes as f64 / 1e6 / d.as_secs_f64()
-}
-
 fn build_once(input: &Path, out: &Path, cache: &Path, jobs: Option<usize>) -> build::BuildOutput {
     let mut o = BuildOptions::new(input, out);
     o.cache_dir = Some(cache.to_path_buf());
@@ -157,19 +142,6 @@ fn translation_times(scan: &shrec::scan::ScanResult) -> BTreeMap<Family, (usize,
         e.1 += t.elapsed();
     }
     by_family
-}
-
-struct Check {
-    failed: Vec<String>,
-}
-
-impl Check {
-    fn target(&mut self, what: &str, value: f64, ok: bool, bound: &str) {
-        println!("  {} {what}: {value:.3} (target {bound})", if ok { "PASS" } else { "FAIL" });
-        if !ok {
-            self.failed.push(what.to_string());
-        }
-    }
 }
 
 fn main() {

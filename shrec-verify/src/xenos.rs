@@ -329,6 +329,17 @@ pub struct Extra {
     pub quads_divergent: u64,
 }
 
+impl Extra {
+    /// Adds another run's counts.
+    pub fn merge(&mut self, o: Extra) {
+        self.pred_exec.0 += o.pred_exec.0;
+        self.pred_exec.1 += o.pred_exec.1;
+        self.undetermined += o.undetermined;
+        self.quads_uniform += o.quads_uniform;
+        self.quads_divergent += o.quads_divergent;
+    }
+}
+
 fn pixel_state(c: &Container, case: &Case, p: usize, textures: &BTreeMap<u32, Texture>) -> State {
     let (i, j) = ((p & 1) as f32, (p >> 1) as f32);
     let mut s = state_common(c, case, textures);

@@ -118,11 +118,7 @@ fn run_all(gpu: &vk::Gpu, programs: impl Iterator<Item = TestProgram>) -> (Compa
             println!("MISMATCH {}: {} of {} lanes", p.name, pc.mismatches, pc.comparisons);
         }
         c.merge(pc);
-        e.pred_exec.0 += pe.pred_exec.0;
-        e.pred_exec.1 += pe.pred_exec.1;
-        e.undetermined += pe.undetermined;
-        e.quads_uniform += pe.quads_uniform;
-        e.quads_divergent += pe.quads_divergent;
+        e.merge(pe);
     }
     (c, e)
 }
@@ -1464,11 +1460,7 @@ fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison,
             println!("{r}");
         }
         c.merge(pc);
-        e.pred_exec.0 += pe.pred_exec.0;
-        e.pred_exec.1 += pe.pred_exec.1;
-        e.undetermined += pe.undetermined;
-        e.quads_uniform += pe.quads_uniform;
-        e.quads_divergent += pe.quads_divergent;
+        e.merge(pe);
         if c.programs % 500 == 0 && std::env::var_os("SHREC_FUZZ_PROGRESS").is_some() {
             common::log_uncaptured(&format!("progress (up to #{i}): {}", c.summary("xenos")));
         }
@@ -1480,42 +1472,33 @@ fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison,
 /// `gen::shaped_program`), the predicate counter ops, every way out of a loop, conditional
 /// exec-ends met and not met, conditional jumps taken and not.
 fn shaped_must_execute() -> Vec<String> {
-    let mut must: Vec<String> = [
-        "exec",
-        "exece",
-        "cexec",
-        "cexece",
-        "exec_pred",
-        "exece_pred",
-        "loop",
-        "endloop",
-        "call",
-        "ret",
-        "jmp",
-        "alloc",
-        "setp_eq_push",
-        "setp_ne_push",
-        "setp_gt_push",
-        "setp_ge_push",
-        "setp_eq",
-        "setp_ne",
-        "setp_gt",
-        "setp_ge",
-        "setp_inv",
-        "setp_pop",
-        "setp_rstr",
-        "predicated",
-        "relative",
-        "b16+",
-        "run-time loop constant",
-        "endloop: predicated break",
-        "endloop: count ran out",
-        "endloop: repeat",
-        "exec-end (condition met)",
-        "exec-end (condition not met)",
-    ]
-    .map(String::from)
-    .to_vec();
+    // every CF form but nop and the *_pred_clean pair (CF_NAMES 1-12)
+    let mut must: Vec<String> = CF_NAMES[1..=12].iter().map(|n| n.to_string()).collect();
+    must.extend(
+        [
+            "setp_eq_push",
+            "setp_ne_push",
+            "setp_gt_push",
+            "setp_ge_push",
+            "setp_eq",
+            "setp_ne",
+            "setp_gt",
+            "setp_ge",
+            "setp_inv",
+            "setp_pop",
+            "setp_rstr",
+            "predicated",
+            "relative",
+            "b16+",
+            "run-time loop constant",
+            "endloop: predicated break",
+            "endloop: count ran out",
+            "endloop: repeat",
+            "exec-end (condition met)",
+            "exec-end (condition not met)",
+        ]
+        .map(String::from),
+    );
     must.push(shrec_verify::interp::xenos::JMP_TAKEN.into());
     must.push(shrec_verify::interp::xenos::JMP_NOT_TAKEN.into());
     must
