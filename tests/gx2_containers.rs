@@ -359,7 +359,7 @@ fn corpus_gsh_decode_fully() {
     let all = corpus_shaders();
     let vs = all.iter().filter(|(_, s)| s.kind == ShaderKind::Vertex).count();
     let ps = all.iter().filter(|(_, s)| s.kind == ShaderKind::Pixel).count();
-    assert_eq!((vs, ps), (10, 10), "vertex / pixel shaders in the 10 corpus .gsh that hold shaders (header-only.gsh holds none)");
+    assert_eq!((vs, ps), (15, 15), "vertex / pixel shaders in the 15 corpus .gsh that hold shaders (header-only.gsh holds none)");
     for (f, s) in &all {
         assert!(!s.program.is_empty(), "{}", f.display());
         // every real VS starts with CALL_FS
@@ -438,6 +438,6 @@ fn sharcfb_writer_round_trips_every_corpus_shader() {
             }
         }
     }
-    assert_eq!(archives.len(), 20, "10 corpus .gsh with shaders × 2 byte orders");
-    assert_eq!(binaries, 2 * 10 * 8, "binaries across all archives: 10 (VS, PS) pairs × 4 variations × 2 byte orders");
+    assert_eq!(archives.len(), 30, "15 corpus .gsh with shaders × 2 byte orders");
+    assert_eq!(binaries, 2 * 15 * 8, "binaries across all archives: 15 (VS, PS) pairs × 4 variations × 2 byte orders");
 }

@@ -45,15 +45,15 @@ fn every_corpus_shader_and_sharcfb_compiles() {
             gsh += compile_all(&lib, ContainerKind::Gfd, &bytes, &p.display().to_string(), &mut seen);
         }
     }
-    assert_eq!(gsh, 20, "10 VS + 10 PS in the corpus .gsh files");
+    assert_eq!(gsh, 30, "15 VS + 15 PS in the corpus .gsh files");
     let mut sharc = 0;
     for (name, e, bytes, _, _) in containers::archives_from_corpus() {
         sharc += compile_all(&lib, ContainerKind::Sharcfb, &bytes, &format!("{name}-{e:?}"), &mut seen);
     }
-    assert_eq!(sharc, 160, "SHARCFB binaries (20 archives × 8)");
+    assert_eq!(sharc, 240, "SHARCFB binaries (30 archives × 8)");
     // Same program, same HLSL whichever container carried it.
-    // (several corpus files share identical shaders: 17 distinct HLSL texts for 20 shaders)
-    assert_eq!(seen.len(), 17, "distinct HLSL texts");
+    // (several corpus files share identical shaders: 27 distinct HLSL texts for 30 shaders)
+    assert_eq!(seen.len(), 27, "distinct HLSL texts");
 }
 
 #[test]

@@ -1190,3 +1190,20 @@ mod geometry {
         rejects(&shrec_verify::gx2::vertex_shader(asm_v(&p, 2), 1, 0, false, vec![]), "MEM_RING (as ES) and EXP");
     }
 }
+
+#[test]
+fn param_export_with_semantic_ff_is_dropped() {
+    // SPI_VS_OUT_ID semantic 0xFF marks a parameter no pixel shader reads (libgui's FXAA vertex
+    // shader exports PARAM0 with semantic 0xFF): decaf's compileVertexShader writes no output for
+    // it. Declaring it gave a TEXCOORD255 output (location 255, past any Vulkan location limit;
+    // lavapipe crashed running it).
+    let lib = lib();
+    let cfs = vec![cf("CALL_FS"), exp_done(1, 60, 1), C::Exp { done: false, ty: 2, base: 0, gpr: 1 }, exp_done(2, 1, 1)];
+    let n = cfs.len();
+    let mut p = shader(ShaderKind::Vertex, assemble(&cfs, n - 1));
+    p.words[0x08 / 4] = 1 << 1; // two PARAM exports
+    p.words[0x10 / 4] = 0xFFFF_FF07; // PARAM0 → semantic 7, PARAM1 → 0xFF
+    let o = check(&lib, "param_semantic_ff", &p);
+    has_all(&o.hlsl, &["TEXCOORD7"]);
+    assert!(!o.hlsl.contains("TEXCOORD255") && !o.hlsl.contains("location(255)"), "{}", o.hlsl);
+}

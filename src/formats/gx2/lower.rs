@@ -569,6 +569,13 @@ impl L<'_> {
             (ShaderKind::Vertex, 2) => {
                 let word = self.s.reg(0x10 + 4 * (base / 4) as usize);
                 let sem = word >> (8 * (base % 4)) & 0xFF;
+                if sem == 0xFF {
+                    // SPI_VS_OUT_ID semantic 0xFF: the parameter goes to no pixel-shader input and is
+                    // dropped (decaf `GLDriver::compileVertexShader`, opengl_shader.cpp: a PARAM export
+                    // with semantic 0xff writes no `vs_out_*`; docs/gx2.md). Declaring it would give a
+                    // TEXCOORD255 output, location 255, past every Vulkan output-location limit.
+                    return Ok(());
+                }
                 (format!("o{base}"), Semantic::Texcoord(sem))
             }
             (ShaderKind::Pixel, 0) if base < 8 => (format!("oc{base}"), Semantic::Target(base)),
