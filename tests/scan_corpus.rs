@@ -228,12 +228,13 @@ fn corpus_scan_matches_sources() {
         }
     }
 
-    // The corpus README's counts: 31 + 13 + 60 + 59 binaries, 182 text files.
-    assert_eq!(checked.get("xenos"), Some(&31));
-    assert_eq!(checked.get("gx2"), Some(&13));
+    // The corpus README's counts: 33 + 18 + 60 + 113 binaries, 236 text files (the GX2 and AGAL
+    // lists include the three files kept in tests/corpus-invalid).
+    assert_eq!(checked.get("xenos"), Some(&33));
+    assert_eq!(checked.get("gx2"), Some(&18));
     assert_eq!(checked.get("pica"), Some(&60));
-    assert_eq!(checked.get("agal"), Some(&59));
-    assert_eq!(text_files, 182);
+    assert_eq!(checked.get("agal"), Some(&113));
+    assert_eq!(text_files, 236);
 
     // Nothing outside the lists (README.md, SOURCES.md) yields anything, and the only errors are
     // the two documented GFD edge cases.
@@ -243,27 +244,27 @@ fn corpus_scan_matches_sources() {
     let error_paths: BTreeSet<PathBuf> = result.errors.iter().map(|e| e.path.clone()).collect();
     assert_eq!(error_paths, expected_errors, "errors: {:#?}", result.errors);
 
-    // Totals per family × stage (SOURCES / README: 13 + 18 Xenos, 10 + 10 GX2, 60 + 3 PICA).
+    // Totals per family × stage (SOURCES / README: 14 + 19 Xenos, 15 + 15 GX2, 60 + 3 PICA).
     let counts = result.counts();
-    assert_eq!(counts.get(&(Family::Xenos, Stage::Vertex)), Some(&13));
-    assert_eq!(counts.get(&(Family::Xenos, Stage::Pixel)), Some(&18));
-    assert_eq!(counts.get(&(Family::Gx2, Stage::Vertex)), Some(&10));
-    assert_eq!(counts.get(&(Family::Gx2, Stage::Pixel)), Some(&10));
+    assert_eq!(counts.get(&(Family::Xenos, Stage::Vertex)), Some(&14));
+    assert_eq!(counts.get(&(Family::Xenos, Stage::Pixel)), Some(&19));
+    assert_eq!(counts.get(&(Family::Gx2, Stage::Vertex)), Some(&15));
+    assert_eq!(counts.get(&(Family::Gx2, Stage::Pixel)), Some(&15));
     assert_eq!(counts.get(&(Family::Pica, Stage::Vertex)), Some(&60));
     assert_eq!(counts.get(&(Family::Pica, Stage::Geometry)), Some(&3));
-    assert_eq!(counts.get(&(Family::Agal, Stage::Vertex)), Some(&26));
-    assert_eq!(counts.get(&(Family::Agal, Stage::Pixel)), Some(&33));
-    assert_eq!(result.files, 351); // 350 corpus files + tests/corpus-invalid/README.md
+    assert_eq!(counts.get(&(Family::Agal, Stage::Vertex)), Some(&43));
+    assert_eq!(counts.get(&(Family::Agal, Stage::Pixel)), Some(&70));
+    assert_eq!(result.files, 466); // 462 corpus files + the 4 of tests/corpus-invalid
 }
 
-/// Xenos: the 26 distinct keys of the corpus, and the byte-identical files share a key
+/// Xenos: the 28 distinct keys of the corpus, and the byte-identical files share a key
 /// (XenosRecomp dedupes by this hash).
 #[test]
 fn xenos_keys_dedupe() {
     let r = scan_dir(&corpus().join("xenos"));
     let keys: BTreeSet<u64> = r.shaders.iter().map(|s| s.key).collect();
-    assert_eq!(r.shaders.len(), 31);
-    assert_eq!(keys.len(), 26);
+    assert_eq!(r.shaders.len(), 33);
+    assert_eq!(keys.len(), 28);
     // the note's test vectors (xenos.md §6)
     for k in [0x5873A0E094914DE6u64, 0xB84214E6C36FC587, 0x305B030742891B51, 0xC2A59156B4BF3743, 0xD735633040631EEC, 0xBD7814DC92EEB914] {
         assert!(keys.contains(&k), "missing 0x{k:016X}");

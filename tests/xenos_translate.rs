@@ -16,14 +16,14 @@ fn corpus() -> BTreeMap<u64, (String, Vec<u8>)> {
         found += 1;
         m.entry(s.key).or_insert_with(|| (format!("{:?}", s), shrec::scan::read_container(&s).unwrap()));
     }
-    assert_eq!(found, 31, "containers found in tests/corpus/xenos");
+    assert_eq!(found, 33, "containers found in tests/corpus/xenos");
     m
 }
 
 #[test]
 fn every_corpus_shader_compiles_to_dxil_and_valid_spirv() {
     let shaders = corpus();
-    assert_eq!(shaders.len(), 26, "distinct keys");
+    assert_eq!(shaders.len(), 28, "distinct keys");
     let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
     let mut ok = 0;
     let mut failures = Vec::new();
@@ -59,5 +59,5 @@ fn every_corpus_shader_compiles_to_dxil_and_valid_spirv() {
         ok += 1;
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(ok, 26);
+    assert_eq!(ok, 28);
 }
