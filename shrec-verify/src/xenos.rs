@@ -240,8 +240,38 @@ pub mod container {
     }
 
     pub fn write(s: &Spec) -> Vec<u8> {
+        write_with_constants(s, &[])
+    }
+
+    /// One constant-table entry: name, register set (0 bool, 1 int4, 2 float4, 3 sampler),
+    /// register index and count.
+    pub type Constant<'a> = (&'a str, u16, u16, u16);
+
+    /// [`write`] with a constant table (D3DXSHADER_CONSTANTTABLE as the container parser and
+    /// XenosRecomp read it: table header, 20-byte ConstantInfo records, NUL-terminated names;
+    /// offsets relative to the table, no type info or defaults).
+    pub fn write_with_constants(s: &Spec, constants: &[Constant]) -> Vec<u8> {
         let mut v: Vec<u32> = vec![0; 9];
         v[0] = 0x102A_1100 | s.vertex as u32;
+        if !constants.is_empty() {
+            v[4] = v.len() as u32 * 4;
+            let mut names = Vec::new();
+            let mut name_offs = Vec::new();
+            let strings_at = 28 + 20 * constants.len();
+            for (name, ..) in constants {
+                name_offs.push((strings_at + names.len()) as u32);
+                names.extend_from_slice(name.as_bytes());
+                names.push(0);
+                names.resize(names.len().div_ceil(4) * 4, 0);
+            }
+            let table_len = (strings_at + names.len()) as u32;
+            let version = if s.vertex { 0xFFFE_0300 } else { 0xFFFF_0300 };
+            v.extend_from_slice(&[table_len + 4, 28, 0, version, constants.len() as u32, 28, 0, 0]);
+            for (k, &(_, set, index, count)) in constants.iter().enumerate() {
+                v.extend_from_slice(&[name_offs[k], (set as u32) << 16 | index as u32, (count as u32) << 16, 0, 0]);
+            }
+            v.extend(names.chunks(4).map(|c| u32::from_be_bytes(c.try_into().unwrap())));
+        }
         let mut def_off = 0;
         let code_bytes = (s.microcode.len() * 4) as u32;
         if !s.float_defs.is_empty() || !s.int_defs.is_empty() {
