@@ -19,8 +19,8 @@ use shrec::formats::xenos::container::{self as xc, RegisterSet};
 use shrec::formats::xenos::lower::Profile;
 use shrec::formats::xenos::ucode::{self, Instr};
 use shrec::formats::{self, TranslateOptions, Translation};
-use shrec_verify::xenos::asm::{self, Alu, Src};
 use shrec_verify::xenos::container;
+use shrec_verify::xenos::synthetic::{pixel_shader, vertex_shader};
 use shrec_verify::xenosrecomp::{reflect, Interface};
 use std::collections::BTreeMap;
 
@@ -41,8 +41,8 @@ fn compile(t: &Translation, what: &str) -> Interface {
     let hlsl = shrec::hlsl::write(&t.module);
     let stage = t.module.stage;
     dxc::compile_with_spec_constants(&lib, &hlsl, stage, Target::Dxil, t.spec_constants_mask).unwrap_or_else(|e| panic!("{what} DXIL: {e}\n{hlsl}"));
-    let spirv =
-        dxc::compile_with_spec_constants(&lib, &hlsl, stage, Target::Spirv, t.spec_constants_mask).unwrap_or_else(|e| panic!("{what} SPIR-V: {e}\n{hlsl}"));
+    let spirv = dxc::compile_with_spec_constants(&lib, &hlsl, stage, Target::Spirv, t.spec_constants_mask)
+        .unwrap_or_else(|e| panic!("{what} SPIR-V: {e}\n{hlsl}"));
     spirv_val(&spirv, what).unwrap();
     reflect(&spirv).unwrap()
 }
@@ -119,60 +119,6 @@ fn every_corpus_shader_builds_with_the_unleashed_profile_and_xenosrecomps_masks(
     assert_eq!(pixel, 16);
 }
 
-/// A synthetic vertex shader: vfetch POSITION0 → r1, POSITION1 → r2, TEXCOORD2 → r3, then
-/// oPos = r1 × [c0..c3] (row vector times a matrix, mul/mad), o0 = r2, o1 = r3, o2 = r0;
-/// `extra` elements are fetched to r4.. and added to o3.
-fn vertex_shader(constants: &[container::Constant], extra: &[(u32, u32)]) -> Vec<u8> {
-    let base = asm::cf_triples(2);
-    let mut slots = vec![asm::vfetch(1, [0, 1, 2, 3], false, false), asm::vfetch(2, [0, 1, 2, 3], false, false), asm::vfetch(3, [0, 1, 2, 3], false, false)];
-    let mut elements = vec![(base, 0, 0), (base + 1, 0, 1), (base + 2, 5, 2)];
-    for (k, &(usage, index)) in extra.iter().enumerate() {
-        elements.push((base + slots.len() as u32, usage, index));
-        slots.push(asm::vfetch(4 + k as u32, [0, 1, 2, 3], false, false));
-    }
-    let fetches = slots.len();
-    let alu = |vop: u32, vdst: u32, export: bool, src: [Src; 3]| Alu { vop, vdst, vmask: 0xF, export, src, ..Alu::default() }.encode();
-    let lane = |r: u32, l: u8| Src::r(r).swz([l; 4]);
-    slots.push(alu(1, 10, false, [lane(1, 0), Src::c(0), Src::r(0)]));
-    slots.push(alu(11, 10, false, [lane(1, 1), Src::c(1), Src::r(10)]));
-    slots.push(alu(11, 10, false, [lane(1, 2), Src::c(2), Src::r(10)]));
-    slots.push(alu(11, 62, true, [lane(1, 3), Src::c(3), Src::r(10)]));
-    // max(x, x) = x
-    slots.push(alu(2, 0, true, [Src::r(2), Src::r(2), Src::r(0)]));
-    slots.push(alu(2, 1, true, [Src::r(3), Src::r(3), Src::r(0)]));
-    slots.push(alu(2, 2, true, [Src::r(0), Src::r(0), Src::r(0)]));
-    for k in 0..extra.len() as u32 {
-        slots.push(alu(0, 3, true, [Src::r(4 + k), Src::r(4 + k), Src::r(0)]));
-    }
-    let fetch: Vec<bool> = (0..slots.len()).map(|i| i < fetches).collect();
-    let first = fetch.len().min(6);
-    let cf = [asm::exec(asm::EXEC, base, &fetch[..first], 0, false), asm::exec(asm::EXEC_END, base + first as u32, &fetch[first..], 0, false)];
-    let code = asm::microcode(&cf, &slots);
-    let interpolators = [(0, 5, 0), (1, 5, 1), (2, 5, 2), (3, 5, 3)];
-    let spec = container::Spec {
-        vertex: true,
-        microcode: &code,
-        vertex_elements: &elements,
-        interpolators: &interpolators[..3 + !extra.is_empty() as usize],
-        ps_outputs: 0,
-        float_defs: &[],
-        int_defs: &[],
-    };
-    container::write_with_constants(&spec, constants)
-}
-
-/// A synthetic pixel shader: tfetch2D r1 ← tf0, r2 ← tf1, r3 ← tf`gi` at r0.xy, oC0 = r1 + r2 + r3.
-fn pixel_shader(constants: &[container::Constant], gi: u32) -> Vec<u8> {
-    let base = asm::cf_triples(1);
-    let tf = |dst: u32, slot: u32| asm::tfetch(dst, 0, [0, 1, 2], slot, 1, [0, 1, 2, 3], false, false);
-    let alu = |vdst: u32, export: bool, a: u32, b: u32| Alu { vop: 0, vdst, vmask: 0xF, export, src: [Src::r(a), Src::r(b), Src::r(0)], ..Alu::default() }.encode();
-    let slots = [tf(1, 0), tf(2, 1), tf(3, gi), alu(4, false, 1, 2), alu(0, true, 4, 3)];
-    let cf = [asm::exec(asm::EXEC_END, base, &[true, true, true, false, false], 0, false)];
-    let code = asm::microcode(&cf, &slots);
-    let spec = container::Spec { vertex: false, microcode: &code, vertex_elements: &[], interpolators: &[(0, 5, 0)], ps_outputs: 1, float_defs: &[], int_defs: &[] };
-    container::write_with_constants(&spec, constants)
-}
-
 const FLOAT4: u16 = 2;
 const SAMPLER: u16 = 3;
 
@@ -205,8 +151,7 @@ fn synthetic_shaders_take_every_branch_of_the_mask_rule() {
 fn instancing_inputs_are_xenosrecomps() {
     // g_IndexCount: SV_VertexID and SV_InstanceID inputs; g_InstanceTypes: TEXCOORD2 is uint4;
     // POSITION1 is uint4 in every UNLEASHED vertex shader.
-    let names: &[container::Constant] =
-        &[("g_MtxWorld", FLOAT4, 0, 4), ("g_IndexCount", FLOAT4, 4, 1), ("g_InstanceTypes", FLOAT4, 5, 1)];
+    let names: &[container::Constant] = &[("g_MtxWorld", FLOAT4, 0, 4), ("g_IndexCount", FLOAT4, 4, 1), ("g_InstanceTypes", FLOAT4, 5, 1)];
     let bytes = vertex_shader(names, &[]);
     let generic = compile(&translate(&bytes, Profile::Generic), "instancing-generic");
     let ul = compile(&translate(&bytes, Profile::Unleashed), "instancing-unleashed");

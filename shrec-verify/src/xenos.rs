@@ -12,7 +12,7 @@ use super::{Comparison, Expect, Rng, TextureShape};
 use crate::interp::xenos::{self as interp, State, Texture};
 use shrec::dxc::{self, Target};
 use shrec::formats::xenos::container::{self as xc, Container};
-use shrec::formats::xenos::lower::{interpolator_location, vertex_input_location};
+use shrec::formats::xenos::lower::{interpolator_location, vertex_input_location, LowerOptions};
 use shrec::formats::xenos::ucode::{self, Instr, Program};
 use shrec::ir::Semantic;
 use std::collections::BTreeMap;
@@ -316,6 +316,79 @@ pub mod container {
     }
 }
 
+/// Synthetic containers with constant tables, for the `--profile unleashed` tests (the names
+/// XenosRecomp's UNLEASHED_RECOMP code keys on: g_MtxProjection, g_IndexCount, g_InstanceTypes,
+/// g_MtxPrevInvViewProjection / sampZBuffer, tf10).
+pub mod synthetic {
+    use super::asm::{self, Alu, Src};
+    use super::container;
+
+    /// A synthetic vertex shader: vfetch POSITION0 → r1, POSITION1 → r2, TEXCOORD2 → r3, then
+    /// oPos = r1 × [c0..c3] (row vector times a matrix, mul/mad), o0 = r2, o1 = r3, o2 = r0;
+    /// `extra` elements are fetched to r4.. and added to o3.
+    pub fn vertex_shader(constants: &[container::Constant], extra: &[(u32, u32)]) -> Vec<u8> {
+        let base = asm::cf_triples(2);
+        let mut slots =
+            vec![asm::vfetch(1, [0, 1, 2, 3], false, false), asm::vfetch(2, [0, 1, 2, 3], false, false), asm::vfetch(3, [0, 1, 2, 3], false, false)];
+        let mut elements = vec![(base, 0, 0), (base + 1, 0, 1), (base + 2, 5, 2)];
+        for (k, &(usage, index)) in extra.iter().enumerate() {
+            elements.push((base + slots.len() as u32, usage, index));
+            slots.push(asm::vfetch(4 + k as u32, [0, 1, 2, 3], false, false));
+        }
+        let fetches = slots.len();
+        let alu = |vop: u32, vdst: u32, export: bool, src: [Src; 3]| Alu { vop, vdst, vmask: 0xF, export, src, ..Alu::default() }.encode();
+        let lane = |r: u32, l: u8| Src::r(r).swz([l; 4]);
+        slots.push(alu(1, 10, false, [lane(1, 0), Src::c(0), Src::r(0)]));
+        slots.push(alu(11, 10, false, [lane(1, 1), Src::c(1), Src::r(10)]));
+        slots.push(alu(11, 10, false, [lane(1, 2), Src::c(2), Src::r(10)]));
+        slots.push(alu(11, 62, true, [lane(1, 3), Src::c(3), Src::r(10)]));
+        // max(x, x) = x
+        slots.push(alu(2, 0, true, [Src::r(2), Src::r(2), Src::r(0)]));
+        slots.push(alu(2, 1, true, [Src::r(3), Src::r(3), Src::r(0)]));
+        slots.push(alu(2, 2, true, [Src::r(0), Src::r(0), Src::r(0)]));
+        for k in 0..extra.len() as u32 {
+            slots.push(alu(0, 3, true, [Src::r(4 + k), Src::r(4 + k), Src::r(0)]));
+        }
+        let fetch: Vec<bool> = (0..slots.len()).map(|i| i < fetches).collect();
+        let first = fetch.len().min(6);
+        let cf = [asm::exec(asm::EXEC, base, &fetch[..first], 0, false), asm::exec(asm::EXEC_END, base + first as u32, &fetch[first..], 0, false)];
+        let code = asm::microcode(&cf, &slots);
+        let interpolators = [(0, 5, 0), (1, 5, 1), (2, 5, 2), (3, 5, 3)];
+        let spec = container::Spec {
+            vertex: true,
+            microcode: &code,
+            vertex_elements: &elements,
+            interpolators: &interpolators[..3 + !extra.is_empty() as usize],
+            ps_outputs: 0,
+            float_defs: &[],
+            int_defs: &[],
+        };
+        container::write_with_constants(&spec, constants)
+    }
+
+    /// A synthetic pixel shader: tfetch2D r1 ← tf0, r2 ← tf1, r3 ← tf`gi` at r0.xy, oC0 = r1 + r2 + r3.
+    pub fn pixel_shader(constants: &[container::Constant], gi: u32) -> Vec<u8> {
+        let base = asm::cf_triples(1);
+        let tf = |dst: u32, slot: u32| asm::tfetch(dst, 0, [0, 1, 2], slot, 1, [0, 1, 2, 3], false, false);
+        let alu = |vdst: u32, export: bool, a: u32, b: u32| {
+            Alu { vop: 0, vdst, vmask: 0xF, export, src: [Src::r(a), Src::r(b), Src::r(0)], ..Alu::default() }.encode()
+        };
+        let slots = [tf(1, 0), tf(2, 1), tf(3, gi), alu(4, false, 1, 2), alu(0, true, 4, 3)];
+        let cf = [asm::exec(asm::EXEC_END, base, &[true, true, true, false, false], 0, false)];
+        let code = asm::microcode(&cf, &slots);
+        let spec = container::Spec {
+            vertex: false,
+            microcode: &code,
+            vertex_elements: &[],
+            interpolators: &[(0, 5, 0)],
+            ps_outputs: 1,
+            float_defs: &[],
+            int_defs: &[],
+        };
+        container::write_with_constants(&spec, constants)
+    }
+}
+
 /// One invocation (vertex) or one 2×2 quad (pixel).
 #[derive(Clone, Debug, Default)]
 pub struct Case {
@@ -505,7 +578,22 @@ fn fmt4(v: &[f32; 4]) -> String {
 
 /// Runs one program through shrec and the GPU and compares every output lane of every case.
 pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, None)
+    run_inner(gpu, t, None, None, &LowerOptions::default())
+}
+
+/// [`run`] with shrec's translation in another profile (`--profile unleashed`). The job leaves
+/// every specialization constant at 0 (the harness passes no specialization info), and the
+/// reference interpreter runs the program as the generic profile does: the two agree where the
+/// profile's differences sit behind spec-constant bits (alpha to coverage, bicubic GI,
+/// reverse-Z's oPos); the name-keyed ones (`g_IndexCount`, `sampZBuffer`, uint POSITION1 /
+/// TEXCOORD2) are not modelled, and no corpus shader has them (docs/profiles.md).
+pub fn run_profile(gpu: &Gpu, t: &TestProgram, opts: &LowerOptions) -> (Comparison, Extra) {
+    run_inner(gpu, t, None, None, opts)
+}
+
+/// [`run_with_spirv`] with shrec's translation (which gives the job's interface) in a profile.
+pub fn run_with_spirv_profile(gpu: &Gpu, t: &TestProgram, spirv: &[u8], opts: &LowerOptions) -> (Comparison, Extra) {
+    run_inner(gpu, t, None, Some(spirv), opts)
 }
 
 /// [`run`] with another compiler's SPIR-V for the same container (XenosRecomp's, see
@@ -513,7 +601,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
 /// sizes, captured outputs, all derived from shrec's translation of the container, whose
 /// interface the other module must share) and the same reference interpreter.
 pub fn run_with_spirv(gpu: &Gpu, t: &TestProgram, spirv: &[u8]) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, Some(spirv))
+    run_inner(gpu, t, None, Some(spirv), &LowerOptions::default())
 }
 
 /// Vulkan binding of shader_common.h's `g_MemExport` (register u0, space5).
@@ -525,7 +613,7 @@ pub const MEMEXPORT_SLOT: Slot = Slot { set: 5, binding: 0 };
 /// stores (written bytes and untouched ones alike; see `expected_memory` for what is not
 /// compared).
 pub fn run_with_memory(gpu: &Gpu, t: &TestProgram, memory: &[u8]) -> (Comparison, Extra) {
-    run_inner(gpu, t, Some(memory), None)
+    run_inner(gpu, t, Some(memory), None, &LowerOptions::default())
 }
 
 /// The memory the interpreter's stores make of `initial` (None: byte not determined). Each run
@@ -584,7 +672,7 @@ fn compare_memory(cmp: &mut Comparison, initial: &[u8], got: &[u8], runs: &[&int
     Some(format!("memory:\n{bad}reference stores:\n{stores}"))
 }
 
-fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: Option<&[u8]>) -> (Comparison, Extra) {
+fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: Option<&[u8]>, opts: &LowerOptions) -> (Comparison, Extra) {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let mut extra = Extra::default();
     let fail = |cmp: &mut Comparison, what: String| {
@@ -600,7 +688,7 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
         }
     };
     let listing = shrec::formats::xenos::disasm(&t.bytes).unwrap_or_default();
-    let compiled = shrec::formats::xenos::translate(&t.bytes).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
+    let compiled = shrec::formats::xenos::translate_with(&t.bytes, opts).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
         let module = crate::mutation::applied(&tr.module);
         shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
         if let Some(s) = spirv_override {
