@@ -7,7 +7,7 @@
 //! random valid programs ([`gen`]) for the fuzz tests.
 
 use super::check::VertexExpect;
-use super::vk::{AddressPush, FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, VertexInvocation, VertexJob};
+use super::vk::{AddressPush, FragmentJob, FragmentQuad, Gpu, PixelCapture, Slot, TextureSpec, VertexCapture, VertexInvocation, VertexJob};
 use super::{Comparison, Expect, Rng, TextureShape};
 use crate::interp::xenos::{self as interp, State, Texture};
 use shrec::dxc::{self, Target};
@@ -578,7 +578,7 @@ fn fmt4(v: &[f32; 4]) -> String {
 
 /// Runs one program through shrec and the GPU and compares every output lane of every case.
 pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, None, &LowerOptions::default())
+    run_inner(gpu, t, None, None, &LowerOptions::default(), 0, None)
 }
 
 /// [`run`] with shrec's translation in another profile (`--profile unleashed`). The job leaves
@@ -588,12 +588,12 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
 /// reverse-Z's oPos); the name-keyed ones (`g_IndexCount`, `sampZBuffer`, uint POSITION1 /
 /// TEXCOORD2) are not modelled, and no corpus shader has them (docs/profiles.md).
 pub fn run_profile(gpu: &Gpu, t: &TestProgram, opts: &LowerOptions) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, None, opts)
+    run_inner(gpu, t, None, None, opts, 0, None)
 }
 
 /// [`run_with_spirv`] with shrec's translation (which gives the job's interface) in a profile.
 pub fn run_with_spirv_profile(gpu: &Gpu, t: &TestProgram, spirv: &[u8], opts: &LowerOptions) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, Some(spirv), opts)
+    run_inner(gpu, t, None, Some(spirv), opts, 0, None)
 }
 
 /// [`run`] with another compiler's SPIR-V for the same container (XenosRecomp's, see
@@ -601,7 +601,138 @@ pub fn run_with_spirv_profile(gpu: &Gpu, t: &TestProgram, spirv: &[u8], opts: &L
 /// sizes, captured outputs, all derived from shrec's translation of the container, whose
 /// interface the other module must share) and the same reference interpreter.
 pub fn run_with_spirv(gpu: &Gpu, t: &TestProgram, spirv: &[u8]) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, Some(spirv), &LowerOptions::default())
+    run_inner(gpu, t, None, Some(spirv), &LowerOptions::default(), 0, None)
+}
+
+/// What the GPU returned for one program (see [`run_versus`]).
+#[derive(Clone, Debug, Default)]
+pub enum Captures {
+    #[default]
+    None,
+    Vertex(Vec<VertexCapture>),
+    Pixel(Vec<[PixelCapture; 4]>),
+}
+
+/// A copy of `spirv` whose `OpSpecConstant` decorated `SpecId id` has the default `value`: the
+/// module as a pipeline specialised with that value runs it (the harness passes no
+/// VkSpecializationInfo). XenosRecomp's `g_SpecConstants` is spec id 0.
+pub fn with_spec_constant(spirv: &[u8], id: u32, value: u32) -> Result<Vec<u8>, String> {
+    let mut w: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let mut insts = Vec::new();
+    let mut i = 5;
+    while i < w.len() {
+        let len = (w[i] >> 16) as usize;
+        if len == 0 {
+            return Err(format!("instruction of length 0 at word {i}"));
+        }
+        insts.push(i);
+        i += len;
+    }
+    // OpDecorate (71) %target SpecId (1) id
+    let target = insts.iter().find(|&&i| w[i] & 0xFFFF == 71 && w[i] >> 16 == 4 && w[i + 2] == 1 && w[i + 3] == id).map(|&i| w[i + 1]);
+    let target = target.ok_or_else(|| format!("no SpecId {id}"))?;
+    // OpSpecConstant (50) %type %result value
+    let at = insts
+        .iter()
+        .find(|&&i| w[i] & 0xFFFF == 50 && w[i] >> 16 == 4 && w[i + 2] == target)
+        .ok_or_else(|| format!("SpecId {id}: no 32-bit OpSpecConstant"))?;
+    w[at + 3] = value;
+    Ok(w.iter().flat_map(|x| x.to_le_bytes()).collect())
+}
+
+/// Two GPU runs of one program compared with each other (see [`run_versus`]).
+#[derive(Clone, Debug, Default)]
+pub struct Versus {
+    /// Output lanes (and pixel written flags) compared.
+    pub lanes: usize,
+    /// Lanes where one run has +0.0 and the other −0.0 (not counted in `differing`).
+    pub signed_zeros: usize,
+    /// Lanes whose bits differ (NaNs of any payload, and ±0.0, count as equal).
+    pub differing: usize,
+    /// Of those, lanes further apart than 2^-20 relative (the rest are rounding differences).
+    pub beyond_rounding: usize,
+    /// The first differences.
+    pub report: String,
+}
+
+/// Runs `t` on the GPU twice with the same job — shrec's SPIR-V (translated with `opts`) and
+/// `other` (another compiler's SPIR-V of the same container, e.g. XenosRecomp's) — both
+/// specialised with spec constant 0 = `spec`, and compares the two captures lane by lane, with
+/// no reference interpreter: what an execution-parity check needs where the interpreter does not
+/// model the semantics (the `--profile unleashed` paths behind spec-constant bits).
+pub fn run_versus(gpu: &Gpu, t: &TestProgram, other: &[u8], opts: &LowerOptions, spec: u32) -> Result<Versus, String> {
+    run_versus_specs(gpu, t, other, opts, spec, spec)
+}
+
+/// [`run_versus`] with `other` specialised with `other_spec` (a test that specialisation
+/// engages: runs that should differ do).
+pub fn run_versus_specs(gpu: &Gpu, t: &TestProgram, other: &[u8], opts: &LowerOptions, spec: u32, other_spec: u32) -> Result<Versus, String> {
+    let capture = |spirv: Option<&[u8]>, spec: u32| {
+        let mut cap = Captures::None;
+        let (cmp, _) = run_inner(gpu, t, None, spirv, opts, spec, Some(&mut cap));
+        match cap {
+            Captures::None => Err(cmp.reports.join("\n")),
+            c => Ok(c),
+        }
+    };
+    let (a, b) = (capture(None, spec)?, capture(Some(other), other_spec)?);
+    let mut v = Versus::default();
+    let lane = |v: &mut Versus, what: String, x: f32, y: f32| {
+        v.lanes += 1;
+        if x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()) {
+            return;
+        }
+        if x == 0.0 && y == 0.0 {
+            v.signed_zeros += 1;
+            return;
+        }
+        v.differing += 1;
+        let far = !((x - y).abs() <= x.abs().max(y.abs()) * 2f32.powi(-20));
+        if far {
+            v.beyond_rounding += 1;
+        }
+        if v.report.lines().count() < 12 {
+            let _ = writeln!(v.report, "  {what}: shrec {x:?} other {y:?}{}", if far { "" } else { " (rounding)" });
+        }
+    };
+    match (a, b) {
+        (Captures::Vertex(a), Captures::Vertex(b)) => {
+            for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                for k in 0..4 {
+                    lane(&mut v, format!("invocation {i} oPos.{k}"), x.position[k], y.position[k]);
+                }
+                for (l, (p, q)) in x.varyings.iter().zip(&y.varyings).enumerate() {
+                    for k in 0..4 {
+                        lane(&mut v, format!("invocation {i} location {l}.{k}"), p[k], q[k]);
+                    }
+                }
+            }
+        }
+        (Captures::Pixel(a), Captures::Pixel(b)) => {
+            for (q, (x, y)) in a.iter().zip(&b).enumerate() {
+                for (p, (u, w)) in x.iter().zip(y).enumerate() {
+                    v.lanes += 1;
+                    if u.written != w.written {
+                        v.differing += 1;
+                        v.beyond_rounding += 1;
+                        let _ = writeln!(v.report, "  quad {q} pixel {p}: written shrec {} other {}", u.written, w.written);
+                        continue;
+                    }
+                    if !u.written {
+                        continue;
+                    }
+                    for (n, (c, d)) in u.colors.iter().zip(&w.colors).enumerate() {
+                        for k in 0..4 {
+                            lane(&mut v, format!("quad {q} pixel {p} target {n}.{k}"), c[k], d[k]);
+                        }
+                    }
+                    lane(&mut v, format!("quad {q} pixel {p} depth"), u.depth, w.depth);
+                }
+            }
+        }
+        _ => return Err("the two runs captured different stages".into()),
+    }
+    Ok(v)
 }
 
 /// Vulkan binding of shader_common.h's `g_MemExport` (register u0, space5).
@@ -613,7 +744,7 @@ pub const MEMEXPORT_SLOT: Slot = Slot { set: 5, binding: 0 };
 /// stores (written bytes and untouched ones alike; see `expected_memory` for what is not
 /// compared).
 pub fn run_with_memory(gpu: &Gpu, t: &TestProgram, memory: &[u8]) -> (Comparison, Extra) {
-    run_inner(gpu, t, Some(memory), None, &LowerOptions::default())
+    run_inner(gpu, t, Some(memory), None, &LowerOptions::default(), 0, None)
 }
 
 /// The memory the interpreter's stores make of `initial` (None: byte not determined). Each run
@@ -672,7 +803,15 @@ fn compare_memory(cmp: &mut Comparison, initial: &[u8], got: &[u8], runs: &[&int
     Some(format!("memory:\n{bad}reference stores:\n{stores}"))
 }
 
-fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: Option<&[u8]>, opts: &LowerOptions) -> (Comparison, Extra) {
+fn run_inner(
+    gpu: &Gpu,
+    t: &TestProgram,
+    memory: Option<&[u8]>,
+    spirv_override: Option<&[u8]>,
+    opts: &LowerOptions,
+    spec: u32,
+    captures: Option<&mut Captures>,
+) -> (Comparison, Extra) {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let mut extra = Extra::default();
     let fail = |cmp: &mut Comparison, what: String| {
@@ -749,6 +888,17 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
     let in_heap = |h: usize| slot_textures.values().filter(|t| heap_of(t) == h).count() as u32;
     let lens = heaps::HeapLens { d2: in_heap(0), d3: in_heap(1), cube: in_heap(2), samplers: slots.len() as u32 };
     let slots: Vec<(u32, usize)> = slots.iter().map(|s| (*s, heap_of(&slot_textures[s]))).collect();
+    let spirv = if spec != 0 {
+        match with_spec_constant(&spirv, 0, spec) {
+            Ok(s) => s,
+            Err(e) => {
+                fail(&mut cmp, format!("specialization constant 0 = {spec}: {e}\n{listing}"));
+                return (cmp, extra);
+            }
+        }
+    } else {
+        spirv
+    };
     let spirv = match heaps::size_heaps(&spirv, lens) {
         Ok(s) => s,
         Err(e) => {
@@ -848,6 +998,9 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
                 return (cmp, extra);
             }
         };
+        if let Some(cap) = captures {
+            *cap = Captures::Vertex(got.clone());
+        }
         let runs: Vec<interp::Outcome> = t.cases.iter().map(|case| interp::run(&c, &prog, &state_common(&c, case, t_textures))).collect();
         if let (Some(initial), Some(got_mem)) = (memory, &gpu_memory) {
             mismatch_report = compare_memory(&mut cmp, initial, got_mem, &runs.iter().collect::<Vec<_>>(), "case");
@@ -926,6 +1079,9 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
                 return (cmp, extra);
             }
         };
+        if let Some(cap) = captures {
+            *cap = Captures::Pixel(got.clone());
+        }
         let quad_runs: Vec<Vec<interp::Outcome>> = (0..got.len())
             .map(|q| {
                 let runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures))).collect();

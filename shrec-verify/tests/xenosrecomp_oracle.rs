@@ -491,14 +491,12 @@ fn execution_parity(mode: &str) {
     assert_eq!(bad_sh, 0, "shrec disagrees with the interpreter");
 }
 
-/// The UNLEASHED_RECOMP paths the corpus lacks, on synthetic containers (the names XenosRecomp
-/// keys on: g_MtxProjection, g_IndexCount, g_InstanceTypes, g_MtxPrevInvViewProjection /
-/// sampZBuffer, tf10): XenosRecomp's UNLEASHED build (the build directory `outputs` recorded in
-/// `SHREC_XR_OUT/BUILD`) translates them in directory mode; keys, masks and every SPIR-V
-/// interface item must equal shrec `--profile unleashed`'s.
-#[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
-fn synthetic_unleashed_shaders_match_xenosrecomp() {
+/// The synthetic containers of the UNLEASHED_RECOMP paths the corpus lacks (the names
+/// XenosRecomp keys on: g_MtxProjection, g_IndexCount, g_InstanceTypes,
+/// g_MtxPrevInvViewProjection / sampZBuffer, tf10), XenosRecomp's UNLEASHED build of them (the
+/// build directory `outputs` recorded in `SHREC_XR_OUT/BUILD`, directory mode) and shrec's
+/// `--profile unleashed` build; the directory holding the inputs is removed by the caller.
+fn synthetic_unleashed() -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrCache, BTreeMap<u64, CacheEntry>) {
     use shrec_verify::xenos::synthetic::{pixel_shader, vertex_shader};
     let out = xr_out();
     let build = PathBuf::from(
@@ -541,10 +539,23 @@ fn synthetic_unleashed_shaders_match_xenosrecomp() {
     let xr = XrCache::parse(&std::fs::read_to_string(&cpp).unwrap()).unwrap();
     let sh = shrec_build_profile(&input, "xr-unleashed-synthetic-shrec", Profile::Unleashed);
     assert_eq!(xr.entries.len(), shaders.len());
+    (dir, shaders, xr, sh)
+}
+
+fn name_of<'a>(shaders: &'a [(&'static str, Vec<u8>)], key: u64) -> &'a str {
+    shaders.iter().find(|(_, b)| shrec::formats::xenos::container::key(b) == key).map(|x| x.0).unwrap_or("?")
+}
+
+/// Keys, masks and every SPIR-V interface item of the synthetic shaders equal XenosRecomp
+/// UNLEASHED_RECOMP's.
+#[test]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+fn synthetic_unleashed_shaders_match_xenosrecomp() {
+    let (dir, shaders, xr, sh) = synthetic_unleashed();
     let mut compared = 0;
     for e in &xr.entries {
         let s = sh.get(&e.key).unwrap_or_else(|| panic!("0x{:016X}: not built by shrec", e.key));
-        let name = shaders.iter().find(|(_, b)| shrec::formats::xenos::container::key(b) == e.key).map(|x| x.0).unwrap_or("?");
+        let name = name_of(&shaders, e.key);
         println!("{name} 0x{:016X}: mask XenosRecomp {} shrec {}", e.key, e.spec_constants_mask, s.spec_constants_mask);
         assert_eq!(e.spec_constants_mask, s.spec_constants_mask, "{name}: mask");
         let xs = xr.spirv(e.key).unwrap().unwrap_or_else(|| panic!("{name}: XenosRecomp's HLSL was rejected by DXC"));
@@ -556,5 +567,83 @@ fn synthetic_unleashed_shaders_match_xenosrecomp() {
         compared += 1;
     }
     common::log_uncaptured(&format!("xenosrecomp UNLEASHED synthetic: {compared} shaders, masks and interfaces equal"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Execution of the synthetic shaders with every UNLEASHED_RECOMP spec-constant combination
+/// they read, shrec `--profile unleashed` against XenosRecomp UNLEASHED_RECOMP directly (both
+/// SPIR-Vs on lavapipe with the same job, specialised alike; no interpreter: it does not model
+/// these paths). Finite inputs (random dyadic constants, vertex inputs, 8×8 textures, 16
+/// invocations / quads per run): XenosRecomp's generic approximations (docs/xenosrecomp-oracle.md
+/// §6) need special values, so every lane must agree.
+#[test]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+fn synthetic_unleashed_execution_matches_xenosrecomp() {
+    use shrec_verify::xenos::{self as xv, TestProgram};
+    use shrec_verify::Rng;
+    const R11G11B10: u32 = 1;
+    const ALPHA_TEST: u32 = 2;
+    const BICUBIC: u32 = 4;
+    const A2C: u32 = 8;
+    const REVERSE_Z: u32 = 16;
+    let (dir, shaders, xr, _) = synthetic_unleashed();
+    let gpu = xv::gpu_or_skip().expect("lavapipe (Vulkan) is required for execution parity");
+    let lower = LowerOptions { profile: Profile::Unleashed };
+    let fin = |v: &mut [f32; 4]| v.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.75);
+    let mut rng = Rng::new(11);
+    let (mut runs, mut lanes, mut differing, mut far, mut zeros, mut engaged) = (0, 0, 0, 0, 0, 0);
+    let mut lines = Vec::new();
+    for e in &xr.entries {
+        let name = name_of(&shaders, e.key);
+        let bytes = shaders.iter().find(|s| s.0 == name).unwrap().1.clone();
+        let pixel = bytes[3] & 1 == 0;
+        let xs = xr.spirv(e.key).unwrap().unwrap();
+        let specs: &[u32] = if pixel {
+            &[0, ALPHA_TEST, A2C, BICUBIC, BICUBIC | A2C, ALPHA_TEST | BICUBIC | A2C]
+        } else {
+            &[0, REVERSE_Z, REVERSE_Z | R11G11B10, R11G11B10]
+        };
+        // the combinations of the bits this shader reads (a shader reading none has no spec constant)
+        for &spec in specs.iter().filter(|&&b| b & !e.spec_constants_mask == 0) {
+            let mut cases = xv::random_cases(&mut rng, &bytes, 16, pixel);
+            for c in &mut cases {
+                c.c.iter_mut().for_each(fin);
+                c.inputs.values_mut().for_each(fin);
+            }
+            let textures = (0..16).map(|s| (s, xv::random_texture(&mut rng, 8))).collect();
+            let t = TestProgram {
+                name: name.into(),
+                bytes: bytes.clone(),
+                cases,
+                textures,
+                reproduce: "xenosrecomp_oracle synthetic_unleashed_execution_matches_xenosrecomp".into(),
+            };
+            let v = xv::run_versus(gpu, &t, &xs, &lower, spec).unwrap_or_else(|err| panic!("{name} spec {spec}: {err}"));
+            if spec != 0 {
+                // the specialisation engages: shrec with the bits against XenosRecomp without
+                // them differs (every bit combination used here changes some output)
+                let off = xv::run_versus_specs(gpu, &t, &xs, &lower, spec, 0).unwrap_or_else(|err| panic!("{name} spec {spec} / 0: {err}"));
+                assert!(off.beyond_rounding > 0, "{name}: spec {spec} changes nothing against 0");
+                engaged += 1;
+            }
+            runs += 1;
+            lanes += v.lanes;
+            differing += v.differing;
+            far += v.beyond_rounding;
+            zeros += v.signed_zeros;
+            let line = format!(
+                "{name} spec {spec:2}: {} lanes, {} differ ({} beyond rounding), {} +0.0 / -0.0",
+                v.lanes, v.differing, v.beyond_rounding, v.signed_zeros
+            );
+            println!("{line}\n{}", v.report);
+            lines.push(line);
+        }
+    }
+    common::log_uncaptured(&format!(
+        "xenosrecomp UNLEASHED synthetic execution: {runs} runs, {lanes} lanes, {differing} differ from XenosRecomp ({far} beyond rounding); \
+         {zeros} lanes are +0.0 on one side and -0.0 on the other; {engaged} runs with bits set differ from XenosRecomp without them"
+    ));
+    // (on failure the inputs stay in the temporary directory, for `shrec hlsl`)
+    assert_eq!(differing, 0, "shrec --profile unleashed and XenosRecomp UNLEASHED_RECOMP disagree ({}):\n{}", dir.display(), lines.join("\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
