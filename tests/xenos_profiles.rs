@@ -204,3 +204,46 @@ fn reverse_z_gi_and_depth_shaders_compile_in_both_profiles() {
     assert_eq!(ct.constants[1].name, "sampZBuffer");
     assert_eq!((ct.constants[1].register_set, ct.constants[1].register_index), (RegisterSet::Sampler, 1));
 }
+
+#[test]
+fn the_cli_takes_the_profile() {
+    use std::process::Command;
+    let f = repo().join("tests/corpus/xenos/LibXenonProject+xmplayer/source/shader/ps.t__g_xps_psT.bin");
+    let hlsl = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_shrec")).arg("hlsl").args(extra).arg(&f).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (generic, ul) = (hlsl(&[]), hlsl(&["--profile", "unleashed"]));
+    assert_eq!(hlsl(&["--profile", "generic"]), generic);
+    assert!(!generic.contains("UNLEASHED_RECOMP") && ul.contains("#define UNLEASHED_RECOMP 1"));
+    assert!(ul.contains("SPEC_CONSTANT_ALPHA_TO_COVERAGE") && !generic.contains("SPEC_CONSTANT_ALPHA_TO_COVERAGE"));
+    let bad = Command::new(env!("CARGO_BIN_EXE_shrec")).args(["hlsl", "--profile", "nonsense"]).arg(&f).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2), "clap usage error");
+    // `build` takes it too, and the masks in the cache are the profile's
+    let dir = common::tmpdir("profile-cli");
+    let out = Command::new(env!("CARGO_BIN_EXE_shrec"))
+        .args(["build", "--profile", "unleashed", "--no-cache", "--targets", "spirv", "-q", "--abi", "xenosrecomp"])
+        .arg(&f)
+        .arg("-o")
+        .arg(dir.join("c.cpp"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cpp = std::fs::read_to_string(dir.join("c.cpp")).unwrap();
+    let xr = shrec_verify::xenosrecomp::XrCache::parse(&cpp).unwrap();
+    assert_eq!(xr.entries.iter().map(|e| e.spec_constants_mask).collect::<Vec<_>>(), [ALPHA_TEST | ALPHA_TO_COVERAGE]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spec_constant_patching_sets_the_default() {
+    // the harness specialises XenosRecomp's g_SpecConstants (spec id 0) by rewriting its default
+    let t = translate(&pixel_shader(&[], 10), Profile::Unleashed);
+    let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
+    let spirv = dxc::compile_with_spec_constants(&lib, &shrec::hlsl::write(&t.module), t.module.stage, Target::Spirv, t.spec_constants_mask).unwrap();
+    let patched = shrec_verify::xenos::with_spec_constant(&spirv, 0, 12).unwrap();
+    spirv_val(&patched, "spec-patched").unwrap();
+    assert_eq!(reflect(&patched).unwrap().items["spec_id 0"], "u32 = 12");
+    assert!(shrec_verify::xenos::with_spec_constant(&spirv, 1, 12).unwrap_err().contains("SpecId 1"));
+}

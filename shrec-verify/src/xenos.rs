@@ -366,14 +366,14 @@ pub mod synthetic {
         container::write_with_constants(&spec, constants)
     }
 
-    /// A synthetic pixel shader: tfetch2D r1 ← tf0, r2 ← tf1, r3 ← tf`gi` at r0.xy, oC0 = r1 + r2 + r3.
+    /// A synthetic pixel shader: tfetch2D r1 ← tf0, r2 ← tf1, r3 ← tf`gi` at r0.xy,
+    /// oC0 = r1 + r2 − r3 (an alpha below 0 now and then, for the alpha test at threshold 0).
     pub fn pixel_shader(constants: &[container::Constant], gi: u32) -> Vec<u8> {
         let base = asm::cf_triples(1);
         let tf = |dst: u32, slot: u32| asm::tfetch(dst, 0, [0, 1, 2], slot, 1, [0, 1, 2, 3], false, false);
-        let alu = |vdst: u32, export: bool, a: u32, b: u32| {
-            Alu { vop: 0, vdst, vmask: 0xF, export, src: [Src::r(a), Src::r(b), Src::r(0)], ..Alu::default() }.encode()
-        };
-        let slots = [tf(1, 0), tf(2, 1), tf(3, gi), alu(4, false, 1, 2), alu(0, true, 4, 3)];
+        let alu =
+            |vdst: u32, export: bool, a: Src, b: Src| Alu { vop: 0, vdst, vmask: 0xF, export, src: [a, b, Src::r(0)], ..Alu::default() }.encode();
+        let slots = [tf(1, 0), tf(2, 1), tf(3, gi), alu(4, false, Src::r(1), Src::r(2)), alu(0, true, Src::r(4), Src::r(3).neg())];
         let cf = [asm::exec(asm::EXEC_END, base, &[true, true, true, false, false], 0, false)];
         let code = asm::microcode(&cf, &slots);
         let spec = container::Spec {
