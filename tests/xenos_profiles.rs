@@ -232,11 +232,8 @@ fn the_cli_takes_the_profile() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cpp = std::fs::read_to_string(dir.join("c.cpp")).unwrap();
     // `{ hash, dxilOffset, dxilSize, spirvOffset, spirvSize, specConstantsMask, … }` (cache-abi.md)
-    let entries: Vec<u32> = cpp
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("{ 0x"))
-        .map(|l| l.split(',').nth(5).unwrap().trim().parse().unwrap())
-        .collect();
+    let entries: Vec<u32> =
+        cpp.lines().filter_map(|l| l.trim().strip_prefix("{ 0x")).map(|l| l.split(',').nth(5).unwrap().trim().parse().unwrap()).collect();
     assert_eq!(entries, [ALPHA_TEST | ALPHA_TO_COVERAGE], "{cpp}");
     let _ = std::fs::remove_dir_all(&dir);
 }
