@@ -36,7 +36,9 @@ fn shrec_build(input: &Path, name: &str) -> BTreeMap<u64, CacheEntry> {
 
 /// [`shrec_build`] in a profile (`--profile`).
 fn shrec_build_profile(input: &Path, name: &str, profile: Profile) -> BTreeMap<u64, CacheEntry> {
-    let dir = common::tmpdir(name);
+    // a directory per call: the tests run in parallel threads of one process, several per mode
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = common::tmpdir(&format!("{name}-{}", CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     let mut opts = BuildOptions::new(input, dir.join("cache.cpp"));
     opts.targets = vec![Target::Spirv];
     opts.cache_dir = None;
@@ -496,7 +498,8 @@ fn execution_parity(mode: &str) {
 /// g_MtxPrevInvViewProjection / sampZBuffer, tf10), XenosRecomp's UNLEASHED build of them (the
 /// build directory `outputs` recorded in `SHREC_XR_OUT/BUILD`, directory mode) and shrec's
 /// `--profile unleashed` build; the directory holding the inputs is removed by the caller.
-fn synthetic_unleashed() -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrCache, BTreeMap<u64, CacheEntry>) {
+/// `tag` names the temporary directories (the tests run in parallel threads of one process).
+fn synthetic_unleashed(tag: &str) -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrCache, BTreeMap<u64, CacheEntry>) {
     use shrec_verify::xenos::synthetic::{pixel_shader, vertex_shader};
     let out = xr_out();
     let build = PathBuf::from(
@@ -521,7 +524,7 @@ fn synthetic_unleashed() -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrCache, BTr
         ),
         ("nogi.ps", pixel_shader(&[("sampZBuffer", SMP, 1, 1), ("tex", SMP, 0, 1), ("tex2", SMP, 2, 1)], 2)),
     ];
-    let dir = common::tmpdir("xr-unleashed-synthetic");
+    let dir = common::tmpdir(&format!("xr-unleashed-synthetic-{tag}"));
     let input = dir.join("in");
     std::fs::create_dir_all(&input).unwrap();
     for (name, bytes) in &shaders {
@@ -537,7 +540,7 @@ fn synthetic_unleashed() -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrCache, BTr
         .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
     assert!(st.status.success(), "XenosRecomp: {}", String::from_utf8_lossy(&st.stderr));
     let xr = XrCache::parse(&std::fs::read_to_string(&cpp).unwrap()).unwrap();
-    let sh = shrec_build_profile(&input, "xr-unleashed-synthetic-shrec", Profile::Unleashed);
+    let sh = shrec_build_profile(&input, &format!("xr-unleashed-synthetic-shrec-{tag}"), Profile::Unleashed);
     assert_eq!(xr.entries.len(), shaders.len());
     (dir, shaders, xr, sh)
 }
@@ -551,7 +554,7 @@ fn name_of<'a>(shaders: &'a [(&'static str, Vec<u8>)], key: u64) -> &'a str {
 #[test]
 #[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
 fn synthetic_unleashed_shaders_match_xenosrecomp() {
-    let (dir, shaders, xr, sh) = synthetic_unleashed();
+    let (dir, shaders, xr, sh) = synthetic_unleashed("interfaces");
     let mut compared = 0;
     for e in &xr.entries {
         let s = sh.get(&e.key).unwrap_or_else(|| panic!("0x{:016X}: not built by shrec", e.key));
@@ -586,7 +589,7 @@ fn synthetic_unleashed_execution_matches_xenosrecomp() {
     const BICUBIC: u32 = 4;
     const A2C: u32 = 8;
     const REVERSE_Z: u32 = 16;
-    let (dir, shaders, xr, _) = synthetic_unleashed();
+    let (dir, shaders, xr, _) = synthetic_unleashed("execution");
     let gpu = xv::gpu_or_skip().expect("lavapipe (Vulkan) is required for execution parity");
     let lower = LowerOptions { profile: Profile::Unleashed };
     let fin = |v: &mut [f32; 4]| v.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.75);
