@@ -188,6 +188,12 @@
 // Xenos specialization-constant bits (XenosRecomp's values; for HLSL and C++ runtimes).
 #define SPEC_CONSTANT_R11G11B10_NORMAL  (1 << 0)
 #define SPEC_CONSTANT_ALPHA_TEST        (1 << 1)
+// `--profile unleashed` (XenosRecomp built with UNLEASHED_RECOMP; the HLSL defines it)
+#ifdef UNLEASHED_RECOMP
+#define SPEC_CONSTANT_BICUBIC_GI_FILTER (1 << 2)
+#define SPEC_CONSTANT_ALPHA_TO_COVERAGE (1 << 3)
+#define SPEC_CONSTANT_REVERSE_Z         (1 << 4)
+#endif
 
 #if !defined(__cplusplus)
 

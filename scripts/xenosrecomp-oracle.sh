@@ -249,6 +249,7 @@ outputs() {
     note "$mode: $(grep -o 'g_shaderCacheEntryCount = [0-9]*' "$res/$mode.cpp"), $(grep -c XR_SKIP "$res/$mode.log" || true) rejected by DXC, $n single-file HLSL translations"
   done
   echo "$input" >"$res/INPUT"
+  (cd "$out" && pwd) >"$res/BUILD"
 }
 
 case "${1:-}" in

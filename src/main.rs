@@ -85,11 +85,25 @@ struct TranslateArgs {
     /// Translate AGAL `ifg` as strict `>` (Ruffle's reading) instead of `>=` (Adobe's docs).
     #[arg(long)]
     agal_ifg_strict: bool,
+    /// Xenos: reproduce XenosRecomp as built by default (`generic`) or with `UNLEASHED_RECOMP`
+    /// (`unleashed`: UnleashedRecomp's renderer; docs/profiles.md).
+    #[arg(long, value_enum, default_value = "generic")]
+    profile: ProfileArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProfileArg {
+    Generic,
+    Unleashed,
 }
 
 impl TranslateArgs {
     fn options(&self) -> TranslateOptions {
-        TranslateOptions { agal4: self.agal4, agal_ifg_strict: self.agal_ifg_strict }
+        let xenos_profile = match self.profile {
+            ProfileArg::Generic => formats::xenos::lower::Profile::Generic,
+            ProfileArg::Unleashed => formats::xenos::lower::Profile::Unleashed,
+        };
+        TranslateOptions { agal4: self.agal4, agal_ifg_strict: self.agal_ifg_strict, xenos_profile }
     }
 }
 

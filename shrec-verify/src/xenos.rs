@@ -7,12 +7,12 @@
 //! random valid programs ([`gen`]) for the fuzz tests.
 
 use super::check::VertexExpect;
-use super::vk::{AddressPush, FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, VertexInvocation, VertexJob};
+use super::vk::{AddressPush, FragmentJob, FragmentQuad, Gpu, PixelCapture, Slot, TextureSpec, VertexCapture, VertexInvocation, VertexJob};
 use super::{Comparison, Expect, Rng, TextureShape};
 use crate::interp::xenos::{self as interp, State, Texture};
 use shrec::dxc::{self, Target};
 use shrec::formats::xenos::container::{self as xc, Container};
-use shrec::formats::xenos::lower::{interpolator_location, vertex_input_location};
+use shrec::formats::xenos::lower::{interpolator_location, vertex_input_location, LowerOptions};
 use shrec::formats::xenos::ucode::{self, Instr, Program};
 use shrec::ir::Semantic;
 use std::collections::BTreeMap;
@@ -240,8 +240,38 @@ pub mod container {
     }
 
     pub fn write(s: &Spec) -> Vec<u8> {
+        write_with_constants(s, &[])
+    }
+
+    /// One constant-table entry: name, register set (0 bool, 1 int4, 2 float4, 3 sampler),
+    /// register index and count.
+    pub type Constant<'a> = (&'a str, u16, u16, u16);
+
+    /// [`write`] with a constant table (D3DXSHADER_CONSTANTTABLE as the container parser and
+    /// XenosRecomp read it: table header, 20-byte ConstantInfo records, NUL-terminated names;
+    /// offsets relative to the table, no type info or defaults).
+    pub fn write_with_constants(s: &Spec, constants: &[Constant]) -> Vec<u8> {
         let mut v: Vec<u32> = vec![0; 9];
         v[0] = 0x102A_1100 | s.vertex as u32;
+        if !constants.is_empty() {
+            v[4] = v.len() as u32 * 4;
+            let mut names = Vec::new();
+            let mut name_offs = Vec::new();
+            let strings_at = 28 + 20 * constants.len();
+            for (name, ..) in constants {
+                name_offs.push((strings_at + names.len()) as u32);
+                names.extend_from_slice(name.as_bytes());
+                names.push(0);
+                names.resize(names.len().div_ceil(4) * 4, 0);
+            }
+            let table_len = (strings_at + names.len()) as u32;
+            let version = if s.vertex { 0xFFFE_0300 } else { 0xFFFF_0300 };
+            v.extend_from_slice(&[table_len + 4, 28, 0, version, constants.len() as u32, 28, 0, 0]);
+            for (k, &(_, set, index, count)) in constants.iter().enumerate() {
+                v.extend_from_slice(&[name_offs[k], (set as u32) << 16 | index as u32, (count as u32) << 16, 0, 0]);
+            }
+            v.extend(names.chunks(4).map(|c| u32::from_be_bytes(c.try_into().unwrap())));
+        }
         let mut def_off = 0;
         let code_bytes = (s.microcode.len() * 4) as u32;
         if !s.float_defs.is_empty() || !s.int_defs.is_empty() {
@@ -283,6 +313,79 @@ pub mod container {
         v[5] = def_off;
         v[6] = so;
         v.iter().flat_map(|w| w.to_be_bytes()).collect()
+    }
+}
+
+/// Synthetic containers with constant tables, for the `--profile unleashed` tests (the names
+/// XenosRecomp's UNLEASHED_RECOMP code keys on: g_MtxProjection, g_IndexCount, g_InstanceTypes,
+/// g_MtxPrevInvViewProjection / sampZBuffer, tf10).
+pub mod synthetic {
+    use super::asm::{self, Alu, Src};
+    use super::container;
+
+    /// A synthetic vertex shader: vfetch POSITION0 → r1, POSITION1 → r2, TEXCOORD2 → r3, then
+    /// oPos = r1 × [c0..c3] (row vector times a matrix, mul/mad), o0 = r2, o1 = r3, o2 = r0;
+    /// `extra` elements are fetched to r4.. and added to o3.
+    pub fn vertex_shader(constants: &[container::Constant], extra: &[(u32, u32)]) -> Vec<u8> {
+        let base = asm::cf_triples(2);
+        let mut slots =
+            vec![asm::vfetch(1, [0, 1, 2, 3], false, false), asm::vfetch(2, [0, 1, 2, 3], false, false), asm::vfetch(3, [0, 1, 2, 3], false, false)];
+        let mut elements = vec![(base, 0, 0), (base + 1, 0, 1), (base + 2, 5, 2)];
+        for (k, &(usage, index)) in extra.iter().enumerate() {
+            elements.push((base + slots.len() as u32, usage, index));
+            slots.push(asm::vfetch(4 + k as u32, [0, 1, 2, 3], false, false));
+        }
+        let fetches = slots.len();
+        let alu = |vop: u32, vdst: u32, export: bool, src: [Src; 3]| Alu { vop, vdst, vmask: 0xF, export, src, ..Alu::default() }.encode();
+        let lane = |r: u32, l: u8| Src::r(r).swz([l; 4]);
+        slots.push(alu(1, 10, false, [lane(1, 0), Src::c(0), Src::r(0)]));
+        slots.push(alu(11, 10, false, [lane(1, 1), Src::c(1), Src::r(10)]));
+        slots.push(alu(11, 10, false, [lane(1, 2), Src::c(2), Src::r(10)]));
+        slots.push(alu(11, 62, true, [lane(1, 3), Src::c(3), Src::r(10)]));
+        // max(x, x) = x
+        slots.push(alu(2, 0, true, [Src::r(2), Src::r(2), Src::r(0)]));
+        slots.push(alu(2, 1, true, [Src::r(3), Src::r(3), Src::r(0)]));
+        slots.push(alu(2, 2, true, [Src::r(0), Src::r(0), Src::r(0)]));
+        for k in 0..extra.len() as u32 {
+            slots.push(alu(0, 3, true, [Src::r(4 + k), Src::r(4 + k), Src::r(0)]));
+        }
+        let fetch: Vec<bool> = (0..slots.len()).map(|i| i < fetches).collect();
+        let first = fetch.len().min(6);
+        let cf = [asm::exec(asm::EXEC, base, &fetch[..first], 0, false), asm::exec(asm::EXEC_END, base + first as u32, &fetch[first..], 0, false)];
+        let code = asm::microcode(&cf, &slots);
+        let interpolators = [(0, 5, 0), (1, 5, 1), (2, 5, 2), (3, 5, 3)];
+        let spec = container::Spec {
+            vertex: true,
+            microcode: &code,
+            vertex_elements: &elements,
+            interpolators: &interpolators[..3 + !extra.is_empty() as usize],
+            ps_outputs: 0,
+            float_defs: &[],
+            int_defs: &[],
+        };
+        container::write_with_constants(&spec, constants)
+    }
+
+    /// A synthetic pixel shader: tfetch2D r1 ← tf0, r2 ← tf1, r3 ← tf`gi` at r0.xy,
+    /// oC0 = r1 + r2 − r3 (an alpha below 0 now and then, for the alpha test at threshold 0).
+    pub fn pixel_shader(constants: &[container::Constant], gi: u32) -> Vec<u8> {
+        let base = asm::cf_triples(1);
+        let tf = |dst: u32, slot: u32| asm::tfetch(dst, 0, [0, 1, 2], slot, 1, [0, 1, 2, 3], false, false);
+        let alu =
+            |vdst: u32, export: bool, a: Src, b: Src| Alu { vop: 0, vdst, vmask: 0xF, export, src: [a, b, Src::r(0)], ..Alu::default() }.encode();
+        let slots = [tf(1, 0), tf(2, 1), tf(3, gi), alu(4, false, Src::r(1), Src::r(2)), alu(0, true, Src::r(4), Src::r(3).neg())];
+        let cf = [asm::exec(asm::EXEC_END, base, &[true, true, true, false, false], 0, false)];
+        let code = asm::microcode(&cf, &slots);
+        let spec = container::Spec {
+            vertex: false,
+            microcode: &code,
+            vertex_elements: &[],
+            interpolators: &[(0, 5, 0)],
+            ps_outputs: 1,
+            float_defs: &[],
+            int_defs: &[],
+        };
+        container::write_with_constants(&spec, constants)
     }
 }
 
@@ -475,7 +578,22 @@ fn fmt4(v: &[f32; 4]) -> String {
 
 /// Runs one program through shrec and the GPU and compares every output lane of every case.
 pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, None)
+    run_inner(gpu, t, None, None, &LowerOptions::default(), 0, None)
+}
+
+/// [`run`] with shrec's translation in another profile (`--profile unleashed`). The job leaves
+/// every specialization constant at 0 (the harness passes no specialization info), and the
+/// reference interpreter runs the program as the generic profile does: the two agree where the
+/// profile's differences sit behind spec-constant bits (alpha to coverage, bicubic GI,
+/// reverse-Z's oPos); the name-keyed ones (`g_IndexCount`, `sampZBuffer`, uint POSITION1 /
+/// TEXCOORD2) are not modelled, and no corpus shader has them (docs/profiles.md).
+pub fn run_profile(gpu: &Gpu, t: &TestProgram, opts: &LowerOptions) -> (Comparison, Extra) {
+    run_inner(gpu, t, None, None, opts, 0, None)
+}
+
+/// [`run_with_spirv`] with shrec's translation (which gives the job's interface) in a profile.
+pub fn run_with_spirv_profile(gpu: &Gpu, t: &TestProgram, spirv: &[u8], opts: &LowerOptions) -> (Comparison, Extra) {
+    run_inner(gpu, t, None, Some(spirv), opts, 0, None)
 }
 
 /// [`run`] with another compiler's SPIR-V for the same container (XenosRecomp's, see
@@ -483,7 +601,140 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
 /// sizes, captured outputs, all derived from shrec's translation of the container, whose
 /// interface the other module must share) and the same reference interpreter.
 pub fn run_with_spirv(gpu: &Gpu, t: &TestProgram, spirv: &[u8]) -> (Comparison, Extra) {
-    run_inner(gpu, t, None, Some(spirv))
+    run_inner(gpu, t, None, Some(spirv), &LowerOptions::default(), 0, None)
+}
+
+/// What the GPU returned for one program (see [`run_versus`]).
+#[derive(Clone, Debug, Default)]
+pub enum Captures {
+    #[default]
+    None,
+    Vertex(Vec<VertexCapture>),
+    Pixel(Vec<[PixelCapture; 4]>),
+}
+
+/// A copy of `spirv` whose `OpSpecConstant` decorated `SpecId id` has the default `value`: the
+/// module as a pipeline specialised with that value runs it (the harness passes no
+/// VkSpecializationInfo). XenosRecomp's `g_SpecConstants` is spec id 0.
+pub fn with_spec_constant(spirv: &[u8], id: u32, value: u32) -> Result<Vec<u8>, String> {
+    let mut w: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let mut insts = Vec::new();
+    let mut i = 5;
+    while i < w.len() {
+        let len = (w[i] >> 16) as usize;
+        if len == 0 {
+            return Err(format!("instruction of length 0 at word {i}"));
+        }
+        insts.push(i);
+        i += len;
+    }
+    // OpDecorate (71) %target SpecId (1) id
+    let target = insts.iter().find(|&&i| w[i] & 0xFFFF == 71 && w[i] >> 16 == 4 && w[i + 2] == 1 && w[i + 3] == id).map(|&i| w[i + 1]);
+    let target = target.ok_or_else(|| format!("no SpecId {id}"))?;
+    // OpSpecConstant (50) %type %result value
+    let at = insts
+        .iter()
+        .find(|&&i| w[i] & 0xFFFF == 50 && w[i] >> 16 == 4 && w[i + 2] == target)
+        .ok_or_else(|| format!("SpecId {id}: no 32-bit OpSpecConstant"))?;
+    w[at + 3] = value;
+    Ok(w.iter().flat_map(|x| x.to_le_bytes()).collect())
+}
+
+/// Two GPU runs of one program compared with each other (see [`run_versus`]).
+#[derive(Clone, Debug, Default)]
+pub struct Versus {
+    /// Output lanes (and pixel written flags) compared.
+    pub lanes: usize,
+    /// Lanes where one run has +0.0 and the other −0.0 (not counted in `differing`).
+    pub signed_zeros: usize,
+    /// Lanes whose bits differ (NaNs of any payload, and ±0.0, count as equal).
+    pub differing: usize,
+    /// Of those, lanes further apart than 2^-20 relative (the rest are rounding differences).
+    pub beyond_rounding: usize,
+    /// The first differences.
+    pub report: String,
+}
+
+/// Runs `t` on the GPU twice with the same job — shrec's SPIR-V (translated with `opts`) and
+/// `other` (another compiler's SPIR-V of the same container, e.g. XenosRecomp's) — both
+/// specialised with spec constant 0 = `spec`, and compares the two captures lane by lane, with
+/// no reference interpreter: what an execution-parity check needs where the interpreter does not
+/// model the semantics (the `--profile unleashed` paths behind spec-constant bits).
+pub fn run_versus(gpu: &Gpu, t: &TestProgram, other: &[u8], opts: &LowerOptions, spec: u32) -> Result<Versus, String> {
+    run_versus_specs(gpu, t, other, opts, spec, spec)
+}
+
+/// [`run_versus`] with `other` specialised with `other_spec` (a test that specialisation
+/// engages: runs that should differ do).
+pub fn run_versus_specs(gpu: &Gpu, t: &TestProgram, other: &[u8], opts: &LowerOptions, spec: u32, other_spec: u32) -> Result<Versus, String> {
+    let capture = |spirv: Option<&[u8]>, spec: u32| {
+        let mut cap = Captures::None;
+        let (cmp, _) = run_inner(gpu, t, None, spirv, opts, spec, Some(&mut cap));
+        match cap {
+            Captures::None => Err(cmp.reports.join("\n")),
+            c => Ok(c),
+        }
+    };
+    let (a, b) = (capture(None, spec)?, capture(Some(other), other_spec)?);
+    let mut v = Versus::default();
+    let lane = |v: &mut Versus, what: String, x: f32, y: f32| {
+        v.lanes += 1;
+        if x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()) {
+            return;
+        }
+        if x == 0.0 && y == 0.0 {
+            v.signed_zeros += 1;
+            return;
+        }
+        v.differing += 1;
+        // a NaN on one side only (or an infinity against a number) is far too
+        let gap = (x - y).abs();
+        let far = gap.is_nan() || x.is_infinite() || y.is_infinite() || gap > x.abs().max(y.abs()) * 2f32.powi(-20);
+        if far {
+            v.beyond_rounding += 1;
+        }
+        if v.report.lines().count() < 12 {
+            let _ = writeln!(v.report, "  {what}: shrec {x:?} other {y:?}{}", if far { "" } else { " (rounding)" });
+        }
+    };
+    match (a, b) {
+        (Captures::Vertex(a), Captures::Vertex(b)) => {
+            for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                for k in 0..4 {
+                    lane(&mut v, format!("invocation {i} oPos.{k}"), x.position[k], y.position[k]);
+                }
+                for (l, (p, q)) in x.varyings.iter().zip(&y.varyings).enumerate() {
+                    for k in 0..4 {
+                        lane(&mut v, format!("invocation {i} location {l}.{k}"), p[k], q[k]);
+                    }
+                }
+            }
+        }
+        (Captures::Pixel(a), Captures::Pixel(b)) => {
+            for (q, (x, y)) in a.iter().zip(&b).enumerate() {
+                for (p, (u, w)) in x.iter().zip(y).enumerate() {
+                    v.lanes += 1;
+                    if u.written != w.written {
+                        v.differing += 1;
+                        v.beyond_rounding += 1;
+                        let _ = writeln!(v.report, "  quad {q} pixel {p}: written shrec {} other {}", u.written, w.written);
+                        continue;
+                    }
+                    if !u.written {
+                        continue;
+                    }
+                    for (n, (c, d)) in u.colors.iter().zip(&w.colors).enumerate() {
+                        for k in 0..4 {
+                            lane(&mut v, format!("quad {q} pixel {p} target {n}.{k}"), c[k], d[k]);
+                        }
+                    }
+                    lane(&mut v, format!("quad {q} pixel {p} depth"), u.depth, w.depth);
+                }
+            }
+        }
+        _ => return Err("the two runs captured different stages".into()),
+    }
+    Ok(v)
 }
 
 /// Vulkan binding of shader_common.h's `g_MemExport` (register u0, space5).
@@ -495,7 +746,7 @@ pub const MEMEXPORT_SLOT: Slot = Slot { set: 5, binding: 0 };
 /// stores (written bytes and untouched ones alike; see `expected_memory` for what is not
 /// compared).
 pub fn run_with_memory(gpu: &Gpu, t: &TestProgram, memory: &[u8]) -> (Comparison, Extra) {
-    run_inner(gpu, t, Some(memory), None)
+    run_inner(gpu, t, Some(memory), None, &LowerOptions::default(), 0, None)
 }
 
 /// The memory the interpreter's stores make of `initial` (None: byte not determined). Each run
@@ -554,7 +805,15 @@ fn compare_memory(cmp: &mut Comparison, initial: &[u8], got: &[u8], runs: &[&int
     Some(format!("memory:\n{bad}reference stores:\n{stores}"))
 }
 
-fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: Option<&[u8]>) -> (Comparison, Extra) {
+fn run_inner(
+    gpu: &Gpu,
+    t: &TestProgram,
+    memory: Option<&[u8]>,
+    spirv_override: Option<&[u8]>,
+    opts: &LowerOptions,
+    spec: u32,
+    captures: Option<&mut Captures>,
+) -> (Comparison, Extra) {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let mut extra = Extra::default();
     let fail = |cmp: &mut Comparison, what: String| {
@@ -570,7 +829,7 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
         }
     };
     let listing = shrec::formats::xenos::disasm(&t.bytes).unwrap_or_default();
-    let compiled = shrec::formats::xenos::translate(&t.bytes).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
+    let compiled = shrec::formats::xenos::translate_with(&t.bytes, opts).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
         let module = crate::mutation::applied(&tr.module);
         shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
         if let Some(s) = spirv_override {
@@ -631,6 +890,17 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
     let in_heap = |h: usize| slot_textures.values().filter(|t| heap_of(t) == h).count() as u32;
     let lens = heaps::HeapLens { d2: in_heap(0), d3: in_heap(1), cube: in_heap(2), samplers: slots.len() as u32 };
     let slots: Vec<(u32, usize)> = slots.iter().map(|s| (*s, heap_of(&slot_textures[s]))).collect();
+    let spirv = if spec != 0 {
+        match with_spec_constant(&spirv, 0, spec) {
+            Ok(s) => s,
+            Err(e) => {
+                fail(&mut cmp, format!("specialization constant 0 = {spec}: {e}\n{listing}"));
+                return (cmp, extra);
+            }
+        }
+    } else {
+        spirv
+    };
     let spirv = match heaps::size_heaps(&spirv, lens) {
         Ok(s) => s,
         Err(e) => {
@@ -730,6 +1000,9 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
                 return (cmp, extra);
             }
         };
+        if let Some(cap) = captures {
+            *cap = Captures::Vertex(got.clone());
+        }
         let runs: Vec<interp::Outcome> = t.cases.iter().map(|case| interp::run(&c, &prog, &state_common(&c, case, t_textures))).collect();
         if let (Some(initial), Some(got_mem)) = (memory, &gpu_memory) {
             mismatch_report = compare_memory(&mut cmp, initial, got_mem, &runs.iter().collect::<Vec<_>>(), "case");
@@ -808,6 +1081,9 @@ fn run_inner(gpu: &Gpu, t: &TestProgram, memory: Option<&[u8]>, spirv_override: 
                 return (cmp, extra);
             }
         };
+        if let Some(cap) = captures {
+            *cap = Captures::Pixel(got.clone());
+        }
         let quad_runs: Vec<Vec<interp::Outcome>> = (0..got.len())
             .map(|q| {
                 let runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures))).collect();

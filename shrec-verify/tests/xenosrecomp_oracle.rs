@@ -22,6 +22,7 @@ mod common;
 use shrec::build::{self, BuildOptions};
 use shrec::cache::CacheEntry;
 use shrec::dxc::{self, Target};
+use shrec::formats::xenos::lower::{LowerOptions, Profile};
 use shrec::formats::{self, Stage, TranslateOptions};
 use shrec_runtime::smolv;
 use shrec_verify::xenosrecomp::{self, XrCache};
@@ -30,10 +31,18 @@ use std::path::{Path, PathBuf};
 
 /// shrec's build of `input` (SPIR-V only, no incremental cache), entries by key.
 fn shrec_build(input: &Path, name: &str) -> BTreeMap<u64, CacheEntry> {
-    let dir = common::tmpdir(name);
+    shrec_build_profile(input, name, Profile::Generic)
+}
+
+/// [`shrec_build`] in a profile (`--profile`).
+fn shrec_build_profile(input: &Path, name: &str, profile: Profile) -> BTreeMap<u64, CacheEntry> {
+    // a directory per call: the tests run in parallel threads of one process, several per mode
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = common::tmpdir(&format!("{name}-{}", CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     let mut opts = BuildOptions::new(input, dir.join("cache.cpp"));
     opts.targets = vec![Target::Spirv];
     opts.cache_dir = None;
+    opts.translate.xenos_profile = profile;
     let out = build::run(&opts).unwrap_or_else(|e| panic!("shrec build {}: {e}", input.display()));
     let _ = std::fs::remove_dir_all(&dir);
     out.entries.into_iter().map(|e| (e.key, e)).collect()
@@ -131,19 +140,46 @@ struct Oracle {
 
 fn load(mode: &str) -> Oracle {
     let dir = xr_out();
-    let input = PathBuf::from(std::fs::read_to_string(dir.join("INPUT")).unwrap_or_else(|e| panic!("{}/INPUT: {e}", dir.display())).trim());
+    let mut input = PathBuf::from(std::fs::read_to_string(dir.join("INPUT")).unwrap_or_else(|e| panic!("{}/INPUT: {e}", dir.display())).trim());
+    if !input.is_dir() {
+        // the outputs were written from another checkout that is gone: this repository's copy
+        // of the corpus (the tests compare keys, so another input would fail, not pass)
+        let here = common::repo().join("tests/corpus/xenos");
+        println!("{}/INPUT names {}, which is gone: reading {}", dir.display(), input.display(), here.display());
+        input = here;
+    }
     let cpp = dir.join(format!("{mode}.cpp"));
     let text = std::fs::read_to_string(&cpp).unwrap_or_else(|e| panic!("{}: {e}", cpp.display()));
     let xr = XrCache::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", cpp.display()));
-    let shrec = shrec_build(&input, &format!("xr-oracle-{mode}"));
+    let shrec = shrec_build_profile(&input, &format!("xr-oracle-{mode}"), profile(mode));
     Oracle { input, xr, shrec }
+}
+
+/// shrec's profile for a XenosRecomp mode: `generic` or `unleashed` (built with UNLEASHED_RECOMP).
+fn profile(mode: &str) -> Profile {
+    match mode {
+        "generic" => Profile::Generic,
+        "unleashed" => Profile::Unleashed,
+        m => panic!("mode {m}"),
+    }
 }
 
 /// Keys and spec-constant masks, then every interface item, on every shader both compile.
 #[test]
 #[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
 fn interfaces_match_xenosrecomp() {
-    let o = load("generic");
+    interfaces_match("generic");
+}
+
+/// The same, XenosRecomp built with UNLEASHED_RECOMP against shrec `--profile unleashed`.
+#[test]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+fn interfaces_match_xenosrecomp_unleashed() {
+    interfaces_match("unleashed");
+}
+
+fn interfaces_match(mode: &str) {
+    let o = load(mode);
     let xr_keys: BTreeSet<u64> = o.xr.entries.iter().map(|e| e.key).collect();
     let sh_keys: BTreeSet<u64> = o.shrec.keys().copied().collect();
     assert_eq!(xr_keys, sh_keys, "same shaders found");
@@ -188,7 +224,7 @@ fn interfaces_match_xenosrecomp() {
         println!("  {n:4} × {k}");
     }
     common::log_uncaptured(&format!(
-        "xenosrecomp oracle: {} shaders, {both} compiled by both, DXC rejected in XenosRecomp only: {xr_only_failed:?}; \
+        "xenosrecomp oracle ({mode}): {} shaders, masks equal; {both} compiled by both, DXC rejected in XenosRecomp only: {xr_only_failed:?}; \
          interfaces differ on {differing} ({} items)",
         o.xr.entries.len(),
         all.len()
@@ -319,8 +355,8 @@ fn bench_spirv_bytes_and_dxc_cpu_against_xenosrecomp() {
 }
 
 /// What XenosRecomp's `UNLEASHED_RECOMP` mode changes against its generic mode, shader by
-/// shader (masks, SPIR-V interface items, sizes): the target of a shrec `--profile unleashed`
-/// (issue 22, item 1), which shrec does not have yet, so nothing of shrec is compared here.
+/// shader (masks, SPIR-V interface items, sizes): the target of shrec's `--profile unleashed`,
+/// compared by `interfaces_match_xenosrecomp_unleashed` and the `_unleashed` parity test.
 #[test]
 #[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
 fn unleashed_mode_report() {
@@ -370,9 +406,24 @@ fn unleashed_mode_report() {
 #[test]
 #[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
 fn execution_parity_on_lavapipe() {
+    execution_parity("generic");
+}
+
+/// The same with XenosRecomp built with UNLEASHED_RECOMP and shrec `--profile unleashed`. The
+/// harness leaves the spec constants at 0, where the interpreter's (generic) semantics are the
+/// profile's on this corpus: alpha to coverage, bicubic GI and reverse-Z sit behind spec bits,
+/// and no corpus shader has the name-keyed differences (docs/profiles.md).
+#[test]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+fn execution_parity_on_lavapipe_unleashed() {
+    execution_parity("unleashed");
+}
+
+fn execution_parity(mode: &str) {
     use shrec_verify::xenos::{self as xv, TestProgram};
     use shrec_verify::Rng;
-    let o = load("generic");
+    let o = load(mode);
+    let lower = LowerOptions { profile: profile(mode) };
     let gpu = xv::gpu_or_skip().expect("lavapipe (Vulkan) is required for execution parity");
     let scan = shrec::scan::scan_dir(&o.input);
     let key_of: BTreeMap<PathBuf, u64> =
@@ -407,8 +458,8 @@ fn execution_parity_on_lavapipe() {
         }
         let name = f.strip_prefix(common::repo()).unwrap_or(&f).display().to_string();
         let t = TestProgram { name: name.clone(), bytes, cases, textures, reproduce: "xenosrecomp_oracle execution_parity_on_lavapipe".into() };
-        let (sc, _) = xv::run(gpu, &t);
-        let (xc, _) = xv::run_with_spirv(gpu, &t, &xr_spirv);
+        let (sc, _) = xv::run_profile(gpu, &t, &lower);
+        let (xc, _) = xv::run_with_spirv_profile(gpu, &t, &xr_spirv, &lower);
         shaders += 1;
         lanes_sh += sc.comparisons;
         lanes_xr += xc.comparisons;
@@ -434,10 +485,169 @@ fn execution_parity_on_lavapipe() {
         }
     }
     common::log_uncaptured(&format!(
-        "xenosrecomp execution parity{}: {shaders} shaders run with both SPIR-Vs; shrec {lanes_sh} lanes {bad_sh} mismatches; \
+        "xenosrecomp execution parity ({mode}){}: {shaders} shaders run with both SPIR-Vs; shrec {lanes_sh} lanes {bad_sh} mismatches; \
          XenosRecomp {lanes_xr} lanes {bad_xr} mismatches ({inc_xr} inconclusive) on {xr_failing:?}",
         if finite { " (finite inputs)" } else { "" }
     ));
     assert!(shaders > 0);
     assert_eq!(bad_sh, 0, "shrec disagrees with the interpreter");
+}
+
+/// The synthetic containers of the UNLEASHED_RECOMP paths the corpus lacks (the names
+/// XenosRecomp keys on: g_MtxProjection, g_IndexCount, g_InstanceTypes,
+/// g_MtxPrevInvViewProjection / sampZBuffer, tf10), XenosRecomp's UNLEASHED build of them (the
+/// build directory `outputs` recorded in `SHREC_XR_OUT/BUILD`, directory mode) and shrec's
+/// `--profile unleashed` build; the directory holding the inputs is removed by the caller.
+/// `tag` names the temporary directories (the tests run in parallel threads of one process).
+fn synthetic_unleashed(tag: &str) -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrCache, BTreeMap<u64, CacheEntry>) {
+    use shrec_verify::xenos::synthetic::{pixel_shader, vertex_shader};
+    let out = xr_out();
+    let build = PathBuf::from(
+        std::fs::read_to_string(out.join("BUILD"))
+            .unwrap_or_else(|e| panic!("{}/BUILD (written by scripts/xenosrecomp-oracle.sh outputs): {e}", out.display()))
+            .trim(),
+    );
+    const F4: u16 = 2;
+    const SMP: u16 = 3;
+    let shaders: Vec<(&str, Vec<u8>)> = vec![
+        ("reverse_z.vs", vertex_shader(&[("g_MtxProjection", F4, 0, 4)], &[])),
+        ("reverse_z_normal.vs", vertex_shader(&[("g_MtxProjection", F4, 0, 4)], &[(3, 0)])),
+        ("instanced.vs", vertex_shader(&[("g_MtxWorld", F4, 0, 4), ("g_IndexCount", F4, 4, 1), ("g_InstanceTypes", F4, 5, 1)], &[])),
+        ("instanced_rz.vs", vertex_shader(&[("g_MtxProjection", F4, 0, 4), ("g_IndexCount", F4, 4, 1)], &[])),
+        ("plain.vs", vertex_shader(&[("g_MtxWorld", F4, 0, 4)], &[])),
+        (
+            "gi.ps",
+            pixel_shader(
+                &[("g_MtxPrevInvViewProjection", F4, 0, 4), ("sampZBuffer", SMP, 1, 1), ("g_GISampler", SMP, 10, 1), ("tex", SMP, 0, 1)],
+                10,
+            ),
+        ),
+        ("nogi.ps", pixel_shader(&[("sampZBuffer", SMP, 1, 1), ("tex", SMP, 0, 1), ("tex2", SMP, 2, 1)], 2)),
+    ];
+    let dir = common::tmpdir(&format!("xr-unleashed-synthetic-{tag}"));
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    for (name, bytes) in &shaders {
+        std::fs::write(input.join(name), bytes).unwrap();
+    }
+    let cpp = dir.join("xr.cpp");
+    let bin = build.join("unleashed/XenosRecomp");
+    let st = std::process::Command::new(&bin)
+        .arg(&input)
+        .arg(&cpp)
+        .arg(build.join("unleashed/shader_common.h"))
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
+    assert!(st.status.success(), "XenosRecomp: {}", String::from_utf8_lossy(&st.stderr));
+    let xr = XrCache::parse(&std::fs::read_to_string(&cpp).unwrap()).unwrap();
+    let sh = shrec_build_profile(&input, &format!("xr-unleashed-synthetic-shrec-{tag}"), Profile::Unleashed);
+    assert_eq!(xr.entries.len(), shaders.len());
+    (dir, shaders, xr, sh)
+}
+
+fn name_of<'a>(shaders: &'a [(&'static str, Vec<u8>)], key: u64) -> &'a str {
+    shaders.iter().find(|(_, b)| shrec::formats::xenos::container::key(b) == key).map(|x| x.0).unwrap_or("?")
+}
+
+/// Keys, masks and every SPIR-V interface item of the synthetic shaders equal XenosRecomp
+/// UNLEASHED_RECOMP's.
+#[test]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+fn synthetic_unleashed_shaders_match_xenosrecomp() {
+    let (dir, shaders, xr, sh) = synthetic_unleashed("interfaces");
+    let mut compared = 0;
+    for e in &xr.entries {
+        let s = sh.get(&e.key).unwrap_or_else(|| panic!("0x{:016X}: not built by shrec", e.key));
+        let name = name_of(&shaders, e.key);
+        println!("{name} 0x{:016X}: mask XenosRecomp {} shrec {}", e.key, e.spec_constants_mask, s.spec_constants_mask);
+        assert_eq!(e.spec_constants_mask, s.spec_constants_mask, "{name}: mask");
+        let xs = xr.spirv(e.key).unwrap().unwrap_or_else(|| panic!("{name}: XenosRecomp's HLSL was rejected by DXC"));
+        let d = xenosrecomp::reflect(&xs).unwrap().diff(&xenosrecomp::reflect(s.spirv.as_ref().unwrap()).unwrap());
+        for x in &d {
+            println!("  {x}  (XenosRecomp | shrec)");
+        }
+        assert_eq!(d, vec![], "{name}: interface");
+        compared += 1;
+    }
+    common::log_uncaptured(&format!("xenosrecomp UNLEASHED synthetic: {compared} shaders, masks and interfaces equal"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Execution of the synthetic shaders with every UNLEASHED_RECOMP spec-constant combination
+/// they read, shrec `--profile unleashed` against XenosRecomp UNLEASHED_RECOMP directly (both
+/// SPIR-Vs on lavapipe with the same job, specialised alike; no interpreter: it does not model
+/// these paths). Finite inputs (random dyadic constants, vertex inputs, 8×8 textures, 16
+/// invocations / quads per run): XenosRecomp's generic approximations (docs/xenosrecomp-oracle.md
+/// §6) need special values, so every lane must agree.
+#[test]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+fn synthetic_unleashed_execution_matches_xenosrecomp() {
+    use shrec_verify::xenos::{self as xv, TestProgram};
+    use shrec_verify::Rng;
+    const R11G11B10: u32 = 1;
+    const ALPHA_TEST: u32 = 2;
+    const BICUBIC: u32 = 4;
+    const A2C: u32 = 8;
+    const REVERSE_Z: u32 = 16;
+    let (dir, shaders, xr, _) = synthetic_unleashed("execution");
+    let gpu = xv::gpu_or_skip().expect("lavapipe (Vulkan) is required for execution parity");
+    let lower = LowerOptions { profile: Profile::Unleashed };
+    let fin = |v: &mut [f32; 4]| v.iter_mut().filter(|x| !x.is_finite()).for_each(|x| *x = 0.75);
+    let mut rng = Rng::new(11);
+    let (mut runs, mut lanes, mut differing, mut far, mut zeros) = (0, 0, 0, 0, 0);
+    let mut engaged: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut lines = Vec::new();
+    for e in &xr.entries {
+        let name = name_of(&shaders, e.key);
+        let bytes = shaders.iter().find(|s| s.0 == name).unwrap().1.clone();
+        let pixel = bytes[3] & 1 == 0;
+        let xs = xr.spirv(e.key).unwrap().unwrap();
+        let specs: &[u32] = if pixel {
+            &[0, ALPHA_TEST, A2C, BICUBIC, BICUBIC | A2C, ALPHA_TEST | BICUBIC | A2C]
+        } else {
+            &[0, REVERSE_Z, REVERSE_Z | R11G11B10, R11G11B10]
+        };
+        // the combinations of the bits this shader reads (a shader reading none has no spec constant)
+        for &spec in specs.iter().filter(|&&b| b & !e.spec_constants_mask == 0) {
+            let mut cases = xv::random_cases(&mut rng, &bytes, 16, pixel);
+            for c in &mut cases {
+                c.c.iter_mut().for_each(fin);
+                c.inputs.values_mut().for_each(fin);
+            }
+            let textures = (0..16).map(|s| (s, xv::random_texture(&mut rng, 8))).collect();
+            let t = TestProgram {
+                name: name.into(),
+                bytes: bytes.clone(),
+                cases,
+                textures,
+                reproduce: "xenosrecomp_oracle synthetic_unleashed_execution_matches_xenosrecomp".into(),
+            };
+            let v = xv::run_versus(gpu, &t, &xs, &lower, spec).unwrap_or_else(|err| panic!("{name} spec {spec}: {err}"));
+            if spec != 0 {
+                // the specialisation engages: shrec with the bits against XenosRecomp without
+                // them differs (checked below: for every combination on some shader)
+                let off = xv::run_versus_specs(gpu, &t, &xs, &lower, spec, 0).unwrap_or_else(|err| panic!("{name} spec {spec} / 0: {err}"));
+                *engaged.entry(spec).or_insert(0) += (off.beyond_rounding > 0) as usize;
+            }
+            runs += 1;
+            lanes += v.lanes;
+            differing += v.differing;
+            far += v.beyond_rounding;
+            zeros += v.signed_zeros;
+            let line = format!(
+                "{name} spec {spec:2}: {} lanes, {} differ ({} beyond rounding), {} +0.0 / -0.0",
+                v.lanes, v.differing, v.beyond_rounding, v.signed_zeros
+            );
+            println!("{line}\n{}", v.report);
+            lines.push(line);
+        }
+    }
+    common::log_uncaptured(&format!(
+        "xenosrecomp UNLEASHED synthetic execution: {runs} runs, {lanes} lanes, {differing} differ from XenosRecomp ({far} beyond rounding); \
+         {zeros} lanes are +0.0 on one side and -0.0 on the other; runs that differ from XenosRecomp without the bits, per spec value: {engaged:?}"
+    ));
+    assert!(engaged.values().all(|&n| n > 0), "a spec value changes no output of any shader: {engaged:?}");
+    // (on failure the inputs stay in the temporary directory, for `shrec hlsl`)
+    assert_eq!(differing, 0, "shrec --profile unleashed and XenosRecomp UNLEASHED_RECOMP disagree ({}):\n{}", dir.display(), lines.join("\n"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

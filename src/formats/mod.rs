@@ -80,6 +80,8 @@ pub struct TranslateOptions {
     pub agal4: bool,
     /// AGAL `ifg` as strict `>` instead of `>=`.
     pub agal_ifg_strict: bool,
+    /// Xenos: the XenosRecomp build to reproduce (`--profile`; generic by default).
+    pub xenos_profile: xenos::lower::Profile,
 }
 
 /// A translated shader: the IR plus what the cache entry carries besides the code.
@@ -105,7 +107,7 @@ pub fn has_translator(kind: ContainerKind) -> bool {
 pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOptions) -> Result<Translation, ShaderError> {
     let t = match kind {
         ContainerKind::Agal => agal::translate(bytes, opts),
-        ContainerKind::Xenos => xenos::translate(bytes),
+        ContainerKind::Xenos => xenos::translate_with(bytes, &xenos::lower::LowerOptions { profile: opts.xenos_profile }),
         ContainerKind::Dvlb => pica::translate(bytes, index),
         ContainerKind::Gfd | ContainerKind::Sharcfb => gx2::translate(kind, bytes, index),
     }?;

@@ -75,6 +75,61 @@ const STATE_LOOPS: u32 = 32;
 /// XenosRecomp's specialization-constant bits (shader_common.h).
 pub const SPEC_CONSTANT_R11G11B10_NORMAL: u32 = 1 << 0;
 pub const SPEC_CONSTANT_ALPHA_TEST: u32 = 1 << 1;
+/// The bits XenosRecomp adds when built with `UNLEASHED_RECOMP` (its shader_common.h, inside
+/// `#ifdef UNLEASHED_RECOMP`); only the [`Profile::Unleashed`] translation sets them.
+pub const SPEC_CONSTANT_BICUBIC_GI_FILTER: u32 = 1 << 2;
+pub const SPEC_CONSTANT_ALPHA_TO_COVERAGE: u32 = 1 << 3;
+pub const SPEC_CONSTANT_REVERSE_Z: u32 = 1 << 4;
+/// `g_XenosState[19]` (Unleashed profile only): (BICUBIC_GI_FILTER, ALPHA_TO_COVERAGE,
+/// REVERSE_Z, 0) as 1.0 / 0.0.
+const STATE_SPEC_UNLEASHED: u32 = 19;
+/// Temps of the Unleashed profile (past the memory-export ones): pixelCoord (xy) and three
+/// scratch registers of the bicubic GI fetch.
+const UL_PIXEL_COORD: u32 = 97;
+const UL_BICUBIC: u32 = 98;
+const UNLEASHED_TEMP_COUNT: u32 = 101;
+
+/// Which XenosRecomp build the translation reproduces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// XenosRecomp as built by default (generic games).
+    #[default]
+    Generic,
+    /// XenosRecomp built with `UNLEASHED_RECOMP` (UnleashedRecomp's mode; docs/profiles.md lists
+    /// every difference): reverse-Z projection, alpha to coverage, bicubic GI sampling on tf10,
+    /// instanced `g_IndexCount` / `POSITION1` inputs, `1.0 - sampZBuffer`.
+    Unleashed,
+}
+
+/// Options of the Xenos lowering.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LowerOptions {
+    pub profile: Profile,
+}
+
+/// What the Unleashed profile found in the container's constant table (XenosRecomp's
+/// `UNLEASHED_RECOMP` code keys on these names), and which of the two runs of a reverse-Z
+/// vertex shader is being lowered.
+#[derive(Clone, Debug, Default)]
+struct Unleashed {
+    /// Vertex shader naming `g_MtxProjection` (XenosRecomp's `hasMtxProjection`).
+    reverse_z: bool,
+    /// Its float4 registers `[first, first + count)` when it is a float4 constant of more than
+    /// one register: the reads XenosRecomp replaces by the reverse-Z matrix.
+    projection: Option<(u32, u32)>,
+    /// Lowering the first run (`iterationIndex == 0`): projection rows read reversed, memory
+    /// exports not stored.
+    reverse_pass: bool,
+    /// Lowering the second run: oPos written only when SPEC_CONSTANT_REVERSE_Z is clear.
+    guard_position: bool,
+    /// `g_InstanceTypes` (vertex): TEXCOORD2 is a `uint4` input.
+    meta_instancer: bool,
+    /// `g_IndexCount` (vertex): its register; r0.x starts as iVertexId + g_IndexCount.x × iInstanceId.
+    index_count: Option<u32>,
+    /// Pixel shader naming `g_MtxPrevInvViewProjection`: the slot of `sampZBuffer`, whose
+    /// fetches return 1.0 − the texel.
+    z_buffer_slot: Option<u32>,
+}
 
 /// Float constant registers the runtime uploads per stage (XenosRecomp reads 0 past them).
 pub const VS_CONSTANTS: u32 = 256;
@@ -147,6 +202,14 @@ fn pred_cond(want: bool) -> Cond {
     }
 }
 
+/// True when lane `l` of `g_XenosState[index]` (a specialization-constant bit as 1.0 / 0.0) is 0.
+fn spec_bit_clear(index: u32, l: u8) -> Cond {
+    Cond::Compare(CmpOp::Eq, read(RegFile::Const(CB_SHARED), index, [l; 4]), lit(0.0))
+}
+fn spec_bit_set(index: u32, l: u8) -> Cond {
+    Cond::Compare(CmpOp::Ne, read(RegFile::Const(CB_SHARED), index, [l; 4]), lit(0.0))
+}
+
 pub struct Lowered {
     pub module: Module,
     /// XenosRecomp's `specConstantsMask`: the SPEC_CONSTANT_* bits the shader reads.
@@ -173,6 +236,8 @@ struct Ctx<'a> {
     /// eM0-eM4 (bits 0-4) the shader writes somewhere, and whether it writes eA.
     em_used: u8,
     ea_used: bool,
+    /// Profile::Unleashed state (None: generic).
+    ul: Option<Unleashed>,
     /// Current instruction for error messages.
     at: String,
 }
@@ -274,6 +339,16 @@ impl<'a> Ctx<'a> {
                     }
                     return e;
                 }
+                if let Some(row) = self.reverse_z_row(o.index) {
+                    let mut e = swz(row, swizzle);
+                    if o.abs {
+                        e = un(UnOp::Abs, e);
+                    }
+                    if o.negate {
+                        e = un(UnOp::Neg, e);
+                    }
+                    return e;
+                }
                 RegRef::fixed(RegFile::Const(CB_FLOAT), o.index)
             }
             Addr::A0 | Addr::AL => RegRef {
@@ -282,6 +357,27 @@ impl<'a> Ctx<'a> {
             },
         };
         Expr::Read(Src { reg, swizzle, abs: o.abs, negate: o.negate })
+    }
+
+    /// Unleashed profile, first run of a reverse-Z vertex shader: row `index` of XenosRecomp's
+    /// `mtxProjectionReverseZ = mul(mtxProjection, float4x4(1,0,0,0, 0,1,0,0, 0,0,-1,0, 0,0,1,1))`,
+    /// i.e. the row (x, y, w − z, w) of `g_MtxProjection` (z/w becomes 1 − z/w). Static reads
+    /// only: XenosRecomp drops a relative offset there, shrec keeps relative reads as they are.
+    fn reverse_z_row(&self, index: u32) -> Option<Expr> {
+        let u = self.ul.as_ref().filter(|u| u.reverse_pass)?;
+        let (first, count) = u.projection?;
+        if !(first..first + count).contains(&index) {
+            return None;
+        }
+        let r = read(RegFile::Const(CB_FLOAT), index, XYZW);
+        Some(Expr::Compose(Box::new([lane(r.clone(), 0), lane(r.clone(), 1), bin(BinOp::Sub, lane(r.clone(), 3), lane(r.clone(), 2)), lane(r, 3)])))
+    }
+
+    /// Whether vertex element (usage, index) is a `uint4` input only in the Unleashed profile
+    /// (XenosRecomp `UNLEASHED_RECOMP`: POSITION1 always, TEXCOORD2 with `g_InstanceTypes`);
+    /// vfetch converts it by value, as HLSL's uint4 → float4 assignment does.
+    fn unleashed_uint_input(&self, usage: u32, index: u32) -> bool {
+        self.ul.as_ref().is_some_and(|u| (usage == 0 && index == 1) || (usage == 5 && index == 2 && u.meta_instancer))
     }
 
     fn output(&mut self, export: u32) -> Result<u32, ShaderError> {
@@ -364,8 +460,11 @@ impl<'a> Ctx<'a> {
         let name = format!("i{}{}", DECL_USAGE_NAMES.get(e.usage as usize).unwrap_or(&"usage"), e.usage_index);
         let (u, index, location) = (usage_name(e.usage), e.usage_index, vertex_input_location(&self.c.vertex_elements, k));
         // XenosRecomp's input types: BLENDINDICES, NORMAL, TANGENT and BINORMAL are uint4.
-        let semantic =
-            if is_uint_usage(e.usage) { Semantic::UsageUint { name: u, index, location } } else { Semantic::Usage { name: u, index, location } };
+        let semantic = if is_uint_usage(e.usage) || self.unleashed_uint_input(e.usage, e.usage_index) {
+            Semantic::UsageUint { name: u, index, location }
+        } else {
+            Semantic::Usage { name: u, index, location }
+        };
         self.inputs.push(IoVar { name, semantic, components: 4 });
         let i = self.inputs.len() as u32 - 1;
         self.input_by_addr.insert(address, i);
@@ -420,6 +519,11 @@ impl<'a> Ctx<'a> {
 
     fn fetch(&mut self, f: &Fetch, address: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let mut body = Vec::new();
+        if self.ul.is_some() && f.opcode() != 0 && f.const_index() == 10 {
+            // XenosRecomp UNLEASHED_RECOMP: any texture-clause instruction on tf10 (g_GISampler)
+            // sets the bit, whether or not it samples (see `unleashed_sample`).
+            self.spec_constants_mask |= SPEC_CONSTANT_BICUBIC_GI_FILTER;
+        }
         let overrides = f.filter_overrides();
         if matches!(f.opcode(), 1 | 17 | 19) && !overrides.is_empty() {
             // XenosRecomp's ABI binds one sampler per texture, made by the runtime from the fetch
@@ -438,6 +542,10 @@ impl<'a> Ctx<'a> {
                 let i = self.input(address)?;
                 let usage = self.c.vertex_elements.iter().find(|e| e.address == address).map(|e| (e.usage, e.usage_index));
                 let value = read(RegFile::Input, i, XYZW);
+                let value = match usage {
+                    Some((u, index)) if self.unleashed_uint_input(u, index) => Expr::IntUnary(IntUnOp::UintToFloat, Box::new(value)),
+                    _ => value,
+                };
                 let value = match usage {
                     // XenosRecomp's vfetch conversions (tfetchR11G11B10 / tfetchTexcoord).
                     Some((3 | 6 | 7, _)) => {
@@ -460,6 +568,8 @@ impl<'a> Ctx<'a> {
                 self.fetch_store(f, &mut body);
             }
             1 => {
+                self.unleashed_pixel_coord(f, &mut body)?;
+                let raw = self.fetch_source_xyz(f);
                 let dim = fetch_dim(f);
                 let offsets = f.offsets();
                 let shifted = offsets != [0.0; 3];
@@ -505,7 +615,8 @@ impl<'a> Ctx<'a> {
                     let face = if offsets[2] != 0.0 { bin(BinOp::Add, face, lit(offsets[2])) } else { face };
                     coord = face_direction(coord, face);
                 }
-                body.push(assign(FRES, 0xF, Expr::Sample { tex, coord: Box::new(coord), mode, offset: [0; 3] }));
+                let sample = Expr::Sample { tex, coord: Box::new(coord), mode: mode.clone(), offset: [0; 3] };
+                self.unleashed_sample(f, dim, tex, raw, mode, sample, &mut body);
                 self.fetch_store(f, &mut body);
             }
             18 => {
@@ -545,6 +656,7 @@ impl<'a> Ctx<'a> {
                 self.fetch_store(f, &mut body);
             }
             19 => {
+                self.unleashed_pixel_coord(f, &mut body)?;
                 self.get_weights(f, &mut body)?;
                 self.fetch_store(f, &mut body);
             }
@@ -577,6 +689,48 @@ impl<'a> Ctx<'a> {
             out.extend(body);
         }
         Ok(())
+    }
+
+    /// Unleashed profile, pixel shader, tfetch2D / getWeights2D on tf0: XenosRecomp's
+    /// `pixelCoord = getPixelCoord(…_Texture2DDescriptorIndex, src.xy)` (texture size × the
+    /// source coordinates, before the fetch), which alpha to coverage reads. Vertex shaders have
+    /// no pixelCoord (XenosRecomp's HLSL names an undeclared variable there).
+    fn unleashed_pixel_coord(&mut self, f: &Fetch, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        if self.ul.is_none() || self.vertex || f.const_index() != 0 || f.dimension() != 1 {
+            return Ok(());
+        }
+        let tex = self.texture(0, TexDim::D2)?;
+        let coord = self.fetch_source_xyz(f);
+        out.push(assign(UL_PIXEL_COORD, 0x3, bin(BinOp::Mul, Expr::TexSize { tex }, coord)));
+        Ok(())
+    }
+
+    /// Stores a tfetch's texel in FRES: `sample`, or in the Unleashed profile
+    /// - on tf10 (2D): XenosRecomp's `tfetch2DBicubic` when SPEC_CONSTANT_BICUBIC_GI_FILTER is set;
+    /// - on `sampZBuffer` in a pixel shader naming `g_MtxPrevInvViewProjection`: 1.0 − the texel.
+    #[allow(clippy::too_many_arguments)]
+    fn unleashed_sample(&self, f: &Fetch, dim: TexDim, tex: u32, raw: Expr, mode: SampleMode, sample: Expr, body: &mut Vec<Stmt>) {
+        let Some(u) = &self.ul else {
+            body.push(assign(FRES, 0xF, sample));
+            return;
+        };
+        if f.const_index() != 10 {
+            body.push(assign(FRES, 0xF, sample));
+        } else if dim == TexDim::D2 {
+            let then_body = bicubic(f, tex, raw, mode);
+            body.push(Stmt::If { cond: spec_bit_set(STATE_SPEC_UNLEASHED, 0), then_body, else_body: vec![assign(FRES, 0xF, sample)] });
+        } else {
+            body.push(Stmt::Comment(
+                "tf10 (g_GISampler) is not 2D: XenosRecomp UNLEASHED_RECOMP has no bicubic form of this fetch (its HLSL names an undefined tfetch…Bicubic); sampled as usual".into(),
+            ));
+            body.push(assign(FRES, 0xF, sample));
+        }
+        if u.z_buffer_slot == Some(f.const_index()) {
+            body.push(Stmt::Comment(
+                "sampZBuffer with g_MtxPrevInvViewProjection: 1.0 - texel (XenosRecomp UNLEASHED_RECOMP, reverse-Z depth)".into(),
+            ));
+            body.push(assign(FRES, 0xF, bin(BinOp::Sub, lit(1.0), t(FRES))));
+        }
     }
 
     /// getCompTexLOD's LOD (pixel shaders, UseComputedLOD): the unclamped LOD query
@@ -889,7 +1043,13 @@ impl<'a> Ctx<'a> {
             out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, OPTS), mask: mask as u8 }, value, saturate });
         } else if export {
             let o = self.output(reg)?;
-            out.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: mask as u8 }, value, saturate });
+            let write = Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: mask as u8 }, value, saturate };
+            if self.vertex && reg == 62 && self.ul.as_ref().is_some_and(|u| u.guard_position) {
+                // XenosRecomp UNLEASHED_RECOMP: `if ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) == 0 || iterationIndex == 0)`
+                out.push(Stmt::If { cond: spec_bit_clear(STATE_SPEC_UNLEASHED, 2), then_body: vec![write], else_body: vec![] });
+            } else {
+                out.push(write);
+            }
         } else {
             self.temp_write(reg, rel, mask as u8, value, saturate, out);
         }
@@ -900,6 +1060,10 @@ impl<'a> Ctx<'a> {
     /// written flags cleared (`memexport`: at every `alloc`, the end, and before a kill).
     fn memexport_flush(&self) -> Vec<Stmt> {
         let mut v = Vec::new();
+        if self.ul.as_ref().is_some_and(|u| u.reverse_pass) {
+            // the reverse-Z run of an Unleashed vertex shader stores nothing (the second run does)
+            return v;
+        }
         for e in 0..EM_COUNT {
             if self.em_used & (1 << e) == 0 {
                 continue;
@@ -1329,7 +1493,63 @@ pub const MEMEXPORT_ALLOC_END: &str = "memexport: end of the stores at alloc";
 /// First statement of the `if` that stores a pixel's pending memory exports before a kill.
 pub const MEMEXPORT_KILL: &str = "memexport: stores before a kill";
 
+/// What XenosRecomp's `UNLEASHED_RECOMP` code reads from the constant table (its
+/// shader_recompiler.cpp keys every difference on these names).
+fn unleashed_state(c: &Container, vertex: bool) -> Result<Unleashed, ShaderError> {
+    use super::container::RegisterSet;
+    let consts = c.constant_table.as_ref().map(|ct| ct.constants.as_slice()).unwrap_or(&[]);
+    let named = |n: &str| consts.iter().any(|k| k.name == n);
+    let float4 = |n: &str| consts.iter().find(|k| k.name == n && k.register_set == RegisterSet::Float4);
+    let mut u = Unleashed::default();
+    if vertex {
+        u.reverse_z = named("g_MtxProjection");
+        u.projection = float4("g_MtxProjection").filter(|k| k.register_count > 1).map(|k| (k.register_index as u32, k.register_count as u32));
+        u.meta_instancer = named("g_InstanceTypes");
+        if named("g_IndexCount") {
+            // XenosRecomp reads `g_IndexCount.x`, which only compiles for a one-register float4
+            let k = float4("g_IndexCount").filter(|k| k.register_count == 1).ok_or_else(|| {
+                ShaderError::new("--profile unleashed: g_IndexCount is not a one-register float4 constant (XenosRecomp's UNLEASHED_RECOMP code reads g_IndexCount.x)")
+            })?;
+            u.index_count = Some(k.register_index as u32);
+        }
+    } else if named("g_MtxPrevInvViewProjection") {
+        // XenosRecomp's sampler map keeps the first sampler constant of each register
+        let samplers: Vec<_> = consts.iter().filter(|k| k.register_set == RegisterSet::Sampler).collect();
+        u.z_buffer_slot = samplers
+            .iter()
+            .enumerate()
+            .find(|(i, k)| k.name == "sampZBuffer" && !samplers[..*i].iter().any(|e| e.register_index == k.register_index))
+            .map(|(_, k)| k.register_index as u32);
+    }
+    Ok(u)
+}
+
+/// XenosRecomp UNLEASHED_RECOMP alpha to coverage (pixel shaders, when SPEC_CONSTANT_ALPHA_TEST
+/// is clear and SPEC_CONSTANT_ALPHA_TO_COVERAGE set):
+/// `oC0.w *= 1.0 + computeMipLevel(pixelCoord) * 0.25;`
+/// `oC0.w = 0.5 + (oC0.w - g_AlphaThreshold) / max(fwidth(oC0.w), 1e-6);`
+/// with computeMipLevel(c) = max(0, 0.5 · log2(max(dot(ddx(c), ddx(c)), dot(ddy(c), ddy(c))))).
+fn alpha_to_coverage(oc0: u32) -> Vec<Stmt> {
+    let w = || read(RegFile::Output, oc0, [3; 4]);
+    let pc = swz(t(UL_PIXEL_COORD), [0, 1, 0, 1]);
+    let (dx, dy) = (un(UnOp::Ddx, pc.clone()), un(UnOp::Ddy, pc));
+    let delta = bin(BinOp::Max, dot(2, dx.clone(), dx), dot(2, dy.clone(), dy));
+    let mip = bin(BinOp::Max, lit(0.0), bin(BinOp::Mul, lit(0.5), un(UnOp::Log2, delta)));
+    let fwidth = bin(BinOp::Add, un(UnOp::Abs, un(UnOp::Ddx, w())), un(UnOp::Abs, un(UnOp::Ddy, w())));
+    let threshold = read(RegFile::Const(CB_SHARED), 17, [0; 4]);
+    let set = |value: Expr| Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, oc0), mask: 0b1000 }, value, saturate: false };
+    vec![
+        set(bin(BinOp::Mul, w(), bin(BinOp::Add, lit(1.0), bin(BinOp::Mul, mip, lit(0.25))))),
+        set(bin(BinOp::Add, lit(0.5), bin(BinOp::Div, bin(BinOp::Sub, w(), threshold), bin(BinOp::Max, fwidth, lit(1e-6))))),
+    ]
+}
+
 pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, ShaderError> {
+    lower_with(c, p, &LowerOptions::default())
+}
+
+/// [`lower`] with options (the XenosRecomp build to reproduce, see [`Profile`]).
+pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions) -> Result<Lowered, ShaderError> {
     let vertex = c.is_vertex();
     let mut defs = BTreeMap::new();
     for d in &c.float_defs {
@@ -1364,6 +1584,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         opts_written: 0,
         em_used: 0,
         ea_used: false,
+        ul: if opts.profile == Profile::Unleashed { Some(unleashed_state(c, vertex)?) } else { None },
         at: String::new(),
     };
     // Which memory-export registers the program writes (the stores at each `alloc` need it
@@ -1392,13 +1613,60 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
             body.push(assign(ip.reg, 0xF, read(RegFile::Input, i, XYZW)));
         }
     }
-    if is_linear(p) {
-        lower_linear(&mut ctx, p, &mut body)?;
+    let memexport = ctx.ea_used || ctx.em_used != 0;
+    let temp_count = if ctx.ul.is_some() {
+        UNLEASHED_TEMP_COUNT
+    } else if memexport {
+        MEMEXPORT_TEMP_COUNT
     } else {
-        lower_dispatch(&mut ctx, p, &mut body)?;
+        TEMP_COUNT
+    };
+    // Unleashed profile, instanced vertex shaders (g_IndexCount): XenosRecomp's
+    // `float4 r0 = float4(iVertexId + g_IndexCount.x * iInstanceId, 0.0, 0.0, 0.0)`.
+    let index_count = ctx.ul.as_ref().and_then(|u| u.index_count);
+    let index_init = index_count.map(|reg| {
+        ctx.inputs.push(IoVar { name: "iVertexId".into(), semantic: Semantic::VertexId, components: 1 });
+        let vid = Expr::IntUnary(IntUnOp::UintToFloat, Box::new(read(RegFile::Input, ctx.inputs.len() as u32 - 1, [0; 4])));
+        ctx.inputs.push(IoVar { name: "iInstanceId".into(), semantic: Semantic::InstanceId, components: 1 });
+        let iid = read(RegFile::Input, ctx.inputs.len() as u32 - 1, [0; 4]);
+        let value = bin(BinOp::Add, vid, bin(BinOp::Mul, read(RegFile::Const(CB_FLOAT), reg, [0; 4]), iid));
+        assign(0, 0xF, Expr::Compose(Box::new([value, lit(0.0), lit(0.0), lit(0.0)])))
+    });
+    // Unleashed profile, vertex shaders naming g_MtxProjection: XenosRecomp runs the shader twice
+    // (`[unroll] for (iterationIndex = 0; iterationIndex < 2; …)`), first with the reverse-Z
+    // projection, then with the game's; oPos keeps the first run's value when
+    // SPEC_CONSTANT_REVERSE_Z is set, everything else is the second run's.
+    let reverse_z = ctx.ul.as_ref().is_some_and(|u| u.reverse_z);
+    if reverse_z {
+        ctx.spec_constants_mask |= SPEC_CONSTANT_REVERSE_Z;
     }
-    // The end of the shader stores the pending memory exports.
-    body.extend(ctx.memexport_flush());
+    for run in 0..if reverse_z { 2 } else { 1 } {
+        if let Some(u) = ctx.ul.as_mut() {
+            u.reverse_pass = reverse_z && run == 0;
+            u.guard_position = reverse_z && run == 1;
+        }
+        if run == 1 {
+            // registers start again at 0, outputs but oPos too (XenosRecomp declares them in the loop)
+            body.push(Stmt::Comment("UNLEASHED_RECOMP reverse-Z: second run, with the game's g_MtxProjection".into()));
+            body.extend((0..temp_count).map(|r| assign(r, 0xF, lit(0.0))));
+            for (o, v) in ctx.outputs.iter().enumerate().filter(|(_, v)| v.semantic != Semantic::Position) {
+                let mask = ((1u32 << v.components) - 1) as u8;
+                body.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o as u32), mask }, value: lit(0.0), saturate: false });
+            }
+        }
+        body.extend(index_init.clone());
+        if is_linear(p) {
+            lower_linear(&mut ctx, p, &mut body)?;
+        } else {
+            lower_dispatch(&mut ctx, p, &mut body)?;
+        }
+        // The end of the shader stores the pending memory exports.
+        body.extend(ctx.memexport_flush());
+    }
+    if let Some(u) = ctx.ul.as_mut() {
+        u.reverse_pass = false;
+        u.guard_position = false;
+    }
     // Vertex epilogue: XenosRecomp's half-pixel offset, oPos.xy += g_HalfPixelOffset * oPos.w.
     if vertex {
         if let Some(&o) = ctx.output_by_export.get(&62) {
@@ -1424,10 +1692,21 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
             None => lit(0.0),
         };
         let threshold = read(RegFile::Const(CB_SHARED), 17, [0; 4]);
+        let mut else_body = vec![];
+        if ctx.ul.is_some() {
+            // XenosRecomp UNLEASHED_RECOMP: `else if (g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE)`
+            ctx.spec_constants_mask |= SPEC_CONSTANT_ALPHA_TO_COVERAGE;
+            match ctx.output_by_export.get(&0) {
+                Some(&o) => {
+                    else_body.push(Stmt::If { cond: spec_bit_set(STATE_SPEC_UNLEASHED, 1), then_body: alpha_to_coverage(o), else_body: vec![] })
+                }
+                None => else_body.push(Stmt::Comment("alpha to coverage: the shader writes no oC0 (XenosRecomp's HLSL would not compile)".into())),
+            }
+        }
         body.push(Stmt::If {
             cond: Cond::Compare(CmpOp::Ne, read(RegFile::Const(CB_SHARED), STATE_SPEC, [0; 4]), lit(0.0)),
             then_body: vec![Stmt::Discard(Cond::Compare(CmpOp::Lt, bin(BinOp::Sub, alpha, threshold), lit(0.0)))],
-            else_body: vec![],
+            else_body,
         });
     }
     let stage = if vertex { Stage::Vertex } else { Stage::Pixel };
@@ -1442,9 +1721,13 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: STATE_LOOPS + 32, binding: none },
     ];
     let extension = uses_extension(p, &ctx.int_defs);
-    let memexport = ctx.ea_used || ctx.em_used != 0;
     let mut declarations = declarations(vertex, &ctx.sampler_names, ctx.spec_constants_mask, extension);
     let mut defines = vec!["#define SHREC_XENOS 1".to_string()];
+    if ctx.ul.is_some() {
+        // what XenosRecomp passes to DXC in this mode (its shader_common.h then defines the
+        // UnleashedRecomp spec-constant bits)
+        defines.push("#define UNLEASHED_RECOMP 1".into());
+    }
     if memexport {
         defines.push("#define SHREC_XENOS_MEMEXPORT 1".into());
         declarations.push_str(&memexport_format_hlsl());
@@ -1479,7 +1762,7 @@ pub fn lower(c: &Container, p: &super::ucode::Program) -> Result<Lowered, Shader
         outputs: ctx.outputs,
         const_buffers,
         textures: ctx.textures,
-        temps: TempFile { count: if memexport { MEMEXPORT_TEMP_COUNT } else { TEMP_COUNT }, prefix: "r".into(), indexable: ctx.indexable },
+        temps: TempFile { count: temp_count, prefix: "r".into(), indexable: ctx.indexable },
         body,
         header_comments,
         ext,
@@ -1564,6 +1847,53 @@ fn r11g11b10(raw: Expr) -> Expr {
     let signs = Expr::IntUnary(IntUnOp::UintToFloat, Box::new(ib(IntBinOp::And, x, Expr::Bits([0x400, 0x20_0000, 0x8000_0000, 0]))));
     let sign = sel(CmpOp::Gt, signs, lit(0.0), lit(-1.0), lit(0.0));
     bin(BinOp::Add, sign, magnitude)
+}
+
+/// XenosRecomp's `tfetch2DBicubic` (its shader_common.h, UNLEASHED_RECOMP; the fast bicubic
+/// B-spline filter from four bilinear samples, GPU Gems 2 ch. 20): at texel position
+/// x = coord × size + offset − 0.5 (unnormalised coordinates: coord + offset − 0.5),
+/// p = floor(x), f = x − p, weights w0-w3 of f, g0 = w0 + w1, g1 = w2 + w3,
+/// h0 = −1 + w1 / g0 + 0.5, h1 = 1 + w3 / g1 + 0.5, and
+/// g0(fy)·(g0(fx)·S(p + h0x, p + h0y) + g1(fx)·S(p + h1x, p + h0y)) + g1(fy)·(… h1y …),
+/// each S a sample at (p + h) / size with the fetch's own LOD mode. Same operation order as
+/// XenosRecomp's HLSL. Scratch: UL_BICUBIC (x, p), +1 (g0x, g0y, g1x, g1y), +2 (p + h0, p + h1).
+fn bicubic(f: &Fetch, tex: u32, raw: Expr, mode: SampleMode) -> Vec<Stmt> {
+    let (a, g, h) = (UL_BICUBIC, UL_BICUBIC + 1, UL_BICUBIC + 2);
+    let size = || Expr::TexSize { tex };
+    let o = f.offsets();
+    let off = Expr::Literal([o[0], o[1], 0.0, 0.0]);
+    let texels = if f.coord_denorm() { bin(BinOp::Add, raw, off) } else { bin(BinOp::Add, bin(BinOp::Mul, raw, size()), off) };
+    let mul = |x: Expr, y: Expr| bin(BinOp::Mul, x, y);
+    let add = |x: Expr, y: Expr| bin(BinOp::Add, x, y);
+    let sixth = || lit(1.0 / 6.0);
+    let w0 =
+        |x: &Expr| mul(sixth(), add(mul(x.clone(), bin(BinOp::Sub, mul(x.clone(), add(un(UnOp::Neg, x.clone()), lit(3.0))), lit(3.0))), lit(1.0)));
+    let w1 = |x: &Expr| mul(sixth(), add(mul(mul(x.clone(), x.clone()), bin(BinOp::Sub, mul(lit(3.0), x.clone()), lit(6.0))), lit(4.0)));
+    let w2 = |x: &Expr| mul(sixth(), add(mul(x.clone(), add(mul(x.clone(), add(mul(lit(-3.0), x.clone()), lit(3.0))), lit(3.0))), lit(1.0)));
+    let w3 = |x: &Expr| mul(sixth(), mul(mul(x.clone(), x.clone()), x.clone()));
+    let fr = swz(t(a), [0, 1, 0, 1]);
+    let p = swz(t(a), [2, 3, 2, 3]);
+    let h0 = add(add(lit(-1.0), bin(BinOp::Div, w1(&fr), add(w0(&fr), w1(&fr)))), lit(0.5));
+    let h1 = add(add(lit(1.0), bin(BinOp::Div, w3(&fr), add(w2(&fr), w3(&fr)))), lit(0.5));
+    let s = |i: u8, j: u8| Expr::Sample {
+        tex,
+        coord: Box::new(bin(BinOp::Div, Expr::Compose(Box::new([lane(t(h), i), lane(t(h), j), lit(0.0), lit(0.0)])), size())),
+        mode: mode.clone(),
+        offset: [0; 3],
+    };
+    let gl = |l: u8| lane(t(g), l);
+    let row = |j: u8| add(mul(gl(0), s(0, j)), mul(gl(2), s(2, j)));
+    vec![
+        Stmt::Comment("bicubic GI filter (XenosRecomp UNLEASHED_RECOMP tfetch2DBicubic)".into()),
+        assign(a, 0x3, bin(BinOp::Sub, texels, lit(0.5))),
+        assign(a, 0xC, un(UnOp::Floor, swz(t(a), [0, 1, 0, 1]))),
+        assign(a, 0x3, bin(BinOp::Sub, t(a), swz(t(a), [2, 3, 2, 3]))),
+        assign(g, 0x3, add(w0(&fr), w1(&fr))),
+        assign(g, 0xC, add(w2(&fr), w3(&fr))),
+        assign(h, 0x3, add(p.clone(), h0)),
+        assign(h, 0xC, add(p, h1)),
+        assign(FRES, 0xF, add(mul(gl(1), row(1)), mul(gl(3), row(3)))),
+    ]
 }
 
 /// The texture dimension a texture fetch (tfetch, getWeights) names.
@@ -1713,6 +2043,11 @@ pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u
     if spec_mask != 0 {
         d.push_str("        if (index == 18)\n            return float4((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0,\n");
         d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0, 0.0, 0.0);\n");
+    }
+    if spec_mask & (SPEC_CONSTANT_BICUBIC_GI_FILTER | SPEC_CONSTANT_ALPHA_TO_COVERAGE | SPEC_CONSTANT_REVERSE_Z) != 0 {
+        d.push_str(&format!("        if (index == {STATE_SPEC_UNLEASHED})\n            return float4((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0,\n"));
+        d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0,\n");
+        d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0, 0.0);\n");
     }
     if extension {
         d.push_str(&format!("        if (index >= {STATE_BOOLS} && index < {})\n            return float4(asfloat(SHREC_XENOS_BOOLS(index - {STATE_BOOLS})), 0.0, 0.0, 0.0);\n", STATE_BOOLS + 8));

@@ -29,11 +29,16 @@ pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
     Ok(disasm::disassemble(&c, &p))
 }
 
-/// Translates a container to IR (see [`lower`]).
+/// Translates a container to IR (see [`lower`]), generic profile.
 pub fn translate(bytes: &[u8]) -> Result<Translation, ShaderError> {
+    translate_with(bytes, &lower::LowerOptions::default())
+}
+
+/// Translates a container to IR with lowering options (`--profile`, see [`lower::Profile`]).
+pub fn translate_with(bytes: &[u8], opts: &lower::LowerOptions) -> Result<Translation, ShaderError> {
     let c = container::parse(bytes)?;
     crate::limits::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
     let p = ucode::decode(&c.microcode)?;
-    let l = lower::lower(&c, &p)?;
+    let l = lower::lower_with(&c, &p, opts)?;
     Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: l.spec_constants_mask })
 }
