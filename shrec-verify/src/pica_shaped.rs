@@ -448,6 +448,10 @@ impl G<'_> {
             }
             return 0;
         }
+        // Procedures calling procedures: call chains up to the CALL stack's 4 entries.
+        if cx.in_proc && cx.calls < CALL_STACK && self.rng.chance(20) {
+            return self.gen_call(cx, out);
+        }
         let roll = self.rng.below(100);
         let inner = |cx: &Ctx| Ctx { depth: cx.depth + 1, ..*cx };
         match roll {
@@ -601,7 +605,7 @@ impl G<'_> {
         let proc_id = if !reuse.is_empty() && self.rng.chance(40) {
             *self.rng.pick(&reuse)
         } else {
-            if self.procs.len() >= 6 {
+            if self.procs.len() >= 4 {
                 self.leaf(&cx, out);
                 return 0;
             }
@@ -949,7 +953,7 @@ pub fn shaped_program_and_stats(seed: u64, index: u64) -> (TestProgram, ShapedSt
     let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0x100_0000_01B3) ^ 0x5049_4341);
     let sets: Vec<State> = (0..SETS).map(|_| uniform_set(&mut rng)).collect();
     let iters = std::array::from_fn(|k| sets.iter().map(|s| u64::from(s.i[k][0]) + 1).max().unwrap_or(1));
-    let max_nodes = rng.range(12, 40) as usize;
+    let max_nodes = rng.range(8, 24) as usize;
     let mut g = G { rng: &mut rng, procs: vec![], stale: 0, cost: 0, iters, nodes: 0, max_nodes, stats: ShapedStats::default(), mova_ok: true };
     let cx = Ctx { depth: 0, ifs: 0, calls: 0, loops: 0, mult: 1, in_proc: false, ifs_in_loop: None, once: true, top_loop: false };
     let n = g.rng.range(3, 6) as usize;
