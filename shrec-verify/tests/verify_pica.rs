@@ -381,6 +381,48 @@ fn litp_cc_reads_the_source() {
     finish("litp_cc_reads_the_source", &c, &["litp", "ifc"], 300);
 }
 
+/// A `break` out of an IF inside a loop leaves that IF's entry on the stack (Azahar's
+/// interpreter pops only when the top entry's else address follows the word just run), so the
+/// enclosing if-else's then-part does not jump over its else part: both run. Azahar's x64 JIT
+/// (structured IF / LOOP) would skip the else part; docs/semantics-audit.md "PICA control
+/// flow". shrec's pc-dispatch form and the interpreter follow the interpreter; the structured
+/// form refuses the program.
+#[test]
+fn break_out_of_if_keeps_the_if_entry() {
+    let mut a = Asm::default();
+    a.op("mov", "r0", &["c0"], Rel::None); // 0: r0 = 0
+    a.flowu("ifu", 0, 8, 1); // 1: if b0 { 2..7 } else { 8 }
+    a.flowu("loop", 0, 6, 0); // 2: loop i0, body 3..6
+    a.flowu("ifu", 1, 6, 0); // 3: if b1 { 4..5 }
+    a.simple("break"); // 4
+    a.simple("nop"); // 5
+    a.op("add", "r0.x", &["c1", "r0"], Rel::None); // 6: last of the loop body
+    a.op("add", "r0.y", &["c1", "r0"], Rel::None); // 7: last of the then-part
+    a.op("add", "r0.z", &["c1", "r0"], Rel::None); // 8: the else part
+    epilogue(&mut a);
+    let consts = [Const::Float(0, [0.0; 4]), Const::Float(1, [1.0; 4])];
+    let bytes = dvlb(&a, 0, &OUTPUTS, &consts);
+    let tr = shrec::formats::pica::translate(&bytes, 0).expect("translates");
+    assert!(!shrec::formats::pica::lower::is_structured(&tr.module), "a break inside an IF must take the pc-dispatch form");
+    let program = shrec::formats::pica::dvlb::parse_program(&bytes).unwrap();
+    // (b0, b1) → r0: the break leaves the inner IF's entry on top, so word 7 does not pop the
+    // outer IF and the else part (word 8) runs as well.
+    let want = [((true, true), [0.0, 1.0, 1.0, 0.0]), ((true, false), [3.0, 1.0, 0.0, 0.0]), ((false, true), [0.0, 0.0, 1.0, 0.0])];
+    let mut cases = Vec::new();
+    for ((b0, b1), r0) in want {
+        let mut s = State { b: u16::from(b0) | u16::from(b1) << 1, ..State::default() };
+        s.i[0] = [2, 0, 0, 0];
+        pica::apply_constants(&program, 0, &mut s);
+        let r = shrec_verify::interp::pica::run(&program, 0, &s);
+        let got: Vec<f32> = r.o[0].iter().map(|e| e.value).collect();
+        assert_eq!(got, r0, "interpreter, b0 = {b0}, b1 = {b1}");
+        cases.push(s);
+    }
+    let Some(gpu) = gpu() else { return };
+    let c = pica::run(gpu, &prog("break out of an if", &a, &consts, cases));
+    finish("break_out_of_if_keeps_the_if_entry", &c, &["break", "ifu", "loop"], 12);
+}
+
 /// emit/setemit are GS-only: a vertex DVLE using them is rejected naming the instruction.
 #[test]
 fn emit_in_vertex_shader_is_rejected() {
