@@ -617,7 +617,16 @@ fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison,
     let mut c = Comparison::default();
     let mut forms = Forms::default();
     let mut st = ShapedStats::default();
+    let began = std::time::Instant::now();
+    // SHREC_FUZZ_SECONDS: start no new program after this many seconds (long runs on a shared
+    // machine end with their summary line)
+    let limit = std::env::var("SHREC_FUZZ_SECONDS").ok().and_then(|s| s.parse::<f64>().ok());
     for i in range {
+        if limit.is_some_and(|l| began.elapsed().as_secs_f64() > l) {
+            common::log_uncaptured(&format!("time limit: stopped before #{i}"));
+            println!("time limit: stopped before #{i}");
+            break;
+        }
         let (p, s) = pica_shaped::shaped_program_and_stats(seed, i);
         st.merge(&s);
         forms.add(&p);
@@ -627,7 +636,7 @@ fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison,
             println!("{r}");
         }
         c.merge(pc);
-        if c.programs % 500 == 0 {
+        if c.programs % 100 == 0 {
             common::log_uncaptured(&format!("shaped progress (up to #{i}): {} mismatches, {} comparisons", c.mismatches, c.comparisons));
         }
     }
@@ -710,7 +719,8 @@ fn compiler_shaped_fixed_seed() {
 }
 
 /// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000)
-/// from `SHREC_FUZZ_FROM` (default 0) of run `SHREC_FUZZ_SEED` (default 1).
+/// from `SHREC_FUZZ_FROM` (default 0) of run `SHREC_FUZZ_SEED` (default 1);
+/// `SHREC_FUZZ_SECONDS` stops starting new ones (the summary says where it stopped).
 #[test]
 #[ignore]
 fn long_shaped() {
