@@ -29,6 +29,7 @@ pub mod gx2_gs;
 pub mod interp;
 pub mod mutation;
 pub mod pica;
+pub mod pica_shaped;
 pub mod vk;
 pub mod xenos;
 pub mod xenosrecomp;

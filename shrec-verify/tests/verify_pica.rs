@@ -17,6 +17,7 @@ use shrec::formats::pica::decode::Rel;
 use shrec_verify::interp::pica::State;
 use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::pica::{self, asm::Asm, dvlb, gen, Const, TestProgram};
+use shrec_verify::pica_shaped::{self, ShapedStats};
 use shrec_verify::{vk, Comparison, Rng};
 
 /// The mnemonics a vertex shader can execute (emit/setemit are GS-only and rejected in a VS).
@@ -380,6 +381,48 @@ fn litp_cc_reads_the_source() {
     finish("litp_cc_reads_the_source", &c, &["litp", "ifc"], 300);
 }
 
+/// A `break` out of an IF inside a loop leaves that IF's entry on the stack (Azahar's
+/// interpreter pops only when the top entry's else address follows the word just run), so the
+/// enclosing if-else's then-part does not jump over its else part: both run. Azahar's x64 JIT
+/// (structured IF / LOOP) would skip the else part; docs/semantics-audit.md "PICA control
+/// flow". shrec's pc-dispatch form and the interpreter follow the interpreter; the structured
+/// form refuses the program.
+#[test]
+fn break_out_of_if_keeps_the_if_entry() {
+    let mut a = Asm::default();
+    a.op("mov", "r0", &["c0"], Rel::None); // 0: r0 = 0
+    a.flowu("ifu", 0, 8, 1); // 1: if b0 { 2..7 } else { 8 }
+    a.flowu("loop", 0, 6, 0); // 2: loop i0, body 3..6
+    a.flowu("ifu", 1, 6, 0); // 3: if b1 { 4..5 }
+    a.simple("break"); // 4
+    a.simple("nop"); // 5
+    a.op("add", "r0.x", &["c1", "r0"], Rel::None); // 6: last of the loop body
+    a.op("add", "r0.y", &["c1", "r0"], Rel::None); // 7: last of the then-part
+    a.op("add", "r0.z", &["c1", "r0"], Rel::None); // 8: the else part
+    epilogue(&mut a);
+    let consts = [Const::Float(0, [0.0; 4]), Const::Float(1, [1.0; 4])];
+    let bytes = dvlb(&a, 0, &OUTPUTS, &consts);
+    let tr = shrec::formats::pica::translate(&bytes, 0).expect("translates");
+    assert!(!shrec::formats::pica::lower::is_structured(&tr.module), "a break inside an IF must take the pc-dispatch form");
+    let program = shrec::formats::pica::dvlb::parse_program(&bytes).unwrap();
+    // (b0, b1) → r0: the break leaves the inner IF's entry on top, so word 7 does not pop the
+    // outer IF and the else part (word 8) runs as well.
+    let want = [((true, true), [0.0, 1.0, 1.0, 0.0]), ((true, false), [3.0, 1.0, 0.0, 0.0]), ((false, true), [0.0, 0.0, 1.0, 0.0])];
+    let mut cases = Vec::new();
+    for ((b0, b1), r0) in want {
+        let mut s = State { b: u16::from(b0) | u16::from(b1) << 1, ..State::default() };
+        s.i[0] = [2, 0, 0, 0];
+        pica::apply_constants(&program, 0, &mut s);
+        let r = shrec_verify::interp::pica::run(&program, 0, &s);
+        let got: Vec<f32> = r.o[0].iter().map(|e| e.value).collect();
+        assert_eq!(got, r0, "interpreter, b0 = {b0}, b1 = {b1}");
+        cases.push(s);
+    }
+    let Some(gpu) = gpu() else { return };
+    let c = pica::run(gpu, &prog("break out of an if", &a, &consts, cases));
+    finish("break_out_of_if_keeps_the_if_entry", &c, &["break", "ifu", "loop"], 12);
+}
+
 /// emit/setemit are GS-only: a vertex DVLE using them is rejected naming the instruction.
 #[test]
 fn emit_in_vertex_shader_is_rejected() {
@@ -477,7 +520,14 @@ fn long_fuzz() {
 fn fuzz_one() {
     let Some(gpu) = gpu() else { return };
     let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
-    let p = gen::program(fuzz_seed(), index);
+    // SHREC_FUZZ_SHAPED=1: program `index` of the compiler-shaped generator
+    let p = if std::env::var_os("SHREC_FUZZ_SHAPED").is_some() {
+        let (p, st) = pica_shaped::shaped_program_and_stats(fuzz_seed(), index);
+        println!("{st:?}");
+        p
+    } else {
+        gen::program(fuzz_seed(), index)
+    };
     // SHREC_PICA_DISPATCH=1: lower with pc-dispatch even when the program is structured.
     shrec::formats::pica::lower::set_force_dispatch(std::env::var("SHREC_PICA_DISPATCH").as_deref() == Ok("1"));
     println!("{}", shrec::formats::pica::disasm(&p.bytes, 0).unwrap_or_default());
@@ -559,4 +609,161 @@ fn corpus_vertex_dvles() {
     println!("corpus_vertex_dvles: {} files, {dvles} vertex DVLEs", files.len());
     forms.check("corpus_vertex_dvles");
     finish("corpus_vertex_dvles", &total, &[], 1000);
+}
+
+/// Runs compiler-shaped programs `range` of run `seed` (`pica_shaped::shaped_program`): the
+/// comparison, the control-flow forms and the summed statistics.
+fn shaped(gpu: &vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, Forms, ShapedStats) {
+    let mut c = Comparison::default();
+    let mut forms = Forms::default();
+    let mut st = ShapedStats::default();
+    let began = std::time::Instant::now();
+    // SHREC_FUZZ_SECONDS: start no new program after this many seconds (long runs on a shared
+    // machine end with their summary line)
+    let limit = std::env::var("SHREC_FUZZ_SECONDS").ok().and_then(|s| s.parse::<f64>().ok());
+    for i in range {
+        if limit.is_some_and(|l| began.elapsed().as_secs_f64() > l) {
+            common::log_uncaptured(&format!("time limit: stopped before #{i}"));
+            println!("time limit: stopped before #{i}");
+            break;
+        }
+        let (p, s) = pica_shaped::shaped_program_and_stats(seed, i);
+        st.merge(&s);
+        forms.add(&p);
+        let mut pc = pica::run(gpu, &p);
+        // reports at once (a long run may be stopped before its end)
+        for r in std::mem::take(&mut pc.reports) {
+            println!("{r}");
+        }
+        c.merge(pc);
+        if c.programs % 100 == 0 {
+            common::log_uncaptured(&format!("shaped progress (up to #{i}): {} mismatches, {} comparisons", c.mismatches, c.comparisons));
+        }
+    }
+    (c, forms, st)
+}
+
+fn shaped_summary(what: &str, c: &Comparison, f: &Forms, s: &ShapedStats, seconds: f64) -> String {
+    format!(
+        "{what}: {} programs ({} structured, {} pc-dispatch), {} comparisons, {} mismatches, {} inconclusive; deepest nesting {} ({} programs at least {} deep), {} words at most, stacks at most if {} / call {} / loop {}, {} full-stack pushes; ifs taken {} / not taken {}; {} loop exits by break ({} break/breakc sites in ifs), loops with count 0: {} / more: {}; {} calls ({} sites in ifs, {} procedures); {} ends in procedures placed, {} runs ended inside a call; {} jumps over an else, {} out of a then-part; branch sites uniform {} / differing between vertices {}; {} undetermined runs; {seconds:.0} s",
+        c.programs,
+        f.0,
+        f.1,
+        c.comparisons,
+        c.mismatches,
+        c.inconclusive,
+        s.depth,
+        s.deep,
+        pica_shaped::MIN_DEEP,
+        s.words,
+        s.max_stack[0],
+        s.max_stack[1],
+        s.max_stack[2],
+        s.overwrites,
+        s.ifs_taken,
+        s.ifs_not_taken,
+        s.loop_breaks,
+        s.breaks_in_ifs,
+        s.loops_count0,
+        s.loops_more,
+        s.calls,
+        s.calls_in_ifs,
+        s.procs,
+        s.ends_in_procs,
+        s.ends_in_calls,
+        s.jumps_over_else,
+        s.jumps_out_of_then,
+        s.uniform_sites,
+        s.divergent_sites,
+        s.undetermined,
+    )
+}
+
+/// Issue 19 item 2: 200 compiler-shaped programs of a fixed seed (`pica_shaped`: picasso's
+/// `.if` / `.else` / `.for` / `.proc` placement with its padding NOPs, cmp-flag and bool
+/// conditions, loops over i0..i3 with breaks, calls up to four deep, `end` in procedures, forward
+/// jumps), 0 mismatches, and every shape really ran: nesting ≥ 6, ifs taken and not, loops left
+/// by break, loops with count 0 and more, calls, a run ended inside a call, jumps over an else
+/// and out of a then-part, branch sites where the vertices of one uniform set agree and where
+/// they differ, never a push onto a full stack.
+#[test]
+fn compiler_shaped_fixed_seed() {
+    let Some(gpu) = gpu() else { return };
+    let started = std::time::Instant::now();
+    let (c, forms, s) = shaped(gpu, fuzz_seed(), 0..200);
+    common::log_uncaptured(&shaped_summary("compiler_shaped_fixed_seed", &c, &forms, &s, started.elapsed().as_secs_f64()));
+    assert!(
+        s.depth >= pica_shaped::MIN_DEEP && s.deep >= c.programs / 3,
+        "deepest nesting {}, {} programs nested {} deep",
+        s.depth,
+        s.deep,
+        pica_shaped::MIN_DEEP
+    );
+    assert!(s.ifs_taken > 0 && s.ifs_not_taken > 0, "ifs taken {} / not taken {}", s.ifs_taken, s.ifs_not_taken);
+    assert!(s.loop_breaks > 0 && s.breaks_in_ifs > 0, "loop exits by break {}, break sites in ifs {}", s.loop_breaks, s.breaks_in_ifs);
+    assert!(s.loops_count0 > 0 && s.loops_more > 0, "loops with count 0: {} / more: {}", s.loops_count0, s.loops_more);
+    assert!(
+        s.calls > 0 && s.calls_in_ifs > 0 && s.ends_in_calls > 0,
+        "calls {}, in ifs {}, ends in calls {}",
+        s.calls,
+        s.calls_in_ifs,
+        s.ends_in_calls
+    );
+    assert!(s.jumps_over_else > 0 && s.jumps_out_of_then > 0, "jumps over an else {}, out of a then-part {}", s.jumps_over_else, s.jumps_out_of_then);
+    assert!(s.divergent_sites > 0 && s.uniform_sites > 0, "branch sites uniform {} / differing {}", s.uniform_sites, s.divergent_sites);
+    assert!(s.max_stack[1] == pica_shaped::CALL_STACK, "calls nested {} deep at most", s.max_stack[1]);
+    assert_eq!(s.overwrites, 0, "a shaped program pushed onto a full stack");
+    forms.check("compiler_shaped_fixed_seed");
+    let cf = ["ifc", "ifu", "loop", "break", "breakc", "call", "callc", "callu", "jmpc", "jmpu", "cmp", "mova", "nop", "end", "relative"];
+    finish("compiler_shaped_fixed_seed", &c, &cf, 10_000);
+}
+
+/// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000)
+/// from `SHREC_FUZZ_FROM` (default 0) of run `SHREC_FUZZ_SEED` (default 1);
+/// `SHREC_FUZZ_SECONDS` stops starting new ones (the summary says where it stopped).
+#[test]
+#[ignore]
+fn long_shaped() {
+    let Some(gpu) = gpu() else { return };
+    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let from: u64 = std::env::var("SHREC_FUZZ_FROM").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let started = std::time::Instant::now();
+    let (c, forms, s) = shaped(gpu, fuzz_seed(), from..from + n);
+    println!("{}", shaped_summary(&format!("long_shaped seed {} from #{from}", fuzz_seed()), &c, &forms, &s, started.elapsed().as_secs_f64()));
+    assert_eq!(s.overwrites, 0, "a shaped program pushed onto a full stack");
+    finish("long_shaped", &c, &[], 0);
+}
+
+/// The shaped generator places blocks as picasso does (CPU only): every sample translates,
+/// none pushes onto a full stack, and programs are deterministic per (seed, index).
+#[test]
+fn shaped_programs_are_well_formed() {
+    for i in 0..60 {
+        let (a, s) = pica_shaped::shaped_program_and_stats(7, i);
+        let (b, _) = pica_shaped::shaped_program_and_stats(7, i);
+        assert_eq!(a.bytes, b.bytes, "program {i} not deterministic");
+        shrec::formats::pica::translate(&a.bytes, 0).unwrap_or_else(|e| panic!("program {i}: {}", e.reason));
+        assert_eq!(s.overwrites, 0, "program {i} pushed onto a full stack");
+        assert!(s.words <= 512, "program {i}: {} words", s.words);
+    }
+}
+
+/// Prints program `SHREC_FUZZ_ONLY` of the shaped generator (listing and statistics) and the
+/// summed statistics of its first `SHREC_FUZZ_PROGRAMS` programs (CPU only, no GPU).
+#[test]
+#[ignore]
+fn shaped_peek() {
+    let seed = fuzz_seed();
+    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(240);
+    let index: u64 = std::env::var("SHREC_FUZZ_ONLY").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let (p, s) = pica_shaped::shaped_program_and_stats(seed, index);
+    println!("{}\n{s:?}", shrec::formats::pica::disasm(&p.bytes, 0).unwrap_or_default());
+    let mut total = ShapedStats::default();
+    let mut forms = Forms::default();
+    for i in 0..n {
+        let (p, s) = pica_shaped::shaped_program_and_stats(seed, i);
+        forms.add(&p);
+        total.merge(&s);
+    }
+    println!("{}", shaped_summary("peek", &Comparison::default(), &forms, &total, 0.0));
 }

@@ -88,6 +88,37 @@ pub struct Result {
     /// Geometry shaders: the triangles `emit` produced, in order, each three snapshots of
     /// o0..o15 (already in output order: `setemit … inv` swaps the first two).
     pub triangles: Vec<[[R4; 16]; 3]>,
+    /// Control-flow trace (for the statistics of the compiler-shaped generator, not compared).
+    pub flow: FlowStats,
+}
+
+/// What the control flow of one run did: the conditional flow instructions executed (address,
+/// mnemonic, taken; the first [`FLOW_TRACE`] of them), loop exits by `break`/`breakc`, calls
+/// made, `LOOP`s entered with a count of 0 and of more, an `end` run inside a called range, the
+/// deepest IF / CALL / LOOP stacks and pushes onto a full stack (the ring overwrote its oldest
+/// entry).
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    pub branches: Vec<(u32, &'static str, bool)>,
+    pub breaks: u32,
+    pub calls: u32,
+    pub loops: [u32; 2],
+    pub end_in_call: bool,
+    pub max_stack: [usize; 3],
+    pub overwrites: u32,
+}
+
+/// Conditional flow instructions kept in [`FlowStats::branches`].
+pub const FLOW_TRACE: usize = 4096;
+
+impl FlowStats {
+    fn branch(&mut self, pc: u32, op: Op, taken: Option<bool>) {
+        if let Some(t) = taken {
+            if self.branches.len() < FLOW_TRACE {
+                self.branches.push((pc, op.name(), t));
+            }
+        }
+    }
 }
 
 fn lo(x: V) -> f64 {
@@ -555,6 +586,7 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
     let mut pc = d.main;
     let mut steps = 0u64;
     let mut runaway = false;
+    let mut flow = FlowStats::default();
     let _ = m.p;
     loop {
         if steps >= STEP_LIMIT {
@@ -591,7 +623,10 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                     }
                 }
             }
-            Instr::Simple(Op::End) => stop = true,
+            Instr::Simple(Op::End) => {
+                flow.end_in_call |= !calls.is_empty();
+                stop = true
+            }
             Instr::Simple(Op::Nop) => {}
             Instr::Simple(Op::Break) => is_break = true,
             Instr::Setemit { vertex, prim, winding } if gs && *vertex <= 2 => m.emit = (*vertex as usize, *prim, *winding),
@@ -621,6 +656,7 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                 match op {
                     Op::Jmpc | Op::Jmpu => {
                         let t = if *op == Op::Jmpc { taken(&mut m) } else { Some(b(*bool_id) == (num & 1 == 0)) };
+                        flow.branch(pc, *op, t);
                         match t {
                             Some(true) => pc = dest.wrapping_sub(1),
                             Some(false) => {}
@@ -629,8 +665,13 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                     }
                     Op::Call | Op::Callc | Op::Callu => {
                         let t = if *op == Op::Callu { Some(b(*bool_id)) } else { taken(&mut m) };
+                        if *op != Op::Call {
+                            flow.branch(pc, *op, t);
+                        }
                         match t {
                             Some(true) => {
+                                flow.calls += 1;
+                                flow.overwrites += u32::from(calls.len() == 4);
                                 push(&mut calls, 4, CallE { end_addr: dest + num, ret: pc + 1 });
                                 pc = dest.wrapping_sub(1);
                             }
@@ -640,8 +681,12 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                     }
                     Op::Ifc | Op::Ifu => {
                         let t = if *op == Op::Ifu { Some(b(*bool_id)) } else { taken(&mut m) };
+                        flow.branch(pc, *op, t);
                         match t {
-                            Some(true) => push(&mut ifs, 8, IfE { else_addr: *dest, end_addr: dest + num }),
+                            Some(true) => {
+                                flow.overwrites += u32::from(ifs.len() == 8);
+                                push(&mut ifs, 8, IfE { else_addr: *dest, end_addr: dest + num })
+                            }
                             Some(false) => pc = dest.wrapping_sub(1),
                             None => stop = true,
                         }
@@ -649,16 +694,25 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                     Op::Loop => {
                         let i = s.i[*int_id as usize];
                         let prev = m.al as u8;
+                        flow.loops[usize::from(i[0] != 0)] += 1;
+                        flow.overwrites += u32::from(loops.len() == 4);
                         push(&mut loops, 4, LoopE { entry: pc + 1, end_addr: dest + 1, down: i[0], inc: i[2], prev_al: prev });
                         m.al = i32::from(i[1]);
                     }
-                    Op::Breakc => match taken(&mut m) {
-                        Some(t) => is_break = t,
-                        None => stop = true,
-                    },
+                    Op::Breakc => {
+                        let t = taken(&mut m);
+                        flow.branch(pc, *op, t);
+                        match t {
+                            Some(t) => is_break = t,
+                            None => stop = true,
+                        }
+                    }
                     _ => unreachable!(),
                 }
             }
+        }
+        for (k, n) in [ifs.len(), calls.len(), loops.len()].into_iter().enumerate() {
+            flow.max_stack[k] = flow.max_stack[k].max(n);
         }
         if stop {
             break;
@@ -687,6 +741,7 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                 m.al = m.al.wrapping_add(i32::from(l.inc));
                 let again = !is_break && l.down != 0;
                 l.down = l.down.wrapping_sub(1);
+                flow.breaks += u32::from(is_break);
                 if again {
                     pc = l.entry;
                 } else {
@@ -708,5 +763,6 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
         runaway,
         steps,
         triangles: if undetermined { Vec::new() } else { m.triangles },
+        flow,
     }
 }
