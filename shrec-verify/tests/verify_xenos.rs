@@ -2773,3 +2773,53 @@ fn maxa_a0_changes_after_the_sources_are_read() {
     });
     finish("maxa_a0_changes_after_the_sources_are_read", &c, &["maxa", "maxas", "relative"].map(String::from), 200);
 }
+
+/// Xenos row "Loops: … `loop` with the repeat bit keeps aL": an inner `loop` with the repeat bit
+/// (D3D9 `rep`) inside a loop over `defi i0` (start 150): the inner loop's own start (20) is not
+/// loaded, its body reads `c[aL]` from 150 on with the inner step (+1 or −1); the shaped programs
+/// that use the repeat bit never read aL in such a loop (mutation check in
+/// docs/semantics-audit.md).
+///
+/// ```text
+/// 0 exec               r1 = c4
+/// 1 loop i0            (count 1, aL = 150)
+/// 2 loop i1, repeat    (count 2; aL kept)
+/// 3 exec               r1 = r1 + c[aL]
+/// 4 endloop i1
+/// 5 endloop i0
+/// 6 exece              r2 = r1, exports
+/// ```
+#[test]
+fn repeat_loop_keeps_al() {
+    let Some(gpu) = gpu() else { return };
+    let build = |pixel: bool, up: bool| {
+        let mut rel = Src::c(0);
+        rel.rel = true;
+        let mut add = Alu { vop: vop("add"), sop: 50, vdst: 1, vmask: 0xF, rel_a0: false, ..Default::default() };
+        add.src = [Src::r(1), rel, Src::r(0)];
+        let mut tail = vec![valu("max", 2, Src::r(1), Src::r(1))];
+        tail.extend(export_tail(pixel));
+        let step: u32 = if up { 1 } else { 0xFF };
+        cf_program_with_loops(
+            pixel,
+            vec![
+                CfItem::Clause(asm::EXEC, 0, false, vec![valu("max", 1, Src::c(4), Src::c(4))]),
+                CfItem::Raw(asm::loop_start(6, 0)),
+                CfItem::Raw(asm::loop_start(5, 1) | 1 << 13),
+                CfItem::Clause(asm::EXEC, 0, false, vec![add.encode()]),
+                CfItem::Raw(asm::loop_end(3, 1, false, false)),
+                CfItem::Raw(asm::loop_end(2, 0, false, false)),
+                CfItem::Clause(asm::EXEC_END, 0, false, tail),
+            ],
+            &[(0, 1 | 150 << 8), (1, 2 | 20 << 8 | step << 16)],
+        )
+    };
+    let (c, _) = run_cf_shapes(gpu, 1904, "repeat_loop_keeps_al", 16, build, |rng, c| {
+        c.c.resize(160, [0.0; 4]);
+        c.c[4] = std::array::from_fn(|_| rng.dyadic(2, 2));
+        for r in (19..=21).chain(149..=151) {
+            c.c[r] = std::array::from_fn(|_| rng.dyadic(2, 2) + 0.125);
+        }
+    });
+    finish("repeat_loop_keeps_al", &c, &["loop".to_string(), "endloop: repeat".to_string(), "relative".to_string()], 200);
+}
