@@ -1242,3 +1242,30 @@ fn dot4_multiplies_zero_times_anything_to_zero() {
     }
     finish("dot4_multiplies_zero_times_anything_to_zero", &total, &["DOT4", "DOT4_IEEE"], 50);
 }
+
+/// GX2 row "Bounded loops: … INIT and INC signed" (docs/semantics-audit.md, "Tests of the
+/// one-source rules"): a LOOP_START over loop constant (COUNT 3, INIT 5, INC −2) adding
+/// `c[8 + AL]` to R2.x each iteration (AL = 5, 3, 1); read unsigned, INC would be 254.
+/// `control_flow_forms` has INC 2 only, and the fuzzed loops' INC −1 is never seen through an
+/// AL-relative read there.
+#[test]
+fn loop_constant_inc_is_signed() {
+    let Some(gpu) = gpu() else { return };
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let out = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] };
+    let lv = |count: u32, init: i32, inc: i32| count | (init as u32 & 0xFFF) << 12 | (inc as u32 & 0xFF) << 24;
+    let mut acc = a("ADD", (2, 0), &[r(2, 0), c(8, 0).rel()]);
+    acc.index_mode = 4;
+    let prog = vec![
+        cf("CALL_FS"),
+        alu("ALU", vec![G((0..4).map(|l| mov((2, l), special(248))).collect(), vec![])]),
+        C::N { op: "LOOP_START", addr: 0, pop: 0, cf_const: 0, tex: vec![] },
+        alu("ALU", vec![G(vec![acc], vec![])]),
+        cf("LOOP_END"),
+        pos,
+        out,
+    ];
+    let p = gen::fixed("LOOP_START INC -2", ShaderKind::Vertex, &prog, prog.len() - 1, vec![LoopVar { offset: 0, value: lv(3, 5, -2) }], false, 80);
+    let total = gx2::run(gpu, &p);
+    finish("loop_constant_inc_is_signed", &total, &["LOOP_START", "ADD"], 20);
+}
