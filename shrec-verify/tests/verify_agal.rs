@@ -611,3 +611,21 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// AGAL row "ife / ine / ifg / ifl compare the first lane of each swizzled source"
+/// (docs/semantics-audit.md, "Tests of the one-source rules"): the conditions of
+/// `every_opcode_and_operand_mode` read broadcast swizzles (`$i0.x`, `$i1.y`), where every lane
+/// is the same; here the sources are full `xyzw` registers whose lanes differ, so comparing
+/// another lane, or all four (Ruffle), gives other branches.
+#[test]
+fn if_compares_lane_x_of_full_swizzles() {
+    if agal::gpu().is_none() {
+        return;
+    }
+    let mut total = Comparison::default();
+    for op in ["ife", "ine", "ifg", "ifl"] {
+        let text = format!("mov $t0, $c0\n{op} $i0, $i1\nadd $t0, $i2, $c1\nels\nsub $t0, $i2, $c1\neif\nmov $o, $t0");
+        both(&mut total, &format!("{op}-xyzw"), &text, &mut few_values);
+    }
+    finish("if_compares_lane_x_of_full_swizzles", &total, false);
+}

@@ -1160,3 +1160,112 @@ fn reduce() {
         }
     }
 }
+
+/// GX2 rows "MOVA* change AR only after the group" and "MOVA_FLOOR = floor" (docs/semantics-audit.md,
+/// "Tests of the one-source rules"): AR is observable only through relative reads, which
+/// `per_alu_op` does not make.
+///
+/// ```text
+/// group 0: MOVA_FLOOR AR.x, 3.0
+/// group 1: MOVA_FLOOR AR.x, v  |  MOV R2.y, c[8 + AR.x].x    (the old AR: c11)
+/// group 2: MOV R2.x, 0  |  MOV R2.z, c[8 + AR.x].y  |  MOV R2.w, 0   (floor(v))
+/// ```
+///
+/// v ∈ {−1.5, −0.25, 0.75, 2.5, −3.75}: floor and truncation differ for the negative ones.
+#[test]
+fn mova_floor_and_ar_after_the_group() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let out = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] };
+    for (k, v) in [-1.5f32, -0.25, 0.75, 2.5, -3.75].into_iter().enumerate() {
+        let mova = || {
+            let mut m = a("MOVA_FLOOR", (0, 0), &[lit(0)]);
+            m.write = false;
+            m
+        };
+        let prog = vec![
+            cf("CALL_FS"),
+            alu(
+                "ALU",
+                vec![
+                    G(vec![mova()], vec![3.0f32.to_bits(), 0]),
+                    G(vec![mova(), mov((2, 1), c(8, 0).rel())], vec![v.to_bits(), 0]),
+                    G(vec![mov((2, 0), special(248)), mov((2, 2), c(8, 1).rel()), mov((2, 3), special(248))], vec![]),
+                ],
+            ),
+            pos.clone(),
+            out.clone(),
+        ];
+        let p = gen::fixed(&format!("MOVA_FLOOR {v}"), ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 60 + k as u64);
+        total.merge(gx2::run(gpu, &p));
+    }
+    finish("mova_floor_and_ar_after_the_group", &total, &["MOVA_FLOOR", "MOV"], 100);
+}
+
+/// GX2 row "DOT4 is non-IEEE like MUL": a DOT4 whose x products are 0 × inf, −0 × inf and
+/// 0 × NaN (literals) — 0 with the non-IEEE multiply, NaN with the IEEE one — beside DOT4_IEEE on
+/// the same operands (NaN). `per_alu_op` draws no inf / NaN operands, so it cannot tell them
+/// apart (mutation check in docs/semantics-audit.md).
+#[test]
+fn dot4_multiplies_zero_times_anything_to_zero() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let out = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] };
+    for (k, (zero, other)) in [(0.0f32, f32::INFINITY), (-0.0, f32::NEG_INFINITY), (0.0, f32::NAN)].into_iter().enumerate() {
+        let dot = |name: &'static str, dst: u32| -> Vec<A> {
+            (0..4u8)
+                .map(|l| {
+                    let (x, y) = if l == 0 { (lit(0), lit(1)) } else { (r(1, l), c(4, l)) };
+                    let mut d = a(name, (dst, l), &[x, y]);
+                    d.write = l == 0;
+                    d
+                })
+                .collect()
+        };
+        let prog = vec![
+            cf("CALL_FS"),
+            alu(
+                "ALU",
+                vec![
+                    G(dot("DOT4", 2), vec![zero.to_bits(), other.to_bits()]),
+                    G(dot("DOT4_IEEE", 3), vec![zero.to_bits(), other.to_bits()]),
+                    G(vec![mov((2, 1), r(3, 0)), mov((2, 2), r(1, 2)), mov((2, 3), r(1, 3))], vec![]),
+                ],
+            ),
+            pos.clone(),
+            out.clone(),
+        ];
+        let p = gen::fixed(&format!("DOT4 {zero:?} x {other:?}"), ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 70 + k as u64);
+        total.merge(gx2::run(gpu, &p));
+    }
+    finish("dot4_multiplies_zero_times_anything_to_zero", &total, &["DOT4", "DOT4_IEEE"], 50);
+}
+
+/// GX2 row "Bounded loops: … INIT and INC signed" (docs/semantics-audit.md, "Tests of the
+/// one-source rules"): a LOOP_START over loop constant (COUNT 3, INIT 5, INC −2) adding
+/// `c[8 + AL]` to R2.x each iteration (AL = 5, 3, 1); read unsigned, INC would be 254.
+/// `control_flow_forms` has INC 2 only, and the fuzzed loops' INC −1 is never seen through an
+/// AL-relative read there.
+#[test]
+fn loop_constant_inc_is_signed() {
+    let Some(gpu) = gpu() else { return };
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let out = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] };
+    let lv = |count: u32, init: i32, inc: i32| count | (init as u32 & 0xFFF) << 12 | (inc as u32 & 0xFF) << 24;
+    let mut acc = a("ADD", (2, 0), &[r(2, 0), c(8, 0).rel()]);
+    acc.index_mode = 4;
+    let prog = vec![
+        cf("CALL_FS"),
+        alu("ALU", vec![G((0..4).map(|l| mov((2, l), special(248))).collect(), vec![])]),
+        C::N { op: "LOOP_START", addr: 0, pop: 0, cf_const: 0, tex: vec![] },
+        alu("ALU", vec![G(vec![acc], vec![])]),
+        cf("LOOP_END"),
+        pos,
+        out,
+    ];
+    let p = gen::fixed("LOOP_START INC -2", ShaderKind::Vertex, &prog, prog.len() - 1, vec![LoopVar { offset: 0, value: lv(3, 5, -2) }], false, 80);
+    let total = gx2::run(gpu, &p);
+    finish("loop_constant_inc_is_signed", &total, &["LOOP_START", "ADD"], 20);
+}

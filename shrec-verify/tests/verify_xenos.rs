@@ -2473,3 +2473,353 @@ fn conditional_exec_end_ends_only_when_its_condition_holds() {
     let must = ["frc", "floor", "exec-end (condition met)", "exec-end (condition not met)"].map(String::from);
     finish("conditional_exec_end_ends_only_when_its_condition_holds", &c, &must, 500);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tests of the one-source rules (docs/semantics-audit.md, "Tests of the one-source rules"):
+// programs whose lanes hit exactly the case a rule decides, compared with the interpreter.
+// ---------------------------------------------------------------------------------------------
+
+/// A CF item of [`cf_program`]: an exec-family clause (op, boolean, condition, ALU slots; at most
+/// seven slots with a vertex shader's vfetch) or a raw CF word (ret, call, ...).
+enum CfItem {
+    Clause(u64, u32, bool, Vec<[u32; 3]>),
+    Raw(u64),
+}
+
+/// A container from CF items (a vertex shader's first clause gets `vfetch r0` in front); the
+/// last item must be an exec-end clause exporting r1 and r2 (and oPos = r0 in a vertex shader).
+fn cf_program(pixel: bool, items: Vec<CfItem>) -> Vec<u8> {
+    cf_program_with_loops(pixel, items, &[])
+}
+
+/// [`cf_program`] with literal loop constants (`defi`).
+fn cf_program_with_loops(pixel: bool, items: Vec<CfItem>, int_defs: &[(u32, u32)]) -> Vec<u8> {
+    let base = asm::cf_triples(items.len());
+    let mut slots = Vec::new();
+    let mut cf = Vec::new();
+    let mut first = !pixel;
+    for item in items {
+        match item {
+            CfItem::Raw(w) => cf.push(w),
+            CfItem::Clause(op, b, cond, body) => {
+                let mut flags = Vec::new();
+                let at = base + slots.len() as u32;
+                if first {
+                    slots.push(asm::vfetch(0, [0, 1, 2, 3], false, false));
+                    flags.push(true);
+                    first = false;
+                }
+                flags.extend(body.iter().map(|_| false));
+                slots.extend(body);
+                cf.push(asm::exec(op, at, &flags, b, cond));
+            }
+        }
+    }
+    two_output_container(pixel, base, &asm::microcode(&cf, &slots), int_defs)
+}
+
+/// The export tail of [`cf_program`]: oPos = r0 (vertex), then r1 and r2.
+fn export_tail(pixel: bool) -> Vec<[u32; 3]> {
+    if pixel {
+        vec![export_alu(0, 1), export_alu(1, 2)]
+    } else {
+        vec![export_alu(62, 0), export_alu(0, 1), export_alu(1, 2)]
+    }
+}
+
+fn vop(name: &str) -> u32 {
+    VECTOR_OPS.iter().position(|o| o.0 == name).unwrap() as u32
+}
+
+fn sop(name: &str) -> u32 {
+    SCALAR_OPS.iter().position(|o| o.0 == name).unwrap() as u32
+}
+
+/// `vop dst, a, b` with no scalar operation.
+fn valu(op: &str, dst: u32, a: Src, b: Src) -> [u32; 3] {
+    let mut x = Alu { vop: vop(op), sop: 50, vdst: dst, vmask: 0xF, ..Default::default() };
+    x.src = [a, b, Src::r(0)];
+    x.encode()
+}
+
+/// Sets r0 of every case (vertex input, or the interpolator with zero slopes).
+fn set_r0(c: &mut Case, v: [f32; 4]) {
+    for x in c.inputs.values_mut() {
+        *x = v;
+    }
+    for x in c.base.values_mut() {
+        *x = v;
+    }
+    for m in [&mut c.slope_x, &mut c.slope_y] {
+        for x in m.values_mut() {
+            *x = [0.0; 4];
+        }
+    }
+}
+
+/// Xenos rows "DP4 / DP3 sum the products in x, y, z, w order" and "MAD is not fused": dp4 and
+/// dp3 on products (2^24, 1, −2^24, 1) — x, y, z, w order gives 1 (dp4) / 0 (dp3), the reverse
+/// order 2 / 1 — and mad on (1 + 2^-12)² − (1 + 2^-11), 0 when the product is rounded first and
+/// 2^-24 when fused. Half of the cases are these operands (scaled by a power of two, either
+/// sign), half random; the operands' discrimination is checked here first.
+#[test]
+fn dot_product_order_and_unfused_mad() {
+    let Some(gpu) = gpu() else { return };
+    let big = 16_777_216.0f32;
+    let p = [big, 1.0, -big, 1.0];
+    let fwd = |k: usize| (1..k).fold(p[0], |acc, l| acc + p[l]);
+    let rev = |k: usize| (0..k - 1).rev().fold(p[k - 1], |acc, l| acc + p[l]);
+    assert_ne!(fwd(4), rev(4), "dp4 operands tell the orders apart");
+    assert_ne!(fwd(3), rev(3), "dp3 operands tell the orders apart");
+    let (a, c) = (1.0f32 + 1.0 / 4096.0, -(1.0f32 + 1.0 / 2048.0));
+    assert_ne!(a * a + c, a.mul_add(a, c), "mad operands tell fused from unfused");
+    let mut rng = Rng::new(19);
+    let mut programs = Vec::new();
+    for pixel in [false, true] {
+        for op in ["dp4", "dp3", "mad"] {
+            // mad: src2 = r0.wzyx, so lane x is r0.x * c1.x + r0.w
+            let bytes = single_op(pixel, vop(op), 50, [3, 2, 1, 0]);
+            let mut cases = op_cases(&mut rng, &bytes, 24);
+            for (k, case) in cases.iter_mut().enumerate() {
+                if k % 2 == 1 {
+                    continue;
+                }
+                let s = [1.0f32, 2.0, 0.5, -1.0, -4.0][k / 2 % 5];
+                if op == "mad" {
+                    set_r0(case, [a * s.abs(), 0.5, 0.25, c * s.abs()]);
+                    case.c[1] = [a, a, a, a];
+                } else {
+                    set_r0(case, [1.0; 4]);
+                    case.c[1] = p.map(|x| x * s);
+                }
+            }
+            programs.push(TestProgram {
+                name: format!("{op} order / fusion ({})", if pixel { "pixel" } else { "vertex" }),
+                bytes,
+                cases,
+                textures: BTreeMap::new(),
+                reproduce: "cargo test --release --test verify_xenos dot_product_order_and_unfused_mad".into(),
+            });
+        }
+    }
+    let (c, _) = run_all(gpu, programs.into_iter());
+    finish("dot_product_order_and_unfused_mad", &c, &["dp4", "dp3", "mad"].map(String::from), 500);
+}
+
+/// Xenos row "`ps` is not updated by a scalar op that fails its predicate":
+///
+/// ```text
+/// setp_eq ____, r0.z          p0 = (r0.z == 0), ps = 0 or 1
+/// (p0) adds ____, r0.xy       ps = r0.x + r0.y (in (2.5, 3.5)) only where p0
+/// max r1, r0, r0 + retain_prev r2   r2 = ps
+/// ```
+///
+/// r0.z is 0 in half of the cases, so the predicated op runs and fails in both shader kinds.
+#[test]
+fn ps_kept_when_a_scalar_op_fails_its_predicate() {
+    let Some(gpu) = gpu() else { return };
+    let build = |pixel: bool, condition: bool| {
+        let mut setp = Alu { vop: vop("max"), sop: sop("setp_eq"), ..Default::default() };
+        setp.src = [Src::r(0), Src::r(0), Src::r(0).swz([2, 2, 2, 2])];
+        let mut adds = Alu { vop: vop("max"), sop: sop("adds"), predicated: true, pred_condition: condition, ..Default::default() };
+        adds.src = [Src::r(0), Src::r(0), Src::r(0).swz([0, 1, 0, 1])];
+        let mut keep = Alu { vop: vop("max"), sop: 50, vdst: 1, vmask: 0xF, sdst: 2, smask: 0xF, ..Default::default() };
+        keep.src = [Src::r(0), Src::r(0), Src::r(0)];
+        let mut body = vec![setp.encode(), adds.encode(), keep.encode()];
+        body.extend(export_tail(pixel));
+        cf_program(pixel, vec![CfItem::Clause(asm::EXEC_END, 0, false, body)])
+    };
+    let (c, _) = run_cf_shapes(gpu, 1900, "ps_kept_when_a_scalar_op_fails_its_predicate", 32, build, |rng, c| {
+        let z = if rng.chance(50) { 0.0 } else { rng.below(4) as f32 + 0.5 };
+        set_r0(c, [2.5, rng.below(8) as f32 / 8.0 + 0.125, z, 1.0]);
+    });
+    finish("ps_kept_when_a_scalar_op_fails_its_predicate", &c, &["predicated", "setp_eq", "adds", "retain_prev"].map(String::from), 200);
+}
+
+/// Xenos rows "cond_exec_pred_clean (13) tests a bool constant like cexec" and "`ret` outside a
+/// subroutine does nothing":
+///
+/// ```text
+/// 0 exec                          r1 = c4
+/// 1 cexec_pred_clean b0 == C      r1 = r1 + c5
+/// 2 ret                           (no subroutine: does nothing)
+/// 3 exec                          r1 = r1 + c6
+/// 4 exece                         exports
+/// ```
+///
+/// b0 alternates over the cases, both conditions: the clause runs and is skipped.
+#[test]
+fn cexec_pred_clean_and_ret_outside_a_subroutine() {
+    let Some(gpu) = gpu() else { return };
+    let build = |pixel: bool, condition: bool| {
+        let mut tail = vec![valu("max", 2, Src::r(1), Src::r(1))];
+        tail.extend(export_tail(pixel));
+        cf_program(
+            pixel,
+            vec![
+                CfItem::Clause(asm::EXEC, 0, false, vec![valu("max", 1, Src::c(4), Src::c(4))]),
+                CfItem::Clause(asm::COND_EXEC_PRED_CLEAN, 0, condition, vec![valu("add", 1, Src::r(1), Src::c(5))]),
+                CfItem::Raw(asm::ret()),
+                CfItem::Clause(asm::EXEC, 0, false, vec![valu("add", 1, Src::r(1), Src::c(6))]),
+                CfItem::Clause(asm::EXEC_END, 0, false, tail),
+            ],
+        )
+    };
+    for pixel in [false, true] {
+        let listing = shrec::formats::xenos::disasm(&build(pixel, true)).unwrap();
+        // the listing names 13 as `cexec` (Xenia's reading); the must-execute list below checks the opcode
+        assert!(listing.contains("cexec b0") && listing.contains("    ret\n"), "cexec_pred_clean and ret:\n{listing}");
+    }
+    let (c, _) = run_cf_shapes(gpu, 1901, "cexec_pred_clean_and_ret_outside_a_subroutine", 16, build, |rng, c| {
+        for r in 4..=6 {
+            c.c[r] = std::array::from_fn(|_| rng.dyadic(2, 2) + 0.125);
+        }
+    });
+    finish("cexec_pred_clean_and_ret_outside_a_subroutine", &c, &[CF_NAMES[13], CF_NAMES[10]].map(String::from), 200);
+}
+
+/// Xenos row "Loops: … aL start = bits 8-15 (unsigned), step = bits 16-23 (signed)": a loop over
+/// `defi i0` with start 150 (negative if read as signed) and step +1 or −1 (255 if read as
+/// unsigned), two iterations, each adding `c[aL]` to r1: r1 = c4 + c150 + c151 (step +1) or
+/// c4 + c150 + c149 (step −1).
+///
+/// ```text
+/// 0 exec           r1 = c4
+/// 1 loop i0        (skips to 4 when the count is 0)
+/// 2 exec           r1 = r1 + c[aL]
+/// 3 endloop i0     (body 2)
+/// 4 exece          r2 = r1, exports
+/// ```
+#[test]
+fn loop_start_unsigned_and_step_signed() {
+    let Some(gpu) = gpu() else { return };
+    let build = |pixel: bool, up: bool| {
+        let mut rel = Src::c(0);
+        rel.rel = true;
+        let mut add = Alu { vop: vop("add"), sop: 50, vdst: 1, vmask: 0xF, rel_a0: false, ..Default::default() };
+        add.src = [Src::r(1), rel, Src::r(0)];
+        let mut tail = vec![valu("max", 2, Src::r(1), Src::r(1))];
+        tail.extend(export_tail(pixel));
+        let step: u32 = if up { 1 } else { 0xFF };
+        cf_program_with_loops(
+            pixel,
+            vec![
+                CfItem::Clause(asm::EXEC, 0, false, vec![valu("max", 1, Src::c(4), Src::c(4))]),
+                CfItem::Raw(asm::loop_start(4, 0)),
+                CfItem::Clause(asm::EXEC, 0, false, vec![add.encode()]),
+                CfItem::Raw(asm::loop_end(2, 0, false, false)),
+                CfItem::Clause(asm::EXEC_END, 0, false, tail),
+            ],
+            &[(0, 2 | 150 << 8 | step << 16)],
+        )
+    };
+    for pixel in [false, true] {
+        let listing = shrec::formats::xenos::disasm(&build(pixel, false)).unwrap();
+        assert!(listing.contains("loop") && listing.contains("endloop"), "a loop:\n{listing}");
+    }
+    let (c, _) = run_cf_shapes(gpu, 1902, "loop_start_unsigned_and_step_signed", 16, build, |rng, c| {
+        c.c.resize(160, [0.0; 4]);
+        c.c[4] = std::array::from_fn(|_| rng.dyadic(2, 2));
+        for r in 149..=151 {
+            c.c[r] = std::array::from_fn(|_| rng.dyadic(2, 2) + 0.125);
+        }
+    });
+    finish("loop_start_unsigned_and_step_signed", &c, &["loop".to_string(), "endloop: count ran out".to_string(), "relative".to_string()], 200);
+}
+
+/// Xenos row "maxa / maxas / maxasf: a0 = (int)clamp(floor(x + 0.5) / floor(x), …); a0 changes
+/// after both operations read their sources": every read of a0 is a relative constant read.
+///
+/// ```text
+/// 1 maxas  ____, r0.x                      a0 = floor(r0.x + 0.5)
+/// 2 maxa   r1, r0.xyzy, r0 + adds r2.x, c[a0 + 10].xy    the adds reads the a0 of 1; a0 = floor(r0.y + 0.5)
+/// 3 maxas  r2.y, c[a0 + 20].x              reads with the a0 of 2, then a0 = floor(c[..].x + 0.5)
+/// 4 max    r2.zw, c[a0 + 30], c[a0 + 30]   the a0 of 3
+/// ```
+///
+/// r0.x, r0.y and c20-c28.x are k + {0, 0.25, 0.5, 0.75}: floor(x + 0.5) and floor(x) differ in
+/// half of them.
+#[test]
+fn maxa_a0_changes_after_the_sources_are_read() {
+    let Some(gpu) = gpu() else { return };
+    let build = |pixel: bool, _: bool| {
+        let rel = |r: u32| {
+            let mut s = Src::c(r);
+            s.rel = true;
+            s
+        };
+        let mut i1 = Alu { vop: vop("max"), sop: sop("maxas"), ..Default::default() };
+        i1.src = [Src::r(0), Src::r(0), Src::r(0).swz([0, 0, 0, 0])];
+        let mut i2 = Alu { vop: vop("maxa"), sop: sop("adds"), vdst: 1, vmask: 0xF, sdst: 2, smask: 1, ..Default::default() };
+        i2.src = [Src::r(0).swz([0, 1, 2, 1]), Src::r(0), rel(10).swz([0, 1, 0, 1])];
+        let mut i3 = Alu { vop: vop("max"), sop: sop("maxas"), sdst: 2, smask: 2, ..Default::default() };
+        i3.src = [Src::r(0), Src::r(0), rel(20).swz([0, 0, 0, 0])];
+        let mut i4 = Alu { vop: vop("max"), sop: 50, vdst: 2, vmask: 0xC, ..Default::default() };
+        i4.src = [rel(30), rel(30), Src::r(0)];
+        let body = vec![i1.encode(), i2.encode(), i3.encode(), i4.encode()];
+        cf_program(pixel, vec![CfItem::Clause(asm::EXEC, 0, false, body), CfItem::Clause(asm::EXEC_END, 0, false, export_tail(pixel))])
+    };
+    let (c, _) = run_cf_shapes(gpu, 1903, "maxa_a0_changes_after_the_sources_are_read", 32, build, |rng, c| {
+        let v = |rng: &mut Rng| rng.below(8) as f32 + *rng.pick(&[0.0, 0.25, 0.5, 0.75]);
+        let (x, y) = (v(rng), v(rng));
+        set_r0(c, [x, y, 1.0, 2.0]);
+        c.c.resize(48, [0.0; 4]);
+        for r in 10..48 {
+            c.c[r] = std::array::from_fn(|_| rng.dyadic(2, 2));
+        }
+        for r in 20..30 {
+            c.c[r][0] = v(rng);
+        }
+    });
+    finish("maxa_a0_changes_after_the_sources_are_read", &c, &["maxa", "maxas", "relative"].map(String::from), 200);
+}
+
+/// Xenos row "Loops: … `loop` with the repeat bit keeps aL": an inner `loop` with the repeat bit
+/// (D3D9 `rep`) inside a loop over `defi i0` (start 150): the inner loop's own start (20) is not
+/// loaded, its body reads `c[aL]` from 150 on with the inner step (+1 or −1); the shaped programs
+/// that use the repeat bit never read aL in such a loop (mutation check in
+/// docs/semantics-audit.md).
+///
+/// ```text
+/// 0 exec               r1 = c4
+/// 1 loop i0            (count 1, aL = 150)
+/// 2 loop i1, repeat    (count 2; aL kept)
+/// 3 exec               r1 = r1 + c[aL]
+/// 4 endloop i1
+/// 5 endloop i0
+/// 6 exece              r2 = r1, exports
+/// ```
+#[test]
+fn repeat_loop_keeps_al() {
+    let Some(gpu) = gpu() else { return };
+    let build = |pixel: bool, up: bool| {
+        let mut rel = Src::c(0);
+        rel.rel = true;
+        let mut add = Alu { vop: vop("add"), sop: 50, vdst: 1, vmask: 0xF, rel_a0: false, ..Default::default() };
+        add.src = [Src::r(1), rel, Src::r(0)];
+        let mut tail = vec![valu("max", 2, Src::r(1), Src::r(1))];
+        tail.extend(export_tail(pixel));
+        let step: u32 = if up { 1 } else { 0xFF };
+        cf_program_with_loops(
+            pixel,
+            vec![
+                CfItem::Clause(asm::EXEC, 0, false, vec![valu("max", 1, Src::c(4), Src::c(4))]),
+                CfItem::Raw(asm::loop_start(6, 0)),
+                CfItem::Raw(asm::loop_start(5, 1) | 1 << 13),
+                CfItem::Clause(asm::EXEC, 0, false, vec![add.encode()]),
+                CfItem::Raw(asm::loop_end(3, 1, false, false)),
+                CfItem::Raw(asm::loop_end(2, 0, false, false)),
+                CfItem::Clause(asm::EXEC_END, 0, false, tail),
+            ],
+            &[(0, 1 | 150 << 8), (1, 2 | 20 << 8 | step << 16)],
+        )
+    };
+    let (c, _) = run_cf_shapes(gpu, 1904, "repeat_loop_keeps_al", 16, build, |rng, c| {
+        c.c.resize(160, [0.0; 4]);
+        c.c[4] = std::array::from_fn(|_| rng.dyadic(2, 2));
+        for r in (19..=21).chain(149..=151) {
+            c.c[r] = std::array::from_fn(|_| rng.dyadic(2, 2) + 0.125);
+        }
+    });
+    finish("repeat_loop_keeps_al", &c, &["loop".to_string(), "endloop: repeat".to_string(), "relative".to_string()], 200);
+}
