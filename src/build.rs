@@ -314,7 +314,7 @@ impl JobQueue {
             if q.seen.insert(s.key) {
                 q.waiting.insert(s.key, s.clone());
             } else {
-                q.duplicates.push(crate::report::Duplicate { path: s.label(), offset: s.offset, index: s.index, key: s.key });
+                q.duplicates.push(crate::report::Duplicate { shader: s.clone() });
             }
         }
         drop(q);
@@ -349,7 +349,14 @@ impl JobQueue {
     fn duplicates(&self) -> Vec<crate::report::Duplicate> {
         let mut d = std::mem::take(&mut self.lock().duplicates);
         // Scan threads offer files in any order: list them in a stable one.
-        d.sort_by(|a, b| (&a.path, a.offset, a.index).cmp(&(&b.path, b.offset, b.index)));
+        d.sort_by(|a, b| {
+            (&a.shader.path, &a.shader.member, a.shader.offset, a.shader.index).cmp(&(
+                &b.shader.path,
+                &b.shader.member,
+                b.shader.offset,
+                b.shader.index,
+            ))
+        });
         d
     }
 }
@@ -591,7 +598,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let scan_warning = if empty_input.is_some() { None } else { scan_warning };
     let report = Report {
         outcomes,
-        scan_errors: scanned.errors.into_iter().map(report_scan_error).collect(),
+        scan_errors: scanned.errors.into_iter().map(crate::report::ScanError::from).collect(),
         fatal: Vec::new(),
         dxc_compilations: compilations.load(Ordering::Relaxed),
         cache_hits,
@@ -722,18 +729,6 @@ impl OutputStamp {
     }
 }
 
-fn report_scan_error(e: scan::ScanError) -> crate::report::ScanError {
-    crate::report::ScanError {
-        path: e.path,
-        offset: e.at.or(e.offset),
-        family: e.kind.map(|k| k.family()),
-        reason: match e.kind {
-            Some(k) => format!("{} container: {}", k.name(), e.reason),
-            None => e.reason,
-        },
-    }
-}
-
 pub use crate::limits::MAX_HLSL_BYTES;
 
 /// Builds one shader: from the incremental cache when its artifact key matches, else with DXC.
@@ -748,6 +743,10 @@ fn build_one(
 ) -> (Outcome, Option<CacheEntry>) {
     let outcome = |status: Status| Outcome {
         path: job.label(),
+        file: job.path.clone(),
+        member: job.member.clone(),
+        container: job.container,
+        name: job.name.clone(),
         offset: job.offset,
         family: job.family,
         stage: job.stage,

@@ -269,12 +269,19 @@ fn emit(text: &str) {
 
 fn scan(dir: PathBuf, json: bool, list_containers: bool) -> i32 {
     if !dir.exists() {
-        eprintln!("error: {}: no such file or directory", dir.display());
+        let message = format!("{}: no such file or directory", shrec::report::path_text(&dir));
+        eprintln!("error: {}", shrec::report::printable(&message));
+        if json {
+            // a reader of --json gets the same document, with the error in `fatal`
+            let mut text = serde_json::to_string_pretty(&shrec::report::scan_fatal_json(&message)).expect("JSON of plain data");
+            text.push('\n');
+            emit(&text);
+        }
         return 1;
     }
     let result = shrec::scan::scan_dir(&dir);
     if json {
-        let mut text = serde_json::to_string_pretty(&shrec::scan::to_json(&result)).expect("JSON of plain data");
+        let mut text = serde_json::to_string_pretty(&shrec::report::scan_to_json(&result)).expect("JSON of plain data");
         text.push('\n');
         emit(&text);
     } else {

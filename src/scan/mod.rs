@@ -14,7 +14,6 @@ pub mod index;
 use crate::detect::{detect, ContainerKind};
 use crate::formats::{self, Family, Stage};
 use rayon::prelude::*;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -499,52 +498,6 @@ fn short_kind(k: ContainerKind) -> &'static str {
         ContainerKind::Sharcfb => "sharc",
         k => k.name(),
     }
-}
-
-/// The same data as [`render_table`] as JSON: keys as `"0x%016X"` strings, offsets and
-/// lengths as numbers.
-pub fn to_json(r: &ScanResult) -> Value {
-    let shaders: Vec<Value> = r
-        .shaders
-        .iter()
-        .map(|x| {
-            json!({
-                "path": x.label().display().to_string(),
-                "container": x.container.name(),
-                "family": x.family.name(),
-                "offset": x.offset,
-                "length": x.length,
-                "index": x.index,
-                "stage": x.stage.name_in(x.family),
-                "key": key_hex(x.key),
-                "name": x.name,
-            })
-        })
-        .collect();
-    let counts: Vec<Value> = r.counts().into_iter().map(|((f, st), n)| json!({ "family": f.name(), "stage": st.name_in(f), "count": n })).collect();
-    let errors: Vec<Value> = r
-        .errors
-        .iter()
-        .map(|e| {
-            json!({
-                "path": e.path.display().to_string(),
-                "offset": e.offset,
-                "kind": e.kind.map(|k| k.name()),
-                "at": e.at,
-                "reason": e.reason,
-            })
-        })
-        .collect();
-    let containers: Vec<Value> = r
-        .containers
-        .iter()
-        .map(|c| json!({ "path": c.path.display().to_string(), "format": c.format, "members": c.members, "bytes": c.bytes }))
-        .collect();
-    let unopened: Vec<Value> = r.unopened.iter().map(|(p, w)| json!({ "path": p.display().to_string(), "format": w })).collect();
-    json!({
-        "files": r.files, "bytes": r.bytes, "shaders": shaders, "counts": counts, "errors": errors,
-        "containers": containers, "unopened": unopened,
-    })
 }
 
 /// The decompressed bytes of member `chain` of the file at `path`. Each build thread keeps the
