@@ -849,7 +849,8 @@ fn build_one(
     // In a worker process, under the time and memory limits: every shader with --isolate-dxc,
     // and a large one always (DXC's cost is steep in its size; in-process it cannot be stopped).
     let large = hlsl.len() > opts.dxc_isolate_above;
-    let worker = opts.isolate_dxc.clone().or_else(|| if large { opts.dxc_worker_exe.clone() } else { None });
+    // (Worker processes need Unix: elsewhere a large shader compiles in-process, unlimited.)
+    let worker = opts.isolate_dxc.clone().or_else(|| if large && cfg!(unix) { opts.dxc_worker_exe.clone() } else { None });
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);

@@ -123,7 +123,9 @@ struct BuildArgs {
     /// Comma-separated DXC targets.
     #[arg(long, value_delimiter = ',', default_value = "dxil,spirv", value_parser = parse_target)]
     targets: Vec<Target>,
-    /// Path to libdxcompiler.so (else $SHREC_DXC, else a provisioned copy).
+    /// Path to the DXC library: libdxcompiler.so on Linux, dxcompiler.dll on Windows,
+    /// libdxcompiler.dylib on macOS (else $SHREC_DXC, else a copy shrec provisions from PyPI;
+    /// also from the DirectXShaderCompiler releases or the Vulkan SDK).
     #[arg(long)]
     dxc: Option<PathBuf>,
     /// Never download DXC.
@@ -346,6 +348,10 @@ fn run_build(a: BuildArgs) -> i32 {
         dxc_worker_exe: std::env::current_exe().ok(),
         isolate_dxc: match (a.isolate_dxc, std::env::current_exe()) {
             (false, _) => None,
+            (true, _) if !cfg!(unix) => {
+                eprintln!("error: --isolate-dxc: DXC worker processes need a Unix system (setrlimit, poll); on this OS DXC runs in-process");
+                return 1;
+            }
             (true, Ok(exe)) => Some(exe),
             (true, Err(e)) => {
                 eprintln!("error: --isolate-dxc: cannot find this executable: {e}");

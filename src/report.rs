@@ -228,6 +228,7 @@ pub fn show_command(o: &Outcome) -> Option<String> {
 /// A path as text for reports: UTF-8 as itself, and each byte of a name that is not valid UTF-8
 /// as `\xNN`, so that such a name is still told apart from others and can be found (`display()`
 /// would turn every such byte into U+FFFD; issue 23, B13).
+#[cfg(unix)]
 pub fn path_text(p: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut out = String::new();
@@ -243,6 +244,7 @@ pub fn path_text(p: &Path) -> String {
 /// A path as one POSIX shell word, also when its name is not UTF-8: then
 /// `"$(printf '…')"` with the other bytes as octal escapes (POSIX printf), the only portable
 /// way to type them.
+#[cfg(unix)]
 pub fn shell_quote_path(p: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     if let Some(s) = p.to_str() {
@@ -259,6 +261,19 @@ pub fn shell_quote_path(p: &Path) -> String {
         }
     }
     format!("\"$(printf '{fmt}')\"")
+}
+
+/// [`path_text`] where paths are not bytes (Windows: UTF-16, an unpaired surrogate becomes
+/// U+FFFD).
+#[cfg(not(unix))]
+pub fn path_text(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// [`shell_quote_path`] where paths are not bytes.
+#[cfg(not(unix))]
+pub fn shell_quote_path(p: &Path) -> String {
+    shell_quote(&p.to_string_lossy())
 }
 
 /// `s` as one POSIX shell word: unchanged when it is made of characters no shell treats
