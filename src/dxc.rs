@@ -615,6 +615,23 @@ mod tests {
         assert_eq!(m.uid(), unsafe { libc::geteuid() });
     }
 
+    /// This OS's provisioning pins are whole: sha256 values of 64 hex digits, the wheel of the
+    /// pinned package for the pinned platform, the library under the name `--dxc` documents.
+    #[test]
+    fn provisioning_pins_are_whole() {
+        use super::provision as p;
+        let hex64 = |h: &str| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        if p::AVAILABLE {
+            assert!(hex64(p::WHEEL_SHA256) && hex64(p::LIBRARY_SHA256));
+            assert!(p::EXTRA.iter().all(|e| hex64(e.2) && e.0.ends_with(e.1)));
+            let (name, version) = p::PACKAGE.split_once("==").unwrap();
+            assert!(p::WHEEL.starts_with(&format!("{}-{version}-", name.replace('-', "_"))), "{}", p::WHEEL);
+            assert!(p::WHEEL.contains(p::PLATFORM) && p::WHEEL.ends_with(".whl"), "{}", p::WHEEL);
+        }
+        assert!(super::provisioned_path().ends_with(p::LIBRARY_NAME));
+        assert!(super::DxcError::Offline.to_string().contains(p::LIBRARY_NAME));
+    }
+
     #[test]
     fn diagnostics_lose_their_nul_bytes() {
         assert_eq!(super::diagnostics_text("shader.hlsl:3:1: error: x\n\0"), "shader.hlsl:3:1: error: x");
