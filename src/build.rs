@@ -314,7 +314,7 @@ impl JobQueue {
             if q.seen.insert(s.key) {
                 q.waiting.insert(s.key, s.clone());
             } else {
-                q.duplicates.push(crate::report::Duplicate { path: s.label(), offset: s.offset, index: s.index, key: s.key });
+                q.duplicates.push(crate::report::Duplicate { shader: s.clone() });
             }
         }
         drop(q);
@@ -349,7 +349,14 @@ impl JobQueue {
     fn duplicates(&self) -> Vec<crate::report::Duplicate> {
         let mut d = std::mem::take(&mut self.lock().duplicates);
         // Scan threads offer files in any order: list them in a stable one.
-        d.sort_by(|a, b| (&a.path, a.offset, a.index).cmp(&(&b.path, b.offset, b.index)));
+        d.sort_by(|a, b| {
+            (&a.shader.path, &a.shader.member, a.shader.offset, a.shader.index).cmp(&(
+                &b.shader.path,
+                &b.shader.member,
+                b.shader.offset,
+                b.shader.index,
+            ))
+        });
         d
     }
 }
@@ -358,6 +365,15 @@ impl JobQueue {
 struct FinishOnDrop<'a>(&'a JobQueue);
 
 impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
+/// Finishes the progress display when dropped, so that [`Progress::watch`] returns before the
+/// thread scope waits for it, also when a thread of the build panicked.
+struct FinishProgressOnDrop<'a>(&'a Progress);
+impl Drop for FinishProgressOnDrop<'_> {
     fn drop(&mut self) {
         self.0.finish();
     }
@@ -477,13 +493,16 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
                 // With an incremental cache, files unchanged since the last build are not read again.
                 let index = opts.cache_dir.as_ref().map(|dir| scan_index_path(dir, &opts.input));
                 let offer = |shaders: &[FoundShader]| queue.offer(shaders);
-                let scanned = scan_pool.install(|| scan::scan_dir_streaming(&opts.input, index.as_deref(), &offer).0);
+                let scanned = scan_pool.install(|| scan::scan_dir_observed(&opts.input, index.as_deref(), &offer, &progress.scan).0);
                 let order = queue.finish();
                 progress.set_total(order.len());
                 let _ = order_tx.send(order);
                 (scanned, t_scan.elapsed(), started.elapsed())
             })
         };
+        let progress_ref = &progress;
+        let _finish_progress = FinishProgressOnDrop(progress_ref);
+        scope.spawn(move || progress_ref.watch());
         let packer = (opts.layout == CacheLayout::Single).then(|| {
             let (results, compilations, clock, write_opts) = (&results, &compilations, &clock, &write_opts);
             scope.spawn(move || {
@@ -524,7 +543,6 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         let (scanned, scan_time, scan_ended) = scanner.join().expect("the scanner thread does not panic");
         (scanned, scan_time, scan_ended, packer.map(|p| p.join().expect("the packer thread does not panic")))
     });
-    progress.finish();
     let duplicates = queue.duplicates();
 
     let mut outcomes = Vec::new();
@@ -591,7 +609,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let scan_warning = if empty_input.is_some() { None } else { scan_warning };
     let report = Report {
         outcomes,
-        scan_errors: scanned.errors.into_iter().map(report_scan_error).collect(),
+        scan_errors: scanned.errors.into_iter().map(crate::report::ScanError::from).collect(),
         fatal: Vec::new(),
         dxc_compilations: compilations.load(Ordering::Relaxed),
         cache_hits,
@@ -722,18 +740,6 @@ impl OutputStamp {
     }
 }
 
-fn report_scan_error(e: scan::ScanError) -> crate::report::ScanError {
-    crate::report::ScanError {
-        path: e.path,
-        offset: e.at.or(e.offset),
-        family: e.kind.map(|k| k.family()),
-        reason: match e.kind {
-            Some(k) => format!("{} container: {}", k.name(), e.reason),
-            None => e.reason,
-        },
-    }
-}
-
 pub use crate::limits::MAX_HLSL_BYTES;
 
 /// Builds one shader: from the incremental cache when its artifact key matches, else with DXC.
@@ -748,6 +754,10 @@ fn build_one(
 ) -> (Outcome, Option<CacheEntry>) {
     let outcome = |status: Status| Outcome {
         path: job.label(),
+        file: job.path.clone(),
+        member: job.member.clone(),
+        container: job.container,
+        name: job.name.clone(),
         offset: job.offset,
         family: job.family,
         stage: job.stage,
@@ -839,7 +849,8 @@ fn build_one(
     // In a worker process, under the time and memory limits: every shader with --isolate-dxc,
     // and a large one always (DXC's cost is steep in its size; in-process it cannot be stopped).
     let large = hlsl.len() > opts.dxc_isolate_above;
-    let worker = opts.isolate_dxc.clone().or_else(|| if large { opts.dxc_worker_exe.clone() } else { None });
+    // (Worker processes need Unix: elsewhere a large shader compiles in-process, unlimited.)
+    let worker = opts.isolate_dxc.clone().or_else(|| if large && cfg!(unix) { opts.dxc_worker_exe.clone() } else { None });
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
@@ -879,64 +890,166 @@ fn build_one(
     (outcome(Status::Compiled { cached: false }), Some(entry(artifacts)))
 }
 
-/// Progress: an indicatif bar on a terminal, a plain line every 10% otherwise.
+/// Progress on stderr, in two parts: while the scan runs, the bytes scanned of those the walk
+/// found (until the walk is over, a counter of what it has found: no bar without a total), with
+/// the shaders already built; once the scan is over, the shaders built of those found. On a
+/// terminal an indicatif bar that one thread ([`Progress::watch`]) redraws every 100 ms, its ETA
+/// computed from the rate so far and left out (`ETA …`) until there is a rate to compute it
+/// from; otherwise a plain line at most every 2 seconds, and the last one (CI logs). indicatif
+/// itself draws nothing when its target is not a terminal (`ProgressDrawTarget::stderr` checks
+/// `Term::is_term`), and shrec does not even create the bar then. `-q` turns all of it off.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
+    /// Counters the scan updates.
+    scan: scan::ScanProgress,
+    /// Set when the scan is over (the bar then shows shaders).
+    scan_over: std::sync::atomic::AtomicBool,
+    /// Set by [`Progress::finish`]: [`Progress::watch`] returns.
+    finished: std::sync::atomic::AtomicBool,
     /// Shaders to build; 0 while the scan is still finding them.
     total: AtomicUsize,
     done: AtomicUsize,
     enabled: bool,
+    started: Instant,
     last_line: Mutex<Instant>,
+}
+
+const WALK_TEMPLATE: &str = "{spinner} [{elapsed_precise}] finding files: {msg}";
+const SCAN_TEMPLATE: &str = "{spinner} [{elapsed_precise}] scanning {bar:30} {msg}";
+const BUILD_TEMPLATE: &str = "{spinner} [{elapsed_precise}] building {bar:30} {msg}";
+
+/// `ETA 12s` from the rate so far (`done` of `total` in `elapsed`), `ETA …` while there is no
+/// rate yet (nothing done, or less than a second gone: a first burst says nothing).
+fn eta_text(elapsed: Duration, done: u64, total: u64) -> String {
+    if done == 0 || elapsed < Duration::from_secs(1) {
+        return "ETA …".into();
+    }
+    let left = elapsed.as_secs_f64() * total.saturating_sub(done) as f64 / done as f64;
+    format!("ETA {:#}", indicatif::HumanDuration(Duration::from_secs_f64(left.min(1e7))))
+}
+
+/// The progress text while the scan runs: during the walk what it found so far, then the bytes
+/// scanned of the total with an ETA, and the shaders built meanwhile.
+fn scan_line(p: &scan::ScanProgress, since_walk: Duration, built: usize) -> String {
+    let found = p.bytes_found.load(Ordering::Relaxed);
+    let files = p.files_found.load(Ordering::Relaxed);
+    if !p.walk_done.load(Ordering::Acquire) {
+        return format!("{files} files, {} so far; {built} shaders built", indicatif::HumanBytes(found));
+    }
+    let scanned = p.bytes_scanned.load(Ordering::Relaxed).min(found);
+    format!(
+        "{} of {} ({} of {files} files), {}; {built} shaders built",
+        indicatif::HumanBytes(scanned),
+        indicatif::HumanBytes(found),
+        p.files_scanned.load(Ordering::Relaxed),
+        eta_text(since_walk, scanned, found)
+    )
 }
 
 impl Progress {
     fn new(enabled: bool) -> Self {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
-            // While the scan runs the total is unknown: a counter, not a bar that looks full with
-            // "ETA 0s"; `set_total` switches to the bar.
             let b = indicatif::ProgressBar::new_spinner();
-            b.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} shaders built, still scanning ({per_sec})")
-                    .expect("valid template"),
-            );
-            b.enable_steady_tick(Duration::from_millis(200));
+            b.set_style(indicatif::ProgressStyle::with_template(WALK_TEMPLATE).expect("valid template"));
             b
         });
-        Progress { bar, total: AtomicUsize::new(0), done: AtomicUsize::new(0), enabled, last_line: Mutex::new(Instant::now()) }
+        Progress {
+            bar,
+            scan: scan::ScanProgress::default(),
+            scan_over: Default::default(),
+            finished: Default::default(),
+            total: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            enabled,
+            started: Instant::now(),
+            last_line: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Draws until [`Progress::finish`] (run on a thread of its own): the only code that changes
+    /// the bar, so that its parts never mix (a byte count over the shaders' total).
+    fn watch(&self) {
+        if !self.enabled {
+            return;
+        }
+        #[derive(PartialEq)]
+        enum Part {
+            Walk,
+            Scan(Instant),
+            Build,
+        }
+        let mut part = Part::Walk;
+        while !self.finished.load(Ordering::Acquire) {
+            let built = self.done.load(Ordering::Relaxed);
+            if self.scan_over.load(Ordering::Acquire) {
+                if let Some(b) = &self.bar {
+                    let total = self.total.load(Ordering::Relaxed);
+                    b.set_message(format!("{built}/{total} shaders, {}", eta_text(self.started.elapsed(), built as u64, total as u64)));
+                    if part != Part::Build {
+                        part = Part::Build;
+                        b.set_length(total as u64);
+                        b.set_style(indicatif::ProgressStyle::with_template(BUILD_TEMPLATE).expect("valid template"));
+                    }
+                    b.set_position(built as u64);
+                }
+                // plain lines of this part: `tick`
+            } else {
+                if part == Part::Walk && self.scan.walk_done.load(Ordering::Acquire) {
+                    part = Part::Scan(Instant::now());
+                    if let Some(b) = &self.bar {
+                        b.set_length(self.scan.bytes_found.load(Ordering::Relaxed));
+                        b.set_message(scan_line(&self.scan, Duration::ZERO, built));
+                        b.set_style(indicatif::ProgressStyle::with_template(SCAN_TEMPLATE).expect("valid template"));
+                    }
+                }
+                let since_walk = match part {
+                    Part::Scan(t) => t.elapsed(),
+                    _ => Duration::ZERO,
+                };
+                let line = scan_line(&self.scan, since_walk, built);
+                match &self.bar {
+                    Some(b) => {
+                        b.set_position(self.scan.bytes_scanned.load(Ordering::Relaxed).min(self.scan.bytes_found.load(Ordering::Relaxed)));
+                        b.set_message(line);
+                        b.tick();
+                    }
+                    None => {
+                        let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
+                        if last.elapsed() >= Duration::from_secs(2) {
+                            *last = Instant::now();
+                            eprintln!("shrec: {line}");
+                        }
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The scan is over: `total` shaders are to be built.
     fn set_total(&self, total: usize) {
         self.total.store(total, Ordering::Relaxed);
-        if let Some(b) = &self.bar {
-            b.set_length(total as u64);
-            b.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} shaders ({per_sec}, ETA {eta})")
-                    .expect("valid template"),
-            );
-        }
+        self.scan_over.store(true, Ordering::Release);
     }
 
     fn tick(&self) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(b) = &self.bar {
-            b.inc(1);
-        } else if self.enabled {
-            // Plain output for CI logs: at most one line every 2 seconds, and the last one.
-            let total = self.total.load(Ordering::Relaxed);
-            let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
-            if done == total || last.elapsed() >= Duration::from_secs(2) {
-                *last = Instant::now();
-                if total == 0 {
-                    eprintln!("shrec: {done} shaders (still scanning)");
-                } else {
-                    eprintln!("shrec: {done}/{total} shaders");
-                }
-            }
+        if self.bar.is_some() || !self.enabled || !self.scan_over.load(Ordering::Acquire) {
+            // the bar and the scan's lines are `watch`'s
+            return;
+        }
+        // Plain output for CI logs: at most one line every 2 seconds, and the last one.
+        let total = self.total.load(Ordering::Relaxed);
+        let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
+        if done == total || last.elapsed() >= Duration::from_secs(2) {
+            *last = Instant::now();
+            eprintln!("shrec: {done}/{total} shaders");
         }
     }
 
     fn finish(&self) {
+        self.scan_over.store(true, Ordering::Release);
+        self.finished.store(true, Ordering::Release);
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
@@ -1087,4 +1200,35 @@ fn write_hlsl_dir_support(dir: &Path, targets: &[Target]) -> std::io::Result<()>
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+
+    /// Issue 22 item 7: no ETA before there is a rate (no "ETA 0s" at the start), then the time
+    /// left at the rate so far.
+    #[test]
+    fn eta_waits_for_a_rate() {
+        assert_eq!(eta_text(Duration::from_secs(5), 0, 100), "ETA …");
+        assert_eq!(eta_text(Duration::from_millis(500), 50, 100), "ETA …");
+        assert_eq!(eta_text(Duration::from_secs(10), 25, 100), "ETA 30s");
+        assert_eq!(eta_text(Duration::from_secs(10), 100, 100), "ETA 0s");
+    }
+
+    /// While the walk runs there is no total, only what it found; then bytes of the total.
+    #[test]
+    fn scan_line_has_a_total_only_after_the_walk() {
+        let p = scan::ScanProgress::default();
+        p.files_found.store(3, Ordering::Relaxed);
+        p.bytes_found.store(3 << 20, Ordering::Relaxed);
+        assert_eq!(scan_line(&p, Duration::ZERO, 0), "3 files, 3.00 MiB so far; 0 shaders built");
+        p.walk_done.store(true, Ordering::Relaxed);
+        p.files_scanned.store(1, Ordering::Relaxed);
+        p.bytes_scanned.store(1 << 20, Ordering::Relaxed);
+        assert_eq!(scan_line(&p, Duration::from_secs(2), 7), "1.00 MiB of 3.00 MiB (1 of 3 files), ETA 4s; 7 shaders built");
+        // a file that grew since the walk does not take the count past the total
+        p.bytes_scanned.store(4 << 20, Ordering::Relaxed);
+        assert!(scan_line(&p, Duration::from_secs(2), 7).starts_with("3.00 MiB of 3.00 MiB"));
+    }
 }

@@ -1,4 +1,5 @@
-//! DXC: finding or provisioning `libdxcompiler.so`, one compiler per worker thread, and the
+//! DXC: finding or provisioning `libdxcompiler.so` (`dxcompiler.dll` on Windows,
+//! `libdxcompiler.dylib` on macOS; see [`provision`]), one compiler per worker thread, and the
 //! arguments for each target.
 //!
 //! Discovery order: `--dxc PATH`, then `$SHREC_DXC`, then a copy provisioned earlier in the user
@@ -15,22 +16,96 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The wheel shrec provisions DXC from, and the checksums it must match.
+/// The wheel shrec provisions DXC from on this OS, and the checksums it must match. Each is a
+/// PyPI wheel pinned by version, platform tag and sha256, its libraries pinned by sha256 too
+/// (see docs/README.md "DXC" for what was checked on each platform):
+/// - Linux x86-64: `compushady-lrtu==0.18.0` (manylinux_2_28), `libdxcompiler_x86_64.so`;
+/// - Windows x86-64: `compushady==0.17.5` (win_amd64), `dxcompiler.dll` (DXC 1.6.2112) and
+///   `dxil.dll`, the validator that signs DXIL (DXC loads it by name through the DLL search
+///   path; shrec fills the container hash itself, as on Linux, so does not need it);
+/// - macOS (x86-64 and arm64): `compushady==0.17.5` (macosx_10_12_universal2),
+///   `libdxcompiler.3.7.dylib`, a universal binary;
+/// - elsewhere nothing is provisioned: [`provision::AVAILABLE`] is false and the error says where
+///   to get DXC.
 pub mod provision {
-    pub const PACKAGE: &str = "compushady-lrtu==0.18.0";
-    pub const WHEEL: &str = "compushady_lrtu-0.18.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
-    pub const WHEEL_SHA256: &str = "b76371972f2543a1e83034a86c83cfad678dabf66be0b50b7d78edbcb1c98243";
-    pub const MEMBER: &str = "compushady/backends/libdxcompiler_x86_64.so";
-    pub const LIBRARY_SHA256: &str = "ade5a6edc143bee6a6c1e83adbcfb6e1eb9c48c50ef2eead9e763e5bcb689fac";
-    /// Folder name under the user cache dir.
-    pub const DIR: &str = "compushady-lrtu-0.18.0";
+    /// One file taken from the wheel: its member name, the name it gets, its sha256.
+    pub type Extra = (&'static str, &'static str, &'static str);
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    mod this_os {
+        pub const AVAILABLE: bool = true;
+        pub const PACKAGE: &str = "compushady-lrtu==0.18.0";
+        pub const PLATFORM: &str = "manylinux_2_28_x86_64";
+        pub const WHEEL: &str = "compushady_lrtu-0.18.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
+        pub const WHEEL_SHA256: &str = "b76371972f2543a1e83034a86c83cfad678dabf66be0b50b7d78edbcb1c98243";
+        pub const MEMBER: &str = "compushady/backends/libdxcompiler_x86_64.so";
+        pub const LIBRARY_SHA256: &str = "ade5a6edc143bee6a6c1e83adbcfb6e1eb9c48c50ef2eead9e763e5bcb689fac";
+        pub const EXTRA: &[super::Extra] = &[];
+        pub const DIR: &str = "compushady-lrtu-0.18.0";
+    }
+
+    #[cfg(all(windows, target_arch = "x86_64"))]
+    mod this_os {
+        pub const AVAILABLE: bool = true;
+        pub const PACKAGE: &str = "compushady==0.17.5";
+        pub const PLATFORM: &str = "win_amd64";
+        pub const WHEEL: &str = "compushady-0.17.5-cp311-cp311-win_amd64.whl";
+        pub const WHEEL_SHA256: &str = "f06b761e4597f3472d7d16e49b0bc7f26c9067c3ddd548c7420ca513f6964795";
+        pub const MEMBER: &str = "compushady/backends/dxcompiler.dll";
+        pub const LIBRARY_SHA256: &str = "64e5feb3db313bb3455fd5ca0aa9dbc95c3c4bc48c56c43d740a97b67ad54119";
+        pub const EXTRA: &[super::Extra] =
+            &[("compushady/backends/dxil.dll", "dxil.dll", "68a751cb542d71ae62aae0bf8f7402fe45e0dd3955d468a7b9644dafa61de84a")];
+        pub const DIR: &str = "compushady-0.17.5";
+    }
+
+    #[cfg(target_os = "macos")]
+    mod this_os {
+        pub const AVAILABLE: bool = true;
+        pub const PACKAGE: &str = "compushady==0.17.5";
+        pub const PLATFORM: &str = "macosx_10_12_universal2";
+        pub const WHEEL: &str = "compushady-0.17.5-cp311-cp311-macosx_10_12_universal2.whl";
+        pub const WHEEL_SHA256: &str = "3cd68d44b7dab5ec2ddc2d26d9d250ac06880166215fc73aadc5d30262416a8d";
+        pub const MEMBER: &str = "compushady/backends/libdxcompiler.3.7.dylib";
+        pub const LIBRARY_SHA256: &str = "2857a32b6056c10d9b021b8b3df5904fd401db973ed0d60d01e73c6337fe28c6";
+        pub const EXTRA: &[super::Extra] = &[];
+        pub const DIR: &str = "compushady-0.17.5";
+    }
+
+    #[cfg(not(any(all(target_os = "linux", target_arch = "x86_64"), all(windows, target_arch = "x86_64"), target_os = "macos")))]
+    mod this_os {
+        pub const AVAILABLE: bool = false;
+        pub const PACKAGE: &str = "";
+        pub const PLATFORM: &str = "";
+        pub const WHEEL: &str = "";
+        pub const WHEEL_SHA256: &str = "";
+        pub const MEMBER: &str = "";
+        pub const LIBRARY_SHA256: &str = "";
+        pub const EXTRA: &[super::Extra] = &[];
+        pub const DIR: &str = "none";
+    }
+
+    pub use this_os::*;
+
+    /// The DXC library's file name on this OS (what `--dxc` points at).
+    pub const LIBRARY_NAME: &str = if cfg!(windows) {
+        "dxcompiler.dll"
+    } else if cfg!(target_os = "macos") {
+        "libdxcompiler.dylib"
+    } else {
+        "libdxcompiler.so"
+    };
+
+    /// Where to get DXC by hand, for the errors of an OS shrec cannot provision it on.
+    pub const WHERE_TO_GET: &str =
+        "get DXC from the DirectXShaderCompiler releases (github.com/microsoft/DirectXShaderCompiler/releases: dxcompiler.dll, \
+         libdxcompiler.so) or the Vulkan SDK (vulkan.lunarg.com: its lib/ or Bin/ folder), then pass --dxc PATH or set SHREC_DXC";
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum DxcError {
     #[error("DXC library {path}: {reason}")]
     Library { path: PathBuf, reason: String },
-    #[error("DXC not found and provisioning is disabled (--offline): pass --dxc PATH/TO/libdxcompiler.so or set SHREC_DXC")]
+    #[error("DXC not found and provisioning is disabled (--offline): pass --dxc PATH/TO/{} or set SHREC_DXC", provision::LIBRARY_NAME)]
     Offline,
     #[error("provisioning DXC failed: {0}")]
     Provision(String),
@@ -66,12 +141,18 @@ pub fn user_cache_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h).join(".cache").join("shrec");
     }
+    // Windows: the per-user local application data folder
+    #[cfg(windows)]
+    if let Some(d) = std::env::var_os("LOCALAPPDATA").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("shrec");
+    }
     private_temp_dir()
 }
 
 /// `<temp>/shrec-cache-<uid>`, created mode 0700. It is used only if it is a real directory
 /// (not a link) owned by this user with no access for others; otherwise a fresh name is
 /// chosen, so a folder someone else made first is never trusted.
+#[cfg(unix)]
 fn private_temp_dir() -> PathBuf {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -91,9 +172,17 @@ fn private_temp_dir() -> PathBuf {
     p
 }
 
+/// Elsewhere (Windows): the temp dir is the user's own (`%TEMP%` under the profile).
+#[cfg(not(unix))]
+fn private_temp_dir() -> PathBuf {
+    let p = std::env::temp_dir().join("shrec-cache");
+    let _ = std::fs::create_dir_all(&p);
+    p
+}
+
 /// Where a provisioned library lives.
 pub fn provisioned_path() -> PathBuf {
-    user_cache_dir().join("dxc").join(provision::DIR).join("libdxcompiler.so")
+    user_cache_dir().join("dxc").join(provision::DIR).join(provision::LIBRARY_NAME)
 }
 
 fn sha256_file(path: &Path) -> std::io::Result<String> {
@@ -176,6 +265,7 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
 /// Checks that `path` is a complete 64-bit little-endian ELF file: every segment and the
 /// section table lie inside the file. dlopen maps segments past a truncated file's end and the
 /// process dies of SIGBUS when it touches them; this turns that into an error.
+#[cfg(not(any(windows, target_os = "macos")))]
 fn check_elf_complete(path: &Path) -> Result<(), String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
@@ -200,32 +290,64 @@ fn check_elf_complete(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Downloads the wheel with pip, checks it, extracts the library, checks it, and moves it into
-/// place atomically.
+/// Windows and macOS load PE and Mach-O files, not ELF: only the magic number is checked there
+/// (a library the loader cannot map is then its load error, not a fault; neither is tested).
+#[cfg(any(windows, target_os = "macos"))]
+fn check_elf_complete(path: &Path) -> Result<(), String> {
+    let mut head = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).map_err(|e| e.to_string())?;
+    let pe = head[..2] == *b"MZ";
+    // Mach-O 64-bit (either byte order) or a universal ("fat") binary
+    let macho = [[0xCF, 0xFA, 0xED, 0xFE], [0xFE, 0xED, 0xFA, 0xCF], [0xCA, 0xFE, 0xBA, 0xBE]].contains(&head);
+    if (cfg!(windows) && pe) || (cfg!(target_os = "macos") && macho) {
+        Ok(())
+    } else {
+        Err(format!("not a {} shared library", if cfg!(windows) { "PE (DLL)" } else { "Mach-O" }))
+    }
+}
+
+/// Downloads the wheel with pip, checks it, extracts the library (and on Windows `dxil.dll`),
+/// checks them, and moves them into place atomically, the library last. On an OS without a
+/// wheel (see [`provision`]) an error says where to get DXC.
 fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
     let err = |m: String| DxcError::Provision(m);
+    if !provision::AVAILABLE {
+        return Err(err(format!(
+            "no PyPI package shrec knows ships DXC for this OS ({} {}); {}",
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            provision::WHERE_TO_GET
+        )));
+    }
     let dir = dest.parent().expect("provisioned path has a parent");
     std::fs::create_dir_all(dir).map_err(|e| err(format!("creating {}: {e}", dir.display())))?;
     let work = tempdir_in(dir).map_err(|e| err(format!("creating a temporary folder in {}: {e}", dir.display())))?;
     let _cleanup = RemoveOnDrop(work.clone());
-    eprintln!(
-        "shrec: DXC not found; provisioning it once from PyPI ({}) into {} (use --dxc or SHREC_DXC to use your own, --offline to forbid this)",
-        provision::PACKAGE,
-        dir.display()
-    );
-    let python = std::env::var("SHREC_PYTHON").unwrap_or_else(|_| "python3".into());
+    if verbose {
+        eprintln!(
+            "shrec: DXC not found; provisioning it once from PyPI ({}) into {} (use --dxc or SHREC_DXC to use your own, --offline to forbid this)",
+            provision::PACKAGE,
+            dir.display()
+        );
+    }
+    let python = std::env::var("SHREC_PYTHON").unwrap_or_else(|_| if cfg!(windows) { "python".into() } else { "python3".into() });
     let out = std::process::Command::new(&python)
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64"])
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", provision::PLATFORM])
         .args(["--python-version", "3.11", "--disable-pip-version-check", "-d"])
         .arg(&work)
         .arg(provision::PACKAGE)
         .output()
-        .map_err(|e| err(format!("running `{python} -m pip` (needs Python 3 with pip): {e}")))?;
+        .map_err(|e| err(format!("running `{python} -m pip` (needs Python 3 with pip; or {}): {e}", provision::WHERE_TO_GET)))?;
     if verbose {
         eprint!("{}", String::from_utf8_lossy(&out.stdout));
     }
     if !out.status.success() {
-        return Err(err(format!("`pip download {}` failed:\n{}", provision::PACKAGE, String::from_utf8_lossy(&out.stderr))));
+        return Err(err(format!(
+            "`pip download {}` failed (or {}):\n{}",
+            provision::PACKAGE,
+            provision::WHERE_TO_GET,
+            String::from_utf8_lossy(&out.stderr)
+        )));
     }
     let wheel = work.join(provision::WHEEL);
     let got = sha256_file(&wheel).map_err(|e| err(format!("reading {}: {e}", wheel.display())))?;
@@ -234,18 +356,29 @@ fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
     }
     let file = std::fs::File::open(&wheel).map_err(|e| err(e.to_string()))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| err(format!("{}: {e}", wheel.display())))?;
-    let mut member = zip.by_name(provision::MEMBER).map_err(|e| err(format!("{} in {}: {e}", provision::MEMBER, wheel.display())))?;
-    let tmp_lib = work.join("libdxcompiler.so");
-    let mut out_file = std::fs::File::create(&tmp_lib).map_err(|e| err(e.to_string()))?;
-    std::io::copy(&mut member, &mut out_file).map_err(|e| err(format!("extracting {}: {e}", provision::MEMBER)))?;
-    out_file.sync_all().map_err(|e| err(e.to_string()))?;
-    drop(out_file);
-    let got = sha256_file(&tmp_lib).map_err(|e| err(e.to_string()))?;
-    if got != provision::LIBRARY_SHA256 {
-        return Err(err(format!("extracted library has sha256 {got}, expected {}", provision::LIBRARY_SHA256)));
+    let mut extract = |member: &str, name: &str, sha256: &str| -> Result<PathBuf, DxcError> {
+        let mut entry = zip.by_name(member).map_err(|e| err(format!("{member} in {}: {e}", wheel.display())))?;
+        let tmp = work.join(name);
+        let mut out_file = std::fs::File::create(&tmp).map_err(|e| err(e.to_string()))?;
+        std::io::copy(&mut entry, &mut out_file).map_err(|e| err(format!("extracting {member}: {e}")))?;
+        out_file.sync_all().map_err(|e| err(e.to_string()))?;
+        drop(out_file);
+        let got = sha256_file(&tmp).map_err(|e| err(e.to_string()))?;
+        if got != sha256 {
+            return Err(err(format!("extracted {name} has sha256 {got}, expected {sha256}")));
+        }
+        Ok(tmp)
+    };
+    let tmp_lib = extract(provision::MEMBER, provision::LIBRARY_NAME, provision::LIBRARY_SHA256)?;
+    for &(member, name, sha256) in provision::EXTRA {
+        let tmp = extract(member, name, sha256)?;
+        let to = dir.join(name);
+        std::fs::rename(&tmp, &to).map_err(|e| err(format!("moving {name} to {}: {e}", to.display())))?;
     }
     std::fs::rename(&tmp_lib, dest).map_err(|e| err(format!("moving the library to {}: {e}", dest.display())))?;
-    eprintln!("shrec: DXC ready at {}", dest.display());
+    if verbose {
+        eprintln!("shrec: DXC ready at {}", dest.display());
+    }
     Ok(())
 }
 
@@ -460,7 +593,7 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         let dir = std::env::temp_dir().join(format!("shrec-s2-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let lib = dir.join("shrec").join("dxc").join(super::provision::DIR).join("libdxcompiler.so");
+        let lib = dir.join("shrec").join("dxc").join(super::provision::DIR).join(super::provision::LIBRARY_NAME);
         std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
         std::fs::write(&lib, b"\x7fELF planted").unwrap();
         // the only test in this crate that touches these variables
@@ -480,6 +613,23 @@ mod tests {
         assert!(m.is_dir() && m.mode() & 0o077 == 0, "{} mode {:o}", fallback.display(), m.mode());
         // SAFETY: geteuid has no preconditions.
         assert_eq!(m.uid(), unsafe { libc::geteuid() });
+    }
+
+    /// This OS's provisioning pins are whole: sha256 values of 64 hex digits, the wheel of the
+    /// pinned package for the pinned platform, the library under the name `--dxc` documents.
+    #[test]
+    fn provisioning_pins_are_whole() {
+        use super::provision as p;
+        let hex64 = |h: &str| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        if p::AVAILABLE {
+            assert!(hex64(p::WHEEL_SHA256) && hex64(p::LIBRARY_SHA256));
+            assert!(p::EXTRA.iter().all(|e| hex64(e.2) && e.0.ends_with(e.1)));
+            let (name, version) = p::PACKAGE.split_once("==").unwrap();
+            assert!(p::WHEEL.starts_with(&format!("{}-{version}-", name.replace('-', "_"))), "{}", p::WHEEL);
+            assert!(p::WHEEL.contains(p::PLATFORM) && p::WHEEL.ends_with(".whl"), "{}", p::WHEEL);
+        }
+        assert!(super::provisioned_path().ends_with(p::LIBRARY_NAME));
+        assert!(super::DxcError::Offline.to_string().contains(p::LIBRARY_NAME));
     }
 
     #[test]

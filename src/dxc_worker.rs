@@ -27,6 +27,10 @@
 //!   count u32, then per argument its length u32 and UTF-8 bytes (`--dxc-arg`);
 //! - response: status u8 (0 compiled, 1 DXC's error), length u32, code or UTF-8 diagnostics.
 
+// Worker processes need Unix (setrlimit, poll, signals): elsewhere `serve` and `compile` say so
+// and the build compiles every shader in-process (see `build::build_one`).
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+
 use std::cell::RefCell;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -68,11 +72,12 @@ fn read_u32(r: &mut impl Read) -> io::Result<u32> {
     Ok(u32::from_le_bytes(b))
 }
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(unix, target_os = "linux", target_env = "gnu"))]
 type Resource = libc::__rlimit_resource_t;
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+#[cfg(all(unix, not(all(target_os = "linux", target_env = "gnu"))))]
 type Resource = libc::c_int;
 
+#[cfg(unix)]
 /// Sets a resource limit of this process (soft and hard).
 fn set_limit(resource: Resource, soft: libc::rlim_t, hard: libc::rlim_t) -> io::Result<()> {
     let l = libc::rlimit { rlim_cur: soft, rlim_max: hard };
@@ -84,6 +89,7 @@ fn set_limit(resource: Resource, soft: libc::rlim_t, hard: libc::rlim_t) -> io::
     }
 }
 
+#[cfg(unix)]
 /// CPU seconds this process has used (user + system), rounded up.
 fn cpu_seconds_used() -> u64 {
     // SAFETY: getrusage writes the struct we pass.
@@ -95,6 +101,7 @@ fn cpu_seconds_used() -> u64 {
     (us(u.ru_utime) + us(u.ru_stime)).div_ceil(1_000_000)
 }
 
+#[cfg(unix)]
 /// The worker's main loop (`shrec dxc-worker`): compiles requests from stdin until it closes,
 /// under `limits` when given (see the module docs). Returns the process exit code.
 pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
@@ -162,6 +169,7 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
     }
 }
 
+#[cfg(unix)]
 struct Worker {
     child: Child,
     stdin: BufWriter<ChildStdin>,
@@ -172,10 +180,12 @@ struct Worker {
     limits: Option<DxcLimits>,
 }
 
+#[cfg(unix)]
 thread_local! {
     static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
 }
 
+#[cfg(unix)]
 /// Compiles in this thread's worker process (started on first use, restarted after a crash),
 /// under `limits` when given. `exe` is the shrec executable that serves `dxc-worker`. The inner
 /// result is DXC's (code or diagnostics); the outer error says the worker could not be started,
@@ -218,6 +228,7 @@ pub fn compile(
     })
 }
 
+#[cfg(unix)]
 /// Why a worker is gone, naming the limit it passed when that is what ended it.
 fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, limits: Option<DxcLimits>) -> String {
     use std::os::unix::process::ExitStatusExt;
@@ -244,6 +255,7 @@ fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, l
     }
 }
 
+#[cfg(unix)]
 fn spawn(exe: &Path, lib: &Path, limits: Option<DxcLimits>) -> io::Result<Worker> {
     let mut cmd = Command::new(exe);
     cmd.arg("dxc-worker").arg("--dxc").arg(lib);
@@ -256,6 +268,7 @@ fn spawn(exe: &Path, lib: &Path, limits: Option<DxcLimits>) -> io::Result<Worker
     Ok(Worker { child, stdin, stdout, exe: exe.to_path_buf(), lib: lib.to_path_buf(), limits })
 }
 
+#[cfg(unix)]
 /// Waits until the worker's output is readable, at most `wall`; `TimedOut` past it.
 fn wait_readable(w: &Worker, wall: Option<std::time::Duration>) -> io::Result<()> {
     use std::os::unix::io::AsRawFd;
@@ -285,6 +298,7 @@ fn wait_readable(w: &Worker, wall: Option<std::time::Duration>) -> io::Result<()
     }
 }
 
+#[cfg(unix)]
 /// Outer error: the worker is gone (`TimedOut`: it passed `wall`). Inner error: DXC's diagnostics.
 fn round_trip(
     w: &mut Worker,
@@ -323,4 +337,30 @@ fn read_string(r: &mut impl Read) -> io::Result<String> {
     let mut bytes = vec![0; len];
     r.read_exact(&mut bytes)?;
     String::from_utf8(bytes).map_err(io::Error::other)
+}
+
+/// What `serve` and `compile` say where there are no worker processes.
+#[cfg(not(unix))]
+const UNSUPPORTED: &str =
+    "DXC worker processes (--isolate-dxc, the time and memory limits) need a Unix system (setrlimit, poll); on this OS DXC runs in-process";
+
+#[cfg(not(unix))]
+pub fn serve(_lib_path: &Path, _limits: Option<DxcLimits>) -> i32 {
+    eprintln!("error: dxc-worker: {UNSUPPORTED}");
+    4
+}
+
+#[cfg(not(unix))]
+#[allow(clippy::too_many_arguments)]
+pub fn compile(
+    _exe: &Path,
+    _lib: &DxcLib,
+    _hlsl: &str,
+    _stage: Stage,
+    _target: Target,
+    _mask: u32,
+    _extra: &[String],
+    _limits: Option<DxcLimits>,
+) -> Result<Result<Vec<u8>, String>, String> {
+    Err(UNSUPPORTED.into())
 }

@@ -137,7 +137,9 @@ struct BuildArgs {
     /// Comma-separated DXC targets.
     #[arg(long, value_delimiter = ',', default_value = "dxil,spirv", value_parser = parse_target)]
     targets: Vec<Target>,
-    /// Path to libdxcompiler.so (else $SHREC_DXC, else a provisioned copy).
+    /// Path to the DXC library: libdxcompiler.so on Linux, dxcompiler.dll on Windows,
+    /// libdxcompiler.dylib on macOS (else $SHREC_DXC, else a copy shrec provisions from PyPI;
+    /// also from the DirectXShaderCompiler releases or the Vulkan SDK).
     #[arg(long)]
     dxc: Option<PathBuf>,
     /// Never download DXC.
@@ -283,12 +285,19 @@ fn emit(text: &str) {
 
 fn scan(dir: PathBuf, json: bool, list_containers: bool) -> i32 {
     if !dir.exists() {
-        eprintln!("error: {}: no such file or directory", dir.display());
+        let message = format!("{}: no such file or directory", shrec::report::path_text(&dir));
+        eprintln!("error: {}", shrec::report::printable(&message));
+        if json {
+            // a reader of --json gets the same document, with the error in `fatal`
+            let mut text = serde_json::to_string_pretty(&shrec::report::scan_fatal_json(&message)).expect("JSON of plain data");
+            text.push('\n');
+            emit(&text);
+        }
         return 1;
     }
     let result = shrec::scan::scan_dir(&dir);
     if json {
-        let mut text = serde_json::to_string_pretty(&shrec::scan::to_json(&result)).expect("JSON of plain data");
+        let mut text = serde_json::to_string_pretty(&shrec::report::scan_to_json(&result)).expect("JSON of plain data");
         text.push('\n');
         emit(&text);
     } else {
@@ -353,6 +362,10 @@ fn run_build(a: BuildArgs) -> i32 {
         dxc_worker_exe: std::env::current_exe().ok(),
         isolate_dxc: match (a.isolate_dxc, std::env::current_exe()) {
             (false, _) => None,
+            (true, _) if !cfg!(unix) => {
+                eprintln!("error: --isolate-dxc: DXC worker processes need a Unix system (setrlimit, poll); on this OS DXC runs in-process");
+                return 1;
+            }
             (true, Ok(exe)) => Some(exe),
             (true, Err(e)) => {
                 eprintln!("error: --isolate-dxc: cannot find this executable: {e}");

@@ -8,9 +8,15 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use crate::formats::{Family, Stage};
+use crate::formats::{ContainerKind, Family, Stage};
+use crate::scan::{FoundShader, ScanResult};
+
+/// Version of the JSON documents `shrec scan --json` and `shrec build --report` write; both share
+/// one schema (docs/report-json.md). 3: the scan's document got a version, both name a shader
+/// and an error with the same fields.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Pipeline step at which a shader failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,9 +69,17 @@ pub enum Status {
 /// One shader found in the inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
-    /// Input file.
+    /// Input file, followed by `!member` per archive level (as [`crate::scan::label`]).
     pub path: PathBuf,
-    /// Offset of the container in the file.
+    /// The file on disk.
+    pub file: PathBuf,
+    /// Member chain inside `file` (empty: the file itself).
+    pub member: Vec<String>,
+    /// Container format holding the shader.
+    pub container: ContainerKind,
+    /// The program's name, when its container records one.
+    pub name: Option<String>,
+    /// Offset of the container in the file (in the member's decompressed bytes inside an archive).
     pub offset: u64,
     pub family: Family,
     pub stage: Stage,
@@ -86,22 +100,36 @@ pub struct Outcome {
 /// shaders could not even be listed). Counts as a failure for [`exit_code`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScanError {
+    /// The file, followed by `!member` per archive level when the error is inside one.
     pub path: PathBuf,
-    /// Offset in the file, when the problem is at a known place.
+    /// Offset of the container in the file (`None` for a file-level error).
     pub offset: Option<u64>,
-    pub family: Option<Family>,
+    /// Container kind (`None` for a file-level error).
+    pub container: Option<ContainerKind>,
+    /// Where in the file the problem was found, when known (container offset + the parser's
+    /// offset inside the container).
+    pub at: Option<u64>,
     pub reason: String,
+}
+
+impl ScanError {
+    pub fn family(&self) -> Option<Family> {
+        self.container.map(ContainerKind::family)
+    }
+}
+
+impl From<crate::scan::ScanError> for ScanError {
+    fn from(e: crate::scan::ScanError) -> Self {
+        ScanError { path: e.path, offset: e.offset, container: e.kind, at: e.at, reason: e.reason }
+    }
 }
 
 /// A shader found under a key that was already queued: not built again (the runtime looks
 /// shaders up by key, so one entry serves both).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Duplicate {
-    /// Where this copy is (file, or `file!member`).
-    pub path: PathBuf,
-    pub offset: u64,
-    pub index: u32,
-    pub key: u64,
+    /// This copy, as the scan found it.
+    pub shader: FoundShader,
 }
 
 /// Everything one run did.
@@ -200,6 +228,7 @@ pub fn show_command(o: &Outcome) -> Option<String> {
 /// A path as text for reports: UTF-8 as itself, and each byte of a name that is not valid UTF-8
 /// as `\xNN`, so that such a name is still told apart from others and can be found (`display()`
 /// would turn every such byte into U+FFFD; issue 23, B13).
+#[cfg(unix)]
 pub fn path_text(p: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut out = String::new();
@@ -215,6 +244,7 @@ pub fn path_text(p: &Path) -> String {
 /// A path as one POSIX shell word, also when its name is not UTF-8: then
 /// `"$(printf '…')"` with the other bytes as octal escapes (POSIX printf), the only portable
 /// way to type them.
+#[cfg(unix)]
 pub fn shell_quote_path(p: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     if let Some(s) = p.to_str() {
@@ -231,6 +261,19 @@ pub fn shell_quote_path(p: &Path) -> String {
         }
     }
     format!("\"$(printf '{fmt}')\"")
+}
+
+/// [`path_text`] where paths are not bytes (Windows: UTF-16, an unpaired surrogate becomes
+/// U+FFFD).
+#[cfg(not(unix))]
+pub fn path_text(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// [`shell_quote_path`] where paths are not bytes.
+#[cfg(not(unix))]
+pub fn shell_quote_path(p: &Path) -> String {
+    shell_quote(&p.to_string_lossy())
 }
 
 /// `s` as one POSIX shell word: unchanged when it is made of characters no shell treats
@@ -299,13 +342,16 @@ fn escape_controls(s: &str, keep_line_breaks: bool) -> String {
 
 fn scan_error_message(e: &ScanError) -> String {
     let mut s = path_text(&e.path);
-    if let Some(off) = e.offset {
+    if let Some(off) = e.at.or(e.offset) {
         write!(s, "+0x{off:x}").unwrap();
     }
-    if let Some(f) = e.family {
+    if let Some(f) = e.family() {
         write!(s, " [{f}]").unwrap();
     }
-    write!(s, ": {}", e.reason).unwrap();
+    match e.container {
+        Some(k) => write!(s, ": {} container: {}", k.name(), e.reason).unwrap(),
+        None => write!(s, ": {}", e.reason).unwrap(),
+    }
     s
 }
 
@@ -358,23 +404,100 @@ fn counts_json(c: &Counts) -> Value {
     serde_json::to_value(c).expect("counts serialize")
 }
 
-/// The `--report out.json` document.
+/// The fields that name one shader, the same in every JSON document: the scan's `shaders` and
+/// `duplicates`, the build's `outcomes` and `duplicates` (docs/report-json.md).
+struct ShaderRef<'a> {
+    file: &'a Path,
+    member: &'a [String],
+    container: ContainerKind,
+    family: Family,
+    stage: Stage,
+    offset: u64,
+    index: u32,
+    key: u64,
+    name: Option<&'a str>,
+}
+
+impl<'a> From<&'a FoundShader> for ShaderRef<'a> {
+    fn from(s: &'a FoundShader) -> Self {
+        ShaderRef {
+            file: &s.path,
+            member: &s.member,
+            container: s.container,
+            family: s.family,
+            stage: s.stage,
+            offset: s.offset,
+            index: s.index,
+            key: s.key,
+            name: s.name.as_deref(),
+        }
+    }
+}
+
+impl<'a> From<&'a Outcome> for ShaderRef<'a> {
+    fn from(o: &'a Outcome) -> Self {
+        ShaderRef {
+            file: &o.file,
+            member: &o.member,
+            container: o.container,
+            family: o.family,
+            stage: o.stage,
+            offset: o.offset,
+            index: o.index,
+            key: o.key,
+            name: o.name.as_deref(),
+        }
+    }
+}
+
+/// `path` (the file and its member chain, the label `shrec hlsl` / `disasm` take), `file`,
+/// `member`, `container`, `family`, `stage`, `offset`, `index`, `key`, `name`. Every string that
+/// comes from an input (names, members) goes through serde_json, which escapes it.
+fn shader_json(s: ShaderRef) -> Map<String, Value> {
+    let v = json!({
+        "path": path_text(&crate::scan::label(s.file, s.member)),
+        "file": path_text(s.file),
+        "member": s.member,
+        "container": s.container.name(),
+        "family": s.family.name(),
+        "stage": s.stage.name_in(s.family),
+        "offset": s.offset,
+        "index": s.index,
+        "key": crate::scan::key_hex(s.key),
+        "name": s.name,
+    });
+    let Value::Object(m) = v else { unreachable!("json! of an object literal") };
+    m
+}
+
+/// One scan error, in both documents' `scan_errors`: `error_kind` is `file` (the file could not
+/// be read or walked) or `container` (a container whose shaders could not be listed).
+fn scan_error_json(e: &ScanError) -> Value {
+    json!({
+        "path": path_text(&e.path),
+        "offset": e.offset,
+        "container": e.container.map(ContainerKind::name),
+        "family": e.family().map(Family::name),
+        "at": e.at,
+        "error_kind": if e.container.is_some() { "container" } else { "file" },
+        "reason": e.reason,
+        "message": scan_error_message(e),
+    })
+}
+
+fn duplicates_json(d: &[Duplicate]) -> Vec<Value> {
+    d.iter().map(|d| Value::Object(shader_json((&d.shader).into()))).collect()
+}
+
+/// The `--report out.json` document (schema: docs/report-json.md).
 pub fn to_json(r: &Report) -> Value {
     let outcomes: Vec<Value> = r
         .outcomes
         .iter()
         .map(|o| {
-            let mut v = json!({
-                "path": path_text(&o.path),
-                "offset": o.offset,
-                "family": o.family.name(),
-                "stage": o.stage.name_in(o.family),
-                "key": format!("0x{:016X}", o.key),
-                "index": o.index,
-                "hlsl_override": o.hlsl_override.as_deref().map(path_text),
-                "hlsl_dump_error": o.hlsl_dump_error,
-            });
-            let m = v.as_object_mut().unwrap();
+            let mut m = shader_json(o.into());
+            m.insert("hlsl_override".into(), o.hlsl_override.as_deref().map(path_text).into());
+            m.insert("hlsl_dump_error".into(), o.hlsl_dump_error.clone().into());
             match &o.status {
                 Status::Compiled { cached } => {
                     m.insert("status".into(), "compiled".into());
@@ -382,10 +505,12 @@ pub fn to_json(r: &Report) -> Value {
                 }
                 Status::Failed { phase, reason, detail_offset } => {
                     m.insert("status".into(), "failed".into());
+                    m.insert("error_kind".into(), phase.name().into());
                     m.insert("phase".into(), phase.name().into());
                     m.insert("reason".into(), reason.clone().into());
-                    m.insert("detail_offset".into(), detail_offset.map_or(Value::Null, Value::from));
-                    m.insert("message".into(), failure_message(o).unwrap().into());
+                    m.insert("detail_offset".into(), (*detail_offset).into());
+                    m.insert("at".into(), detail_offset.and_then(|d| o.offset.checked_add(d)).into());
+                    m.insert("message".into(), failure_message(o).into());
                     m.insert("command".into(), show_command(o).into());
                 }
                 Status::Skipped { reason } => {
@@ -393,44 +518,82 @@ pub fn to_json(r: &Report) -> Value {
                     m.insert("reason".into(), reason.clone().into());
                 }
             }
-            v
+            Value::Object(m)
         })
         .collect();
-    let scan_errors: Vec<Value> = r
-        .scan_errors
-        .iter()
-        .map(|e| {
-            json!({
-                "path": path_text(&e.path),
-                "offset": e.offset,
-                "family": e.family.map(Family::name),
-                "reason": e.reason,
-            })
-        })
-        .collect();
-    let per_family: serde_json::Map<String, Value> = r.counts_by_family().iter().map(|(f, c)| (f.name().to_owned(), counts_json(c))).collect();
+    let per_family: Map<String, Value> = r.counts_by_family().iter().map(|(f, c)| (f.name().to_owned(), counts_json(c))).collect();
     json!({
-        // 2: `duplicates` lists each duplicate (was a count), `empty_input`, failures' `command`.
-        "version": 2,
+        "schema_version": SCHEMA_VERSION,
+        // the name before schema_version 3, kept for readers of version 2
+        "version": SCHEMA_VERSION,
+        "command": "build",
         "exit_code": exit_code(r),
-        "outcomes": outcomes,
-        "scan_errors": scan_errors,
         "fatal": r.fatal,
+        "outcomes": outcomes,
+        "scan_errors": r.scan_errors.iter().map(scan_error_json).collect::<Vec<_>>(),
+        "duplicates": duplicates_json(&r.duplicates),
         "totals": counts_json(&r.totals()),
         "per_family": per_family,
         "dxc_compilations": r.dxc_compilations,
         "cache_hits": r.cache_hits,
-        "duplicates": r.duplicates.iter().map(|d| json!({
-            "path": path_text(&d.path),
-            "offset": d.offset,
-            "index": d.index,
-            "key": format!("0x{:016X}", d.key),
-        })).collect::<Vec<_>>(),
         "empty_input": r.empty_input,
         "failures_allowed": r.failures_allowed,
         "cache_repairs": r.cache_repairs,
         "wall_time_s": r.wall_time.as_secs_f64(),
     })
+}
+
+/// The `shrec scan DIR --json` document (schema: docs/report-json.md): every shader found
+/// (duplicates included, and listed again in `duplicates`: each shader whose key an earlier one
+/// in path order already had — the ones `build` does not build again), counts, scan errors, the
+/// containers opened and those recognised but not opened.
+pub fn scan_to_json(r: &ScanResult) -> Value {
+    let shaders: Vec<Value> = r
+        .shaders
+        .iter()
+        .map(|x| {
+            let mut m = shader_json(x.into());
+            m.insert("length".into(), x.length.into());
+            Value::Object(m)
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let duplicates: Vec<Duplicate> = r.shaders.iter().filter(|s| !seen.insert(s.key)).map(|s| Duplicate { shader: s.clone() }).collect();
+    let counts: Vec<Value> = r.counts().into_iter().map(|((f, st), n)| json!({ "family": f.name(), "stage": st.name_in(f), "count": n })).collect();
+    let scan_errors: Vec<ScanError> = r.errors.iter().cloned().map(ScanError::from).collect();
+    // Schema 2's name and shape of the scan errors, kept for existing readers.
+    let errors: Vec<Value> = r
+        .errors
+        .iter()
+        .map(|e| json!({ "path": path_text(&e.path), "offset": e.offset, "kind": e.kind.map(|k| k.name()), "at": e.at, "reason": e.reason }))
+        .collect();
+    let containers: Vec<Value> =
+        r.containers.iter().map(|c| json!({ "path": path_text(&c.path), "format": c.format, "members": c.members, "bytes": c.bytes })).collect();
+    let unopened: Vec<Value> = r.unopened.iter().map(|(p, w)| json!({ "path": path_text(p), "format": w })).collect();
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "command": "scan",
+        "exit_code": if r.errors.is_empty() { 0 } else { 2 },
+        "fatal": Vec::<String>::new(),
+        "files": r.files,
+        "bytes": r.bytes,
+        "shaders": shaders,
+        "counts": counts,
+        "scan_errors": scan_errors.iter().map(scan_error_json).collect::<Vec<_>>(),
+        "duplicates": duplicates_json(&duplicates),
+        "containers": containers,
+        "unopened": unopened,
+        "errors": errors,
+    })
+}
+
+/// The `scan --json` document of a scan that could not run (no such directory): `fatal` and
+/// `exit_code` 1, every list empty, so that a reader needs no second format.
+pub fn scan_fatal_json(message: &str) -> Value {
+    let mut v = scan_to_json(&ScanResult::default());
+    v["fatal"] = json!([message]);
+    v["exit_code"] = 1.into();
+    v
 }
 
 /// Escapes a workflow-command message: GitHub's `%`, `\r`, `\n` escapes, and every other
@@ -495,6 +658,13 @@ mod tests {
     fn outcome(family: Family, stage: Stage, key: u64, status: Status) -> Outcome {
         Outcome {
             path: PathBuf::from("data/shaders.ar"),
+            file: PathBuf::from("data/shaders.ar"),
+            member: Vec::new(),
+            container: match family {
+                Family::Agal => ContainerKind::Agal,
+                _ => ContainerKind::Xenos,
+            },
+            name: None,
             offset: 0x1f40,
             family,
             stage,
@@ -607,7 +777,13 @@ mod tests {
         let mut r = sample();
         r.outcomes[2].path = PathBuf::from("a\n::warning file=x::pwned\x1b[31m\u{9b}.ar");
         r.outcomes[2].status = failed(Phase::Translate, "program \"p\r\n::error::x\x07\"", None);
-        r.scan_errors.push(ScanError { path: PathBuf::from("b\n::error::y"), offset: Some(4), family: None, reason: "bad \x1b]0;title\x07".into() });
+        r.scan_errors.push(ScanError {
+            path: PathBuf::from("b\n::error::y"),
+            offset: Some(4),
+            container: None,
+            at: None,
+            reason: "bad \x1b]0;title\x07".into(),
+        });
         let lines: Vec<String> =
             r.outcomes.iter().filter_map(error_line).chain(r.scan_errors.iter().map(scan_error_line)).chain(github_annotations(&r)).collect();
         for l in &lines {
@@ -624,7 +800,7 @@ mod tests {
         assert_eq!(exit_code(&r), 0, "a repaired cache entry is a warning");
         r.outcomes = sample().outcomes[..2].to_vec();
         assert_eq!(exit_code(&r), 0);
-        r.scan_errors.push(ScanError { path: "x".into(), offset: None, family: None, reason: "unreadable".into() });
+        r.scan_errors.push(ScanError { path: "x".into(), offset: None, container: None, at: None, reason: "unreadable".into() });
         assert_eq!(exit_code(&r), 2);
         r.scan_errors.clear();
         r.outcomes = sample().outcomes;

@@ -505,7 +505,8 @@ fn empty_input_fails_unless_allowed_and_fatal_errors_write_the_report() {
     let (code, stderr, report) = build(&[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("error: no shader found in") && stderr.contains("--allow-empty"), "{stderr}");
-    assert_eq!(report["version"], 2);
+    assert_eq!(report["schema_version"], 3);
+    assert_eq!(report["version"], 3, "the name before schema 3, kept");
     assert!(report["empty_input"].as_str().unwrap().contains("no shader found"), "{report}");
     let (code, stderr, report) = build(&["--allow-empty"]);
     assert_eq!(code, Some(0), "{stderr}");
@@ -836,5 +837,112 @@ fn a_full_hlsl_dir_is_an_error_but_keeps_every_shader_in_the_cache() {
         assert!(same, "{name} differs between the builds with and without the full --hlsl-dir");
     }
     drop(_unmount);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 22 item 6: `scan --json` and `build --report` are one schema. On the same input (two
+/// copies of a program, one named with a line break and an ESC, a zip named with a quote and an
+/// invalid program inside it, a GFD whose shaders cannot be listed), both documents carry
+/// `schema_version`, name each shader with the same fields and equal values, list the same
+/// duplicates and the same scan errors; nothing from the input reaches the text unescaped.
+#[test]
+fn scan_json_and_build_report_share_one_schema() {
+    use std::io::Write;
+    let dir = tmpdir("schema");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let agal = |rel: &str| std::fs::read(repo().join("tests/corpus/agal/adobe+glsl2agal/agalassembler").join(rel)).unwrap();
+    std::fs::write(input.join("a.agal"), agal("adobe_glsl2agal_test2_fs.agal")).unwrap();
+    // a file name with a line break and an ESC sequence: serde_json escapes them
+    std::fs::write(input.join("b\n\u{1b}[31m.agal"), agal("adobe_glsl2agal_test2_fs.agal")).unwrap();
+    let invalid = repo()
+        .join("tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal");
+    let mut w = zip::ZipWriter::new(std::fs::File::create(input.join("pack \"q\".zip")).unwrap());
+    w.start_file("sub/evil\n\u{1b}[31m.agal", zip::write::SimpleFileOptions::default()).unwrap();
+    w.write_all(&agal("adobe_glsl2agal_complexrtt2_fs.agal")).unwrap();
+    w.start_file("sub/bad.agal", zip::write::SimpleFileOptions::default()).unwrap();
+    w.write_all(&std::fs::read(invalid).unwrap()).unwrap();
+    w.finish().unwrap();
+    std::fs::copy(repo().join("tests/corpus-invalid/gx2/rust-wiiu+gfd/tests/vertex-program.gsh"), input.join("bad.gsh")).unwrap();
+
+    let scan = shrec().arg("scan").arg(&input).arg("--json").output().unwrap();
+    assert_eq!(scan.status.code(), Some(2), "scan errors: {}", String::from_utf8_lossy(&scan.stderr));
+    let report_path = dir.join("r.json");
+    let build = shrec()
+        .arg("build")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join("c.cpp"))
+        .arg("--no-cache")
+        .arg("-q")
+        .arg("--report")
+        .arg(&report_path)
+        .output()
+        .unwrap();
+    assert_eq!(build.status.code(), Some(2), "{}", String::from_utf8_lossy(&build.stderr));
+    let build_text = std::fs::read(&report_path).unwrap();
+    for text in [&scan.stdout, &build_text] {
+        assert!(!text.contains(&0x1b), "an ESC reached the JSON text unescaped");
+    }
+    let s: serde_json::Value = serde_json::from_slice(&scan.stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&build_text).unwrap();
+    assert_eq!(s["schema_version"], 3);
+    assert_eq!(b["schema_version"], 3);
+    assert_eq!((s["command"].as_str(), b["command"].as_str()), (Some("scan"), Some("build")));
+    assert_eq!((&s["exit_code"], &b["exit_code"]), (&2.into(), &2.into()));
+
+    const SHADER: [&str; 10] = ["path", "file", "member", "container", "family", "stage", "offset", "index", "key", "name"];
+    let pick = |v: &serde_json::Value, fields: &[&str]| {
+        fields.iter().map(|f| (f.to_string(), v.get(*f).cloned().unwrap_or_else(|| panic!("no {f} in {v}")))).collect::<BTreeMap<_, _>>()
+    };
+    let outcomes = b["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 3, "{b}");
+    for o in outcomes {
+        let same = s["shaders"].as_array().unwrap().iter().find(|x| x["path"] == o["path"] && x["offset"] == o["offset"] && x["index"] == o["index"]);
+        let same = same.unwrap_or_else(|| panic!("{o} not in the scan's {}", s["shaders"]));
+        assert_eq!(pick(same, &SHADER), pick(o, &SHADER));
+    }
+    let evil = outcomes.iter().find(|o| o["member"][0].as_str().is_some_and(|m| m.starts_with("sub/evil"))).expect("the zip member");
+    // (the archive reader already names members with their control characters escaped)
+    let member = evil["member"][0].as_str().unwrap();
+    assert!(!member.chars().any(char::is_control), "{member:?}");
+    assert_eq!(evil["file"], input.join("pack \"q\".zip").display().to_string());
+    assert_eq!(evil["path"], format!("{}!{member}", input.join("pack \"q\".zip").display()));
+    assert_eq!(evil["container"], "agal");
+
+    // The invalid program: a failure with its kind, message and place.
+    let failed: Vec<_> = outcomes.iter().filter(|o| o["status"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{b}");
+    let f = failed[0];
+    assert_eq!(f["error_kind"], f["phase"]);
+    assert!(f["message"].as_str().unwrap().contains("sub/bad.agal"), "{f}");
+    assert!(f["reason"].is_string() && f["command"].is_string(), "{f}");
+    if let Some(d) = f["detail_offset"].as_u64() {
+        assert_eq!(f["at"].as_u64(), Some(f["offset"].as_u64().unwrap() + d));
+    } else {
+        assert!(f["at"].is_null());
+    }
+
+    // The same duplicate, with the same fields.
+    let dups = |v: &serde_json::Value| v["duplicates"].as_array().unwrap().iter().map(|d| pick(d, &SHADER)).collect::<Vec<_>>();
+    assert_eq!(dups(&s).len(), 1, "{s}");
+    assert_eq!(dups(&s), dups(&b));
+    assert_eq!(dups(&s)[0]["path"], input.join("b\n\u{1b}[31m.agal").display().to_string(), "the name, exactly, once parsed");
+
+    // The same scan error, every field equal.
+    let errors = |v: &serde_json::Value| v["scan_errors"].as_array().unwrap().clone();
+    assert_eq!(errors(&s).len(), 1, "{s}");
+    assert_eq!(errors(&s), errors(&b));
+    let e = &errors(&s)[0];
+    assert_eq!((e["error_kind"].as_str(), e["container"].as_str(), e["family"].as_str()), (Some("container"), Some("gfd"), Some("gx2")));
+    assert_eq!((e["offset"].as_u64(), e["at"].as_u64()), (Some(0), Some(0x20)));
+    assert!(e["message"].as_str().unwrap().contains("bad.gsh+0x20 [gx2]: gfd container: "), "{e}");
+
+    // A scan that cannot run still writes its document.
+    let missing = shrec().arg("scan").arg(dir.join("nonexistent")).arg("--json").output().unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let m: serde_json::Value = serde_json::from_slice(&missing.stdout).unwrap();
+    assert_eq!((&m["schema_version"], &m["exit_code"]), (&3.into(), &1.into()));
+    assert!(m["fatal"][0].as_str().unwrap().contains("nonexistent: no such file or directory"), "{m}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

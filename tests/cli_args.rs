@@ -93,6 +93,32 @@ fn quiet_prints_errors_only() {
     }
 }
 
+/// Issue 22 item 7: with stderr not a terminal (a pipe here, a CI log) no bar is drawn: no
+/// cursor or colour escapes, no carriage returns, no bar or spinner characters; plain progress
+/// lines, the summary and the "wrote" line only.
+#[test]
+fn no_bar_when_stderr_is_not_a_terminal() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("shrec-no-bar-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_shrec"))
+        .args(["build", "--no-cache", "-o"])
+        .arg(dir.join("cache.cpp"))
+        .arg(root.join("tests/corpus/agal"))
+        .output()
+        .expect("run shrec");
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("shrec: wrote "), "{stderr}");
+    let drawn = |c: char| c == '\x1b' || c == '\r' || ('\u{2580}'..='\u{259f}').contains(&c) || ('\u{2800}'..='\u{28ff}').contains(&c);
+    assert!(!stderr.chars().any(drawn), "bar or spinner output on a pipe:\n{stderr:?}");
+    for line in stderr.lines().filter(|l| l.starts_with("shrec: ") && !l.starts_with("shrec: wrote")) {
+        assert!(line.contains("shaders"), "{line}");
+    }
+}
+
 /// Issue 23 B14: `hlsl` / `disasm` read regular files only: /dev/zero is refused at once (it
 /// used to be read without limit) and a FIFO does not block.
 #[test]

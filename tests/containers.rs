@@ -416,7 +416,7 @@ fn packed_corpus_has_the_keys_and_members_of_the_extracted_files() {
     // The table, JSON and --list-containers name members with their container path.
     let table = scan::render_table(&b);
     assert!(table.contains("Common/shaders.szs!shaders/colorShader.gsh"), "{table}");
-    let json = scan::to_json(&b).to_string();
+    let json = shrec::report::scan_to_json(&b).to_string();
     assert!(json.contains("pica.zip!a/alias_swizzle.shbin"), "{json}");
     let list = scan::render_containers(&b);
     for line in ["Common/shaders.szs  [yaz0]", "Common/shaders.szs  [sarc]  2 members", "bundle.zip!vs.vsu.gz  [gzip]  1 members"] {

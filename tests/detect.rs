@@ -451,7 +451,7 @@ fn scan_dir_walks_and_reports() {
     let table = shrec::scan::render_table(&r);
     assert!(table.contains("0x3E7") && table.contains("0x5873A0E094914DE6") && table.contains("pixel"), "{table}");
     assert!(table.contains("error:"));
-    let j = shrec::scan::to_json(&r);
+    let j = shrec::report::scan_to_json(&r);
     let s = &j["shaders"][2];
     assert_eq!(s["key"], "0x5873A0E094914DE6");
     assert_eq!(s["offset"], 0);

@@ -58,3 +58,41 @@ fn unchanged_files_are_not_read_again_and_changes_are_seen() {
     }
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 22 item 7: the counters the progress bar reads. The walk finds every file and its size
+/// before the scan reads any; the bytes read grow to exactly that total, piece by piece (a file
+/// larger than one piece, its shader at the end, is still found); a file the index lets the scan
+/// skip counts at once.
+#[test]
+fn scan_progress_counts_every_byte_of_the_walk() {
+    use shrec::scan::{scan_dir_observed, ScanProgress};
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = tmpdir("scan-progress");
+    let game = dir.join("game");
+    copy_tree(&repo().join("tests/corpus/xenos"), &game);
+    let psu = walkdir::WalkDir::new(&game).into_iter().map(|e| e.unwrap().into_path()).find(|p| p.extension().is_some_and(|e| e == "psu")).unwrap();
+    let mut big = vec![0u8; 9 << 20];
+    big.extend(fs::read(&psu).unwrap());
+    fs::write(game.join("big.bin"), &big).unwrap();
+    let total: u64 =
+        walkdir::WalkDir::new(&game).into_iter().map(|e| e.unwrap()).filter(|e| e.file_type().is_file()).map(|e| e.metadata().unwrap().len()).sum();
+
+    let plain = scan_dir(&game);
+    let progress = ScanProgress::default();
+    let (observed, _) = scan_dir_observed(&game, None, &|_| {}, &progress);
+    assert_eq!(observed, plain);
+    assert!(observed.shaders.iter().any(|s| s.path.ends_with("big.bin") && s.offset == 9 << 20), "the shader after the first piece");
+    assert!(progress.walk_done.load(Relaxed));
+    assert_eq!(progress.files_found.load(Relaxed), plain.files);
+    assert_eq!(progress.files_scanned.load(Relaxed), plain.files);
+    assert_eq!(progress.bytes_found.load(Relaxed), total);
+    assert_eq!(progress.bytes_scanned.load(Relaxed), total);
+
+    let index = dir.join("index.json");
+    scan_dir_incremental(&game, &index);
+    let again = ScanProgress::default();
+    let (_, read) = scan_dir_observed(&game, Some(&index), &|_| {}, &again);
+    assert_eq!(read, 0);
+    assert_eq!(again.bytes_scanned.load(Relaxed), total, "files the index skips count as done");
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -14,11 +14,11 @@ pub mod index;
 use crate::detect::{detect, ContainerKind};
 use crate::formats::{self, Family, Stage};
 use rayon::prelude::*;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// One shader found in a file.
@@ -273,12 +273,25 @@ impl Drop for Admitted {
 /// mapping closes that window; read(2) of a truncated file just returns fewer bytes. The file's
 /// stamp is compared before and after, so a file shortened, extended or rewritten meanwhile is
 /// an error naming it, never a mix of two versions.
-fn read_for_scan(file: &mut std::fs::File, before: &crate::scan::index::FileStamp, len: u64) -> Result<Vec<u8>, String> {
+fn read_for_scan(file: &mut std::fs::File, before: &crate::scan::index::FileStamp, len: u64, on_read: &dyn Fn(u64)) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let size = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
     let mut buf = Vec::new();
     buf.try_reserve_exact(size).map_err(|_| format!("cannot allocate {len} bytes to read it"))?;
-    file.take(len).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
+    // In pieces, each counted for the progress display (a game's archives are hundreds of MiB).
+    let mut reader = file.take(len);
+    while buf.len() < size {
+        let start = buf.len();
+        buf.resize(start + (size - start).min(READ_PIECE), 0);
+        let got = reader.read(&mut buf[start..]);
+        buf.truncate(start + *got.as_ref().unwrap_or(&0));
+        match got {
+            Ok(0) => break,
+            Ok(n) => on_read(n as u64),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read: {e}")),
+        }
+    }
     let after = file.metadata().map_err(|e| format!("cannot stat: {e}"))?;
     if buf.len() as u64 != len || crate::scan::index::FileStamp::of(&after) != *before {
         return Err(format!("changed while it was being scanned ({len} bytes when opened, {} read, {} now); not scanned", buf.len(), after.len()));
@@ -286,8 +299,12 @@ fn read_for_scan(file: &mut std::fs::File, before: &crate::scan::index::FileStam
     Ok(buf)
 }
 
-/// Scans one file: reads it into memory (empty files are skipped) and runs [`scan_buffer`].
-fn scan_file(path: &Path) -> FileScan {
+/// How much [`read_for_scan`] reads at a time.
+const READ_PIECE: usize = 8 << 20;
+
+/// Scans one file: reads it into memory (empty files are skipped; `on_read` gets each piece's
+/// size) and runs [`scan_buffer`].
+fn scan_file(path: &Path, on_read: &dyn Fn(u64)) -> FileScan {
     let failed = |e: ScanError| FileScan { errors: vec![e], ..FileScan::default() };
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -302,7 +319,7 @@ fn scan_file(path: &Path) -> FileScan {
         return FileScan { stamp: Some(stamp), ..FileScan::default() };
     }
     let _admitted = BUDGET.admit(meta.len());
-    let bytes = match read_for_scan(&mut file, &stamp, meta.len()) {
+    let bytes = match read_for_scan(&mut file, &stamp, meta.len(), on_read) {
         Ok(b) => b,
         Err(reason) => return failed(file_error(path, reason)),
     };
@@ -311,14 +328,14 @@ fn scan_file(path: &Path) -> FileScan {
 
 /// Scans every regular file under `root` (or `root` itself if it is a file).
 pub fn scan_dir(root: &Path) -> ScanResult {
-    scan_dir_with(root, None, &|_| {}).0
+    scan_dir_with(root, None, &|_| {}, &ScanProgress::default()).0
 }
 
 /// [`scan_dir`], reusing what the scan index file `index` recorded for every file whose size,
 /// times and inode are unchanged, and updating that file (see [`crate::scan::index`]).
 /// Also returns how many files were actually read.
 pub fn scan_dir_incremental(root: &Path, index: &Path) -> (ScanResult, u64) {
-    scan_dir_with(root, Some(index), &|_| {})
+    scan_dir_with(root, Some(index), &|_| {}, &ScanProgress::default())
 }
 
 /// [`scan_dir`] (or [`scan_dir_incremental`] with an `index`) that also hands the shaders of
@@ -327,10 +344,30 @@ pub fn scan_dir_incremental(root: &Path, index: &Path) -> (ScanResult, u64) {
 /// shaders in the final order and can start on them before the scan ends (`shrec build`
 /// compiles while it scans).
 pub fn scan_dir_streaming(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundShader]) + Sync)) -> (ScanResult, u64) {
-    scan_dir_with(root, index, on_file)
+    scan_dir_with(root, index, on_file, &ScanProgress::default())
 }
 
-fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundShader]) + Sync)) -> (ScanResult, u64) {
+/// [`scan_dir_streaming`] that also counts what it has done in `progress`, for a progress
+/// display that reads the counters while the scan runs (`shrec build` draws a bar from them).
+pub fn scan_dir_observed(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundShader]) + Sync), progress: &ScanProgress) -> (ScanResult, u64) {
+    scan_dir_with(root, index, on_file, progress)
+}
+
+/// What a running scan has done so far. The walk first lists the regular files (counting
+/// `files_found` and their sizes on disk in `bytes_found`), then sets `walk_done`: from then on
+/// `bytes_found` is the total, and `bytes_scanned` grows to it as files are read, piece by piece
+/// (a file the scan index lets the scan skip counts at once; a file that grew since the walk may
+/// take it a little past the total). Archive members count as the bytes of their file on disk.
+#[derive(Debug, Default)]
+pub struct ScanProgress {
+    pub files_found: AtomicU64,
+    pub bytes_found: AtomicU64,
+    pub walk_done: AtomicBool,
+    pub files_scanned: AtomicU64,
+    pub bytes_scanned: AtomicU64,
+}
+
+fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundShader]) + Sync), progress: &ScanProgress) -> (ScanResult, u64) {
     use crate::scan::index::ScanIndex;
     let mut result = ScanResult::default();
     let mut paths = Vec::new();
@@ -351,7 +388,14 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
     });
     for entry in walk {
         match entry {
-            Ok(e) if e.file_type().is_file() => paths.push(e.into_path()),
+            Ok(e) if e.file_type().is_file() => {
+                // The size only feeds the progress display: a file that cannot be stat'ed here
+                // counts as 0 bytes (scanning it reports the error).
+                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+                progress.files_found.fetch_add(1, Ordering::Relaxed);
+                progress.bytes_found.fetch_add(size, Ordering::Relaxed);
+                paths.push((e.into_path(), size));
+            }
             Ok(_) => {}
             Err(e) => {
                 let p = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf());
@@ -362,6 +406,8 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
     for p in outside {
         result.errors.push(file_error(&p, "symbolic link to outside the scanned directory (or dangling): not followed"));
     }
+    progress.walk_done.store(true, Ordering::Release);
+    let (paths, sizes): (Vec<PathBuf>, Vec<u64>) = paths.into_iter().unzip();
     result.files = paths.len() as u64;
     let previous = index.map(ScanIndex::load).unwrap_or_default();
     // Files finish in any order; `release` passes them on in path order.
@@ -370,10 +416,18 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
         .par_iter()
         .enumerate()
         .map(|(i, p)| {
+            let read = AtomicU64::new(0);
+            let on_read = |n: u64| {
+                read.fetch_add(n, Ordering::Relaxed);
+                progress.bytes_scanned.fetch_add(n, Ordering::Relaxed);
+            };
             let scanned = match previous.reuse(p) {
                 Some(hit) => (hit, false),
-                None => (scan_file(p), true),
+                None => (scan_file(p, &on_read), true),
             };
+            // What was not read (a file the index let us skip, or one that failed) is done too.
+            progress.files_scanned.fetch_add(1, Ordering::Relaxed);
+            progress.bytes_scanned.fetch_add(sizes[i].saturating_sub(read.load(Ordering::Relaxed)), Ordering::Relaxed);
             let mut shaders = scanned.0.shaders.clone();
             shaders.sort_by(|a, b| (&a.member, a.offset, a.index).cmp(&(&b.member, b.offset, b.index)));
             let mut guard = release.lock().unwrap_or_else(|e| e.into_inner());
@@ -499,52 +553,6 @@ fn short_kind(k: ContainerKind) -> &'static str {
         ContainerKind::Sharcfb => "sharc",
         k => k.name(),
     }
-}
-
-/// The same data as [`render_table`] as JSON: keys as `"0x%016X"` strings, offsets and
-/// lengths as numbers.
-pub fn to_json(r: &ScanResult) -> Value {
-    let shaders: Vec<Value> = r
-        .shaders
-        .iter()
-        .map(|x| {
-            json!({
-                "path": x.label().display().to_string(),
-                "container": x.container.name(),
-                "family": x.family.name(),
-                "offset": x.offset,
-                "length": x.length,
-                "index": x.index,
-                "stage": x.stage.name_in(x.family),
-                "key": key_hex(x.key),
-                "name": x.name,
-            })
-        })
-        .collect();
-    let counts: Vec<Value> = r.counts().into_iter().map(|((f, st), n)| json!({ "family": f.name(), "stage": st.name_in(f), "count": n })).collect();
-    let errors: Vec<Value> = r
-        .errors
-        .iter()
-        .map(|e| {
-            json!({
-                "path": e.path.display().to_string(),
-                "offset": e.offset,
-                "kind": e.kind.map(|k| k.name()),
-                "at": e.at,
-                "reason": e.reason,
-            })
-        })
-        .collect();
-    let containers: Vec<Value> = r
-        .containers
-        .iter()
-        .map(|c| json!({ "path": c.path.display().to_string(), "format": c.format, "members": c.members, "bytes": c.bytes }))
-        .collect();
-    let unopened: Vec<Value> = r.unopened.iter().map(|(p, w)| json!({ "path": p.display().to_string(), "format": w })).collect();
-    json!({
-        "files": r.files, "bytes": r.bytes, "shaders": shaders, "counts": counts, "errors": errors,
-        "containers": containers, "unopened": unopened,
-    })
 }
 
 /// The decompressed bytes of member `chain` of the file at `path`. Each build thread keeps the
