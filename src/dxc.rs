@@ -23,9 +23,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// - Windows x86-64: `compushady==0.17.5` (win_amd64), `dxcompiler.dll` (DXC 1.6.2112) and
 ///   `dxil.dll`, the validator that signs DXIL (DXC loads it by name through the DLL search
 ///   path; shrec fills the container hash itself, as on Linux, so does not need it);
-/// - macOS (x86-64 and arm64): `compushady==0.17.5` (macosx_10_12_universal2),
-///   `libdxcompiler.3.7.dylib`, a universal binary;
-/// - elsewhere nothing is provisioned: [`provision::AVAILABLE`] is false and the error says where
+/// - macOS: nothing. The only registry copy found, `compushady==0.17.5`
+///   (macosx_10_12_universal2, `libdxcompiler.3.7.dylib`, sha256
+///   `2857a32b6056c10d9b021b8b3df5904fd401db973ed0d60d01e73c6337fe28c6`), predates DXC PR #3793
+///   (Oct 2022), which removed the virtual destructor DXC's own non-Windows `IUnknown` had: the
+///   Linux build of the same release lands every hassle-rs call on the wrong vtable slot and
+///   segfaults, so provisioning it would trade a clear error for a crash;
+/// - elsewhere (macOS included) nothing is provisioned: [`provision::AVAILABLE`] is false and the error says where
 ///   to get DXC.
 pub mod provision {
     /// One file taken from the wheel: its member name, the name it gets, its sha256.
@@ -58,20 +62,8 @@ pub mod provision {
         pub const DIR: &str = "compushady-0.17.5";
     }
 
-    #[cfg(target_os = "macos")]
-    mod this_os {
-        pub const AVAILABLE: bool = true;
-        pub const PACKAGE: &str = "compushady==0.17.5";
-        pub const PLATFORM: &str = "macosx_10_12_universal2";
-        pub const WHEEL: &str = "compushady-0.17.5-cp311-cp311-macosx_10_12_universal2.whl";
-        pub const WHEEL_SHA256: &str = "3cd68d44b7dab5ec2ddc2d26d9d250ac06880166215fc73aadc5d30262416a8d";
-        pub const MEMBER: &str = "compushady/backends/libdxcompiler.3.7.dylib";
-        pub const LIBRARY_SHA256: &str = "2857a32b6056c10d9b021b8b3df5904fd401db973ed0d60d01e73c6337fe28c6";
-        pub const EXTRA: &[super::Extra] = &[];
-        pub const DIR: &str = "compushady-0.17.5";
-    }
 
-    #[cfg(not(any(all(target_os = "linux", target_arch = "x86_64"), all(windows, target_arch = "x86_64"), target_os = "macos")))]
+    #[cfg(not(any(all(target_os = "linux", target_arch = "x86_64"), all(windows, target_arch = "x86_64"))))]
     mod this_os {
         pub const AVAILABLE: bool = false;
         pub const PACKAGE: &str = "";
