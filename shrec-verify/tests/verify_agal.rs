@@ -567,7 +567,7 @@ fn compiler_shaped_fixed_seed() {
         return;
     }
     let started = std::time::Instant::now();
-    let (c, f, deepest) = shaped(fuzz_seed(), 0..240, 2);
+    let (c, f, deepest) = shaped(fuzz_seed(), 0..200, 2);
     let line = flow_line(&f, deepest);
     common::log_uncaptured(&format!("compiler_shaped_fixed_seed: {line}; {:.0} s", started.elapsed().as_secs_f64()));
     finish("compiler_shaped_fixed_seed", &c, false);
