@@ -19,8 +19,10 @@
 //!   wrong path shows even where the data registers do not differ.
 //! - **Straight-line framework code**: Starling's MeshEffect (`m44 op, va0, vc0`, `mul v0, va1,
 //!   vc4`, `mov v1, va2`; `tex ft1, v1, fs0 <2d, linear, mipnone, clamp>`, `mul oc, ft1, v0`;
-//!   Gamua/Starling-Framework starling/src/starling/rendering/MeshEffect.as, the sampler options
-//!   from utils/RenderUtil.as `createAGALTexOperation`, also `dxt1` / `dxt5`), Away3D's GPU
+//!   Gamua/Starling-Framework starling/src/starling/rendering/MeshEffect.as; the sampler words
+//!   and the premultiplied-alpha `mul ft.xyz, ft.xyz, ft.www` from utils/RenderUtil.as
+//!   `createAGALTexOperation`: `<2d, rgba|dxt1|dxt5>` in Starling 2, the full state in Starling
+//!   1's FragmentFilter `<2d, clamp, linear, mipnone>`), Away3D's GPU
 //!   skinning (`dp4 vt.x, va0, vc[va4.x+N]`, `.y` from `+N+1`, `.z` from `+N+2`, `mov vt.w,
 //!   va0.w`, `mul` by the joint weight, accumulated with `add`; dp3 for normals;
 //!   away3d/away3d-core-fp11 src/away3d/animators/SkeletonAnimationSet.as
@@ -184,7 +186,9 @@ impl G<'_> {
         match self.rng.below(12) {
             // colour arithmetic on ft1 (exact ops)
             0 => {
-                let line = match self.rng.below(5) {
+                let line = match self.rng.below(6) {
+                    // Starling's conversion of a non-premultiplied texel (RenderUtil.as)
+                    5 => "mul ft1.xyz, ft1.xyz, ft1.www".to_string(),
                     0 => format!("mul ft1.xyz, ft1.xyz, fc{}.xyz", 16 + self.rng.below(4)),
                     1 => format!("add ft1, ft1, fc{}", 16 + self.rng.below(4)),
                     2 => "sat ft1, ft1".to_string(),
@@ -474,7 +478,17 @@ pub fn shaped_program_and_depth(seed: u64, index: u64) -> (TestProgram, u32) {
     // Every third AGAL2/3 program nests a chain to MAX_NESTING.
     let deep = version >= 2 && rng.chance(35);
     let words = [
-        *rng.pick(&["2d, linear, mipnone, clamp", "2d, clamp, linear, mipnone", "2d,linear,miplinear,repeat", "2d, nearest, mipnearest, repeat, dxt1"]),
+        // Starling 1 writes the sampler state into the word (`<2d, clamp, linear, mipnone>`),
+        // Starling 2 only the format (`<2d, rgba>` / `<2d, dxt1>`; the rest through
+        // setSamplerStateAt, RenderUtil.as), Away3D `<2d,linear,miplinear,repeat>`.
+        *rng.pick(&[
+            "2d, linear, mipnone, clamp",
+            "2d, clamp, linear, mipnone",
+            "2d,linear,miplinear,repeat",
+            "2d, nearest, mipnearest, repeat, dxt1",
+            "2d, rgba",
+            "2d, dxt1",
+        ]),
         *rng.pick(&["cube, linear, miplinear", "cube,nearest,mipnone,clamp", "cube, linear, mipnone, clamp"]),
         *rng.pick(&["2d, linear, mipnone, repeat, dxt5", "2d,nearest,mipnone,clamp", "2d, linear, miplinear, repeat, -0.5"]),
     ];
