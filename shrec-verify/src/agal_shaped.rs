@@ -248,7 +248,8 @@ impl G<'_> {
             // branchless select (sge / slt as a 0/1 factor)
             8 | 9 => {
                 let op = *self.rng.pick(&["sge", "slt", "seq", "sne"]);
-                let (v, c) = if (op == "seq" || op == "sne") && v2 { ("v8", "fc8".to_string()) } else { ("v5", format!("fc{}", *self.rng.pick(&[7, 9, 11]))) };
+                let (v, c) =
+                    if (op == "seq" || op == "sne") && v2 { ("v8", "fc8".to_string()) } else { ("v5", format!("fc{}", *self.rng.pick(&[7, 9, 11]))) };
                 self.lines.push(format!("{op} ft3, {v}, {c}"));
                 self.lines.push(format!("mul ft3, ft3, fc{}", 16 + self.rng.below(4)));
                 self.lines.push("add ft1, ft1, ft3".into());

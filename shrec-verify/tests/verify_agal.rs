@@ -553,8 +553,8 @@ fn flow_line(f: &FlowStats, deepest: u32) -> String {
 
 /// Opcodes the compiler-shaped programs must execute.
 const SHAPED_OPCODES: &[&str] = &[
-    "ife", "ine", "ifg", "ifl", "els", "eif", "kil", "tex", "ddx", "ddy", "m44", "m34", "m33", "dp3", "dp4", "nrm", "pow", "sat", "max", "sge", "slt",
-    "seq", "sne",
+    "ife", "ine", "ifg", "ifl", "els", "eif", "kil", "tex", "ddx", "ddy", "m44", "m34", "m33", "dp3", "dp4", "nrm", "pow", "sat", "max", "sge",
+    "slt", "seq", "sne",
 ];
 
 /// Compiler-shaped programs (`shrec_verify::agal_shaped`), fixed seed: AGAL2/3 if/els/eif nested

@@ -211,7 +211,12 @@ pub fn run_vertex(prog: &Program, attributes: &[[f32; 4]], constants: &[[f32; 4]
     m.run();
     let lane = &m.lanes[0];
     let out = |r: &Reg| if lane.poisoned { [UNKNOWN; 4] } else { *r };
-    VertexResult { position: out(&lane.outputs[0]), varyings: (0..10).map(|i| out(&lane.outputs[OUT_VARYING + i])).collect(), executed: m.executed, flow: m.flow }
+    VertexResult {
+        position: out(&lane.outputs[0]),
+        varyings: (0..10).map(|i| out(&lane.outputs[OUT_VARYING + i])).collect(),
+        executed: m.executed,
+        flow: m.flow,
+    }
 }
 
 /// Runs a fragment program on a 2×2 quad. `varyings[p][i]` is `v{i}` of pixel `p`;
@@ -693,11 +698,7 @@ impl<'a> Machine<'a> {
                         }
                         // Fine derivatives within the 2×2 quad.
                         let (a, b) = if name == "ddx" { (l & 2, (l & 2) | 1) } else { (l & 1, (l & 1) | 2) };
-                        let v: Reg = if quad_uniform {
-                            std::array::from_fn(|c| binary("sub", vals[b][c], vals[a][c]))
-                        } else {
-                            [UNKNOWN; 4]
-                        };
+                        let v: Reg = if quad_uniform { std::array::from_fn(|c| binary("sub", vals[b][c], vals[a][c])) } else { [UNKNOWN; 4] };
                         self.write(l, &d, d.mask, v);
                     }
                 }
@@ -757,6 +758,11 @@ impl<'a> Machine<'a> {
 
     /// Nearest sampling (the harness binds nearest/clamp samplers: sampler state is run-time
     /// state in Stage3D). The LOD bias of the word cannot change a single-level texture.
+    /// Nor can the implicit LOD of a `tex` in control flow that splits the quad: its derivatives
+    /// are undefined there (VK_KHR_shader_quad_control proposal, "Problem Statement"), but with
+    /// one mip level and the same nearest filter for minification and magnification
+    /// (`vk.rs`, `SamplerCreateInfo`) every LOD selects the same texel, so such samples are
+    /// compared like any other (counted in [`FlowStats::tex_divergent`]).
     fn sample(&self, coord: &Reg, s: &Sampler) -> Reg {
         let Some(Some(tex)) = self.textures.get(s.num as usize) else { return [UNKNOWN; 4] };
         let size = tex.size as f64;
@@ -976,4 +982,3 @@ mod tests {
         assert_eq!(r.flow.max_depth, 1);
     }
 }
-
