@@ -206,6 +206,19 @@ fn fmt_vec(v: &[f32; 4]) -> String {
 /// the interpreter, and returns the counts (plus a report when something differs: disassembly,
 /// the case's inputs, both outputs, and the command that reruns it).
 pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
+    run_counted(gpu, p, opts).0
+}
+
+/// [`run`], also returning what the interpreter's control flow did over every case
+/// ([`interp::FlowStats`]: branch decisions, divergent quads, kil / tex / derivatives in branches,
+/// relative reads).
+pub fn run_counted(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> (Comparison, interp::FlowStats) {
+    let mut flow = interp::FlowStats::default();
+    let cmp = run_inner(gpu, p, opts, &mut flow);
+    (cmp, flow)
+}
+
+fn run_inner(gpu: &Gpu, p: &TestProgram, opts: RunOptions, flow: &mut interp::FlowStats) -> Comparison {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
     let fail = |cmp: &mut Comparison, what: String| {
         cmp.mismatches += 1;
@@ -254,6 +267,7 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
             let c = &p.cases[i];
             let r = interp::run_vertex(&prog, &c.attributes, &c.constants, &p.textures, iopts);
             executed.extend(r.executed);
+            flow.merge(&r.flow);
             VertexExpect { position: r.position, varyings: r.varyings }
         })
     } else {
@@ -266,6 +280,7 @@ pub fn run(gpu: &Gpu, p: &TestProgram, opts: RunOptions) -> Comparison {
             let varyings: [[[f32; 4]; 10]; 4] = std::array::from_fn(|px| std::array::from_fn(|l| quad.pixel_varying(l, px)));
             let r = interp::run_fragment(&prog, &varyings, &p.cases[i].constants, &p.textures, iopts);
             executed.extend(r.executed);
+            flow.merge(&r.flow);
             r.pixels.map(|px| PixelExpect { written: px.written, colors: px.colors.to_vec(), depth: px.depth })
         })
     };

@@ -23,6 +23,7 @@
 //! as matches.
 
 pub mod agal;
+pub mod agal_shaped;
 pub mod check;
 pub mod gx2;
 pub mod gx2_gs;

@@ -9,7 +9,11 @@
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_agal -- --ignored long_fuzz --nocapture`
 //!   — long differential fuzzing (`SHREC_FUZZ_SEED` picks the seed);
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_agal -- --ignored fuzz_one --nocapture`
-//!   — rerun one fuzz program (printed by every mismatch report).
+//!   — rerun one fuzz program (printed by every mismatch report; `SHREC_FUZZ_SHAPED=1` for a
+//!   compiler-shaped one);
+//! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_agal -- --ignored long_shaped --nocapture`
+//!   — compiler-shaped programs (`shrec_verify::agal_shaped`), from `SHREC_FUZZ_FROM` (default 0)
+//!   on `SHREC_FUZZ_THREADS` threads (default 1).
 //!
 //! Without a Vulkan driver the tests fail naming the packages to install, unless
 //! `SHREC_ALLOW_MISSING_TOOLS=1`.
@@ -20,7 +24,8 @@ mod common;
 use shrec::formats::agal::decode::{self, DecodeOptions};
 use shrec::formats::{Stage, TranslateOptions};
 use shrec_verify::agal::{self, asm, Case, RunOptions, TestProgram};
-use shrec_verify::interp::agal::Texture;
+use shrec_verify::agal_shaped;
+use shrec_verify::interp::agal::{FlowStats, Texture};
 use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::{Comparison, Rng};
 
@@ -475,7 +480,11 @@ fn long_fuzz() {
 fn fuzz_one() {
     let Some(gpu) = agal::gpu() else { return };
     let index: u64 = std::env::var("SHREC_FUZZ_ONLY").expect("set SHREC_FUZZ_ONLY").parse().expect("a number");
-    let p = agal::gen::program(fuzz_seed(), index);
+    let p = if std::env::var_os("SHREC_FUZZ_SHAPED").is_some() {
+        agal_shaped::shaped_program(fuzz_seed(), index)
+    } else {
+        agal::gen::program(fuzz_seed(), index)
+    };
     let prog = decode::decode(&p.bytes, DecodeOptions::default()).expect("generated programs decode");
     println!("{}", shrec::formats::agal::disasm::disassemble(&prog));
     let c = agal::run(gpu, &p, RunOptions::default());
@@ -484,6 +493,122 @@ fn fuzz_one() {
     }
     println!("{}", c.summary("agal"));
     assert_eq!(c.mismatches, 0);
+}
+
+/// Runs shaped programs `range` of `seed` on `threads` threads: the comparison, the control-flow
+/// counts and the deepest nesting in the generated text.
+fn shaped(seed: u64, range: std::ops::Range<u64>, threads: u64) -> (Comparison, FlowStats, u32) {
+    let len = range.end - range.start;
+    let chunks: Vec<std::ops::Range<u64>> = (0..threads).map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads).collect();
+    let handles: Vec<_> = chunks
+        .into_iter()
+        .map(|r| {
+            std::thread::spawn(move || {
+                let gpu = agal::gpu().expect("checked by the caller");
+                let (mut c, mut flow, mut deepest) = (Comparison::default(), FlowStats::default(), 0);
+                let (start, len) = (r.start, r.end - r.start);
+                for i in r {
+                    let (p, depth) = agal_shaped::shaped_program_and_depth(seed, i);
+                    deepest = deepest.max(depth);
+                    let (one, f) = agal::run_counted(gpu, &p, RunOptions::default());
+                    c.merge(one);
+                    flow.merge(&f);
+                    let done = i + 1 - start;
+                    if len >= 2000 && done % 1000 == 0 {
+                        eprintln!("  shaped: {done}/{len} programs of this thread, {} mismatches so far", c.mismatches);
+                    }
+                }
+                (c, flow, deepest)
+            })
+        })
+        .collect();
+    let (mut total, mut flow, mut deepest) = (Comparison::default(), FlowStats::default(), 0);
+    for h in handles {
+        let (c, f, d) = h.join().expect("shaped thread");
+        total.merge(c);
+        flow.merge(&f);
+        deepest = deepest.max(d);
+    }
+    (total, flow, deepest)
+}
+
+fn flow_line(f: &FlowStats, deepest: u32) -> String {
+    format!(
+        "deepest if-nesting executed {} (generated {deepest}); if decisions taken {} / not taken {}; fragment ifs: quads uniform {} / divergent {}; \
+         kil discarding in a branch {}; tex in a branch: whole quad {} / divergent quad {}; ddx/ddy in a branch on a uniform quad {}, \
+         on a non-uniform quad (undetermined) {}; relative constant reads {}",
+        f.max_depth,
+        f.taken,
+        f.not_taken,
+        f.quads_uniform,
+        f.quads_divergent,
+        f.kil_in_branch,
+        f.tex_in_branch,
+        f.tex_divergent,
+        f.derivative_in_branch,
+        f.derivative_divergent,
+        f.relative_reads
+    )
+}
+
+/// Opcodes the compiler-shaped programs must execute.
+const SHAPED_OPCODES: &[&str] = &[
+    "ife", "ine", "ifg", "ifl", "els", "eif", "kil", "tex", "ddx", "ddy", "m44", "m34", "m33", "dp3", "dp4", "nrm", "pow", "sat", "max", "sge",
+    "slt", "seq", "sne",
+];
+
+/// Compiler-shaped programs (`shrec_verify::agal_shaped`), fixed seed: AGAL2/3 if/els/eif nested
+/// to AGALMiniAssembler's limit with conditions every pixel agrees on and conditions that split
+/// quads, kil / tex / derivatives inside branches, Starling / Away3D straight-line code with
+/// register-indexed skinning. Asserts that each shape was exercised.
+#[test]
+fn compiler_shaped_fixed_seed() {
+    if agal::gpu().is_none() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let (c, f, deepest) = shaped(fuzz_seed(), 0..200, 2);
+    let line = flow_line(&f, deepest);
+    common::log_uncaptured(&format!("compiler_shaped_fixed_seed: {line}; {:.0} s", started.elapsed().as_secs_f64()));
+    finish("compiler_shaped_fixed_seed", &c, false);
+    assert!(c.programs >= 200);
+    let missing: Vec<&&str> = SHAPED_OPCODES.iter().filter(|o| !c.opcodes.contains(**o)).collect();
+    assert!(missing.is_empty(), "opcodes never executed: {missing:?}");
+    assert_eq!(deepest, agal_shaped::MAX_NESTING, "generated nesting");
+    assert_eq!(f.max_depth, agal_shaped::MAX_NESTING, "no live lane reached the deepest nesting");
+    assert!(f.taken > 100 && f.not_taken > 100, "{line}");
+    assert!(f.quads_uniform > 50 && f.quads_divergent > 50, "{line}");
+    assert!(f.kil_in_branch > 0, "{line}");
+    assert!(f.tex_in_branch > 0 && f.tex_divergent > 0, "{line}");
+    assert!(f.derivative_in_branch > 0, "{line}");
+    assert!(f.relative_reads > 1000, "{line}");
+}
+
+/// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000)
+/// from `SHREC_FUZZ_FROM` (default 0) of `SHREC_FUZZ_SEED`, on `SHREC_FUZZ_THREADS` threads.
+#[test]
+#[ignore]
+fn long_shaped() {
+    if agal::gpu().is_none() {
+        return;
+    }
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|s| s.parse().ok()).unwrap_or(d);
+    let (n, from, threads) = (env("SHREC_FUZZ_PROGRAMS", 10_000), env("SHREC_FUZZ_FROM", 0), env("SHREC_FUZZ_THREADS", 1));
+    let seed = fuzz_seed();
+    let started = std::time::Instant::now();
+    let (c, f, deepest) = shaped(seed, from..from + n, threads);
+    println!(
+        "long_shaped seed {seed} programs #{from}..#{}: {} programs, {} comparisons, {} mismatches ({} inconclusive lanes, {} opcodes executed, {:.0} s); {}",
+        from + n - 1,
+        c.programs,
+        c.comparisons,
+        c.mismatches,
+        c.inconclusive,
+        c.opcodes.len(),
+        started.elapsed().as_secs_f64(),
+        flow_line(&f, deepest)
+    );
+    finish("long_shaped", &c, false);
 }
 
 /// The harness can fail: with `add` deliberately lowered as `sub`, it must report mismatches.

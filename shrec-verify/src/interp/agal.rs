@@ -108,6 +108,8 @@ pub struct VertexResult {
     pub varyings: Vec<[Expect; 4]>,
     /// Opcodes executed by an active lane.
     pub executed: BTreeSet<&'static str>,
+    /// What the control flow did (shape coverage).
+    pub flow: FlowStats,
 }
 
 /// What one pixel of a fragment quad computed.
@@ -125,6 +127,49 @@ pub struct PixelResult {
 pub struct FragmentResult {
     pub pixels: [PixelResult; 4],
     pub executed: BTreeSet<&'static str>,
+    /// What the control flow did (shape coverage).
+    pub flow: FlowStats,
+}
+
+/// Counts of what one run's control flow and operands did, for asserting that a generator's
+/// shapes were exercised (`agal_shaped`). A fragment run counts per quad, a vertex run per vertex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowStats {
+    /// Deepest `if` nesting a live lane executed an instruction in.
+    pub max_depth: u32,
+    /// `ife/ine/ifg/ifl` decisions per live lane: condition true / false.
+    pub taken: u64,
+    pub not_taken: u64,
+    /// Fragment `if`s executed by a quad whose live pixels all decided alike / some each way.
+    pub quads_uniform: u64,
+    pub quads_divergent: u64,
+    /// `kil` inside an `if` block that discarded at least one pixel.
+    pub kil_in_branch: u64,
+    /// `tex` inside an `if` block, with every pixel of the quad live / only some.
+    pub tex_in_branch: u64,
+    pub tex_divergent: u64,
+    /// `ddx`/`ddy` inside an `if` block with all four pixels live (their value is compared).
+    pub derivative_in_branch: u64,
+    /// `ddx`/`ddy` executed with only some pixels of the quad live (undetermined).
+    pub derivative_divergent: u64,
+    /// Register-indexed constant reads (`vc[va0.x+N]`) by a live lane.
+    pub relative_reads: u64,
+}
+
+impl FlowStats {
+    pub fn merge(&mut self, o: &FlowStats) {
+        self.max_depth = self.max_depth.max(o.max_depth);
+        self.taken += o.taken;
+        self.not_taken += o.not_taken;
+        self.quads_uniform += o.quads_uniform;
+        self.quads_divergent += o.quads_divergent;
+        self.kil_in_branch += o.kil_in_branch;
+        self.tex_in_branch += o.tex_in_branch;
+        self.tex_divergent += o.tex_divergent;
+        self.derivative_in_branch += o.derivative_in_branch;
+        self.derivative_divergent += o.derivative_divergent;
+        self.relative_reads += o.relative_reads;
+    }
 }
 
 /// Output slots: `op`/`oc0..3` = 0..3, `od` = 4, `v0..v9` (vertex) = 5..14.
@@ -150,6 +195,7 @@ struct Machine<'a> {
     textures: &'a [Option<Texture>],
     lanes: Vec<Lane>,
     executed: BTreeSet<&'static str>,
+    flow: FlowStats,
 }
 
 /// Runs a vertex program on one vertex. `attributes[i]` is `va{i}`; `constants[i]` is `vc{i}`
@@ -165,7 +211,12 @@ pub fn run_vertex(prog: &Program, attributes: &[[f32; 4]], constants: &[[f32; 4]
     m.run();
     let lane = &m.lanes[0];
     let out = |r: &Reg| if lane.poisoned { [UNKNOWN; 4] } else { *r };
-    VertexResult { position: out(&lane.outputs[0]), varyings: (0..10).map(|i| out(&lane.outputs[OUT_VARYING + i])).collect(), executed: m.executed }
+    VertexResult {
+        position: out(&lane.outputs[0]),
+        varyings: (0..10).map(|i| out(&lane.outputs[OUT_VARYING + i])).collect(),
+        executed: m.executed,
+        flow: m.flow,
+    }
 }
 
 /// Runs a fragment program on a 2×2 quad. `varyings[p][i]` is `v{i}` of pixel `p`;
@@ -205,7 +256,7 @@ pub fn run_fragment(
         };
         PixelResult { written: Some(!lane.dead), colors: std::array::from_fn(|i| lane.outputs[i]), depth }
     });
-    FragmentResult { pixels, executed: m.executed }
+    FragmentResult { pixels, executed: m.executed, flow: m.flow }
 }
 
 fn new_lane() -> Lane {
@@ -425,7 +476,7 @@ impl<'a> Machine<'a> {
     fn new(prog: &'a Program, opts: Options, constants: &'a [[f32; 4]], textures: &'a [Option<Texture>], lanes: Vec<Lane>) -> Self {
         let limits = shrec::formats::agal::decode::limits(prog.version);
         let const_len = if prog.stage == Stage::Vertex { limits.vertex_constants } else { limits.fragment_constants } as usize;
-        Machine { prog, opts, constants, const_len, textures, lanes, executed: BTreeSet::new() }
+        Machine { prog, opts, constants, const_len, textures, lanes, executed: BTreeSet::new(), flow: FlowStats::default() }
     }
 
     fn constant(&self, i: i64) -> Reg {
@@ -517,8 +568,26 @@ impl<'a> Machine<'a> {
         for t in &prog.tokens {
             let name = t.op.name;
             let live: Vec<bool> = (0..n).map(|l| active[l] && !self.lanes[l].dead).collect();
-            if live.iter().any(|&a| a) || matches!(name, "els" | "eif") {
+            let any_live = live.iter().any(|&a| a);
+            let all_live = live.iter().all(|&a| a);
+            if any_live || matches!(name, "els" | "eif") {
                 self.executed.insert(name);
+            }
+            let depth = stack.len() as u32;
+            if any_live && !matches!(name, "els" | "eif") {
+                self.flow.max_depth = self.flow.max_depth.max(depth);
+                let indirect = [t.src1, if let Operand2::Source(s) = t.src2 { Some(s) } else { None }]
+                    .iter()
+                    .filter(|s| s.is_some_and(|s| s.indirect.is_some()))
+                    .count() as u64;
+                self.flow.relative_reads += indirect * live.iter().filter(|&&a| a).count() as u64;
+            }
+            if name == "tex" && depth > 0 && any_live && n == 4 {
+                if all_live {
+                    self.flow.tex_in_branch += 1;
+                } else {
+                    self.flow.tex_divergent += 1;
+                }
             }
             match name {
                 "ife" | "ine" | "ifg" | "ifl" => {
@@ -552,6 +621,22 @@ impl<'a> Machine<'a> {
                             }
                         };
                     }
+                    if any_live {
+                        let decided: Vec<bool> = (0..n).filter(|&l| live[l]).map(|l| cond[l]).collect();
+                        let taken = decided.iter().filter(|&&c| c).count() as u64;
+                        self.flow.taken += taken;
+                        self.flow.not_taken += decided.len() as u64 - taken;
+                        if n == 4 {
+                            if taken == 0 || taken == decided.len() as u64 {
+                                self.flow.quads_uniform += 1;
+                            } else {
+                                self.flow.quads_divergent += 1;
+                            }
+                        }
+                    }
+                    // Per lane (pixel / vertex): each takes its own side, as a structured `if`
+                    // in HLSL / GLSL does (AwayJS lowers `ife a, b` to `if (float(a)==float(b)) {`,
+                    // lib/aglsl/Mapping.ts), with `els` flipping the lanes that were active at the `if`.
                     let before = active.clone();
                     for l in 0..n {
                         active[l] = before[l] && cond[l];
@@ -569,6 +654,7 @@ impl<'a> Machine<'a> {
                     active = before;
                 }
                 "kil" => {
+                    let dead_before = self.lanes.iter().filter(|l| l.dead).count();
                     for l in 0..n {
                         if !live[l] {
                             continue;
@@ -584,22 +670,35 @@ impl<'a> Machine<'a> {
                             self.lanes[l].poisoned = true;
                         }
                     }
+                    // Inside an `if`, only the pixels on that side are discarded (`live` above).
+                    if depth > 0 && self.lanes.iter().filter(|l| l.dead).count() > dead_before {
+                        self.flow.kil_in_branch += 1;
+                    }
                 }
                 "ddx" | "ddy" => {
                     let d = t.dest.expect("decoded");
                     let vals: Vec<Reg> = (0..n).map(|l| self.src1(l, t)).collect();
+                    // Derivatives are defined only in control flow that is uniform over the quad:
+                    // "applications currently have to ensure that control flow is uniform ... to
+                    // avoid undefined results" (Vulkan proposal VK_KHR_shader_quad_control,
+                    // "Problem Statement"); D3D9 likewise leaves gradients in divergent flow
+                    // undefined. So with any pixel of the quad inactive (other side of an `if`),
+                    // discarded by `kil`, or on an undetermined path, every pixel's result is
+                    // undetermined (docs/semantics-audit.md, AGAL rows).
+                    let quad_uniform = n == 4 && all_live && self.lanes.iter().all(|l| !l.poisoned);
+                    if depth > 0 && quad_uniform {
+                        self.flow.derivative_in_branch += 1;
+                    }
+                    if any_live && !quad_uniform {
+                        self.flow.derivative_divergent += 1;
+                    }
                     for l in 0..n {
                         if !live[l] {
                             continue;
                         }
                         // Fine derivatives within the 2×2 quad.
                         let (a, b) = if name == "ddx" { (l & 2, (l & 2) | 1) } else { (l & 1, (l & 1) | 2) };
-                        let usable = |k: usize| k < n && live[k] && !self.lanes[k].poisoned;
-                        let v: Reg = if n == 4 && usable(a) && usable(b) {
-                            std::array::from_fn(|c| binary("sub", vals[b][c], vals[a][c]))
-                        } else {
-                            [UNKNOWN; 4]
-                        };
+                        let v: Reg = if quad_uniform { std::array::from_fn(|c| binary("sub", vals[b][c], vals[a][c])) } else { [UNKNOWN; 4] };
                         self.write(l, &d, d.mask, v);
                     }
                 }
@@ -659,6 +758,11 @@ impl<'a> Machine<'a> {
 
     /// Nearest sampling (the harness binds nearest/clamp samplers: sampler state is run-time
     /// state in Stage3D). The LOD bias of the word cannot change a single-level texture.
+    /// Nor can the implicit LOD of a `tex` in control flow that splits the quad: its derivatives
+    /// are undefined there (VK_KHR_shader_quad_control proposal, "Problem Statement"), but with
+    /// one mip level and the same nearest filter for minification and magnification
+    /// (`vk.rs`, `SamplerCreateInfo`) every LOD selects the same texel, so such samples are
+    /// compared like any other (counted in [`FlowStats::tex_divergent`]).
     fn sample(&self, coord: &Reg, s: &Sampler) -> Reg {
         let Some(Some(tex)) = self.textures.get(s.num as usize) else { return [UNKNOWN; 4] };
         let size = tex.size as f64;
@@ -836,5 +940,45 @@ mod tests {
         assert_eq!(values(&r.pixels[0].colors[0]), [0.0, 1.0, 1.0, 0.0]);
         assert_eq!(values(&r.pixels[1].colors[0]), [1.0, 1.0, 1.0, 0.0]);
         assert_eq!(values(&r.pixels[2].colors[0]), [1.0, 1.0, 1.0, 0.0]);
+    }
+    fn fragment(text: &str, varyings: impl Fn(usize) -> [[f32; 4]; 10], constants: &[[f32; 4]]) -> FragmentResult {
+        let prog = decode(&assemble(2, Stage::Pixel, text).unwrap(), DecodeOptions::default()).unwrap();
+        let v: [[[f32; 4]; 10]; 4] = std::array::from_fn(varyings);
+        run_fragment(&prog, &v, constants, &[], Options::default())
+    }
+
+    #[test]
+    fn branches_are_per_pixel_and_derivatives_need_a_uniform_quad() {
+        // v0.x = pixel index 0..3; fc0.x = 1.5 splits the quad (pixels 2, 3 take the if side).
+        // v1 = (x, y, 0, 0) of the pixel: ddx = 1 in x, ddy = 1 in y when the quad is uniform.
+        let text = "mov ft0, fc1\nmov ft1, fc1\nifg v0.x, fc0.x\nddx ft0, v1\nkil v2.x\nels\nadd ft1, ft1, fc0.zzzz\neif\n\
+                    ifl v0.y, fc0.x\nddy ft1, v1\neif\nmov oc, ft0\nmov oc1, ft1";
+        let px = |p: usize| -> [[f32; 4]; 10] {
+            let mut v = [[0.0; 4]; 10];
+            v[0] = [p as f32, 0.0, 0.0, 0.0];
+            v[1] = [(p & 1) as f32, (p >> 1) as f32, 0.0, 0.0];
+            v[2] = [if p == 3 { -1.0 } else { 1.0 }; 4];
+            v
+        };
+        let r = fragment(text, px, &[[1.5, 0.0, 4.0, 0.0], [7.0; 4]]);
+        // kil inside the if discards pixel 3 only (it is on that side); pixel 1 has v2 = 1.
+        assert_eq!(r.pixels.each_ref().map(|p| p.written), [Some(true), Some(true), Some(true), Some(false)]);
+        // ddx in the divergent if: undetermined on the pixels that ran it; pixels 0, 1 ran els.
+        assert!(r.pixels[2].colors[0].iter().all(|e| !e.is_known()));
+        assert_eq!(values(&r.pixels[0].colors[0]), [7.0; 4]);
+        // ifl v0.y (= 0 everywhere) is uniform, but pixel 3 was discarded before it: undetermined.
+        assert!(r.pixels[0].colors[1].iter().all(|e| !e.is_known()));
+        assert_eq!(r.flow.quads_divergent, 1);
+        assert_eq!(r.flow.quads_uniform, 1);
+        assert_eq!(r.flow.kil_in_branch, 1);
+        assert_eq!(r.flow.derivative_divergent, 2);
+        assert_eq!(r.flow.derivative_in_branch, 0);
+        assert_eq!((r.flow.taken, r.flow.not_taken), (2 + 3, 2));
+
+        // The same uniform if without the discard: the derivative is determined and counted.
+        let r = fragment("mov ft1, fc1\nifl v0.y, fc0.x\nddy ft1, v1\neif\nmov oc, ft1", px, &[[1.5, 0.0, 4.0, 0.0], [7.0; 4]]);
+        assert_eq!(values(&r.pixels[2].colors[0]), [0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(r.flow.derivative_in_branch, 1);
+        assert_eq!(r.flow.max_depth, 1);
     }
 }
