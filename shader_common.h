@@ -197,41 +197,81 @@
 
 #if !defined(__cplusplus)
 
+// Helpers. A shader shrec generates defines SHREC_HELPERS and SHREC_USE_<helper> for each helper
+// it calls, and only those are compiled (DXC parses and generates code for every function in the
+// text, used or not); without SHREC_HELPERS every helper is defined. A hook prelude that calls a
+// helper the translation does not can bring it back with `-D SHREC_USE_<helper>`.
+
 // Register-index conversions used by dynamic (relative) addressing.
 // D3D9 `mova` rounding: round half up.
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_index_round_half_up)
 int shrec_index_round_half_up(float x) { return (int)floor(x + 0.5); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_index_floor)
 int shrec_index_floor(float x) { return (int)floor(x); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_index_trunc)
 int shrec_index_trunc(float x) { return (int)x; }
+#endif
 
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_tex_size)
 // Base-level size of a texture in texels, (width, height, depth, 0) with 1 for missing
 // dimensions (IR `TexSize`; Xenos getWeights). Overloads per texture type.
 float4 shrec_tex_size(Texture1D<float4> t) { uint w; t.GetDimensions(w); return float4(w, 1, 1, 0); }
 float4 shrec_tex_size(Texture2D<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
 float4 shrec_tex_size(Texture3D<float4> t) { uint w, h, d; t.GetDimensions(w, h, d); return float4(w, h, d, 0); }
 float4 shrec_tex_size(TextureCube<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_tex_info)
 // Size of mip level `lod` and the number of levels as uint bit patterns, (width, height,
 // depth, levels) with 1 for missing dimensions (IR `TexInfo`; GX2 GET_TEXTURE_INFO).
 float4 shrec_tex_info(Texture1D<float4> t, uint lod) { uint w, n; t.GetDimensions(lod, w, n); return asfloat(uint4(w, 1, 1, n)); }
 float4 shrec_tex_info(Texture2D<float4> t, uint lod) { uint w, h, n; t.GetDimensions(lod, w, h, n); return asfloat(uint4(w, h, 1, n)); }
 float4 shrec_tex_info(Texture3D<float4> t, uint lod) { uint w, h, d, n; t.GetDimensions(lod, w, h, d, n); return asfloat(uint4(w, h, d, n)); }
 float4 shrec_tex_info(TextureCube<float4> t, uint lod) { uint w, h, n; t.GetDimensions(lod, w, h, n); return asfloat(uint4(w, h, 1, n)); }
+#endif
 
 // Exact operator semantics used by the IR (src/ir/mod.rs documents each one).
 #define SHREC_FLT_MAX asfloat(0x7F7FFFFFu)
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_is_inf) || defined(SHREC_USE_shrec_rcp_clamp_max) || defined(SHREC_USE_shrec_rcp_clamp_zero) || defined(SHREC_USE_shrec_rsq_clamp_max) || defined(SHREC_USE_shrec_rsq_clamp_zero) || defined(SHREC_USE_shrec_log2_clamp_max) || defined(SHREC_USE_shrec_rcp_ff) || defined(SHREC_USE_shrec_rsq_ff)
 // ±inf by its bits. Not isinf(): lavapipe (Mesa 22.3, LLVM 15) compiled `isinf(1.0 / x)` as
 // false for x = -0 in a larger vertex shader (Xenos long_fuzz seed 1 #6545: rcpc gave -inf
 // where the clamp says -FLT_MAX; `abs(t) == inf` failed the same way, the bit test did not).
 bool4 shrec_is_inf(float4 x) { return (asuint(x) & 0x7FFFFFFFu) == 0x7F800000u; }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_mul_legacy)
 // D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.
 float4 shrec_mul_legacy(float4 a, float4 b) { return select(or(a == 0.0, b == 0.0), (float4)0.0, a * b); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_mul_legacy_k)
+// The same when every lane of k is finite and not zero (a literal): a * k is ±0 only for a = ±0.
+float4 shrec_mul_legacy_k(float4 a, float4 k) { return select(a == 0.0, (float4)0.0, a * k); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_exact_one) || defined(SHREC_USE_shrec_rcp_clamp_max) || defined(SHREC_USE_shrec_rcp_clamp_zero)
 float4 shrec_rcp_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / x); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_clamp_max)
 float4 shrec_rcp_clamp_max(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(shrec_is_inf(t), sign(t) * SHREC_FLT_MAX, t); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_clamp_zero)
 float4 shrec_rcp_clamp_zero(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(shrec_is_inf(t), asfloat(asuint(t) & 0x80000000u), t); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_exact_one) || defined(SHREC_USE_shrec_rsq_clamp_max) || defined(SHREC_USE_shrec_rsq_clamp_zero)
 float4 shrec_rsq_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / sqrt(x)); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_clamp_max)
 float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(shrec_is_inf(t), sign(t) * SHREC_FLT_MAX, t); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_clamp_zero)
 float4 shrec_rsq_clamp_zero(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(shrec_is_inf(t), asfloat(asuint(t) & 0x80000000u), t); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_log2_exact_one) || defined(SHREC_USE_shrec_log2_clamp_max)
 float4 shrec_log2_exact_one(float4 x) { return select(x == 1.0, (float4)0.0, log2(x)); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_log2_clamp_max)
 float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); return select(and(shrec_is_inf(t), t < 0.0), (float4)(-SHREC_FLT_MAX), t); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_mul) || defined(SHREC_USE_shrec_pica_dot2) || defined(SHREC_USE_shrec_pica_dot3) || defined(SHREC_USE_shrec_pica_dot4)
 // PICA200 multiply: a NaN product of two non-NaN operands (0 * inf) is +0; 0 * NaN stays NaN.
 float4 shrec_pica_mul(float4 a, float4 b)
 {
@@ -239,23 +279,45 @@ float4 shrec_pica_mul(float4 a, float4 b)
     bool4 fix = and(isnan(p), and(!isnan(a), !isnan(b)));
     return select(fix, (float4)0.0, p);
 }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_max)
 // PICA max/min: (a > b) ? a : b and (a < b) ? a : b per lane (NaN rules of SSE maxps/minps).
 float4 shrec_pica_max(float4 a, float4 b) { return select(a > b, a, b); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_min)
 float4 shrec_pica_min(float4 a, float4 b) { return select(a < b, a, b); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_dot2) || defined(SHREC_USE_shrec_pica_dot3) || defined(SHREC_USE_shrec_pica_dot4)
 // PICA dot products: PICA-multiply products summed left to right, broadcast.
 float4 shrec_pica_dot2(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)(p.x + p.y); }
 float4 shrec_pica_dot3(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)((p.x + p.y) + p.z); }
 float4 shrec_pica_dot4(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)(((p.x + p.y) + p.z) + p.w); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_f2i_x86)
 // float -> int truncation with x86 cvttss2si rules: NaN and out-of-range give INT_MIN.
 int shrec_f2i_x86(float x) { return (abs(x) < 2147483648.0) ? (int)x : (int)0x80000000; }
+#endif
 // Helpers used by the integer / non-IEEE IR operators (src/ir/mod.rs documents each).
 // HLSL 2021: vector conditions go through select()/or(), never ?: or ||.
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_select)
 float4 shrec_select(bool4 c, float4 t, float4 f) { return select(c, t, f); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_clamped)
 float4 shrec_rcp_clamped(float4 x) { return clamp(1.0 / x, -SHREC_FLT_MAX, SHREC_FLT_MAX); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_ff)
 float4 shrec_rcp_ff(float4 x) { float4 r = 1.0 / x; return select(shrec_is_inf(r), (float4)0.0 * sign(r), r); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_clamped)
 float4 shrec_rsq_clamped(float4 x) { return min(rsqrt(x), SHREC_FLT_MAX); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_ff)
 float4 shrec_rsq_ff(float4 x) { float4 r = rsqrt(x); return select(shrec_is_inf(r), (float4)0.0, r); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_log2_clamped)
 float4 shrec_log2_clamped(float4 x) { return max(log2(x), -SHREC_FLT_MAX); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_f2i)
 // Latte FLT_TO_INT / FLT_TO_UINT: truncate, saturate to the integer range, NaN converts to 0.
 // The clamp bounds are the largest floats below 2^31 / 2^32 (a float→int conversion out of range
 // is undefined), so values at or above 2^31 / 2^32 are selected to INT_MAX / UINT_MAX apart.
@@ -266,11 +328,15 @@ uint4 shrec_f2i(float4 x)
     int4 i = (int4)clamp(select(isnan(x), (float4)0.0, x), -2147483648.0, 2147483520.0);
     return asuint(select(x >= 2147483648.0, (int4)0x7FFFFFFF, i));
 }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_f2u)
 uint4 shrec_f2u(float4 x)
 {
     uint4 u = (uint4)clamp(select(isnan(x), (float4)0.0, x), 0.0, 4294967040.0);
     return select(x >= 4294967296.0, (uint4)0xFFFFFFFFu, u);
 }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_umulhi) || defined(SHREC_USE_shrec_imulhi)
 uint4 shrec_umulhi(uint4 a, uint4 b)
 {
     uint4 al = a & 0xFFFFu, ah = a >> 16, bl = b & 0xFFFFu, bh = b >> 16;
@@ -278,25 +344,40 @@ uint4 shrec_umulhi(uint4 a, uint4 b)
     uint4 mid = (ll >> 16) + (lh & 0xFFFFu) + (hl & 0xFFFFu);
     return hh + (lh >> 16) + (hl >> 16) + (mid >> 16);
 }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_imulhi)
 uint4 shrec_imulhi(int4 a, int4 b)
 {
     uint4 hi = shrec_umulhi(asuint(a), asuint(b));
     return hi - select(a < 0, asuint(b), (uint4)0u) - select(b < 0, asuint(a), (uint4)0u);
 }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_bfe_u)
 uint4 shrec_bfe_u(uint4 v, uint4 off, uint4 w)
 {
     off &= 31u; w &= 31u;
     return select(w == 0u, (uint4)0u, (v >> off) & ((1u << w) - 1u));
 }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_bfe_i)
 uint4 shrec_bfe_i(uint4 v, uint4 off, uint4 w)
 {
     off &= 31u; w &= 31u;
     return select(w == 0u, (uint4)0u, asuint(asint(v << (32u - off - w)) >> (32u - w)));
 }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_bfi)
 uint4 shrec_bfi(uint4 m, uint4 a, uint4 b) { return (m & a) | (~m & b); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_cnde_i)
 uint4 shrec_cnde_i(uint4 c, uint4 a, uint4 b) { return select(c == 0u, a, b); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_cndgt_i)
 uint4 shrec_cndgt_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) > 0, a, b); }
+#endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_cndge_i)
 uint4 shrec_cndge_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) >= 0, a, b); }
+#endif
 
 #ifdef SHREC_XENOS
 // XenosRecomp's interface (see the Xenos section at the top of this file).

@@ -195,25 +195,94 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn identity_of(path: &Path) -> Result<u64, DxcError> {
+/// What identifies one version of a file without reading it: device, inode, size, and the
+/// modification and status-change times in nanoseconds. Rewriting the file changes mtime and
+/// ctime, replacing it (rename) changes the inode, and ctime cannot be set back by anyone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileKey([u64; 5]);
+
+impl FileKey {
+    fn of(path: &Path) -> std::io::Result<FileKey> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path)?;
+        let ns = |s: i64, n: i64| (s as u64).wrapping_mul(1_000_000_000).wrapping_add(n as u64);
+        Ok(FileKey([m.dev(), m.ino(), m.size(), ns(m.mtime(), m.mtime_nsec()), ns(m.ctime(), m.ctime_nsec())]))
+    }
+}
+
+/// The library's sha256 (hex) and XXH3-64 identity, both from one read of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Hashes {
+    sha256: String,
+    identity: u64,
+}
+
+fn hash_file(path: &Path) -> std::io::Result<Hashes> {
     // Read, not memory-mapped: a mapped file truncated meanwhile faults (SIGBUS) when touched
-    // (issue 23, B4); read(2) only returns fewer bytes. Same value as xxh3_64 of the whole file.
-    let mut file = std::fs::File::open(path).map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    // (issue 23, B4); read(2) only returns fewer bytes. Same values as sha256 / xxh3_64 of the
+    // whole file.
+    let mut file = std::fs::File::open(path)?;
+    let (mut sha, mut xxh) = (Sha256::new(), xxhash_rust::xxh3::Xxh3::new());
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = file.read(&mut buf).map_err(|e| DxcError::Library { path: path.into(), reason: e.to_string() })?;
+        let n = file.read(&mut buf)?;
         if n == 0 {
             break;
         }
-        h.update(&buf[..n]);
+        sha.update(&buf[..n]);
+        xxh.update(&buf[..n]);
     }
-    Ok(h.digest())
+    Ok(Hashes { sha256: hex(&sha.finalize()), identity: xxh.digest() })
+}
+
+/// The library's hashes, from the stamp file in `stamps` (the private user cache) when it
+/// records this very version of the file (same [`FileKey`]), else by reading the file, and the
+/// stamp is then (re)written. Hashing a 35 MB library was about a tenth of a small build's CPU
+/// time (docs/xenosrecomp-oracle.md §5); a changed or replaced file has another key and is hashed
+/// again, and the sha256 is compared with the expected one on every run either way. The stamp is
+/// as trusted as the library beside it: both live in the user's private cache directory. Returns
+/// whether the stamp was used.
+fn hashes_with_stamp(path: &Path, stamps: &Path) -> std::io::Result<(Hashes, bool)> {
+    let abs = std::fs::canonicalize(path)?;
+    let stamp = stamps.join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(abs.as_os_str().as_encoded_bytes())));
+    let key = FileKey::of(&abs)?;
+    let line = |k: &FileKey, h: &Hashes| {
+        format!("shrec-dxc-stamp 1 {} {} {} {} {} {} {:016x} {}\n", k.0[0], k.0[1], k.0[2], k.0[3], k.0[4], h.sha256, h.identity, abs.display())
+    };
+    if let Ok(text) = std::fs::read_to_string(&stamp) {
+        let f: Vec<&str> = text.trim_end().splitn(10, ' ').collect();
+        if f.len() == 10 && f[..2] == ["shrec-dxc-stamp", "1"] && f[9] == abs.to_string_lossy() {
+            let k: Vec<u64> = f[2..7].iter().filter_map(|v| v.parse().ok()).collect();
+            if k.len() == 5 && k[..] == key.0[..] && f[7].len() == 64 {
+                if let Ok(identity) = u64::from_str_radix(f[8], 16) {
+                    return Ok((Hashes { sha256: f[7].to_string(), identity }, true));
+                }
+            }
+        }
+    }
+    let h = hash_file(&abs)?;
+    // a stamp only for a file that did not change while it was read
+    if FileKey::of(&abs)? == key {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(stamps);
+        let tmp = stamps.join(format!(".{:016x}.{}", xxhash_rust::xxh3::xxh3_64(abs.as_os_str().as_encoded_bytes()), std::process::id()));
+        if std::fs::write(&tmp, line(&key, &h)).is_ok() {
+            let _ = std::fs::rename(&tmp, &stamp);
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok((h, false))
+}
+
+/// Where [`hashes_with_stamp`] keeps its stamps: the private user cache.
+fn stamp_dir() -> PathBuf {
+    user_cache_dir().join("dxc").join("verified")
 }
 
 /// Finds DXC (see the module docs for the order), provisioning it when allowed.
 pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
     let chosen = opts.explicit.clone().or_else(|| std::env::var_os("SHREC_DXC").filter(|v| !v.is_empty()).map(PathBuf::from));
+    let explicit = chosen.is_some();
     let path = match chosen {
         Some(p) => {
             if !p.is_file() {
@@ -229,22 +298,23 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
                 }
                 provision_into(&p, opts.verbose)?;
             }
-            // checked at every load, not only when it was provisioned: the file may have been
-            // replaced since (a planted library's constructors would run inside shrec)
-            let got = sha256_file(&p).map_err(|e| DxcError::Library { path: p.clone(), reason: e.to_string() })?;
-            if got != provision::LIBRARY_SHA256 {
-                return Err(DxcError::Library {
-                    path: p,
-                    reason: format!(
-                        "sha256 {got} is not the provisioned library's {}; delete the file to provision it again",
-                        provision::LIBRARY_SHA256
-                    ),
-                });
-            }
             p
         }
     };
-    let identity = identity_of(&path)?;
+    let (hashes, _) = hashes_with_stamp(&path, &stamp_dir()).map_err(|e| DxcError::Library { path: path.clone(), reason: e.to_string() })?;
+    if !explicit {
+        // checked at every load, not only when it was provisioned: the file may have been
+        // replaced since (a planted library's constructors would run inside shrec); a replaced
+        // or rewritten file is hashed again (`hashes_with_stamp`)
+        let got = &hashes.sha256;
+        if got != provision::LIBRARY_SHA256 {
+            return Err(DxcError::Library {
+                path,
+                reason: format!("sha256 {got} is not the provisioned library's {}; delete the file to provision it again", provision::LIBRARY_SHA256),
+            });
+        }
+    }
+    let identity = hashes.identity;
     // Load it now, so that a file that is not DXC is one fatal error before any work (issue 23,
     // B2: every shader used to fail one by one, exit 2, and the cache was replaced by an empty
     // one). A truncated library is refused before dlopen, which would fault (SIGBUS) on it.
@@ -259,22 +329,33 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
 /// process dies of SIGBUS when it touches them; this turns that into an error.
 #[cfg(not(any(windows, target_os = "macos")))]
 fn check_elf_complete(path: &Path) -> Result<(), String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
-    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    if bytes.get(..6) != Some(&[0x7F, b'E', b'L', b'F', 2, 1][..]) {
+    use std::os::unix::fs::FileExt;
+    // Only the headers are read (the file size comes from its metadata), not the whole 35 MB.
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
+    let mut head = [0u8; 64];
+    let n = file.read_at(&mut head, 0).map_err(|e| e.to_string())?;
+    let head = &head[..n];
+    let u16_in = |b: &[u8], o: usize| b.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
+    let u64_in = |b: &[u8], o: usize| b.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    if head.get(..6) != Some(&[0x7F, b'E', b'L', b'F', 2, 1][..]) {
         return Err("not a 64-bit little-endian ELF shared library".into());
     }
     let bad = || "the ELF headers point past the end of the file (truncated?)".to_string();
-    let size = bytes.len() as u64;
-    let (phoff, phentsize, phnum) = (u64_at(0x20).ok_or_else(bad)?, u16_at(0x36).ok_or_else(bad)?, u16_at(0x38).ok_or_else(bad)?);
-    let (shoff, shentsize, shnum) = (u64_at(0x28).ok_or_else(bad)?, u16_at(0x3A).ok_or_else(bad)?, u16_at(0x3C).ok_or_else(bad)?);
+    let (phoff, phentsize, phnum) = (u64_in(head, 0x20).ok_or_else(bad)?, u16_in(head, 0x36).ok_or_else(bad)?, u16_in(head, 0x38).ok_or_else(bad)?);
+    let (shoff, shentsize, shnum) = (u64_in(head, 0x28).ok_or_else(bad)?, u16_in(head, 0x3A).ok_or_else(bad)?, u16_in(head, 0x3C).ok_or_else(bad)?);
     if shoff.checked_add(shentsize * shnum).is_none_or(|end| end > size) {
         return Err(bad());
     }
+    let table_len = phentsize * phnum;
+    if phoff.checked_add(table_len).is_none_or(|end| end > size) {
+        return Err(bad());
+    }
+    let mut table = vec![0u8; table_len as usize];
+    file.read_exact_at(&mut table, phoff).map_err(|_| bad())?;
     for i in 0..phnum {
-        let at = phoff.checked_add(i * phentsize).ok_or_else(bad)? as usize;
-        let (offset, filesz) = (u64_at(at + 8).ok_or_else(bad)?, u64_at(at + 0x20).ok_or_else(bad)?);
+        let at = (i * phentsize) as usize;
+        let (offset, filesz) = (u64_in(&table, at + 8).ok_or_else(bad)?, u64_in(&table, at + 0x20).ok_or_else(bad)?);
         if offset.checked_add(filesz).is_none_or(|end| end > size) {
             return Err(bad());
         }
@@ -591,6 +672,11 @@ mod tests {
         // the only test in this crate that touches these variables
         std::env::set_var("XDG_CACHE_HOME", &dir);
         let r = super::locate(&super::LocateOptions { offline: true, ..Default::default() });
+        // a second run (its hashes now stamped) is refused as well, and so is a replacement
+        let again = super::locate(&super::LocateOptions { offline: true, ..Default::default() });
+        std::fs::write(lib.with_extension("new"), b"\x7fELF planted again").unwrap();
+        std::fs::rename(lib.with_extension("new"), &lib).unwrap();
+        let replaced = super::locate(&super::LocateOptions { offline: true, ..Default::default() });
         let saved_home = std::env::var_os("HOME");
         std::env::remove_var("XDG_CACHE_HOME");
         std::env::remove_var("HOME");
@@ -601,6 +687,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let e = r.expect_err("a planted library must not be accepted").to_string();
         assert!(e.contains("sha256"), "{e}");
+        assert_eq!(again.expect_err("nor on the second run").to_string(), e);
+        let e2 = replaced.expect_err("nor a replaced one").to_string();
+        assert!(e2.contains("sha256") && e2 != e, "hashed again: {e2}");
         let m = std::fs::symlink_metadata(&fallback).unwrap();
         assert!(m.is_dir() && m.mode() & 0o077 == 0, "{} mode {:o}", fallback.display(), m.mode());
         // SAFETY: geteuid has no preconditions.
@@ -622,6 +711,44 @@ mod tests {
         }
         assert!(super::provisioned_path().ends_with(p::LIBRARY_NAME));
         assert!(super::DxcError::Offline.to_string().contains(p::LIBRARY_NAME));
+    }
+
+    /// Issue 24: the library's hashes are kept in a stamp (device, inode, size, mtime, ctime,
+    /// sha256, XXH3) so a second run does not read 35 MB again; a rewritten or replaced file has
+    /// another key and is hashed again, and a stamp of another version is never taken for it.
+    #[test]
+    fn verified_identity_is_cached_until_the_library_changes() {
+        let dir = std::env::temp_dir().join(format!("shrec-stamp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (lib, stamps) = (dir.join("libdxcompiler.so"), dir.join("stamps"));
+        std::fs::write(&lib, b"first version of the library").unwrap();
+        let want = super::hash_file(&lib).unwrap();
+        assert_eq!(want.identity, xxhash_rust::xxh3::xxh3_64(b"first version of the library"));
+        let (h, cached) = super::hashes_with_stamp(&lib, &stamps).unwrap();
+        assert_eq!((h.clone(), cached), (want.clone(), false), "first run hashes");
+        let (h, cached) = super::hashes_with_stamp(&lib, &stamps).unwrap();
+        assert_eq!((h, cached), (want.clone(), true), "second run uses the stamp");
+        // a stamp that lies about the hashes of this very version is believed (it is as private
+        // as the library): proves the second run did not read the file
+        let stamp = std::fs::read_dir(&stamps).unwrap().next().unwrap().unwrap().path();
+        let forged = std::fs::read_to_string(&stamp).unwrap().replace(&want.sha256, &"0".repeat(64));
+        std::fs::write(&stamp, forged).unwrap();
+        assert_eq!(super::hashes_with_stamp(&lib, &stamps).unwrap().0.sha256, "0".repeat(64));
+        // rewritten in place, same size: new mtime / ctime, hashed again
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&lib, b"other version of the library").unwrap();
+        let (h, cached) = super::hashes_with_stamp(&lib, &stamps).unwrap();
+        assert!(!cached);
+        assert_eq!(h, super::hash_file(&lib).unwrap());
+        assert_ne!(h.sha256, want.sha256);
+        // replaced by another file (rename: new inode), even with the first content: hashed again
+        let other = dir.join("planted");
+        std::fs::write(&other, b"first version of the library").unwrap();
+        std::fs::rename(&other, &lib).unwrap();
+        let (h, cached) = super::hashes_with_stamp(&lib, &stamps).unwrap();
+        assert_eq!((h, cached), (want, false));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -21,7 +21,7 @@ const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 /// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
 /// registers, textures and variables as the validator has checked them).
 pub fn write(m: &Module) -> String {
-    let mut w = Writer { m, out: String::with_capacity(4096), indent: 0, used_temps: Default::default() };
+    let mut w = Writer { m, out: String::with_capacity(4096), indent: 0, used_temps: Default::default(), used_helpers: Default::default() };
     w.module();
     w.out
 }
@@ -33,6 +33,9 @@ struct Writer<'a> {
     /// The fixed-index temps the text names so far: only those are declared (a GX2 shader
     /// has 176 temps, most programs use a handful).
     used_temps: std::cell::RefCell<std::collections::BTreeSet<u32>>,
+    /// The prelude helpers (`shrec_*` functions of shader_common.h) the text calls: only those
+    /// are defined (see `module`).
+    used_helpers: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
 }
 
 fn float_literal(v: f32) -> String {
@@ -45,6 +48,28 @@ fn float_literal(v: f32) -> String {
         }
     } else {
         format!("asfloat(0x{:08X}u)", v.to_bits())
+    }
+}
+
+/// The value of `e` when it is a literal, possibly swizzled, negated or made absolute (exact
+/// operations on the bits, as the GPU performs them), so that the writer prints one literal
+/// instead of an expression DXC has to parse and fold.
+fn literal_of(e: &Expr) -> Option<[f32; 4]> {
+    match e {
+        Expr::Literal(v) => Some(*v),
+        Expr::Swizzle(a, s) => literal_of(a).map(|v| s.map(|l| v[l as usize & 3])),
+        Expr::Unary(UnOp::Neg, a) => literal_of(a).map(|v| v.map(|x| -x)),
+        Expr::Unary(UnOp::Abs, a) => literal_of(a).map(|v| v.map(f32::abs)),
+        _ => None,
+    }
+}
+
+fn literal_text(v: &[f32; 4]) -> String {
+    if v.iter().all(|&x| x.to_bits() == v[0].to_bits()) {
+        format!("((float4){})", float_literal(v[0]))
+    } else {
+        let parts: Vec<String> = v.iter().map(|&x| float_literal(x)).collect();
+        format!("float4({})", parts.join(", "))
     }
 }
 
@@ -117,6 +142,8 @@ impl Writer<'_> {
         for d in &m.ext.defines {
             self.line(d);
         }
+        // `#define SHREC_USE_<helper>` lines go here once the body has named its helpers.
+        let helpers_at = self.out.len();
         self.line(format!("#include \"{PRELUDE_NAME}\""));
         self.line("");
         if let Some(d) = &m.ext.declarations {
@@ -211,12 +238,22 @@ impl Writer<'_> {
         self.indent -= 1;
         self.line("}");
         self.line("");
+        // Declared in this order: helpers (before the prelude) and temps are inserted at their
+        // places, the later position first.
+        let helpers: Vec<&str> = self.used_helpers.borrow().iter().copied().collect();
         if let Some(at) = temps_at {
             let names: Vec<String> = self.used_temps.borrow().iter().map(|i| format!("{}{i} = 0", m.temps.prefix)).collect();
             if !names.is_empty() {
                 self.out.insert_str(at, &format!("static float4 {};\n", names.join(", ")));
             }
         }
+        // Only the helpers the shader calls are defined: DXC parses and generates code for every
+        // function of the prelude, used or not, which cost about 2 ms per shader (docs/performance.md).
+        let mut defs = String::from("#define SHREC_HELPERS 1\n");
+        for h in helpers {
+            defs.push_str(&format!("#define SHREC_USE_{h} 1\n"));
+        }
+        self.out.insert_str(helpers_at, &defs);
         if let Some(g) = &m.ext.geometry {
             let prim = match g.primitive {
                 GsPrimitive::Point => "point",
@@ -329,6 +366,12 @@ impl Writer<'_> {
                 let target = self.reg(&dst.reg);
                 if dst.mask & 0xF == 0xF {
                     self.line(format!("{target} = {v};"));
+                } else if self.is_variable(&dst.reg) && dst.mask.count_ones() == 1 {
+                    // One lane of a register variable: a whole-vector select, not `r.x = …`,
+                    // which DXC's SPIR-V front end writes through an OpAccessChain (see
+                    // `is_variable`).
+                    let lanes: Vec<&str> = (0..4).map(|i| if dst.mask >> i & 1 == 1 { "true" } else { "false" }).collect();
+                    self.line(format!("{target} = select(bool4({}), {v}, {target});", lanes.join(", ")));
                 } else {
                     let mk = mask_text(dst.mask);
                     self.line(format!("{target}.{mk} = ({v}).{mk};"));
@@ -449,10 +492,10 @@ impl Writer<'_> {
 
     fn cond(&self, c: &Cond) -> String {
         match c {
-            Cond::Compare(CmpOp::Ne, a, b) => format!("!(({}).x == ({}).x)", self.expr(a), self.expr(b)),
+            Cond::Compare(CmpOp::Ne, a, b) => format!("!({} == {})", self.lane_x(a), self.lane_x(b)),
             Cond::Compare(op, a, b) => {
                 let op = cmp_text(*op);
-                format!("({}).x {op} ({}).x", self.expr(a), self.expr(b))
+                format!("{} {op} {}", self.lane_x(a), self.lane_x(b))
             }
             Cond::AnyNegative(e) => format!("any(({}) < 0.0)", self.expr(e)),
             Cond::Not(c) => format!("!({})", self.cond(c)),
@@ -463,8 +506,39 @@ impl Writer<'_> {
         }
     }
 
+    /// Names prelude helper `name` (recorded: only the helpers a shader calls are defined).
+    fn h(&self, name: &'static str) -> &'static str {
+        self.used_helpers.borrow_mut().insert(name);
+        name
+    }
+
+    /// Lane x of `e` as a scalar: `(e).x`, or the literal itself.
+    fn lane_x(&self, e: &Expr) -> String {
+        match literal_of(e) {
+            Some(v) => float_literal(v[0]),
+            None => format!("({}).x", self.expr(e)),
+        }
+    }
+
     fn ring_len(&self) -> u32 {
         self.m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref()).map_or(0, |st| st.ring_len)
+    }
+
+    /// Whether `r` is a whole `static float4` register variable (a fixed temp of a
+    /// non-indexable file, a stage input or output copy). Such registers are read as the rvalue
+    /// `((float4)r)` and written a whole vector at a time (one lane through a select): DXC's
+    /// SPIR-V front end turns a one-lane access `r.x` (also `(r.xxxx).x`) on a variable into an
+    /// OpAccessChain, and its optimizer then cannot promote the variable to SSA values when the
+    /// module declares SPV_KHR_physical_storage_buffer (Xenos' push-constant buffer addresses):
+    /// spirv-opt's local access-chain conversion and load/store elimination passes skip modules
+    /// with extensions outside their allow-lists, and the variable stays in memory, every read a
+    /// load (docs/performance.md, "Xenos SPIR-V size"). The cast changes no value.
+    fn is_variable(&self, r: &RegRef) -> bool {
+        match (&r.file, &r.index) {
+            (RegFile::Temp, Index::Fixed(_)) => !self.m.temps.indexable,
+            (RegFile::Input | RegFile::Output, Index::Fixed(_)) => true,
+            _ => false,
+        }
     }
 
     fn reg(&self, r: &RegRef) -> String {
@@ -494,6 +568,7 @@ impl Writer<'_> {
                     IndexConv::Floor => "shrec_index_floor",
                     IndexConv::Trunc => "shrec_index_trunc",
                 };
+                let f = self.h(f);
                 let v = self.expr(value);
                 if *base == 0 {
                     format!("{f}(({v}).x)")
@@ -515,7 +590,7 @@ impl Writer<'_> {
             IExpr::And(a, b) => format!("({} & {})", self.iexpr(a), self.iexpr(b)),
             IExpr::Min(a, b) => format!("min({}, {})", self.iexpr(a), self.iexpr(b)),
             IExpr::Select(c, a, b) => format!("(({}) ? {} : {})", self.cond(c), self.iexpr(a), self.iexpr(b)),
-            IExpr::TruncX86(x) => format!("shrec_f2i_x86(({}).x)", self.expr(x)),
+            IExpr::TruncX86(x) => format!("{}(({}).x)", self.h("shrec_f2i_x86"), self.expr(x)),
             IExpr::Uniform { buffer, reg, lane } => {
                 format!("(int){}[{reg}].{}", self.m.ext.uint_buffers[*buffer as usize].var, LANES[*lane as usize & 3])
             }
@@ -526,6 +601,9 @@ impl Writer<'_> {
         match e {
             Expr::Read(src) => {
                 let mut t = self.reg(&src.reg);
+                if self.is_variable(&src.reg) {
+                    t = format!("((float4){t})");
+                }
                 if src.swizzle != XYZW {
                     t = format!("{t}.{}", swizzle_text(&src.swizzle));
                 }
@@ -537,17 +615,11 @@ impl Writer<'_> {
                 }
                 t
             }
-            Expr::Literal(v) => {
-                if v.iter().all(|&x| x.to_bits() == v[0].to_bits()) {
-                    format!("((float4){})", float_literal(v[0]))
-                } else {
-                    let parts: Vec<String> = v.iter().map(|&x| float_literal(x)).collect();
-                    format!("float4({})", parts.join(", "))
-                }
-            }
+            Expr::Literal(v) => literal_text(v),
+            Expr::Swizzle(..) | Expr::Unary(UnOp::Neg | UnOp::Abs, _) if literal_of(e).is_some() => literal_text(&literal_of(e).unwrap_or_default()),
             Expr::Swizzle(a, s) => format!("({}).{}", self.expr(a), swizzle_text(s)),
             Expr::Compose(parts) => {
-                let p: Vec<String> = parts.iter().map(|x| format!("({}).x", self.expr(x))).collect();
+                let p: Vec<String> = parts.iter().map(|x| self.lane_x(x)).collect();
                 format!("float4({})", p.join(", "))
             }
             Expr::Unary(op, a) => {
@@ -570,29 +642,38 @@ impl Writer<'_> {
                     UnOp::Ddy => format!("ddy({a})"),
                     UnOp::Normalize3 => format!("float4(normalize(({a}).xyz), 0.0)"),
                     UnOp::Trunc => format!("trunc({a})"),
-                    UnOp::RcpClampMax => format!("shrec_rcp_clamp_max({a})"),
-                    UnOp::RcpClampZero => format!("shrec_rcp_clamp_zero({a})"),
-                    UnOp::RsqExactOne => format!("shrec_rsq_exact_one({a})"),
-                    UnOp::RsqClampMax => format!("shrec_rsq_clamp_max({a})"),
-                    UnOp::RsqClampZero => format!("shrec_rsq_clamp_zero({a})"),
-                    UnOp::Log2ExactOne => format!("shrec_log2_exact_one({a})"),
-                    UnOp::Log2ClampMax => format!("shrec_log2_clamp_max({a})"),
+                    UnOp::RcpClampMax => format!("{}({a})", self.h("shrec_rcp_clamp_max")),
+                    UnOp::RcpClampZero => format!("{}({a})", self.h("shrec_rcp_clamp_zero")),
+                    UnOp::RsqExactOne => format!("{}({a})", self.h("shrec_rsq_exact_one")),
+                    UnOp::RsqClampMax => format!("{}({a})", self.h("shrec_rsq_clamp_max")),
+                    UnOp::RsqClampZero => format!("{}({a})", self.h("shrec_rsq_clamp_zero")),
+                    UnOp::Log2ExactOne => format!("{}({a})", self.h("shrec_log2_exact_one")),
+                    UnOp::Log2ClampMax => format!("{}({a})", self.h("shrec_log2_clamp_max")),
                     UnOp::Ceil => format!("ceil({a})"),
                     UnOp::RoundEven => format!("round({a})"),
-                    UnOp::RcpClamped => format!("shrec_rcp_clamped({a})"),
-                    UnOp::RcpFF => format!("shrec_rcp_ff({a})"),
-                    UnOp::RsqClamped => format!("shrec_rsq_clamped({a})"),
-                    UnOp::RsqFF => format!("shrec_rsq_ff({a})"),
-                    UnOp::Log2Clamped => format!("shrec_log2_clamped({a})"),
+                    UnOp::RcpClamped => format!("{}({a})", self.h("shrec_rcp_clamped")),
+                    UnOp::RcpFF => format!("{}({a})", self.h("shrec_rcp_ff")),
+                    UnOp::RsqClamped => format!("{}({a})", self.h("shrec_rsq_clamped")),
+                    UnOp::RsqFF => format!("{}({a})", self.h("shrec_rsq_ff")),
+                    UnOp::Log2Clamped => format!("{}({a})", self.h("shrec_log2_clamped")),
                 }
             }
-            Expr::Binary(op, a, b) => {
-                let (a, b) = (self.expr(a), self.expr(b));
+            Expr::Binary(op, e_a, e_b) => {
+                let (a, b) = (self.expr(e_a), self.expr(e_b));
                 match op {
                     BinOp::Add => format!("({a} + {b})"),
                     BinOp::Sub => format!("({a} - {b})"),
                     BinOp::Mul => format!("({a} * {b})"),
-                    BinOp::MulLegacy => format!("shrec_mul_legacy({a}, {b})"),
+                    // 0 × x = +0 needs one test when the other factor is a literal whose
+                    // lanes are all finite and non-zero (its product with any x is 0 only for
+                    // x = ±0, an inf / NaN x stays inf / NaN): shrec_mul_legacy_k
+                    BinOp::MulLegacy if literal_of(e_b).is_some_and(|v| v.iter().all(|x| x.is_finite() && *x != 0.0)) => {
+                        format!("{}({a}, {b})", self.h("shrec_mul_legacy_k"))
+                    }
+                    BinOp::MulLegacy if literal_of(e_a).is_some_and(|v| v.iter().all(|x| x.is_finite() && *x != 0.0)) => {
+                        format!("{}({b}, {a})", self.h("shrec_mul_legacy_k"))
+                    }
+                    BinOp::MulLegacy => format!("{}({a}, {b})", self.h("shrec_mul_legacy")),
                     BinOp::Div => format!("({a} / {b})"),
                     BinOp::Min => format!("min({a}, {b})"),
                     BinOp::Max => format!("max({a}, {b})"),
@@ -602,15 +683,17 @@ impl Writer<'_> {
                     BinOp::Seq => format!("((float4)({a} == {b}))"),
                     BinOp::Sne => format!("((float4)!({a} == {b}))"),
                     BinOp::Cross3 => format!("float4(cross(({a}).xyz, ({b}).xyz), 0.0)"),
-                    BinOp::MulPica => format!("shrec_pica_mul({a}, {b})"),
-                    BinOp::MaxPica => format!("shrec_pica_max({a}, {b})"),
-                    BinOp::MinPica => format!("shrec_pica_min({a}, {b})"),
+                    BinOp::MulPica => format!("{}({a}, {b})", self.h("shrec_pica_mul")),
+                    BinOp::MaxPica => format!("{}({a}, {b})", self.h("shrec_pica_max")),
+                    BinOp::MinPica => format!("{}({a}, {b})", self.h("shrec_pica_min")),
                 }
             }
             Expr::Dot(n, a, b) => {
                 let lanes = &"xyzw"[..*n as usize];
                 format!("((float4)dot(({}).{lanes}, ({}).{lanes}))", self.expr(a), self.expr(b))
             }
+            // Both arms the same: the select is that value, whatever the compare gives (NaN too).
+            Expr::Select { if_true, if_false, .. } if if_true == if_false => self.expr(if_true),
             Expr::Select { cmp: CmpOp::Ne, a, b, if_true, if_false } => {
                 format!("select({} == {}, {}, {})", self.expr(a), self.expr(b), self.expr(if_false), self.expr(if_true))
             }
@@ -618,7 +701,10 @@ impl Writer<'_> {
                 let op = cmp_text(*cmp);
                 format!("select({} {op} {}, {}, {})", self.expr(a), self.expr(b), self.expr(if_true), self.expr(if_false))
             }
-            Expr::DotPica(n, a, b) => format!("shrec_pica_dot{n}({}, {})", self.expr(a), self.expr(b)),
+            Expr::DotPica(n, a, b) => {
+                let f = self.h(["shrec_pica_dot2", "shrec_pica_dot3", "shrec_pica_dot4"][(*n as usize).clamp(2, 4) - 2]);
+                format!("{f}({}, {})", self.expr(a), self.expr(b))
+            }
             Expr::SelectIf(c, a, b) => format!("(({}) ? {} : {})", self.cond(c), self.expr(a), self.expr(b)),
             Expr::Mad(a, b, c) => format!("({} * {} + {})", self.expr(a), self.expr(b), self.expr(c)),
             Expr::Sample { tex, coord, mode, offset } => {
@@ -651,7 +737,7 @@ impl Writer<'_> {
                 let lanes = &"xyz"[..t.dim.coord_lanes()];
                 format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", t.tex_var, t.smp_var, self.expr(coord))
             }
-            Expr::TexSize { tex } => format!("shrec_tex_size({})", self.m.textures[*tex as usize].tex_var),
+            Expr::TexSize { tex } => format!("{}({})", self.h("shrec_tex_size"), self.m.textures[*tex as usize].tex_var),
             Expr::Load { tex, coord, lod } => {
                 // `Load(intN(coordinates, level))`: the integer lanes are the operands' bit
                 // patterns (ir::Expr::Load); validate keeps cubes out
@@ -661,15 +747,15 @@ impl Writer<'_> {
                 format!("{}.Load(int{}(asint(({}).{lanes}), asint(({}).x)))", t.tex_var, n + 1, self.expr(coord), self.expr(lod))
             }
             Expr::TexInfo { tex, lod } => {
-                format!("shrec_tex_info({}, asuint(({}).x))", self.m.textures[*tex as usize].tex_var, self.expr(lod))
+                format!("{}({}, asuint(({}).x))", self.h("shrec_tex_info"), self.m.textures[*tex as usize].tex_var, self.expr(lod))
             }
             Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
             Expr::IntUnary(op, a) => {
                 let a = format!("asuint({})", self.expr(a));
                 match op {
                     IntUnOp::Not => format!("asfloat(~{a})"),
-                    IntUnOp::FloatToInt => format!("asfloat(shrec_f2i(asfloat({a})))"),
-                    IntUnOp::FloatToUint => format!("asfloat(shrec_f2u(asfloat({a})))"),
+                    IntUnOp::FloatToInt => format!("asfloat({}(asfloat({a})))", self.h("shrec_f2i")),
+                    IntUnOp::FloatToUint => format!("asfloat({}(asfloat({a})))", self.h("shrec_f2u")),
                     IntUnOp::IntToFloat => format!("((float4)(int4){a})"),
                     IntUnOp::UintToFloat => format!("((float4){a})"),
                 }
@@ -682,8 +768,8 @@ impl Writer<'_> {
                     IntBinOp::Add => format!("asfloat({a} + {b})"),
                     IntBinOp::Sub => format!("asfloat({a} - {b})"),
                     IntBinOp::MulLo => format!("asfloat({a} * {b})"),
-                    IntBinOp::MulHiI => format!("asfloat(shrec_imulhi({ia}, {ib}))"),
-                    IntBinOp::MulHiU => format!("asfloat(shrec_umulhi({a}, {b}))"),
+                    IntBinOp::MulHiI => format!("asfloat({}({ia}, {ib}))", self.h("shrec_imulhi")),
+                    IntBinOp::MulHiU => format!("asfloat({}({a}, {b}))", self.h("shrec_umulhi")),
                     IntBinOp::And => format!("asfloat({a} & {b})"),
                     IntBinOp::Or => format!("asfloat({a} | {b})"),
                     IntBinOp::Xor => format!("asfloat({a} ^ {b})"),
@@ -716,6 +802,7 @@ impl Writer<'_> {
                     IntTerOp::CndGtI => "shrec_cndgt_i",
                     IntTerOp::CndGeI => "shrec_cndge_i",
                 };
+                let f = self.h(f);
                 format!("asfloat({f}(asuint({a}), asuint({b}), asuint({c})))")
             }
         }

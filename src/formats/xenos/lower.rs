@@ -855,9 +855,17 @@ impl<'a> Ctx<'a> {
             12 => sel(CmpOp::Eq, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
             13 => sel(CmpOp::Ge, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
             14 => sel(CmpOp::Gt, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
-            15 => hsum(mul_l(s[0].clone(), s[1].clone()), 4),
-            16 => hsum(mul_l(s[0].clone(), s[1].clone()), 3),
-            17 => bin(BinOp::Add, hsum(mul_l(s[0].clone(), s[1].clone()), 2), lane(s[2].clone(), 0)),
+            // The products once into the vector result register, then their sum (one
+            // multiply per lane in the HLSL instead of one per summed lane); the sources are
+            // read before anything of this instruction is written, as before.
+            15 | 16 => {
+                out.push(assign(VRES, 0xF, mul_l(s[0].clone(), s[1].clone())));
+                hsum(t(VRES), if op == 15 { 4 } else { 3 })
+            }
+            17 => {
+                out.push(assign(VRES, 0xF, mul_l(s[0].clone(), s[1].clone())));
+                bin(BinOp::Add, hsum(t(VRES), 2), lane(s[2].clone(), 0))
+            }
             18 => {
                 // Xenia's ucode.h / translators: the direction is src0 read as .z_xy (z = lane 0,
                 // x = lane 2, y = lane 3; the compilers write src0.zzxy, src1.yxzz and src1 is not
