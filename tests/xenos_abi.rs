@@ -20,7 +20,7 @@ fn corpus() -> BTreeMap<u64, (String, Vec<u8>)> {
     for s in scan.shaders {
         m.entry(s.key).or_insert_with(|| (s.path.display().to_string(), shrec::scan::read_container(&s).unwrap()));
     }
-    assert_eq!(m.len(), 26);
+    assert_eq!(m.len(), 28);
     m
 }
 

@@ -88,7 +88,7 @@ fn corpus() -> BTreeMap<u64, (String, Vec<u8>)> {
     for s in scan.shaders {
         m.entry(s.key).or_insert_with(|| (s.path.display().to_string(), shrec::scan::read_container(&s).unwrap()));
     }
-    assert_eq!(m.len(), 26);
+    assert_eq!(m.len(), 28);
     m
 }
 
@@ -116,7 +116,7 @@ fn every_corpus_shader_builds_with_the_unleashed_profile_and_xenosrecomps_masks(
         let spec = (t.spec_constants_mask != 0).then_some("u32 = 0");
         assert_eq!(ul.items.get("spec_id 0").map(String::as_str), spec, "{what}");
     }
-    assert_eq!(pixel, 16);
+    assert_eq!(pixel, 17);
 }
 
 const FLOAT4: u16 = 2;
