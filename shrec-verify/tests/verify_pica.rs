@@ -390,7 +390,7 @@ fn emit_in_vertex_shader_is_rejected() {
         a.simple("end");
         let bytes = dvlb(&a, 0, &OUTPUTS, &[]);
         let e = shrec::formats::pica::translate(&bytes, 0).expect_err("emit in a VS must be rejected");
-        assert!(e.reason.contains(op), "{}", e.reason);
+        assert!(e.reason().contains(op), "{}", e.reason());
     }
 }
 

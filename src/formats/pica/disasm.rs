@@ -149,7 +149,7 @@ pub fn disassemble(p: &Program) -> Result<String, ShaderError> {
                 let _ = writeln!(out, "    {:<40} ; {pc:3}: {:08X}", instr_text(i), p.code[pc]);
             }
             Err(e) => {
-                let _ = writeln!(out, "    .word 0x{:08X}                          ; {pc:3}: {}", p.code[pc], e.reason);
+                let _ = writeln!(out, "    .word 0x{:08X}                          ; {pc:3}: {}", p.code[pc], e.reason());
             }
         }
     }
