@@ -1,8 +1,9 @@
-//! The error type every front end returns. Front ends with typed errors (GX2 microcode) wrap
+//! The error type every front end returns. Front ends with typed errors (GX2 microcode, PICA200) wrap
 //! them in a variant, so callers and tests can match the cause; the others still give a
 //! sentence ([`ShaderError::Other`]).
 
 use crate::formats::gx2::error::Gx2Error;
+use crate::formats::pica::error::PicaError;
 
 /// Why one shader could not be parsed or translated. [`offset`](ShaderError::offset) is
 /// relative to the start of the container (GX2 microcode errors: to the start of the program);
@@ -12,6 +13,9 @@ pub enum ShaderError {
     /// GX2 (Latte) microcode decoding or lowering.
     #[error(transparent)]
     Gx2(#[from] Gx2Error),
+    /// PICA200 decoding or lowering.
+    #[error(transparent)]
+    Pica(#[from] PicaError),
     /// The IR validator refused the module: a resource cap, or a front-end bug named by its rule.
     #[error(transparent)]
     Ir(#[from] crate::ir::ValidationError),
@@ -31,7 +35,7 @@ impl ShaderError {
     pub fn offset(&self) -> Option<u64> {
         match self {
             ShaderError::Gx2(e) => e.offset(),
-            ShaderError::Ir(_) => None,
+            ShaderError::Pica(_) | ShaderError::Ir(_) => None,
             ShaderError::Other { offset, .. } => *offset,
         }
     }

@@ -72,3 +72,32 @@ fn gx2_table_encodings_are_unique() {
         assert_eq!(AluOp::from_name(o.name()), Some(o));
     }
 }
+
+/// The PICA table's opcode ranges invert `from_opcode`, cover exactly the used opcodes, and its
+/// source counts are what the decoder produces for each mnemonic; an unused opcode is a typed
+/// error naming the instruction index and the word.
+#[test]
+fn pica_table_agrees_with_the_decoder() {
+    use shrec::formats::pica::decode::{decode, Instr, Op};
+    use shrec::formats::pica::error::PicaError;
+    let mut used = 0;
+    for opcode in 0..64u32 {
+        let word = opcode << 26;
+        match Op::from_opcode(opcode) {
+            Some(op) => {
+                used += 1;
+                let i = op.info();
+                assert!((i.lo..=i.hi).contains(&opcode));
+                let srcs = match decode(&[word], &[0], 0).unwrap() {
+                    Instr::Arith { srcs, .. } => srcs.len(),
+                    Instr::Mad { .. } => 3,
+                    Instr::Cmp { .. } => 2,
+                    Instr::Simple(_) | Instr::Flow { .. } | Instr::Setemit { .. } => 0,
+                };
+                assert_eq!(srcs, i.srcs as usize, "{op}");
+            }
+            None => assert_eq!(decode(&[word], &[0], 0), Err(PicaError::UnusedOpcode { pc: 0, word, opcode })),
+        }
+    }
+    assert_eq!((Op::ALL.len(), used), (39, 54));
+}

@@ -50,13 +50,13 @@ pub struct Row {
 /// Declares an opcode enum and its data rows.
 ///
 /// `op_enum! { /// doc
-/// pub enum Name: Info { VARIANT => info_expr, ... } }` defines `enum Name` (variants spelled
-/// as the mnemonics), `Name::ALL` (every variant in table order), `Name::name()` (the mnemonic)
+/// pub enum Name: Info { VARIANT => info_expr, Other("mnemonic") => info_expr, ... } }` defines
+/// `enum Name` (variants spelled as the mnemonics unless a name is given), `Name::ALL` (every variant in table order), `Name::name()` (the mnemonic)
 /// and `Name::info()` returning the row's `Info` (a family-specific `Copy` struct built by a
 /// `const fn`).
 #[macro_export]
 macro_rules! op_enum {
-    ($(#[$meta:meta])* $vis:vis enum $E:ident : $Info:ty { $($V:ident => $info:expr,)* }) => {
+    ($(#[$meta:meta])* $vis:vis enum $E:ident : $Info:ty { $($V:ident $(($n:literal))? => $info:expr,)* }) => {
         $(#[$meta])*
         #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,7 +70,7 @@ macro_rules! op_enum {
             }
             /// The mnemonic.
             pub const fn name(self) -> &'static str {
-                match self { $($E::$V => stringify!($V),)* }
+                match self { $($E::$V => $crate::op_enum!(@name $V $($n)?),)* }
             }
         }
         impl std::fmt::Display for $E {
@@ -79,11 +79,13 @@ macro_rules! op_enum {
             }
         }
     };
+    (@name $V:ident $n:literal) => { $n };
+    (@name $V:ident) => { stringify!($V) };
 }
 
 /// The families with a generated opcode table, with their rows.
 pub fn families() -> Vec<(&'static str, Vec<Row>)> {
-    vec![("gx2", crate::formats::gx2::isa::opcode_rows())]
+    vec![("gx2", crate::formats::gx2::isa::opcode_rows()), ("pica", crate::formats::pica::decode::opcode_rows())]
 }
 
 fn family_title(family: &str) -> &'static str {

@@ -81,7 +81,7 @@ impl Lowerer<'_> {
         if cx.visits > MAX_VISITS {
             return Err(format!("more than {MAX_VISITS} instructions after inlining"));
         }
-        decode::decode(&self.p.code, &self.p.opdescs, pc).map_err(|e| e.reason())
+        decode::decode(&self.p.code, &self.p.opdescs, pc).map_err(|e| e.to_string())
     }
 
     /// Words `s..e` in sequence (`e = None`: the top level, which stops at an `end` or at the
