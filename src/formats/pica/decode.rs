@@ -271,7 +271,7 @@ pub fn decode(code: &[u32], opdescs: &[u32], pc: usize) -> Result<Instr, PicaErr
     let op = Op::from_opcode(opcode).ok_or(PicaError::UnusedOpcode { pc: pc as u32, word: w, opcode })?;
     let bits = |hi: u32, lo: u32| (w >> lo) & ((1u32 << (hi - lo + 1)) - 1);
     let desc_of = |idx: u32| -> Result<u32, PicaError> {
-        opdescs.get(idx as usize).copied().ok_or_else(|| PicaError::DescriptorPastTable { pc: pc as u32, op, idx, len: opdescs.len() })
+        opdescs.get(idx as usize).copied().ok_or(PicaError::DescriptorPastTable { pc: pc as u32, op, idx, len: opdescs.len() })
     };
     let operand = |raw: u32, rel: Rel, desc: u32, n: u32| Operand {
         reg: Reg::from_raw(raw),
