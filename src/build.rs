@@ -797,7 +797,7 @@ fn build_one(
         (Err(_), Some((path, text))) => (text, Vec::new(), 0, Some(path)),
         (Err(e), None) => {
             add(&clock.translate, t);
-            return failed(Phase::Translate, e.reason, e.offset);
+            return failed(Phase::Translate, e.reason(), e.offset());
         }
     };
     let hlsl = opts.hooks.apply(hlsl);

@@ -62,7 +62,6 @@ pub mod provision {
         pub const DIR: &str = "compushady-0.17.5";
     }
 
-
     #[cfg(not(any(all(target_os = "linux", target_arch = "x86_64"), all(windows, target_arch = "x86_64"))))]
     mod this_os {
         pub const AVAILABLE: bool = false;

@@ -108,7 +108,7 @@ pub const RATIO_FLOOR: u64 = 1 << 20;
 pub fn check_microcode(bytes: usize, offset: Option<u64>) -> Result<(), ShaderError> {
     if bytes > MAX_MICROCODE_BYTES {
         let reason = format!("resource cap: {bytes} bytes of microcode exceed the {MAX_MICROCODE_BYTES}-byte limit per shader");
-        return Err(ShaderError { offset, reason });
+        return Err(ShaderError::Other { offset, reason });
     }
     Ok(())
 }
@@ -121,7 +121,7 @@ mod tests {
     fn microcode_cap_names_the_limit_and_offset() {
         assert!(check_microcode(MAX_MICROCODE_BYTES, None).is_ok());
         let e = check_microcode(MAX_MICROCODE_BYTES + 1, Some(0x40)).unwrap_err();
-        assert_eq!(e.offset, Some(0x40));
-        assert!(e.reason.contains("resource cap") && e.reason.contains("1048576"), "{}", e.reason);
+        assert_eq!(e.offset(), Some(0x40));
+        assert!(e.reason().contains("resource cap") && e.reason().contains("1048576"), "{}", e.reason());
     }
 }

@@ -425,8 +425,8 @@ fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
     match error {
         None => 0,
         Some(e) => {
-            let at = e.offset.map(|o| format!(" (at container +0x{o:X})")).unwrap_or_default();
-            let line = format!("{}+0x{:X} [{}]: {}{at}", args.file.display(), c.offset, c.kind.family(), e.reason);
+            let at = e.offset().map(|o| format!(" (at container +0x{o:X})")).unwrap_or_default();
+            let line = format!("{}+0x{:X} [{}]: {}{at}", args.file.display(), c.offset, c.kind.family(), e.reason());
             eprintln!("error: {}", shrec::report::printable(&line));
             2
         }

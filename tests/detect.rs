@@ -254,12 +254,12 @@ fn xenos_insane_hit_is_dropped_but_skipped_like_xr() {
     // the sanity checks, one by one, on the entry parser
     let mut c = ps.clone();
     c[0x10..0x14].copy_from_slice(&0x1000u32.to_be_bytes()); // constantTableOffset
-    assert!(entries(ContainerKind::Xenos, &c).unwrap_err().reason.contains("constantTableOffset"));
+    assert!(entries(ContainerKind::Xenos, &c).unwrap_err().reason().contains("constantTableOffset"));
     let mut c = ps.clone();
     let so = u32::from_be_bytes(c[0x18..0x1C].try_into().unwrap()) as usize;
     c[so + 4..so + 8].copy_from_slice(&0x1000u32.to_be_bytes()); // microcode size
     let e = entries(ContainerKind::Xenos, &c).unwrap_err();
-    assert!(e.reason.contains("microcode") && e.offset == Some(so as u64), "{e:?}");
+    assert!(e.reason().contains("microcode") && e.offset() == Some(so as u64), "{e:?}");
 }
 
 #[test]
@@ -390,11 +390,11 @@ fn gfd_entries_from_parts() {
     // program size differs from the header's
     let bad = gfd(&[(3, gx2_struct(0x134, 0xD0, 20)), (5, vec![0; 24])]);
     let e = entries(ContainerKind::Gfd, &bad).unwrap_err();
-    assert!(e.reason.contains("declares 0x14"), "{e:?}");
+    assert!(e.reason().contains("declares 0x14"), "{e:?}");
     // header block too small for its struct
     let bad = gfd(&[(6, vec![0; 0x40]), (7, vec![0; 8])]);
     let e = entries(ContainerKind::Gfd, &bad).unwrap_err();
-    assert!(e.reason.contains("pixel shader header block at 0x20"), "{e:?}");
+    assert!(e.reason().contains("pixel shader header block at 0x20"), "{e:?}");
     // a GFD without an end-of-file block is not a container
     let mut no_eof = gfd(&[(2, vec![0; 8])]);
     no_eof.truncate(no_eof.len() - 0x20);
@@ -414,7 +414,7 @@ fn dvlb_stages_and_keys() {
     bad[d0 + 6] = 7;
     assert!(detect(&bad).is_empty());
     let e = entries(ContainerKind::Dvlb, &bad).unwrap_err();
-    assert_eq!(e.offset, Some(d0 as u64 + 6));
+    assert_eq!(e.offset(), Some(d0 as u64 + 6));
 }
 
 #[test]

@@ -13,13 +13,13 @@ fn input(name: &str) -> Vec<u8> {
 
 /// What `fuzz/fuzz_targets/translate_<kind>.rs` does; returns each shader's translation result.
 fn translate_all(kind: ContainerKind, data: &[u8]) -> Vec<Result<String, String>> {
-    let entries = formats::entries(kind, data).map_err(|e| e.reason).expect("the container lists its shaders");
+    let entries = formats::entries(kind, data).map_err(|e| e.reason()).expect("the container lists its shaders");
     entries
         .iter()
         .map(|e| {
             let opts = TranslateOptions::default();
             let _ = formats::disasm(kind, data, e.index, &opts);
-            formats::translate(kind, data, e.index, &opts).map(|t| shrec::hlsl::write(&t.module)).map_err(|e| e.reason)
+            formats::translate(kind, data, e.index, &opts).map(|t| shrec::hlsl::write(&t.module)).map_err(|e| e.reason())
         })
         .collect()
 }

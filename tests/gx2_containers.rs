@@ -396,7 +396,7 @@ fn damaged_relocations_are_rejected() {
     let trailer = hdr.data_offset + hdr.data_size - 0x28;
     let mut g = bytes.clone();
     g[trailer] = b'X';
-    assert!(gfd::load(&g, 0).unwrap_err().reason.contains("}BLK"));
+    assert!(gfd::load(&g, 0).unwrap_err().reason().contains("}BLK"));
     // a tagged pointer pointing past the block
     let mut g = bytes.clone();
     let uv_ptr = hdr.data_offset + 0xE8;

@@ -9,7 +9,9 @@ mod containers;
 
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};
-use shrec::formats::{self, TranslateOptions};
+use shrec::formats::gx2::error::{Gx2Error, Opcode};
+use shrec::formats::gx2::isa::{AluOp, CfOp};
+use shrec::formats::{self, ShaderError, TranslateOptions};
 use std::collections::BTreeSet;
 
 fn compile_all(lib: &dxc::DxcLib, kind: ContainerKind, bytes: &[u8], name: &str, seen: &mut BTreeSet<String>) -> usize {
@@ -70,12 +72,45 @@ fn unsupported_instructions_are_rejected_by_name() {
         s.program[at..at + 4].copy_from_slice(&w1.to_le_bytes());
     }
     let err = shrec::formats::gx2::lower::lower(&s).unwrap_err();
-    assert!(err.reason.contains("MUL_INT24"), "{err:?}");
+    assert!(
+        matches!(err, ShaderError::Gx2(Gx2Error::Rejected { op: Opcode::Alu(AluOp::MUL_INT24), pc: 1, reason }) if reason == AluOp::MUL_INT24.status().reason().unwrap()),
+        "{err:?}"
+    );
+    assert!(err.to_string().starts_with("unsupported Latte ALU instruction MUL_INT24 (CF 01): "), "{err}");
     // a CF KILL in a vertex shader
     let mut s2 = shrec::formats::gx2::gfd::load(&bytes, 0).unwrap();
     let w1 = u32::from_le_bytes(s2.program[4..8].try_into().unwrap());
     let w1 = (w1 & !(0x7F << 23)) | (0x18 << 23);
     s2.program[4..8].copy_from_slice(&w1.to_le_bytes());
     let err = shrec::formats::gx2::lower::lower(&s2).unwrap_err();
-    assert!(err.reason.contains("KILL"), "{err:?}");
+    assert!(matches!(err, ShaderError::Gx2(Gx2Error::Unsupported { op: Opcode::Cf(CfOp::KILL), pc: 0, .. })), "{err:?}");
+}
+
+/// Decoder errors are typed and carry the byte offset in the program: an unknown OP2 opcode,
+/// an unknown CF instruction, a clause past the end of the program, a CF stream without
+/// END_OF_PROGRAM.
+#[test]
+fn decoder_errors_are_typed_with_offsets() {
+    use shrec::formats::gx2::error::{ClauseKind, Table};
+    use shrec::formats::gx2::isa::decode;
+    let f = common::repo().join("tests/corpus/gx2/GaryOderNichts+MultiDRCSpaceDemo/shaders/textureShader.gsh");
+    let s = shrec::formats::gx2::gfd::load(&std::fs::read(f).unwrap(), 0).unwrap();
+    let w = |p: &[u8], at: usize| u32::from_le_bytes(p[at..at + 4].try_into().unwrap());
+    // OP2 0x7F has no row (the table ends at 0x7E)
+    let mut p = s.program.clone();
+    let at = 32 * 8 + 4;
+    let w1 = (w(&p, at) & !(0x7FF << 7)) | (0x7F << 7);
+    p[at..at + 4].copy_from_slice(&w1.to_le_bytes());
+    assert_eq!(decode(&p), Err(Gx2Error::UnknownOpcode { offset: 32 * 8, pc: None, table: Table::AluOp2, code: 0x7F }));
+    // CF_INST 0x1E (past VTX_TC_ACK) in the first CF
+    let mut p = s.program.clone();
+    let w1 = (w(&p, 4) & !(0x7F << 23)) | (0x1E << 23);
+    p[4..8].copy_from_slice(&w1.to_le_bytes());
+    assert_eq!(decode(&p), Err(Gx2Error::UnknownOpcode { offset: 0, pc: Some(0), table: Table::Cf, code: 0x1E }));
+    // the program cut before its clauses / before END_OF_PROGRAM
+    let e = decode(&s.program[..32 * 8]).unwrap_err();
+    assert!(matches!(e, Gx2Error::ClausePastEnd { kind: ClauseKind::Alu, addr: 32, offset: 256, .. }), "{e:?}");
+    let e = decode(&s.program[..8]).unwrap_err();
+    assert!(matches!(e, Gx2Error::NoEnd { offset: 8, len: 8, subroutine: false }), "{e:?}");
+    assert_eq!(ShaderError::from(e).offset(), Some(8));
 }

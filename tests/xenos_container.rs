@@ -89,5 +89,5 @@ fn damaged_containers_give_errors_not_panics() {
         }
     }
     let e = container::parse(&[0x10, 0x2A, 0x11, 0x00]).unwrap_err();
-    assert_eq!(e.offset, Some(0));
+    assert_eq!(e.offset(), Some(0));
 }

@@ -32,7 +32,7 @@ const REVERSE_Z: u32 = 16;
 
 fn translate(bytes: &[u8], profile: Profile) -> Translation {
     let opts = TranslateOptions { xenos_profile: profile, ..Default::default() };
-    formats::translate(ContainerKind::Xenos, bytes, 0, &opts).unwrap_or_else(|e| panic!("{profile:?}: {}", e.reason))
+    formats::translate(ContainerKind::Xenos, bytes, 0, &opts).unwrap_or_else(|e| panic!("{profile:?}: {}", e.reason()))
 }
 
 /// Compiles to DXIL and SPIR-V (validated); returns the SPIR-V's interface.
@@ -179,7 +179,7 @@ fn g_index_count_that_is_not_one_float4_register_is_a_typed_error() {
     let bytes = vertex_shader(&[("g_IndexCount", FLOAT4, 4, 2)], &[]);
     let opts = TranslateOptions { xenos_profile: Profile::Unleashed, ..Default::default() };
     let e = formats::translate(ContainerKind::Xenos, &bytes, 0, &opts).unwrap_err();
-    assert!(e.reason.contains("g_IndexCount"), "{}", e.reason);
+    assert!(e.reason().contains("g_IndexCount"), "{}", e.reason());
     // the generic profile does not read it
     translate(&bytes, Profile::Generic);
 }

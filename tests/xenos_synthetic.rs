@@ -47,7 +47,7 @@ fn compile(bytes: &[u8]) -> String {
 }
 
 fn err(bytes: &[u8]) -> String {
-    formats::translate(ContainerKind::Xenos, bytes, 0, &TranslateOptions::default()).unwrap_err().reason
+    formats::translate(ContainerKind::Xenos, bytes, 0, &TranslateOptions::default()).unwrap_err().reason()
 }
 
 const JMP: u64 = 11 << 44;

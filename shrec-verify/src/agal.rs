@@ -234,7 +234,7 @@ fn run_inner(gpu: &Gpu, p: &TestProgram, opts: RunOptions, flow: &mut interp::Fl
     let listing = disasm::disassemble(&prog);
     // The build's path: translate (decode + lower), HLSL, DXC SPIR-V.
     let compiled = agal_fmt::translate(&p.bytes, &opts.translate)
-        .map_err(|e| format!("translate: {}", e.reason))
+        .map_err(|e| format!("translate: {e}"))
         .and_then(|t| check::spirv(gpu, &t.module).map(|s| (t.module, s)));
     let (module, spirv) = match compiled {
         Ok(x) => x,

@@ -86,17 +86,17 @@ pub mod asm {
             let f = |x: S| x.sel | (x.rel as u32) << 9 | (x.chan as u32) << 10 | (x.neg as u32) << 12;
             let w0 = f(s(0)) | f(s(1)) << 13 | self.index_mode << 26 | self.pred_sel << 29 | (last as u32) << 31;
             let common = self.dst.0 << 21 | (self.dst_rel as u32) << 28 | (self.dst.1 as u32) << 29 | (self.clamp as u32) << 31;
-            let w1 = if let Some(e) = isa::OP3.iter().find(|e| e.1 == self.name) {
-                f(s(2)) | e.0 << 13 | common
+            let op = isa::AluOp::from_name(self.name).unwrap_or_else(|| panic!("no opcode {}", self.name));
+            let w1 = if op.info().op3 {
+                f(s(2)) | op.code() << 13 | common
             } else {
-                let e = isa::OP2.iter().find(|e| e.1 == self.name).unwrap_or_else(|| panic!("no opcode {}", self.name));
                 (s(0).abs as u32)
                     | (s(1).abs as u32) << 1
                     | (self.exec as u32) << 2
                     | (self.pred as u32) << 3
                     | (self.write as u32) << 4
                     | self.omod << 5
-                    | e.0 << 7
+                    | op.code() << 7
                     | common
             };
             [w0, w1]
@@ -112,7 +112,7 @@ pub mod asm {
     pub struct T(pub [u32; 3]);
     /// TEX fetch: dst select xyzw, normalized coordinates.
     pub fn tex(name: &str, res: u32, smp: u32, src: u32, dst: u32, src_sel: [u32; 4]) -> T {
-        let op = isa::TEX_NAMES.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no TEX {name}")) as u32;
+        let op = isa::TexOp::from_name(name).unwrap_or_else(|| panic!("no TEX {name}")).code();
         let w0 = op | res << 8 | src << 16;
         let w1 = dst | 1 << 12 | 2 << 15 | 3 << 18 | 0xF << 28;
         let w2 = smp << 15 | src_sel[0] << 20 | src_sel[1] << 23 | src_sel[2] << 26 | src_sel[3] << 29;
@@ -194,7 +194,7 @@ pub mod asm {
             let end = (i == eop) as u32;
             let w = match x {
                 C::N { op, addr, pop, cf_const, tex } => {
-                    let code = isa::CF_NAMES.iter().position(|x| x == op).unwrap_or_else(|| panic!("CF {op}")) as u32;
+                    let code = isa::CfOp::from_name(op).unwrap_or_else(|| panic!("CF {op}")).code();
                     let (addr, count) = if tex.is_empty() {
                         (*addr, 0)
                     } else {
@@ -211,7 +211,7 @@ pub mod asm {
                     [addr, pop | cf_const << 3 | (count & 7) << 10 | (count >> 3) << 19 | end << 21 | code << 23 | 1 << 31]
                 }
                 C::Alu { op, kc, groups } => {
-                    let code = isa::ALU_CF_NAMES.iter().position(|x| x == op).unwrap() as u32 + 8;
+                    let code = isa::AluCfOp::from_name(op).unwrap_or_else(|| panic!("ALU CF {op}")).code();
                     let at = slot(&clause);
                     for G(insts, lits) in groups {
                         for (k, i) in insts.iter().enumerate() {
@@ -435,14 +435,13 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
     let prog = match isa::decode(&t.shader.program) {
         Ok(p) => p,
         Err(e) => {
-            fail(&mut cmp, format!("decode: {}", e.reason));
+            fail(&mut cmp, format!("decode: {e}"));
             return cmp;
         }
     };
     let listing = shrec::formats::gx2::disasm::disassemble(&prog);
-    let compiled = shrec::formats::gx2::lower::lower(&t.shader)
-        .map_err(|e| format!("translate: {}", e.reason))
-        .and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
+    let compiled =
+        shrec::formats::gx2::lower::lower(&t.shader).map_err(|e| format!("translate: {e}")).and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
     let (module, spirv) = match compiled {
         Ok(x) => x,
         Err(e) => {
@@ -795,7 +794,7 @@ pub mod gen {
                 _ => *self.rng.pick(PRED),
             };
             let name = if name.starts_with("PRED") && *pred_used { "ADD" } else { name };
-            let n_src = isa::OP3.iter().find(|e| e.1 == name).map_or_else(|| isa::op2_info(op2_code(name)).unwrap().1 as usize, |_| 3);
+            let n_src = alu_op(name).srcs() as usize;
             let int = is_int_op(name) && !name.starts_with("CNDE") || name == "INT_TO_FLT" || name == "UINT_TO_FLT";
             let mut srcs: Vec<S> = (0..n_src).map(|_| self.src(lits, pv, int)).collect();
             if name.starts_with("MOVA") {
@@ -841,7 +840,7 @@ pub mod gen {
             }
             if !int && !name.starts_with("PRED") && !name.starts_with("KILL") && !name.starts_with("MOVA") && !name.contains("DX10") {
                 x.clamp = self.rng.chance(10);
-                if !isa::OP3.iter().any(|e| e.1 == name) {
+                if !alu_op(name).info().op3 {
                     x.omod = if self.rng.chance(10) { self.rng.range(1, 3) as u32 } else { 0 };
                 }
             }
@@ -1425,11 +1424,11 @@ pub mod gen {
 
     /// Slot flags of an ALU mnemonic (OP2 or OP3 table).
     pub fn flags_of(name: &str) -> u8 {
-        isa::OP2.iter().find(|e| e.1 == name).map(|e| e.3).or_else(|| isa::OP3.iter().find(|e| e.1 == name).map(|e| e.2)).unwrap_or(0)
+        isa::AluOp::from_name(name).map_or(0, |o| o.flags())
     }
 
-    fn op2_code(name: &str) -> u32 {
-        isa::OP2.iter().find(|e| e.1 == name).map(|e| e.0).unwrap_or_else(|| panic!("no OP2 {name}"))
+    fn alu_op(name: &str) -> isa::AluOp {
+        isa::AluOp::from_name(name).unwrap_or_else(|| panic!("no ALU op {name}"))
     }
 
     fn cases(rng: &mut Rng, kind: ShaderKind, n: usize, n_loc: u32) -> (Vec<Inputs>, Vec<FragmentQuad>) {

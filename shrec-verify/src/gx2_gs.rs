@@ -115,7 +115,7 @@ pub fn xfb_order(events: &[GsEvent], output: GsOutput, max: usize) -> Vec<BTreeM
 }
 
 fn compile(gpu: &Gpu, s: &Gx2Shader) -> Result<(Module, Vec<u8>), String> {
-    lower::lower(s).map_err(|e| format!("translate {}: {}", s.kind.name(), e.reason)).and_then(|m| check::spirv(gpu, &m).map(|v| (m, v)))
+    lower::lower(s).map_err(|e| format!("translate {}: {e}", s.kind.name())).and_then(|m| check::spirv(gpu, &m).map(|v| (m, v)))
 }
 
 fn listing(s: &Gx2Shader) -> String {

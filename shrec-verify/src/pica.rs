@@ -379,13 +379,13 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
     let prog = match dvlb::parse_program(&t.bytes) {
         Ok(p) => p,
         Err(e) => {
-            fail(&mut cmp, format!("DVLB rejected: {}", e.reason));
+            fail(&mut cmp, format!("DVLB rejected: {}", e.reason()));
             return cmp;
         }
     };
     let listing = disasm::disassemble(&prog).unwrap_or_default();
     let compiled = pica_fmt::translate(&t.bytes, t.dvle)
-        .map_err(|e| format!("translate: {}", e.reason))
+        .map_err(|e| format!("translate: {}", e.reason()))
         .and_then(|tr| check::spirv(gpu, &tr.module).map(|s| (tr.module, s)));
     let (module, spirv) = match compiled {
         Ok(x) => x,
@@ -550,13 +550,13 @@ pub fn run_geometry(gpu: &Gpu, t: &TestProgram) -> Comparison {
     let prog = match dvlb::parse_program(&t.bytes) {
         Ok(p) => p,
         Err(e) => {
-            fail(&mut cmp, format!("DVLB rejected: {}", e.reason));
+            fail(&mut cmp, format!("DVLB rejected: {}", e.reason()));
             return cmp;
         }
     };
     let listing = disasm::disassemble(&prog).unwrap_or_default();
     let compiled = pica_fmt::translate(&t.bytes, t.dvle)
-        .map_err(|e| format!("translate: {}", e.reason))
+        .map_err(|e| format!("translate: {}", e.reason()))
         .and_then(|tr| check::spirv(gpu, &tr.module).map(|s| (tr.module, s)));
     let (module, spirv) = match compiled {
         Ok(x) => x,

@@ -824,12 +824,12 @@ fn run_inner(
     let (c, prog) = match parsed {
         Ok(x) => x,
         Err(e) => {
-            fail(&mut cmp, format!("container rejected: {}", e.reason));
+            fail(&mut cmp, format!("container rejected: {}", e.reason()));
             return (cmp, extra);
         }
     };
     let listing = shrec::formats::xenos::disasm(&t.bytes).unwrap_or_default();
-    let compiled = shrec::formats::xenos::translate_with(&t.bytes, opts).map_err(|e| format!("translate: {}", e.reason)).and_then(|tr| {
+    let compiled = shrec::formats::xenos::translate_with(&t.bytes, opts).map_err(|e| format!("translate: {}", e.reason())).and_then(|tr| {
         let module = crate::mutation::applied(&tr.module);
         shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
         if let Some(s) = spirv_override {

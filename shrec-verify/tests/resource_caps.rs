@@ -30,7 +30,7 @@ fn nesting_cap_refuses_deeper_control_flow_and_allows_the_limit() {
 
     let over = nested_agal_ifs(limits::MAX_NESTING + 1);
     let e = formats::translate(ContainerKind::Agal, &over, 0, &opts).expect_err("one level deeper is refused");
-    assert!(e.reason.contains("resource cap") && e.reason.contains(&format!("nests {} blocks deep", limits::MAX_NESTING + 1)), "{}", e.reason);
+    assert!(e.reason().contains("resource cap") && e.reason().contains(&format!("nests {} blocks deep", limits::MAX_NESTING + 1)), "{}", e.reason());
 }
 
 #[test]
@@ -40,14 +40,14 @@ fn microcode_cap_refuses_an_oversized_pica_program_with_its_offset() {
     a.code.push(pica::asm::opcode("end") << 26);
     let bytes = pica::dvlb(&a, 0, &[(0, 0, 0xF)], &[]);
     let e = formats::translate(ContainerKind::Dvlb, &bytes, 0, &TranslateOptions::default()).expect_err("over the cap");
-    assert!(e.reason.contains("resource cap") && e.reason.contains(&format!("{} bytes of microcode", 4 * words)), "{}", e.reason);
-    assert_eq!(e.offset, Some(12 + 0x28), "the code blob's offset: DVLB header (12 bytes) + the DVLP's code offset");
+    assert!(e.reason().contains("resource cap") && e.reason().contains(&format!("{} bytes of microcode", 4 * words)), "{}", e.reason());
+    assert_eq!(e.offset(), Some(12 + 0x28), "the code blob's offset: DVLB header (12 bytes) + the DVLP's code offset");
 
     // The same program one word shorter passes the microcode cap (whatever later stages say).
     a.code.remove(0);
     let bytes = pica::dvlb(&a, 0, &[(0, 0, 0xF)], &[]);
     if let Err(e) = formats::translate(ContainerKind::Dvlb, &bytes, 0, &TranslateOptions::default()) {
-        assert!(!e.reason.contains("microcode"), "{}", e.reason);
+        assert!(!e.reason().contains("microcode"), "{}", e.reason());
     }
 }
 
@@ -58,7 +58,11 @@ fn ir_statement_cap_refuses_a_module_over_it() {
     shrec::ir::validate(&t.module).expect("a real module passes");
     t.module.body = vec![Stmt::Return; limits::MAX_IR_STATEMENTS + 1];
     let e = shrec::error::ShaderError::from(shrec::ir::validate(&t.module).expect_err("over the cap"));
-    assert!(e.reason.contains("resource cap") && e.reason.contains(&format!("{} IR statements", limits::MAX_IR_STATEMENTS + 1)), "{}", e.reason);
+    assert!(
+        e.reason().contains("resource cap") && e.reason().contains(&format!("{} IR statements", limits::MAX_IR_STATEMENTS + 1)),
+        "{}",
+        e.reason()
+    );
 }
 
 /// Every corpus shader sits far below every cap: the caps can never refuse a real shader.
@@ -115,7 +119,7 @@ fn deeply_nested_pica_jumps_fall_back_to_pc_dispatch() {
     assert!(shrec::formats::pica::lower::is_structured(&shallow.module), "4 nested jumps are structured");
     for depth in [200, 1000] {
         let t = formats::translate(ContainerKind::Dvlb, &nested_pica_jumps(depth), 0, &opts)
-            .unwrap_or_else(|e| panic!("{depth} nested jumps: {}", e.reason));
+            .unwrap_or_else(|e| panic!("{depth} nested jumps: {}", e.reason()));
         assert!(!shrec::formats::pica::lower::is_structured(&t.module), "{depth} nested jumps take pc-dispatch");
         assert!(limits::measure(&t.module.body).1 <= limits::MAX_NESTING);
     }

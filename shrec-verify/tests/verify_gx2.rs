@@ -1078,7 +1078,7 @@ fn reduce() {
             let nop = [0, cf.raw[1] & (1 << 21 | 1 << 31)];
             match cf.cf {
                 shrec::formats::gx2::isa::Cf::Alu { op, addr, count, .. } => {
-                    if op == 8 {
+                    if op == shrec::formats::gx2::isa::AluCfOp::ALU {
                         out.push((cf.pc as usize * 2, nop[0], nop[1]));
                     }
                     let mut i = addr as usize;
@@ -1087,7 +1087,11 @@ fn reduce() {
                         loop {
                             let (w0, w1) = (word(p, i * 2), word(p, i * 2 + 1));
                             let op3 = w1 >> 15 & 7 != 0;
-                            let nsrc = if op3 { 3 } else { shrec::formats::gx2::isa::op2_info(w1 >> 7 & 0x7FF).map_or(2, |x| x.1) as usize };
+                            let nsrc = if op3 {
+                                3
+                            } else {
+                                shrec::formats::gx2::isa::AluOp::from_code(false, w1 >> 7 & 0x7FF).map_or(2, |x| x.srcs()) as usize
+                            };
                             let fld = [w0 & 0x1FFF, w0 >> 13 & 0x1FFF, w1 & 0x1FFF];
                             let keep = |k: usize| if k < nsrc && fld[k] & 0x1FF == 253 { fld[k] & (0x1FF | 3 << 10) } else { 248 };
                             for k in 0..nsrc {
@@ -1110,7 +1114,9 @@ fn reduce() {
                         i += lit.div_ceil(2);
                     }
                 }
-                shrec::formats::gx2::isa::Cf::Normal { op: 1, .. } => out.push((cf.pc as usize * 2, nop[0], nop[1])),
+                shrec::formats::gx2::isa::Cf::Normal { op: shrec::formats::gx2::isa::CfOp::TEX, .. } => {
+                    out.push((cf.pc as usize * 2, nop[0], nop[1]))
+                }
                 _ => {}
             }
         }

@@ -366,7 +366,7 @@ fn get_weights() {
             let w = shrec::formats::xenos::translate(&weights_program(pixel, 1, [0; 3], false, [3, 1, 7, 7], mip))
                 .map(|_| ())
                 .expect_err("getWeights into .w accepted");
-            assert!(w.reason.contains("getWeights") && w.reason.contains("mip lerp factor"), "{}", w.reason);
+            assert!(w.reason().contains("getWeights") && w.reason().contains("mip lerp factor"), "{}", w.reason());
         }
     }
     let mut rng = Rng::new(19);

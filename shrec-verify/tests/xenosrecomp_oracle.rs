@@ -266,7 +266,7 @@ fn shrec_hlsl(input: &Path) -> BTreeMap<u64, String> {
         }
         let bytes = shrec::scan::read_container(s).unwrap();
         let t = formats::translate(s.container, &bytes, s.index, &TranslateOptions::default())
-            .unwrap_or_else(|e| panic!("0x{:016X}: {}", s.key, e.reason));
+            .unwrap_or_else(|e| panic!("0x{:016X}: {}", s.key, e.reason()));
         m.insert(s.key, shrec::hlsl::write(&t.module));
     }
     m

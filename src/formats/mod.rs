@@ -4,6 +4,7 @@
 pub mod agal;
 pub mod cube;
 pub mod gx2;
+pub mod opcodes;
 pub mod pica;
 pub mod xenos;
 

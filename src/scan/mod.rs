@@ -138,7 +138,7 @@ pub fn scan_bytes(path_label: &Path, bytes: &[u8]) -> (Vec<FoundShader>, Vec<Sca
     let mut errors = Vec::new();
     if let Some(e) = formats::pica::dvlb::dvoj_error(bytes) {
         let kind = Some(ContainerKind::Dvlb);
-        errors.push(ScanError { path: path_label.to_path_buf(), offset: Some(0), kind, at: e.offset, reason: e.reason });
+        errors.push(ScanError { path: path_label.to_path_buf(), offset: Some(0), kind, at: e.offset(), reason: e.reason() });
     }
     for c in detect(bytes) {
         let container = &bytes[c.offset..c.offset + c.len];
@@ -159,8 +159,8 @@ pub fn scan_bytes(path_label: &Path, bytes: &[u8]) -> (Vec<FoundShader>, Vec<Sca
                 path: path_label.to_path_buf(),
                 offset: Some(c.offset as u64),
                 kind: Some(c.kind),
-                at: e.offset.map(|o| c.offset as u64 + o),
-                reason: e.reason,
+                at: e.offset().map(|o| c.offset as u64 + o),
+                reason: e.reason(),
             }),
         }
     }
@@ -614,7 +614,7 @@ pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
     let bytes = read_container_bytes(s)?;
     let entries = formats::entries(s.container, &bytes)
-        .map_err(|e| format!("file changed since the scan: the container no longer lists its shaders ({})", e.reason))?;
+        .map_err(|e| format!("file changed since the scan: the container no longer lists its shaders ({})", e.reason()))?;
     match entries.iter().find(|e| e.index == s.index) {
         Some(e) if e.key == s.key => Ok(bytes),
         Some(e) => Err(format!(

@@ -702,7 +702,7 @@ impl<'a> M<'a> {
         let mut nest = 0;
         for j in i + 1..self.p.cfs.len() {
             if let Cf::Normal { op, .. } = self.p.cfs[j].0.cf {
-                match op {
+                match op.code() {
                     4 | 6 | 7 => nest += 1,
                     5 if nest == 0 => return Some(j),
                     5 => nest -= 1,
@@ -756,7 +756,8 @@ impl<'a> M<'a> {
             let eop = cf.end_of_program && self.calls.is_empty();
             match &cf.cf {
                 Cf::Alu { op, kcache, .. } => {
-                    let name = isa::ALU_CF_NAMES[(*op - 8) as usize];
+                    let name = op.name();
+                    let op = &op.code();
                     self.run.executed.insert(name);
                     let effect = cf_stack::effect(name);
                     if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::BeforeClause) {
@@ -797,7 +798,7 @@ impl<'a> M<'a> {
                         _ => {}
                     }
                 }
-                Cf::Export { op: 0x26, .. } => {
+                Cf::Export { op: isa::ExpOp::MEM_RING, .. } => {
                     self.run.executed.insert("MEM_RING");
                     if self.active {
                         let c = cf.cf.clone();
@@ -808,7 +809,7 @@ impl<'a> M<'a> {
                     }
                 }
                 Cf::Export { op, ty, array_base, rw_gpr, sel, burst_count, .. } => {
-                    self.run.executed.insert(isa::exp_name(*op).unwrap_or("?"));
+                    self.run.executed.insert(op.name());
                     if self.active {
                         for b in 0..=*burst_count {
                             let r = self.gpr.get((rw_gpr + b) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
@@ -825,7 +826,8 @@ impl<'a> M<'a> {
                     }
                 }
                 Cf::Normal { op, pop_count, addr, cf_const, .. } => {
-                    let name = isa::cf_name(*op).unwrap_or("?");
+                    let name = op.name();
+                    let op = &op.code();
                     self.run.executed.insert(name);
                     if *pop_count != 0 && !cf_stack::pop_count_allowed(name) {
                         return self.undetermined_because("a POP_COUNT where no source states its meaning");
@@ -1056,7 +1058,7 @@ impl<'a> M<'a> {
         let copy = match isa::decode(&self.s.copy_program) {
             Ok(p) => p,
             Err(e) => {
-                self.mark_undetermined(&format!("copy program: {}", e.reason));
+                self.mark_undetermined(&format!("copy program: {e}"));
                 return;
             }
         };

@@ -9,7 +9,7 @@ use decode::{AgalError, DecodeOptions};
 
 impl From<AgalError> for ShaderError {
     fn from(e: AgalError) -> Self {
-        ShaderError { offset: e.offset, reason: e.to_string() }
+        ShaderError::Other { offset: e.offset, reason: e.to_string() }
     }
 }
 

@@ -175,7 +175,7 @@ pub fn cf_text(c: &CfInst) -> String {
     let mut s = format!("{:02} ", c.pc);
     match &c.cf {
         Cf::Alu { op, addr, count, kcache, wqm, barrier, .. } => {
-            let _ = write!(s, "{}: ADDR({addr}) CNT({count})", ALU_CF_NAMES[(*op - 8) as usize]);
+            let _ = write!(s, "{}: ADDR({addr}) CNT({count})", op.name());
             for (i, k) in kcache.iter().enumerate() {
                 if k.mode != 0 {
                     let n = if k.mode == 2 { 32 } else { 16 };
@@ -191,8 +191,8 @@ pub fn cf_text(c: &CfInst) -> String {
             }
         }
         Cf::Export { op, ty, array_base, rw_gpr, rw_rel, sel, burst_count, vpm, barrier, elem_size, array_size, comp_mask, .. } => {
-            let name = exp_name(*op).unwrap_or("?");
-            if *op == 0x27 || *op == 0x28 {
+            let name = op.name();
+            if matches!(op, ExpOp::EXP | ExpOp::EXP_DONE) {
                 let target = match ty {
                     0 => format!("PIX{array_base}"),
                     1 => format!("POS{}", array_base.wrapping_sub(60)),
@@ -217,19 +217,34 @@ pub fn cf_text(c: &CfInst) -> String {
             }
         }
         Cf::Normal { op, addr, count, cf_const, cond, pop_count, vpm, wqm, barrier, call_count } => {
-            let name = cf_name(*op).unwrap_or("?");
+            let name = op.name();
+            use CfOp::*;
             match op {
-                1 | 2 | 3 | 0x1B | 0x1C | 0x1D => {
+                TEX | VTX | VTX_TC | TEX_ACK | VTX_ACK | VTX_TC_ACK => {
                     let _ = write!(s, "{name}: ADDR({addr}) CNT({count})");
                 }
                 _ => {
                     s.push_str(name);
-                    if matches!(op, 4..=10 | 12 | 13 | 15 | 17 | 18) {
+                    if matches!(
+                        op,
+                        LOOP_START
+                            | LOOP_END
+                            | LOOP_START_DX10
+                            | LOOP_START_NO_AL
+                            | LOOP_CONTINUE
+                            | LOOP_BREAK
+                            | JUMP
+                            | PUSH_ELSE
+                            | ELSE
+                            | POP_JUMP
+                            | POP_PUSH_ELSE
+                            | CALL
+                    ) {
                         let _ = write!(s, " ADDR({addr})");
                     }
                 }
             }
-            if matches!(op, 4 | 5 | 6 | 8 | 9) || *cf_const != 0 {
+            if matches!(op, LOOP_START | LOOP_END | LOOP_START_DX10 | LOOP_CONTINUE | LOOP_BREAK) || *cf_const != 0 {
                 let _ = write!(s, " CF_CONST({cf_const})");
             }
             if *cond != 0 {
@@ -238,7 +253,7 @@ pub fn cf_text(c: &CfInst) -> String {
             if *pop_count != 0 {
                 let _ = write!(s, " POP_CNT({pop_count})");
             }
-            if *op == 18 && *call_count != 0 {
+            if *op == CALL && *call_count != 0 {
                 let _ = write!(s, " CALL_COUNT({call_count})");
             }
             if *vpm {

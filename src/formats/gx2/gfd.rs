@@ -237,8 +237,9 @@ pub fn pairs(bytes: &[u8]) -> Result<Vec<(ShaderKind, Block, Block)>, ShaderErro
         let Some((kind, is_header)) = shader_kind(b.block_type) else { continue };
         if is_header {
             let data = &bytes[b.data_offset..b.data_offset + b.data_size];
-            let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big)
-                .map_err(|err| ShaderError::at(b.offset as u64, format!("{} block at 0x{:X}: {}", block_name(b.block_type), b.offset, err.reason)))?;
+            let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big).map_err(|err| {
+                ShaderError::at(b.offset as u64, format!("{} block at 0x{:X}: {}", block_name(b.block_type), b.offset, err.reason()))
+            })?;
             waiting[queue(kind)].push_back(shaders.len());
             shaders.push((kind, *b, pref.size, None));
         } else {
@@ -324,7 +325,7 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
     }
     let resolve = |p: u32| -> Option<usize> { matches!(p & TAG_MASK, TAG_DATA | TAG_STRING).then_some((p & !TAG_MASK) as usize).filter(|&o| o < t) };
     let program = bytes[prog.data_offset..prog.data_offset + prog.data_size].to_vec();
-    let mut s = shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| bad(err.reason))?;
+    let mut s = shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| bad(err.reason()))?;
     if kind == ShaderKind::Geometry {
         let ordinal = all[..index as usize].iter().filter(|x| x.0 == ShaderKind::Geometry).count();
         let copy = copy_programs(bytes)?.get(ordinal).map(|c| c.to_vec()).unwrap_or_default();

@@ -2,292 +2,455 @@
 //! groups with literals), TEX and VTX clauses. Bit layouts: docs/isa/gx2.md §5-§7 (decaf
 //! latte_instructions.h / Mesa r700_sq.h); opcode numbers: decaf latte_instructions_def.inl.
 
-use crate::formats::ShaderError;
+use super::error::{ClauseKind, Gx2Error, Table};
 
 // ---------------------------------------------------------------------------------------------
-// Opcode tables
+// Opcode tables (one row per opcode: mnemonic, encoding, operands, translation status)
 // ---------------------------------------------------------------------------------------------
 
-pub const CF_NAMES: [&str; 30] = [
-    "NOP",
-    "TEX",
-    "VTX",
-    "VTX_TC",
-    "LOOP_START",
-    "LOOP_END",
-    "LOOP_START_DX10",
-    "LOOP_START_NO_AL",
-    "LOOP_CONTINUE",
-    "LOOP_BREAK",
-    "JUMP",
-    "PUSH",
-    "PUSH_ELSE",
-    "ELSE",
-    "POP",
-    "POP_JUMP",
-    "POP_PUSH",
-    "POP_PUSH_ELSE",
-    "CALL",
-    "CALL_FS",
-    "RETURN",
-    "EMIT_VERTEX",
-    "EMIT_CUT_VERTEX",
-    "CUT_VERTEX",
-    "KILL",
-    "END_PROGRAM",
-    "WAIT_ACK",
-    "TEX_ACK",
-    "VTX_ACK",
-    "VTX_TC_ACK",
-];
+use crate::formats::opcodes::{Row, Status, Status::*};
+use crate::op_enum;
 
-pub fn cf_name(op: u32) -> Option<&'static str> {
-    CF_NAMES.get(op as usize).copied()
-}
-
-pub fn exp_name(op: u32) -> Option<&'static str> {
-    Some(match op {
-        0x20 => "MEM_STREAM0",
-        0x21 => "MEM_STREAM1",
-        0x22 => "MEM_STREAM2",
-        0x23 => "MEM_STREAM3",
-        0x24 => "MEM_SCRATCH",
-        0x25 => "MEM_REDUCTION",
-        0x26 => "MEM_RING",
-        0x27 => "EXP",
-        0x28 => "EXP_DONE",
-        0x3A => "MEM_EXPORT",
-        _ => return None,
-    })
-}
-
-pub const ALU_CF_NAMES: [&str; 8] =
-    ["ALU", "ALU_PUSH_BEFORE", "ALU_POP_AFTER", "ALU_POP2_AFTER", "ALU_EXT", "ALU_CONTINUE", "ALU_BREAK", "ALU_ELSE_AFTER"];
-
-/// ALU opcode flags.
+/// ALU opcode unit flags.
 pub mod flags {
+    /// Can sit in a vector slot (x, y, z, w).
     pub const VEC: u8 = 1;
+    /// Can sit in the transcendental slot (t).
     pub const TRANS: u8 = 2;
+    /// A reduction over the four vector slots (DOT4, CUBE, MAX4, the 64-bit ops).
     pub const REDUC: u8 = 4;
+    /// Sets the predicate / execution mask.
     pub const PRED: u8 = 8;
 }
 
 use flags::*;
 
-/// (opcode, name, source count, flags) for OP2.
-pub const OP2: &[(u32, &str, u8, u8)] = &[
-    (0x00, "ADD", 2, VEC | TRANS),
-    (0x01, "MUL", 2, VEC | TRANS),
-    (0x02, "MUL_IEEE", 2, VEC | TRANS),
-    (0x03, "MAX", 2, VEC | TRANS),
-    (0x04, "MIN", 2, VEC | TRANS),
-    (0x05, "MAX_DX10", 2, VEC | TRANS),
-    (0x06, "MIN_DX10", 2, VEC | TRANS),
-    (0x07, "FREXP_64", 1, VEC | REDUC),
-    (0x08, "SETE", 2, VEC | TRANS),
-    (0x09, "SETGT", 2, VEC | TRANS),
-    (0x0A, "SETGE", 2, VEC | TRANS),
-    (0x0B, "SETNE", 2, VEC | TRANS),
-    (0x0C, "SETE_DX10", 2, VEC | TRANS),
-    (0x0D, "SETGT_DX10", 2, VEC | TRANS),
-    (0x0E, "SETGE_DX10", 2, VEC | TRANS),
-    (0x0F, "SETNE_DX10", 2, VEC | TRANS),
-    (0x10, "FRACT", 1, VEC | TRANS),
-    (0x11, "TRUNC", 1, VEC | TRANS),
-    (0x12, "CEIL", 1, VEC | TRANS),
-    (0x13, "RNDNE", 1, VEC | TRANS),
-    (0x14, "FLOOR", 1, VEC | TRANS),
-    (0x15, "MOVA", 1, VEC),
-    (0x16, "MOVA_FLOOR", 1, VEC),
-    (0x17, "ADD_64", 2, VEC | TRANS),
-    (0x18, "MOVA_INT", 1, VEC),
-    (0x19, "MOV", 1, VEC | TRANS),
-    (0x1A, "NOP", 0, VEC | TRANS),
-    (0x1B, "MUL_64", 2, VEC | REDUC),
-    (0x1C, "FLT64_TO_FLT32", 1, VEC | REDUC),
-    (0x1D, "FLT32_TO_FLT64", 1, VEC | REDUC),
-    (0x1E, "PRED_SETGT_UINT", 2, VEC | TRANS | PRED),
-    (0x1F, "PRED_SETGE_UINT", 2, VEC | TRANS | PRED),
-    (0x20, "PRED_SETE", 2, VEC | TRANS | PRED),
-    (0x21, "PRED_SETGT", 2, VEC | TRANS | PRED),
-    (0x22, "PRED_SETGE", 2, VEC | TRANS | PRED),
-    (0x23, "PRED_SETNE", 2, VEC | TRANS | PRED),
-    (0x24, "PRED_SET_INV", 2, VEC | TRANS | PRED),
-    (0x25, "PRED_SET_POP", 2, VEC | TRANS | PRED),
-    (0x26, "PRED_SET_CLR", 2, VEC | TRANS | PRED),
-    (0x27, "PRED_SET_RESTORE", 2, VEC | TRANS | PRED),
-    (0x28, "PRED_SETE_PUSH", 2, VEC | TRANS | PRED),
-    (0x29, "PRED_SETGT_PUSH", 2, VEC | TRANS | PRED),
-    (0x2A, "PRED_SETGE_PUSH", 2, VEC | TRANS | PRED),
-    (0x2B, "PRED_SETNE_PUSH", 2, VEC | TRANS | PRED),
-    (0x2C, "KILLE", 2, VEC | TRANS),
-    (0x2D, "KILLGT", 2, VEC | TRANS),
-    (0x2E, "KILLGE", 2, VEC | TRANS),
-    (0x2F, "KILLNE", 2, VEC | TRANS),
-    (0x30, "AND_INT", 2, VEC | TRANS),
-    (0x31, "OR_INT", 2, VEC | TRANS),
-    (0x32, "XOR_INT", 2, VEC | TRANS),
-    (0x33, "NOT_INT", 1, VEC | TRANS),
-    (0x34, "ADD_INT", 2, VEC | TRANS),
-    (0x35, "SUB_INT", 2, VEC | TRANS),
-    (0x36, "MAX_INT", 2, VEC | TRANS),
-    (0x37, "MIN_INT", 2, VEC | TRANS),
-    (0x38, "MAX_UINT", 2, VEC | TRANS),
-    (0x39, "MIN_UINT", 2, VEC | TRANS),
-    (0x3A, "SETE_INT", 2, VEC | TRANS),
-    (0x3B, "SETGT_INT", 2, VEC | TRANS),
-    (0x3C, "SETGE_INT", 2, VEC | TRANS),
-    (0x3D, "SETNE_INT", 2, VEC | TRANS),
-    (0x3E, "SETGT_UINT", 2, VEC | TRANS),
-    (0x3F, "SETGE_UINT", 2, VEC | TRANS),
-    (0x40, "KILLGT_UINT", 2, VEC | TRANS),
-    (0x41, "KILLGE_UINT", 2, VEC | TRANS),
-    (0x42, "PRED_SETE_INT", 2, VEC | TRANS | PRED),
-    (0x43, "PRED_SETGT_INT", 2, VEC | TRANS | PRED),
-    (0x44, "PRED_SETGE_INT", 2, VEC | TRANS | PRED),
-    (0x45, "PRED_SETNE_INT", 2, VEC | TRANS | PRED),
-    (0x46, "KILLE_INT", 2, VEC | TRANS),
-    (0x47, "KILLGT_INT", 2, VEC | TRANS),
-    (0x48, "KILLGE_INT", 2, VEC | TRANS),
-    (0x49, "KILLNE_INT", 2, VEC | TRANS),
-    (0x4A, "PRED_SETE_PUSH_INT", 2, VEC | TRANS | PRED),
-    (0x4B, "PRED_SETGT_PUSH_INT", 2, VEC | TRANS | PRED),
-    (0x4C, "PRED_SETGE_PUSH_INT", 2, VEC | TRANS | PRED),
-    (0x4D, "PRED_SETNE_PUSH_INT", 2, VEC | TRANS | PRED),
-    (0x4E, "PRED_SETLT_PUSH_INT", 2, VEC | TRANS | PRED),
-    (0x4F, "PRED_SETLE_PUSH_INT", 2, VEC | TRANS | PRED),
-    (0x50, "DOT4", 2, VEC | REDUC),
-    (0x51, "DOT4_IEEE", 2, VEC | REDUC),
-    (0x52, "CUBE", 2, VEC | REDUC),
-    (0x53, "MAX4", 1, VEC | REDUC),
-    (0x54, "GROUP_BARRIER", 0, VEC | TRANS),
-    (0x55, "GROUP_SEQ_BEGIN", 0, VEC | TRANS),
-    (0x56, "GROUP_SEQ_END", 0, VEC | TRANS),
-    (0x57, "SET_MODE", 0, VEC | TRANS),
-    (0x58, "SET_CF_IDX0", 0, VEC | TRANS),
-    (0x59, "SET_CF_IDX1", 0, VEC | TRANS),
-    (0x5A, "SET_LDS_SIZE", 0, VEC | TRANS),
-    (0x5B, "MUL_INT24", 2, VEC | TRANS),
-    (0x5C, "MULHI_INT24", 2, VEC | TRANS),
-    (0x60, "MOVA_GPR_INT", 1, VEC),
-    (0x61, "EXP_IEEE", 1, TRANS),
-    (0x62, "LOG_CLAMPED", 1, TRANS),
-    (0x63, "LOG_IEEE", 1, TRANS),
-    (0x64, "RECIP_CLAMPED", 1, TRANS),
-    (0x65, "RECIP_FF", 1, TRANS),
-    (0x66, "RECIP_IEEE", 1, TRANS),
-    (0x67, "RECIPSQRT_CLAMPED", 1, TRANS),
-    (0x68, "RECIPSQRT_FF", 1, TRANS),
-    (0x69, "RECIPSQRT_IEEE", 1, TRANS),
-    (0x6A, "SQRT_IEEE", 1, TRANS),
-    (0x6B, "FLT_TO_INT", 1, TRANS),
-    (0x6C, "INT_TO_FLT", 1, TRANS),
-    (0x6D, "UINT_TO_FLT", 1, TRANS),
-    (0x6E, "SIN", 1, TRANS),
-    (0x6F, "COS", 1, TRANS),
-    (0x70, "ASHR_INT", 2, VEC | TRANS),
-    (0x71, "LSHR_INT", 2, VEC | TRANS),
-    (0x72, "LSHL_INT", 2, VEC | TRANS),
-    (0x73, "MULLO_INT", 2, TRANS),
-    (0x74, "MULHI_INT", 2, TRANS),
-    (0x75, "MULLO_UINT", 2, TRANS),
-    (0x76, "MULHI_UINT", 2, TRANS),
-    (0x77, "RECIP_INT", 1, TRANS),
-    (0x78, "RECIP_UINT", 1, TRANS),
-    (0x79, "FLT_TO_UINT", 1, TRANS),
-    (0x7A, "LDEXP_64", 2, VEC | REDUC),
-    (0x7B, "FRACT_64", 1, VEC | REDUC),
-    (0x7C, "PRED_SETGT_64", 2, VEC | REDUC | PRED),
-    (0x7D, "PRED_SETE_64", 2, VEC | REDUC | PRED),
-    (0x7E, "PRED_SETGE_64", 2, VEC | REDUC | PRED),
-];
-
-/// (opcode, name, flags) for OP3 (all take 3 sources).
-pub const OP3: &[(u32, &str, u8)] = &[
-    (0x04, "BFE_UINT", VEC | TRANS),
-    (0x05, "BFE_INT", VEC | TRANS),
-    (0x06, "BFI_INT", VEC | TRANS),
-    (0x07, "FMA", VEC | TRANS),
-    (0x08, "MULADD_64", VEC | REDUC),
-    (0x09, "MULADD_64_M2", VEC | REDUC),
-    (0x0A, "MULADD_64_M4", VEC | REDUC),
-    (0x0B, "MULADD_64_D2", VEC | REDUC),
-    (0x0C, "MUL_LIT", TRANS),
-    (0x0D, "MUL_LIT_M2", TRANS),
-    (0x0E, "MUL_LIT_M4", TRANS),
-    (0x0F, "MUL_LIT_D2", TRANS),
-    (0x10, "MULADD", VEC | TRANS),
-    (0x11, "MULADD_M2", VEC | TRANS),
-    (0x12, "MULADD_M4", VEC | TRANS),
-    (0x13, "MULADD_D2", VEC | TRANS),
-    (0x14, "MULADD_IEEE", VEC | TRANS),
-    (0x15, "MULADD_IEEE_M2", VEC | TRANS),
-    (0x16, "MULADD_IEEE_M4", VEC | TRANS),
-    (0x17, "MULADD_IEEE_D2", VEC | TRANS),
-    (0x18, "CNDE", VEC | TRANS),
-    (0x19, "CNDGT", VEC | TRANS),
-    (0x1A, "CNDGE", VEC | TRANS),
-    (0x1C, "CNDE_INT", VEC | TRANS),
-    (0x1D, "CNDGT_INT", VEC | TRANS),
-    (0x1E, "CNDGE_INT", VEC | TRANS),
-];
-
-pub const TEX_NAMES: [&str; 38] = [
-    "VTX_FETCH",
-    "VTX_SEMANTIC",
-    "MEM",
-    "LD",
-    "GET_TEXTURE_INFO",
-    "GET_SAMPLE_INFO",
-    "GET_COMP_TEX_LOD",
-    "GET_GRADIENTS_H",
-    "GET_GRADIENTS_V",
-    "GET_LERP",
-    "KEEP_GRADIENTS",
-    "SET_GRADIENTS_H",
-    "SET_GRADIENTS_V",
-    "PASS",
-    "SET_CUBEMAP_INDEX",
-    "FETCH4",
-    "SAMPLE",
-    "SAMPLE_L",
-    "SAMPLE_LB",
-    "SAMPLE_LZ",
-    "SAMPLE_G",
-    "SAMPLE_G_L",
-    "SAMPLE_G_LB",
-    "SAMPLE_G_LZ",
-    "SAMPLE_C",
-    "SAMPLE_C_L",
-    "SAMPLE_C_LB",
-    "SAMPLE_C_LZ",
-    "SAMPLE_C_G",
-    "SAMPLE_C_G_L",
-    "SAMPLE_C_G_LB",
-    "SAMPLE_C_G_LZ",
-    "SET_TEXTURE_OFFSETS",
-    "GATHER4",
-    "GATHER4_O",
-    "GATHER4_C",
-    "GATHER4_C_O",
-    "GET_BUFFER_RESINFO",
-];
-
-pub fn vtx_name(op: u32) -> Option<&'static str> {
-    Some(match op {
-        0 => "FETCH",
-        1 => "SEMANTIC",
-        0xE => "BUFINFO",
-        _ => return None,
-    })
+/// A row of the CF, ALU CF, export, TEX and VTX tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CfInfo {
+    pub code: u32,
+    pub status: Status,
 }
 
-pub fn op2_info(op: u32) -> Option<(&'static str, u8, u8)> {
-    OP2.iter().find(|e| e.0 == op).map(|e| (e.1, e.2, e.3))
+const fn cf(code: u32, status: Status) -> CfInfo {
+    CfInfo { code, status }
 }
 
-pub fn op3_info(op: u32) -> Option<(&'static str, u8)> {
-    OP3.iter().find(|e| e.0 == op).map(|e| (e.1, e.2))
+/// A row of the ALU table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AluInfo {
+    /// OP3 form (3 sources, 5-bit opcode) or OP2 (11-bit opcode).
+    pub op3: bool,
+    pub code: u32,
+    pub srcs: u8,
+    /// [`flags`]: VEC / TRANS / REDUC / PRED.
+    pub flags: u8,
+    pub status: Status,
+}
+
+const fn op2(code: u32, srcs: u8, flags: u8, status: Status) -> AluInfo {
+    AluInfo { op3: false, code, srcs, flags, status }
+}
+
+const fn op3(code: u32, flags: u8, status: Status) -> AluInfo {
+    AluInfo { op3: true, code, srcs: 3, flags, status }
+}
+
+const R_DOUBLE: &str = "double-precision ops pair slots; not translated (no known GX2 shader uses them)";
+const R_PRED_STACK: &str = "predicate-stack variants of PRED_SET are not modelled yet";
+const R_MUL_LIT: &str = "LIT-specific multiply not translated yet";
+const R_COMPUTE: &str = "compute / Evergreen-only instruction with no meaning in a GX2 VS/PS";
+const R_INT24: &str = "24-bit integer multiply not translated yet";
+const R_RECIP_INT: &str = "integer reciprocal approximation not translated yet";
+const R_MOVA_GPR: &str = "GPR-indexed MOVA (Evergreen) not translated";
+const R_VTX: &str = "vertex fetch outside the fetch shader and the GS rings";
+const R_TEX: &str = "not translated";
+const R_TEX_COMPARE: &str = "depth-compare sampling (shadow samplers are rejected)";
+const R_TEX_5BIT: &str = "TEX_INST is 5 bits: cannot occur in a Latte TEX word";
+const GS_ONLY: &str = "geometry shaders only";
+
+op_enum! {
+    /// CF_INST of a normal CF instruction (CF_WORD1 bits 23-29; decaf latte_instructions_def.inl
+    /// `CF_INST`, Mesa r700_sq.h `SQ_CF_INST_*`).
+    pub enum CfOp: CfInfo {
+        NOP => cf(0x00, Translated),
+        TEX => cf(0x01, Translated),
+        VTX => cf(0x02, Limited("in a geometry shader or its copy program (ring FETCHes); elsewhere rejected (vertex fetch outside the fetch shader)")),
+        VTX_TC => cf(0x03, Rejected(R_VTX)),
+        LOOP_START => cf(0x04, Limited("bounded by the shader's GX2LoopVar integer constant")),
+        LOOP_END => cf(0x05, Translated),
+        LOOP_START_DX10 => cf(0x06, Translated),
+        LOOP_START_NO_AL => cf(0x07, Limited("bounded by the shader's GX2LoopVar integer constant")),
+        LOOP_CONTINUE => cf(0x08, Translated),
+        LOOP_BREAK => cf(0x09, Translated),
+        JUMP => cf(0x0A, Translated),
+        PUSH => cf(0x0B, Translated),
+        PUSH_ELSE => cf(0x0C, Translated),
+        ELSE => cf(0x0D, Translated),
+        POP => cf(0x0E, Translated),
+        POP_JUMP => cf(0x0F, Translated),
+        POP_PUSH => cf(0x10, Translated),
+        POP_PUSH_ELSE => cf(0x11, Translated),
+        CALL => cf(0x12, Limited("the subroutine is inlined (up to 64 calls)")),
+        CALL_FS => cf(0x13, Limited("vertex shaders only")),
+        RETURN => cf(0x14, Limited("ends an inlined subroutine")),
+        EMIT_VERTEX => cf(0x15, Limited(GS_ONLY)),
+        EMIT_CUT_VERTEX => cf(0x16, Limited(GS_ONLY)),
+        CUT_VERTEX => cf(0x17, Limited(GS_ONLY)),
+        KILL => cf(0x18, Limited("pixel shaders only")),
+        END_PROGRAM => cf(0x19, Translated),
+        WAIT_ACK => cf(0x1A, Translated),
+        TEX_ACK => cf(0x1B, Translated),
+        VTX_ACK => cf(0x1C, Rejected(R_VTX)),
+        VTX_TC_ACK => cf(0x1D, Rejected(R_VTX)),
+    }
+}
+
+op_enum! {
+    /// CF_INST of an ALU clause instruction (CF_ALU_WORD1 bits 26-29).
+    pub enum AluCfOp: CfInfo {
+        ALU => cf(0x08, Translated),
+        ALU_PUSH_BEFORE => cf(0x09, Translated),
+        ALU_POP_AFTER => cf(0x0A, Translated),
+        ALU_POP2_AFTER => cf(0x0B, Translated),
+        ALU_EXT => cf(0x0C, Rejected("Evergreen extended kcache")),
+        ALU_CONTINUE => cf(0x0D, Translated),
+        ALU_BREAK => cf(0x0E, Translated),
+        ALU_ELSE_AFTER => cf(0x0F, Translated),
+    }
+}
+
+op_enum! {
+    /// CF_INST of an export / memory instruction (CF_ALLOC_EXPORT_WORD1 bits 23-29).
+    pub enum ExpOp: CfInfo {
+        MEM_STREAM0 => cf(0x20, Rejected("stream-out not modelled")),
+        MEM_STREAM1 => cf(0x21, Rejected("stream-out not modelled")),
+        MEM_STREAM2 => cf(0x22, Rejected("stream-out not modelled")),
+        MEM_STREAM3 => cf(0x23, Rejected("stream-out not modelled")),
+        MEM_SCRATCH => cf(0x24, Rejected("scratch memory not modelled")),
+        MEM_REDUCTION => cf(0x25, Rejected("reduction memory not modelled")),
+        MEM_RING => cf(0x26, Limited("the ES / GS ring model (docs/gx2.md \"GX2 geometry shaders\"); not in a pixel shader")),
+        EXP => cf(0x27, Translated),
+        EXP_DONE => cf(0x28, Translated),
+        MEM_EXPORT => cf(0x3A, Rejected("memory export not modelled")),
+    }
+}
+
+op_enum! {
+    /// An ALU instruction: OP2 (ALU_WORD1_OP2 bits 7-17) or OP3 (ALU_WORD1_OP3 bits 13-17);
+    /// source counts and slot flags from decaf latte_instructions_def.inl.
+    pub enum AluOp: AluInfo {
+        ADD => op2(0x00, 2, VEC | TRANS, Translated),
+        MUL => op2(0x01, 2, VEC | TRANS, Translated),
+        MUL_IEEE => op2(0x02, 2, VEC | TRANS, Translated),
+        MAX => op2(0x03, 2, VEC | TRANS, Translated),
+        MIN => op2(0x04, 2, VEC | TRANS, Translated),
+        MAX_DX10 => op2(0x05, 2, VEC | TRANS, Translated),
+        MIN_DX10 => op2(0x06, 2, VEC | TRANS, Translated),
+        FREXP_64 => op2(0x07, 1, VEC | REDUC, Rejected(R_DOUBLE)),
+        SETE => op2(0x08, 2, VEC | TRANS, Translated),
+        SETGT => op2(0x09, 2, VEC | TRANS, Translated),
+        SETGE => op2(0x0A, 2, VEC | TRANS, Translated),
+        SETNE => op2(0x0B, 2, VEC | TRANS, Translated),
+        SETE_DX10 => op2(0x0C, 2, VEC | TRANS, Translated),
+        SETGT_DX10 => op2(0x0D, 2, VEC | TRANS, Translated),
+        SETGE_DX10 => op2(0x0E, 2, VEC | TRANS, Translated),
+        SETNE_DX10 => op2(0x0F, 2, VEC | TRANS, Translated),
+        FRACT => op2(0x10, 1, VEC | TRANS, Translated),
+        TRUNC => op2(0x11, 1, VEC | TRANS, Translated),
+        CEIL => op2(0x12, 1, VEC | TRANS, Translated),
+        RNDNE => op2(0x13, 1, VEC | TRANS, Translated),
+        FLOOR => op2(0x14, 1, VEC | TRANS, Translated),
+        MOVA => op2(0x15, 1, VEC, Translated),
+        MOVA_FLOOR => op2(0x16, 1, VEC, Translated),
+        ADD_64 => op2(0x17, 2, VEC | TRANS, Rejected(R_DOUBLE)),
+        MOVA_INT => op2(0x18, 1, VEC, Translated),
+        MOV => op2(0x19, 1, VEC | TRANS, Translated),
+        NOP => op2(0x1A, 0, VEC | TRANS, Translated),
+        MUL_64 => op2(0x1B, 2, VEC | REDUC, Rejected(R_DOUBLE)),
+        FLT64_TO_FLT32 => op2(0x1C, 1, VEC | REDUC, Rejected(R_DOUBLE)),
+        FLT32_TO_FLT64 => op2(0x1D, 1, VEC | REDUC, Rejected(R_DOUBLE)),
+        PRED_SETGT_UINT => op2(0x1E, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETGE_UINT => op2(0x1F, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETE => op2(0x20, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETGT => op2(0x21, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETGE => op2(0x22, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETNE => op2(0x23, 2, VEC | TRANS | PRED, Translated),
+        PRED_SET_INV => op2(0x24, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SET_POP => op2(0x25, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SET_CLR => op2(0x26, 2, VEC | TRANS | PRED, Translated),
+        PRED_SET_RESTORE => op2(0x27, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETE_PUSH => op2(0x28, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETGT_PUSH => op2(0x29, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETGE_PUSH => op2(0x2A, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETNE_PUSH => op2(0x2B, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        KILLE => op2(0x2C, 2, VEC | TRANS, Limited("pixel shaders only")),
+        KILLGT => op2(0x2D, 2, VEC | TRANS, Limited("pixel shaders only")),
+        KILLGE => op2(0x2E, 2, VEC | TRANS, Limited("pixel shaders only")),
+        KILLNE => op2(0x2F, 2, VEC | TRANS, Limited("pixel shaders only")),
+        AND_INT => op2(0x30, 2, VEC | TRANS, Translated),
+        OR_INT => op2(0x31, 2, VEC | TRANS, Translated),
+        XOR_INT => op2(0x32, 2, VEC | TRANS, Translated),
+        NOT_INT => op2(0x33, 1, VEC | TRANS, Translated),
+        ADD_INT => op2(0x34, 2, VEC | TRANS, Translated),
+        SUB_INT => op2(0x35, 2, VEC | TRANS, Translated),
+        MAX_INT => op2(0x36, 2, VEC | TRANS, Translated),
+        MIN_INT => op2(0x37, 2, VEC | TRANS, Translated),
+        MAX_UINT => op2(0x38, 2, VEC | TRANS, Translated),
+        MIN_UINT => op2(0x39, 2, VEC | TRANS, Translated),
+        SETE_INT => op2(0x3A, 2, VEC | TRANS, Translated),
+        SETGT_INT => op2(0x3B, 2, VEC | TRANS, Translated),
+        SETGE_INT => op2(0x3C, 2, VEC | TRANS, Translated),
+        SETNE_INT => op2(0x3D, 2, VEC | TRANS, Translated),
+        SETGT_UINT => op2(0x3E, 2, VEC | TRANS, Translated),
+        SETGE_UINT => op2(0x3F, 2, VEC | TRANS, Translated),
+        KILLGT_UINT => op2(0x40, 2, VEC | TRANS, Limited("pixel shaders only")),
+        KILLGE_UINT => op2(0x41, 2, VEC | TRANS, Limited("pixel shaders only")),
+        PRED_SETE_INT => op2(0x42, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETGT_INT => op2(0x43, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETGE_INT => op2(0x44, 2, VEC | TRANS | PRED, Translated),
+        PRED_SETNE_INT => op2(0x45, 2, VEC | TRANS | PRED, Translated),
+        KILLE_INT => op2(0x46, 2, VEC | TRANS, Limited("pixel shaders only")),
+        KILLGT_INT => op2(0x47, 2, VEC | TRANS, Limited("pixel shaders only")),
+        KILLGE_INT => op2(0x48, 2, VEC | TRANS, Limited("pixel shaders only")),
+        KILLNE_INT => op2(0x49, 2, VEC | TRANS, Limited("pixel shaders only")),
+        PRED_SETE_PUSH_INT => op2(0x4A, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETGT_PUSH_INT => op2(0x4B, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETGE_PUSH_INT => op2(0x4C, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETNE_PUSH_INT => op2(0x4D, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETLT_PUSH_INT => op2(0x4E, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        PRED_SETLE_PUSH_INT => op2(0x4F, 2, VEC | TRANS | PRED, Rejected(R_PRED_STACK)),
+        DOT4 => op2(0x50, 2, VEC | REDUC, Limited("in the four vector slots of one group")),
+        DOT4_IEEE => op2(0x51, 2, VEC | REDUC, Limited("in the four vector slots of one group")),
+        CUBE => op2(0x52, 2, VEC | REDUC, Limited("in the x, y, z and w slots of one group")),
+        MAX4 => op2(0x53, 1, VEC | REDUC, Limited("in the four vector slots of one group")),
+        GROUP_BARRIER => op2(0x54, 0, VEC | TRANS, Rejected(R_COMPUTE)),
+        GROUP_SEQ_BEGIN => op2(0x55, 0, VEC | TRANS, Rejected(R_COMPUTE)),
+        GROUP_SEQ_END => op2(0x56, 0, VEC | TRANS, Rejected(R_COMPUTE)),
+        SET_MODE => op2(0x57, 0, VEC | TRANS, Rejected(R_COMPUTE)),
+        SET_CF_IDX0 => op2(0x58, 0, VEC | TRANS, Rejected(R_COMPUTE)),
+        SET_CF_IDX1 => op2(0x59, 0, VEC | TRANS, Rejected(R_COMPUTE)),
+        SET_LDS_SIZE => op2(0x5A, 0, VEC | TRANS, Rejected(R_COMPUTE)),
+        MUL_INT24 => op2(0x5B, 2, VEC | TRANS, Rejected(R_INT24)),
+        MULHI_INT24 => op2(0x5C, 2, VEC | TRANS, Rejected(R_INT24)),
+        MOVA_GPR_INT => op2(0x60, 1, VEC, Rejected(R_MOVA_GPR)),
+        EXP_IEEE => op2(0x61, 1, TRANS, Translated),
+        LOG_CLAMPED => op2(0x62, 1, TRANS, Translated),
+        LOG_IEEE => op2(0x63, 1, TRANS, Translated),
+        RECIP_CLAMPED => op2(0x64, 1, TRANS, Translated),
+        RECIP_FF => op2(0x65, 1, TRANS, Translated),
+        RECIP_IEEE => op2(0x66, 1, TRANS, Translated),
+        RECIPSQRT_CLAMPED => op2(0x67, 1, TRANS, Translated),
+        RECIPSQRT_FF => op2(0x68, 1, TRANS, Translated),
+        RECIPSQRT_IEEE => op2(0x69, 1, TRANS, Translated),
+        SQRT_IEEE => op2(0x6A, 1, TRANS, Translated),
+        FLT_TO_INT => op2(0x6B, 1, TRANS, Translated),
+        INT_TO_FLT => op2(0x6C, 1, TRANS, Translated),
+        UINT_TO_FLT => op2(0x6D, 1, TRANS, Translated),
+        SIN => op2(0x6E, 1, TRANS, Translated),
+        COS => op2(0x6F, 1, TRANS, Translated),
+        ASHR_INT => op2(0x70, 2, VEC | TRANS, Translated),
+        LSHR_INT => op2(0x71, 2, VEC | TRANS, Translated),
+        LSHL_INT => op2(0x72, 2, VEC | TRANS, Translated),
+        MULLO_INT => op2(0x73, 2, TRANS, Translated),
+        MULHI_INT => op2(0x74, 2, TRANS, Translated),
+        MULLO_UINT => op2(0x75, 2, TRANS, Translated),
+        MULHI_UINT => op2(0x76, 2, TRANS, Translated),
+        RECIP_INT => op2(0x77, 1, TRANS, Rejected(R_RECIP_INT)),
+        RECIP_UINT => op2(0x78, 1, TRANS, Rejected(R_RECIP_INT)),
+        FLT_TO_UINT => op2(0x79, 1, TRANS, Translated),
+        LDEXP_64 => op2(0x7A, 2, VEC | REDUC, Rejected(R_DOUBLE)),
+        FRACT_64 => op2(0x7B, 1, VEC | REDUC, Rejected(R_DOUBLE)),
+        PRED_SETGT_64 => op2(0x7C, 2, VEC | REDUC | PRED, Rejected(R_DOUBLE)),
+        PRED_SETE_64 => op2(0x7D, 2, VEC | REDUC | PRED, Rejected(R_DOUBLE)),
+        PRED_SETGE_64 => op2(0x7E, 2, VEC | REDUC | PRED, Rejected(R_DOUBLE)),
+        BFE_UINT => op3(0x04, VEC | TRANS, Translated),
+        BFE_INT => op3(0x05, VEC | TRANS, Translated),
+        BFI_INT => op3(0x06, VEC | TRANS, Translated),
+        FMA => op3(0x07, VEC | TRANS, Translated),
+        MULADD_64 => op3(0x08, VEC | REDUC, Rejected(R_DOUBLE)),
+        MULADD_64_M2 => op3(0x09, VEC | REDUC, Rejected(R_DOUBLE)),
+        MULADD_64_M4 => op3(0x0A, VEC | REDUC, Rejected(R_DOUBLE)),
+        MULADD_64_D2 => op3(0x0B, VEC | REDUC, Rejected(R_DOUBLE)),
+        MUL_LIT => op3(0x0C, TRANS, Rejected(R_MUL_LIT)),
+        MUL_LIT_M2 => op3(0x0D, TRANS, Rejected(R_MUL_LIT)),
+        MUL_LIT_M4 => op3(0x0E, TRANS, Rejected(R_MUL_LIT)),
+        MUL_LIT_D2 => op3(0x0F, TRANS, Rejected(R_MUL_LIT)),
+        MULADD => op3(0x10, VEC | TRANS, Translated),
+        MULADD_M2 => op3(0x11, VEC | TRANS, Translated),
+        MULADD_M4 => op3(0x12, VEC | TRANS, Translated),
+        MULADD_D2 => op3(0x13, VEC | TRANS, Translated),
+        MULADD_IEEE => op3(0x14, VEC | TRANS, Translated),
+        MULADD_IEEE_M2 => op3(0x15, VEC | TRANS, Translated),
+        MULADD_IEEE_M4 => op3(0x16, VEC | TRANS, Translated),
+        MULADD_IEEE_D2 => op3(0x17, VEC | TRANS, Translated),
+        CNDE => op3(0x18, VEC | TRANS, Translated),
+        CNDGT => op3(0x19, VEC | TRANS, Translated),
+        CNDGE => op3(0x1A, VEC | TRANS, Translated),
+        CNDE_INT => op3(0x1C, VEC | TRANS, Translated),
+        CNDGT_INT => op3(0x1D, VEC | TRANS, Translated),
+        CNDGE_INT => op3(0x1E, VEC | TRANS, Translated),
+    }
+}
+
+op_enum! {
+    /// TEX_INST of a TEX-clause fetch (TEX_WORD0 bits 0-4).
+    pub enum TexOp: CfInfo {
+        VTX_FETCH => cf(0x00, Limited("uniform-block reads (RESOURCE_ID 0x80 + block)")),
+        VTX_SEMANTIC => cf(0x01, Rejected(R_TEX)),
+        MEM => cf(0x02, Rejected(R_TEX)),
+        LD => cf(0x03, Limited("2D and 3D resources, no texel offsets")),
+        GET_TEXTURE_INFO => cf(0x04, Limited("2D and 3D resources")),
+        GET_SAMPLE_INFO => cf(0x05, Rejected(R_TEX)),
+        GET_COMP_TEX_LOD => cf(0x06, Rejected(R_TEX)),
+        GET_GRADIENTS_H => cf(0x07, Limited("pixel shaders only")),
+        GET_GRADIENTS_V => cf(0x08, Limited("pixel shaders only")),
+        GET_LERP => cf(0x09, Rejected(R_TEX)),
+        KEEP_GRADIENTS => cf(0x0A, Rejected(R_TEX)),
+        SET_GRADIENTS_H => cf(0x0B, Translated),
+        SET_GRADIENTS_V => cf(0x0C, Translated),
+        PASS => cf(0x0D, Rejected(R_TEX)),
+        SET_CUBEMAP_INDEX => cf(0x0E, Rejected(R_TEX)),
+        FETCH4 => cf(0x0F, Rejected(R_TEX)),
+        SAMPLE => cf(0x10, Limited("normalized coordinates, whole-texel offsets")),
+        SAMPLE_L => cf(0x11, Limited("normalized coordinates, whole-texel offsets")),
+        SAMPLE_LB => cf(0x12, Limited("normalized coordinates, whole-texel offsets")),
+        SAMPLE_LZ => cf(0x13, Limited("normalized coordinates, whole-texel offsets")),
+        SAMPLE_G => cf(0x14, Limited("normalized coordinates, whole-texel offsets, not on cubes")),
+        SAMPLE_G_L => cf(0x15, Rejected(R_TEX)),
+        SAMPLE_G_LB => cf(0x16, Rejected(R_TEX)),
+        SAMPLE_G_LZ => cf(0x17, Rejected(R_TEX)),
+        SAMPLE_C => cf(0x18, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C_L => cf(0x19, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C_LB => cf(0x1A, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C_LZ => cf(0x1B, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C_G => cf(0x1C, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C_G_L => cf(0x1D, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C_G_LB => cf(0x1E, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C_G_LZ => cf(0x1F, Rejected(R_TEX_COMPARE)),
+        SET_TEXTURE_OFFSETS => cf(0x20, Rejected(R_TEX_5BIT)),
+        GATHER4 => cf(0x21, Rejected(R_TEX_5BIT)),
+        GATHER4_O => cf(0x22, Rejected(R_TEX_5BIT)),
+        GATHER4_C => cf(0x23, Rejected(R_TEX_5BIT)),
+        GATHER4_C_O => cf(0x24, Rejected(R_TEX_5BIT)),
+        GET_BUFFER_RESINFO => cf(0x25, Rejected(R_TEX_5BIT)),
+    }
+}
+
+op_enum! {
+    /// VTX_INST of a VTX-clause fetch (VTX_WORD0 bits 0-4).
+    pub enum VtxOp: CfInfo {
+        FETCH => cf(0x00, Limited("ring FETCHes in a geometry shader or its copy program")),
+        SEMANTIC => cf(0x01, Rejected(R_VTX)),
+        BUFINFO => cf(0x0E, Rejected(R_VTX)),
+    }
+}
+
+macro_rules! by_code {
+    ($E:ident) => {
+        impl $E {
+            /// The encoding of this opcode.
+            pub const fn code(self) -> u32 {
+                self.info().code
+            }
+            /// The opcode encoded as `code`, if any.
+            pub fn from_code(code: u32) -> Option<$E> {
+                $E::ALL.iter().copied().find(|o| o.code() == code)
+            }
+            pub const fn status(self) -> Status {
+                self.info().status
+            }
+        }
+    };
+}
+by_code!(CfOp);
+by_code!(AluCfOp);
+by_code!(ExpOp);
+by_code!(TexOp);
+by_code!(VtxOp);
+
+impl AluOp {
+    pub const fn code(self) -> u32 {
+        self.info().code
+    }
+    pub const fn status(self) -> Status {
+        self.info().status
+    }
+    pub const fn flags(self) -> u8 {
+        self.info().flags
+    }
+    pub const fn srcs(self) -> u8 {
+        self.info().srcs
+    }
+    /// The OP2 (`op3 == false`) or OP3 opcode encoded as `code`, if any.
+    pub fn from_code(op3: bool, code: u32) -> Option<AluOp> {
+        AluOp::ALL.iter().copied().find(|o| o.info().op3 == op3 && o.info().code == code)
+    }
+    /// The mnemonic's opcode (test assemblers).
+    pub fn from_name(name: &str) -> Option<AluOp> {
+        AluOp::ALL.iter().copied().find(|o| o.name() == name)
+    }
+}
+
+impl TexOp {
+    /// The mnemonic's opcode (test assemblers).
+    pub fn from_name(name: &str) -> Option<TexOp> {
+        TexOp::ALL.iter().copied().find(|o| o.name() == name)
+    }
+}
+
+impl CfOp {
+    /// The mnemonic's opcode (test assemblers).
+    pub fn from_name(name: &str) -> Option<CfOp> {
+        CfOp::ALL.iter().copied().find(|o| o.name() == name)
+    }
+}
+
+impl AluCfOp {
+    /// The mnemonic's opcode (test assemblers).
+    pub fn from_name(name: &str) -> Option<AluCfOp> {
+        AluCfOp::ALL.iter().copied().find(|o| o.name() == name)
+    }
+}
+
+fn unit_text(flags: u8) -> String {
+    let mut u = Vec::new();
+    if flags & VEC != 0 {
+        u.push("vector");
+    }
+    if flags & TRANS != 0 {
+        u.push("trans");
+    }
+    if flags & REDUC != 0 {
+        u.push("reduction");
+    }
+    if flags & PRED != 0 {
+        u.push("predicate");
+    }
+    u.join(", ")
+}
+
+/// Every GX2 opcode as rows of the generated table (docs/opcodes/gx2.md).
+pub fn opcode_rows() -> Vec<Row> {
+    let hex = |c: u32| format!("0x{c:02X}");
+    let mut rows = Vec::new();
+    let simple = |class, name, info: CfInfo| Row { class, name, encoding: hex(info.code), operands: String::new(), status: info.status };
+    rows.extend(CfOp::ALL.iter().map(|o| simple("CF", o.name(), o.info())));
+    rows.extend(AluCfOp::ALL.iter().map(|o| simple("CF ALU", o.name(), o.info())));
+    rows.extend(ExpOp::ALL.iter().map(|o| simple("EXP", o.name(), o.info())));
+    rows.extend(AluOp::ALL.iter().map(|o| {
+        let i = o.info();
+        Row {
+            class: if i.op3 { "OP3" } else { "OP2" },
+            name: o.name(),
+            encoding: hex(i.code),
+            operands: format!("{} src; {}", i.srcs, unit_text(i.flags)),
+            status: i.status,
+        }
+    }));
+    rows.extend(TexOp::ALL.iter().map(|o| simple("TEX", o.name(), o.info())));
+    rows.extend(VtxOp::ALL.iter().map(|o| simple("VTX", o.name(), o.info())));
+    rows
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,7 +470,7 @@ pub struct Kcache {
 pub enum Cf {
     /// Normal CF instruction (CF_WORD0/1).
     Normal {
-        op: u32,
+        op: CfOp,
         addr: u32,
         /// TEX/VTX: instruction count (already +1).
         count: u32,
@@ -320,8 +483,7 @@ pub enum Cf {
         barrier: bool,
     },
     Alu {
-        /// 8..15.
-        op: u32,
+        op: AluCfOp,
         addr: u32,
         /// Slot count (already +1).
         count: u32,
@@ -331,7 +493,7 @@ pub enum Cf {
         barrier: bool,
     },
     Export {
-        op: u32,
+        op: ExpOp,
         /// 0 PIXEL, 1 POS, 2 PARAM (3 = reserved / memory "read" for MEM ops).
         ty: u32,
         array_base: u32,
@@ -378,8 +540,9 @@ pub const SEL_PS: u32 = 255;
 pub struct AluInst {
     /// 0-3 = x..w, 4 = t.
     pub slot: usize,
+    pub op: AluOp,
+    /// `op.info().op3`, `op.name()`, `op.flags()` (kept for the listing and the interpreters).
     pub op3: bool,
-    pub op: u32,
     pub name: &'static str,
     pub flags: u8,
     pub srcs: Vec<AluSrc>,
@@ -407,7 +570,8 @@ pub struct AluGroup {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TexInst {
     pub id: u32,
-    pub op: u32,
+    pub op: TexOp,
+    /// `op.name()`.
     pub name: &'static str,
     pub bc_frac_mode: bool,
     pub fetch_whole_quad: bool,
@@ -431,7 +595,8 @@ pub struct TexInst {
 #[derive(Clone, Debug, PartialEq)]
 pub struct VtxInst {
     pub id: u32,
-    pub op: u32,
+    pub op: VtxOp,
+    /// `op.name()`.
     pub name: &'static str,
     pub fetch_type: u32,
     pub buffer_id: u32,
@@ -479,12 +644,8 @@ fn bits(w: u32, lo: u32, n: u32) -> u32 {
     (w >> lo) & ((1u32 << n) - 1)
 }
 
-fn err(at: usize, msg: String) -> ShaderError {
-    ShaderError::at(at as u64, msg)
-}
-
 /// Decodes the CF stream and every clause. Offsets in errors are program-relative bytes.
-pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
+pub fn decode(prog: &[u8]) -> Result<Program, Gx2Error> {
     let nslots = prog.len() / 8;
     let mut cfs = Vec::new();
     let mut gid = 0u32;
@@ -492,16 +653,16 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
     let mut main_len = None;
     loop {
         if pc >= nslots {
-            if main_len.is_some() {
-                return Err(err(pc * 8, format!("CALL target subroutine runs past the end of the {}-byte program without RETURN", prog.len())));
-            }
-            return Err(err(pc * 8, format!("CF stream runs past the end of the {}-byte program without END_OF_PROGRAM", prog.len())));
+            return Err(Gx2Error::NoEnd { offset: pc as u64 * 8, len: prog.len(), subroutine: main_len.is_some() });
         }
         let (w0, w1) = (word(prog, pc * 2).unwrap(), word(prog, pc * 2 + 1).unwrap());
         let class = bits(w1, 28, 2);
         let mut eop = false;
+        let unknown = |table, code| Gx2Error::UnknownOpcode { offset: pc as u64 * 8, pc: Some(pc as u32), table, code };
         let (cf, clause) = if class >= 2 {
-            let op = bits(w1, 26, 4);
+            // bits 26-29 with bit 29 set (class 2 or 3): 8-15, every value has a row
+            let code = bits(w1, 26, 4);
+            let op = AluCfOp::from_code(code).ok_or(unknown(Table::Cf, code))?;
             let addr = bits(w0, 0, 22);
             let count = bits(w1, 18, 7) + 1;
             let kcache = [
@@ -514,15 +675,13 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
                 Clause::Alu(groups),
             )
         } else {
-            let op = bits(w1, 23, 7);
+            let code = bits(w1, 23, 7);
             eop = bits(w1, 21, 1) != 0;
             let vpm = bits(w1, 22, 1) != 0;
             let barrier = bits(w1, 31, 1) != 0;
             if class == 1 {
-                if exp_name(op).is_none() {
-                    return Err(err(pc * 8, format!("CF {pc}: unknown export/memory instruction 0x{op:02X}")));
-                }
-                let mem = op != 0x27 && op != 0x28;
+                let op = ExpOp::from_code(code).ok_or(unknown(Table::Export, code))?;
+                let mem = !matches!(op, ExpOp::EXP | ExpOp::EXP_DONE);
                 (
                     Cf::Export {
                         op,
@@ -542,15 +701,38 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
                     Clause::None,
                 )
             } else {
-                if cf_name(op).is_none() {
-                    return Err(err(pc * 8, format!("CF {pc}: unknown CF instruction 0x{op:02X}")));
-                }
+                let op = CfOp::from_code(code).ok_or(unknown(Table::Cf, code))?;
                 let count = (bits(w1, 10, 3) | bits(w1, 19, 1) << 3) + 1;
                 let addr = w0;
                 let clause = match op {
-                    1 | 0x1B => Clause::Tex(decode_tex(prog, addr as usize, count as usize, &mut gid)?),
-                    2 | 3 | 0x1C | 0x1D => Clause::Vtx(decode_vtx(prog, addr as usize, count as usize, &mut gid)?),
-                    _ => Clause::None,
+                    CfOp::TEX | CfOp::TEX_ACK => Clause::Tex(decode_tex(prog, addr as usize, count as usize, &mut gid)?),
+                    CfOp::VTX | CfOp::VTX_TC | CfOp::VTX_ACK | CfOp::VTX_TC_ACK => {
+                        Clause::Vtx(decode_vtx(prog, addr as usize, count as usize, &mut gid)?)
+                    }
+                    CfOp::NOP
+                    | CfOp::LOOP_START
+                    | CfOp::LOOP_END
+                    | CfOp::LOOP_START_DX10
+                    | CfOp::LOOP_START_NO_AL
+                    | CfOp::LOOP_CONTINUE
+                    | CfOp::LOOP_BREAK
+                    | CfOp::JUMP
+                    | CfOp::PUSH
+                    | CfOp::PUSH_ELSE
+                    | CfOp::ELSE
+                    | CfOp::POP
+                    | CfOp::POP_JUMP
+                    | CfOp::POP_PUSH
+                    | CfOp::POP_PUSH_ELSE
+                    | CfOp::CALL
+                    | CfOp::CALL_FS
+                    | CfOp::RETURN
+                    | CfOp::EMIT_VERTEX
+                    | CfOp::EMIT_CUT_VERTEX
+                    | CfOp::CUT_VERTEX
+                    | CfOp::KILL
+                    | CfOp::END_PROGRAM
+                    | CfOp::WAIT_ACK => Clause::None,
                 };
                 (
                     Cf::Normal {
@@ -576,11 +758,11 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
         if main_len.is_some() {
             // keep decoding while a CALL targets a CF not decoded yet, up to a RETURN
             let last_call = cfs.iter().filter_map(|(c, _)| match c.cf {
-                Cf::Normal { op: 0x12, addr, .. } => Some(addr as usize),
+                Cf::Normal { op: CfOp::CALL, addr, .. } => Some(addr as usize),
                 _ => None,
             });
             let want = last_call.max().unwrap_or(0);
-            let is_return = matches!(cfs.last().unwrap().0.cf, Cf::Normal { op: 0x14, .. });
+            let is_return = matches!(cfs.last().unwrap().0.cf, Cf::Normal { op: CfOp::RETURN, .. });
             if pc >= want && (is_return || Some(cfs.len()) == main_len) {
                 break;
             }
@@ -590,10 +772,10 @@ pub fn decode(prog: &[u8]) -> Result<Program, ShaderError> {
     Ok(Program { cfs, main_len: main_len.unwrap() })
 }
 
-fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<Vec<AluGroup>, ShaderError> {
+fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<Vec<AluGroup>, Gx2Error> {
     let end = addr + count;
     if end * 8 > prog.len() {
-        return Err(err(addr * 8, format!("ALU clause [{addr}, {end}) lies past the end of the program")));
+        return Err(Gx2Error::ClausePastEnd { offset: addr as u64 * 8, kind: ClauseKind::Alu, addr: addr as u32, count: count as u32 });
     }
     let mut groups = Vec::new();
     let mut i = addr;
@@ -603,20 +785,14 @@ fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<V
         let mut lit_need = 0usize;
         loop {
             if i >= end {
-                return Err(err(i * 8, "ALU group runs past the end of its clause (no LAST bit)".into()));
+                return Err(Gx2Error::GroupPastClause { offset: i as u64 * 8 });
             }
             let (w0, w1) = (word(prog, i * 2).unwrap(), word(prog, i * 2 + 1).unwrap());
             i += 1;
             let op3 = bits(w1, 15, 3) != 0;
-            let (op, name, nsrc, fl) = if op3 {
-                let op = bits(w1, 13, 5);
-                let (n, f) = op3_info(op).ok_or_else(|| err((i - 1) * 8, format!("unknown ALU OP3 opcode 0x{op:02X}")))?;
-                (op, n, 3u8, f)
-            } else {
-                let op = bits(w1, 7, 11);
-                let (n, s, f) = op2_info(op).ok_or_else(|| err((i - 1) * 8, format!("unknown ALU OP2 opcode 0x{op:02X}")))?;
-                (op, n, s, f)
-            };
+            let (code, table) = if op3 { (bits(w1, 13, 5), Table::AluOp3) } else { (bits(w1, 7, 11), Table::AluOp2) };
+            let op = AluOp::from_code(op3, code).ok_or(Gx2Error::UnknownOpcode { offset: (i as u64 - 1) * 8, pc: None, table, code })?;
+            let (nsrc, fl) = (op.srcs(), op.flags());
             let mut srcs = vec![
                 AluSrc {
                     sel: bits(w0, 0, 9),
@@ -656,14 +832,14 @@ fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<V
             let dst_chan = bits(w1, 29, 2) as u8;
             let slot = if fl & VEC == 0 || taken[dst_chan as usize] { 4 } else { dst_chan as usize };
             if taken[slot] {
-                return Err(err((i - 1) * 8, format!("ALU group has two instructions for slot {}", b"xyzwt"[slot] as char)));
+                return Err(Gx2Error::SlotTaken { offset: (i as u64 - 1) * 8, slot: b"xyzwt"[slot] as char });
             }
             taken[slot] = true;
             insts.push(AluInst {
                 slot,
-                op3,
                 op,
-                name,
+                op3,
+                name: op.name(),
                 flags: fl,
                 srcs,
                 index_mode: bits(w0, 26, 3),
@@ -685,7 +861,7 @@ fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<V
         if lit_need > 0 {
             let slots = lit_need.div_ceil(2);
             if i + slots > end {
-                return Err(err(i * 8, "ALU literals run past the end of the clause".into()));
+                return Err(Gx2Error::LiteralsPastClause { offset: i as u64 * 8 });
             }
             let lits: Vec<u32> = (0..lit_need).map(|k| word(prog, i * 2 + k).unwrap()).collect();
             for inst in &mut insts {
@@ -704,9 +880,9 @@ fn decode_alu(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<V
     Ok(groups)
 }
 
-fn fetch_words(prog: &[u8], addr: usize, count: usize, what: &str) -> Result<Vec<[u32; 3]>, ShaderError> {
+fn fetch_words(prog: &[u8], addr: usize, count: usize, kind: ClauseKind) -> Result<Vec<[u32; 3]>, Gx2Error> {
     if (addr + count * 2) * 8 > prog.len() {
-        return Err(err(addr * 8, format!("{what} clause at slot {addr} ({count} fetches) lies past the end of the program")));
+        return Err(Gx2Error::ClausePastEnd { offset: addr as u64 * 8, kind, addr: addr as u32, count: count as u32 });
     }
     Ok((0..count).map(|k| [0, 1, 2].map(|j| word(prog, addr * 2 + k * 4 + j).unwrap())).collect())
 }
@@ -715,15 +891,15 @@ fn sext(v: u32, n: u32) -> i32 {
     ((v << (32 - n)) as i32) >> (32 - n)
 }
 
-fn decode_tex(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<Vec<TexInst>, ShaderError> {
+fn decode_tex(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<Vec<TexInst>, Gx2Error> {
     let mut out = Vec::new();
-    for (k, w) in fetch_words(prog, addr, count, "TEX")?.into_iter().enumerate() {
-        let op = bits(w[0], 0, 5);
-        let name = TEX_NAMES.get(op as usize).copied().ok_or_else(|| err((addr + 2 * k) * 8, format!("unknown TEX instruction 0x{op:02X}")))?;
+    for (k, w) in fetch_words(prog, addr, count, ClauseKind::Tex)?.into_iter().enumerate() {
+        let code = bits(w[0], 0, 5);
+        let op = TexOp::from_code(code).ok_or(Gx2Error::UnknownOpcode { offset: (addr + 2 * k) as u64 * 8, pc: None, table: Table::Tex, code })?;
         out.push(TexInst {
             id: *gid,
             op,
-            name,
+            name: op.name(),
             bc_frac_mode: bits(w[0], 5, 1) != 0,
             fetch_whole_quad: bits(w[0], 7, 1) != 0,
             resource_id: bits(w[0], 8, 8),
@@ -745,15 +921,15 @@ fn decode_tex(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<V
     Ok(out)
 }
 
-fn decode_vtx(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<Vec<VtxInst>, ShaderError> {
+fn decode_vtx(prog: &[u8], addr: usize, count: usize, gid: &mut u32) -> Result<Vec<VtxInst>, Gx2Error> {
     let mut out = Vec::new();
-    for (k, w) in fetch_words(prog, addr, count, "VTX")?.into_iter().enumerate() {
-        let op = bits(w[0], 0, 5);
-        let name = vtx_name(op).ok_or_else(|| err((addr + 2 * k) * 8, format!("unknown VTX instruction 0x{op:02X}")))?;
+    for (k, w) in fetch_words(prog, addr, count, ClauseKind::Vtx)?.into_iter().enumerate() {
+        let code = bits(w[0], 0, 5);
+        let op = VtxOp::from_code(code).ok_or(Gx2Error::UnknownOpcode { offset: (addr + 2 * k) as u64 * 8, pc: None, table: Table::Vtx, code })?;
         out.push(VtxInst {
             id: *gid,
             op,
-            name,
+            name: op.name(),
             fetch_type: bits(w[0], 5, 2),
             buffer_id: bits(w[0], 8, 8),
             src_gpr: bits(w[0], 16, 7),

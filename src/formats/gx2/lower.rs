@@ -19,7 +19,8 @@
 //!   their destination GPRs (so reads-before-writes inside a group hold).
 
 use super::cf_stack::{self, JumpCheck, StackEffect, Step};
-use super::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
+use super::error::{Gx2Error, Opcode};
+use super::isa::{self, AluCfOp, AluGroup, AluInst, AluOp, AluSrc, Cf, CfOp, Clause, ExpOp, Kcache, Program, TexInst, TexOp};
 use super::shader_struct::{Gx2Shader, ShaderKind, MODE_UNIFORM_BLOCK};
 use crate::formats::{cube, Family, ShaderError};
 use crate::ir::build::*;
@@ -113,14 +114,30 @@ struct L<'a> {
 /// A jump whose fall-through path does not end where the taken jump would: its effect would
 /// depend on the other lanes of the wave, which a per-lane translation cannot know.
 fn jump_mismatch(j: &JumpCheck, pc: u32, why: &str) -> ShaderError {
-    ShaderError::new(format!(
-        "the jump at CF {:02} to CF {:02} (taken when no lane is active) is not exact per lane: the code it skips {why} (CF {pc:02})",
-        j.from, j.target
-    ))
+    structure(
+        Some(pc),
+        format!(
+            "the jump at CF {:02} to CF {:02} (taken when no lane is active) is not exact per lane: the code it skips {why} (CF {pc:02})",
+            j.from, j.target
+        ),
+    )
 }
 
-fn unsupported(what: &str, pc: u32) -> ShaderError {
-    ShaderError::new(format!("unsupported Latte instruction {what} (CF {pc:02})"))
+/// A translated opcode in a form or place the translation does not cover; `what` starts with
+/// the mnemonic.
+pub(crate) fn unsupported(op: impl Into<Opcode>, what: impl std::fmt::Display, pc: u32) -> ShaderError {
+    Gx2Error::Unsupported { pc, op: op.into(), what: what.to_string() }.into()
+}
+
+/// An opcode the table marks rejected (the reason comes from the table).
+fn rejected(op: impl Into<Opcode>, pc: u32) -> ShaderError {
+    let op = op.into();
+    Gx2Error::Rejected { pc, op, reason: op.status().reason().unwrap_or("not translated") }.into()
+}
+
+/// A program structure the lowering cannot give one meaning.
+pub(crate) fn structure(pc: Option<u32>, what: impl std::fmt::Display) -> ShaderError {
+    Gx2Error::Structure { pc, what: what.to_string() }.into()
 }
 
 pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
@@ -167,8 +184,8 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
     if s.kind == ShaderKind::Geometry {
         l.gs_setup(&mut body)?;
     } else if s.kind == ShaderKind::Vertex && super::ring::writes_ring(&prog) {
-        if prog.cfs.iter().any(|(c, _)| matches!(c.cf, Cf::Export { op: 0x27 | 0x28, .. })) {
-            return Err(ShaderError::new("vertex shader writes both MEM_RING (as ES) and EXP exports: not translated"));
+        if prog.cfs.iter().any(|(c, _)| matches!(c.cf, Cf::Export { op: ExpOp::EXP | ExpOp::EXP_DONE, .. })) {
+            return Err(structure(None, "vertex shader writes both MEM_RING (as ES) and EXP exports: not translated"));
         }
         l.m.header_comments.push("ES: MEM_RING slot s → output ring<s> (location s), read by the geometry shader".into());
     }
@@ -250,7 +267,11 @@ impl L<'_> {
             match &cf.cf {
                 Cf::Alu { op, kcache, .. } => {
                     let Clause::Alu(groups) = clause else { unreachable!() };
-                    let alu_name = isa::ALU_CF_NAMES[(*op - 8) as usize];
+                    let op = *op;
+                    if op.status().is_rejected() {
+                        return Err(rejected(op, pc));
+                    }
+                    let alu_name = op.name();
                     let effect = cf_stack::effect(alu_name);
                     if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::BeforeClause) {
                         self.stack_steps(e, 0, 0, pc, out)?;
@@ -269,33 +290,42 @@ impl L<'_> {
                     if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::AfterClause) {
                         self.stack_steps(e, 0, 0, pc, out)?;
                     }
-                    if matches!(op, 13 | 14) {
+                    if matches!(op, AluCfOp::ALU_CONTINUE | AluCfOp::ALU_BREAK) {
                         // they wake (continue) or retire (break) lanes that are inactive, which
                         // a skipped region must not do
                         self.inactive_lanes_change(alu_name, pc)?;
                     }
                     match op {
-                        8..=11 | 15 => {}
-                        12 => return Err(unsupported("ALU_EXT", pc)),
-                        13 => out.push(Stmt::If {
+                        AluCfOp::ALU | AluCfOp::ALU_PUSH_BEFORE | AluCfOp::ALU_POP_AFTER | AluCfOp::ALU_POP2_AFTER | AluCfOp::ALU_ELSE_AFTER => {}
+                        AluCfOp::ALU_EXT => return Err(rejected(op, pc)),
+                        AluCfOp::ALU_CONTINUE => out.push(Stmt::If {
                             cond: Cond::Not(Box::new(active())),
                             then_body: vec![assign(t(ST), 1, lit(1.0)), Stmt::Continue],
                             else_body: vec![],
                         }),
-                        14 => out.push(Stmt::If { cond: Cond::Not(Box::new(active())), then_body: vec![Stmt::Break], else_body: vec![] }),
-                        _ => unreachable!(),
+                        AluCfOp::ALU_BREAK => {
+                            out.push(Stmt::If { cond: Cond::Not(Box::new(active())), then_body: vec![Stmt::Break], else_body: vec![] })
+                        }
                     }
                 }
-                Cf::Export { op: 0x26, .. } if self.s.kind != ShaderKind::Pixel => {
+                Cf::Export { op: ExpOp::MEM_RING, .. } if self.s.kind != ShaderKind::Pixel => {
                     let c = cf.cf.clone();
                     self.mem_ring(&c, pc, out)?;
                 }
                 Cf::Export { op, ty, array_base, rw_gpr, rw_rel, sel, burst_count, .. } => {
-                    if *op != 0x27 && *op != 0x28 {
-                        return Err(unsupported(isa::exp_name(*op).unwrap_or("?"), pc));
+                    match op {
+                        ExpOp::EXP | ExpOp::EXP_DONE => {}
+                        ExpOp::MEM_RING => return Err(unsupported(*op, "MEM_RING in a pixel shader", pc)),
+                        ExpOp::MEM_STREAM0
+                        | ExpOp::MEM_STREAM1
+                        | ExpOp::MEM_STREAM2
+                        | ExpOp::MEM_STREAM3
+                        | ExpOp::MEM_SCRATCH
+                        | ExpOp::MEM_REDUCTION
+                        | ExpOp::MEM_EXPORT => return Err(rejected(*op, pc)),
                     }
                     if *rw_rel {
-                        return Err(unsupported("EXP with relative GPR", pc));
+                        return Err(unsupported(*op, "EXP with relative GPR", pc));
                     }
                     let mut body = Vec::new();
                     for b in 0..=*burst_count {
@@ -304,26 +334,37 @@ impl L<'_> {
                     out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
                 }
                 Cf::Normal { op, pop_count, cond, addr, cf_const, .. } => {
-                    let name = isa::cf_name(*op).unwrap_or("?");
-                    if *cond >= 2 && !matches!(op, 0 | 0x19 | 0x1A) {
-                        return Err(ShaderError::new(format!(
-                            "unsupported Latte instruction {name} with CND({}) (CF {pc:02}): boolean constants are run-time state",
-                            ["ACTIVE", "FALSE", "BOOL", "NOT_BOOL"][*cond as usize]
-                        )));
+                    let op = *op;
+                    let name = op.name();
+                    if op.status().is_rejected() {
+                        return Err(rejected(op, pc));
+                    }
+                    if *cond >= 2 && !matches!(op, CfOp::NOP | CfOp::END_PROGRAM | CfOp::WAIT_ACK) {
+                        return Err(unsupported(
+                            op,
+                            format!(
+                                "{name} with CND({}): boolean constants are run-time state",
+                                ["ACTIVE", "FALSE", "BOOL", "NOT_BOOL"][*cond as usize]
+                            ),
+                            pc,
+                        ));
                     }
                     if *pop_count != 0 && !cf_stack::pop_count_allowed(name) {
-                        return Err(ShaderError::new(format!(
-                            "unsupported Latte instruction {name} with POP_CNT({pop_count}) (CF {pc:02}): no two sources state what a pop count does there"
-                        )));
+                        return Err(unsupported(
+                            op,
+                            format!("{name} with POP_CNT({pop_count}): no two sources state what a pop count does there"),
+                            pc,
+                        ));
                     }
-                    if let Some(e) = cf_stack::effect(name) {
-                        self.stack_steps(e, *pop_count, *addr, pc, out)?;
-                        i += 1;
-                        continue;
-                    }
+                    use CfOp::*;
                     match op {
-                        0 | 0x19 | 0x1A => {}
-                        1 | 0x1B => {
+                        JUMP | PUSH | PUSH_ELSE | ELSE | POP | POP_JUMP | POP_PUSH | POP_PUSH_ELSE => {
+                            // the stack ops: docs/gx2-control-flow.md, one cf_stack row each
+                            let e = cf_stack::effect(name).ok_or_else(|| structure(Some(pc), format!("{name} has no cf_stack row")))?;
+                            self.stack_steps(e, *pop_count, *addr, pc, out)?;
+                        }
+                        NOP | END_PROGRAM | WAIT_ACK => {}
+                        TEX | TEX_ACK => {
                             let Clause::Tex(ts) = clause else { unreachable!() };
                             let mut body = Vec::new();
                             for x in ts.clone() {
@@ -331,33 +372,37 @@ impl L<'_> {
                             }
                             out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
                         }
-                        2 if self.gs.is_some() => {
+                        VTX if self.gs.is_some() => {
                             let Clause::Vtx(vs) = clause else { unreachable!() };
                             let vs = vs.clone();
                             self.gs_vtx_clause(&vs, pc, out)?;
                         }
-                        2 | 3 | 0x1C | 0x1D => {
-                            return Err(unsupported(&format!("{name} (vertex fetch clause outside the fetch shader and the GS ring)"), pc))
+                        VTX => return Err(unsupported(op, format!("{name} (vertex fetch clause outside the fetch shader and the GS ring)"), pc)),
+                        VTX_TC | VTX_ACK | VTX_TC_ACK => return Err(rejected(op, pc)),
+                        EMIT_VERTEX | EMIT_CUT_VERTEX | CUT_VERTEX => {
+                            if self.gs.is_none() {
+                                return Err(unsupported(op, format!("{name} outside a geometry shader"), pc));
+                            }
+                            self.gs_emit(op != CUT_VERTEX, op != EMIT_VERTEX, out)
                         }
-                        0x15..=0x17 if self.gs.is_some() => self.gs_emit(*op != 0x17, *op != 0x15, out),
-                        0x13 => {
+                        CALL_FS => {
                             if self.s.kind != ShaderKind::Vertex {
-                                return Err(unsupported("CALL_FS outside a vertex shader", pc));
+                                return Err(unsupported(op, "CALL_FS outside a vertex shader", pc));
                             }
                             self.call_fs(out)?;
                         }
-                        4 | 6 | 7 => {
+                        LOOP_START | LOOP_START_DX10 | LOOP_START_NO_AL => {
                             // find the matching LOOP_END
                             let mut nest = 0;
                             let mut j = i + 1;
                             let endi = loop {
                                 if j >= end {
-                                    return Err(ShaderError::new(format!("{name} at CF {pc:02} has no LOOP_END")));
+                                    return Err(structure(Some(pc), format!("{name} at CF {pc:02} has no LOOP_END")));
                                 }
                                 if let Cf::Normal { op: o, .. } = self.prog.cfs[j].0.cf {
-                                    if matches!(o, 4 | 6 | 7) {
+                                    if matches!(o, LOOP_START | LOOP_START_DX10 | LOOP_START_NO_AL) {
                                         nest += 1;
-                                    } else if o == 5 {
+                                    } else if o == LOOP_END {
                                         if nest == 0 {
                                             break j;
                                         }
@@ -371,7 +416,7 @@ impl L<'_> {
                             let saved = self.depth;
                             let mut body = vec![Stmt::If { cond: Cond::Not(Box::new(active())), then_body: vec![Stmt::Break], else_body: vec![] }];
                             self.loop_nest += 1;
-                            if *op == 6 {
+                            if op == LOOP_START_DX10 {
                                 let r = self.cf_range(i + 1, endi, &mut body);
                                 self.loop_nest -= 1;
                                 r?;
@@ -379,15 +424,13 @@ impl L<'_> {
                             } else {
                                 // integer loop constant i{cf_const}: count b0-11, init b12-23, inc b24-31
                                 let lv = self.s.loop_vars.iter().find(|v| v.offset == *cf_const).ok_or_else(|| {
-                                    ShaderError::new(format!(
-                                        "unsupported Latte instruction {name} (CF {pc:02}): loop constant i{cf_const} is not in the shader's loop vars"
-                                    ))
+                                    unsupported(op, format!("{name} with loop constant i{cf_const}, which is not in the shader's loop vars"), pc)
                                 })?;
                                 // INIT (12 bits) and INC (8 bits) are signed (docs/gx2.md: loop constants)
                                 let (count, init, inc) =
                                     (lv.value & 0xFFF, ((lv.value >> 12 & 0xFFF) << 20) as i32 >> 20, (lv.value >> 24) as u8 as i8 as i32);
                                 if self.loops >= LOOP_MAX {
-                                    return Err(ShaderError::new(format!("{name} at CF {pc:02}: bounded loops nested deeper than {LOOP_MAX}")));
+                                    return Err(structure(Some(pc), format!("{name} at CF {pc:02}: bounded loops nested deeper than {LOOP_MAX}")));
                                 }
                                 // own counter per nesting level (.x iterations done, .y AL outside)
                                 let counter = LOOP_TMP + self.loops;
@@ -399,7 +442,7 @@ impl L<'_> {
                                     then_body: vec![Stmt::Break],
                                     else_body: vec![],
                                 }];
-                                if *op == 4 {
+                                if op == LOOP_START {
                                     // AL = INIT on the first iteration, + INC at every LOOP_END
                                     head.push(assign(t(ST), 4, bin(BinOp::Add, lit(init as f32), bin(BinOp::Mul, rd(counter, 0), lit(inc as f32)))));
                                 }
@@ -420,20 +463,23 @@ impl L<'_> {
                             i = endi + 1;
                             continue;
                         }
-                        5 => return Err(ShaderError::new(format!("LOOP_END at CF {pc:02} without LOOP_START"))),
-                        8 => out.push(Stmt::If { cond: active(), then_body: vec![Stmt::Continue], else_body: vec![] }),
-                        9 => out.push(Stmt::If { cond: active(), then_body: vec![Stmt::Break], else_body: vec![] }),
-                        0x12 => {
+                        LOOP_END => return Err(structure(Some(pc), format!("LOOP_END at CF {pc:02} without LOOP_START"))),
+                        LOOP_CONTINUE => out.push(Stmt::If { cond: active(), then_body: vec![Stmt::Continue], else_body: vec![] }),
+                        LOOP_BREAK => out.push(Stmt::If { cond: active(), then_body: vec![Stmt::Break], else_body: vec![] }),
+                        CALL => {
                             // CALL: inline the subroutine at ADDR (up to its RETURN)
                             self.calls += 1;
                             if self.calls > 64 {
-                                return Err(ShaderError::new(format!("CALL at CF {pc:02}: too many nested/inlined calls")));
+                                return Err(structure(Some(pc), format!("CALL at CF {pc:02}: too many nested/inlined calls")));
                             }
                             let target = *addr as usize;
                             let ret = (target..self.prog.cfs.len())
-                                .find(|&k| matches!(self.prog.cfs[k].0.cf, Cf::Normal { op: 0x14, .. }))
+                                .find(|&k| matches!(self.prog.cfs[k].0.cf, Cf::Normal { op: RETURN, .. }))
                                 .ok_or_else(|| {
-                                    ShaderError::new(format!("CALL at CF {pc:02}: subroutine at {target} has no RETURN inside the decoded CF stream"))
+                                    structure(
+                                        Some(pc),
+                                        format!("CALL at CF {pc:02}: subroutine at {target} has no RETURN inside the decoded CF stream"),
+                                    )
                                 })?;
                             let mut sub = Vec::new();
                             // the subroutine's jumps stay inside it
@@ -443,14 +489,13 @@ impl L<'_> {
                             r?;
                             out.push(Stmt::If { cond: active(), then_body: sub, else_body: vec![] });
                         }
-                        0x14 => return Err(unsupported("RETURN outside an inlined subroutine", pc)),
-                        0x18 => {
+                        RETURN => return Err(unsupported(op, "RETURN outside an inlined subroutine", pc)),
+                        KILL => {
                             if self.s.kind != ShaderKind::Pixel {
-                                return Err(unsupported("KILL outside a pixel shader", pc));
+                                return Err(unsupported(op, "KILL outside a pixel shader", pc));
                             }
                             out.push(Stmt::Discard(active()));
                         }
-                        _ => return Err(unsupported(name, pc)),
                     }
                 }
             }
@@ -461,7 +506,7 @@ impl L<'_> {
 
     fn push(&mut self, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         if self.depth + 1 >= STACK_MAX {
-            return Err(ShaderError::new("execution-mask stack deeper than 31 entries"));
+            return Err(structure(None, "execution-mask stack deeper than 31 entries"));
         }
         out.push(assign(t(STACK + self.depth), 1, rd(ST, 0)));
         self.depth += 1;
@@ -473,7 +518,7 @@ impl L<'_> {
             return Ok(());
         }
         if n > self.depth {
-            return Err(ShaderError::new(format!("CF {pc:02} pops {n} stack entries but only {} are pushed", self.depth)));
+            return Err(structure(Some(pc), format!("CF {pc:02} pops {n} stack entries but only {} are pushed", self.depth)));
         }
         self.depth -= n;
         for j in self.jumps.iter_mut().filter(|j| j.skips(pc)) {
@@ -501,7 +546,7 @@ impl L<'_> {
                 }
                 Step::JumpIfNoneActive { pop } => {
                     let check = JumpCheck::new(pc, addr, self.depth, pop.resolve(pop_count), self.loop_nest)
-                        .map_err(|why| ShaderError::new(format!("{} at CF {pc:02} {why}", e.name)))?;
+                        .map_err(|why| structure(Some(pc), format!("{} at CF {pc:02} {why}", e.name)))?;
                     self.jumps.push(check);
                 }
             }
@@ -580,7 +625,7 @@ impl L<'_> {
             }
             (ShaderKind::Pixel, 0) if base < 8 => (format!("oc{base}"), Semantic::Target(base)),
             (ShaderKind::Pixel, 0) if base == 61 => ("odepth".into(), Semantic::Depth),
-            _ => return Err(unsupported(&format!("EXP to target type {ty} index {base}"), pc)),
+            _ => return Err(unsupported(ExpOp::EXP, format!("EXP to target type {ty} index {base}"), pc)),
         };
         let oi = match self.outputs.iter().find(|o| o.0 == name) {
             Some(o) => o.1,
@@ -683,7 +728,7 @@ impl L<'_> {
             128..=191 => {
                 let k = &kc[((s.sel - 128) / 32) as usize];
                 if k.mode == 0 {
-                    return Err(unsupported("ALU read of an unlocked kcache bank", pc));
+                    return Err(unsupported(a.op, format!("{} reading an unlocked kcache bank", a.op), pc));
                 }
                 let cb = self.const_buffer_for_block(k.bank);
                 let base = k.addr * 16 + (s.sel - 128) % 32;
@@ -705,13 +750,13 @@ impl L<'_> {
             isa::SEL_PS => rd(PS[self.pv ^ 1], 0),
             256..=511 => {
                 if self.s.mode() == MODE_UNIFORM_BLOCK {
-                    return Err(unsupported("constant-file read in uniform-block mode", pc));
+                    return Err(unsupported(a.op, format!("{} reading the constant file in uniform-block mode", a.op), pc));
                 }
                 let cb = self.register_file();
                 let index = if s.rel { self.rel_index(a.index_mode, s.sel - 256) } else { Index::Fixed(s.sel - 256) };
                 Expr::Read(Src { reg: RegRef { file: RegFile::Const(cb), index }, swizzle: [lane; 4], abs: false, negate: false })
             }
-            other => return Err(unsupported(&format!("{} with special source select {other}", a.name), pc)),
+            other => return Err(unsupported(a.op, format!("{} with special source select {other}", a.name), pc)),
         };
         let e = if s.abs { un(UnOp::Abs, e) } else { e };
         Ok(if s.neg { un(UnOp::Neg, e) } else { e })
@@ -726,64 +771,39 @@ impl L<'_> {
         let mut ar_writes = Vec::new();
         let mut exec = false;
         let mut post = Vec::new();
-        // reductions
+        // reductions: the four vector slots' (src0, src1), the value computed per slot by `op`
         let reduc: Vec<&AluInst> = g.insts.iter().filter(|a| a.flags & isa::flags::REDUC != 0).collect();
-        let mut reduc_value: Option<Expr> = None;
-        // CUBE: one value per vector slot
-        let mut cube_value: Option<[Expr; 4]> = None;
-        if !reduc.is_empty() {
-            let name = reduc[0].name;
-            if reduc.len() != 4 || reduc.iter().any(|a| a.name != name) {
-                return Err(unsupported(&format!("{name} not spanning the four vector slots"), pc));
+        let mut terms = Vec::new();
+        if let Some(first) = reduc.first() {
+            let op = first.op;
+            if op.status().is_rejected() {
+                return Err(rejected(op, pc));
             }
-            if name == "CUBE" && reduc.iter().enumerate().any(|(k, a)| a.slot != k) {
-                return Err(unsupported("CUBE not in the x, y, z and w slots", pc));
+            if reduc.len() != 4 || reduc.iter().any(|a| a.op != op) {
+                return Err(unsupported(op, format!("{op} not spanning the four vector slots"), pc));
             }
-            let mut terms = Vec::new();
+            if op == AluOp::CUBE && reduc.iter().enumerate().any(|(k, a)| a.slot != k) {
+                return Err(unsupported(op, "CUBE not in the x, y, z and w slots", pc));
+            }
             for a in &reduc {
                 let x = self.src(&a.srcs[0], a, kc, pc)?;
                 let y = if a.srcs.len() > 1 { Some(self.src(&a.srcs[1], a, kc, pc)?) } else { None };
                 terms.push((x, y));
             }
-            let v = match name {
-                "DOT4" | "DOT4_IEEE" => {
-                    let op = if name == "DOT4" { legacy_mul() } else { BinOp::Mul };
-                    let mut it = terms.into_iter().map(|(x, y)| bin(op, x, y.unwrap()));
-                    let first = it.next().unwrap();
-                    it.fold(first, |acc, p| bin(BinOp::Add, acc, p))
-                }
-                "MAX4" => {
-                    let mut it = terms.into_iter().map(|(x, _)| x);
-                    let first = it.next().unwrap();
-                    it.fold(first, |acc, p| bin(BinOp::Max, acc, p))
-                }
-                "CUBE" => {
-                    // the direction is src0 of the z, w and x slots (the compilers' Rn.zzxy /
-                    // Rn.yxzz operand pattern; docs/gx2.md: CUBE)
-                    let (z, x, y) = (terms[0].0.clone(), terms[2].0.clone(), terms[3].0.clone());
-                    cube_value = Some(cube::cube(x, y, z, cube::SignTest::GeZero));
-                    lit(0.0)
-                }
-                other => return Err(unsupported(other, pc)),
-            };
-            reduc_value = Some(v);
         }
         for a in &g.insts {
             let slot = a.slot;
             let (reg, lane) = if slot == 4 { (PS[cur], 0u8) } else { (PV[cur], slot as u8) };
-            let value = if let Some(c) = cube_value.as_ref().filter(|_| a.flags & isa::flags::REDUC != 0) {
-                c[slot].clone()
-            } else if a.flags & isa::flags::REDUC != 0 {
-                reduc_value.clone().unwrap()
-            } else {
-                let mut srcs = Vec::new();
+            let reduction = a.flags & isa::flags::REDUC != 0;
+            let mut srcs = Vec::new();
+            if !reduction {
                 for s in &a.srcs {
                     srcs.push(self.src(s, a, kc, pc)?);
                 }
-                match self.op(a, srcs, pc, &mut post, &mut exec)? {
-                    Some(v) => v,
-                    None => continue,
-                }
+            }
+            let value = match self.op(a, srcs, if reduction { &terms } else { &[] }, pc, &mut post, &mut exec)? {
+                Some(v) => v,
+                None => continue,
             };
             let value = match a.omod {
                 1 => bin(BinOp::Mul, value, lit(2.0)),
@@ -792,11 +812,11 @@ impl L<'_> {
                 _ => value,
             };
             out.push(Stmt::Assign { dst: Dst { reg: t(reg), mask: 1 << lane }, value: broadcast_all(value), saturate: a.clamp });
-            if a.name.starts_with("MOVA") {
+            if matches!(a.op, AluOp::MOVA | AluOp::MOVA_FLOOR | AluOp::MOVA_INT) {
                 let v = rd(reg, lane);
-                let arv = match a.name {
-                    "MOVA" => un(UnOp::Floor, bin(BinOp::Add, v, lit(0.5))),
-                    "MOVA_FLOOR" => un(UnOp::Floor, v),
+                let arv = match a.op {
+                    AluOp::MOVA => un(UnOp::Floor, bin(BinOp::Add, v, lit(0.5))),
+                    AluOp::MOVA_FLOOR => un(UnOp::Floor, v),
                     _ => Expr::IntUnary(IntUnOp::IntToFloat, Box::new(v)),
                 };
                 ar_writes.push(assign(t(AR), 1 << a.dst_chan, broadcast_all(arv)));
@@ -832,133 +852,142 @@ impl L<'_> {
     }
 
     /// One slot's value (None = no result, e.g. NOP).
-    fn op(&mut self, a: &AluInst, s: Vec<Expr>, pc: u32, post: &mut Vec<Stmt>, exec: &mut bool) -> Result<Option<Expr>, ShaderError> {
+    fn op(
+        &mut self,
+        a: &AluInst,
+        s: Vec<Expr>,
+        terms: &[(Expr, Option<Expr>)],
+        pc: u32,
+        post: &mut Vec<Stmt>,
+        exec: &mut bool,
+    ) -> Result<Option<Expr>, ShaderError> {
         let mut it = s.into_iter();
         let mut next = || it.next().unwrap_or(lit(0.0));
         let ib = |op: IntBinOp, x: Expr, y: Expr| Expr::IntBinary(op, Box::new(x), Box::new(y));
         let iu = |op: IntUnOp, x: Expr| Expr::IntUnary(op, Box::new(x));
         let one_if = |m: Expr| ib(IntBinOp::And, m, bits(0x3F80_0000)); // all-ones mask → 1.0
-        let v = match a.name {
-            "NOP" => return Ok(None),
-            "ADD" => bin(BinOp::Add, next(), next()),
-            "MUL" => bin(legacy_mul(), next(), next()),
-            "MUL_IEEE" => bin(BinOp::Mul, next(), next()),
-            "MAX" | "MAX_DX10" => bin(BinOp::Max, next(), next()),
-            "MIN" | "MIN_DX10" => bin(BinOp::Min, next(), next()),
-            "SETE" => bin(BinOp::Seq, next(), next()),
+        use AluOp::*;
+        let v = match a.op {
+            NOP => return Ok(None),
+            ADD => bin(BinOp::Add, next(), next()),
+            MUL => bin(legacy_mul(), next(), next()),
+            MUL_IEEE => bin(BinOp::Mul, next(), next()),
+            MAX | MAX_DX10 => bin(BinOp::Max, next(), next()),
+            MIN | MIN_DX10 => bin(BinOp::Min, next(), next()),
+            SETE => bin(BinOp::Seq, next(), next()),
             // NE is unordered (true on NaN): written as not-equal so no backend picks the
             // ordered form (DXC's SPIR-V `!=` is ordered)
-            "SETNE" => bin(BinOp::Sub, lit(1.0), bin(BinOp::Seq, next(), next())),
-            "SETGE" => bin(BinOp::Sge, next(), next()),
-            "SETGT" => {
+            SETNE => bin(BinOp::Sub, lit(1.0), bin(BinOp::Seq, next(), next())),
+            SETGE => bin(BinOp::Sge, next(), next()),
+            SETGT => {
                 let (x, y) = (next(), next());
                 bin(BinOp::Slt, y, x)
             }
-            "SETE_DX10" => ib(IntBinOp::EqF, next(), next()),
-            "SETNE_DX10" => iu(IntUnOp::Not, ib(IntBinOp::EqF, next(), next())),
-            "SETGT_DX10" => ib(IntBinOp::GtF, next(), next()),
-            "SETGE_DX10" => ib(IntBinOp::GeF, next(), next()),
-            "FRACT" => un(UnOp::Fract, next()),
-            "TRUNC" => un(UnOp::Trunc, next()),
-            "CEIL" => un(UnOp::Ceil, next()),
-            "RNDNE" => un(UnOp::RoundEven, next()),
-            "FLOOR" => un(UnOp::Floor, next()),
-            "MOV" | "MOVA" | "MOVA_FLOOR" | "MOVA_INT" => next(),
-            "AND_INT" => ib(IntBinOp::And, next(), next()),
-            "OR_INT" => ib(IntBinOp::Or, next(), next()),
-            "XOR_INT" => ib(IntBinOp::Xor, next(), next()),
-            "NOT_INT" => iu(IntUnOp::Not, next()),
-            "ADD_INT" => ib(IntBinOp::Add, next(), next()),
-            "SUB_INT" => ib(IntBinOp::Sub, next(), next()),
-            "MAX_INT" => ib(IntBinOp::MaxI, next(), next()),
-            "MIN_INT" => ib(IntBinOp::MinI, next(), next()),
-            "MAX_UINT" => ib(IntBinOp::MaxU, next(), next()),
-            "MIN_UINT" => ib(IntBinOp::MinU, next(), next()),
-            "SETE_INT" => ib(IntBinOp::EqI, next(), next()),
-            "SETNE_INT" => ib(IntBinOp::NeI, next(), next()),
-            "SETGT_INT" => ib(IntBinOp::GtI, next(), next()),
-            "SETGE_INT" => ib(IntBinOp::GeI, next(), next()),
-            "SETGT_UINT" => ib(IntBinOp::GtU, next(), next()),
-            "SETGE_UINT" => ib(IntBinOp::GeU, next(), next()),
-            "ASHR_INT" => ib(IntBinOp::ShrI, next(), next()),
-            "LSHR_INT" => ib(IntBinOp::ShrU, next(), next()),
-            "LSHL_INT" => ib(IntBinOp::Shl, next(), next()),
-            "MULLO_INT" | "MULLO_UINT" => ib(IntBinOp::MulLo, next(), next()),
-            "MULHI_INT" => ib(IntBinOp::MulHiI, next(), next()),
-            "MULHI_UINT" => ib(IntBinOp::MulHiU, next(), next()),
-            "FLT_TO_INT" => iu(IntUnOp::FloatToInt, next()),
-            "FLT_TO_UINT" => iu(IntUnOp::FloatToUint, next()),
-            "INT_TO_FLT" => iu(IntUnOp::IntToFloat, next()),
-            "UINT_TO_FLT" => iu(IntUnOp::UintToFloat, next()),
-            "EXP_IEEE" => un(UnOp::Exp2, next()),
-            "LOG_IEEE" => un(UnOp::Log2, next()),
-            "LOG_CLAMPED" => un(UnOp::Log2Clamped, next()),
-            "RECIP_IEEE" => un(UnOp::Rcp, next()),
+            SETE_DX10 => ib(IntBinOp::EqF, next(), next()),
+            SETNE_DX10 => iu(IntUnOp::Not, ib(IntBinOp::EqF, next(), next())),
+            SETGT_DX10 => ib(IntBinOp::GtF, next(), next()),
+            SETGE_DX10 => ib(IntBinOp::GeF, next(), next()),
+            FRACT => un(UnOp::Fract, next()),
+            TRUNC => un(UnOp::Trunc, next()),
+            CEIL => un(UnOp::Ceil, next()),
+            RNDNE => un(UnOp::RoundEven, next()),
+            FLOOR => un(UnOp::Floor, next()),
+            MOV | MOVA | MOVA_FLOOR | MOVA_INT => next(),
+            AND_INT => ib(IntBinOp::And, next(), next()),
+            OR_INT => ib(IntBinOp::Or, next(), next()),
+            XOR_INT => ib(IntBinOp::Xor, next(), next()),
+            NOT_INT => iu(IntUnOp::Not, next()),
+            ADD_INT => ib(IntBinOp::Add, next(), next()),
+            SUB_INT => ib(IntBinOp::Sub, next(), next()),
+            MAX_INT => ib(IntBinOp::MaxI, next(), next()),
+            MIN_INT => ib(IntBinOp::MinI, next(), next()),
+            MAX_UINT => ib(IntBinOp::MaxU, next(), next()),
+            MIN_UINT => ib(IntBinOp::MinU, next(), next()),
+            SETE_INT => ib(IntBinOp::EqI, next(), next()),
+            SETNE_INT => ib(IntBinOp::NeI, next(), next()),
+            SETGT_INT => ib(IntBinOp::GtI, next(), next()),
+            SETGE_INT => ib(IntBinOp::GeI, next(), next()),
+            SETGT_UINT => ib(IntBinOp::GtU, next(), next()),
+            SETGE_UINT => ib(IntBinOp::GeU, next(), next()),
+            ASHR_INT => ib(IntBinOp::ShrI, next(), next()),
+            LSHR_INT => ib(IntBinOp::ShrU, next(), next()),
+            LSHL_INT => ib(IntBinOp::Shl, next(), next()),
+            MULLO_INT | MULLO_UINT => ib(IntBinOp::MulLo, next(), next()),
+            MULHI_INT => ib(IntBinOp::MulHiI, next(), next()),
+            MULHI_UINT => ib(IntBinOp::MulHiU, next(), next()),
+            FLT_TO_INT => iu(IntUnOp::FloatToInt, next()),
+            FLT_TO_UINT => iu(IntUnOp::FloatToUint, next()),
+            INT_TO_FLT => iu(IntUnOp::IntToFloat, next()),
+            UINT_TO_FLT => iu(IntUnOp::UintToFloat, next()),
+            EXP_IEEE => un(UnOp::Exp2, next()),
+            LOG_IEEE => un(UnOp::Log2, next()),
+            LOG_CLAMPED => un(UnOp::Log2Clamped, next()),
+            RECIP_IEEE => un(UnOp::Rcp, next()),
             // _CLAMPED / _FF replace the ±infinity of a ±0 input by ±FLT_MAX / ±0 (docs/gx2.md,
             // "RECIP/RECIPSQRT _CLAMPED and _FF"). The test is on the input: lavapipe's rsqrt(-0)
             // result escaped an isinf() test on the output (a finite normal input cannot overflow).
-            "RECIP_CLAMPED" | "RECIP_FF" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
+            RECIP_CLAMPED | RECIP_FF | RECIPSQRT_CLAMPED | RECIPSQRT_FF => {
                 let x = next();
                 let sign = ib(IntBinOp::And, x.clone(), bits(0x8000_0000));
                 let on_zero = if a.name.ends_with("_FF") { sign } else { ib(IntBinOp::Or, sign, bits(f32::MAX.to_bits())) };
-                let r = if a.name.starts_with("RECIPSQRT") { un(UnOp::Rsq, x.clone()) } else { un(UnOp::Rcp, x.clone()) };
+                let r = if matches!(a.op, RECIPSQRT_CLAMPED | RECIPSQRT_FF) { un(UnOp::Rsq, x.clone()) } else { un(UnOp::Rcp, x.clone()) };
                 Expr::Select { cmp: CmpOp::Eq, a: Box::new(x), b: Box::new(lit(0.0)), if_true: Box::new(on_zero), if_false: Box::new(r) }
             }
-            "RECIPSQRT_IEEE" => un(UnOp::Rsq, next()),
-            "SQRT_IEEE" => un(UnOp::Sqrt, next()),
+            RECIPSQRT_IEEE => un(UnOp::Rsq, next()),
+            SQRT_IEEE => un(UnOp::Sqrt, next()),
             // Latte SIN/COS take the angle in revolutions (the compiler pre-scales by 1/2π)
-            "SIN" => un(UnOp::Sin, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
-            "COS" => un(UnOp::Cos, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
-            "MULADD" | "MULADD_M2" | "MULADD_M4" | "MULADD_D2" | "MULADD_IEEE" | "MULADD_IEEE_M2" | "MULADD_IEEE_M4" | "MULADD_IEEE_D2" | "FMA" => {
+            SIN => un(UnOp::Sin, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
+            COS => un(UnOp::Cos, bin(BinOp::Mul, next(), lit(std::f32::consts::TAU))),
+            MULADD | MULADD_M2 | MULADD_M4 | MULADD_D2 | MULADD_IEEE | MULADD_IEEE_M2 | MULADD_IEEE_M4 | MULADD_IEEE_D2 | FMA => {
                 let (x, y, z) = (next(), next(), next());
-                let v = if a.name.starts_with("MULADD_IEEE") || a.name == "FMA" {
+                let v = if matches!(a.op, MULADD_IEEE | MULADD_IEEE_M2 | MULADD_IEEE_M4 | MULADD_IEEE_D2 | FMA) {
                     Expr::Mad(Box::new(x), Box::new(y), Box::new(z))
                 } else {
                     bin(BinOp::Add, bin(legacy_mul(), x, y), z)
                 };
-                match a.name.rsplit('_').next().unwrap() {
-                    "M2" => bin(BinOp::Mul, v, lit(2.0)),
-                    "M4" => bin(BinOp::Mul, v, lit(4.0)),
-                    "D2" => bin(BinOp::Mul, v, lit(0.5)),
+                match a.op {
+                    MULADD_M2 | MULADD_IEEE_M2 => bin(BinOp::Mul, v, lit(2.0)),
+                    MULADD_M4 | MULADD_IEEE_M4 => bin(BinOp::Mul, v, lit(4.0)),
+                    MULADD_D2 | MULADD_IEEE_D2 => bin(BinOp::Mul, v, lit(0.5)),
                     _ => v,
                 }
             }
-            "CNDE" | "CNDGT" | "CNDGE" => {
-                let op = match a.name {
-                    "CNDE" => CmpOp::Eq,
-                    "CNDGT" => CmpOp::Gt,
+            CNDE | CNDGT | CNDGE => {
+                let op = match a.op {
+                    CNDE => CmpOp::Eq,
+                    CNDGT => CmpOp::Gt,
                     _ => CmpOp::Ge,
                 };
                 let (c, x, y) = (next(), next(), next());
                 Expr::Select { cmp: op, a: Box::new(c), b: Box::new(lit(0.0)), if_true: Box::new(x), if_false: Box::new(y) }
             }
-            "CNDE_INT" | "CNDGT_INT" | "CNDGE_INT" | "BFE_UINT" | "BFE_INT" | "BFI_INT" => {
-                let op = match a.name {
-                    "CNDE_INT" => IntTerOp::CndEI,
-                    "CNDGT_INT" => IntTerOp::CndGtI,
-                    "CNDGE_INT" => IntTerOp::CndGeI,
-                    "BFE_UINT" => IntTerOp::BfeU,
-                    "BFE_INT" => IntTerOp::BfeI,
+            CNDE_INT | CNDGT_INT | CNDGE_INT | BFE_UINT | BFE_INT | BFI_INT => {
+                let op = match a.op {
+                    CNDE_INT => IntTerOp::CndEI,
+                    CNDGT_INT => IntTerOp::CndGtI,
+                    CNDGE_INT => IntTerOp::CndGeI,
+                    BFE_UINT => IntTerOp::BfeU,
+                    BFE_INT => IntTerOp::BfeI,
                     _ => IntTerOp::Bfi,
                 };
                 let (c, x, y) = (next(), next(), next());
                 Expr::IntTernary(op, Box::new(c), Box::new(x), Box::new(y))
             }
-            "KILLE" | "KILLGT" | "KILLGE" | "KILLNE" | "KILLE_INT" | "KILLGT_INT" | "KILLGE_INT" | "KILLNE_INT" | "KILLGT_UINT" | "KILLGE_UINT" => {
+            KILLE | KILLGT | KILLGE | KILLNE | KILLE_INT | KILLGT_INT | KILLGE_INT | KILLNE_INT | KILLGT_UINT | KILLGE_UINT => {
                 if self.s.kind != ShaderKind::Pixel {
-                    return Err(unsupported(&format!("{} outside a pixel shader", a.name), pc));
+                    return Err(unsupported(a.op, format!("{} outside a pixel shader", a.name), pc));
                 }
                 let (x, y) = (next(), next());
-                let m = match a.name {
-                    "KILLE" => ib(IntBinOp::EqF, x, y),
-                    "KILLGT" => ib(IntBinOp::GtF, x, y),
-                    "KILLGE" => ib(IntBinOp::GeF, x, y),
-                    "KILLNE" => iu(IntUnOp::Not, ib(IntBinOp::EqF, x, y)),
-                    "KILLE_INT" => ib(IntBinOp::EqI, x, y),
-                    "KILLGT_INT" => ib(IntBinOp::GtI, x, y),
-                    "KILLGE_INT" => ib(IntBinOp::GeI, x, y),
-                    "KILLNE_INT" => ib(IntBinOp::NeI, x, y),
-                    "KILLGT_UINT" => ib(IntBinOp::GtU, x, y),
+                let m = match a.op {
+                    KILLE => ib(IntBinOp::EqF, x, y),
+                    KILLGT => ib(IntBinOp::GtF, x, y),
+                    KILLGE => ib(IntBinOp::GeF, x, y),
+                    KILLNE => iu(IntUnOp::Not, ib(IntBinOp::EqF, x, y)),
+                    KILLE_INT => ib(IntBinOp::EqI, x, y),
+                    KILLGT_INT => ib(IntBinOp::GtI, x, y),
+                    KILLGE_INT => ib(IntBinOp::GeI, x, y),
+                    KILLNE_INT => ib(IntBinOp::NeI, x, y),
+                    KILLGT_UINT => ib(IntBinOp::GtU, x, y),
                     _ => ib(IntBinOp::GeU, x, y),
                 };
                 let v = one_if(m);
@@ -967,31 +996,31 @@ impl L<'_> {
                 post.push(Stmt::Discard(is_set(slot_reg, lane)));
                 v
             }
-            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT" | "PRED_SETNE_INT"
-            | "PRED_SETGT_UINT" | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
+            PRED_SETE | PRED_SETGT | PRED_SETGE | PRED_SETNE | PRED_SETE_INT | PRED_SETGT_INT | PRED_SETGE_INT | PRED_SETNE_INT | PRED_SETGT_UINT
+            | PRED_SETGE_UINT | PRED_SET_CLR | PRED_SET_RESTORE => {
                 let (x, y) = (next(), next());
-                let m = match a.name {
-                    "PRED_SETE" => ib(IntBinOp::EqF, x, y),
-                    "PRED_SETGT" => ib(IntBinOp::GtF, x, y),
-                    "PRED_SETGE" => ib(IntBinOp::GeF, x, y),
-                    "PRED_SETNE" => iu(IntUnOp::Not, ib(IntBinOp::EqF, x, y)),
-                    "PRED_SETE_INT" => ib(IntBinOp::EqI, x, y),
-                    "PRED_SETGT_INT" => ib(IntBinOp::GtI, x, y),
-                    "PRED_SETGE_INT" => ib(IntBinOp::GeI, x, y),
-                    "PRED_SETNE_INT" => ib(IntBinOp::NeI, x, y),
-                    "PRED_SETGT_UINT" => ib(IntBinOp::GtU, x, y),
-                    "PRED_SETGE_UINT" => ib(IntBinOp::GeU, x, y),
-                    "PRED_SET_CLR" => bits(0),
+                let m = match a.op {
+                    PRED_SETE => ib(IntBinOp::EqF, x, y),
+                    PRED_SETGT => ib(IntBinOp::GtF, x, y),
+                    PRED_SETGE => ib(IntBinOp::GeF, x, y),
+                    PRED_SETNE => iu(IntUnOp::Not, ib(IntBinOp::EqF, x, y)),
+                    PRED_SETE_INT => ib(IntBinOp::EqI, x, y),
+                    PRED_SETGT_INT => ib(IntBinOp::GtI, x, y),
+                    PRED_SETGE_INT => ib(IntBinOp::GeI, x, y),
+                    PRED_SETNE_INT => ib(IntBinOp::NeI, x, y),
+                    PRED_SETGT_UINT => ib(IntBinOp::GtU, x, y),
+                    PRED_SETGE_UINT => ib(IntBinOp::GeU, x, y),
+                    PRED_SET_CLR => bits(0),
                     _ => ib(IntBinOp::EqF, x, lit(0.0)),
                 };
                 // result: 1.0 / 0.0 (PRED_SET_CLR: FLT_MAX, predicate false)
-                let v = if a.name == "PRED_SET_CLR" { lit(f32::MAX) } else { one_if(m) };
+                let v = if a.op == PRED_SET_CLR { lit(f32::MAX) } else { one_if(m) };
                 // the predicate / exec-mask updates run after the group's GPR writes, so they
                 // read this slot's buffered result, not the sources again (a source may be a
                 // GPR the same group overwrites)
                 let slot_reg = if a.slot == 4 { PS[self.pv] } else { PV[self.pv] };
                 let lane = if a.slot == 4 { 0 } else { a.slot as u8 };
-                let cond = if a.name == "PRED_SET_CLR" {
+                let cond = if a.op == PRED_SET_CLR {
                     lit(0.0)
                 } else {
                     Expr::Select {
@@ -1012,18 +1041,46 @@ impl L<'_> {
                 }
                 v
             }
-            other => return Err(ShaderError::new(format!("unsupported Latte ALU instruction {other} (CF {pc:02}): {}", reject_reason(other)))),
+            // the reductions: `terms` holds (src0, src1) of the x, y, z, w slots (see `group`)
+            DOT4 | DOT4_IEEE | MAX4 | CUBE if terms.len() != 4 => {
+                return Err(structure(Some(pc), format!("{} outside a four-slot reduction", a.name)));
+            }
+            DOT4 | DOT4_IEEE => {
+                let op = if a.op == DOT4 { legacy_mul() } else { BinOp::Mul };
+                let mut it = terms.iter().map(|(x, y)| bin(op, x.clone(), y.clone().unwrap_or(lit(0.0))));
+                let first = it.next().unwrap_or(lit(0.0));
+                it.fold(first, |acc, p| bin(BinOp::Add, acc, p))
+            }
+            MAX4 => {
+                let mut it = terms.iter().map(|(x, _)| x.clone());
+                let first = it.next().unwrap_or(lit(0.0));
+                it.fold(first, |acc, p| bin(BinOp::Max, acc, p))
+            }
+            CUBE => {
+                // the direction is src0 of the z, w and x slots (the compilers' Rn.zzxy /
+                // Rn.yxzz operand pattern; docs/gx2.md: CUBE)
+                let (z, x, y) = (terms[0].0.clone(), terms[2].0.clone(), terms[3].0.clone());
+                let [v0, v1, v2, v3] = cube::cube(x, y, z, cube::SignTest::GeZero);
+                [v0, v1, v2, v3].into_iter().nth(a.slot).unwrap_or(lit(0.0))
+            }
+            // rejected by the table (docs/opcodes/gx2.md gives the reasons)
+            FREXP_64 | ADD_64 | MUL_64 | FLT64_TO_FLT32 | FLT32_TO_FLT64 | LDEXP_64 | FRACT_64 | PRED_SETGT_64 | PRED_SETE_64 | PRED_SETGE_64
+            | MULADD_64 | MULADD_64_M2 | MULADD_64_M4 | MULADD_64_D2 | PRED_SET_INV | PRED_SET_POP | PRED_SETE_PUSH | PRED_SETGT_PUSH
+            | PRED_SETGE_PUSH | PRED_SETNE_PUSH | PRED_SETE_PUSH_INT | PRED_SETGT_PUSH_INT | PRED_SETGE_PUSH_INT | PRED_SETNE_PUSH_INT
+            | PRED_SETLT_PUSH_INT | PRED_SETLE_PUSH_INT | MUL_LIT | MUL_LIT_M2 | MUL_LIT_M4 | MUL_LIT_D2 | GROUP_BARRIER | GROUP_SEQ_BEGIN
+            | GROUP_SEQ_END | SET_MODE | SET_CF_IDX0 | SET_CF_IDX1 | SET_LDS_SIZE | MUL_INT24 | MULHI_INT24 | RECIP_INT | RECIP_UINT
+            | MOVA_GPR_INT => return Err(rejected(a.op, pc)),
         };
         Ok(Some(v))
     }
 
-    fn texture(&mut self, res: u32, smp: u32, pc: u32, name: &str) -> Result<(u32, TexDim), ShaderError> {
+    fn texture(&mut self, res: u32, smp: u32, pc: u32, op: TexOp) -> Result<(u32, TexDim), ShaderError> {
         let ty = self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty).unwrap_or(1);
         let dim = match ty {
             0 | 1 => TexDim::D2,
             3 => TexDim::D3,
             4 => TexDim::Cube,
-            _ => return Err(unsupported(&format!("{name} on a sampler of GX2SamplerVarType {ty} (array/shadow)"), pc)),
+            _ => return Err(unsupported(op, format!("{op} on a sampler of GX2SamplerVarType {ty} (array/shadow)"), pc)),
         };
         if let Some(x) = self.tex.iter().find(|x| x.0 == (res, smp)) {
             return Ok((x.1, dim));
@@ -1043,16 +1100,16 @@ impl L<'_> {
     /// The texture of RESOURCE_ID `res` for an instruction that does not sample (LD,
     /// GET_TEXTURE_INFO): the sampler is not used, so any texture already declared for the
     /// resource serves; otherwise the pair (`res`, `smp`) is declared.
-    fn resource(&mut self, res: u32, smp: u32, pc: u32, name: &str) -> Result<(u32, TexDim), ShaderError> {
+    fn resource(&mut self, res: u32, smp: u32, pc: u32, op: TexOp) -> Result<(u32, TexDim), ShaderError> {
         match self.tex.iter().find(|x| x.0 .0 == res) {
             Some(x) => Ok((x.1, self.m.textures[x.1 as usize].dim)),
-            None => self.texture(res, smp, pc, name),
+            None => self.texture(res, smp, pc, op),
         }
     }
 
     fn tex(&mut self, x: &TexInst, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         if x.src_rel || x.dst_rel {
-            return Err(unsupported(&format!("{} with relative GPR addressing", x.name), pc));
+            return Err(unsupported(x.op, format!("{} with relative GPR addressing", x.name), pc));
         }
         let sel = |s: u8| -> Expr {
             match s {
@@ -1062,17 +1119,18 @@ impl L<'_> {
             }
         };
         let coord = Expr::Compose(Box::new([sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]), sel(x.src_sel[3])]));
-        let value = match x.name {
-            "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" | "SAMPLE_G_L" | "SAMPLE_G_LB" => {
+        use TexOp::*;
+        let value = match x.op {
+            SAMPLE | SAMPLE_L | SAMPLE_LB | SAMPLE_LZ | SAMPLE_G => {
                 if x.coord_norm.iter().take(2).any(|n| !n) {
-                    return Err(unsupported(&format!("{} with unnormalized coordinates", x.name), pc));
+                    return Err(unsupported(x.op, format!("{} with unnormalized coordinates", x.name), pc));
                 }
-                let (ti, dim) = self.texture(x.resource_id, x.sampler_id, pc, x.name)?;
+                let (ti, dim) = self.texture(x.resource_id, x.sampler_id, pc, x.op)?;
                 let offset = texel_offset(x, dim, pc)?;
                 // a cube resource takes face coordinates (s, t, face id), as CUBE makes them
                 let coord = if dim == TexDim::Cube {
-                    if x.name == "SAMPLE_G" {
-                        return Err(unsupported("SAMPLE_G on a cube texture (face-coordinate gradients)", pc));
+                    if x.op == SAMPLE_G {
+                        return Err(unsupported(x.op, "SAMPLE_G on a cube texture (face-coordinate gradients)", pc));
                     }
                     cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
                 } else {
@@ -1080,17 +1138,16 @@ impl L<'_> {
                 };
                 let bias = ((x.lod_bias << 25) as i32 >> 25) as f32 / 8.0;
                 let w = sel(x.src_sel[3]);
-                let mode = match x.name {
-                    "SAMPLE" => SampleMode::Bias(bias),
-                    "SAMPLE_L" => SampleMode::Lod(Box::new(bin(BinOp::Add, w, lit(bias)))),
-                    "SAMPLE_LB" => SampleMode::BiasExpr(Box::new(bin(BinOp::Add, w, lit(bias)))),
-                    "SAMPLE_LZ" => SampleMode::Lod(Box::new(lit(0.0))),
-                    "SAMPLE_G" => SampleMode::Grad(Box::new(rd4(GRAD_H)), Box::new(rd4(GRAD_V))),
-                    _ => return Err(unsupported(x.name, pc)),
+                let mode = match x.op {
+                    SAMPLE => SampleMode::Bias(bias),
+                    SAMPLE_L => SampleMode::Lod(Box::new(bin(BinOp::Add, w, lit(bias)))),
+                    SAMPLE_LB => SampleMode::BiasExpr(Box::new(bin(BinOp::Add, w, lit(bias)))),
+                    SAMPLE_LZ => SampleMode::Lod(Box::new(lit(0.0))),
+                    _ => SampleMode::Grad(Box::new(rd4(GRAD_H)), Box::new(rd4(GRAD_V))),
                 };
                 Expr::Sample { tex: ti, coord: Box::new(coord), mode, offset }
             }
-            "LD" => {
+            LD => {
                 // Texel fetch. Sources (docs/gx2.md "LD and GET_TEXTURE_INFO"): the coordinate
                 // lanes are integer bit patterns (decaf `translateTex_LD` → OpImageFetch of the
                 // source bitcast to uint; Cemu `_emitTEXSampleTextureCode` reads them as
@@ -1099,44 +1156,44 @@ impl L<'_> {
                 // in src.w (Mesa `LowerTexToBackend::lower_txf` puts the txf lod in lane 3; Cemu
                 // and decaf fetch level 0, both marked to do). COORD_TYPE is not read (Mesa
                 // leaves it normalized on its LDs).
-                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.name)?;
+                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.op)?;
                 if dim == TexDim::Cube {
-                    return Err(unsupported("LD on a cube texture (no texel fetch from a cube map in the sources or in HLSL)", pc));
+                    return Err(unsupported(x.op, "LD on a cube texture (no texel fetch from a cube map in the sources or in HLSL)", pc));
                 }
                 // Mesa r600_shader.c `tgsi_tex`: "The texture offset feature doesn't work with
                 // the TXF instruction and must be emulated by adding the offset to the texture
                 // coordinates" (and nir is told `lower_txf_offset`); Cemu leaves LD offsets
                 // unimplemented. What the hardware does with them is unknown: refused.
                 if x.offset != [0, 0, 0] {
-                    return Err(unsupported("LD with texel offsets (Mesa r600: the offset fields do not work with LD)", pc));
+                    return Err(unsupported(x.op, "LD with texel offsets (Mesa r600: the offset fields do not work with LD)", pc));
                 }
                 Expr::Load { tex: ti, coord: Box::new(coord), lod: Box::new(sel(x.src_sel[3])) }
             }
-            "GET_TEXTURE_INFO" => {
+            GET_TEXTURE_INFO => {
                 // (width, height, depth, levels) of mip level asint(src.x) as integer bit
                 // patterns (decaf `translateTex_GET_TEXTURE_INFO`: OpImageQuerySizeLod at the
                 // bitcast src.x, 1 for a 2D resource's depth, OpImageQueryLevels in w; Mesa r600
                 // `TexInstr::emit_tex_txs` emits nir txs as GET_TEXTURE_RESINFO with the lod in
                 // the source and reads query_levels from lane w). Cemu writes level 0's size
                 // and 1 in w (its mip input is a to do).
-                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.name)?;
+                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.op)?;
                 if dim == TexDim::Cube {
-                    return Err(unsupported("GET_TEXTURE_INFO on a cube texture (its z lane is not documented)", pc));
+                    return Err(unsupported(x.op, "GET_TEXTURE_INFO on a cube texture (its z lane is not documented)", pc));
                 }
                 Expr::TexInfo { tex: ti, lod: Box::new(sel(x.src_sel[0])) }
             }
-            "SET_GRADIENTS_H" | "SET_GRADIENTS_V" => {
-                let r = if x.name == "SET_GRADIENTS_H" { GRAD_H } else { GRAD_V };
+            SET_GRADIENTS_H | SET_GRADIENTS_V => {
+                let r = if x.op == SET_GRADIENTS_H { GRAD_H } else { GRAD_V };
                 out.push(assign(t(r), 0xF, coord));
                 return Ok(());
             }
-            "GET_GRADIENTS_H" | "GET_GRADIENTS_V" => {
+            GET_GRADIENTS_H | GET_GRADIENTS_V => {
                 if self.s.kind != ShaderKind::Pixel {
-                    return Err(unsupported(&format!("{} outside a pixel shader", x.name), pc));
+                    return Err(unsupported(x.op, format!("{} outside a pixel shader", x.name), pc));
                 }
-                un(if x.name == "GET_GRADIENTS_H" { UnOp::Ddx } else { UnOp::Ddy }, coord)
+                un(if x.op == GET_GRADIENTS_H { UnOp::Ddx } else { UnOp::Ddy }, coord)
             }
-            "VTX_FETCH" if x.resource_id >= 0x80 && x.resource_id < 0x80 + 15 => {
+            VTX_FETCH if x.resource_id >= 0x80 && x.resource_id < 0x80 + 15 => {
                 // uniform block read with a dynamic index: element = asint(src.x) + offset/16
                 let loc = x.resource_id - 0x80;
                 let cb = self.const_buffer_for_block(loc);
@@ -1154,7 +1211,13 @@ impl L<'_> {
                     negate: false,
                 })
             }
-            other => return Err(unsupported(other, pc)),
+            VTX_FETCH => return Err(unsupported(x.op, format!("VTX_FETCH of resource {} (only uniform blocks 0x80-0x8E)", x.resource_id), pc)),
+            // rejected by the table (docs/opcodes/gx2.md)
+            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_COMP_TEX_LOD | GET_LERP | KEEP_GRADIENTS | PASS | SET_CUBEMAP_INDEX | FETCH4 | SAMPLE_G_L
+            | SAMPLE_G_LB | SAMPLE_G_LZ | SAMPLE_C | SAMPLE_C_L | SAMPLE_C_LB | SAMPLE_C_LZ | SAMPLE_C_G | SAMPLE_C_G_L | SAMPLE_C_G_LB
+            | SAMPLE_C_G_LZ | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C | GATHER4_C_O | GET_BUFFER_RESINFO => {
+                return Err(rejected(x.op, pc))
+            }
         };
         // fetch once into a scratch temp, then the destination select
         out.push(assign(t(TEX_TMP), 0xF, value));
@@ -1187,16 +1250,16 @@ fn texel_offset(x: &TexInst, dim: TexDim, pc: u32) -> Result<[i8; 3], ShaderErro
         return Ok([0; 3]);
     }
     if dim == TexDim::Cube {
-        return Err(unsupported(&format!("{} with texel offsets on a cube texture", x.name), pc));
+        return Err(unsupported(x.op, format!("{} with texel offsets on a cube texture", x.name), pc));
     }
     let lanes = dim.coord_lanes();
     let mut out = [0i8; 3];
     for (k, &o) in x.offset.iter().enumerate() {
         if o % 2 != 0 {
-            return Err(unsupported(&format!("{} with a half-texel offset ({} texels)", x.name, o as f32 / 2.0), pc));
+            return Err(unsupported(x.op, format!("{} with a half-texel offset ({} texels)", x.name, o as f32 / 2.0), pc));
         }
         if k >= lanes && o != 0 {
-            return Err(unsupported(&format!("{} with a texel offset on lane {k} of a {lanes}-lane resource", x.name), pc));
+            return Err(unsupported(x.op, format!("{} with a texel offset on lane {k} of a {lanes}-lane resource", x.name), pc));
         }
         out[k] = (o / 2) as i8;
     }
@@ -1211,34 +1274,4 @@ fn legacy_mul() -> BinOp {
 /// Every lane of a value computed from broadcast operands already holds the scalar; keep as is.
 fn broadcast_all(e: Expr) -> Expr {
     e
-}
-
-/// Why an ALU opcode is rejected (docs/gx2.md's opcode table gives the same reasons).
-pub fn reject_reason(op: &str) -> &'static str {
-    match op {
-        "FREXP_64" | "ADD_64" | "MUL_64" | "FLT64_TO_FLT32" | "FLT32_TO_FLT64" | "LDEXP_64" | "FRACT_64" | "PRED_SETGT_64" | "PRED_SETE_64"
-        | "PRED_SETGE_64" | "MULADD_64" | "MULADD_64_M2" | "MULADD_64_M4" | "MULADD_64_D2" => {
-            "double-precision ops pair slots; not translated (no known GX2 shader uses them)"
-        }
-        "PRED_SET_INV"
-        | "PRED_SET_POP"
-        | "PRED_SETE_PUSH"
-        | "PRED_SETGT_PUSH"
-        | "PRED_SETGE_PUSH"
-        | "PRED_SETNE_PUSH"
-        | "PRED_SETE_PUSH_INT"
-        | "PRED_SETGT_PUSH_INT"
-        | "PRED_SETGE_PUSH_INT"
-        | "PRED_SETNE_PUSH_INT"
-        | "PRED_SETLT_PUSH_INT"
-        | "PRED_SETLE_PUSH_INT" => "predicate-stack variants of PRED_SET are not modelled yet",
-        "MUL_LIT" | "MUL_LIT_M2" | "MUL_LIT_M4" | "MUL_LIT_D2" => "LIT-specific multiply not translated yet",
-        "GROUP_BARRIER" | "GROUP_SEQ_BEGIN" | "GROUP_SEQ_END" | "SET_MODE" | "SET_CF_IDX0" | "SET_CF_IDX1" | "SET_LDS_SIZE" => {
-            "compute / Evergreen-only instruction with no meaning in a GX2 VS/PS"
-        }
-        "MUL_INT24" | "MULHI_INT24" => "24-bit integer multiply not translated yet",
-        "RECIP_INT" | "RECIP_UINT" => "integer reciprocal approximation not translated yet",
-        "MOVA_GPR_INT" => "GPR-indexed MOVA (Evergreen) not translated",
-        _ => "not translated",
-    }
 }

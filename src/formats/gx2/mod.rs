@@ -3,6 +3,7 @@
 
 pub mod cf_stack;
 pub mod disasm;
+pub mod error;
 pub mod gfd;
 pub mod isa;
 pub mod lower;
@@ -49,7 +50,7 @@ pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32) -> Result<String, S
     out.push('\n');
     out.push_str(&disasm::disassemble(&p));
     if !s.copy_program.is_empty() {
-        let c = isa::decode(&s.copy_program).map_err(|e| ShaderError::new(format!("GS copy program: {}", e.reason)))?;
+        let c = isa::decode(&s.copy_program).map_err(|e| error::Gx2Error::CopyProgram(Box::new(e)))?;
         out.push_str("\n; copy program (run as the hardware VS for every emitted vertex)\n");
         out.push_str(&disasm::disassemble(&c));
     }

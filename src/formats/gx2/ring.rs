@@ -102,5 +102,5 @@ pub fn mem_ring_problem(
 
 /// Whether a program writes MEM_RING (a VS that does is an ES).
 pub fn writes_ring(p: &super::isa::Program) -> bool {
-    p.cfs.iter().any(|(c, _)| matches!(c.cf, super::isa::Cf::Export { op: 0x26, .. }))
+    p.cfs.iter().any(|(c, _)| matches!(c.cf, super::isa::Cf::Export { op: super::isa::ExpOp::MEM_RING, .. }))
 }

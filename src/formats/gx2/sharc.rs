@@ -149,8 +149,8 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
         }
         let data = data as usize;
         let shader = &buf[data..data + data_size];
-        let pref =
-            shader_struct::read_program_ref(shader, 0, kind, e).map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason)))?;
+        let pref = shader_struct::read_program_ref(shader, 0, kind, e)
+            .map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason())))?;
         let (ptr, size) = (pref.ptr as usize, pref.size as usize);
         let program = ptr.checked_add(size).and_then(|end| shader.get(ptr..end)).ok_or_else(|| {
             ShaderError::at(data as u64, format!("binary {i}: program [0x{ptr:X}, +0x{size:X}) lies outside its 0x{data_size:X}-byte shader data"))
@@ -158,7 +158,7 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
         let name = names.iter().filter(|(b, _)| *b <= i as i64).max_by_key(|(b, _)| *b).map(|(_, n)| n.clone());
         let key = if kind == ShaderKind::Geometry {
             let copy = shader_struct::read_copy_program(shader, 0, e)
-                .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason)))?;
+                .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason())))?;
             shader_struct::key_geometry(program, &copy)
         } else {
             shader_struct::key(program)
@@ -203,7 +203,7 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
             let data = data as usize;
             let shader = &buf[data..data + data_size];
             let pref = shader_struct::read_program_ref(shader, 0, kind, e)
-                .map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason)))?;
+                .map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason())))?;
             let (ptr, size) = (pref.ptr as usize, pref.size as usize);
             let program = ptr
                 .checked_add(size)
@@ -213,10 +213,10 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
             let len = shader.len();
             let resolve = move |q: u32| -> Option<usize> { ((q as usize) < len).then_some(q as usize) };
             let mut s = shader_struct::decode_struct(shader, 0, kind, e, kind.struct_size(), &resolve, program)
-                .map_err(|err| ShaderError::at(data as u64 + err.offset.unwrap_or(0), format!("binary {i}: {}", err.reason)))?;
+                .map_err(|err| ShaderError::at(data as u64 + err.offset().unwrap_or(0), format!("binary {i}: {}", err.reason())))?;
             if kind == ShaderKind::Geometry {
                 s.copy_program = shader_struct::read_copy_program(shader, 0, e)
-                    .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason)))?;
+                    .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason())))?;
             }
             return Ok(s);
         }
@@ -485,7 +485,7 @@ pub(crate) mod tests {
         let data = 0x18 + 2 + 8 + 0x10;
         g[data + 0xD4..data + 0xD8].copy_from_slice(&0xFFFF_0000u32.to_le_bytes());
         let err = entries(&g).unwrap_err();
-        assert!(err.reason.contains("binary 0"), "{err:?}");
+        assert!(err.reason().contains("binary 0"), "{err:?}");
         // a huge binary count is rejected without allocating for it
         let mut g = f.clone();
         g[0x18 + 2 + 4..0x18 + 2 + 8].copy_from_slice(&u32::MAX.to_le_bytes());

@@ -1,185 +1,98 @@
 //! PICA200 instruction decoding (docs/isa/pica.md §3-§4; bit layouts from nihstro `shader_bytecode.h`
 //! and the picasso encoder). One 32-bit word per instruction plus the operand-descriptor table.
 
-use crate::formats::ShaderError;
+use super::error::PicaError;
 
-/// The 39 mnemonics (`cmp` covers opcodes 0x2E/0x2F, `mad`/`madi` the 0x38-0x3F/0x30-0x37 ranges).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Op {
-    Add,
-    Dp3,
-    Dp4,
-    Dph,
-    Dst,
-    Ex2,
-    Lg2,
-    Litp,
-    Mul,
-    Sge,
-    Slt,
-    Flr,
-    Max,
-    Min,
-    Rcp,
-    Rsq,
-    Mova,
-    Mov,
-    Dphi,
-    Dsti,
-    Sgei,
-    Slti,
-    Break,
-    Nop,
-    End,
-    Breakc,
-    Call,
-    Callc,
-    Callu,
-    Ifu,
-    Ifc,
-    Loop,
-    Emit,
-    Setemit,
-    Jmpc,
-    Jmpu,
-    Cmp,
-    Madi,
-    Mad,
+use crate::formats::opcodes::{Row, Status, Status::*};
+
+/// A row of the PICA opcode table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpInfo {
+    /// The 6-bit opcode range (`cmp` 0x2E-0x2F, `madi` 0x30-0x37, `mad` 0x38-0x3F).
+    pub lo: u32,
+    pub hi: u32,
+    /// The instruction format (nihstro `shader_bytecode.h`: 0, 1, 1i, 1u, 1c, 2, 3, 4, 5, 5i).
+    pub format: &'static str,
+    /// Source operands.
+    pub srcs: u8,
+    pub status: Status,
 }
 
-pub const ALL_OPS: [Op; 39] = [
-    Op::Add,
-    Op::Dp3,
-    Op::Dp4,
-    Op::Dph,
-    Op::Dst,
-    Op::Ex2,
-    Op::Lg2,
-    Op::Litp,
-    Op::Mul,
-    Op::Sge,
-    Op::Slt,
-    Op::Flr,
-    Op::Max,
-    Op::Min,
-    Op::Rcp,
-    Op::Rsq,
-    Op::Mova,
-    Op::Mov,
-    Op::Dphi,
-    Op::Dsti,
-    Op::Sgei,
-    Op::Slti,
-    Op::Break,
-    Op::Nop,
-    Op::End,
-    Op::Breakc,
-    Op::Call,
-    Op::Callc,
-    Op::Callu,
-    Op::Ifu,
-    Op::Ifc,
-    Op::Loop,
-    Op::Emit,
-    Op::Setemit,
-    Op::Jmpc,
-    Op::Jmpu,
-    Op::Cmp,
-    Op::Madi,
-    Op::Mad,
-];
+const fn op(lo: u32, hi: u32, format: &'static str, srcs: u8, status: Status) -> OpInfo {
+    OpInfo { lo, hi, format, srcs, status }
+}
+
+const GS_ONLY: &str = "geometry shaders only (the vertex stage has no emitter)";
+
+crate::op_enum! {
+    /// The 39 mnemonics, one row each (docs/isa/pica.md §3; opcode numbers and formats from
+    /// nihstro `shader_bytecode.h` and the picasso encoder).
+    pub enum Op: OpInfo {
+        Add("add") => op(0x00, 0x00, "1", 2, Translated),
+        Dp3("dp3") => op(0x01, 0x01, "1", 2, Translated),
+        Dp4("dp4") => op(0x02, 0x02, "1", 2, Translated),
+        Dph("dph") => op(0x03, 0x03, "1", 2, Translated),
+        Dst("dst") => op(0x04, 0x04, "1", 2, Translated),
+        Ex2("ex2") => op(0x05, 0x05, "1u", 1, Translated),
+        Lg2("lg2") => op(0x06, 0x06, "1u", 1, Translated),
+        Litp("litp") => op(0x07, 0x07, "1u", 1, Translated),
+        Mul("mul") => op(0x08, 0x08, "1", 2, Translated),
+        Sge("sge") => op(0x09, 0x09, "1", 2, Translated),
+        Slt("slt") => op(0x0A, 0x0A, "1", 2, Translated),
+        Flr("flr") => op(0x0B, 0x0B, "1u", 1, Translated),
+        Max("max") => op(0x0C, 0x0C, "1", 2, Translated),
+        Min("min") => op(0x0D, 0x0D, "1", 2, Translated),
+        Rcp("rcp") => op(0x0E, 0x0E, "1u", 1, Translated),
+        Rsq("rsq") => op(0x0F, 0x0F, "1u", 1, Translated),
+        Mova("mova") => op(0x12, 0x12, "1u", 1, Translated),
+        Mov("mov") => op(0x13, 0x13, "1u", 1, Translated),
+        Dphi("dphi") => op(0x18, 0x18, "1i", 2, Translated),
+        Dsti("dsti") => op(0x19, 0x19, "1i", 2, Translated),
+        Sgei("sgei") => op(0x1A, 0x1A, "1i", 2, Translated),
+        Slti("slti") => op(0x1B, 0x1B, "1i", 2, Translated),
+        Break("break") => op(0x20, 0x20, "0", 0, Translated),
+        Nop("nop") => op(0x21, 0x21, "0", 0, Translated),
+        End("end") => op(0x22, 0x22, "0", 0, Translated),
+        Breakc("breakc") => op(0x23, 0x23, "2", 0, Translated),
+        Call("call") => op(0x24, 0x24, "2", 0, Translated),
+        Callc("callc") => op(0x25, 0x25, "2", 0, Translated),
+        Callu("callu") => op(0x26, 0x26, "3", 0, Translated),
+        Ifu("ifu") => op(0x27, 0x27, "3", 0, Translated),
+        Ifc("ifc") => op(0x28, 0x28, "2", 0, Translated),
+        Loop("loop") => op(0x29, 0x29, "3", 0, Translated),
+        Emit("emit") => op(0x2A, 0x2A, "0", 0, Limited(GS_ONLY)),
+        Setemit("setemit") => op(0x2B, 0x2B, "4", 0, Limited(GS_ONLY)),
+        Jmpc("jmpc") => op(0x2C, 0x2C, "2", 0, Translated),
+        Jmpu("jmpu") => op(0x2D, 0x2D, "3", 0, Translated),
+        Cmp("cmp") => op(0x2E, 0x2F, "1c", 2, Translated),
+        Madi("madi") => op(0x30, 0x37, "5i", 3, Translated),
+        Mad("mad") => op(0x38, 0x3F, "5", 3, Translated),
+    }
+}
+
+/// Every mnemonic (the table order).
+pub const ALL_OPS: &[Op] = Op::ALL;
 
 impl Op {
+    /// The mnemonic of 6-bit opcode `opcode`, if it is used.
     pub fn from_opcode(opcode: u32) -> Option<Op> {
-        use Op::*;
-        Some(match opcode {
-            0x00 => Add,
-            0x01 => Dp3,
-            0x02 => Dp4,
-            0x03 => Dph,
-            0x04 => Dst,
-            0x05 => Ex2,
-            0x06 => Lg2,
-            0x07 => Litp,
-            0x08 => Mul,
-            0x09 => Sge,
-            0x0A => Slt,
-            0x0B => Flr,
-            0x0C => Max,
-            0x0D => Min,
-            0x0E => Rcp,
-            0x0F => Rsq,
-            0x12 => Mova,
-            0x13 => Mov,
-            0x18 => Dphi,
-            0x19 => Dsti,
-            0x1A => Sgei,
-            0x1B => Slti,
-            0x20 => Break,
-            0x21 => Nop,
-            0x22 => End,
-            0x23 => Breakc,
-            0x24 => Call,
-            0x25 => Callc,
-            0x26 => Callu,
-            0x27 => Ifu,
-            0x28 => Ifc,
-            0x29 => Loop,
-            0x2A => Emit,
-            0x2B => Setemit,
-            0x2C => Jmpc,
-            0x2D => Jmpu,
-            0x2E | 0x2F => Cmp,
-            0x30..=0x37 => Madi,
-            0x38..=0x3F => Mad,
-            _ => return None,
-        })
+        Op::ALL.iter().copied().find(|o| (o.info().lo..=o.info().hi).contains(&opcode))
     }
+    pub const fn status(self) -> Status {
+        self.info().status
+    }
+}
 
-    pub fn name(self) -> &'static str {
-        use Op::*;
-        match self {
-            Add => "add",
-            Dp3 => "dp3",
-            Dp4 => "dp4",
-            Dph => "dph",
-            Dst => "dst",
-            Ex2 => "ex2",
-            Lg2 => "lg2",
-            Litp => "litp",
-            Mul => "mul",
-            Sge => "sge",
-            Slt => "slt",
-            Flr => "flr",
-            Max => "max",
-            Min => "min",
-            Rcp => "rcp",
-            Rsq => "rsq",
-            Mova => "mova",
-            Mov => "mov",
-            Dphi => "dphi",
-            Dsti => "dsti",
-            Sgei => "sgei",
-            Slti => "slti",
-            Break => "break",
-            Nop => "nop",
-            End => "end",
-            Breakc => "breakc",
-            Call => "call",
-            Callc => "callc",
-            Callu => "callu",
-            Ifu => "ifu",
-            Ifc => "ifc",
-            Loop => "loop",
-            Emit => "emit",
-            Setemit => "setemit",
-            Jmpc => "jmpc",
-            Jmpu => "jmpu",
-            Cmp => "cmp",
-            Madi => "madi",
-            Mad => "mad",
-        }
-    }
+/// Every PICA opcode as rows of the generated table (docs/opcodes/pica.md).
+pub fn opcode_rows() -> Vec<Row> {
+    Op::ALL
+        .iter()
+        .map(|o| {
+            let i = o.info();
+            let encoding = if i.lo == i.hi { format!("0x{:02X}", i.lo) } else { format!("0x{:02X}-0x{:02X}", i.lo, i.hi) };
+            Row { class: "op", name: o.name(), encoding, operands: format!("format {}; {} src", i.format, i.srcs), status: i.status }
+        })
+        .collect()
 }
 
 /// A source register (7-bit encoding): 0x00-0x0F `v`, 0x10-0x1F `r`, 0x20-0x7F `c0..c95`.
@@ -352,15 +265,13 @@ pub fn desc_negate(desc: u32, n: u32) -> bool {
 
 /// Decodes word `pc` of `code`. Operand descriptor indices past the table are an error naming
 /// the instruction.
-pub fn decode(code: &[u32], opdescs: &[u32], pc: usize) -> Result<Instr, ShaderError> {
+pub fn decode(code: &[u32], opdescs: &[u32], pc: usize) -> Result<Instr, PicaError> {
     let w = code[pc];
     let opcode = w >> 26;
-    let op = Op::from_opcode(opcode).ok_or_else(|| ShaderError::new(format!("instruction {pc} (word 0x{w:08X}): unused opcode 0x{opcode:02X}")))?;
+    let op = Op::from_opcode(opcode).ok_or(PicaError::UnusedOpcode { pc: pc as u32, word: w, opcode })?;
     let bits = |hi: u32, lo: u32| (w >> lo) & ((1u32 << (hi - lo + 1)) - 1);
-    let desc_of = |idx: u32| -> Result<u32, ShaderError> {
-        opdescs.get(idx as usize).copied().ok_or_else(|| {
-            ShaderError::new(format!("instruction {pc} ({}): operand descriptor {idx} past the table ({} entries)", op.name(), opdescs.len()))
-        })
+    let desc_of = |idx: u32| -> Result<u32, PicaError> {
+        opdescs.get(idx as usize).copied().ok_or(PicaError::DescriptorPastTable { pc: pc as u32, op, idx, len: opdescs.len() })
     };
     let operand = |raw: u32, rel: Rel, desc: u32, n: u32| Operand {
         reg: Reg::from_raw(raw),

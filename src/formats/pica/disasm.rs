@@ -4,6 +4,7 @@
 
 use super::decode::{self, CmpKind, Instr, Op, Operand, Rel};
 use super::dvlb::{self, ConstValue, Program};
+use crate::formats::pica::error::PicaError;
 use crate::formats::ShaderError;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -128,7 +129,7 @@ pub fn disassemble(p: &Program) -> Result<String, ShaderError> {
             let _ = writeln!(out, ";   label {} {} at {}", l.id, l.name, l.offset);
         }
     }
-    let decoded: Vec<Result<Instr, ShaderError>> = (0..p.code.len()).map(|pc| decode::decode(&p.code, &p.opdescs, pc)).collect();
+    let decoded: Vec<Result<Instr, PicaError>> = (0..p.code.len()).map(|pc| decode::decode(&p.code, &p.opdescs, pc)).collect();
     let mut targets = BTreeSet::new();
     for i in decoded.iter().flatten() {
         if let Instr::Flow { op: Op::Jmpc | Op::Jmpu, dest, .. } = i {
@@ -149,7 +150,7 @@ pub fn disassemble(p: &Program) -> Result<String, ShaderError> {
                 let _ = writeln!(out, "    {:<40} ; {pc:3}: {:08X}", instr_text(i), p.code[pc]);
             }
             Err(e) => {
-                let _ = writeln!(out, "    .word 0x{:08X}                          ; {pc:3}: {}", p.code[pc], e.reason);
+                let _ = writeln!(out, "    .word 0x{:08X}                          ; {pc:3}: {}", p.code[pc], e);
             }
         }
     }

@@ -457,7 +457,7 @@ mod cap_tests {
         buf[..4].copy_from_slice(b"DVLB");
         buf[4..8].copy_from_slice(&1000u32.to_le_bytes());
         let e = super::parse(&buf).unwrap_err();
-        assert_eq!(e.offset, Some(4));
-        assert!(e.reason.contains("resource cap") && e.reason.contains("1000 DVLEs"), "{}", e.reason);
+        assert_eq!(e.offset(), Some(4));
+        assert!(e.reason().contains("resource cap") && e.reason().contains("1000 DVLEs"), "{}", e.reason());
     }
 }

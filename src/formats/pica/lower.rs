@@ -17,6 +17,7 @@
 
 use super::decode::{self, CmpKind, DstReg, FlowCond, Instr, Op, Operand, Reg, Rel};
 use super::dvlb::{ConstValue, DvleInfo, GsMode, Program};
+use super::error::PicaError;
 use crate::formats::{Family, ShaderError, Stage};
 use crate::ir::build::*;
 use crate::ir::*;
@@ -681,7 +682,7 @@ impl Lowerer<'_> {
     }
 
     fn instr(&self, pc: usize, ins: &Instr, end: &[Stmt]) -> Result<Vec<Stmt>, ShaderError> {
-        let reject = |why: &str| ShaderError::new(format!("instruction {pc} ({}): {why}", ins.op().name()));
+        let reject = |why: &str| ShaderError::from(PicaError::Unsupported { pc: pc as u32, op: ins.op(), what: why.to_string() });
         Ok(match ins {
             Instr::Arith { op, dst, mask, srcs, .. } => {
                 let s1 = self.operand(&srcs[0]);

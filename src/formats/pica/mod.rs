@@ -3,6 +3,7 @@
 pub mod decode;
 pub mod disasm;
 pub mod dvlb;
+pub mod error;
 pub mod lower;
 
 use super::{ShaderEntry, ShaderError, Translation};

@@ -47,23 +47,23 @@ pub(super) struct GsCtx {
 const BASE_VAR: u32 = 0;
 
 fn copy_problem(what: String, pc: u32) -> ShaderError {
-    ShaderError::new(format!("unsupported GS copy program: {what} (CF {pc:02})"))
+    structure(Some(pc), format!("unsupported GS copy program: {what} (CF {pc:02})"))
 }
 
 /// Parses the copy program: ring FETCHes (src R0.x) into GPRs, then EXP/EXP_DONE of POS0 /
 /// PARAMn from those GPRs. Anything else is rejected by name.
 pub(super) fn parse_copy(program: &[u8]) -> Result<Vec<CopyOut>, ShaderError> {
     if program.is_empty() {
-        return Err(ShaderError::new("GX2 geometry shader has no copy program (GX2GeometryShader 0x54/0x58)"));
+        return Err(structure(None, "GX2 geometry shader has no copy program (GX2GeometryShader 0x54/0x58)"));
     }
-    let p = isa::decode(program).map_err(|e| ShaderError::new(format!("GS copy program: {}", e.reason)))?;
+    let p = isa::decode(program).map_err(|e| Gx2Error::CopyProgram(Box::new(e)))?;
     let mut gpr: Vec<[LaneSrc; 4]> = vec![[LaneSrc::Unset; 4]; 128];
     let mut outs: Vec<CopyOut> = Vec::new();
     for (cf, clause) in &p.cfs[..p.main_len] {
         let pc = cf.pc;
         match (&cf.cf, clause) {
-            (Cf::Normal { op: 0, .. }, _) => {}
-            (Cf::Normal { op: 2, cond: 0, .. }, Clause::Vtx(vs)) => {
+            (Cf::Normal { op: CfOp::NOP, .. }, _) => {}
+            (Cf::Normal { op: CfOp::VTX, cond: 0, .. }, Clause::Vtx(vs)) => {
                 for v in vs {
                     if let Some(why) = ring::ring_fetch_problem(v) {
                         return Err(copy_problem(why, pc));
@@ -85,7 +85,7 @@ pub(super) fn parse_copy(program: &[u8]) -> Result<Vec<CopyOut>, ShaderError> {
                     }
                 }
             }
-            (Cf::Export { op: 0x27 | 0x28, ty, array_base, rw_gpr, rw_rel: false, sel, burst_count, .. }, _) => {
+            (Cf::Export { op: ExpOp::EXP | ExpOp::EXP_DONE, ty, array_base, rw_gpr, rw_rel: false, sel, burst_count, .. }, _) => {
                 for b in 0..=*burst_count {
                     let (ty, index) = (*ty, array_base + b);
                     if !(ty == 1 && index == 60 || ty == 2 && index < 32) {
@@ -114,9 +114,9 @@ pub(super) fn parse_copy(program: &[u8]) -> Result<Vec<CopyOut>, ShaderError> {
             }
             (c, _) => {
                 let name = match c {
-                    Cf::Alu { op, .. } => isa::ALU_CF_NAMES[(*op - 8) as usize].to_string(),
-                    Cf::Export { op, .. } => isa::exp_name(*op).unwrap_or("?").to_string(),
-                    Cf::Normal { op, .. } => isa::cf_name(*op).unwrap_or("?").to_string(),
+                    Cf::Alu { op, .. } => op.name(),
+                    Cf::Export { op, .. } => op.name(),
+                    Cf::Normal { op, .. } => op.name(),
                 };
                 return Err(copy_problem(format!("{name} (a copy program only fetches the ring and exports)"), pc));
             }
@@ -134,15 +134,13 @@ impl L<'_> {
             1 => GsOutput::LineStrip,
             2 => GsOutput::TriangleStrip,
             t => {
-                return Err(ShaderError::new(format!(
-                    "GX2 geometry shader: VGT_GS_OUT_PRIM_TYPE {t} (only 0 points, 1 line strip, 2 triangle strip)"
-                )))
+                return Err(structure(None, format!("GX2 geometry shader: VGT_GS_OUT_PRIM_TYPE {t} (only 0 points, 1 line strip, 2 triangle strip)")))
             }
         };
         let vert_dwords = s.reg(0x14) & 0x7FFF;
         let ring_dwords = s.reg(0x88) & 0x7FFF;
         if vert_dwords == 0 || !vert_dwords.is_multiple_of(4) || ring_dwords < vert_dwords || !ring_dwords.is_multiple_of(4) {
-            return Err(ShaderError::new(format!(
+            return Err(structure(None, format!(
                 "GX2 geometry shader: SQ_GS_VERT_ITEMSIZE {vert_dwords} / ringItemSize {ring_dwords} dwords (need whole float4s and ringItemSize >= vertex size)"
             )));
         }
@@ -157,7 +155,7 @@ impl L<'_> {
                 (format!("o{}", c.index), Semantic::Texcoord(word >> (8 * (c.index % 4)) & 0xFF))
             };
             if self.m.outputs.iter().any(|o| o.semantic == semantic) {
-                return Err(ShaderError::new(format!("GS copy program: two exports map to {semantic:?}")));
+                return Err(structure(None, format!("GS copy program: two exports map to {semantic:?}")));
             }
             copy_idx.push(self.m.outputs.len() as u32);
             self.m.outputs.push(IoVar { name, semantic, components: 4 });
@@ -165,26 +163,29 @@ impl L<'_> {
         let max_vertices = ring_dwords / vert_dwords;
         let scalars = max_vertices * 4 * self.m.outputs.len().max(1) as u32;
         if scalars > ring::HLSL_GS_MAX_SCALARS {
-            return Err(ShaderError::new(format!(
-                "GX2 geometry shader: {max_vertices} vertices × {} outputs exceed HLSL's {} scalars per invocation",
-                self.m.outputs.len(),
-                ring::HLSL_GS_MAX_SCALARS
-            )));
+            return Err(structure(
+                None,
+                format!(
+                    "GX2 geometry shader: {max_vertices} vertices × {} outputs exceed HLSL's {} scalars per invocation",
+                    self.m.outputs.len(),
+                    ring::HLSL_GS_MAX_SCALARS
+                ),
+            ));
         }
         // ESGS slots the program's ring fetches reach
         let mut slots = 0;
         for (cf, clause) in &self.prog.cfs {
-            if let (Cf::Normal { op: 2 | 3 | 0x1C | 0x1D, .. }, Clause::Vtx(vs)) = (&cf.cf, clause) {
+            if let (Cf::Normal { op: CfOp::VTX | CfOp::VTX_TC | CfOp::VTX_ACK | CfOp::VTX_TC_ACK, .. }, Clause::Vtx(vs)) = (&cf.cf, clause) {
                 for v in vs {
                     if let Some(why) = ring::ring_fetch_problem(v) {
-                        return Err(unsupported(&why, cf.pc));
+                        return Err(unsupported(v.op, why, cf.pc));
                     }
                     slots = slots.max(v.offset / 16 + 1);
                 }
             }
         }
         if slots > ES_SLOTS {
-            return Err(ShaderError::new(format!("GS ring FETCH past ESGS slot {ES_SLOTS}")));
+            return Err(structure(None, format!("GS ring FETCH past ESGS slot {ES_SLOTS}")));
         }
         let vertex_fields: Vec<IoVar> =
             (0..slots).map(|k| IoVar { name: format!("ring{k}"), semantic: Semantic::Texcoord(k), components: 4 }).collect();
@@ -222,7 +223,7 @@ impl L<'_> {
         let mut body = Vec::new();
         for v in vs {
             if let Some(why) = ring::ring_fetch_problem(v) {
-                return Err(unsupported(&why, pc));
+                return Err(unsupported(v.op, why, pc));
             }
             // dword address = asint(src) + OFFSET / 4; select the matching (vertex, slot) input
             let addr = Expr::IntBinary(IntBinOp::Add, Box::new(rd(v.src_gpr, v.src_sel_x)), Box::new(bits(v.offset / 4)));
@@ -266,7 +267,7 @@ impl L<'_> {
         let is_gs = self.s.kind == ShaderKind::Geometry;
         let slots = (!is_gs).then_some(ES_SLOTS);
         if let Some(why) = ring::mem_ring_problem(ty, array_base, elem_size, array_size, rw_rel, burst_count, is_gs, slots) {
-            return Err(unsupported(&why, pc));
+            return Err(unsupported(ExpOp::MEM_RING, why, pc));
         }
         let mask = comp_mask as u8;
         if mask == 0 {

@@ -81,7 +81,7 @@ impl Lowerer<'_> {
         if cx.visits > MAX_VISITS {
             return Err(format!("more than {MAX_VISITS} instructions after inlining"));
         }
-        decode::decode(&self.p.code, &self.p.opdescs, pc).map_err(|e| e.reason)
+        decode::decode(&self.p.code, &self.p.opdescs, pc).map_err(|e| e.to_string())
     }
 
     /// Words `s..e` in sequence (`e = None`: the top level, which stops at an `end` or at the
@@ -186,7 +186,7 @@ impl Lowerer<'_> {
                     }
                 }
                 _ => {
-                    out.extend(self.instr(pc, &ins, end).map_err(|e| e.reason)?);
+                    out.extend(self.instr(pc, &ins, end).map_err(|e| e.reason())?);
                     pc += 1;
                 }
             }
@@ -208,9 +208,9 @@ impl Lowerer<'_> {
         out.push(Stmt::Comment(format!("{last}: {} (last of the scope)", super::super::disasm::instr_text(&ins))));
         match &ins {
             Instr::Arith { .. } | Instr::Cmp { .. } | Instr::Mad { .. } | Instr::Setemit { .. } => {
-                out.extend(self.instr(last, &ins, end).map_err(|e| e.reason)?)
+                out.extend(self.instr(last, &ins, end).map_err(|e| e.reason())?)
             }
-            Instr::Simple(Op::Nop | Op::End | Op::Emit) => out.extend(self.instr(last, &ins, end).map_err(|e| e.reason)?),
+            Instr::Simple(Op::Nop | Op::End | Op::Emit) => out.extend(self.instr(last, &ins, end).map_err(|e| e.reason())?),
             _ => return Err(format!("word {last}: a scope ends with {}", ins.op().name())),
         }
         cx.scopes.pop();
