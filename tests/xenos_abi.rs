@@ -6,23 +6,13 @@
 
 mod common;
 
-use common::{repo, spirv_val};
+use common::{repo, spirv_val, xenos_corpus as corpus};
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass};
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};
 use shrec::formats::{self, Stage, TranslateOptions, Translation};
-use std::collections::{BTreeMap, BTreeSet};
-
-fn corpus() -> BTreeMap<u64, (String, Vec<u8>)> {
-    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus/xenos"));
-    let mut m = BTreeMap::new();
-    for s in scan.shaders {
-        m.entry(s.key).or_insert_with(|| (s.path.display().to_string(), shrec::scan::read_container(&s).unwrap()));
-    }
-    assert_eq!(m.len(), 28);
-    m
-}
+use std::collections::BTreeSet;
 
 fn translate(bytes: &[u8]) -> Translation {
     formats::translate(ContainerKind::Xenos, bytes, 0, &TranslateOptions::default()).unwrap()

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{repo, spirv_val};
+use common::{repo, spirv_val, xenos_corpus as corpus};
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};
 use shrec::formats::xenos::container::{self as xc, RegisterSet};
@@ -22,7 +22,6 @@ use shrec::formats::{self, TranslateOptions, Translation};
 use shrec_verify::xenos::container;
 use shrec_verify::xenos::synthetic::{pixel_shader, vertex_shader};
 use shrec_verify::xenosrecomp::{reflect, Interface};
-use std::collections::BTreeMap;
 
 const R11G11B10_NORMAL: u32 = 1;
 const ALPHA_TEST: u32 = 2;
@@ -80,16 +79,6 @@ fn xenosrecomp_unleashed_mask(bytes: &[u8]) -> u32 {
         mask |= REVERSE_Z;
     }
     mask
-}
-
-fn corpus() -> BTreeMap<u64, (String, Vec<u8>)> {
-    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus/xenos"));
-    let mut m = BTreeMap::new();
-    for s in scan.shaders {
-        m.entry(s.key).or_insert_with(|| (s.path.display().to_string(), shrec::scan::read_container(&s).unwrap()));
-    }
-    assert_eq!(m.len(), 28);
-    m
 }
 
 #[test]

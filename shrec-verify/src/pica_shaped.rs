@@ -3,7 +3,7 @@
 //! soup (`pica::gen::program`).
 //!
 //! The program is built as a tree first (so stack budgets, nesting depth and run time can be
-//! checked before anything is placed), then placed by [`Em`], which follows picasso's
+//! checked before anything is placed), then placed by `Em`, which follows picasso's
 //! assembler (devkitPro/picasso `source/picasso_assembler.cpp`) directive by directive:
 //! - `ifc` / `ifu` (`format2` / `format3` with `SE_IF`): without `.else`, DEST = the word after
 //!   the block and NUM = 0; with `.else`, DEST = the else part's first word and NUM = its size

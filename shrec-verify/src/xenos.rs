@@ -247,7 +247,7 @@ pub mod container {
     /// register index and count.
     pub type Constant<'a> = (&'a str, u16, u16, u16);
 
-    /// [`write`] with a constant table (D3DXSHADER_CONSTANTTABLE as the container parser and
+    /// [`write()`] with a constant table (D3DXSHADER_CONSTANTTABLE as the container parser and
     /// XenosRecomp read it: table header, 20-byte ConstantInfo records, NUL-terminated names;
     /// offsets relative to the table, no type info or defaults).
     pub fn write_with_constants(s: &Spec, constants: &[Constant]) -> Vec<u8> {

@@ -201,3 +201,15 @@ pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// The distinct Xenos shaders of tests/corpus/xenos by key: (path, container bytes). 28 since
+/// the RetroArch pair joined (tests/corpus/xenos/SOURCES.md).
+pub fn xenos_corpus() -> std::collections::BTreeMap<u64, (String, Vec<u8>)> {
+    let scan = shrec::scan::scan_dir(&repo().join("tests/corpus/xenos"));
+    let mut m = std::collections::BTreeMap::new();
+    for s in scan.shaders {
+        m.entry(s.key).or_insert_with(|| (s.path.display().to_string(), shrec::scan::read_container(&s).unwrap()));
+    }
+    assert_eq!(m.len(), 28);
+    m
+}
