@@ -197,9 +197,11 @@ fn hex(bytes: &[u8]) -> String {
 /// What identifies one version of a file without reading it: device, inode, size, and the
 /// modification and status-change times in nanoseconds. Rewriting the file changes mtime and
 /// ctime, replacing it (rename) changes the inode, and ctime cannot be set back by anyone.
+#[cfg(unix)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FileKey([u64; 5]);
 
+#[cfg(unix)]
 impl FileKey {
     fn of(path: &Path) -> std::io::Result<FileKey> {
         use std::os::unix::fs::MetadataExt;
@@ -241,6 +243,7 @@ fn hash_file(path: &Path) -> std::io::Result<Hashes> {
 /// again, and the sha256 is compared with the expected one on every run either way. The stamp is
 /// as trusted as the library beside it: both live in the user's private cache directory. Returns
 /// whether the stamp was used.
+#[cfg(unix)]
 fn hashes_with_stamp(path: &Path, stamps: &Path) -> std::io::Result<(Hashes, bool)> {
     let abs = std::fs::canonicalize(path)?;
     let stamp = stamps.join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(abs.as_os_str().as_encoded_bytes())));
@@ -271,6 +274,12 @@ fn hashes_with_stamp(path: &Path, stamps: &Path) -> std::io::Result<(Hashes, boo
         let _ = std::fs::remove_file(&tmp);
     }
     Ok((h, false))
+}
+
+/// Off Unix there is no inode / ctime to key a stamp on: the library is hashed on every run.
+#[cfg(not(unix))]
+fn hashes_with_stamp(path: &Path, _stamps: &Path) -> std::io::Result<(Hashes, bool)> {
+    Ok((hash_file(path)?, false))
 }
 
 /// Where [`hashes_with_stamp`] keeps its stamps: the private user cache.
