@@ -37,8 +37,6 @@
 //! lowering) and, after lowering, by [`MAX_NESTING`] (checked by `ir::validate`, which every
 //! lowered module passes before the HLSL writer).
 
-use crate::error::ShaderError;
-
 /// The most microcode one shader may have (the shader-size and instruction-count cap).
 pub const MAX_MICROCODE_BYTES: usize = 1 << 20;
 
@@ -102,26 +100,3 @@ pub const MAX_RATIO: u64 = 512;
 /// Members that decompress to fewer bytes than this are not ratio-checked (a 10-byte zlib stream
 /// of a 64 KiB zero buffer is harmless).
 pub const RATIO_FLOOR: u64 = 1 << 20;
-
-/// Refuses a shader whose microcode (starting at container `offset`) is larger than
-/// [`MAX_MICROCODE_BYTES`]. Call it before decoding.
-pub fn check_microcode(bytes: usize, offset: Option<u64>) -> Result<(), ShaderError> {
-    if bytes > MAX_MICROCODE_BYTES {
-        let reason = format!("resource cap: {bytes} bytes of microcode exceed the {MAX_MICROCODE_BYTES}-byte limit per shader");
-        return Err(ShaderError::Other { offset, reason });
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn microcode_cap_names_the_limit_and_offset() {
-        assert!(check_microcode(MAX_MICROCODE_BYTES, None).is_ok());
-        let e = check_microcode(MAX_MICROCODE_BYTES + 1, Some(0x40)).unwrap_err();
-        assert_eq!(e.offset(), Some(0x40));
-        assert!(e.reason().contains("resource cap") && e.reason().contains("1048576"), "{}", e.reason());
-    }
-}

@@ -3,6 +3,7 @@
 
 pub mod agal;
 pub mod cube;
+pub mod error;
 pub mod gx2;
 pub mod opcodes;
 pub mod pica;
@@ -60,7 +61,7 @@ pub struct ShaderEntry {
     pub name: Option<String>,
 }
 
-pub use crate::error::ShaderError;
+pub use error::ShaderError;
 
 /// Lists the shaders of a container found by [`crate::detect`]. `bytes` is exactly the
 /// container (`Candidate::offset .. offset + len`).
@@ -137,5 +138,30 @@ pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOpt
         ContainerKind::Xenos => xenos::disasm(bytes),
         ContainerKind::Dvlb => pica::disasm(bytes, index),
         ContainerKind::Gfd | ContainerKind::Sharcfb => gx2::disasm(kind, bytes, index),
+    }
+}
+
+/// Refuses a shader whose microcode (starting at container `offset`) is larger than
+/// [`crate::limits::MAX_MICROCODE_BYTES`]. Call it before decoding.
+pub fn check_microcode(bytes: usize, offset: Option<u64>) -> Result<(), ShaderError> {
+    let cap = crate::limits::MAX_MICROCODE_BYTES;
+    if bytes > cap {
+        let reason = format!("resource cap: {bytes} bytes of microcode exceed the {cap}-byte limit per shader");
+        return Err(ShaderError::Other { offset, reason });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_microcode;
+    use crate::limits::MAX_MICROCODE_BYTES;
+
+    #[test]
+    fn microcode_cap_names_the_limit_and_offset() {
+        assert!(check_microcode(MAX_MICROCODE_BYTES, None).is_ok());
+        let e = check_microcode(MAX_MICROCODE_BYTES + 1, Some(0x40)).unwrap_err();
+        assert_eq!(e.offset(), Some(0x40));
+        assert!(e.reason().contains("resource cap") && e.reason().contains("1048576"), "{}", e.reason());
     }
 }

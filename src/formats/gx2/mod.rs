@@ -23,7 +23,7 @@ pub fn load(kind: ContainerKind, bytes: &[u8], index: u32) -> Result<Gx2Shader, 
         ContainerKind::Sharcfb => sharc::load(bytes, index),
         other => Err(ShaderError::new(format!("{} is not a GX2 container", other.name()))),
     }
-    .and_then(|s| crate::limits::check_microcode(s.program.len(), None).map(|()| s))
+    .and_then(|s| crate::formats::check_microcode(s.program.len(), None).map(|()| s))
 }
 
 /// Disassembly: the GX2 header fields as `; $FIELD = value` comments (the latte-assembler

@@ -342,7 +342,7 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
         return Err(e);
     }
     let d = parse(buf)?;
-    crate::limits::check_microcode(4 * d.code_words, Some(d.code_offset as u64))?;
+    crate::formats::check_microcode(4 * d.code_words, Some(d.code_offset as u64))?;
     let code = (0..d.code_words).map(|i| rd(buf, d.code_offset + 4 * i, "code word")).collect::<Result<Vec<_>, _>>()?;
     let opdescs = (0..d.opdesc_count).map(|i| rd(buf, d.opdesc_offset + 8 * i, "operand descriptor")).collect::<Result<Vec<_>, _>>()?;
     let mut dvles = Vec::new();

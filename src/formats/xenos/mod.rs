@@ -24,7 +24,7 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
 /// Disassembles a container in the style of Microsoft's listings.
 pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
     let c = container::parse(bytes)?;
-    crate::limits::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
+    crate::formats::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
     let p = ucode::decode(&c.microcode)?;
     Ok(disasm::disassemble(&c, &p))
 }
@@ -37,7 +37,7 @@ pub fn translate(bytes: &[u8]) -> Result<Translation, ShaderError> {
 /// Translates a container to IR with lowering options (`--profile`, see [`lower::Profile`]).
 pub fn translate_with(bytes: &[u8], opts: &lower::LowerOptions) -> Result<Translation, ShaderError> {
     let c = container::parse(bytes)?;
-    crate::limits::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
+    crate::formats::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
     let p = ucode::decode(&c.microcode)?;
     let l = lower::lower_with(&c, &p, opts)?;
     Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: l.spec_constants_mask })
