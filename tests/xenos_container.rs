@@ -25,7 +25,7 @@ fn corpus() -> Vec<PathBuf> {
 #[test]
 fn every_corpus_container_parses() {
     let all = corpus();
-    assert_eq!(all.len(), 31);
+    assert_eq!(all.len(), 33);
     for p in &all {
         let b = std::fs::read(p).unwrap();
         let c = container::parse(&b).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
