@@ -543,7 +543,8 @@ fn loop_counter_checks(hlsl: &str) {
         // `[branch] if ((R[k].xxxx).x >= …) { break; }` bound checks
         let x = x.trim_start_matches("[branch] ");
         if x.starts_with("if (") && x.contains(">=") && lines.get(i + 1).is_some_and(|n| n.contains("break;") || n.starts_with('{')) {
-            let reg = x[4..].trim_start_matches('(').split(".x").next().unwrap().to_string();
+            // `if (R168.x >= …` or, since registers are read whole, `if ((((float4)R168).xxxx).x >= …`
+            let reg = x[4..].trim_start_matches('(').trim_start_matches("float4)").split(".x").next().unwrap().trim_end_matches(')').to_string();
             if !reg.starts_with('R') {
                 continue;
             }
@@ -552,15 +553,36 @@ fn loop_counter_checks(hlsl: &str) {
     }
     assert!(!counters.is_empty(), "no bounded loop found\n{hlsl}");
     for k in &counters {
-        let writes = lines.iter().filter(|x| (x.starts_with(&format!("{k}.x")) || x.starts_with(&format!("{k} "))) && x.contains(" = ")).count();
+        // writes of the counter's x lane: `R168.x = …`, or a whole-vector write whose select mask
+        // takes x (`R168 = select(bool4(true, …`) or that has no mask
+        let whole = format!("{k} = ");
+        let x_mask = format!("{k} = select(bool4(true,");
+        let writes = lines
+            .iter()
+            .filter(|x| {
+                (x.starts_with(&format!("{k}.x")) && x.contains(" = "))
+                    || (x.starts_with(&whole) && (!x.contains("select(bool4(") || x.starts_with(&x_mask)))
+            })
+            .count();
         assert_eq!(writes, 2, "counter {k}: one reset + one increment expected\n{hlsl}");
     }
     let distinct: std::collections::BTreeSet<_> = counters.iter().collect();
     assert_eq!(distinct.len(), counters.len(), "nested loops share a counter: {counters:?}\n{hlsl}");
     // AL (R133.z; R[133].z when temps are an indexable array) = init + n * inc uses the count of
     // completed iterations
-    let al = lines.iter().position(|x| x.starts_with("R[133].z =") || x.starts_with("R133.z =")).expect("AL assignment");
-    let inc = lines.iter().position(|x| x.starts_with(&format!("{}.x = ((", counters[0])) && x.contains("+ ((float4)1.0)")).expect("increment");
+    // (one-lane writes are whole-vector selects since registers are read whole)
+    let al = lines
+        .iter()
+        .position(|x| x.starts_with("R[133].z =") || x.starts_with("R133.z =") || x.starts_with("R133 = select(bool4(false, false, true, false)"))
+        .expect("AL assignment");
+    let k = &counters[0];
+    let inc = lines
+        .iter()
+        .position(|x| {
+            (x.starts_with(&format!("{k}.x = ((")) || x.starts_with(&format!("{k} = select(bool4(true, false, false, false)")))
+                && x.contains("+ ((float4)1.0)")
+        })
+        .expect("increment");
     assert!(al < inc, "AL must be set before the counter increments\n{hlsl}");
 }
 
@@ -625,7 +647,11 @@ fn branches_push_else_pop_and_predicates() {
         ],
     );
     // PRED_SEL_ONE / _ZERO: writes guarded by the predicate flag, once each polarity
-    assert!(o.hlsl.contains("R[133].y != 0") || o.hlsl.contains("R133.y") || o.hlsl.contains(".y != 0"), "{}", o.hlsl);
+    assert!(
+        o.hlsl.contains("R[133].y != 0") || o.hlsl.contains("R133.y") || o.hlsl.contains("((float4)R133).yyyy") || o.hlsl.contains(".y != 0"),
+        "{}",
+        o.hlsl
+    );
 }
 
 #[test]
