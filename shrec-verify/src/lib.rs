@@ -113,6 +113,19 @@ impl std::fmt::Display for Expect {
     }
 }
 
+/// `range` cut into `parts` consecutive pieces of (almost) equal length, for running one
+/// piece per thread.
+pub fn split_range(range: std::ops::Range<u64>, parts: u64) -> Vec<std::ops::Range<u64>> {
+    let len = range.end - range.start;
+    (0..parts).map(|t| range.start + len * t / parts..range.start + len * (t + 1) / parts).collect()
+}
+
+/// A number from the environment for the long-mode tests (`SHREC_FUZZ_PROGRAMS`,
+/// `SHREC_FUZZ_SEED`, ...): `default` when the variable is unset or not a number.
+pub fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
 /// Exact comparison: same bits, except that `-0 == +0` and every NaN equals every NaN.
 pub fn bits_equal(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a == 0.0 && b == 0.0) || (a.is_nan() && b.is_nan())

@@ -398,14 +398,12 @@ fn ifg_strict_option(total: &mut Comparison) {
 }
 
 fn fuzz_seed() -> u64 {
-    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    shrec_verify::env_u64("SHREC_FUZZ_SEED", 1)
 }
 
 /// Runs fuzz programs `range` of `seed` on `threads` threads.
 fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
-    let len = range.end - range.start;
-    let chunks: Vec<std::ops::Range<u64>> = (0..threads).map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads).collect();
-    let handles: Vec<_> = chunks
+    let handles: Vec<_> = shrec_verify::split_range(range, threads)
         .into_iter()
         .map(|r| {
             std::thread::spawn(move || {
@@ -457,7 +455,7 @@ fn long_fuzz() {
     if agal::gpu().is_none() {
         return;
     }
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
     let seed = fuzz_seed();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
     let start = std::time::Instant::now();
@@ -498,9 +496,7 @@ fn fuzz_one() {
 /// Runs shaped programs `range` of `seed` on `threads` threads: the comparison, the control-flow
 /// counts and the deepest nesting in the generated text.
 fn shaped(seed: u64, range: std::ops::Range<u64>, threads: u64) -> (Comparison, FlowStats, u32) {
-    let len = range.end - range.start;
-    let chunks: Vec<std::ops::Range<u64>> = (0..threads).map(|t| range.start + len * t / threads..range.start + len * (t + 1) / threads).collect();
-    let handles: Vec<_> = chunks
+    let handles: Vec<_> = shrec_verify::split_range(range, threads)
         .into_iter()
         .map(|r| {
             std::thread::spawn(move || {

@@ -390,8 +390,8 @@ fn compiler_shaped_fixed_seed() {
 #[ignore]
 fn long_shaped() {
     let Some(gpu) = gpu() else { return };
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let from: u64 = std::env::var("SHREC_FUZZ_FROM").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
+    let from: u64 = shrec_verify::env_u64("SHREC_FUZZ_FROM", 0);
     let started = std::time::Instant::now();
     let (c, deepest) = shaped(gpu, fuzz_seed(), from..from + n);
     println!(
@@ -846,7 +846,7 @@ fn volume_sample() {
 }
 
 fn fuzz_seed() -> u64 {
-    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    shrec_verify::env_u64("SHREC_FUZZ_SEED", 1)
 }
 
 fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> Comparison {
@@ -912,10 +912,10 @@ fn long_fuzz() {
     if gpu().is_none() {
         return;
     }
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
     let seed = fuzz_seed();
     // one GPU thread unless asked: lavapipe (Mesa 22.3) may crash or hang driven by two threads
-    let threads = std::env::var("SHREC_FUZZ_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let threads = shrec_verify::env_u64("SHREC_FUZZ_THREADS", 1);
     let t0 = std::time::Instant::now();
     let c = fuzz(seed, 0..n, threads);
     println!(

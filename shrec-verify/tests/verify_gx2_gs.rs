@@ -192,7 +192,7 @@ fn gs_fuzz(seed: u64, range: std::ops::Range<u64>) -> Comparison {
 }
 
 fn fuzz_seed() -> u64 {
-    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    shrec_verify::env_u64("SHREC_FUZZ_SEED", 1)
 }
 
 /// 60 random GS programs (fixed seed) against the interpreter.
@@ -209,8 +209,8 @@ fn gs_fuzz_fixed_seed() {
 #[test]
 #[ignore]
 fn gs_long_fuzz() {
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
-    let first: u64 = std::env::var("SHREC_FUZZ_FIRST").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 2000);
+    let first: u64 = shrec_verify::env_u64("SHREC_FUZZ_FIRST", 0);
     let c = gs_fuzz(fuzz_seed(), first..first + n);
     finish(&format!("gs_long_fuzz seed {} from #{first}", fuzz_seed()), &c, n);
 }

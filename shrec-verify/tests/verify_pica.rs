@@ -439,7 +439,7 @@ fn emit_in_vertex_shader_is_rejected() {
 }
 
 fn fuzz_seed() -> u64 {
-    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    shrec_verify::env_u64("SHREC_FUZZ_SEED", 1)
 }
 
 fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> (Comparison, Forms) {
@@ -495,12 +495,12 @@ fn long_fuzz() {
     if gpu().is_none() {
         return;
     }
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
     // First program index (to re-run part of a run; the default 0 runs programs 0..N).
-    let start: u64 = std::env::var("SHREC_FUZZ_START").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let start: u64 = shrec_verify::env_u64("SHREC_FUZZ_START", 0);
     let seed = fuzz_seed();
     // One thread by default: lavapipe (Mesa 22.3) has crashed / hung with two threads driving it.
-    let threads = std::env::var("SHREC_FUZZ_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let threads = shrec_verify::env_u64("SHREC_FUZZ_THREADS", 1);
     let t0 = std::time::Instant::now();
     let (c, forms) = fuzz(seed, start..start + n, threads);
     println!(
@@ -726,8 +726,8 @@ fn compiler_shaped_fixed_seed() {
 #[ignore]
 fn long_shaped() {
     let Some(gpu) = gpu() else { return };
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let from: u64 = std::env::var("SHREC_FUZZ_FROM").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
+    let from: u64 = shrec_verify::env_u64("SHREC_FUZZ_FROM", 0);
     let started = std::time::Instant::now();
     let (c, forms, s) = shaped(gpu, fuzz_seed(), from..from + n);
     println!("{}", shaped_summary(&format!("long_shaped seed {} from #{from}", fuzz_seed()), &c, &forms, &s, started.elapsed().as_secs_f64()));
@@ -755,8 +755,8 @@ fn shaped_programs_are_well_formed() {
 #[ignore]
 fn shaped_peek() {
     let seed = fuzz_seed();
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(240);
-    let index: u64 = std::env::var("SHREC_FUZZ_ONLY").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 240);
+    let index: u64 = shrec_verify::env_u64("SHREC_FUZZ_ONLY", 0);
     let (p, s) = pica_shaped::shaped_program_and_stats(seed, index);
     println!("{}\n{s:?}", shrec::formats::pica::disasm(&p.bytes, 0).unwrap_or_default());
     let mut total = ShapedStats::default();

@@ -251,7 +251,7 @@ fn geometry_fuzz_fixed_seed() {
 fn gs_long_fuzz() {
     let Some(gpu) = gpu() else { return };
     require_xfb(gpu);
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(2_000);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 2_000);
     let seed = fuzz_seed();
     let c = gs_fuzz(gpu, seed, 0..n);
     println!("gs_long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches", c.programs, c.comparisons, c.mismatches);
@@ -386,5 +386,5 @@ fn geometry_all() {
 }
 
 fn fuzz_seed() -> u64 {
-    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    shrec_verify::env_u64("SHREC_FUZZ_SEED", 1)
 }

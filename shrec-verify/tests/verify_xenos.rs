@@ -1254,7 +1254,7 @@ fn snes9x_2xsai_predicated_exec() {
 }
 
 fn fuzz_seed() -> u64 {
-    std::env::var("SHREC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    shrec_verify::env_u64("SHREC_FUZZ_SEED", 1)
 }
 
 /// Stops starting new programs after `SHREC_FUZZ_SECONDS` (long runs on a shared machine); the
@@ -1380,13 +1380,13 @@ fn long_fuzz() {
     if gpu().is_none() {
         return;
     }
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
     // SHREC_FUZZ_FIRST=k runs programs k..k+n, so a long run can be done in parts
-    let first: u64 = std::env::var("SHREC_FUZZ_FIRST").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let first: u64 = shrec_verify::env_u64("SHREC_FUZZ_FIRST", 0);
     let seed = fuzz_seed();
     // One thread by default: two threads driving lavapipe (Mesa 22.3) at once have crashed or
     // hung it (see README); SHREC_FUZZ_THREADS overrides.
-    let threads: u64 = std::env::var("SHREC_FUZZ_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
+    let threads: u64 = shrec_verify::env_u64("SHREC_FUZZ_THREADS", 1).max(1);
     let start = std::time::Instant::now();
     let c = fuzz(seed, first..first + n, threads);
     println!(
@@ -1551,8 +1551,8 @@ fn compiler_shaped_fixed_seed() {
 #[ignore]
 fn long_shaped() {
     let Some(gpu) = gpu() else { return };
-    let n: u64 = std::env::var("SHREC_FUZZ_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let first: u64 = std::env::var("SHREC_FUZZ_FIRST").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
+    let first: u64 = shrec_verify::env_u64("SHREC_FUZZ_FIRST", 0);
     let started = std::time::Instant::now();
     let (c, e, most) = shaped(gpu, fuzz_seed(), first..first + n);
     println!("{}", shaped_summary(&format!("long_shaped seed {} from #{first}", fuzz_seed()), &c, &e, &most, started.elapsed().as_secs_f64()));
@@ -2678,6 +2678,22 @@ fn cexec_pred_clean_and_ret_outside_a_subroutine() {
     finish("cexec_pred_clean_and_ret_outside_a_subroutine", &c, &[CF_NAMES[13], CF_NAMES[10]].map(String::from), 200);
 }
 
+/// `add r1, r1, c[aL]` (the loop tests' body): r1 sums the constants the loop's aL visits.
+fn add_r1_c_al() -> Alu {
+    let mut rel = Src::c(0);
+    rel.rel = true;
+    let mut add = Alu { vop: vop("add"), sop: 50, vdst: 1, vmask: 0xF, rel_a0: false, ..Default::default() };
+    add.src = [Src::r(1), rel, Src::r(0)];
+    add
+}
+
+/// The loop tests' tail: r2 = r1, then the stage's exports.
+fn r1_exported(pixel: bool) -> Vec<[u32; 3]> {
+    let mut tail = vec![valu("max", 2, Src::r(1), Src::r(1))];
+    tail.extend(export_tail(pixel));
+    tail
+}
+
 /// Xenos row "Loops: … aL start = bits 8-15 (unsigned), step = bits 16-23 (signed)": a loop over
 /// `defi i0` with start 150 (negative if read as signed) and step +1 or −1 (255 if read as
 /// unsigned), two iterations, each adding `c[aL]` to r1: r1 = c4 + c150 + c151 (step +1) or
@@ -2694,12 +2710,7 @@ fn cexec_pred_clean_and_ret_outside_a_subroutine() {
 fn loop_start_unsigned_and_step_signed() {
     let Some(gpu) = gpu() else { return };
     let build = |pixel: bool, up: bool| {
-        let mut rel = Src::c(0);
-        rel.rel = true;
-        let mut add = Alu { vop: vop("add"), sop: 50, vdst: 1, vmask: 0xF, rel_a0: false, ..Default::default() };
-        add.src = [Src::r(1), rel, Src::r(0)];
-        let mut tail = vec![valu("max", 2, Src::r(1), Src::r(1))];
-        tail.extend(export_tail(pixel));
+        let (add, tail) = (add_r1_c_al(), r1_exported(pixel));
         let step: u32 = if up { 1 } else { 0xFF };
         cf_program_with_loops(
             pixel,
@@ -2793,12 +2804,7 @@ fn maxa_a0_changes_after_the_sources_are_read() {
 fn repeat_loop_keeps_al() {
     let Some(gpu) = gpu() else { return };
     let build = |pixel: bool, up: bool| {
-        let mut rel = Src::c(0);
-        rel.rel = true;
-        let mut add = Alu { vop: vop("add"), sop: 50, vdst: 1, vmask: 0xF, rel_a0: false, ..Default::default() };
-        add.src = [Src::r(1), rel, Src::r(0)];
-        let mut tail = vec![valu("max", 2, Src::r(1), Src::r(1))];
-        tail.extend(export_tail(pixel));
+        let (add, tail) = (add_r1_c_al(), r1_exported(pixel));
         let step: u32 = if up { 1 } else { 0xFF };
         cf_program_with_loops(
             pixel,

@@ -41,6 +41,11 @@ pub struct FileStamp {
 }
 
 impl FileStamp {
+    /// The file's size in bytes.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     pub fn of(m: &std::fs::Metadata) -> Self {
         #[cfg(unix)]
         {
@@ -147,11 +152,11 @@ impl ScanIndex {
         crate::cache::atomic::write(path, &text)
     }
 
-    /// The recorded scan of `path` when the file is unchanged since.
-    pub(crate) fn reuse(&self, path: &Path) -> Option<FileScan> {
+    /// The recorded scan of `path` when the file is unchanged since: its `stamp` now (taken by
+    /// the directory walk, so an unchanged file costs that one `stat`) equals the recorded one.
+    pub(crate) fn reuse(&self, path: &Path, stamp: &FileStamp) -> Option<FileScan> {
         let r = self.files.get(path)?;
-        let stamp = FileStamp::of(&std::fs::metadata(path).ok()?);
-        if stamp != r.stamp {
+        if *stamp != r.stamp {
             return None;
         }
         let shaders = r
@@ -184,7 +189,7 @@ impl ScanIndex {
             })
             .collect();
         let unopened = r.unopened.iter().map(|(chain, what)| (crate::scan::label(path, chain), what.clone())).collect();
-        Some(FileScan { shaders, errors, bytes: r.bytes, stamp: Some(stamp), containers, unopened })
+        Some(FileScan { shaders, errors, bytes: r.bytes, stamp: Some(*stamp), containers, unopened })
     }
 
     /// The index of a scan: every file that was read completely.

@@ -389,12 +389,14 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
     for entry in walk {
         match entry {
             Ok(e) if e.file_type().is_file() => {
-                // The size only feeds the progress display: a file that cannot be stat'ed here
-                // counts as 0 bytes (scanning it reports the error).
-                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+                // One stat per file: its stamp decides whether the scan index's record is reused,
+                // its size feeds the progress display. A file that cannot be stat'ed here counts
+                // as 0 bytes and is read (reading it reports the error).
+                let stamp = e.metadata().ok().map(|m| crate::scan::index::FileStamp::of(&m));
+                let size = stamp.as_ref().map_or(0, |s| s.len());
                 progress.files_found.fetch_add(1, Ordering::Relaxed);
                 progress.bytes_found.fetch_add(size, Ordering::Relaxed);
-                paths.push((e.into_path(), size));
+                paths.push((e.into_path(), stamp));
             }
             Ok(_) => {}
             Err(e) => {
@@ -407,7 +409,7 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
         result.errors.push(file_error(&p, "symbolic link to outside the scanned directory (or dangling): not followed"));
     }
     progress.walk_done.store(true, Ordering::Release);
-    let (paths, sizes): (Vec<PathBuf>, Vec<u64>) = paths.into_iter().unzip();
+    let (paths, stamps): (Vec<PathBuf>, Vec<Option<crate::scan::index::FileStamp>>) = paths.into_iter().unzip();
     result.files = paths.len() as u64;
     let previous = index.map(ScanIndex::load).unwrap_or_default();
     // Files finish in any order; `release` passes them on in path order.
@@ -421,13 +423,15 @@ fn scan_dir_with(root: &Path, index: Option<&Path>, on_file: &(dyn Fn(&[FoundSha
                 read.fetch_add(n, Ordering::Relaxed);
                 progress.bytes_scanned.fetch_add(n, Ordering::Relaxed);
             };
-            let scanned = match previous.reuse(p) {
+            let scanned = match stamps[i].as_ref().and_then(|st| previous.reuse(p, st)) {
                 Some(hit) => (hit, false),
                 None => (scan_file(p, &on_read), true),
             };
             // What was not read (a file the index let us skip, or one that failed) is done too.
             progress.files_scanned.fetch_add(1, Ordering::Relaxed);
-            progress.bytes_scanned.fetch_add(sizes[i].saturating_sub(read.load(Ordering::Relaxed)), Ordering::Relaxed);
+            progress
+                .bytes_scanned
+                .fetch_add(stamps[i].as_ref().map_or(0, |s| s.len()).saturating_sub(read.load(Ordering::Relaxed)), Ordering::Relaxed);
             let mut shaders = scanned.0.shaders.clone();
             shaders.sort_by(|a, b| (&a.member, a.offset, a.index).cmp(&(&b.member, b.offset, b.index)));
             let mut guard = release.lock().unwrap_or_else(|e| e.into_inner());
