@@ -77,7 +77,9 @@ pub const DXC_ISOLATE_HLSL_BYTES: usize = 128 << 10;
 /// The most bytes one container member may decompress to.
 pub const MAX_MEMBER_BYTES: u64 = 256 << 20;
 
-/// The most bytes all members of one file (every nesting level together) may decompress to.
+/// The most bytes all members of one file (every nesting level together) may decompress to;
+/// a smaller file gets [`MAX_RATIO`] times its size (at least [`RATIO_FLOOR`]), see
+/// `scan::containers::Budget::for_file`.
 pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 
 /// How deep containers may nest (`a.zip!b.szs!c.sarc!...`); a file is depth 0.

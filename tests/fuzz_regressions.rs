@@ -80,6 +80,23 @@ fn xenos_nonexistent_alu_opcode_is_an_error() {
     assert!(e.contains("ALU opcode vector 31") && e.contains("does not exist"), "{e}");
 }
 
+/// A 247-byte DARC whose entries point at overlapping ranges of the archive's own bytes, so
+/// each member is again such a DARC (found by `archive_darc` as a 5 s CPU timeout): nothing is
+/// compressed, so the per-member ratio never fires, and the scan walked gigabytes of copies down
+/// to the nesting cap. The file's own ratio cap (512 times its size, at least 1 MiB) bounds the
+/// walk; asserted on the work done (bytes listed by every container opened), not on time.
+#[test]
+fn overlapping_nested_darc_members_hit_the_file_ratio_cap() {
+    let data = input("archive_darc-overlapping-nested-members.bin");
+    let f = shrec::scan::scan_buffer(std::path::Path::new("self.darc"), &data);
+    let listed: u64 = f.containers.iter().map(|c| c.bytes).sum();
+    let limit = shrec::limits::RATIO_FLOOR.max(data.len() as u64 * shrec::limits::MAX_RATIO);
+    assert!(listed <= limit, "{listed} bytes listed by {} containers", f.containers.len());
+    let capped = f.errors.iter().map(|e| e.to_string()).find(|e| e.contains("limit per archive"));
+    let e = capped.expect("the file's cap is reported");
+    assert!(e.starts_with("self.darc!") && e.contains("darc member: resource cap") && e.contains(&format!("more than {limit} bytes")), "{e}");
+}
+
 /// Every regression input, through every container kind's listing and translation: no panic.
 #[test]
 fn no_regression_input_panics_anywhere() {

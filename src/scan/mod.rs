@@ -205,7 +205,7 @@ impl containers::Visitor for Collect<'_> {
 /// shaders in its raw bytes.
 pub fn scan_buffer(path: &Path, bytes: &[u8]) -> FileScan {
     let mut c = Collect { path, scan: FileScan::default() };
-    containers::walk(&mut Vec::new(), bytes, 0, &mut containers::Budget::default(), &mut c);
+    containers::walk(&mut Vec::new(), bytes, 0, &mut containers::Budget::for_file(bytes.len() as u64), &mut c);
     c.scan
 }
 

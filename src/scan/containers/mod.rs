@@ -170,15 +170,29 @@ pub(crate) struct Member {
 /// Decompressed bytes still allowed for the outermost file (shared by every level).
 pub struct Budget {
     left: u64,
+    /// The file's whole allowance (`left` at the start), named in the error.
+    limit: u64,
 }
 
 impl Default for Budget {
+    /// The allowance of a file too large for the ratio to matter: [`MAX_ARCHIVE_BYTES`].
     fn default() -> Self {
-        Budget { left: MAX_ARCHIVE_BYTES }
+        Budget::for_file(u64::MAX)
     }
 }
 
 impl Budget {
+    /// The allowance of a file of `len` bytes: [`MAX_RATIO`] times its size (at least
+    /// [`RATIO_FLOOR`], at most [`MAX_ARCHIVE_BYTES`]) for every member at every level together.
+    /// Uncompressed members may overlap (a DARC or zip entry can point at the archive's own
+    /// bytes), so a small file nesting such archives lists more bytes at each level without any
+    /// compression; the per-member ratio cannot see that, the file's ratio does (a 241-byte
+    /// DARC found by `archive_darc` made the scan walk gigabytes of overlapping members).
+    pub fn for_file(len: u64) -> Self {
+        let limit = len.saturating_mul(MAX_RATIO).max(RATIO_FLOOR).min(MAX_ARCHIVE_BYTES);
+        Budget { left: limit, limit }
+    }
+
     /// The most bytes the next member may decompress to before a cap is hit.
     fn member_limit(&self) -> u64 {
         MAX_MEMBER_BYTES.min(self.left)
@@ -189,14 +203,16 @@ impl Budget {
         if size > MAX_MEMBER_BYTES {
             return Err(ContainerError::new(format!("resource cap: member decompresses to more than {MAX_MEMBER_BYTES} bytes (limit per member)")));
         }
-        if size > self.left {
-            return Err(ContainerError::new(format!(
-                "resource cap: the file's members decompress to more than {MAX_ARCHIVE_BYTES} bytes in all (limit per archive)"
-            )));
-        }
+        // The member's own ratio first: for a single stream it is the more specific cause.
         if size >= RATIO_FLOOR && size > compressed.max(1).saturating_mul(MAX_RATIO) {
             return Err(ContainerError::new(format!(
                 "resource cap: member decompresses {size} bytes from {compressed} (ratio over the limit of {MAX_RATIO})"
+            )));
+        }
+        if size > self.left {
+            return Err(ContainerError::new(format!(
+                "resource cap: the file's members decompress to more than {} bytes in all (limit per archive: {MAX_RATIO} times the file's size, at least {RATIO_FLOOR}, at most {MAX_ARCHIVE_BYTES})",
+                self.limit
             )));
         }
         self.left -= size;
@@ -205,7 +221,7 @@ impl Budget {
 
     /// Checks a size a header declares, before reading, without charging it.
     fn check_declared(&self, size: u64, compressed: u64) -> Result<(), ContainerError> {
-        Budget { left: self.left }.charge(size, compressed)
+        Budget { left: self.left, limit: self.limit }.charge(size, compressed)
     }
 
     /// Runs a decoder that writes its output (`decode`) under the same caps as [`Budget::read`].
@@ -414,7 +430,7 @@ pub fn extract(bytes: &[u8], target: &[String]) -> Result<Vec<u8>, String> {
         }
     }
     let mut f = Find { target, found: None, error: None };
-    walk(&mut Vec::new(), bytes, 0, &mut Budget::default(), &mut f);
+    walk(&mut Vec::new(), bytes, 0, &mut Budget::for_file(bytes.len() as u64), &mut f);
     f.found.ok_or_else(|| f.error.unwrap_or_else(|| format!("member {} not found (file changed since the scan?)", chain_suffix(target))))
 }
 
