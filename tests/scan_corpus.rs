@@ -228,11 +228,11 @@ fn corpus_scan_matches_sources() {
         }
     }
 
-    // The corpus README's counts: 33 + 18 + 60 + 113 binaries, 236 text files (the GX2 and AGAL
+    // The corpus README's counts: 33 + 18 + 63 + 113 binaries, 236 text files (the GX2 and AGAL
     // lists include the three files kept in tests/corpus-invalid).
     assert_eq!(checked.get("xenos"), Some(&33));
     assert_eq!(checked.get("gx2"), Some(&18));
-    assert_eq!(checked.get("pica"), Some(&60));
+    assert_eq!(checked.get("pica"), Some(&63));
     assert_eq!(checked.get("agal"), Some(&113));
     assert_eq!(text_files, 236);
 
@@ -244,17 +244,17 @@ fn corpus_scan_matches_sources() {
     let error_paths: BTreeSet<PathBuf> = result.errors.iter().map(|e| e.path.clone()).collect();
     assert_eq!(error_paths, expected_errors, "errors: {:#?}", result.errors);
 
-    // Totals per family × stage (SOURCES / README: 14 + 19 Xenos, 15 + 15 GX2, 60 + 3 PICA).
+    // Totals per family × stage (SOURCES / README: 14 + 19 Xenos, 15 + 15 GX2, 63 + 3 PICA).
     let counts = result.counts();
     assert_eq!(counts.get(&(Family::Xenos, Stage::Vertex)), Some(&14));
     assert_eq!(counts.get(&(Family::Xenos, Stage::Pixel)), Some(&19));
     assert_eq!(counts.get(&(Family::Gx2, Stage::Vertex)), Some(&15));
     assert_eq!(counts.get(&(Family::Gx2, Stage::Pixel)), Some(&15));
-    assert_eq!(counts.get(&(Family::Pica, Stage::Vertex)), Some(&60));
+    assert_eq!(counts.get(&(Family::Pica, Stage::Vertex)), Some(&63));
     assert_eq!(counts.get(&(Family::Pica, Stage::Geometry)), Some(&3));
     assert_eq!(counts.get(&(Family::Agal, Stage::Vertex)), Some(&43));
     assert_eq!(counts.get(&(Family::Agal, Stage::Pixel)), Some(&70));
-    assert_eq!(result.files, 466); // 462 corpus files + the 4 of tests/corpus-invalid
+    assert_eq!(result.files, 469); // 465 corpus files + the 4 of tests/corpus-invalid
 }
 
 /// Xenos: the 28 distinct keys of the corpus, and the byte-identical files share a key

@@ -35,7 +35,10 @@ def arrays(text):
     out = {}
     for m in DECL.finditer(strip_comments(text)):
         ty = " ".join(m.group(1).split())
-        vals = [int(v, 0) for v in (t.strip() for t in m.group(3).split(",")) if v]
+        try:
+            vals = [int(v, 0) for v in (t.strip() for t in m.group(3).split(",")) if v]
+        except ValueError:
+            continue  # an initializer with names or expressions (a key map, a table of enums)
         out[m.group(2)] = (WIDTH[ty], vals)
     return out
 
