@@ -236,19 +236,19 @@ fn control_flow_forms() {
     for (k, uniform) in [true, false].into_iter().enumerate() {
         let (xa, ya, xb, yb) = if uniform { (c(4, 0), c(5, 1), c(6, 2), c(7, 3)) } else { (r(1, 0), r(1, 1), r(1, 2), r(1, 3)) };
         let prog5 = vec![
-            cf("CALL_FS"),                                                // 0
-            alu("ALU", vec![zero2.clone()]),                              // 1
-            alu("ALU_PUSH_BEFORE", vec![cond("PRED_SETGT", xa, ya)]),     // 2: if (a)
-            C::N { op: "JUMP", addr: 5, pop: 0, cf_const: 0, tex: vec![] }, // 3: no lane active → the POP_PUSH
-            alu("ALU", vec![add((2, 0), special(249))]),                  // 4: then a
-            cf_pop("POP_PUSH", 1),                                        // 5: close if (a), save for if (b)
-            alu("ALU", vec![cond("PRED_SETGE", xb, yb)]),                 // 6: if (b)
+            cf("CALL_FS"),                                                   // 0
+            alu("ALU", vec![zero2.clone()]),                                 // 1
+            alu("ALU_PUSH_BEFORE", vec![cond("PRED_SETGT", xa, ya)]),        // 2: if (a)
+            C::N { op: "JUMP", addr: 5, pop: 0, cf_const: 0, tex: vec![] },  // 3: no lane active → the POP_PUSH
+            alu("ALU", vec![add((2, 0), special(249))]),                     // 4: then a
+            cf_pop("POP_PUSH", 1),                                           // 5: close if (a), save for if (b)
+            alu("ALU", vec![cond("PRED_SETGE", xb, yb)]),                    // 6: if (b)
             C::N { op: "JUMP", addr: 10, pop: 1, cf_const: 0, tex: vec![] }, // 7: past the POP, pop 1
-            alu("ALU", vec![add((2, 1), special(249))]),                  // 8: then b
-            cf_pop("POP", 1),                                             // 9
-            alu("ALU", vec![add((2, 2), special(249))]),                  // 10: after both ifs (every lane)
-            pos.clone(),                                                  // 11
-            exp(2),                                                       // 12
+            alu("ALU", vec![add((2, 1), special(249))]),                     // 8: then b
+            cf_pop("POP", 1),                                                // 9
+            alu("ALU", vec![add((2, 2), special(249))]),                     // 10: after both ifs (every lane)
+            pos.clone(),                                                     // 11
+            exp(2),                                                          // 12
         ];
         let name = if uniform { "POP_PUSH between two ifs, uniform" } else { "POP_PUSH between two ifs, divergent" };
         total.merge(gx2::run(gpu, &gen::fixed(name, ShaderKind::Vertex, &prog5, prog5.len() - 1, vec![], false, 5 + k as u64)));

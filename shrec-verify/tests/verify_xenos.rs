@@ -1176,7 +1176,13 @@ fn xenosrecomp_half_pixel_offset_and_alpha_test() {
             v[3] = *rng.pick(&[1.0, 2.0, 0.5, 4.0, 0.25, -1.0, -2.0]);
         }
     }
-    let p = TestProgram { name: "half-pixel offset".into(), bytes, cases, textures: BTreeMap::new(), reproduce: "cargo test --release --test verify_xenos xenosrecomp_half_pixel".into() };
+    let p = TestProgram {
+        name: "half-pixel offset".into(),
+        bytes,
+        cases,
+        textures: BTreeMap::new(),
+        reproduce: "cargo test --release --test verify_xenos xenosrecomp_half_pixel".into(),
+    };
     let (c, _) = xenos::run(gpu, &p);
     println!("half-pixel offset: {} comparisons, {} mismatches", c.comparisons, c.mismatches);
     total.merge(c);
@@ -1206,10 +1212,19 @@ fn xenosrecomp_half_pixel_offset_and_alpha_test() {
         }
     }
     assert!(below >= 20 && above >= 20, "the thresholds must split the pixels: {below} below, {above} above");
-    let p = TestProgram { name: "alpha test".into(), bytes, cases, textures: BTreeMap::new(), reproduce: "cargo test --release --test verify_xenos xenosrecomp_half_pixel".into() };
+    let p = TestProgram {
+        name: "alpha test".into(),
+        bytes,
+        cases,
+        textures: BTreeMap::new(),
+        reproduce: "cargo test --release --test verify_xenos xenosrecomp_half_pixel".into(),
+    };
     for spec in [0, shrec::formats::xenos::lower::SPEC_CONSTANT_ALPHA_TEST] {
         let (c, _) = xenos::run_spec(gpu, &p, spec);
-        println!("alpha test, spec constants {spec}: {} comparisons, {} mismatches ({below} pixels below the threshold, {above} above)", c.comparisons, c.mismatches);
+        println!(
+            "alpha test, spec constants {spec}: {} comparisons, {} mismatches ({below} pixels below the threshold, {above} above)",
+            c.comparisons, c.mismatches
+        );
         total.merge(c);
     }
     finish("xenosrecomp_half_pixel_offset_and_alpha_test", &total, &[], 500);

@@ -538,8 +538,6 @@ impl L<'_> {
     fn stack_steps(&mut self, e: &StackEffect, pop_count: u32, addr: u32, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         for step in e.steps {
             match *step {
-                Step::Pop(_) if e.name == "POP_PUSH" && std::env::var("SHREC_TMP_MUT").as_deref() == Ok("pop_push_no_pop") => {}
-                Step::Push if e.name == "POP_PUSH" && std::env::var("SHREC_TMP_MUT").as_deref() == Ok("pop_push_no_push") => {}
                 Step::Pop(c) => self.pop(c.resolve(pop_count), pc, out)?,
                 Step::Push => self.push(out)?,
                 Step::Else => {

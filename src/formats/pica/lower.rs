@@ -615,7 +615,7 @@ impl Lowerer<'_> {
         self.comments.push(FORM_DISPATCH.into());
         self.comments.push(format!("pc-dispatch because {why}"));
         out.push(set(PC, ic(self.d.main as i32)));
-        let n = self.p.code.len().min(4095) as i32 - i32::from(std::env::var("SHREC_TMP_MUT").as_deref() == Ok("end"));
+        let n = self.p.code.len().min(4095) as i32;
         let mut lp = vec![set(OLD, iv(PC)), set(PC, add(iv(OLD), ic(1))), set(BRK, ic(0))];
         lp.push(if_(or(icmp(CmpOp::Lt, iv(OLD), ic(0)), icmp(CmpOp::Ge, iv(OLD), ic(n))), end.clone()));
         for (pc, ins) in decoded {
@@ -654,7 +654,7 @@ impl Lowerer<'_> {
         let again =
             vec![set_el(LOOP_CNT, iv(LOOP_TOP), IExpr::Sub(bx(el(LOOP_CNT, iv(LOOP_TOP))), bx(ic(1)))), set(PC, el(LOOP_ENTRY, iv(LOOP_TOP)))];
         let mut leave =
-            vec![set(PC, el(LOOP_END, iv(LOOP_TOP))), if_(icmp(CmpOp::Gt, iv(LOOP_SIZE), ic(if std::env::var("SHREC_TMP_MUT").as_deref() == Ok("al") { 0 } else { 1 })), vec![set(AL, el(LOOP_PREV, iv(LOOP_TOP)))])];
+            vec![set(PC, el(LOOP_END, iv(LOOP_TOP))), if_(icmp(CmpOp::Gt, iv(LOOP_SIZE), ic(1)), vec![set(AL, el(LOOP_PREV, iv(LOOP_TOP)))])];
         leave.extend(pop(LOOP_TOP, LOOP_SIZE, 4));
         let body = vec![
             set(AL, add(iv(AL), el(LOOP_INC, iv(LOOP_TOP)))),

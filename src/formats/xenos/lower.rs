@@ -1680,11 +1680,11 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
         if let Some(&o) = ctx.output_by_export.get(&62) {
             let pos = read(RegFile::Output, o, XYZW);
             let hp = read(RegFile::Const(CB_SHARED), 16, [2, 3, 2, 3]);
-            if std::env::var("SHREC_TMP_MUT").as_deref() != Ok("no_hp") { body.push(Stmt::Assign {
+            body.push(Stmt::Assign {
                 dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 0b0011 },
                 value: bin(BinOp::Add, pos.clone(), bin(BinOp::Mul, hp, lane(pos, 3))),
                 saturate: false,
-            }); }
+            });
         } else {
             return Err(ShaderError::new("vertex shader never exports oPos"));
         }
@@ -1713,7 +1713,7 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
         }
         body.push(Stmt::If {
             cond: Cond::Compare(CmpOp::Ne, read(RegFile::Const(CB_SHARED), STATE_SPEC, [0; 4]), lit(0.0)),
-            then_body: if std::env::var("SHREC_TMP_MUT").as_deref() == Ok("alpha_inv") { vec![Stmt::Discard(Cond::Compare(CmpOp::Lt, bin(BinOp::Sub, threshold, alpha), lit(0.0)))] } else if std::env::var("SHREC_TMP_MUT").as_deref() == Ok("no_alpha") { vec![] } else { vec![Stmt::Discard(Cond::Compare(CmpOp::Lt, bin(BinOp::Sub, alpha, threshold), lit(0.0)))] },
+            then_body: vec![Stmt::Discard(Cond::Compare(CmpOp::Lt, bin(BinOp::Sub, alpha, threshold), lit(0.0)))],
             else_body,
         });
     }

@@ -70,7 +70,7 @@ impl Lowerer<'_> {
     }
 
     fn n(&self) -> usize {
-        self.p.code.len().min(4095) - usize::from(std::env::var("SHREC_TMP_MUT").as_deref() == Ok("end"))
+        self.p.code.len().min(4095)
     }
 
     fn fetch(&self, cx: &mut Cx, pc: usize) -> Result<Instr, String> {
@@ -241,7 +241,7 @@ impl Lowerer<'_> {
         body.push(if_(icmp(CmpOp::Eq, el(S_CNT, ic(k)), ic(0)), vec![Stmt::Break]));
         body.push(set_el(S_CNT, ic(k), IExpr::Sub(bx(el(S_CNT, ic(k))), bx(ic(1)))));
         v.push(Stmt::Loop { body });
-        if k >= 1 || std::env::var("SHREC_TMP_MUT").as_deref() == Ok("al") {
+        if k >= 1 {
             v.push(set(AL, el(S_PREV, ic(k))));
         }
         Ok(v)
