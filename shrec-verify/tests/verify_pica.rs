@@ -386,8 +386,9 @@ fn al_kept_after_an_outermost_loop() {
 }
 
 /// A pc past the last code word ends the program (outputs as written so far): a program without
-/// `end` runs its last word and stops, and a `jmpu` / `callu` whose target is the word after the
-/// last one ends the program there (the decoder accepts such targets). Azahar treats the last
+/// `end` runs its last word and stops, a `jmpu` / `callu` whose target is the word after the
+/// last one ends the program there (the decoder accepts such targets), and in a blob longer than
+/// the code memory word 4095 acts as `end`. Azahar treats the last
 /// possible word (4095) as an implicit END (`program_counter < MAX_PROGRAM_CODE_LENGTH - 1` in
 /// its interpreter and both JITs: "Treat the last possible instruction as an implicit END, like
 /// the other backends"); past the DVLB's code blob its array holds whatever was uploaded before,
@@ -424,6 +425,23 @@ fn pc_past_the_code_ends_the_program() {
     a.op("add", "o0", &["c3", "v0"], Rel::None); // 7: the last word
     let cs = states(&mut rng, 48, &mut |_, _| {});
     let (c, f) = both_forms(gpu, "callu past the code", &a, &[], cs);
+    total.merge(c);
+    forms.merge(f);
+    // (c) a blob of 4097 words: word 4095 is the last one that can exist in the 4096-word code
+    // memory and acts as `end` (Azahar); the words from 4095 on never run
+    let mut a = Asm::default();
+    a.flowu("jmpu", 0, 4090, 0); // 0: if b0 goto 4090
+    a.flowu("jmpu", 0, 4090, 1); // 1: if !b0 goto 4090
+    a.simple("end"); // 2
+    while a.here() < 4090 {
+        a.simple("nop"); // unreachable filler
+    }
+    start(&mut a); // 4090..4093
+    a.op("add", "o1", &["c1", "v1"], Rel::None); // 4094: the last word that runs
+    a.op("add", "o0", &["c3", "v0"], Rel::None); // 4095: acts as `end`
+    a.op("mul", "o2", &["c2", "v2"], Rel::None); // 4096: past the code memory
+    let cs = states(&mut rng, 48, &mut |_, _| {});
+    let (c, f) = both_forms(gpu, "word 4095 acts as end", &a, &[], cs);
     total.merge(c);
     forms.merge(f);
     finish("pc_past_the_code_ends_the_program", &total, &["jmpu", "callu", "add", "mul", "mov"], 500);
