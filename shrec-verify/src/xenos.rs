@@ -406,6 +406,12 @@ pub struct Case {
     pub base: BTreeMap<u32, [f32; 4]>,
     pub slope_x: BTreeMap<u32, [f32; 4]>,
     pub slope_y: BTreeMap<u32, [f32; 4]>,
+    /// XenosRecomp's g_HalfPixelOffset (SharedConstants + 264): the vertex epilogue adds
+    /// `g_HalfPixelOffset * oPos.w` to oPos.xy.
+    pub half_pixel_offset: [f32; 2],
+    /// XenosRecomp's g_AlphaThreshold (SharedConstants + 272): pixel shaders run with
+    /// SPEC_CONSTANT_ALPHA_TEST set ([`run_spec`]) discard where `oC0.w - g_AlphaThreshold < 0`.
+    pub alpha_threshold: f32,
 }
 
 #[derive(Clone, Debug)]
@@ -443,9 +449,9 @@ impl Extra {
     }
 }
 
-fn pixel_state(c: &Container, case: &Case, p: usize, textures: &BTreeMap<u32, Texture>) -> State {
+fn pixel_state(c: &Container, case: &Case, p: usize, textures: &BTreeMap<u32, Texture>, spec: u32) -> State {
     let (i, j) = ((p & 1) as f32, (p >> 1) as f32);
-    let mut s = state_common(c, case, textures);
+    let mut s = state_common(c, case, textures, spec);
     for ip in &c.interpolators {
         let g = |m: &BTreeMap<u32, [f32; 4]>| m.get(&ip.reg).copied().unwrap_or([0.0; 4]);
         let (b, sx, sy) = (g(&case.base), g(&case.slope_x), g(&case.slope_y));
@@ -483,7 +489,8 @@ fn quad_gradients(runs: &[interp::Outcome]) -> Vec<[Expect; 6]> {
         .collect()
 }
 
-fn state_common(c: &Container, case: &Case, textures: &BTreeMap<u32, Texture>) -> State {
+fn state_common(c: &Container, case: &Case, textures: &BTreeMap<u32, Texture>, spec: u32) -> State {
+    let alpha_test = !c.is_vertex() && spec & shrec::formats::xenos::lower::SPEC_CONSTANT_ALPHA_TEST != 0;
     State {
         c: constants(c, case),
         booleans: case.booleans,
@@ -492,7 +499,8 @@ fn state_common(c: &Container, case: &Case, textures: &BTreeMap<u32, Texture>) -
         vertex_inputs: case.inputs.clone(),
         interpolators: BTreeMap::new(),
         textures: textures.clone(),
-        half_pixel_offset: [0.0; 2],
+        half_pixel_offset: case.half_pixel_offset,
+        alpha_test: alpha_test.then_some(case.alpha_threshold),
         gradients: Vec::new(),
     }
 }
@@ -560,6 +568,10 @@ fn shared_constants(vertex: bool, case: &Case, slots: &[(u32, usize)]) -> Vec<u8
         put(&mut b, 192 + 4 * s as usize, n - 1 - k as u32);
     }
     put(&mut b, 256, if vertex { booleans as u32 } else { (booleans as u32) << 16 });
+    // g_HalfPixelOffset (float2) at 264, g_AlphaThreshold at 272 (XenosRecomp shader_common.h)
+    put(&mut b, 264, case.half_pixel_offset[0].to_bits());
+    put(&mut b, 268, case.half_pixel_offset[1].to_bits());
+    put(&mut b, 272, case.alpha_threshold.to_bits());
     let (mine, other) = if vertex { ((288, 352), (320, 480)) } else { ((320, 480), (288, 352)) };
     for (w, &v) in case.ext_booleans.iter().enumerate() {
         put(&mut b, mine.0 + 4 * w, v);
@@ -579,6 +591,13 @@ fn fmt4(v: &[f32; 4]) -> String {
 /// Runs one program through shrec and the GPU and compares every output lane of every case.
 pub fn run(gpu: &Gpu, t: &TestProgram) -> (Comparison, Extra) {
     run_inner(gpu, t, None, None, &LowerOptions::default(), 0, None)
+}
+
+/// [`run`] with the pipeline's specialization constant 0 (XenosRecomp's `g_SpecConstants`) set
+/// to `spec`; the interpreter models SPEC_CONSTANT_ALPHA_TEST (the pixel epilogue's alpha
+/// test against each case's `alpha_threshold`).
+pub fn run_spec(gpu: &Gpu, t: &TestProgram, spec: u32) -> (Comparison, Extra) {
+    run_inner(gpu, t, None, None, &LowerOptions::default(), spec, None)
 }
 
 /// [`run`] with shrec's translation in another profile (`--profile unleashed`). The job leaves
@@ -1003,7 +1022,7 @@ fn run_inner(
         if let Some(cap) = captures {
             *cap = Captures::Vertex(got.clone());
         }
-        let runs: Vec<interp::Outcome> = t.cases.iter().map(|case| interp::run(&c, &prog, &state_common(&c, case, t_textures))).collect();
+        let runs: Vec<interp::Outcome> = t.cases.iter().map(|case| interp::run(&c, &prog, &state_common(&c, case, t_textures, spec))).collect();
         if let (Some(initial), Some(got_mem)) = (memory, &gpu_memory) {
             mismatch_report = compare_memory(&mut cmp, initial, got_mem, &runs.iter().collect::<Vec<_>>(), "case");
         }
@@ -1086,12 +1105,12 @@ fn run_inner(
         }
         let quad_runs: Vec<Vec<interp::Outcome>> = (0..got.len())
             .map(|q| {
-                let runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures))).collect();
+                let runs: Vec<interp::Outcome> = (0..4).map(|p| interp::run(&c, &prog, &pixel_state(&c, &t.cases[q], p, t_textures, spec))).collect();
                 if runs.iter().any(|r| !r.gradient_sources.is_empty()) {
                     // getGradients / getCompTexLOD: the quad's derivatives, then every pixel again with them
                     let gradients = quad_gradients(&runs);
                     return (0..4)
-                        .map(|p| interp::run(&c, &prog, &State { gradients: gradients.clone(), ..pixel_state(&c, &t.cases[q], p, t_textures) }))
+                        .map(|p| interp::run(&c, &prog, &State { gradients: gradients.clone(), ..pixel_state(&c, &t.cases[q], p, t_textures, spec) }))
                         .collect();
                 }
                 runs

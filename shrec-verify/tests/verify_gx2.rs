@@ -225,10 +225,38 @@ fn control_flow_forms() {
         pix,
     ];
     total.merge(gx2::run(gpu, &gen::fixed("pixel kill and push forms", ShaderKind::Pixel, &prog4, prog4.len() - 1, vec![], false, 4)));
+    // POP_PUSH between two ifs at the same level, `if (a) {..} if (b) {..}`: it closes the first
+    // if (pop 1: every lane active at the if is active again) and saves that state for the
+    // second, whose condition is a PRED_SET with the exec-mask update in a plain ALU clause (the
+    // R700 ISA CF table: POP_PUSH pops POP_COUNT, then pushes; ALU: "PRED_SET* with exec mask
+    // update puts active pixels in to the inactive-branch state"). The JUMPs skip each then-part
+    // when no lane is active: the first lands on the POP_PUSH, the second past the closing POP
+    // with POP_CNT(1). Once with conditions on constants (every lane agrees: the wave takes the
+    // jumps) and once on attributes (lanes disagree).
+    for (k, uniform) in [true, false].into_iter().enumerate() {
+        let (xa, ya, xb, yb) = if uniform { (c(4, 0), c(5, 1), c(6, 2), c(7, 3)) } else { (r(1, 0), r(1, 1), r(1, 2), r(1, 3)) };
+        let prog5 = vec![
+            cf("CALL_FS"),                                                   // 0
+            alu("ALU", vec![zero2.clone()]),                                 // 1
+            alu("ALU_PUSH_BEFORE", vec![cond("PRED_SETGT", xa, ya)]),        // 2: if (a)
+            C::N { op: "JUMP", addr: 5, pop: 0, cf_const: 0, tex: vec![] },  // 3: no lane active → the POP_PUSH
+            alu("ALU", vec![add((2, 0), special(249))]),                     // 4: then a
+            cf_pop("POP_PUSH", 1),                                           // 5: close if (a), save for if (b)
+            alu("ALU", vec![cond("PRED_SETGE", xb, yb)]),                    // 6: if (b)
+            C::N { op: "JUMP", addr: 10, pop: 1, cf_const: 0, tex: vec![] }, // 7: past the POP, pop 1
+            alu("ALU", vec![add((2, 1), special(249))]),                     // 8: then b
+            cf_pop("POP", 1),                                                // 9
+            alu("ALU", vec![add((2, 2), special(249))]),                     // 10: after both ifs (every lane)
+            pos.clone(),                                                     // 11
+            exp(2),                                                          // 12
+        ];
+        let name = if uniform { "POP_PUSH between two ifs, uniform" } else { "POP_PUSH between two ifs, divergent" };
+        total.merge(gx2::run(gpu, &gen::fixed(name, ShaderKind::Vertex, &prog5, prog5.len() - 1, vec![], false, 5 + k as u64)));
+    }
     finish(
         "control_flow_forms",
         &total,
-        CF_FORMS.iter().copied().filter(|f| !["ALU_POP2_AFTER", "POP_PUSH", "TEX"].contains(f)).collect::<Vec<_>>().as_slice(),
+        CF_FORMS.iter().copied().filter(|f| !["ALU_POP2_AFTER", "TEX"].contains(f)).collect::<Vec<_>>().as_slice(),
         200,
     );
 }

@@ -333,6 +333,121 @@ fn control_flow() {
     finish("control_flow", &total, &["ifc", "ifu", "loop", "break", "breakc", "call", "callc", "callu", "jmpc", "jmpu", "nop", "end"], 2000);
 }
 
+/// Runs `a` as lowered and forced to pc-dispatch, with `cases`; returns the comparison and the
+/// count of programs per form.
+fn both_forms(gpu: &vk::Gpu, name: &str, a: &Asm, consts: &[Const], cases: Vec<State>) -> (Comparison, Forms) {
+    let mut total = Comparison::default();
+    let mut forms = Forms::default();
+    let p = prog(name, a, consts, cases);
+    for dispatch in [false, true] {
+        shrec::formats::pica::lower::set_force_dispatch(dispatch);
+        let form = if structured(&p) { "structured" } else { "pc-dispatch" };
+        forms.add(&p);
+        let c = pica::run(gpu, &p);
+        println!("{name} ({form}): {} comparisons, {} mismatches", c.comparisons, c.mismatches);
+        total.merge(c);
+    }
+    shrec::formats::pica::lower::set_force_dispatch(false);
+    (total, forms)
+}
+
+/// aL after a loop that is not nested keeps the value the loop left (start + iterations × step);
+/// only a nested loop restores the enclosing loop's aL (Azahar interpreter: "Only restore
+/// previous value if there is a surrounding LOOP scope"; its x64 JIT saves / restores
+/// `LOOPCOUNT_REG` only when `loop_depth` > 0). The reads `c[n + aL]` after each outermost loop
+/// land in compared output lanes (o0, o1 whole), as does a read after an inner loop (restored).
+/// docs/semantics-audit.md "Tests of the one-source rules": restoring after an outermost loop
+/// too (aL back to its value before the loop) is detected here.
+#[test]
+fn al_kept_after_an_outermost_loop() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(19);
+    let mut a = Asm::default();
+    a.flowu("loop", 0, 1, 0); // 0: loop i0, body 1
+    a.op("add", "r0", &["c10", "r0"], Rel::AL); // 1
+    a.op("mov", "r1", &["c20"], Rel::AL); // 2: after the outermost loop: aL = i0.y + (i0.x + 1)·i0.z
+    a.flowu("loop", 1, 6, 0); // 3: loop i1, body 4..6
+    a.flowu("loop", 2, 5, 0); // 4: loop i2, body 5 (nested)
+    a.op("add", "r2", &["c30", "r2"], Rel::AL); // 5
+    a.op("add", "r3", &["c40", "r3"], Rel::AL); // 6: after the nested loop: aL restored to i1's
+    a.op("mul", "r0", &["c4", "r0"], Rel::AL); // 7: after the second outermost loop
+    epilogue(&mut a);
+    let cs = states(&mut rng, 64, &mut |r, s| {
+        // zero-start registers so every lane's value depends on the reads; counts 0..2,
+        // starts 1..24, steps 0..3 (every index stays below 96)
+        for k in 0..3 {
+            s.i[k] = [r.range(0, 3) as u8, r.range(1, 25) as u8, r.range(0, 4) as u8, 0];
+        }
+    });
+    let (c, forms) = both_forms(gpu, "aL after an outermost loop", &a, &[], cs);
+    finish("al_kept_after_an_outermost_loop", &c, &["loop", "add", "mov", "mul"], 1000);
+    forms.check("al_kept_after_an_outermost_loop");
+    assert!(forms.0 >= 1, "the nested loops must lower structured");
+}
+
+/// A pc past the last code word ends the program (outputs as written so far): a program without
+/// `end` runs its last word and stops, a `jmpu` / `callu` whose target is the word after the
+/// last one ends the program there (the decoder accepts such targets), and in a blob longer than
+/// the code memory word 4095 acts as `end`. Azahar treats the last
+/// possible word (4095) as an implicit END (`program_counter < MAX_PROGRAM_CODE_LENGTH - 1` in
+/// its interpreter and both JITs: "Treat the last possible instruction as an implicit END, like
+/// the other backends"); past the DVLB's code blob its array holds whatever was uploaded before,
+/// so shrec's "past the blob ends the program" is its own choice there (docs/semantics-audit.md).
+#[test]
+fn pc_past_the_code_ends_the_program() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(20);
+    let mut total = Comparison::default();
+    let mut forms = Forms::default();
+    let start = |a: &mut Asm| {
+        for k in 0..4 {
+            a.op("mov", &format!("o{k}"), &[&format!("v{k}")], Rel::None);
+        }
+    };
+    // (a) jmpu b0 to the word after the last; else three more words, the last one writing o0
+    let mut a = Asm::default();
+    start(&mut a); // 0..3
+    a.flowu("jmpu", 0, 8, 0); // 4: if b0 goto 8 (past the code)
+    a.op("add", "o1", &["c1", "v1"], Rel::None); // 5
+    a.op("mul", "o2", &["c2", "v2"], Rel::None); // 6
+    a.op("add", "o0", &["c3", "v0"], Rel::None); // 7: the last word, no `end` after it
+    assert_eq!(a.here(), 8);
+    let cs = states(&mut rng, 48, &mut |_, _| {});
+    let (c, f) = both_forms(gpu, "jmpu past the code, no end", &a, &[], cs);
+    total.merge(c);
+    forms.merge(f);
+    // (b) callu b1 of a "procedure" at the word after the last: the program ends at the call
+    let mut a = Asm::default();
+    start(&mut a); // 0..3
+    a.flowu("callu", 1, 8, 1); // 4: if b1 call 8 (past the code)
+    a.op("add", "o1", &["c1", "v1"], Rel::None); // 5
+    a.op("mul", "o3", &["c2", "v3"], Rel::None); // 6
+    a.op("add", "o0", &["c3", "v0"], Rel::None); // 7: the last word
+    let cs = states(&mut rng, 48, &mut |_, _| {});
+    let (c, f) = both_forms(gpu, "callu past the code", &a, &[], cs);
+    total.merge(c);
+    forms.merge(f);
+    // (c) a blob of 4097 words: word 4095 is the last one that can exist in the 4096-word code
+    // memory and acts as `end` (Azahar); the words from 4095 on never run
+    let mut a = Asm::default();
+    a.flowu("jmpu", 0, 4090, 0); // 0: if b0 goto 4090
+    a.flowu("jmpu", 0, 4090, 1); // 1: if !b0 goto 4090
+    a.simple("end"); // 2
+    while a.here() < 4090 {
+        a.simple("nop"); // unreachable filler
+    }
+    start(&mut a); // 4090..4093
+    a.op("add", "o1", &["c1", "v1"], Rel::None); // 4094: the last word that runs
+    a.op("add", "o0", &["c3", "v0"], Rel::None); // 4095: acts as `end`
+    a.op("mul", "o2", &["c2", "v2"], Rel::None); // 4096: past the code memory
+    let cs = states(&mut rng, 48, &mut |_, _| {});
+    let (c, f) = both_forms(gpu, "word 4095 acts as end", &a, &[], cs);
+    total.merge(c);
+    forms.merge(f);
+    finish("pc_past_the_code_ends_the_program", &total, &["jmpu", "callu", "add", "mul", "mov"], 500);
+    forms.check("pc_past_the_code_ends_the_program");
+}
+
 /// lg2 / rsq of x <= 0 (SPIR-V leaves Log2 / InverseSqrt undefined there; lavapipe folded
 /// ex2(lg2(x)) to x for a negative x: fuzz seed 1 program 2279) give the PICA values, also when
 /// the result feeds another instruction.

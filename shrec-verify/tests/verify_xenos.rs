@@ -1153,6 +1153,83 @@ fn vertex_point_size_edge_flag_kill_vertex() {
     finish("vertex_point_size_edge_flag_kill_vertex", &total, &["kill vertex (killed)".into(), "kill vertex (kept)".into()], 200);
 }
 
+/// XenosRecomp's runtime ABI at run time: the vertex epilogue `oPos.xy += g_HalfPixelOffset *
+/// oPos.w` with non-zero offsets (the runtime's (1 / width, −1 / height)-like values, dyadic so
+/// the product is exact), and the pixel epilogue `clip(oC0.w - g_AlphaThreshold)` behind
+/// SPEC_CONSTANT_ALPHA_TEST (XenosRecomp `shader_recompiler.cpp`, offsets 264 / 272 of
+/// SharedConstants in `shader_common.h`): with the bit set the threshold splits each quad's
+/// pixels (alphas b + {0, 0.25, 0.5, 0.75}, thresholds at odd multiples of 1/8, so no alpha
+/// equals a threshold); with it clear the same threshold discards nothing. The interpreter
+/// models both from that one rule (`interp::xenos::run`, "Pixel epilogue").
+#[test]
+fn xenosrecomp_half_pixel_offset_and_alpha_test() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Rng::new(264);
+    let mut total = Comparison::default();
+    // vertex: oPos = r0 = the fetched input (single_op exports it), w in {±0.25 … 4}
+    let bytes = single_op(false, 0, 0, [0, 1, 2, 3]);
+    let offsets = [[1.0 / 1024.0, -1.0 / 512.0], [-1.0 / 256.0, 1.0 / 128.0], [0.5, -0.5], [0.0, 0.0], [3.0 / 64.0, 0.0]];
+    let mut cases = xenos::random_cases(&mut rng, &bytes, 40, false);
+    for (k, c) in cases.iter_mut().enumerate() {
+        c.half_pixel_offset = offsets[k % offsets.len()];
+        for v in c.inputs.values_mut() {
+            v[3] = *rng.pick(&[1.0, 2.0, 0.5, 4.0, 0.25, -1.0, -2.0]);
+        }
+    }
+    let p = TestProgram {
+        name: "half-pixel offset".into(),
+        bytes,
+        cases,
+        textures: BTreeMap::new(),
+        reproduce: "cargo test --release --test verify_xenos xenosrecomp_half_pixel".into(),
+    };
+    let (c, _) = xenos::run(gpu, &p);
+    println!("half-pixel offset: {} comparisons, {} mismatches", c.comparisons, c.mismatches);
+    total.merge(c);
+    // pixel: oC0 = r0 + c1 (ADDv), r0.w interpolated over the quad
+    let bytes = single_op(true, 0, 0, [0, 1, 2, 3]);
+    let mut cases = xenos::random_cases(&mut rng, &bytes, 48, false);
+    let (mut below, mut above) = (0, 0);
+    for c in cases.iter_mut() {
+        let b = *rng.pick(&[-0.5, -0.25, 0.0, 0.25, 0.5]);
+        c.c[1][3] = 0.0;
+        for v in c.base.values_mut() {
+            v[3] = b;
+        }
+        for v in c.slope_x.values_mut() {
+            v[3] = 0.25;
+        }
+        for v in c.slope_y.values_mut() {
+            v[3] = 0.5;
+        }
+        c.alpha_threshold = *rng.pick(&[0.125, 0.375, 0.625, -0.125]);
+        for (i, j) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
+            if b + 0.25 * i + 0.5 * j < c.alpha_threshold {
+                below += 1
+            } else {
+                above += 1
+            }
+        }
+    }
+    assert!(below >= 20 && above >= 20, "the thresholds must split the pixels: {below} below, {above} above");
+    let p = TestProgram {
+        name: "alpha test".into(),
+        bytes,
+        cases,
+        textures: BTreeMap::new(),
+        reproduce: "cargo test --release --test verify_xenos xenosrecomp_half_pixel".into(),
+    };
+    for spec in [0, shrec::formats::xenos::lower::SPEC_CONSTANT_ALPHA_TEST] {
+        let (c, _) = xenos::run_spec(gpu, &p, spec);
+        println!(
+            "alpha test, spec constants {spec}: {} comparisons, {} mismatches ({below} pixels below the threshold, {above} above)",
+            c.comparisons, c.mismatches
+        );
+        total.merge(c);
+    }
+    finish("xenosrecomp_half_pixel_offset_and_alpha_test", &total, &[], 500);
+}
+
 /// vfetch's ExpAdjust (Xenia's translators: the fetched value times 2^n after the format's
 /// conversion): n = −32 (the smallest), −3, 5 and 31 (the largest) on inputs that overflow to
 /// ±inf or fall to denormals (undetermined: hosts may flush them), NaN and ±0; r0 (the fetch)

@@ -89,6 +89,9 @@ pub struct State {
     pub textures: BTreeMap<u32, Texture>,
     /// XenosRecomp's g_HalfPixelOffset (vertex epilogue).
     pub half_pixel_offset: [f32; 2],
+    /// Pixel shaders: XenosRecomp's g_AlphaThreshold when the pipeline's SPEC_CONSTANT_ALPHA_TEST
+    /// bit is set (the pixel epilogue's `clip(oC0.w - g_AlphaThreshold)`); `None` = bit clear.
+    pub alpha_test: Option<f32>,
     /// Pixel shaders: the source derivatives of the k-th getGradients / getCompTexLOD this pixel
     /// executes, (ddx x, ddy x, ddx y, ddy y, ddx z, ddy z), when the harness has worked them out
     /// from the quad's `Outcome::gradient_sources` (a second run).
@@ -1529,6 +1532,32 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
             }
         }
     }
+    // Pixel epilogue (XenosRecomp's ABI, shader_recompiler.cpp: `if (g_SpecConstants() &
+    // SPEC_CONSTANT_ALPHA_TEST) clip(oC0.w - g_AlphaThreshold);`): the pixel is discarded when
+    // the f32 difference is below 0 (−0 and NaN keep it; a difference whose sign the bounds
+    // do not settle, or a non-finite one, leaves the decision undetermined). A shader that
+    // writes no oC0 tests 0 (its output register starts at 0).
+    let mut killed = m.killed;
+    if !vertex {
+        if let Some(threshold) = s.alpha_test {
+            let alpha = m.exports.get(&0).map_or(ex(0.0), |o| o[3]);
+            let d = sub(alpha, ex(threshold));
+            let clip = if !d.is_known() || !d.value.is_finite() {
+                None
+            } else if f64::from(d.value) - f64::from(d.err) >= 0.0 {
+                Some(false)
+            } else if f64::from(d.value) + f64::from(d.err) < 0.0 {
+                Some(true)
+            } else {
+                None
+            };
+            killed = match (killed, clip) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            };
+        }
+    }
     let undetermined = m.undetermined || runaway;
     let vertex_killed = if vertex && !undetermined { m.exports.get(&63).and_then(|o| kill_flag(o[2])) } else { None };
     if undetermined {
@@ -1538,7 +1567,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
     }
     Outcome {
         exports: m.exports,
-        written: if undetermined { None } else { m.killed.map(|k| !k) },
+        written: if undetermined { None } else { killed.map(|k| !k) },
         vertex_killed,
         executed: m.executed,
         undetermined,
