@@ -182,7 +182,13 @@ fn interfaces_match(mode: &str) {
     let o = load(mode);
     let xr_keys: BTreeSet<u64> = o.xr.entries.iter().map(|e| e.key).collect();
     let sh_keys: BTreeSet<u64> = o.shrec.keys().copied().collect();
-    assert_eq!(xr_keys, sh_keys, "same shaders found");
+    // XenosRecomp's stored outputs may predate shaders added to the corpus since: every shader
+    // they hold must be found, the others are listed.
+    assert!(xr_keys.is_subset(&sh_keys), "shrec finds every shader of XenosRecomp's outputs: missing {:?}", xr_keys.difference(&sh_keys));
+    let newer: Vec<String> = sh_keys.difference(&xr_keys).map(|k| format!("0x{k:016X}")).collect();
+    if !newer.is_empty() {
+        println!("not in XenosRecomp's outputs (added to the corpus after they were made): {newer:?}");
+    }
     let mut both = 0;
     let mut xr_only_failed = Vec::new();
     let mut differing = 0;

@@ -10,6 +10,8 @@
 
 use crate::ir::*;
 
+mod xenos_abi;
+
 /// Name of the prelude file generated shaders include.
 pub const PRELUDE_NAME: &str = "shader_common.h";
 
@@ -21,7 +23,14 @@ const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 /// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
 /// registers, textures and variables as the validator has checked them).
 pub fn write(m: &Module) -> String {
-    let mut w = Writer { m, out: String::with_capacity(4096), indent: 0, used_temps: Default::default(), used_helpers: Default::default() };
+    let mut w = Writer {
+        m,
+        out: String::with_capacity(4096),
+        indent: 0,
+        used_temps: Default::default(),
+        used_helpers: Default::default(),
+        xenos_used: Default::default(),
+    };
     w.module();
     w.out
 }
@@ -36,6 +45,8 @@ struct Writer<'a> {
     /// The prelude helpers (`shrec_*` functions of shader_common.h) the text calls: only those
     /// are defined (see `module`).
     used_helpers: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
+    /// The XenosRecomp ABI accessors the text uses (see `xenos_abi`).
+    xenos_used: std::cell::Cell<xenos_abi::Used>,
 }
 
 fn float_literal(v: f32) -> String {
@@ -139,33 +150,33 @@ impl Writer<'_> {
         for c in &m.header_comments {
             self.line(format!("// {c}"));
         }
-        for d in &m.ext.defines {
-            self.line(d);
+        if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
+            for d in xenos_abi::defines(x) {
+                self.line(d);
+            }
         }
         // `#define SHREC_USE_<helper>` lines go here once the body has named its helpers.
         let helpers_at = self.out.len();
         self.line(format!("#include \"{PRELUDE_NAME}\""));
         self.line("");
-        if let Some(d) = &m.ext.declarations {
-            for l in d.lines() {
-                self.line(l);
-            }
-        }
-        for cb in m.const_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
+        // The XenosRecomp ABI's declarations go here once the body has named its accessors.
+        let declarations_at = self.out.len();
+        let bindings = matches!(m.ext.resource_abi, ResourceAbi::Bindings);
+        for cb in m.const_buffers.iter().filter(|_| bindings) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ float4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for cb in m.ext.uint_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
+        for cb in m.ext.uint_buffers.iter().filter(|_| bindings) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ uint4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for t in m.textures.iter().filter(|_| m.ext.declarations.is_none()) {
+        for t in m.textures.iter().filter(|_| bindings) {
             let ty = match t.dim {
                 TexDim::D1 => "Texture1D<float4>",
                 TexDim::D2 => "Texture2D<float4>",
@@ -247,6 +258,9 @@ impl Writer<'_> {
                 self.out.insert_str(at, &format!("static float4 {};\n", names.join(", ")));
             }
         }
+        if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
+            self.out.insert_str(declarations_at, &xenos_abi::declarations(m, x, self.xenos_used.get()));
+        }
         // Only the helpers the shader calls are defined: DXC parses and generates code for every
         // function of the prelude, used or not, which cost about 2 ms per shader (docs/performance.md).
         let mut defs = String::from("#define SHREC_HELPERS 1\n");
@@ -285,8 +299,10 @@ impl Writer<'_> {
         }
         let ret = if m.outputs.is_empty() { "void" } else { "ShaderOutput" };
         let arg = if m.inputs.is_empty() { "" } else { "ShaderInput input" };
-        for a in &m.ext.entry_attributes {
-            self.line(a);
+        if let ResourceAbi::XenosRecomp(_) = &m.ext.resource_abi {
+            for a in xenos_abi::entry_attributes(m.stage) {
+                self.line(a);
+            }
         }
         self.line(format!("{ret} main({arg})"));
         self.line("{");
@@ -551,11 +567,43 @@ impl Writer<'_> {
             (RegFile::Temp, idx) => format!("{}[{}]", m.temps.prefix, self.index(idx)),
             (RegFile::Input, Index::Fixed(i)) => m.inputs[*i as usize].name.clone(),
             (RegFile::Output, Index::Fixed(i)) => m.outputs[*i as usize].name.clone(),
-            (RegFile::Const(b), idx) => format!("{}[{}]", m.const_buffers[*b as usize].var, self.index(idx)),
+            (RegFile::Const(b), idx) => match &m.ext.resource_abi {
+                ResourceAbi::XenosRecomp(x) => self.xenos_const(x, *b, idx),
+                ResourceAbi::Bindings => format!("{}[{}]", m.const_buffers[*b as usize].var, self.index(idx)),
+            },
             (RegFile::Input | RegFile::Output, Index::Dynamic { .. } | Index::Int(_)) => {
                 unreachable!("ir::validate refuses dynamic indices into stage inputs/outputs")
             }
         }
+    }
+
+    /// A read of XenosRecomp-ABI constant file `file` (see [`XenosRecompAbi`]): the entry's own
+    /// expression at a fixed index, an accessor function at a dynamic one.
+    fn xenos_const(&self, x: &XenosRecompAbi, file: u32, idx: &Index) -> String {
+        let text = match (file, idx) {
+            (XenosRecompAbi::FLOAT_CONSTANTS, Index::Fixed(i)) => xenos_abi::constant(self.m, *i),
+            (_, Index::Fixed(i)) => {
+                let mut used = self.xenos_used.get();
+                let t = xenos_abi::state(x, *i, &mut used);
+                self.xenos_used.set(used);
+                t
+            }
+            (_, idx) => {
+                // the index text first: it may read constants itself
+                let i = self.index(idx);
+                let mut used = self.xenos_used.get();
+                let f = if file == XenosRecompAbi::FLOAT_CONSTANTS {
+                    used.dynamic_constant = true;
+                    "shrec_xenos_c"
+                } else {
+                    used.dynamic_state = true;
+                    "shrec_xenos_state"
+                };
+                self.xenos_used.set(used);
+                format!("{f}({i})")
+            }
+        };
+        format!("({text})")
     }
 
     fn index(&self, idx: &Index) -> String {
