@@ -46,7 +46,7 @@ struct Writer<'a> {
     /// are defined (see `module`).
     used_helpers: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
     /// The XenosRecomp ABI accessors the text uses (see `xenos_abi`).
-    xenos_used: std::cell::Cell<xenos_abi::Used>,
+    xenos_used: std::cell::RefCell<xenos_abi::Used>,
 }
 
 fn float_literal(v: f32) -> String {
@@ -245,7 +245,13 @@ impl Writer<'_> {
         if let Some(st) = m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref()).filter(|st| st.ring_len > 0) {
             self.line(format!("for (int i = 0; i < {}; i++) shrec_ring[i] = 0;", st.ring_len));
         }
+        // The XenosRecomp ABI's loads done once per invocation go here (`xenos_abi::hoisted`).
+        let hoisted_at = self.out.len();
         self.block(&m.body);
+        if let ResourceAbi::XenosRecomp(_) = &m.ext.resource_abi {
+            let text = xenos_abi::hoisted(m, &self.xenos_used.borrow());
+            self.out.insert_str(hoisted_at, &text);
+        }
         self.indent -= 1;
         self.line("}");
         self.line("");
@@ -259,7 +265,7 @@ impl Writer<'_> {
             }
         }
         if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
-            self.out.insert_str(declarations_at, &xenos_abi::declarations(m, x, self.xenos_used.get()));
+            self.out.insert_str(declarations_at, &xenos_abi::declarations(m, x, &self.xenos_used.borrow()));
         }
         // Only the helpers the shader calls are defined: DXC parses and generates code for every
         // function of the prelude, used or not, which cost about 2 ms per shader (docs/performance.md).
@@ -581,17 +587,12 @@ impl Writer<'_> {
     /// expression at a fixed index, an accessor function at a dynamic one.
     fn xenos_const(&self, x: &XenosRecompAbi, file: u32, idx: &Index) -> String {
         let text = match (file, idx) {
-            (XenosRecompAbi::FLOAT_CONSTANTS, Index::Fixed(i)) => xenos_abi::constant(self.m, *i),
-            (_, Index::Fixed(i)) => {
-                let mut used = self.xenos_used.get();
-                let t = xenos_abi::state(x, *i, &mut used);
-                self.xenos_used.set(used);
-                t
-            }
+            (XenosRecompAbi::FLOAT_CONSTANTS, Index::Fixed(i)) => xenos_abi::constant(self.m, *i, &mut self.xenos_used.borrow_mut()),
+            (_, Index::Fixed(i)) => xenos_abi::state(x, *i, &mut self.xenos_used.borrow_mut()),
             (_, idx) => {
                 // the index text first: it may read constants itself
                 let i = self.index(idx);
-                let mut used = self.xenos_used.get();
+                let mut used = self.xenos_used.borrow_mut();
                 let f = if file == XenosRecompAbi::FLOAT_CONSTANTS {
                     used.dynamic_constant = true;
                     "shrec_xenos_c"
@@ -599,11 +600,26 @@ impl Writer<'_> {
                     used.dynamic_state = true;
                     "shrec_xenos_state"
                 };
-                self.xenos_used.set(used);
                 format!("{f}({i})")
             }
         };
         format!("({text})")
+    }
+
+    /// The texture expression of `m.textures[tex]`: under the XenosRecomp ABI the local that
+    /// `shrec_body` loads once from the heap (`xenos_abi::hoisted`), else `tex_var`.
+    fn tex_var(&self, tex: u32) -> String {
+        match self.m.ext.resource_abi {
+            ResourceAbi::XenosRecomp(_) => format!("shrec_tex{tex}"),
+            ResourceAbi::Bindings => self.m.textures[tex as usize].tex_var.clone(),
+        }
+    }
+
+    fn smp_var(&self, tex: u32) -> String {
+        match self.m.ext.resource_abi {
+            ResourceAbi::XenosRecomp(_) => format!("shrec_smp{tex}"),
+            ResourceAbi::Bindings => self.m.textures[tex as usize].smp_var.clone(),
+        }
     }
 
     fn index(&self, idx: &Index) -> String {
@@ -768,34 +784,34 @@ impl Writer<'_> {
                     format!(", int{n}({})", v.join(", "))
                 };
                 match mode {
-                    SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c}{o})", t.tex_var, t.smp_var),
-                    SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {}{o})", t.tex_var, t.smp_var, float_literal(*b)),
+                    SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c}{o})", self.tex_var(*tex), self.smp_var(*tex)),
+                    SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {}{o})", self.tex_var(*tex), self.smp_var(*tex), float_literal(*b)),
                     // `float(...)`: DXC (compushady-lrtu 0.18) emits an invalid vector Lod operand
                     // ("Expected Image Operand Lod to be float scalar") for a swizzle of a
                     // swizzle such as `((va0).wwww).x`; the cast makes it a plain scalar.
-                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x){o})", t.tex_var, t.smp_var, self.expr(l)),
-                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x{o})", t.tex_var, t.smp_var, self.expr(b)),
+                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x){o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(l)),
+                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x{o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(b)),
                     SampleMode::Grad(dx, dy) => {
-                        format!("{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})", t.tex_var, t.smp_var, self.expr(dx), self.expr(dy))
+                        format!("{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(dx), self.expr(dy))
                     }
                 }
             }
             Expr::QueryLod { tex, coord } => {
                 let t = &self.m.textures[*tex as usize];
                 let lanes = &"xyz"[..t.dim.coord_lanes()];
-                format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", t.tex_var, t.smp_var, self.expr(coord))
+                format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(coord))
             }
-            Expr::TexSize { tex } => format!("{}({})", self.h("shrec_tex_size"), self.m.textures[*tex as usize].tex_var),
+            Expr::TexSize { tex } => format!("{}({})", self.h("shrec_tex_size"), self.tex_var(*tex)),
             Expr::Load { tex, coord, lod } => {
                 // `Load(intN(coordinates, level))`: the integer lanes are the operands' bit
                 // patterns (ir::Expr::Load); validate keeps cubes out
                 let t = &self.m.textures[*tex as usize];
                 let n = t.dim.coord_lanes();
                 let lanes = &"xyz"[..n];
-                format!("{}.Load(int{}(asint(({}).{lanes}), asint(({}).x)))", t.tex_var, n + 1, self.expr(coord), self.expr(lod))
+                format!("{}.Load(int{}(asint(({}).{lanes}), asint(({}).x)))", self.tex_var(*tex), n + 1, self.expr(coord), self.expr(lod))
             }
             Expr::TexInfo { tex, lod } => {
-                format!("{}({}, asuint(({}).x))", self.h("shrec_tex_info"), self.m.textures[*tex as usize].tex_var, self.expr(lod))
+                format!("{}({}, asuint(({}).x))", self.h("shrec_tex_info"), self.tex_var(*tex), self.expr(lod))
             }
             Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
             Expr::IntUnary(op, a) => {

@@ -16,14 +16,16 @@
 //!   `shrec_xenos_state`), defined only when the body uses it: an accessor object with an
 //!   `operator[]` cost DXC ≈ 1.9 ms per pixel shader to inline and fold (docs/performance.md).
 
-use crate::ir::{Module, Stage, XenosRecompAbi};
+use crate::ir::{Module, Stage, TexDim, XenosRecompAbi};
 
 /// What a read of an entry that is always 0 is written as.
 const ZERO: &str = "((float4)0.0)";
 
 /// Accessors the body used, so that only those are defined.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Used {
+    /// Float constants read at fixed indices (loaded once, see [`hoisted`]).
+    pub constants: std::collections::BTreeSet<u32>,
     pub dynamic_constant: bool,
     pub dynamic_state: bool,
     pub loop_constant: bool,
@@ -71,10 +73,11 @@ fn extension_words(m: &Module) -> (u32, u32) {
     }
 }
 
-/// Float constant `index` read at a fixed index.
-pub(super) fn constant(m: &Module, index: u32) -> String {
+/// Float constant `index` read at a fixed index: the local [`hoisted`] loads.
+pub(super) fn constant(m: &Module, index: u32, used: &mut Used) -> String {
     if index < constant_count(m) {
-        format!("SHREC_XENOS_CONSTANT({index})")
+        used.constants.insert(index);
+        format!("shrec_c{index}")
     } else {
         ZERO.into()
     }
@@ -109,7 +112,7 @@ pub(super) fn state(x: &XenosRecompAbi, index: u32, used: &mut Used) -> String {
 }
 
 /// The declarations written after `#include "shader_common.h"`.
-pub(super) fn declarations(m: &Module, x: &XenosRecompAbi, used: Used) -> String {
+pub(super) fn declarations(m: &Module, x: &XenosRecompAbi, used: &Used) -> String {
     const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
     const DIMS: [&str; 3] = ["2D", "3D", "Cube"];
     let (stage_name, reg) = stage_name(m);
@@ -191,6 +194,30 @@ pub(super) fn declarations(m: &Module, x: &XenosRecompAbi, used: Used) -> String
     d.push_str(&state_fn);
     if let Some(formats) = &x.memexport_formats {
         d.push_str(&memexport_format(formats));
+    }
+    d
+}
+
+/// The first lines of `shrec_body`: each texture and sampler of the module taken from its heap,
+/// and each float constant the body reads at a fixed index, loaded once. The descriptor indices
+/// and constants are the runtime's buffers, which no shader invocation writes, so one load gives
+/// every later read's value; DXC does not merge repeated `vk::RawBufferLoad`s itself (each
+/// fetch reloaded both descriptor indices, each constant read its float4).
+pub(super) fn hoisted(m: &Module, used: &Used) -> String {
+    let mut d = String::new();
+    for (i, t) in m.textures.iter().enumerate() {
+        let ty = match t.dim {
+            TexDim::D1 | TexDim::D2 => "Texture2D<float4>",
+            TexDim::D3 => "Texture3D<float4>",
+            TexDim::Cube => "TextureCube<float4>",
+        };
+        d.push_str(&format!("    {ty} shrec_tex{i} = {};
+    SamplerState shrec_smp{i} = {};
+", t.tex_var, t.smp_var));
+    }
+    for c in &used.constants {
+        d.push_str(&format!("    float4 shrec_c{c} = SHREC_XENOS_CONSTANT({c});
+"));
     }
     d
 }
