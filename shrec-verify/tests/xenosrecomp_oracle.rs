@@ -306,7 +306,9 @@ fn bench_spirv_bytes_and_dxc_cpu_against_xenosrecomp() {
         if let Some(dir) = std::env::var_os("SHREC_XR_DUMP").map(PathBuf::from) {
             std::fs::create_dir_all(&dir).unwrap();
             let sh_spirv = dxc::compile_with_spec_constants(&lib, sh_text, *stage, Target::Spirv, s.spec_constants_mask).unwrap();
-            for (name, data) in [("xr.hlsl", xr_text.as_bytes()), ("shrec.hlsl", sh_text.as_bytes()), ("xr.spv", &again[..]), ("shrec.spv", &sh_spirv[..])] {
+            for (name, data) in
+                [("xr.hlsl", xr_text.as_bytes()), ("shrec.hlsl", sh_text.as_bytes()), ("xr.spv", &again[..]), ("shrec.spv", &sh_spirv[..])]
+            {
                 std::fs::write(dir.join(format!("{:016X}.{name}", e.key)), data).unwrap();
             }
         }

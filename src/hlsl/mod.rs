@@ -606,18 +606,18 @@ impl Writer<'_> {
         format!("({text})")
     }
 
-    /// The texture expression of `m.textures[tex]`: under the XenosRecomp ABI the local that
-    /// `shrec_body` loads once from the heap (`xenos_abi::hoisted`), else `tex_var`.
+    /// The texture expression of `m.textures[tex]`: under the XenosRecomp ABI its heap indexed
+    /// by the local `shrec_body` loads once (`xenos_abi::hoisted`), else `tex_var`.
     fn tex_var(&self, tex: u32) -> String {
         match self.m.ext.resource_abi {
-            ResourceAbi::XenosRecomp(_) => format!("shrec_tex{tex}"),
+            ResourceAbi::XenosRecomp(_) => format!("{}[shrec_ti{tex}]", xenos_abi::split_heap(&self.m.textures[tex as usize].tex_var).0),
             ResourceAbi::Bindings => self.m.textures[tex as usize].tex_var.clone(),
         }
     }
 
     fn smp_var(&self, tex: u32) -> String {
         match self.m.ext.resource_abi {
-            ResourceAbi::XenosRecomp(_) => format!("shrec_smp{tex}"),
+            ResourceAbi::XenosRecomp(_) => format!("{}[shrec_si{tex}]", xenos_abi::split_heap(&self.m.textures[tex as usize].smp_var).0),
             ResourceAbi::Bindings => self.m.textures[tex as usize].smp_var.clone(),
         }
     }
@@ -792,7 +792,13 @@ impl Writer<'_> {
                     SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x){o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(l)),
                     SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x{o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(b)),
                     SampleMode::Grad(dx, dy) => {
-                        format!("{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(dx), self.expr(dy))
+                        format!(
+                            "{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})",
+                            self.tex_var(*tex),
+                            self.smp_var(*tex),
+                            self.expr(dx),
+                            self.expr(dy)
+                        )
                     }
                 }
             }

@@ -16,7 +16,7 @@
 //!   `shrec_xenos_state`), defined only when the body uses it: an accessor object with an
 //!   `operator[]` cost DXC ≈ 1.9 ms per pixel shader to inline and fold (docs/performance.md).
 
-use crate::ir::{Module, Stage, TexDim, XenosRecompAbi};
+use crate::ir::{Module, Stage, XenosRecompAbi};
 
 /// What a read of an entry that is always 0 is written as.
 const ZERO: &str = "((float4)0.0)";
@@ -198,26 +198,25 @@ pub(super) fn declarations(m: &Module, x: &XenosRecompAbi, used: &Used) -> Strin
     d
 }
 
-/// The first lines of `shrec_body`: each texture and sampler of the module taken from its heap,
-/// and each float constant the body reads at a fixed index, loaded once. The descriptor indices
-/// and constants are the runtime's buffers, which no shader invocation writes, so one load gives
-/// every later read's value; DXC does not merge repeated `vk::RawBufferLoad`s itself (each
-/// fetch reloaded both descriptor indices, each constant read its float4).
+/// The first lines of `shrec_body`: the two descriptor indices of each texture of the module
+/// (`shrec_ti<i>`, `shrec_si<i>`) and each float constant the body reads at a fixed index
+/// (`shrec_c<i>`), loaded once. They are the runtime's buffers, which no shader invocation
+/// writes, so one load gives every later read's value; DXC does not merge repeated
+/// `vk::RawBufferLoad`s itself (each fetch reloaded both indices, each constant read its
+/// float4). Only the indices are locals, not the texture and sampler objects: a local resource
+/// variable costs DXC's legalization more time than it saves.
 pub(super) fn hoisted(m: &Module, used: &Used) -> String {
     let mut d = String::new();
     for (i, t) in m.textures.iter().enumerate() {
-        let ty = match t.dim {
-            TexDim::D1 | TexDim::D2 => "Texture2D<float4>",
-            TexDim::D3 => "Texture3D<float4>",
-            TexDim::Cube => "TextureCube<float4>",
-        };
-        d.push_str(&format!("    {ty} shrec_tex{i} = {};
-    SamplerState shrec_smp{i} = {};
-", t.tex_var, t.smp_var));
+        let (_, ti) = split_heap(&t.tex_var);
+        let (_, si) = split_heap(&t.smp_var);
+        d.push_str(&format!("    uint shrec_ti{i} = {ti};\n    uint shrec_si{i} = {si};\n"));
     }
     for c in &used.constants {
-        d.push_str(&format!("    float4 shrec_c{c} = SHREC_XENOS_CONSTANT({c});
-"));
+        d.push_str(&format!(
+            "    float4 shrec_c{c} = SHREC_XENOS_CONSTANT({c});
+"
+        ));
     }
     d
 }
@@ -235,4 +234,13 @@ fn memexport_format(formats: &[crate::ir::MemExportFormat]) -> String {
     }
     d.push_str("    default:\n        return false;\n    }\n}\n");
     d
+}
+
+/// The heap and the index of a XenosRecomp-ABI texture or sampler path `heap[index]` (what the
+/// Xenos front end names them, e.g. `g_Texture2DDescriptorHeap[s0_Texture2DDescriptorIndex]`).
+pub(super) fn split_heap(path: &str) -> (&str, &str) {
+    match path.split_once('[') {
+        Some((heap, rest)) => (heap, rest.strip_suffix(']').unwrap_or(rest)),
+        None => (path, ""),
+    }
 }
