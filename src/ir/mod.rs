@@ -80,10 +80,10 @@ pub enum ResourceAbi {
 /// asfloat(g_SwappedTexcoords), g_HalfPixelOffset), [`XenosRecompAbi::STATE_ALPHA`] =
 /// (g_AlphaThreshold, 0, 0, 0), [`XenosRecompAbi::STATE_SPEC`] = (ALPHA_TEST, R11G11B10_NORMAL,
 /// 0, 0) and [`XenosRecompAbi::STATE_SPEC_UNLEASHED`] = (BICUBIC_GI_FILTER, ALPHA_TO_COVERAGE,
-/// REVERSE_Z, 0) as 1.0 / 0.0 from the specialization constant, [`XenosRecompAbi::STATE_BOOLS`]
-/// + w = (asfloat(word w of this stage's booleans b0-b255), 0, 0, 0) and
-/// [`XenosRecompAbi::STATE_LOOPS`] + i = (count, aL start, aL step, 0) of loop constant i (shrec's
-/// extension of SharedConstants); every other index reads 0.
+/// REVERSE_Z, 0) as 1.0 / 0.0 from the specialization constant, entry w after
+/// [`XenosRecompAbi::STATE_BOOLS`] = (asfloat(word w of this stage's booleans b0-b255), 0, 0, 0)
+/// and entry i after [`XenosRecompAbi::STATE_LOOPS`] = (count, aL start, aL step, 0) of loop
+/// constant i (shrec's extension of SharedConstants); every other index reads 0.
 #[derive(Clone, Debug, Default)]
 pub struct XenosRecompAbi {
     /// Sampler name per fetch-constant slot (0-15), in slot order: the slot's descriptor
