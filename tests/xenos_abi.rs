@@ -12,6 +12,7 @@ use rspirv::spirv::{Decoration, Op, StorageClass};
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};
 use shrec::formats::{self, Stage, TranslateOptions, Translation};
+use shrec::ir::{Index, RegFile};
 use std::collections::BTreeSet;
 
 fn translate(bytes: &[u8]) -> Translation {
@@ -322,4 +323,53 @@ fn vertex_shaders_declare_every_interpolator_output() {
         assert!(missing.is_empty(), "{key:016X} {name}: Output locations {missing:?} not declared (has {locations:?})");
     }
     assert!(vertex >= 9, "{vertex} vertex shaders");
+}
+
+/// XenosRecomp's pixel-shader inputs on SPIR-V: every interpolator whose register the program
+/// reads (after the preload) stays in the entry point's interface, even when every lane of the
+/// register is overwritten before that read (vo_xenon ps_osd: COLOR0 in r1); one whose register
+/// is never read is dropped (ps.c: TEXCOORD0 in r0). Found by the XenosRecomp oracle
+/// (`interfaces_match_xenosrecomp`), checked here without it.
+#[test]
+fn pixel_shader_inputs_follow_xenosrecomps_rule() {
+    let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
+    let (mut pixel, mut overwritten) = (0, 0);
+    for (key, (name, bytes)) in corpus() {
+        let t = translate(&bytes);
+        if t.module.stage != Stage::Pixel {
+            continue;
+        }
+        pixel += 1;
+        let c = shrec::formats::xenos::container::parse(&bytes).unwrap();
+        let body = &t.module.body[c.interpolators.len()..];
+        let reads = |reg: u32| {
+            let mut hit = false;
+            for s in body {
+                shrec::ir::visit::stmt_reads(s, &mut |r| hit |= r.file == RegFile::Temp && r.index == Index::Fixed(reg));
+            }
+            hit
+        };
+        let expected: BTreeSet<u32> = c
+            .interpolators
+            .iter()
+            .filter(|ip| reads(ip.reg))
+            .map(|ip| shrec::formats::xenos::lower::interpolator_location(ip.usage, ip.usage_index))
+            .collect();
+        let hlsl = shrec::hlsl::write(&t.module);
+        let spirv = dxc::compile_with_spec_constants(&lib, &hlsl, t.module.stage, Target::Spirv, t.spec_constants_mask).unwrap();
+        let m = rspirv::dr::load_words(words(&spirv)).unwrap();
+        let locations: BTreeSet<u32> = m
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::Variable && i.operands.first() == Some(&Operand::StorageClass(StorageClass::Input)))
+            .flat_map(|i| decorations(&m, i.result_id.unwrap(), Decoration::Location).into_iter().map(|d| lit(&d.operands[2])))
+            .collect();
+        assert_eq!(locations, expected, "{key:016X} {name}: Input locations");
+        if key == 0x8D66_75C6_3F03_F76E {
+            overwritten += 1;
+            assert!(locations.contains(&16), "{name}: COLOR0 (r1, overwritten before it is read) stays declared");
+        }
+    }
+    assert!(pixel >= 9, "{pixel} pixel shaders");
+    assert_eq!(overwritten, 1, "the corpus holds vo_xenon ps_osd");
 }

@@ -101,7 +101,7 @@ fn call_runtime_loop_and_high_booleans_compile() {
     let mut b = base();
     set_cf1(&mut b, JMP | 200 << 34 | 1 << 42 | 2);
     let hlsl = compile(&b);
-    assert!(hlsl.contains("SharedConstants + 320 + (W) * 4") && hlsl.contains("g_XenosState[26]"), "{hlsl}");
+    assert!(hlsl.contains("SharedConstants + 320 + (W) * 4") && hlsl.contains("SHREC_XENOS_BOOLS(6)"), "{hlsl}");
     assert!(!base_hlsl().contains("shrec_Xenos"), "a shader without them does not declare the extension");
 }
 

@@ -10,6 +10,8 @@
 
 use crate::ir::*;
 
+mod xenos_abi;
+
 /// Name of the prelude file generated shaders include.
 pub const PRELUDE_NAME: &str = "shader_common.h";
 
@@ -21,7 +23,14 @@ const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 /// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
 /// registers, textures and variables as the validator has checked them).
 pub fn write(m: &Module) -> String {
-    let mut w = Writer { m, out: String::with_capacity(4096), indent: 0, used_temps: Default::default(), used_helpers: Default::default() };
+    let mut w = Writer {
+        m,
+        out: String::with_capacity(4096),
+        indent: 0,
+        used_temps: Default::default(),
+        used_helpers: Default::default(),
+        xenos_used: Default::default(),
+    };
     w.module();
     w.out
 }
@@ -36,6 +45,8 @@ struct Writer<'a> {
     /// The prelude helpers (`shrec_*` functions of shader_common.h) the text calls: only those
     /// are defined (see `module`).
     used_helpers: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
+    /// The XenosRecomp ABI accessors the text uses (see `xenos_abi`).
+    xenos_used: std::cell::RefCell<xenos_abi::Used>,
 }
 
 fn float_literal(v: f32) -> String {
@@ -139,33 +150,33 @@ impl Writer<'_> {
         for c in &m.header_comments {
             self.line(format!("// {c}"));
         }
-        for d in &m.ext.defines {
-            self.line(d);
+        if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
+            for d in xenos_abi::defines(x) {
+                self.line(d);
+            }
         }
         // `#define SHREC_USE_<helper>` lines go here once the body has named its helpers.
         let helpers_at = self.out.len();
         self.line(format!("#include \"{PRELUDE_NAME}\""));
         self.line("");
-        if let Some(d) = &m.ext.declarations {
-            for l in d.lines() {
-                self.line(l);
-            }
-        }
-        for cb in m.const_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
+        // The XenosRecomp ABI's declarations go here once the body has named its accessors.
+        let declarations_at = self.out.len();
+        let bindings = matches!(m.ext.resource_abi, ResourceAbi::Bindings);
+        for cb in m.const_buffers.iter().filter(|_| bindings) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ float4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for cb in m.ext.uint_buffers.iter().filter(|_| m.ext.declarations.is_none()) {
+        for cb in m.ext.uint_buffers.iter().filter(|_| bindings) {
             let b = cb.binding;
             self.line(format!(
                 "[[vk::binding({}, {})]] cbuffer {} : register(b{}, space{}) {{ uint4 {}[{}]; }};",
                 b.vk_binding, b.vk_set, cb.block, b.dx_register, b.dx_space, cb.var, cb.len
             ));
         }
-        for t in m.textures.iter().filter(|_| m.ext.declarations.is_none()) {
+        for t in m.textures.iter().filter(|_| bindings) {
             let ty = match t.dim {
                 TexDim::D1 => "Texture1D<float4>",
                 TexDim::D2 => "Texture2D<float4>",
@@ -234,7 +245,13 @@ impl Writer<'_> {
         if let Some(st) = m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref()).filter(|st| st.ring_len > 0) {
             self.line(format!("for (int i = 0; i < {}; i++) shrec_ring[i] = 0;", st.ring_len));
         }
+        // The XenosRecomp ABI's loads done once per invocation go here (`xenos_abi::hoisted`).
+        let hoisted_at = self.out.len();
         self.block(&m.body);
+        if let ResourceAbi::XenosRecomp(_) = &m.ext.resource_abi {
+            let text = xenos_abi::hoisted(m, &self.xenos_used.borrow());
+            self.out.insert_str(hoisted_at, &text);
+        }
         self.indent -= 1;
         self.line("}");
         self.line("");
@@ -246,6 +263,9 @@ impl Writer<'_> {
             if !names.is_empty() {
                 self.out.insert_str(at, &format!("static float4 {};\n", names.join(", ")));
             }
+        }
+        if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
+            self.out.insert_str(declarations_at, &xenos_abi::declarations(m, x, &self.xenos_used.borrow()));
         }
         // Only the helpers the shader calls are defined: DXC parses and generates code for every
         // function of the prelude, used or not, which cost about 2 ms per shader (docs/performance.md).
@@ -285,8 +305,10 @@ impl Writer<'_> {
         }
         let ret = if m.outputs.is_empty() { "void" } else { "ShaderOutput" };
         let arg = if m.inputs.is_empty() { "" } else { "ShaderInput input" };
-        for a in &m.ext.entry_attributes {
-            self.line(a);
+        if let ResourceAbi::XenosRecomp(_) = &m.ext.resource_abi {
+            for a in xenos_abi::entry_attributes(m.stage) {
+                self.line(a);
+            }
         }
         self.line(format!("{ret} main({arg})"));
         self.line("{");
@@ -551,10 +573,52 @@ impl Writer<'_> {
             (RegFile::Temp, idx) => format!("{}[{}]", m.temps.prefix, self.index(idx)),
             (RegFile::Input, Index::Fixed(i)) => m.inputs[*i as usize].name.clone(),
             (RegFile::Output, Index::Fixed(i)) => m.outputs[*i as usize].name.clone(),
-            (RegFile::Const(b), idx) => format!("{}[{}]", m.const_buffers[*b as usize].var, self.index(idx)),
+            (RegFile::Const(b), idx) => match &m.ext.resource_abi {
+                ResourceAbi::XenosRecomp(x) => self.xenos_const(x, *b, idx),
+                ResourceAbi::Bindings => format!("{}[{}]", m.const_buffers[*b as usize].var, self.index(idx)),
+            },
             (RegFile::Input | RegFile::Output, Index::Dynamic { .. } | Index::Int(_)) => {
                 unreachable!("ir::validate refuses dynamic indices into stage inputs/outputs")
             }
+        }
+    }
+
+    /// A read of XenosRecomp-ABI constant file `file` (see [`XenosRecompAbi`]): the entry's own
+    /// expression at a fixed index, an accessor function at a dynamic one.
+    fn xenos_const(&self, x: &XenosRecompAbi, file: u32, idx: &Index) -> String {
+        let text = match (file, idx) {
+            (XenosRecompAbi::FLOAT_CONSTANTS, Index::Fixed(i)) => xenos_abi::constant(self.m, *i, &mut self.xenos_used.borrow_mut()),
+            (_, Index::Fixed(i)) => xenos_abi::state(x, *i, &mut self.xenos_used.borrow_mut()),
+            (_, idx) => {
+                // the index text first: it may read constants itself
+                let i = self.index(idx);
+                let mut used = self.xenos_used.borrow_mut();
+                let f = if file == XenosRecompAbi::FLOAT_CONSTANTS {
+                    used.dynamic_constant = true;
+                    "shrec_xenos_c"
+                } else {
+                    used.dynamic_state = true;
+                    "shrec_xenos_state"
+                };
+                format!("{f}({i})")
+            }
+        };
+        format!("({text})")
+    }
+
+    /// The texture expression of `m.textures[tex]`: under the XenosRecomp ABI its heap indexed
+    /// by the local `shrec_body` loads once (`xenos_abi::hoisted`), else `tex_var`.
+    fn tex_var(&self, tex: u32) -> String {
+        match self.m.ext.resource_abi {
+            ResourceAbi::XenosRecomp(_) => format!("{}[shrec_ti{tex}]", xenos_abi::split_heap(&self.m.textures[tex as usize].tex_var).0),
+            ResourceAbi::Bindings => self.m.textures[tex as usize].tex_var.clone(),
+        }
+    }
+
+    fn smp_var(&self, tex: u32) -> String {
+        match self.m.ext.resource_abi {
+            ResourceAbi::XenosRecomp(_) => format!("{}[shrec_si{tex}]", xenos_abi::split_heap(&self.m.textures[tex as usize].smp_var).0),
+            ResourceAbi::Bindings => self.m.textures[tex as usize].smp_var.clone(),
         }
     }
 
@@ -720,34 +784,40 @@ impl Writer<'_> {
                     format!(", int{n}({})", v.join(", "))
                 };
                 match mode {
-                    SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c}{o})", t.tex_var, t.smp_var),
-                    SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {}{o})", t.tex_var, t.smp_var, float_literal(*b)),
+                    SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c}{o})", self.tex_var(*tex), self.smp_var(*tex)),
+                    SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {}{o})", self.tex_var(*tex), self.smp_var(*tex), float_literal(*b)),
                     // `float(...)`: DXC (compushady-lrtu 0.18) emits an invalid vector Lod operand
                     // ("Expected Image Operand Lod to be float scalar") for a swizzle of a
                     // swizzle such as `((va0).wwww).x`; the cast makes it a plain scalar.
-                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x){o})", t.tex_var, t.smp_var, self.expr(l)),
-                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x{o})", t.tex_var, t.smp_var, self.expr(b)),
+                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x){o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(l)),
+                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x{o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(b)),
                     SampleMode::Grad(dx, dy) => {
-                        format!("{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})", t.tex_var, t.smp_var, self.expr(dx), self.expr(dy))
+                        format!(
+                            "{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})",
+                            self.tex_var(*tex),
+                            self.smp_var(*tex),
+                            self.expr(dx),
+                            self.expr(dy)
+                        )
                     }
                 }
             }
             Expr::QueryLod { tex, coord } => {
                 let t = &self.m.textures[*tex as usize];
                 let lanes = &"xyz"[..t.dim.coord_lanes()];
-                format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", t.tex_var, t.smp_var, self.expr(coord))
+                format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(coord))
             }
-            Expr::TexSize { tex } => format!("{}({})", self.h("shrec_tex_size"), self.m.textures[*tex as usize].tex_var),
+            Expr::TexSize { tex } => format!("{}({})", self.h("shrec_tex_size"), self.tex_var(*tex)),
             Expr::Load { tex, coord, lod } => {
                 // `Load(intN(coordinates, level))`: the integer lanes are the operands' bit
                 // patterns (ir::Expr::Load); validate keeps cubes out
                 let t = &self.m.textures[*tex as usize];
                 let n = t.dim.coord_lanes();
                 let lanes = &"xyz"[..n];
-                format!("{}.Load(int{}(asint(({}).{lanes}), asint(({}).x)))", t.tex_var, n + 1, self.expr(coord), self.expr(lod))
+                format!("{}.Load(int{}(asint(({}).{lanes}), asint(({}).x)))", self.tex_var(*tex), n + 1, self.expr(coord), self.expr(lod))
             }
             Expr::TexInfo { tex, lod } => {
-                format!("{}({}, asuint(({}).x))", self.h("shrec_tex_info"), self.m.textures[*tex as usize].tex_var, self.expr(lod))
+                format!("{}({}, asuint(({}).x))", self.h("shrec_tex_info"), self.tex_var(*tex), self.expr(lod))
             }
             Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
             Expr::IntUnary(op, a) => {

@@ -14,6 +14,7 @@
 
 mod kind;
 pub mod validate;
+pub mod visit;
 pub use kind::{Family, Stage};
 pub use validate::{validate, ValidationError};
 
@@ -40,7 +41,8 @@ pub struct Module {
     pub ext: ModuleExt,
 }
 
-/// Additions used by the PICA frontend (all empty by default).
+/// Additions used by some front ends (all empty by default): PICA's integer state and geometry
+/// shape, GX2's geometry stage, Xenos' resource ABI.
 #[derive(Clone, Debug, Default)]
 pub struct ModuleExt {
     /// Integer (`int`, 32-bit two's complement, wrapping) variables: `IExpr::Var(i)` /
@@ -50,18 +52,87 @@ pub struct ModuleExt {
     pub uint_buffers: Vec<ConstBuffer>,
     /// Present for `Stage::Geometry` modules.
     pub geometry: Option<GeometryInfo>,
-    /// Lines written before `#include "shader_common.h"` (e.g. a `#define` selecting a
-    /// family's section of the prelude).
-    pub defines: Vec<String>,
-    /// When set, HLSL written in place of the declarations the writer derives from
-    /// `const_buffers`, `uint_buffers` and `textures` (a frontend whose runtime ABI is not one
-    /// resource per binding, e.g. Xenos' push constants and bindless heaps). It must then define
-    /// every name the writer uses: `var[index]` of each constant file (an array, or an object
-    /// with `operator[]`) and `tex_var` / `smp_var` of each texture (a texture and a sampler
-    /// expression).
-    pub declarations: Option<String>,
-    /// Lines written immediately before the entry point `main` (e.g. `[shader("pixel")]`).
-    pub entry_attributes: Vec<String>,
+    /// How the module's resources are declared and read: the HLSL writer's back-end option
+    /// (what `hlsl::write` derives the declarations, constant reads and entry attributes from).
+    pub resource_abi: ResourceAbi,
+}
+
+/// The runtime ABI a module's resources follow (the HLSL writer writes the text for it).
+#[derive(Clone, Debug, Default)]
+pub enum ResourceAbi {
+    /// One cbuffer, texture and sampler per binding, as `Module::const_buffers`,
+    /// `ModuleExt::uint_buffers` and `Module::textures` give them.
+    #[default]
+    Bindings,
+    /// XenosRecomp's (its shader_common.h, Xenos section): float constants and shared constants
+    /// read from push-constant buffer device addresses on SPIR-V and from fixed cbuffers on DXIL,
+    /// textures and samplers from bindless heaps indexed by per-slot descriptor indices, the
+    /// alpha test and texture-format switches as specialization constants.
+    XenosRecomp(XenosRecompAbi),
+}
+
+/// The facts of one Xenos module the HLSL writer needs for [`ResourceAbi::XenosRecomp`].
+///
+/// Constant files: `RegFile::Const(XenosRecompAbi::FLOAT_CONSTANTS)` is the stage's float
+/// constant registers (`Module::const_buffers[0].len` of them, 0 at or past that count, as
+/// XenosRecomp); `RegFile::Const(XenosRecompAbi::STATE)` is the shared state, read only at
+/// fixed indices: [`XenosRecompAbi::STATE_SHARED`] = (asfloat(g_Booleans),
+/// asfloat(g_SwappedTexcoords), g_HalfPixelOffset), [`XenosRecompAbi::STATE_ALPHA`] =
+/// (g_AlphaThreshold, 0, 0, 0), [`XenosRecompAbi::STATE_SPEC`] = (ALPHA_TEST, R11G11B10_NORMAL,
+/// 0, 0) and [`XenosRecompAbi::STATE_SPEC_UNLEASHED`] = (BICUBIC_GI_FILTER, ALPHA_TO_COVERAGE,
+/// REVERSE_Z, 0) as 1.0 / 0.0 from the specialization constant, entry w after
+/// [`XenosRecompAbi::STATE_BOOLS`] = (asfloat(word w of this stage's booleans b0-b255), 0, 0, 0)
+/// and entry i after [`XenosRecompAbi::STATE_LOOPS`] = (count, aL start, aL step, 0) of loop
+/// constant i (shrec's extension of SharedConstants); every other index reads 0.
+#[derive(Clone, Debug, Default)]
+pub struct XenosRecompAbi {
+    /// Sampler name per fetch-constant slot (0-15), in slot order: the slot's descriptor
+    /// indices are `NAME_Texture{2D,3D,Cube}DescriptorIndex` and `NAME_SamplerDescriptorIndex`.
+    pub samplers: Vec<(u32, String)>,
+    /// XenosRecomp's `specConstantsMask`: the `SPEC_CONSTANT_*` bits the shader reads.
+    pub spec_constants_mask: u32,
+    /// The shader reads shrec's extension of SharedConstants (booleans b16-b255, loop constants).
+    pub shared_extension: bool,
+    /// The shader exports to memory: the formats `shrec_xenos_memexport_format` knows.
+    pub memexport_formats: Option<Vec<MemExportFormat>>,
+    /// XenosRecomp built with `UNLEASHED_RECOMP` (its shader_common.h then defines the
+    /// UnleashedRecomp specialization-constant bits).
+    pub unleashed: bool,
+}
+
+impl XenosRecompAbi {
+    /// `RegFile::Const` index of the float constants.
+    pub const FLOAT_CONSTANTS: u32 = 0;
+    /// `RegFile::Const` index of the shared state.
+    pub const STATE: u32 = 1;
+    /// Indices of the shared state (see the type's documentation).
+    pub const STATE_SHARED: u32 = 16;
+    pub const STATE_ALPHA: u32 = 17;
+    pub const STATE_SPEC: u32 = 18;
+    pub const STATE_SPEC_UNLEASHED: u32 = 19;
+    pub const STATE_BOOLS: u32 = 20;
+    pub const STATE_LOOPS: u32 = 32;
+    /// Entries of the shared state file (loop constants i0-i31 end it).
+    pub const STATE_LEN: u32 = Self::STATE_LOOPS + 32;
+    /// XenosRecomp's specialization-constant bits (shader_common.h); the last three only with
+    /// `UNLEASHED_RECOMP`.
+    pub const SPEC_R11G11B10_NORMAL: u32 = 1 << 0;
+    pub const SPEC_ALPHA_TEST: u32 = 1 << 1;
+    pub const SPEC_BICUBIC_GI_FILTER: u32 = 1 << 2;
+    pub const SPEC_ALPHA_TO_COVERAGE: u32 = 1 << 3;
+    pub const SPEC_REVERSE_Z: u32 = 1 << 4;
+}
+
+/// One memory-export format as `shrec_xenos_memexport_format` returns it (shader_common.h).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemExportFormat {
+    pub id: u32,
+    pub name: String,
+    /// Bits per component of a fixed-point format (0 for float formats).
+    pub widths: [u32; 4],
+    pub size_log2: u32,
+    /// 0 fixed point, 1 raw 32-bit floats, 2 16-bit floats.
+    pub kind: u32,
 }
 
 #[derive(Clone, Debug)]

@@ -121,8 +121,8 @@ fn check_declarations(m: &Module) -> Result<(), ValidationError> {
     for v in m.inputs.iter().chain(&m.outputs) {
         name("stage variable", &v.name)?;
     }
-    // Resource names may be access paths into declarations a front end supplies
-    // (`ModuleExt::declarations`, e.g. Xenos' `g_Texture2DDescriptorHeap[s0_Texture2DDescriptorIndex]`):
+    // Resource names may be access paths into declarations the writer derives from
+    // (`ModuleExt::resource_abi`, e.g. Xenos' `g_Texture2DDescriptorHeap[s0_Texture2DDescriptorIndex]`):
     // identifiers joined by `[`, `]` and `.`, still nothing that could end an expression.
     let path = |what: &'static str, p: &str| -> Result<(), ValidationError> {
         let ok = p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')

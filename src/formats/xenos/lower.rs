@@ -55,34 +55,34 @@ const MEMEXPORT_TEMP_COUNT: u32 = 97;
 /// Xenos temps relative addressing can reach (r0-r63).
 const GPRS: u32 = 64;
 
-/// Constant files of the IR. Both are objects with an `operator[]` defined by the generated
-/// declarations (see [`declarations`]), so that the same HLSL reads XenosRecomp's cbuffers on DXIL
-/// and its push-constant buffer device addresses on SPIR-V.
-/// `c[i]`: float constant register i as the guest uploads it (0 outside the runtime's buffer).
-const CB_FLOAT: u32 = 0;
-/// `g_XenosState[i]`: 16 = (asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)
+/// Constant files of the IR, read as the module's `ResourceAbi::XenosRecomp` says (the HLSL
+/// writer's `hlsl::xenos_abi` writes XenosRecomp's cbuffers on DXIL and its push-constant buffer
+/// device addresses on SPIR-V). `CB_FLOAT`: float constant register i as the guest uploads it
+/// (0 outside the runtime's buffer).
+const CB_FLOAT: u32 = XenosRecompAbi::FLOAT_CONSTANTS;
+/// The shared state: 16 = (asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)
 /// (XenosRecomp's c16 of SharedConstants), 17 = (g_AlphaThreshold, 0, 0, 0), 18 = specialization
 /// constant bits as 1.0 / 0.0: x = SPEC_CONSTANT_ALPHA_TEST, y = SPEC_CONSTANT_R11G11B10_NORMAL.
-const CB_SHARED: u32 = 1;
-const STATE_SPEC: u32 = 18;
-/// `g_XenosState[20 + w]`.x = asfloat(word w of this stage's booleans b0-b255) (shrec extension
-/// of SharedConstants, see [`declarations`]); read for b16 and above.
-const STATE_BOOLS: u32 = 20;
-/// `g_XenosState[32 + i]` = (count, aL start, aL step, 0) of this stage's loop constant i<i>
-/// (shrec extension of SharedConstants); read for loops without a literal `defi`.
-const STATE_LOOPS: u32 = 32;
+const CB_SHARED: u32 = XenosRecompAbi::STATE;
+const STATE_SPEC: u32 = XenosRecompAbi::STATE_SPEC;
+/// Entry 20 + w: lane x = asfloat(word w of this stage's booleans b0-b255) (shrec extension of
+/// SharedConstants); read for b16 and above.
+const STATE_BOOLS: u32 = XenosRecompAbi::STATE_BOOLS;
+/// Entry 32 + i: (count, aL start, aL step, 0) of this stage's loop constant i<i> (shrec
+/// extension of SharedConstants); read for loops without a literal `defi`.
+const STATE_LOOPS: u32 = XenosRecompAbi::STATE_LOOPS;
 
 /// XenosRecomp's specialization-constant bits (shader_common.h).
-pub const SPEC_CONSTANT_R11G11B10_NORMAL: u32 = 1 << 0;
-pub const SPEC_CONSTANT_ALPHA_TEST: u32 = 1 << 1;
+pub const SPEC_CONSTANT_R11G11B10_NORMAL: u32 = XenosRecompAbi::SPEC_R11G11B10_NORMAL;
+pub const SPEC_CONSTANT_ALPHA_TEST: u32 = XenosRecompAbi::SPEC_ALPHA_TEST;
 /// The bits XenosRecomp adds when built with `UNLEASHED_RECOMP` (its shader_common.h, inside
 /// `#ifdef UNLEASHED_RECOMP`); only the [`Profile::Unleashed`] translation sets them.
-pub const SPEC_CONSTANT_BICUBIC_GI_FILTER: u32 = 1 << 2;
-pub const SPEC_CONSTANT_ALPHA_TO_COVERAGE: u32 = 1 << 3;
-pub const SPEC_CONSTANT_REVERSE_Z: u32 = 1 << 4;
-/// `g_XenosState[19]` (Unleashed profile only): (BICUBIC_GI_FILTER, ALPHA_TO_COVERAGE,
-/// REVERSE_Z, 0) as 1.0 / 0.0.
-const STATE_SPEC_UNLEASHED: u32 = 19;
+pub const SPEC_CONSTANT_BICUBIC_GI_FILTER: u32 = XenosRecompAbi::SPEC_BICUBIC_GI_FILTER;
+pub const SPEC_CONSTANT_ALPHA_TO_COVERAGE: u32 = XenosRecompAbi::SPEC_ALPHA_TO_COVERAGE;
+pub const SPEC_CONSTANT_REVERSE_Z: u32 = XenosRecompAbi::SPEC_REVERSE_Z;
+/// Entry 19 (Unleashed profile only): (BICUBIC_GI_FILTER, ALPHA_TO_COVERAGE, REVERSE_Z, 0) as
+/// 1.0 / 0.0.
+const STATE_SPEC_UNLEASHED: u32 = XenosRecompAbi::STATE_SPEC_UNLEASHED;
 /// Temps of the Unleashed profile (past the memory-export ones): pixelCoord (xy) and three
 /// scratch registers of the bicubic GI fetch.
 const UL_PIXEL_COORD: u32 = 97;
@@ -1613,12 +1613,14 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
     }
     let mut body = Vec::new();
     // Pixel shaders: interpolators are preloaded into r0-r15.
+    let mut preloads = Vec::new();
     if !vertex {
         for ip in &c.interpolators {
             let name = format!("i{}{}", DECL_USAGE_NAMES.get(ip.usage as usize).unwrap_or(&"usage"), ip.usage_index);
             ctx.inputs.push(IoVar { name, semantic: Semantic::Texcoord(interpolator_location(ip.usage, ip.usage_index)), components: 4 });
             let i = ctx.inputs.len() as u32 - 1;
             body.push(assign(ip.reg, 0xF, read(RegFile::Input, i, XYZW)));
+            preloads.push((i, ip.reg));
         }
     }
     let memexport = ctx.ea_used || ctx.em_used != 0;
@@ -1694,6 +1696,7 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
     // Pixel epilogue: XenosRecomp's alpha test behind SPEC_CONSTANT_ALPHA_TEST,
     // clip(oC0.w - g_AlphaThreshold) (every pixel shader carries it, as in XenosRecomp).
     if !vertex {
+        body.extend(keep_overwritten_inputs(&preloads, &body, ctx.output_by_export.get(&0).copied()));
         ctx.spec_constants_mask |= SPEC_CONSTANT_ALPHA_TEST;
         let alpha = match ctx.output_by_export.get(&0) {
             Some(&o) => read(RegFile::Output, o, [3; 4]),
@@ -1726,24 +1729,17 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
             len: if vertex { VS_CONSTANTS } else { PS_CONSTANTS },
             binding: none,
         },
-        ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: STATE_LOOPS + 32, binding: none },
+        ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: XenosRecompAbi::STATE_LEN, binding: none },
     ];
     let extension = uses_extension(p, &ctx.int_defs);
-    let mut declarations = declarations(vertex, &ctx.sampler_names, ctx.spec_constants_mask, extension);
-    let mut defines = vec!["#define SHREC_XENOS 1".to_string()];
-    if ctx.ul.is_some() {
-        // what XenosRecomp passes to DXC in this mode (its shader_common.h then defines the
-        // UnleashedRecomp spec-constant bits)
-        defines.push("#define UNLEASHED_RECOMP 1".into());
-    }
-    if memexport {
-        defines.push("#define SHREC_XENOS_MEMEXPORT 1".into());
-        declarations.push_str(&memexport_format_hlsl());
-    }
     let ext = ModuleExt {
-        defines,
-        declarations: Some(declarations),
-        entry_attributes: vec!["#ifndef __spirv__".into(), format!("[shader(\"{}\")]", if vertex { "vertex" } else { "pixel" }), "#endif".into()],
+        resource_abi: ResourceAbi::XenosRecomp(XenosRecompAbi {
+            samplers: ctx.sampler_names.iter().map(|(&slot, name)| (slot, name.clone())).collect(),
+            spec_constants_mask: ctx.spec_constants_mask,
+            shared_extension: extension,
+            memexport_formats: memexport.then(memexport_formats),
+            unleashed: ctx.ul.is_some(),
+        }),
         ..Default::default()
     };
     let mut header_comments = vec![format!(
@@ -1778,30 +1774,78 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
     Ok(Lowered { module, spec_constants_mask: ctx.spec_constants_mask })
 }
 
-/// `shrec_xenos_memexport_format` (declared in shader_common.h) from the format table.
-fn memexport_format_hlsl() -> String {
-    let mut d = String::from("bool shrec_xenos_memexport_format(uint id, out uint4 widths, out uint size_log2, out uint kind)\n{\n");
-    d.push_str("    widths = uint4(0u, 0u, 0u, 0u);\n    size_log2 = 0u;\n    kind = 0u;\n    switch (id)\n    {\n");
-    for f in memexport::FORMATS {
-        // kind: 0 fixed point, 1 raw 32-bit floats, 2 16-bit floats (shader_common.h)
-        let (w, kind) = match f.kind {
-            memexport::Kind::Fixed(w) => (w, 0),
-            memexport::Kind::Float32(_) => ([0; 4], 1),
-            memexport::Kind::Float16(_) => ([0; 4], 2),
-        };
-        d.push_str(&format!(
-            "    case {}u: // {}\n        widths = uint4({}u, {}u, {}u, {}u);\n        size_log2 = {}u;\n        kind = {kind}u;\n        return true;\n",
-            f.id,
-            f.name,
-            w[0],
-            w[1],
-            w[2],
-            w[3],
-            f.size_log2()
-        ));
+/// XenosRecomp's pixel-shader inputs on SPIR-V: it copies each interpolator into its register
+/// (`float4 r1 = iColor0;`) and keeps the registers in memory (its one-lane writes are access
+/// chains, which DXC's optimizer does not promote), so an input stays in the entry point's
+/// interface whenever its register is read again, even if every lane was overwritten before
+/// that read; an input whose register is never read is dropped. shrec's registers are SSA
+/// values (docs/performance.md), so DXC drops an input whose preloaded value no lane ever reaches.
+/// For each such input (its register fully overwritten at the top level before the first read,
+/// and read afterwards) this returns `oC0.x = asfloat(asuint(oC0.x) | min(asuint(input.x), 0u))`:
+/// `min(u, 0u)` is 0 and `b | 0` is `b` for every bit pattern, so the value is unchanged, but the
+/// input is loaded by a live instruction DXC's folding rules do not remove. Found by
+/// `interfaces_match_xenosrecomp` (vo_xenon ps_osd: COLOR0 in r1, every lane overwritten before
+/// it is read); `tests/xenos_abi.rs` checks the rule on the corpus.
+fn keep_overwritten_inputs(preloads: &[(u32, u32)], body: &[Stmt], oc0: Option<u32>) -> Vec<Stmt> {
+    let Some(o) = oc0 else { return vec![] };
+    let rest = &body[preloads.len().min(body.len())..];
+    let mut out = Vec::new();
+    for &(input, reg) in preloads {
+        if input_overwritten_then_read(rest, reg) {
+            let keep = Expr::IntBinary(IntBinOp::MinU, Box::new(read(RegFile::Input, input, [0; 4])), Box::new(Expr::Bits([0; 4])));
+            out.push(Stmt::Assign {
+                dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 0b0001 },
+                value: Expr::IntBinary(IntBinOp::Or, Box::new(read(RegFile::Output, o, XYZW)), Box::new(keep)),
+                saturate: false,
+            });
+        }
     }
-    d.push_str("    default:\n        return false;\n    }\n}\n");
-    d
+    out
+}
+
+/// Whether temp `reg` has all four lanes written by top-level assignments before any statement
+/// reads it, and is read after that. A read inside nested control flow, a dynamic index or a
+/// relative access before the full overwrite counts as a read of the preloaded value (the
+/// input is then live in DXC's output anyway).
+fn input_overwritten_then_read(body: &[Stmt], reg: u32) -> bool {
+    let reads = |s: &Stmt| {
+        let mut hit = false;
+        crate::ir::visit::stmt_reads(s, &mut |r| {
+            hit |= r.file == RegFile::Temp && !matches!(r.index, Index::Fixed(i) if i != reg);
+        });
+        hit
+    };
+    let mut written = 0u8;
+    for (k, s) in body.iter().enumerate() {
+        if reads(s) {
+            return written == 0xF;
+        }
+        if let Stmt::Assign { dst: Dst { reg: RegRef { file: RegFile::Temp, index: Index::Fixed(r) }, mask }, .. } = s {
+            if *r == reg {
+                written |= mask;
+                if written == 0xF {
+                    return body[k + 1..].iter().any(reads);
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The format table `shrec_xenos_memexport_format` (declared in shader_common.h) returns.
+fn memexport_formats() -> Vec<MemExportFormat> {
+    memexport::FORMATS
+        .iter()
+        .map(|f| {
+            // kind: 0 fixed point, 1 raw 32-bit floats, 2 16-bit floats (shader_common.h)
+            let (widths, kind) = match f.kind {
+                memexport::Kind::Fixed(w) => (w, 0),
+                memexport::Kind::Float32(_) => ([0; 4], 1),
+                memexport::Kind::Float16(_) => ([0; 4], 2),
+            };
+            MemExportFormat { id: f.id, name: f.name.to_string(), widths, size_log2: f.size_log2(), kind }
+        })
+        .collect()
 }
 
 /// XenosRecomp's Vulkan vertex-input locations (`USAGE_LOCATIONS`, what an UnleashedRecomp-style
@@ -1972,100 +2016,6 @@ pub fn sampler_names(c: &Container) -> BTreeMap<u32, String> {
 /// `s<digits>`: the fallback names of unnamed slots, reserved.
 fn is_slot_name(name: &str) -> bool {
     name.len() > 1 && name.starts_with('s') && name[1..].chars().all(|ch| ch.is_ascii_digit())
-}
-
-/// The generated declarations: XenosRecomp's per-shader constant interface.
-///
-/// * SPIR-V: float constants, descriptor indices and shared constants are read with
-///   `vk::RawBufferLoad` from the buffer device addresses of `g_PushConstants`
-///   (`shader_common.h`); DXIL: `VertexShaderConstants` (b0, space4) / `PixelShaderConstants`
-///   (b1, space4) with register `c<n>` at packoffset `c<n>`, and `SharedConstants` (b2, space4) with
-///   `NAME_Texture{2D,3D,Cube}DescriptorIndex` at packoffset c<4·dim + slot/4>.<slot%4>,
-///   `NAME_SamplerDescriptorIndex` at c<12 + slot/4>.<slot%4> and `DEFINE_SHARED_CONSTANTS()`.
-/// * `c[i]` reads constant i (0 at or past the stage's register count, as XenosRecomp).
-/// * `g_XenosState[i]` (see `CB_SHARED`).
-pub fn declarations(vertex: bool, samplers: &BTreeMap<u32, String>, spec_mask: u32, extension: bool) -> String {
-    const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
-    const DIMS: [&str; 3] = ["2D", "3D", "Cube"];
-    let (stage_name, count, reg) = if vertex { ("Vertex", VS_CONSTANTS, 0) } else { ("Pixel", PS_CONSTANTS, 1) };
-    let mut d = String::new();
-    d.push_str("#ifdef __spirv__\n");
-    d.push_str(&format!(
-        "#define SHREC_XENOS_CONSTANT(INDEX) vk::RawBufferLoad<float4>(g_PushConstants.{stage_name}ShaderConstants + (INDEX) * 16, 0x10)\n"
-    ));
-    for (&slot, name) in samplers {
-        for (j, dim) in DIMS.iter().enumerate() {
-            d.push_str(&format!(
-                "#define {name}_Texture{dim}DescriptorIndex vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {})\n",
-                j as u32 * 64 + slot * 4
-            ));
-        }
-        d.push_str(&format!(
-            "#define {name}_SamplerDescriptorIndex vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {})\n",
-            3 * 64 + slot * 4
-        ));
-    }
-    // shrec's extension of SharedConstants (XenosRecomp has no run-time integer constants and
-    // only 16 booleans per stage), declared only by shaders that read it: VS / PS booleans
-    // b0-b255 at 288 / 320 (8 words each; b0-b15 still come from g_Booleans), VS / PS loop
-    // constants i0-i31 at 352 / 480 (one word each: count | start << 8 | step << 16).
-    let (bools_at, loops_at) = if vertex { (288, 352) } else { (320, 480) };
-    if extension {
-        d.push_str(&format!("#define SHREC_XENOS_BOOLS(W) vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {bools_at} + (W) * 4)\n"));
-        d.push_str(&format!("#define SHREC_XENOS_LOOP(I) vk::RawBufferLoad<uint>(g_PushConstants.SharedConstants + {loops_at} + (I) * 4)\n"));
-    }
-    d.push_str("#else\n");
-    d.push_str(&format!("cbuffer {stage_name}ShaderConstants : register(b{reg}, space4)\n{{\n"));
-    d.push_str(&format!("    float4 shrec_{stage_name}ShaderConstants[{count}] : packoffset(c0);\n}};\n"));
-    d.push_str(&format!("#define SHREC_XENOS_CONSTANT(INDEX) shrec_{stage_name}ShaderConstants[INDEX]\n"));
-    d.push_str("cbuffer SharedConstants : register(b2, space4)\n{\n");
-    for (&slot, name) in samplers {
-        for (j, dim) in DIMS.iter().enumerate() {
-            d.push_str(&format!(
-                "    uint {name}_Texture{dim}DescriptorIndex : packoffset(c{}.{});\n",
-                j as u32 * 4 + slot / 4,
-                LANES[slot as usize % 4]
-            ));
-        }
-        d.push_str(&format!("    uint {name}_SamplerDescriptorIndex : packoffset(c{}.{});\n", 12 + slot / 4, LANES[slot as usize % 4]));
-    }
-    d.push_str("    DEFINE_SHARED_CONSTANTS();\n");
-    if extension {
-        d.push_str("    uint4 shrec_XenosBooleans[4] : packoffset(c18);\n    uint4 shrec_XenosLoops[16] : packoffset(c22);\n");
-    }
-    d.push_str("};\n");
-    if extension {
-        let (bw, lw) = (bools_at / 4 - 72, loops_at / 4 - 88);
-        d.push_str(&format!("#define SHREC_XENOS_BOOLS(W) shrec_XenosBooleans[({bw} + (W)) >> 2][({bw} + (W)) & 3]\n"));
-        d.push_str(&format!("#define SHREC_XENOS_LOOP(I) shrec_XenosLoops[({lw} + (I)) >> 2][({lw} + (I)) & 3]\n"));
-    }
-    d.push_str("#endif\n");
-    d.push_str("struct ShrecXenosConstants\n{\n    uint unused;\n    float4 operator[](int index)\n    {\n");
-    d.push_str(&format!(
-        "        if ((uint)index >= {count}u)\n            return (float4)0.0;\n        return SHREC_XENOS_CONSTANT((uint)index);\n    }}\n}};\n"
-    ));
-    d.push_str("static ShrecXenosConstants c;\n");
-    d.push_str("struct ShrecXenosState\n{\n    uint unused;\n    float4 operator[](int index)\n    {\n");
-    d.push_str("        if (index == 16)\n            return float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset);\n");
-    d.push_str("        if (index == 17)\n            return float4(g_AlphaThreshold, 0.0, 0.0, 0.0);\n");
-    if spec_mask != 0 {
-        d.push_str("        if (index == 18)\n            return float4((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0,\n");
-        d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0, 0.0, 0.0);\n");
-    }
-    if spec_mask & (SPEC_CONSTANT_BICUBIC_GI_FILTER | SPEC_CONSTANT_ALPHA_TO_COVERAGE | SPEC_CONSTANT_REVERSE_Z) != 0 {
-        d.push_str(&format!("        if (index == {STATE_SPEC_UNLEASHED})\n            return float4((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0,\n"));
-        d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0,\n");
-        d.push_str("                          (g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0, 0.0);\n");
-    }
-    if extension {
-        d.push_str(&format!("        if (index >= {STATE_BOOLS} && index < {})\n            return float4(asfloat(SHREC_XENOS_BOOLS(index - {STATE_BOOLS})), 0.0, 0.0, 0.0);\n", STATE_BOOLS + 8));
-        d.push_str(&format!("        if (index >= {STATE_LOOPS} && index < {})\n        {{\n", STATE_LOOPS + 32));
-        d.push_str(&format!("            uint v = SHREC_XENOS_LOOP(index - {STATE_LOOPS});\n"));
-        d.push_str("            return float4(float(v & 0xFF), float((v >> 8) & 0xFF), float(int(v << 8) >> 24), 0.0);\n        }\n");
-    }
-    d.push_str("        return (float4)0.0;\n    }\n};\n");
-    d.push_str("static ShrecXenosState g_XenosState;\n");
-    d
 }
 
 /// The cube-space direction of face coordinates (s, t in lanes x, y; `face`) as tfetchCube and
