@@ -44,7 +44,7 @@ fn agal_matrix_from_attributes_declares_every_row() {
 fn agal_matrix_from_the_instance_id_is_an_error() {
     let data = input("translate_agal-m33-iid-matrix.bin");
     assert!(translate_all(ContainerKind::Agal, &data)[0].is_err());
-    let e = formats::translate(ContainerKind::Agal, &data, 0, &TranslateOptions::default()).err().expect("rejected");
+    let e = formats::translate(ContainerKind::Agal, &data, 0, &TranslateOptions::default()).expect_err("rejected");
     assert!(
         matches!(
             e,
@@ -60,7 +60,7 @@ fn agal_matrix_from_the_instance_id_is_an_error() {
 fn agal_matrix_rows_past_the_register_file_are_an_error() {
     let data = input("translate_agal-m44-rows-past-varyings.bin");
     assert!(translate_all(ContainerKind::Agal, &data)[0].is_err());
-    let e = formats::translate(ContainerKind::Agal, &data, 0, &TranslateOptions::default()).err().expect("rejected");
+    let e = formats::translate(ContainerKind::Agal, &data, 0, &TranslateOptions::default()).expect_err("rejected");
     assert!(
         matches!(
             e,
@@ -87,7 +87,7 @@ fn xenos_sampler_with_a_reserved_name_is_renamed() {
     let r = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("translation finishes (it hung)");
     // (its fuzzed microcode is invalid further on)
     assert_eq!(r[0].as_ref().expect_err("rejected"), "CF 10 (jmp): jump target 256 outside the 20 CF instructions");
-    let e = formats::translate(ContainerKind::Xenos, &data, 0, &TranslateOptions::default()).err().expect("rejected");
+    let e = formats::translate(ContainerKind::Xenos, &data, 0, &TranslateOptions::default()).expect_err("rejected");
     assert!(matches!(&e, ShaderError::Xenos(XenosError::Unsupported { at, .. }) if at == "CF 10 (jmp)"), "{e:?}");
     let c = shrec::formats::xenos::container::parse(&data).expect("parses");
     let names: Vec<String> = shrec::formats::xenos::lower::sampler_names(&c).into_values().collect();
@@ -99,7 +99,7 @@ fn xenos_sampler_with_a_reserved_name_is_renamed() {
 fn xenos_nonexistent_alu_opcode_is_an_error() {
     let data = input("translate_xenos-alu-opcode-31.bin");
     assert!(translate_all(ContainerKind::Xenos, &data)[0].is_err());
-    let e = formats::translate(ContainerKind::Xenos, &data, 0, &TranslateOptions::default()).err().expect("rejected");
+    let e = formats::translate(ContainerKind::Xenos, &data, 0, &TranslateOptions::default()).expect_err("rejected");
     assert!(matches!(e, ShaderError::Xenos(XenosError::UnknownAluOpcode { vector: 31, .. })), "{e:?}");
 }
 

@@ -364,7 +364,7 @@ fn ted_is_rejected() {
         matches!(err, AgalError::Token { token: 1, offset: 7, reason: TokenError::Rejected { op: Op::Ted, reason: r }, .. } if r == reason),
         "{err:?}"
     );
-    let err = shrec::formats::agal::translate(&bytes, &TranslateOptions::default()).err().expect("ted must be rejected");
+    let err = shrec::formats::agal::translate(&bytes, &TranslateOptions::default()).expect_err("ted must be rejected");
     assert!(matches!(err, shrec::formats::ShaderError::Agal(AgalError::Token { reason: TokenError::Rejected { op: Op::Ted, .. }, .. })), "{err:?}");
 }
 

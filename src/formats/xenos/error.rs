@@ -64,6 +64,12 @@ pub enum XenosError {
         super::ucode::ScalarOp::ALL.len()
     )]
     UnknownAluOpcode { cf: usize, slot: u32, vector: u32, scalar: u32 },
+    /// Some path through the CF program opens more loops than the loop stack holds.
+    #[error("CF {cf} (loop): nesting deeper than {max}")]
+    LoopTooDeep { cf: usize, max: u32 },
+    /// Some path through the CF program reaches this `endloop` with no loop open.
+    #[error("CF {cf} (endloop) without a loop")]
+    EndloopWithoutLoop { cf: usize },
     /// The lowering refuses an instruction where it stands. `at` names it ("CF 3 slot 7
     /// (tfetch)", "CF 10 (jmp)"); `what` says why.
     #[error("{at}: {what}")]
@@ -84,6 +90,8 @@ impl XenosError {
             XenosError::EmptyMicrocode { .. }
             | XenosError::ExecPastEnd { .. }
             | XenosError::UnknownAluOpcode { .. }
+            | XenosError::LoopTooDeep { .. }
+            | XenosError::EndloopWithoutLoop { .. }
             | XenosError::Unsupported { .. }
             | XenosError::Rejected { .. }
             | XenosError::Shader { .. } => None,
@@ -96,7 +104,12 @@ impl XenosError {
             XenosError::EmptyMicrocode { .. } => Some(0),
             XenosError::ExecPastEnd { cf, .. } => Some((cf / 2 * 12 + cf % 2 * 6) as u64),
             XenosError::UnknownAluOpcode { slot, .. } => Some(u64::from(*slot) * 12),
-            XenosError::Container { .. } | XenosError::Unsupported { .. } | XenosError::Rejected { .. } | XenosError::Shader { .. } => None,
+            XenosError::Container { .. }
+            | XenosError::LoopTooDeep { .. }
+            | XenosError::EndloopWithoutLoop { .. }
+            | XenosError::Unsupported { .. }
+            | XenosError::Rejected { .. }
+            | XenosError::Shader { .. } => None,
         }
     }
 }

@@ -1332,16 +1332,14 @@ fn check_loop_depths(p: &super::ucode::Program) -> Result<(), ShaderError> {
                 }
                 CfOp::LoopStart => {
                     if depth == MAX_LOOP_DEPTH {
-                        return Err(
-                            XenosError::Unsupported { at: format!("CF {i} (loop)"), what: format!("nesting deeper than {MAX_LOOP_DEPTH}") }.into()
-                        );
+                        return Err(XenosError::LoopTooDeep { cf: i, max: MAX_LOOP_DEPTH }.into());
                     }
                     to(i + 1, depth + 1);
                     to(cf.target() as usize, depth);
                 }
                 CfOp::LoopEnd => {
                     if depth == 0 {
-                        return Err(XenosError::Unsupported { at: format!("CF {i} (endloop)"), what: "without a loop".into() }.into());
+                        return Err(XenosError::EndloopWithoutLoop { cf: i }.into());
                     }
                     to(cf.target() as usize, depth);
                     to(i + 1, depth - 1);
