@@ -5,7 +5,10 @@
 mod common;
 
 use shrec::detect::ContainerKind;
-use shrec::formats::{self, TranslateOptions};
+use shrec::formats::agal::decode::Op;
+use shrec::formats::agal::error::{AgalError, TokenError};
+use shrec::formats::xenos::error::XenosError;
+use shrec::formats::{self, ShaderError, TranslateOptions};
 
 fn input(name: &str) -> Vec<u8> {
     std::fs::read(common::repo().join("tests/fuzz-regressions").join(name)).unwrap()
@@ -39,18 +42,35 @@ fn agal_matrix_from_attributes_declares_every_row() {
 /// register (the HLSL writer indexed a missing input). Now a decoding error naming it.
 #[test]
 fn agal_matrix_from_the_instance_id_is_an_error() {
-    let r = translate_all(ContainerKind::Agal, &input("translate_agal-m33-iid-matrix.bin"));
-    let e = r[0].as_ref().expect_err("rejected");
-    assert!(e.contains("m33 reads its matrix from iid0–iid2, past the register file"), "{e}");
+    let data = input("translate_agal-m33-iid-matrix.bin");
+    assert!(translate_all(ContainerKind::Agal, &data)[0].is_err());
+    let e = formats::translate(ContainerKind::Agal, &data, 0, &TranslateOptions::default()).expect_err("rejected");
+    assert!(
+        matches!(
+            e,
+            ShaderError::Agal(AgalError::Token { reason: TokenError::MatrixPastRegisterFile { op: Op::M33, reg: "iid", first: 0, last: 2, .. }, .. })
+        ),
+        "{e:?}"
+    );
 }
 
 /// `m44 op, v5.x, v7.x` in a vertex program: rows v7–v10, past AGAL1's 8 varyings (the HLSL
 /// writer indexed a missing output). Now a decoding error naming the rows.
 #[test]
 fn agal_matrix_rows_past_the_register_file_are_an_error() {
-    let r = translate_all(ContainerKind::Agal, &input("translate_agal-m44-rows-past-varyings.bin"));
-    let e = r[0].as_ref().expect_err("rejected");
-    assert!(e.contains("m44 reads its matrix from v7–v10, past the register file"), "{e}");
+    let data = input("translate_agal-m44-rows-past-varyings.bin");
+    assert!(translate_all(ContainerKind::Agal, &data)[0].is_err());
+    let e = formats::translate(ContainerKind::Agal, &data, 0, &TranslateOptions::default()).expect_err("rejected");
+    assert!(
+        matches!(
+            e,
+            ShaderError::Agal(AgalError::Token {
+                reason: TokenError::MatrixPastRegisterFile { op: Op::M44, reg: "v", first: 7, last: 10, limit: 8, .. },
+                ..
+            })
+        ),
+        "{e:?}"
+    );
 }
 
 /// A sampler named `shrec_re` in the constant table: the renaming of reserved names only added
@@ -67,6 +87,8 @@ fn xenos_sampler_with_a_reserved_name_is_renamed() {
     let r = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("translation finishes (it hung)");
     // (its fuzzed microcode is invalid further on)
     assert_eq!(r[0].as_ref().expect_err("rejected"), "CF 10 (jmp): jump target 256 outside the 20 CF instructions");
+    let e = formats::translate(ContainerKind::Xenos, &data, 0, &TranslateOptions::default()).expect_err("rejected");
+    assert!(matches!(&e, ShaderError::Xenos(XenosError::Unsupported { at, .. }) if at == "CF 10 (jmp)"), "{e:?}");
     let c = shrec::formats::xenos::container::parse(&data).expect("parses");
     let names: Vec<String> = shrec::formats::xenos::lower::sampler_names(&c).into_values().collect();
     assert!(names.iter().any(|n| n.starts_with("_shrec_re")) && !names.iter().any(|n| n.starts_with("shrec_")), "{names:?}");
@@ -75,9 +97,10 @@ fn xenos_sampler_with_a_reserved_name_is_renamed() {
 /// ALU opcode fields are wider than the opcode tables: vector opcode 31 indexed past them.
 #[test]
 fn xenos_nonexistent_alu_opcode_is_an_error() {
-    let r = translate_all(ContainerKind::Xenos, &input("translate_xenos-alu-opcode-31.bin"));
-    let e = r[0].as_ref().expect_err("rejected");
-    assert!(e.contains("ALU opcode vector 31") && e.contains("does not exist"), "{e}");
+    let data = input("translate_xenos-alu-opcode-31.bin");
+    assert!(translate_all(ContainerKind::Xenos, &data)[0].is_err());
+    let e = formats::translate(ContainerKind::Xenos, &data, 0, &TranslateOptions::default()).expect_err("rejected");
+    assert!(matches!(e, ShaderError::Xenos(XenosError::UnknownAluOpcode { vector: 31, .. })), "{e:?}");
 }
 
 /// A 247-byte DARC whose entries point at overlapping ranges of the archive's own bytes, so

@@ -101,3 +101,92 @@ fn pica_table_agrees_with_the_decoder() {
     }
     assert_eq!((Op::ALL.len(), used), (39, 54));
 }
+
+/// The AGAL table inverts `Op::from_code` / `Op::from_name` and covers exactly the opcode numbers
+/// the decoder accepts; an unknown opcode is a typed error (Flash Error #3620) naming the token's
+/// byte offset, and the rejected row (`ted`) is refused with the table's reason.
+#[test]
+fn agal_table_agrees_with_the_decoder() {
+    use shrec::formats::agal::decode::{decode, DecodeOptions, Op};
+    use shrec::formats::agal::error::{AgalError, TokenError};
+    for &o in Op::ALL {
+        assert_eq!(Op::from_code(o.info().code), Some(o));
+        assert_eq!(Op::from_name(o.name()), Some(o));
+    }
+    // AGAL3 fragment program: header, then one token whose opcode field is `code` (all other
+    // fields zero), after a valid first token.
+    let program = |code: u32| {
+        let mut p = vec![0xA0, 3, 0, 0, 0, 0xA1, 1];
+        let mut mov = [0u8; 24];
+        mov[4..8].copy_from_slice(&0x020F_0000u32.to_le_bytes()); // mov ft0, v0 (dest ft0.xyzw)
+        mov[8..16].copy_from_slice(&(4u64 << 32 | 0xE4 << 24).to_le_bytes());
+        p.extend_from_slice(&mov);
+        let mut t = [0u8; 24];
+        t[0..4].copy_from_slice(&code.to_le_bytes());
+        p.extend_from_slice(&t);
+        p
+    };
+    assert!(decode(&program(0), DecodeOptions::default()).is_err(), "mov without operands is invalid, but its opcode is known");
+    let mut known = 0;
+    for code in 0..0x40u32 {
+        let err = decode(&program(code), DecodeOptions { allow_agal4: true }).err();
+        let bad_opcode = matches!(err, Some(AgalError::Token { offset: 31, token: 2, reason: TokenError::BadOpcode { code: c }, .. }) if c == code);
+        match Op::from_code(code) {
+            Some(op) => {
+                known += 1;
+                assert!(!bad_opcode, "{op} decodes as an unknown opcode");
+                if let Some(reason) = op.status().reason() {
+                    assert!(
+                        matches!(err, Some(AgalError::Token { reason: TokenError::Rejected { op: o, reason: r }, .. }) if o == op && r == reason),
+                        "{err:?}"
+                    );
+                }
+            }
+            None => assert!(bad_opcode, "0x{code:02X}: {err:?}"),
+        }
+    }
+    assert_eq!((Op::ALL.len(), known), (43, 43));
+    assert_eq!(Op::ALL.iter().filter(|o| o.status().is_rejected()).count(), 1);
+}
+
+/// The Xenos tables are in encoding order (vector 0-29, scalar 0-50, CF 0-15), invert
+/// `from_code`, and the decoder refuses the ALU field values no row has (vector 30-31, scalar
+/// 51-63) with a typed error naming the CF instruction and slot.
+#[test]
+fn xenos_tables_agree_with_the_decoder() {
+    use shrec::formats::xenos::error::XenosError;
+    use shrec::formats::xenos::ucode::{decode, CfOp, FetchOp, ScalarOp, VectorOp};
+    for (i, &o) in VectorOp::ALL.iter().enumerate() {
+        assert_eq!((o.code(), VectorOp::from_code(o.code())), (i as u32, Some(o)));
+    }
+    for (i, &o) in ScalarOp::ALL.iter().enumerate() {
+        assert_eq!((o.code(), ScalarOp::from_code(o.code())), (i as u32, Some(o)));
+    }
+    for (i, &o) in CfOp::ALL.iter().enumerate() {
+        assert_eq!((o.code(), CfOp::from_code(o.code())), (i as u32, o));
+    }
+    for &o in FetchOp::ALL {
+        assert_eq!(FetchOp::from_code(o.code()), Some(o));
+    }
+    assert_eq!((VectorOp::ALL.len(), ScalarOp::ALL.len(), FetchOp::ALL.len(), CfOp::ALL.len()), (30, 51, 9, 16));
+    // One CF triple: `exece` of one ALU slot at address 1, then `nop`; slot 1 holds the ALU word.
+    let program = |vector: u32, scalar: u32| {
+        let exece = 2u64 << 44 | 1 << 12 | 1; // opcode 2, count 1, address 1, sequence 0 (ALU)
+        let cf = [exece as u32, (exece >> 32) as u32, 0];
+        vec![cf[0], cf[1], cf[2], scalar << 26, 0, vector << 24]
+    };
+    for vector in 0..32 {
+        for scalar in 0..64 {
+            let r = decode(&program(vector, scalar));
+            let known = VectorOp::from_code(vector).is_some() && ScalarOp::from_code(scalar).is_some();
+            match r {
+                Ok(_) => assert!(known, "{vector} / {scalar} decoded"),
+                Err(e) => {
+                    assert!(!known, "{vector} / {scalar}: {e}");
+                    assert_eq!(e, XenosError::UnknownAluOpcode { cf: 0, slot: 1, vector, scalar });
+                    assert_eq!(e.microcode_offset(), Some(12));
+                }
+            }
+        }
+    }
+}

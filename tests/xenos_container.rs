@@ -2,6 +2,8 @@
 //! damaged inputs (errors with offsets, never panics).
 
 use shrec::formats::xenos::container::{self, RegisterSet};
+use shrec::formats::xenos::error::{ContainerError, XenosError};
+use shrec::formats::ShaderError;
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -89,5 +91,33 @@ fn damaged_containers_give_errors_not_panics() {
         }
     }
     let e = container::parse(&[0x10, 0x2A, 0x11, 0x00]).unwrap_err();
-    assert_eq!(e.offset(), Some(0));
+    assert_eq!(e, XenosError::Container { offset: 0, reason: ContainerError::HeaderTruncated { need: container::HEADER_SIZE, available: 4 } });
+    assert_eq!(ShaderError::from(e).offset(), Some(0));
+}
+
+/// Container errors are typed: each names the field's offset and the reason with its values.
+#[test]
+fn container_errors_name_the_field_and_offset() {
+    let b = std::fs::read(&corpus()[0]).unwrap();
+    let mut bad_magic = b.clone();
+    bad_magic[0..4].copy_from_slice(&0x1234_5678u32.to_be_bytes());
+    assert_eq!(
+        container::check(&bad_magic).unwrap_err(),
+        XenosError::Container { offset: 0, reason: ContainerError::BadMagic { flags: 0x1234_5678 } }
+    );
+    let size = container::check(&b).unwrap().size;
+    let short = &b[..size - 1];
+    assert_eq!(
+        container::check(short).unwrap_err(),
+        XenosError::Container { offset: 4, reason: ContainerError::Truncated { size: size as u64, available: size - 1 } }
+    );
+    let mut past = b.clone();
+    past[0x18..0x1C].copy_from_slice(&0xFFFF_FFF0u32.to_be_bytes());
+    assert!(
+        matches!(
+            container::check(&past).unwrap_err(),
+            XenosError::Container { offset: 0x18, reason: ContainerError::ShaderHeaderOutside { shader_offset: 0xFFFF_FFF0, .. } }
+        ),
+        "shaderOffset past virtualSize"
+    );
 }

@@ -6,7 +6,9 @@ mod common;
 use common::{repo, spirv_val};
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};
-use shrec::formats::{self, TranslateOptions};
+use shrec::formats::xenos::error::XenosError;
+use shrec::formats::xenos::ucode::FetchOp;
+use shrec::formats::{self, ShaderError, TranslateOptions};
 use shrec::Stage;
 
 const PS: &str = "tests/corpus/xenos/Free60Project+libxenon/devkitxenon/examples/xenon/graphics/cube/files/ps.psu";
@@ -44,10 +46,6 @@ fn compile(bytes: &[u8]) -> String {
         dxc::compile_with_spec_constants(&lib, &hlsl, Stage::Pixel, Target::Spirv, t.spec_constants_mask).unwrap_or_else(|e| panic!("{e}\n{hlsl}"));
     spirv_val(&s, "synthetic").unwrap();
     hlsl
-}
-
-fn err(bytes: &[u8]) -> String {
-    formats::translate(ContainerKind::Xenos, bytes, 0, &TranslateOptions::default()).unwrap_err().reason()
 }
 
 const JMP: u64 = 11 << 44;
@@ -148,8 +146,12 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     let d0 = be(&base(), m);
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 16);
-    let e = err(&b);
-    assert!(e.contains("slot 2 (getBCF)") && e.contains("border colour fraction") && e.contains("not supported"), "{e}");
+    let e = formats::translate(ContainerKind::Xenos, &b, 0, &TranslateOptions::default()).unwrap_err();
+    let reason = FetchOp::GetTextureBorderColorFrac.info().status.reason();
+    assert!(
+        matches!(&e, ShaderError::Xenos(XenosError::Rejected { at, op: "getBCF", reason: r }) if at.ends_with("slot 2 (getBCF)") && Some(*r) == reason),
+        "{e:?}"
+    );
     // getCompTexLOD{2D,Cube} are translated (cube: `cube_lod_translations_compile`), also with
     // unnormalised cube-map coordinates (s, t divided by the face size)
     let mut b = base();
@@ -163,8 +165,11 @@ fn unsupported_features_are_rejected_with_the_instruction() {
     // getWeights into W (the mip lerp factor; this fetch writes xyzw)
     let mut b = base();
     put(&mut b, m, (d0 & !0x1F) | 19);
-    let e = err(&b);
-    assert!(e.contains("slot 2 (getWeights)") && e.contains("mip lerp factor"), "{e}");
+    let e = formats::translate(ContainerKind::Xenos, &b, 0, &TranslateOptions::default()).unwrap_err();
+    assert!(
+        matches!(&e, ShaderError::Xenos(XenosError::Unsupported { at, what }) if at.ends_with("slot 2 (getWeights)") && what.contains("mip lerp factor")),
+        "{e:?}"
+    );
 }
 
 /// Slot 2 (the tfetch2D) as getCompTexLODCube (LOD query at the direction rebuilt from the face

@@ -17,7 +17,7 @@ use std::fmt::Write;
 /// `mov vt0.zw, vc0.xy`, `m44 op, va0, vc[va1.x+5]`, `tex ft0, v0, fs1 <cube,nearest,mipnone,clamp>`,
 /// `ife vt0.x, vc1.y`, `els`, `eif`, `kil ft0.x`. Short swizzles repeat their last letter.
 pub mod asm {
-    use shrec::formats::agal::decode::OPCODES;
+    use shrec::formats::agal::decode::Op;
     use shrec::formats::Stage;
 
     fn reg_type(name: &str) -> Result<(u32, bool), String> {
@@ -123,7 +123,7 @@ pub mod asm {
     pub fn token(line: &str) -> Result<[u8; 24], String> {
         let line = line.trim();
         let (op, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        let info = OPCODES.iter().find(|o| o.name == op).ok_or_else(|| format!("unknown opcode {op}"))?;
+        let info = Op::from_name(op).ok_or_else(|| format!("unknown opcode {op}"))?.info();
         let (operands, samp_opts) = match rest.find('<') {
             Some(i) => (&rest[..i], Some(rest[i + 1..].trim_end().trim_end_matches('>'))),
             None => (rest, None),

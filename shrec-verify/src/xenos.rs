@@ -843,7 +843,7 @@ fn run_inner(
     let (c, prog) = match parsed {
         Ok(x) => x,
         Err(e) => {
-            fail(&mut cmp, format!("container rejected: {}", e.reason()));
+            fail(&mut cmp, format!("container rejected: {}", e));
             return (cmp, extra);
         }
     };

@@ -21,7 +21,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use shrec::formats::agal::decode::{self, DecodeOptions};
+use shrec::formats::agal::decode::{self, AgalError, DecodeOptions, Op, TokenError};
 use shrec::formats::{Stage, TranslateOptions};
 use shrec_verify::agal::{self, asm, Case, RunOptions, TestProgram};
 use shrec_verify::agal_shaped;
@@ -359,8 +359,13 @@ fn every_opcode_and_operand_mode() {
 fn ted_is_rejected() {
     let bytes = asm::assemble(2, Stage::Pixel, "ted ft0, v0, fs0 <2d,nearest,mipnone,clamp>\nmov oc, ft0").unwrap();
     let err = decode::decode(&bytes, DecodeOptions::default()).expect_err("ted must be rejected");
-    assert!(err.to_string().contains("ted"), "{err}");
-    assert!(shrec::formats::agal::translate(&bytes, &TranslateOptions::default()).is_err());
+    let reason = Op::Ted.status().reason().expect("ted is a rejected row");
+    assert!(
+        matches!(err, AgalError::Token { token: 1, offset: 7, reason: TokenError::Rejected { op: Op::Ted, reason: r }, .. } if r == reason),
+        "{err:?}"
+    );
+    let err = shrec::formats::agal::translate(&bytes, &TranslateOptions::default()).expect_err("ted must be rejected");
+    assert!(matches!(err, shrec::formats::ShaderError::Agal(AgalError::Token { reason: TokenError::Rejected { op: Op::Ted, .. }, .. })), "{err:?}");
 }
 
 /// AGAL4 vertex texture fetch (needs `--agal4`).

@@ -17,7 +17,9 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+use shrec::formats::xenos::error::XenosError;
 use shrec::formats::xenos::ucode::{CF_NAMES, SCALAR_OPS, VECTOR_OPS};
+use shrec::formats::ShaderError;
 use shrec_verify::mutation::{set_mutation, Mutation};
 use shrec_verify::xenos::{self, asm, asm::Alu, asm::Src, container, gen, Case, Extra, TestProgram};
 use shrec_verify::{vk, Comparison, Rng};
@@ -2477,12 +2479,14 @@ fn loop_stack_underflow_and_overflow_are_refused() {
     // loop; endloop; endloop: the second is reached only after the loop has been popped.
     let under = program(&[asm::loop_start(3, 0), asm::loop_end(1, 0, false, false), asm::loop_end(1, 0, false, false), exece]);
     let e = shrec::formats::xenos::translate(&under).expect_err("underflow refused");
+    assert_eq!(e, ShaderError::Xenos(XenosError::EndloopWithoutLoop { cf: 2 }));
     assert_eq!(e.to_string(), "CF 2 (endloop) without a loop");
     // five nested loops (the stack holds four)
     let mut cf: Vec<u64> = (0..5).map(|k| asm::loop_start(10 - k, 0)).collect();
     cf.extend((0..5).map(|k| asm::loop_end(5 - k, 0, false, false)));
     cf.push(exece);
     let e = shrec::formats::xenos::translate(&program(&cf)).expect_err("overflow refused");
+    assert_eq!(e, ShaderError::Xenos(XenosError::LoopTooDeep { cf: 4, max: 4 }));
     assert_eq!(e.to_string(), "CF 4 (loop): nesting deeper than 4");
 }
 

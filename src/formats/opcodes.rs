@@ -85,7 +85,12 @@ macro_rules! op_enum {
 
 /// The families with a generated opcode table, with their rows.
 pub fn families() -> Vec<(&'static str, Vec<Row>)> {
-    vec![("gx2", crate::formats::gx2::isa::opcode_rows()), ("pica", crate::formats::pica::decode::opcode_rows())]
+    vec![
+        ("gx2", crate::formats::gx2::isa::opcode_rows()),
+        ("pica", crate::formats::pica::decode::opcode_rows()),
+        ("agal", crate::formats::agal::decode::opcode_rows()),
+        ("xenos", crate::formats::xenos::ucode::opcode_rows()),
+    ]
 }
 
 fn family_title(family: &str) -> &'static str {
@@ -93,6 +98,7 @@ fn family_title(family: &str) -> &'static str {
         "gx2" => "GX2 (Wii U Latte)",
         "pica" => "PICA200 (3DS)",
         "agal" => "AGAL (Flash Stage3D)",
+        "xenos" => "Xenos (Xbox 360)",
         _ => "?",
     }
 }

@@ -566,7 +566,7 @@ impl<'a> Machine<'a> {
         let mut stack: Vec<(Vec<bool>, Vec<bool>)> = Vec::new();
         let prog = self.prog;
         for t in &prog.tokens {
-            let name = t.op.name;
+            let name = t.op.name();
             let live: Vec<bool> = (0..n).map(|l| active[l] && !self.lanes[l].dead).collect();
             let any_live = live.iter().any(|&a| a);
             let all_live = live.iter().all(|&a| a);
@@ -717,7 +717,7 @@ impl<'a> Machine<'a> {
 
     /// The value of an arithmetic/texture token for one lane, and the mask it writes.
     fn compute(&self, l: usize, t: &Token) -> (u8, Reg) {
-        let name = t.op.name;
+        let name = t.op.name();
         let mask = t.dest.expect("decoded").mask;
         let lanewise1 = |a: Reg| -> Reg { std::array::from_fn(|i| unary(name, a[i])) };
         let lanewise2 = |a: Reg, b: Reg| -> Reg { std::array::from_fn(|i| binary(name, a[i], b[i])) };

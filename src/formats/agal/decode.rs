@@ -12,27 +12,14 @@
 //!          40-43 format, 44-47 dimension, 48-51 special flags, 52-55 wrap, 56-59 mip, 60-63 filter
 //! ```
 
+use crate::formats::opcodes::{Row, Status, Status::*};
 use crate::formats::Stage;
 
 pub const HEADER_LEN: usize = 7;
 pub const TOKEN_LEN: usize = 24;
 
-/// Flash Player's own error numbers, quoted in our messages so users can match them with what
-/// Flash reported for the same program.
-pub mod flash_error {
-    pub const LITTLE_ENDIAN: u32 = 3612;
-    pub const BELOW_MINIMUM: u32 = 3615;
-    pub const BAD_OPCODE: u32 = 3620;
-    pub const SAMPLER_ONLY_IN_TEX: u32 = 3638;
-    pub const INDIRECT_ONLY_VERTEX: u32 = 3639;
-    pub const INDIRECT_ONLY_CONST: u32 = 3640;
-    pub const READ_OUTPUT: u32 = 3646;
-    pub const WRITE_SAMPLER: u32 = 3649;
-    pub const WRITE_ATTRIBUTE: u32 = 3651;
-    pub const WRITE_CONSTANT: u32 = 3652;
-    pub const SAMPLER_CONFLICT: u32 = 3696;
-    pub const DEPTH_OUT_OF_BOUNDS: u32 = 3749;
-}
+use super::error::Operand as Which;
+pub use super::error::{flash_error, AgalError, TokenError};
 
 /// Register types (the `T` fields).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,11 +91,11 @@ impl RegType {
     }
 }
 
-/// Static facts about one opcode: table data, not code.
-#[derive(Clone, Copy, Debug)]
+/// Static facts about one opcode: a row of the opcode table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpInfo {
+    /// The 32-bit opcode field.
     pub code: u32,
-    pub name: &'static str,
     /// Number of register sources (a sampler operand is not counted).
     pub sources: u8,
     pub has_dest: bool,
@@ -117,10 +104,13 @@ pub struct OpInfo {
     pub min_version: u32,
     /// `Some(stage)` when only that stage may use it.
     pub only: Option<Stage>,
+    /// Rows of the matrix read from consecutive registers of source 2 (`m33`/`m34` 3, `m44` 4).
+    pub matrix_rows: u16,
+    pub status: Status,
 }
 
-const fn op(code: u32, name: &'static str, sources: u8, has_dest: bool) -> OpInfo {
-    OpInfo { code, name, sources, has_dest, sampler: false, min_version: 1, only: None }
+const fn op(code: u32, sources: u8, has_dest: bool) -> OpInfo {
+    OpInfo { code, sources, has_dest, sampler: false, min_version: 1, only: None, matrix_rows: 0, status: Translated }
 }
 const fn v2(mut o: OpInfo) -> OpInfo {
     o.min_version = 2;
@@ -134,57 +124,121 @@ const fn tex(mut o: OpInfo) -> OpInfo {
     o.sampler = true;
     o
 }
+const fn matrix(mut o: OpInfo, rows: u16) -> OpInfo {
+    o.matrix_rows = rows;
+    o
+}
+const fn status(mut o: OpInfo, s: Status) -> OpInfo {
+    o.status = s;
+    o
+}
 
-/// Every opcode AGAL defines (docs/isa/agal.md §5). `ted` and `tld` are decoded so that they can be
-/// named in errors; see `lower.rs` for how each is handled.
-pub const OPCODES: &[OpInfo] = &[
-    op(0x00, "mov", 1, true),
-    op(0x01, "add", 2, true),
-    op(0x02, "sub", 2, true),
-    op(0x03, "mul", 2, true),
-    op(0x04, "div", 2, true),
-    op(0x05, "rcp", 1, true),
-    op(0x06, "min", 2, true),
-    op(0x07, "max", 2, true),
-    op(0x08, "frc", 1, true),
-    op(0x09, "sqt", 1, true),
-    op(0x0A, "rsq", 1, true),
-    op(0x0B, "pow", 2, true),
-    op(0x0C, "log", 1, true),
-    op(0x0D, "exp", 1, true),
-    op(0x0E, "nrm", 1, true),
-    op(0x0F, "sin", 1, true),
-    op(0x10, "cos", 1, true),
-    op(0x11, "crs", 2, true),
-    op(0x12, "dp3", 2, true),
-    op(0x13, "dp4", 2, true),
-    op(0x14, "abs", 1, true),
-    op(0x15, "neg", 1, true),
-    op(0x16, "sat", 1, true),
-    op(0x17, "m33", 2, true),
-    op(0x18, "m44", 2, true),
-    op(0x19, "m34", 2, true),
-    frag(v2(op(0x1A, "ddx", 1, true))),
-    frag(v2(op(0x1B, "ddy", 1, true))),
-    v2(op(0x1C, "ife", 2, false)),
-    v2(op(0x1D, "ine", 2, false)),
-    v2(op(0x1E, "ifg", 2, false)),
-    v2(op(0x1F, "ifl", 2, false)),
-    v2(op(0x20, "els", 0, false)),
-    v2(op(0x21, "eif", 0, false)),
-    tex(op(0x26, "ted", 1, true)),
-    frag(op(0x27, "kil", 1, false)),
-    frag(tex(op(0x28, "tex", 1, true))),
-    op(0x29, "sge", 2, true),
-    op(0x2A, "slt", 2, true),
-    op(0x2B, "sgn", 1, true),
-    op(0x2C, "seq", 2, true),
-    op(0x2D, "sne", 2, true),
-    OpInfo { code: 0x2E, name: "tld", sources: 1, has_dest: true, sampler: true, min_version: 4, only: Some(Stage::Vertex) },
-];
+const XYZ_ONLY: &str = "writes x, y and z only; a destination mask of w alone is refused";
+const FRAGMENT_ONLY: &str = "fragment programs only";
 
-pub fn op_info(code: u32) -> Option<&'static OpInfo> {
-    OPCODES.iter().find(|o| o.code == code)
+crate::op_enum! {
+    /// Every opcode AGAL defines, one row each (docs/isa/agal.md §5; opcode numbers from Adobe's
+    /// AGALMiniAssembler and the "AGAL bytecode format" page). `ted` is decoded so that it can be
+    /// named in errors; `tld` is the AGAL4 ("enhanced" profile) vertex texture fetch.
+    pub enum Op: OpInfo {
+        Mov("mov") => op(0x00, 1, true),
+        Add("add") => op(0x01, 2, true),
+        Sub("sub") => op(0x02, 2, true),
+        Mul("mul") => op(0x03, 2, true),
+        Div("div") => op(0x04, 2, true),
+        Rcp("rcp") => op(0x05, 1, true),
+        Min("min") => op(0x06, 2, true),
+        Max("max") => op(0x07, 2, true),
+        Frc("frc") => op(0x08, 1, true),
+        Sqt("sqt") => op(0x09, 1, true),
+        Rsq("rsq") => op(0x0A, 1, true),
+        Pow("pow") => op(0x0B, 2, true),
+        Log("log") => op(0x0C, 1, true),
+        Exp("exp") => op(0x0D, 1, true),
+        Nrm("nrm") => status(op(0x0E, 1, true), Limited(XYZ_ONLY)),
+        Sin("sin") => op(0x0F, 1, true),
+        Cos("cos") => op(0x10, 1, true),
+        Crs("crs") => status(op(0x11, 2, true), Limited(XYZ_ONLY)),
+        Dp3("dp3") => op(0x12, 2, true),
+        Dp4("dp4") => op(0x13, 2, true),
+        Abs("abs") => op(0x14, 1, true),
+        Neg("neg") => op(0x15, 1, true),
+        Sat("sat") => op(0x16, 1, true),
+        M33("m33") => status(matrix(op(0x17, 2, true), 3), Limited(XYZ_ONLY)),
+        M44("m44") => matrix(op(0x18, 2, true), 4),
+        M34("m34") => status(matrix(op(0x19, 2, true), 3), Limited(XYZ_ONLY)),
+        Ddx("ddx") => status(frag(v2(op(0x1A, 1, true))), Limited(FRAGMENT_ONLY)),
+        Ddy("ddy") => status(frag(v2(op(0x1B, 1, true))), Limited(FRAGMENT_ONLY)),
+        Ife("ife") => v2(op(0x1C, 2, false)),
+        Ine("ine") => v2(op(0x1D, 2, false)),
+        Ifg("ifg") => v2(op(0x1E, 2, false)),
+        Ifl("ifl") => v2(op(0x1F, 2, false)),
+        Els("els") => v2(op(0x20, 0, false)),
+        Eif("eif") => v2(op(0x21, 0, false)),
+        // The 2015 assembler comments `ted` out ("not available in AGAL2") and no Flash profile
+        // documents its semantics: rejected by name rather than guessed.
+        Ted("ted") => status(tex(op(0x26, 1, true)), Rejected(TED_REASON)),
+        Kil("kil") => status(frag(op(0x27, 1, false)), Limited(FRAGMENT_ONLY)),
+        Tex("tex") => status(frag(tex(op(0x28, 1, true))), Limited(FRAGMENT_ONLY)),
+        Sge("sge") => op(0x29, 2, true),
+        Slt("slt") => op(0x2A, 2, true),
+        Sgn("sgn") => op(0x2B, 1, true),
+        Seq("seq") => op(0x2C, 2, true),
+        Sne("sne") => op(0x2D, 2, true),
+        Tld("tld") => OpInfo {
+            code: 0x2E,
+            sources: 1,
+            has_dest: true,
+            sampler: true,
+            min_version: 4,
+            only: Some(Stage::Vertex),
+            matrix_rows: 0,
+            status: Limited("AGAL4 vertex programs only (`--agal4`)"),
+        },
+    }
+}
+
+const TED_REASON: &str = "not available in any Flash Stage3D profile and no documented semantics";
+
+impl Op {
+    /// The opcode of a 32-bit opcode field, if AGAL defines it.
+    pub fn from_code(code: u32) -> Option<Op> {
+        Op::ALL.iter().copied().find(|o| o.info().code == code)
+    }
+    /// The opcode of an assembler mnemonic.
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.iter().copied().find(|o| o.name() == name)
+    }
+    pub const fn status(self) -> Status {
+        self.info().status
+    }
+    /// `ife`, `ine`, `ifg`, `ifl`: opens an if block.
+    pub const fn opens_block(self) -> bool {
+        matches!(self, Op::Ife | Op::Ine | Op::Ifg | Op::Ifl)
+    }
+    /// Rows of the matrix `m33` / `m34` / `m44` reads from source 2 (0 for other ops).
+    pub const fn matrix_rows(self) -> u16 {
+        self.info().matrix_rows
+    }
+}
+
+/// Every AGAL opcode as rows of the generated table (docs/opcodes/agal.md).
+pub fn opcode_rows() -> Vec<Row> {
+    Op::ALL
+        .iter()
+        .map(|o| {
+            let i = o.info();
+            let mut operands = format!("{} src", i.sources);
+            if i.sampler {
+                operands.push_str(" + sampler");
+            }
+            operands.push_str(if i.has_dest { ", dest" } else { ", no dest" });
+            if i.min_version > 1 {
+                operands += &format!("; AGAL{}+", i.min_version);
+            }
+            Row { class: "op", name: o.name(), encoding: format!("0x{:02X}", i.code), operands, status: i.status }
+        })
+        .collect()
 }
 
 /// Per-version register counts (docs/isa/agal.md §4).
@@ -304,7 +358,7 @@ pub enum Operand2 {
 
 #[derive(Clone, Copy, Debug)]
 pub struct Token {
-    pub op: &'static OpInfo,
+    pub op: Op,
     pub dest: Option<Dest>,
     pub src1: Option<Source>,
     pub src2: Operand2,
@@ -324,22 +378,9 @@ pub struct DecodeOptions {
     pub allow_agal4: bool,
 }
 
-/// A validation failure: the message, the Flash error number when Flash has one, and the byte
-/// offset of the offending token.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AgalError {
-    pub flash_error: Option<u32>,
-    pub offset: Option<u64>,
-    pub message: String,
-}
-
-impl std::fmt::Display for AgalError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.flash_error {
-            Some(n) => write!(f, "Flash Error #{n}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
+/// Byte offset of 1-based token `token` in its program.
+pub fn token_offset(token: usize) -> u64 {
+    (HEADER_LEN + token.saturating_sub(1) * TOKEN_LEN) as u64
 }
 
 fn stage_word(stage: Stage) -> &'static str {
@@ -359,12 +400,8 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn err(&self, flash: Option<u32>, what: impl std::fmt::Display) -> AgalError {
-        AgalError {
-            flash_error: flash,
-            offset: Some((HEADER_LEN + (self.token - 1) * TOKEN_LEN) as u64),
-            message: format!("AGAL validation failed: {what} at token {} of {} program", self.token, stage_word(self.stage)),
-        }
+    fn err(&self, reason: TokenError) -> AgalError {
+        AgalError::Token { offset: token_offset(self.token), token: self.token, stage: stage_word(self.stage), reason }
     }
 }
 
@@ -377,27 +414,21 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// Parses the 7-byte header: (version, stage).
 pub fn parse_header(bytes: &[u8], opts: DecodeOptions) -> Result<(u32, Stage), AgalError> {
-    let header_err = |msg: String| AgalError { flash_error: Some(flash_error::LITTLE_ENDIAN), offset: Some(0), message: msg };
     if bytes.len() < HEADER_LEN || bytes[0] != 0xA0 || bytes[5] != 0xA1 {
-        return Err(header_err("Programs must be in little endian format (bad or truncated AGAL header)".into()));
+        return Err(AgalError::BadHeader);
     }
     if bytes.len() < HEADER_LEN + TOKEN_LEN {
-        return Err(AgalError {
-            flash_error: Some(flash_error::BELOW_MINIMUM),
-            offset: Some(0),
-            message: format!("AGAL validation failed: Program size below minimum length ({} bytes, at least 31 needed)", bytes.len()),
-        });
+        return Err(AgalError::BelowMinimum { len: bytes.len() });
     }
     let version = u32_at(bytes, 1);
     let max_version = if opts.allow_agal4 { 4 } else { 3 };
     if version == 0 || version > max_version {
-        let hint = if version == 4 { " (AGAL4 needs --agal4)" } else { "" };
-        return Err(AgalError { flash_error: None, offset: Some(1), message: format!("unsupported AGAL version {version}{hint}") });
+        return Err(AgalError::Version { version });
     }
     let stage = match bytes[6] {
         0 => Stage::Vertex,
         1 => Stage::Pixel,
-        t => return Err(AgalError { flash_error: None, offset: Some(6), message: format!("unknown AGAL program type {t} (0 vertex, 1 fragment)") }),
+        ty => return Err(AgalError::ProgramType { ty }),
     };
     Ok((version, stage))
 }
@@ -407,20 +438,12 @@ pub fn decode(bytes: &[u8], opts: DecodeOptions) -> Result<Program, AgalError> {
     let (version, stage) = parse_header(bytes, opts)?;
     let body = bytes.len() - HEADER_LEN;
     if !body.is_multiple_of(TOKEN_LEN) {
-        return Err(AgalError {
-            flash_error: None,
-            offset: Some(bytes.len() as u64),
-            message: format!("program length {} is not 7 + 24·k: {} trailing bytes after the last whole token", bytes.len(), body % TOKEN_LEN),
-        });
+        return Err(AgalError::PartialToken { len: bytes.len() });
     }
     let count = body / TOKEN_LEN;
     let limits = limits(version);
     if count > limits.tokens {
-        return Err(AgalError {
-            flash_error: None,
-            offset: Some((HEADER_LEN + limits.tokens * TOKEN_LEN) as u64),
-            message: format!("{count} tokens exceed the AGAL{version} limit of {}", limits.tokens),
-        });
+        return Err(AgalError::TooManyTokens { count, version, limit: limits.tokens });
     }
     let mut ctx = Ctx { version, stage, limits, token: 0 };
     let mut tokens = Vec::with_capacity(count);
@@ -457,43 +480,43 @@ fn decode_token(ctx: &Ctx, raw: &[u8]) -> Result<Token, AgalError> {
     let dest_word = u32_at(raw, 4);
     let s1 = u64_at(raw, 8);
     let s2 = u64_at(raw, 16);
-    let op = op_info(code).ok_or_else(|| ctx.err(Some(flash_error::BAD_OPCODE), format_args!("Invalid opcode, value out of range: {code}")))?;
-    if op.min_version > ctx.version {
-        return Err(ctx.err(None, format_args!("opcode {} needs AGAL{} (program is AGAL{})", op.name, op.min_version, ctx.version)));
+    let op = Op::from_code(code).ok_or_else(|| ctx.err(TokenError::BadOpcode { code }))?;
+    let info = op.info();
+    if info.min_version > ctx.version {
+        return Err(ctx.err(TokenError::NeedsVersion { op, min: info.min_version, version: ctx.version }));
     }
-    if let Some(only) = op.only {
+    if let Some(only) = info.only {
         if only != ctx.stage {
-            return Err(ctx.err(None, format_args!("opcode {} is not allowed in a {} program", op.name, stage_word(ctx.stage))));
+            return Err(ctx.err(TokenError::WrongStage { op, stage: stage_word(ctx.stage) }));
         }
     }
-    if op.code == 0x26 {
-        // The 2015 assembler comments `ted` out ("not available in AGAL2") and no Flash profile
-        // documents its semantics: reject it by name rather than guess.
-        return Err(ctx.err(None, "opcode ted (0x26) is not available in any Flash Stage3D profile and has no documented semantics"));
+    // Rejected rows of the table (`ted`) are refused by name here, before their operands.
+    if let Some(reason) = info.status.reason() {
+        return Err(ctx.err(TokenError::Rejected { op, reason }));
     }
-    let dest = if op.has_dest {
+    let dest = if info.has_dest {
         Some(decode_dest(ctx, dest_word)?)
     } else {
         if dest_word != 0 {
-            return Err(ctx.err(None, format_args!("{} has no destination, but the destination field is 0x{dest_word:08X} (must be 0)", op.name)));
+            return Err(ctx.err(TokenError::DestinationNotZero { op, word: dest_word }));
         }
         None
     };
-    let src1 = if op.sources >= 1 {
+    let src1 = if info.sources >= 1 {
         Some(decode_source(ctx, s1, 1)?)
     } else {
         if s1 != 0 {
-            return Err(ctx.err(None, format_args!("{} has no source operands, but source 1 is 0x{s1:016X} (must be 0)", op.name)));
+            return Err(ctx.err(TokenError::Source1NotZero { op, word: s1 }));
         }
         None
     };
-    let src2 = if op.sampler {
+    let src2 = if info.sampler {
         Operand2::Sampler(decode_sampler(ctx, s2)?)
-    } else if op.sources >= 2 {
+    } else if info.sources >= 2 {
         Operand2::Source(decode_source(ctx, s2, 2)?)
     } else {
         if s2 != 0 {
-            return Err(ctx.err(None, format_args!("{} has no second operand, but it is 0x{s2:016X} (must be 0)", op.name)));
+            return Err(ctx.err(TokenError::Source2NotZero { op, word: s2 }));
         }
         Operand2::None
     };
@@ -507,26 +530,22 @@ fn decode_dest(ctx: &Ctx, word: u32) -> Result<Dest, AgalError> {
     let mask = ((word >> 16) & 0xF) as u8;
     let reserved = word & 0xF0F0_0000;
     if reserved != 0 {
-        return Err(ctx.err(None, format_args!("reserved bits set in destination operand (0x{word:08X})")));
+        return Err(ctx.err(TokenError::DestinationReserved { word }));
     }
     let reg = RegType::from_code((word >> 24) & 0xF)
-        .ok_or_else(|| ctx.err(None, format_args!("invalid register type {} for destination operand", (word >> 24) & 0xF)))?;
+        .ok_or_else(|| ctx.err(TokenError::RegisterType { code: (word >> 24) & 0xF, operand: Which::Destination }))?;
     if mask == 0 {
-        return Err(ctx.err(None, "destination write mask is empty"));
+        return Err(ctx.err(TokenError::EmptyMask));
     }
     let frag = ctx.stage == Stage::Pixel;
     let limit = match reg {
-        RegType::Attribute => {
-            return Err(ctx.err(Some(flash_error::WRITE_ATTRIBUTE), "Attribute registers can not be written to for destination operand"))
-        }
-        RegType::Constant => {
-            return Err(ctx.err(Some(flash_error::WRITE_CONSTANT), "Constant registers can not be written to for destination operand"))
-        }
-        RegType::Sampler => return Err(ctx.err(Some(flash_error::WRITE_SAMPLER), "Sampler registers can not be written to for destination operand")),
-        RegType::InstanceId => return Err(ctx.err(None, "the instance id register iid can not be written to")),
+        RegType::Attribute => return Err(ctx.err(TokenError::WriteAttribute)),
+        RegType::Constant => return Err(ctx.err(TokenError::WriteConstant)),
+        RegType::Sampler => return Err(ctx.err(TokenError::WriteSampler)),
+        RegType::InstanceId => return Err(ctx.err(TokenError::WriteInstanceId)),
         RegType::Depth => {
             if !frag || ctx.version < 2 {
-                return Err(ctx.err(Some(flash_error::DEPTH_OUT_OF_BOUNDS), "Depth output register index out of bounds for destination operand"));
+                return Err(ctx.err(TokenError::DepthOutOfBounds { operand: Which::Destination }));
             }
             1
         }
@@ -541,8 +560,13 @@ fn decode_dest(ctx: &Ctx, word: u32) -> Result<Dest, AgalError> {
         RegType::Varying => ctx.limits.varyings,
     };
     if u32::from(num) >= limit {
-        return Err(ctx
-            .err(None, format_args!("{}{num} is out of range for AGAL{} (limit {limit}) in destination operand", reg.name(ctx.stage), ctx.version)));
+        return Err(ctx.err(TokenError::RegisterOutOfRange {
+            reg: reg.name(ctx.stage),
+            num,
+            version: ctx.version,
+            limit,
+            operand: Which::Destination,
+        }));
     }
     Ok(Dest { reg, num, mask })
 }
@@ -555,58 +579,37 @@ fn decode_source(ctx: &Ctx, word: u64, which: u8) -> Result<Source, AgalError> {
     let index_type = ((word >> 40) & 0xF) as u32;
     let lane = ((word >> 48) & 0x3) as u8;
     let indirect = word >> 63 == 1;
+    let operand = Which::Source(which);
     let reserved = word & 0x7FFC_F0F0_0000_0000;
     if reserved != 0 {
-        return Err(ctx.err(None, format_args!("reserved bits set in source operand {which} (0x{word:016X})")));
+        return Err(ctx.err(TokenError::SourceReserved { operand, word }));
     }
-    let reg =
-        RegType::from_code(type_code).ok_or_else(|| ctx.err(None, format_args!("invalid register type {type_code} for source operand {which}")))?;
+    let reg = RegType::from_code(type_code).ok_or_else(|| ctx.err(TokenError::RegisterType { code: type_code, operand }))?;
     let swizzle = [swz & 3, (swz >> 2) & 3, (swz >> 4) & 3, (swz >> 6) & 3];
     let frag = ctx.stage == Stage::Pixel;
     match reg {
-        RegType::Output => {
-            return Err(ctx.err(Some(flash_error::READ_OUTPUT), format_args!("Can not read from output register for source operand {which}")))
-        }
-        RegType::Sampler => {
-            return Err(ctx.err(
-                Some(flash_error::SAMPLER_ONLY_IN_TEX),
-                format_args!("Sampler register only allowed as second operand in texture instructions for source operand {which}"),
-            ))
-        }
-        RegType::Depth => {
-            return Err(
-                ctx.err(Some(flash_error::DEPTH_OUT_OF_BOUNDS), format_args!("Depth output register index out of bounds for source operand {which}"))
-            )
-        }
-        RegType::Attribute if frag => {
-            return Err(ctx.err(None, format_args!("attribute registers can not be read in a fragment program (source operand {which})")))
-        }
-        RegType::InstanceId if frag || ctx.version < 3 => {
-            return Err(ctx.err(None, format_args!("iid is only available in AGAL3 vertex programs (source operand {which})")))
-        }
+        RegType::Output => return Err(ctx.err(TokenError::ReadOutput { operand })),
+        RegType::Sampler => return Err(ctx.err(TokenError::SamplerOutsideTex { operand })),
+        RegType::Depth => return Err(ctx.err(TokenError::DepthOutOfBounds { operand })),
+        RegType::Attribute if frag => return Err(ctx.err(TokenError::AttributeInFragment { operand })),
+        RegType::InstanceId if frag || ctx.version < 3 => return Err(ctx.err(TokenError::InstanceIdUnavailable { operand })),
         _ => {}
     }
     if indirect {
         if frag {
-            return Err(ctx.err(
-                Some(flash_error::INDIRECT_ONLY_VERTEX),
-                format_args!("Indirect addressing only allowed in vertex programs for source operand {which}"),
-            ));
+            return Err(ctx.err(TokenError::IndirectOutsideVertex { operand }));
         }
         if reg != RegType::Constant {
-            return Err(ctx.err(
-                Some(flash_error::INDIRECT_ONLY_CONST),
-                format_args!("Indirect addressing only allowed into constant registers for source operand {which}"),
-            ));
+            return Err(ctx.err(TokenError::IndirectNotConstant { operand }));
         }
         let index_reg = RegType::from_code(index_type)
             .filter(|r| matches!(r, RegType::Attribute | RegType::Constant | RegType::Temporary))
-            .ok_or_else(|| ctx.err(None, format_args!("index register type {index_type} is not va, vc or vt in source operand {which}")))?;
+            .ok_or_else(|| ctx.err(TokenError::IndexRegisterType { code: index_type, operand }))?;
         check_range(ctx, index_reg, num, which)?;
         return Ok(Source { reg, num: 0, swizzle, indirect: Some(Indirect { reg: index_reg, num, lane, offset }) });
     }
     if offset != 0 || index_type != 0 || lane != 0 {
-        return Err(ctx.err(None, format_args!("indirect fields set on a direct source operand {which} (0x{word:016X})")));
+        return Err(ctx.err(TokenError::IndirectFieldsOnDirect { operand, word }));
     }
     check_range(ctx, reg, num, which)?;
     Ok(Source { reg, num, swizzle, indirect: None })
@@ -634,32 +637,33 @@ fn source_limit(ctx: &Ctx, reg: RegType) -> u32 {
 fn check_range(ctx: &Ctx, reg: RegType, num: u16, which: u8) -> Result<(), AgalError> {
     let limit = source_limit(ctx, reg);
     if u32::from(num) >= limit {
-        return Err(ctx.err(
-            None,
-            format_args!("{}{num} is out of range for AGAL{} (limit {limit}) in source operand {which}", reg.name(ctx.stage), ctx.version),
-        ));
+        return Err(ctx.err(TokenError::RegisterOutOfRange {
+            reg: reg.name(ctx.stage),
+            num,
+            version: ctx.version,
+            limit,
+            operand: Which::Source(which),
+        }));
     }
     Ok(())
 }
 
 fn decode_sampler(ctx: &Ctx, word: u64) -> Result<Sampler, AgalError> {
-    let s = Sampler::decode(word).ok_or_else(|| ctx.err(None, "invalid register type in sampler operand"))?;
+    let s = Sampler::decode(word).ok_or_else(|| ctx.err(TokenError::SamplerRegisterType))?;
     if s.reg != RegType::Sampler {
-        return Err(
-            ctx.err(None, format_args!("second operand of a texture instruction must be a sampler register, found {}", s.reg.name(ctx.stage)))
-        );
+        return Err(ctx.err(TokenError::NotASampler { found: s.reg.name(ctx.stage) }));
     }
     if word & 0x0000_00F0_FF00_0000 != 0 {
-        return Err(ctx.err(None, format_args!("reserved bits set in sampler operand (0x{word:016X})")));
+        return Err(ctx.err(TokenError::SamplerReserved { word }));
     }
     if u32::from(s.num) >= ctx.limits.samplers {
-        return Err(ctx.err(None, format_args!("sampler fs{} is out of range for AGAL{} (limit {})", s.num, ctx.version, ctx.limits.samplers)));
+        return Err(ctx.err(TokenError::SamplerOutOfRange { num: s.num, version: ctx.version, limit: ctx.limits.samplers }));
     }
     if s.dim > 1 {
-        return Err(ctx.err(None, format_args!("sampler dimension {} is not supported (only 2d and cube exist in Flash)", s.dim)));
+        return Err(ctx.err(TokenError::SamplerDimension { dim: s.dim }));
     }
     if s.wrap > 3 || s.mip > 2 || s.filter > 5 || s.format > 3 {
-        return Err(ctx.err(None, format_args!("invalid sampler options (wrap {}, mip {}, filter {}, format {})", s.wrap, s.mip, s.filter, s.format)));
+        return Err(ctx.err(TokenError::SamplerOptions { wrap: s.wrap, mip: s.mip, filter: s.filter, format: s.format }));
     }
     Ok(s)
 }
@@ -668,33 +672,32 @@ fn decode_sampler(ctx: &Ctx, word: u64) -> Result<Sampler, AgalError> {
 fn check_operand_pairs(ctx: &Ctx, t: &Token) -> Result<(), AgalError> {
     if let (Some(a), Operand2::Source(b)) = (t.src1, t.src2) {
         if a.reg == RegType::Constant && b.reg == RegType::Constant {
-            return Err(ctx.err(None, format_args!("{} reads two constant registers (only one source may be a constant)", t.op.name)));
+            return Err(ctx.err(TokenError::TwoConstants { op: t.op }));
         }
         if a.indirect.is_some() && b.indirect.is_some() {
-            return Err(ctx.err(None, format_args!("{} uses indirect addressing in both sources", t.op.name)));
+            return Err(ctx.err(TokenError::TwoIndirect { op: t.op }));
         }
     }
     // m33/m34/m44 read their matrix from 3-4 consecutive registers of source 2: every row must
     // exist (fuzzing found `m33 vt4, vc0, iid` and `m44 op, v5, v7`, whose rows ran past the
     // register file). Indirect rows are clamped by the constant read like any indirect read.
-    let rows: u16 = match t.op.name {
-        "m33" | "m34" => 3,
-        "m44" => 4,
-        _ => return Ok(()),
-    };
+    let rows = t.op.matrix_rows();
+    if rows == 0 {
+        return Ok(());
+    }
     if let Operand2::Source(m) = t.src2 {
         if m.indirect.is_none() {
             let last = m.num.saturating_add(rows - 1);
             let limit = source_limit(ctx, m.reg);
             if u32::from(last) >= limit {
-                let name = m.reg.name(ctx.stage);
-                return Err(ctx.err(
-                    None,
-                    format_args!(
-                        "{} reads its matrix from {name}{}–{name}{last}, past the register file (AGAL{} has {limit})",
-                        t.op.name, m.num, ctx.version
-                    ),
-                ));
+                return Err(ctx.err(TokenError::MatrixPastRegisterFile {
+                    op: t.op,
+                    reg: m.reg.name(ctx.stage),
+                    first: m.num,
+                    last,
+                    version: ctx.version,
+                    limit,
+                }));
             }
         }
     }
@@ -707,25 +710,20 @@ fn check_program(ctx: &mut Ctx, tokens: &[Token]) -> Result<(), AgalError> {
     let mut samplers: Vec<(u16, u64)> = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         ctx.token = i + 1;
-        match t.op.name {
-            "ife" | "ine" | "ifg" | "ifl" => depth.push(false),
-            "els" => match depth.last_mut() {
+        if t.op.opens_block() {
+            depth.push(false);
+        } else if t.op == Op::Els {
+            match depth.last_mut() {
                 Some(seen) if !*seen => *seen = true,
-                Some(_) => return Err(ctx.err(None, "second els in one if block")),
-                None => return Err(ctx.err(None, "els without an open if")),
-            },
-            "eif" if depth.pop().is_none() => {
-                return Err(ctx.err(None, "eif without an open if"));
+                Some(_) => return Err(ctx.err(TokenError::SecondEls)),
+                None => return Err(ctx.err(TokenError::ElsWithoutIf)),
             }
-            _ => {}
+        } else if t.op == Op::Eif && depth.pop().is_none() {
+            return Err(ctx.err(TokenError::EifWithoutIf));
         }
         if let Operand2::Sampler(s) = t.src2 {
             match samplers.iter().find(|(n, _)| *n == s.num) {
-                Some((_, w)) if *w != s.word => {
-                    return Err(
-                        ctx.err(Some(flash_error::SAMPLER_CONFLICT), "Second use of sampler register needs to specify the exact same properties")
-                    )
-                }
+                Some((_, w)) if *w != s.word => return Err(ctx.err(TokenError::SamplerConflict)),
                 Some(_) => {}
                 None => samplers.push((s.num, s.word)),
             }
@@ -733,7 +731,7 @@ fn check_program(ctx: &mut Ctx, tokens: &[Token]) -> Result<(), AgalError> {
     }
     if !depth.is_empty() {
         ctx.token = tokens.len();
-        return Err(ctx.err(None, format_args!("{} if block(s) not closed by eif at the end of the program", depth.len())));
+        return Err(ctx.err(TokenError::UnclosedIf { open: depth.len() }));
     }
     Ok(())
 }

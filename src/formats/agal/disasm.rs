@@ -1,6 +1,6 @@
 //! AGAL disassembly in AGALMiniAssembler syntax (the syntax of the corpus `.agal.txt` programs).
 
-use super::decode::{Operand2, Program, RegType, Sampler, Source};
+use super::decode::{Op, Operand2, Program, RegType, Sampler, Source};
 use crate::formats::Stage;
 use std::fmt::Write;
 
@@ -75,7 +75,7 @@ pub fn disassemble(p: &Program) -> String {
     let _ = writeln!(out, "// AGAL{} {} program, {} tokens", p.version, if p.stage == Stage::Pixel { "fragment" } else { "vertex" }, p.tokens.len());
     let mut depth = 0usize;
     for t in &p.tokens {
-        if matches!(t.op.name, "els" | "eif") {
+        if matches!(t.op, Op::Els | Op::Eif) {
             depth = depth.saturating_sub(1);
         }
         let mut parts = Vec::new();
@@ -90,8 +90,8 @@ pub fn disassemble(p: &Program) -> String {
             Operand2::Sampler(s) => parts.push(format!("{}{} <{}>", s.reg.name(p.stage), s.num, sampler_options(s).join(","))),
             Operand2::None => {}
         }
-        let _ = writeln!(out, "{}{} {}", "  ".repeat(depth), t.op.name, parts.join(", "));
-        if matches!(t.op.name, "ife" | "ine" | "ifg" | "ifl" | "els") {
+        let _ = writeln!(out, "{}{} {}", "  ".repeat(depth), t.op, parts.join(", "));
+        if t.op.opens_block() || t.op == Op::Els {
             depth += 1;
         }
     }

@@ -4,7 +4,7 @@
 //! `sqt`/`rsq`/`log`/`pow`, matrix rows in consecutive constant registers, `kil` as `clip`.
 //! The choices where Flash is undocumented are listed in docs/agal.md.
 
-use super::decode::{self, Dest, Operand2, Program, RegType, Sampler, Source, Token, VARYING_SLOTS};
+use super::decode::{self, AgalError, Dest, Op, Operand2, Program, RegType, Sampler, Source, Token, VARYING_SLOTS};
 use crate::formats::{Family, Stage};
 use crate::ir::build::*;
 use crate::ir::*;
@@ -52,7 +52,7 @@ struct Lowerer<'a> {
     samplers: Vec<Sampler>,
 }
 
-pub fn lower(prog: &Program, opts: AgalOptions) -> Result<Lowered, decode::AgalError> {
+pub fn lower(prog: &Program, opts: AgalOptions) -> Result<Lowered, AgalError> {
     let limits = decode::limits(prog.version);
     let vertex = prog.stage == Stage::Vertex;
     let (prefix, cb) = if vertex {
@@ -117,11 +117,7 @@ impl Lowerer<'_> {
             }
             // m33/m34/m44 read their matrix from consecutive registers of source 2: an
             // attribute or varying matrix uses every one of them.
-            let rows = match t.op.name {
-                "m33" | "m34" => 3,
-                "m44" => 4,
-                _ => 0,
-            };
+            let rows = t.op.matrix_rows();
             if let (Operand2::Source(m), true) = (t.src2, rows > 0) {
                 if m.indirect.is_none() {
                     for i in 1..rows {
@@ -268,7 +264,7 @@ impl Lowerer<'_> {
         Expr::Compose(Box::new([lane(0), lane(1), lane(2), lane(3)]))
     }
 
-    fn lower_body(&mut self) -> Result<Vec<Stmt>, decode::AgalError> {
+    fn lower_body(&mut self) -> Result<Vec<Stmt>, AgalError> {
         // Stack of open `if` blocks: (condition, then-body, else-body once `els` is seen).
         struct Open {
             cond: Cond,
@@ -283,95 +279,101 @@ impl Lowerer<'_> {
                 Some(o) => o.else_body.as_mut().unwrap_or(&mut o.then_body),
             }
         }
-        for t in &self.prog.tokens {
-            let name = t.op.name;
-            match name {
-                "ife" | "ine" | "ifg" | "ifl" => {
-                    let op = match name {
-                        "ife" => CmpOp::Eq,
-                        "ine" => CmpOp::Ne,
-                        "ifg" if self.opts.ifg_strict => CmpOp::Gt,
-                        "ifg" => CmpOp::Ge,
-                        _ => CmpOp::Lt,
-                    };
-                    let cond = Cond::Compare(op, self.src(&t.src1), self.src2(t));
-                    stack.push(Open { cond, then_body: Vec::new(), else_body: None });
+        for (i, t) in self.prog.tokens.iter().enumerate() {
+            let offset = decode::token_offset(i + 1);
+            let op = t.op;
+            let open_if = |stack: &mut Vec<Open>, cmp: CmpOp| {
+                let cond = Cond::Compare(cmp, self.src(&t.src1), self.src2(t));
+                stack.push(Open { cond, then_body: Vec::new(), else_body: None });
+            };
+            let a = || self.src(&t.src1);
+            let b = || self.src2(t);
+            // Ops whose result has no meaningful w write xyz only (docs: "must be masked to .xyz or less").
+            let mut mask = t.dest.map_or(0, |d| d.mask);
+            let value = match op {
+                // Flow control and `kil` produce no value.
+                Op::Ife => {
+                    open_if(&mut stack, CmpOp::Eq);
                     continue;
                 }
-                "els" => {
+                Op::Ine => {
+                    open_if(&mut stack, CmpOp::Ne);
+                    continue;
+                }
+                Op::Ifg => {
+                    open_if(&mut stack, if self.opts.ifg_strict { CmpOp::Gt } else { CmpOp::Ge });
+                    continue;
+                }
+                Op::Ifl => {
+                    open_if(&mut stack, CmpOp::Lt);
+                    continue;
+                }
+                Op::Els => {
                     let open = stack.last_mut().expect("decoder checked nesting");
                     open.else_body = Some(Vec::new());
                     continue;
                 }
-                "eif" => {
+                Op::Eif => {
                     let open = stack.pop().expect("decoder checked nesting");
                     let stmt = Stmt::If { cond: open.cond, then_body: open.then_body, else_body: open.else_body.unwrap_or_default() };
                     current(&mut root, &mut stack).push(stmt);
                     continue;
                 }
-                "kil" => {
+                Op::Kil => {
                     let stmt = Stmt::Discard(Cond::AnyNegative(self.src(&t.src1)));
                     current(&mut root, &mut stack).push(stmt);
                     continue;
                 }
-                _ => {}
-            }
-            let d = t.dest.as_ref().expect("ops with a value have a destination");
-            let a = || self.src(&t.src1);
-            let b = || self.src2(t);
-            // Ops whose result has no meaningful w write xyz only (docs: "must be masked to .xyz or less").
-            let mut mask = d.mask;
-            let value = match name {
-                "mov" => a(),
-                "add" => bin(BinOp::Add, a(), b()),
-                "sub" => bin(BinOp::Sub, a(), b()),
-                "mul" => bin(BinOp::Mul, a(), b()),
-                "div" => bin(BinOp::Div, a(), b()),
-                "min" => bin(BinOp::Min, a(), b()),
-                "max" => bin(BinOp::Max, a(), b()),
-                "rcp" => un(UnOp::Rcp, a()),
-                "frc" => un(UnOp::Fract, a()),
+                Op::Mov => a(),
+                Op::Add => bin(BinOp::Add, a(), b()),
+                Op::Sub => bin(BinOp::Sub, a(), b()),
+                Op::Mul => bin(BinOp::Mul, a(), b()),
+                Op::Div => bin(BinOp::Div, a(), b()),
+                Op::Min => bin(BinOp::Min, a(), b()),
+                Op::Max => bin(BinOp::Max, a(), b()),
+                Op::Rcp => un(UnOp::Rcp, a()),
+                Op::Frc => un(UnOp::Fract, a()),
                 // D3D9 heritage: these take |x| (docs/isa/agal.md §5).
-                "sqt" => un(UnOp::Sqrt, un(UnOp::Abs, a())),
-                "rsq" => un(UnOp::Rsq, un(UnOp::Abs, a())),
-                "log" => un(UnOp::Log2, un(UnOp::Abs, a())),
-                "pow" => bin(BinOp::Pow, un(UnOp::Abs, a()), b()),
-                "exp" => un(UnOp::Exp2, a()),
-                "nrm" => {
+                Op::Sqt => un(UnOp::Sqrt, un(UnOp::Abs, a())),
+                Op::Rsq => un(UnOp::Rsq, un(UnOp::Abs, a())),
+                Op::Log => un(UnOp::Log2, un(UnOp::Abs, a())),
+                Op::Pow => bin(BinOp::Pow, un(UnOp::Abs, a()), b()),
+                Op::Exp => un(UnOp::Exp2, a()),
+                Op::Nrm => {
                     mask &= 0x7;
                     un(UnOp::Normalize3, a())
                 }
-                "sin" => un(UnOp::Sin, a()),
-                "cos" => un(UnOp::Cos, a()),
-                "crs" => {
+                Op::Sin => un(UnOp::Sin, a()),
+                Op::Cos => un(UnOp::Cos, a()),
+                Op::Crs => {
                     mask &= 0x7;
                     bin(BinOp::Cross3, a(), b())
                 }
-                "dp3" => dot(3, a(), b()),
-                "dp4" => dot(4, a(), b()),
-                "abs" => un(UnOp::Abs, a()),
-                "neg" => un(UnOp::Neg, a()),
-                "sat" => un(UnOp::Saturate, a()),
-                "m33" => {
+                Op::Dp3 => dot(3, a(), b()),
+                Op::Dp4 => dot(4, a(), b()),
+                Op::Abs => un(UnOp::Abs, a()),
+                Op::Neg => un(UnOp::Neg, a()),
+                Op::Sat => un(UnOp::Saturate, a()),
+                Op::M33 => {
                     mask &= 0x7;
                     self.matrix(t, 3, 3)
                 }
-                "m34" => {
+                Op::M34 => {
                     mask &= 0x7;
                     self.matrix(t, 4, 3)
                 }
-                "m44" => self.matrix(t, 4, 4),
-                "ddx" => un(UnOp::Ddx, a()),
-                "ddy" => un(UnOp::Ddy, a()),
-                "sge" => bin(BinOp::Sge, a(), b()),
-                "slt" => bin(BinOp::Slt, a(), b()),
-                "seq" => bin(BinOp::Seq, a(), b()),
-                "sne" => bin(BinOp::Sne, a(), b()),
-                "sgn" => un(UnOp::Sign, a()),
-                "tex" | "tld" => {
+                Op::M44 => self.matrix(t, 4, 4),
+                Op::Ddx => un(UnOp::Ddx, a()),
+                Op::Ddy => un(UnOp::Ddy, a()),
+                Op::Sge => bin(BinOp::Sge, a(), b()),
+                Op::Slt => bin(BinOp::Slt, a(), b()),
+                Op::Seq => bin(BinOp::Seq, a(), b()),
+                Op::Sne => bin(BinOp::Sne, a(), b()),
+                Op::Sgn => un(UnOp::Sign, a()),
+                Op::Tex | Op::Tld => {
                     let Operand2::Sampler(s) = t.src2 else { unreachable!() };
                     let tex = self.textures.iter().find(|(slot, _)| *slot == s.num).expect("declared texture").1;
-                    let mode = if name == "tld" {
+                    let mode = if op == Op::Tld {
                         // Vertex texture fetch has no derivatives: explicit LOD from coord.w, as D3D9 texldl.
                         SampleMode::Lod(Box::new(broadcast(a(), 3)))
                     } else {
@@ -379,16 +381,14 @@ impl Lowerer<'_> {
                     };
                     Expr::Sample { tex, coord: Box::new(a()), mode, offset: [0; 3] }
                 }
-                other => unreachable!("opcode {other} has no lowering (decoder rejects it)"),
+                // Rejected by the table (the decoder refuses it first; kept as an error, not a panic).
+                Op::Ted => return Err(AgalError::Rejected { offset, op, reason: op.status().reason().unwrap_or_default() }),
             };
             if mask == 0 {
                 // e.g. `nrm vt0.w`: the op defines only xyz, so the instruction would write nothing.
-                return Err(decode::AgalError {
-                    flash_error: None,
-                    offset: None,
-                    message: format!("{name} defines only x, y and z, but its destination mask writes only w"),
-                });
+                return Err(AgalError::WritesOnlyW { offset, op });
             }
+            let d = t.dest.as_ref().expect("ops with a value have a destination");
             let stmt = Stmt::Assign { dst: self.dst(d, mask), value, saturate: false };
             current(&mut root, &mut stack).push(stmt);
         }

@@ -2,16 +2,11 @@
 
 pub mod decode;
 pub mod disasm;
+pub mod error;
 pub mod lower;
 
 use super::{ShaderEntry, ShaderError, TranslateOptions, Translation};
-use decode::{AgalError, DecodeOptions};
-
-impl From<AgalError> for ShaderError {
-    fn from(e: AgalError) -> Self {
-        ShaderError::Other { offset: e.offset, reason: e.to_string() }
-    }
-}
+use decode::DecodeOptions;
 
 fn decode_options(opts: &TranslateOptions) -> DecodeOptions {
     DecodeOptions { allow_agal4: opts.agal4 }

@@ -7,7 +7,7 @@
 //! interpolators) is a later issue and belongs next to [`ContainerHeader`]: every offset it reads is
 //! relative to the container start, like the ones here.
 
-use crate::formats::ShaderError;
+use super::error::{container as err, ContainerError as E, XenosError};
 
 /// Size of the container header (`ShaderContainer` in XenosRecomp `shader.h`).
 pub const HEADER_SIZE: usize = 36;
@@ -108,51 +108,43 @@ pub struct ContainerInfo {
 /// it), `definitionTableOffset` and the shader header inside the virtual part, and the microcode
 /// range `[physicalOffset, physicalOffset + size)` inside the physical part.
 /// Every error carries the offset (relative to the container) of the field that is wrong.
-pub fn check(buf: &[u8]) -> Result<ContainerInfo, ShaderError> {
-    let h = ContainerHeader::read(buf)
-        .ok_or_else(|| ShaderError::at(0, format!("xenos container header needs {HEADER_SIZE} bytes, {} available", buf.len())))?;
+pub fn check(buf: &[u8]) -> Result<ContainerInfo, XenosError> {
+    let h = ContainerHeader::read(buf).ok_or_else(|| err(0, E::HeaderTruncated { need: HEADER_SIZE, available: buf.len() }))?;
     if !h.has_magic() {
-        return Err(ShaderError::at(0, format!("xenos flags 0x{:08X} lack the 0x102A11xx magic", h.flags)));
+        return Err(err(0, E::BadMagic { flags: h.flags }));
     }
     let size = h.data_size();
     if size != h.xr_data_size() as u64 {
-        return Err(ShaderError::at(4, format!("virtualSize 0x{:X} + physicalSize 0x{:X} overflows 32 bits", h.virtual_size, h.physical_size)));
+        return Err(err(4, E::SizeOverflow { virtual_size: h.virtual_size, physical_size: h.physical_size }));
     }
     if size < HEADER_SIZE as u64 {
-        return Err(ShaderError::at(4, format!("container size {size} is smaller than its {HEADER_SIZE}-byte header")));
+        return Err(err(4, E::SmallerThanHeader { size, header: HEADER_SIZE }));
     }
     if size > buf.len() as u64 {
-        return Err(ShaderError::at(4, format!("container size {size} exceeds the {} bytes available", buf.len())));
+        return Err(err(4, E::Truncated { size, available: buf.len() }));
     }
     let vsize = h.virtual_size as u64;
     if (h.virtual_size as usize) < HEADER_SIZE {
-        return Err(ShaderError::at(4, format!("virtualSize 0x{:X} is smaller than the header", h.virtual_size)));
+        return Err(err(4, E::VirtualSizeBelowHeader { virtual_size: h.virtual_size }));
     }
     if h.constant_table_offset != 0 && h.constant_table_offset as u64 + 4 > vsize {
-        return Err(ShaderError::at(
-            0x10,
-            format!("constantTableOffset 0x{:X} lies outside virtualSize 0x{:X}", h.constant_table_offset, h.virtual_size),
-        ));
+        let reason = E::TableOutsideVirtual { field: "constantTableOffset", value: h.constant_table_offset, virtual_size: h.virtual_size };
+        return Err(err(0x10, reason));
     }
     if h.definition_table_offset != 0 && h.definition_table_offset as u64 >= vsize {
-        return Err(ShaderError::at(
-            0x14,
-            format!("definitionTableOffset 0x{:X} lies outside virtualSize 0x{:X}", h.definition_table_offset, h.virtual_size),
-        ));
+        let reason = E::TableOutsideVirtual { field: "definitionTableOffset", value: h.definition_table_offset, virtual_size: h.virtual_size };
+        return Err(err(0x14, reason));
     }
     let so = h.shader_offset as u64;
     if so < HEADER_SIZE as u64 || so + SHADER_HEADER_SIZE as u64 > vsize {
-        return Err(ShaderError::at(
-            0x18,
-            format!("shaderOffset 0x{:X} does not leave a shader header inside virtualSize 0x{:X}", h.shader_offset, h.virtual_size),
-        ));
+        return Err(err(0x18, E::ShaderHeaderOutside { shader_offset: h.shader_offset, virtual_size: h.virtual_size }));
     }
     let so = so as usize;
     // Both reads are inside [0, virtualSize) ⊂ buf, checked above.
     let phys_off = be32(buf, so).unwrap_or(0);
     let code_size = be32(buf, so + 4).unwrap_or(0);
     if phys_off as u64 + code_size as u64 > h.physical_size as u64 {
-        return Err(ShaderError::at(so as u64, format!("microcode [0x{phys_off:X}, +0x{code_size:X}) exceeds physicalSize 0x{:X}", h.physical_size)));
+        return Err(err(so as u64, E::MicrocodeOutside { start: phys_off, size: code_size, physical_size: h.physical_size }));
     }
     Ok(ContainerInfo { header: h, size: size as usize, microcode_offset: (vsize + phys_off as u64) as usize, microcode_size: code_size as usize })
 }
@@ -301,34 +293,25 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn u32(&self, off: u64, what: &str) -> Result<u32, ShaderError> {
-        usize::try_from(off)
-            .ok()
-            .and_then(|o| be32(self.buf, o))
-            .ok_or_else(|| ShaderError::at(off, format!("{what} at 0x{off:X} lies outside the container")))
+    fn u32(&self, off: u64, what: &'static str) -> Result<u32, XenosError> {
+        usize::try_from(off).ok().and_then(|o| be32(self.buf, o)).ok_or_else(|| err(off, E::FieldOutside { what, offset: off }))
     }
-    fn u16(&self, off: u64, what: &str) -> Result<u16, ShaderError> {
+    fn u16(&self, off: u64, what: &'static str) -> Result<u16, XenosError> {
         let o = usize::try_from(off).ok();
         o.and_then(|o| self.buf.get(o..o.checked_add(2)?))
             .map(|b| u16::from_be_bytes([b[0], b[1]]))
-            .ok_or_else(|| ShaderError::at(off, format!("{what} at 0x{off:X} lies outside the container")))
+            .ok_or_else(|| err(off, E::FieldOutside { what, offset: off }))
     }
-    fn cstr(&self, off: u64, what: &str) -> Result<String, ShaderError> {
-        let o = usize::try_from(off)
-            .ok()
-            .filter(|&o| o < self.buf.len())
-            .ok_or_else(|| ShaderError::at(off, format!("{what} string at 0x{off:X} lies outside the container")))?;
-        let end = self.buf[o..]
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or_else(|| ShaderError::at(off, format!("{what} string at 0x{off:X} is not terminated")))?;
+    fn cstr(&self, off: u64, what: &'static str) -> Result<String, XenosError> {
+        let o = usize::try_from(off).ok().filter(|&o| o < self.buf.len()).ok_or_else(|| err(off, E::StringOutside { what, offset: off }))?;
+        let end = self.buf[o..].iter().position(|&b| b == 0).ok_or_else(|| err(off, E::StringUnterminated { what, offset: off }))?;
         Ok(self.buf[o..o + end].iter().map(|&b| b as char).collect())
     }
 }
 
 /// Parses a whole container (see the module notes for every layout). Every read is bounds-checked
 /// against the container (`virtualSize + physicalSize`); errors name the offending offset.
-pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
+pub fn parse(buf: &[u8]) -> Result<Container, XenosError> {
     let info = check(buf)?;
     let buf = &buf[..info.size];
     let r = Reader { buf };
@@ -348,7 +331,7 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
         let flags = r.u32(base + 20, "constant table Flags")?;
         let target_off = r.u32(base + 24, "constant table Target")?;
         if count > 4096 {
-            return Err(ShaderError::at(base + 12, format!("constant table claims {count} constants")));
+            return Err(err(base + 12, E::TooManyConstants { count }));
         }
         let creator = if creator_off == 0 { String::new() } else { r.cstr(base + creator_off as u64, "Creator")? };
         let target = if target_off == 0 { String::new() } else { r.cstr(base + target_off as u64, "Target")? };
@@ -409,11 +392,7 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
             let reg = w >> 16;
             let cnt = w & 0xFFFF;
             let po = r.u32(d + 4, "float definition offset")? as u64;
-            let reg = if is_ps {
-                reg.checked_sub(256).ok_or_else(|| ShaderError::at(d, format!("pixel float definition register {reg} is below 256")))?
-            } else {
-                reg
-            };
+            let reg = if is_ps { reg.checked_sub(256).ok_or_else(|| err(d, E::PixelFloatDefinitionBelow256 { register: reg }))? } else { reg };
             let mut values = Vec::with_capacity(cnt as usize);
             for k in 0..cnt as u64 {
                 values.push(f32::from_bits(r.u32(vsize + po + 4 * k, "float definition value")?));
@@ -432,10 +411,7 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
             for k in 0..cnt as u64 {
                 values.push(r.u32(d + 4 + 4 * k, "int definition value")?);
             }
-            let reg = reg
-                .checked_sub(0x2320)
-                .map(|x| x / 4)
-                .ok_or_else(|| ShaderError::at(d, format!("int definition register 0x{reg:X} is below 0x2320")))?;
+            let reg = reg.checked_sub(0x2320).map(|x| x / 4).ok_or_else(|| err(d, E::IntDefinitionBelow2320 { register: reg }))?;
             int_defs.push(IntDef { register: reg, values });
             d += 4 + 4 * cnt as u64;
         }
@@ -456,7 +432,7 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
         let f18 = r.u32(so + 0x18, "vertex shader field18")? as u64;
         let nve = r.u32(so + 0x1C, "vertex element count")? as u64;
         if f18 > 1024 || nve > 1024 {
-            return Err(ShaderError::at(so + 0x18, format!("implausible vertex header (field18 {f18}, {nve} elements)")));
+            return Err(err(so + 0x18, E::ImplausibleVertexHeader { field18: f18, elements: nve }));
         }
         let e0 = so + 0x24 + 4 * f18;
         for i in 0..nve {
@@ -474,7 +450,7 @@ pub fn parse(buf: &[u8]) -> Result<Container, ShaderError> {
 
     let mut microcode = Vec::with_capacity(info.microcode_size / 4);
     if info.microcode_size % 12 != 0 {
-        return Err(ShaderError::at(so + 4, format!("microcode size {} is not a multiple of 12", info.microcode_size)));
+        return Err(err(so + 4, E::MicrocodeSize { size: info.microcode_size }));
     }
     for k in 0..info.microcode_size / 4 {
         microcode.push(be32(buf, info.microcode_offset + 4 * k).unwrap_or(0));

@@ -95,12 +95,12 @@ fn pred_prefix(predicated: bool, cond: bool) -> &'static str {
 
 /// The vector mnemonic MS prints (max with identical operands is `mov`).
 fn vector_mnemonic(a: &Alu) -> String {
-    let op = a.vector_opcode();
-    let mut name = VECTOR_OPS[op as usize].0.to_string();
-    if op == 2 && a.vector_src(1) == a.vector_src(2) {
+    let op = a.vector_op();
+    let mut name = op.map_or("?", VectorOp::name).to_string();
+    if op == Some(VectorOp::Max) && a.vector_src(1) == a.vector_src(2) {
         name = "mov".into();
     }
-    if op == 29 && a.vector_src(1) == a.vector_src(2) {
+    if op == Some(VectorOp::MaxA) && a.vector_src(1) == a.vector_src(2) {
         name = "mova".into();
     }
     if a.vector_clamp() {
@@ -110,16 +110,18 @@ fn vector_mnemonic(a: &Alu) -> String {
 }
 
 fn scalar_mnemonic(a: &Alu) -> String {
-    let op = a.scalar_opcode();
-    let mut name = SCALAR_OPS.get(op as usize).map(|s| s.0).unwrap_or("?").to_string();
+    let op = a.scalar_op();
+    let mut name = op.map_or("?", ScalarOp::name).to_string();
     let srcs = a.scalar_srcs();
-    if matches!(op, 5 | 23 | 24) && srcs.len() == 1 && srcs[0].swizzle[0] == srcs[0].swizzle[1] {
-        name = match op {
-            5 => "movs",
-            23 => "movas",
-            _ => "movasf",
-        }
-        .into();
+    // maxs / maxas / maxasf of one lane with itself: Microsoft's listings print a move.
+    let mov = match op {
+        Some(ScalarOp::Maxs) => Some("movs"),
+        Some(ScalarOp::MaxAs) => Some("movas"),
+        Some(ScalarOp::MaxAsf) => Some("movasf"),
+        _ => None,
+    };
+    if let Some(mov) = mov.filter(|_| srcs.len() == 1 && srcs[0].swizzle[0] == srcs[0].swizzle[1]) {
+        name = mov.into();
     }
     if a.scalar_clamp() {
         name.push_str("_sat");
@@ -136,7 +138,7 @@ pub fn alu_lines(a: &Alu, is_vertex: bool) -> Vec<String> {
         let mut t =
             format!("{pred}{} {}", vector_mnemonic(a), dest_text(a, is_vertex, a.vector_dest(), a.vector_dest_rel(), a.vector_result_mask(), true));
         let srcs: Vec<Operand> = (1..=n as u32).map(|i| a.vector_src(i)).collect();
-        let movlike = matches!(a.vector_opcode(), 2 | 29) && srcs[0] == srcs[1];
+        let movlike = matches!(a.vector_op(), Some(VectorOp::Max | VectorOp::MaxA)) && srcs[0] == srcs[1];
         for (k, s) in srcs.iter().enumerate() {
             if movlike && k == 1 {
                 break;
@@ -155,7 +157,9 @@ pub fn alu_lines(a: &Alu, is_vertex: bool) -> Vec<String> {
             dest_text(a, is_vertex, if a.is_export() { dreg } else { a.scalar_dest() }, drel, a.scalar_result_mask(), !vec_op)
         );
         let srcs = a.scalar_srcs();
-        let movlike = matches!(a.scalar_opcode(), 5 | 23 | 24) && srcs.len() == 1 && srcs[0].swizzle[0] == srcs[0].swizzle[1];
+        let movlike = matches!(a.scalar_op(), Some(ScalarOp::Maxs | ScalarOp::MaxAs | ScalarOp::MaxAsf))
+            && srcs.len() == 1
+            && srcs[0].swizzle[0] == srcs[0].swizzle[1];
         for s in &srcs {
             let mut s = *s;
             if movlike {
@@ -196,8 +200,9 @@ fn fetch_src(f: &Fetch, lanes: usize) -> String {
 
 pub fn fetch_line(f: &Fetch, c: &Container, address: u32) -> String {
     let pred = pred_prefix(f.is_predicated(), f.pred_condition());
-    match f.opcode() {
-        0 => {
+    let op = f.op();
+    match op {
+        Some(FetchOp::VertexFetch) => {
             let src = format!(
                 "{}.{}",
                 if f.src_rel() { format!("r[{}+aL]", f.src_reg()) } else { format!("r{}", f.src_reg()) },
@@ -229,29 +234,34 @@ pub fn fetch_line(f: &Fetch, c: &Container, address: u32) -> String {
                 f.exp_adjust()
             )
         }
-        op => {
+        _ => {
             let (name, lanes) = match (op, f.dimension()) {
-                (1, 0) => ("tfetch1D".to_string(), 1),
-                (1, 1) => ("tfetch2D".to_string(), 2),
-                (1, 2) => ("tfetch3D".to_string(), 3),
-                (1, _) => ("tfetchCube".to_string(), 3),
+                (Some(FetchOp::TextureFetch), 0) => ("tfetch1D".to_string(), 1),
+                (Some(FetchOp::TextureFetch), 1) => ("tfetch2D".to_string(), 2),
+                (Some(FetchOp::TextureFetch), 2) => ("tfetch3D".to_string(), 3),
+                (Some(FetchOp::TextureFetch), _) => ("tfetchCube".to_string(), 3),
                 _ => (f.name().unwrap_or("fetch?").to_string(), 3),
             };
-            let mut t = match op {
-                24..=26 => format!("{pred}{name} {}, tf{}", fetch_src(f, 3), f.const_index()),
-                _ => format!("{pred}{name} {}, {}, tf{}", fetch_dest(f), fetch_src(f, lanes), f.const_index()),
+            let sets_state = matches!(op, Some(FetchOp::SetTextureLod | FetchOp::SetTextureGradientsHorz | FetchOp::SetTextureGradientsVert));
+            let mut t = if sets_state {
+                format!("{pred}{name} {}, tf{}", fetch_src(f, 3), f.const_index())
+            } else {
+                format!("{pred}{name} {}, {}, tf{}", fetch_dest(f), fetch_src(f, lanes), f.const_index())
             };
             let mut opts = Vec::new();
-            if !f.bit19() && !matches!(op, 24..=26) {
+            if !f.bit19() && !sets_state {
                 opts.push("FetchValidOnly=false".to_string());
             }
             if f.coord_denorm() {
                 opts.push("UnnormalizedTextureCoords=true".into());
             }
-            if !matches!(op, 18 | 24..=26) {
+            if !matches!(
+                op,
+                Some(FetchOp::GetTextureGradients | FetchOp::SetTextureLod | FetchOp::SetTextureGradientsHorz | FetchOp::SetTextureGradientsVert)
+            ) {
                 opts.extend(f.filter_overrides());
             }
-            if !f.use_comp_lod() && op == 1 {
+            if !f.use_comp_lod() && op == Some(FetchOp::TextureFetch) {
                 // default is UseComputedLOD=true
                 opts.push("UseComputedLOD=false".to_string());
             }

@@ -11,6 +11,7 @@
 //! with the CF / slot index and mnemonic.
 
 use super::container::{Container, DECL_USAGE_NAMES};
+use super::error::XenosError;
 use super::memexport::{self, EA, EM0, EM_COUNT};
 use super::ucode::*;
 use crate::formats::{cube, Family, ShaderError, Stage};
@@ -274,7 +275,11 @@ pub fn interpolator_location(usage: u32, index: u32) -> u32 {
 
 impl<'a> Ctx<'a> {
     fn err(&self, what: impl std::fmt::Display) -> ShaderError {
-        ShaderError::new(format!("{}: {what}", self.at))
+        XenosError::Unsupported { at: self.at.clone(), what: what.to_string() }.into()
+    }
+    /// An opcode whose table row is rejected, with the table's reason.
+    fn rejected(&self, op: &'static str, status: crate::formats::opcodes::Status) -> ShaderError {
+        XenosError::Rejected { at: self.at.clone(), op, reason: status.reason().unwrap_or("rejected") }.into()
     }
 
     /// Reads temp `index` (relative: r[index + aL]) with a swizzle, |x| and negation. A relative
@@ -519,13 +524,13 @@ impl<'a> Ctx<'a> {
 
     fn fetch(&mut self, f: &Fetch, address: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let mut body = Vec::new();
-        if self.ul.is_some() && f.opcode() != 0 && f.const_index() == 10 {
+        if self.ul.is_some() && f.op() != Some(FetchOp::VertexFetch) && f.const_index() == 10 {
             // XenosRecomp UNLEASHED_RECOMP: any texture-clause instruction on tf10 (g_GISampler)
             // sets the bit, whether or not it samples (see `unleashed_sample`).
             self.spec_constants_mask |= SPEC_CONSTANT_BICUBIC_GI_FILTER;
         }
         let overrides = f.filter_overrides();
-        if matches!(f.opcode(), 1 | 17 | 19) && !overrides.is_empty() {
+        if matches!(f.op(), Some(FetchOp::TextureFetch | FetchOp::GetTextureComputedLod | FetchOp::GetTextureWeights)) && !overrides.is_empty() {
             // XenosRecomp's ABI binds one sampler per texture, made by the runtime from the fetch
             // constant: the instruction's own filters cannot pick another one.
             out.push(Stmt::Comment(format!(
@@ -533,8 +538,11 @@ impl<'a> Ctx<'a> {
                 overrides.join(", ")
             )));
         }
-        match f.opcode() {
-            0 => {
+        let Some(op) = f.op() else {
+            return Err(self.err(format!("fetch opcode {} (unknown) is not supported", f.opcode())));
+        };
+        match op {
+            FetchOp::VertexFetch => {
                 if f.is_mini() {
                     // A mini fetch reads the next dwords of the same vertex from the stream of the
                     // preceding full fetch; its element is the container's entry for this slot.
@@ -567,7 +575,7 @@ impl<'a> Ctx<'a> {
                 body.push(assign(FRES, 0xF, value));
                 self.fetch_store(f, &mut body);
             }
-            1 => {
+            FetchOp::TextureFetch => {
                 self.unleashed_pixel_coord(f, &mut body)?;
                 let raw = self.fetch_source_xyz(f);
                 let dim = fetch_dim(f);
@@ -619,7 +627,7 @@ impl<'a> Ctx<'a> {
                 self.unleashed_sample(f, dim, tex, raw, mode, sample, &mut body);
                 self.fetch_store(f, &mut body);
             }
-            18 => {
+            FetchOp::GetTextureGradients => {
                 // getGradients (Xenia's translators): (ddx(s.x), ddy(s.x), ddx(s.y), ddy(s.y)) of
                 // the source; vertex shaders have no derivatives: 0. Computed outside the
                 // predicate (derivatives need the whole quad), stored under it.
@@ -634,7 +642,7 @@ impl<'a> Ctx<'a> {
                 out.push(assign(FRES, 0xF, value));
                 self.fetch_store(f, &mut body);
             }
-            17 => {
+            FetchOp::GetTextureComputedLod => {
                 // getCompTexLOD (Xenia's translators): the LOD an implicit-derivative fetch at the
                 // source would compute, relative to the base level, not clamped and without any
                 // bias (Xenia: the `lod` instruction's unclamped result; texel offsets are not
@@ -655,32 +663,22 @@ impl<'a> Ctx<'a> {
                 }
                 self.fetch_store(f, &mut body);
             }
-            19 => {
+            FetchOp::GetTextureWeights => {
                 self.unleashed_pixel_coord(f, &mut body)?;
                 self.get_weights(f, &mut body)?;
                 self.fetch_store(f, &mut body);
             }
-            24..=26 => {
-                // setTexLOD (source x → the register LOD), setGradientsH / V (source xyz): state
-                // for later fetches with UseRegisterLOD / UseRegisterGradients (Xenia).
-                let (reg, mask, value) = match f.opcode() {
-                    24 => (GRAD_H_LOD, 0x8, self.fetch_source_lane(f, 0)),
-                    25 => (GRAD_H_LOD, 0x7, self.fetch_source_xyz(f)),
-                    _ => (GRAD_V, 0x7, self.fetch_source_xyz(f)),
-                };
-                body.push(assign(reg, mask, value));
-            }
-            16 => {
+            // setTexLOD (source x → the register LOD), setGradientsH / V (source xyz): state
+            // for later fetches with UseRegisterLOD / UseRegisterGradients (Xenia).
+            FetchOp::SetTextureLod => body.push(assign(GRAD_H_LOD, 0x8, self.fetch_source_lane(f, 0))),
+            FetchOp::SetTextureGradientsHorz => body.push(assign(GRAD_H_LOD, 0x7, self.fetch_source_xyz(f))),
+            FetchOp::SetTextureGradientsVert => body.push(assign(GRAD_V, 0x7, self.fetch_source_xyz(f))),
+            FetchOp::GetTextureBorderColorFrac => {
                 // What fraction of the filter footprint falls on border texels depends on the
                 // fetch constant's clamp modes and border colour, which XenosRecomp's binding
                 // model does not give the shader (the runtime's sampler decides); Xenia does not
                 // translate it either.
-                return Err(self.err(
-                    "getBCF (border colour fraction) is not supported: it needs the fetch constant's clamp modes, which the shader does not see",
-                ));
-            }
-            op => {
-                return Err(self.err(format!("fetch opcode {op} ({}) is not supported", f.name().unwrap_or("unknown"))));
+                return Err(self.rejected(op.name(), op.info().status));
             }
         }
         if f.is_predicated() {
@@ -827,7 +825,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn vector_value(&mut self, a: &Alu, out: &mut Vec<Stmt>) -> Result<Option<Expr>, ShaderError> {
-        let op = a.vector_opcode();
+        let Some(op) = a.vector_op() else { return Err(self.err(format!("vector opcode {}", a.vector_opcode()))) };
         let n = a.vector_operand_count();
         let s: Vec<Expr> = (1..=n as u32).map(|i| a.vector_src(i)).collect::<Vec<_>>().iter().map(|o| self.operand(o)).collect();
         let one = || lit(1.0);
@@ -840,33 +838,33 @@ impl<'a> Ctx<'a> {
             acc
         };
         Ok(Some(match op {
-            0 => bin(BinOp::Add, s[0].clone(), s[1].clone()),
-            1 => mul_l(s[0].clone(), s[1].clone()),
-            2 => sel(CmpOp::Ge, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone()),
-            3 => sel(CmpOp::Lt, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone()),
-            4 => sel(CmpOp::Eq, s[0].clone(), s[1].clone(), one(), zero()),
-            5 => sel(CmpOp::Gt, s[0].clone(), s[1].clone(), one(), zero()),
-            6 => sel(CmpOp::Ge, s[0].clone(), s[1].clone(), one(), zero()),
-            7 => sel(CmpOp::Ne, s[0].clone(), s[1].clone(), one(), zero()),
-            8 => un(UnOp::Fract, s[0].clone()),
-            9 => un(UnOp::Trunc, s[0].clone()),
-            10 => un(UnOp::Floor, s[0].clone()),
-            11 => bin(BinOp::Add, mul_l(s[0].clone(), s[1].clone()), s[2].clone()),
-            12 => sel(CmpOp::Eq, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
-            13 => sel(CmpOp::Ge, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
-            14 => sel(CmpOp::Gt, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
+            VectorOp::Add => bin(BinOp::Add, s[0].clone(), s[1].clone()),
+            VectorOp::Mul => mul_l(s[0].clone(), s[1].clone()),
+            VectorOp::Max => sel(CmpOp::Ge, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone()),
+            VectorOp::Min => sel(CmpOp::Lt, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone()),
+            VectorOp::Seq => sel(CmpOp::Eq, s[0].clone(), s[1].clone(), one(), zero()),
+            VectorOp::Sgt => sel(CmpOp::Gt, s[0].clone(), s[1].clone(), one(), zero()),
+            VectorOp::Sge => sel(CmpOp::Ge, s[0].clone(), s[1].clone(), one(), zero()),
+            VectorOp::Sne => sel(CmpOp::Ne, s[0].clone(), s[1].clone(), one(), zero()),
+            VectorOp::Frc => un(UnOp::Fract, s[0].clone()),
+            VectorOp::Trunc => un(UnOp::Trunc, s[0].clone()),
+            VectorOp::Floor => un(UnOp::Floor, s[0].clone()),
+            VectorOp::Mad => bin(BinOp::Add, mul_l(s[0].clone(), s[1].clone()), s[2].clone()),
+            VectorOp::CndEq => sel(CmpOp::Eq, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
+            VectorOp::CndGe => sel(CmpOp::Ge, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
+            VectorOp::CndGt => sel(CmpOp::Gt, s[0].clone(), zero(), s[1].clone(), s[2].clone()),
             // The products once into the vector result register, then their sum (one
             // multiply per lane in the HLSL instead of one per summed lane); the sources are
             // read before anything of this instruction is written, as before.
-            15 | 16 => {
+            VectorOp::Dp4 | VectorOp::Dp3 => {
                 out.push(assign(VRES, 0xF, mul_l(s[0].clone(), s[1].clone())));
-                hsum(t(VRES), if op == 15 { 4 } else { 3 })
+                hsum(t(VRES), if op == VectorOp::Dp4 { 4 } else { 3 })
             }
-            17 => {
+            VectorOp::Dp2Add => {
                 out.push(assign(VRES, 0xF, mul_l(s[0].clone(), s[1].clone())));
                 bin(BinOp::Add, hsum(t(VRES), 2), lane(s[2].clone(), 0))
             }
-            18 => {
+            VectorOp::Cube => {
                 // Xenia's ucode.h / translators: the direction is src0 read as .z_xy (z = lane 0,
                 // x = lane 2, y = lane 3; the compilers write src0.zzxy, src1.yxzz and src1 is not
                 // read); result (tc, sc, 2 × major axis, face id). The same lanes, ties, face ids
@@ -876,13 +874,13 @@ impl<'a> Ctx<'a> {
                 let [tc, sc, ma, face] = cube::cube(l(2), l(3), l(0), cube::SignTest::LtZeroIsNegative);
                 Expr::Compose(Box::new([tc, sc, ma, face]))
             }
-            19 => {
+            VectorOp::Max4 => {
                 let m01 = sel(CmpOp::Ge, lane(s[0].clone(), 0), lane(s[0].clone(), 1), lane(s[0].clone(), 0), lane(s[0].clone(), 1));
                 let m2 = sel(CmpOp::Ge, m01.clone(), lane(s[0].clone(), 2), m01, lane(s[0].clone(), 2));
                 sel(CmpOp::Ge, m2.clone(), lane(s[0].clone(), 3), m2, lane(s[0].clone(), 3))
             }
-            20..=23 => {
-                let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op - 20) as usize];
+            VectorOp::SetpEqPush | VectorOp::SetpNePush | VectorOp::SetpGtPush | VectorOp::SetpGePush => {
+                let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op.code() - 20) as usize];
                 // p0 from the w lanes, result from the x lanes.
                 let p = sel(CmpOp::Eq, lane(s[0].clone(), 3), zero(), sel(cmp, lane(s[1].clone(), 3), zero(), one(), zero()), zero());
                 let inc = bin(BinOp::Add, lane(s[0].clone(), 0), one());
@@ -891,18 +889,20 @@ impl<'a> Ctx<'a> {
                 out.push(assign(P0, 0xF, p));
                 return Ok(None);
             }
-            24..=27 => {
+            VectorOp::KillEq | VectorOp::KillGt | VectorOp::KillGe | VectorOp::KillNe => {
                 if self.vertex {
                     return Err(self.err("kill in a vertex shader"));
                 }
-                let cmp = [CmpOp::Eq, CmpOp::Gt, CmpOp::Ge, CmpOp::Ne][(op - 24) as usize];
+                let cmp = [CmpOp::Eq, CmpOp::Gt, CmpOp::Ge, CmpOp::Ne][(op.code() - 24) as usize];
                 let any = dot(4, sel(cmp, s[0].clone(), s[1].clone(), one(), zero()), one());
                 out.push(assign(VRES, 0xF, sel(CmpOp::Gt, any.clone(), zero(), one(), zero())));
                 self.discard(Cond::Compare(CmpOp::Gt, any, zero()), out);
                 return Ok(None);
             }
-            28 => Expr::Compose(Box::new([one(), lane(mul_l(s[0].clone(), s[1].clone()), 1), lane(s[0].clone(), 2), lane(s[1].clone(), 3)])),
-            29 => {
+            VectorOp::Dst => {
+                Expr::Compose(Box::new([one(), lane(mul_l(s[0].clone(), s[1].clone()), 1), lane(s[0].clone(), 2), lane(s[1].clone(), 3)]))
+            }
+            VectorOp::MaxA => {
                 let a0 = un(UnOp::Floor, bin(BinOp::Add, lane(s[0].clone(), 3), lit(0.5)));
                 let a0 = bin(BinOp::Max, bin(BinOp::Min, a0, lit(255.0)), lit(-256.0));
                 let v = sel(CmpOp::Ge, s[0].clone(), s[1].clone(), s[0].clone(), s[1].clone());
@@ -911,12 +911,11 @@ impl<'a> Ctx<'a> {
                 out.push(assign(FRES, 0xF, a0));
                 return Ok(None);
             }
-            _ => return Err(self.err(format!("vector opcode {op}"))),
         }))
     }
 
     fn scalar_value(&mut self, a: &Alu, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
-        let op = a.scalar_opcode();
+        let Some(op) = a.scalar_op() else { return Err(self.err(format!("scalar opcode {} is not defined", a.scalar_opcode()))) };
         let srcs: Vec<Expr> = a.scalar_srcs().iter().map(|o| self.operand(o)).collect();
         let av = || lane(srcs[0].clone(), 0);
         let bv = || lane(srcs[0].clone(), 1);
@@ -929,11 +928,11 @@ impl<'a> Ctx<'a> {
             out.push(assign(P0, 0xF, p));
         };
         let v = match op {
-            0 => bin(BinOp::Add, av(), bv()),
-            1 => bin(BinOp::Add, av(), ps()),
-            2 => mul_l(av(), bv()),
-            3 => mul_l(av(), ps()),
-            4 => {
+            ScalarOp::Adds => bin(BinOp::Add, av(), bv()),
+            ScalarOp::AddsPrev => bin(BinOp::Add, av(), ps()),
+            ScalarOp::Muls => mul_l(av(), bv()),
+            ScalarOp::MulsPrev => mul_l(av(), ps()),
+            ScalarOp::MulsPrev2 => {
                 // ps == -FLT_MAX || !isfinite(ps) || !isfinite(b) || b <= 0 ? -FLT_MAX : a * ps
                 let prod = mul_l(av(), ps());
                 let r = sel(CmpOp::Le, bv(), zero(), lit(-fmax), prod);
@@ -941,86 +940,77 @@ impl<'a> Ctx<'a> {
                 let r = sel(CmpOp::Le, un(UnOp::Abs, ps()), lit(fmax), r, lit(-fmax));
                 sel(CmpOp::Eq, ps(), lit(-fmax), lit(-fmax), r)
             }
-            5 => sel(CmpOp::Ge, av(), bv(), av(), bv()),
-            6 => sel(CmpOp::Lt, av(), bv(), av(), bv()),
-            7 => sel(CmpOp::Eq, av(), zero(), one(), zero()),
-            8 => sel(CmpOp::Gt, av(), zero(), one(), zero()),
-            9 => sel(CmpOp::Ge, av(), zero(), one(), zero()),
-            10 => sel(CmpOp::Ne, av(), zero(), one(), zero()),
-            11 => un(UnOp::Fract, av()),
-            12 => un(UnOp::Trunc, av()),
-            13 => un(UnOp::Floor, av()),
-            14 => un(UnOp::Exp2, av()),
-            15 => un(UnOp::Log2ClampMax, av()),
-            16 => un(UnOp::Log2ExactOne, av()),
-            17 => un(UnOp::RcpClampMax, av()),
-            18 => un(UnOp::RcpClampZero, av()),
-            19 => un(UnOp::Rcp, av()),
-            20 => un(UnOp::RsqClampMax, av()),
-            21 => un(UnOp::RsqClampZero, av()),
-            22 => un(UnOp::RsqExactOne, av()),
-            23 | 24 => {
-                let r = if op == 23 { bin(BinOp::Add, av(), lit(0.5)) } else { av() };
+            ScalarOp::Maxs => sel(CmpOp::Ge, av(), bv(), av(), bv()),
+            ScalarOp::Mins => sel(CmpOp::Lt, av(), bv(), av(), bv()),
+            ScalarOp::Seqs => sel(CmpOp::Eq, av(), zero(), one(), zero()),
+            ScalarOp::Sgts => sel(CmpOp::Gt, av(), zero(), one(), zero()),
+            ScalarOp::Sges => sel(CmpOp::Ge, av(), zero(), one(), zero()),
+            ScalarOp::Snes => sel(CmpOp::Ne, av(), zero(), one(), zero()),
+            ScalarOp::Frcs => un(UnOp::Fract, av()),
+            ScalarOp::Truncs => un(UnOp::Trunc, av()),
+            ScalarOp::Floors => un(UnOp::Floor, av()),
+            ScalarOp::Exp => un(UnOp::Exp2, av()),
+            ScalarOp::Logc => un(UnOp::Log2ClampMax, av()),
+            ScalarOp::Log => un(UnOp::Log2ExactOne, av()),
+            ScalarOp::Rcpc => un(UnOp::RcpClampMax, av()),
+            ScalarOp::Rcpf => un(UnOp::RcpClampZero, av()),
+            ScalarOp::Rcp => un(UnOp::Rcp, av()),
+            ScalarOp::Rsqc => un(UnOp::RsqClampMax, av()),
+            ScalarOp::Rsqf => un(UnOp::RsqClampZero, av()),
+            ScalarOp::Rsq => un(UnOp::RsqExactOne, av()),
+            ScalarOp::MaxAs | ScalarOp::MaxAsf => {
+                let r = if op == ScalarOp::MaxAs { bin(BinOp::Add, av(), lit(0.5)) } else { av() };
                 let a0 = bin(BinOp::Max, bin(BinOp::Min, un(UnOp::Floor, r), lit(255.0)), lit(-256.0));
                 // The result reads its (possibly a0-relative) sources before a0 changes.
                 out.push(assign(SRES, 0xF, sel(CmpOp::Ge, av(), bv(), av(), bv())));
                 out.push(assign(A0, 0xF, a0));
                 return Ok(());
             }
-            25 => bin(BinOp::Sub, av(), bv()),
-            26 => bin(BinOp::Sub, av(), ps()),
-            27..=30 => {
-                let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op - 27) as usize];
+            ScalarOp::Subs => bin(BinOp::Sub, av(), bv()),
+            ScalarOp::SubsPrev => bin(BinOp::Sub, av(), ps()),
+            ScalarOp::SetpEq | ScalarOp::SetpNe | ScalarOp::SetpGt | ScalarOp::SetpGe => {
+                let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Gt, CmpOp::Ge][(op.code() - 27) as usize];
                 setp(sel(cmp, av(), zero(), zero(), one()), sel(cmp, av(), zero(), one(), zero()), out);
                 return Ok(());
             }
-            31 => {
+            ScalarOp::SetpInv => {
                 let v = sel(CmpOp::Eq, av(), one(), zero(), sel(CmpOp::Eq, av(), zero(), one(), av()));
                 setp(v, sel(CmpOp::Eq, av(), one(), one(), zero()), out);
                 return Ok(());
             }
-            32 => {
+            ScalarOp::SetpPop => {
                 let m = bin(BinOp::Sub, av(), one());
                 setp(sel(CmpOp::Le, m.clone(), zero(), zero(), m.clone()), sel(CmpOp::Le, m, zero(), one(), zero()), out);
                 return Ok(());
             }
-            33 => {
+            ScalarOp::SetpClr => {
                 setp(lit(fmax), zero(), out);
                 return Ok(());
             }
-            34 => {
+            ScalarOp::SetpRstr => {
                 setp(sel(CmpOp::Eq, av(), zero(), zero(), av()), sel(CmpOp::Eq, av(), zero(), one(), zero()), out);
                 return Ok(());
             }
-            35..=39 => {
+            ScalarOp::KillsEq | ScalarOp::KillsGt | ScalarOp::KillsGe | ScalarOp::KillsNe | ScalarOp::KillsOne => {
                 if self.vertex {
                     return Err(self.err("kill in a vertex shader"));
                 }
-                let (cmp, rhs) = match op {
-                    35 => (CmpOp::Eq, 0.0),
-                    36 => (CmpOp::Gt, 0.0),
-                    37 => (CmpOp::Ge, 0.0),
-                    38 => (CmpOp::Ne, 0.0),
-                    _ => (CmpOp::Eq, 1.0),
-                };
+                // kills_eq, _gt, _ge, _ne compare with 0, kills_one with 1 (in encoding order).
+                let (cmp, rhs) =
+                    [(CmpOp::Eq, 0.0), (CmpOp::Gt, 0.0), (CmpOp::Ge, 0.0), (CmpOp::Ne, 0.0), (CmpOp::Eq, 1.0)][(op.code() - 35) as usize];
                 out.push(assign(SRES, 0xF, sel(cmp, av(), lit(rhs), one(), zero())));
                 self.discard(Cond::Compare(cmp, av(), lit(rhs)), out);
                 return Ok(());
             }
-            40 => un(UnOp::Sqrt, av()),
-            42..=47 => {
-                let c = lane(srcs[0].clone(), 0);
-                let r = lane(srcs[1].clone(), 0);
-                match op {
-                    42 | 43 => mul_l(c, r),
-                    44 | 45 => bin(BinOp::Add, c, r),
-                    _ => bin(BinOp::Sub, c, r),
-                }
-            }
-            48 => un(UnOp::Sin, av()),
-            49 => un(UnOp::Cos, av()),
-            50 => ps(),
-            _ => return Err(self.err(format!("scalar opcode {op} is not defined"))),
+            ScalarOp::Sqrt => un(UnOp::Sqrt, av()),
+            // mulsc / addsc / subsc: constant .a and temp .b (two encodings each).
+            ScalarOp::Mulsc0 | ScalarOp::Mulsc1 => mul_l(lane(srcs[0].clone(), 0), lane(srcs[1].clone(), 0)),
+            ScalarOp::Addsc0 | ScalarOp::Addsc1 => bin(BinOp::Add, lane(srcs[0].clone(), 0), lane(srcs[1].clone(), 0)),
+            ScalarOp::Subsc0 | ScalarOp::Subsc1 => bin(BinOp::Sub, lane(srcs[0].clone(), 0), lane(srcs[1].clone(), 0)),
+            ScalarOp::Sin => un(UnOp::Sin, av()),
+            ScalarOp::Cos => un(UnOp::Cos, av()),
+            ScalarOp::RetainPrev => ps(),
+            ScalarOp::Undefined41 => return Err(self.rejected(op.name(), op.info().status)),
         };
         out.push(assign(SRES, 0xF, v));
         Ok(())
@@ -1137,7 +1127,7 @@ impl<'a> Ctx<'a> {
         if has_s {
             self.scalar_value(a, &mut body)?;
         }
-        if has_v && a.vector_opcode() == 29 {
+        if has_v && a.vector_op() == Some(VectorOp::MaxA) {
             body.push(assign(A0, 0xF, t(FRES)));
         }
         if has_v {
@@ -1170,8 +1160,8 @@ impl<'a> Ctx<'a> {
                     self.fetch(f, s.address, out)?
                 }
                 Instr::Alu(a) => {
-                    let vn = VECTOR_OPS[a.vector_opcode() as usize].0;
-                    let sn = SCALAR_OPS.get(a.scalar_opcode() as usize).map(|x| x.0).unwrap_or("?");
+                    let vn = a.vector_op().map_or("?", VectorOp::name);
+                    let sn = a.scalar_op().map_or("?", ScalarOp::name);
                     self.at = format!("CF {cf_index} slot {} ({vn} / {sn})", s.address);
                     self.alu(a, out)?
                 }
@@ -1215,7 +1205,16 @@ impl<'a> Ctx<'a> {
                 Some(self.bool_cond(cf.bool_address(), cf.condition())?)
             }
             CfOp::CondExecPred | CfOp::CondExecPredEnd => Some(pred_cond(cf.condition())),
-            _ => None,
+            CfOp::Exec
+            | CfOp::ExecEnd
+            | CfOp::Nop
+            | CfOp::LoopStart
+            | CfOp::LoopEnd
+            | CfOp::CondCall
+            | CfOp::Return
+            | CfOp::CondJmp
+            | CfOp::Alloc
+            | CfOp::MarkVsFetchDone => None,
         })
     }
 }
@@ -1232,7 +1231,7 @@ fn lower_linear(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>) -
 
 fn lower_linear_from(ctx: &mut Ctx, p: &super::ucode::Program, first: usize, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
     for (i, cf) in p.cf.iter().enumerate().skip(first) {
-        ctx.at = format!("CF {i} ({})", CF_NAMES[cf.opcode() as usize]);
+        ctx.at = format!("CF {i} ({})", cf.op());
         if cf.op() == CfOp::Alloc {
             out.extend(ctx.alloc(cf));
         }
@@ -1279,7 +1278,9 @@ fn uses_extension(p: &super::ucode::Program, int_defs: &BTreeMap<u32, u32>) -> b
         CfOp::CondExec | CfOp::CondExecEnd | CfOp::CondExecPredClean | CfOp::CondExecPredCleanEnd => cf.bool_address() >= 16,
         CfOp::CondJmp | CfOp::CondCall => !cf.is_unconditional() && !cf.is_predicated() && cf.bool_address() >= 16,
         CfOp::LoopStart | CfOp::LoopEnd => !int_defs.contains_key(&cf.loop_id()),
-        _ => false,
+        CfOp::Nop | CfOp::Exec | CfOp::ExecEnd | CfOp::CondExecPred | CfOp::CondExecPredEnd | CfOp::Return | CfOp::Alloc | CfOp::MarkVsFetchDone => {
+            false
+        }
     })
 }
 
@@ -1315,7 +1316,14 @@ fn check_loop_depths(p: &super::ucode::Program) -> Result<(), ShaderError> {
         for depth in (0..=MAX_LOOP_DEPTH).filter(|d| set & (1 << d) != 0) {
             let mut to = |at: usize, d: u32| reach(at, d, &mut depths, &mut work);
             match cf.op() {
-                _ if cf.is_exec() => {
+                CfOp::Exec
+                | CfOp::ExecEnd
+                | CfOp::CondExec
+                | CfOp::CondExecEnd
+                | CfOp::CondExecPred
+                | CfOp::CondExecPredEnd
+                | CfOp::CondExecPredClean
+                | CfOp::CondExecPredCleanEnd => {
                     // An unconditional exec-end ends the shader; a conditional one only when
                     // its condition holds.
                     if cf.op() != CfOp::ExecEnd {
@@ -1324,14 +1332,14 @@ fn check_loop_depths(p: &super::ucode::Program) -> Result<(), ShaderError> {
                 }
                 CfOp::LoopStart => {
                     if depth == MAX_LOOP_DEPTH {
-                        return Err(ShaderError::new(format!("CF {i} (loop): nesting deeper than {MAX_LOOP_DEPTH}")));
+                        return Err(XenosError::LoopTooDeep { cf: i, max: MAX_LOOP_DEPTH }.into());
                     }
                     to(i + 1, depth + 1);
                     to(cf.target() as usize, depth);
                 }
                 CfOp::LoopEnd => {
                     if depth == 0 {
-                        return Err(ShaderError::new(format!("CF {i} (endloop) without a loop")));
+                        return Err(XenosError::EndloopWithoutLoop { cf: i }.into());
                     }
                     to(cf.target() as usize, depth);
                     to(i + 1, depth - 1);
@@ -1344,7 +1352,7 @@ fn check_loop_depths(p: &super::ucode::Program) -> Result<(), ShaderError> {
                 }
                 // A call returns to the next CF with the caller's loops; a return outside a
                 // subroutine does nothing (Xenia's ucode.h).
-                _ => to(i + 1, depth),
+                CfOp::CondCall | CfOp::Return | CfOp::Nop | CfOp::Alloc | CfOp::MarkVsFetchDone => to(i + 1, depth),
             }
         }
     }
@@ -1360,11 +1368,18 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
     let mut blocks = Vec::new();
     for (i, cf) in p.cf.iter().enumerate() {
         let i32_ = i as u32;
-        ctx.at = format!("CF {i} ({})", CF_NAMES[cf.opcode() as usize]);
+        ctx.at = format!("CF {i} ({})", cf.op());
         let mut b = Vec::new();
         let next = i32_ + 1;
         match cf.op() {
-            _ if cf.is_exec() => {
+            CfOp::Exec
+            | CfOp::ExecEnd
+            | CfOp::CondExec
+            | CfOp::CondExecEnd
+            | CfOp::CondExecPred
+            | CfOp::CondExecPredEnd
+            | CfOp::CondExecPredClean
+            | CfOp::CondExecPredCleanEnd => {
                 let cond = ctx.exec_cond(cf)?;
                 let mut body = Vec::new();
                 ctx.clause(i, &p.clauses[i], &mut body)?;
@@ -1466,7 +1481,6 @@ fn lower_dispatch(ctx: &mut Ctx, p: &super::ucode::Program, out: &mut Vec<Stmt>)
                 ret.push(assign(CALL_DEPTH, 0xF, bin(BinOp::Sub, tx(CALL_DEPTH), lit(1.0))));
                 b.push(Stmt::If { cond: Cond::Compare(CmpOp::Gt, tx(CALL_DEPTH), lit(0.0)), then_body: ret, else_body: vec![set_pc(next)] });
             }
-            _ => return Err(ctx.err("unexpected control flow")),
         }
         b.push(Stmt::Continue);
         blocks.push(Stmt::If { cond: Cond::Compare(CmpOp::Eq, tx(PC), lit(i32_ as f32)), then_body: b, else_body: vec![] });
@@ -1516,7 +1530,9 @@ fn unleashed_state(c: &Container, vertex: bool) -> Result<Unleashed, ShaderError
         if named("g_IndexCount") {
             // XenosRecomp reads `g_IndexCount.x`, which only compiles for a one-register float4
             let k = float4("g_IndexCount").filter(|k| k.register_count == 1).ok_or_else(|| {
-                ShaderError::new("--profile unleashed: g_IndexCount is not a one-register float4 constant (XenosRecomp's UNLEASHED_RECOMP code reads g_IndexCount.x)")
+                XenosError::Shader {
+                    what: "--profile unleashed: g_IndexCount is not a one-register float4 constant (XenosRecomp's UNLEASHED_RECOMP code reads g_IndexCount.x)".into(),
+                }
             })?;
             u.index_count = Some(k.register_index as u32);
         }
@@ -1688,7 +1704,7 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
                 saturate: false,
             });
         } else {
-            return Err(ShaderError::new("vertex shader never exports oPos"));
+            return Err(XenosError::Shader { what: "vertex shader never exports oPos".into() }.into());
         }
         opts_epilogue(&mut ctx, &mut body);
         declare_every_interpolator(&mut ctx);

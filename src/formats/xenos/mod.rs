@@ -2,6 +2,7 @@
 
 pub mod container;
 pub mod disasm;
+pub mod error;
 pub mod lower;
 pub mod memexport;
 pub mod ucode;

@@ -5,26 +5,8 @@
 //! address. Exec instructions point (by slot address) at runs of fetch / ALU instructions, one bit
 //! pair per instruction in the `sequence` field telling fetch (bit 0) and serialize (bit 1).
 
-use crate::formats::ShaderError;
-
-pub const CF_NAMES: [&str; 16] = [
-    "nop",
-    "exec",
-    "exece",
-    "cexec",
-    "cexece",
-    "exec_pred",
-    "exece_pred",
-    "loop",
-    "endloop",
-    "call",
-    "ret",
-    "jmp",
-    "alloc",
-    "exec_pred_clean",
-    "exece_pred_clean",
-    "vfetch_end",
-];
+use super::error::XenosError;
+use crate::formats::opcodes::{Row, Status, Status::*};
 
 /// One decoded control-flow instruction (48 bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,50 +14,12 @@ pub struct Cf {
     pub raw: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CfOp {
-    Nop,
-    Exec,
-    ExecEnd,
-    CondExec,
-    CondExecEnd,
-    CondExecPred,
-    CondExecPredEnd,
-    LoopStart,
-    LoopEnd,
-    CondCall,
-    Return,
-    CondJmp,
-    Alloc,
-    CondExecPredClean,
-    CondExecPredCleanEnd,
-    MarkVsFetchDone,
-}
-
 impl Cf {
     fn bits(&self, lo: u32, n: u32) -> u32 {
         ((self.raw >> lo) & ((1u64 << n) - 1)) as u32
     }
     pub fn op(&self) -> CfOp {
-        use CfOp::*;
-        [
-            Nop,
-            Exec,
-            ExecEnd,
-            CondExec,
-            CondExecEnd,
-            CondExecPred,
-            CondExecPredEnd,
-            LoopStart,
-            LoopEnd,
-            CondCall,
-            Return,
-            CondJmp,
-            Alloc,
-            CondExecPredClean,
-            CondExecPredCleanEnd,
-            MarkVsFetchDone,
-        ][self.bits(44, 4) as usize]
+        CfOp::from_code(self.bits(44, 4))
     }
     pub fn opcode(&self) -> u32 {
         self.bits(44, 4)
@@ -161,20 +105,315 @@ impl Cf {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Fetch
+// Opcode tables (one row per opcode: the numbers and names of Xenia `src/xenia/gpu/ucode.h`,
+// operand shapes from its `ucode.h` comments and translators; docs/isa/xenos.md).
 // ---------------------------------------------------------------------------------------------
 
-pub const FETCH_NAMES: [(u32, &str); 9] = [
-    (0, "vfetch"),
-    (1, "tfetch"),
-    (16, "getBCF"),
-    (17, "getCompTexLOD"),
-    (18, "getGradients"),
-    (19, "getWeights"),
-    (24, "setTexLOD"),
-    (25, "setGradientsH"),
-    (26, "setGradientsV"),
-];
+/// A row of a Xenos opcode table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpInfo {
+    /// The opcode field's value.
+    pub code: u32,
+    /// Operand shape (ALU: source count; fetch and CF: a short description).
+    pub operands: &'static str,
+    /// Vector ops: register sources read.
+    pub srcs: u8,
+    /// Scalar ops: how the sources are read.
+    pub shape: SOps,
+    pub status: Status,
+}
+
+/// Scalar operand shapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SOps {
+    /// No operand.
+    None,
+    /// `src.a`
+    A,
+    /// `src.ab`
+    AB,
+    /// Constant `.a` and temp `.b` (mulsc / addsc / subsc).
+    ConstTemp,
+}
+
+const fn row(code: u32, operands: &'static str, srcs: u8, shape: SOps, status: Status) -> OpInfo {
+    OpInfo { code, operands, srcs, shape, status }
+}
+const fn cf(code: u32, operands: &'static str) -> OpInfo {
+    row(code, operands, 0, SOps::None, Translated)
+}
+const fn v(code: u32, srcs: u8) -> OpInfo {
+    row(code, SRC_COUNT[srcs as usize], srcs, SOps::None, Translated)
+}
+const fn s(code: u32, shape: SOps) -> OpInfo {
+    let operands = match shape {
+        SOps::None => "none",
+        SOps::A => "src.a",
+        SOps::AB => "src.ab",
+        SOps::ConstTemp => "const.a, temp.b",
+    };
+    row(code, operands, 0, shape, Translated)
+}
+const fn fe(code: u32, operands: &'static str) -> OpInfo {
+    row(code, operands, 0, SOps::None, Translated)
+}
+const fn limited(mut o: OpInfo, why: &'static str) -> OpInfo {
+    o.status = Limited(why);
+    o
+}
+const fn rejected(mut o: OpInfo, why: &'static str) -> OpInfo {
+    o.status = Rejected(why);
+    o
+}
+const SRC_COUNT: [&str; 4] = ["0 src", "1 src", "2 src", "3 src"];
+const PIXEL_ONLY: &str = "pixel shaders only (a kill in a vertex shader is refused)";
+const EXEC: &str = "clause address, count, sequence";
+const COND_EXEC: &str = "clause address, count, sequence; boolean constant b#";
+const PRED_EXEC: &str = "clause address, count, sequence; predicate p0";
+
+crate::op_enum! {
+    /// Control-flow opcodes (4-bit field, bits 44-47 of a 48-bit CF instruction). The variant
+    /// names are Xenia's (`ControlFlowOpcode`), the mnemonics Microsoft's disassembler's.
+    pub enum CfOp: OpInfo {
+        Nop("nop") => cf(0, "none"),
+        Exec("exec") => cf(1, EXEC),
+        ExecEnd("exece") => cf(2, EXEC),
+        CondExec("cexec") => cf(3, COND_EXEC),
+        CondExecEnd("cexece") => cf(4, COND_EXEC),
+        CondExecPred("exec_pred") => cf(5, PRED_EXEC),
+        CondExecPredEnd("exece_pred") => cf(6, PRED_EXEC),
+        LoopStart("loop") => cf(7, "loop constant i#, end address"),
+        LoopEnd("endloop") => cf(8, "loop constant i#, start address; predicated break"),
+        CondCall("call") => cf(9, "target; unconditional, boolean b# or predicate"),
+        Return("ret") => cf(10, "none"),
+        CondJmp("jmp") => cf(11, "target; unconditional, boolean b# or predicate"),
+        Alloc("alloc") => cf(12, "size, type (position / interpolators / colors / memory export)"),
+        CondExecPredClean("exec_pred_clean") => cf(13, COND_EXEC),
+        CondExecPredCleanEnd("exece_pred_clean") => cf(14, COND_EXEC),
+        MarkVsFetchDone("vfetch_end") => cf(15, "none"),
+    }
+}
+
+crate::op_enum! {
+    /// Fetch opcodes (5-bit field, bits 0-4 of the first dword; Xenia `FetchOpcode`). The other
+    /// 23 values of the field are not opcodes: the lowering refuses them ([`XenosError`]).
+    pub enum FetchOp: OpInfo {
+        VertexFetch("vfetch") => fe(0, "dest, src.c, vf#"),
+        TextureFetch("tfetch") => fe(1, "dest, src.xyz, tf#"),
+        GetTextureBorderColorFrac("getBCF") => rejected(
+            fe(16, "dest, src.xyz, tf#"),
+            "the border colour fraction needs the fetch constant's clamp modes and border colour, which the shader does not see (Xenia does not translate it either)"
+        ),
+        GetTextureComputedLod("getCompTexLOD") => fe(17, "dest, src.xyz, tf#"),
+        GetTextureGradients("getGradients") => fe(18, "dest, src.xy, tf#"),
+        GetTextureWeights("getWeights") => fe(19, "dest, src.xyz, tf#"),
+        SetTextureLod("setTexLOD") => fe(24, "src.x, tf#"),
+        SetTextureGradientsHorz("setGradientsH") => fe(25, "src.xyz, tf#"),
+        SetTextureGradientsVert("setGradientsV") => fe(26, "src.xyz, tf#"),
+    }
+}
+
+crate::op_enum! {
+    /// Vector ALU opcodes 0-29 (5-bit field; 30 and 31 do not exist). Variant order = encoding.
+    pub enum VectorOp: OpInfo {
+        Add("add") => v(0, 2),
+        Mul("mul") => v(1, 2),
+        Max("max") => v(2, 2),
+        Min("min") => v(3, 2),
+        Seq("seq") => v(4, 2),
+        Sgt("sgt") => v(5, 2),
+        Sge("sge") => v(6, 2),
+        Sne("sne") => v(7, 2),
+        Frc("frc") => v(8, 1),
+        Trunc("trunc") => v(9, 1),
+        Floor("floor") => v(10, 1),
+        Mad("mad") => v(11, 3),
+        CndEq("cndeq") => v(12, 3),
+        CndGe("cndge") => v(13, 3),
+        CndGt("cndgt") => v(14, 3),
+        Dp4("dp4") => v(15, 2),
+        Dp3("dp3") => v(16, 2),
+        Dp2Add("dp2add") => v(17, 3),
+        Cube("cube") => v(18, 2),
+        Max4("max4") => v(19, 1),
+        SetpEqPush("setp_eq_push") => v(20, 2),
+        SetpNePush("setp_ne_push") => v(21, 2),
+        SetpGtPush("setp_gt_push") => v(22, 2),
+        SetpGePush("setp_ge_push") => v(23, 2),
+        KillEq("kill_eq") => limited(v(24, 2), PIXEL_ONLY),
+        KillGt("kill_gt") => limited(v(25, 2), PIXEL_ONLY),
+        KillGe("kill_ge") => limited(v(26, 2), PIXEL_ONLY),
+        KillNe("kill_ne") => limited(v(27, 2), PIXEL_ONLY),
+        Dst("dst") => v(28, 2),
+        MaxA("maxa") => v(29, 2),
+    }
+}
+
+crate::op_enum! {
+    /// Scalar ALU opcodes 0-50 (6-bit field; 51-63 do not exist). Variant order = encoding;
+    /// 41 is a hole in Xenia's table (`kSqrt = 40`, `kMulsc0 = 42`), kept as a rejected row so
+    /// that listings name it; `mulsc` / `addsc` / `subsc` have two encodings each (the low bit
+    /// is bit 0 of the temp register number).
+    pub enum ScalarOp: OpInfo {
+        Adds("adds") => s(0, SOps::AB),
+        AddsPrev("adds_prev") => s(1, SOps::A),
+        Muls("muls") => s(2, SOps::AB),
+        MulsPrev("muls_prev") => s(3, SOps::A),
+        MulsPrev2("muls_prev2") => s(4, SOps::AB),
+        Maxs("maxs") => s(5, SOps::AB),
+        Mins("mins") => s(6, SOps::AB),
+        Seqs("seqs") => s(7, SOps::A),
+        Sgts("sgts") => s(8, SOps::A),
+        Sges("sges") => s(9, SOps::A),
+        Snes("snes") => s(10, SOps::A),
+        Frcs("frcs") => s(11, SOps::A),
+        Truncs("truncs") => s(12, SOps::A),
+        Floors("floors") => s(13, SOps::A),
+        Exp("exp") => s(14, SOps::A),
+        Logc("logc") => s(15, SOps::A),
+        Log("log") => s(16, SOps::A),
+        Rcpc("rcpc") => s(17, SOps::A),
+        Rcpf("rcpf") => s(18, SOps::A),
+        Rcp("rcp") => s(19, SOps::A),
+        Rsqc("rsqc") => s(20, SOps::A),
+        Rsqf("rsqf") => s(21, SOps::A),
+        Rsq("rsq") => s(22, SOps::A),
+        MaxAs("maxas") => s(23, SOps::AB),
+        MaxAsf("maxasf") => s(24, SOps::AB),
+        Subs("subs") => s(25, SOps::AB),
+        SubsPrev("subs_prev") => s(26, SOps::A),
+        SetpEq("setp_eq") => s(27, SOps::A),
+        SetpNe("setp_ne") => s(28, SOps::A),
+        SetpGt("setp_gt") => s(29, SOps::A),
+        SetpGe("setp_ge") => s(30, SOps::A),
+        SetpInv("setp_inv") => s(31, SOps::A),
+        SetpPop("setp_pop") => s(32, SOps::A),
+        SetpClr("setp_clr") => s(33, SOps::None),
+        SetpRstr("setp_rstr") => s(34, SOps::A),
+        KillsEq("kills_eq") => limited(s(35, SOps::A), PIXEL_ONLY),
+        KillsGt("kills_gt") => limited(s(36, SOps::A), PIXEL_ONLY),
+        KillsGe("kills_ge") => limited(s(37, SOps::A), PIXEL_ONLY),
+        KillsNe("kills_ne") => limited(s(38, SOps::A), PIXEL_ONLY),
+        KillsOne("kills_one") => limited(s(39, SOps::A), PIXEL_ONLY),
+        Sqrt("sqrt") => s(40, SOps::A),
+        Undefined41("?41") => rejected(s(41, SOps::None), "not an opcode (a hole in the table)"),
+        Mulsc0("mulsc") => s(42, SOps::ConstTemp),
+        Mulsc1("mulsc") => s(43, SOps::ConstTemp),
+        Addsc0("addsc") => s(44, SOps::ConstTemp),
+        Addsc1("addsc") => s(45, SOps::ConstTemp),
+        Subsc0("subsc") => s(46, SOps::ConstTemp),
+        Subsc1("subsc") => s(47, SOps::ConstTemp),
+        Sin("sin") => s(48, SOps::A),
+        Cos("cos") => s(49, SOps::A),
+        RetainPrev("retain_prev") => s(50, SOps::None),
+    }
+}
+
+impl CfOp {
+    /// The CF opcode of a 4-bit field (all 16 values are opcodes).
+    pub const fn from_code(code: u32) -> CfOp {
+        CfOp::ALL[(code & 0xF) as usize]
+    }
+    pub const fn code(self) -> u32 {
+        self.info().code
+    }
+}
+
+impl FetchOp {
+    pub fn from_code(code: u32) -> Option<FetchOp> {
+        FetchOp::ALL.iter().copied().find(|o| o.info().code == code)
+    }
+    pub const fn code(self) -> u32 {
+        self.info().code
+    }
+}
+
+impl VectorOp {
+    /// The vector opcode of a field value (`None` for 30 and 31).
+    pub fn from_code(code: u32) -> Option<VectorOp> {
+        VectorOp::ALL.get(code as usize).copied()
+    }
+    pub const fn code(self) -> u32 {
+        self.info().code
+    }
+    pub const fn operand_count(self) -> u8 {
+        self.info().srcs
+    }
+}
+
+impl ScalarOp {
+    /// The scalar opcode of a field value (`None` for 51-63).
+    pub fn from_code(code: u32) -> Option<ScalarOp> {
+        ScalarOp::ALL.get(code as usize).copied()
+    }
+    pub const fn code(self) -> u32 {
+        self.info().code
+    }
+    pub const fn shape(self) -> SOps {
+        self.info().shape
+    }
+}
+
+/// Vector opcodes 0-29 (name, operand count), derived from [`VectorOp`] (for listings and the
+/// verification crate, which index by number).
+pub const VECTOR_OPS: [(&str, u8); 30] = {
+    let mut a = [("", 0u8); 30];
+    let mut i = 0;
+    while i < 30 {
+        a[i] = (VectorOp::ALL[i].name(), VectorOp::ALL[i].info().srcs);
+        i += 1;
+    }
+    a
+};
+
+/// Scalar opcodes 0-50 (41 unused), name and operand shape, derived from [`ScalarOp`].
+pub const SCALAR_OPS: [(&str, SOps); 51] = {
+    let mut a = [("", SOps::None); 51];
+    let mut i = 0;
+    while i < 51 {
+        a[i] = (ScalarOp::ALL[i].name(), ScalarOp::ALL[i].info().shape);
+        i += 1;
+    }
+    a
+};
+
+/// CF mnemonics by opcode, derived from [`CfOp`].
+pub const CF_NAMES: [&str; 16] = {
+    let mut a = [""; 16];
+    let mut i = 0;
+    while i < 16 {
+        a[i] = CfOp::ALL[i].name();
+        i += 1;
+    }
+    a
+};
+
+pub const SCALAR_RETAIN_PREV: u32 = ScalarOp::RetainPrev.code();
+
+/// Every Xenos opcode as rows of the generated table (docs/opcodes/xenos.md).
+pub fn opcode_rows() -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut add = |class: &'static str, name: &'static str, i: OpInfo| {
+        rows.push(Row { class, name, encoding: i.code.to_string(), operands: i.operands.to_string(), status: i.status });
+    };
+    for o in CfOp::ALL {
+        add("CF", o.name(), o.info());
+    }
+    for o in FetchOp::ALL {
+        add("fetch", o.name(), o.info());
+    }
+    for o in VectorOp::ALL {
+        add("vector ALU", o.name(), o.info());
+    }
+    for o in ScalarOp::ALL {
+        add("scalar ALU", o.name(), o.info());
+    }
+    rows
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fetch
+// ---------------------------------------------------------------------------------------------
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fetch {
@@ -192,14 +431,19 @@ impl Fetch {
     pub fn opcode(&self) -> u32 {
         bf(self.d[0], 0, 5)
     }
+    /// The fetch opcode (`None`: the field holds a value that is not an opcode).
+    pub fn op(&self) -> Option<FetchOp> {
+        FetchOp::from_code(self.opcode())
+    }
     pub fn name(&self) -> Option<&'static str> {
-        FETCH_NAMES.iter().find(|(o, _)| *o == self.opcode()).map(|(_, n)| *n)
+        self.op().map(FetchOp::name)
     }
     /// Whether the fetch reads the texture its fetch constant names (tfetch, getBCF,
     /// getCompTexLOD, getWeights): not vfetch, getGradients (source derivatives only) or the
     /// set* ops (sampler state for later fetches).
     pub fn reads_texture(&self) -> bool {
-        !matches!(self.opcode(), 0 | 18 | 24..=26)
+        use FetchOp::*;
+        !matches!(self.op(), Some(VertexFetch | GetTextureGradients | SetTextureLod | SetTextureGradientsHorz | SetTextureGradientsVert))
     }
     pub fn src_reg(&self) -> u32 {
         bf(self.d[0], 5, 6)
@@ -348,110 +592,6 @@ impl Fetch {
 // ALU
 // ---------------------------------------------------------------------------------------------
 
-/// Vector opcodes 0-29 (name, operand count).
-pub const VECTOR_OPS: [(&str, u8); 30] = [
-    ("add", 2),
-    ("mul", 2),
-    ("max", 2),
-    ("min", 2),
-    ("seq", 2),
-    ("sgt", 2),
-    ("sge", 2),
-    ("sne", 2),
-    ("frc", 1),
-    ("trunc", 1),
-    ("floor", 1),
-    ("mad", 3),
-    ("cndeq", 3),
-    ("cndge", 3),
-    ("cndgt", 3),
-    ("dp4", 2),
-    ("dp3", 2),
-    ("dp2add", 3),
-    ("cube", 2),
-    ("max4", 1),
-    ("setp_eq_push", 2),
-    ("setp_ne_push", 2),
-    ("setp_gt_push", 2),
-    ("setp_ge_push", 2),
-    ("kill_eq", 2),
-    ("kill_gt", 2),
-    ("kill_ge", 2),
-    ("kill_ne", 2),
-    ("dst", 2),
-    ("maxa", 2),
-];
-
-/// Scalar operand shapes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SOps {
-    /// No operand.
-    None,
-    /// `src.a`
-    A,
-    /// `src.ab`
-    AB,
-    /// Constant `.a` and temp `.b` (mulsc / addsc / subsc).
-    ConstTemp,
-}
-
-/// Scalar opcodes 0-50 (41 unused), name and operand shape.
-pub const SCALAR_OPS: [(&str, SOps); 51] = [
-    ("adds", SOps::AB),
-    ("adds_prev", SOps::A),
-    ("muls", SOps::AB),
-    ("muls_prev", SOps::A),
-    ("muls_prev2", SOps::AB),
-    ("maxs", SOps::AB),
-    ("mins", SOps::AB),
-    ("seqs", SOps::A),
-    ("sgts", SOps::A),
-    ("sges", SOps::A),
-    ("snes", SOps::A),
-    ("frcs", SOps::A),
-    ("truncs", SOps::A),
-    ("floors", SOps::A),
-    ("exp", SOps::A),
-    ("logc", SOps::A),
-    ("log", SOps::A),
-    ("rcpc", SOps::A),
-    ("rcpf", SOps::A),
-    ("rcp", SOps::A),
-    ("rsqc", SOps::A),
-    ("rsqf", SOps::A),
-    ("rsq", SOps::A),
-    ("maxas", SOps::AB),
-    ("maxasf", SOps::AB),
-    ("subs", SOps::AB),
-    ("subs_prev", SOps::A),
-    ("setp_eq", SOps::A),
-    ("setp_ne", SOps::A),
-    ("setp_gt", SOps::A),
-    ("setp_ge", SOps::A),
-    ("setp_inv", SOps::A),
-    ("setp_pop", SOps::A),
-    ("setp_clr", SOps::None),
-    ("setp_rstr", SOps::A),
-    ("kills_eq", SOps::A),
-    ("kills_gt", SOps::A),
-    ("kills_ge", SOps::A),
-    ("kills_ne", SOps::A),
-    ("kills_one", SOps::A),
-    ("sqrt", SOps::A),
-    ("?41", SOps::None),
-    ("mulsc", SOps::ConstTemp),
-    ("mulsc", SOps::ConstTemp),
-    ("addsc", SOps::ConstTemp),
-    ("addsc", SOps::ConstTemp),
-    ("subsc", SOps::ConstTemp),
-    ("subsc", SOps::ConstTemp),
-    ("sin", SOps::A),
-    ("cos", SOps::A),
-    ("retain_prev", SOps::None),
-];
-
-pub const SCALAR_RETAIN_PREV: u32 = 50;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Alu {
     pub d: [u32; 3],
@@ -543,6 +683,14 @@ impl Alu {
     pub fn vector_opcode(&self) -> u32 {
         bf(self.d[2], 24, 5)
     }
+    /// The vector opcode (`None` for field values 30 and 31; [`decode`] refuses them).
+    pub fn vector_op(&self) -> Option<VectorOp> {
+        VectorOp::from_code(self.vector_opcode())
+    }
+    /// The scalar opcode (`None` for field values 51-63; [`decode`] refuses them).
+    pub fn scalar_op(&self) -> Option<ScalarOp> {
+        ScalarOp::from_code(self.scalar_opcode())
+    }
     pub fn src_is_temp(&self, i: u32) -> bool {
         bf(self.d[2], 31 - (i - 1), 1) == 1
     }
@@ -586,7 +734,9 @@ impl Alu {
     /// Whether the vector operation has an effect (writes lanes, exports constants, or changes
     /// state: predicate push, kill, a0).
     pub fn has_vector_op(&self) -> bool {
-        self.vector_result_mask() != 0 || matches!(self.vector_opcode(), 20..=27 | 29)
+        use VectorOp::*;
+        self.vector_result_mask() != 0
+            || matches!(self.vector_op(), Some(SetpEqPush | SetpNePush | SetpGtPush | SetpGePush | KillEq | KillGt | KillGe | KillNe | MaxA))
     }
     pub fn has_scalar_op(&self) -> bool {
         self.scalar_opcode() != SCALAR_RETAIN_PREV || (!self.is_export() && self.scalar_mask() != 0)
@@ -637,7 +787,7 @@ impl Alu {
     /// `(op & 1) | src3_sel << 1 | (swizzle & 0x3C)` read at `.b`.
     pub fn scalar_srcs(&self) -> Vec<Operand> {
         let op = self.scalar_opcode();
-        let shape = SCALAR_OPS.get(op as usize).map(|s| s.1).unwrap_or(SOps::None);
+        let shape = self.scalar_op().map_or(SOps::None, ScalarOp::shape);
         let s = self.src_swizzle(3);
         let a = (((s >> 6) + 3) & 3) as u8;
         let b = (s & 3) as u8;
@@ -693,10 +843,10 @@ pub struct Program {
 
 /// Decodes a microcode program. Bounds are checked: an exec pointing past the end is an error
 /// naming the CF index.
-pub fn decode(code: &[u32]) -> Result<Program, ShaderError> {
+pub fn decode(code: &[u32]) -> Result<Program, XenosError> {
     let slots = (code.len() / 3) as u32;
     if slots == 0 {
-        return Err(ShaderError::new("empty microcode"));
+        return Err(XenosError::EmptyMicrocode { dwords: code.len() });
     }
     let mut cf = Vec::new();
     // Walk CF pairs until the smallest exec address seen so far.
@@ -739,24 +889,15 @@ pub fn decode(code: &[u32]) -> Result<Program, ShaderError> {
             for k in 0..c.exec_count() {
                 let addr = c.exec_address() + k;
                 if addr >= slots {
-                    return Err(ShaderError::new(format!(
-                        "CF {i} ({}) addresses slot {addr}, past the {slots} slots of the microcode",
-                        CF_NAMES[c.opcode() as usize]
-                    )));
+                    return Err(XenosError::ExecPastEnd { cf: i, op: c.op(), slot: addr, slots });
                 }
                 let d = [code[(3 * addr) as usize], code[(3 * addr + 1) as usize], code[(3 * addr + 2) as usize]];
                 let seq = c.sequence() >> (2 * k);
                 let instr = if seq & 1 == 1 { Instr::Fetch(Fetch { d }) } else { Instr::Alu(Alu { d }) };
                 if let Instr::Alu(a) = &instr {
                     // The opcode fields are wider than the opcode tables: 30 vector, 49+ scalar ops.
-                    if a.vector_opcode() as usize >= VECTOR_OPS.len() || a.scalar_opcode() as usize >= SCALAR_OPS.len() {
-                        return Err(ShaderError::new(format!(
-                            "CF {i} slot {addr}: ALU opcode vector {} / scalar {} does not exist (the ALU has {} vector and {} scalar ops)",
-                            a.vector_opcode(),
-                            a.scalar_opcode(),
-                            VECTOR_OPS.len(),
-                            SCALAR_OPS.len()
-                        )));
+                    if a.vector_op().is_none() || a.scalar_op().is_none() {
+                        return Err(XenosError::UnknownAluOpcode { cf: i, slot: addr, vector: a.vector_opcode(), scalar: a.scalar_opcode() });
                     }
                 }
                 v.push(Slot { address: addr, serialize: seq & 2 != 0, instr });
