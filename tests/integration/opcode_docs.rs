@@ -3,7 +3,7 @@
 //! and fails when the committed text differs. To update the files:
 //! `SHREC_BLESS=1 cargo test --release -p shrec --test opcode_docs`.
 
-mod common;
+use crate::common;
 
 use shrec::formats::opcodes;
 
