@@ -115,7 +115,7 @@ fn scan_agal(buf: &[u8], out: &mut Vec<Candidate>) {
 ///   `virtualSize`, the microcode range inside `physicalSize`). A hit that fails these checks
 ///   is not reported, but the scan still advances past it by its size exactly as XR would, so
 ///   the sanity check can only remove garbage, never change which real containers are found.
-///   Every container of the corpus passes (tests/scan_corpus.rs).
+///   Every container of the corpus passes (tests/integration/scan_corpus.rs).
 ///
 /// The search for the magic uses memmem for the bytes `10 2A 11` and keeps only positions on
 /// the current probe phase, which visits exactly the positions XR's 4-byte stride visits.

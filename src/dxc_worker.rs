@@ -114,7 +114,7 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
     }
     let mut input = BufReader::new(io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());
-    // Test hook (tests/dxc_isolation.rs): abort, as a crashing DXC would, on the N-th request.
+    // Test hook (tests/integration/dxc_isolation.rs): abort, as a crashing DXC would, on the N-th request.
     let abort_at: Option<u64> = std::env::var("SHREC_TEST_DXC_ABORT_AT").ok().and_then(|v| v.parse().ok());
     let mut served = 0u64;
     loop {

@@ -4,7 +4,7 @@
 //! decoding accident or a hostile file into one failed shader with an error naming the cap,
 //! instead of minutes of work, gigabytes of memory or a stack overflow. All caps live here so
 //! that README, errors and tests agree; each sits orders of magnitude above what real programs
-//! of the four ISAs use, so no real shader meets one (`tests/resource_caps.rs` measures the
+//! of the four ISAs use, so no real shader meets one (`shrec-verify/tests/no_gpu/resource_caps.rs` measures the
 //! bundled corpus: 172 shaders).
 //!
 //! | cap | value | real programs |

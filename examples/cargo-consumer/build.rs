@@ -54,7 +54,7 @@ fn main() {
         }
     }
 
-    // For tests/embed_cargo.rs: one line per run of this script.
+    // For tests/integration/embed_cargo.rs: one line per run of this script.
     if let Some(log) = std::env::var_os("SHREC_EXAMPLE_RUN_LOG") {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();

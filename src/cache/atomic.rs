@@ -152,7 +152,7 @@ fn create_locked_temp(dest: &Path) -> io::Result<(PathBuf, File)> {
     }
 }
 
-/// Test hook (`tests/kill_mid_write.rs`): with `SHREC_TEST_STALL_WRITE=NAME:MS`, writing a file
+/// Test hook (`tests/integration/kill_mid_write.rs`): with `SHREC_TEST_STALL_WRITE=NAME:MS`, writing a file
 /// named NAME stops for MS milliseconds after its first 4 KiB reached the disk, so a test can
 /// kill the build while that temporary file is half written.
 fn stall_hook(dest: &Path) -> Option<u64> {

@@ -4,7 +4,7 @@
 //! a typed error), the disassembler prints the enum's names, the lowering `match`es on the enum
 //! without a catch-all arm (a new opcode does not compile until it is handled), and the opcode
 //! pages `docs/opcodes/<family>.md` plus the README's one-line summaries are generated from the
-//! same rows ([`markdown`], [`summary`]; `tests/opcode_docs.rs` fails when the committed files
+//! same rows ([`markdown`], [`summary`]; `tests/integration/opcode_docs.rs` fails when the committed files
 //! differ). The pattern is yuzu's `shader_recompiler` opcode tables (one data row per opcode).
 
 use std::fmt::Write;
@@ -128,7 +128,7 @@ pub fn markdown(family: &str, rows: &[Row]) -> String {
     let _ = writeln!(
         s,
         "_Generated from the opcode table in the source (`op_enum!` rows); do not edit. To update: \
-         `SHREC_BLESS=1 cargo test --release -p shrec --test opcode_docs`._"
+         `SHREC_BLESS=1 cargo test --release -p shrec --test integration opcode_docs::`._"
     );
     s.push('\n');
     let _ = writeln!(s, "{} opcodes: {t} translated (some with limits), {r} rejected.", rows.len());

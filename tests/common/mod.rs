@@ -1,10 +1,13 @@
-//! Helpers shared by the integration tests (each test binary includes this module).
+//! Helpers shared by the integration tests (`tests/integration/main.rs`, and by path the tests of
+//! `shrec-verify/`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A fresh, empty directory under the system temp dir, unique per test name and process.
+/// A fresh, empty directory under the system temp dir, unique per test name and process. All
+/// integration tests share one process (tests/integration/main.rs): a name must be unique across
+/// all of its modules.
 pub fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("shrec-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);

@@ -1,4 +1,4 @@
-//! A big-endian SARC writer shared by tests/containers.rs and benches/archives.rs (included
+//! A big-endian SARC writer shared by tests/integration/containers.rs and benches/archives.rs (included
 //! by `#[path]`: a bench cannot import a test).
 
 /// SARC name hash (multiplier 0x65), as Nintendo's tools write it.

@@ -2,7 +2,7 @@
 //! a DXIL container (`DXBC`, size field, parts) and a SPIR-V module (magic, version 1.x).
 //!
 //! `shrec-cargo-consumer [DUMP_DIR]` also writes `<KEY>.dxil` and `<KEY>.spv` into DUMP_DIR
-//! (tests/embed_cargo.rs checks the DXIL container hashes from there).
+//! (tests/integration/embed_cargo.rs checks the DXIL container hashes from there).
 
 mod shader_cache {
     include!(concat!(env!("OUT_DIR"), "/shader_cache.rs"));

@@ -1801,7 +1801,7 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
 /// `min(u, 0u)` is 0 and `b | 0` is `b` for every bit pattern, so the value is unchanged, but the
 /// input is loaded by a live instruction DXC's folding rules do not remove. Found by
 /// `interfaces_match_xenosrecomp` (vo_xenon ps_osd: COLOR0 in r1, every lane overwritten before
-/// it is read); `tests/xenos_abi.rs` checks the rule on the corpus.
+/// it is read); `tests/integration/xenos_abi.rs` checks the rule on the corpus.
 fn keep_overwritten_inputs(preloads: &[(u32, u32)], body: &[Stmt], oc0: Option<u32>) -> Vec<Stmt> {
     let Some(o) = oc0 else { return vec![] };
     let rest = &body[preloads.len().min(body.len())..];

@@ -1,6 +1,6 @@
 //! Every Xenos corpus container → IR → HLSL → DXC (DXIL and SPIR-V), SPIR-V through spirv-val.
 
-mod common;
+use crate::common;
 
 use common::{repo, spirv_val};
 use shrec::detect::ContainerKind;

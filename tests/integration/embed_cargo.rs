@@ -3,7 +3,7 @@
 //! every key through `shrec-runtime`, and rebuilt with nothing changed (the build script must
 //! not run again), then with an input file added (it must).
 
-mod common;
+use crate::common;
 
 use common::{copy_tree, repo, run};
 use std::path::{Path, PathBuf};

@@ -1,13 +1,13 @@
 //! The opcode pages docs/opcodes/<family>.md and the README's opcode summary lines are generated
 //! from the opcode tables in the source (`shrec::formats::opcodes`); this test regenerates them
 //! and fails when the committed text differs. To update the files:
-//! `SHREC_BLESS=1 cargo test --release -p shrec --test opcode_docs`.
+//! `SHREC_BLESS=1 cargo test --release -p shrec --test integration opcode_docs::`.
 
-mod common;
+use crate::common;
 
 use shrec::formats::opcodes;
 
-const UPDATE: &str = "SHREC_BLESS=1 cargo test --release -p shrec --test opcode_docs";
+const UPDATE: &str = "SHREC_BLESS=1 cargo test --release -p shrec --test integration opcode_docs::";
 
 #[test]
 fn opcode_pages_match_the_tables() {
@@ -36,7 +36,7 @@ fn readme_summary_matches_the_tables() {
     let bless = std::env::var_os("SHREC_BLESS").is_some();
     let path = common::repo().join("README.md");
     let readme = std::fs::read_to_string(&path).unwrap();
-    let (begin, end) = ("<!-- opcode-summary: generated, see tests/opcode_docs.rs -->\n", "<!-- /opcode-summary -->\n");
+    let (begin, end) = ("<!-- opcode-summary: generated, see tests/integration/opcode_docs.rs -->\n", "<!-- /opcode-summary -->\n");
     let i = readme.find(begin).map(|i| i + begin.len()).expect("README opcode-summary begin marker");
     let j = readme[i..].find(end).map(|j| i + j).expect("README opcode-summary end marker");
     let want: String = opcodes::families().iter().map(|(f, rows)| opcodes::summary(f, rows) + "\n").collect();

@@ -2,7 +2,7 @@
 //! named `<target>-<what it was>.bin` and goes through the same calls as its target. None may
 //! panic; the expected outcome of each is asserted.
 
-mod common;
+use crate::common;
 
 use shrec::detect::ContainerKind;
 use shrec::formats::agal::decode::Op;

@@ -3,7 +3,7 @@
 //! same keys and a byte-identical cache as the extracted files; every container cap fires with
 //! its message; a corrupt member is one error and the rest of the archive is still scanned.
 
-mod common;
+use crate::common;
 
 use common::{repo, tmpdir};
 use shrec::build::{self, BuildOptions};
@@ -27,7 +27,7 @@ fn yaz0_store(data: &[u8]) -> Vec<u8> {
     out
 }
 
-#[path = "common/sarc_writer.rs"]
+#[path = "../common/sarc_writer.rs"]
 mod sarc_writer;
 use sarc_writer::sarc;
 

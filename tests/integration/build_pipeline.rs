@@ -1,7 +1,7 @@
 //! The whole pipeline on the bundled corpus: scan → translate → real DXC → pack → embed, checked
 //! from the consumer's side (C++ and Rust), plus the incremental rebuild.
 
-mod common;
+use crate::common;
 
 use common::{copy_tree, repo, run, run_cpp_consumer, spirv_val, tmpdir};
 use shrec::build::{self, BuildOptions};

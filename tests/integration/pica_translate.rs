@@ -1,7 +1,7 @@
 //! Every DVLE of the bundled PICA corpus (66: 63 vertex, 3 geometry) translates to HLSL that the
 //! real DXC compiles to DXIL and SPIR-V, and spirv-val accepts the SPIR-V.
 
-mod common;
+use crate::common;
 
 use common::{repo, spirv_val};
 use shrec::detect::ContainerKind;

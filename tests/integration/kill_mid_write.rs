@@ -2,7 +2,7 @@
 //! destination is either absent or the previous complete version, and the next build removes
 //! the dead build's temporary files and writes a complete cache.
 
-mod common;
+use crate::common;
 
 use common::{copy_tree, repo, run, tmpdir};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! `--summary` comparison: every layout gives the same bytes back through `shrec-runtime`, and
 //! the default layout's files do not mention the per-shader extras.
 
-mod common;
+use crate::common;
 
 use common::tmpdir;
 use shrec::cache::{self, CacheEntry, CacheLayout, SpirvEncoding, WriteOptions};

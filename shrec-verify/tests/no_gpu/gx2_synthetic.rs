@@ -7,8 +7,7 @@
 //! property of the HLSL is asserted. Every opcode the README lists as rejected is checked to be
 //! rejected with its mnemonic.
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};

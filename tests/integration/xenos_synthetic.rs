@@ -1,7 +1,7 @@
 //! Xenos features the corpus lacks, on the libxenon cube pixel shader with its CF program edited:
 //! jumps (pc-dispatch lowering through DXC), boolean conditions, and the explicit rejections.
 
-mod common;
+use crate::common;
 
 use common::{repo, spirv_val};
 use shrec::detect::ContainerKind;

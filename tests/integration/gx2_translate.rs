@@ -2,10 +2,9 @@
 //! orders) translates to HLSL that the real DXC compiles to DXIL and SPIR-V, and spirv-val
 //! accepts the SPIR-V. Also: unsupported instructions are rejected with their mnemonic.
 
-mod common;
-#[path = "gx2_containers.rs"]
-#[allow(dead_code)]
-mod containers;
+use crate::common;
+// the SHARCFB writer of the gx2_containers tests (one binary: its tests run once, there)
+use crate::gx2_containers as containers;
 
 use shrec::detect::ContainerKind;
 use shrec::dxc::{self, Target};

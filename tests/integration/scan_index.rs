@@ -1,7 +1,7 @@
 //! The scan index (`shrec::scan::index`): a rebuild reads only the files that changed,
 //! and gets the same scan as reading everything.
 
-mod common;
+use crate::common;
 
 use common::{copy_tree, repo, tmpdir};
 use shrec::scan::{scan_dir, scan_dir_incremental};

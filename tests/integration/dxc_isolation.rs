@@ -3,7 +3,7 @@
 //! worker, and the cache holds everything else. Without crashes the output is byte-identical
 //! to in-process compilation.
 
-mod common;
+use crate::common;
 
 use common::{repo, tmpdir};
 use std::path::Path;

@@ -10,7 +10,7 @@
 //!   profile exactly where XenosRecomp's does: SV_VertexID / SV_InstanceID with `g_IndexCount`,
 //!   `uint4` POSITION1 and (with `g_InstanceTypes`) TEXCOORD2; nothing else.
 
-mod common;
+use crate::common;
 
 use common::{repo, spirv_val, xenos_corpus as corpus};
 use shrec::detect::ContainerKind;

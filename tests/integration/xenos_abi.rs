@@ -4,7 +4,7 @@
 //! XenosRecomp's DXIL cbuffers / packoffsets / descriptor-index names, and the DXIL of a shader
 //! with a non-zero mask is a lib_6_3 library that only links with `g_SpecConstants()`.
 
-mod common;
+use crate::common;
 
 use common::{repo, spirv_val, xenos_corpus as corpus};
 use rspirv::dr::{Instruction, Module, Operand};

@@ -6,7 +6,7 @@
 //! closes scopes with them; the binary encodes the scope in the opening instruction's dest/num,
 //! so they are not instructions).
 
-mod common;
+use crate::common;
 
 use common::repo;
 use shrec::formats::pica::{decode, disasm, dvlb};

@@ -2,11 +2,10 @@
 //! with shrec's own DVLB length (`dvlb::probe`, which the cache key hashes) on every corpus
 //! `.shbin`, on the same bytes with trailing padding, on truncations and on corrupted headers.
 //!
-//! `cargo test --release --test pica_dvlb_length_cpp` (needs g++; a missing g++ FAILS unless
+//! `cargo test --release -p shrec-verify --test no_gpu pica_dvlb_length_cpp::` (needs g++; a missing g++ FAILS unless
 //! SHREC_ALLOW_MISSING_TOOLS=1).
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{have_tool, repo, run, tmpdir};
 use shrec::formats::pica::dvlb;

@@ -2,7 +2,7 @@
 //! g++ through `build/shrec.cmake`, run on every key, and rebuilt with nothing changed (shrec must
 //! not run again), in both layouts.
 
-mod common;
+use crate::common;
 
 use common::{copy_tree, have_tool, repo, run, tmpdir};
 use std::path::{Path, PathBuf};

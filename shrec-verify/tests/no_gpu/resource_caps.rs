@@ -1,8 +1,7 @@
 //! Resource caps (issue "Robustness", `src/limits.rs`): each cap refuses an oversized shader
 //! with an error naming it, and every real shader of the corpus stays far below each cap.
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use shrec::detect::ContainerKind;
 use shrec::formats::{self, Stage, TranslateOptions};

@@ -12,7 +12,7 @@ use std::process::Command;
 use shrec::cache::{self, CacheEntry, CacheWriteError, SpirvEncoding, WriteOptions};
 use shrec::{Family, Stage};
 
-mod common;
+use crate::common;
 use common::{have_tool, run, tmpdir, CPP_CONSUMER};
 
 // ---- helpers ------------------------------------------------------------------------------
