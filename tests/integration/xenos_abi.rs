@@ -313,16 +313,20 @@ fn vertex_shaders_declare_every_interpolator_output() {
         let hlsl = shrec::hlsl::write(&t.module);
         let spirv = dxc::compile_with_spec_constants(&lib, &hlsl, t.module.stage, Target::Spirv, t.spec_constants_mask).unwrap();
         let m = rspirv::dr::load_words(words(&spirv)).unwrap();
-        let locations: BTreeSet<u32> = m
-            .types_global_values
-            .iter()
-            .filter(|i| i.class.opcode == Op::Variable && i.operands.first() == Some(&Operand::StorageClass(StorageClass::Output)))
-            .flat_map(|i| decorations(&m, i.result_id.unwrap(), Decoration::Location).into_iter().map(|d| lit(&d.operands[2])))
-            .collect();
+        let locations = interface_locations(&m, StorageClass::Output);
         let missing: Vec<u32> = (0..18).filter(|l| !locations.contains(l)).collect();
         assert!(missing.is_empty(), "{key:016X} {name}: Output locations {missing:?} not declared (has {locations:?})");
     }
     assert!(vertex >= 9, "{vertex} vertex shaders");
+}
+
+/// The `Location` decorations of a SPIR-V module's interface variables of one storage class.
+fn interface_locations(m: &Module, class: StorageClass) -> BTreeSet<u32> {
+    m.types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == Op::Variable && i.operands.first() == Some(&Operand::StorageClass(class)))
+        .flat_map(|i| decorations(m, i.result_id.unwrap(), Decoration::Location).into_iter().map(|d| lit(&d.operands[2])))
+        .collect()
 }
 
 /// XenosRecomp's pixel-shader inputs on SPIR-V: every interpolator whose register the program
@@ -358,12 +362,7 @@ fn pixel_shader_inputs_follow_xenosrecomps_rule() {
         let hlsl = shrec::hlsl::write(&t.module);
         let spirv = dxc::compile_with_spec_constants(&lib, &hlsl, t.module.stage, Target::Spirv, t.spec_constants_mask).unwrap();
         let m = rspirv::dr::load_words(words(&spirv)).unwrap();
-        let locations: BTreeSet<u32> = m
-            .types_global_values
-            .iter()
-            .filter(|i| i.class.opcode == Op::Variable && i.operands.first() == Some(&Operand::StorageClass(StorageClass::Input)))
-            .flat_map(|i| decorations(&m, i.result_id.unwrap(), Decoration::Location).into_iter().map(|d| lit(&d.operands[2])))
-            .collect();
+        let locations = interface_locations(&m, StorageClass::Input);
         assert_eq!(locations, expected, "{key:016X} {name}: Input locations");
         if key == 0x8D66_75C6_3F03_F76E {
             overwritten += 1;
