@@ -524,6 +524,9 @@ pub fn target_profile(stage: Stage, target: Target, spec_constants_mask: u32) ->
 
 /// DXC arguments besides `-T` and `-E` (XenosRecomp's set, §7 of docs/isa/xenos.md):
 /// SPIR-V vertex and geometry shaders get `-fvk-invert-y` (all families use D3D's +y-up clip space).
+/// DXIL also gets `-Gis` (IEEE strictness: no fast-math flags), the DXIL counterpart of the
+/// `precise` registers the HLSL writer declares, which DXC's DXIL back end does not honour on
+/// static globals (DXC's SPIR-V back end does, and rejects `-Gis`).
 pub fn args(stage: Stage, target: Target) -> Vec<&'static str> {
     let mut a = vec!["-HV", "2021", "-all-resources-bound"];
     match target {
@@ -533,7 +536,7 @@ pub fn args(stage: Stage, target: Target) -> Vec<&'static str> {
                 a.push("-fvk-invert-y");
             }
         }
-        Target::Dxil => a.extend(["-Wno-ignored-attributes", "-Qstrip_reflect"]),
+        Target::Dxil => a.extend(["-Wno-ignored-attributes", "-Qstrip_reflect", "-Gis"]),
     }
     a.push("-Qstrip_debug");
     a

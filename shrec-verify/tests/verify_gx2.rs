@@ -8,7 +8,7 @@
 //! - `cargo test --release --test verify_gx2`
 //! - `SHREC_FUZZ_PROGRAMS=10000 SHREC_FUZZ_PROGRESS=1 cargo test --release --test verify_gx2 -- --ignored long_fuzz --nocapture --test-threads=1`
 //!   (one GPU thread; `SHREC_FUZZ_THREADS=n` for more)
-//! - `SHREC_REDUCE="fuzz S I"` (or `"single_op OP vertex|pixel SEED"`) `cargo test --release --test verify_gx2 -- --ignored reduce --nocapture`: shrink a mismatching program, print it with the interpreter trace
+//! - `SHREC_REDUCE="fuzz S I"` (or `"shaped S I"`, or `"single_op OP vertex|pixel SEED"`) `cargo test --release --test verify_gx2 -- --ignored reduce --nocapture`: shrink a mismatching program, print it with the interpreter trace
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture`
 
 #[path = "../../tests/common/mod.rs"]
@@ -984,23 +984,29 @@ fn fuzz_one() {
 }
 
 /// The harness can fail: Latte MUL lowered as an IEEE multiply (0 × inf = NaN) is caught.
+/// The operands are uniforms (c4 = (inf, 0, …)), not literals: a product of literals or with
+/// a literal 0 is folded at compile time, by DXC (IEEE: NaN) or, since the registers are
+/// `precise`, by the driver (lavapipe's `a × 0 → 0` assumes no NaN / inf), so it would not
+/// show what the translated multiply computes.
 #[test]
 fn harness_detects_mutation() {
     let Some(gpu) = gpu() else { return };
-    let inf = f32::INFINITY.to_bits();
     let prog = vec![
         cf("CALL_FS"),
         alu(
             "ALU",
             vec![G(
-                vec![a("MUL", (2, 0), &[lit(0), special(248)]), a("MUL", (2, 1), &[r(1, 0), lit(0)]), mov((2, 2), r(1, 1)), mov((2, 3), r(1, 2))],
-                vec![inf, 0],
+                vec![a("MUL", (2, 0), &[c(4, 0), c(4, 1)]), a("MUL", (2, 1), &[r(1, 0), c(4, 0)]), mov((2, 2), r(1, 1)), mov((2, 3), r(1, 2))],
+                vec![],
             )],
         ),
         C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
         C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] },
     ];
-    let p: TestProgram = gen::fixed("mutated MUL", ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 5);
+    let mut p: TestProgram = gen::fixed("mutated MUL", ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 5);
+    for case in &mut p.cases {
+        case.regfile[4] = [f32::INFINITY.to_bits(), 0, 0, 0];
+    }
     set_mutation(Mutation::Gx2MulAsIeee);
     let mutated = gx2::run(gpu, &p);
     set_mutation(Mutation::None);
@@ -1045,7 +1051,7 @@ fn corpus_shaders() {
 }
 
 /// Triage aid: shrinks a mismatching program (`SHREC_REDUCE="single_op OP vertex|pixel SEED"` or
-/// `"fuzz SEED INDEX"`) by replacing ALU instructions with `ADD dst, 0, 0` (literal operands are
+/// `"fuzz SEED INDEX"`, or `"shaped SEED INDEX"` for the compiler-shaped generator) by replacing ALU instructions with `ADD dst, 0, 0` (literal operands are
 /// kept so every group keeps its literal slots) and plain ALU / TEX clauses with CF NOPs, keeping
 /// each change after which the GPU and the interpreter still disagree on some lane. Prints the
 /// smallest program, its HLSL and the mismatch. Not a check: it asserts nothing about the code.
@@ -1063,6 +1069,7 @@ fn reduce() {
             gen::single_op(op, kind, seed.parse().unwrap())
         }
         ["fuzz", seed, index] => gen::program(seed.parse().unwrap(), index.parse().unwrap()),
+        ["shaped", seed, index] => gen::shaped_program(seed.parse().unwrap(), index.parse().unwrap()),
         _ => panic!("bad SHREC_REDUCE {spec}"),
     };
     // the mismatch's identity: its case and lanes (values may change as the program shrinks)
@@ -1302,4 +1309,42 @@ fn loop_constant_inc_is_signed() {
     let p = gen::fixed("LOOP_START INC -2", ShaderKind::Vertex, &prog, prog.len() - 1, vec![LoopVar { offset: 0, value: lv(3, 5, -2) }], false, 80);
     let total = gx2::run(gpu, &p);
     finish("loop_constant_inc_is_signed", &total, &["LOOP_START", "ADD"], 20);
+}
+
+/// Issue 19, found by the compiler-shaped long run (seed 1, programs #6063 and #8142, reduced
+/// with `SHREC_REDUCE="shaped 1 N"`): the host must evaluate each ALU operation as written
+/// (docs/semantics-audit.md, "Host evaluation"). `ADD R3.x, c4.x, -c4.x` with c4.x = inf is NaN,
+/// so `CNDGE` selects its third operand; lavapipe folded `x + -x` to 0 and selected the second.
+/// `MUL_IEEE/2 R3.y, c4.y, -c4.z` (OMOD ÷2) with 3e38 × 2 overflows to −inf before the halving;
+/// lavapipe reassociated it to `c4.y × (c4.z × −0.5)` = −3e38. Both pass once the registers are
+/// `precise` (SPIR-V `NoContraction`); both fail without it.
+#[test]
+fn host_evaluates_each_operation_as_written() {
+    let Some(gpu) = gpu() else { return };
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let out = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] };
+    let mut halved = a("MUL_IEEE", (3, 1), &[c(4, 1), c(4, 2).neg()]);
+    halved.omod = 3; // ÷2
+    let prog = vec![
+        cf("CALL_FS"),
+        alu(
+            "ALU",
+            vec![
+                G(vec![a("ADD", (3, 0), &[c(4, 0), c(4, 0).neg()]), halved], vec![]),
+                G(vec![a("CNDGE", (2, 0), &[r(3, 0), c(5, 0), c(5, 1)]), mov((2, 1), r(3, 1)), mov((2, 2), r(1, 2)), mov((2, 3), r(1, 3))], vec![]),
+            ],
+        ),
+        pos,
+        out,
+    ];
+    let mut p = gen::fixed("x - x and (a * b) / 2 as written", ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 90);
+    for case in &mut p.cases {
+        case.regfile[4] = [f32::INFINITY.to_bits(), 3.0e38f32.to_bits(), 2.0f32.to_bits(), 0];
+        case.regfile[5] = [1.0f32.to_bits(), 2.0f32.to_bits(), 0, 0];
+    }
+    let total = gx2::run(gpu, &p);
+    for r in &total.reports {
+        println!("{r}");
+    }
+    finish("host_evaluates_each_operation_as_written", &total, &["ADD", "MUL_IEEE", "CNDGE"], 16);
 }

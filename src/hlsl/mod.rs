@@ -4,9 +4,9 @@
 //! - `#include "shader_common.h"` (resolved by DXC's include handler, see [`crate::dxc`]);
 //! - resources with explicit D3D registers *and* Vulkan bindings (`[[vk::binding]]`), so both targets
 //!   bind exactly as `shader_common.h` documents;
-//! - every register as a `static float4` at global scope, the program in `shrec_body()` (so that
-//!   the IR's `Return` is a plain `return`), and a `main` that copies stage inputs in, runs the body
-//!   and copies outputs out.
+//! - every register as a `static precise float4` at global scope (evaluated as written, see
+//!   `Writer::module`), the program in `shrec_body()` (so that the IR's `Return` is a plain
+//!   `return`), and a `main` that copies stage inputs in, runs the body and copies outputs out.
 
 use crate::ir::*;
 
@@ -215,12 +215,20 @@ impl Writer<'_> {
         }
         // Registers.
         let mut temps_at = None;
+        // Registers are `precise`: every source GPU evaluates each ALU operation on its own and
+        // rounds its result. It never fuses a multiply and an add written as two instructions,
+        // never reassociates `(a * b) * 0.5` and never folds `x - x` to 0 (NaN for x = inf or
+        // NaN); without `precise`, DXC's SPIR-V leaves the driver free to do all three, and
+        // lavapipe does (docs/semantics-audit.md, "host evaluation"). `precise` on a variable
+        // marks every operation whose result flows into it `NoContraction`. DXC's DXIL ignores
+        // `precise` on static globals: `dxc::args` gives DXIL `-Gis` instead.
+        let float4 = "precise float4";
         for v in m.inputs.iter().chain(&m.outputs) {
-            self.line(format!("static float4 {} = 0;", v.name));
+            self.line(format!("static {float4} {} = 0;", v.name));
         }
         if m.temps.count > 0 {
             if m.temps.indexable {
-                self.line(format!("static float4 {}[{}];", m.temps.prefix, m.temps.count));
+                self.line(format!("static {float4} {}[{}];", m.temps.prefix, m.temps.count));
             } else {
                 // declared once the body has named them (below)
                 temps_at = Some(self.out.len());
@@ -261,7 +269,7 @@ impl Writer<'_> {
         if let Some(at) = temps_at {
             let names: Vec<String> = self.used_temps.borrow().iter().map(|i| format!("{}{i} = 0", m.temps.prefix)).collect();
             if !names.is_empty() {
-                self.out.insert_str(at, &format!("static float4 {};\n", names.join(", ")));
+                self.out.insert_str(at, &format!("static {float4} {};\n", names.join(", ")));
             }
         }
         if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
