@@ -23,7 +23,7 @@
 //! | cap | value |
 //! |---|---|
 //! | decompressed bytes per member ([`MAX_MEMBER_BYTES`]) | 256 MiB |
-//! | decompressed bytes per outermost file, all members and levels ([`MAX_ARCHIVE_BYTES`]) | 1 GiB |
+//! | decompressed bytes per outermost file, all members and levels | 512 × the file's size ([`MAX_RATIO`]), at least [`RATIO_FLOOR`], at most [`MAX_ARCHIVE_BYTES`] (1 GiB) |
 //! | containers nested in containers ([`MAX_CONTAINER_DEPTH`]) | 8 |
 //! | members per container ([`MAX_MEMBERS`]) | 65 536 |
 //! | shaders (DVLEs) per DVLB ([`MAX_SHADERS_PER_DVLB`]) | 256 |

@@ -9,8 +9,9 @@
 //!   `SharedConstants` (b2, space4) with `NAME_Texture{2D,3D,Cube}DescriptorIndex` at packoffset
 //!   c<4·dim + slot/4>.<slot%4>, `NAME_SamplerDescriptorIndex` at c<12 + slot/4>.<slot%4> and
 //!   `DEFINE_SHARED_CONSTANTS()`.
-//! * A read of float constant i at a fixed index is the load itself (`SHREC_XENOS_CONSTANT(i)`,
-//!   or 0 at or past the stage's register count, as XenosRecomp); a read of the shared state at a
+//! * A read of float constant i at a fixed index is the local `shrec_c<i>`, loaded once at the
+//!   top of the body (`SHREC_XENOS_CONSTANT(i)`, see [`hoisted`]; 0 at or past the stage's
+//!   register count, as XenosRecomp); a read of the shared state at a
 //!   fixed index is the expression of that entry (`XenosRecompAbi` documents them). Only a
 //!   dynamic index goes through a function with branches (`shrec_xenos_c`,
 //!   `shrec_xenos_state`), defined only when the body uses it: an accessor object with an

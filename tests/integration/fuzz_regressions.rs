@@ -101,6 +101,10 @@ fn xenos_nonexistent_alu_opcode_is_an_error() {
     assert!(translate_all(ContainerKind::Xenos, &data)[0].is_err());
     let e = formats::translate(ContainerKind::Xenos, &data, 0, &TranslateOptions::default()).expect_err("rejected");
     assert!(matches!(e, ShaderError::Xenos(XenosError::UnknownAluOpcode { vector: 31, .. })), "{e:?}");
+    // the offset is the slot's, from the start of the container
+    let ShaderError::Xenos(XenosError::UnknownAluOpcode { slot, .. }) = e else { unreachable!() };
+    let base = shrec::formats::xenos::container::parse(&data).expect("parses").info.microcode_offset as u64;
+    assert_eq!(e.offset(), Some(base + u64::from(slot) * 12), "{e:?}");
 }
 
 /// A 247-byte DARC whose entries point at overlapping ranges of the archive's own bytes, so

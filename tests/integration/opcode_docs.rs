@@ -183,7 +183,7 @@ fn xenos_tables_agree_with_the_decoder() {
                 Ok(_) => assert!(known, "{vector} / {scalar} decoded"),
                 Err(e) => {
                     assert!(!known, "{vector} / {scalar}: {e}");
-                    assert_eq!(e, XenosError::UnknownAluOpcode { cf: 0, slot: 1, vector, scalar });
+                    assert_eq!(e, XenosError::UnknownAluOpcode { cf: 0, slot: 1, vector, scalar, microcode_base: 0 });
                     assert_eq!(e.microcode_offset(), Some(12));
                 }
             }

@@ -193,7 +193,7 @@ pub enum AgalError {
     #[error("unknown AGAL program type {ty} (0 vertex, 1 fragment)")]
     ProgramType { ty: u8 },
     /// The body is not a whole number of tokens; offset = the program's length.
-    #[error("program length {len} is not 7 + 24·k: {} trailing bytes after the last whole token", (len - super::decode::HEADER_LEN) % super::decode::TOKEN_LEN)]
+    #[error("program length {len} is not 7 + 24·k: {} trailing bytes after the last whole token", len.saturating_sub(super::decode::HEADER_LEN) % super::decode::TOKEN_LEN)]
     PartialToken { len: usize },
     /// More tokens than the version allows; offset = the first token past the limit.
     #[error("{count} tokens exceed the AGAL{version} limit of {limit}")]

@@ -53,17 +53,17 @@ pub enum XenosError {
     Container { offset: u64, reason: ContainerError },
     /// Less than one 96-bit instruction slot of microcode.
     #[error("empty microcode")]
-    EmptyMicrocode { dwords: usize },
+    EmptyMicrocode { dwords: usize, microcode_base: u64 },
     /// An exec instruction's clause runs past the microcode.
     #[error("CF {cf} ({op}) addresses slot {slot}, past the {slots} slots of the microcode")]
-    ExecPastEnd { cf: usize, op: CfOp, slot: u32, slots: u32 },
+    ExecPastEnd { cf: usize, op: CfOp, slot: u32, slots: u32, microcode_base: u64 },
     /// An ALU instruction whose vector (30, 31) or scalar (51-63) opcode field is not an opcode.
     #[error(
         "CF {cf} slot {slot}: ALU opcode vector {vector} / scalar {scalar} does not exist (the ALU has {} vector and {} scalar ops)",
         super::ucode::VectorOp::ALL.len(),
         super::ucode::ScalarOp::ALL.len()
     )]
-    UnknownAluOpcode { cf: usize, slot: u32, vector: u32, scalar: u32 },
+    UnknownAluOpcode { cf: usize, slot: u32, vector: u32, scalar: u32, microcode_base: u64 },
     /// Some path through the CF program opens more loops than the loop stack holds.
     #[error("CF {cf} (loop): nesting deeper than {max}")]
     LoopTooDeep { cf: usize, max: u32 },
@@ -83,14 +83,17 @@ pub enum XenosError {
 }
 
 impl XenosError {
-    /// Byte offset of the cause from the start of the container (container errors only).
+    /// Byte offset of the cause from the start of the container: container errors, and decoder
+    /// errors of microcode decoded through [`super::translate`] / [`super::disasm()`] (which set
+    /// `microcode_base` with [`XenosError::in_container`]; [`super::ucode::decode`] alone
+    /// leaves it 0, so the offset is then from the start of the microcode).
     pub fn container_offset(&self) -> Option<u64> {
         match self {
             XenosError::Container { offset, .. } => Some(*offset),
-            XenosError::EmptyMicrocode { .. }
-            | XenosError::ExecPastEnd { .. }
-            | XenosError::UnknownAluOpcode { .. }
-            | XenosError::LoopTooDeep { .. }
+            XenosError::EmptyMicrocode { microcode_base, .. }
+            | XenosError::ExecPastEnd { microcode_base, .. }
+            | XenosError::UnknownAluOpcode { microcode_base, .. } => self.microcode_offset().map(|o| microcode_base + o),
+            XenosError::LoopTooDeep { .. }
             | XenosError::EndloopWithoutLoop { .. }
             | XenosError::Unsupported { .. }
             | XenosError::Rejected { .. }
@@ -102,7 +105,9 @@ impl XenosError {
     pub fn microcode_offset(&self) -> Option<u64> {
         match self {
             XenosError::EmptyMicrocode { .. } => Some(0),
-            XenosError::ExecPastEnd { cf, .. } => Some((cf / 2 * 12 + cf % 2 * 6) as u64),
+            // CF a of a 12-byte pair is dword 0 and the low half of dword 1 (bytes 0-3, 6-7 of
+            // the big-endian words); CF b the high half of dword 1 and dword 2 (bytes 4-5, 8-11)
+            XenosError::ExecPastEnd { cf, .. } => Some((cf / 2 * 12 + cf % 2 * 4) as u64),
             XenosError::UnknownAluOpcode { slot, .. } => Some(u64::from(*slot) * 12),
             XenosError::Container { .. }
             | XenosError::LoopTooDeep { .. }
@@ -111,6 +116,19 @@ impl XenosError {
             | XenosError::Rejected { .. }
             | XenosError::Shader { .. } => None,
         }
+    }
+}
+
+impl XenosError {
+    /// A decoder error of microcode that starts `base` bytes into its container.
+    pub fn in_container(mut self, base: u64) -> XenosError {
+        if let XenosError::EmptyMicrocode { microcode_base, .. }
+        | XenosError::ExecPastEnd { microcode_base, .. }
+        | XenosError::UnknownAluOpcode { microcode_base, .. } = &mut self
+        {
+            *microcode_base = base;
+        }
+        self
     }
 }
 

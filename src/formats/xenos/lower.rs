@@ -1796,8 +1796,8 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
 /// interface whenever its register is read again, even if every lane was overwritten before
 /// that read; an input whose register is never read is dropped. shrec's registers are SSA
 /// values (docs/performance.md), so DXC drops an input whose preloaded value no lane ever reaches.
-/// For each such input (its register fully overwritten at the top level before the first read,
-/// and read afterwards) this returns `oC0.x = asfloat(asuint(oC0.x) | min(asuint(input.x), 0u))`:
+/// For each input whose register is both written and read ([`input_overwritten_then_read`]) this
+/// returns `oC0.x = asfloat(asuint(oC0.x) | min(asuint(input.x), 0u))`:
 /// `min(u, 0u)` is 0 and `b | 0` is `b` for every bit pattern, so the value is unchanged, but the
 /// input is loaded by a live instruction DXC's folding rules do not remove. Found by
 /// `interfaces_match_xenosrecomp` (vo_xenon ps_osd: COLOR0 in r1, every lane overwritten before
@@ -1819,10 +1819,14 @@ fn keep_overwritten_inputs(preloads: &[(u32, u32)], body: &[Stmt], oc0: Option<u
     out
 }
 
-/// Whether temp `reg` has all four lanes written by top-level assignments before any statement
-/// reads it, and is read after that. A read inside nested control flow, a dynamic index or a
-/// relative access before the full overwrite counts as a read of the preloaded value (the
-/// input is then live in DXC's output anyway).
+/// Whether the preloaded value of temp `reg` may be dead in DXC's output although the program
+/// reads the register (XenosRecomp then keeps the input, DXC would drop it): the register is
+/// read, and the first top-level statement that reads it comes after, or itself holds, a write
+/// to it (at any depth, or through a dynamic or relative destination). A first read before any
+/// write sees the input itself, which keeps it live. An earlier rule (all four lanes written at
+/// the top level before the first read) missed partial overwrites whose remaining lanes are
+/// never read and overwrites inside a loop (the pc-dispatch body). The keep costs a few
+/// instructions, never a value, so erring towards it only costs bytes.
 fn input_overwritten_then_read(body: &[Stmt], reg: u32) -> bool {
     let reads = |s: &Stmt| {
         let mut hit = false;
@@ -1831,21 +1835,37 @@ fn input_overwritten_then_read(body: &[Stmt], reg: u32) -> bool {
         });
         hit
     };
-    let mut written = 0u8;
-    for (k, s) in body.iter().enumerate() {
+    let mut written = false;
+    for s in body {
+        let writes = writes_temp(s, reg);
         if reads(s) {
-            return written == 0xF;
+            return written || writes;
         }
-        if let Stmt::Assign { dst: Dst { reg: RegRef { file: RegFile::Temp, index: Index::Fixed(r) }, mask }, .. } = s {
-            if *r == reg {
-                written |= mask;
-                if written == 0xF {
-                    return body[k + 1..].iter().any(reads);
-                }
-            }
-        }
+        written |= writes;
     }
     false
+}
+
+/// Whether `s` (or a statement nested in it) may write temp `reg`.
+fn writes_temp(s: &Stmt, reg: u32) -> bool {
+    let hits = |d: &Dst| d.reg.file == RegFile::Temp && !matches!(d.reg.index, Index::Fixed(i) if i != reg);
+    match s {
+        Stmt::Assign { dst, .. } | Stmt::RingLoad { dst, .. } => hits(dst),
+        Stmt::If { then_body, else_body, .. } => then_body.iter().chain(else_body).any(|s| writes_temp(s, reg)),
+        Stmt::Loop { body } => body.iter().any(|s| writes_temp(s, reg)),
+        Stmt::Break
+        | Stmt::Continue
+        | Stmt::Return
+        | Stmt::Comment(_)
+        | Stmt::Discard(_)
+        | Stmt::SetInt { .. }
+        | Stmt::GsStore(_)
+        | Stmt::GsEmitVertex
+        | Stmt::GsEmitTriangle { .. }
+        | Stmt::GsCutStrip
+        | Stmt::RingStore { .. }
+        | Stmt::XenosMemExport { .. } => false,
+    }
 }
 
 /// The format table `shrec_xenos_memexport_format` (declared in shader_common.h) returns.
@@ -2040,4 +2060,36 @@ fn is_slot_name(name: &str) -> bool {
 fn face_direction(st: Expr, face: Expr) -> Expr {
     let face = bin(BinOp::Max, bin(BinOp::Min, face, lit(5.0)), lit(0.0));
     cube::cube_direction(lane(st.clone(), 0), lane(st, 1), un(UnOp::Floor, face))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assign(reg: u32, mask: u8, value: Expr) -> Stmt {
+        Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Temp, reg), mask }, value, saturate: false }
+    }
+
+    #[test]
+    fn an_input_register_written_and_read_keeps_its_input() {
+        let to_output = |reg: u32| Stmt::Assign {
+            dst: Dst { reg: RegRef::fixed(RegFile::Output, 0), mask: 0xF },
+            value: read(RegFile::Temp, reg, XYZW),
+            saturate: false,
+        };
+        // every lane overwritten, then read (vo_xenon ps_osd)
+        assert!(input_overwritten_then_read(&[assign(0, 0xF, lit(1.0)), to_output(0)], 0));
+        // xyz overwritten and only xyz read: DXC would drop the input although it is read
+        assert!(input_overwritten_then_read(&[assign(0, 0x7, lit(1.0)), to_output(0)], 0));
+        // overwritten inside a loop (the pc-dispatch body), read there
+        assert!(input_overwritten_then_read(&[Stmt::Loop { body: vec![assign(0, 0xF, lit(1.0)), to_output(0), Stmt::Break] }], 0));
+        // never written: every read carries the input, which stays live by itself
+        assert!(!input_overwritten_then_read(&[to_output(0)], 0));
+        // read first, overwritten afterwards: the first read keeps the input live
+        assert!(!input_overwritten_then_read(&[to_output(0), assign(0, 0xF, lit(1.0)), to_output(0)], 0));
+        // written, never read: XenosRecomp drops the input too
+        assert!(!input_overwritten_then_read(&[assign(0, 0xF, lit(1.0))], 0));
+        // another register
+        assert!(!input_overwritten_then_read(&[assign(1, 0xF, lit(1.0)), to_output(1)], 0));
+    }
 }

@@ -26,7 +26,7 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
 pub fn disasm(bytes: &[u8]) -> Result<String, ShaderError> {
     let c = container::parse(bytes)?;
     crate::formats::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
-    let p = ucode::decode(&c.microcode)?;
+    let p = ucode::decode(&c.microcode).map_err(|e| e.in_container(c.info.microcode_offset as u64))?;
     Ok(disasm::disassemble(&c, &p))
 }
 
@@ -39,7 +39,7 @@ pub fn translate(bytes: &[u8]) -> Result<Translation, ShaderError> {
 pub fn translate_with(bytes: &[u8], opts: &lower::LowerOptions) -> Result<Translation, ShaderError> {
     let c = container::parse(bytes)?;
     crate::formats::check_microcode(c.microcode.len() * 4, Some(c.info.microcode_offset as u64))?;
-    let p = ucode::decode(&c.microcode)?;
+    let p = ucode::decode(&c.microcode).map_err(|e| e.in_container(c.info.microcode_offset as u64))?;
     let l = lower::lower_with(&c, &p, opts)?;
     Ok(Translation { module: l.module, meta: Vec::new(), spec_constants_mask: l.spec_constants_mask })
 }

@@ -842,11 +842,12 @@ pub struct Program {
 }
 
 /// Decodes a microcode program. Bounds are checked: an exec pointing past the end is an error
-/// naming the CF index.
+/// naming the CF index. Error offsets are from the start of `code` (see
+/// [`XenosError::in_container`]).
 pub fn decode(code: &[u32]) -> Result<Program, XenosError> {
     let slots = (code.len() / 3) as u32;
     if slots == 0 {
-        return Err(XenosError::EmptyMicrocode { dwords: code.len() });
+        return Err(XenosError::EmptyMicrocode { dwords: code.len(), microcode_base: 0 });
     }
     let mut cf = Vec::new();
     // Walk CF pairs until the smallest exec address seen so far.
@@ -889,15 +890,16 @@ pub fn decode(code: &[u32]) -> Result<Program, XenosError> {
             for k in 0..c.exec_count() {
                 let addr = c.exec_address() + k;
                 if addr >= slots {
-                    return Err(XenosError::ExecPastEnd { cf: i, op: c.op(), slot: addr, slots });
+                    return Err(XenosError::ExecPastEnd { cf: i, op: c.op(), slot: addr, slots, microcode_base: 0 });
                 }
                 let d = [code[(3 * addr) as usize], code[(3 * addr + 1) as usize], code[(3 * addr + 2) as usize]];
                 let seq = c.sequence() >> (2 * k);
                 let instr = if seq & 1 == 1 { Instr::Fetch(Fetch { d }) } else { Instr::Alu(Alu { d }) };
                 if let Instr::Alu(a) = &instr {
-                    // The opcode fields are wider than the opcode tables: 30 vector, 49+ scalar ops.
+                    // The opcode fields are wider than the opcode tables (30 vector, 51 scalar ops).
                     if a.vector_op().is_none() || a.scalar_op().is_none() {
-                        return Err(XenosError::UnknownAluOpcode { cf: i, slot: addr, vector: a.vector_opcode(), scalar: a.scalar_opcode() });
+                        let (vector, scalar) = (a.vector_opcode(), a.scalar_opcode());
+                        return Err(XenosError::UnknownAluOpcode { cf: i, slot: addr, vector, scalar, microcode_base: 0 });
                     }
                 }
                 v.push(Slot { address: addr, serialize: seq & 2 != 0, instr });
