@@ -222,6 +222,8 @@ impl Writer<'_> {
         // lavapipe does (docs/semantics-audit.md, "host evaluation"). `precise` on a variable
         // marks every operation whose result flows into it `NoContraction`. DXC's DXIL ignores
         // `precise` on static globals: `dxc::args` gives DXIL `-Gis` instead.
+        // Not covered: operations inside the prelude's helper functions (DXC's `precise` does
+        // not reach into a called function); see the audit row.
         let float4 = "precise float4";
         for v in m.inputs.iter().chain(&m.outputs) {
             self.line(format!("static {float4} {} = 0;", v.name));
