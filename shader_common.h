@@ -201,11 +201,14 @@
 // it calls, and only those are compiled (DXC parses and generates code for every function in the
 // text, used or not); without SHREC_HELPERS every helper is defined. A hook prelude that calls a
 // helper the translation does not can bring it back with `-D SHREC_USE_<helper>`.
+// Float arithmetic in a helper goes through a `precise` local: the caller's `precise` registers
+// do not reach into a called function, and without it the driver may fuse, reorder or fold the
+// operation (lavapipe rewrote sqrt(x) * sqrt(x) to |x|; tests/integration/host_evaluation.rs).
 
 // Register-index conversions used by dynamic (relative) addressing.
 // D3D9 `mova` rounding: round half up.
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_index_round_half_up)
-int shrec_index_round_half_up(float x) { return (int)floor(x + 0.5); }
+int shrec_index_round_half_up(float x) { precise float h = x + 0.5; return (int)floor(h); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_index_floor)
 int shrec_index_floor(float x) { return (int)floor(x); }
@@ -241,26 +244,26 @@ bool4 shrec_is_inf(float4 x) { return (asuint(x) & 0x7FFFFFFFu) == 0x7F800000u; 
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_mul_legacy)
 // D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.
-float4 shrec_mul_legacy(float4 a, float4 b) { return select(or(a == 0.0, b == 0.0), (float4)0.0, a * b); }
+float4 shrec_mul_legacy(float4 a, float4 b) { precise float4 p = a * b; return select(or(a == 0.0, b == 0.0), (float4)0.0, p); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_mul_legacy_k)
 // The same when every lane of k is finite and not zero (a literal): a * k is ±0 only for a = ±0.
-float4 shrec_mul_legacy_k(float4 a, float4 k) { return select(a == 0.0, (float4)0.0, a * k); }
+float4 shrec_mul_legacy_k(float4 a, float4 k) { precise float4 p = a * k; return select(a == 0.0, (float4)0.0, p); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_exact_one) || defined(SHREC_USE_shrec_rcp_clamp_max) || defined(SHREC_USE_shrec_rcp_clamp_zero)
-float4 shrec_rcp_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / x); }
+float4 shrec_rcp_exact_one(float4 x) { precise float4 r = 1.0 / x; return select(x == 1.0, (float4)1.0, r); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_clamp_max)
-float4 shrec_rcp_clamp_max(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(shrec_is_inf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rcp_clamp_max(float4 x) { float4 t = shrec_rcp_exact_one(x); precise float4 m = sign(t) * SHREC_FLT_MAX; return select(shrec_is_inf(t), m, t); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_clamp_zero)
 float4 shrec_rcp_clamp_zero(float4 x) { float4 t = shrec_rcp_exact_one(x); return select(shrec_is_inf(t), asfloat(asuint(t) & 0x80000000u), t); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_exact_one) || defined(SHREC_USE_shrec_rsq_clamp_max) || defined(SHREC_USE_shrec_rsq_clamp_zero)
-float4 shrec_rsq_exact_one(float4 x) { return select(x == 1.0, (float4)1.0, 1.0 / sqrt(x)); }
+float4 shrec_rsq_exact_one(float4 x) { precise float4 r = 1.0 / sqrt(x); return select(x == 1.0, (float4)1.0, r); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_clamp_max)
-float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(shrec_is_inf(t), sign(t) * SHREC_FLT_MAX, t); }
+float4 shrec_rsq_clamp_max(float4 x) { float4 t = shrec_rsq_exact_one(x); precise float4 m = sign(t) * SHREC_FLT_MAX; return select(shrec_is_inf(t), m, t); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_clamp_zero)
 float4 shrec_rsq_clamp_zero(float4 x) { float4 t = shrec_rsq_exact_one(x); return select(shrec_is_inf(t), asfloat(asuint(t) & 0x80000000u), t); }
@@ -275,7 +278,7 @@ float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); retu
 // PICA200 multiply: a NaN product of two non-NaN operands (0 * inf) is +0; 0 * NaN stays NaN.
 float4 shrec_pica_mul(float4 a, float4 b)
 {
-    float4 p = a * b;
+    precise float4 p = a * b;
     bool4 fix = and(isnan(p), and(!isnan(a), !isnan(b)));
     return select(fix, (float4)0.0, p);
 }
@@ -289,9 +292,9 @@ float4 shrec_pica_min(float4 a, float4 b) { return select(a < b, a, b); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_dot2) || defined(SHREC_USE_shrec_pica_dot3) || defined(SHREC_USE_shrec_pica_dot4)
 // PICA dot products: PICA-multiply products summed left to right, broadcast.
-float4 shrec_pica_dot2(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)(p.x + p.y); }
-float4 shrec_pica_dot3(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)((p.x + p.y) + p.z); }
-float4 shrec_pica_dot4(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); return (float4)(((p.x + p.y) + p.z) + p.w); }
+float4 shrec_pica_dot2(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); precise float s = p.x + p.y; return (float4)s; }
+float4 shrec_pica_dot3(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); precise float s = (p.x + p.y) + p.z; return (float4)s; }
+float4 shrec_pica_dot4(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); precise float s = ((p.x + p.y) + p.z) + p.w; return (float4)s; }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_f2i_x86)
 // float -> int truncation with x86 cvttss2si rules: NaN and out-of-range give INT_MIN.
@@ -303,10 +306,10 @@ int shrec_f2i_x86(float x) { return (abs(x) < 2147483648.0) ? (int)x : (int)0x80
 float4 shrec_select(bool4 c, float4 t, float4 f) { return select(c, t, f); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_clamped)
-float4 shrec_rcp_clamped(float4 x) { return clamp(1.0 / x, -SHREC_FLT_MAX, SHREC_FLT_MAX); }
+float4 shrec_rcp_clamped(float4 x) { precise float4 r = 1.0 / x; return clamp(r, -SHREC_FLT_MAX, SHREC_FLT_MAX); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_ff)
-float4 shrec_rcp_ff(float4 x) { float4 r = 1.0 / x; return select(shrec_is_inf(r), (float4)0.0 * sign(r), r); }
+float4 shrec_rcp_ff(float4 x) { precise float4 r = 1.0 / x; precise float4 z = (float4)0.0 * sign(r); return select(shrec_is_inf(r), z, r); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rsq_clamped)
 float4 shrec_rsq_clamped(float4 x) { return min(rsqrt(x), SHREC_FLT_MAX); }

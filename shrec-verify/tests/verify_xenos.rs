@@ -1431,17 +1431,18 @@ fn fuzz_fixed_seed() {
 /// constant with the a0 it was setting (translator; the hardware reads sources first); #146, a
 /// vector `maxa` changed a0 before the scalar op of the same instruction read `c[7+a0]`
 /// (translator and interpreter); #133 / #280, `ps` after a saturated scalar op is the unclamped
-/// result (interpreter; Xenia stores ps before the clamp); #613, lavapipe folds `-x - -x` to 0
-/// for x = NaN (interpreter: not determined); #2276 (generator with fetch variants), a loop
+/// result (interpreter; Xenia stores ps before the clamp); #613, lavapipe folded `-x - -x` to 0
+/// for x = NaN (HLSL: `precise` registers); #2276 (generator with fetch variants), a loop
 /// drove `tfetch2D` coordinates to FLT_MAX, where lavapipe's texel conversion overflows to texel
 /// 0 and the interpreter said the clamped last texel (interpreter: not determined beyond
 /// `verify::TEXEL_COORD_LIMIT`; 32 mismatching lanes before); #6545, `rcpc r3.xyw, -r4.y` with
 /// r4.y = 0 gave -inf: lavapipe compiled the prelude's `isinf(1.0 / x)` as false there (prelude:
 /// `shrec_is_inf`, a bit test; 3 mismatching lanes before). Compiler-shaped seed 1 #6897
 /// (`gen::shaped_program`): `sqrt r6.w, -r5.y` then `muls_prev r5.zw, -r6.w` multiplies the NaN of
-/// a square root of a negative by itself, which lavapipe rewrites as −|x| (Mesa's
-/// nir_opt_algebraic `~fmul(fsqrt a, fsqrt a) → fabs a`; interpreter: NaN × NaN not determined;
-/// 12 mismatching lanes before).
+/// a square root of a negative by itself, which lavapipe rewrote as −|x| (Mesa's
+/// nir_opt_algebraic `~fmul(fsqrt a, fsqrt a) → fabs a`; prelude: `shrec_mul_legacy` computes
+/// its product into a `precise` local; 12 mismatching lanes before). Both compare as IEEE says
+/// (the interpreter left them undetermined until the HLSL forbade the rewrites).
 #[test]
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };

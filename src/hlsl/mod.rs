@@ -30,6 +30,8 @@ pub fn write(m: &Module) -> String {
         used_temps: Default::default(),
         used_helpers: Default::default(),
         xenos_used: Default::default(),
+        precise_locals: Default::default(),
+        pending_locals: Default::default(),
     };
     w.module();
     w.out
@@ -47,6 +49,10 @@ struct Writer<'a> {
     used_helpers: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
     /// The XenosRecomp ABI accessors the text uses (see `xenos_abi`).
     xenos_used: std::cell::RefCell<xenos_abi::Used>,
+    /// `precise` locals named so far (`shrec_operand<n>`, see `exact_operand`), and those
+    /// the next line declares before itself.
+    precise_locals: std::cell::Cell<u32>,
+    pending_locals: std::cell::RefCell<Vec<String>>,
 }
 
 fn float_literal(v: f32) -> String {
@@ -65,6 +71,15 @@ fn float_literal(v: f32) -> String {
 /// The value of `e` when it is a literal, possibly swizzled, negated or made absolute (exact
 /// operations on the bits, as the GPU performs them), so that the writer prints one literal
 /// instead of an expression DXC has to parse and fold.
+/// Whether `e` reads a register (with swizzles and source modifiers) and computes nothing.
+fn is_plain_read(e: &Expr) -> bool {
+    match e {
+        Expr::Read(_) => true,
+        Expr::Swizzle(a, _) => is_plain_read(a),
+        _ => false,
+    }
+}
+
 fn literal_of(e: &Expr) -> Option<[f32; 4]> {
     match e {
         Expr::Literal(v) => Some(*v),
@@ -136,12 +151,16 @@ fn vk_location(s: &Semantic) -> Option<u32> {
 }
 
 impl Writer<'_> {
+    /// Writes one line, after the `precise` locals its text names (see `exact_operand`).
     fn line(&mut self, text: impl AsRef<str>) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
+        let locals = std::mem::take(&mut *self.pending_locals.borrow_mut());
+        for l in locals.iter().map(String::as_str).chain([text.as_ref()]) {
+            for _ in 0..self.indent {
+                self.out.push_str("    ");
+            }
+            self.out.push_str(l);
+            self.out.push('\n');
         }
-        self.out.push_str(text.as_ref());
-        self.out.push('\n');
     }
 
     fn module(&mut self) {
@@ -221,9 +240,9 @@ impl Writer<'_> {
         // NaN); without `precise`, DXC's SPIR-V leaves the driver free to do all three, and
         // lavapipe does (docs/semantics-audit.md, "host evaluation"). `precise` on a variable
         // marks every operation whose result flows into it `NoContraction`. DXC's DXIL ignores
-        // `precise` on static globals: `dxc::args` gives DXIL `-Gis` instead.
-        // Not covered: operations inside the prelude's helper functions (DXC's `precise` does
-        // not reach into a called function); see the audit row.
+        // `precise` on static globals: `dxc::args` gives DXIL `-Gis` instead. The flow stops at
+        // a function call and at a comparison: the prelude's helpers compute into `precise`
+        // locals of their own, and compared operands go through `exact_operand`.
         let float4 = "precise float4";
         for v in m.inputs.iter().chain(&m.outputs) {
             self.line(format!("static {float4} {} = 0;", v.name));
@@ -438,7 +457,7 @@ impl Writer<'_> {
             Stmt::Continue => self.line("continue;"),
             Stmt::Return => self.line("return;"),
             Stmt::Discard(Cond::AnyNegative(e)) => {
-                let e = self.expr(e);
+                let e = self.exact_operand(e);
                 self.line(format!("clip({e});"));
             }
             Stmt::Discard(c) => {
@@ -523,19 +542,40 @@ impl Writer<'_> {
     }
 
     fn cond(&self, c: &Cond) -> String {
+        let lane_x = |e: &Expr| match literal_of(e) {
+            Some(v) => float_literal(v[0]),
+            None => format!("({}).x", self.exact_operand(e)),
+        };
         match c {
-            Cond::Compare(CmpOp::Ne, a, b) => format!("!({} == {})", self.lane_x(a), self.lane_x(b)),
+            Cond::Compare(CmpOp::Ne, a, b) => format!("!({} == {})", lane_x(a), lane_x(b)),
             Cond::Compare(op, a, b) => {
                 let op = cmp_text(*op);
-                format!("{} {op} {}", self.lane_x(a), self.lane_x(b))
+                format!("{} {op} {}", lane_x(a), lane_x(b))
             }
-            Cond::AnyNegative(e) => format!("any(({}) < 0.0)", self.expr(e)),
+            Cond::AnyNegative(e) => format!("any(({}) < 0.0)", self.exact_operand(e)),
             Cond::Not(c) => format!("!({})", self.cond(c)),
             Cond::BitSet { value, bit } => format!("((asuint(({}).x) >> {bit}u) & 1u) != 0u", self.expr(value)),
             Cond::IntCmp(op, a, b) => format!("({} {} {})", self.iexpr(a), cmp_text(*op), self.iexpr(b)),
             Cond::And(a, b) => format!("(({}) && ({}))", self.cond(a), self.cond(b)),
             Cond::Or(a, b) => format!("(({}) || ({}))", self.cond(a), self.cond(b)),
         }
+    }
+
+    /// The text of a compared float operand: a register read or a literal as it is, anything
+    /// computed as a `precise` local, declared by the next `line` (just before the statement
+    /// that compares it). `precise` registers mark only the operations whose value flows into
+    /// them, and a comparison ends that flow: without the local, `select(x - 1.0 <= 0.0, …)` or
+    /// the Xenos alpha test `oC0.w - g_AlphaThreshold < 0` would be left for the driver to
+    /// rewrite (tests/integration/host_evaluation.rs).
+    fn exact_operand(&self, e: &Expr) -> String {
+        let value = self.expr(e);
+        if literal_of(e).is_some() || is_plain_read(e) {
+            return value;
+        }
+        let n = self.precise_locals.get();
+        self.precise_locals.set(n + 1);
+        self.pending_locals.borrow_mut().push(format!("precise float4 shrec_operand{n} = {value};"));
+        format!("shrec_operand{n}")
     }
 
     /// Names prelude helper `name` (recorded: only the helpers a shader calls are defined).
@@ -769,11 +809,11 @@ impl Writer<'_> {
             // Both arms the same: the select is that value, whatever the compare gives (NaN too).
             Expr::Select { if_true, if_false, .. } if if_true == if_false => self.expr(if_true),
             Expr::Select { cmp: CmpOp::Ne, a, b, if_true, if_false } => {
-                format!("select({} == {}, {}, {})", self.expr(a), self.expr(b), self.expr(if_false), self.expr(if_true))
+                format!("select({} == {}, {}, {})", self.exact_operand(a), self.exact_operand(b), self.expr(if_false), self.expr(if_true))
             }
             Expr::Select { cmp, a, b, if_true, if_false } => {
                 let op = cmp_text(*cmp);
-                format!("select({} {op} {}, {}, {})", self.expr(a), self.expr(b), self.expr(if_true), self.expr(if_false))
+                format!("select({} {op} {}, {}, {})", self.exact_operand(a), self.exact_operand(b), self.expr(if_true), self.expr(if_false))
             }
             Expr::DotPica(n, a, b) => {
                 let f = self.h(["shrec_pica_dot2", "shrec_pica_dot3", "shrec_pica_dot4"][(*n as usize).clamp(2, 4) - 2]);

@@ -32,6 +32,7 @@ mod fuzz_regressions;
 mod gx2_containers;
 mod gx2_disasm;
 mod gx2_translate;
+mod host_evaluation;
 mod hostile_names;
 mod incremental;
 mod kill_mid_write;

@@ -26,8 +26,10 @@ type R4 = [V; 4];
 const UNKNOWN: V = Expect::UNKNOWN;
 const ZERO: R4 = [Expect { value: 0.0, err: 0.0 }; 4];
 
-/// Per-mnemonic tolerances (everything else is exact). `mad` may be fused by the driver (the
-/// SPIR-V carries no NoContraction), dot products may be fused or reassociated.
+/// Per-mnemonic tolerances (everything else is exact). They were set when the SPIR-V let the
+/// driver fuse `mad` and fuse or reassociate dot products; since 2026-11-26 every float
+/// operation carries NoContraction (docs/semantics-audit.md, "host evaluation"), and tightening
+/// these bounds to exact is open.
 ///
 /// | op | bound |
 /// |---|---|

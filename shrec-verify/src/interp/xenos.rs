@@ -210,11 +210,6 @@ fn add(a: V, b: V) -> V {
     if !known(&[a, b]) {
         return UNKNOWN;
     }
-    // x + (-x) with x = ±inf or NaN: IEEE gives NaN, but Vulkan lets the driver fold `x - x` to 0
-    // when both come from the same value (lavapipe does, fuzz seed 1 #613): not determined.
-    if !a.value.is_finite() && (a.value.to_bits() == (-b.value).to_bits() || (a.value.is_nan() && b.value.is_nan())) {
-        return UNKNOWN;
-    }
     make(a.value + b.value, is_exact(a) && is_exact(b), || Some((lo(a) + lo(b), hi(a) + hi(b))), 0.0)
 }
 fn neg(a: V) -> V {
@@ -238,14 +233,6 @@ fn mul(a: V, b: V) -> V {
         return ex(0.0);
     }
     if !known(&[a, b]) {
-        return UNKNOWN;
-    }
-    // NaN × NaN: IEEE (and the Xenos) give NaN, but Vulkan lets the driver rewrite
-    // `sqrt(x) × sqrt(x)` as |x| (Mesa's nir_opt_algebraic, the inexact rule `~fmul(fsqrt a,
-    // fsqrt a) → fabs a`), a number for x < 0: lavapipe does (compiler-shaped seed 1 #6897,
-    // `sqrt r6.w, -r5.y` then `muls_prev r5.zw, -r6.w`: −|x| where the reference said NaN), so
-    // not determined (as `x + (−x)` above).
-    if a.value.is_nan() && b.value.is_nan() {
         return UNKNOWN;
     }
     // An approximate operand whose interval contains 0: the result is 0 or a·b, both near 0.
