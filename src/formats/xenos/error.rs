@@ -117,9 +117,7 @@ impl XenosError {
             | XenosError::Shader { .. } => None,
         }
     }
-}
 
-impl XenosError {
     /// A decoder error of microcode that starts `base` bytes into its container.
     pub fn in_container(mut self, base: u64) -> XenosError {
         if let XenosError::EmptyMicrocode { microcode_base, .. }
