@@ -373,7 +373,13 @@ fn trunc_v(a: V) -> V {
 }
 
 fn frac_v(a: V) -> V {
-    // ucode.h: src - floor(src)
+    // ucode.h: src - floor(src), NaN for ±inf and NaN. The HLSL's `frac` is SPIR-V's GLSL.std.450
+    // Fract, which Vulkan does not pin down there (and Mesa turns `x - floor(x)` into the same
+    // ffract even when it is `precise`): llvmpipe clamps below 1 and gives 0.99999994 (compiler-
+    // shaped seed 1 #9127: `frc` of a NaN, then `trunc` → 0). Not determined, as GX2 FRACT.
+    if !a.is_known() || !a.value.is_finite() {
+        return UNKNOWN;
+    }
     let f = floor_v(a);
     if !f.is_known() {
         return UNKNOWN;
