@@ -71,15 +71,6 @@ fn float_literal(v: f32) -> String {
 /// The value of `e` when it is a literal, possibly swizzled, negated or made absolute (exact
 /// operations on the bits, as the GPU performs them), so that the writer prints one literal
 /// instead of an expression DXC has to parse and fold.
-/// Whether `e` reads a register (with swizzles and source modifiers) and computes nothing.
-fn is_plain_read(e: &Expr) -> bool {
-    match e {
-        Expr::Read(_) => true,
-        Expr::Swizzle(a, _) => is_plain_read(a),
-        _ => false,
-    }
-}
-
 fn literal_of(e: &Expr) -> Option<[f32; 4]> {
     match e {
         Expr::Literal(v) => Some(*v),
@@ -87,6 +78,15 @@ fn literal_of(e: &Expr) -> Option<[f32; 4]> {
         Expr::Unary(UnOp::Neg, a) => literal_of(a).map(|v| v.map(|x| -x)),
         Expr::Unary(UnOp::Abs, a) => literal_of(a).map(|v| v.map(f32::abs)),
         _ => None,
+    }
+}
+
+/// Whether `e` reads a register (with swizzles and source modifiers) and computes nothing.
+fn is_plain_read(e: &Expr) -> bool {
+    match e {
+        Expr::Read(_) => true,
+        Expr::Swizzle(a, _) => is_plain_read(a),
+        _ => false,
     }
 }
 
