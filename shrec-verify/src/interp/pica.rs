@@ -187,53 +187,27 @@ fn mul(a: V, b: V) -> V {
     make(pica_mul(a.value, b.value), exact(a) && exact(b), || Some(mul_range(iv(a), iv(b))), 0.0)
 }
 
-fn mad(op: &str, a: V, b: V, c: V) -> V {
+/// PICA multiply, then add: two f32 roundings, as Azahar computes it and as the HLSL writes it
+/// (two operations, each `NoContraction`, so the driver may not fuse them).
+fn mad(a: V, b: V, c: V) -> V {
     if !known(&[a, b, c]) || zero_times_nan(a, b) {
         return UNKNOWN;
     }
-    let p = pica_mul(a.value, b.value);
-    let r = p + c.value;
-    let ex = exact(a) && exact(b) && exact(c);
-    // Exactly representable product and sum: fusing changes nothing. A 0·inf product is the PICA
-    // multiply's +0, which the HLSL selects after the multiply, so it cannot be fused either.
-    let p64 = f64::from(a.value) * f64::from(b.value);
-    let pica_zero = p64.is_nan() && p == 0.0;
-    if ex && (p64 == f64::from(p) || !p.is_finite() || pica_zero) && (f64::from(p) + f64::from(c.value) == f64::from(r) || !r.is_finite()) {
-        return make(r, true, || None, 0.0);
-    }
+    let r = pica_mul(a.value, b.value) + c.value;
     let range = || {
         let m = mul_range(iv(a), iv(b));
         Some((m.0 + lo(c), m.1 + hi(c)))
     };
-    make(r, ex, range, tolerance(op).bound(f64::from(r), p64.abs()))
+    make(r, exact(a) && exact(b) && exact(c), range, 0.0)
 }
 
-fn dot(op: &str, n: usize, a: &R4, b: &R4) -> V {
+/// The f32 left-to-right sum of PICA products (what Azahar computes, and what the prelude's
+/// `shrec_pica_dot*` write, every operation `NoContraction`).
+fn dot(n: usize, a: &R4, b: &R4) -> V {
     if !known(&a[..n]) || !known(&b[..n]) || (0..n).any(|i| zero_times_nan(a[i], b[i])) {
         return UNKNOWN;
     }
-    let ex = a[..n].iter().chain(&b[..n]).all(|x| exact(*x));
-    // The f32 left-to-right sum of PICA products (what Azahar computes).
-    let mut s = 0.0f32;
-    let mut all_exact = true;
-    let mut s64 = 0.0f64;
-    let mut scale = 0.0f64;
-    for i in 0..n {
-        let p = pica_mul(a[i].value, b[i].value);
-        let p64 = f64::from(a[i].value) * f64::from(b[i].value);
-        if f64::from(p) != p64 {
-            all_exact = false;
-        }
-        s = if i == 0 { p } else { s + p };
-        s64 += f64::from(p);
-        scale += f64::from(p).abs();
-        if f64::from(s) != s64 {
-            all_exact = false;
-        }
-    }
-    if ex && (all_exact || !s.is_finite()) {
-        return make(s, true, || None, 0.0);
-    }
+    let s = (1..n).fold(pica_mul(a[0].value, b[0].value), |s, i| s + pica_mul(a[i].value, b[i].value));
     let range = || {
         let (mut l, mut h) = (0.0, 0.0);
         for i in 0..n {
@@ -243,7 +217,7 @@ fn dot(op: &str, n: usize, a: &R4, b: &R4) -> V {
         }
         Some((l, h))
     };
-    make(s, ex, range, tolerance(op).bound(f64::from(s), scale))
+    make(s, a[..n].iter().chain(&b[..n]).all(|x| exact(*x)), range, 0.0)
 }
 
 fn mono(f: impl Fn(f64) -> f64, (l, h): (f64, f64)) -> Option<(f64, f64)> {
@@ -514,12 +488,12 @@ impl M<'_> {
             Op::Sge | Op::Sgei => lanes(&|x, y| flag(compare(CmpKind::Ge, x, y))),
             Op::Slt | Op::Slti => lanes(&|x, y| flag(compare(CmpKind::Lt, x, y))),
             Op::Flr => a.map(flr),
-            Op::Dp3 => [dot("dp3", 3, &a, &b); 4],
-            Op::Dp4 => [dot("dp4", 4, &a, &b); 4],
+            Op::Dp3 => [dot(3, &a, &b); 4],
+            Op::Dp4 => [dot(4, &a, &b); 4],
             Op::Dph | Op::Dphi => {
                 let mut a1 = a;
                 a1[3] = Expect::exact(1.0);
-                [dot(op.name(), 4, &a1, &b); 4]
+                [dot(4, &a1, &b); 4]
             }
             // (1, s1.y·s2.y, s1.z, s2.w), PICA multiply.
             Op::Dst | Op::Dsti => [Expect::exact(1.0), mul(a[1], b[1]), a[2], b[3]],
@@ -605,9 +579,9 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
         let mut stop = false;
         match &ins {
             Instr::Arith { op, dst, mask, srcs, .. } => m.arith(*op, *dst, *mask, srcs),
-            Instr::Mad { op, dst, mask, src1, src2, src3, .. } => {
+            Instr::Mad { dst, mask, src1, src2, src3, .. } => {
                 let (a, b, c) = (m.read(src1), m.read(src2), m.read(src3));
-                let v = std::array::from_fn(|k| mad(op.name(), a[k], b[k], c[k]));
+                let v = std::array::from_fn(|k| mad(a[k], b[k], c[k]));
                 m.write(*dst, *mask, v);
             }
             Instr::Cmp { x, y, src1, src2, .. } => {
