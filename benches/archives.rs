@@ -23,7 +23,7 @@
 mod common;
 use common::{env_usize, mbps, Check, Rng};
 use rayon::prelude::*;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -85,51 +85,13 @@ fn yaz0(data: &[u8]) -> Vec<u8> {
     out
 }
 
-#[path = "../tests/common/sarc_writer.rs"]
-mod sarc_writer;
+#[path = "../tests/common/archive_writers.rs"]
+mod archive_writers;
+use archive_writers::{swf_body, swf_cws};
 
-/// [`sarc_writer::sarc`] over owned members.
-fn sarc(members: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let borrowed: Vec<(&str, &[u8])> = members.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
-    sarc_writer::sarc(&borrowed)
-}
-
-fn zip(members: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    for (name, data) in members {
-        w.start_file(name.as_str(), options).unwrap();
-        w.write_all(data).unwrap();
-    }
-    w.finish().unwrap().into_inner()
-}
-
-/// The body of an SWF (after its 8-byte header) holding `blobs` as DefineBinaryData tags (code
-/// 87, long form) with ids 1, 2, ... (SWF File Format Specification v19; see swf.rs).
-fn swf_body(blobs: &[Vec<u8>]) -> Vec<u8> {
-    let mut body = vec![0x00]; // RECT with 0-bit fields: one byte
-    body.extend_from_slice(&(24u16 << 8).to_le_bytes()); // 24 fps (8.8 fixed point)
-    body.extend_from_slice(&1u16.to_le_bytes()); // one frame
-    for (i, b) in blobs.iter().enumerate() {
-        body.extend_from_slice(&(87u16 << 6 | 0x3F).to_le_bytes());
-        body.extend_from_slice(&(6 + b.len() as u32).to_le_bytes());
-        body.extend_from_slice(&(i as u16 + 1).to_le_bytes());
-        body.extend_from_slice(&[0; 4]);
-        body.extend_from_slice(b);
-    }
-    body.extend_from_slice(&[0x40, 0x00]); // ShowFrame
-    body.extend_from_slice(&[0, 0]); // End
-    body
-}
-
-/// A `CWS` SWF: `CWS`, version, u32 LE uncompressed length (header included), zlib body.
-fn swf_cws(body: &[u8]) -> Vec<u8> {
-    let mut out = b"CWS".to_vec();
-    out.push(10);
-    out.extend_from_slice(&(8 + body.len() as u32).to_le_bytes());
-    let mut z = flate2::write::ZlibEncoder::new(out, flate2::Compression::default());
-    z.write_all(body).unwrap();
-    z.finish().unwrap()
+/// Borrowed views of owned members, as the writers take them.
+fn borrowed(members: &[(String, Vec<u8>)]) -> Vec<(&str, &[u8])> {
+    members.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect()
 }
 
 // ---- the directory ----
@@ -242,13 +204,16 @@ fn build_dir(root: &Path, mb: usize) -> Dir {
             members.rotate_left(p.shaders.len() / 2);
             let (dir, ext, bytes, decompressed) = match p.kind {
                 0 => {
-                    let s = sarc(&members);
+                    let s = archive_writers::sarc(&borrowed(&members));
                     let n = s.len();
                     ("szs", "szs", yaz0(&s), n)
                 }
-                1 => ("zip", "zip", zip(&members), members.iter().map(|m| m.1.len()).sum()),
+                1 => {
+                    let z = archive_writers::zip(&borrowed(&members), zip::CompressionMethod::Deflated);
+                    ("zip", "zip", z, members.iter().map(|m| m.1.len()).sum())
+                }
                 _ => {
-                    let blobs: Vec<Vec<u8>> = members.into_iter().map(|m| m.1).collect();
+                    let blobs: Vec<&[u8]> = members.iter().map(|m| m.1.as_slice()).collect();
                     let body = swf_body(&blobs);
                     let n = body.len();
                     ("swf", "swf", swf_cws(&body), n)

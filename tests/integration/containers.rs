@@ -27,18 +27,12 @@ fn yaz0_store(data: &[u8]) -> Vec<u8> {
     out
 }
 
-#[path = "../common/sarc_writer.rs"]
-mod sarc_writer;
-use sarc_writer::sarc;
+#[path = "../common/archive_writers.rs"]
+mod archive_writers;
+use archive_writers::{sarc, swf_body, zip};
 
-fn zip(members: &[(&str, &[u8])], method: zip::CompressionMethod) -> Vec<u8> {
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (name, data) in members {
-        w.start_file(*name, zip::write::SimpleFileOptions::default().compression_method(method)).unwrap();
-        w.write_all(data).unwrap();
-    }
-    w.finish().unwrap().into_inner()
-}
+#[path = "../common/xex2_writer.rs"]
+mod xex2_writer;
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -48,37 +42,18 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 
 /// A `CWS` SWF (zlib) holding `blobs` as DefineBinaryData tags with ids 1, 2, ...
 fn swf_cws(blobs: &[&[u8]]) -> Vec<u8> {
-    let mut body = vec![0x00]; // RECT with 0-bit fields: one byte
-    body.extend_from_slice(&(24u16 << 8).to_le_bytes()); // 24 fps (8.8 fixed point)
-    body.extend_from_slice(&1u16.to_le_bytes()); // one frame
-    for (i, b) in blobs.iter().enumerate() {
-        body.extend_from_slice(&(87u16 << 6 | 0x3F).to_le_bytes());
-        body.extend_from_slice(&(6 + b.len() as u32).to_le_bytes());
-        body.extend_from_slice(&(i as u16 + 1).to_le_bytes());
-        body.extend_from_slice(&[0; 4]);
-        body.extend_from_slice(b);
-    }
-    body.extend_from_slice(&[0x40, 0x00]); // ShowFrame
-    body.extend_from_slice(&[0, 0]); // End
-    let mut out = b"CWS".to_vec();
-    out.push(10);
-    out.extend_from_slice(&(8 + body.len() as u32).to_le_bytes());
-    let mut z = flate2::write::ZlibEncoder::new(out, flate2::Compression::default());
-    z.write_all(&body).unwrap();
-    z.finish().unwrap()
+    archive_writers::swf_cws(&swf_body(blobs))
 }
 
 /// A `ZWS` SWF (LZMA) holding `blobs`: the CWS body, LZMA-compressed by lzma-rs's encoder,
 /// with the 8-byte size field of the `.lzma` header dropped (ZWS has its own lengths).
 fn swf_zws(blobs: &[&[u8]]) -> Vec<u8> {
-    let cws = swf_cws(blobs);
-    let mut body = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&cws[8..]), &mut body).unwrap();
+    let body = swf_body(blobs);
     let mut lz = Vec::new();
     lzma_rs::lzma_compress(&mut &body[..], &mut lz).unwrap();
     let mut out = b"ZWS".to_vec();
     out.push(13);
-    out.extend_from_slice(&cws[4..8]);
+    out.extend_from_slice(&(8 + body.len() as u32).to_le_bytes());
     out.extend_from_slice(&((lz.len() - 13) as u32).to_le_bytes());
     out.extend_from_slice(&lz[..5]);
     out.extend_from_slice(&lz[13..]);
@@ -214,45 +189,10 @@ fn xex2_lzx(base: &[u8], chunks_per_block: usize) -> Vec<u8> {
     xex2_lzx_chunks(&chunks, base.len() as u32, chunks_per_block)
 }
 
-/// [`xex2_lzx`] from ready LZX chunks and the image size to declare.
+/// [`xex2_lzx`] from ready LZX chunks and the image size to declare (window 32 KiB).
 fn xex2_lzx_chunks(chunks: &[Vec<u8>], image_size: u32, chunks_per_block: usize) -> Vec<u8> {
-    use sha1::{Digest, Sha1};
-    // Built last to first: each block carries the next block's size and hash.
-    let mut blocks: Vec<Vec<u8>> = Vec::new();
-    let mut next: (u32, [u8; 20]) = (0, [0; 20]);
-    for group in chunks.chunks(chunks_per_block).rev() {
-        let mut block = next.0.to_be_bytes().to_vec();
-        block.extend_from_slice(&next.1);
-        for c in group {
-            block.extend_from_slice(&(c.len() as u16).to_be_bytes());
-            block.extend_from_slice(c);
-        }
-        block.extend_from_slice(&[0, 0]);
-        next = (block.len() as u32, Sha1::digest(&block).into());
-        blocks.push(block);
-    }
-    let be = |v: u32| v.to_be_bytes();
-    let (info, security) = (0x20usize, 0x50usize);
-    let pe = 0x200usize;
-    let mut x = b"XEX2".to_vec();
-    for v in [1, pe as u32, 0, security as u32, 1, 0x3FF, info as u32] {
-        x.extend_from_slice(&be(v));
-    }
-    x.resize(info, 0);
-    x.extend_from_slice(&be(36)); // info size
-    x.extend_from_slice(&0u16.to_be_bytes()); // not encrypted
-    x.extend_from_slice(&2u16.to_be_bytes()); // LZX ("normal")
-    x.extend_from_slice(&be(0x8000)); // window size
-    x.extend_from_slice(&be(next.0));
-    x.extend_from_slice(&next.1);
-    x.resize(security, 0);
-    x.extend_from_slice(&be(0x184)); // security info header size
-    x.extend_from_slice(&be(image_size));
-    x.resize(pe, 0);
-    for block in blocks.iter().rev() {
-        x.extend_from_slice(block);
-    }
-    x
+    let (first_block, pe_data) = xex2_writer::block_chain(chunks, chunks_per_block);
+    xex2_writer::xex2_lzx(0x8000, first_block, image_size, &pe_data)
 }
 
 /// A base file for [`xex2_lzx`]: "MZ", then `shader` after two 32 KiB LZX chunks

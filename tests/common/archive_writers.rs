@@ -1,5 +1,8 @@
-//! A big-endian SARC writer shared by tests/integration/containers.rs and benches/archives.rs (included
-//! by `#[path]`: a bench cannot import a test).
+//! Archive writers shared by tests/integration/containers.rs and benches/archives.rs (included by
+//! `#[path]`: a bench cannot import a test): SARC by hand, zip and zlib through the crates, and the
+//! SWF tag stream by hand. They are the test side, independent of shrec's readers.
+
+use std::io::Write;
 
 /// SARC name hash (multiplier 0x65), as Nintendo's tools write it.
 pub fn sarc_hash(name: &str) -> u32 {
@@ -57,4 +60,43 @@ pub fn sarc(members: &[(&str, &[u8])]) -> Vec<u8> {
     out.resize(data_offset, 0);
     out.extend_from_slice(&data);
     out
+}
+
+/// A zip with `members` stored by `method` (the `zip` crate's writer).
+pub fn zip(members: &[(&str, &[u8])], method: zip::CompressionMethod) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, data) in members {
+        w.start_file(*name, zip::write::SimpleFileOptions::default().compression_method(method)).unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// The body of an SWF (after its 8-byte header) holding `blobs` as DefineBinaryData tags (code
+/// 87, long form) with ids 1, 2, ... (SWF File Format Specification v19; see
+/// src/scan/containers/swf.rs).
+pub fn swf_body(blobs: &[&[u8]]) -> Vec<u8> {
+    let mut body = vec![0x00]; // RECT with 0-bit fields: one byte
+    body.extend_from_slice(&(24u16 << 8).to_le_bytes()); // 24 fps (8.8 fixed point)
+    body.extend_from_slice(&1u16.to_le_bytes()); // one frame
+    for (i, b) in blobs.iter().enumerate() {
+        body.extend_from_slice(&(87u16 << 6 | 0x3F).to_le_bytes());
+        body.extend_from_slice(&(6 + b.len() as u32).to_le_bytes());
+        body.extend_from_slice(&(i as u16 + 1).to_le_bytes());
+        body.extend_from_slice(&[0; 4]);
+        body.extend_from_slice(b);
+    }
+    body.extend_from_slice(&[0x40, 0x00]); // ShowFrame
+    body.extend_from_slice(&[0, 0]); // End
+    body
+}
+
+/// A `CWS` SWF: `CWS`, version, u32 LE uncompressed length (header included), zlib body.
+pub fn swf_cws(body: &[u8]) -> Vec<u8> {
+    let mut out = b"CWS".to_vec();
+    out.push(10);
+    out.extend_from_slice(&(8 + body.len() as u32).to_le_bytes());
+    let mut z = flate2::write::ZlibEncoder::new(out, flate2::Compression::default());
+    z.write_all(body).unwrap();
+    z.finish().unwrap()
 }
