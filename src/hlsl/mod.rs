@@ -542,10 +542,7 @@ impl Writer<'_> {
     }
 
     fn cond(&self, c: &Cond) -> String {
-        let lane_x = |e: &Expr| match literal_of(e) {
-            Some(v) => float_literal(v[0]),
-            None => format!("({}).x", self.exact_operand(e)),
-        };
+        let lane_x = |e: &Expr| self.lane_x_of(e, Self::exact_operand);
         match c {
             Cond::Compare(CmpOp::Ne, a, b) => format!("!({} == {})", lane_x(a), lane_x(b)),
             Cond::Compare(op, a, b) => {
@@ -586,9 +583,15 @@ impl Writer<'_> {
 
     /// Lane x of `e` as a scalar: `(e).x`, or the literal itself.
     fn lane_x(&self, e: &Expr) -> String {
+        self.lane_x_of(e, Self::expr)
+    }
+
+    /// [`Self::lane_x`] with `text` writing a non-literal `e` (a compared operand goes through
+    /// [`Self::exact_operand`]).
+    fn lane_x_of(&self, e: &Expr, text: fn(&Self, &Expr) -> String) -> String {
         match literal_of(e) {
             Some(v) => float_literal(v[0]),
-            None => format!("({}).x", self.expr(e)),
+            None => format!("({}).x", text(self, e)),
         }
     }
 
