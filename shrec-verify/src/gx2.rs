@@ -60,6 +60,11 @@ pub mod asm {
             self.rel = true;
             self
         }
+        /// The same operand, channel `chan`.
+        pub fn ch(mut self, chan: u8) -> S {
+            self.chan = chan;
+            self
+        }
     }
 
     /// One ALU instruction.
@@ -81,6 +86,36 @@ pub mod asm {
         A { name, dst, src: src.to_vec(), write: true, exec: false, pred: false, pred_sel: 0, index_mode: 0, dst_rel: false, clamp: false, omod: 0 }
     }
     impl A {
+        /// WRITE_MASK clear: the result goes to PV/PS only.
+        pub fn nowrite(mut self) -> A {
+            self.write = false;
+            self
+        }
+        /// UPDATE_EXEC_MASK.
+        pub fn exec(mut self) -> A {
+            self.exec = true;
+            self
+        }
+        /// UPDATE_PRED.
+        pub fn upd_pred(mut self) -> A {
+            self.pred = true;
+            self
+        }
+        /// PRED_SEL: 2 = write when the predicate is 0, 3 = when it is 1.
+        pub fn pred_sel(mut self, p: u32) -> A {
+            self.pred_sel = p;
+            self
+        }
+        /// INDEX_MODE: 0-3 AR.x-w, 4 the loop index.
+        pub fn index(mut self, mode: u32) -> A {
+            self.index_mode = mode;
+            self
+        }
+        /// DST_REL: the destination GPR is relative (INDEX_MODE).
+        pub fn dst_rel(mut self) -> A {
+            self.dst_rel = true;
+            self
+        }
         pub fn words(&self, last: bool) -> [u32; 2] {
             let s = |k: usize| self.src.get(k).copied().unwrap_or(special(248));
             let f = |x: S| x.sel | (x.rel as u32) << 9 | (x.chan as u32) << 10 | (x.neg as u32) << 12;
@@ -166,6 +201,11 @@ pub mod asm {
             burst: u32,
             mask: u32,
         },
+        /// Any export / memory CF opcode `op` with COMP_MASK 0xF and every other field zero
+        /// (for the opcodes a translator must reject by name).
+        Mem {
+            op: u32,
+        },
     }
     /// A ring FETCH (buffer 0x9F, NO_INDEX_OFFSET, the ring's own format): R\[dst\] = the float4
     /// at dword asint(R\[src\].chan) + offset / 4, through `dst_sel`.
@@ -237,6 +277,7 @@ pub mod asm {
                 C::Ring { ty, base, gpr, index_gpr, burst, mask } => {
                     [base | ty << 13 | gpr << 15 | index_gpr << 23 | 3 << 30, 0xFFF | mask << 12 | burst << 17 | end << 21 | 0x26 << 23 | 1 << 31]
                 }
+                C::Mem { op } => [0, 0xF << 12 | end << 21 | op << 23 | 1 << 31],
                 C::Exp { done, ty, base, gpr, burst, sel } => {
                     let op = if *done { 0x28 } else { 0x27 };
                     [base | ty << 13 | gpr << 15, sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | burst << 17 | end << 21 | op << 23 | 1 << 31]

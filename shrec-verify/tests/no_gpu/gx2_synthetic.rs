@@ -1,11 +1,11 @@
 //! Synthetic Latte programs for the translation paths the corpus never reaches: loops (DX10 and
 //! integer-constant ones with AL), branches and the execution-mask stack, predicates, KILL,
 //! relative addressing, integer ALU ops, LOD/gradient sampling, uniform-block VTX_FETCH and
-//! CALL/RETURN. Each program is assembled by the small encoder below (bit layouts: docs/isa/gx2.md
-//! §5-§7), wrapped in a GX2 VS/PS struct inside a GFD written here, then: decoded, disassembled,
-//! translated, compiled by DXC to DXIL and SPIR-V, checked by spirv-val, and a cheap semantic
-//! property of the HLSL is asserted. Every opcode the README lists as rejected is checked to be
-//! rejected with its mnemonic.
+//! CALL/RETURN. Each program is assembled by shrec-verify's GX2 assembler (bit layouts:
+//! docs/isa/gx2.md §5-§7), wrapped in a GX2 VS/PS struct inside a GFD written here, then:
+//! decoded, disassembled, translated, compiled by DXC to DXIL and SPIR-V, checked by spirv-val,
+//! and a cheap semantic property of the HLSL is asserted. Every opcode the README lists as
+//! rejected is checked to be rejected with its mnemonic.
 
 use crate::common;
 
@@ -17,160 +17,24 @@ use shrec::formats::gx2::shader_struct::{Gx2Shader, LoopVar, SamplerVar, ShaderK
 use shrec::formats::opcodes::Status;
 use shrec::formats::ShaderError;
 use shrec::formats::{self, TranslateOptions};
+use shrec_verify::gx2::asm::*;
 
 // ---------------------------------------------------------------------------------------------
-// Encoder
+// Encoder: shrec-verify's GX2 assembler (bit layouts: docs/isa/gx2.md §5-§7), and shorthands
 // ---------------------------------------------------------------------------------------------
 
-/// An ALU source operand: select, channel, negate, relative.
-#[derive(Clone, Copy)]
-struct S(u32, u8, bool, bool);
-fn r(g: u32, c: u8) -> S {
-    S(g, c, false, false)
-}
-/// constant-file register c[i] (uniform-register mode)
-fn c(i: u32, ch: u8) -> S {
-    S(256 + i, ch, false, false)
-}
-/// kcache bank 0 entry i
-fn kc0(i: u32, ch: u8) -> S {
-    S(128 + i, ch, false, false)
-}
-/// literal dword `ch` of the group's literals
-fn l(ch: u8) -> S {
-    S(isa::SEL_LITERAL, ch, false, false)
-}
-const ZERO: S = S(248, 0, false, false);
-const ONE: S = S(249, 0, false, false);
-const PV: S = S(isa::SEL_PV, 0, false, false);
-impl S {
-    fn rel(self) -> S {
-        S(self.0, self.1, self.2, true)
-    }
-    fn ch(self, c: u8) -> S {
-        S(self.0, c, self.2, self.3)
-    }
-}
+const ZERO: S = S { sel: 248, chan: 0, neg: false, rel: false, abs: false };
+const ONE: S = S { sel: 249, ..ZERO };
+/// The integer 1 (ALU_SRC_1_INT).
+const ONE_INT: S = S { sel: 250, ..ZERO };
+const PV: S = S { sel: isa::SEL_PV, ..ZERO };
+const PS: S = S { sel: isa::SEL_PS, ..ZERO };
 
-/// One ALU instruction (looked up by mnemonic in the decoder's own tables).
-#[derive(Clone)]
-struct A {
-    name: &'static str,
-    dst: (u32, u8),
-    src: Vec<S>,
-    write: bool,
-    exec: bool,
-    pred: bool,
-    pred_sel: u32,
-    index_mode: u32,
-    dst_rel: bool,
-}
-fn a(name: &'static str, dst: (u32, u8), src: &[S]) -> A {
-    A { name, dst, src: src.to_vec(), write: true, exec: false, pred: false, pred_sel: 0, index_mode: 0, dst_rel: false }
-}
-impl A {
-    fn nowrite(mut self) -> A {
-        self.write = false;
-        self
-    }
-    /// UPDATE_EXEC_MASK
-    fn exec(mut self) -> A {
-        self.exec = true;
-        self
-    }
-    /// UPDATE_PRED
-    fn upd_pred(mut self) -> A {
-        self.pred = true;
-        self
-    }
-    /// PRED_SEL: 2 = write when the predicate is 0, 3 = when 1
-    fn pred_sel(mut self, p: u32) -> A {
-        self.pred_sel = p;
-        self
-    }
-    /// INDEX_MODE: 0-3 AR.x-w, 4 loop index
-    fn index(mut self, m: u32) -> A {
-        self.index_mode = m;
-        self
-    }
-    fn dst_rel(mut self) -> A {
-        self.dst_rel = true;
-        self
-    }
-    fn words(&self, last: bool) -> [u32; 2] {
-        let s = |k: usize| self.src.get(k).copied().unwrap_or(ZERO);
-        let f = |x: S| x.0 | (x.3 as u32) << 9 | (x.1 as u32) << 10 | (x.2 as u32) << 12;
-        let w0 = f(s(0)) | f(s(1)) << 13 | self.index_mode << 26 | self.pred_sel << 29 | (last as u32) << 31;
-        let common = self.dst.0 << 21 | (self.dst_rel as u32) << 28 | (self.dst.1 as u32) << 29;
-        let op = isa::AluOp::from_name(self.name).unwrap_or_else(|| panic!("no opcode {}", self.name));
-        let w1 = if op.info().op3 {
-            f(s(2)) | op.code() << 13 | common
-        } else {
-            (self.exec as u32) << 2 | (self.pred as u32) << 3 | (self.write as u32) << 4 | op.code() << 7 | common
-        };
-        [w0, w1]
-    }
-}
-
-/// A group: instructions + literal dwords.
-struct G(Vec<A>, Vec<u32>);
 fn g(insts: Vec<A>) -> G {
     G(insts, vec![])
 }
 fn gl(insts: Vec<A>, lits: &[u32]) -> G {
     G(insts, lits.to_vec())
-}
-
-/// TEX-clause fetch (TEX word layout; VTX_FETCH uses the VTX layout, see `vfetch`).
-struct T {
-    w: [u32; 3],
-}
-fn tex(name: &str, res: u32, smp: u32, src: u32, dst: u32, src_sel: [u32; 4]) -> T {
-    let op = isa::TexOp::from_name(name).unwrap_or_else(|| panic!("no TEX {name}")).code();
-    let w0 = op | res << 8 | src << 16;
-    let w1 = dst | 1 << 12 | 2 << 15 | 3 << 18 | 0xF << 28;
-    let w2 = smp << 15 | src_sel[0] << 20 | src_sel[1] << 23 | src_sel[2] << 26 | src_sel[3] << 29;
-    T { w: [w0, w1, w2] }
-}
-/// VTX_FETCH of uniform block `loc` (resource 0x80 + loc), element asint(src.x) + offset / 16.
-fn vfetch(loc: u32, src: u32, dst: u32, offset: u32) -> T {
-    let w0 = (0x80 + loc) << 8 | src << 16 | 15 << 26; // MEGA_FETCH_COUNT 16
-    let w1 = dst | 1 << 12 | 2 << 15 | 3 << 18 | 34 << 22; // FMT_32_32_32_32_FLOAT
-    let w2 = offset | 1 << 19;
-    T { w: [w0, w1, w2] }
-}
-
-enum C {
-    /// Normal CF: op, addr, pop count, cf_const, cond, fetch clause
-    N {
-        op: &'static str,
-        addr: u32,
-        pop: u32,
-        cf_const: u32,
-        tex: Vec<T>,
-    },
-    Alu {
-        op: &'static str,
-        kc: [(u32, u32, u32); 2],
-        groups: Vec<G>,
-    },
-    /// EXP/EXP_DONE: type (0 pixel, 1 pos, 2 param), base, gpr, burst
-    Exp {
-        done: bool,
-        ty: u32,
-        base: u32,
-        gpr: u32,
-    },
-    /// any export/memory opcode (raw)
-    Mem {
-        op: u32,
-    },
-}
-fn cf(op: &'static str) -> C {
-    C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![] }
-}
-fn cf_pop(op: &'static str, pop: u32) -> C {
-    C::N { op, addr: 0, pop, cf_const: 0, tex: vec![] }
 }
 fn cf_addr(op: &'static str, addr: u32) -> C {
     C::N { op, addr, pop: 0, cf_const: 0, tex: vec![] }
@@ -181,70 +45,12 @@ fn loop_start(op: &'static str, cf_const: u32) -> C {
 fn texc(fetches: Vec<T>) -> C {
     C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }
 }
-fn alu(op: &'static str, groups: Vec<G>) -> C {
-    C::Alu { op, kc: [(0, 0, 0); 2], groups }
-}
 /// ALU clause with kcache bank 0 = (block, mode, addr)
 fn alu_kc(op: &'static str, kc0: (u32, u32, u32), groups: Vec<G>) -> C {
     C::Alu { op, kc: [kc0, (0, 0, 0)], groups }
 }
 fn exp_done(ty: u32, base: u32, gpr: u32) -> C {
-    C::Exp { done: true, ty, base, gpr }
-}
-
-/// Assembles a CF list (the last one, or the one named by `eop`, gets END_OF_PROGRAM) into
-/// program bytes: CF words first, then the clauses (fetch clauses at even slots).
-fn assemble(cfs: &[C], eop: usize) -> Vec<u8> {
-    let n = cfs.len() as u32;
-    let mut clause: Vec<u32> = Vec::new();
-    let mut cfw = Vec::new();
-    let slot = |v: &Vec<u32>| n + v.len() as u32 / 2;
-    for (i, x) in cfs.iter().enumerate() {
-        let end = (i == eop) as u32;
-        let w = match x {
-            C::N { op, addr, pop, cf_const, tex } => {
-                let code = isa::CfOp::from_name(op).unwrap_or_else(|| panic!("CF {op}")).code();
-                let (addr, count) = if tex.is_empty() {
-                    (*addr, 0)
-                } else {
-                    if slot(&clause) % 2 == 1 {
-                        clause.extend([0, 0]);
-                    }
-                    let a = slot(&clause);
-                    for t in tex {
-                        clause.extend(t.w);
-                        clause.push(0);
-                    }
-                    (a, tex.len() as u32 - 1)
-                };
-                [addr, pop | cf_const << 3 | (count & 7) << 10 | (count >> 3) << 19 | end << 21 | code << 23 | 1 << 31]
-            }
-            C::Alu { op, kc, groups } => {
-                let code = isa::AluCfOp::from_name(op).unwrap_or_else(|| panic!("ALU CF {op}")).code();
-                let at = slot(&clause);
-                for G(insts, lits) in groups {
-                    for (k, i) in insts.iter().enumerate() {
-                        clause.extend(i.words(k + 1 == insts.len()));
-                    }
-                    clause.extend(lits);
-                    if lits.len() % 2 == 1 {
-                        clause.push(0);
-                    }
-                }
-                let count = slot(&clause) - at - 1;
-                assert!(end == 0, "ALU CFs cannot end the program");
-                [at | kc[0].0 << 22 | kc[1].0 << 26 | kc[0].1 << 30, kc[1].1 | kc[0].2 << 2 | kc[1].2 << 10 | count << 18 | code << 26 | 1 << 31]
-            }
-            C::Exp { done, ty, base, gpr } => {
-                let op = if *done { 0x28 } else { 0x27 };
-                [base | ty << 13 | gpr << 15, (1 << 3) | 2 << 6 | 3 << 9 | end << 21 | op << 23 | 1 << 31]
-            }
-            C::Mem { op } => [0, 0xF << 12 | end << 21 | op << 23 | 1 << 31],
-        };
-        cfw.extend(w);
-    }
-    cfw.extend(clause);
-    cfw.iter().flat_map(|w| w.to_le_bytes()).collect()
+    C::Exp { done: true, ty, base, gpr, burst: 0, sel: [0, 1, 2, 3] }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -470,20 +276,17 @@ fn loop_dx10_with_alu_break_loop_break_and_continue() {
                 "ALU_BREAK",
                 vec![
                     g(vec![a("PRED_SETGT_INT", (4, 0), &[c(0, 0), r(2, 0)]).exec().upd_pred().nowrite()]),
-                    g(vec![a("ADD_INT", (2, 0), &[r(2, 0), S(250, 0, false, false)])]),
+                    g(vec![a("ADD_INT", (2, 0), &[r(2, 0), ONE_INT])]),
                 ],
             ),
             alu(
                 "ALU_PUSH_BEFORE",
-                vec![
-                    g(vec![a("AND_INT", (4, 1), &[r(2, 0), S(250, 0, false, false)])]),
-                    g(vec![a("PRED_SETE_INT", (4, 2), &[r(4, 1), ZERO]).exec().nowrite()]),
-                ],
+                vec![g(vec![a("AND_INT", (4, 1), &[r(2, 0), ONE_INT])]), g(vec![a("PRED_SETE_INT", (4, 2), &[r(4, 1), ZERO]).exec().nowrite()])],
             ),
             cf("LOOP_CONTINUE"),
             cf_pop("POP", 1),
             alu("ALU", vec![g(vec![a("ADD", (3, 0), &[r(3, 0), ONE])])]),
-            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (4, 3), &[r(3, 0), l(0)]).exec().nowrite()], &[F10])]),
+            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (4, 3), &[r(3, 0), lit(0)]).exec().nowrite()], &[F10])]),
             cf("LOOP_BREAK"),
             cf_pop("POP", 1),
             cf("LOOP_END"),
@@ -510,7 +313,7 @@ fn loop_start_with_loop_constant_al_relative_kcache_and_gprs() {
                 "ALU",
                 (1, 3, 0),
                 vec![
-                    g(vec![a("ADD", (3, 0), &[r(3, 0), kc0(0, 0)]).index(4)]),
+                    g(vec![a("ADD", (3, 0), &[r(3, 0), kc(0, 0)]).index(4)]),
                     g(vec![a("MOV", (8, 0), &[r(3, 0)]).index(4).dst_rel(), a("MOV", (5, 1), &[r(8, 1).rel()]).index(4)]),
                 ],
             ),
@@ -592,15 +395,15 @@ fn branches_push_else_pop_and_predicates() {
         vec![
             alu("ALU", vec![g(vec![a("MOV", (1, 0), &[ZERO]), a("MOV", (1, 1), &[ZERO]), a("MOV", (1, 2), &[ZERO]), a("MOV", (1, 3), &[ZERO])])]),
             // if (R0.x > 0.5) { if (R0.y != 0) { R1.x = 1 } else { R1.x = 2 } }
-            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (2, 0), &[r(0, 0), l(0)]).exec().upd_pred().nowrite()], &[0x3F00_0000])]),
+            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (2, 0), &[r(0, 0), lit(0)]).exec().upd_pred().nowrite()], &[0x3F00_0000])]),
             alu("ALU_PUSH_BEFORE", vec![g(vec![a("PRED_SETNE_INT", (2, 1), &[r(0, 1), ZERO]).exec().nowrite()])]),
             alu("ALU_ELSE_AFTER", vec![g(vec![a("MOV", (1, 0), &[ONE])])]),
-            alu("ALU_POP2_AFTER", vec![gl(vec![a("MOV", (1, 0), &[l(0)])], &[0x4000_0000])]),
+            alu("ALU_POP2_AFTER", vec![gl(vec![a("MOV", (1, 0), &[lit(0)])], &[0x4000_0000])]),
             // predicated writes
             alu(
                 "ALU",
                 vec![
-                    gl(vec![a("PRED_SETGE", (2, 2), &[r(0, 2), l(0)]).upd_pred().nowrite()], &[0x3E80_0000]),
+                    gl(vec![a("PRED_SETGE", (2, 2), &[r(0, 2), lit(0)]).upd_pred().nowrite()], &[0x3E80_0000]),
                     g(vec![a("MOV", (1, 1), &[ONE]).pred_sel(3), a("MOV", (1, 2), &[ONE]).pred_sel(2)]),
                     g(vec![
                         a("PRED_SETE", (3, 0), &[r(0, 0), ONE]),
@@ -663,10 +466,10 @@ fn kills_in_a_pixel_shader() {
                 vec![
                     gl(
                         vec![
-                            a("KILLGT", (2, 0), &[r(0, 0), l(0)]),
-                            a("KILLE", (2, 1), &[r(0, 1), l(0)]),
-                            a("KILLGE", (2, 2), &[r(0, 2), l(0)]),
-                            a("KILLNE", (2, 3), &[r(0, 3), l(0)]),
+                            a("KILLGT", (2, 0), &[r(0, 0), lit(0)]),
+                            a("KILLE", (2, 1), &[r(0, 1), lit(0)]),
+                            a("KILLGE", (2, 2), &[r(0, 2), lit(0)]),
+                            a("KILLNE", (2, 3), &[r(0, 3), lit(0)]),
                         ],
                         &[F1],
                     ),
@@ -681,7 +484,7 @@ fn kills_in_a_pixel_shader() {
                 ],
             ),
             // if (R0.x > 0.5) KILL
-            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (2, 0), &[r(0, 0), l(0)]).exec().nowrite()], &[0x3F00_0000])]),
+            alu("ALU_PUSH_BEFORE", vec![gl(vec![a("PRED_SETGT", (2, 0), &[r(0, 0), lit(0)]).exec().nowrite()], &[0x3F00_0000])]),
             cf("KILL"),
             cf_pop("POP", 1),
         ],
@@ -728,7 +531,6 @@ fn mova_and_relative_gpr_and_constant_reads() {
 #[test]
 fn integer_alu_ops() {
     let lib = lib();
-    let one = S(250, 0, false, false);
     let p = vs(
         vec![alu(
             "ALU",
@@ -736,23 +538,23 @@ fn integer_alu_ops() {
                 g(vec![a("FLT_TO_INT", (2, 0), &[r(1, 0)])]),
                 gl(
                     vec![
-                        a("ADD_INT", (2, 1), &[r(2, 0), l(0)]),
-                        a("AND_INT", (2, 2), &[r(2, 0), l(1)]),
-                        a("LSHL_INT", (2, 3), &[r(2, 0), one]),
-                        a("LSHR_INT", (3, 0), &[r(2, 0), one]),
-                        a("MULLO_INT", (3, 1), &[r(2, 0), l(0)]),
+                        a("ADD_INT", (2, 1), &[r(2, 0), lit(0)]),
+                        a("AND_INT", (2, 2), &[r(2, 0), lit(1)]),
+                        a("LSHL_INT", (2, 3), &[r(2, 0), ONE_INT]),
+                        a("LSHR_INT", (3, 0), &[r(2, 0), ONE_INT]),
+                        a("MULLO_INT", (3, 1), &[r(2, 0), lit(0)]),
                     ],
                     &[7, 0xFF],
                 ),
                 g(vec![
-                    a("ASHR_INT", (3, 2), &[r(2, 1), one]),
+                    a("ASHR_INT", (3, 2), &[r(2, 1), ONE_INT]),
                     a("SETE_INT", (3, 3), &[r(2, 1), r(2, 2)]),
                     a("OR_INT", (4, 0), &[r(2, 1), r(2, 2)]),
                     a("XOR_INT", (4, 1), &[r(2, 1), r(2, 2)]),
                     a("INT_TO_FLT", (4, 2), &[r(2, 3)]),
                 ]),
                 g(vec![
-                    a("SUB_INT", (4, 3), &[r(2, 1), one]),
+                    a("SUB_INT", (4, 3), &[r(2, 1), ONE_INT]),
                     a("MAX_INT", (5, 0), &[r(2, 1), r(3, 0)]),
                     a("MIN_UINT", (5, 1), &[r(2, 1), r(3, 0)]),
                     a("NOT_INT", (5, 2), &[r(2, 1)]),
@@ -760,8 +562,8 @@ fn integer_alu_ops() {
                 ]),
                 gl(
                     vec![
-                        a("BFE_UINT", (6, 0), &[r(2, 1), one, l(0)]),
-                        a("BFE_INT", (6, 1), &[r(2, 1), one, l(0)]),
+                        a("BFE_UINT", (6, 0), &[r(2, 1), ONE_INT, lit(0)]),
+                        a("BFE_INT", (6, 1), &[r(2, 1), ONE_INT, lit(0)]),
                         a("BFI_INT", (6, 2), &[r(2, 1), r(2, 2), r(3, 0)]),
                         a("CNDE_INT", (6, 3), &[r(3, 3), r(2, 1), r(2, 2)]),
                         a("UINT_TO_FLT", (7, 0), &[r(6, 0)]),
@@ -829,13 +631,7 @@ fn cube_and_cube_map_sampling() {
                 vec![
                     g(cube.clone()),
                     g(vec![a("RECIP_IEEE", (1, 2), &[r(1, 2)])]),
-                    gl(
-                        vec![
-                            a("MULADD", (1, 0), &[r(1, 0), S(isa::SEL_PS, 0, false, false), l(0)]),
-                            a("MULADD", (1, 1), &[r(1, 1), S(isa::SEL_PS, 0, false, false), l(0)]),
-                        ],
-                        &[0x3FC0_0000],
-                    ),
+                    gl(vec![a("MULADD", (1, 0), &[r(1, 0), PS, lit(0)]), a("MULADD", (1, 1), &[r(1, 1), PS, lit(0)])], &[0x3FC0_0000]),
                 ],
             ),
             fetch(name),
@@ -988,29 +784,29 @@ fn rejected_tex_opcodes_are_named() {
     let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
     rejects(&p, "VTX_FETCH");
     let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
-    t.w[1] &= !(1 << 28);
+    t.0[1] &= !(1 << 28);
     p = ps(vec![texc(vec![t])], 1);
     let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
     assert!(op.name() == "SAMPLE" && what.contains("SAMPLE with unnormalized"), "{op}: {what}");
     // texel offsets (half-texel units): whole texels translate to the HLSL offset operand; a
     // half texel, or a z offset on a 2D resource, is rejected
     let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
-    t.w[2] |= 2 | (0x1C << 5);
+    t.0[2] |= 2 | (0x1C << 5);
     p = ps(vec![texc(vec![t])], 1);
     let hlsl = shrec::hlsl::write(&formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap().module);
     assert!(hlsl.contains("int2(1, -2)"), "offset (2, -4) half texels = int2(1, -2)\n{hlsl}");
     let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
-    t.w[2] |= 1;
+    t.0[2] |= 1;
     p = ps(vec![texc(vec![t])], 1);
     let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
     assert!(op.name() == "SAMPLE" && what.contains("SAMPLE with a half-texel offset (0.5 texels)"), "{op}: {what}");
     let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
-    t.w[2] |= 2 << 10;
+    t.0[2] |= 2 << 10;
     p = ps(vec![texc(vec![t])], 1);
     let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
     assert!(op.name() == "SAMPLE" && what.contains("SAMPLE with a texel offset on lane 2 of a 2-lane resource"), "{op}: {what}");
     let mut t = tex("SAMPLE", 0, 0, 0, 1, [0, 1, 2, 3]);
-    t.w[0] |= 1 << 23;
+    t.0[0] |= 1 << 23;
     p = ps(vec![texc(vec![t])], 1);
     let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
     assert!(op.name() == "SAMPLE" && what.contains("SAMPLE with relative GPR"), "{op}: {what}");
@@ -1026,7 +822,7 @@ fn ld_and_get_texture_info() {
     let lib = lib();
     let shader = |name: &str, ty: u32, offset: u32, vertex: bool| {
         let mut t = tex(name, 0, 0, 0, 1, [2, 1, 0, 3]);
-        t.w[2] |= offset;
+        t.0[2] |= offset;
         let mut p = if vertex { vs(vec![texc(vec![t])], 1) } else { ps(vec![texc(vec![t])], 1) };
         p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty, location: 0 }];
         p
@@ -1055,7 +851,7 @@ fn ld_and_get_texture_info() {
 fn rejected_cf_and_vtx_clauses_are_named() {
     // vertex fetch clauses, with each VTX instruction (FETCH, SEMANTIC, BUFINFO) in them
     for (op, vtx) in [("VTX", 0u32), ("VTX_TC", 1), ("VTX_ACK", 0xE), ("VTX_TC_ACK", 0)] {
-        let c = C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![T { w: [vtx, 1, 0] }] };
+        let c = C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![T([vtx, 1, 0])] };
         let p = vs(vec![c], 2);
         let d = formats::disasm(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap();
         assert!(d.contains(isa::VtxOp::from_code(vtx).unwrap().name()), "{d}");
@@ -1092,11 +888,10 @@ fn rejected_alu_cf_and_export_ops_are_named() {
 
 mod geometry {
     use super::*;
-    use shrec_verify::gx2::asm::{self as va, assemble as asm_v, ring_fetch, C as VC};
     use shrec_verify::gx2_gs::{copy_program, geometry_shader};
 
-    fn ring(ty: u32, base: u32, gpr: u32) -> VC {
-        VC::Ring { ty, base, gpr, index_gpr: 9, burst: 0, mask: 0xF }
+    fn ring(ty: u32, base: u32, gpr: u32) -> C {
+        C::Ring { ty, base, gpr, index_gpr: 9, burst: 0, mask: 0xF }
     }
 
     /// GS: fetch three vertices' slot 0 and 1, write two strips (WRITE and WRITE_IND), cut.
@@ -1107,25 +902,25 @@ mod geometry {
             f.push(ring_fetch(g, ch, 5 + k as u32, [0, 1, 2, 7], 16));
         }
         let p = vec![
-            VC::N { op: "VTX", addr: 0, pop: 0, cf_const: 0, tex: f },
-            va::alu("ALU", vec![va::G(vec![va::a("MOV", (9, 0), &[va::special(248)])], vec![])]),
+            C::N { op: "VTX", addr: 0, pop: 0, cf_const: 0, tex: f },
+            alu("ALU", vec![g(vec![a("MOV", (9, 0), &[ZERO])])]),
             ring(0, 0, 2),
             ring(0, 4, 5),
-            va::cf("EMIT_VERTEX"),
+            cf("EMIT_VERTEX"),
             ring(0, 8, 3),
             ring(0, 12, 6),
-            va::cf("EMIT_CUT_VERTEX"),
+            cf("EMIT_CUT_VERTEX"),
             ring(1, 16, 4),
             ring(1, 20, 7),
-            va::cf("EMIT_VERTEX"),
-            va::cf("CUT_VERTEX"),
+            cf("EMIT_VERTEX"),
+            cf("CUT_VERTEX"),
         ];
-        geometry_shader(asm_v(&p, p.len() - 1), copy_program(Some(0), &[1]), out_prim, 8, 4, 1, vec![])
+        geometry_shader(assemble(&p, p.len() - 1), copy_program(Some(0), &[1]), out_prim, 8, 4, 1, vec![])
     }
 
     fn es_program() -> Gx2Shader {
-        let p = vec![va::cf("CALL_FS"), VC::Ring { ty: 0, base: 0, gpr: 1, index_gpr: 0, burst: 1, mask: 0xF }];
-        shrec_verify::gx2::vertex_shader(asm_v(&p, p.len() - 1), 2, 0, false, vec![])
+        let p = vec![cf("CALL_FS"), C::Ring { ty: 0, base: 0, gpr: 1, index_gpr: 0, burst: 1, mask: 0xF }];
+        shrec_verify::gx2::vertex_shader(assemble(&p, p.len() - 1), 2, 0, false, vec![])
     }
 
     #[test]
@@ -1161,36 +956,36 @@ mod geometry {
         // a copy program with an ALU clause
         let mut s = base.clone();
         let c = vec![
-            va::alu("ALU", vec![va::G(vec![va::a("MOV", (1, 0), &[va::special(249)])], vec![])]),
-            VC::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
+            alu("ALU", vec![G(vec![a("MOV", (1, 0), &[special(249)])], vec![])]),
+            C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
         ];
-        s.copy_program = asm_v(&c, 1);
+        s.copy_program = assemble(&c, 1);
         rejects_naming(&s, "ALU (a copy program only fetches the ring and exports)");
         // no copy program
         let mut s = base.clone();
         s.copy_program.clear();
         rejects_naming(&s, "no copy program");
         // MEM_RING with ELEM_SIZE 0 and a ring FETCH from another buffer
-        let p = vec![VC::Ring { ty: 0, base: 0, gpr: 1, index_gpr: 0, burst: 0, mask: 0xF }, va::cf("EMIT_VERTEX")];
-        let mut w = asm_v(&p, 1);
+        let p = vec![C::Ring { ty: 0, base: 0, gpr: 1, index_gpr: 0, burst: 0, mask: 0xF }, cf("EMIT_VERTEX")];
+        let mut w = assemble(&p, 1);
         w[3] &= 0x3F; // ELEM_SIZE 0 (word 0 bits 30-31)
         let mut s = base.clone();
         s.program = w;
         rejects_naming(&s, "MEM_RING with ELEM_SIZE 0");
         let mut t = ring_fetch(0, 0, 2, [0, 1, 2, 3], 0);
         t.0[0] = t.0[0] & !(0xFF << 8) | 3 << 8;
-        let p = vec![VC::N { op: "VTX", addr: 0, pop: 0, cf_const: 0, tex: vec![t] }, va::cf("EMIT_VERTEX")];
+        let p = vec![C::N { op: "VTX", addr: 0, pop: 0, cf_const: 0, tex: vec![t] }, cf("EMIT_VERTEX")];
         let mut s = base.clone();
-        s.program = asm_v(&p, 1);
+        s.program = assemble(&p, 1);
         rejects_naming(&s, "FETCH from buffer 3");
         // EXP in a GS (its exports go through the ring)
-        let p = vec![VC::Exp { done: true, ty: 2, base: 0, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
+        let p = vec![C::Exp { done: true, ty: 2, base: 0, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
         let mut s = base.clone();
-        s.program = asm_v(&p, 0);
+        s.program = assemble(&p, 0);
         rejects_naming(&s, "EXP to target type 2");
         // an ES that also exports
-        let p = vec![va::cf("CALL_FS"), ring(0, 0, 1), VC::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
-        rejects_naming(&shrec_verify::gx2::vertex_shader(asm_v(&p, 2), 1, 0, false, vec![]), "MEM_RING (as ES) and EXP");
+        let p = vec![cf("CALL_FS"), ring(0, 0, 1), C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }];
+        rejects_naming(&shrec_verify::gx2::vertex_shader(assemble(&p, 2), 1, 0, false, vec![]), "MEM_RING (as ES) and EXP");
     }
 }
 
@@ -1201,7 +996,7 @@ fn param_export_with_semantic_ff_is_dropped() {
     // it. Declaring it gave a TEXCOORD255 output (location 255, past any Vulkan location limit;
     // lavapipe crashed running it).
     let lib = lib();
-    let cfs = vec![cf("CALL_FS"), exp_done(1, 60, 1), C::Exp { done: false, ty: 2, base: 0, gpr: 1 }, exp_done(2, 1, 1)];
+    let cfs = vec![cf("CALL_FS"), exp_done(1, 60, 1), C::Exp { done: false, ty: 2, base: 0, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }, exp_done(2, 1, 1)];
     let n = cfs.len();
     let mut p = shader(ShaderKind::Vertex, assemble(&cfs, n - 1));
     p.words[0x08 / 4] = 1 << 1; // two PARAM exports
