@@ -274,6 +274,13 @@ float4 shrec_log2_exact_one(float4 x) { return select(x == 1.0, (float4)0.0, log
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_log2_clamp_max)
 float4 shrec_log2_clamp_max(float4 x) { float4 t = shrec_log2_exact_one(x); return select(and(shrec_is_inf(t), t < 0.0), (float4)(-SHREC_FLT_MAX), t); }
 #endif
+#if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_frac)
+// frc / FRACT: x - floor(x), so NaN for ±inf and NaN (Xenia ucode.h; the D3D10 `frc` table). HLSL
+// frac is SPIR-V's GLSL.std.450 Fract, which Vulkan leaves open there (llvmpipe clamps below 1:
+// NaN gives 0.99999994), and Mesa turns even a precise x - floor(x) into that Fract: lanes whose
+// exponent is all ones take x - x instead (precise, so NaN). Bits, not isinf(): see shrec_is_inf.
+float4 shrec_frac(float4 x) { precise float4 nan = x - x; return select((asuint(x) & 0x7F800000u) == 0x7F800000u, nan, frac(x)); }
+#endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_mul) || defined(SHREC_USE_shrec_pica_dot2) || defined(SHREC_USE_shrec_pica_dot3) || defined(SHREC_USE_shrec_pica_dot4)
 // PICA200 multiply: a NaN product of two non-NaN operands (0 * inf) is +0; 0 * NaN stays NaN.
 float4 shrec_pica_mul(float4 a, float4 b)

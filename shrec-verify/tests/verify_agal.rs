@@ -162,6 +162,10 @@ fn per_opcode(total: &mut Comparison) {
         both(total, op, &format!("{op} $t0, $i0\nmov $o, $t0"), &mut dyadic(3, 12));
     }
     both(total, "sgn-zero", "sgn $t0, $i0\nmov $o, $t0", &mut few_values);
+    // frc of ±inf and NaN is NaN (`x - floor(x)`, Adobe's spec): constants, as below. HLSL
+    // `frac` alone leaves it to the driver (`shrec_frac` does not; verify_gx2.rs
+    // `fract_of_infinities_and_nan` says more).
+    both(total, "frc-special", "frc $t0, $c0\nmov $o, $t0", &mut special_values);
     for op in ["seq", "sne", "sge", "slt"] {
         both(total, &format!("{op}-equal"), &format!("{op} $t0, $i0, $i1\nmov $o, $t0"), &mut few_values);
         // IEEE comparisons: NaN is unordered (only sne is true), infinities compare as numbers;

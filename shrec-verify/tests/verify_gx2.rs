@@ -1016,6 +1016,29 @@ fn harness_detects_mutation() {
     assert_eq!(clean.mismatches, 0);
 }
 
+/// FRACT of ±inf and NaN is NaN (`x - floor(x)`; D3D10's `frc` table, which this DX10 part
+/// implements with FRACT). HLSL `frac` alone leaves those lanes to the driver, and lavapipe
+/// folded a fraction of a NaN used by `trunc` to 0 (Xenos compiler-shaped #9127, in
+/// verify_xenos.rs `fuzz_regressions`); the prelude's `shrec_frac` computes them as `x - x`.
+/// Here lavapipe gives NaN with `frac` alone too: this checks the rule, #9127 the fold.
+#[test]
+fn fract_of_infinities_and_nan() {
+    let Some(gpu) = gpu() else { return };
+    let fract = |k: u8| a("FRACT", (2, k), &[c(4, k)]);
+    let prog = vec![
+        cf("CALL_FS"),
+        alu("ALU", vec![G(vec![fract(0), fract(1), fract(2), fract(3)], vec![])]),
+        C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] },
+        C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] },
+    ];
+    let mut p: TestProgram = gen::fixed("FRACT of inf, -inf, NaN, 2.75", ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 7);
+    for case in &mut p.cases {
+        case.regfile[4] = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 2.75].map(f32::to_bits);
+    }
+    let total = gx2::run(gpu, &p);
+    finish("fract_of_infinities_and_nan", &total, &["FRACT"], 16);
+}
+
 /// Every VS and PS of the corpus (`tests/corpus/gx2`, .gsh), random inputs and uniforms.
 #[test]
 fn corpus_shaders() {

@@ -1443,8 +1443,9 @@ fn fuzz_fixed_seed() {
 /// nir_opt_algebraic `~fmul(fsqrt a, fsqrt a) → fabs a`; prelude: `shrec_mul_legacy` computes
 /// its product into a `precise` local; 12 mismatching lanes before). Both compare as IEEE says
 /// (the interpreter left them undetermined until the HLSL forbade the rewrites). Compiler-shaped
-/// #9127: `frc` of a NaN, which the Xenos defines (`x - floor(x)`: NaN) but the host's `frac`
-/// does not (llvmpipe: 0.99999994, then `trunc` gave 0; interpreter: not determined).
+/// #9127: `frc` of a NaN, which the Xenos defines (`x - floor(x)`: NaN) but HLSL `frac` does
+/// not (llvmpipe: 0.99999994, then `trunc` gave 0; prelude: `shrec_frac` computes non-finite
+/// lanes as `x - x`; 1 mismatching lane with `frac` alone).
 #[test]
 fn fuzz_regressions() {
     let Some(gpu) = gpu() else { return };
@@ -1452,7 +1453,7 @@ fn fuzz_regressions() {
     let fetches = [(1, 2276), (1, 6545)].into_iter().map(|(s, i)| gen::recorded_fetch_program(s, i));
     let shaped = [(1, 6897), (1, 9127)].into_iter().map(|(s, i)| gen::shaped_program(s, i));
     let (c, _) = run_all(gpu, early.chain(fetches).chain(shaped));
-    let must = ["maxasf", "relative", "tfetch2D", "rcpc", "sqrt", "muls_prev"].map(String::from);
+    let must = ["maxasf", "relative", "tfetch2D", "rcpc", "sqrt", "muls_prev", "frc"].map(String::from);
     finish("fuzz_regressions", &c, &must, 50);
 }
 

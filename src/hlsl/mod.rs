@@ -749,7 +749,7 @@ impl Writer<'_> {
                     UnOp::Sqrt => format!("sqrt({a})"),
                     UnOp::Log2 => format!("log2({a})"),
                     UnOp::Exp2 => format!("exp2({a})"),
-                    UnOp::Fract => format!("frac({a})"),
+                    UnOp::Fract => format!("{}({a})", self.h("shrec_frac")),
                     UnOp::Floor => format!("floor({a})"),
                     UnOp::Sin => format!("sin({a})"),
                     UnOp::Cos => format!("cos({a})"),

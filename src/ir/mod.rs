@@ -564,7 +564,8 @@ pub enum UnOp {
     Log2,
     /// `exp2(x)`.
     Exp2,
-    /// `x - floor(x)`.
+    /// `x - floor(x)`: NaN for ±inf and NaN (the HLSL writer's `shrec_frac`; HLSL `frac` alone
+    /// leaves those to the driver).
     Fract,
     Floor,
     Sin,

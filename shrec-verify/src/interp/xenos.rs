@@ -373,12 +373,14 @@ fn trunc_v(a: V) -> V {
 }
 
 fn frac_v(a: V) -> V {
-    // ucode.h: src - floor(src), NaN for ±inf and NaN. The HLSL's `frac` is SPIR-V's GLSL.std.450
-    // Fract, which Vulkan does not pin down there (and Mesa turns `x - floor(x)` into the same
-    // ffract even when it is `precise`): llvmpipe clamps below 1 and gives 0.99999994 (compiler-
-    // shaped seed 1 #9127: `frc` of a NaN, then `trunc` → 0). Not determined, as GX2 FRACT.
-    if !a.is_known() || !a.value.is_finite() {
+    // ucode.h: src - floor(src), so NaN for ±inf and NaN (the D3D10 `frc` table agrees). The
+    // HLSL computes those lanes apart (`shrec_frac` in shader_common.h): HLSL `frac` alone is
+    // GLSL.std.450 Fract, where llvmpipe gives 0.99999994 (compiler-shaped seed 1 #9127).
+    if !a.is_known() {
         return UNKNOWN;
+    }
+    if !a.value.is_finite() {
+        return ex(f32::NAN);
     }
     let f = floor_v(a);
     if !f.is_known() {
