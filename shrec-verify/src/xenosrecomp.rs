@@ -2,10 +2,9 @@
 //! `shader_cache.cpp` it writes, and reflecting the SPIR-V interface of a module so that
 //! XenosRecomp's and shrec's compilations of the same shader can be compared item by item.
 //!
-//! XenosRecomp is not vendored (GitHub is reachable only through the `fetch` tool here, and its
-//! sources are not ours to commit): `scripts/xenosrecomp-oracle.sh` builds it from a fetched tree
-//! and writes the files `shrec-verify/tests/xenosrecomp_oracle.rs` reads (`SHREC_XR_OUT`); see
-//! docs/xenosrecomp-oracle.md.
+//! XenosRecomp is neither vendored nor built by this repository: the user builds it by its own
+//! README and points `SHREC_XR_OUT` at its outputs, which `shrec-verify/tests/xenosrecomp_oracle.rs`
+//! reads (layout: docs/xenosrecomp-oracle.md).
 //!
 //! The `.cpp` layout read here is the one XenosRecomp's `main.cpp` (commit 990d03b) prints:
 //! `ShaderCacheEntry g_shaderCacheEntries[] = { { 0x<hash>, dxilOffset, dxilSize, spirvOffset,

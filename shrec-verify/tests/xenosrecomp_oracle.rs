@@ -1,17 +1,14 @@
 //! XenosRecomp (hedge-dev/XenosRecomp, MIT) as an oracle independent of shrec (issues 22 item 2
 //! and 24): its SPIR-V interfaces, SPIR-V sizes and DXC time against shrec's, shader by shader.
 //!
-//! XenosRecomp cannot be built on a clean clone (GitHub is not reachable from this machine except
-//! through the `fetch` tool, and its sources are not vendored), so the tests that need it read the
-//! directory `scripts/xenosrecomp-oracle.sh outputs` writes, named by `SHREC_XR_OUT`. Without it
-//! they panic with "did not run" — they are `#[ignore]`d so that a plain `cargo test` lists them
-//! as ignored, never as passed. Steps (docs/xenosrecomp-oracle.md):
+//! XenosRecomp is not built here (its sources are not ours to vendor or to build from this
+//! repository): the tests that need it read the outputs of a XenosRecomp the user built by its own
+//! README, in the directory named by `SHREC_XR_OUT` (its layout: docs/xenosrecomp-oracle.md §1).
+//! Without it they panic with "did not run" — they are `#[ignore]`d so that a plain `cargo test`
+//! lists them as ignored, never as passed:
 //!
 //! ```text
-//! scripts/xenosrecomp-oracle.sh assemble /work/.mirror /tmp/xr-src
-//! scripts/xenosrecomp-oracle.sh build /tmp/xr-src /tmp/xr-out
-//! scripts/xenosrecomp-oracle.sh outputs /tmp/xr-out tests/corpus/xenos /tmp/xr-res
-//! SHREC_XR_OUT=/tmp/xr-res cargo test --release -p shrec-verify --test xenosrecomp_oracle -- --ignored --nocapture --test-threads=1
+//! SHREC_XR_OUT=/path/to/outputs cargo test --release -p shrec-verify --test xenosrecomp_oracle -- --ignored --nocapture --test-threads=1
 //! ```
 //!
 //! The parser and the interface diff themselves are tested without XenosRecomp (first test).
@@ -121,13 +118,13 @@ fn xr_cache_parser_and_interface_diff_work_on_shrec_output() {
     assert!(XrCache::parse(&bad).unwrap_err().contains("fields"));
 }
 
-/// `SHREC_XR_OUT`: the directory `scripts/xenosrecomp-oracle.sh outputs` wrote.
+/// `SHREC_XR_OUT`: the directory of XenosRecomp's outputs (docs/xenosrecomp-oracle.md §1).
 fn xr_out() -> PathBuf {
     match std::env::var_os("SHREC_XR_OUT") {
         Some(p) => PathBuf::from(p),
         None => panic!(
-            "did not run: SHREC_XR_OUT is not set. Build XenosRecomp and write its outputs with \
-             scripts/xenosrecomp-oracle.sh (docs/xenosrecomp-oracle.md), then set SHREC_XR_OUT to that directory"
+            "did not run: SHREC_XR_OUT is not set. Build XenosRecomp by its own README, write its outputs \
+             in the layout of docs/xenosrecomp-oracle.md §1, then set SHREC_XR_OUT to that directory"
         ),
     }
 }
@@ -166,14 +163,14 @@ fn profile(mode: &str) -> Profile {
 
 /// Keys and spec-constant masks, then every interface item, on every shader both compile.
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn interfaces_match_xenosrecomp() {
     interfaces_match("generic");
 }
 
 /// The same, XenosRecomp built with UNLEASHED_RECOMP against shrec `--profile unleashed`.
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn interfaces_match_xenosrecomp_unleashed() {
     interfaces_match("unleashed");
 }
@@ -282,7 +279,7 @@ fn shrec_hlsl(input: &Path) -> BTreeMap<u64, String> {
 /// DXC CPU time (thread CPU, best of ROUNDS, both HLSLs compiled alternately in this thread with
 /// the same DXC library and XenosRecomp's arguments, which are shrec's).
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn bench_spirv_bytes_and_dxc_cpu_against_xenosrecomp() {
     const ROUNDS: usize = 5;
     let o = load("generic");
@@ -374,7 +371,7 @@ fn bench_spirv_bytes_and_dxc_cpu_against_xenosrecomp() {
 /// shader (masks, SPIR-V interface items, sizes): the target of shrec's `--profile unleashed`,
 /// compared by `interfaces_match_xenosrecomp_unleashed` and the `_unleashed` parity test.
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn unleashed_mode_report() {
     let dir = xr_out();
     let read = |mode: &str| {
@@ -420,7 +417,7 @@ fn unleashed_mode_report() {
 /// with the Xenos reference interpreter (shrec_verify::interp::xenos). Lanes where XenosRecomp
 /// disagrees with the interpreter are listed per shader; shrec must have none.
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn execution_parity_on_lavapipe() {
     execution_parity("generic");
 }
@@ -430,7 +427,7 @@ fn execution_parity_on_lavapipe() {
 /// profile's on this corpus: alpha to coverage, bicubic GI and reverse-Z sit behind spec bits,
 /// and no corpus shader has the name-keyed differences (docs/profiles.md).
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn execution_parity_on_lavapipe_unleashed() {
     execution_parity("unleashed");
 }
@@ -512,7 +509,7 @@ fn execution_parity(mode: &str) {
 /// The synthetic containers of the UNLEASHED_RECOMP paths the corpus lacks (the names
 /// XenosRecomp keys on: g_MtxProjection, g_IndexCount, g_InstanceTypes,
 /// g_MtxPrevInvViewProjection / sampZBuffer, tf10), XenosRecomp's UNLEASHED build of them (the
-/// build directory `outputs` recorded in `SHREC_XR_OUT/BUILD`, directory mode) and shrec's
+/// directory named by `SHREC_XR_OUT/BUILD`, directory mode) and shrec's
 /// `--profile unleashed` build; the directory holding the inputs is removed by the caller.
 /// `tag` names the temporary directories (the tests run in parallel threads of one process).
 fn synthetic_unleashed(tag: &str) -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrCache, BTreeMap<u64, CacheEntry>) {
@@ -520,7 +517,7 @@ fn synthetic_unleashed(tag: &str) -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrC
     let out = xr_out();
     let build = PathBuf::from(
         std::fs::read_to_string(out.join("BUILD"))
-            .unwrap_or_else(|e| panic!("{}/BUILD (written by scripts/xenosrecomp-oracle.sh outputs): {e}", out.display()))
+            .unwrap_or_else(|e| panic!("{}/BUILD (names the directory holding unleashed/XenosRecomp, docs/xenosrecomp-oracle.md §1): {e}", out.display()))
             .trim(),
     );
     const F4: u16 = 2;
@@ -568,7 +565,7 @@ fn name_of<'a>(shaders: &'a [(&'static str, Vec<u8>)], key: u64) -> &'a str {
 /// Keys, masks and every SPIR-V interface item of the synthetic shaders equal XenosRecomp
 /// UNLEASHED_RECOMP's.
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn synthetic_unleashed_shaders_match_xenosrecomp() {
     let (dir, shaders, xr, sh) = synthetic_unleashed("interfaces");
     let mut compared = 0;
@@ -596,7 +593,7 @@ fn synthetic_unleashed_shaders_match_xenosrecomp() {
 /// invocations / quads per run): XenosRecomp's generic approximations (docs/xenosrecomp-oracle.md
 /// §6) need special values, so every lane must agree.
 #[test]
-#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, scripts/xenosrecomp-oracle.sh); panics 'did not run' without it"]
+#[ignore = "needs SHREC_XR_OUT (XenosRecomp's outputs, docs/xenosrecomp-oracle.md); panics 'did not run' without it"]
 fn synthetic_unleashed_execution_matches_xenosrecomp() {
     use shrec_verify::xenos::{self as xv, TestProgram};
     use shrec_verify::Rng;

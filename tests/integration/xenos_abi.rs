@@ -299,7 +299,7 @@ fn vertex_inputs_use_xenosrecomps_locations() {
 /// XenosRecomp's vertex shaders declare all 18 interpolator outputs, TEXCOORD0-15 and COLOR0-1
 /// at locations 0-17, each 0.0 unless written (its shader_recompiler.cpp `INTERPOLATORS`), so any
 /// vertex shader links with any pixel shader: shrec's SPIR-V declares the same Output locations
-/// (found by scripts/xenosrecomp-oracle.sh; docs/xenosrecomp-oracle.md).
+/// (found by the XenosRecomp oracle, docs/xenosrecomp-oracle.md).
 #[test]
 fn vertex_shaders_declare_every_interpolator_output() {
     let lib = dxc::locate(&dxc::LocateOptions::default()).unwrap();
