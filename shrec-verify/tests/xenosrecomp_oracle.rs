@@ -517,7 +517,9 @@ fn synthetic_unleashed(tag: &str) -> (PathBuf, Vec<(&'static str, Vec<u8>)>, XrC
     let out = xr_out();
     let build = PathBuf::from(
         std::fs::read_to_string(out.join("BUILD"))
-            .unwrap_or_else(|e| panic!("{}/BUILD (names the directory holding unleashed/XenosRecomp, docs/xenosrecomp-oracle.md §1): {e}", out.display()))
+            .unwrap_or_else(|e| {
+                panic!("{}/BUILD (names the directory holding unleashed/XenosRecomp, docs/xenosrecomp-oracle.md §1): {e}", out.display())
+            })
             .trim(),
     );
     const F4: u16 = 2;
