@@ -462,8 +462,13 @@ pub mod gen {
         }
 
         fn instruction(&mut self) {
-            const UNARY: &[&str] = &["mov", "neg", "abs", "sat", "rcp", "frc", "sqt", "rsq", "log", "exp", "sin", "cos", "sgn"];
-            const BINARY: &[&str] = &["add", "sub", "mul", "div", "min", "max", "sge", "slt", "seq", "sne", "pow", "dp3", "dp4"];
+            use crate::interp::agal::{shape, Shape};
+            use shrec::formats::agal::decode::Op;
+            // Every lane-wise and dot opcode the decoder knows, from its table (a new one is
+            // generated as soon as the interpreter gives it a shape).
+            let of = |want: &[Shape]| -> Vec<&'static str> { Op::ALL.iter().filter(|o| want.contains(&shape(**o))).map(|o| o.name()).collect() };
+            let unary = of(&[Shape::Unary]);
+            let binary = of(&[Shape::Binary, Shape::Dot]);
             let roll = self.rng.below(100);
             let v2 = self.version >= 2;
             if v2 && roll < 8 && self.depth < 3 && self.lines.len() + 4 < self.max_ops {
@@ -541,12 +546,12 @@ pub mod gen {
                 return;
             }
             if roll < 60 {
-                let op = *self.rng.pick(UNARY);
+                let op = *self.rng.pick(&unary);
                 let s = self.sources(1);
                 let d = self.dest(0xF);
                 self.lines.push(format!("{op} {d}, {}", s[0]));
             } else {
-                let op = *self.rng.pick(BINARY);
+                let op = *self.rng.pick(&binary);
                 let s = self.sources(2);
                 let d = self.dest(0xF);
                 self.lines.push(format!("{op} {d}, {}, {}", s[0], s[1]));

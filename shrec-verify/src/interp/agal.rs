@@ -4,7 +4,7 @@
 //! Written from the AGAL semantics (docs/isa/agal.md §2-§8), NOT from `lower.rs`/the IR: it executes
 //! the decoded tokens of a [`Program`] on vec4 register files. Every lane carries an error bound
 //! ([`Expect`]): exact ops on exact inputs stay exact (bitwise), approximate ops add the bound of
-//! the tolerance table [`TOLERANCES`], and inexact inputs are propagated with interval arithmetic
+//! the tolerance table [`tolerance`], and inexact inputs are propagated with interval arithmetic
 //! over the exact-math function. When an inexact value reaches a discontinuity (a comparison, `frc`,
 //! a branch, `kil`, a texel boundary, an indirect index) closer than its error, the result is
 //! *undetermined* ([`Expect::UNKNOWN`]) and is not compared.
@@ -17,7 +17,7 @@
 //! (fine derivatives). Vertex programs run as a single lane.
 
 use crate::{Expect, Tolerance};
-use shrec::formats::agal::decode::{Dest, Operand2, Program, RegType, Sampler, Source, Token};
+use shrec::formats::agal::decode::{Dest, Op, Operand2, Program, RegType, Sampler, Source, Token};
 use shrec::formats::Stage;
 use std::collections::BTreeSet;
 
@@ -59,28 +59,90 @@ pub const POW_MAX_EXPONENT: f64 = 64.0;
 /// `sin`/`cos` beyond [`TRIG_MAX_ARG`], `pow` with `|a| < 2^-20` or `|b·log2 a|` beyond
 /// [`POW_MAX_EXPONENT`], `rcp`/`div`/`rsq`/`log` whose input interval contains 0, `nrm` of a
 /// vector shorter than twice its error, and any non-finite or subnormal result.
-pub const TOLERANCES: &[(&str, Tolerance)] = &[
-    ("div", Tolerance::ulps(1.0)),
-    ("rcp", Tolerance::ulps(1.0)),
-    ("sqt", Tolerance::ulps(1.0)),
-    ("rsq", Tolerance::ulps(2.0)),
-    ("nrm", Tolerance::ulps(2.0)),
-    ("dp3", Tolerance::ulps(4.0)),
-    ("dp4", Tolerance::ulps(4.0)),
-    ("m33", Tolerance::ulps(4.0)),
-    ("m34", Tolerance::ulps(4.0)),
-    ("m44", Tolerance::ulps(4.0)),
-    ("crs", Tolerance::ulps(4.0)),
-    ("sin", Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT }),
-    ("cos", Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT }),
-    ("log", Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT }),
-    ("exp", Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT }),
-    ("pow", Tolerance { rel: 1.0 / 524288.0, rel_per_scale: 1.0 / 1048576.0, ..Tolerance::EXACT }),
-];
+pub fn tolerance(op: Op) -> Tolerance {
+    match op {
+        Op::Div | Op::Rcp | Op::Sqt => Tolerance::ulps(1.0),
+        Op::Rsq | Op::Nrm => Tolerance::ulps(2.0),
+        Op::Dp3 | Op::Dp4 | Op::M33 | Op::M34 | Op::M44 | Op::Crs => Tolerance::ulps(4.0),
+        Op::Sin | Op::Cos => Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT },
+        Op::Log => Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT },
+        Op::Exp => Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT },
+        Op::Pow => Tolerance { rel: 1.0 / 524288.0, rel_per_scale: 1.0 / 1048576.0, ..Tolerance::EXACT },
+        // Exact: moves, sign and clamp ops, IEEE add/sub/mul/min/max, comparisons, frc (two
+        // exact IEEE ops), derivatives (one subtraction), nearest texture reads; control flow and
+        // `kil` compute no value. `ted` is rejected by the decoder.
+        Op::Mov
+        | Op::Add
+        | Op::Sub
+        | Op::Mul
+        | Op::Min
+        | Op::Max
+        | Op::Frc
+        | Op::Abs
+        | Op::Neg
+        | Op::Sat
+        | Op::Sge
+        | Op::Slt
+        | Op::Sgn
+        | Op::Seq
+        | Op::Sne
+        | Op::Ddx
+        | Op::Ddy
+        | Op::Ife
+        | Op::Ine
+        | Op::Ifg
+        | Op::Ifl
+        | Op::Els
+        | Op::Eif
+        | Op::Ted
+        | Op::Kil
+        | Op::Tex
+        | Op::Tld => Tolerance::EXACT,
+    }
+}
 
-/// The tolerance of an opcode (exact when not in [`TOLERANCES`]).
-pub fn tolerance(op: &str) -> Tolerance {
-    TOLERANCES.iter().find(|(n, _)| *n == op).map_or(Tolerance::EXACT, |t| t.1)
+/// How the interpreter (and the program generators) treat an opcode: one exhaustive table, so
+/// an opcode added to the decoder's [`Op`] does not compile here until it is given a shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Lane-wise, one source ([`unary`]).
+    Unary,
+    /// Lane-wise, two sources ([`binary`]).
+    Binary,
+    /// Dot product broadcast (`dp3`, `dp4`).
+    Dot,
+    /// Matrix rows read from source 2 (`m33`, `m34`, `m44`).
+    Matrix,
+    /// `nrm`, `crs`: xyz only.
+    Vector,
+    /// Texture read (`tex`, `tld`).
+    Sample,
+    /// `ife` / `ine` / `ifg` / `ifl` open a block; `els`, `eif`.
+    Branch,
+    /// `kil`.
+    Kill,
+    /// `ddx`, `ddy` (fragment quads).
+    Derivative,
+    /// Refused by the decoder (`ted`).
+    Rejected,
+}
+
+/// The [`Shape`] of every AGAL opcode.
+pub const fn shape(op: Op) -> Shape {
+    match op {
+        Op::Mov | Op::Neg | Op::Abs | Op::Sat | Op::Rcp | Op::Frc | Op::Sqt | Op::Rsq | Op::Log | Op::Exp | Op::Sin | Op::Cos | Op::Sgn => {
+            Shape::Unary
+        }
+        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Min | Op::Max | Op::Sge | Op::Slt | Op::Seq | Op::Sne | Op::Pow => Shape::Binary,
+        Op::Dp3 | Op::Dp4 => Shape::Dot,
+        Op::M33 | Op::M34 | Op::M44 => Shape::Matrix,
+        Op::Nrm | Op::Crs => Shape::Vector,
+        Op::Tex | Op::Tld => Shape::Sample,
+        Op::Ife | Op::Ine | Op::Ifg | Op::Ifl | Op::Els | Op::Eif => Shape::Branch,
+        Op::Kil => Shape::Kill,
+        Op::Ddx | Op::Ddy => Shape::Derivative,
+        Op::Ted => Shape::Rejected,
+    }
 }
 
 /// Interpretation options (mirror `lower::AgalOptions`).
@@ -331,7 +393,7 @@ fn flag(b: Option<bool>) -> V {
     }
 }
 
-fn unary(op: &str, x: V) -> V {
+fn unary(op: Op, x: V) -> V {
     if !x.is_known() {
         return UNKNOWN;
     }
@@ -340,17 +402,17 @@ fn unary(op: &str, x: V) -> V {
     let xv = x.value;
     let x64 = f64::from(xv);
     match op {
-        "mov" => x,
-        "neg" => Expect { value: -xv, err: x.err },
-        "abs" => Expect { value: xv.abs(), err: x.err },
+        Op::Mov => x,
+        Op::Neg => Expect { value: -xv, err: x.err },
+        Op::Abs => Expect { value: xv.abs(), err: x.err },
         // HLSL saturate: clamp to [0, 1]; 1-Lipschitz.
-        "sat" => Expect { value: xv.clamp(0.0, 1.0), err: x.err },
-        "rcp" => {
+        Op::Sat => Expect { value: xv.clamp(0.0, 1.0), err: x.err },
+        Op::Rcp => {
             let r = 1.0 / xv;
             let (l, h) = iv(x);
             make(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
         }
-        "frc" => {
+        Op::Frc => {
             // x - floor(x), as IEEE f32 ops.
             let r = xv - xv.floor();
             if r >= 1.0 {
@@ -361,33 +423,33 @@ fn unary(op: &str, x: V) -> V {
             make(r, ex, || if l.floor() != h.floor() { None } else { Some((l - l.floor(), h - h.floor())) }, 0.0)
         }
         // D3D9 heritage (notes §5): sqt, rsq and log take |x|.
-        "sqt" => {
+        Op::Sqt => {
             let r = (x64.abs().sqrt()) as f32;
             make(r, ex, || mono(f64::sqrt, abs_range(x)), t.bound(f64::from(r), 0.0))
         }
-        "rsq" => {
+        Op::Rsq => {
             let r = (1.0 / x64.abs().sqrt()) as f32;
             let a = abs_range(x);
             make(r, ex, || if a.0 <= 0.0 { None } else { mono(|v| 1.0 / v.sqrt(), a) }, t.bound(f64::from(r), 0.0))
         }
-        "log" => {
+        Op::Log => {
             let r = x64.abs().log2() as f32;
             let a = abs_range(x);
             make(r, ex, || if a.0 <= 0.0 { None } else { mono(f64::log2, a) }, t.bound(f64::from(r), 0.0))
         }
-        "exp" => {
+        Op::Exp => {
             let r = x64.exp2() as f32;
             make(r, ex, || mono(f64::exp2, iv(x)), t.bound(f64::from(r), x64))
         }
-        "sin" | "cos" => {
+        Op::Sin | Op::Cos => {
             if hi(x).abs().max(lo(x).abs()) > TRIG_MAX_ARG {
                 return UNKNOWN;
             }
-            let r = if op == "sin" { x64.sin() } else { x64.cos() } as f32;
+            let r = if op == Op::Sin { x64.sin() } else { x64.cos() } as f32;
             // |sin'| <= 1: the output moves at most as far as the input.
             make(r, ex, || Some((f64::from(r) - f64::from(x.err), f64::from(r) + f64::from(x.err))), t.bound(f64::from(r), x64))
         }
-        "sgn" => {
+        Op::Sgn => {
             let s = if xv > 0.0 {
                 1.0
             } else if xv < 0.0 {
@@ -401,11 +463,40 @@ fn unary(op: &str, x: V) -> V {
                 UNKNOWN
             }
         }
-        other => unreachable!("{other} is not a unary lane op"),
+        Op::Add
+        | Op::Sub
+        | Op::Mul
+        | Op::Div
+        | Op::Min
+        | Op::Max
+        | Op::Pow
+        | Op::Nrm
+        | Op::Crs
+        | Op::Dp3
+        | Op::Dp4
+        | Op::M33
+        | Op::M44
+        | Op::M34
+        | Op::Ddx
+        | Op::Ddy
+        | Op::Ife
+        | Op::Ine
+        | Op::Ifg
+        | Op::Ifl
+        | Op::Els
+        | Op::Eif
+        | Op::Ted
+        | Op::Kil
+        | Op::Tex
+        | Op::Sge
+        | Op::Slt
+        | Op::Seq
+        | Op::Sne
+        | Op::Tld => unreachable!("{} is not a unary lane op", op.name()),
     }
 }
 
-fn binary(op: &str, a: V, b: V) -> V {
+fn binary(op: Op, a: V, b: V) -> V {
     if !a.is_known() || !b.is_known() {
         return UNKNOWN;
     }
@@ -414,20 +505,20 @@ fn binary(op: &str, a: V, b: V) -> V {
     let (av, bv) = (a.value, b.value);
     let (ai, bi) = (iv(a), iv(b));
     match op {
-        "add" => make(av + bv, ex, || Some((ai.0 + bi.0, ai.1 + bi.1)), 0.0),
-        "sub" => make(av - bv, ex, || Some((ai.0 - bi.1, ai.1 - bi.0)), 0.0),
-        "mul" => make(av * bv, ex, || Some(mul_range(ai, bi)), 0.0),
-        "div" => {
+        Op::Add => make(av + bv, ex, || Some((ai.0 + bi.0, ai.1 + bi.1)), 0.0),
+        Op::Sub => make(av - bv, ex, || Some((ai.0 - bi.1, ai.1 - bi.0)), 0.0),
+        Op::Mul => make(av * bv, ex, || Some(mul_range(ai, bi)), 0.0),
+        Op::Div => {
             let r = av / bv;
             make(r, ex, || if bi.0 <= 0.0 && bi.1 >= 0.0 { None } else { Some(mul_range(ai, (1.0 / bi.1, 1.0 / bi.0))) }, t.bound(f64::from(r), 0.0))
         }
-        "min" => make(av.min(bv), ex, || Some((ai.0.min(bi.0), ai.1.min(bi.1))), 0.0),
-        "max" => make(av.max(bv), ex, || Some((ai.0.max(bi.0), ai.1.max(bi.1))), 0.0),
-        "sge" => flag(decide(ex, av >= bv, ai.0 >= bi.1, ai.1 < bi.0)),
-        "slt" => flag(decide(ex, av < bv, ai.1 < bi.0, ai.0 >= bi.1)),
-        "seq" => flag(decide(ex, av == bv, false, ai.1 < bi.0 || bi.1 < ai.0)),
-        "sne" => flag(decide(ex, av != bv, ai.1 < bi.0 || bi.1 < ai.0, false)),
-        "pow" => {
+        Op::Min => make(av.min(bv), ex, || Some((ai.0.min(bi.0), ai.1.min(bi.1))), 0.0),
+        Op::Max => make(av.max(bv), ex, || Some((ai.0.max(bi.0), ai.1.max(bi.1))), 0.0),
+        Op::Sge => flag(decide(ex, av >= bv, ai.0 >= bi.1, ai.1 < bi.0)),
+        Op::Slt => flag(decide(ex, av < bv, ai.1 < bi.0, ai.0 >= bi.1)),
+        Op::Seq => flag(decide(ex, av == bv, false, ai.1 < bi.0 || bi.1 < ai.0)),
+        Op::Sne => flag(decide(ex, av != bv, ai.1 < bi.0 || bi.1 < ai.0, false)),
+        Op::Pow => {
             // D3D9 heritage: pow(|a|, b).
             let aa = f64::from(av).abs();
             let ar = abs_range(a);
@@ -446,12 +537,43 @@ fn binary(op: &str, a: V, b: V) -> V {
             };
             make(r, ex, corners, t.bound(f64::from(r), e))
         }
-        other => unreachable!("{other} is not a binary lane op"),
+        Op::Mov
+        | Op::Rcp
+        | Op::Frc
+        | Op::Sqt
+        | Op::Rsq
+        | Op::Log
+        | Op::Exp
+        | Op::Nrm
+        | Op::Sin
+        | Op::Cos
+        | Op::Crs
+        | Op::Dp3
+        | Op::Dp4
+        | Op::Abs
+        | Op::Neg
+        | Op::Sat
+        | Op::M33
+        | Op::M44
+        | Op::M34
+        | Op::Ddx
+        | Op::Ddy
+        | Op::Ife
+        | Op::Ine
+        | Op::Ifg
+        | Op::Ifl
+        | Op::Els
+        | Op::Eif
+        | Op::Ted
+        | Op::Kil
+        | Op::Tex
+        | Op::Sgn
+        | Op::Tld => unreachable!("{} is not a binary lane op", op.name()),
     }
 }
 
 /// `Σ a[i]·b[i]` over the first `n` lanes, with the op's tolerance.
-fn dot(op: &str, n: usize, a: &Reg, b: &Reg) -> V {
+fn dot(op: Op, n: usize, a: &Reg, b: &Reg) -> V {
     if a[..n].iter().chain(&b[..n]).any(|x| !x.is_known()) {
         return UNKNOWN;
     }
@@ -567,14 +689,15 @@ impl<'a> Machine<'a> {
         let prog = self.prog;
         for t in &prog.tokens {
             let name = t.op.name();
+            let closes_block = matches!(t.op, Op::Els | Op::Eif);
             let live: Vec<bool> = (0..n).map(|l| active[l] && !self.lanes[l].dead).collect();
             let any_live = live.iter().any(|&a| a);
             let all_live = live.iter().all(|&a| a);
-            if any_live || matches!(name, "els" | "eif") {
+            if any_live || closes_block {
                 self.executed.insert(name);
             }
             let depth = stack.len() as u32;
-            if any_live && !matches!(name, "els" | "eif") {
+            if any_live && !closes_block {
                 self.flow.max_depth = self.flow.max_depth.max(depth);
                 let indirect = [t.src1, if let Operand2::Source(s) = t.src2 { Some(s) } else { None }]
                     .iter()
@@ -582,15 +705,15 @@ impl<'a> Machine<'a> {
                     .count() as u64;
                 self.flow.relative_reads += indirect * live.iter().filter(|&&a| a).count() as u64;
             }
-            if name == "tex" && depth > 0 && any_live && n == 4 {
+            if t.op == Op::Tex && depth > 0 && any_live && n == 4 {
                 if all_live {
                     self.flow.tex_in_branch += 1;
                 } else {
                     self.flow.tex_divergent += 1;
                 }
             }
-            match name {
-                "ife" | "ine" | "ifg" | "ifl" => {
+            match t.op {
+                Op::Ife | Op::Ine | Op::Ifg | Op::Ifl => {
                     let mut cond = vec![false; n];
                     for l in 0..n {
                         if !live[l] {
@@ -604,12 +727,13 @@ impl<'a> Machine<'a> {
                             let ex = exact(a) && exact(b);
                             let (ai, bi) = (iv(a), iv(b));
                             let disjoint = ai.1 < bi.0 || bi.1 < ai.0;
-                            match name {
-                                "ife" => decide(ex, a.value == b.value, false, disjoint),
-                                "ine" => decide(ex, a.value != b.value, disjoint, false),
+                            match t.op {
+                                Op::Ife => decide(ex, a.value == b.value, false, disjoint),
+                                Op::Ine => decide(ex, a.value != b.value, disjoint, false),
                                 // CHOICE (notes §5 OPEN): ifg is `>=` (the docs' text), `>` with ifg_strict.
-                                "ifg" if self.opts.ifg_strict => decide(ex, a.value > b.value, ai.0 > bi.1, ai.1 <= bi.0),
-                                "ifg" => decide(ex, a.value >= b.value, ai.0 >= bi.1, ai.1 < bi.0),
+                                Op::Ifg if self.opts.ifg_strict => decide(ex, a.value > b.value, ai.0 > bi.1, ai.1 <= bi.0),
+                                Op::Ifg => decide(ex, a.value >= b.value, ai.0 >= bi.1, ai.1 < bi.0),
+                                // ifl (the arm's other ops never reach here)
                                 _ => decide(ex, a.value < b.value, ai.1 < bi.0, ai.0 >= bi.1),
                             }
                         };
@@ -643,17 +767,17 @@ impl<'a> Machine<'a> {
                     }
                     stack.push((before, cond));
                 }
-                "els" => {
+                Op::Els => {
                     let (before, cond) = stack.last().expect("decoder checks nesting");
                     for l in 0..n {
                         active[l] = before[l] && !cond[l];
                     }
                 }
-                "eif" => {
+                Op::Eif => {
                     let (before, _) = stack.pop().expect("decoder checks nesting");
                     active = before;
                 }
-                "kil" => {
+                Op::Kil => {
                     let dead_before = self.lanes.iter().filter(|l| l.dead).count();
                     for l in 0..n {
                         if !live[l] {
@@ -675,7 +799,7 @@ impl<'a> Machine<'a> {
                         self.flow.kil_in_branch += 1;
                     }
                 }
-                "ddx" | "ddy" => {
+                Op::Ddx | Op::Ddy => {
                     let d = t.dest.expect("decoded");
                     let vals: Vec<Reg> = (0..n).map(|l| self.src1(l, t)).collect();
                     // Derivatives are defined only in control flow that is uniform over the quad:
@@ -697,12 +821,45 @@ impl<'a> Machine<'a> {
                             continue;
                         }
                         // Fine derivatives within the 2×2 quad.
-                        let (a, b) = if name == "ddx" { (l & 2, (l & 2) | 1) } else { (l & 1, (l & 1) | 2) };
-                        let v: Reg = if quad_uniform { std::array::from_fn(|c| binary("sub", vals[b][c], vals[a][c])) } else { [UNKNOWN; 4] };
+                        let (a, b) = if t.op == Op::Ddx { (l & 2, (l & 2) | 1) } else { (l & 1, (l & 1) | 2) };
+                        let v: Reg = if quad_uniform { std::array::from_fn(|c| binary(Op::Sub, vals[b][c], vals[a][c])) } else { [UNKNOWN; 4] };
                         self.write(l, &d, d.mask, v);
                     }
                 }
-                _ => {
+                Op::Mov
+                | Op::Add
+                | Op::Sub
+                | Op::Mul
+                | Op::Div
+                | Op::Rcp
+                | Op::Min
+                | Op::Max
+                | Op::Frc
+                | Op::Sqt
+                | Op::Rsq
+                | Op::Pow
+                | Op::Log
+                | Op::Exp
+                | Op::Nrm
+                | Op::Sin
+                | Op::Cos
+                | Op::Crs
+                | Op::Dp3
+                | Op::Dp4
+                | Op::Abs
+                | Op::Neg
+                | Op::Sat
+                | Op::M33
+                | Op::M44
+                | Op::M34
+                | Op::Ted
+                | Op::Tex
+                | Op::Sge
+                | Op::Slt
+                | Op::Sgn
+                | Op::Seq
+                | Op::Sne
+                | Op::Tld => {
                     let d = t.dest.expect("ops with a value have a destination");
                     for l in 0..n {
                         if live[l] {
@@ -717,42 +874,45 @@ impl<'a> Machine<'a> {
 
     /// The value of an arithmetic/texture token for one lane, and the mask it writes.
     fn compute(&self, l: usize, t: &Token) -> (u8, Reg) {
-        let name = t.op.name();
+        let op = t.op;
         let mask = t.dest.expect("decoded").mask;
-        let lanewise1 = |a: Reg| -> Reg { std::array::from_fn(|i| unary(name, a[i])) };
-        let lanewise2 = |a: Reg, b: Reg| -> Reg { std::array::from_fn(|i| binary(name, a[i], b[i])) };
-        match name {
-            "mov" | "neg" | "abs" | "sat" | "rcp" | "frc" | "sqt" | "rsq" | "log" | "exp" | "sin" | "cos" | "sgn" => {
+        let lanewise1 = |a: Reg| -> Reg { std::array::from_fn(|i| unary(op, a[i])) };
+        let lanewise2 = |a: Reg, b: Reg| -> Reg { std::array::from_fn(|i| binary(op, a[i], b[i])) };
+        match op {
+            Op::Mov | Op::Neg | Op::Abs | Op::Sat | Op::Rcp | Op::Frc | Op::Sqt | Op::Rsq | Op::Log | Op::Exp | Op::Sin | Op::Cos | Op::Sgn => {
                 (mask, lanewise1(self.src1(l, t)))
             }
-            "add" | "sub" | "mul" | "div" | "min" | "max" | "sge" | "slt" | "seq" | "sne" | "pow" => {
+            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Min | Op::Max | Op::Sge | Op::Slt | Op::Seq | Op::Sne | Op::Pow => {
                 (mask, lanewise2(self.src1(l, t), self.src2(l, t)))
             }
-            "dp3" => (mask, [dot(name, 3, &self.src1(l, t), &self.src2(l, t)); 4]),
-            "dp4" => (mask, [dot(name, 4, &self.src1(l, t), &self.src2(l, t)); 4]),
+            Op::Dp3 => (mask, [dot(op, 3, &self.src1(l, t), &self.src2(l, t)); 4]),
+            Op::Dp4 => (mask, [dot(op, 4, &self.src1(l, t), &self.src2(l, t)); 4]),
             // Matrix ops: lane i = dot(src1, the register i rows after src2's); CHOICE (notes
             // §5): m33/m34 write xyz only, m44 all four.
-            "m33" | "m34" | "m44" => {
+            Op::M33 | Op::M34 | Op::M44 => {
                 let Operand2::Source(m) = &t.src2 else { unreachable!() };
                 let v = self.src1(l, t);
-                let (n, rows, mask) = match name {
-                    "m33" => (3, 3, mask & 7),
-                    "m34" => (4, 3, mask & 7),
+                let (n, rows, mask) = match op {
+                    Op::M33 => (3, 3, mask & 7),
+                    Op::M34 => (4, 3, mask & 7),
                     _ => (4, 4, mask),
                 };
-                let out = std::array::from_fn(|i| if i < rows { dot(name, n, &v, &self.read(l, m, i as u32)) } else { Expect::exact(0.0) });
+                let out = std::array::from_fn(|i| if i < rows { dot(op, n, &v, &self.read(l, m, i as u32)) } else { Expect::exact(0.0) });
                 (mask, out)
             }
             // nrm and crs define xyz only (CHOICE: w is never written).
-            "nrm" => (mask & 7, normalize(&self.src1(l, t))),
-            "crs" => (mask & 7, cross(&self.src1(l, t), &self.src2(l, t))),
+            Op::Nrm => (mask & 7, normalize(&self.src1(l, t))),
+            Op::Crs => (mask & 7, cross(&self.src1(l, t), &self.src2(l, t))),
             // tld (AGAL4 vertex texture fetch): CHOICE (lowering): explicit LOD from coord.w,
             // which cannot matter for the single-level textures the harness binds.
-            "tex" | "tld" => {
+            Op::Tex | Op::Tld => {
                 let Operand2::Sampler(s) = &t.src2 else { unreachable!() };
                 (mask, self.sample(&self.src1(l, t), s))
             }
-            other => unreachable!("no semantics for {other} (the decoder rejects it)"),
+            // `ted` is rejected by the decoder; control flow, `kil` and derivatives are `run`'s.
+            Op::Ted | Op::Ife | Op::Ine | Op::Ifg | Op::Ifl | Op::Els | Op::Eif | Op::Kil | Op::Ddx | Op::Ddy => {
+                unreachable!("{} has no value computed per lane here", op.name())
+            }
         }
     }
 
@@ -832,7 +992,7 @@ fn normalize(x: &Reg) -> Reg {
         return [UNKNOWN; 4];
     }
     let ex = e == 0.0;
-    let tol = tolerance("nrm");
+    let tol = tolerance(Op::Nrm);
     for i in 0..3 {
         let r = (v[i] / len) as f32;
         // |Δ(x/|x|)| <= 2|Δx| / (|x| - |Δx|).
@@ -848,7 +1008,7 @@ fn cross(a: &Reg, b: &Reg) -> Reg {
         return [UNKNOWN; 4];
     }
     let ex = a[..3].iter().chain(&b[..3]).all(|v| exact(*v));
-    let tol = tolerance("crs");
+    let tol = tolerance(Op::Crs);
     for (i, (j, k)) in [(1, 2), (2, 0), (0, 1)].into_iter().enumerate() {
         let p = f64::from(a[j].value) * f64::from(b[k].value);
         let q = f64::from(a[k].value) * f64::from(b[j].value);
