@@ -22,6 +22,9 @@
 //! let bytes = dxil.get(shrec_runtime::Slice::single(e.dxil_offset, e.dxil_size))?;
 //! ```
 
+// Decoding only: slices, zstd (through its safe API) and SMOL-V; nothing here needs `unsafe`.
+#![forbid(unsafe_code)]
+
 pub mod smolv;
 
 use std::borrow::Cow;

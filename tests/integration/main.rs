@@ -29,6 +29,7 @@ mod embed_cargo;
 mod embed_cmake;
 mod embed_layouts;
 mod fuzz_regressions;
+mod golden_hlsl;
 mod gx2_containers;
 mod gx2_disasm;
 mod gx2_translate;
