@@ -43,7 +43,7 @@
 use super::asm::{self, Alu, Src};
 use super::{container, random_cases, TestProgram};
 use crate::Rng;
-use shrec::formats::xenos::ucode::VECTOR_OPS;
+use shrec::formats::xenos::ucode::{ScalarOp, VectorOp, VECTOR_OPS};
 
 /// Data registers the random ALU instructions write.
 const DATA_FIRST: u32 = 2;
@@ -82,17 +82,113 @@ const LINEAR_BUDGET: usize = 48;
 /// Instructions per exec (the clause's 3-bit count; fxc fills at most 6).
 const CLAUSE_MAX: usize = 6;
 
-// Vector and scalar opcodes (ucode.rs VECTOR_OPS / SCALAR_OPS).
-const ADD: u32 = 0;
-const FLOOR: u32 = 10;
-const SEQ: u32 = 4;
-const SETP_EQ_PUSH: u32 = 20;
-const KILL_EQ: u32 = 24;
-const SETP_EQ: u32 = 27;
-const SETP_INV: u32 = 31;
-const SETP_POP: u32 = 32;
-const SETP_RSTR: u32 = 34;
-const NO_SCALAR: u32 = 50;
+// Vector and scalar opcode fields, from the decoder's tables (ucode.rs `VectorOp` / `ScalarOp`).
+const ADD: u32 = VectorOp::Add.code();
+const FLOOR: u32 = VectorOp::Floor.code();
+const SEQ: u32 = VectorOp::Seq.code();
+const SETP_EQ_PUSH: u32 = VectorOp::SetpEqPush.code();
+const KILL_EQ: u32 = VectorOp::KillEq.code();
+const SETP_EQ: u32 = ScalarOp::SetpEq.code();
+const SETP_INV: u32 = ScalarOp::SetpInv.code();
+const SETP_POP: u32 = ScalarOp::SetpPop.code();
+const SETP_RSTR: u32 = ScalarOp::SetpRstr.code();
+const NO_SCALAR: u32 = ScalarOp::RetainPrev.code();
+
+/// Whether a random body instruction may use a vector op: not the predicate, kill and a0
+/// writers (the generated control flow owns p0, kills and a0), nor `cube` and `dst`, whose
+/// operand shapes the body generator does not build. Exhaustive, so that a new opcode in the
+/// decoder's table must be placed here.
+fn body_vector_op(op: VectorOp) -> bool {
+    match op {
+        VectorOp::Add
+        | VectorOp::Mul
+        | VectorOp::Max
+        | VectorOp::Min
+        | VectorOp::Seq
+        | VectorOp::Sgt
+        | VectorOp::Sge
+        | VectorOp::Sne
+        | VectorOp::Frc
+        | VectorOp::Trunc
+        | VectorOp::Floor
+        | VectorOp::Mad
+        | VectorOp::CndEq
+        | VectorOp::CndGe
+        | VectorOp::CndGt
+        | VectorOp::Dp4
+        | VectorOp::Dp3
+        | VectorOp::Dp2Add
+        | VectorOp::Max4 => true,
+        VectorOp::Cube
+        | VectorOp::SetpEqPush
+        | VectorOp::SetpNePush
+        | VectorOp::SetpGtPush
+        | VectorOp::SetpGePush
+        | VectorOp::KillEq
+        | VectorOp::KillGt
+        | VectorOp::KillGe
+        | VectorOp::KillNe
+        | VectorOp::Dst
+        | VectorOp::MaxA => false,
+    }
+}
+
+/// As [`body_vector_op`] for scalar ops: not the a0, predicate and kill writers, nor the hole 41.
+fn body_scalar_op(op: ScalarOp) -> bool {
+    match op {
+        ScalarOp::MaxAs
+        | ScalarOp::MaxAsf
+        | ScalarOp::SetpEq
+        | ScalarOp::SetpNe
+        | ScalarOp::SetpGt
+        | ScalarOp::SetpGe
+        | ScalarOp::SetpInv
+        | ScalarOp::SetpPop
+        | ScalarOp::SetpClr
+        | ScalarOp::SetpRstr
+        | ScalarOp::KillsEq
+        | ScalarOp::KillsGt
+        | ScalarOp::KillsGe
+        | ScalarOp::KillsNe
+        | ScalarOp::KillsOne
+        | ScalarOp::Undefined41 => false,
+        ScalarOp::Adds
+        | ScalarOp::AddsPrev
+        | ScalarOp::Muls
+        | ScalarOp::MulsPrev
+        | ScalarOp::MulsPrev2
+        | ScalarOp::Maxs
+        | ScalarOp::Mins
+        | ScalarOp::Seqs
+        | ScalarOp::Sgts
+        | ScalarOp::Sges
+        | ScalarOp::Snes
+        | ScalarOp::Frcs
+        | ScalarOp::Truncs
+        | ScalarOp::Floors
+        | ScalarOp::Exp
+        | ScalarOp::Logc
+        | ScalarOp::Log
+        | ScalarOp::Rcpc
+        | ScalarOp::Rcpf
+        | ScalarOp::Rcp
+        | ScalarOp::Rsqc
+        | ScalarOp::Rsqf
+        | ScalarOp::Rsq
+        | ScalarOp::Subs
+        | ScalarOp::SubsPrev
+        | ScalarOp::Sqrt
+        | ScalarOp::Mulsc0
+        | ScalarOp::Mulsc1
+        | ScalarOp::Addsc0
+        | ScalarOp::Addsc1
+        | ScalarOp::Subsc0
+        | ScalarOp::Subsc1
+        | ScalarOp::Sin
+        | ScalarOp::Cos
+        | ScalarOp::RetainPrev => true,
+    }
+}
 
 /// One microcode instruction waiting for its exec: words, fetch or ALU, and its predication
 /// (`Some(c)`: runs when p0 == c).
@@ -292,8 +388,8 @@ impl Shaped<'_> {
     /// A random ALU instruction writing data registers only: no predicate, a0 or kill writers
     /// (p0 is the control flow's), predicated when `ctx.pred`.
     fn body_alu(&mut self, ctx: &Ctx) -> Alu {
-        let vops: Vec<u32> = (0..30).filter(|o| !matches!(o, 18 | 20..=29)).collect();
-        let sops: Vec<u32> = (0..51).filter(|o| !matches!(o, 23 | 24 | 27..=39 | 41)).collect();
+        let vops: Vec<u32> = VectorOp::ALL.iter().filter(|o| body_vector_op(**o)).map(|o| o.code()).collect();
+        let sops: Vec<u32> = ScalarOp::ALL.iter().filter(|o| body_scalar_op(**o)).map(|o| o.code()).collect();
         let mut a = Alu { vop: *self.rng.pick(&vops), sop: *self.rng.pick(&sops), ..Default::default() };
         if self.rng.chance(25) {
             a.sop = NO_SCALAR;

@@ -16,7 +16,7 @@
 use crate::{ulp, Expect, TextureShape};
 use shrec::formats::xenos::container::Container;
 use shrec::formats::xenos::memexport::{self, EA, EM0, EM_COUNT};
-use shrec::formats::xenos::ucode::{Addr, Alu, Cf, CfOp, Fetch, Instr, Operand, Program, CF_NAMES, SCALAR_OPS, VECTOR_OPS};
+use shrec::formats::xenos::ucode::{Addr, Alu, Cf, CfOp, Fetch, FetchOp, Instr, Operand, Program, ScalarOp, VectorOp};
 use std::collections::{BTreeMap, BTreeSet};
 
 type V = Expect;
@@ -572,8 +572,9 @@ impl M<'_> {
 
     /// Vector op: result (None when the op only changes state and writes its result in place).
     fn vector(&mut self, a: &Alu) -> R4 {
-        let op = a.vector_opcode();
-        let n = VECTOR_OPS[op as usize].1 as u32;
+        // The lowering refuses the two codes that are not opcodes (30, 31) before anything runs.
+        let Some(op) = a.vector_op() else { return [UNKNOWN; 4] };
+        let n = u32::from(op.info().srcs);
         let s: Vec<R4> = (1..=n).map(|i| self.operand(&a.vector_src(i))).collect();
         let per = |f: &dyn Fn(usize) -> V| -> R4 { std::array::from_fn(f) };
         let bool1 = |c: Option<bool>| match c {
@@ -582,35 +583,35 @@ impl M<'_> {
             None => UNKNOWN,
         };
         match op {
-            0 => per(&|k| add(s[0][k], s[1][k])),
-            1 => per(&|k| mul(s[0][k], s[1][k])),
-            2 => per(&|k| select(decide(Cmp::Ge, s[0][k], s[1][k]), s[0][k], s[1][k])),
-            3 => per(&|k| select(decide(Cmp::Lt, s[0][k], s[1][k]), s[0][k], s[1][k])),
-            4 => per(&|k| bool1(decide(Cmp::Eq, s[0][k], s[1][k]))),
-            5 => per(&|k| bool1(decide(Cmp::Gt, s[0][k], s[1][k]))),
-            6 => per(&|k| bool1(decide(Cmp::Ge, s[0][k], s[1][k]))),
-            7 => per(&|k| bool1(decide(Cmp::Ne, s[0][k], s[1][k]))),
-            8 => per(&|k| frac_v(s[0][k])),
-            9 => per(&|k| trunc_v(s[0][k])),
-            10 => per(&|k| floor_v(s[0][k])),
-            11 => per(&|k| add(mul(s[0][k], s[1][k]), s[2][k])),
-            12 => per(&|k| select(decide(Cmp::Eq, s[0][k], ex(0.0)), s[1][k], s[2][k])),
-            13 => per(&|k| select(decide(Cmp::Ge, s[0][k], ex(0.0)), s[1][k], s[2][k])),
-            14 => per(&|k| select(decide(Cmp::Gt, s[0][k], ex(0.0)), s[1][k], s[2][k])),
-            15 | 16 => {
-                let m = if op == 15 { 4 } else { 3 };
+            VectorOp::Add => per(&|k| add(s[0][k], s[1][k])),
+            VectorOp::Mul => per(&|k| mul(s[0][k], s[1][k])),
+            VectorOp::Max => per(&|k| select(decide(Cmp::Ge, s[0][k], s[1][k]), s[0][k], s[1][k])),
+            VectorOp::Min => per(&|k| select(decide(Cmp::Lt, s[0][k], s[1][k]), s[0][k], s[1][k])),
+            VectorOp::Seq => per(&|k| bool1(decide(Cmp::Eq, s[0][k], s[1][k]))),
+            VectorOp::Sgt => per(&|k| bool1(decide(Cmp::Gt, s[0][k], s[1][k]))),
+            VectorOp::Sge => per(&|k| bool1(decide(Cmp::Ge, s[0][k], s[1][k]))),
+            VectorOp::Sne => per(&|k| bool1(decide(Cmp::Ne, s[0][k], s[1][k]))),
+            VectorOp::Frc => per(&|k| frac_v(s[0][k])),
+            VectorOp::Trunc => per(&|k| trunc_v(s[0][k])),
+            VectorOp::Floor => per(&|k| floor_v(s[0][k])),
+            VectorOp::Mad => per(&|k| add(mul(s[0][k], s[1][k]), s[2][k])),
+            VectorOp::CndEq => per(&|k| select(decide(Cmp::Eq, s[0][k], ex(0.0)), s[1][k], s[2][k])),
+            VectorOp::CndGe => per(&|k| select(decide(Cmp::Ge, s[0][k], ex(0.0)), s[1][k], s[2][k])),
+            VectorOp::CndGt => per(&|k| select(decide(Cmp::Gt, s[0][k], ex(0.0)), s[1][k], s[2][k])),
+            VectorOp::Dp4 | VectorOp::Dp3 => {
+                let m = if op == VectorOp::Dp4 { 4 } else { 3 };
                 let mut acc = mul(s[0][0], s[1][0]);
                 for k in 1..m {
                     acc = add(acc, mul(s[0][k], s[1][k]));
                 }
                 [acc; 4]
             }
-            17 => {
+            VectorOp::Dp2Add => {
                 let d = add(add(mul(s[0][0], s[1][0]), mul(s[0][1], s[1][1])), s[2][0]);
                 [d; 4]
             }
-            18 => cube(s[0][2], s[0][3], s[0][0]),
-            19 => {
+            VectorOp::Cube => cube(s[0][2], s[0][3], s[0][0]),
+            VectorOp::Max4 => {
                 // max(x, y, z, w) as a chain of `a >= b ? a : b`.
                 let mut m = s[0][0];
                 for k in 1..4 {
@@ -618,8 +619,13 @@ impl M<'_> {
                 }
                 [m; 4]
             }
-            20..=23 => {
-                let c = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Ge][(op - 20) as usize];
+            VectorOp::SetpEqPush | VectorOp::SetpNePush | VectorOp::SetpGtPush | VectorOp::SetpGePush => {
+                let c = match op {
+                    VectorOp::SetpEqPush => Cmp::Eq,
+                    VectorOp::SetpNePush => Cmp::Ne,
+                    VectorOp::SetpGtPush => Cmp::Gt,
+                    _ => Cmp::Ge,
+                };
                 let and = |x: Option<bool>, y: Option<bool>| match (x, y) {
                     (Some(false), _) | (_, Some(false)) => Some(false),
                     (Some(true), Some(true)) => Some(true),
@@ -629,8 +635,13 @@ impl M<'_> {
                 let hit = and(decide(Cmp::Eq, s[0][0], ex(0.0)), decide(c, s[1][0], ex(0.0)));
                 [select(hit, ex(0.0), add(s[0][0], ex(1.0))); 4]
             }
-            24..=27 => {
-                let c = [Cmp::Eq, Cmp::Gt, Cmp::Ge, Cmp::Ne][(op - 24) as usize];
+            VectorOp::KillEq | VectorOp::KillGt | VectorOp::KillGe | VectorOp::KillNe => {
+                let c = match op {
+                    VectorOp::KillEq => Cmp::Eq,
+                    VectorOp::KillGt => Cmp::Gt,
+                    VectorOp::KillGe => Cmp::Ge,
+                    _ => Cmp::Ne,
+                };
                 let mut any = Some(false);
                 for k in 0..4 {
                     any = match (any, decide(c, s[0][k], s[1][k])) {
@@ -641,17 +652,17 @@ impl M<'_> {
                 }
                 [self.kill(any); 4]
             }
-            28 => [ex(1.0), mul(s[0][1], s[1][1]), s[0][2], s[1][3]],
-            29 => {
+            VectorOp::Dst => [ex(1.0), mul(s[0][1], s[1][1]), s[0][2], s[1][3]],
+            VectorOp::MaxA => {
                 self.a0 = a0_from(s[0][3], true);
                 per(&|k| select(decide(Cmp::Ge, s[0][k], s[1][k]), s[0][k], s[1][k]))
             }
-            _ => [UNKNOWN; 4],
         }
     }
 
     fn scalar(&mut self, a: &Alu) -> V {
-        let op = a.scalar_opcode();
+        // Every 6-bit value but 51-63 is an opcode; the lowering refuses those (and 41).
+        let Some(op) = a.scalar_op() else { return UNKNOWN };
         let srcs: Vec<R4> = a.scalar_srcs().iter().map(|o| self.operand(o)).collect();
         let av = srcs.first().map_or(UNKNOWN, |s| s[0]);
         let bv = srcs.first().map_or(UNKNOWN, |s| s[1]);
@@ -666,11 +677,11 @@ impl M<'_> {
             b(c, zero, other)
         };
         match op {
-            0 => add(av, bv),
-            1 => add(av, ps),
-            2 => mul(av, bv),
-            3 => mul(av, ps),
-            4 => {
+            ScalarOp::Adds => add(av, bv),
+            ScalarOp::AddsPrev => add(av, ps),
+            ScalarOp::Muls => mul(av, bv),
+            ScalarOp::MulsPrev => mul(av, ps),
+            ScalarOp::MulsPrev2 => {
                 // muls_prev2: ps == -FLT_MAX || !isfinite(ps) || !isfinite(b) || b <= 0 ? -FLT_MAX : a * ps
                 if !is_exact(ps) || !is_exact(bv) {
                     return UNKNOWN;
@@ -681,34 +692,34 @@ impl M<'_> {
                     mul(av, ps)
                 }
             }
-            5 => b(decide(Cmp::Ge, av, bv), av, bv),
-            6 => b(decide(Cmp::Lt, av, bv), av, bv),
-            7 => b(decide(Cmp::Eq, av, zero), one, zero),
-            8 => b(decide(Cmp::Gt, av, zero), one, zero),
-            9 => b(decide(Cmp::Ge, av, zero), one, zero),
-            10 => b(decide(Cmp::Ne, av, zero), one, zero),
-            11 => frac_v(av),
-            12 => trunc_v(av),
-            13 => floor_v(av),
-            14 => {
+            ScalarOp::Maxs => b(decide(Cmp::Ge, av, bv), av, bv),
+            ScalarOp::Mins => b(decide(Cmp::Lt, av, bv), av, bv),
+            ScalarOp::Seqs => b(decide(Cmp::Eq, av, zero), one, zero),
+            ScalarOp::Sgts => b(decide(Cmp::Gt, av, zero), one, zero),
+            ScalarOp::Sges => b(decide(Cmp::Ge, av, zero), one, zero),
+            ScalarOp::Snes => b(decide(Cmp::Ne, av, zero), one, zero),
+            ScalarOp::Frcs => frac_v(av),
+            ScalarOp::Truncs => trunc_v(av),
+            ScalarOp::Floors => floor_v(av),
+            ScalarOp::Exp => {
                 // exp: src == 0 ? 1 : 2^src
                 if is_exact(av) && av.value == 0.0 {
                     return one;
                 }
                 unary("exp", av, f64::exp2)
             }
-            15 | 16 => {
+            ScalarOp::Logc | ScalarOp::Log => {
                 // log: src == 1 ? 0 : log2(src); logc: -inf → -FLT_MAX.
                 if is_exact(av) && av.value == 1.0 {
                     return zero;
                 }
                 let r = unary("log", av, f64::log2);
-                if op == 15 && r.is_known() && r.value == f32::NEG_INFINITY {
+                if op == ScalarOp::Logc && r.is_known() && r.value == f32::NEG_INFINITY {
                     return ex(-fmax);
                 }
                 r
             }
-            17..=22 => {
+            ScalarOp::Rcpc | ScalarOp::Rcpf | ScalarOp::Rcp | ScalarOp::Rsqc | ScalarOp::Rsqf | ScalarOp::Rsq => {
                 // rcp / rsq: src == 1 ? 1 : 1/src (1/sqrt(src)); c: ±inf → ±FLT_MAX; f: ±inf → ±0.
                 if is_exact(av) && av.value == 1.0 {
                     return one;
@@ -716,76 +727,82 @@ impl M<'_> {
                 // rsq of -0: IEEE gives 1/sqrt(-0) = -inf, but lavapipe's reciprocal square root
                 // of -0 does not go through the clamp (observed: rsqf(-0) = -inf); not
                 // determined (docs/xenos.md, verification limits).
-                if op >= 20 && av.is_known() && av.value == 0.0 && av.value.is_sign_negative() {
+                let is_rsq = matches!(op, ScalarOp::Rsqc | ScalarOp::Rsqf | ScalarOp::Rsq);
+                if is_rsq && av.is_known() && av.value == 0.0 && av.value.is_sign_negative() {
                     return UNKNOWN;
                 }
-                let r = if op <= 19 { unary("rcp", av, |x| 1.0 / x) } else { unary("rsq", av, |x| 1.0 / x.sqrt()) };
-                let variant = (op - 17) % 3;
+                let r = if !is_rsq { unary("rcp", av, |x| 1.0 / x) } else { unary("rsq", av, |x| 1.0 / x.sqrt()) };
                 if r.is_known() && r.value.is_infinite() {
                     let sign = r.value.signum();
-                    return match variant {
-                        0 => ex(sign * fmax),
-                        1 => ex(sign * 0.0),
+                    return match op {
+                        ScalarOp::Rcpc | ScalarOp::Rsqc => ex(sign * fmax),
+                        ScalarOp::Rcpf | ScalarOp::Rsqf => ex(sign * 0.0),
                         _ => r,
                     };
                 }
                 r
             }
-            23 | 24 => {
-                self.a0 = a0_from(av, op == 23);
+            ScalarOp::MaxAs | ScalarOp::MaxAsf => {
+                self.a0 = a0_from(av, op == ScalarOp::MaxAs);
                 b(decide(Cmp::Ge, av, bv), av, bv)
             }
-            25 => sub(av, bv),
-            26 => sub(av, ps),
-            27..=30 => {
-                let c = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Ge][(op - 27) as usize];
+            ScalarOp::Subs => sub(av, bv),
+            ScalarOp::SubsPrev => sub(av, ps),
+            ScalarOp::SetpEq | ScalarOp::SetpNe | ScalarOp::SetpGt | ScalarOp::SetpGe => {
+                let c = match op {
+                    ScalarOp::SetpEq => Cmp::Eq,
+                    ScalarOp::SetpNe => Cmp::Ne,
+                    ScalarOp::SetpGt => Cmp::Gt,
+                    _ => Cmp::Ge,
+                };
                 let d = decide(c, av, zero);
                 setp(self, d, one)
             }
-            31 => {
+            ScalarOp::SetpInv => {
                 // setp_inv: src == 1 → 0, p0 = 1; else (src == 0 ? 1 : src), p0 = 0.
                 let d = decide(Cmp::Eq, av, one);
                 let other = b(decide(Cmp::Eq, av, zero), one, av);
                 setp(self, d, other)
             }
-            32 => {
+            ScalarOp::SetpPop => {
                 // setp_pop: src - 1 <= 0 → 0, p0 = 1; else src - 1, p0 = 0.
                 let m1 = sub(av, one);
                 let d = decide(Cmp::Ge, zero, m1);
                 setp(self, d, m1)
             }
-            33 => {
+            ScalarOp::SetpClr => {
                 self.p0 = Some(false);
                 ex(fmax)
             }
-            34 => {
+            ScalarOp::SetpRstr => {
                 let d = decide(Cmp::Eq, av, zero);
                 setp(self, d, av)
             }
-            35..=39 => {
+            ScalarOp::KillsEq | ScalarOp::KillsGt | ScalarOp::KillsGe | ScalarOp::KillsNe | ScalarOp::KillsOne => {
                 let d = match op {
-                    35 => decide(Cmp::Eq, av, zero),
-                    36 => decide(Cmp::Gt, av, zero),
-                    37 => decide(Cmp::Ge, av, zero),
-                    38 => decide(Cmp::Ne, av, zero),
+                    ScalarOp::KillsEq => decide(Cmp::Eq, av, zero),
+                    ScalarOp::KillsGt => decide(Cmp::Gt, av, zero),
+                    ScalarOp::KillsGe => decide(Cmp::Ge, av, zero),
+                    ScalarOp::KillsNe => decide(Cmp::Ne, av, zero),
                     _ => decide(Cmp::Eq, av, one),
                 };
                 self.kill(d)
             }
-            40 => unary("sqrt", av, f64::sqrt),
-            42..=47 => {
+            ScalarOp::Sqrt => unary("sqrt", av, f64::sqrt),
+            ScalarOp::Mulsc0 | ScalarOp::Mulsc1 | ScalarOp::Addsc0 | ScalarOp::Addsc1 | ScalarOp::Subsc0 | ScalarOp::Subsc1 => {
                 let c = srcs[0][0];
                 let r = srcs[1][0];
                 match op {
-                    42 | 43 => mul(c, r),
-                    44 | 45 => add(c, r),
+                    ScalarOp::Mulsc0 | ScalarOp::Mulsc1 => mul(c, r),
+                    ScalarOp::Addsc0 | ScalarOp::Addsc1 => add(c, r),
                     _ => sub(c, r),
                 }
             }
-            48 => unary("sin", av, f64::sin),
-            49 => unary("cos", av, f64::cos),
-            50 => ps,
-            _ => UNKNOWN,
+            ScalarOp::Sin => unary("sin", av, f64::sin),
+            ScalarOp::Cos => unary("cos", av, f64::cos),
+            ScalarOp::RetainPrev => ps,
+            // Not an opcode (a hole in the table): the lowering refuses it.
+            ScalarOp::Undefined41 => UNKNOWN,
         }
     }
 
@@ -843,15 +860,15 @@ impl M<'_> {
         let a0_before = self.a0;
         let mut a0_after = None;
         if has_v {
-            self.note(VECTOR_OPS[a.vector_opcode() as usize].0);
+            self.note(a.vector_op().map_or("?", VectorOp::name));
             vres = self.vector(a);
-            if a.vector_opcode() == 29 {
+            if a.vector_op() == Some(VectorOp::MaxA) {
                 a0_after = Some(self.a0);
                 self.a0 = a0_before;
             }
         }
         if has_s {
-            self.note(SCALAR_OPS.get(a.scalar_opcode() as usize).map_or("?", |x| x.0));
+            self.note(a.scalar_op().map_or("?", ScalarOp::name));
             sres = self.scalar(a);
         }
         if let Some(v) = a0_after {
@@ -883,8 +900,10 @@ impl M<'_> {
                 return;
             }
         }
-        let value: R4 = match f.opcode() {
-            0 => {
+        // The lowering refuses the 23 values of the field that are not opcodes.
+        let Some(op) = f.op() else { return };
+        let value: R4 = match op {
+            FetchOp::VertexFetch => {
                 self.note("vfetch");
                 // ExpAdjust: times 2^n (an exact power of two, 2^-32 to 2^31; a denormal product
                 // is undetermined, hosts may flush it)
@@ -894,7 +913,7 @@ impl M<'_> {
                     (None, _) => [UNKNOWN; 4],
                 }
             }
-            1 => {
+            FetchOp::TextureFetch => {
                 let dim = f.dimension();
                 self.note(["tfetch1D", "tfetch2D", "tfetch3D", "tfetchCube"][dim as usize]);
                 let [s, t, r] = self.fetch_source(f);
@@ -905,7 +924,7 @@ impl M<'_> {
                     Some(level) => self.sample(f, level, s, if dim == 0 { None } else { Some(t) }),
                 }
             }
-            18 => {
+            FetchOp::GetTextureGradients => {
                 // (ddx(s.x), ddy(s.x), ddx(s.y), ddy(s.y)) of the source (Xenia's translators),
                 // computed by the harness from the quad; vertex shaders have none: 0.
                 self.note("getGradients");
@@ -916,7 +935,7 @@ impl M<'_> {
                     [d[0], d[1], d[2], d[3]]
                 }
             }
-            17 => {
+            FetchOp::GetTextureComputedLod => {
                 // getCompTexLOD (Xenia's translators): the LOD an implicit-derivative fetch at the
                 // source would compute, not clamped, without bias, in x; y, z and w are 0. Where
                 // the fetch would not compute a LOD from derivatives (a vertex shader, no
@@ -931,24 +950,24 @@ impl M<'_> {
                     [self.computed_lod(f, dim, src, d), ex(0.0), ex(0.0), ex(0.0)]
                 }
             }
-            19 => {
+            FetchOp::GetTextureWeights => {
                 let dim = f.dimension();
                 self.note(["getWeights1D", "getWeights2D", "getWeights3D", "getWeightsCube"][dim as usize]);
                 let coord = self.fetch_source(f);
                 self.weights(f, dim, coord)
             }
-            24..=26 => {
-                let name = ["setTexLOD", "setGradientsH", "setGradientsV"][f.opcode() as usize - 24];
-                self.note(name);
+            FetchOp::SetTextureLod | FetchOp::SetTextureGradientsHorz | FetchOp::SetTextureGradientsVert => {
+                self.note(op.name());
                 let sw = self.fetch_source(f);
-                match f.opcode() {
-                    24 => self.reg_lod = sw[0],
-                    25 => self.grad_h = sw,
+                match op {
+                    FetchOp::SetTextureLod => self.reg_lod = sw[0],
+                    FetchOp::SetTextureGradientsHorz => self.grad_h = sw,
                     _ => self.grad_v = sw,
                 }
                 return;
             }
-            _ => [UNKNOWN; 4],
+            // Rejected by the lowering (docs/opcodes/xenos.md): nothing to interpret.
+            FetchOp::GetTextureBorderColorFrac => [UNKNOWN; 4],
         };
         let sw = f.dst_swizzle();
         let mut mask = 0;
@@ -1371,7 +1390,7 @@ pub fn run(c: &Container, p: &Program, s: &State) -> Outcome {
             break;
         }
         let cf: Cf = p.cf[pc];
-        m.note(CF_NAMES[cf.opcode() as usize]);
+        m.note(cf.op().name());
         let mut next = pc + 1;
         match cf.op() {
             _ if cf.is_exec() => {
