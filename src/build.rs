@@ -142,6 +142,16 @@ fn output_files(out: &Path, is_rust: bool, abi: crate::cache::CppAbi) -> Vec<Pat
 fn check_outputs(opts: &BuildOptions, is_rust: bool) -> Result<(), FatalError> {
     let fail = |path: &Path, reason: String| Err(FatalError::Output { path: path.to_path_buf(), reason });
     let mut paths = output_files(&opts.output, is_rust, opts.abi);
+    // The generated files name each other (`#include "<stem>.h"`, `include_bytes!("…")`): a name
+    // that cannot be written there used to fail only when the output was written, after every
+    // shader had been compiled.
+    let quoted = if is_rust { "include_bytes!(\"...\")" } else { "#include \"...\"" };
+    for path in &paths {
+        let usable = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| !n.contains(['"', '\\', '\n', '\r']));
+        if !usable {
+            return fail(&opts.output, format!("the output needs a file name usable in {quoted} (UTF-8, no quote, backslash or line break)"));
+        }
+    }
     paths.extend(opts.report_json.iter().cloned());
     for path in &paths {
         let dir = match path.parent() {
@@ -156,7 +166,11 @@ fn check_outputs(opts: &BuildOptions, is_rust: bool) -> Result<(), FatalError> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return fail(path, e.to_string()),
             Ok(m) if !m.is_file() => return fail(path, "exists and is not a regular file".into()),
-            Ok(_) if opts.report_json.as_deref() == Some(path.as_path()) => {}
+            Ok(_) if opts.report_json.as_deref() == Some(path.as_path()) => {
+                if !is_shrec_report(path) {
+                    return fail(path, "exists and is not a report shrec wrote (refusing to overwrite it)".into());
+                }
+            }
             Ok(_) => {
                 let mut head = [0u8; 64];
                 let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
@@ -174,6 +188,31 @@ fn check_outputs(opts: &BuildOptions, is_rust: bool) -> Result<(), FatalError> {
         let _ = std::fs::remove_file(&probe);
     }
     Ok(())
+}
+
+/// The most bytes of an existing `--report` file read to tell whether shrec wrote it.
+const MAX_REPORT_BYTES: u64 = 256 << 20;
+
+/// Whether `path` is a regular file holding a JSON build report (`"command": "build"` with a
+/// `schema_version`): the only file `--report` replaces. It used to replace any file, an input
+/// shader included, and a FIFO it had refused was replaced by the report of that refusal.
+fn is_shrec_report(path: &Path) -> bool {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut text = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(MAX_REPORT_BYTES + 1).read_to_end(&mut text));
+    read.is_ok()
+        && text.len() as u64 <= MAX_REPORT_BYTES
+        && serde_json::from_slice::<serde_json::Value>(&text)
+            .is_ok_and(|v| v.get("command").and_then(|c| c.as_str()) == Some("build") && v.get("schema_version").is_some())
+}
+
+/// Whether the report of a build that could not run may be written to `path`: absent, or a
+/// report shrec wrote (the check of [`check_outputs`], which may be the error being reported).
+fn report_writable(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) || is_shrec_report(path)
 }
 
 /// Wall time and summed per-stage CPU time.
@@ -228,6 +267,8 @@ pub struct BuildOutput {
     /// The scan's warning when it found no shader but saw containers it cannot open (see
     /// [`scan::unopened_warning`]): a directory of unopened archives must not look like success.
     pub scan_warning: Option<String>,
+    /// How many links the scan skipped (see [`scan::links_skipped_note`]), said under `--progress`.
+    pub links_note: Option<String>,
 }
 
 /// `target/shrec-cache` when the current directory looks like a cargo or CMake build tree,
@@ -308,14 +349,20 @@ impl JobQueue {
 
     /// Shaders in path order: the first occurrence of a key becomes its job, later ones count
     /// as duplicates.
-    fn offer(&self, shaders: &[FoundShader]) {
+    /// The jobs' archive members are registered with `members` before any worker can take them.
+    fn offer(&self, shaders: &[FoundShader], members: &scan::MemberReader) {
         let mut q = self.lock();
+        let mut jobs = Vec::new();
         for s in shaders {
             if q.seen.insert(s.key) {
-                q.waiting.insert(s.key, s.clone());
+                jobs.push(s);
             } else {
                 q.duplicates.push(crate::report::Duplicate { shader: s.clone() });
             }
+        }
+        members.expect(&jobs);
+        for s in jobs {
+            q.waiting.insert(s.key, s.clone());
         }
         drop(q);
         self.wake.notify_all();
@@ -478,6 +525,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     //   entirely from the incremental cache usually leaves the outputs as they are, and then
     //   nothing is compressed at all.
     let queue = JobQueue::default();
+    let members = scan::MemberReader::default();
     type Built = std::sync::Arc<(Outcome, Option<CacheEntry>)>;
     let results: Mutex<HashMap<u64, Built>> = Mutex::new(HashMap::new());
     let (done_tx, done_rx) = std::sync::mpsc::channel::<u64>();
@@ -485,14 +533,14 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     let first_shader_started = OnceLock::new();
     let (scanned, scan_time, scan_ended, packer) = std::thread::scope(|scope| {
         let scanner = {
-            let (queue, progress, scan_pool) = (&queue, &progress, &scan_pool);
+            let (queue, progress, scan_pool, members) = (&queue, &progress, &scan_pool, &members);
             scope.spawn(move || {
                 // Should the scan panic, the workers must still learn that nothing more comes.
                 let _finish_on_unwind = FinishOnDrop(queue);
                 let t_scan = Instant::now();
                 // With an incremental cache, files unchanged since the last build are not read again.
                 let index = opts.cache_dir.as_ref().map(|dir| scan_index_path(dir, &opts.input));
-                let offer = |shaders: &[FoundShader]| queue.offer(shaders);
+                let offer = |shaders: &[FoundShader]| queue.offer(shaders, members);
                 let scanned = scan_pool.install(|| scan::scan_dir_observed(&opts.input, index.as_deref(), &offer, &progress.scan).0);
                 let order = queue.finish();
                 progress.set_total(order.len());
@@ -527,7 +575,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
             let done_tx = done_tx.clone();
             while let Some(job) = queue.next() {
                 let _ = first_shader_started.set(started.elapsed());
-                let built = build_one(&job, opts, &targets, &lib, store.as_ref(), &clock, &compilations);
+                let built = build_one(&job, opts, &targets, &lib, store.as_ref(), &members, &clock, &compilations);
                 results.lock().unwrap_or_else(|e| e.into_inner()).insert(job.key, std::sync::Arc::new(built));
                 let _ = done_tx.send(job.key);
                 progress.tick();
@@ -602,6 +650,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
 
     let cache_hits = outcomes.iter().filter(|o| matches!(o.status, Status::Compiled { cached: true })).count();
     let scan_warning = scan::unopened_warning(&scanned);
+    let links_note = scan::links_skipped_note(&scanned);
     let empty_input = (outcomes.is_empty() && !opts.allow_empty).then(|| {
         let unopened = scan_warning.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
         format!("no shader found in {}{unopened}; pass --allow-empty if an input without shaders is expected", opts.input.display())
@@ -637,7 +686,17 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         write: write_time,
         threads,
     };
-    Ok(BuildOutput { report, entries, output_written, sizes: Some(sizes), layouts, timings, packed_during_build: prepacked, scan_warning })
+    Ok(BuildOutput {
+        report,
+        entries,
+        output_written,
+        sizes: Some(sizes),
+        layouts,
+        timings,
+        packed_during_build: prepacked,
+        scan_warning,
+        links_note,
+    })
 }
 
 /// The scan index of one input directory inside the incremental cache directory.
@@ -749,6 +808,7 @@ fn build_one(
     targets: &[Target],
     lib: &DxcLib,
     store: Option<&Store>,
+    members: &scan::MemberReader,
     clock: &StageClock,
     compilations: &AtomicUsize,
 ) -> (Outcome, Option<CacheEntry>) {
@@ -774,7 +834,7 @@ fn build_one(
     }
 
     let t = ThreadClock::start();
-    let bytes = scan::read_container(job);
+    let bytes = scan::read_container_with(job, members);
     add(&clock.parse, t);
     let bytes = match bytes {
         Ok(b) => b,
@@ -1068,7 +1128,7 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
             let msg = crate::report::printable(&e.to_string());
             eprintln!("error: {msg}");
             // CI reads the report even when the build could not run (issue 22 item 6).
-            if let Some(path) = &opts.report_json {
+            if let Some(path) = opts.report_json.as_ref().filter(|p| report_writable(p)) {
                 let report = Report { fatal: vec![e.to_string()], ..Report::default() };
                 let text = serde_json::to_string_pretty(&crate::report::to_json(&report)).expect("JSON of plain data");
                 if let Err(w) = cache::atomic::write(path, text.as_bytes()) {
@@ -1125,6 +1185,9 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
         }
     }
     if opts.progress {
+        if let Some(n) = &out.links_note {
+            eprintln!("note: {n}");
+        }
         eprint!("{}", crate::report::summary_table(r));
         if out.output_written {
             eprintln!("shrec: wrote {}", opts.output.display());

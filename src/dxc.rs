@@ -140,15 +140,25 @@ pub fn user_cache_dir() -> PathBuf {
     private_temp_dir()
 }
 
-/// `<temp>/shrec-cache-<uid>`, created mode 0700. It is used only if it is a real directory
-/// (not a link) owned by this user with no access for others; otherwise a fresh name is
-/// chosen, so a folder someone else made first is never trusted.
+/// `<temp>/shrec-cache-<uid>` (see [`private_dir_in`]).
 #[cfg(unix)]
 fn private_temp_dir() -> PathBuf {
+    private_dir_in(&std::env::temp_dir())
+}
+
+/// A folder of this user's own under the shared folder `base`: `shrec-cache-<uid>`, or
+/// `shrec-cache-<uid>-1` … `-99`, whichever is first a real directory (not a link) owned by this
+/// user with no access for others, so that the same cache serves every run. When another user
+/// holds all those names, a new folder with an unpredictable name, which this process must
+/// create itself (mode 0700): a folder that already exists is never taken, whoever made it.
+/// (A name made of the pid alone was taken as it was when it existed already: another user who
+/// made the folders of the coming pids, each with a library and a stamp in it, had that library
+/// loaded.)
+#[cfg(unix)]
+fn private_dir_in(base: &Path) -> PathBuf {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
-    let base = std::env::temp_dir();
     let trusted = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
     for k in 0..100u32 {
         let p = base.join(if k == 0 { format!("shrec-cache-{uid}") } else { format!("shrec-cache-{uid}-{k}") });
@@ -157,10 +167,19 @@ fn private_temp_dir() -> PathBuf {
             return p;
         }
     }
-    // every candidate is taken by someone else: a per-process folder, made here or nothing
-    let p = base.join(format!("shrec-cache-{uid}-{}", std::process::id()));
-    let _ = std::fs::DirBuilder::new().mode(0o700).create(&p);
-    p
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let mut last = base.join(format!("shrec-cache-{uid}-{}", std::process::id()));
+    for attempt in 0..1000u64 {
+        let nonce = xxhash_rust::xxh3::xxh3_64_with_seed(&[seed.to_le_bytes(), attempt.to_le_bytes()].concat(), std::process::id() as u64);
+        last = base.join(format!("shrec-cache-{uid}-{}-{nonce:016x}", std::process::id()));
+        // `create` fails on an existing name: success means this process made it, mode 0700
+        if std::fs::DirBuilder::new().mode(0o700).create(&last).is_ok() && trusted(&last) {
+            return last;
+        }
+    }
+    // The temp dir takes no folder at all (read-only, full): nothing was created, and using
+    // the cache there fails naming this path.
+    last
 }
 
 /// Elsewhere (Windows): the temp dir is the user's own (`%TEMP%` under the profile).
@@ -219,10 +238,14 @@ struct Hashes {
 }
 
 fn hash_file(path: &Path) -> std::io::Result<Hashes> {
+    hash_reader(&mut std::fs::File::open(path)?)
+}
+
+/// [`Hashes`] of everything `file` reads.
+fn hash_reader(file: &mut std::fs::File) -> std::io::Result<Hashes> {
     // Read, not memory-mapped: a mapped file truncated meanwhile faults (SIGBUS) when touched
     // (issue 23, B4); read(2) only returns fewer bytes. Same values as sha256 / xxh3_64 of the
     // whole file.
-    let mut file = std::fs::File::open(path)?;
     let (mut sha, mut xxh) = (Sha256::new(), xxhash_rust::xxh3::Xxh3::new());
     let mut buf = vec![0u8; 1 << 20];
     loop {
@@ -236,13 +259,13 @@ fn hash_file(path: &Path) -> std::io::Result<Hashes> {
     Ok(Hashes { sha256: hex(&sha.finalize()), identity: xxh.digest() })
 }
 
-/// The library's hashes, from the stamp file in `stamps` (the private user cache) when it
-/// records this very version of the file (same [`FileKey`]), else by reading the file, and the
-/// stamp is then (re)written. Hashing a 35 MB library was about a tenth of a small build's CPU
-/// time (docs/xenosrecomp-oracle.md §5); a changed or replaced file has another key and is hashed
-/// again, and the sha256 is compared with the expected one on every run either way. The stamp is
-/// as trusted as the library beside it: both live in the user's private cache directory. Returns
-/// whether the stamp was used.
+/// The hashes of a library the user chose (`--dxc`, `SHREC_DXC`), from the stamp file in
+/// `stamps` (the private user cache) when it records this very version of the file (same
+/// [`FileKey`]), else by reading the file, and the stamp is then (re)written. Hashing a 35 MB
+/// library was about a tenth of a small build's CPU time (docs/xenosrecomp-oracle.md §5); a
+/// changed or replaced file has another key and is hashed again. Such a library is not pinned:
+/// its XXH3 only keys the incremental cache. The provisioned library, whose sha256 is pinned,
+/// never goes through a stamp (see `open_pinned_library`). Returns whether the stamp was used.
 #[cfg(unix)]
 fn hashes_with_stamp(path: &Path, stamps: &Path) -> std::io::Result<(Hashes, bool)> {
     let abs = std::fs::canonicalize(path)?;
@@ -309,37 +332,87 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
             p
         }
     };
-    let (hashes, _) = hashes_with_stamp(&path, &stamp_dir()).map_err(|e| DxcError::Library { path: path.clone(), reason: e.to_string() })?;
-    if !explicit {
-        // checked at every load, not only when it was provisioned: the file may have been
-        // replaced since (a planted library's constructors would run inside shrec); a replaced
-        // or rewritten file is hashed again (`hashes_with_stamp`)
+    let lib_err = |reason: String| DxcError::Library { path: path.clone(), reason };
+    let (file, hashes) = if explicit {
+        // The user's own choice: not pinned, so its hashes may come from the stamp (they only
+        // key the incremental cache).
+        let (hashes, _) = hashes_with_stamp(&path, &stamp_dir()).map_err(|e| lib_err(e.to_string()))?;
+        (std::fs::File::open(&path).map_err(|e| lib_err(e.to_string()))?, hashes)
+    } else {
+        // Checked at every load, not only when it was provisioned: the file may have been
+        // replaced since (a planted library's constructors would run inside shrec). The bytes
+        // are hashed through the descriptor that is then loaded, never taken from a stamp: a
+        // stamp saying "verified" proves nothing about the file beside it.
+        let (file, hashes) = open_pinned_library(&path).map_err(lib_err)?;
         let got = &hashes.sha256;
         if got != provision::LIBRARY_SHA256 {
-            return Err(DxcError::Library {
-                path,
-                reason: format!("sha256 {got} is not the provisioned library's {}; delete the file to provision it again", provision::LIBRARY_SHA256),
-            });
+            return Err(lib_err(format!(
+                "sha256 {got} is not the provisioned library's {}; delete the file to provision it again",
+                provision::LIBRARY_SHA256
+            )));
         }
-    }
+        (file, hashes)
+    };
     let identity = hashes.identity;
     // Load it now, so that a file that is not DXC is one fatal error before any work (issue 23,
     // B2: every shader used to fail one by one, exit 2, and the cache was replaced by an empty
     // one). A truncated library is refused before dlopen, which would fault (SIGBUS) on it.
-    check_elf_complete(&path).map_err(|reason| DxcError::Library { path: path.clone(), reason })?;
-    let lib = shared_library(&path).map_err(|reason| DxcError::Library { path: path.clone(), reason })?;
-    lib.create_compiler().map_err(|e| DxcError::Library { path: path.clone(), reason: format!("cannot create a DXC compiler: {e}") })?;
+    check_elf_complete(&file).map_err(lib_err)?;
+    let lib = load_library_file(&path, &file).map_err(lib_err)?;
+    lib.create_compiler().map_err(|e| lib_err(format!("cannot create a DXC compiler: {e}")))?;
     Ok(DxcLib { path, identity })
+}
+
+/// Opens the provisioned library and hashes it through that descriptor. On Unix the file must
+/// be a regular file owned by this user (or root) that nobody else may write: the descriptor is
+/// then what [`load_library_file`] loads, and no one but its owner can change the bytes between
+/// the hash and the load.
+fn open_pinned_library(path: &Path) -> Result<(std::fs::File, Hashes), String> {
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        if meta.uid() != uid && meta.uid() != 0 {
+            return Err(format!("owned by uid {}, not by this user ({uid}): refusing to load it", meta.uid()));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!("writable by other users (mode {:o}): refusing to load it", meta.mode() & 0o7777));
+        }
+    }
+    let hashes = hash_reader(&mut file).map_err(|e| e.to_string())?;
+    Ok((file, hashes))
+}
+
+/// Loads the library `file` is open on and registers it under `path` (what compilations name).
+/// On Linux the descriptor itself is loaded (`/proc/self/fd/N`): the file checked is the file
+/// mapped, even if `path` is renamed over meanwhile.
+fn load_library_file(path: &Path, file: &std::fs::File) -> Result<Arc<Dxc>, String> {
+    #[cfg(target_os = "linux")]
+    let from = {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+    };
+    #[cfg(not(target_os = "linux"))]
+    let from = {
+        let _ = file;
+        path.to_path_buf()
+    };
+    shared_library_from(path, &from)
 }
 
 /// Checks that `path` is a complete 64-bit little-endian ELF file: every segment and the
 /// section table lie inside the file. dlopen maps segments past a truncated file's end and the
 /// process dies of SIGBUS when it touches them; this turns that into an error.
 #[cfg(not(any(windows, target_os = "macos")))]
-fn check_elf_complete(path: &Path) -> Result<(), String> {
+fn check_elf_complete(file: &std::fs::File) -> Result<(), String> {
     use std::os::unix::fs::FileExt;
     // Only the headers are read (the file size comes from its metadata), not the whole 35 MB.
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let size = file.metadata().map_err(|e| e.to_string())?.len();
     let mut head = [0u8; 64];
     let n = file.read_at(&mut head, 0).map_err(|e| e.to_string())?;
@@ -374,9 +447,10 @@ fn check_elf_complete(path: &Path) -> Result<(), String> {
 /// Windows and macOS load PE and Mach-O files, not ELF: only the magic number is checked there
 /// (a library the loader cannot map is then its load error, not a fault; neither is tested).
 #[cfg(any(windows, target_os = "macos"))]
-fn check_elf_complete(path: &Path) -> Result<(), String> {
+fn check_elf_complete(mut file: &std::fs::File) -> Result<(), String> {
+    use std::io::{Seek, SeekFrom};
     let mut head = [0u8; 4];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).map_err(|e| e.to_string())?;
+    file.seek(SeekFrom::Start(0)).and_then(|_| file.read_exact(&mut head)).map_err(|e| e.to_string())?;
     let pe = head[..2] == *b"MZ";
     // Mach-O 64-bit (either byte order) or a universal ("fat") binary
     let macho = [[0xCF, 0xFA, 0xED, 0xFE], [0xFE, 0xED, 0xFA, 0xCF], [0xCA, 0xFE, 0xBA, 0xBE]].contains(&head);
@@ -573,12 +647,18 @@ impl DxcIncludeHandler for PreludeIncludes {
 /// One loaded library per path, shared by all threads (the library handle is thread-safe; the
 /// compiler objects are not and live per thread).
 fn shared_library(path: &Path) -> Result<Arc<Dxc>, String> {
+    shared_library_from(path, path)
+}
+
+/// [`shared_library`] of `path`, loaded (the first time) from `from`: the same file, open as a
+/// descriptor (see [`load_library_file`]).
+fn shared_library_from(path: &Path, from: &Path) -> Result<Arc<Dxc>, String> {
     static LIBS: OnceLock<Mutex<HashMap<PathBuf, Arc<Dxc>>>> = OnceLock::new();
     let mut libs = LIBS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     if let Some(d) = libs.get(path) {
         return Ok(d.clone());
     }
-    let dxc = Arc::new(Dxc::new(Some(path.to_path_buf())).map_err(|e| format!("loading {}: {e}", path.display()))?);
+    let dxc = Arc::new(Dxc::new(Some(from.to_path_buf())).map_err(|e| format!("loading {}: {e}", path.display()))?);
     libs.insert(path.to_path_buf(), dxc.clone());
     Ok(dxc)
 }

@@ -114,8 +114,12 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
     }
     let mut input = BufReader::new(io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());
-    // Test hook (tests/integration/dxc_isolation.rs): abort, as a crashing DXC would, on the N-th request.
+    // Test hook (tests/integration/dxc_isolation.rs): abort, as a crashing DXC would, on the N-th
+    // request. Only with the `test-hooks` feature (the tests' build), never in a released shrec.
+    #[cfg(feature = "test-hooks")]
     let abort_at: Option<u64> = std::env::var("SHREC_TEST_DXC_ABORT_AT").ok().and_then(|v| v.parse().ok());
+    #[cfg(not(feature = "test-hooks"))]
+    let abort_at: Option<u64> = None;
     let mut served = 0u64;
     loop {
         let mut magic = [0u8; 4];

@@ -43,7 +43,7 @@ impl Hooks {
     pub fn new(prelude: Option<&Path>, defines: &[String], override_dir: Option<PathBuf>, dxc_args: Vec<String>) -> Result<Hooks, HookError> {
         let prelude = match prelude {
             None => None,
-            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| HookError::Prelude { path: p.to_path_buf(), reason: e.to_string() })?),
+            Some(p) => Some(read_hook_file(p).map_err(|e| HookError::Prelude { path: p.to_path_buf(), reason: e.to_string() })?),
         };
         let mut parsed = Vec::new();
         for d in defines {
@@ -88,12 +88,42 @@ impl Hooks {
     pub fn override_for(&self, key: u64) -> std::io::Result<Option<(PathBuf, String)>> {
         let Some(dir) = &self.override_dir else { return Ok(None) };
         let path = dir.join(format!("{key:016X}.hlsl"));
-        match std::fs::read_to_string(&path) {
+        match read_hook_file(&path) {
             Ok(text) => Ok(Some((path, text))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
     }
+}
+
+/// The most bytes a `--prelude` or `--override-dir` file may have: the cap on a shader's HLSL.
+pub const MAX_HOOK_FILE_BYTES: u64 = crate::limits::MAX_HLSL_BYTES as u64;
+
+/// Reads a hook file (`--prelude`, an `--override-dir` file) as UTF-8 text: a regular file of at
+/// most [`MAX_HOOK_FILE_BYTES`]. A FIFO blocked the build forever and `/dev/zero` was read until
+/// memory ran out. The file is opened without blocking (a FIFO put in its place after the check
+/// cannot hold the open) and checked again through the descriptor. A missing file is
+/// `ErrorKind::NotFound`, as from `std::fs::read_to_string`.
+pub fn read_hook_file(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let not_regular = || Error::new(ErrorKind::InvalidInput, "not a regular file (a directory, FIFO, socket or device)");
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_HOOK_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_HOOK_FILE_BYTES {
+        return Err(Error::new(ErrorKind::InvalidData, format!("resource cap: larger than {MAX_HOOK_FILE_BYTES} bytes (the HLSL cap)")));
+    }
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 #[cfg(test)]

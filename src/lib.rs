@@ -22,5 +22,6 @@ pub mod limits;
 pub mod pack;
 pub mod report;
 pub mod scan;
+pub mod text;
 
 pub use ir::{Family, Stage};

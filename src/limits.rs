@@ -25,6 +25,7 @@
 //! | decompressed bytes per member ([`MAX_MEMBER_BYTES`]) | 256 MiB |
 //! | decompressed bytes per outermost file, all members and levels | 512 × the file's size ([`MAX_RATIO`]), at least [`RATIO_FLOOR`], at most [`MAX_ARCHIVE_BYTES`] (1 GiB) |
 //! | containers nested in containers ([`MAX_CONTAINER_DEPTH`]) | 8 |
+//! | LZMA dictionary of an xz block ([`MAX_LZMA_DICTIONARY_BYTES`]) | 64 MiB |
 //! | members per container ([`MAX_MEMBERS`]) | 65 536 |
 //! | shaders (DVLEs) per DVLB ([`MAX_SHADERS_PER_DVLB`]) | 256 |
 //! | decompressed / compressed size of one member ([`MAX_RATIO`]) | 512 (members under [`RATIO_FLOOR`] exempt) |
@@ -81,6 +82,11 @@ pub const MAX_MEMBER_BYTES: u64 = 256 << 20;
 /// a smaller file gets [`MAX_RATIO`] times its size (at least [`RATIO_FLOOR`]), see
 /// `scan::containers::Budget::for_file`.
 pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
+
+/// The largest LZMA dictionary an xz block may ask for (xz's largest preset, `-9`, uses 64 MiB;
+/// the dictionary is allocated before the first byte is decoded and filled as output passes
+/// through it, so it adds to the member's output in memory).
+pub const MAX_LZMA_DICTIONARY_BYTES: u64 = 64 << 20;
 
 /// How deep containers may nest (`a.zip!b.szs!c.sarc!...`); a file is depth 0.
 pub const MAX_CONTAINER_DEPTH: usize = 8;

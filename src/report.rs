@@ -225,20 +225,10 @@ pub fn show_command(o: &Outcome) -> Option<String> {
     Some(format!("shrec {verb} {} --offset 0x{:x} --index {}", shell_quote_path(&o.path), o.offset, o.index))
 }
 
-/// A path as text for reports: UTF-8 as itself, and each byte of a name that is not valid UTF-8
-/// as `\xNN`, so that such a name is still told apart from others and can be found (`display()`
-/// would turn every such byte into U+FFFD; issue 23, B13).
-#[cfg(unix)]
+/// A path as text for reports (see [`crate::text::path_text`]: bytes that are not UTF-8 as
+/// `\xNN`; issue 23, B13).
 pub fn path_text(p: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let mut out = String::new();
-    for chunk in p.as_os_str().as_bytes().utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02X}"));
-        }
-    }
-    out
+    crate::text::path_text(p)
 }
 
 /// A path as one POSIX shell word, also when its name is not UTF-8: then
@@ -261,13 +251,6 @@ pub fn shell_quote_path(p: &Path) -> String {
         }
     }
     format!("\"$(printf '{fmt}')\"")
-}
-
-/// [`path_text`] where paths are not bytes (Windows: UTF-16, an unpaired surrogate becomes
-/// U+FFFD).
-#[cfg(not(unix))]
-pub fn path_text(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
 }
 
 /// [`shell_quote_path`] where paths are not bytes.
@@ -325,19 +308,11 @@ pub fn error_line(o: &Outcome) -> Option<String> {
 /// a line beginning with `::` is a workflow command to a CI runner, which reads stderr too — or
 /// drive the terminal (issue 23, S1).
 pub fn printable(s: &str) -> String {
-    escape_controls(s, false)
+    crate::text::printable(s)
 }
 
 fn escape_controls(s: &str, keep_line_breaks: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() && !(keep_line_breaks && (c == '\n' || c == '\r')) {
-            write!(out, "\\u{{{:x}}}", c as u32).unwrap();
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::text::escape(s, keep_line_breaks)
 }
 
 fn scan_error_message(e: &ScanError) -> String {

@@ -1,4 +1,4 @@
-//! Fuzz target: the container layer's LZMA SWF decompression (lzma-rs) and the DefineBinaryData tag walker, on the fuzzer's bytes behind the format's magic
+//! Fuzz target: the container layer's LZMA SWF decompression (lzma-rust2) and the DefineBinaryData tag walker, on the fuzzer's bytes behind the format's magic
 //! (so every input reaches the decoder), then detection in whatever members come out.
 #![no_main]
 

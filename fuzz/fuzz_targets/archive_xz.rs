@@ -1,4 +1,4 @@
-//! Fuzz target: the container layer's xz stream decoding (lzma-rs) under the caps, on the fuzzer's bytes behind the format's magic
+//! Fuzz target: the container layer's xz stream decoding (lzma-rust2) under the caps, on the fuzzer's bytes behind the format's magic
 //! (so every input reaches the decoder), then detection in whatever members come out.
 #![no_main]
 

@@ -154,11 +154,18 @@ fn create_locked_temp(dest: &Path) -> io::Result<(PathBuf, File)> {
 
 /// Test hook (`tests/integration/kill_mid_write.rs`): with `SHREC_TEST_STALL_WRITE=NAME:MS`, writing a file
 /// named NAME stops for MS milliseconds after its first 4 KiB reached the disk, so a test can
-/// kill the build while that temporary file is half written.
+/// kill the build while that temporary file is half written. Only with the `test-hooks` feature
+/// (the tests' build): a released shrec reads no such variable.
+#[cfg(feature = "test-hooks")]
 fn stall_hook(dest: &Path) -> Option<u64> {
     let v = std::env::var("SHREC_TEST_STALL_WRITE").ok()?;
     let (name, ms) = v.rsplit_once(':')?;
     (dest.file_name()? == name).then(|| ms.parse().ok())?
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn stall_hook(_: &Path) -> Option<u64> {
+    None
 }
 
 struct StallingWriter<'a, W: Write> {

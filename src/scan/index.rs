@@ -110,7 +110,8 @@ struct FileRecord {
 }
 
 /// Bumped when the record format changes.
-const FORMAT: &str = "shrec-scan-index-2";
+// 3: member names escape backslashes and non-UTF-8 bytes, and repeated names are numbered.
+const FORMAT: &str = "shrec-scan-index-3";
 
 #[derive(Serialize, Deserialize)]
 struct IndexFile {

@@ -171,3 +171,125 @@ fn ultra_zstd_levels_fit_in_modest_memory() {
     assert!(std::fs::read_to_string(&out).unwrap().contains("g_compressedDxilCache["), "a complete cache");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs `shrec` with `args`, killing it after `secs` seconds (a hang fails the test instead of
+/// blocking it): (exit code, stderr, whether it was killed).
+fn shrec_with_deadline(args: &[&std::ffi::OsStr], secs: u64) -> (i32, String, bool) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shrec"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run shrec");
+    let started = std::time::Instant::now();
+    let mut killed = false;
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            killed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned(), killed)
+}
+
+fn mkfifo(path: &std::path::Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success(), "mkfifo {}", path.display());
+}
+
+/// `--report` replaces only a report shrec wrote: not an input shader (or any other file), and
+/// a FIFO it refuses stays a FIFO (the report of that refusal used to replace it).
+#[test]
+fn report_replaces_only_a_report_shrec_wrote() {
+    let dir = std::env::temp_dir().join(format!("shrec-report-rule-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/agal/adobe+glsl2agal/agalassembler");
+    let shader = std::path::Path::new(input).join("adobe_glsl2agal_test2_fs.agal");
+    let victim = dir.join("shader.agal");
+    std::fs::copy(&shader, &victim).unwrap();
+    let fifo = dir.join("pipe.json");
+    mkfifo(&fifo);
+    let out = dir.join("c.cpp");
+    for target in [&victim, &fifo] {
+        let (code, err) = shrec(&["build", "--no-cache", "--report", target.to_str().unwrap(), "-o", out.to_str().unwrap(), input]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("refusing to overwrite it") || err.contains("not a regular file"), "{err}");
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), std::fs::read(&shader).unwrap(), "the shader named by --report is unchanged");
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&std::fs::symlink_metadata(&fifo).unwrap().file_type()), "the FIFO is still a FIFO");
+    assert!(!out.exists());
+    // a report shrec wrote is replaced: the second build's report is written over the first's
+    let report = dir.join("r.json");
+    for _ in 0..2 {
+        let (code, err) = shrec(&["build", "--no-cache", "-q", "--report", report.to_str().unwrap(), "-o", out.to_str().unwrap(), input]);
+        assert_eq!(code, 0, "{err}");
+    }
+    assert!(std::fs::read_to_string(&report).unwrap().contains("\"command\": \"build\""));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--prelude` and `--override-dir` files are regular files with a size cap: a FIFO blocked
+/// the build forever and `/dev/zero` was read until memory ran out. Each is refused at once.
+#[test]
+fn hook_files_must_be_regular_files() {
+    use std::ffi::OsStr;
+    let dir = std::env::temp_dir().join(format!("shrec-hook-files-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input_dir = dir.join("in");
+    std::fs::create_dir_all(&input_dir).unwrap();
+    let shader = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/agal/adobe+glsl2agal/agalassembler/adobe_glsl2agal_test2_fs.agal");
+    std::fs::copy(shader, input_dir.join("s.agal")).unwrap();
+    let fifo = dir.join("prelude.hlsl");
+    mkfifo(&fifo);
+    let out = dir.join("c.cpp");
+    let base = |extra: &[&OsStr]| -> Vec<std::ffi::OsString> {
+        let mut a: Vec<std::ffi::OsString> = ["build", "--no-cache", "-q", "-o"].iter().map(Into::into).collect();
+        a.push(out.clone().into());
+        a.push(input_dir.clone().into());
+        a.extend(extra.iter().map(|s| s.to_os_string()));
+        a
+    };
+    for prelude in [fifo.as_os_str(), OsStr::new("/dev/zero")] {
+        let args = base(&[OsStr::new("--prelude"), prelude]);
+        let args: Vec<&OsStr> = args.iter().map(|s| s.as_os_str()).collect();
+        let (code, err, killed) = shrec_with_deadline(&args, 30);
+        assert!(!killed, "--prelude {prelude:?} hung");
+        assert_eq!(code, 1, "--prelude {prelude:?}: {err}");
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+    // an override file that is a FIFO: that shader fails, naming it
+    let key = shrec::scan::scan_dir(&input_dir).shaders[0].key;
+    let overrides = dir.join("overrides");
+    std::fs::create_dir_all(&overrides).unwrap();
+    mkfifo(&overrides.join(format!("{key:016X}.hlsl")));
+    let args = base(&[OsStr::new("--override-dir"), overrides.as_os_str()]);
+    let args: Vec<&OsStr> = args.iter().map(|s| s.as_os_str()).collect();
+    let (code, err, killed) = shrec_with_deadline(&args, 60);
+    assert!(!killed, "a FIFO in --override-dir hung the build");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--override-dir") && err.contains("not a regular file"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An `-o` name that cannot be written in `#include "…"` is refused before any work: with a DXC
+/// that does not exist, the output error comes first (it used to come after every shader had
+/// been compiled).
+#[test]
+fn an_output_name_unusable_in_include_is_refused_first() {
+    let dir = std::env::temp_dir().join(format!("shrec-include-name-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/agal");
+    for name in ["a\"b.cpp", "a\\b.cpp", "a\nb.rs"] {
+        let out = dir.join(name);
+        let (code, err) = shrec(&["build", "--no-cache", "--offline", "--dxc", "/nonexistent/libdxcompiler.so", "-o", out.to_str().unwrap(), input]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("usable in"), "{name:?}: {err}");
+        assert!(!err.contains("DXC"), "{name:?}: checked after DXC: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -630,6 +630,106 @@ fn control_characters_in_member_names_are_escaped() {
     }
 }
 
+/// Member names that used to show the same: a real newline and the two characters `\n` (zip);
+/// two bytes that are not UTF-8, both shown as U+FFFD (SARC); one name stored twice (SARC). Each
+/// member gets a label of its own, and the build reads each one back: the second of each pair
+/// used to fail with "file changed since the scan" on every build.
+#[test]
+fn members_whose_names_looked_the_same_each_build() {
+    let dir = tmpdir("containers-same-label");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let [g0, g1, p0, p1, x0, x1, ..] = PICKED.map(read);
+    write(&input.join("a.zip"), &zip(&[("m\nx.gsh", &g0), ("m\\nx.gsh", &g1)], zip::CompressionMethod::Stored));
+    let mut s = sarc(&[("sA.shbin", &p0), ("sB.shbin", &p1)]);
+    for (from, to) in [(b"sA.shbin", 0xFF), (b"sB.shbin", 0xFE)] {
+        let at = s.windows(8).position(|w| w == from).unwrap();
+        s[at + 1] = to;
+    }
+    write(&input.join("b.sarc"), &s);
+    write(&input.join("c.sarc"), &sarc(&[("dup.psu", &x0), ("dup.psu", &x1)]));
+    let r = scan::scan_dir(&input);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let labels: BTreeSet<String> = r.shaders.iter().map(|s| s.label().display().to_string()).collect();
+    for want in ["a.zip!m\\nx.gsh", "a.zip!m\\\\nx.gsh", "b.sarc!s\\xFF.shbin", "b.sarc!s\\xFE.shbin", "c.sarc!dup.psu", "c.sarc!dup.psu\\#2"] {
+        assert!(labels.iter().any(|l| l.ends_with(want)), "no label ends with {want}: {labels:?}");
+    }
+    for s in &r.shaders {
+        let file = std::fs::read(&s.path).unwrap();
+        let member = shrec::scan::containers::extract(&file, &s.member).unwrap();
+        assert!(scan_one("m", &member).shaders.iter().any(|m| m.key == s.key), "{} reads back another member", s.label().display());
+    }
+    let mut o = BuildOptions::new(&input, dir.join("out/shader_cache.cpp"));
+    o.cache_dir = None;
+    let b = build::run(&o).expect("build runs");
+    assert_eq!(shrec::report::exit_code(&b.report), 0, "{}", shrec::report::summary_table(&b.report));
+    assert_eq!(b.entries.len(), keys(&r).len());
+    assert_eq!(b.report.totals().compiled, b.entries.len());
+}
+
+/// A build opens each archive once for all of its shaders (it used to extract the archive again
+/// for every member holding a shader: 800 members, 800 decompressions of the whole `.zip.gz`).
+/// Seen from outside: once the first shader of an archive has been read, the other shaders'
+/// bytes come from that one reading, even after the file on disk was replaced.
+#[test]
+fn a_build_reads_each_archive_once() {
+    let dir = tmpdir("containers-read-once");
+    let [g0, g1, p0, p1, ..] = PICKED.map(read);
+    let members: Vec<(String, &[u8])> =
+        (0..40).map(|i| (format!("m{i:02}.{}", if i % 2 == 0 { "gsh" } else { "shbin" }), if i % 4 < 2 { &g0[..] } else { &p0[..] })).collect();
+    let mut members: Vec<(&str, &[u8])> = members.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+    members.push(("other.gsh", &g1));
+    members.push(("other.shbin", &p1));
+    let archive = dir.join("a.zip.gz");
+    write(&archive, &gzip(&zip(&members, zip::CompressionMethod::Deflated)));
+    let r = scan::scan_dir(&dir);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let reader = scan::MemberReader::default();
+    let all: Vec<&scan::FoundShader> = r.shaders.iter().collect();
+    reader.expect(&all);
+    let first = scan::read_container_with(all[0], &reader).unwrap();
+    std::fs::write(&archive, b"replaced since the scan").unwrap();
+    assert!(!first.is_empty());
+    assert!(scan::read_container(all[0]).is_err(), "read on its own, the replaced file fails");
+    for s in &all[1..] {
+        scan::read_container_with(s, &reader).unwrap_or_else(|e| panic!("{}: read the archive again: {e}", s.label().display()));
+    }
+}
+
+/// xz is decompressed as a stream, the caps checked as bytes come out: an xz of 600 MiB of
+/// zeros stops at the member cap (256 MiB) with the scan's address space limited to 1 GiB
+/// (lzma-rs decoded each block whole into memory first, and ran out of it here).
+#[test]
+fn an_xz_bomb_stops_at_the_cap_in_bounded_memory() {
+    use std::os::unix::process::CommandExt;
+    let dir = tmpdir("containers-xz-bomb");
+    let mut xz = Vec::new();
+    {
+        let mut w = lzma_rust2::XzWriter::new(&mut xz, lzma_rust2::XzOptions::with_preset(1)).unwrap();
+        std::io::copy(&mut std::io::Read::take(std::io::repeat(0), 600 << 20), &mut w).unwrap();
+        w.finish().unwrap();
+    }
+    write(&dir.join("zeros.xz"), &xz);
+    write(&dir.join("inside.zip"), &zip(&[("zeros.xz", &xz)], zip::CompressionMethod::Stored));
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_shrec"));
+    c.arg("scan").arg(&dir);
+    // SAFETY: the closure only calls setrlimit (async-signal-safe) between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let l = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
+            if libc::setrlimit(libc::RLIMIT_AS, &l) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.code().is_some(), "killed by a signal: {}", String::from_utf8_lossy(&o.stderr));
+    let caps = stdout.lines().filter(|l| l.contains("resource cap")).count();
+    assert_eq!(caps, 2, "the file and the zip member each stop at a cap:\n{stdout}");
+}
+
 // ---- Nintendo LZ10 / LZ11 ----
 
 /// The shaders `bytes` holds as a plain file.

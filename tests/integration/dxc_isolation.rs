@@ -187,3 +187,35 @@ fn large_shaders_compile_in_workers_under_limits() {
     assert!(!stderr.contains("panicked"), "the worker's end is quiet: {stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The test hooks (`SHREC_TEST_*` variables: stall a write, crash a DXC worker) exist only in a
+/// build with the `test-hooks` feature, which the tests enable through a dev-dependency on the
+/// package itself; a released shrec (`cargo build`, `cargo install`) reads none of them. Every
+/// place in `src/` that reads such a variable sits under `#[cfg(feature = "test-hooks")]`.
+#[test]
+fn test_hooks_are_behind_their_feature() {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("\ntest-hooks = []"), "the feature exists and enables nothing else");
+    assert!(!manifest.contains("default = [\"test-hooks\""), "not a default feature");
+    let mut reads = 0;
+    for e in walkdir::WalkDir::new(repo().join("src")).into_iter().filter_map(Result::ok) {
+        if e.path().extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.contains("\"SHREC_TEST_") {
+                reads += 1;
+                let before = &lines[i.saturating_sub(4)..i];
+                assert!(
+                    before.iter().any(|l| l.trim() == "#[cfg(feature = \"test-hooks\")]"),
+                    "{}:{}: a test hook outside the test-hooks feature: {line}",
+                    e.path().display(),
+                    i + 1
+                );
+            }
+        }
+    }
+    assert_eq!(reads, 2, "SHREC_TEST_STALL_WRITE and SHREC_TEST_DXC_ABORT_AT");
+}

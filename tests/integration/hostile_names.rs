@@ -80,3 +80,41 @@ fn thousand_hostile_names_through_build() {
     let error_lines = stderr.lines().filter(|l| l.starts_with("error: ")).count();
     assert_eq!(error_lines as u64, n, "one error line per failed shader\n{stderr}");
 }
+
+/// `shrec scan` prints names from the input (files, archive members) in its table, its error
+/// list and its "could not be opened" warning: each escaped as `build` does, so none starts a
+/// workflow command on a line of its own, sends an ESC sequence, or carries a line separator or
+/// a bidirectional override.
+#[test]
+fn scan_table_errors_and_warnings_escape_names() {
+    #[allow(dead_code)]
+    #[path = "../common/archive_writers.rs"]
+    mod archive_writers;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shader = std::fs::read(root.join("tests/corpus/agal/adobe+glsl2agal/agalassembler/adobe_glsl2agal_test2_fs.agal")).unwrap();
+    let dir = std::env::temp_dir().join(format!("shrec-hostile-scan-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (shaders, unopened) = (dir.join("shaders"), dir.join("unopened"));
+    std::fs::create_dir_all(&shaders).unwrap();
+    std::fs::create_dir_all(&unopened).unwrap();
+    let evil = "\n::warning::pwned\u{1b}[31m\u{2028}\u{202e}";
+    let corrupt_gzip: &[u8] = &[0x1F, 0x8B, 0x08, 0, 0, 0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF, 0xFF];
+    let zip = archive_writers::zip(
+        &[(&format!("member{evil}.agal"), &shader[..]), (&format!("bad{evil}.gz"), corrupt_gzip)],
+        zip::CompressionMethod::Stored,
+    );
+    std::fs::write(shaders.join(format!("a{evil}.zip")), zip).unwrap();
+    std::fs::write(shaders.join(format!("file{evil}.agal")), &shader).unwrap();
+    std::fs::write(unopened.join(format!("y{evil}.szs")), b"Yaz1\0\0\0\x10\0\0\0\0\0\0\0\0").unwrap();
+    for (input, expect) in [(&shaders, "1 errors:"), (&unopened, "could not be opened")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_shrec")).arg("scan").arg(input).arg("--list-containers").output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains(expect), "{text}");
+        assert!(text.contains("\\u{a}::warning::pwned\\u{1b}[31m\\u{2028}\\u{202e}"), "the names are shown, escaped:\n{text}");
+        for line in text.lines() {
+            assert!(!line.starts_with("::"), "a name started a workflow command: {line:?}");
+            assert!(!line.contains(['\u{1b}', '\u{2028}', '\u{202e}']), "raw escape or separator: {line:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

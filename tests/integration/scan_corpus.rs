@@ -309,7 +309,7 @@ fn corpus_concatenated() {
 
 /// Issue 23 B5: symbolic links leaving the tree (to /proc/self, /sys, a dangling target) are
 /// reported and not followed, so the scan ends and finds exactly the tree's own shaders; a link
-/// inside the tree is followed.
+/// inside the tree is skipped (its target is scanned under its own path).
 #[test]
 fn symlinks_out_of_the_tree_are_reported_and_not_followed() {
     let dir = std::env::temp_dir().join(format!("shrec-test-{}-symlinks", std::process::id()));
@@ -327,7 +327,10 @@ fn symlinks_out_of_the_tree_are_reported_and_not_followed() {
     }
     std::os::unix::fs::symlink(tree.join("sub"), tree.join("inside")).unwrap();
     let r = shrec::scan::scan_dir(&tree);
-    assert_eq!(r.shaders.len(), 2, "sub/a.agal, also through the link inside the tree");
+    // a link inside the tree leads where the walk goes anyway: skipped, and counted
+    assert_eq!(r.shaders.len(), 1, "sub/a.agal, once: {:?}", r.shaders);
+    assert!(r.shaders[0].path.ends_with("sub/a.agal"));
+    assert_eq!(r.links_skipped, 1);
     let mut reported: Vec<String> = r.errors.iter().map(|e| e.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
     reported.sort();
     assert_eq!(reported, ["gone", "proc", "sys"], "{:?}", r.errors);
@@ -398,5 +401,70 @@ fn a_file_truncated_during_the_scan_is_an_error_not_a_signal() {
     });
     eprintln!("{runs} scans, {caught} caught the file changing");
     assert!(caught > 0, "the file never changed during a scan in {runs} runs: the test proves nothing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Links inside the tree used to multiply the work: a chain of folders each holding two links
+/// to the next one is 2^depth paths to the same file, and many links to one large file read it
+/// again and again. Each (device, inode) is scanned once, and the skipped links are counted.
+#[test]
+fn links_inside_the_tree_are_visited_once() {
+    let dir = std::env::temp_dir().join(format!("shrec-test-{}-link-bomb", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let agal = std::fs::read(corpus().join("agal/adobe+glsl2agal/agalassembler/adobe_glsl2agal_test2_fs.agal")).unwrap();
+    // 16 levels: 65 536 paths to the shader at the bottom when links are followed
+    const DEPTH: usize = 16;
+    for level in 0..DEPTH {
+        let d = dir.join(format!("d{level:02}"));
+        std::fs::create_dir_all(&d).unwrap();
+        for link in ["a", "b"] {
+            std::os::unix::fs::symlink(format!("../d{:02}", level + 1), d.join(link)).unwrap();
+        }
+    }
+    let bottom = dir.join(format!("d{DEPTH:02}"));
+    std::fs::create_dir_all(&bottom).unwrap();
+    std::fs::write(bottom.join("s.agal"), &agal).unwrap();
+    // 20 symbolic and 20 hard links to one 4 MiB file holding the shader
+    let mut big = agal.clone();
+    big.resize(4 << 20, 0);
+    std::fs::write(dir.join("big.bin"), &big).unwrap();
+    for i in 0..20 {
+        std::os::unix::fs::symlink("big.bin", dir.join(format!("sym{i:02}.bin"))).unwrap();
+        std::fs::hard_link(dir.join("big.bin"), dir.join(format!("hard{i:02}.bin"))).unwrap();
+    }
+    let r = scan_dir(&dir);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.shaders.len(), 2, "the bottom shader and big.bin's, once each: {} found", r.shaders.len());
+    assert_eq!(r.bytes, (agal.len() + big.len()) as u64, "each file read once");
+    assert_eq!(r.links_skipped, 2 * DEPTH as u64 + 40);
+    assert!(shrec::scan::render_table(&r).contains(&format!("note: {} links skipped", 2 * DEPTH + 40)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A DVLB listing more DVLEs than the cap (256) is an error naming the file and the cap: it
+/// used to fail detection and vanish from the scan without a word (exit 0 beside other shaders).
+#[test]
+fn a_dvlb_over_the_dvle_cap_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("shrec-test-{}-dvle-cap", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let agal = std::fs::read(corpus().join("agal/adobe+glsl2agal/agalassembler/adobe_glsl2agal_test2_fs.agal")).unwrap();
+    std::fs::write(dir.join("other.agal"), &agal).unwrap();
+    // DVLB, 257 DVLE offsets, then the DVLP header (3dbrew "SHBIN")
+    let n = 257u32;
+    let mut dvlb = b"DVLB".to_vec();
+    dvlb.extend_from_slice(&n.to_le_bytes());
+    for i in 0..n {
+        dvlb.extend_from_slice(&(0x1000 + 0x40 * i).to_le_bytes());
+    }
+    dvlb.extend_from_slice(b"DVLP");
+    dvlb.resize(dvlb.len() + 0x18, 0);
+    dvlb.resize(0x1000 + 0x40 * n as usize, 0);
+    std::fs::write(dir.join("many.shbin"), &dvlb).unwrap();
+    let r = scan_dir(&dir);
+    assert_eq!(r.shaders.len(), 1, "the AGAL program");
+    assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+    let e = r.errors[0].to_string();
+    assert!(e.contains("many.shbin") && e.contains("257 DVLEs exceed the limit of 256"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -149,7 +149,21 @@ pub fn parse(buf: &[u8]) -> Result<Dvlb, ShaderError> {
 
 /// Length of the DVLB at `buf[0]`, if it is one.
 pub fn probe(buf: &[u8]) -> Option<usize> {
-    parse(buf).ok().map(|d| d.len)
+    parse(buf).ok().map(|d| d.len).or_else(|| over_cap_len(buf))
+}
+
+/// A DVLB that lists more DVLEs than [`crate::limits::MAX_SHADERS_PER_DVLB`] but is otherwise
+/// laid out as one (its DVLP follows the offset table): detected, up to the end of its DVLP
+/// header, so that listing its shaders fails naming the cap. Refusing it at detection made
+/// the file vanish from the scan without a word.
+fn over_cap_len(buf: &[u8]) -> Option<usize> {
+    let n = rd(buf, 4, "DVLE count").ok()? as usize;
+    if n <= crate::limits::MAX_SHADERS_PER_DVLB {
+        return None;
+    }
+    let p = n.checked_mul(4)?.checked_add(8)?;
+    let end = p.checked_add(DVLP_HEADER_SIZE).filter(|&e| e <= buf.len())?;
+    (&buf[p..p + 4] == DVLP_MAGIC).then_some(end)
 }
 
 /// The PICA cache key of DVLE `index`: `xxh3_64_with_seed(dvlb_bytes, index as u64)`, where

@@ -40,7 +40,7 @@ pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> boo
             units.push(u);
             p += 2;
         }
-        Ok(super::clean_name(&String::from_utf16_lossy(&units)))
+        Ok(super::clean_name_utf16(&units))
     };
     // Open directories: (path prefix, index one past their last descendant).
     let mut dirs: Vec<(String, usize)> = vec![(String::new(), count)];

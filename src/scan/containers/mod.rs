@@ -224,49 +224,22 @@ impl Budget {
         Budget { left: self.left, limit: self.limit }.charge(size, compressed)
     }
 
-    /// Runs a decoder that writes its output (`decode`) under the same caps as [`Budget::read`].
-    fn write(&mut self, compressed: u64, decode: impl FnOnce(&mut CappedWriter) -> Result<(), String>) -> Result<Vec<u8>, ContainerError> {
-        let ratio_limit = compressed.max(1).saturating_mul(MAX_RATIO).max(RATIO_FLOOR);
-        let cap = self.member_limit().min(ratio_limit);
-        let mut w = CappedWriter { out: Vec::new(), cap: cap.saturating_add(1) };
-        let result = decode(&mut w);
-        // Past a cap (the writer stopped there), `charge` names it before the decoder's error.
-        self.charge(w.out.len() as u64, compressed)?;
-        result.map_err(|e| ContainerError::new(format!("corrupt stream: {e}")))?;
-        Ok(w.out)
-    }
-
     /// Reads a decompressing `reader` (of `compressed` input bytes) under the caps: reads at
     /// most one byte past the lowest cap, so a bomb costs no more than the cap.
     fn read(&mut self, reader: impl Read, compressed: u64) -> Result<Vec<u8>, ContainerError> {
         let ratio_limit = compressed.max(1).saturating_mul(MAX_RATIO).max(RATIO_FLOOR);
         let cap = self.member_limit().min(ratio_limit);
         let mut out = Vec::new();
-        reader.take(cap.saturating_add(1)).read_to_end(&mut out).map_err(|e| ContainerError::new(format!("corrupt stream: {e}")))?;
+        reader.take(cap.saturating_add(1)).read_to_end(&mut out).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::OutOfMemory {
+                ContainerError::new(format!("resource cap: {e}"))
+            } else {
+                ContainerError::new(format!("corrupt stream: {e}"))
+            }
+        })?;
         // Past a cap, `charge` names it.
         self.charge(out.len() as u64, compressed)?;
         Ok(out)
-    }
-}
-
-/// A `Write` that refuses to grow past `cap` bytes (keeps exactly `cap`, then fails).
-pub(crate) struct CappedWriter {
-    out: Vec<u8>,
-    cap: u64,
-}
-
-impl std::io::Write for CappedWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let room = (self.cap - self.out.len() as u64) as usize;
-        if room == 0 {
-            return Err(std::io::Error::other("output cap reached"));
-        }
-        let n = buf.len().min(room);
-        self.out.extend_from_slice(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -364,7 +337,8 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
         _ => swf::members(bytes, budget, &|n| v.wants(chain, n)),
     };
     match listed {
-        Ok(members) => {
+        Ok(mut members) => {
+            unique_names(&mut members);
             let bytes_total = members.iter().map(|m| m.data.as_ref().map_or(0, |d| d.len() as u64)).sum();
             v.opened(Opened { format, chain: chain.clone(), members: members.len(), bytes: bytes_total });
             for m in members {
@@ -385,10 +359,82 @@ pub fn walk(chain: &mut Vec<String>, bytes: &[u8], depth: usize, budget: &mut Bu
     }
 }
 
-/// A member name as shown and matched: control characters (a newline in a zip entry name would
-/// split a report line) become Rust escapes (`\n`, `\u{1b}`); the rest is kept.
+/// A member name as shown and matched, one-to-one with the name's characters so that two
+/// names never show the same: control characters (a newline in a zip entry name would split a
+/// report line) become Rust escapes (`\n`, `\u{1b}`), and a backslash is doubled (a real newline
+/// and the two characters `\n` used to show the same, and the build took the first member for
+/// the second). The rest is kept.
 fn clean_name(raw: &str) -> String {
-    raw.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        push_clean(&mut out, c);
+    }
+    out
+}
+
+fn push_clean(out: &mut String, c: char) {
+    if c == '\\' {
+        out.push_str("\\\\");
+    } else if c.is_control() {
+        out.extend(c.escape_debug());
+    } else {
+        out.push(c);
+    }
+}
+
+/// [`clean_name`] of a name stored as bytes meant to be UTF-8 (SARC): a byte that is not UTF-8
+/// becomes `\xNN` (decoding it as U+FFFD made different names show the same).
+fn clean_name_bytes(raw: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in raw.utf8_chunks() {
+        out.push_str(&clean_name(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+/// [`clean_name`] of a UTF-16 name (DARC): an unpaired surrogate becomes `\u{d800}` (decoding it
+/// as U+FFFD made different names show the same).
+fn clean_name_utf16(units: &[u16]) -> String {
+    let mut out = String::new();
+    for c in char::decode_utf16(units.iter().copied()) {
+        match c {
+            Ok(c) => push_clean(&mut out, c),
+            Err(e) => out.push_str(&format!("\\u{{{:x}}}", e.unpaired_surrogate())),
+        }
+    }
+    out
+}
+
+/// The names of one container's members, each unique: the second member listed under a name
+/// is `name\#2`, the third `name\#3`, … (zip, SARC and DARC allow a name twice). Cleaned names
+/// hold a backslash only as the start of an escape (`\\`, `\n`, `\u{..}`, `\xNN`), never
+/// followed by `#`, so the suffix cannot be part of a name.
+fn unique_names(members: &mut [Member]) {
+    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for m in members {
+        let n = seen.entry(m.name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            m.name = format!("{}\\#{n}", m.name);
+        }
+    }
+}
+
+/// A member name without the suffix of [`unique_names`]: the name the container stores.
+pub(crate) fn stored_name(name: &str) -> &str {
+    let mut chars = name.char_indices();
+    while let Some((i, c)) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some((_, '#')) => return &name[..i],
+                _ => {}
+            }
+        }
+    }
+    name
 }
 
 /// Refuses a member count over [`MAX_MEMBERS`].
@@ -426,7 +472,8 @@ pub fn extract(bytes: &[u8], target: &[String]) -> Result<Vec<u8>, String> {
         }
         fn unopened(&mut self, _: &[String], _: &'static str) {}
         fn wants(&self, chain: &[String], name: &str) -> bool {
-            self.target.len() > chain.len() && self.target.starts_with(chain) && self.target[chain.len()] == name
+            // every member stored under the name, so that `unique_names` numbers them as the scan did
+            self.target.len() > chain.len() && self.target.starts_with(chain) && stored_name(&self.target[chain.len()]) == name
         }
     }
     let mut f = Find { target, found: None, error: None };

@@ -44,7 +44,7 @@ pub(super) fn members(b: &[u8], budget: &mut Budget, wants: &dyn Fn(&str) -> boo
             let tail = b.get(at..).ok_or_else(|| ContainerError::at(node as u64, format!("corrupt SARC: name of node {i} past the end")))?;
             let len =
                 memchr::memchr(0, tail).ok_or_else(|| ContainerError::at(at as u64, format!("corrupt SARC: name of node {i} not terminated")))?;
-            super::clean_name(&String::from_utf8_lossy(&tail[..len]))
+            super::clean_name_bytes(&tail[..len])
         } else {
             format!("0x{hash:08X}")
         };
