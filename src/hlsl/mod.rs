@@ -21,8 +21,17 @@ pub const PRELUDE: &str = include_str!("../../shader_common.h");
 const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
 /// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
-/// registers, textures and variables as the validator has checked them).
+/// registers, textures and variables as the validator has checked them), after the IR's
+/// optimizing passes ([`crate::ir::opt`]).
 pub fn write(m: &Module) -> String {
+    let mut m = m.clone();
+    crate::ir::opt::optimize(&mut m);
+    write_as_is(&m)
+}
+
+/// [`write`] without the optimizing passes: the module's statements as the front end lowered
+/// them (for comparisons and for looking at a front end's own output).
+pub fn write_as_is(m: &Module) -> String {
     let mut w = Writer {
         m,
         out: String::with_capacity(4096),
@@ -87,6 +96,33 @@ fn is_plain_read(e: &Expr) -> bool {
         Expr::Read(_) => true,
         Expr::Swizzle(a, _) => is_plain_read(a),
         _ => false,
+    }
+}
+
+/// The argument of `text` when all of `text` is one call `name(argument)`.
+fn call_argument<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let inner = text.strip_prefix(name)?.strip_prefix('(')?.strip_suffix(')')?;
+    // the parentheses of `name(` and the last `)` must be a pair
+    let mut depth = 0i32;
+    for c in inner.chars() {
+        depth += match c {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        };
+        if depth < 0 {
+            return None;
+        }
+    }
+    (depth == 0).then_some(inner)
+}
+
+/// The 32 bits of a scalar float text as `uint`: `asuint(x)`, or the bits themselves when the
+/// text is `asfloat(bits)` (the same pattern, without the round trip).
+fn uint_text(float: &str) -> String {
+    match call_argument(float, "asfloat") {
+        Some(bits) => format!("({bits})"),
+        None => format!("asuint({float})"),
     }
 }
 
@@ -218,7 +254,17 @@ impl Writer<'_> {
             None => self.io_struct("ShaderInput", &m.inputs),
         }
         self.io_struct("ShaderOutput", &m.outputs);
-        for v in &m.ext.int_vars {
+        // only the integer variables the body names are declared
+        let mut named = vec![false; m.ext.int_vars.len()];
+        for s in &m.body {
+            crate::ir::visit::stmt_int_vars(s, &mut |v| {
+                if let Some(n) = named.get_mut(v as usize) {
+                    *n = true;
+                }
+            });
+        }
+        let int_vars: Vec<&IntVar> = m.ext.int_vars.iter().zip(&named).filter(|(_, &n)| n).map(|(v, _)| v).collect();
+        for v in &int_vars {
             if v.len == 0 {
                 self.line(format!("static int {} = 0;", v.name));
             } else {
@@ -263,7 +309,7 @@ impl Writer<'_> {
         }
         self.line("{");
         self.indent += 1;
-        for v in &m.ext.int_vars {
+        for v in &int_vars {
             if v.len > 0 {
                 self.line(format!("for (int i = 0; i < {}; i++) {}[i] = 0;", v.len, v.name));
             }
@@ -410,22 +456,48 @@ impl Writer<'_> {
     fn stmt(&mut self, s: &Stmt) {
         match s {
             Stmt::Assign { dst, value, saturate } => {
-                let mut v = self.expr(value);
-                if *saturate {
-                    v = format!("saturate({v})");
-                }
+                let full = |w: &Self| {
+                    let v = w.expr(value);
+                    if *saturate {
+                        format!("saturate({v})")
+                    } else {
+                        v
+                    }
+                };
                 let target = self.reg(&dst.reg);
                 if dst.mask & 0xF == 0xF {
+                    let v = full(self);
                     self.line(format!("{target} = {v};"));
+                } else if !self.is_variable(&dst.reg) && dst.mask.count_ones() == 1 {
+                    // a component write of a scalar: `R1.x = R130.y * 2.0;`
+                    let l = dst.mask.trailing_zeros() as u8;
+                    let mut v = self.lane(value, l);
+                    if *saturate {
+                        v = format!("saturate({v})");
+                    }
+                    self.line(format!("{target}.{} = {v};", LANES[l as usize]));
+                } else if let (false, Expr::Compose(parts)) = (dst.mask.count_ones() == 1, value) {
+                    // lanes composed one by one: `R1.xy = float2(a, b);`
+                    let p: Vec<String> = (0..4).filter(|i| dst.mask >> i & 1 == 1).map(|i| self.lane(&parts[i], 0)).collect();
+                    let mut v = format!("float{}({})", p.len(), p.join(", "));
+                    if *saturate {
+                        v = format!("saturate({v})");
+                    }
+                    self.line(format!("{target}.{} = {v};", mask_text(dst.mask)));
                 } else if self.is_variable(&dst.reg) && dst.mask.count_ones() == 1 {
                     // One lane of a register variable: a whole-vector select, not `r.x = …`,
                     // which DXC's SPIR-V front end writes through an OpAccessChain (see
                     // `is_variable`).
                     let lanes: Vec<&str> = (0..4).map(|i| if dst.mask >> i & 1 == 1 { "true" } else { "false" }).collect();
+                    let v = full(self);
                     self.line(format!("{target} = select(bool4({}), {v}, {target});", lanes.join(", ")));
                 } else {
                     let mk = mask_text(dst.mask);
-                    self.line(format!("{target}.{mk} = ({v}).{mk};"));
+                    let mut v = self.masked(value, dst.mask);
+                    if *saturate {
+                        v = format!("saturate({v})");
+                    }
+                    self.line(format!("{target}.{mk} = {v};"));
                 }
             }
             Stmt::If { cond, then_body, else_body } => {
@@ -581,18 +653,197 @@ impl Writer<'_> {
         name
     }
 
-    /// Lane x of `e` as a scalar: `(e).x`, or the literal itself.
-    fn lane_x(&self, e: &Expr) -> String {
-        self.lane_x_of(e, Self::expr)
-    }
-
-    /// [`Self::lane_x`] with `text` writing a non-literal `e` (a compared operand goes through
-    /// [`Self::exact_operand`]).
+    /// Lane x of `e` as a scalar, `text` writing a computed `e` (a compared operand goes
+    /// through [`Self::exact_operand`]).
     fn lane_x_of(&self, e: &Expr, text: fn(&Self, &Expr) -> String) -> String {
         match literal_of(e) {
             Some(v) => float_literal(v[0]),
+            None if is_plain_read(e) => self.lane(e, 0),
             None => format!("({}).x", text(self, e)),
         }
+    }
+
+    /// Lane `l` of `e` as a scalar expression: a register lane is `R1.y`, a per-lane operator
+    /// is written on the scalar lanes of its operands (`R1.y * c[3].x`); anything else is the
+    /// vector expression's lane.
+    fn lane(&self, e: &Expr, l: u8) -> String {
+        let l = l & 3;
+        let lane = |a: &Expr| self.lane(a, l);
+        match e {
+            Expr::Read(src) => {
+                let mut t = self.reg(&src.reg);
+                if self.is_variable(&src.reg) {
+                    t = format!("((float4){t})");
+                }
+                t = format!("{t}.{}", LANES[src.swizzle[l as usize] as usize & 3]);
+                if src.abs {
+                    t = format!("abs({t})");
+                }
+                if src.negate {
+                    t = format!("(-{t})");
+                }
+                t
+            }
+            Expr::Literal(v) => float_literal(v[l as usize]),
+            Expr::Bits(v) => format!("asfloat(0x{:08X}u)", v[l as usize]),
+            Expr::Swizzle(a, sw) => self.lane(a, sw[l as usize]),
+            Expr::Compose(parts) => self.lane(&parts[l as usize], 0),
+            Expr::Unary(op, a) => {
+                let f = match op {
+                    UnOp::Neg => return format!("(-({}))", lane(a)),
+                    UnOp::Rcp => return format!("(1.0 / ({}))", lane(a)),
+                    UnOp::Sign => return format!("((float)sign({}))", lane(a)),
+                    UnOp::Abs => "abs",
+                    UnOp::Rsq => "rsqrt",
+                    UnOp::Sqrt => "sqrt",
+                    UnOp::Log2 => "log2",
+                    UnOp::Exp2 => "exp2",
+                    UnOp::Floor => "floor",
+                    UnOp::Sin => "sin",
+                    UnOp::Cos => "cos",
+                    UnOp::Saturate => "saturate",
+                    UnOp::Ddx => "ddx",
+                    UnOp::Ddy => "ddy",
+                    UnOp::Trunc => "trunc",
+                    UnOp::Ceil => "ceil",
+                    UnOp::RoundEven => "round",
+                    _ => return self.vector_lane(e, l),
+                };
+                format!("{f}({})", lane(a))
+            }
+            Expr::Binary(op, e_a, e_b) => {
+                let (a, b) = (lane(e_a), lane(e_b));
+                // the prelude's scalar overloads of the per-lane helpers
+                let k = |e: &Expr| literal_of(e).is_some_and(|v| v[l as usize].is_finite() && v[l as usize] != 0.0);
+                match op {
+                    BinOp::MulLegacy if k(e_b) => format!("{}({a}, {b})", self.h("shrec_mul_legacy_k")),
+                    BinOp::MulLegacy if k(e_a) => format!("{}({b}, {a})", self.h("shrec_mul_legacy_k")),
+                    BinOp::MulLegacy => format!("{}({a}, {b})", self.h("shrec_mul_legacy")),
+                    BinOp::MaxPica => format!("{}({a}, {b})", self.h("shrec_pica_max")),
+                    BinOp::MinPica => format!("{}({a}, {b})", self.h("shrec_pica_min")),
+                    BinOp::MulPica => format!("{}({a}, {b})", self.h("shrec_pica_mul")),
+                    BinOp::Add => format!("({a} + {b})"),
+                    BinOp::Sub => format!("({a} - {b})"),
+                    BinOp::Mul => format!("({a} * {b})"),
+                    BinOp::Div => format!("({a} / {b})"),
+                    BinOp::Min => format!("min({a}, {b})"),
+                    BinOp::Max => format!("max({a}, {b})"),
+                    BinOp::Pow => format!("pow({a}, {b})"),
+                    BinOp::Sge => format!("((float)({a} >= {b}))"),
+                    BinOp::Slt => format!("((float)({a} < {b}))"),
+                    BinOp::Seq => format!("((float)({a} == {b}))"),
+                    BinOp::Sne => format!("((float)!({a} == {b}))"),
+                    _ => self.vector_lane(e, l),
+                }
+            }
+            Expr::Mad(a, b, c) => format!("({} * {} + {})", lane(a), lane(b), lane(c)),
+            Expr::SelectIf(c, a, b) => format!("(({}) ? {} : {})", self.cond(c), lane(a), lane(b)),
+            Expr::Select { if_true, if_false, .. } if if_true == if_false => lane(if_true),
+            Expr::IntUnary(IntUnOp::Not, a) => format!("asfloat(~{})", uint_text(&lane(a))),
+            Expr::IntUnary(IntUnOp::IntToFloat, a) => format!("((float)asint({}))", uint_text(&lane(a))),
+            Expr::IntUnary(IntUnOp::UintToFloat, a) => format!("((float){})", uint_text(&lane(a))),
+            Expr::IntTernary(op @ (IntTerOp::CndEI | IntTerOp::CndGtI | IntTerOp::CndGeI), a, b, c) => {
+                let f = match op {
+                    IntTerOp::CndEI => "shrec_cnde_i",
+                    IntTerOp::CndGtI => "shrec_cndgt_i",
+                    _ => "shrec_cndge_i",
+                };
+                let f = self.h(f);
+                format!("asfloat({f}({}, {}, {}))", uint_text(&lane(a)), uint_text(&lane(b)), uint_text(&lane(c)))
+            }
+            Expr::IntBinary(op @ (IntBinOp::EqF | IntBinOp::NeF | IntBinOp::GtF | IntBinOp::GeF), a, b) => {
+                let (a, b) = (lane(a), lane(b));
+                let c = match op {
+                    IntBinOp::EqF => format!("{a} == {b}"),
+                    IntBinOp::NeF => format!("!({a} == {b})"),
+                    IntBinOp::GtF => format!("{a} > {b}"),
+                    _ => format!("{a} >= {b}"),
+                };
+                format!("asfloat(({c}) ? 0xFFFFFFFFu : 0u)")
+            }
+            Expr::IntBinary(op, a, b) => {
+                let (a, b) = (uint_text(&lane(a)), uint_text(&lane(b)));
+                let (ia, ib) = (format!("asint({a})"), format!("asint({b})"));
+                match op {
+                    IntBinOp::Add => format!("asfloat({a} + {b})"),
+                    IntBinOp::Sub => format!("asfloat({a} - {b})"),
+                    IntBinOp::MulLo => format!("asfloat({a} * {b})"),
+                    IntBinOp::And => format!("asfloat({a} & {b})"),
+                    IntBinOp::Or => format!("asfloat({a} | {b})"),
+                    IntBinOp::Xor => format!("asfloat({a} ^ {b})"),
+                    IntBinOp::Shl => format!("asfloat({a} << ({b} & 31u))"),
+                    IntBinOp::ShrU => format!("asfloat({a} >> ({b} & 31u))"),
+                    IntBinOp::ShrI => format!("asfloat({ia} >> ({b} & 31u))"),
+                    IntBinOp::MinI => format!("asfloat(min({ia}, {ib}))"),
+                    IntBinOp::MaxI => format!("asfloat(max({ia}, {ib}))"),
+                    IntBinOp::MinU => format!("asfloat(min({a}, {b}))"),
+                    IntBinOp::MaxU => format!("asfloat(max({a}, {b}))"),
+                    _ => {
+                        let c = match op {
+                            IntBinOp::EqI => format!("{a} == {b}"),
+                            IntBinOp::NeI => format!("{a} != {b}"),
+                            IntBinOp::GtI => format!("{ia} > {ib}"),
+                            IntBinOp::GeI => format!("{ia} >= {ib}"),
+                            IntBinOp::GtU => format!("{a} > {b}"),
+                            IntBinOp::GeU => format!("{a} >= {b}"),
+                            _ => return self.vector_lane(e, l),
+                        };
+                        format!("asfloat(({c}) ? 0xFFFFFFFFu : 0u)")
+                    }
+                }
+            }
+            _ => self.vector_lane(e, l),
+        }
+    }
+
+    /// The first `n` lanes (1-4) of `e` as a `floatN`: `R1.xy`, `float2(a, b)` for a
+    /// composition, else the vector expression's lanes.
+    fn lanes(&self, e: &Expr, n: usize) -> String {
+        let sw = &"xyzw"[..n];
+        match e {
+            Expr::Read(src) if !src.abs && !src.negate => {
+                let mut t = self.reg(&src.reg);
+                if self.is_variable(&src.reg) {
+                    t = format!("((float4){t})");
+                }
+                format!("{t}.{}", swizzle_text(&src.swizzle)[..n].to_owned())
+            }
+            Expr::Compose(_) | Expr::Swizzle(..) if n > 1 => {
+                let p: Vec<String> = (0..n as u8).map(|l| self.lane(e, l)).collect();
+                format!("float{n}({})", p.join(", "))
+            }
+            _ if n == 1 => self.lane(e, 0),
+            _ => format!("({}).{sw}", self.expr(e)),
+        }
+    }
+
+    /// Lanes `mask` of `e`, packed (the value of a partial write): `R1.zy` for a register,
+    /// `(e).xz` for anything else.
+    fn masked(&self, e: &Expr, mask: u8) -> String {
+        let pick = |sw: &[u8; 4]| -> String { (0..4).filter(|i| mask >> i & 1 == 1).map(|i| LANES[sw[i] as usize & 3]).collect() };
+        match e {
+            Expr::Read(src) => {
+                let mut t = self.reg(&src.reg);
+                if self.is_variable(&src.reg) {
+                    t = format!("((float4){t})");
+                }
+                t = format!("{t}.{}", pick(&src.swizzle));
+                if src.abs {
+                    t = format!("abs({t})");
+                }
+                if src.negate {
+                    t = format!("(-{t})");
+                }
+                t
+            }
+            Expr::Swizzle(a, sw) if literal_of(e).is_none() => format!("({}).{}", self.expr(a), pick(sw)),
+            _ => format!("({}).{}", self.expr(e), mask_text(mask)),
+        }
+    }
+
+    /// Lane `l` of the vector expression `e`.
+    fn vector_lane(&self, e: &Expr, l: u8) -> String {
+        format!("({}).{}", self.expr(e), LANES[l as usize & 3])
     }
 
     fn ring_len(&self) -> u32 {
@@ -609,6 +860,12 @@ impl Writer<'_> {
     /// with extensions outside their allow-lists, and the variable stays in memory, every read a
     /// load (docs/performance.md, "Xenos SPIR-V size"). The cast changes no value.
     fn is_variable(&self, r: &RegRef) -> bool {
+        // Only modules that declare that extension need it (the XenosRecomp ABI); elsewhere a
+        // register is read and written lane by lane, `R1.x = R130.y;`, and DXC's optimizer
+        // promotes it all the same.
+        if !matches!(self.m.ext.resource_abi, ResourceAbi::XenosRecomp(_)) {
+            return false;
+        }
         match (&r.file, &r.index) {
             (RegFile::Temp, Index::Fixed(_)) => !self.m.temps.indexable,
             (RegFile::Input | RegFile::Output, Index::Fixed(_)) => true,
@@ -736,7 +993,7 @@ impl Writer<'_> {
             Expr::Swizzle(..) | Expr::Unary(UnOp::Neg | UnOp::Abs, _) if literal_of(e).is_some() => literal_text(&literal_of(e).unwrap_or_default()),
             Expr::Swizzle(a, s) => format!("({}).{}", self.expr(a), swizzle_text(s)),
             Expr::Compose(parts) => {
-                let p: Vec<String> = parts.iter().map(|x| self.lane_x(x)).collect();
+                let p: Vec<String> = parts.iter().map(|x| self.lane(x, 0)).collect();
                 format!("float4({})", p.join(", "))
             }
             Expr::Unary(op, a) => {
@@ -827,7 +1084,7 @@ impl Writer<'_> {
             Expr::Sample { tex, coord, mode, offset } => {
                 let t = &self.m.textures[*tex as usize];
                 let lanes = &"xyz"[..t.dim.coord_lanes()];
-                let c = format!("({}).{lanes}", self.expr(coord));
+                let c = self.lanes(coord, t.dim.coord_lanes());
                 // the offset operand is a compile-time constant of the coordinate's width
                 let o = if *offset == [0, 0, 0] {
                     String::new()
@@ -842,16 +1099,11 @@ impl Writer<'_> {
                     // `float(...)`: DXC (compushady-lrtu 0.18) emits an invalid vector Lod operand
                     // ("Expected Image Operand Lod to be float scalar") for a swizzle of a
                     // swizzle such as `((va0).wwww).x`; the cast makes it a plain scalar.
-                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float(({}).x){o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(l)),
-                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, ({}).x{o})", self.tex_var(*tex), self.smp_var(*tex), self.expr(b)),
+                    SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float({}){o})", self.tex_var(*tex), self.smp_var(*tex), self.lane(l, 0)),
+                    SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, {}{o})", self.tex_var(*tex), self.smp_var(*tex), self.lane(b, 0)),
                     SampleMode::Grad(dx, dy) => {
-                        format!(
-                            "{}.SampleGrad({}, {c}, ({}).{lanes}, ({}).{lanes}{o})",
-                            self.tex_var(*tex),
-                            self.smp_var(*tex),
-                            self.expr(dx),
-                            self.expr(dy)
-                        )
+                        let n = lanes.len();
+                        format!("{}.SampleGrad({}, {c}, {}, {}{o})", self.tex_var(*tex), self.smp_var(*tex), self.lanes(dx, n), self.lanes(dy, n))
                     }
                 }
             }
@@ -872,6 +1124,7 @@ impl Writer<'_> {
             Expr::TexInfo { tex, lod } => {
                 format!("{}({}, asuint(({}).x))", self.h("shrec_tex_info"), self.tex_var(*tex), self.expr(lod))
             }
+            Expr::Bits(v) if v.iter().all(|&b| b == v[0]) => format!("((float4)asfloat(0x{:08X}u))", v[0]),
             Expr::Bits(v) => format!("asfloat(uint4(0x{:08X}u, 0x{:08X}u, 0x{:08X}u, 0x{:08X}u))", v[0], v[1], v[2], v[3]),
             Expr::IntUnary(op, a) => {
                 let a = format!("asuint({})", self.expr(a));

@@ -13,6 +13,7 @@
 //! on what a lowered program means.
 
 mod kind;
+pub mod opt;
 pub mod validate;
 pub mod visit;
 pub use kind::{Family, Stage};
