@@ -15,7 +15,9 @@
 #
 # The cache is rebuilt when any file under INPUT changes, when a file is added to or removed
 # from INPUT (the glob is re-checked at build time, CONFIGURE_DEPENDS), when the shrec
-# executable or the DXC library changes, or when the arguments change. Otherwise the build
+# executable or the DXC library changes, when the arguments change, or when a hook file named
+# in EXTRA_ARGS changes (the `--prelude` file, any file under `--override-dir`, both in the
+# `--opt value` and `--opt=value` forms). Otherwise the build
 # tool considers it up to date and shrec does not run. shrec rewrites the .cpp / .h only when
 # their bytes change (they are the rule's byproducts; a stamp file is its output), so a rerun that
 # changes nothing recompiles nothing that includes them. The generated .cpp and .h are added to
@@ -25,6 +27,11 @@
 #
 # shrec keeps its compiled artifacts in ${CMAKE_BINARY_DIR}/shrec-cache (unless EXTRA_ARGS has
 # --cache-dir or --no-cache), so a rebuild after a change recompiles only the changed shaders.
+#
+# Without DXC, $SHREC_DXC or a copy provisioned earlier, the first build fetches DXC: `pip
+# download` of a pinned, sha256-checked PyPI wheel holding libdxcompiler (about 35 MB), into
+# ~/.cache/shrec/dxc (needs pip and the network once; pass DXC or set SHREC_DXC to avoid it). The command runs with USES_TERMINAL, so shrec's progress and errors reach the
+# terminal as they happen (Ninja would otherwise buffer them until the command ends).
 
 cmake_minimum_required(VERSION 3.18)
 
@@ -101,6 +108,34 @@ function(shrec_add_shader_cache target)
     endif()
     list(APPEND args ${ARG_EXTRA_ARGS})
 
+    # Hook files the command reads: a changed prelude or override reruns shrec.
+    set(hook_deps "")
+    set(next_is "")
+    foreach(arg IN LISTS ARG_EXTRA_ARGS)
+        set(value "")
+        if(next_is)
+            set(value "${arg}")
+        elseif(arg MATCHES "^--(prelude|override-dir)=(.*)$")
+            set(next_is "${CMAKE_MATCH_1}")
+            set(value "${CMAKE_MATCH_2}")
+        endif()
+        if(value)
+            # shrec runs in the current binary dir (add_custom_command's default): relative paths are read from there.
+            get_filename_component(value "${value}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+            if(next_is STREQUAL "prelude")
+                list(APPEND hook_deps "${value}")
+            else()
+                file(GLOB_RECURSE override_files CONFIGURE_DEPENDS LIST_DIRECTORIES false "${value}/*")
+                list(APPEND hook_deps ${override_files})
+            endif()
+            set(next_is "")
+        elseif(arg STREQUAL "--prelude")
+            set(next_is "prelude")
+        elseif(arg STREQUAL "--override-dir")
+            set(next_is "override-dir")
+        endif()
+    endforeach()
+
     # The command line, in a file that is rewritten only when it changes: a new argument list
     # reruns shrec with any generator.
     set(args_file "${out_dir}/${out_stem}.shrec-args")
@@ -114,8 +149,9 @@ function(shrec_add_shader_cache target)
         BYPRODUCTS "${output}" "${header}" "${out_dir}/${out_stem}.msvc.inc"
         COMMAND ${shrec_cmd} ${args}
         COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
-        DEPENDS ${inputs} ${shrec_dep} ${dxc_dep} "${args_file}"
-        COMMENT "shrec: building shader cache ${shown}"
+        DEPENDS ${inputs} ${shrec_dep} ${dxc_dep} ${hook_deps} "${args_file}"
+        COMMENT "shrec: building shader cache ${shown} (DXC may be downloaded on first use)"
+        USES_TERMINAL
         VERBATIM)
     target_sources(${target} PRIVATE "${stamp}" "${output}" "${header}")
     target_include_directories(${target} PRIVATE "${out_dir}")

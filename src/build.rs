@@ -64,6 +64,9 @@ pub struct BuildOptions {
     pub abi: crate::cache::CppAbi,
     /// `--prelude`, `-D`, `--override-dir`, `--dxc-arg` (see [`crate::hooks`]).
     pub hooks: crate::hooks::Hooks,
+    /// Print each failed shader's `error:` line on stderr as soon as it fails (the command
+    /// line does; [`run_cli`] then does not repeat them at the end). Off for build scripts.
+    pub print_errors_as_they_happen: bool,
 }
 
 impl BuildOptions {
@@ -96,6 +99,7 @@ impl BuildOptions {
             allow_failures: false,
             abi: crate::cache::CppAbi::Shrec,
             hooks: crate::hooks::Hooks::default(),
+            print_errors_as_they_happen: false,
         }
     }
 }
@@ -129,7 +133,7 @@ fn output_files(out: &Path, is_rust: bool, abi: crate::cache::CppAbi) -> Vec<Pat
     if is_rust {
         let (d, s) = crate::cache::rust::blob_paths(out);
         vec![out.to_path_buf(), d, s]
-    } else if abi == crate::cache::CppAbi::XenosRecomp {
+    } else if abi.is_xenosrecomp() {
         vec![out.to_path_buf(), crate::cache::cpp::msvc_path(out)]
     } else {
         vec![out.to_path_buf(), crate::cache::cpp::header_path(out), crate::cache::cpp::msvc_path(out)]
@@ -269,6 +273,8 @@ pub struct BuildOutput {
     pub scan_warning: Option<String>,
     /// How many links the scan skipped (see [`scan::links_skipped_note`]), said under `--progress`.
     pub links_note: Option<String>,
+    /// Files of `--override-dir` that no shader read, and why (see [`crate::hooks::Hooks::override_warnings`]).
+    pub override_warnings: Vec<String>,
 }
 
 /// `target/shrec-cache` when the current directory looks like a cargo or CMake build tree,
@@ -471,7 +477,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
     if opts.targets.is_empty() {
         return Err(FatalError::NoTargets);
     }
-    if opts.abi == crate::cache::CppAbi::XenosRecomp {
+    if opts.abi.is_xenosrecomp() {
         if is_rust {
             return Err(FatalError::Abi("is a .cpp symbol set; the output is a .rs module"));
         }
@@ -492,7 +498,8 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         None => None,
     };
     if let Some(dir) = &opts.hlsl_dir {
-        write_hlsl_dir_support(dir, &opts.targets).map_err(|e| FatalError::Write { path: dir.clone(), reason: e.to_string() })?;
+        write_hlsl_dir_support(dir, &opts.targets, opts.abi.entry_point())
+            .map_err(|e| FatalError::Write { path: dir.clone(), reason: e.to_string() })?;
     }
     // The scan gets a pool of its own: the build pool's threads are all busy compiling.
     let scan_pool = rayon::ThreadPoolBuilder::new()
@@ -576,6 +583,11 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
             while let Some(job) = queue.next() {
                 let _ = first_shader_started.set(started.elapsed());
                 let built = build_one(&job, opts, &targets, &lib, store.as_ref(), &members, &clock, &compilations);
+                if opts.print_errors_as_they_happen {
+                    if let Some(line) = crate::report::error_line(&built.0) {
+                        progress.print(&line);
+                    }
+                }
                 results.lock().unwrap_or_else(|e| e.into_inner()).insert(job.key, std::sync::Arc::new(built));
                 let _ = done_tx.send(job.key);
                 progress.tick();
@@ -686,6 +698,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         write: write_time,
         threads,
     };
+    let override_warnings = opts.hooks.override_warnings(&report.outcomes.iter().map(|o| o.key).collect());
     Ok(BuildOutput {
         report,
         entries,
@@ -696,6 +709,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         packed_during_build: prepacked,
         scan_warning,
         links_note,
+        override_warnings,
     })
 }
 
@@ -851,10 +865,25 @@ fn build_one(
     };
     // An override replaces the HLSL only: the runtime metadata (sampler words, the Xenos
     // specialization-constant mask) still come from the translation when there is one.
+    // The mask an override declares (`// shrec: spec-constants-mask = …`, which generated HLSL
+    // carries) wins: it describes the text that is compiled.
+    let declared = match &overridden {
+        Some((path, text)) => match crate::hlsl::declared_spec_constants_mask(text) {
+            Ok(m) => m,
+            Err(e) => {
+                add(&clock.translate, t);
+                return failed(Phase::Translate, format!("its --override-dir file {}: {e}", path.display()), None);
+            }
+        },
+        None => None,
+    };
     let (hlsl, meta, spec_constants_mask, override_path) = match (translated, overridden) {
-        (Ok(tr), None) => (crate::hlsl::write(&tr.module), tr.meta, tr.spec_constants_mask, None),
-        (Ok(tr), Some((path, text))) => (text, tr.meta, tr.spec_constants_mask, Some(path)),
-        (Err(_), Some((path, text))) => (text, Vec::new(), 0, Some(path)),
+        (Ok(tr), None) => {
+            let text = crate::hlsl::write_with_entry_point(&tr.module, opts.abi.entry_point());
+            (crate::hlsl::with_spec_constants_mask(text, tr.spec_constants_mask), tr.meta, tr.spec_constants_mask, None)
+        }
+        (Ok(tr), Some((path, text))) => (text, tr.meta, declared.unwrap_or(tr.spec_constants_mask), Some(path)),
+        (Err(_), Some((path, text))) => (text, Vec::new(), declared.unwrap_or(0), Some(path)),
         (Err(e), None) => {
             add(&clock.translate, t);
             return failed(Phase::Translate, e.reason(), e.offset());
@@ -884,12 +913,20 @@ fn build_one(
     let outcome = |status: Status| Outcome { hlsl_dump_error: hlsl_dump_error.clone(), ..outcome(status) };
     let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
 
+    // A runtime that links another entry point (`--abi xenosrecomp-metal`: `shaderMain`) gets it
+    // as DXC's last `-E`, which wins over the `main` the compiler interface passes first.
+    let entry = opts.abi.entry_point();
+    let dxc_args: std::borrow::Cow<[String]> = if entry == "main" {
+        std::borrow::Cow::Borrowed(&opts.hooks.dxc_args)
+    } else {
+        std::borrow::Cow::Owned(["-E".to_string(), entry.to_string()].into_iter().chain(opts.hooks.dxc_args.iter().cloned()).collect())
+    };
     let key = ArtifactKey::derive(&[
         b"shrec-artifact-1",
         env!("CARGO_PKG_VERSION").as_bytes(),
         &lib.identity.to_le_bytes(),
         hlsl.as_bytes(),
-        args_fingerprint(job.stage, targets, &opts.hooks.dxc_args).as_bytes(),
+        args_fingerprint(job.stage, targets, &dxc_args).as_bytes(),
         &job.key.to_le_bytes(),
     ]);
     let entry = |a: Artifacts| CacheEntry {
@@ -911,6 +948,7 @@ fn build_one(
     let large = hlsl.len() > opts.dxc_isolate_above;
     // (Worker processes need Unix: elsewhere a large shader compiles in-process, unlimited.)
     let worker = opts.isolate_dxc.clone().or_else(|| if large && cfg!(unix) { opts.dxc_worker_exe.clone() } else { None });
+    let mut failures: Vec<(Phase, String)> = Vec::new();
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
@@ -923,11 +961,11 @@ fn build_one(
             format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name())
         };
         let compiled = match &worker {
-            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args, Some(opts.dxc_limits)) {
+            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &dxc_args, Some(opts.dxc_limits)) {
                 Ok(result) => result.map_err(rejected),
                 Err(crash) => Err(format!("DXC ({}): {crash}", target.name())),
             },
-            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, &opts.hooks.dxc_args).map_err(rejected),
+            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, &dxc_args).map_err(rejected),
         };
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
         match compiled {
@@ -935,11 +973,29 @@ fn build_one(
                 Target::Dxil => artifacts.dxil = Some(code),
                 Target::Spirv => artifacts.spirv = Some(code),
             },
+            // The other backend is still compiled: a shader DXIL cannot take may still run
+            // from SPIR-V, and the other way round.
             Err(reason) => {
                 let phase = if target == Target::Dxil { Phase::DxcDxil } else { Phase::DxcSpirv };
-                return failed(phase, reason, None);
+                failures.push((phase, reason));
             }
         }
+    }
+    if let Some((phase, reason)) = failures.first().cloned() {
+        let built: Vec<&str> =
+            [(artifacts.dxil.is_some(), "DXIL"), (artifacts.spirv.is_some(), "SPIR-V")].into_iter().filter_map(|(b, n)| b.then_some(n)).collect();
+        let mut reason = reason;
+        for (_, other) in &failures[1..] {
+            reason.push('\n');
+            reason.push_str(other);
+        }
+        if built.is_empty() {
+            return failed(phase, reason, None);
+        }
+        // Partly built: in the cache with the backends that compiled, still a failure; not
+        // stored in the incremental cache, which holds complete builds only.
+        reason.push_str(&format!("\n(its {} is in the cache)", built.join(" and ")));
+        return (outcome(Status::Failed { phase, reason, detail_offset: None }), Some(entry(artifacts)));
     }
     if let Some(s) = store {
         // A failed cache write costs a rebuild next time, nothing else: not a shader failure.
@@ -1007,6 +1063,14 @@ fn scan_line(p: &scan::ScanProgress, since_walk: Duration, built: usize) -> Stri
 }
 
 impl Progress {
+    /// A line on stderr, above the bar when there is one (the bar is redrawn under it).
+    fn print(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
     fn new(enabled: bool) -> Self {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let b = indicatif::ProgressBar::new_spinner();
@@ -1153,9 +1217,11 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     for (family, (n, reason)) in skipped {
         eprintln!("warning: {n} {family} shader(s) found but not built: {reason}");
     }
-    for o in &r.outcomes {
-        if let Some(line) = crate::report::error_line(o) {
-            eprintln!("{line}");
+    if !opts.print_errors_as_they_happen {
+        for o in &r.outcomes {
+            if let Some(line) = crate::report::error_line(o) {
+                eprintln!("{line}");
+            }
         }
     }
     if opts.progress {
@@ -1179,9 +1245,24 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
     if let Some(w) = &out.scan_warning {
         eprintln!("warning: {w}");
     }
+    for w in &out.override_warnings {
+        eprintln!("warning: {}", crate::report::printable(w));
+    }
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         for a in crate::report::github_annotations(r) {
             println!("{a}");
+        }
+        // The job summary: appended, as every step of the job writes to the same file.
+        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            use std::io::Write as _;
+            let written = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(crate::report::step_summary(r).as_bytes()));
+            if let Err(e) = written {
+                eprintln!("warning: {}", crate::report::printable(&format!("GITHUB_STEP_SUMMARY {}: {e}", PathBuf::from(&path).display())));
+            }
         }
     }
     if opts.progress {
@@ -1227,31 +1308,61 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
             eprintln!("  wall / (DXC CPU time / threads) = {:.3}", t.wall_over_floor());
         }
     }
+    if let Some(line) = crate::report::closing_line(r) {
+        eprintln!("{line}");
+    }
     crate::report::exit_code(r)
 }
 
 /// Makes `--hlsl-dir` self-contained: the prelude every file includes, and `dxc.sh`, which runs
 /// a standalone `dxc` on one of the files with the build's own arguments (from
-/// [`dxc::command_line_args`], so the script cannot drift from the build).
-fn write_hlsl_dir_support(dir: &Path, targets: &[Target]) -> std::io::Result<()> {
+/// [`dxc::command_line_args`], so the script cannot drift from the build): the DXIL target of a
+/// file that declares a non-zero specialization-constant mask (the line
+/// [`crate::hlsl::SPEC_CONSTANTS_MASK_LINE`]) is the library profile, as in the build, and the
+/// entry point is the build's (`--abi xenosrecomp-metal`: `shaderMain`).
+fn write_hlsl_dir_support(dir: &Path, targets: &[Target], entry_point: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     cache::atomic::write(&dir.join(crate::hlsl::PRELUDE_NAME), crate::hlsl::PRELUDE.as_bytes())?;
     let mut script = String::from(concat!(
         "#!/bin/sh\n",
         "# Written by shrec build --hlsl-dir: compiles one file of this directory with a standalone dxc\n",
         "# and the arguments shrec used. Usage: ./dxc.sh KEY.FAMILY.STAGE.hlsl [dxil|spirv]\n",
-        "# (Xenos shaders with specialization constants compile to DXIL with -T lib_6_3 instead.)\n",
+        "# A file that declares a non-zero spec-constants mask compiles to DXIL as a library (lib_6_3),\n",
+        "# as in the build (the runtime links it with the definition of g_SpecConstants()).\n",
+        "#\n",
+        "# dxc is the DirectX Shader Compiler's command-line program, which shrec does not ship (shrec\n",
+        "# loads the library): from https://github.com/microsoft/DirectXShaderCompiler/releases (the\n",
+        "# linux_dxc_*.x86_64.tar.gz or dxc_*.zip archive, bin/dxc) or the Vulkan SDK (bin/dxc).\n",
+        "# Set DXC=/path/to/dxc when it is not on PATH.\n",
         "set -e\n",
+        "DXC=\"${DXC:-dxc}\"\n",
         "f=\"$1\"; target=\"${2:-dxil}\"\n",
-        "case \"$f:$target\" in\n",
     ));
+    script.push_str(&format!(
+        "mask=$(sed -n 's|^{}\\(0[xX][0-9A-Fa-f]*\\).*|\\1|p' \"$f\" 2>/dev/null | head -n 1)\n",
+        crate::hlsl::SPEC_CONSTANTS_MASK_LINE
+    ));
+    script.push_str("case \"$mask\" in ''|0x0|0X0|0x00000000) lib= ;; *) lib=1 ;; esac\n");
+    script.push_str("case \"$f:$target\" in\n");
+    let args = |stage, target, mask| {
+        let mut a = dxc::command_line_args(stage, target, mask);
+        if let Some(e) = a.iter().position(|x| x == "-E") {
+            a[e + 1] = entry_point.to_string();
+        }
+        a.join(" ")
+    };
     for stage in [crate::ir::Stage::Vertex, crate::ir::Stage::Pixel, crate::ir::Stage::Geometry] {
         let names: BTreeSet<&str> = crate::ir::Family::ALL.iter().map(|&f| stage.name_in(f)).collect();
         for &target in targets {
             let patterns: Vec<String> = names.iter().map(|n| format!("*.{n}.hlsl:{}", target.name())).collect();
-            let args = dxc::command_line_args(stage, target, 0).join(" ");
+            let (plain, library) = (args(stage, target, 0), args(stage, target, 1));
             let out = if target == Target::Spirv { "spv" } else { "dxil" };
-            script.push_str(&format!("  {}) exec dxc {args} -Fo \"${{f%.hlsl}}.{out}\" \"$f\" ;;\n", patterns.join("|")));
+            let run = |a: &str| format!("exec \"$DXC\" {a} -Fo \"${{f%.hlsl}}.{out}\" \"$f\"");
+            if plain == library {
+                script.push_str(&format!("  {}) {} ;;\n", patterns.join("|"), run(&plain)));
+            } else {
+                script.push_str(&format!("  {}) if [ -n \"$lib\" ]; then {}; else {}; fi ;;\n", patterns.join("|"), run(&library), run(&plain)));
+            }
         }
     }
     script.push_str("  *) echo \"usage: $0 KEY.FAMILY.STAGE.hlsl [dxil|spirv]\" >&2; exit 2 ;;\nesac\n");

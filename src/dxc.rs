@@ -634,6 +634,25 @@ pub fn command_line_args(stage: Stage, target: Target, spec_constants_mask: u32)
     a
 }
 
+/// The entry point an argument list names with `-E NAME` (the build passes `-E shaderMain` for
+/// `--abi xenosrecomp-metal`), else `main`, and the other arguments. DXC's compiler interface
+/// takes the entry point as a parameter of its own, which a later `-E` does not override.
+fn split_entry_point(extra: &[String]) -> (&str, Vec<String>) {
+    let mut entry = "main";
+    let mut rest = Vec::with_capacity(extra.len());
+    let mut i = 0;
+    while i < extra.len() {
+        if extra[i] == "-E" && i + 1 < extra.len() {
+            entry = &extra[i + 1];
+            i += 2;
+        } else {
+            rest.push(extra[i].clone());
+            i += 1;
+        }
+    }
+    (entry, rest)
+}
+
 /// Resolves `#include "shader_common.h"` to the prelude built into shrec.
 struct PreludeIncludes;
 
@@ -711,6 +730,7 @@ pub fn compile_with_args(
     extra: &[String],
 ) -> Result<Vec<u8>, String> {
     let target_profile = target_profile(stage, target, spec_constants_mask);
+    let (entry_point, extra) = split_entry_point(extra);
     COMPILERS.with(|cell| {
         let mut map = cell.borrow_mut();
         if !map.contains_key(&lib.path) {
@@ -724,7 +744,7 @@ pub fn compile_with_args(
         let mut includes = PreludeIncludes;
         let mut args = args(stage, target);
         args.extend(extra.iter().map(String::as_str));
-        let result = tc.compiler.compile(&blob, SOURCE_NAME, "main", &target_profile, &args, Some(&mut includes), &[]);
+        let result = tc.compiler.compile(&blob, SOURCE_NAME, entry_point, &target_profile, &args, Some(&mut includes), &[]);
         match result {
             Ok(r) => {
                 let out = r.get_result().map_err(|e| format!("DXC result: {e}"))?;

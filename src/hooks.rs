@@ -126,6 +126,47 @@ pub fn read_hook_file(path: &Path) -> std::io::Result<String> {
     String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
+/// What is wrong with a file of `--override-dir` that no shader reads, if anything: a name of
+/// the right form whose key no shader of the input has, or a name that looks like a key but is
+/// not spelled as shrec reads it (`0x`, lower case, fewer digits). Other files are not
+/// overrides and get nothing.
+pub fn unread_override_problem(file_name: &str, keys: &std::collections::BTreeSet<u64>) -> Option<String> {
+    let is_hlsl =
+        file_name.len() > 5 && file_name.is_char_boundary(file_name.len() - 5) && file_name[file_name.len() - 5..].eq_ignore_ascii_case(".hlsl");
+    if !is_hlsl {
+        return None;
+    }
+    let stem = &file_name[..file_name.len() - 5];
+    let exact = stem.len() == 16 && stem.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b)) && file_name.ends_with(".hlsl");
+    if exact {
+        let key = u64::from_str_radix(stem, 16).expect("16 hex digits");
+        return (!keys.contains(&key)).then(|| "matches no shader of the input (no shader has this key)".to_string());
+    }
+    let digits = stem.strip_prefix("0x").or_else(|| stem.strip_prefix("0X")).unwrap_or(stem);
+    let key = (!digits.is_empty() && digits.len() <= 16).then(|| u64::from_str_radix(digits, 16).ok()).flatten()?;
+    let known = if keys.contains(&key) { "" } else { " (and no shader of the input has this key)" };
+    Some(format!("is not read: shrec reads {key:016X}.hlsl (16 upper-case hex digits, no 0x){known}"))
+}
+
+impl Hooks {
+    /// Warnings for the files of `--override-dir` no shader read (see
+    /// [`unread_override_problem`]), given the keys of every shader found.
+    pub fn override_warnings(&self, keys: &std::collections::BTreeSet<u64>) -> Vec<String> {
+        let Some(dir) = &self.override_dir else { return Vec::new() };
+        let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
+        let mut names: Vec<std::ffi::OsString> = read.filter_map(Result::ok).map(|e| e.file_name()).collect();
+        names.sort();
+        names
+            .iter()
+            .filter_map(|n| {
+                let name = n.to_string_lossy();
+                let problem = unread_override_problem(&name, keys)?;
+                Some(format!("--override-dir file {}: {problem}", dir.join(n).display()))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +193,20 @@ mod tests {
         let h = Hooks::new(None, &["A".into(), "B=x y".into()], None, vec![]).unwrap();
         assert_eq!(h.defines, [("A".to_string(), "1".to_string()), ("B".to_string(), "x y".to_string())]);
         assert!(matches!(Hooks::new(None, &[], Some("/nonexistent/dir".into()), vec![]), Err(HookError::OverrideDir(_))));
+    }
+
+    #[test]
+    fn unread_override_files_are_named() {
+        let keys: std::collections::BTreeSet<u64> = [0x0123_4567_89AB_CDEF].into();
+        assert_eq!(unread_override_problem("0123456789ABCDEF.hlsl", &keys), None);
+        assert!(unread_override_problem("FFFFFFFFFFFFFFFF.hlsl", &keys).unwrap().contains("matches no shader"));
+        for wrong in ["0x0123456789ABCDEF.hlsl", "0123456789abcdef.hlsl", "123456789ABCDEF.hlsl", "0123456789ABCDEF.HLSL"] {
+            let p = unread_override_problem(wrong, &keys).unwrap_or_else(|| panic!("{wrong}"));
+            assert!(p.contains("shrec reads 0123456789ABCDEF.hlsl") && !p.contains("no shader of the input has"), "{wrong}: {p}");
+        }
+        assert!(unread_override_problem("0xFF.hlsl", &keys).unwrap().contains("00000000000000FF.hlsl (16"));
+        assert_eq!(unread_override_problem("README.md", &keys), None);
+        assert_eq!(unread_override_problem("notes.hlsl", &keys), None);
+        assert_eq!(unread_override_problem("é.hlsl", &keys), None);
     }
 }

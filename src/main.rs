@@ -125,6 +125,8 @@ enum LayoutArg {
 enum AbiArg {
     Shrec,
     Xenosrecomp,
+    #[value(name = "xenosrecomp-metal")]
+    XenosrecompMetal,
 }
 
 #[derive(Args)]
@@ -212,8 +214,9 @@ struct BuildArgs {
     #[arg(long)]
     allow_empty: bool,
     /// Symbols of a `.cpp` cache: `shrec` (UnleashedRecomp's eight plus shrec's extras, with
-    /// shrec's `<stem>.h`) or `xenosrecomp` (exactly XenosRecomp's, no header written: the
-    /// project's own `shader_cache.h` declares them).
+    /// shrec's `<stem>.h`), `xenosrecomp` (exactly XenosRecomp's main-branch symbols, no header
+    /// written: the project's own `shader_cache.h` declares them) or `xenosrecomp-metal`
+    /// (XenosRecomp's Metal-branch layout: AIR ranges, filename, entry point `shaderMain`).
     #[arg(long, value_enum, default_value = "shrec")]
     abi: AbiArg,
     /// Exit 0 when shaders failed or files could not be scanned (they are still reported; the
@@ -253,7 +256,37 @@ fn parse_target(s: &str) -> Result<Target, String> {
     }
 }
 
+/// `shrec --version`: the version, then the DXC library a build would load (found and loaded
+/// here, never downloaded) or how a build would get one.
+fn print_version() -> ExitCode {
+    println!("shrec {}", env!("CARGO_PKG_VERSION"));
+    let from_env = std::env::var_os("SHREC_DXC").filter(|v| !v.is_empty());
+    match shrec::dxc::locate(&LocateOptions { explicit: None, offline: true, verbose: false }) {
+        Ok(lib) => {
+            let origin = if from_env.is_some() {
+                "$SHREC_DXC".to_string()
+            } else {
+                format!("provisioned from PyPI {}, sha256-checked", shrec::dxc::provision::PACKAGE)
+            };
+            println!("DXC: {} ({origin})", lib.path.display());
+        }
+        Err(e) if from_env.is_none() && shrec::dxc::provision::AVAILABLE => println!(
+            "DXC: {} ({e}); the first build fetches PyPI {} into {} (Python 3 with pip), or pass --dxc / set SHREC_DXC",
+            "none yet",
+            shrec::dxc::provision::PACKAGE,
+            shrec::dxc::provisioned_path().display()
+        ),
+        Err(e) => println!("DXC: {}", shrec::report::printable(&e.to_string())),
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
+    // `shrec --version` alone says which DXC it uses as well (clap's own flag prints one line).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args.len() == 1 && (args[0] == "--version" || args[0] == "-V") {
+        return print_version();
+    }
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Scan { dir, json, list_containers } => scan(dir, json, list_containers),
@@ -355,7 +388,9 @@ fn run_build(a: BuildArgs) -> i32 {
         abi: match a.abi {
             AbiArg::Shrec => shrec::cache::CppAbi::Shrec,
             AbiArg::Xenosrecomp => shrec::cache::CppAbi::XenosRecomp,
+            AbiArg::XenosrecompMetal => shrec::cache::CppAbi::XenosRecompMetal,
         },
+        print_errors_as_they_happen: true,
         dxc_limits: shrec::limits::DxcLimits { cpu_seconds: a.dxc_time_limit, memory_mib: a.dxc_memory_limit },
         dxc_isolate_above: a.dxc_isolate_above,
         // large shaders go to workers of this executable even without --isolate-dxc
@@ -415,7 +450,7 @@ fn one_shader(args: &PickArgs, opts: &TranslateOptions, disasm: bool) -> i32 {
         formats::disasm_prefix(c.kind, bytes, args.index, opts)
     } else {
         match formats::translate(c.kind, bytes, args.index, opts) {
-            Ok(t) => (Some(shrec::hlsl::write(&t.module)), None),
+            Ok(t) => (Some(shrec::hlsl::with_spec_constants_mask(shrec::hlsl::write(&t.module), t.spec_constants_mask)), None),
             Err(e) => (None, Some(e)),
         }
     };

@@ -298,8 +298,38 @@ pub fn warning_line(o: &Outcome) -> Option<String> {
 
 /// `error: <path>+0x<offset> [<family> <stage> 0x<key>]: <reason>` for a failed shader, with
 /// `at +0x<off>: ` before the reason when it points inside the container. `None` when compiled.
+///
+/// DXC's diagnostics keep their line breaks: the reason's first line (and the command) is the
+/// `error:` line, each further line follows indented by four spaces ([`detail_line`]). Other
+/// reasons stay on one line (their line breaks escaped: they can hold names from the input).
 pub fn error_line(o: &Outcome) -> Option<String> {
-    failure_message(o).map(|m| format!("error: {}", printable(&m)))
+    let Status::Failed { phase, reason, detail_offset } = &o.status else { return None };
+    if !matches!(phase, Phase::DxcDxil | Phase::DxcSpirv) || !reason.contains('\n') {
+        return failure_message(o).map(|m| format!("error: {}", printable(&m)));
+    }
+    let (first, details) = reason.split_once('\n').expect("checked above");
+    let show = show_command(o).map(|c| format!(" (see: {c})")).unwrap_or_default();
+    let at = detail_offset.map(|off| format!("at +0x{off:x}: ")).unwrap_or_default();
+    let mut s = format!("error: {}", printable(&format!("{}: {at}{first}{show}", shader_label(o))));
+    for line in details.lines() {
+        s.push('\n');
+        s.push_str(&detail_line(line));
+    }
+    Some(s)
+}
+
+/// One line of DXC's diagnostics under its `error:` line: indented, control characters escaped
+/// as in [`printable`], and a line that would read as a workflow command once a CI runner trims
+/// it (`::` first) gets its first colon escaped too. DXC quotes the HLSL it rejects, which is
+/// generated from input files.
+pub fn detail_line(line: &str) -> String {
+    let p = printable(line.trim_end_matches('\r'));
+    if p.trim_start().starts_with("::") {
+        let at = p.find("::").expect("checked");
+        format!("    {}\\u{{3a}}{}", &p[..at], &p[at + 1..])
+    } else {
+        format!("    {p}")
+    }
 }
 
 /// A name or message from an input file made safe for one log line: every control character
@@ -585,11 +615,35 @@ pub fn escape_annotation_property(s: &str) -> String {
 /// GitHub Actions workflow commands: `::error` per failed shader, scan error and fatal error,
 /// `::warning` per repaired incremental-cache entry. The caller prints them when
 /// `GITHUB_ACTIONS=true`.
+///
+/// A failed shader's annotation has a `title=` (family, stage, phase) and a `file=` GitHub can
+/// link: the file on disk (an archive, not `archive!member`, which the message names), relative
+/// to `$GITHUB_WORKSPACE` when it lies inside it.
 pub fn github_annotations(r: &Report) -> Vec<String> {
+    github_annotations_in(r, std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from).as_deref())
+}
+
+/// `file` relative to `workspace` when inside it (GitHub links annotations by repository path).
+fn workspace_relative(file: &Path, workspace: Option<&Path>) -> String {
+    let abs = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    match workspace.and_then(|w| abs.strip_prefix(w).ok()) {
+        Some(rel) => path_text(rel),
+        None => path_text(file),
+    }
+}
+
+/// [`github_annotations`] with the workspace given.
+pub fn github_annotations_in(r: &Report, workspace: Option<&Path>) -> Vec<String> {
     let mut out = Vec::new();
     for o in &r.outcomes {
-        if let Some(m) = failure_message(o) {
-            out.push(format!("::error file={}::{}", escape_annotation_property(&path_text(&o.path)), escape_annotation_data(&m)));
+        if let (Some(m), Status::Failed { phase, .. }) = (failure_message(o), &o.status) {
+            let title = format!("shrec: {} {} shader failed ({})", o.family, o.stage.name_in(o.family), phase.name());
+            out.push(format!(
+                "::error file={},title={}::{}",
+                escape_annotation_property(&workspace_relative(&o.file, workspace)),
+                escape_annotation_property(&title),
+                escape_annotation_data(&m)
+            ));
         }
     }
     for o in &r.outcomes {
@@ -607,6 +661,79 @@ pub fn github_annotations(r: &Report) -> Vec<String> {
         out.push(format!("::warning::{}", escape_annotation_data(&format!("incremental cache: {w}"))));
     }
     out
+}
+
+/// Text from an input file for one Markdown table cell: control characters escaped as in
+/// [`printable`], HTML's `& < >` as entities, and every Markdown punctuation character that
+/// could end the cell or start markup backslash-escaped.
+fn markdown_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in printable(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '!' | '~' | '(' | ')' | '{' | '}' | '+' | '-' | '.' | ':' | '@' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The GitHub Actions job summary (`$GITHUB_STEP_SUMMARY`, Markdown): the counts per family,
+/// then one row per failed shader (where, key, phase, the first line of the reason).
+pub fn step_summary(r: &Report) -> String {
+    let mut s = String::from("### shrec build\n\n| family | found | compiled | failed | cached | skipped |\n|---|---:|---:|---:|---:|---:|\n");
+    let mut rows: Vec<(String, Counts)> = r.counts_by_family().into_iter().map(|(f, c)| (f.name().to_owned(), c)).collect();
+    rows.push(("**total**".to_owned(), r.totals()));
+    for (name, c) in rows {
+        writeln!(s, "| {name} | {} | {} | {} | {} | {} |", c.found, c.compiled, c.failed, c.cached, c.skipped).unwrap();
+    }
+    let failed: Vec<&Outcome> = r.outcomes.iter().filter(|o| matches!(o.status, Status::Failed { .. })).collect();
+    if !failed.is_empty() {
+        s.push_str("\n| failed shader | key | phase | reason |\n|---|---|---|---|\n");
+        for o in failed {
+            let Status::Failed { phase, reason, .. } = &o.status else { unreachable!("filtered") };
+            let first = reason.lines().next().unwrap_or_default();
+            writeln!(
+                s,
+                "| {}\\+0x{:x} | 0x{:016X} | {} | {} |",
+                markdown_cell(&path_text(&o.path)),
+                o.offset,
+                o.key,
+                phase.name(),
+                markdown_cell(first)
+            )
+            .unwrap();
+        }
+    }
+    for e in &r.scan_errors {
+        writeln!(s, "\nscan error: {}", markdown_cell(&scan_error_message(e))).unwrap();
+    }
+    if let Some(line) = closing_line(r) {
+        writeln!(s, "\n{}", markdown_cell(&line)).unwrap();
+    }
+    s
+}
+
+/// The last line of a build with failed shaders, printed with `-q` too: how many failed and
+/// how to build the cache without them (or that `--allow-failures` did). `None` when none failed.
+pub fn closing_line(r: &Report) -> Option<String> {
+    let failed = r.outcomes.iter().filter(|o| matches!(o.status, Status::Failed { .. })).count();
+    if failed == 0 {
+        return None;
+    }
+    let total = r.outcomes.len();
+    Some(if r.failures_allowed {
+        format!("shrec: {failed} of {total} shaders failed; the cache holds the others (--allow-failures / ALLOW_FAILURES: exit code 0)")
+    } else {
+        format!(
+            "shrec: {failed} of {total} shaders failed; to build the cache without them, pass --allow-failures (CMake: ALLOW_FAILURES; build scripts: BuildOptions::allow_failures)"
+        )
+    })
 }
 
 /// 1 when a fatal error happened, else 2 when the input held no shader (without
@@ -737,12 +864,42 @@ mod tests {
     fn annotations_escape() {
         let mut r = sample();
         r.outcomes[2].path = PathBuf::from("C:\\a,b%c.ar");
+        r.outcomes[2].file = PathBuf::from("C:\\a,b%c.ar");
         r.outcomes[2].status = failed(Phase::DxcDxil, "line1\nline2\r 100%", None);
-        let a = github_annotations(&r);
+        let a = github_annotations_in(&r, None);
         assert_eq!(a.len(), 3);
         assert_eq!(a[2], "::warning::incremental cache: cache entry /c/ab/x.bin corrupt (checksum mismatch), rebuilding");
-        assert_eq!(a[0], "::error file=C%3A\\a%2Cb%25c.ar::C:\\a,b%25c.ar+0x1f40 [xenos pixel #0 0x0000000000000001]: line1%0Aline2%0D 100%25 (see: shrec hlsl 'C:\\a,b%25c.ar' --offset 0x1f40 --index 0)");
-        assert!(a[1].starts_with("::error file=data/shaders.ar::data/shaders.ar+0x1f40 [agal fragment"));
+        assert_eq!(a[0], "::error file=C%3A\\a%2Cb%25c.ar,title=shrec%3A xenos pixel shader failed (dxc-dxil)::C:\\a,b%25c.ar+0x1f40 [xenos pixel #0 0x0000000000000001]: line1%0Aline2%0D 100%25 (see: shrec hlsl 'C:\\a,b%25c.ar' --offset 0x1f40 --index 0)");
+        assert!(
+            a[1].starts_with(
+                "::error file=data/shaders.ar,title=shrec%3A agal fragment shader failed (parse)::data/shaders.ar+0x1f40 [agal fragment"
+            ),
+            "{}",
+            a[1]
+        );
+        // An archive member: file= is the archive, relative to the workspace; the message names the member.
+        let ws = std::env::temp_dir().join("shrec-ws");
+        r.outcomes[3].file = ws.join("game/data.zip");
+        r.outcomes[3].path = ws.join("game/data.zip!shaders/a.agal");
+        let a = github_annotations_in(&r, Some(&ws));
+        assert!(a[1].starts_with("::error file=game/data.zip,title=") && a[1].contains("data.zip!shaders/a.agal+0x1f40"), "{}", a[1]);
+    }
+
+    #[test]
+    fn step_summary_is_a_table_with_inert_cells() {
+        let mut r = sample();
+        r.outcomes[3].path = PathBuf::from("a|b<script>`x`\n| evil |.ar");
+        let s = step_summary(&r);
+        assert!(s.contains("| xenos | 3 | 2 | 1 | 1 | 0 |") && s.contains("| **total** | 4 | 2 | 2 | 1 | 0 |"), "{s}");
+        assert!(s.contains(" | 0x0000000000000ABC | parse | bad opcode 0x55 |"), "{s}");
+        assert!(s.contains(r"| a\|b&lt;script&gt;\`x\`\\u\{a\}\| evil \|\.ar\+0x1f40 |"), "{s}");
+        assert!(s.contains("2 of 4 shaders failed"), "{s}");
+        // Every row has its columns' pipes and no more: the name's pipes are escaped.
+        let unescaped_pipes = |l: &str| l.match_indices('|').filter(|(i, _)| !l[..*i].ends_with('\\')).count();
+        for line in s.lines().filter(|l| l.starts_with('|') && !l.starts_with("|---")) {
+            let columns = if line.contains("0x0000") || line.starts_with("| failed") { 4 } else { 6 };
+            assert_eq!(unescaped_pipes(line), columns + 1, "{line}");
+        }
     }
 
     /// Issue 23 S1: a file name with a line break and a workflow command, or an ESC sequence,
@@ -759,10 +916,29 @@ mod tests {
             at: None,
             reason: "bad \x1b]0;title\x07".into(),
         });
-        let lines: Vec<String> =
-            r.outcomes.iter().filter_map(error_line).chain(r.scan_errors.iter().map(scan_error_line)).chain(github_annotations(&r)).collect();
+        // DXC's diagnostics keep their line breaks, each further line indented and inert.
+        r.outcomes[1].status = failed(Phase::DxcSpirv, "DXC (spirv) rejected the generated HLSL:\nx.hlsl:1:1: error: e\n  ::error::y\x1b[0m", None);
+        let multi = error_line(&r.outcomes[1]).unwrap();
+        let multi: Vec<&str> = multi.split('\n').collect();
+        assert_eq!(multi.len(), 3, "{multi:?}");
+        assert!(
+            multi[0].starts_with("error: ")
+                && multi[0].ends_with("rejected the generated HLSL: (see: shrec hlsl data/shaders.ar --offset 0x1f40 --index 0)"),
+            "{multi:?}"
+        );
+        assert_eq!(multi[1], "    x.hlsl:1:1: error: e");
+        assert_eq!(multi[2], "      \\u{3a}:error::y\\u{1b}[0m");
+        let lines: Vec<String> = r
+            .outcomes
+            .iter()
+            .filter_map(error_line)
+            .flat_map(|l| l.split('\n').map(String::from).collect::<Vec<_>>())
+            .chain(r.scan_errors.iter().map(scan_error_line))
+            .chain(github_annotations(&r))
+            .collect();
         for l in &lines {
             assert!(!l.chars().any(|c| c.is_control()), "{l:?}");
+            assert!(l.starts_with("error: ") || l.starts_with("::") || l.starts_with("    ") && !l.trim_start().starts_with("::"), "{l:?}");
         }
         assert!(lines.iter().any(|l| l.contains("a\\u{a}::warning file=x::pwned\\u{1b}[31m\\u{9b}.ar")), "{lines:?}");
     }

@@ -13,6 +13,11 @@
 //! frame of the concatenated SMOL-V blobs, each encoded with `kEncodeFlagStripDebugInfo`),
 //! `g_spirvCacheCompressedSize`, `g_spirvCacheDecompressedSize`, `g_shaderCacheEntryCount`.
 //! Offsets and sizes index the decompressed SMOL-V stream; a shader DXC rejected keeps size 0.
+//!
+//! XenosRecomp's Metal branch (pull request 22, "MSL shader support", 4906992, 2025-08-14) prints
+//! eight values and a file name per entry: `{ 0x<hash>, dxilOffset, dxilSize, spirvOffset,
+//! spirvSize, airOffset, airSize, specConstantsMask, "<file>" }` (AIR: Metal's compiled form,
+//! `g_compressedAirCache[]` when built with Metal). The parser reads both layouts.
 
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass};
@@ -26,6 +31,9 @@ pub struct XrEntry {
     pub dxil_size: usize,
     pub spirv_offset: usize,
     pub spirv_size: usize,
+    /// Metal layout only (0 in the main-branch layout).
+    pub air_offset: usize,
+    pub air_size: usize,
     pub spec_constants_mask: u32,
 }
 
@@ -85,19 +93,41 @@ impl XrCache {
         let mut entries = Vec::new();
         let mut rest = rows;
         while let Some(open) = rest.find('{') {
-            let close = rest[open..].find('}').ok_or("unterminated entry")? + open;
-            let fields: Vec<&str> = rest[open + 1..close].split(',').map(str::trim).filter(|f| !f.is_empty()).collect();
-            if fields.len() != 6 {
-                return Err(format!("entry {} has {} fields, expected 6: {:?}", entries.len(), fields.len(), &rest[open..=close]));
-            }
+            // The Metal layout ends in a quoted file name, which may hold ',' or '}': the numbers
+            // end at its opening quote, the entry after its closing one (XenosRecomp writes the
+            // name unescaped, so the closing quote is the last one before the next '}').
+            let (numbers, close) = match rest[open..].find(['"', '}']).map(|i| i + open) {
+                Some(q) if rest.as_bytes()[q] == b'"' => {
+                    let end_quote = rest[q + 1..].find("\"").ok_or("unterminated file name")? + q + 1;
+                    let close = rest[end_quote..].find('}').ok_or("unterminated entry")? + end_quote;
+                    (&rest[open + 1..q], close)
+                }
+                Some(close) => (&rest[open + 1..close], close),
+                None => return Err("unterminated entry".into()),
+            };
+            let fields: Vec<&str> = numbers.split(',').map(str::trim).filter(|f| !f.is_empty()).collect();
             let n = |i: usize| parse_uint(fields[i]).map_err(|e| format!("entry {}: {e}", entries.len()));
+            // Main branch: key, DXIL, SPIR-V, mask. Metal branch: key, DXIL, SPIR-V, AIR, mask.
+            let (air, mask_at) = match fields.len() {
+                6 => ((0, 0), 5),
+                8 => ((n(5)? as usize, n(6)? as usize), 7),
+                k => {
+                    return Err(format!(
+                        "entry {} has {k} number fields, expected 6 (main branch) or 8 (Metal branch): {:?}",
+                        entries.len(),
+                        &rest[open..=close]
+                    ))
+                }
+            };
             entries.push(XrEntry {
                 key: n(0)?,
                 dxil_offset: n(1)? as usize,
                 dxil_size: n(2)? as usize,
                 spirv_offset: n(3)? as usize,
                 spirv_size: n(4)? as usize,
-                spec_constants_mask: u32::try_from(n(5)?).map_err(|e| format!("entry {}: mask: {e}", entries.len()))?,
+                air_offset: air.0,
+                air_size: air.1,
+                spec_constants_mask: u32::try_from(n(mask_at)?).map_err(|e| format!("entry {}: mask: {e}", entries.len()))?,
             });
             rest = &rest[close + 1..];
         }

@@ -114,8 +114,27 @@ fn xr_cache_parser_and_interface_diff_work_on_shrec_output() {
     // Inconsistent files are rejected, naming what is wrong.
     let bad = text.replace("g_shaderCacheEntryCount = 6", "g_shaderCacheEntryCount = 7");
     assert!(XrCache::parse(&bad).unwrap_err().contains("g_shaderCacheEntryCount"));
-    let bad = text.replacen("{ 0x", "{ 0x1, 2, 0x", 1);
+    let bad = text.replacen("{ 0x", "{ 0x1, 0x", 1);
     assert!(XrCache::parse(&bad).unwrap_err().contains("fields"));
+
+    // The Metal branch's rows (AIR offset and size before the mask, then a file name, which may
+    // hold ',' and '}') read back as the same entries, with their AIR ranges.
+    let mut metal = String::new();
+    for (i, line) in text.lines().enumerate() {
+        match line.strip_prefix("\t{ ").and_then(|l| l.strip_suffix(" },")) {
+            Some(row) => {
+                let f: Vec<&str> = row.split(", ").collect();
+                metal += &format!("\t{{ {}, {}, {}, {}, {}, {i}, 7, {}, \"shader/a,}}b.fxo\" }},\n", f[0], f[1], f[2], f[3], f[4], f[5]);
+            }
+            None => metal += &format!("{line}\n"),
+        }
+    }
+    let m = XrCache::parse(&metal).expect("parses the Metal layout");
+    assert_eq!(m.entries.len(), xr.entries.len());
+    for (a, b) in m.entries.iter().zip(&xr.entries) {
+        assert_eq!((a.key, a.spirv_offset, a.spirv_size, a.spec_constants_mask), (b.key, b.spirv_offset, b.spirv_size, b.spec_constants_mask));
+        assert!(a.air_offset > 0 && a.air_size == 7 && b.air_size == 0);
+    }
 }
 
 /// `SHREC_XR_OUT`: the directory of XenosRecomp's outputs (docs/xenosrecomp-oracle.md §1).

@@ -98,7 +98,7 @@ pub fn write_prepacked(
         });
     }
 
-    if opts.abi == CppAbi::XenosRecomp && opts.layout != CacheLayout::Single {
+    if opts.abi.is_xenosrecomp() && opts.layout != CacheLayout::Single {
         return Err(CacheWriteError::Unsupported {
             path: out.to_path_buf(),
             reason: "--abi xenosrecomp has XenosRecomp's single-frame layout only (per-shader frames need shrec's header)",
@@ -121,8 +121,70 @@ pub fn write_prepacked(
 }
 
 /// One row of `g_shaderCacheEntries[]`, without the leading tab and trailing newline.
-pub(crate) fn format_row(r: &Row) -> String {
-    format!("{{ 0x{:X}, {}, {}, {}, {}, {}, nullptr }},", r.key, r.dxil_offset, r.dxil_size, r.spirv_offset, r.spirv_size, r.spec_constants_mask)
+pub(crate) fn format_row(r: &Row, abi: CppAbi) -> String {
+    match abi {
+        // AIR offset and size 0 (no Metal backend), an empty `filename` (the Metal port uses it
+        // only to name GPU objects for debugging).
+        CppAbi::XenosRecompMetal => format!(
+            "{{ 0x{:X}, {}, {}, {}, {}, 0, 0, {}, \"\", nullptr }},",
+            r.key, r.dxil_offset, r.dxil_size, r.spirv_offset, r.spirv_size, r.spec_constants_mask
+        ),
+        CppAbi::Shrec | CppAbi::XenosRecomp => {
+            format!(
+                "{{ 0x{:X}, {}, {}, {}, {}, {}, nullptr }},",
+                r.key, r.dxil_offset, r.dxil_size, r.spirv_offset, r.spirv_size, r.spec_constants_mask
+            )
+        }
+    }
+}
+
+/// `static_assert`s on the `ShaderCacheEntry` of the project's header: the offset and size of
+/// every field the rows initialize, and the struct's size (nothing after `guestShader`). A
+/// header of the other XenosRecomp layout then fails to compile with a message that names the
+/// `--abi` to use, instead of taking the mask from the AIR offset (same field count) or failing
+/// on `nullptr` (the Metal layout has two fields more).
+fn layout_guard(abi: CppAbi) -> String {
+    let (fields, other): (&[(&str, usize, usize)], CppAbi) = match abi {
+        CppAbi::XenosRecompMetal => (
+            &[
+                ("hash", 0, 8),
+                ("dxilOffset", 8, 4),
+                ("dxilSize", 12, 4),
+                ("spirvOffset", 16, 4),
+                ("spirvSize", 20, 4),
+                ("airOffset", 24, 4),
+                ("airSize", 28, 4),
+                ("specConstantsMask", 32, 4),
+                ("filename", 36, 256),
+            ],
+            CppAbi::XenosRecomp,
+        ),
+        CppAbi::Shrec | CppAbi::XenosRecomp => (
+            &[("hash", 0, 8), ("dxilOffset", 8, 4), ("dxilSize", 12, 4), ("spirvOffset", 16, 4), ("spirvSize", 20, 4), ("specConstantsMask", 24, 4)],
+            CppAbi::XenosRecompMetal,
+        ),
+    };
+    let what = match abi {
+        CppAbi::XenosRecompMetal => "XenosRecomp's Metal layout (hash, DXIL, SPIR-V and AIR offset/size, mask, filename[256], guestShader)",
+        CppAbi::Shrec | CppAbi::XenosRecomp => "XenosRecomp's main-branch layout (hash, DXIL and SPIR-V offset/size, mask, guestShader)",
+    };
+    let msg = format!(
+        "this .cpp was written by shrec --abi {} for {what}; the ShaderCacheEntry of this header differs: for the other XenosRecomp layout run shrec build --abi {}",
+        abi.option_name(),
+        other.option_name()
+    );
+    let mut s = String::from("#include <cstddef>\n#include <cstdint>\n");
+    for (name, offset, size) in fields {
+        writeln!(s, "static_assert(offsetof(ShaderCacheEntry, {name}) == {offset} && sizeof(ShaderCacheEntry::{name}) == {size}, \"{msg}\");")
+            .unwrap();
+    }
+    let last = fields.last().map_or(0, |(_, o, n)| o + n);
+    writeln!(
+        s,
+        "static_assert(offsetof(ShaderCacheEntry, guestShader) == ({last} + alignof(void*) - 1) / alignof(void*) * alignof(void*) && sizeof(ShaderCacheEntry) == offsetof(ShaderCacheEntry, guestShader) + sizeof(void*), \"{msg}\");\n"
+    )
+    .unwrap();
+    s
 }
 
 /// Every blob of the cache (name of its symbol, bytes, what an empty one means), in `.cpp` order.
@@ -191,6 +253,8 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str, msvc_name: &str, 
     .unwrap();
     if abi == CppAbi::Shrec {
         s.push_str("static_assert(SHREC_CACHE_LAYOUT_VERSION == 1, \"shader cache header and .cpp come from different shrec versions\");\n\n");
+    } else {
+        s.push_str(&layout_guard(abi));
     }
     if l.layout == CacheLayout::PerShader {
         s.push_str("#ifndef SHREC_CACHE_PER_SHADER_FRAMES\n#error \"this .cpp has per-shader frames but its header was written for another layout\"\n#endif\n\n");
@@ -199,19 +263,38 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str, msvc_name: &str, 
     s.push_str("ShaderCacheEntry g_shaderCacheEntries[] = {\n");
     for r in &l.rows {
         s.push('\t');
-        s.push_str(&format_row(r));
+        s.push_str(&format_row(r, abi));
         s.push('\n');
     }
     if l.rows.is_empty() {
-        s.push_str("\t{ 0, 0, 0, 0, 0, 0, nullptr }, // placeholder: the table is empty\n");
+        let zero = Row {
+            key: 0,
+            family: 0,
+            stage: 0,
+            dxil_offset: 0,
+            dxil_size: 0,
+            spirv_offset: 0,
+            spirv_size: 0,
+            spec_constants_mask: 0,
+            meta_offset: 0,
+            meta_count: 0,
+            dxil_frame: (0, 0),
+            spirv_frame: (0, 0),
+        };
+        writeln!(s, "\t{} // placeholder: the table is empty", format_row(&zero, abi)).unwrap();
     }
     s.push_str("};\n");
     writeln!(s, "const size_t g_shaderCacheEntryCount = {};\n", l.rows.len()).unwrap();
     w.write_all(s.as_bytes())?;
 
     write_blob(w, "Dxil", &l.dxil.compressed, l.dxil.raw_len)?;
+    if abi == CppAbi::XenosRecompMetal {
+        // XenosRecomp writes the AIR symbols only when built with Metal; the Metal port's header
+        // declares them always. shrec has no Metal backend: the blob is empty.
+        write_blob(w, "Air", &[], 0)?;
+    }
     write_blob(w, "Spirv", &l.spirv.compressed, l.spirv.raw_len)?;
-    if abi == CppAbi::XenosRecomp {
+    if abi.is_xenosrecomp() {
         return Ok(());
     }
 
@@ -372,7 +455,7 @@ mod tests {
             spirv_frame: (0, 0),
         };
         // XR prints the hash with fmt "0x{:X}": uppercase, no zero padding.
-        assert_eq!(format_row(&r), "{ 0x5873A0E094914DE, 12, 34, 56, 78, 3, nullptr },");
+        assert_eq!(format_row(&r, CppAbi::XenosRecomp), "{ 0x5873A0E094914DE, 12, 34, 56, 78, 3, nullptr },");
     }
 
     /// Decodes the C string literals of `lines` (the subset `write_string_literal` emits).

@@ -135,7 +135,39 @@ pub enum CppAbi {
     Shrec,
     /// Exactly XenosRecomp's symbols, and no header: the `.cpp` includes the project's own
     /// `<stem>.h` (UnleashedRecomp keeps `shader_cache.h` in git). Single-frame layout only.
+    /// The layout of XenosRecomp's main branch (990d03b, the revision UnleashedRecomp's main
+    /// branch builds): six values per entry, DXIL entry point `main`.
     XenosRecomp,
+    /// As [`CppAbi::XenosRecomp`], in the layout of XenosRecomp's Metal (MSL) branch, the one
+    /// UnleashedRecomp's Metal port reads: per entry hash, DXIL, SPIR-V and AIR offset/size,
+    /// the mask and a `char filename[256]`; the AIR symbols; DXIL and SPIR-V entry point
+    /// `shaderMain`. shrec has no Metal backend: every AIR range is 0 / 0 and the AIR blob empty.
+    XenosRecompMetal,
+}
+
+impl CppAbi {
+    /// The `--abi` value that selects this ABI.
+    pub fn option_name(self) -> &'static str {
+        match self {
+            CppAbi::Shrec => "shrec",
+            CppAbi::XenosRecomp => "xenosrecomp",
+            CppAbi::XenosRecompMetal => "xenosrecomp-metal",
+        }
+    }
+
+    /// Whether the `.cpp` defines XenosRecomp's symbols only, for the project's own header.
+    pub fn is_xenosrecomp(self) -> bool {
+        matches!(self, CppAbi::XenosRecomp | CppAbi::XenosRecompMetal)
+    }
+
+    /// Name of the shader function DXC compiles (and the runtime's DXIL linker links):
+    /// XenosRecomp's Metal branch passes `-E shaderMain`, its main branch DXC's default `main`.
+    pub fn entry_point(self) -> &'static str {
+        match self {
+            CppAbi::XenosRecompMetal => "shaderMain",
+            CppAbi::Shrec | CppAbi::XenosRecomp => "main",
+        }
+    }
 }
 
 impl Default for WriteOptions {

@@ -20,20 +20,81 @@ pub const PRELUDE: &str = include_str!("../../shader_common.h");
 
 const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
+/// How an HLSL text declares the specialization-constant mask of its shader: a line
+/// `// shrec: spec-constants-mask = 0x…` (hex with `0x`, or decimal). Generated HLSL of a shader
+/// with a non-zero mask ends with it, so the file `--hlsl-dir` or `shrec hlsl` gives, used as an
+/// `--override-dir` replacement, compiles as its translation did (DXIL as a library when the
+/// mask is non-zero) even when the translation fails; a hand-written override declares its own.
+pub const SPEC_CONSTANTS_MASK_LINE: &str = "// shrec: spec-constants-mask = ";
+
+/// `hlsl` with its mask declared on a last line (after the code, so DXC's line numbers do not
+/// move) when the mask is non-zero.
+pub fn with_spec_constants_mask(mut hlsl: String, mask: u32) -> String {
+    if mask != 0 {
+        if !hlsl.is_empty() && !hlsl.ends_with('\n') {
+            hlsl.push('\n');
+        }
+        hlsl.push_str(&format!("{SPEC_CONSTANTS_MASK_LINE}0x{mask:X}\n"));
+    }
+    hlsl
+}
+
+/// The mask an HLSL text declares (see [`SPEC_CONSTANTS_MASK_LINE`]); `Err` names the line of a
+/// `// shrec:` directive that cannot be read, or of a second declaration that disagrees.
+pub fn declared_spec_constants_mask(hlsl: &str) -> Result<Option<u32>, String> {
+    let mut found: Option<(usize, u32)> = None;
+    for (i, line) in hlsl.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("//").map(str::trim_start).and_then(|l| l.strip_prefix("shrec:")) else {
+            continue;
+        };
+        let line_no = i + 1;
+        let Some((name, value)) = rest.split_once('=') else {
+            return Err(format!("line {line_no}: a `// shrec:` directive needs `name = value`"));
+        };
+        if name.trim() != "spec-constants-mask" {
+            return Err(format!("line {line_no}: unknown `// shrec:` directive {:?} (known: spec-constants-mask)", name.trim()));
+        }
+        let value = value.trim();
+        let parsed = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+            Some(hex) => u32::from_str_radix(hex, 16),
+            None => value.parse::<u32>(),
+        };
+        let mask = parsed.map_err(|_| format!("line {line_no}: spec-constants-mask {value:?} is not a 32-bit number (0x… or decimal)"))?;
+        match found {
+            Some((first, m)) if m != mask => {
+                return Err(format!("line {line_no}: spec-constants-mask 0x{mask:X} contradicts line {first} (0x{m:X})"));
+            }
+            _ => found = Some((line_no, mask)),
+        }
+    }
+    Ok(found.map(|(_, m)| m))
+}
+
 /// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
 /// registers, textures and variables as the validator has checked them), after the IR's
 /// optimizing passes ([`crate::ir::opt`]).
 pub fn write(m: &Module) -> String {
+    write_with_entry_point(m, "main")
+}
+
+/// [`write()`], the shader function named `entry` (XenosRecomp's Metal branch and the runtimes
+/// built on it compile and link `shaderMain`).
+pub fn write_with_entry_point(m: &Module, entry: &str) -> String {
     let mut m = m.clone();
     crate::ir::opt::optimize(&mut m);
-    write_as_is(&m)
+    write_as_is_with_entry_point(&m, entry)
 }
 
 /// [`write`] without the optimizing passes: the module's statements as the front end lowered
 /// them (for comparisons and for looking at a front end's own output).
 pub fn write_as_is(m: &Module) -> String {
+    write_as_is_with_entry_point(m, "main")
+}
+
+fn write_as_is_with_entry_point(m: &Module, entry: &str) -> String {
     let mut w = Writer {
         m,
+        entry,
         out: String::with_capacity(4096),
         indent: 0,
         used_temps: Default::default(),
@@ -48,6 +109,8 @@ pub fn write_as_is(m: &Module) -> String {
 
 struct Writer<'a> {
     m: &'a Module,
+    /// Name of the shader function.
+    entry: &'a str,
     out: String,
     indent: usize,
     /// The fixed-index temps the text names so far: only those are declared (a GX2 shader
@@ -360,7 +423,8 @@ impl Writer<'_> {
             self.line(format!("[maxvertexcount({})]", g.max_vertices));
             let pid = g.strip.as_ref().and_then(|st| st.primitive_id);
             self.line(format!(
-                "void main({prim} ShaderInput input[{}], {}inout {}<ShaderOutput> shrec_stream)",
+                "void {}({prim} ShaderInput input[{}], {}inout {}<ShaderOutput> shrec_stream)",
+                self.entry,
                 g.primitive.vertices(),
                 if pid.is_some() { "uint shrec_primitive_id : SV_PrimitiveID, " } else { "" },
                 stream_type(g)
@@ -385,7 +449,7 @@ impl Writer<'_> {
                 self.line(a);
             }
         }
-        self.line(format!("{ret} main({arg})"));
+        self.line(format!("{ret} {}({arg})", self.entry));
         self.line("{");
         self.indent += 1;
         for v in &m.inputs {
@@ -1210,5 +1274,24 @@ mod tests {
     fn masks_and_swizzles() {
         assert_eq!(mask_text(0b0110), "yz");
         assert_eq!(swizzle_text(&[3, 3, 0, 1]), "wwxy");
+    }
+}
+
+#[cfg(test)]
+mod mask_line_tests {
+    use super::*;
+
+    #[test]
+    fn the_declared_mask_reads_back_and_bad_lines_are_named() {
+        let hlsl = with_spec_constants_mask("float4 main() : SV_Target { return 0; }".into(), 0x13);
+        assert!(hlsl.ends_with("}\n// shrec: spec-constants-mask = 0x13\n"), "{hlsl}");
+        assert_eq!(declared_spec_constants_mask(&hlsl), Ok(Some(0x13)));
+        assert_eq!(with_spec_constants_mask("x\n".into(), 0), "x\n");
+        assert_eq!(declared_spec_constants_mask("// a comment\nx"), Ok(None));
+        assert_eq!(declared_spec_constants_mask("  //shrec: spec-constants-mask = 5\n"), Ok(Some(5)));
+        assert!(declared_spec_constants_mask("\n// shrec: spec-constants-mask = 0xZ\n").unwrap_err().starts_with("line 2:"));
+        assert!(declared_spec_constants_mask("// shrec: spec-constant-mask = 1\n").unwrap_err().contains("unknown"));
+        let two = "// shrec: spec-constants-mask = 1\n// shrec: spec-constants-mask = 2\n";
+        assert!(declared_spec_constants_mask(two).unwrap_err().contains("contradicts line 1"));
     }
 }

@@ -1,0 +1,103 @@
+//! What a new user meets first: `shrec --version`, the license files, the CMake example copied
+//! out of the repository, and `shrec.cmake` rerunning when a hook file changes.
+
+use crate::common;
+
+use common::{have_tool, repo, run, tmpdir};
+use std::process::Command;
+
+fn shrec() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_shrec"))
+}
+
+/// `shrec --version` names the DXC library a build loads (here: the provisioned copy, or the
+/// one `SHREC_DXC` names), or says how a build gets one.
+#[test]
+fn version_names_the_dxc() {
+    let out = shrec().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("shrec {}", env!("CARGO_PKG_VERSION")));
+    assert!(lines.len() == 2 && lines[1].starts_with("DXC: "), "{text}");
+    let lib = shrec::dxc::locate(&shrec::dxc::LocateOptions { explicit: None, offline: true, verbose: false });
+    match lib {
+        Ok(l) => assert!(lines[1].contains(&l.path.display().to_string()), "{text}"),
+        Err(_) => assert!(lines[1].contains("--dxc"), "{text}"),
+    }
+    // A library named by SHREC_DXC that does not exist is reported, not loaded.
+    let out = shrec().arg("--version").env("SHREC_DXC", "/nonexistent/libdxcompiler.so").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("DXC: ") && text.contains("/nonexistent/libdxcompiler.so") && text.contains("no such file"), "{text}");
+}
+
+/// LICENSE says what Cargo.toml's `license` says, and both texts it points to are there.
+#[test]
+fn license_files_match_the_manifest() {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("license = \"MIT OR Apache-2.0\""));
+    let license = std::fs::read_to_string(repo().join("LICENSE")).unwrap();
+    assert!(license.contains("MIT OR Apache-2.0") && license.contains("LICENSE-APACHE") && license.contains("LICENSE-MIT"));
+    assert!(std::fs::read_to_string(repo().join("LICENSE-MIT")).unwrap().starts_with("MIT License"));
+    assert!(std::fs::read_to_string(repo().join("LICENSE-APACHE"))
+        .unwrap()
+        .contains("Apache License\n                           Version 2.0, January 2004"));
+}
+
+/// examples/cmake copied elsewhere: configuring without SHREC_SOURCE_DIR says which variable
+/// to set; with it, the example builds (Xenos corpus) and runs. The custom command is
+/// USES_TERMINAL, and a changed `--prelude` file or override reruns shrec while an untouched
+/// tree does not.
+#[test]
+fn cmake_example_works_copied_out_and_reruns_on_hook_files() {
+    if !have_tool("cmake") || !have_tool("g++") {
+        return;
+    }
+    let dir = tmpdir("cmake-copied-out");
+    let example = dir.join("example");
+    std::fs::create_dir_all(&example).unwrap();
+    for f in ["CMakeLists.txt", "main.cpp"] {
+        std::fs::copy(repo().join("examples/cmake").join(f), example.join(f)).unwrap();
+    }
+    let lost = Command::new("cmake").arg("-S").arg(&example).arg("-B").arg(dir.join("lost")).output().unwrap();
+    assert!(!lost.status.success());
+    assert!(String::from_utf8_lossy(&lost.stderr).contains("-DSHREC_SOURCE_DIR="), "{}", String::from_utf8_lossy(&lost.stderr));
+
+    let hooks = dir.join("hooks");
+    std::fs::create_dir_all(hooks.join("overrides")).unwrap();
+    std::fs::write(hooks.join("prelude.hlsl"), "// prelude v1\n").unwrap();
+    let build = dir.join("build");
+    run(Command::new("cmake")
+        .arg("-S")
+        .arg(&example)
+        .arg("-B")
+        .arg(&build)
+        .arg(format!("-DSHREC_SOURCE_DIR={}", repo().display()))
+        .arg(format!("-DSHREC_EXECUTABLE={}", env!("CARGO_BIN_EXE_shrec")))
+        .arg(format!("-DSHREC_INPUT={}", repo().join("tests/corpus/xenos").display()))
+        .arg(format!("-DSHREC_EXTRA_ARGS=--prelude={};--override-dir;{}", hooks.join("prelude.hlsl").display(), hooks.join("overrides").display())));
+    let first = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(first.contains("shrec: building shader cache"), "{first}");
+    let out = run(&mut Command::new(build.join("shader_cache_example")));
+    assert!(out.contains(" 0 failed"), "{out}");
+    // USES_TERMINAL: the Makefile generator has no console pool, but records it in the rule.
+    let uses_terminal = std::fs::read_to_string(repo().join("build/shrec.cmake")).unwrap();
+    assert!(uses_terminal.contains("\n        USES_TERMINAL\n"), "shrec.cmake's custom command uses the terminal");
+
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let idle = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(!idle.contains("shrec: building"), "{idle}");
+    std::fs::write(hooks.join("prelude.hlsl"), "// prelude v2\n").unwrap();
+    let prelude_changed = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(prelude_changed.contains("shrec: building shader cache"), "a changed --prelude file reruns shrec:\n{prelude_changed}");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(hooks.join("overrides/FFFFFFFFFFFFFFFF.hlsl"), "// no such shader\n").unwrap();
+    // (a file added to the override folder is found by the CONFIGURE_DEPENDS glob)
+    let override_added = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(override_added.contains("shrec: building shader cache"), "a new override reruns shrec:\n{override_added}");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(hooks.join("overrides/FFFFFFFFFFFFFFFF.hlsl"), "// edited\n").unwrap();
+    let override_edited = run(Command::new("cmake").arg("--build").arg(&build));
+    assert!(override_edited.contains("shrec: building shader cache"), "an edited override reruns shrec:\n{override_edited}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
