@@ -224,6 +224,10 @@ float4 shrec_tex_size(Texture1D<float4> t) { uint w; t.GetDimensions(w); return 
 float4 shrec_tex_size(Texture2D<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
 float4 shrec_tex_size(Texture3D<float4> t) { uint w, h, d; t.GetDimensions(w, h, d); return float4(w, h, d, 0); }
 float4 shrec_tex_size(TextureCube<float4> t) { uint w, h; t.GetDimensions(w, h); return float4(w, h, 1, 0); }
+// Arrays: the slice count in the lane after the texel lanes (as Vulkan's OpImageQuerySize).
+float4 shrec_tex_size(Texture1DArray<float4> t) { uint w, e; t.GetDimensions(w, e); return float4(w, e, 1, 0); }
+float4 shrec_tex_size(Texture2DArray<float4> t) { uint w, h, e; t.GetDimensions(w, h, e); return float4(w, h, e, 0); }
+float4 shrec_tex_size(TextureCubeArray<float4> t) { uint w, h, e; t.GetDimensions(w, h, e); return float4(w, h, e, 0); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_tex_info)
 // Size of mip level `lod` and the number of levels as uint bit patterns, (width, height,
@@ -232,6 +236,9 @@ float4 shrec_tex_info(Texture1D<float4> t, uint lod) { uint w, n; t.GetDimension
 float4 shrec_tex_info(Texture2D<float4> t, uint lod) { uint w, h, n; t.GetDimensions(lod, w, h, n); return asfloat(uint4(w, h, 1, n)); }
 float4 shrec_tex_info(Texture3D<float4> t, uint lod) { uint w, h, d, n; t.GetDimensions(lod, w, h, d, n); return asfloat(uint4(w, h, d, n)); }
 float4 shrec_tex_info(TextureCube<float4> t, uint lod) { uint w, h, n; t.GetDimensions(lod, w, h, n); return asfloat(uint4(w, h, 1, n)); }
+float4 shrec_tex_info(Texture1DArray<float4> t, uint lod) { uint w, e, n; t.GetDimensions(lod, w, e, n); return asfloat(uint4(w, e, 1, n)); }
+float4 shrec_tex_info(Texture2DArray<float4> t, uint lod) { uint w, h, e, n; t.GetDimensions(lod, w, h, e, n); return asfloat(uint4(w, h, e, n)); }
+float4 shrec_tex_info(TextureCubeArray<float4> t, uint lod) { uint w, h, e, n; t.GetDimensions(lod, w, h, e, n); return asfloat(uint4(w, h, e, n)); }
 #endif
 
 // Exact operator semantics used by the IR (src/ir/mod.rs documents each one).

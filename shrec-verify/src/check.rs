@@ -80,6 +80,8 @@ pub fn texture_specs(module: &Module, mut data: impl FnMut(usize) -> (u32, Vec<[
                 height: size,
                 texels,
                 mips: vec![],
+                layers: 1,
+                compare: t.compare,
             }
         })
         .collect()

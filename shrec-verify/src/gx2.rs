@@ -419,12 +419,13 @@ fn textures(module: &Module, inp: &Inputs) -> Vec<super::vk::TextureSpec> {
     };
     let mut specs = check::texture_specs(module, |i| match bound(i) {
         Some(t) => (t.size, t.texels.clone()),
-        None => (1, vec![[0.0; 4]; if module.textures[i].dim == shrec::ir::TexDim::Cube { 6 } else { 1 }]),
+        None => (1, vec![[0.0; 4]; if module.textures[i].dim.is_cube() { 6 } else { 1 }]),
     });
     for (i, spec) in specs.iter_mut().enumerate() {
         if let Some(t) = bound(i) {
             spec.height = t.height;
             spec.mips = t.mips.clone();
+            spec.layers = t.layers;
         }
     }
     specs

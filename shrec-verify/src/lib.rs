@@ -140,23 +140,26 @@ pub fn bits_equal(a: f32, b: f32) -> bool {
 pub const TEXEL_COORD_LIMIT: f64 = 16_777_216.0;
 
 /// The shape of a texture a harness binds and a reference interpreter samples: a 2D texture (1D
-/// fetches read a one-texel-high one), a cube map (six square faces +X −X +Y −Y +Z −Z) or a
-/// volume (square slices front to back). A fetch of another dimension is undetermined.
+/// fetches read a one-texel-high one), a cube map (six square faces +X −X +Y −Y +Z −Z), a
+/// volume (square slices front to back) or a 2D array (slices of one size, bound as a
+/// `Texture2DArray` view). A fetch of another dimension is undetermined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TextureShape {
     #[default]
     Flat,
     Cube,
     Volume,
+    FlatArray,
 }
 
 impl TextureShape {
     /// The shape an IR texture of dimension `dim` is bound as (1D on a 2D texture).
     pub fn of(dim: shrec::ir::TexDim) -> TextureShape {
         match dim {
-            shrec::ir::TexDim::Cube => TextureShape::Cube,
+            shrec::ir::TexDim::Cube | shrec::ir::TexDim::CubeArray => TextureShape::Cube,
             shrec::ir::TexDim::D3 => TextureShape::Volume,
             shrec::ir::TexDim::D1 | shrec::ir::TexDim::D2 => TextureShape::Flat,
+            shrec::ir::TexDim::D1Array | shrec::ir::TexDim::D2Array => TextureShape::FlatArray,
         }
     }
 }

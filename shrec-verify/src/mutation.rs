@@ -192,7 +192,12 @@ fn expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
         | Expr::IntUnary(_, a)
         | Expr::QueryLod { coord: a, .. }
         | Expr::Sample { coord: a, .. }
+        | Expr::Gather { coord: a, .. }
         | Expr::TexInfo { lod: a, .. } => expr(a, f),
+        Expr::SampleCmp { coord, reference, .. } => {
+            expr(coord, f);
+            expr(reference, f);
+        }
         Expr::Load { coord, lod, .. } => {
             expr(coord, f);
             expr(lod, f);

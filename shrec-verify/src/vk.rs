@@ -70,7 +70,16 @@ pub struct TextureSpec {
     /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` × `max(height >> k, 1)` (a volume's
     /// depth likewise), faces as level 0 (empty: one level).
     pub mips: Vec<Vec<[f32; 4]>>,
+    /// Slices of a [`TextureShape::FlatArray`] (slice after slice in `texels`); 1 otherwise.
+    pub layers: u32,
+    /// A depth texture read through a comparison sampler: the image is `D32_SFLOAT` holding
+    /// lane x of each texel, the sampler compares with [`COMPARE_OP`].
+    pub compare: bool,
 }
+
+/// The comparison function of every comparison sampler the harness binds: a texel passes when
+/// `reference <= texel` (Vulkan `LESS_OR_EQUAL`; the reference is the left operand).
+pub const COMPARE_OP: vk::CompareOp = vk::CompareOp::LESS_OR_EQUAL;
 
 /// One vertex-shader invocation: attribute values by location, and the contents of each uniform
 /// buffer (same order as [`VertexJob::uniforms`]; shorter contents are zero-padded).
@@ -430,6 +439,7 @@ impl Gpu {
         let d = &self.device;
         let (image_type, view_type, depth) = match shape {
             TextureShape::Flat => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D, 1),
+            TextureShape::FlatArray => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D_ARRAY, 1),
             TextureShape::Cube => (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE, 1),
             TextureShape::Volume => (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D, extent.0),
         };
@@ -622,11 +632,21 @@ impl Gpu {
         // Textures: upload through a staging buffer.
         let mut next_element: BTreeMap<(Slot, i32), u32> = BTreeMap::new();
         for t in textures {
-            let layers = if t.shape == TextureShape::Cube { 6 } else { 1 };
+            let layers = match t.shape {
+                TextureShape::Cube => 6,
+                TextureShape::FlatArray => t.layers.max(1),
+                TextureShape::Flat | TextureShape::Volume => 1,
+            };
+            // a depth texture holds lane x of each texel as D32_SFLOAT (4 bytes a texel)
+            let (format, aspect, texel_bytes) = if t.compare {
+                (vk::Format::D32_SFLOAT, vk::ImageAspectFlags::DEPTH, 4)
+            } else {
+                (vk::Format::R32G32B32A32_SFLOAT, vk::ImageAspectFlags::COLOR, 16)
+            };
             let levels: Vec<&Vec<[f32; 4]>> = std::iter::once(&t.texels).chain(&t.mips).collect();
             let mut regions = Vec::new();
             let mut offset = 0usize;
-            if t.height != t.size && t.shape != TextureShape::Flat {
+            if t.height != t.size && !matches!(t.shape, TextureShape::Flat | TextureShape::FlatArray) {
                 return Err(format!("texture at {:?}: a {:?} texture is square ({}×{} given)", t.texture, t.shape, t.size, t.height));
             }
             for (k, texels) in levels.iter().enumerate() {
@@ -639,9 +659,9 @@ impl Gpu {
                 }
                 regions.push(
                     vk::BufferImageCopy::default()
-                        .buffer_offset(offset as u64 * 16)
+                        .buffer_offset((offset * texel_bytes) as u64)
                         .image_subresource(vk::ImageSubresourceLayers {
-                            aspect_mask: vk::ImageAspectFlags::COLOR,
+                            aspect_mask: aspect,
                             mip_level: k as u32,
                             base_array_layer: 0,
                             layer_count: layers,
@@ -654,28 +674,28 @@ impl Gpu {
                 s,
                 (t.size, t.height),
                 layers,
-                vk::Format::R32G32B32A32_SFLOAT,
+                format,
                 vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
-                vk::ImageAspectFlags::COLOR,
+                aspect,
                 t.shape,
                 levels.len() as u32,
             )?;
-            let staging = self.buffer(s, (offset * 16) as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
+            // rounded up to whole [f32; 4]s (depth values are packed four to one below)
+            let staging = self.buffer(s, (offset * texel_bytes).div_ceil(16) as u64 * 16, vk::BufferUsageFlags::TRANSFER_SRC)?;
             let all: Vec<[f32; 4]> = levels.iter().flat_map(|l| l.iter().copied()).collect();
-            self.write_f32s(s, staging, 0, &all);
+            if t.compare {
+                // lane x of each texel, packed four to an [f32; 4]
+                let depths: Vec<f32> = all.iter().map(|v| v[0]).collect();
+                let packed: Vec<[f32; 4]> = depths.chunks(4).map(|c| std::array::from_fn(|i| c.get(i).copied().unwrap_or(0.0))).collect();
+                self.write_f32s(s, staging, 0, &packed);
+            } else {
+                self.write_f32s(s, staging, 0, &all);
+            }
             let image = s.images[img].image;
             unsafe {
-                barrier(d, cmd, image, vk::ImageAspectFlags::COLOR, layers, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+                barrier(d, cmd, image, aspect, layers, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
                 d.cmd_copy_buffer_to_image(cmd, s.buffers[staging].buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &regions);
-                barrier(
-                    d,
-                    cmd,
-                    image,
-                    vk::ImageAspectFlags::COLOR,
-                    layers,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                );
+                barrier(d, cmd, image, aspect, layers, vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
             }
             let sampler = unsafe {
                 d.create_sampler(
@@ -687,7 +707,9 @@ impl Gpu {
                         .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
                         .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
                         .min_lod(0.0)
-                        .max_lod(t.mips.len() as f32),
+                        .max_lod(t.mips.len() as f32)
+                        .compare_enable(t.compare)
+                        .compare_op(COMPARE_OP),
                     None,
                 )
             }

@@ -548,7 +548,8 @@ fn texture_slots(p: &Program) -> Vec<u32> {
 /// also its Vulkan set and the index of its `texture*Indices` array in SharedConstants.
 fn heap_of(t: &Texture) -> usize {
     match t.shape {
-        TextureShape::Flat => 0,
+        // (Xenos fetches have no array kind; a 2D array is never bound here)
+        TextureShape::Flat | TextureShape::FlatArray => 0,
         TextureShape::Volume => 1,
         TextureShape::Cube => 2,
     }
@@ -886,6 +887,8 @@ fn run_inner(
             height: tex.size,
             texels: tex.texels.clone(),
             mips: tex.mips.clone(),
+            layers: 1,
+            compare: false,
         });
         slot_textures.insert(*s, tex.clone());
     }

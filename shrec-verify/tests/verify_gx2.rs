@@ -873,6 +873,152 @@ fn volume_sample() {
     finish("volume_sample", &total, &["SAMPLE", "SAMPLE_LZ"], 600);
 }
 
+/// A TEX word for the texture-unit tests: `tex(name, 0, 0, src, 2, sel)` with destination
+/// select `dst_sel` (0-3 lanes, 4 = 0.0, 5 = 1.0, 7 = masked), COORD_TYPE_Z cleared when
+/// `slice_unnormalized` (a 2D array's slice lane, as Mesa r600 marks it) and OFFSET_X/Y/Z in
+/// half texels.
+fn tex_unit(name: &str, src: u32, sel: [u32; 4], dst_sel: [u32; 4], slice_unnormalized: bool, half_texels: [i32; 3]) -> T {
+    let mut t = with_offset(tex(name, 0, 0, src, 2, sel), half_texels);
+    t.0[1] &= !(0xFFF << 9);
+    for (k, d) in dst_sel.into_iter().enumerate() {
+        t.0[1] |= d << (9 + 3 * k);
+    }
+    if slice_unnormalized {
+        t.0[1] &= !(1 << 30);
+    }
+    t
+}
+
+fn tex_clause(fetch: T) -> C {
+    C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: vec![fetch] }
+}
+
+/// A 2D array (GX2SamplerType 10) of three 5×5 slices, every texel distinct (x, y, slice, id),
+/// sampled at (x, y) with the slice from src.z — random values of the varyings / attributes,
+/// negative, fractional and past the last slice included (floor, then clamp) — by SAMPLE in
+/// pixel quads and SAMPLE_LZ / SAMPLE_L in vertex shaders, with and without a texel offset.
+/// Fails on a main without array textures (type 10 rejected: "array/shadow").
+#[test]
+fn array_sample() {
+    let Some(gpu) = gpu() else { return };
+    let texels: Vec<[f32; 4]> = (0..75).map(|k| [(k % 5) as f32, (k / 5 % 5) as f32, (k / 25) as f32, k as f32 * 0.125]).collect();
+    let array = shrec_verify::interp::gx2::Texture::array(0, 5, 5, 3, texels);
+    let mut total = Comparison::default();
+    for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ"), (ShaderKind::Vertex, 1, "SAMPLE_L")] {
+        for (sel, offset) in [([0, 1, 2, 3], [0, 0, 0]), ([2, 0, 1, 3], [2, -4, 0])] {
+            // SAMPLE_L's LOD (src.w) is irrelevant on a one-level texture
+            let fetch = tex_unit(name, src, sel, [0, 1, 2, 3], true, offset);
+            let prog = fetch_program(kind, None, tex_clause(fetch), 0);
+            for seed in 0..4 {
+                total.merge(run_textured(gpu, format!("2D array {name} {sel:?} {offset:?} seed {seed}"), kind, &prog, 80 + seed, 10, &array));
+            }
+        }
+    }
+    finish("array_sample", &total, &["SAMPLE", "SAMPLE_LZ", "SAMPLE_L"], 600);
+}
+
+/// LD and GET_TEXTURE_INFO on a 2D array (GX2SamplerType 10) of three 8×4 slices: LD at
+/// integer (x0, y0, slice) = trunc(|in.xyz| · (4, 4, 2)) masked to (7, 3, 3) — slice 3 is past
+/// the last and undetermined — at level 0 (src.w = the constant 0), and GET_TEXTURE_INFO of
+/// level 0, whose z is the slice count (decaf: OpImageQuerySizeLod of the array; Mesa r600
+/// `emit_tex_txs`), in pixel quads and vertex shaders. Fails on a main without array textures.
+#[test]
+fn array_load_and_info() {
+    let Some(gpu) = gpu() else { return };
+    let texels: Vec<[f32; 4]> = (0..96).map(|k| [(k % 8) as f32, (k / 8 % 4) as f32, (k / 32) as f32, k as f32 * 0.125]).collect();
+    let array = shrec_verify::interp::gx2::Texture::array(0, 8, 4, 3, texels);
+    let mut total = Comparison::default();
+    for kind in [ShaderKind::Pixel, ShaderKind::Vertex] {
+        let src = if kind == ShaderKind::Pixel { 0 } else { 1 };
+        let mut groups = vec![];
+        groups.extend(int_of((6, 0), (src, 0), 4.0, 7));
+        groups.extend(int_of((6, 1), (src, 1), 4.0, 3));
+        groups.extend(int_of((6, 2), (src, 2), 2.0, 3));
+        let fetches = vec![
+            tex_unit("LD", 6, [0, 1, 2, 4], [0, 1, 2, 3], true, [0, 0, 0]),
+            with_dst_sel(tex("GET_TEXTURE_INFO", 0, 0, 6, 3, [4, 4, 4, 4]), [0, 1, 2, 3]),
+        ];
+        let prog = fetch_program(kind, Some(alu("ALU", groups)), C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, 1);
+        for seed in 0..6 {
+            total.merge(run_textured(gpu, format!("2D array LD / GET_TEXTURE_INFO {kind:?} seed {seed}"), kind, &prog, 130 + seed, 10, &array));
+        }
+    }
+    finish("array_load_and_info", &total, &["LD", "GET_TEXTURE_INFO"], 300);
+}
+
+/// Depth-compare sampling on the three shadow shapes shrec translates: 2D shadow (GX2SamplerType
+/// 6), 2D-array shadow (12) and cube shadow (8), by SAMPLE_C in pixel quads and SAMPLE_C_LZ in
+/// vertex shaders and pixel quads. The reference is src.w = FRACT of a random lane (in [0, 1));
+/// depths are multiples of 1/16 in [0, 1], so ties (reference == depth, which passes
+/// LESS_OR_EQUAL) occur. Result lane x is read into x and w, y/z take the 0 / 1 selects. The
+/// harness binds a D32_SFLOAT image and a `LESS_OR_EQUAL` comparison sampler (the consumer's
+/// sampler state). Fails on a main without shadow samplers (SAMPLE_C rejected).
+#[test]
+fn shadow_compare() {
+    let Some(gpu) = gpu() else { return };
+    let depth = |k: usize| [((k * 37) % 17) as f32 / 16.0, 0.0, 0.0, 0.0];
+    let flat = shrec_verify::interp::gx2::Texture::new(0, 5, 5, shrec_verify::TextureShape::Flat, (0..25).map(depth).collect());
+    let array = shrec_verify::interp::gx2::Texture::array(0, 5, 5, 3, (0..75).map(depth).collect());
+    let cube = shrec_verify::interp::gx2::Texture::new(0, 4, 4, shrec_verify::TextureShape::Cube, (0..96).map(depth).collect());
+    let dst_sel = [0, 4, 5, 0];
+    let mut total = Comparison::default();
+    for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE_C"), (ShaderKind::Pixel, 0, "SAMPLE_C_LZ"), (ShaderKind::Vertex, 1, "SAMPLE_C_LZ")] {
+        // 2D and 2D array: R3 = (x, y, z, fract(w)) of the input
+        let setup = G(
+            vec![a("MOV", (3, 0), &[r(src, 0)]), a("MOV", (3, 1), &[r(src, 1)]), a("MOV", (3, 2), &[r(src, 2)]), a("FRACT", (3, 3), &[r(src, 3)])],
+            vec![],
+        );
+        for (ty, texture, slice) in [(6, &flat, false), (12, &array, true)] {
+            let fetch = tex_unit(name, 3, [0, 1, 2, 3], dst_sel, slice, [0, 0, 0]);
+            let prog = fetch_program(kind, Some(alu("ALU", vec![setup.clone()])), tex_clause(fetch), 0);
+            for seed in 0..4 {
+                total.merge(run_textured(gpu, format!("shadow type {ty} {name} seed {seed}"), kind, &prog, 100 + seed, ty, texture));
+            }
+        }
+        // cube: face coordinates as the compilers make them (see cube_sample), the reference
+        // in R3.z once the major axis has been consumed
+        let coords = vec![
+            cube_group(3, |ch| r(src, ch)),
+            G(vec![a("RECIP_IEEE", (3, 2), &[r(3, 2).abs()])], vec![]),
+            G(
+                vec![a("MULADD", (3, 0), &[r(3, 0), ps(), lit(0)]), a("MULADD", (3, 1), &[r(3, 1), ps(), lit(0)]), a("FRACT", (3, 2), &[r(src, 3)])],
+                vec![1.5f32.to_bits()],
+            ),
+        ];
+        let fetch = tex_unit(name, 3, [1, 0, 3, 2], dst_sel, false, [0, 0, 0]);
+        let prog = fetch_program(kind, Some(alu("ALU", coords)), tex_clause(fetch), 0);
+        for seed in 0..4 {
+            total.merge(run_textured(gpu, format!("shadow cube {name} seed {seed}"), kind, &prog, 110 + seed, 8, &cube));
+        }
+    }
+    finish("shadow_compare", &total, &["SAMPLE_C", "SAMPLE_C_LZ", "FRACT", "CUBE"], 600);
+}
+
+/// FETCH4 (gather) on a 2D texture (GX2SamplerType 1) and a 2D array (10) of 5×5 distinct
+/// texels: the four texels of the bilinear footprint in the R700 order, in pixel quads and
+/// vertex shaders, with and without a texel offset; the red components are distinct so any
+/// lane permutation shows. Fails on a main where FETCH4 is rejected.
+#[test]
+fn fetch4_gather() {
+    let Some(gpu) = gpu() else { return };
+    let texels: Vec<[f32; 4]> = (0..75).map(|k| [k as f32, (k % 5) as f32, (k / 5 % 5) as f32, 1.0]).collect();
+    let flat = shrec_verify::interp::gx2::Texture::new(0, 5, 5, shrec_verify::TextureShape::Flat, texels[..25].to_vec());
+    let array = shrec_verify::interp::gx2::Texture::array(0, 5, 5, 3, texels);
+    let mut total = Comparison::default();
+    for (kind, src) in [(ShaderKind::Pixel, 0), (ShaderKind::Vertex, 1)] {
+        for (ty, texture, slice) in [(1, &flat, false), (10, &array, true)] {
+            for offset in [[0, 0, 0], [-2, 4, 0]] {
+                let fetch = tex_unit("FETCH4", src, [0, 1, 2, 3], [0, 1, 2, 3], slice, offset);
+                let prog = fetch_program(kind, None, tex_clause(fetch), 0);
+                for seed in 0..4 {
+                    total.merge(run_textured(gpu, format!("FETCH4 type {ty} {offset:?} seed {seed}"), kind, &prog, 120 + seed, ty, texture));
+                }
+            }
+        }
+    }
+    finish("fetch4_gather", &total, &["FETCH4"], 600);
+}
+
 fn fuzz_seed() -> u64 {
     shrec_verify::env_u64("SHREC_FUZZ_SEED", 1)
 }

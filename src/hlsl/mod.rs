@@ -300,14 +300,18 @@ impl Writer<'_> {
                 TexDim::D2 => "Texture2D<float4>",
                 TexDim::D3 => "Texture3D<float4>",
                 TexDim::Cube => "TextureCube<float4>",
+                TexDim::D1Array => "Texture1DArray<float4>",
+                TexDim::D2Array => "Texture2DArray<float4>",
+                TexDim::CubeArray => "TextureCubeArray<float4>",
             };
+            let sampler = if t.compare { "SamplerComparisonState" } else { "SamplerState" };
             let (tb, sb) = (t.texture_binding, t.sampler_binding);
             self.line(format!(
                 "[[vk::binding({}, {})]] {ty} {} : register(t{}, space{});",
                 tb.vk_binding, tb.vk_set, t.tex_var, tb.dx_register, tb.dx_space
             ));
             self.line(format!(
-                "[[vk::binding({}, {})]] SamplerState {} : register(s{}, space{});",
+                "[[vk::binding({}, {})]] {sampler} {} : register(s{}, space{});",
                 sb.vk_binding, sb.vk_set, t.smp_var, sb.dx_register, sb.dx_space
             ));
         }
@@ -1147,16 +1151,8 @@ impl Writer<'_> {
             Expr::Mad(a, b, c) => format!("({} * {} + {})", self.expr(a), self.expr(b), self.expr(c)),
             Expr::Sample { tex, coord, mode, offset } => {
                 let t = &self.m.textures[*tex as usize];
-                let lanes = &"xyz"[..t.dim.coord_lanes()];
                 let c = self.lanes(coord, t.dim.coord_lanes());
-                // the offset operand is a compile-time constant of the coordinate's width
-                let o = if *offset == [0, 0, 0] {
-                    String::new()
-                } else {
-                    let n = t.dim.coord_lanes();
-                    let v: Vec<String> = offset[..n].iter().map(|o| o.to_string()).collect();
-                    format!(", int{n}({})", v.join(", "))
-                };
+                let o = offset_operand(t.dim, offset);
                 match mode {
                     SampleMode::Bias(b) if *b == 0.0 => format!("{}.Sample({}, {c}{o})", self.tex_var(*tex), self.smp_var(*tex)),
                     SampleMode::Bias(b) => format!("{}.SampleBias({}, {c}, {}{o})", self.tex_var(*tex), self.smp_var(*tex), float_literal(*b)),
@@ -1166,14 +1162,30 @@ impl Writer<'_> {
                     SampleMode::Lod(l) => format!("{}.SampleLevel({}, {c}, float({}){o})", self.tex_var(*tex), self.smp_var(*tex), self.lane(l, 0)),
                     SampleMode::BiasExpr(b) => format!("{}.SampleBias({}, {c}, {}{o})", self.tex_var(*tex), self.smp_var(*tex), self.lane(b, 0)),
                     SampleMode::Grad(dx, dy) => {
-                        let n = lanes.len();
+                        // gradients have the texel lanes (no slice)
+                        let n = t.dim.texel_lanes();
                         format!("{}.SampleGrad({}, {c}, {}, {}{o})", self.tex_var(*tex), self.smp_var(*tex), self.lanes(dx, n), self.lanes(dy, n))
                     }
                 }
             }
-            Expr::QueryLod { tex, coord } => {
+            Expr::SampleCmp { tex, coord, reference, level_zero, offset } => {
                 let t = &self.m.textures[*tex as usize];
-                let lanes = &"xyz"[..t.dim.coord_lanes()];
+                let c = format!("({}).{}", self.expr(coord), coord_lanes(t.dim));
+                let o = offset_operand(t.dim, offset);
+                let f = if *level_zero { "SampleCmpLevelZero" } else { "SampleCmp" };
+                // `float(...)`: a scalar reference operand, as for SampleLevel's Lod
+                format!("((float4){}.{f}({}, {c}, float(({}).x){o}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(reference))
+            }
+            Expr::Gather { tex, coord, offset } => {
+                let t = &self.m.textures[*tex as usize];
+                let c = format!("({}).{}", self.expr(coord), coord_lanes(t.dim));
+                let o = offset_operand(t.dim, offset);
+                format!("{}.GatherRed({}, {c}{o})", self.tex_var(*tex), self.smp_var(*tex))
+            }
+            Expr::QueryLod { tex, coord } => {
+                // the LOD of an array texture depends on its texel lanes only
+                let t = &self.m.textures[*tex as usize];
+                let lanes = if t.dim.is_array() { &"xyz"[..t.dim.texel_lanes()] } else { coord_lanes(t.dim) };
                 format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(coord))
             }
             Expr::TexSize { tex } => format!("{}({})", self.h("shrec_tex_size"), self.tex_var(*tex)),
@@ -1182,8 +1194,14 @@ impl Writer<'_> {
                 // patterns (ir::Expr::Load); validate keeps cubes out
                 let t = &self.m.textures[*tex as usize];
                 let n = t.dim.coord_lanes();
-                let lanes = &"xyz"[..n];
-                format!("{}.Load(int{}(asint(({}).{lanes}), asint(({}).x)))", self.tex_var(*tex), n + 1, self.expr(coord), self.expr(lod))
+                format!(
+                    "{}.Load(int{}(asint(({}).{}), asint(({}).x)))",
+                    self.tex_var(*tex),
+                    n + 1,
+                    self.expr(coord),
+                    coord_lanes(t.dim),
+                    self.expr(lod)
+                )
             }
             Expr::TexInfo { tex, lod } => {
                 format!("{}({}, asuint(({}).x))", self.h("shrec_tex_info"), self.tex_var(*tex), self.expr(lod))
@@ -1256,6 +1274,22 @@ fn stream_type(g: &GeometryInfo) -> &'static str {
         Some(GsOutput::LineStrip) => "LineStream",
         _ => "TriangleStream",
     }
+}
+
+/// The coordinate lanes a sample of a `dim` texture reads (`x` … `xyzw`).
+fn coord_lanes(dim: TexDim) -> &'static str {
+    &"xyzw"[..dim.coord_lanes()]
+}
+
+/// HLSL's constant texel-offset operand (`, int2(1, -2)`), empty when all zero; it has the
+/// texture's texel lanes (an array's slice has none).
+fn offset_operand(dim: TexDim, offset: &[i8; 3]) -> String {
+    if *offset == [0, 0, 0] {
+        return String::new();
+    }
+    let n = dim.texel_lanes();
+    let v: Vec<String> = offset[..n].iter().map(|o| o.to_string()).collect();
+    format!(", int{n}({})", v.join(", "))
 }
 
 #[cfg(test)]

@@ -305,15 +305,43 @@ pub enum TexDim {
     D2,
     D3,
     Cube,
+    /// `Texture1DArray<float4>`: x, then the slice in lane y.
+    D1Array,
+    /// `Texture2DArray<float4>`: x, y, then the slice in lane z.
+    D2Array,
+    /// `TextureCubeArray<float4>`: the direction x, y, z, then the cube index in lane w.
+    CubeArray,
 }
 
 impl TexDim {
-    /// Number of coordinate lanes a sample reads.
+    /// Number of coordinate lanes a sample reads (an array's slice is the last one; HLSL and
+    /// Vulkan round it to the nearest integer, ties to even, and clamp it to the slices).
     pub fn coord_lanes(self) -> usize {
         match self {
             TexDim::D1 => 1,
-            TexDim::D2 => 2,
-            TexDim::D3 | TexDim::Cube => 3,
+            TexDim::D2 | TexDim::D1Array => 2,
+            TexDim::D3 | TexDim::Cube | TexDim::D2Array => 3,
+            TexDim::CubeArray => 4,
+        }
+    }
+
+    /// Cube map or cube-map array (direction coordinates; no texel offsets, no `Load`).
+    pub fn is_cube(self) -> bool {
+        matches!(self, TexDim::Cube | TexDim::CubeArray)
+    }
+
+    /// Array of slices (the last coordinate lane selects the slice).
+    pub fn is_array(self) -> bool {
+        matches!(self, TexDim::D1Array | TexDim::D2Array | TexDim::CubeArray)
+    }
+
+    /// Lanes a constant texel offset / a gradient has: the coordinate lanes without the slice
+    /// (cubes: 3 for gradients; offsets are never allowed on cubes).
+    pub fn texel_lanes(self) -> usize {
+        match self {
+            TexDim::D1 | TexDim::D1Array => 1,
+            TexDim::D2 | TexDim::D2Array => 2,
+            TexDim::D3 | TexDim::Cube | TexDim::CubeArray => 3,
         }
     }
 }
@@ -324,6 +352,10 @@ pub struct Texture {
     pub tex_var: String,
     pub smp_var: String,
     pub dim: TexDim,
+    /// The sampler is a comparison sampler (HLSL `SamplerComparisonState`, Vulkan
+    /// `compareEnable`): the texture is read only by [`Expr::SampleCmp`], and the consumer sets
+    /// the comparison function in the sampler state.
+    pub compare: bool,
     pub texture_binding: Binding,
     pub sampler_binding: Binding,
 }
@@ -405,11 +437,35 @@ pub enum Expr {
     /// Sample texture `tex` (index into `Module::textures`) at `coord` (lanes per dimension).
     /// `offset`: a constant texel offset per dimension, in texels of the sampled mip level, added
     /// to the unnormalised texel coordinate before addressing (HLSL `Sample(s, uv, offset)`,
-    /// range -8..7; all zero = none; never on a cube texture).
+    /// range -8..7; all zero = none; never on a cube or cube-array texture, never on an array's slice
+    /// lane).
     Sample {
         tex: u32,
         coord: Box<Expr>,
         mode: SampleMode,
+        offset: [i8; 3],
+    },
+    /// Depth-compare sample of texture `tex` (its `compare` sampler) at `coord` (lanes per
+    /// dimension): each texel the filter reads is replaced by 1.0 where `reference` (lane x)
+    /// passes the sampler's comparison function against the texel's first component
+    /// (`reference OP texel`), else 0.0, and the results are filtered; the result is broadcast
+    /// to all four lanes. `level_zero`: mip level 0 (HLSL `SampleCmpLevelZero`, any stage);
+    /// otherwise implicit derivatives (`SampleCmp`, pixel shaders only). `offset` as for
+    /// [`Expr::Sample`].
+    SampleCmp {
+        tex: u32,
+        coord: Box<Expr>,
+        reference: Box<Expr>,
+        level_zero: bool,
+        offset: [i8; 3],
+    },
+    /// The four texels bilinear filtering of mip level 0 of texture `tex` at `coord` would
+    /// read, component 0 (red) of each, in HLSL `Gather` order: x = (i0, j1), y = (i1, j1),
+    /// z = (i1, j0), w = (i0, j0), where i0/i1 are the left/right and j0/j1 the upper/lower
+    /// texel columns and rows of the 2×2 footprint. `offset` as for [`Expr::Sample`] (2D only).
+    Gather {
+        tex: u32,
+        coord: Box<Expr>,
         offset: [i8; 3],
     },
     /// Level of detail an implicit-derivative sample of texture `tex` at `coord` computes,
@@ -420,7 +476,8 @@ pub enum Expr {
         coord: Box<Expr>,
     },
     /// Size of texture `tex`'s base level in texels: (width, height, depth, 0), 1 for the
-    /// dimensions the texture lacks (HLSL `GetDimensions`, through `shrec_tex_size`).
+    /// dimensions the texture lacks; an array's slice count takes the lane after its texel
+    /// lanes (1D array: (width, slices, 1, 0)) (HLSL `GetDimensions`, through `shrec_tex_size`).
     TexSize {
         tex: u32,
     },
@@ -430,7 +487,8 @@ pub enum Expr {
     /// patterns (`asint`), as integer operators leave them. A coordinate outside the level, or
     /// a level outside the texture, has no defined result (D3D returns 0, Vulkan leaves it
     /// undefined): a frontend translates only what its source defines there. Never on a cube
-    /// texture. HLSL `Load(int3(x, y, lod))` (`int2` / `int4` for 1D / 3D).
+    /// texture (or cube array); an array's slice is the last coordinate lane. HLSL
+    /// `Load(int3(x, y, lod))` (`int2` / `int4` for 1D / 3D and 2D arrays).
     Load {
         tex: u32,
         coord: Box<Expr>,
@@ -439,8 +497,8 @@ pub enum Expr {
     /// Size of mip level `lod` (lane x, a signed integer bit pattern) of texture `tex` and the
     /// texture's number of mip levels, as unsigned integer bit patterns (`asfloat(uint4)`):
     /// (width, height, depth, levels), 1 for the dimensions the texture lacks (a cube's depth
-    /// is 1). For a level outside the texture the three sizes are undefined (the level count is
-    /// not). HLSL `GetDimensions(lod, w, h[, d], levels)`, through `shrec_tex_info`.
+    /// is 1; an array's slice count takes the lane after its texel lanes, as in `TexSize`).
+    /// For a level outside the texture the three sizes are undefined (the level count is not). HLSL `GetDimensions(lod, w, h[, d], levels)`, through `shrec_tex_info`.
     TexInfo {
         tex: u32,
         lod: Box<Expr>,

@@ -46,6 +46,8 @@ pub enum ValidationError {
     BadTexelOffset([i8; 3]),
     #[error("invalid IR: texel fetch (Load) from cube texture {0}")]
     LoadFromCube(u32),
+    #[error("invalid IR: texture {tex} is read by {what}, which needs {need}")]
+    WrongSampler { tex: u32, what: &'static str, need: &'static str },
     #[error("invalid IR: lane {0} in a swizzle (lanes are 0-3)")]
     BadLane(u8),
     #[error("invalid IR: write mask {0:#x} (must be 1-15)")]
@@ -316,6 +318,28 @@ impl Validator<'_> {
         }
     }
 
+    /// `tex` exists and its sampler is a comparison sampler exactly when `compare` (HLSL has
+    /// no comparison sample through a `SamplerState`, and `SampleCmp` needs one).
+    fn sampler_kind(&self, tex: u32, compare: bool, what: &'static str) -> Result<(), ValidationError> {
+        self.texture(tex)?;
+        match (self.m.textures[tex as usize].compare, compare) {
+            (false, true) => Err(ValidationError::WrongSampler { tex, what, need: "a comparison sampler" }),
+            (true, false) => Err(ValidationError::WrongSampler { tex, what, need: "a plain sampler" }),
+            _ => Ok(()),
+        }
+    }
+
+    /// HLSL's constant offset operand: whole texels in -8..7, none on cubes, none on a lane
+    /// the texture lacks (an array's slice lane included).
+    fn texel_offset(&self, tex: u32, offset: &[i8; 3]) -> Result<(), ValidationError> {
+        let dim = self.m.textures[tex as usize].dim;
+        let lanes = if dim.is_cube() { 0 } else { dim.texel_lanes() };
+        if offset.iter().enumerate().any(|(i, &o)| !(-8..=7).contains(&o) || (i >= lanes && o != 0)) {
+            return Err(ValidationError::BadTexelOffset(*offset));
+        }
+        Ok(())
+    }
+
     fn int_var(&self, var: u32, indexed: bool) -> Result<(), ValidationError> {
         match self.m.ext.int_vars.get(var as usize) {
             None => Err(ValidationError::BadIntVar { var, what: "not declared" }),
@@ -361,14 +385,8 @@ impl Validator<'_> {
                 self.expr(c)
             }
             Expr::Sample { tex, coord, mode, offset } => {
-                self.texture(*tex)?;
-                // HLSL's constant offset operand: whole texels in -8..7, none on cubes, none
-                // on a lane the texture lacks.
-                let dim = self.m.textures[*tex as usize].dim;
-                let lanes = if dim == super::TexDim::Cube { 0 } else { dim.coord_lanes() };
-                if offset.iter().enumerate().any(|(i, &o)| !(-8..=7).contains(&o) || (i >= lanes && o != 0)) {
-                    return Err(ValidationError::BadTexelOffset(*offset));
-                }
+                self.sampler_kind(*tex, false, "Sample")?;
+                self.texel_offset(*tex, offset)?;
                 self.expr(coord)?;
                 match mode {
                     SampleMode::Bias(_) => self.stage_only("an implicit-derivative sample", Stage::Pixel),
@@ -383,6 +401,24 @@ impl Validator<'_> {
                     }
                 }
             }
+            Expr::SampleCmp { tex, coord, reference, level_zero, offset } => {
+                self.sampler_kind(*tex, true, "SampleCmp")?;
+                self.texel_offset(*tex, offset)?;
+                if !level_zero {
+                    self.stage_only("an implicit-derivative sample", Stage::Pixel)?;
+                }
+                self.expr(coord)?;
+                self.expr(reference)
+            }
+            Expr::Gather { tex, coord, offset } => {
+                self.sampler_kind(*tex, false, "Gather")?;
+                self.texel_offset(*tex, offset)?;
+                // HLSL `Gather` exists on 2D, 2D-array and cube textures only
+                if matches!(self.m.textures[*tex as usize].dim, super::TexDim::D1 | super::TexDim::D1Array | super::TexDim::D3) {
+                    return Err(ValidationError::WrongSampler { tex: *tex, what: "Gather", need: "a 2D, 2D-array or cube texture" });
+                }
+                self.expr(coord)
+            }
             Expr::QueryLod { tex, coord } => {
                 self.stage_only("a LOD query", Stage::Pixel)?;
                 self.texture(*tex)?;
@@ -391,8 +427,8 @@ impl Validator<'_> {
             Expr::TexSize { tex } => self.texture(*tex),
             Expr::Load { tex, coord, lod } => {
                 self.texture(*tex)?;
-                // HLSL has no `Load` on a `TextureCube`
-                if self.m.textures[*tex as usize].dim == super::TexDim::Cube {
+                // HLSL has no `Load` on a `TextureCube` / `TextureCubeArray`
+                if self.m.textures[*tex as usize].dim.is_cube() {
                     return Err(ValidationError::LoadFromCube(*tex));
                 }
                 self.expr(coord)?;
@@ -499,6 +535,7 @@ mod tests {
                 tex_var: "t0".into(),
                 smp_var: "s0".into(),
                 dim: TexDim::D2,
+                compare: false,
                 texture_binding: binding,
                 sampler_binding: binding,
             }],
@@ -587,6 +624,36 @@ mod tests {
         assert_eq!(validate(&m), Err(ValidationError::LoadFromCube(0)));
         m.body = vec![assign(RegFile::Temp, 0, Expr::TexInfo { tex: 0, lod: Box::new(read(RegFile::Temp, 1, XYZW)) })];
         assert_eq!(validate(&m), Ok(()));
+    }
+
+    #[test]
+    fn comparison_samplers_and_gather_are_checked() {
+        let coord = || Box::new(read(RegFile::Temp, 1, XYZW));
+        let cmp = Expr::SampleCmp { tex: 0, coord: coord(), reference: coord(), level_zero: true, offset: [0; 3] };
+        let mut m = module(vec![assign(RegFile::Temp, 0, cmp.clone())]);
+        assert_eq!(validate(&m), Err(ValidationError::WrongSampler { tex: 0, what: "SampleCmp", need: "a comparison sampler" }));
+        m.textures[0].compare = true;
+        assert_eq!(validate(&m), Ok(()));
+        // a comparison sampler is read by SampleCmp only
+        let sample = Expr::Sample { tex: 0, coord: coord(), mode: SampleMode::Lod(coord()), offset: [0; 3] };
+        m.body = vec![assign(RegFile::Temp, 0, sample)];
+        assert_eq!(validate(&m), Err(ValidationError::WrongSampler { tex: 0, what: "Sample", need: "a plain sampler" }));
+        // offsets: texel lanes only (an array's slice lane has none)
+        m.textures[0].dim = TexDim::D2Array;
+        m.body = vec![assign(RegFile::Temp, 0, Expr::SampleCmp { tex: 0, coord: coord(), reference: coord(), level_zero: true, offset: [1, -2, 0] })];
+        assert_eq!(validate(&m), Ok(()));
+        m.body = vec![assign(RegFile::Temp, 0, Expr::SampleCmp { tex: 0, coord: coord(), reference: coord(), level_zero: true, offset: [0, 0, 1] })];
+        assert_eq!(validate(&m), Err(ValidationError::BadTexelOffset([0, 0, 1])));
+        // gather: 2D, 2D-array and cube textures with a plain sampler
+        m.textures[0].compare = false;
+        m.body = vec![assign(RegFile::Temp, 0, Expr::Gather { tex: 0, coord: coord(), offset: [0; 3] })];
+        assert_eq!(validate(&m), Ok(()));
+        m.textures[0].dim = TexDim::D3;
+        assert_eq!(validate(&m), Err(ValidationError::WrongSampler { tex: 0, what: "Gather", need: "a 2D, 2D-array or cube texture" }));
+        // Load on a cube array is refused like on a cube
+        m.textures[0].dim = TexDim::CubeArray;
+        m.body = vec![assign(RegFile::Temp, 0, Expr::Load { tex: 0, coord: coord(), lod: coord() })];
+        assert_eq!(validate(&m), Err(ValidationError::LoadFromCube(0)));
     }
 
     #[test]

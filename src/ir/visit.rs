@@ -39,7 +39,11 @@ pub fn expr_reads(e: &Expr, f: &mut impl FnMut(&RegRef)) {
                 }
             }
         }
-        Expr::QueryLod { coord, .. } => expr_reads(coord, f),
+        Expr::SampleCmp { coord, reference, .. } => {
+            expr_reads(coord, f);
+            expr_reads(reference, f);
+        }
+        Expr::QueryLod { coord, .. } | Expr::Gather { coord, .. } => expr_reads(coord, f),
         Expr::Load { coord, lod, .. } => {
             expr_reads(coord, f);
             expr_reads(lod, f);

@@ -26,6 +26,10 @@
 //! - CUBE reads its direction from src0 of the z, w and x units (the compilers' R.zzxy / R.yxzz
 //!   operands); a SAMPLE on a cube resource (GX2SamplerVar type 4) takes (s, t, face) with s, t
 //!   in [1, 2], outside which it is undetermined (`sample_cube`);
+//! - a 2D array (GX2SamplerType 10 / 12) reads slice floor(src.z), clamped (`array_slice`);
+//!   SAMPLE_C / SAMPLE_C_LZ on a shadow sampler (6, 8, 12) compare src.w with the point-sampled
+//!   texel (`reference <= texel`, the harness's function) into lane x (`sample_compare`);
+//!   FETCH4 returns the red texels of the bilinear footprint in the R700 order (`fetch4`);
 //! - LD reads src.xyz and the mip level src.w as signed integer bit patterns (no sampler);
 //!   GET_TEXTURE_INFO gives (width, height, depth, levels) of mip level asint(src.x) as integer
 //!   bit patterns. Out-of-range coordinates and levels, LD offsets and cubes are undetermined
@@ -122,12 +126,20 @@ pub struct Texture {
     /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` × `max(height >> k, 1)` (a volume's
     /// depth likewise), laid out as level 0; empty = one level.
     pub mips: Vec<Vec<[f32; 4]>>,
+    /// Slices of a [`TextureShape::FlatArray`] (each level holds its slices one after the
+    /// other); 1 otherwise.
+    pub layers: u32,
 }
 
 impl Texture {
     /// A texture of one level.
     pub fn new(resource: u32, size: u32, height: u32, shape: TextureShape, texels: Vec<[f32; 4]>) -> Texture {
-        Texture { resource, size, height, shape, texels, mips: vec![] }
+        Texture { resource, size, height, shape, texels, mips: vec![], layers: 1 }
+    }
+
+    /// A 2D array of `layers` slices of one level (`texels` slice after slice).
+    pub fn array(resource: u32, size: u32, height: u32, layers: u32, texels: Vec<[f32; 4]>) -> Texture {
+        Texture { resource, size, height, shape: TextureShape::FlatArray, texels, mips: vec![], layers }
     }
 
     /// Number of mip levels.
@@ -1525,6 +1537,8 @@ impl<'a> M<'a> {
             let coord: [V; 4] = std::array::from_fn(|k| sel(x.src_sel[k]));
             let value: [V; 4] = match x.name {
                 "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" => self.sample(x.resource_id, &coord, x.offset),
+                "SAMPLE_C" | "SAMPLE_C_LZ" => self.sample_compare(x.resource_id, &coord, x.offset),
+                "FETCH4" => self.fetch4(x.resource_id, &coord, x.offset),
                 "LD" => self.load(x.resource_id, &coord, x.offset),
                 "GET_TEXTURE_INFO" => self.info(x.resource_id, coord[0]),
                 "SET_GRADIENTS_H" => {
@@ -1578,12 +1592,20 @@ impl<'a> M<'a> {
     /// (R600 ISA s1.3.1 field; Cemu's LatteDecompiler halves it), added to the texel coordinate
     /// before clamping; not modelled on cubes (undetermined there).
     fn sample(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
-        let Some(t) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        match self.bound(res) {
+            Some((t, false)) => self.point_texel(t, coord, offset).map_or([V::UNKNOWN; 4], |x| x.map(V::f)),
+            _ => [V::UNKNOWN; 4],
+        }
+    }
+
+    /// The texel nearest point sampling of level 0 reads (see `sample`), or None when not
+    /// determined (mip levels, a coordinate near a texel boundary, an undetermined slice).
+    fn point_texel(&self, t: &Texture, coord: &[V; 4], offset: [i32; 3]) -> Option<[f32; 4]> {
         if !t.mips.is_empty() {
-            return [V::UNKNOWN; 4];
+            return None;
         }
         if t.shape == TextureShape::Cube {
-            return if offset == [0, 0, 0] { sample_cube(t, coord) } else { [V::UNKNOWN; 4] };
+            return if offset == [0, 0, 0] { sample_cube(t, coord) } else { None };
         }
         let pick = |c: V, half_texels: i32, n: u32| -> Option<usize> {
             let (v, e) = fin(c)?;
@@ -1592,27 +1614,87 @@ impl<'a> M<'a> {
             crate::nearest_clamped(x - e, x + e, n, 1.0 / 64.0).map(|i| i as usize)
         };
         let (w, h, d) = t.level_size(0);
-        match (
-            pick(coord[0], offset[0], w),
-            pick(coord[1], offset[1], h),
-            if t.shape == TextureShape::Volume { pick(coord[2], offset[2], d) } else { Some(0) },
-        ) {
-            (Some(i), Some(j), Some(k)) => t.texels[(k * h as usize + j) * w as usize + i].map(V::f),
-            _ => [V::UNKNOWN; 4],
+        let (i, j) = (pick(coord[0], offset[0], w)?, pick(coord[1], offset[1], h)?);
+        let k = match t.shape {
+            TextureShape::Volume => pick(coord[2], offset[2], d)?,
+            TextureShape::FlatArray => array_slice(coord[2], t.layers)?,
+            _ => 0,
+        };
+        Some(t.texels[(k * h as usize + j) * w as usize + i])
+    }
+
+    /// SAMPLE_C / SAMPLE_C_LZ on a shadow sampler (GX2SamplerType 5, 6, 8, 12): the texel
+    /// point sampling picks (coordinates as SAMPLE), its first component compared with the
+    /// reference in src.w (Mesa r600 "shadow in w" for these forms; decaf reads Dref from lane
+    /// 3): 1.0 where `reference <= texel` (the harness's comparison function,
+    /// `vk::COMPARE_OP`), else 0.0, in lane x; lanes y-w are not defined (the sources differ).
+    /// Undetermined: a reference or texel that is not finite, a reference outside [0, 1]
+    /// (whether the unit clamps it is not documented) or within its error of the texel.
+    fn sample_compare(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
+        let Some((t, true)) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        let texel = match self.point_texel(t, coord, offset) {
+            Some(x) if x[0].is_finite() => x[0],
+            _ => return [V::UNKNOWN; 4],
+        };
+        let Some((r, e)) = fin(coord[3]) else { return [V::UNKNOWN; 4] };
+        if !(0.0..=1.0).contains(&r) || (f64::from(texel) - f64::from(r)).abs() <= e {
+            return [V::UNKNOWN; 4];
         }
+        [V::f(if r <= texel { 1.0 } else { 0.0 }), V::UNKNOWN, V::UNKNOWN, V::UNKNOWN]
+    }
+
+    /// FETCH4 on a 2D or 2D-array texture: the red component of the 2×2 texels bilinear
+    /// filtering of level 0 reads at (u·w − ½ + offset, v·h − ½ + offset) — i0 = floor of it,
+    /// i1 = i0 + 1, likewise j — each clamped to the edge, in the R700 order x = (i1, j0),
+    /// y = (i0, j1), z = (i1, j1), w = (i0, j0) (Cemu `_emitTEXSampleTextureCode`'s
+    /// fetch4-to-textureGather table; Mesa r600 `lower_tg4`'s destination swizzle). Undetermined
+    /// near a footprint boundary (within 1/64 texel), on textures with mip levels, on other
+    /// shapes.
+    fn fetch4(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
+        let Some((t, false)) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        if !t.mips.is_empty() || !matches!(t.shape, TextureShape::Flat | TextureShape::FlatArray) {
+            return [V::UNKNOWN; 4];
+        }
+        let (w, h, _) = t.level_size(0);
+        let corner = |c: V, half_texels: i32, n: u32| -> Option<(usize, usize)> {
+            let (v, e) = fin(c)?;
+            let size = f64::from(n);
+            let (x, e) = (f64::from(v) * size - 0.5 + f64::from(half_texels) / 2.0, e * size);
+            let margin = 1.0 / 64.0;
+            let (lo, hi) = (x - e - margin, x + e + margin);
+            if !(lo.abs() <= crate::TEXEL_COORD_LIMIT && hi.abs() <= crate::TEXEL_COORD_LIMIT) || lo.floor() != hi.floor() {
+                return None;
+            }
+            let last = f64::from(n - 1);
+            let f = lo.floor();
+            Some((f.clamp(0.0, last) as usize, (f + 1.0).clamp(0.0, last) as usize))
+        };
+        let k = if t.shape == TextureShape::FlatArray { array_slice(coord[2], t.layers) } else { Some(0) };
+        let (Some((i0, i1)), Some((j0, j1)), Some(k)) = (corner(coord[0], offset[0], w), corner(coord[1], offset[1], h), k) else {
+            return [V::UNKNOWN; 4];
+        };
+        let red = |i: usize, j: usize| V::f(t.texels[(k * h as usize + j) * w as usize + i][0]);
+        [red(i1, j0), red(i0, j1), red(i1, j1), red(i0, j0)]
     }
 
     /// The texture bound to RESOURCE_ID `res` when its shape is the one the resource's
-    /// GX2SamplerVar declares (type 3 = 3D, 4 = cube, otherwise 2D); contents of another shape
-    /// are undetermined (the harness binds the declared kind).
-    fn bound(&self, res: u32) -> Option<&Texture> {
+    /// GX2SamplerVar declares, and whether the declaration is a shadow sampler. GX2SamplerType
+    /// (the SDK header's enum): 0/1 1D/2D, 3 3D, 4 cube, 5/6 1D/2D shadow, 8 cube shadow,
+    /// 10 2D array, 12 2D array shadow; no declaration = 2D; other types are not modelled.
+    /// Contents of another shape are undetermined (the harness binds the declared kind).
+    fn bound(&self, res: u32) -> Option<(&Texture, bool)> {
         let t = self.inp.textures.iter().find(|t| t.resource == res)?;
-        let wanted = match self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty) {
-            Some(4) => TextureShape::Cube,
-            Some(3) => TextureShape::Volume,
-            _ => TextureShape::Flat,
+        let (wanted, shadow) = match self.s.sampler_vars.iter().find(|v| v.location == res).map(|v| v.ty) {
+            None | Some(0 | 1) => (TextureShape::Flat, false),
+            Some(3) => (TextureShape::Volume, false),
+            Some(4) => (TextureShape::Cube, false),
+            Some(5 | 6) => (TextureShape::Flat, true),
+            Some(8) => (TextureShape::Cube, true),
+            Some(10) => (TextureShape::FlatArray, false),
+            Some(12) => (TextureShape::FlatArray, true),
+            Some(_) => return None,
         };
-        (wanted == t.shape).then_some(t)
+        (wanted == t.shape).then_some((t, shadow))
     }
 
     /// LD: the texel of mip level src.w at (src.x, src.y), and src.z on a 3D texture, every
@@ -1622,14 +1704,19 @@ impl<'a> M<'a> {
     /// outside the texture (Vulkan leaves the fetch undefined; what the hardware returns is
     /// not documented), nonzero OFFSET fields (Mesa r600: they do not work with LD), cubes.
     fn load(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
-        let Some(t) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        let Some((t, _)) = self.bound(res) else { return [V::UNKNOWN; 4] };
         if t.shape == TextureShape::Cube || offset != [0, 0, 0] {
             return [V::UNKNOWN; 4];
         }
         let int = |v: V, n: u32| int_in(v).map(|b| b as i32).filter(|&i| i >= 0 && (i as u32) < n).map(|i| i as usize);
         let Some(lod) = int(coord[3], t.levels()) else { return [V::UNKNOWN; 4] };
         let (w, h, d) = t.level_size(lod as u32);
-        let z = if t.shape == TextureShape::Volume { int(coord[2], d) } else { Some(0) };
+        // a 2D array's slice is src.z as an integer, like the other lanes
+        let z = match t.shape {
+            TextureShape::Volume => int(coord[2], d),
+            TextureShape::FlatArray => int(coord[2], t.layers),
+            _ => Some(0),
+        };
         match (int(coord[0], w), int(coord[1], h), z) {
             (Some(i), Some(j), Some(k)) => t.level(lod as u32)[(k * h as usize + j) * w as usize + i].map(V::f),
             _ => [V::UNKNOWN; 4],
@@ -1642,7 +1729,7 @@ impl<'a> M<'a> {
     /// outside the texture the sizes are undetermined (Vulkan: undefined), the level count is
     /// not. Cubes: undetermined (the z lane is not documented; the translation refuses them).
     fn info(&self, res: u32, lod: V) -> [V; 4] {
-        let Some(t) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        let Some((t, _)) = self.bound(res) else { return [V::UNKNOWN; 4] };
         if t.shape == TextureShape::Cube {
             return [V::UNKNOWN; 4];
         }
@@ -1650,6 +1737,8 @@ impl<'a> M<'a> {
         match int_in(lod).map(|b| b as i32).filter(|&l| l >= 0 && (l as u32) < t.levels()) {
             Some(l) => {
                 let (w, h, d) = t.level_size(l as u32);
+                // a 2D array's z is its slice count (decaf: OpImageQuerySizeLod of the array)
+                let d = if t.shape == TextureShape::FlatArray { t.layers } else { d };
                 [V::exact(w), V::exact(h), V::exact(d), levels]
             }
             None => [V::UNKNOWN, V::UNKNOWN, V::UNKNOWN, levels],
@@ -1657,21 +1746,27 @@ impl<'a> M<'a> {
     }
 }
 
+/// The slice a sample of a 2D array reads: src.z is unnormalized and not rounded by the unit
+/// (Mesa r600 `get_src_coords` marks the array lane unnormalized and rounds it in the shader
+/// before the fetch), so the slice is floor(z) clamped to the slices; undetermined when the
+/// error interval of z straddles an integer inside the range or z is not finite.
+fn array_slice(z: V, layers: u32) -> Option<usize> {
+    let (v, e) = fin(z)?;
+    crate::nearest_clamped(f64::from(v) - e, f64::from(v) + e, layers, 0.0).map(|k| k as usize)
+}
+
 /// Nearest sampling of a cube map from face coordinates: coord.x = s and coord.y = t in [1, 2]
 /// (s − 1, t − 1 being the face's texture coordinates; the CUBE → RECIP → MULADD 1.5 sequence
 /// makes them), coord.z = face id 0-5. Coordinates outside [1, 2] or within the error bound of a
 /// texel boundary (face edges included), and face values other than 0.0-5.0, are undetermined.
-fn sample_cube(t: &Texture, coord: &[V; 4]) -> [V; 4] {
+fn sample_cube(t: &Texture, coord: &[V; 4]) -> Option<[f32; 4]> {
     let face = coord[2];
     let f = face.val();
     if !face.is_exact() || !(0.0..=5.0).contains(&f) || f.fract() != 0.0 {
-        return [V::UNKNOWN; 4];
+        return None;
     }
     let interval = |c: V| fin(c).map(|(v, e)| (f64::from(v) - e, f64::from(v) + e));
-    match (interval(coord[0]), interval(coord[1])) {
-        (Some(s), Some(tt)) => crate::cube_texel(&t.texels, t.size, f as usize, s, tt).map_or([V::UNKNOWN; 4], |x| x.map(V::f)),
-        _ => [V::UNKNOWN; 4],
-    }
+    crate::cube_texel(&t.texels, t.size, f as usize, interval(coord[0])?, interval(coord[1])?)
 }
 
 /// Float / int comparison by suffix (E, GT, GE, NE, E_INT, ..., GE_UINT).

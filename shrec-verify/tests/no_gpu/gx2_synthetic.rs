@@ -779,7 +779,7 @@ fn rejected_tex_opcodes_are_named() {
         assert!(matches!(rejects(&p, op.name()), Gx2Error::Rejected { op: Opcode::Tex(o), .. } if o == op));
         n += 1;
     }
-    assert_eq!(n, 20);
+    assert_eq!(n, 17);
     // VTX_FETCH of a non-uniform buffer; SAMPLE with unnormalized coordinates, texel offsets, relative GPRs
     let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
     rejects(&p, "VTX_FETCH");
@@ -810,6 +810,50 @@ fn rejected_tex_opcodes_are_named() {
     p = ps(vec![texc(vec![t])], 1);
     let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
     assert!(op.name() == "SAMPLE" && what.contains("SAMPLE with relative GPR"), "{op}: {what}");
+}
+
+/// Sampler declarations: shadow and 2D-array types become comparison samplers and
+/// `Texture2DArray`s; the types shrec does not translate, a SAMPLE on a shadow sampler, a
+/// SAMPLE_C on a plain one, a SAMPLE_C reading lane y of its result and an array fetch with a
+/// normalized slice are refused naming the case.
+#[test]
+fn sampler_types_and_their_fetches() {
+    let shader = |name: &str, ty: u32, dst_sel_y: u32, slice_normalized: bool| {
+        let mut t = tex(name, 0, 0, 0, 1, [0, 1, 2, 3]);
+        // DST_SEL x, `dst_sel_y`, masked, masked
+        t.0[1] = (t.0[1] & !(0x1FF << 12)) | dst_sel_y << 12 | 7 << 15 | 7 << 18;
+        if !slice_normalized {
+            t.0[1] &= !(1 << 30);
+        }
+        let mut p = ps(vec![texc(vec![t])], 1);
+        p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty, location: 0 }];
+        p
+    };
+    let translate = |p: &Gx2Shader| formats::translate(ContainerKind::Gfd, &gfd(p), 0, &TranslateOptions::default());
+    for (name, ty, dst_sel_y, want) in [
+        ("SAMPLE_C", 6, 4, "Texture2D<float4> t0_s0 : register(t0, space1);"),
+        ("SAMPLE_C_LZ", 12, 7, "Texture2DArray<float4> t0_s0"),
+        ("SAMPLE_C", 8, 0, "TextureCube<float4> t0_s0"),
+        ("SAMPLE", 10, 1, "Texture2DArray<float4> t0_s0"),
+        ("FETCH4", 10, 1, ".GatherRed("),
+    ] {
+        let hlsl = shrec::hlsl::write(&translate(&shader(name, ty, dst_sel_y, false)).unwrap_or_else(|e| panic!("{name} type {ty}: {e}")).module);
+        assert!(hlsl.contains(want), "{name} type {ty}: {want}\n{hlsl}");
+        assert_eq!(hlsl.contains("SamplerComparisonState"), name.starts_with("SAMPLE_C"), "{name} type {ty}\n{hlsl}");
+    }
+    for (name, ty, dst_sel_y, normalized, why) in [
+        ("SAMPLE", 9, 1, false, "a 1D array sampler"),
+        ("SAMPLE", 13, 1, false, "a cube-array sampler"),
+        ("SAMPLE", 20, 1, false, "an integer-format sampler"),
+        ("SAMPLE", 6, 1, false, "SAMPLE on a shadow sampler"),
+        ("SAMPLE_C", 1, 4, false, "SAMPLE_C on a sampler not declared shadow"),
+        ("SAMPLE_C", 6, 1, false, "SAMPLE_C reading lane y, z or w"),
+        ("SAMPLE", 10, 1, true, "normalized slice coordinate"),
+        ("FETCH4", 3, 1, false, "2D and 2D-array only"),
+    ] {
+        let (op, what) = unsupported(translate(&shader(name, ty, dst_sel_y, normalized)).unwrap_err());
+        assert!(op.name() == name && what.contains(why), "{name} type {ty}: {op}: {what}");
+    }
 }
 
 /// LD and GET_TEXTURE_INFO: 1D/2D and 3D resources translate (DXIL and SPIR-V, spirv-val) to

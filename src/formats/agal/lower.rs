@@ -189,6 +189,7 @@ impl Lowerer<'_> {
                 tex_var: format!("{prefix}{n}_tex"),
                 smp_var: format!("{prefix}{n}_smp"),
                 dim: if s.dim == 1 { TexDim::Cube } else { TexDim::D2 },
+                compare: false,
                 texture_binding: Binding { dx_register: n, dx_space: 0, vk_set: 0, vk_binding: tb + n },
                 sampler_binding: Binding { dx_register: n, dx_space: 0, vk_set: 0, vk_binding: sb + n },
             });

@@ -65,7 +65,8 @@ const R_RECIP_INT: &str = "integer reciprocal approximation not translated yet";
 const R_MOVA_GPR: &str = "GPR-indexed MOVA (Evergreen) not translated";
 const R_VTX: &str = "vertex fetch outside the fetch shader and the GS rings";
 const R_TEX: &str = "not translated";
-const R_TEX_COMPARE: &str = "depth-compare sampling (shadow samplers are rejected)";
+const R_TEX_COMPARE_LEVEL: &str =
+    "depth compare at an explicit LOD, with a bias or with gradients: HLSL shader model 6.0 (shrec's target) has only SampleCmp and SampleCmpLevelZero";
 const R_TEX_5BIT: &str = "TEX_INST is 5 bits: cannot occur in a Latte TEX word";
 const GS_ONLY: &str = "geometry shaders only";
 
@@ -299,8 +300,8 @@ op_enum! {
         VTX_FETCH => cf(0x00, Limited("uniform-block reads (RESOURCE_ID 0x80 + block)")),
         VTX_SEMANTIC => cf(0x01, Rejected(R_TEX)),
         MEM => cf(0x02, Rejected(R_TEX)),
-        LD => cf(0x03, Limited("2D and 3D resources, no texel offsets")),
-        GET_TEXTURE_INFO => cf(0x04, Limited("2D and 3D resources")),
+        LD => cf(0x03, Limited("2D, 2D-array and 3D resources, no texel offsets")),
+        GET_TEXTURE_INFO => cf(0x04, Limited("2D, 2D-array and 3D resources")),
         GET_SAMPLE_INFO => cf(0x05, Rejected(R_TEX)),
         GET_COMP_TEX_LOD => cf(0x06, Rejected(R_TEX)),
         GET_GRADIENTS_H => cf(0x07, Limited("pixel shaders only")),
@@ -311,8 +312,8 @@ op_enum! {
         SET_GRADIENTS_V => cf(0x0C, Translated),
         PASS => cf(0x0D, Rejected(R_TEX)),
         SET_CUBEMAP_INDEX => cf(0x0E, Rejected(R_TEX)),
-        FETCH4 => cf(0x0F, Rejected(R_TEX)),
-        SAMPLE => cf(0x10, Limited("normalized coordinates, whole-texel offsets")),
+        FETCH4 => cf(0x0F, Limited("2D and 2D-array resources, whole-texel offsets")),
+        SAMPLE => cf(0x10, Limited("normalized coordinates, whole-texel offsets; 2D arrays take slice floor(src.z)")),
         SAMPLE_L => cf(0x11, Limited("normalized coordinates, whole-texel offsets")),
         SAMPLE_LB => cf(0x12, Limited("normalized coordinates, whole-texel offsets")),
         SAMPLE_LZ => cf(0x13, Limited("normalized coordinates, whole-texel offsets")),
@@ -320,14 +321,14 @@ op_enum! {
         SAMPLE_G_L => cf(0x15, Rejected(R_TEX)),
         SAMPLE_G_LB => cf(0x16, Rejected(R_TEX)),
         SAMPLE_G_LZ => cf(0x17, Rejected(R_TEX)),
-        SAMPLE_C => cf(0x18, Rejected(R_TEX_COMPARE)),
-        SAMPLE_C_L => cf(0x19, Rejected(R_TEX_COMPARE)),
-        SAMPLE_C_LB => cf(0x1A, Rejected(R_TEX_COMPARE)),
-        SAMPLE_C_LZ => cf(0x1B, Rejected(R_TEX_COMPARE)),
-        SAMPLE_C_G => cf(0x1C, Rejected(R_TEX_COMPARE)),
-        SAMPLE_C_G_L => cf(0x1D, Rejected(R_TEX_COMPARE)),
-        SAMPLE_C_G_LB => cf(0x1E, Rejected(R_TEX_COMPARE)),
-        SAMPLE_C_G_LZ => cf(0x1F, Rejected(R_TEX_COMPARE)),
+        SAMPLE_C => cf(0x18, Limited("shadow 2D, 2D-array and cube samplers; reference in src.w; result lane x only")),
+        SAMPLE_C_L => cf(0x19, Rejected(R_TEX_COMPARE_LEVEL)),
+        SAMPLE_C_LB => cf(0x1A, Rejected(R_TEX_COMPARE_LEVEL)),
+        SAMPLE_C_LZ => cf(0x1B, Limited("shadow 2D, 2D-array and cube samplers; reference in src.w; result lane x only")),
+        SAMPLE_C_G => cf(0x1C, Rejected(R_TEX_COMPARE_LEVEL)),
+        SAMPLE_C_G_L => cf(0x1D, Rejected(R_TEX_COMPARE_LEVEL)),
+        SAMPLE_C_G_LB => cf(0x1E, Rejected(R_TEX_COMPARE_LEVEL)),
+        SAMPLE_C_G_LZ => cf(0x1F, Rejected(R_TEX_COMPARE_LEVEL)),
         SET_TEXTURE_OFFSETS => cf(0x20, Rejected(R_TEX_5BIT)),
         GATHER4 => cf(0x21, Rejected(R_TEX_5BIT)),
         GATHER4_O => cf(0x22, Rejected(R_TEX_5BIT)),

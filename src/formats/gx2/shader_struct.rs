@@ -178,7 +178,7 @@ pub struct LoopVar {
     pub value: u32,
 }
 
-/// GX2SamplerVar (0x0C): type 0 = 1D, 1 = 2D, 2 = 2D array?, 3 = 3D, 4 = Cube, …; location = texture unit.
+/// GX2SamplerVar (0x0C): `ty` is a GX2SamplerType ([`sampler_type`]); location = texture unit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SamplerVar {
     pub name: String,
@@ -374,4 +374,38 @@ pub fn decode_struct(
         program,
         copy_program: Vec::new(),
     })
+}
+
+/// What a GX2SamplerVar's type declares: the texture's dimension as the IR binds it and
+/// whether its sampler is a comparison (shadow) sampler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SamplerDecl {
+    pub dim: crate::ir::TexDim,
+    pub compare: bool,
+}
+
+/// The GX2SamplerType values (the SDK's `GX2SamplerType`; docs/gx2.md "Sampler types"): the
+/// declaration shrec translates, or why it does not. 1D samplers are bound as 2D textures (a
+/// GX2 1D texture is one texel high), as before array support.
+pub fn sampler_type(ty: u32) -> Result<SamplerDecl, &'static str> {
+    use crate::ir::TexDim::*;
+    let d = |dim, compare| Ok(SamplerDecl { dim, compare });
+    match ty {
+        0 | 1 => d(D2, false),
+        3 => d(D3, false),
+        4 => d(Cube, false),
+        5 | 6 => d(D2, true),
+        8 => d(Cube, true),
+        10 => d(D2Array, false),
+        12 => d(D2Array, true),
+        2 | 7 => Err("a rectangle (unnormalized-coordinate) sampler"),
+        9 | 11 => Err("a 1D array sampler (the slice lane differs between the sources: Mesa r600 z, decaf and Cemu y)"),
+        13 | 14 => {
+            Err("a cube-array sampler (its slice encoding is not settled: Mesa r600 folds it into the face lane, Cemu takes SET_CUBEMAP_INDEX)")
+        }
+        15 | 27 | 39 => Err("a buffer sampler"),
+        17 | 18 | 29 | 30 | 41 | 42 => Err("a multisample sampler"),
+        19..=26 | 31..=38 => Err("an integer-format sampler"),
+        _ => Err("an unknown sampler type"),
+    }
 }

@@ -439,6 +439,7 @@ impl<'a> Ctx<'a> {
             tex_var: format!("g_Texture{suffix}DescriptorHeap[{name}_Texture{suffix}DescriptorIndex]"),
             smp_var: format!("g_SamplerDescriptorHeap[{name}_SamplerDescriptorIndex]"),
             dim,
+            compare: false,
             texture_binding: none,
             sampler_binding: none,
         });
@@ -748,7 +749,8 @@ impl<'a> Ctx<'a> {
             // the 2D heap's one-texel-high texture (as tfetch1D): no vertical change
             TexDim::D1 => coord = Expr::Compose(Box::new([lane(coord, 0), lit(0.5), lit(0.0), lit(0.0)])),
             TexDim::Cube => coord = face_direction(coord.clone(), lane(coord, 2)),
-            TexDim::D2 | TexDim::D3 => {}
+            // (`fetch_dim` never gives an array: Xenos fetch constants have no array kind)
+            TexDim::D2 | TexDim::D3 | TexDim::D1Array | TexDim::D2Array | TexDim::CubeArray => {}
         }
         Ok(lane(Expr::QueryLod { tex, coord: Box::new(coord) }, 0))
     }
@@ -806,9 +808,9 @@ impl<'a> Ctx<'a> {
         let dim = fetch_dim(f);
         // the axes the texture filters: a cube map filters s and t only, not the face
         let axes = match dim {
-            TexDim::D1 => 1,
+            TexDim::D1 | TexDim::D1Array => 1,
             TexDim::D3 => 3,
-            TexDim::D2 | TexDim::Cube => 2,
+            TexDim::D2 | TexDim::Cube | TexDim::D2Array | TexDim::CubeArray => 2,
         };
         let tex = self.texture(f.const_index(), dim)?;
         let coord = self.fetch_source_xyz(f);
@@ -1999,6 +2001,9 @@ fn heap_suffix(dim: TexDim) -> &'static str {
         TexDim::D1 | TexDim::D2 => "2D",
         TexDim::D3 => "3D",
         TexDim::Cube => "Cube",
+        // not produced by `fetch_dim` (Xenos has no array fetch); named for completeness
+        TexDim::D1Array | TexDim::D2Array => "2DArray",
+        TexDim::CubeArray => "CubeArray",
     }
 }
 
