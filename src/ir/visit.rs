@@ -245,6 +245,11 @@ macro_rules! child_walkers {
                         }
                     }
                 }
+                Expr::SampleCmp { tex, coord, reference, .. } => {
+                    f(coord, first_lanes(d, coord_mask(textures, *tex)));
+                    f(reference, lane_x(d));
+                }
+                Expr::Gather { tex, coord, .. } => f(coord, first_lanes(d, coord_mask(textures, *tex))),
                 Expr::QueryLod { tex, coord } => f(coord, first_lanes(d, coord_mask(textures, *tex))),
                 Expr::Load { tex, coord, lod } => {
                     f(coord, first_lanes(d, coord_mask(textures, *tex)));
