@@ -87,9 +87,6 @@ fn thousand_hostile_names_through_build() {
 /// a bidirectional override.
 #[test]
 fn scan_table_errors_and_warnings_escape_names() {
-    #[allow(dead_code)]
-    #[path = "../common/archive_writers.rs"]
-    mod archive_writers;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let shader = std::fs::read(root.join("tests/corpus/agal/adobe+glsl2agal/agalassembler/adobe_glsl2agal_test2_fs.agal")).unwrap();
     let dir = std::env::temp_dir().join(format!("shrec-hostile-scan-{}", std::process::id()));
@@ -99,10 +96,12 @@ fn scan_table_errors_and_warnings_escape_names() {
     std::fs::create_dir_all(&unopened).unwrap();
     let evil = "\n::warning::pwned\u{1b}[31m\u{2028}\u{202e}";
     let corrupt_gzip: &[u8] = &[0x1F, 0x8B, 0x08, 0, 0, 0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF, 0xFF];
-    let zip = archive_writers::zip(
-        &[(&format!("member{evil}.agal"), &shader[..]), (&format!("bad{evil}.gz"), corrupt_gzip)],
-        zip::CompressionMethod::Stored,
-    );
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, data) in [(format!("member{evil}.agal"), &shader[..]), (format!("bad{evil}.gz"), corrupt_gzip)] {
+        w.start_file(name, zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored)).unwrap();
+        std::io::Write::write_all(&mut w, data).unwrap();
+    }
+    let zip = w.finish().unwrap().into_inner();
     std::fs::write(shaders.join(format!("a{evil}.zip")), zip).unwrap();
     std::fs::write(shaders.join(format!("file{evil}.agal")), &shader).unwrap();
     std::fs::write(unopened.join(format!("y{evil}.szs")), b"Yaz1\0\0\0\x10\0\0\0\0\0\0\0\0").unwrap();

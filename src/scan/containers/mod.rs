@@ -427,11 +427,9 @@ fn unique_names(members: &mut [Member]) {
 pub(crate) fn stored_name(name: &str) -> &str {
     let mut chars = name.char_indices();
     while let Some((i, c)) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some((_, '#')) => return &name[..i],
-                _ => {}
-            }
+        // a backslash starts an escape: its next character is part of it (skipped here)
+        if c == '\\' && matches!(chars.next(), Some((_, '#'))) {
+            return &name[..i];
         }
     }
     name
