@@ -779,6 +779,7 @@ impl Writer<'_> {
                 };
                 format!("{f}({})", lane(a))
             }
+            Expr::Binary(BinOp::Cross3, ..) => self.vector_lane(e, l),
             Expr::Binary(op, e_a, e_b) => {
                 let (a, b) = (lane(e_a), lane(e_b));
                 // the prelude's scalar overloads of the per-lane helpers
@@ -829,6 +830,7 @@ impl Writer<'_> {
                 };
                 format!("asfloat(({c}) ? 0xFFFFFFFFu : 0u)")
             }
+            Expr::IntBinary(IntBinOp::MulHiI | IntBinOp::MulHiU, ..) => self.vector_lane(e, l),
             Expr::IntBinary(op, a, b) => {
                 let (a, b) = (uint_text(&lane(a)), uint_text(&lane(b)));
                 let (ia, ib) = (format!("asint({a})"), format!("asint({b})"));
@@ -864,38 +866,42 @@ impl Writer<'_> {
         }
     }
 
-    /// The first `n` lanes (1-4) of `e` as a `floatN`: `R1.xy`, `float2(a, b)` for a
-    /// composition, else the vector expression's lanes.
+    /// The first `n` lanes (1-4) of `e` (a coordinate operand).
     fn lanes(&self, e: &Expr, n: usize) -> String {
-        let sw = &"xyzw"[..n];
-        match e {
-            Expr::Read(src) if !src.abs && !src.negate => {
-                let mut t = self.reg(&src.reg);
-                if self.is_variable(&src.reg) {
-                    t = format!("((float4){t})");
-                }
-                format!("{t}.{}", swizzle_text(&src.swizzle)[..n].to_owned())
-            }
-            Expr::Compose(_) | Expr::Swizzle(..) if n > 1 => {
-                let p: Vec<String> = (0..n as u8).map(|l| self.lane(e, l)).collect();
-                format!("float{n}({})", p.join(", "))
-            }
-            _ if n == 1 => self.lane(e, 0),
-            _ => format!("({}).{sw}", self.expr(e)),
-        }
+        self.sel(e, &[0, 1, 2, 3][..n])
     }
 
-    /// Lanes `mask` of `e`, packed (the value of a partial write): `R1.zy` for a register,
-    /// `(e).xz` for anything else.
+    /// Lanes `mask` of `e`, packed (the value of a partial write).
     fn masked(&self, e: &Expr, mask: u8) -> String {
-        let pick = |sw: &[u8; 4]| -> String { (0..4).filter(|i| mask >> i & 1 == 1).map(|i| LANES[sw[i] as usize & 3]).collect() };
+        let picked: Vec<u8> = (0..4).filter(|i| mask >> i & 1 == 1).collect();
+        self.sel(e, &picked)
+    }
+
+    /// Lanes `picked` of `e` as a `floatN` (N = their count): a register's swizzle (`R1.zy`),
+    /// per-lane operators on their operands' picked lanes (`R1.xy * c[2].zw`), else the vector
+    /// expression's lanes.
+    fn sel(&self, e: &Expr, picked: &[u8]) -> String {
+        let n = picked.len();
+        if n == 1 {
+            return self.lane(e, picked[0]);
+        }
+        let letters = |sw: &[u8; 4]| -> String { picked.iter().map(|&l| LANES[sw[l as usize & 3] as usize & 3]).collect() };
+        let sel = |a: &Expr| self.sel(a, picked);
+        let vector = || {
+            let v = self.expr(e);
+            if picked == [0, 1, 2, 3] {
+                v
+            } else {
+                format!("({v}).{}", letters(&XYZW))
+            }
+        };
         match e {
             Expr::Read(src) => {
                 let mut t = self.reg(&src.reg);
                 if self.is_variable(&src.reg) {
                     t = format!("((float4){t})");
                 }
-                t = format!("{t}.{}", pick(&src.swizzle));
+                t = format!("{t}.{}", letters(&src.swizzle));
                 if src.abs {
                     t = format!("abs({t})");
                 }
@@ -904,8 +910,66 @@ impl Writer<'_> {
                 }
                 t
             }
-            Expr::Swizzle(a, sw) if literal_of(e).is_none() => format!("({}).{}", self.expr(a), pick(sw)),
-            _ => format!("({}).{}", self.expr(e), mask_text(mask)),
+            Expr::Literal(v) => {
+                let vals: Vec<f32> = picked.iter().map(|&l| v[l as usize & 3]).collect();
+                if vals.iter().all(|x| x.to_bits() == vals[0].to_bits()) {
+                    format!("((float{n}){})", float_literal(vals[0]))
+                } else {
+                    let p: Vec<String> = vals.iter().map(|&x| float_literal(x)).collect();
+                    format!("float{n}({})", p.join(", "))
+                }
+            }
+            Expr::Swizzle(a, sw) => {
+                let inner: Vec<u8> = picked.iter().map(|&l| sw[l as usize & 3] & 3).collect();
+                self.sel(a, &inner)
+            }
+            Expr::Compose(_) | Expr::Bits(_) => {
+                let p: Vec<String> = picked.iter().map(|&l| self.lane(e, l)).collect();
+                format!("float{n}({})", p.join(", "))
+            }
+            Expr::Unary(op, a) => {
+                let f = match op {
+                    UnOp::Neg => return format!("(-({}))", sel(a)),
+                    UnOp::Rcp => return format!("(1.0 / ({}))", sel(a)),
+                    UnOp::Sign => return format!("((float{n})sign({}))", sel(a)),
+                    UnOp::Abs => "abs",
+                    UnOp::Rsq => "rsqrt",
+                    UnOp::Sqrt => "sqrt",
+                    UnOp::Log2 => "log2",
+                    UnOp::Exp2 => "exp2",
+                    UnOp::Floor => "floor",
+                    UnOp::Sin => "sin",
+                    UnOp::Cos => "cos",
+                    UnOp::Saturate => "saturate",
+                    UnOp::Ddx => "ddx",
+                    UnOp::Ddy => "ddy",
+                    UnOp::Trunc => "trunc",
+                    UnOp::Ceil => "ceil",
+                    UnOp::RoundEven => "round",
+                    _ => return vector(),
+                };
+                format!("{f}({})", sel(a))
+            }
+            Expr::Binary(BinOp::Cross3 | BinOp::MulLegacy | BinOp::MulPica | BinOp::MaxPica | BinOp::MinPica, ..) => vector(),
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (sel(a), sel(b));
+                match op {
+                    BinOp::Add => format!("({a} + {b})"),
+                    BinOp::Sub => format!("({a} - {b})"),
+                    BinOp::Mul => format!("({a} * {b})"),
+                    BinOp::Div => format!("({a} / {b})"),
+                    BinOp::Min => format!("min({a}, {b})"),
+                    BinOp::Max => format!("max({a}, {b})"),
+                    BinOp::Pow => format!("pow({a}, {b})"),
+                    BinOp::Sge => format!("((float{n})({a} >= {b}))"),
+                    BinOp::Slt => format!("((float{n})({a} < {b}))"),
+                    BinOp::Seq => format!("((float{n})({a} == {b}))"),
+                    BinOp::Sne => format!("((float{n})!({a} == {b}))"),
+                    _ => vector(),
+                }
+            }
+            Expr::Mad(a, b, c) => format!("({} * {} + {})", sel(a), sel(b), sel(c)),
+            _ => vector(),
         }
     }
 

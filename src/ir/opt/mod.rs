@@ -38,16 +38,23 @@ use super::{validate, Module, ValidationError};
 /// One optimizing pass.
 type Pass = fn(&mut Module, &mut Budget) -> Result<(), OutOfBudget>;
 
-/// The passes in order, with their names (for reports of a broken pass).
-const PIPELINE: [(&str, Pass); 9] = [
+/// The passes in order, with their names (for reports of a broken pass). Liveness runs before
+/// forwarding (which needs result temporaries narrowed to the lanes really moved) and after
+/// (which leaves dead moves); forwarding runs again after merging (which makes multi-lane
+/// results of scalar writes).
+const PIPELINE: [(&str, Pass); 13] = [
     ("fold", fold::run),
     ("copy propagation", copy_prop::run),
+    ("dead-code elimination", dce::run),
     ("result forwarding", forward::run),
     ("copy propagation", copy_prop::run),
     ("dead-code elimination", dce::run),
     ("lane merging", merge::run),
+    ("result forwarding", forward::run),
+    ("copy propagation", copy_prop::run),
     ("fold", fold::run),
     ("dead-code elimination", dce::run),
+    ("lane merging", merge::run),
     ("tidy", tidy::run),
 ];
 
