@@ -271,8 +271,7 @@ fn print_version() -> ExitCode {
             println!("DXC: {} ({origin})", lib.path.display());
         }
         Err(e) if from_env.is_none() && shrec::dxc::provision::AVAILABLE => println!(
-            "DXC: {} ({e}); the first build fetches PyPI {} into {} (Python 3 with pip), or pass --dxc / set SHREC_DXC",
-            "none yet",
+            "DXC: none yet ({e}); the first build fetches PyPI {} into {} (Python 3 with pip), or pass --dxc / set SHREC_DXC",
             shrec::dxc::provision::PACKAGE,
             shrec::dxc::provisioned_path().display()
         ),

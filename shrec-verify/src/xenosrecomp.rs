@@ -62,8 +62,12 @@ fn brace_list<'a>(text: &'a str, marker: &str) -> Result<(&'a str, &'a str), Str
     let rest = &text[at + marker.len()..];
     let open = rest.find('{').ok_or_else(|| format!("no '{{' after {marker:?}"))?;
     let mut depth = 0usize;
+    // Braces inside a string literal (the Metal layout's file names) do not count.
+    let mut in_string = false;
     for (i, c) in rest[open..].char_indices() {
         match c {
+            '"' => in_string = !in_string,
+            _ if in_string => {}
             '{' => depth += 1,
             '}' => {
                 depth -= 1;
