@@ -24,6 +24,7 @@ mod cli_args;
 mod containers;
 mod detect;
 mod dxc_isolation;
+mod dxc_version;
 mod dxil_hash;
 mod embed_cargo;
 mod embed_cmake;
