@@ -2,10 +2,11 @@
 //! `libdxcompiler.dylib` on macOS; see [`provision`]), one compiler per worker thread, and the
 //! arguments for each target.
 //!
-//! Discovery order: `--dxc PATH`, then `$SHREC_DXC`, then a copy provisioned earlier in the user
-//! cache dir, then (unless offline) provisioning: `pip download` of the PyPI wheel
-//! `compushady-lrtu==0.18.0`, whose Linux build of DXC works with hassle-rs (see README, "DXC").
-//! Both the wheel and the library are sha256-checked.
+//! Discovery order: `--dxc PATH`, then `$SHREC_DXC`, then (Windows) a DXC the developer has
+//! installed ([`installed`]: the Vulkan SDK's, the Windows SDK's), then a copy provisioned
+//! earlier in the user cache dir, then (unless offline) provisioning: `pip download` of a PyPI
+//! wheel that carries DXC (see [`provision`] and README, "DXC"). Both the wheel and the library
+//! are sha256-checked. Whatever is found must be at least DXC [`version::MINIMUM`].
 
 use crate::ir::Stage;
 use hassle_rs::{Dxc, DxcCompiler, DxcIncludeHandler, DxcLibrary};
@@ -16,13 +17,18 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub mod installed;
+pub mod version;
+
 /// The wheel shrec provisions DXC from on this OS, and the checksums it must match. Each is a
 /// PyPI wheel pinned by version, platform tag and sha256, its libraries pinned by sha256 too
 /// (see docs/README.md "DXC" for what was checked on each platform):
 /// - Linux x86-64: `compushady-lrtu==0.18.0` (manylinux_2_28), `libdxcompiler_x86_64.so`;
-/// - Windows x86-64: `compushady==0.17.5` (win_amd64), `dxcompiler.dll` (DXC 1.6.2112) and
-///   `dxil.dll`, the validator that signs DXIL (DXC loads it by name through the DLL search
-///   path; shrec fills the container hash itself, as on Linux, so does not need it);
+/// - Windows x86-64: `slangpy==0.43.1` (win_amd64), `dxcompiler.dll` and `dxil.dll` (both
+///   DXC 1.9.2602), the validator that signs DXIL. shrec loads `dxil.dll` from the library's
+///   folder before the library ([`preload_validator`]), since DXC asks for it by name only.
+///   `compushady==0.17.5`'s DXC 1.6.2112 is older than [`version::MINIMUM`] (its SPIR-V back
+///   end lacks HLSL 2021's `select`) and is refused;
 /// - macOS: nothing. The only registry copy found, `compushady==0.17.5`
 ///   (macosx_10_12_universal2, `libdxcompiler.3.7.dylib`, sha256
 ///   `2857a32b6056c10d9b021b8b3df5904fd401db973ed0d60d01e73c6337fe28c6`), predates DXC PR #3793
@@ -46,20 +52,21 @@ pub mod provision {
         pub const LIBRARY_SHA256: &str = "ade5a6edc143bee6a6c1e83adbcfb6e1eb9c48c50ef2eead9e763e5bcb689fac";
         pub const EXTRA: &[super::Extra] = &[];
         pub const DIR: &str = "compushady-lrtu-0.18.0";
+        pub const VERSION: &str = "DXC 1.8 from compushady-lrtu 0.18.0";
     }
 
     #[cfg(all(windows, target_arch = "x86_64"))]
     mod this_os {
         pub const AVAILABLE: bool = true;
-        pub const PACKAGE: &str = "compushady==0.17.5";
+        pub const PACKAGE: &str = "slangpy==0.43.1";
         pub const PLATFORM: &str = "win_amd64";
-        pub const WHEEL: &str = "compushady-0.17.5-cp311-cp311-win_amd64.whl";
-        pub const WHEEL_SHA256: &str = "f06b761e4597f3472d7d16e49b0bc7f26c9067c3ddd548c7420ca513f6964795";
-        pub const MEMBER: &str = "compushady/backends/dxcompiler.dll";
-        pub const LIBRARY_SHA256: &str = "64e5feb3db313bb3455fd5ca0aa9dbc95c3c4bc48c56c43d740a97b67ad54119";
-        pub const EXTRA: &[super::Extra] =
-            &[("compushady/backends/dxil.dll", "dxil.dll", "68a751cb542d71ae62aae0bf8f7402fe45e0dd3955d468a7b9644dafa61de84a")];
-        pub const DIR: &str = "compushady-0.17.5";
+        pub const WHEEL: &str = "slangpy-0.43.1-cp311-cp311-win_amd64.whl";
+        pub const WHEEL_SHA256: &str = "3da28207fa1f173c81b22efc1cd02e4804066b975a18749b1a7b09c0708018d6";
+        pub const MEMBER: &str = "slangpy/dxcompiler.dll";
+        pub const LIBRARY_SHA256: &str = "b86a738ece4c05dbe2d9bbb29668a2ccb28a0740773c9b027cdc61e8d07b4d75";
+        pub const EXTRA: &[super::Extra] = &[("slangpy/dxil.dll", "dxil.dll", "058f2f52a680c38b223a5615b7df969def21f77e577562e5099d971dede992de")];
+        pub const DIR: &str = "slangpy-0.43.1";
+        pub const VERSION: &str = "DXC 1.9.2602 from slangpy 0.43.1";
     }
 
     #[cfg(not(any(all(target_os = "linux", target_arch = "x86_64"), all(windows, target_arch = "x86_64"))))]
@@ -73,6 +80,7 @@ pub mod provision {
         pub const LIBRARY_SHA256: &str = "";
         pub const EXTRA: &[super::Extra] = &[];
         pub const DIR: &str = "none";
+        pub const VERSION: &str = "none on this OS";
     }
 
     pub use this_os::*;
@@ -100,6 +108,8 @@ pub enum DxcError {
     Offline,
     #[error("provisioning DXC failed: {0}")]
     Provision(String),
+    #[error("DXC library {path} {reason}")]
+    TooOld { path: PathBuf, reason: String },
 }
 
 /// How to locate DXC.
@@ -313,7 +323,9 @@ fn stamp_dir() -> PathBuf {
 /// Finds DXC (see the module docs for the order), provisioning it when allowed.
 pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
     let chosen = opts.explicit.clone().or_else(|| std::env::var_os("SHREC_DXC").filter(|v| !v.is_empty()).map(PathBuf::from));
-    let explicit = chosen.is_some();
+    // a DXC the developer installed is the user's own, like --dxc: not pinned by sha256
+    let chosen = chosen.or_else(|| installed::find(opts.verbose));
+    let own = chosen.is_some();
     let path = match chosen {
         Some(p) => {
             if !p.is_file() {
@@ -333,8 +345,8 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
         }
     };
     let lib_err = |reason: String| DxcError::Library { path: path.clone(), reason };
-    let (file, hashes) = if explicit {
-        // The user's own choice: not pinned, so its hashes may come from the stamp (they only
+    let (file, hashes) = if own {
+        // The user's own choice (--dxc, SHREC_DXC, or an installed SDK's): not pinned, so its hashes may come from the stamp (they only
         // key the incremental cache).
         let (hashes, _) = hashes_with_stamp(&path, &stamp_dir()).map_err(|e| lib_err(e.to_string()))?;
         (std::fs::File::open(&path).map_err(|e| lib_err(e.to_string()))?, hashes)
@@ -360,7 +372,20 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
     check_elf_complete(&file).map_err(lib_err)?;
     let lib = load_library_file(&path, &file).map_err(lib_err)?;
     lib.create_compiler().map_err(|e| lib_err(format!("cannot create a DXC compiler: {e}")))?;
+    check_version(&path)?;
     Ok(DxcLib { path, identity })
+}
+
+/// Refuses a library older than [`version::MINIMUM`] (see [`version`]), naming the version
+/// found and where to get a newer one. Only a library the user chose can be too old: installed
+/// ones are passed over when they are ([`installed::find`]), provisioned ones are pinned.
+fn check_version(path: &Path) -> Result<(), DxcError> {
+    let found = version::query(path).map_err(|reason| DxcError::Library { path: path.to_path_buf(), reason })?;
+    if found.is_supported() {
+        Ok(())
+    } else {
+        Err(DxcError::TooOld { path: path.to_path_buf(), reason: version::too_old_reason(&found) })
+    }
 }
 
 /// Opens the provisioned library and hashes it through that descriptor. On Unix the file must
@@ -485,14 +510,7 @@ fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
             dir.display()
         );
     }
-    let python = std::env::var("SHREC_PYTHON").unwrap_or_else(|_| if cfg!(windows) { "python".into() } else { "python3".into() });
-    let out = std::process::Command::new(&python)
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", provision::PLATFORM])
-        .args(["--python-version", "3.11", "--disable-pip-version-check", "-d"])
-        .arg(&work)
-        .arg(provision::PACKAGE)
-        .output()
-        .map_err(|e| err(format!("running `{python} -m pip` (needs Python 3 with pip; or {}): {e}", provision::WHERE_TO_GET)))?;
+    let out = run_pip_download(&work)?;
     if verbose {
         eprint!("{}", String::from_utf8_lossy(&out.stdout));
     }
@@ -535,6 +553,47 @@ fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
         eprintln!("shrec: DXC ready at {}", dest.display());
     }
     Ok(())
+}
+
+/// The Python interpreters provisioning tries, in order: `$SHREC_PYTHON` alone when set, else
+/// `python3`, then (Windows, where python.org's installer puts only the launcher on PATH)
+/// `py -3`, then `python`.
+fn python_commands() -> Vec<(String, Vec<&'static str>)> {
+    if let Ok(p) = std::env::var("SHREC_PYTHON") {
+        return vec![(p, vec![])];
+    }
+    let mut c = vec![("python3".to_string(), vec![])];
+    if cfg!(windows) {
+        c.push(("py".into(), vec!["-3"]));
+    }
+    c.push(("python".into(), vec![]));
+    c
+}
+
+/// `pip download` of the pinned wheel into `work`, with the first interpreter of
+/// [`python_commands`] that exists; an error lists those tried when none does.
+fn run_pip_download(work: &Path) -> Result<std::process::Output, DxcError> {
+    let mut tried = Vec::new();
+    for (python, pre) in python_commands() {
+        let run = std::process::Command::new(&python)
+            .args(&pre)
+            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", provision::PLATFORM])
+            .args(["--python-version", "3.11", "--disable-pip-version-check", "-d"])
+            .arg(work)
+            .arg(provision::PACKAGE)
+            .output();
+        let shown = std::iter::once(python.as_str()).chain(pre.iter().copied()).collect::<Vec<_>>().join(" ");
+        match run {
+            Ok(out) => return Ok(out),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => tried.push(format!("`{shown}`")),
+            Err(e) => return Err(DxcError::Provision(format!("running `{shown} -m pip`: {e}"))),
+        }
+    }
+    Err(DxcError::Provision(format!(
+        "no Python found to run pip with (tried {}; install Python 3 with pip, or set SHREC_PYTHON to one); or {}",
+        tried.join(", "),
+        provision::WHERE_TO_GET
+    )))
 }
 
 fn tempdir_in(dir: &Path) -> std::io::Result<PathBuf> {
@@ -677,9 +736,46 @@ fn shared_library_from(path: &Path, from: &Path) -> Result<Arc<Dxc>, String> {
     if let Some(d) = libs.get(path) {
         return Ok(d.clone());
     }
+    preload_validator(path)?;
     let dxc = Arc::new(Dxc::new(Some(from.to_path_buf())).map_err(|e| format!("loading {}: {e}", path.display()))?);
     libs.insert(path.to_path_buf(), dxc.clone());
     Ok(dxc)
+}
+
+/// Windows: DXC loads its validator with `LoadLibrary("dxil.dll")` while it is being loaded,
+/// and that search covers the program's folder, the system folders and PATH, not the folder of
+/// `dxcompiler.dll`. A `dxil.dll` beside the library is therefore loaded first, by its full
+/// path: Windows hands a module already loaded under that name to the later by-name load, so
+/// DXC validates and signs its DXIL. The provisioned one must have its pinned sha256, as the
+/// library does. It stays loaded for the life of the process.
+#[cfg(windows)]
+pub(crate) fn preload_validator(library: &Path) -> Result<(), String> {
+    let validator = library.with_file_name("dxil.dll");
+    if !validator.is_file() {
+        return Ok(());
+    }
+    if library == provisioned_path() {
+        for &(_, name, sha256) in provision::EXTRA.iter().filter(|e| e.1 == "dxil.dll") {
+            let got = sha256_file(&validator).map_err(|e| format!("{}: {e}", validator.display()))?;
+            if got != sha256 {
+                return Err(format!(
+                    "{} has sha256 {got}, not the provisioned {name}'s {sha256}; delete the folder to provision DXC again",
+                    validator.display()
+                ));
+            }
+        }
+    }
+    // SAFETY: loading runs dxil.dll's initialisers: it is the validator shipped beside the DXC
+    // library the user chose or shrec provisioned (and checked above).
+    let module = unsafe { libloading::Library::new(&validator) }.map_err(|e| format!("loading {}: {e}", validator.display()))?;
+    std::mem::forget(module);
+    Ok(())
+}
+
+/// Elsewhere DXC finds its validator (`libdxil.so`) by itself, if there is one.
+#[cfg(not(windows))]
+pub(crate) fn preload_validator(_library: &Path) -> Result<(), String> {
+    Ok(())
 }
 
 struct ThreadCompiler {
@@ -701,14 +797,23 @@ pub fn release_thread_compilers() {
     let _ = COMPILERS.try_with(|cell| cell.borrow_mut().clear());
 }
 
-/// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
-/// hash filled (DXC leaves it zero without libdxil.so). Errors carry DXC's diagnostics.
 /// DXC's diagnostics as text for logs: its error blob ends in a NUL byte (C string), which made
 /// `grep` treat CI logs and JSON reports as binary; NULs go, surrounding white space too.
 fn diagnostics_text(raw: &str) -> String {
     raw.replace('\0', "").trim().to_string()
 }
 
+/// Test hook (`scripts/windows-wine-check.sh`): with `SHREC_TEST_KEEP_ZERO_DXIL_HASH=1` shrec
+/// leaves a zero DXIL hash as DXC returned it, so that a cache whose every hash is non-zero
+/// proves that DXC's validator signed every container (shrec's own hash would be the same
+/// bytes, if `dxil_hash` is right).
+fn keep_zero_dxil_hash() -> bool {
+    static KEEP: OnceLock<bool> = OnceLock::new();
+    *KEEP.get_or_init(|| std::env::var_os("SHREC_TEST_KEEP_ZERO_DXIL_HASH").is_some_and(|v| v == "1"))
+}
+
+/// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
+/// hash filled when DXC left it zero (no validator beside it). Errors carry DXC's diagnostics.
 pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result<Vec<u8>, String> {
     compile_with_spec_constants(lib, hlsl, stage, target, 0)
 }
@@ -750,7 +855,13 @@ pub fn compile_with_args(
                 let out = r.get_result().map_err(|e| format!("DXC result: {e}"))?;
                 let mut bytes: Vec<u8> = out.to_vec();
                 if target == Target::Dxil {
-                    if !crate::pack::dxil_hash::hash_is_valid(&bytes) {
+                    // A validator beside DXC (dxil.dll, libdxil.so) signs the container; without
+                    // one the hash is zero and shrec fills it. A hash the validator wrote is kept
+                    // as it is, so the cache holds exactly what Microsoft's validator signed (and
+                    // the Windows CI step can check `dxil_hash` against it).
+                    use crate::pack::dxil_hash::{HASHED_FROM, HASH_OFFSET};
+                    let unsigned = bytes.get(HASH_OFFSET..HASHED_FROM).is_none_or(|h| h.iter().all(|&b| b == 0));
+                    if unsigned && !keep_zero_dxil_hash() {
                         crate::pack::dxil_hash::fill_hash(&mut bytes).map_err(|e| format!("DXIL container from DXC: {e}"))?;
                     }
                 } else if !bytes.len().is_multiple_of(4) || bytes.get(..4) != Some(&[0x03, 0x02, 0x23, 0x07]) {

@@ -253,8 +253,40 @@ pub fn shell_quote_path(p: &Path) -> String {
     format!("\"$(printf '{fmt}')\"")
 }
 
-/// [`shell_quote_path`] where paths are not bytes.
-#[cfg(not(unix))]
+/// [`shell_quote_path`] on Windows: one word for both cmd and PowerShell ([`windows_quote`]).
+#[cfg(windows)]
+pub fn shell_quote_path(p: &Path) -> String {
+    windows_quote(&path_text(p))
+}
+
+/// `s` as one argument typed into cmd or PowerShell: unchanged when made of characters neither
+/// treats specially, else in double quotes, which both take literally for everything a Windows
+/// file name can hold except `%` (cmd), `$` and `` ` `` (PowerShell) and the typographic double
+/// quotes PowerShell also ends a string with. A name with one of those is written for
+/// PowerShell, the default shell, in single quotes, where nothing is special but the quote
+/// itself (`'` and its typographic forms, doubled). Windows names cannot contain `"`.
+pub fn windows_quote(s: &str) -> String {
+    const SINGLE_QUOTES: [char; 4] = ['\'', '\u{2018}', '\u{2019}', '\u{201B}'];
+    let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\\/:".contains(c));
+    if plain {
+        s.to_string()
+    } else if s.contains(['%', '$', '`', '\u{201C}', '\u{201D}', '\u{201E}']) {
+        let mut q = String::from("'");
+        for c in s.chars() {
+            q.push(c);
+            if SINGLE_QUOTES.contains(&c) {
+                q.push(c);
+            }
+        }
+        q.push('\'');
+        q
+    } else {
+        format!("\"{s}\"")
+    }
+}
+
+/// Elsewhere off Unix and Windows: a POSIX shell word of the lossy text.
+#[cfg(not(any(unix, windows)))]
 pub fn shell_quote_path(p: &Path) -> String {
     shell_quote(&p.to_string_lossy())
 }
@@ -810,6 +842,22 @@ mod tests {
         assert_eq!(shell_quote(""), "''");
         // A name with a line break stays one word; `printable` then escapes the break itself.
         assert_eq!(printable(&shell_quote("a\nb")), "'a\\u{a}b'");
+    }
+
+    /// Windows: paths with drive letters and backslashes stay one word for cmd and
+    /// PowerShell; names with characters either shell expands are quoted for PowerShell; an
+    /// unpaired surrogate of a UTF-16 name is escaped, not lost.
+    #[test]
+    fn windows_paths_are_quoted_for_cmd_and_powershell() {
+        use super::windows_quote as q;
+        assert_eq!(q(r"C:\Games\ss\shaders.ar"), r"C:\Games\ss\shaders.ar");
+        assert_eq!(q(r"C:\Program Files (x86)\Game\a&b.gsh"), r#""C:\Program Files (x86)\Game\a&b.gsh""#);
+        assert_eq!(q(r"D:\it's\x.fxc"), r#""D:\it's\x.fxc""#);
+        assert_eq!(q(r"D:\100%\$env:x\it's.bin"), r"'D:\100%\$env:x\it''s.bin'");
+        assert_eq!(q("D:\\\u{201C}q\u{201D}\u{2019}"), "'D:\\\u{201C}q\u{201D}\u{2019}\u{2019}'");
+        assert_eq!(q(""), r#""""#);
+        let units: Vec<u16> = "C:\\a".encode_utf16().chain([0xD800, b'b' as u16, 0xDC01]).collect();
+        assert_eq!(crate::text::utf16_text(&units), r"C:\a\u{D800}b\u{DC01}");
     }
 
     #[test]

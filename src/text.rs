@@ -51,9 +51,27 @@ pub fn path_text(p: &Path) -> String {
     out
 }
 
-/// [`path_text`] where paths are not bytes (Windows: UTF-16, an unpaired surrogate becomes
-/// U+FFFD).
-#[cfg(not(unix))]
+/// [`path_text`] on Windows, where a path is UTF-16 that need not be valid: each unpaired
+/// surrogate is written `\u{D800}` (`to_string_lossy` would turn every one into U+FFFD, and two
+/// such names could not be told apart).
+#[cfg(windows)]
+pub fn path_text(p: &Path) -> String {
+    use std::os::windows::ffi::OsStrExt;
+    utf16_text(&p.as_os_str().encode_wide().collect::<Vec<u16>>())
+}
+
+/// UTF-16 as text, an unpaired surrogate as `\u{XXXX}` (see [`path_text`]).
+pub fn utf16_text(units: &[u16]) -> String {
+    char::decode_utf16(units.iter().copied())
+        .map(|c| match c {
+            Ok(c) => c.to_string(),
+            Err(e) => format!("\\u{{{:X}}}", e.unpaired_surrogate()),
+        })
+        .collect()
+}
+
+/// Elsewhere off Unix and Windows: the lossy text.
+#[cfg(not(any(unix, windows)))]
 pub fn path_text(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }

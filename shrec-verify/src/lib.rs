@@ -31,6 +31,7 @@ pub mod interp;
 pub mod mutation;
 pub mod pica;
 pub mod pica_shaped;
+pub mod shrec_cpp;
 pub mod vk;
 pub mod xenos;
 pub mod xenosrecomp;

@@ -25,6 +25,8 @@ mod containers;
 mod detect;
 mod dxc_isolation;
 mod dxc_provisioning;
+
+mod dxc_version;
 mod dxil_hash;
 mod embed_cargo;
 mod embed_cmake;
