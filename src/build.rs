@@ -53,7 +53,7 @@ pub struct BuildOptions {
     /// HLSL bytes above which a shader is compiled in a worker under `dxc_limits`
     /// ([`crate::limits::DXC_ISOLATE_HLSL_BYTES`] by default).
     pub dxc_isolate_above: usize,
-    /// CPU time and memory of one compilation in a worker (issue 23, B8).
+    /// CPU time and memory of one compilation in a worker.
     pub dxc_limits: crate::limits::DxcLimits,
     /// An input without any shader is a success (`--allow-empty`); otherwise it fails with exit
     /// code 2, because an archive shrec cannot open looks exactly like it.
@@ -140,7 +140,7 @@ fn output_files(out: &Path, is_rust: bool, abi: crate::cache::CppAbi) -> Vec<Pat
     }
 }
 
-/// Checks, before any work (issue 23 B17 / B18), that every output (and the report) can be
+/// Checks, before any work, that every output (and the report) can be
 /// written and that none would replace a file shrec did not generate — `-o d/a.cpp` used to
 /// overwrite a hand-written `d/a.h`.
 fn check_outputs(opts: &BuildOptions, is_rust: bool) -> Result<(), FatalError> {
@@ -595,8 +595,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
             // Release this thread's DXC compiler objects now, while the library is loaded and
             // the thread is known to be alive. Left to the thread-local destructors, they ran when
             // the pool's threads wound down, racing the library's own global destructors at
-            // process exit: 2-7 % of successful builds ended in SIGSEGV, `-j 500` nearly always
-            // (issue 23, B1).
+            // process exit: 2-7 % of successful builds ended in SIGSEGV, `-j 500` nearly always.
             dxc::release_thread_compilers();
         });
         drop(done_tx);
@@ -901,7 +900,7 @@ fn build_one(
         return (outcome(Status::Failed { phase: Phase::Translate, reason, detail_offset: None }), None);
     }
     // A `--hlsl-dir` file that cannot be written (full disk, ...) is an error of its own: the
-    // shader is still compiled and cached (issue 23, B3: it used to fail the shader, and a full
+    // shader is still compiled and cached (it used to fail the shader, and a full
     // disk dropped 137 of 143 shaders from the cache).
     let mut hlsl_dump_error = None;
     if let Some(dir) = &opts.hlsl_dir {
@@ -1191,7 +1190,7 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
         Err(e) => {
             let msg = crate::report::printable(&e.to_string());
             eprintln!("error: {msg}");
-            // CI reads the report even when the build could not run (issue 22 item 6).
+            // CI reads the report even when the build could not run.
             if let Some(path) = opts.report_json.as_ref().filter(|p| report_writable(p)) {
                 let report = Report { fatal: vec![e.to_string()], ..Report::default() };
                 let text = serde_json::to_string_pretty(&crate::report::to_json(&report)).expect("JSON of plain data");
@@ -1199,7 +1198,7 @@ pub fn run_cli(opts: &BuildOptions) -> i32 {
                     eprintln!("error: {}", crate::report::printable(&format!("writing the report {}: {w}", path.display())));
                 }
             }
-            // a fatal error is a failure CI must show too (issue 23, B16)
+            // a fatal error is a failure CI must show too
             if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
                 println!("::error::{}", crate::report::escape_annotation_data(&e.to_string()));
             }

@@ -30,7 +30,7 @@ pub struct Candidate {
 pub fn detect(buf: &[u8]) -> Vec<Candidate> {
     let mut others = Vec::new();
     // GFD: probes share what they learn about block chains (linear in the buffer; see
-    // `gfd::probe_at`, issue 23 B6).
+    // `gfd::probe_at`).
     let mut chains = gx2::gfd::ChainEnds::default();
     for offset in memmem::find_iter(buf, gx2::gfd::FILE_MAGIC) {
         if let Some(len) = gx2::gfd::probe_at(buf, offset, &mut chains) {

@@ -134,7 +134,7 @@ pub struct DxcLib {
 
 /// User cache dir for shrec (`$XDG_CACHE_HOME/shrec` or `~/.cache/shrec`). With neither
 /// variable set, a private folder under the temp dir (`private_temp_dir`): never a shared one,
-/// where anyone could plant a library for shrec to load (issue 23, S2).
+/// where anyone could plant a library for shrec to load.
 pub fn user_cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(d).join("shrec");
@@ -253,8 +253,8 @@ fn hash_file(path: &Path) -> std::io::Result<Hashes> {
 
 /// [`Hashes`] of everything `file` reads.
 fn hash_reader(file: &mut std::fs::File) -> std::io::Result<Hashes> {
-    // Read, not memory-mapped: a mapped file truncated meanwhile faults (SIGBUS) when touched
-    // (issue 23, B4); read(2) only returns fewer bytes. Same values as sha256 / xxh3_64 of the
+    // Read, not memory-mapped: a mapped file truncated meanwhile faults (SIGBUS) when touched;
+    // read(2) only returns fewer bytes. Same values as sha256 / xxh3_64 of the
     // whole file.
     let (mut sha, mut xxh) = (Sha256::new(), xxhash_rust::xxh3::Xxh3::new());
     let mut buf = vec![0u8; 1 << 20];
@@ -366,8 +366,8 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
         (file, hashes)
     };
     let identity = hashes.identity;
-    // Load it now, so that a file that is not DXC is one fatal error before any work (issue 23,
-    // B2: every shader used to fail one by one, exit 2, and the cache was replaced by an empty
+    // Load it now, so that a file that is not DXC is one fatal error before any work
+    // (every shader used to fail one by one, exit 2, and the cache was replaced by an empty
     // one). A truncated library is refused before dlopen, which would fault (SIGBUS) on it.
     check_elf_complete(&file).map_err(lib_err)?;
     let lib = load_library_file(&path, &file).map_err(lib_err)?;

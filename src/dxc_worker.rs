@@ -11,7 +11,7 @@
 //! shader it was compiling fails with a reason naming the exit status, and the thread starts a
 //! new worker for its next shader.
 //!
-//! Limits (issue 23, B8): a worker runs under [`DxcLimits`]: its address space is capped
+//! Limits: a worker runs under [`DxcLimits`]: its address space is capped
 //! (`RLIMIT_AS`, set at start), and before each compilation its CPU-time soft limit is set to the
 //! time it has used plus the per-compilation limit (`RLIMIT_CPU`: the kernel sends SIGXCPU,
 //! whose default action ends the process). CPU time, not wall time, so a busy machine does not

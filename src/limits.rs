@@ -49,7 +49,7 @@ pub use crate::ir::validate::{measure, MAX_IR_STATEMENTS, MAX_NESTING};
 /// real one is a decoding accident, and DXC's time on it is unbounded in practice.
 pub const MAX_HLSL_BYTES: usize = 16 << 20;
 
-/// Per-compilation limits of DXC in a worker process (issue 23, B8): DXC's time and memory grow
+/// Per-compilation limits of DXC in a worker process: DXC's time and memory grow
 /// steeply with some programs (a 16 KB PICA program with 2 000 nested jumps: 710 KB of HLSL, 48 s
 /// and 865 MB), and a library cannot be stopped inside the process that called it. A shader whose
 /// HLSL is larger than [`DXC_ISOLATE_HLSL_BYTES`] (every shader with `--isolate-dxc`) is compiled
@@ -95,7 +95,7 @@ pub const MAX_CONTAINER_DEPTH: usize = 8;
 pub const MAX_MEMBERS: usize = 65_536;
 
 /// The most shaders one DVLB may hold (DVLEs). Each DVLE is a whole translation and compilation,
-/// so a 4 KB file listing 1 000 of them would cost minutes of DXC (issue 23, B7); real DVLBs hold
+/// so a 4 KB file listing 1 000 of them would cost minutes of DXC; real DVLBs hold
 /// a few (corpus maximum 2).
 pub const MAX_SHADERS_PER_DVLB: usize = 256;
 

@@ -91,8 +91,8 @@ pub struct Outcome {
     /// The `--override-dir` file compiled instead of the translation, if any.
     pub hlsl_override: Option<PathBuf>,
     /// Why its `--hlsl-dir` file could not be written (full disk, ...). The shader is still
-    /// built and in the cache: the file is a copy for reading, the cache is the product
-    /// (issue 23, B3). Counts as an error for [`exit_code`].
+    /// built and in the cache: the file is a copy for reading, the cache is the product.
+    /// Counts as an error for [`exit_code`].
     pub hlsl_dump_error: Option<String>,
 }
 
@@ -226,7 +226,7 @@ pub fn show_command(o: &Outcome) -> Option<String> {
 }
 
 /// A path as text for reports (see [`crate::text::path_text`]: bytes that are not UTF-8 as
-/// `\xNN`; issue 23, B13).
+/// `\xNN`).
 pub fn path_text(p: &Path) -> String {
     crate::text::path_text(p)
 }
@@ -368,7 +368,7 @@ pub fn detail_line(line: &str) -> String {
 /// (line breaks, ESC, DEL, C1 codes) becomes a `\u{..}` escape. File names, archive members
 /// and program names inside shaders reach stderr through this, so none can start a new line —
 /// a line beginning with `::` is a workflow command to a CI runner, which reads stderr too — or
-/// drive the terminal (issue 23, S1).
+/// drive the terminal.
 pub fn printable(s: &str) -> String {
     crate::text::printable(s)
 }

@@ -1,5 +1,5 @@
 //! Compiler-shaped AGAL programs: what real Stage3D toolchains emit, instead of the random
-//! instruction soup of [`crate::agal::gen`] (issue 19 item 2).
+//! instruction soup of [`crate::agal::gen`].
 //!
 //! Two families, mixed in one program:
 //!

@@ -1,4 +1,4 @@
-//! Compiler-shaped PICA200 vertex programs (issue 19 item 2): control flow composed the way
+//! Compiler-shaped PICA200 vertex programs: control flow composed the way
 //! picasso assembles `.proc` / `.if` / `.else` / `.for` / `.end` blocks, not random instruction
 //! soup (`pica::gen::program`).
 //!

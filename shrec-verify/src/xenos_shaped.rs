@@ -1,4 +1,4 @@
-//! Compiler-shaped Xenos programs (issue 19 item 2): control flow composed the way fxc (the
+//! Compiler-shaped Xenos programs: control flow composed the way fxc (the
 //! Xbox 360 D3D9 shader compiler) emits it, recursively, instead of the random CF forms of
 //! [`super::gen::program`].
 //!
@@ -20,7 +20,7 @@
 //! - **Dynamic branches** — `(!p0) jmp ELSE` … `jmp END`.
 //! - **Loops** — `loop iN` … `endloop iN` over a literal `defi` or a run-time loop constant, with
 //!   aL-relative operands; the predicated break as the loop's own endloop (`(p0) endloop`); the
-//!   predicated early endloop before the real one (fxc 2.0.7680, issue 25; see
+//!   predicated early endloop before the real one (fxc 2.0.7680; see
 //!   `verify_xenos::early_endloop_program`), left by a `jmp` past the loop or an `exece` (a
 //!   return inside the loop). At most four loops are open at once (the hardware's loop stack;
 //!   Xenia's ucode.h kLoopStart), counting those of a caller.

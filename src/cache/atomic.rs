@@ -14,7 +14,7 @@
 //!   renamed or removed, and the clean-up of temporary files left by dead writers removes only
 //!   those whose lock it can take. It used to go by the pid in the name, checked in `/proc`: a
 //!   live build in another PID namespace (a container sharing the folder) has a pid that does not
-//!   exist here, so its temporary files were deleted under it (issue 23, B11). A lock is held by
+//!   exist here, so its temporary files were deleted under it. A lock is held by
 //!   an open file, whatever namespace its process is in, and is released by the kernel when the
 //!   process dies, SIGKILL included.
 //!
@@ -344,7 +344,7 @@ impl Batch {
     /// rename each destination that exists is kept under a temporary name (a hard link, or a
     /// copy where links are not supported), and if a rename fails, the files renamed before it
     /// are put back (destinations that did not exist are removed), so the set on disk stays the
-    /// previous one instead of a mix of two builds (issue 23, B10: a failed rename left a new
+    /// previous one instead of a mix of two builds (a failed rename left a new
     /// `.msvc.inc` next to the old `.cpp`, a new blob next to an old `.rs`). The error says
     /// when putting back failed too. Only a crash between two renames can still leave a mix;
     /// the writers make every such mix fail to compile (see `cpp` and `rust`).

@@ -204,8 +204,7 @@ fn blobs(l: &Layout) -> Vec<(String, &[u8], &'static str)> {
 /// What ties a `.msvc.inc` to its `.cpp`: the low 32 bits of the XXH3-64 of its blobs, in
 /// [`blobs`] order. The side file defines it as `SHREC_MSVC_INC_ID`; the `.cpp` checks it with a
 /// `static_assert` under cl.exe, so a `.cpp` next to the side file of another build (a crash
-/// between their renames, a partial copy) fails to compile instead of using other blobs
-/// (issue 23, B10).
+/// between their renames, a partial copy) fails to compile instead of using other blobs.
 fn msvc_id(l: &Layout) -> u32 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     for (symbol, bytes, _) in blobs(l) {

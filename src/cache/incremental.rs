@@ -193,7 +193,7 @@ pub struct Store {
 
 /// The bytes of a cache entry: regular files only, and at most [`MAX_ENTRY_BYTES`] of them. A
 /// FIFO planted at an entry's path would block the build forever and a link to /dev/zero would
-/// be read until memory runs out (issue 23, B12); both are damaged entries, rebuilt.
+/// be read until memory runs out; both are damaged entries, rebuilt.
 fn read_entry(path: &Path) -> io::Result<Vec<u8>> {
     use std::io::Read;
     // symlink_metadata: the entry itself, never what a planted link points to.

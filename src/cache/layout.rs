@@ -420,7 +420,7 @@ fn fingerprint_of<'a>(entries: impl Iterator<Item = &'a CacheEntry>) -> u64 {
 /// its header at the end.
 ///
 /// Levels 20 to 22 are not streamed: zstd sizes their tables for a 128 MiB window when the input
-/// size is unknown, about 1.4 GB of memory whatever the cache holds (issue 23, B15: a 100 KB
+/// size is unknown, about 1.4 GB of memory whatever the cache holds (a 100 KB
 /// cache took 1.46 GB at level 22). Their data is kept and compressed in one call at the end,
 /// with its size known, so zstd scales the tables to it.
 pub(crate) struct FrameWriter {

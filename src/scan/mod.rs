@@ -278,7 +278,7 @@ impl Drop for Admitted {
 }
 
 /// Reads the `len` bytes a scan found by `fstat` with read(2), into memory: no file is
-/// memory-mapped (issue 23, B4). A mapped file that another process truncates while it is read
+/// memory-mapped. A mapped file that another process truncates while it is read
 /// kills the reader with SIGBUS at the first page past the new end, and no check before or after
 /// mapping closes that window; read(2) of a truncated file just returns fewer bytes. The file's
 /// stamp is compared before and after, so a file shortened, extended or rewritten meanwhile is
@@ -740,7 +740,7 @@ fn extract_container(s: &FoundShader) -> Result<Vec<u8>, String> {
 /// the file; the rest is the member chain).
 pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
     if let Ok(meta) = std::fs::metadata(label) {
-        // Only regular files: reading /dev/zero never ends and a FIFO blocks (issue 23, B14).
+        // Only regular files: reading /dev/zero never ends and a FIFO blocks.
         if !meta.is_file() {
             return Err(format!("{}: not a regular file (a directory, FIFO, socket or device); shrec reads shaders from files", label.display()));
         }
@@ -768,8 +768,8 @@ pub fn read_label(label: &Path) -> Result<Vec<u8>, String> {
 /// instead of keeping every scanned file in memory between scanning and translating), and checks
 /// that they still hold the shader the scan keyed: the key is computed again from the bytes read
 /// and must be the scan's. A file rewritten between the scan and the build (same length, other
-/// bytes) would otherwise be compiled from its new bytes and cached under its old key (issue 23,
-/// B9); that shader fails instead, naming the change, and the next build scans the file again.
+/// bytes) would otherwise be compiled from its new bytes and cached under its old key;
+/// that shader fails instead, naming the change, and the next build scans the file again.
 pub fn read_container(s: &FoundShader) -> Result<Vec<u8>, String> {
     read_container_with(s, &MemberReader::default())
 }

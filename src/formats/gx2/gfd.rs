@@ -137,7 +137,7 @@ pub struct ChainEnds(std::collections::HashMap<usize, Option<usize>>);
 /// only on the buffer and that offset, not on which file header the chain started from. Probing
 /// every `Gfx2` of a buffer by [`walk`] costs the chain's length per magic, so a crafted file of
 /// nested headers over one long chain (a `Gfx2` header in every padding block) took time
-/// quadratic in its size (issue 23, B6: 4 MB, 34 s). Here each block offset is read once per
+/// quadratic in its size (4 MB, 34 s). Here each block offset is read once per
 /// buffer: a walk stops at the first block already known and hands its outcome to every block
 /// it visited. The result equals `probe(&buf[offset..])`: the same checks (`check_file_header`,
 /// `read_block`) on the same bytes, and both are bounded by the end of `buf`.
