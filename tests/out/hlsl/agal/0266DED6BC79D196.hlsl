@@ -42,8 +42,8 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = ((float4)va0);
-    v0 = ((float4)va1);
+    op = va0;
+    v0 = va1;
 }
 
 ShaderOutput main(ShaderInput input)

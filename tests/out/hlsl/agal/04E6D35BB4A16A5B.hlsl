@@ -45,926 +45,771 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0, ft6 
 void shrec_body()
 {
     ft0 = fc[16].xxxy;
-    ft1 = select(bool4(true, false, false, false), (((float4)v0).xxxx * fc[3].xxxx), ft1);
-    ft1 = select(bool4(false, true, false, false), ((float4)v0).yyyy, ft1);
-    ft1.zw = (fc[1].xxxx).zw;
-    ft1.zw = ((((float4)ft1).zzzw * fc[16].zzzz)).zw;
-    ft1 = select(bool4(false, false, true, false), cos(((float4)ft1).zzzz), ft1);
-    ft2 = select(bool4(true, false, false, false), (((float4)ft1).zzzz * fc[16].wwww), ft2);
-    ft1 = select(bool4(false, false, true, false), fc[1].yyyy, ft1);
-    ft1 = select(bool4(false, false, true, false), (((float4)ft1).zzzz + fc[16].yyyy), ft1);
-    ft1 = select(bool4(false, false, true, false), (((float4)ft1).zzzz * fc[17].xxxx), ft1);
-    ft1 = select(bool4(false, false, true, false), max(((float4)ft1).zzzz, fc[17].yyyy), ft1);
-    ft1 = select(bool4(false, false, false, true), sin(((float4)ft1).wwww), ft1);
-    ft2 = select(bool4(false, false, true, false), (((float4)ft1).wwww * fc[16].wwww), ft2);
-    ft2 = select(bool4(false, true, false, false), ((float4)ft1).zzzz, ft2);
-    ft4.xz = (fc[16].xxxx).xz;
-    ft4 = select(bool4(false, true, false, false), fc[17].zzzz, ft4);
-    ft1 = select(bool4(false, false, false, true), fc[16].yyyy, ft1);
-    ft3.xyz = ((((float4)ft4).xyzz - ((float4)ft2).xyzz)).xyz;
-    ft3.xyz = (float4(normalize((((float4)ft3).xyzz).xyz), 0.0)).xyz;
-    ft5.xyz = (float4(cross((fc[16].xyxx).xyz, (((float4)ft3).xyzz).xyz), 0.0)).xyz;
-    ft6.xyz = (float4(normalize((((float4)ft5).xyzz).xyz), 0.0)).xyz;
-    ft5.xyz = (float4(cross((((float4)ft3).xyzz).xyz, (((float4)ft6).xyzz).xyz), 0.0)).xyz;
-    ft3.xyz = ((((float4)ft3).xyzz * ((float4)ft1).wwww)).xyz;
-    ft6.xyz = ((((float4)ft6).xyzz * ((float4)ft1).xxxx)).xyz;
-    ft7.xyz = ((((float4)ft3).xyzz + ((float4)ft6).xyzz)).xyz;
-    ft5.xyz = ((((float4)ft5).xyzz * ((float4)ft1).yyyy)).xyz;
-    ft5.xyz = ((((float4)ft7).xyzz + ((float4)ft5).xyzz)).xyz;
-    ft8.xyz = (float4(normalize((((float4)ft5).xyzz).xyz), 0.0)).xyz;
-    ft10.xyz = (((float4)ft8).xyzz).xyz;
-    ft9.xyz = (((float4)ft10).xyzz).xyz;
-    ft11.xyz = (fc[16].yxxx).xyz;
-    [branch] if (!((((float4)ft11).xxxx).x == (fc[16].xxxx).x))
+    ft1.x = (v0.x * fc[3].x);
+    ft1.zw = (fc[1].xx * fc[16].zz);
+    ft1.z = cos(ft1.z);
+    ft2.x = (ft1.z * fc[16].w);
+    ft1.z = (fc[1].y + fc[16].y);
+    ft1.zw = float2((ft1.z * fc[17].x), sin(ft1.w));
+    ft2.yz = float2(max(ft1.z, fc[17].y), (ft1.w * fc[16].w));
+    ft4.xz = fc[16].xx;
+    ft4.y = fc[17].z;
+    ft3.xyz = (ft4.xyz - ft2.xyz);
+    ft3.xyz = (float4(normalize((ft3.xyzz).xyz), 0.0)).xyz;
+    ft5.xyz = (float4(cross((fc[16].xyxx).xyz, (ft3.xyzz).xyz), 0.0)).xyz;
+    ft6.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
+    ft5.xyz = (float4(cross((ft3.xyzz).xyz, (ft6.xyzz).xyz), 0.0)).xyz;
+    ft3.xyz = (ft3.xyz * fc[16].yyy);
+    ft6.xyz = (ft6.xyz * ft1.xxx);
+    ft7.xyz = (ft3.xyz + ft6.xyz);
+    ft5.xyz = (ft5.xyz * v0.yyy);
+    ft5.xyz = (ft7.xyz + ft5.xyz);
+    ft9.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
+    ft11.xyz = fc[16].yxx;
+    [branch] if (!(fc[16].y == fc[16].x))
     {
-        ft1 = select(bool4(false, false, true, false), fc[16].xxxx, ft1);
-        ft4 = select(bool4(false, false, true, false), fc[17].wwww, ft4);
-        ft3.xyz = (fc[16].xyxx).xyz;
-        ft12.xyz = (((float4)ft3).xyzz).xyz;
-        ft1 = select(bool4(true, false, false, false), fc[17].wwww, ft1);
-        ft13.xyz = ((((float4)ft2).xyzz - fc[16].xxxx)).xyz;
-        ft1 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft1);
-        ft1 = select(bool4(false, true, false, false), (-(((float4)ft1).yyyy)), ft1);
-        ft12 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft9).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft12);
-        ft12 = select(bool4(false, true, false, false), (((float4)ft1).yyyy / ((float4)ft12).xxxx), ft12);
-        ft1 = select(bool4(false, true, false, false), ((float4)ft12).yyyy, ft1);
-        ft1 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft1).yyyy)), ft1);
-        [branch] if (!((((float4)ft1).wwww).x == (fc[16].xxxx).x))
+        ft1.xz = float2(fc[17].w, fc[16].x);
+        ft4.z = fc[17].w;
+        ft13.xyz = (ft2.xyz - fc[16].xxx);
+        ft1.y = (((float4)dot((ft13.xyzz).xyz, (fc[16].xyxx).xyz))).y;
+        ft1.y = (-ft1.y);
+        ft12.x = (((float4)dot((ft9.xyzx).xyz, (fc[16].xyxx).xyz))).x;
+        ft12.y = (ft1.y / ft12.x);
+        ft1.w = ((float)(fc[16].x < ft12.y));
+        [branch] if (!(ft1.w == fc[16].x))
         {
-            ft1 = select(bool4(true, false, false, false), ((float4)ft1).yyyy, ft1);
+            ft1.x = ft12.y;
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft1).xxxx, ft4);
-        ft1 = select(bool4(true, false, false, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft1);
-        [branch] if (!((((float4)ft1).xxxx).x == (fc[16].xxxx).x))
+        ft4.y = ft1.x;
+        ft1.x = ((float)(ft1.x < fc[17].w));
+        [branch] if (!(ft1.x == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[16].yyyy, ft1);
+            ft4.z = ft4.y;
+            ft6.xyz = fc[16].xyx;
+            ft1.z = fc[16].y;
         }
-        ft5.xyz = (((float4)ft2).xyzz).xyz;
-        ft10.xyz = (((float4)ft9).xyzz).xyz;
-        ft8.xyz = (fc[4].xyzz).xyz;
-        ft14 = select(bool4(true, false, false, false), fc[6].xxxx, ft14);
-        ft15.xyz = (((float4)ft3).xyzz).xyz;
-        ft1 = select(bool4(true, false, false, false), fc[17].wwww, ft1);
-        ft16.xyz = ((((float4)ft5).xyzz - ((float4)ft8).xyzz)).xyz;
-        ft14 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft16).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft14);
-        ft4.xw = ((((float4)ft14).zzzx * ((float4)ft14).zzzx)).xw;
-        ft1 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft16).xyzz).xyz, (((float4)ft16).xyzz).xyz)), ft1);
-        ft1 = select(bool4(false, false, false, true), (((float4)ft4).xxxx - ((float4)ft1).yyyy), ft1);
-        ft13 = select(bool4(true, false, false, false), (((float4)ft1).wwww + ((float4)ft4).wwww), ft13);
-        ft1 = select(bool4(false, false, false, true), ((float4)ft13).xxxx, ft1);
-        ft2 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft2);
-        [branch] if (!((((float4)ft2).wwww).x == (fc[16].xxxx).x))
+        ft14.x = fc[6].x;
+        ft15.xyz = fc[16].xyx;
+        ft1.x = fc[17].w;
+        ft16.xyz = (ft2.xyz - fc[4].xyz);
+        ft14.z = (((float4)dot((ft16.xyzz).xyz, (ft9.xyzx).xyz))).z;
+        ft4.xw = (ft14.zx * ft14.zx);
+        ft1.y = (((float4)dot((ft16.xyzz).xyz, (ft16.xyzz).xyz))).y;
+        ft1.w = (ft4.x - ft1.y);
+        ft13.x = (ft1.w + ft4.w);
+        ft2.w = ((float)(fc[16].x < ft13.x));
+        [branch] if (!(ft2.w == fc[16].x))
         {
-            ft1 = select(bool4(false, false, false, true), sqrt(abs(((float4)ft1).wwww)), ft1);
-            ft1 = select(bool4(false, true, false, false), (-(((float4)ft14).zzzz)), ft1);
-            ft2 = select(bool4(false, false, false, true), (((float4)ft1).yyyy - ((float4)ft1).wwww), ft2);
-            ft1 = select(bool4(false, true, false, false), ((float4)(fc[16].xxxx < ((float4)ft2).wwww)), ft1);
-            [branch] if (!((((float4)ft1).yyyy).x == (fc[16].xxxx).x))
+            ft1.w = sqrt(abs(ft13.x));
+            ft2.w = ((-ft14.z) - ft1.w);
+            ft1.y = ((float)(fc[16].x < ft2.w));
+            [branch] if (!(ft1.y == fc[16].x))
             {
-                ft1 = select(bool4(true, false, false, false), ((float4)ft2).wwww, ft1);
-                ft13.xyz = ((((float4)ft10).xyzz * ((float4)ft2).wwww)).xyz;
-                ft12.xyz = ((((float4)ft5).xyzz + ((float4)ft13).xyzz)).xyz;
-                ft14.xyz = ((((float4)ft12).xyzz - ((float4)ft8).xyzz)).xyz;
-                ft16.xyz = (float4(normalize((((float4)ft14).xyzz).xyz), 0.0)).xyz;
-                ft20.xyz = (((float4)ft16).xyzz).xyz;
-                ft15.xyz = (((float4)ft20).xyzz).xyz;
+                ft1.x = ft2.w;
+                ft13.xyz = (ft9.xyz * ft2.www);
+                ft12.xyz = (ft2.xyz + ft13.xyz);
+                ft14.xyz = (ft12.xyz - fc[4].xyz);
+                ft15.xyz = (float4(normalize((ft14.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft1).xxxx, ft4);
-        ft3.xyz = (((float4)ft15).xyzz).xyz;
-        ft1 = select(bool4(true, false, false, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft1);
-        [branch] if (!((((float4)ft1).xxxx).x == (fc[16].xxxx).x))
+        ft4.y = ft1.x;
+        ft3.xyz = ft15.xyz;
+        ft1.x = ((float)(ft1.x < ft4.z));
+        [branch] if (!(ft1.x == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[5].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft4.y;
+            ft6.xyz = ft15.xyz;
+            ft7.xyz = fc[5].xyz;
+            ft1.z = fc[18].x;
         }
-        ft5.xyz = (((float4)ft2).xyzz).xyz;
-        ft10.xyz = (((float4)ft9).xyzz).xyz;
-        ft8.xyz = (fc[7].xyzz).xyz;
-        ft15 = select(bool4(true, false, false, false), fc[9].xxxx, ft15);
-        ft18.xyz = (((float4)ft3).xyzz).xyz;
-        ft1 = select(bool4(true, false, false, false), fc[17].wwww, ft1);
-        ft17.xyz = ((((float4)ft5).xyzz - ((float4)ft8).xyzz)).xyz;
-        ft15 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft17).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft15);
-        ft4.xw = ((((float4)ft15).zzzx * ((float4)ft15).zzzx)).xw;
-        ft1 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft17).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft1);
-        ft1 = select(bool4(false, false, false, true), (((float4)ft4).xxxx - ((float4)ft1).yyyy), ft1);
-        ft13 = select(bool4(true, false, false, false), (((float4)ft1).wwww + ((float4)ft4).wwww), ft13);
-        ft1 = select(bool4(false, false, false, true), ((float4)ft13).xxxx, ft1);
-        ft2 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft2);
-        [branch] if (!((((float4)ft2).wwww).x == (fc[16].xxxx).x))
+        ft15.x = fc[9].x;
+        ft18.xyz = ft3.xyz;
+        ft1.x = fc[17].w;
+        ft17.xyz = (ft2.xyz - fc[7].xyz);
+        ft15.z = (((float4)dot((ft17.xyzz).xyz, (ft9.xyzx).xyz))).z;
+        ft4.xw = (ft15.zx * ft15.zx);
+        ft1.y = (((float4)dot((ft17.xyzz).xyz, (ft17.xyzz).xyz))).y;
+        ft1.w = (ft4.x - ft1.y);
+        ft13.x = (ft1.w + ft4.w);
+        ft2.w = ((float)(fc[16].x < ft13.x));
+        [branch] if (!(ft2.w == fc[16].x))
         {
-            ft1 = select(bool4(false, false, false, true), sqrt(abs(((float4)ft1).wwww)), ft1);
-            ft1 = select(bool4(false, true, false, false), (-(((float4)ft15).zzzz)), ft1);
-            ft2 = select(bool4(false, false, false, true), (((float4)ft1).yyyy - ((float4)ft1).wwww), ft2);
-            ft1 = select(bool4(false, true, false, false), ((float4)(fc[16].xxxx < ((float4)ft2).wwww)), ft1);
-            [branch] if (!((((float4)ft1).yyyy).x == (fc[16].xxxx).x))
+            ft1.w = sqrt(abs(ft13.x));
+            ft2.w = ((-ft15.z) - ft1.w);
+            ft1.y = ((float)(fc[16].x < ft2.w));
+            [branch] if (!(ft1.y == fc[16].x))
             {
-                ft1 = select(bool4(true, false, false, false), ((float4)ft2).wwww, ft1);
-                ft13.xyz = ((((float4)ft10).xyzz * ((float4)ft2).wwww)).xyz;
-                ft12.xyz = ((((float4)ft5).xyzz + ((float4)ft13).xyzz)).xyz;
-                ft14.xyz = ((((float4)ft12).xyzz - ((float4)ft8).xyzz)).xyz;
-                ft16.xyz = (float4(normalize((((float4)ft14).xyzz).xyz), 0.0)).xyz;
-                ft20.xyz = (((float4)ft16).xyzz).xyz;
-                ft18.xyz = (((float4)ft20).xyzz).xyz;
+                ft1.x = ft2.w;
+                ft13.xyz = (ft9.xyz * ft2.www);
+                ft12.xyz = (ft2.xyz + ft13.xyz);
+                ft14.xyz = (ft12.xyz - fc[7].xyz);
+                ft18.xyz = (float4(normalize((ft14.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft1).xxxx, ft4);
-        ft3.xyz = (((float4)ft18).xyzz).xyz;
-        ft1 = select(bool4(true, false, false, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft1);
-        [branch] if (!((((float4)ft1).xxxx).x == (fc[16].xxxx).x))
+        ft4.y = ft1.x;
+        ft1.x = ((float)(ft1.x < ft4.z));
+        [branch] if (!(ft1.x == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[8].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft4.y;
+            ft6.xyz = ft18.xyz;
+            ft7.xyz = fc[8].xyz;
+            ft1.z = fc[18].x;
         }
-        ft5.xyz = (((float4)ft2).xyzz).xyz;
-        ft10.xyz = (((float4)ft9).xyzz).xyz;
-        ft8.xyz = (fc[10].xyzz).xyz;
-        ft15 = select(bool4(true, false, false, false), fc[12].xxxx, ft15);
-        ft17.xyz = (((float4)ft3).xyzz).xyz;
-        ft15 = select(bool4(false, true, false, false), fc[17].wwww, ft15);
-        ft18.xyz = ((((float4)ft5).xyzz - ((float4)ft8).xyzz)).xyz;
-        ft15 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft18).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft15);
-        ft1.xw = ((((float4)ft15).zzzx * ((float4)ft15).zzzx)).xw;
-        ft19 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft18).xyzz).xyz, (((float4)ft18).xyzz).xyz)), ft19);
-        ft19 = select(bool4(false, false, true, false), (((float4)ft1).xxxx - ((float4)ft19).yyyy), ft19);
-        ft13 = select(bool4(true, false, false, false), (((float4)ft19).zzzz + ((float4)ft1).wwww), ft13);
-        ft1 = select(bool4(true, false, false, false), ((float4)ft13).xxxx, ft1);
-        ft19 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft1).xxxx)), ft19);
-        [branch] if (!((((float4)ft19).xxxx).x == (fc[16].xxxx).x))
+        ft15.xy = float2(fc[12].x, fc[17].w);
+        ft17.xyz = ft18.xyz;
+        ft18.xyz = (ft2.xyz - fc[10].xyz);
+        ft15.z = (((float4)dot((ft18.xyzz).xyz, (ft9.xyzx).xyz))).z;
+        ft1.xw = (ft15.zx * ft15.zx);
+        ft19.y = (((float4)dot((ft18.xyzz).xyz, (ft18.xyzz).xyz))).y;
+        ft19.z = (ft1.x - ft19.y);
+        ft13.x = (ft19.z + ft1.w);
+        ft19.x = ((float)(fc[16].x < ft13.x));
+        [branch] if (!(ft19.x == fc[16].x))
         {
-            ft1 = select(bool4(true, false, false, false), sqrt(abs(((float4)ft1).xxxx)), ft1);
-            ft19 = select(bool4(false, true, false, false), (-(((float4)ft15).zzzz)), ft19);
-            ft19 = select(bool4(false, false, true, false), (((float4)ft19).yyyy - ((float4)ft1).xxxx), ft19);
-            ft19 = select(bool4(true, false, false, false), ((float4)ft19).zzzz, ft19);
-            ft19 = select(bool4(false, true, false, false), ((float4)(fc[16].xxxx < ((float4)ft19).xxxx)), ft19);
-            [branch] if (!((((float4)ft19).yyyy).x == (fc[16].xxxx).x))
+            ft1.x = sqrt(abs(ft13.x));
+            ft19.z = ((-ft15.z) - ft1.x);
+            ft19.y = ((float)(fc[16].x < ft19.z));
+            [branch] if (!(ft19.y == fc[16].x))
             {
-                ft15 = select(bool4(false, true, false, false), ((float4)ft19).xxxx, ft15);
-                ft13.xyz = ((((float4)ft10).xyzz * ((float4)ft19).xxxx)).xyz;
-                ft12.xyz = ((((float4)ft5).xyzz + ((float4)ft13).xyzz)).xyz;
-                ft14.xyz = ((((float4)ft12).xyzz - ((float4)ft8).xyzz)).xyz;
-                ft16.xyz = (float4(normalize((((float4)ft14).xyzz).xyz), 0.0)).xyz;
-                ft20.xyz = (((float4)ft16).xyzz).xyz;
-                ft17.xyz = (((float4)ft20).xyzz).xyz;
+                ft15.y = ft19.z;
+                ft13.xyz = (ft9.xyz * ft19.zzz);
+                ft12.xyz = (ft2.xyz + ft13.xyz);
+                ft14.xyz = (ft12.xyz - fc[10].xyz);
+                ft17.xyz = (float4(normalize((ft14.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft15).yyyy, ft4);
-        ft3.xyz = (((float4)ft17).xyzz).xyz;
-        ft1 = select(bool4(false, true, false, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft1);
-        [branch] if (!((((float4)ft1).yyyy).x == (fc[16].xxxx).x))
+        ft1.y = ((float)(ft15.y < ft4.z));
+        [branch] if (!(ft1.y == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[11].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft15.y;
+            ft6.xyz = ft17.xyz;
+            ft7.xyz = fc[11].xyz;
+            ft1.z = fc[18].x;
         }
-        ft11 = select(bool4(false, true, false, false), (((float4)ft11).yyyy + fc[16].yyyy), ft11);
-        ft1 = select(bool4(false, true, false, false), ((float4)(((float4)ft1).zzzz == fc[16].xxxx)), ft1);
-        [branch] if (!((((float4)ft1).yyyy).x == (fc[16].xxxx).x))
+        ft11.y = (fc[16].x + fc[16].y);
+        ft1.y = ((float)(ft1.z == fc[16].x));
+        [branch] if (!(ft1.y == fc[16].x))
         {
-            ft11.xz = (fc[16].xyyy).xz;
+            ft11.xz = fc[16].xy;
         }
         else
         {
-            ft5.xyz = ((((float4)ft9).xyzz * ((float4)ft4).zzzz)).xyz;
-            ft2.xyz = ((((float4)ft2).xyzz + ((float4)ft5).xyzz)).xyz;
-            ft1 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft9).xyzz).xyz, (((float4)ft6).xyzz).xyz)), ft1);
-            ft5 = select(bool4(true, false, false, false), (((float4)ft1).yyyy * fc[18].xxxx), ft5);
-            ft10.xyz = ((((float4)ft5).xxxx * ((float4)ft6).xyzz)).xyz;
-            ft9.xyz = ((((float4)ft9).xyzz - ((float4)ft10).xyzz)).xyz;
-            ft5.xyz = ((((float4)ft9).xyzz * fc[18].yyyy)).xyz;
-            ft2.xyz = ((((float4)ft2).xyzz + ((float4)ft5).xyzz)).xyz;
-            ft5.xyz = ((fc[15].xyzz - ((float4)ft2).xyzz)).xyz;
-            ft10.xyz = (float4(normalize((((float4)ft5).xyzz).xyz), 0.0)).xyz;
-            ft8 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft5).xyzz).xyz, (((float4)ft5).xyzz).xyz)), ft8);
-            ft1 = select(bool4(false, true, false, false), sqrt(abs(((float4)ft8).xxxx)), ft1);
-            ft8 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft6).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft8);
-            ft8 = select(bool4(false, false, true, false), saturate(((float4)ft8).yyyy), ft8);
-            ft2 = select(bool4(false, false, false, true), (((float4)ft1).yyyy * ((float4)ft1).yyyy), ft2);
-            ft15 = select(bool4(true, false, false, false), (((float4)ft2).wwww * fc[18].zzzz), ft15);
-            ft15 = select(bool4(false, true, false, false), (fc[18].wwww + ((float4)ft15).xxxx), ft15);
-            ft8 = select(bool4(true, false, false, false), (((float4)ft8).zzzz / ((float4)ft15).yyyy), ft8);
-            ft8 = select(bool4(false, false, true, false), fc[6].xxxx, ft8);
-            ft2 = select(bool4(false, false, false, true), fc[17].wwww, ft2);
-            ft19.xyz = ((((float4)ft2).xyzz - fc[4].xyzz)).xyz;
-            ft13 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft19).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft13);
-            ft13 = select(bool4(false, false, true, false), (((float4)ft13).xxxx * ((float4)ft13).xxxx), ft13);
-            ft3 = select(bool4(false, false, false, true), ((float4)dot((((float4)ft19).xyzz).xyz, (((float4)ft19).xyzz).xyz)), ft3);
-            ft12 = select(bool4(true, false, false, false), (((float4)ft13).zzzz - ((float4)ft3).wwww), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft8).zzzz * ((float4)ft8).zzzz), ft12);
-            ft13 = select(bool4(false, true, false, false), (((float4)ft12).xxxx + ((float4)ft12).yyyy), ft13);
-            ft13 = select(bool4(false, false, true, false), ((float4)(fc[16].xxxx < ((float4)ft13).yyyy)), ft13);
-            [branch] if (!((((float4)ft13).zzzz).x == (fc[16].xxxx).x))
+            ft5.xyz = (ft9.xyz * ft4.zzz);
+            ft2.xyz = (ft2.xyz + ft5.xyz);
+            ft1.y = (((float4)dot((ft9.xyzz).xyz, (ft6.xyzz).xyz))).y;
+            ft5.x = (ft1.y * fc[18].x);
+            ft10.xyz = (ft5.xxx * ft6.xyz);
+            ft9.xyz = (ft9.xyz - ft10.xyz);
+            ft5.xyz = (ft9.xyz * fc[18].yyy);
+            ft2.xyz = (ft2.xyz + ft5.xyz);
+            ft5.xyz = (fc[15].xyz - ft2.xyz);
+            ft10.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
+            ft8.xy = float2((((float4)dot((ft5.xyzz).xyz, (ft5.xyzz).xyz))).x, (((float4)dot((ft6.xyzz).xyz, (ft10.xyzz).xyz))).y);
+            ft1.y = sqrt(abs(ft8.x));
+            ft8.z = saturate(ft8.y);
+            ft2.w = (ft1.y * ft1.y);
+            ft15.x = (ft2.w * fc[18].z);
+            ft15.y = (fc[18].w + ft15.x);
+            ft8.x = (ft8.z / ft15.y);
+            ft2.w = fc[17].w;
+            ft19.xyz = (ft2.xyz - fc[4].xyz);
+            ft13.x = (((float4)dot((ft19.xyzz).xyz, (ft10.xyzz).xyz))).x;
+            ft13.z = (ft13.x * ft13.x);
+            ft3.w = (((float4)dot((ft19.xyzz).xyz, (ft19.xyzz).xyz))).w;
+            ft12.xy = float2((ft13.z - ft3.w), (fc[6].x * fc[6].x));
+            ft13.y = (ft12.x + ft12.y);
+            ft13.z = ((float)(fc[16].x < ft13.y));
+            [branch] if (!(ft13.z == fc[16].x))
             {
-                ft13 = select(bool4(false, true, false, false), sqrt(abs(((float4)ft13).yyyy)), ft13);
-                ft3 = select(bool4(false, false, false, true), (-(((float4)ft13).xxxx)), ft3);
-                ft13 = select(bool4(false, false, true, false), (((float4)ft3).wwww - ((float4)ft13).yyyy), ft13);
-                ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-                [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+                ft13.y = sqrt(abs(ft13.y));
+                ft13.z = ((-ft13.x) - ft13.y);
+                ft3.w = ((float)(fc[16].x < ft13.z));
+                [branch] if (!(ft3.w == fc[16].x))
                 {
-                    ft2 = select(bool4(false, false, false, true), ((float4)ft13).zzzz, ft2);
+                    ft2.w = ft13.z;
                 }
             }
-            ft8 = select(bool4(false, true, false, false), ((float4)(((float4)ft2).wwww < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).yyyy).x == (fc[16].xxxx).x))
+            ft8.y = ((float)(ft2.w < ft1.y));
+            [branch] if (!(ft8.y == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft8 = select(bool4(false, false, true, false), fc[9].xxxx, ft8);
-            ft2 = select(bool4(false, false, false, true), fc[17].wwww, ft2);
-            ft19.xyz = ((((float4)ft2).xyzz - fc[7].xyzz)).xyz;
-            ft13 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft19).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft13);
-            ft13 = select(bool4(false, false, true, false), (((float4)ft13).xxxx * ((float4)ft13).xxxx), ft13);
-            ft3 = select(bool4(false, false, false, true), ((float4)dot((((float4)ft19).xyzz).xyz, (((float4)ft19).xyzz).xyz)), ft3);
-            ft12 = select(bool4(true, false, false, false), (((float4)ft13).zzzz - ((float4)ft3).wwww), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft8).zzzz * ((float4)ft8).zzzz), ft12);
-            ft13 = select(bool4(false, true, false, false), (((float4)ft12).xxxx + ((float4)ft12).yyyy), ft13);
-            ft13 = select(bool4(false, false, true, false), ((float4)(fc[16].xxxx < ((float4)ft13).yyyy)), ft13);
-            [branch] if (!((((float4)ft13).zzzz).x == (fc[16].xxxx).x))
+            ft2.w = fc[17].w;
+            ft19.xyz = (ft2.xyz - fc[7].xyz);
+            ft13.x = (((float4)dot((ft19.xyzz).xyz, (ft10.xyzz).xyz))).x;
+            ft13.z = (ft13.x * ft13.x);
+            ft3.w = (((float4)dot((ft19.xyzz).xyz, (ft19.xyzz).xyz))).w;
+            ft12.xy = float2((ft13.z - ft3.w), (fc[9].x * fc[9].x));
+            ft13.y = (ft12.x + ft12.y);
+            ft13.z = ((float)(fc[16].x < ft13.y));
+            [branch] if (!(ft13.z == fc[16].x))
             {
-                ft13 = select(bool4(false, true, false, false), sqrt(abs(((float4)ft13).yyyy)), ft13);
-                ft3 = select(bool4(false, false, false, true), (-(((float4)ft13).xxxx)), ft3);
-                ft13 = select(bool4(false, false, true, false), (((float4)ft3).wwww - ((float4)ft13).yyyy), ft13);
-                ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-                [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+                ft13.y = sqrt(abs(ft13.y));
+                ft13.z = ((-ft13.x) - ft13.y);
+                ft3.w = ((float)(fc[16].x < ft13.z));
+                [branch] if (!(ft3.w == fc[16].x))
                 {
-                    ft2 = select(bool4(false, false, false, true), ((float4)ft13).zzzz, ft2);
+                    ft2.w = ft13.z;
                 }
             }
-            ft8 = select(bool4(false, true, false, false), ((float4)(((float4)ft2).wwww < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).yyyy).x == (fc[16].xxxx).x))
+            ft8.y = ((float)(ft2.w < ft1.y));
+            [branch] if (!(ft8.y == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft15.xyz = (((float4)ft2).xyzz).xyz;
-            ft17.xyz = (((float4)ft10).xyzz).xyz;
-            ft18.xyz = (fc[10].xyzz).xyz;
-            ft8 = select(bool4(false, false, true, false), fc[12].xxxx, ft8);
-            ft2 = select(bool4(false, false, false, true), fc[17].wwww, ft2);
-            ft19.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-            ft13 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft19).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft13);
-            ft13 = select(bool4(false, false, true, false), (((float4)ft13).xxxx * ((float4)ft13).xxxx), ft13);
-            ft3 = select(bool4(false, false, false, true), ((float4)dot((((float4)ft19).xyzz).xyz, (((float4)ft19).xyzz).xyz)), ft3);
-            ft12 = select(bool4(true, false, false, false), (((float4)ft13).zzzz - ((float4)ft3).wwww), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft8).zzzz * ((float4)ft8).zzzz), ft12);
-            ft12 = select(bool4(false, false, true, false), (((float4)ft12).xxxx + ((float4)ft12).yyyy), ft12);
-            ft13 = select(bool4(false, true, false, false), ((float4)ft12).zzzz, ft13);
-            ft13 = select(bool4(false, false, true, false), ((float4)(fc[16].xxxx < ((float4)ft13).yyyy)), ft13);
-            [branch] if (!((((float4)ft13).zzzz).x == (fc[16].xxxx).x))
+            ft2.w = fc[17].w;
+            ft19.xyz = (ft2.xyz - fc[10].xyz);
+            ft13.x = (((float4)dot((ft19.xyzz).xyz, (ft10.xyzx).xyz))).x;
+            ft13.z = (ft13.x * ft13.x);
+            ft3.w = (((float4)dot((ft19.xyzz).xyz, (ft19.xyzz).xyz))).w;
+            ft12.xy = float2((ft13.z - ft3.w), (fc[12].x * fc[12].x));
+            ft12.z = (ft12.x + ft12.y);
+            ft13.z = ((float)(fc[16].x < ft12.z));
+            [branch] if (!(ft13.z == fc[16].x))
             {
-                ft13 = select(bool4(false, true, false, false), sqrt(abs(((float4)ft13).yyyy)), ft13);
-                ft3 = select(bool4(false, false, false, true), (-(((float4)ft13).xxxx)), ft3);
-                ft12 = select(bool4(true, false, false, false), (((float4)ft3).wwww - ((float4)ft13).yyyy), ft12);
-                ft13 = select(bool4(false, false, true, false), ((float4)ft12).xxxx, ft13);
-                ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-                [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+                ft13.y = sqrt(abs(ft12.z));
+                ft12.x = ((-ft13.x) - ft13.y);
+                ft3.w = ((float)(fc[16].x < ft12.x));
+                [branch] if (!(ft3.w == fc[16].x))
                 {
-                    ft2 = select(bool4(false, false, false, true), ((float4)ft13).zzzz, ft2);
+                    ft2.w = ft12.x;
                 }
             }
-            ft4 = select(bool4(false, true, false, false), ((float4)ft2).wwww, ft4);
-            ft8 = select(bool4(false, true, false, false), ((float4)(((float4)ft4).yyyy < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).yyyy).x == (fc[16].xxxx).x))
+            ft8.y = ((float)(ft2.w < ft1.y));
+            [branch] if (!(ft8.y == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft8 = select(bool4(false, true, false, false), saturate(((float4)ft6).yyyy), ft8);
-            ft8 = select(bool4(false, false, true, false), (((float4)ft8).yyyy * fc[19].xxxx), ft8);
-            ft8 = select(bool4(true, false, false, false), (((float4)ft8).xxxx + ((float4)ft8).zzzz), ft8);
-            ft8 = select(bool4(false, false, true, false), (((float4)ft8).xxxx * fc[19].yyyy), ft8);
-            ft2 = select(bool4(false, false, false, true), (fc[19].zzzz + ((float4)ft8).zzzz), ft2);
-            ft8 = select(bool4(false, true, false, false), ((float4)ft2).wwww, ft8);
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[16].yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.y = saturate(ft6.y);
+            ft8.z = (ft8.y * fc[19].x);
+            ft8.x = (ft8.x + ft8.z);
+            ft8.z = (ft8.x * fc[19].y);
+            ft8.yz = float2((fc[19].z + ft8.z), ((float)(ft1.z == fc[16].y)));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(false, false, true, false), shrec_frac(((float4)ft2).xxxx), ft8);
-                ft2 = select(bool4(false, false, false, true), (((float4)ft2).xxxx - ((float4)ft8).zzzz), ft2);
-                ft15 = select(bool4(true, false, false, false), shrec_frac(((float4)ft2).zzzz), ft15);
-                ft15 = select(bool4(false, true, false, false), (((float4)ft2).zzzz - ((float4)ft15).xxxx), ft15);
-                ft15 = select(bool4(false, false, true, false), (((float4)ft2).wwww + ((float4)ft15).yyyy), ft15);
-                ft1 = select(bool4(true, false, false, false), (((float4)ft15).zzzz / fc[18].xxxx), ft1);
-                ft17 = select(bool4(true, false, false, false), shrec_frac(((float4)ft1).xxxx), ft17);
-                ft17 = select(bool4(false, true, false, false), (((float4)ft17).xxxx * fc[18].xxxx), ft17);
-                ft17 = select(bool4(false, false, true, false), ((float4)(((float4)ft17).yyyy == fc[16].yyyy)), ft17);
-                [branch] if (!((((float4)ft17).zzzz).x == (fc[16].xxxx).x))
+                ft8.z = (shrec_frac(ft2.xxxx)).z;
+                ft2.w = (ft2.x - ft8.z);
+                ft15.x = (shrec_frac(ft2.zzzz)).x;
+                ft15.y = (ft2.z - ft15.x);
+                ft15.z = (ft2.w + ft15.y);
+                ft1.x = (ft15.z / fc[18].x);
+                ft17.x = (shrec_frac(ft1.xxxx)).x;
+                ft17.y = (ft17.x * fc[18].x);
+                ft17.z = ((float)(ft17.y == fc[16].y));
+                [branch] if (!(ft17.z == fc[16].x))
                 {
-                    ft15.xyz = ((fc[13].xyzz * ((float4)ft8).yyyy)).xyz;
-                    ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                    ft15.xyz = (fc[13].xyz * ft8.yyy);
+                    ft0.xyz = (fc[16].xxx + ft15.xyz);
                 }
                 else
                 {
-                    ft15.xyz = ((fc[14].xyzz * ((float4)ft8).yyyy)).xyz;
-                    ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                    ft15.xyz = (fc[14].xyz * ft8.yyy);
+                    ft0.xyz = (fc[16].xxx + ft15.xyz);
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[18].xxxx)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft1.z == fc[18].x));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft15.xyz = ((((float4)ft7).xyzz * ((float4)ft8).yyyy)).xyz;
-                ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                ft15.xyz = (ft7.xyz * ft8.yyy);
+                ft0.xyz = (ft0.xyz + ft15.xyz);
             }
-            ft11 = select(bool4(true, false, false, false), fc[16].yyyy, ft11);
+            ft11.x = fc[16].y;
         }
     }
-    [branch] if (!((((float4)ft11).xxxx).x == (fc[16].xxxx).x))
+    [branch] if (!(ft11.x == fc[16].x))
     {
-        ft1 = select(bool4(false, false, true, false), fc[16].xxxx, ft1);
-        ft4 = select(bool4(false, false, true, false), fc[17].wwww, ft4);
-        ft3.xyz = (fc[16].xyxx).xyz;
-        ft12.xyz = (((float4)ft3).xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[17].wwww, ft2);
-        ft20.xyz = ((((float4)ft2).xyzz - fc[16].xxxx)).xyz;
-        ft14 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft20).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, false, true, false), (-(((float4)ft14).yyyy)), ft14);
-        ft4 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft9).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft4);
-        ft16 = select(bool4(true, false, false, false), (((float4)ft14).zzzz / ((float4)ft4).xxxx), ft16);
-        ft14 = select(bool4(true, false, false, false), ((float4)ft16).xxxx, ft14);
-        ft14 = select(bool4(false, true, false, false), ((float4)(fc[16].xxxx < ((float4)ft14).xxxx)), ft14);
-        [branch] if (!((((float4)ft14).yyyy).x == (fc[16].xxxx).x))
+        ft1.z = fc[16].x;
+        ft4.xz = float2((((float4)dot((ft9.xyzz).xyz, (fc[16].xyxx).xyz))).x, fc[17].w);
+        ft2.w = fc[17].w;
+        ft20.xyz = (ft2.xyz - fc[16].xxx);
+        ft14.y = (((float4)dot((ft20.xyzz).xyz, (fc[16].xyxx).xyz))).y;
+        ft16.x = ((-ft14.y) / ft4.x);
+        ft14.y = ((float)(fc[16].x < ft16.x));
+        [branch] if (!(ft14.y == fc[16].x))
         {
-            ft2 = select(bool4(false, false, false, true), ((float4)ft14).xxxx, ft2);
+            ft2.w = ft16.x;
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft2).wwww, ft4);
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft2.w < fc[17].w));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[16].yyyy, ft1);
+            ft4.z = ft2.w;
+            ft6.xyz = fc[16].xyx;
+            ft1.z = fc[16].y;
         }
-        ft15.xyz = (((float4)ft2).xyzz).xyz;
-        ft17.xyz = (((float4)ft9).xyzz).xyz;
-        ft18.xyz = (fc[4].xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[6].xxxx, ft2);
-        ft19.xyz = (((float4)ft3).xyzz).xyz;
-        ft13 = select(bool4(true, false, false, false), fc[17].wwww, ft13);
-        ft12.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-        ft13 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft13);
-        ft3 = select(bool4(false, false, false, true), (((float4)ft13).yyyy * ((float4)ft13).yyyy), ft3);
-        ft14 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, true, false, false), (((float4)ft3).wwww - ((float4)ft14).xxxx), ft14);
-        ft14 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft14);
-        ft13 = select(bool4(false, false, true, false), (((float4)ft14).yyyy + ((float4)ft14).zzzz), ft13);
-        ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-        [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+        ft19.xyz = fc[16].xyx;
+        ft13.x = fc[17].w;
+        ft12.xyz = (ft2.xyz - fc[4].xyz);
+        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft3.w = (ft13.y * ft13.y);
+        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.yz = float2((ft3.w - ft14.x), (fc[6].x * fc[6].x));
+        ft13.z = (ft14.y + ft14.z);
+        ft3.w = ((float)(fc[16].x < ft13.z));
+        [branch] if (!(ft3.w == fc[16].x))
         {
-            ft13 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft13).zzzz)), ft13);
-            ft14 = select(bool4(true, false, false, false), (-(((float4)ft13).yyyy)), ft14);
-            ft14 = select(bool4(false, true, false, false), (((float4)ft14).xxxx - ((float4)ft13).zzzz), ft14);
-            ft3 = select(bool4(false, false, false, true), ((float4)ft14).yyyy, ft3);
-            ft14 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft3).wwww)), ft14);
-            [branch] if (!((((float4)ft14).xxxx).x == (fc[16].xxxx).x))
+            ft13.z = sqrt(abs(ft13.z));
+            ft14.y = ((-ft13.y) - ft13.z);
+            ft14.x = ((float)(fc[16].x < ft14.y));
+            [branch] if (!(ft14.x == fc[16].x))
             {
-                ft13 = select(bool4(true, false, false, false), ((float4)ft3).wwww, ft13);
-                ft14.xyz = ((((float4)ft17).xyzz * ((float4)ft3).wwww)).xyz;
-                ft20.xyz = ((((float4)ft15).xyzz + ((float4)ft14).xyzz)).xyz;
-                ft16.xyz = ((((float4)ft20).xyzz - ((float4)ft18).xyzz)).xyz;
-                ft19.xyz = (float4(normalize((((float4)ft16).xyzz).xyz), 0.0)).xyz;
+                ft13.x = ft14.y;
+                ft14.xyz = (ft9.xyz * ft14.yyy);
+                ft20.xyz = (ft2.xyz + ft14.xyz);
+                ft16.xyz = (ft20.xyz - fc[4].xyz);
+                ft19.xyz = (float4(normalize((ft16.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft13).xxxx, ft4);
-        ft3.xyz = (((float4)ft19).xyzz).xyz;
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft13.x < ft4.z));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[5].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft13.x;
+            ft6.xyz = ft19.xyz;
+            ft7.xyz = fc[5].xyz;
+            ft1.z = fc[18].x;
         }
-        ft15.xyz = (((float4)ft2).xyzz).xyz;
-        ft17.xyz = (((float4)ft9).xyzz).xyz;
-        ft18.xyz = (fc[7].xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[9].xxxx, ft2);
-        ft19.xyz = (((float4)ft3).xyzz).xyz;
-        ft13 = select(bool4(true, false, false, false), fc[17].wwww, ft13);
-        ft12.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-        ft13 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft13);
-        ft3 = select(bool4(false, false, false, true), (((float4)ft13).yyyy * ((float4)ft13).yyyy), ft3);
-        ft14 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, true, false, false), (((float4)ft3).wwww - ((float4)ft14).xxxx), ft14);
-        ft14 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft14);
-        ft13 = select(bool4(false, false, true, false), (((float4)ft14).yyyy + ((float4)ft14).zzzz), ft13);
-        ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-        [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+        ft19.xyz = ft19.xyz;
+        ft13.x = fc[17].w;
+        ft12.xyz = (ft2.xyz - fc[7].xyz);
+        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft3.w = (ft13.y * ft13.y);
+        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.yz = float2((ft3.w - ft14.x), (fc[9].x * fc[9].x));
+        ft13.z = (ft14.y + ft14.z);
+        ft3.w = ((float)(fc[16].x < ft13.z));
+        [branch] if (!(ft3.w == fc[16].x))
         {
-            ft13 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft13).zzzz)), ft13);
-            ft14 = select(bool4(true, false, false, false), (-(((float4)ft13).yyyy)), ft14);
-            ft14 = select(bool4(false, true, false, false), (((float4)ft14).xxxx - ((float4)ft13).zzzz), ft14);
-            ft3 = select(bool4(false, false, false, true), ((float4)ft14).yyyy, ft3);
-            ft14 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft3).wwww)), ft14);
-            [branch] if (!((((float4)ft14).xxxx).x == (fc[16].xxxx).x))
+            ft13.z = sqrt(abs(ft13.z));
+            ft14.y = ((-ft13.y) - ft13.z);
+            ft14.x = ((float)(fc[16].x < ft14.y));
+            [branch] if (!(ft14.x == fc[16].x))
             {
-                ft13 = select(bool4(true, false, false, false), ((float4)ft3).wwww, ft13);
-                ft14.xyz = ((((float4)ft17).xyzz * ((float4)ft3).wwww)).xyz;
-                ft20.xyz = ((((float4)ft15).xyzz + ((float4)ft14).xyzz)).xyz;
-                ft16.xyz = ((((float4)ft20).xyzz - ((float4)ft18).xyzz)).xyz;
-                ft19.xyz = (float4(normalize((((float4)ft16).xyzz).xyz), 0.0)).xyz;
+                ft13.x = ft14.y;
+                ft14.xyz = (ft9.xyz * ft14.yyy);
+                ft20.xyz = (ft2.xyz + ft14.xyz);
+                ft16.xyz = (ft20.xyz - fc[7].xyz);
+                ft19.xyz = (float4(normalize((ft16.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft13).xxxx, ft4);
-        ft3.xyz = (((float4)ft19).xyzz).xyz;
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft13.x < ft4.z));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[8].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft13.x;
+            ft6.xyz = ft19.xyz;
+            ft7.xyz = fc[8].xyz;
+            ft1.z = fc[18].x;
         }
-        ft15.xyz = (((float4)ft2).xyzz).xyz;
-        ft17.xyz = (((float4)ft9).xyzz).xyz;
-        ft18.xyz = (fc[10].xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[12].xxxx, ft2);
-        ft19.xyz = (((float4)ft3).xyzz).xyz;
-        ft13 = select(bool4(true, false, false, false), fc[17].wwww, ft13);
-        ft12.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-        ft13 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft13);
-        ft3 = select(bool4(false, false, false, true), (((float4)ft13).yyyy * ((float4)ft13).yyyy), ft3);
-        ft14 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, true, false, false), (((float4)ft3).wwww - ((float4)ft14).xxxx), ft14);
-        ft14 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft14);
-        ft4 = select(bool4(true, false, false, false), (((float4)ft14).yyyy + ((float4)ft14).zzzz), ft4);
-        ft13 = select(bool4(false, false, true, false), ((float4)ft4).xxxx, ft13);
-        ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-        [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+        ft19.xyz = ft19.xyz;
+        ft13.x = fc[17].w;
+        ft12.xyz = (ft2.xyz - fc[10].xyz);
+        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft3.w = (ft13.y * ft13.y);
+        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.yz = float2((ft3.w - ft14.x), (fc[12].x * fc[12].x));
+        ft4.x = (ft14.y + ft14.z);
+        ft3.w = ((float)(fc[16].x < ft4.x));
+        [branch] if (!(ft3.w == fc[16].x))
         {
-            ft13 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft13).zzzz)), ft13);
-            ft14 = select(bool4(true, false, false, false), (-(((float4)ft13).yyyy)), ft14);
-            ft14 = select(bool4(false, true, false, false), (((float4)ft14).xxxx - ((float4)ft13).zzzz), ft14);
-            ft3 = select(bool4(false, false, false, true), ((float4)ft14).yyyy, ft3);
-            ft14 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft3).wwww)), ft14);
-            [branch] if (!((((float4)ft14).xxxx).x == (fc[16].xxxx).x))
+            ft13.z = sqrt(abs(ft4.x));
+            ft14.y = ((-ft13.y) - ft13.z);
+            ft14.x = ((float)(fc[16].x < ft14.y));
+            [branch] if (!(ft14.x == fc[16].x))
             {
-                ft13 = select(bool4(true, false, false, false), ((float4)ft3).wwww, ft13);
-                ft14.xyz = ((((float4)ft17).xyzz * ((float4)ft3).wwww)).xyz;
-                ft20.xyz = ((((float4)ft15).xyzz + ((float4)ft14).xyzz)).xyz;
-                ft16.xyz = ((((float4)ft20).xyzz - ((float4)ft18).xyzz)).xyz;
-                ft19.xyz = (float4(normalize((((float4)ft16).xyzz).xyz), 0.0)).xyz;
+                ft13.x = ft14.y;
+                ft14.xyz = (ft9.xyz * ft14.yyy);
+                ft20.xyz = (ft2.xyz + ft14.xyz);
+                ft16.xyz = (ft20.xyz - fc[10].xyz);
+                ft19.xyz = (float4(normalize((ft16.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft13).xxxx, ft4);
-        ft3.xyz = (((float4)ft19).xyzz).xyz;
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft13.x < ft4.z));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[11].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft13.x;
+            ft6.xyz = ft19.xyz;
+            ft7.xyz = fc[11].xyz;
+            ft1.z = fc[18].x;
         }
-        ft11 = select(bool4(false, true, false, false), (((float4)ft11).yyyy + fc[16].yyyy), ft11);
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[16].xxxx)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft11.y = (ft11.y + fc[16].y);
+        ft8.z = ((float)(ft1.z == fc[16].x));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft11.xz = (fc[16].xyyy).xz;
+            ft11.xz = fc[16].xy;
         }
         else
         {
-            ft15.xyz = ((((float4)ft9).xyzz * ((float4)ft4).zzzz)).xyz;
-            ft2.xyz = ((((float4)ft2).xyzz + ((float4)ft15).xyzz)).xyz;
-            ft8 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft9).xyzz).xyz, (((float4)ft6).xyzz).xyz)), ft8);
-            ft2 = select(bool4(false, false, false, true), (((float4)ft8).zzzz * fc[18].xxxx), ft2);
-            ft15.xyz = ((((float4)ft2).wwww * ((float4)ft6).xyzz)).xyz;
-            ft9.xyz = ((((float4)ft9).xyzz - ((float4)ft15).xyzz)).xyz;
-            ft15.xyz = ((((float4)ft9).xyzz * fc[18].yyyy)).xyz;
-            ft2.xyz = ((((float4)ft2).xyzz + ((float4)ft15).xyzz)).xyz;
-            ft5.xyz = ((fc[15].xyzz - ((float4)ft2).xyzz)).xyz;
-            ft10.xyz = (float4(normalize((((float4)ft5).xyzz).xyz), 0.0)).xyz;
-            ft8 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft5).xyzz).xyz, (((float4)ft5).xyzz).xyz)), ft8);
-            ft1 = select(bool4(false, true, false, false), sqrt(abs(((float4)ft8).zzzz)), ft1);
-            ft8 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft6).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft8);
-            ft2 = select(bool4(false, false, false, true), saturate(((float4)ft8).zzzz), ft2);
-            ft15 = select(bool4(true, false, false, false), (((float4)ft1).yyyy * ((float4)ft1).yyyy), ft15);
-            ft15 = select(bool4(false, true, false, false), (((float4)ft15).xxxx * fc[18].zzzz), ft15);
-            ft15 = select(bool4(false, false, true, false), (fc[18].wwww + ((float4)ft15).yyyy), ft15);
-            ft1 = select(bool4(true, false, false, false), (((float4)ft2).wwww / ((float4)ft15).zzzz), ft1);
-            ft8 = select(bool4(true, false, false, false), ((float4)ft1).xxxx, ft8);
-            ft2 = select(bool4(false, false, false, true), fc[6].xxxx, ft2);
-            ft19 = select(bool4(true, false, false, false), fc[17].wwww, ft19);
-            ft13.xyz = ((((float4)ft2).xyzz - fc[4].xyzz)).xyz;
-            ft19 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft19);
-            ft1 = select(bool4(false, false, false, true), (((float4)ft19).yyyy * ((float4)ft19).yyyy), ft1);
-            ft12 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft13).xyzz).xyz)), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft1).wwww - ((float4)ft12).xxxx), ft12);
-            ft12 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft12);
-            ft19 = select(bool4(false, false, true, false), (((float4)ft12).yyyy + ((float4)ft12).zzzz), ft19);
-            ft1 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft19).zzzz)), ft1);
-            [branch] if (!((((float4)ft1).wwww).x == (fc[16].xxxx).x))
+            ft15.xyz = (ft9.xyz * ft4.zzz);
+            ft2.xyz = (ft2.xyz + ft15.xyz);
+            ft8.z = (((float4)dot((ft9.xyzz).xyz, (ft6.xyzz).xyz))).z;
+            ft2.w = (ft8.z * fc[18].x);
+            ft15.xyz = (ft2.www * ft6.xyz);
+            ft9.xyz = (ft9.xyz - ft15.xyz);
+            ft15.xyz = (ft9.xyz * fc[18].yyy);
+            ft2.xyz = (ft2.xyz + ft15.xyz);
+            ft5.xyz = (fc[15].xyz - ft2.xyz);
+            ft10.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
+            ft8.z = (((float4)dot((ft5.xyzz).xyz, (ft5.xyzz).xyz))).z;
+            ft1.y = sqrt(abs(ft8.z));
+            ft8.z = (((float4)dot((ft6.xyzz).xyz, (ft10.xyzz).xyz))).z;
+            ft2.w = saturate(ft8.z);
+            ft15.x = (ft1.y * ft1.y);
+            ft15.y = (ft15.x * fc[18].z);
+            ft15.z = (fc[18].w + ft15.y);
+            ft8.x = (ft2.w / ft15.z);
+            ft19.x = fc[17].w;
+            ft13.xyz = (ft2.xyz - fc[4].xyz);
+            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft1.w = (ft19.y * ft19.y);
+            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.yz = float2((ft1.w - ft12.x), (fc[6].x * fc[6].x));
+            ft19.z = (ft12.y + ft12.z);
+            ft1.w = ((float)(fc[16].x < ft19.z));
+            [branch] if (!(ft1.w == fc[16].x))
             {
-                ft19 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft19).zzzz)), ft19);
-                ft12 = select(bool4(true, false, false, false), (-(((float4)ft19).yyyy)), ft12);
-                ft1 = select(bool4(false, false, false, true), (((float4)ft12).xxxx - ((float4)ft19).zzzz), ft1);
-                ft12 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft12);
-                [branch] if (!((((float4)ft12).xxxx).x == (fc[16].xxxx).x))
+                ft19.z = sqrt(abs(ft19.z));
+                ft1.w = ((-ft19.y) - ft19.z);
+                ft12.x = ((float)(fc[16].x < ft1.w));
+                [branch] if (!(ft12.x == fc[16].x))
                 {
-                    ft19 = select(bool4(true, false, false, false), ((float4)ft1).wwww, ft19);
+                    ft19.x = ft1.w;
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft19).xxxx < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft19.x < ft1.y));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft2 = select(bool4(false, false, false, true), fc[9].xxxx, ft2);
-            ft19 = select(bool4(true, false, false, false), fc[17].wwww, ft19);
-            ft13.xyz = ((((float4)ft2).xyzz - fc[7].xyzz)).xyz;
-            ft19 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft19);
-            ft1 = select(bool4(false, false, false, true), (((float4)ft19).yyyy * ((float4)ft19).yyyy), ft1);
-            ft12 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft13).xyzz).xyz)), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft1).wwww - ((float4)ft12).xxxx), ft12);
-            ft12 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft12);
-            ft19 = select(bool4(false, false, true, false), (((float4)ft12).yyyy + ((float4)ft12).zzzz), ft19);
-            ft1 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft19).zzzz)), ft1);
-            [branch] if (!((((float4)ft1).wwww).x == (fc[16].xxxx).x))
+            ft19.x = fc[17].w;
+            ft13.xyz = (ft2.xyz - fc[7].xyz);
+            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft1.w = (ft19.y * ft19.y);
+            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.yz = float2((ft1.w - ft12.x), (fc[9].x * fc[9].x));
+            ft19.z = (ft12.y + ft12.z);
+            ft1.w = ((float)(fc[16].x < ft19.z));
+            [branch] if (!(ft1.w == fc[16].x))
             {
-                ft19 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft19).zzzz)), ft19);
-                ft12 = select(bool4(true, false, false, false), (-(((float4)ft19).yyyy)), ft12);
-                ft1 = select(bool4(false, false, false, true), (((float4)ft12).xxxx - ((float4)ft19).zzzz), ft1);
-                ft12 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft12);
-                [branch] if (!((((float4)ft12).xxxx).x == (fc[16].xxxx).x))
+                ft19.z = sqrt(abs(ft19.z));
+                ft1.w = ((-ft19.y) - ft19.z);
+                ft12.x = ((float)(fc[16].x < ft1.w));
+                [branch] if (!(ft12.x == fc[16].x))
                 {
-                    ft19 = select(bool4(true, false, false, false), ((float4)ft1).wwww, ft19);
+                    ft19.x = ft1.w;
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft19).xxxx < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft19.x < ft1.y));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft15.xyz = (((float4)ft2).xyzz).xyz;
-            ft17.xyz = (((float4)ft10).xyzz).xyz;
-            ft18.xyz = (fc[10].xyzz).xyz;
-            ft2 = select(bool4(false, false, false, true), fc[12].xxxx, ft2);
-            ft19 = select(bool4(true, false, false, false), fc[17].wwww, ft19);
-            ft13.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-            ft19 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft19);
-            ft1 = select(bool4(false, false, false, true), (((float4)ft19).yyyy * ((float4)ft19).yyyy), ft1);
-            ft12 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft13).xyzz).xyz)), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft1).wwww - ((float4)ft12).xxxx), ft12);
-            ft12 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft12);
-            ft19 = select(bool4(false, false, true, false), (((float4)ft12).yyyy + ((float4)ft12).zzzz), ft19);
-            ft1 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft19).zzzz)), ft1);
-            [branch] if (!((((float4)ft1).wwww).x == (fc[16].xxxx).x))
+            ft19.x = fc[17].w;
+            ft13.xyz = (ft2.xyz - fc[10].xyz);
+            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzx).xyz))).y;
+            ft1.w = (ft19.y * ft19.y);
+            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.yz = float2((ft1.w - ft12.x), (fc[12].x * fc[12].x));
+            ft19.z = (ft12.y + ft12.z);
+            ft1.w = ((float)(fc[16].x < ft19.z));
+            [branch] if (!(ft1.w == fc[16].x))
             {
-                ft19 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft19).zzzz)), ft19);
-                ft12 = select(bool4(true, false, false, false), (-(((float4)ft19).yyyy)), ft12);
-                ft12 = select(bool4(false, true, false, false), (((float4)ft12).xxxx - ((float4)ft19).zzzz), ft12);
-                ft1 = select(bool4(false, false, false, true), ((float4)ft12).yyyy, ft1);
-                ft12 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft12);
-                [branch] if (!((((float4)ft12).xxxx).x == (fc[16].xxxx).x))
+                ft19.z = sqrt(abs(ft19.z));
+                ft12.y = ((-ft19.y) - ft19.z);
+                ft12.x = ((float)(fc[16].x < ft12.y));
+                [branch] if (!(ft12.x == fc[16].x))
                 {
-                    ft19 = select(bool4(true, false, false, false), ((float4)ft1).wwww, ft19);
+                    ft19.x = ft12.y;
                 }
             }
-            ft4 = select(bool4(false, true, false, false), ((float4)ft19).xxxx, ft4);
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft19.x < ft1.y));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft8 = select(bool4(false, false, true, false), saturate(((float4)ft6).yyyy), ft8);
-            ft2 = select(bool4(false, false, false, true), (((float4)ft8).zzzz * fc[19].xxxx), ft2);
-            ft8 = select(bool4(true, false, false, false), (((float4)ft8).xxxx + ((float4)ft2).wwww), ft8);
-            ft8 = select(bool4(false, false, true, false), (((float4)ft8).xxxx * fc[19].yyyy), ft8);
-            ft2 = select(bool4(false, false, false, true), (fc[19].zzzz + ((float4)ft8).zzzz), ft2);
-            ft8 = select(bool4(false, true, false, false), ((float4)ft2).wwww, ft8);
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[16].yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = saturate(ft6.y);
+            ft2.w = (ft8.z * fc[19].x);
+            ft8.x = (ft8.x + ft2.w);
+            ft8.z = (ft8.x * fc[19].y);
+            ft8.yz = float2((fc[19].z + ft8.z), ((float)(ft1.z == fc[16].y)));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(false, false, true, false), shrec_frac(((float4)ft2).xxxx), ft8);
-                ft2 = select(bool4(false, false, false, true), (((float4)ft2).xxxx - ((float4)ft8).zzzz), ft2);
-                ft15 = select(bool4(true, false, false, false), shrec_frac(((float4)ft2).zzzz), ft15);
-                ft15 = select(bool4(false, true, false, false), (((float4)ft2).zzzz - ((float4)ft15).xxxx), ft15);
-                ft15 = select(bool4(false, false, true, false), (((float4)ft2).wwww + ((float4)ft15).yyyy), ft15);
-                ft1 = select(bool4(true, false, false, false), (((float4)ft15).zzzz / fc[18].xxxx), ft1);
-                ft17 = select(bool4(true, false, false, false), shrec_frac(((float4)ft1).xxxx), ft17);
-                ft17 = select(bool4(false, true, false, false), (((float4)ft17).xxxx * fc[18].xxxx), ft17);
-                ft17 = select(bool4(false, false, true, false), ((float4)(((float4)ft17).yyyy == fc[16].yyyy)), ft17);
-                [branch] if (!((((float4)ft17).zzzz).x == (fc[16].xxxx).x))
+                ft8.z = (shrec_frac(ft2.xxxx)).z;
+                ft2.w = (ft2.x - ft8.z);
+                ft15.x = (shrec_frac(ft2.zzzz)).x;
+                ft15.y = (ft2.z - ft15.x);
+                ft15.z = (ft2.w + ft15.y);
+                ft1.x = (ft15.z / fc[18].x);
+                ft17.x = (shrec_frac(ft1.xxxx)).x;
+                ft17.y = (ft17.x * fc[18].x);
+                ft17.z = ((float)(ft17.y == fc[16].y));
+                [branch] if (!(ft17.z == fc[16].x))
                 {
-                    ft15.xyz = ((fc[13].xyzz * ((float4)ft8).yyyy)).xyz;
-                    ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                    ft15.xyz = (fc[13].xyz * ft8.yyy);
+                    ft0.xyz = (ft0.xyz + ft15.xyz);
                 }
                 else
                 {
-                    ft15.xyz = ((fc[14].xyzz * ((float4)ft8).yyyy)).xyz;
-                    ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                    ft15.xyz = (fc[14].xyz * ft8.yyy);
+                    ft0.xyz = (ft0.xyz + ft15.xyz);
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[18].xxxx)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft1.z == fc[18].x));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft15.xyz = ((((float4)ft7).xyzz * ((float4)ft8).yyyy)).xyz;
-                ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                ft15.xyz = (ft7.xyz * ft8.yyy);
+                ft0.xyz = (ft0.xyz + ft15.xyz);
             }
-            ft11 = select(bool4(true, false, false, false), fc[16].yyyy, ft11);
+            ft11.x = fc[16].y;
         }
     }
-    [branch] if (!((((float4)ft11).xxxx).x == (fc[16].xxxx).x))
+    [branch] if (!(ft11.x == fc[16].x))
     {
-        ft1 = select(bool4(false, false, true, false), fc[16].xxxx, ft1);
-        ft4 = select(bool4(false, false, true, false), fc[17].wwww, ft4);
-        ft3.xyz = (fc[16].xyxx).xyz;
-        ft12.xyz = (((float4)ft3).xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[17].wwww, ft2);
-        ft20.xyz = ((((float4)ft2).xyzz - fc[16].xxxx)).xyz;
-        ft14 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft20).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, false, true, false), (-(((float4)ft14).yyyy)), ft14);
-        ft4 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft9).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft4);
-        ft16 = select(bool4(true, false, false, false), (((float4)ft14).zzzz / ((float4)ft4).xxxx), ft16);
-        ft14 = select(bool4(true, false, false, false), ((float4)ft16).xxxx, ft14);
-        ft14 = select(bool4(false, true, false, false), ((float4)(fc[16].xxxx < ((float4)ft14).xxxx)), ft14);
-        [branch] if (!((((float4)ft14).yyyy).x == (fc[16].xxxx).x))
+        ft1.z = fc[16].x;
+        ft4.xz = float2((((float4)dot((ft9.xyzz).xyz, (fc[16].xyxx).xyz))).x, fc[17].w);
+        ft2.w = fc[17].w;
+        ft20.xyz = (ft2.xyz - fc[16].xxx);
+        ft14.y = (((float4)dot((ft20.xyzz).xyz, (fc[16].xyxx).xyz))).y;
+        ft16.x = ((-ft14.y) / ft4.x);
+        ft14.y = ((float)(fc[16].x < ft16.x));
+        [branch] if (!(ft14.y == fc[16].x))
         {
-            ft2 = select(bool4(false, false, false, true), ((float4)ft14).xxxx, ft2);
+            ft2.w = ft16.x;
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft2).wwww, ft4);
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft2.w < fc[17].w));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[16].yyyy, ft1);
+            ft4.z = ft2.w;
+            ft6.xyz = fc[16].xyx;
+            ft1.z = fc[16].y;
         }
-        ft15.xyz = (((float4)ft2).xyzz).xyz;
-        ft17.xyz = (((float4)ft9).xyzz).xyz;
-        ft18.xyz = (fc[4].xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[6].xxxx, ft2);
-        ft19.xyz = (((float4)ft3).xyzz).xyz;
-        ft13 = select(bool4(true, false, false, false), fc[17].wwww, ft13);
-        ft12.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-        ft13 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft13);
-        ft3 = select(bool4(false, false, false, true), (((float4)ft13).yyyy * ((float4)ft13).yyyy), ft3);
-        ft14 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, true, false, false), (((float4)ft3).wwww - ((float4)ft14).xxxx), ft14);
-        ft14 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft14);
-        ft13 = select(bool4(false, false, true, false), (((float4)ft14).yyyy + ((float4)ft14).zzzz), ft13);
-        ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-        [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+        ft19.xyz = fc[16].xyx;
+        ft13.x = fc[17].w;
+        ft12.xyz = (ft2.xyz - fc[4].xyz);
+        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft3.w = (ft13.y * ft13.y);
+        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.yz = float2((ft3.w - ft14.x), (fc[6].x * fc[6].x));
+        ft13.z = (ft14.y + ft14.z);
+        ft3.w = ((float)(fc[16].x < ft13.z));
+        [branch] if (!(ft3.w == fc[16].x))
         {
-            ft13 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft13).zzzz)), ft13);
-            ft14 = select(bool4(true, false, false, false), (-(((float4)ft13).yyyy)), ft14);
-            ft14 = select(bool4(false, true, false, false), (((float4)ft14).xxxx - ((float4)ft13).zzzz), ft14);
-            ft3 = select(bool4(false, false, false, true), ((float4)ft14).yyyy, ft3);
-            ft14 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft3).wwww)), ft14);
-            [branch] if (!((((float4)ft14).xxxx).x == (fc[16].xxxx).x))
+            ft13.z = sqrt(abs(ft13.z));
+            ft14.y = ((-ft13.y) - ft13.z);
+            ft14.x = ((float)(fc[16].x < ft14.y));
+            [branch] if (!(ft14.x == fc[16].x))
             {
-                ft13 = select(bool4(true, false, false, false), ((float4)ft3).wwww, ft13);
-                ft14.xyz = ((((float4)ft17).xyzz * ((float4)ft3).wwww)).xyz;
-                ft20.xyz = ((((float4)ft15).xyzz + ((float4)ft14).xyzz)).xyz;
-                ft16.xyz = ((((float4)ft20).xyzz - ((float4)ft18).xyzz)).xyz;
-                ft19.xyz = (float4(normalize((((float4)ft16).xyzz).xyz), 0.0)).xyz;
+                ft13.x = ft14.y;
+                ft14.xyz = (ft9.xyz * ft14.yyy);
+                ft20.xyz = (ft2.xyz + ft14.xyz);
+                ft16.xyz = (ft20.xyz - fc[4].xyz);
+                ft19.xyz = (float4(normalize((ft16.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft13).xxxx, ft4);
-        ft3.xyz = (((float4)ft19).xyzz).xyz;
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft13.x < ft4.z));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[5].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft13.x;
+            ft6.xyz = ft19.xyz;
+            ft7.xyz = fc[5].xyz;
+            ft1.z = fc[18].x;
         }
-        ft15.xyz = (((float4)ft2).xyzz).xyz;
-        ft17.xyz = (((float4)ft9).xyzz).xyz;
-        ft18.xyz = (fc[7].xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[9].xxxx, ft2);
-        ft19.xyz = (((float4)ft3).xyzz).xyz;
-        ft13 = select(bool4(true, false, false, false), fc[17].wwww, ft13);
-        ft12.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-        ft13 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft13);
-        ft3 = select(bool4(false, false, false, true), (((float4)ft13).yyyy * ((float4)ft13).yyyy), ft3);
-        ft14 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, true, false, false), (((float4)ft3).wwww - ((float4)ft14).xxxx), ft14);
-        ft14 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft14);
-        ft13 = select(bool4(false, false, true, false), (((float4)ft14).yyyy + ((float4)ft14).zzzz), ft13);
-        ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-        [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+        ft19.xyz = ft19.xyz;
+        ft13.x = fc[17].w;
+        ft12.xyz = (ft2.xyz - fc[7].xyz);
+        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft3.w = (ft13.y * ft13.y);
+        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.yz = float2((ft3.w - ft14.x), (fc[9].x * fc[9].x));
+        ft13.z = (ft14.y + ft14.z);
+        ft3.w = ((float)(fc[16].x < ft13.z));
+        [branch] if (!(ft3.w == fc[16].x))
         {
-            ft13 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft13).zzzz)), ft13);
-            ft14 = select(bool4(true, false, false, false), (-(((float4)ft13).yyyy)), ft14);
-            ft14 = select(bool4(false, true, false, false), (((float4)ft14).xxxx - ((float4)ft13).zzzz), ft14);
-            ft3 = select(bool4(false, false, false, true), ((float4)ft14).yyyy, ft3);
-            ft14 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft3).wwww)), ft14);
-            [branch] if (!((((float4)ft14).xxxx).x == (fc[16].xxxx).x))
+            ft13.z = sqrt(abs(ft13.z));
+            ft14.y = ((-ft13.y) - ft13.z);
+            ft14.x = ((float)(fc[16].x < ft14.y));
+            [branch] if (!(ft14.x == fc[16].x))
             {
-                ft13 = select(bool4(true, false, false, false), ((float4)ft3).wwww, ft13);
-                ft14.xyz = ((((float4)ft17).xyzz * ((float4)ft3).wwww)).xyz;
-                ft20.xyz = ((((float4)ft15).xyzz + ((float4)ft14).xyzz)).xyz;
-                ft16.xyz = ((((float4)ft20).xyzz - ((float4)ft18).xyzz)).xyz;
-                ft19.xyz = (float4(normalize((((float4)ft16).xyzz).xyz), 0.0)).xyz;
+                ft13.x = ft14.y;
+                ft14.xyz = (ft9.xyz * ft14.yyy);
+                ft20.xyz = (ft2.xyz + ft14.xyz);
+                ft16.xyz = (ft20.xyz - fc[7].xyz);
+                ft19.xyz = (float4(normalize((ft16.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft13).xxxx, ft4);
-        ft3.xyz = (((float4)ft19).xyzz).xyz;
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft13.x < ft4.z));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[8].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft13.x;
+            ft6.xyz = ft19.xyz;
+            ft7.xyz = fc[8].xyz;
+            ft1.z = fc[18].x;
         }
-        ft15.xyz = (((float4)ft2).xyzz).xyz;
-        ft17.xyz = (((float4)ft9).xyzz).xyz;
-        ft18.xyz = (fc[10].xyzz).xyz;
-        ft2 = select(bool4(false, false, false, true), fc[12].xxxx, ft2);
-        ft19.xyz = (((float4)ft3).xyzz).xyz;
-        ft13 = select(bool4(true, false, false, false), fc[17].wwww, ft13);
-        ft12.xyz = ((((float4)ft15).xyzz - ((float4)ft18).xyzz)).xyz;
-        ft13 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft13);
-        ft3 = select(bool4(false, false, false, true), (((float4)ft13).yyyy * ((float4)ft13).yyyy), ft3);
-        ft14 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft12).xyzz).xyz, (((float4)ft12).xyzz).xyz)), ft14);
-        ft14 = select(bool4(false, true, false, false), (((float4)ft3).wwww - ((float4)ft14).xxxx), ft14);
-        ft14 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft14);
-        ft13 = select(bool4(false, false, true, false), (((float4)ft14).yyyy + ((float4)ft14).zzzz), ft13);
-        ft3 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft13).zzzz)), ft3);
-        [branch] if (!((((float4)ft3).wwww).x == (fc[16].xxxx).x))
+        ft19.xyz = ft19.xyz;
+        ft13.x = fc[17].w;
+        ft12.xyz = (ft2.xyz - fc[10].xyz);
+        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft3.w = (ft13.y * ft13.y);
+        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.yz = float2((ft3.w - ft14.x), (fc[12].x * fc[12].x));
+        ft13.z = (ft14.y + ft14.z);
+        ft3.w = ((float)(fc[16].x < ft13.z));
+        [branch] if (!(ft3.w == fc[16].x))
         {
-            ft13 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft13).zzzz)), ft13);
-            ft14 = select(bool4(true, false, false, false), (-(((float4)ft13).yyyy)), ft14);
-            ft14 = select(bool4(false, true, false, false), (((float4)ft14).xxxx - ((float4)ft13).zzzz), ft14);
-            ft3 = select(bool4(false, false, false, true), ((float4)ft14).yyyy, ft3);
-            ft14 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft3).wwww)), ft14);
-            [branch] if (!((((float4)ft14).xxxx).x == (fc[16].xxxx).x))
+            ft13.z = sqrt(abs(ft13.z));
+            ft14.y = ((-ft13.y) - ft13.z);
+            ft14.x = ((float)(fc[16].x < ft14.y));
+            [branch] if (!(ft14.x == fc[16].x))
             {
-                ft13 = select(bool4(true, false, false, false), ((float4)ft3).wwww, ft13);
-                ft14.xyz = ((((float4)ft17).xyzz * ((float4)ft3).wwww)).xyz;
-                ft20.xyz = ((((float4)ft15).xyzz + ((float4)ft14).xyzz)).xyz;
-                ft16.xyz = ((((float4)ft20).xyzz - ((float4)ft18).xyzz)).xyz;
-                ft19.xyz = (float4(normalize((((float4)ft16).xyzz).xyz), 0.0)).xyz;
+                ft13.x = ft14.y;
+                ft14.xyz = (ft9.xyz * ft14.yyy);
+                ft20.xyz = (ft2.xyz + ft14.xyz);
+                ft16.xyz = (ft20.xyz - fc[10].xyz);
+                ft19.xyz = (float4(normalize((ft16.xyzz).xyz), 0.0)).xyz;
             }
         }
-        ft4 = select(bool4(false, true, false, false), ((float4)ft13).xxxx, ft4);
-        ft3.xyz = (((float4)ft19).xyzz).xyz;
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft4).yyyy < ((float4)ft4).zzzz)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft8.z = ((float)(ft13.x < ft4.z));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft4 = select(bool4(false, false, true, false), ((float4)ft4).yyyy, ft4);
-            ft6.xyz = (((float4)ft3).xyzz).xyz;
-            ft7.xyz = (fc[11].xyzz).xyz;
-            ft1 = select(bool4(false, false, true, false), fc[18].xxxx, ft1);
+            ft4.z = ft13.x;
+            ft6.xyz = ft19.xyz;
+            ft7.xyz = fc[11].xyz;
+            ft1.z = fc[18].x;
         }
-        ft11 = select(bool4(false, true, false, false), (((float4)ft11).yyyy + fc[16].yyyy), ft11);
-        ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[16].xxxx)), ft8);
-        [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+        ft11.y = (ft11.y + fc[16].y);
+        ft8.z = ((float)(ft1.z == fc[16].x));
+        [branch] if (!(ft8.z == fc[16].x))
         {
-            ft11 = select(bool4(false, false, true, false), fc[16].yyyy, ft11);
+            ft11.z = fc[16].y;
         }
         else
         {
-            ft15.xyz = ((((float4)ft9).xyzz * ((float4)ft4).zzzz)).xyz;
-            ft2.xyz = ((((float4)ft2).xyzz + ((float4)ft15).xyzz)).xyz;
-            ft8 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft9).xyzz).xyz, (((float4)ft6).xyzz).xyz)), ft8);
-            ft2 = select(bool4(false, false, false, true), (((float4)ft8).zzzz * fc[18].xxxx), ft2);
-            ft15.xyz = ((((float4)ft2).wwww * ((float4)ft6).xyzz)).xyz;
-            ft9.xyz = ((((float4)ft9).xyzz - ((float4)ft15).xyzz)).xyz;
-            ft15.xyz = ((((float4)ft9).xyzz * fc[18].yyyy)).xyz;
-            ft2.xyz = ((((float4)ft2).xyzz + ((float4)ft15).xyzz)).xyz;
-            ft5.xyz = ((fc[15].xyzz - ((float4)ft2).xyzz)).xyz;
-            ft10.xyz = (float4(normalize((((float4)ft5).xyzz).xyz), 0.0)).xyz;
-            ft8 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft5).xyzz).xyz, (((float4)ft5).xyzz).xyz)), ft8);
-            ft1 = select(bool4(false, true, false, false), sqrt(abs(((float4)ft8).zzzz)), ft1);
-            ft8 = select(bool4(false, false, true, false), ((float4)dot((((float4)ft6).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft8);
-            ft2 = select(bool4(false, false, false, true), saturate(((float4)ft8).zzzz), ft2);
-            ft15 = select(bool4(true, false, false, false), (((float4)ft1).yyyy * ((float4)ft1).yyyy), ft15);
-            ft15 = select(bool4(false, true, false, false), (((float4)ft15).xxxx * fc[18].zzzz), ft15);
-            ft15 = select(bool4(false, false, true, false), (fc[18].wwww + ((float4)ft15).yyyy), ft15);
-            ft1 = select(bool4(true, false, false, false), (((float4)ft2).wwww / ((float4)ft15).zzzz), ft1);
-            ft8 = select(bool4(true, false, false, false), ((float4)ft1).xxxx, ft8);
-            ft2 = select(bool4(false, false, false, true), fc[6].xxxx, ft2);
-            ft19 = select(bool4(true, false, false, false), fc[17].wwww, ft19);
-            ft13.xyz = ((((float4)ft2).xyzz - fc[4].xyzz)).xyz;
-            ft19 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft19);
-            ft1 = select(bool4(false, false, false, true), (((float4)ft19).yyyy * ((float4)ft19).yyyy), ft1);
-            ft12 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft13).xyzz).xyz)), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft1).wwww - ((float4)ft12).xxxx), ft12);
-            ft12 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft12);
-            ft19 = select(bool4(false, false, true, false), (((float4)ft12).yyyy + ((float4)ft12).zzzz), ft19);
-            ft1 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft19).zzzz)), ft1);
-            [branch] if (!((((float4)ft1).wwww).x == (fc[16].xxxx).x))
+            ft15.xyz = (ft9.xyz * ft4.zzz);
+            ft2.xyz = (ft2.xyz + ft15.xyz);
+            ft8.z = (((float4)dot((ft9.xyzz).xyz, (ft6.xyzz).xyz))).z;
+            ft2.w = (ft8.z * fc[18].x);
+            ft15.xyz = (ft2.www * ft6.xyz);
+            ft9.xyz = (ft9.xyz - ft15.xyz);
+            ft15.xyz = (ft9.xyz * fc[18].yyy);
+            ft2.xyz = (ft2.xyz + ft15.xyz);
+            ft5.xyz = (fc[15].xyz - ft2.xyz);
+            ft10.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
+            ft8.z = (((float4)dot((ft5.xyzz).xyz, (ft5.xyzz).xyz))).z;
+            ft1.y = sqrt(abs(ft8.z));
+            ft8.z = (((float4)dot((ft6.xyzz).xyz, (ft10.xyzz).xyz))).z;
+            ft2.w = saturate(ft8.z);
+            ft15.x = (ft1.y * ft1.y);
+            ft15.y = (ft15.x * fc[18].z);
+            ft15.z = (fc[18].w + ft15.y);
+            ft8.x = (ft2.w / ft15.z);
+            ft19.x = fc[17].w;
+            ft13.xyz = (ft2.xyz - fc[4].xyz);
+            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft1.w = (ft19.y * ft19.y);
+            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.yz = float2((ft1.w - ft12.x), (fc[6].x * fc[6].x));
+            ft19.z = (ft12.y + ft12.z);
+            ft1.w = ((float)(fc[16].x < ft19.z));
+            [branch] if (!(ft1.w == fc[16].x))
             {
-                ft19 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft19).zzzz)), ft19);
-                ft12 = select(bool4(true, false, false, false), (-(((float4)ft19).yyyy)), ft12);
-                ft1 = select(bool4(false, false, false, true), (((float4)ft12).xxxx - ((float4)ft19).zzzz), ft1);
-                ft12 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft12);
-                [branch] if (!((((float4)ft12).xxxx).x == (fc[16].xxxx).x))
+                ft19.z = sqrt(abs(ft19.z));
+                ft1.w = ((-ft19.y) - ft19.z);
+                ft12.x = ((float)(fc[16].x < ft1.w));
+                [branch] if (!(ft12.x == fc[16].x))
                 {
-                    ft19 = select(bool4(true, false, false, false), ((float4)ft1).wwww, ft19);
+                    ft19.x = ft1.w;
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft19).xxxx < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft19.x < ft1.y));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft2 = select(bool4(false, false, false, true), fc[9].xxxx, ft2);
-            ft19 = select(bool4(true, false, false, false), fc[17].wwww, ft19);
-            ft13.xyz = ((((float4)ft2).xyzz - fc[7].xyzz)).xyz;
-            ft19 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft10).xyzz).xyz)), ft19);
-            ft1 = select(bool4(false, false, false, true), (((float4)ft19).yyyy * ((float4)ft19).yyyy), ft1);
-            ft12 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft13).xyzz).xyz)), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft1).wwww - ((float4)ft12).xxxx), ft12);
-            ft12 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft12);
-            ft19 = select(bool4(false, false, true, false), (((float4)ft12).yyyy + ((float4)ft12).zzzz), ft19);
-            ft1 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft19).zzzz)), ft1);
-            [branch] if (!((((float4)ft1).wwww).x == (fc[16].xxxx).x))
+            ft19.x = fc[17].w;
+            ft13.xyz = (ft2.xyz - fc[7].xyz);
+            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft1.w = (ft19.y * ft19.y);
+            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.yz = float2((ft1.w - ft12.x), (fc[9].x * fc[9].x));
+            ft19.z = (ft12.y + ft12.z);
+            ft1.w = ((float)(fc[16].x < ft19.z));
+            [branch] if (!(ft1.w == fc[16].x))
             {
-                ft19 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft19).zzzz)), ft19);
-                ft12 = select(bool4(true, false, false, false), (-(((float4)ft19).yyyy)), ft12);
-                ft1 = select(bool4(false, false, false, true), (((float4)ft12).xxxx - ((float4)ft19).zzzz), ft1);
-                ft12 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft12);
-                [branch] if (!((((float4)ft12).xxxx).x == (fc[16].xxxx).x))
+                ft19.z = sqrt(abs(ft19.z));
+                ft1.w = ((-ft19.y) - ft19.z);
+                ft12.x = ((float)(fc[16].x < ft1.w));
+                [branch] if (!(ft12.x == fc[16].x))
                 {
-                    ft19 = select(bool4(true, false, false, false), ((float4)ft1).wwww, ft19);
+                    ft19.x = ft1.w;
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft19).xxxx < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft19.x < ft1.y));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft15.xyz = (((float4)ft2).xyzz).xyz;
-            ft17.xyz = (((float4)ft10).xyzz).xyz;
-            ft2 = select(bool4(false, false, false, true), fc[12].xxxx, ft2);
-            ft19 = select(bool4(true, false, false, false), fc[17].wwww, ft19);
-            ft13.xyz = ((((float4)ft15).xyzz - fc[10].xyzz)).xyz;
-            ft19 = select(bool4(false, true, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft17).xyzz).xyz)), ft19);
-            ft1 = select(bool4(false, false, false, true), (((float4)ft19).yyyy * ((float4)ft19).yyyy), ft1);
-            ft12 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft13).xyzz).xyz, (((float4)ft13).xyzz).xyz)), ft12);
-            ft12 = select(bool4(false, true, false, false), (((float4)ft1).wwww - ((float4)ft12).xxxx), ft12);
-            ft12 = select(bool4(false, false, true, false), (((float4)ft2).wwww * ((float4)ft2).wwww), ft12);
-            ft19 = select(bool4(false, false, true, false), (((float4)ft12).yyyy + ((float4)ft12).zzzz), ft19);
-            ft1 = select(bool4(false, false, false, true), ((float4)(fc[16].xxxx < ((float4)ft19).zzzz)), ft1);
-            [branch] if (!((((float4)ft1).wwww).x == (fc[16].xxxx).x))
+            ft19.x = fc[17].w;
+            ft13.xyz = (ft2.xyz - fc[10].xyz);
+            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzx).xyz))).y;
+            ft1.w = (ft19.y * ft19.y);
+            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.yz = float2((ft1.w - ft12.x), (fc[12].x * fc[12].x));
+            ft19.z = (ft12.y + ft12.z);
+            ft1.w = ((float)(fc[16].x < ft19.z));
+            [branch] if (!(ft1.w == fc[16].x))
             {
-                ft19 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft19).zzzz)), ft19);
-                ft12 = select(bool4(true, false, false, false), (-(((float4)ft19).yyyy)), ft12);
-                ft1 = select(bool4(false, false, false, true), (((float4)ft12).xxxx - ((float4)ft19).zzzz), ft1);
-                ft12 = select(bool4(true, false, false, false), ((float4)(fc[16].xxxx < ((float4)ft1).wwww)), ft12);
-                [branch] if (!((((float4)ft12).xxxx).x == (fc[16].xxxx).x))
+                ft19.z = sqrt(abs(ft19.z));
+                ft1.w = ((-ft19.y) - ft19.z);
+                ft12.x = ((float)(fc[16].x < ft1.w));
+                [branch] if (!(ft12.x == fc[16].x))
                 {
-                    ft19 = select(bool4(true, false, false, false), ((float4)ft1).wwww, ft19);
+                    ft19.x = ft1.w;
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft19).xxxx < ((float4)ft1).yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft19.x < ft1.y));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(true, false, false, false), fc[16].xxxx, ft8);
+                ft8.x = fc[16].x;
             }
-            ft8 = select(bool4(false, false, true, false), saturate(((float4)ft6).yyyy), ft8);
-            ft2 = select(bool4(false, false, false, true), (((float4)ft8).zzzz * fc[19].xxxx), ft2);
-            ft8 = select(bool4(true, false, false, false), (((float4)ft8).xxxx + ((float4)ft2).wwww), ft8);
-            ft8 = select(bool4(false, false, true, false), (((float4)ft8).xxxx * fc[19].yyyy), ft8);
-            ft2 = select(bool4(false, false, false, true), (fc[19].zzzz + ((float4)ft8).zzzz), ft2);
-            ft8 = select(bool4(false, true, false, false), ((float4)ft2).wwww, ft8);
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[16].yyyy)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = saturate(ft6.y);
+            ft2.w = (ft8.z * fc[19].x);
+            ft8.x = (ft8.x + ft2.w);
+            ft8.z = (ft8.x * fc[19].y);
+            ft8.yz = float2((fc[19].z + ft8.z), ((float)(ft1.z == fc[16].y)));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft8 = select(bool4(false, false, true, false), shrec_frac(((float4)ft2).xxxx), ft8);
-                ft2 = select(bool4(false, false, false, true), (((float4)ft2).xxxx - ((float4)ft8).zzzz), ft2);
-                ft15 = select(bool4(true, false, false, false), shrec_frac(((float4)ft2).zzzz), ft15);
-                ft15 = select(bool4(false, true, false, false), (((float4)ft2).zzzz - ((float4)ft15).xxxx), ft15);
-                ft15 = select(bool4(false, false, true, false), (((float4)ft2).wwww + ((float4)ft15).yyyy), ft15);
-                ft1 = select(bool4(true, false, false, false), (((float4)ft15).zzzz / fc[18].xxxx), ft1);
-                ft17 = select(bool4(true, false, false, false), shrec_frac(((float4)ft1).xxxx), ft17);
-                ft17 = select(bool4(false, true, false, false), (((float4)ft17).xxxx * fc[18].xxxx), ft17);
-                ft17 = select(bool4(false, false, true, false), ((float4)(((float4)ft17).yyyy == fc[16].yyyy)), ft17);
-                [branch] if (!((((float4)ft17).zzzz).x == (fc[16].xxxx).x))
+                ft8.z = (shrec_frac(ft2.xxxx)).z;
+                ft2.w = (ft2.x - ft8.z);
+                ft15.x = (shrec_frac(ft2.zzzz)).x;
+                ft15.y = (ft2.z - ft15.x);
+                ft15.z = (ft2.w + ft15.y);
+                ft1.x = (ft15.z / fc[18].x);
+                ft17.x = (shrec_frac(ft1.xxxx)).x;
+                ft17.y = (ft17.x * fc[18].x);
+                ft17.z = ((float)(ft17.y == fc[16].y));
+                [branch] if (!(ft17.z == fc[16].x))
                 {
-                    ft15.xyz = ((fc[13].xyzz * ((float4)ft8).yyyy)).xyz;
-                    ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                    ft15.xyz = (fc[13].xyz * ft8.yyy);
+                    ft0.xyz = (ft0.xyz + ft15.xyz);
                 }
                 else
                 {
-                    ft15.xyz = ((fc[14].xyzz * ((float4)ft8).yyyy)).xyz;
-                    ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                    ft15.xyz = (fc[14].xyz * ft8.yyy);
+                    ft0.xyz = (ft0.xyz + ft15.xyz);
                 }
             }
-            ft8 = select(bool4(false, false, true, false), ((float4)(((float4)ft1).zzzz == fc[18].xxxx)), ft8);
-            [branch] if (!((((float4)ft8).zzzz).x == (fc[16].xxxx).x))
+            ft8.z = ((float)(ft1.z == fc[18].x));
+            [branch] if (!(ft8.z == fc[16].x))
             {
-                ft15.xyz = ((((float4)ft7).xyzz * ((float4)ft8).yyyy)).xyz;
-                ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft15).xyzz)).xyz;
+                ft15.xyz = (ft7.xyz * ft8.yyy);
+                ft0.xyz = (ft0.xyz + ft15.xyz);
             }
         }
     }
-    ft1 = fs0_tex.Sample(fs0_smp, (((float4)ft9).xyzz).xyz);
-    [branch] if (!((((float4)ft11).zzzz).x == (fc[16].xxxx).x))
+    ft1.xyz = (fs0_tex.Sample(fs0_smp, ft9.xyz)).xyz;
+    [branch] if (!(ft11.z == fc[16].x))
     {
-        ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft1).xyzz)).xyz;
+        ft0.xyz = (ft0.xyz + ft1.xyz);
     }
-    ft0.xyz = ((((float4)ft0).xyzz / ((float4)ft11).yyyy)).xyz;
-    oc0 = ((float4)ft0);
+    ft0.xyz = (ft0.xyz / ft11.yyy);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

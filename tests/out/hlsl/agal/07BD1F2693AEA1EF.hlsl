@@ -41,11 +41,11 @@ static precise float4 vt0 = 0;
 
 void shrec_body()
 {
-    op = ((float4)va0);
-    vt0 = (vc[0].xxxx + ((float4)va0));
-    vt0 = (((float4)vt0) / vc[0].yyyy);
-    vt0 = select(bool4(false, true, false, false), (vc[0].xxxx - ((float4)vt0).yyyy), vt0);
-    v0 = ((float4)vt0);
+    op = va0;
+    vt0 = (vc[0].xxxx + va0);
+    vt0 = (vt0 / vc[0].yyyy);
+    vt0.y = (vc[0].x - vt0.y);
+    v0 = vt0;
 }
 
 ShaderOutput main(ShaderInput input)

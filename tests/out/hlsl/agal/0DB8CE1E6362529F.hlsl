@@ -42,7 +42,7 @@ static precise float4 oc0 = 0;
 
 void shrec_body()
 {
-    oc0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
+    oc0 = fs0_tex.Sample(fs0_smp, v0.xy);
 }
 
 ShaderOutput main(ShaderInput input)

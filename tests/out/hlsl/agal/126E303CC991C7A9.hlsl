@@ -45,10 +45,10 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v0)).xy);
-    ft0 = (((float4)ft0) * fc[0].xxxx);
-    oc0 = (((float4)ft0) * ((float4)ft1));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft1 = fs1_tex.Sample(fs1_smp, v0.xy);
+    ft0 = (ft0 * fc[0].xxxx);
+    oc0 = (ft0 * ft1);
 }
 
 ShaderOutput main(ShaderInput input)

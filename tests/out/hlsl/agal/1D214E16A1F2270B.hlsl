@@ -46,18 +46,18 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0, ft6 
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v1)).xy);
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v1)).xy);
-    ft2 = (((float4)v0).yyyy + fc[0].zzzz);
-    ft2 = (((float4)ft2) / fc[0].xxxx);
-    ft2 = (((float4)ft2) * fc[0].yyyy);
-    ft3 = (((float4)ft2) / fc[0].xxxx);
-    ft3 = shrec_frac(((float4)ft3));
-    ft4 = ((float4)(((float4)ft3) < fc[0].wwww));
-    ft5 = ((float4)(((float4)ft3) >= fc[0].wwww));
-    ft6 = (((float4)ft0) * ((float4)ft4));
-    ft7 = (((float4)ft1) * ((float4)ft5));
-    oc0 = (((float4)ft7) + ((float4)ft6));
+    ft0 = fs0_tex.Sample(fs0_smp, v1.xy);
+    ft1 = fs1_tex.Sample(fs1_smp, v1.xy);
+    ft2 = (v0.yyyy + fc[0].zzzz);
+    ft2 = (ft2 / fc[0].xxxx);
+    ft2 = (ft2 * fc[0].yyyy);
+    ft3 = (ft2 / fc[0].xxxx);
+    ft3 = shrec_frac(ft3);
+    ft4 = ((float4)(ft3 < fc[0].wwww));
+    ft5 = ((float4)(ft3 >= fc[0].wwww));
+    ft6 = (ft0 * ft4);
+    ft7 = (ft1 * ft5);
+    oc0 = (ft7 + ft6);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -39,12 +39,10 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xyz);
-    oc0 = ((float4)ft0);
+    oc0 = fs0_tex.Sample(fs0_smp, v0.xyz);
 }
 
 ShaderOutput main(ShaderInput input)

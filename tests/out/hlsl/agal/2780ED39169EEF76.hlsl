@@ -42,8 +42,8 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = float4((((float4)dot((((float4)va0)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[3]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[4]).xyzw))).x);
-    v0 = (((float4)va1) * vc[0]);
+    op = float4((((float4)dot((va0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[3]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[4]).xyzw))).x);
+    v0 = (va1 * vc[0]);
 }
 
 ShaderOutput main(ShaderInput input)

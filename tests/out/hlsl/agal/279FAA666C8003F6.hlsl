@@ -41,10 +41,10 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = ddx(((float4)v0));
-    ft1 = ddy(((float4)ft0));
-    clip(((float4)ft1).xxxx);
-    oc0 = ((float4)ft0);
+    ft0 = ddx(v0);
+    ft1.x = ddy(ft0.x);
+    clip(ft1.xxxx);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -42,12 +42,9 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = select(bool4(true, false, false, false), ((float4)dot((((float4)va0)).xyzw, (vc[0]).xyzw)), op);
-    op = select(bool4(false, true, false, false), ((float4)dot((((float4)va0)).xyzw, (vc[1]).xyzw)), op);
-    op = select(bool4(false, false, true, false), vc[2].zzzz, op);
-    op = select(bool4(false, false, false, true), vc[3].wwww, op);
-    v0 = ((float4)va1).xyyy;
-    v0 = select(bool4(false, false, true, false), ((float4)va0).zzzz, v0);
+    op = float4((((float4)dot((va0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[1]).xyzw))).y, vc[2].z, vc[3].w);
+    v0.xyw = va1.xyy;
+    v0.z = va0.z;
 }
 
 ShaderOutput main(ShaderInput input)

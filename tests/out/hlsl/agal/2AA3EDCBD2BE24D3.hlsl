@@ -39,15 +39,14 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0, ft5 = 0;
+static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft5 = ((float4)(((float4)v0) == ((float4)v0)));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0 = select(bool4(false, false, false, true), (((float4)ft0).wwww * fc[0].wwww), ft0);
-    ft0.xyz = ((fc[0].xyzz * ((float4)ft0).wwww)).xyz;
-    oc0 = ((float4)ft0);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v0.xy)).w;
+    ft0.w = (ft0.w * fc[0].w);
+    ft0.xyz = (fc[0].xyz * ft0.www);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

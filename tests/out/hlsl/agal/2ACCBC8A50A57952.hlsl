@@ -41,14 +41,13 @@ static precise float4 vt0 = 0, vt1 = 0;
 
 void shrec_body()
 {
-    vt0 = (((float4)va0) + vc[5]);
-    vt0 = (((float4)vt0) * vc[6]);
-    v0 = ((float4)vt0);
-    vt0 = float4((((float4)dot((((float4)va0)).xyzw, (vc[0]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[3]).xyzw))).x);
-    vt1.xy = ((((float4)vt0).wwww * vc[4].zwww)).xy;
-    vt0.xy = ((((float4)vt0).xyyy + ((float4)vt1).xyyy)).xy;
-    vt0.xy = ((((float4)vt0).xyyy * vc[4].xyyy)).xy;
-    op = ((float4)vt0);
+    vt0 = (va0 + vc[5]);
+    v0 = (vt0 * vc[6]);
+    vt0 = float4((((float4)dot((va0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[3]).xyzw))).x);
+    vt1.xy = (vt0.ww * vc[4].zw);
+    vt0.xy = (vt0.xy + vt1.xy);
+    vt0.xy = (vt0.xy * vc[4].xy);
+    op = vt0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,9 +43,8 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0 = (((float4)ft0) * ((float4)v0).zzzz);
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    oc0 = (ft0 * v0.zzzz);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -45,15 +45,15 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v1)).xy);
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v1)).xy);
-    ft0 = (((float4)ft0) * fc[0]);
-    ft0 = (fc[2] - ((float4)ft0));
-    ft1 = (((float4)ft1) * fc[1]);
-    ft1 = (fc[2] - ((float4)ft1));
-    ft2 = (((float4)ft0) * ((float4)ft1));
-    ft2 = (((float4)ft2) / fc[2]);
-    oc0 = (fc[2] - ((float4)ft2));
+    ft0 = fs0_tex.Sample(fs0_smp, v1.xy);
+    ft1 = fs1_tex.Sample(fs1_smp, v1.xy);
+    ft0 = (ft0 * fc[0]);
+    ft0 = (fc[2] - ft0);
+    ft1 = (ft1 * fc[1]);
+    ft1 = (fc[2] - ft1);
+    ft2 = (ft0 * ft1);
+    ft2 = (ft2 / fc[2]);
+    oc0 = (fc[2] - ft2);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -47,34 +47,31 @@ static precise float4 vt0 = 0, vt1 = 0, vt2 = 0, vt3 = 0, vt4 = 0, vt5 = 0;
 
 void shrec_body()
 {
-    vt0 = float4((((float4)dot((((float4)va0)).xyzw, (vc[3]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[4]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[5]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[6]).xyzw))).x);
-    vt1 = float4((((float4)dot((((float4)va1)).xyzw, (vc[3]).xyzw))).x, (((float4)dot((((float4)va1)).xyzw, (vc[4]).xyzw))).x, (((float4)dot((((float4)va1)).xyzw, (vc[5]).xyzw))).x, (((float4)dot((((float4)va1)).xyzw, (vc[6]).xyzw))).x);
-    vt2 = (((float4)vt1) - ((float4)vt0));
-    vt5 = select(bool4(true, false, false, false), ((float4)(((float4)vt0).zzzz < vc[2].zzzz)), vt5);
-    vt5 = select(bool4(false, true, false, false), (vc[0].xxxx - ((float4)vt5).xxxx), vt5);
-    vt4 = select(bool4(true, false, false, false), (((float4)vt0).zzzz + vc[2].zzzz), vt4);
-    vt4 = select(bool4(false, true, false, false), (((float4)vt0).zzzz - ((float4)vt1).zzzz), vt4);
-    vt4 = select(bool4(false, false, true, false), (((float4)vt4).xxxx / ((float4)vt4).yyyy), vt4);
-    vt4.xyz = ((((float4)vt4).zzzz * ((float4)vt2).xyzz)).xyz;
-    vt3.xyz = ((((float4)vt0).xyzz + ((float4)vt4).xyzz)).xyz;
-    vt3 = select(bool4(false, false, false, true), vc[0].xxxx, vt3);
-    vt0 = (((float4)vt0) * ((float4)vt5).yyyy);
-    vt3 = (((float4)vt3) * ((float4)vt5).xxxx);
-    vt0 = (((float4)vt0) + ((float4)vt3));
-    vt2 = (((float4)vt1) - ((float4)vt0));
-    vt2.xyz = (float4(normalize((((float4)vt2).xyzz).xyz), 0.0)).xyz;
-    vt5.xyz = (float4(normalize((((float4)vt0).xyzz).xyz), 0.0)).xyz;
-    vt5 = select(bool4(false, false, false, true), vc[0].xxxx, vt5);
-    vt3.xyz = (float4(cross((((float4)vt2)).xyz, (((float4)vt5)).xyz), 0.0)).xyz;
-    vt3.xyz = (float4(normalize((((float4)vt3).xyzz).xyz), 0.0)).xyz;
-    vt3.xyz = ((((float4)vt3).xyzz * ((float4)va2).xxxx)).xyz;
-    vt3 = select(bool4(false, false, false, true), vc[0].xxxx, vt3);
-    vt4 = select(bool4(true, false, false, false), ((float4)dot((((float4)vt0)).xyz, (vc[1]).xyz)), vt4);
-    vt4 = select(bool4(true, false, false, false), (((float4)vt4).xxxx * vc[2].xxxx), vt4);
-    vt3.xyz = ((((float4)vt3).xyzz * ((float4)vt4).xxxx)).xyz;
-    vt0.xyz = ((((float4)vt0).xyzz + ((float4)vt3).xyzz)).xyz;
-    op = float4((((float4)dot((((float4)vt0)).xyzw, (vc[7]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[8]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[9]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[10]).xyzw))).x);
-    v0 = ((float4)va3);
+    vt0 = float4((((float4)dot((va0).xyzw, (vc[3]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[4]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[5]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[6]).xyzw))).x);
+    vt1.xyz = float3((((float4)dot((va1).xyzw, (vc[3]).xyzw))).x, (((float4)dot((va1).xyzw, (vc[4]).xyzw))).x, (((float4)dot((va1).xyzw, (vc[5]).xyzw))).x);
+    vt2.xyz = (vt1.xyz - vt0.xyz);
+    vt5.x = ((float)(vt0.z < vc[2].z));
+    vt5.y = (vc[0].x - vt5.x);
+    vt4.xy = float2((vt0.z + vc[2].z), (vt0.z - vt1.z));
+    vt4.z = (vt4.x / vt4.y);
+    vt4.xyz = (vt4.zzz * vt2.xyz);
+    vt3.xyz = (vt0.xyz + vt4.xyz);
+    vt3.w = vc[0].x;
+    vt0 = (vt0 * vt5.yyyy);
+    vt3 = (vt3 * vt5.xxxx);
+    vt0 = (vt0 + vt3);
+    vt2.xyz = (vt1.xyz - vt0.xyz);
+    vt2.xyz = (float4(normalize((vt2.xyzz).xyz), 0.0)).xyz;
+    vt5.xyz = (float4(normalize((vt0.xyzz).xyz), 0.0)).xyz;
+    vt3.xyz = (float4(cross((vt2).xyz, (vt5).xyz), 0.0)).xyz;
+    vt3.xyz = (float4(normalize((vt3.xyzz).xyz), 0.0)).xyz;
+    vt3.xyz = (vt3.xyz * va2.xxx);
+    vt4.x = (((float4)dot((vt0).xyz, (vc[1]).xyz))).x;
+    vt4.x = (vt4.x * vc[2].x);
+    vt3.xyz = (vt3.xyz * vt4.xxx);
+    vt0.xyz = (vt0.xyz + vt3.xyz);
+    op = float4((((float4)dot((vt0).xyzw, (vc[7]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[8]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[9]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[10]).xyzw))).x);
+    v0 = va3;
 }
 
 ShaderOutput main(ShaderInput input)

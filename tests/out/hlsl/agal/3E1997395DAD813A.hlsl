@@ -43,8 +43,8 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    oc0 = (((float4)ft0) * ((float4)v1));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    oc0 = (ft0 * v1);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -41,9 +41,9 @@ static precise float4 vt7 = 0;
 
 void shrec_body()
 {
-    vt7 = float4((((float4)dot((((float4)va0)).xyzw, (vc[0]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[3]).xyzw))).x);
-    op = (((float4)vt7) * vc[4]);
-    v0 = ((float4)va0);
+    vt7 = float4((((float4)dot((va0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[3]).xyzw))).x);
+    op = (vt7 * vc[4]);
+    v0 = va0;
 }
 
 ShaderOutput main(ShaderInput input)

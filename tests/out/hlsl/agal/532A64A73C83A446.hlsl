@@ -45,16 +45,16 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0;
 
 void shrec_body()
 {
-    ft4 = max(((float4)v1), fc[2]);
-    ft4.xy = (min(((float4)ft4).xyyy, fc[2].zwww)).xy;
-    ft0 = fs1_tex.Sample(fs1_smp, (((float4)ft4)).xy);
-    ft1 = (((float4)ft0) - fc[0]);
-    ft1.xy = ((((float4)ft1).xyyy * ((float4)ft0).wwww)).xy;
-    ft2 = float4((((float4)dot((((float4)ft1)).xyzw, (fc[3]).xyzw))).x, (((float4)dot((((float4)ft1)).xyzw, (fc[4]).xyzw))).x, (((float4)dot((((float4)ft1)).xyzw, (fc[5]).xyzw))).x, (((float4)dot((((float4)ft1)).xyzw, (fc[6]).xyzw))).x);
-    ft3 = (((float4)v0) + ((float4)ft2));
-    ft3.xy = (saturate(((float4)ft3).xyyy)).xy;
-    ft3.xy = (min(((float4)ft3).xyyy, fc[1].xyyy)).xy;
-    oc0 = fs0_tex.Sample(fs0_smp, (((float4)ft3)).xy);
+    ft4.xy = max(v1.xy, fc[2].xy);
+    ft4.xy = min(ft4.xy, fc[2].zw);
+    ft0 = fs1_tex.Sample(fs1_smp, ft4.xy);
+    ft1 = (ft0 - fc[0]);
+    ft1.xy = (ft1.xy * ft0.ww);
+    ft2.xy = float2((((float4)dot((ft1).xyzw, (fc[3]).xyzw))).x, (((float4)dot((ft1).xyzw, (fc[4]).xyzw))).x);
+    ft3.xy = (v0.xy + ft2.xy);
+    ft3.xy = saturate(ft3.xy);
+    ft3.xy = min(ft3.xy, fc[1].xy);
+    oc0 = fs0_tex.Sample(fs0_smp, ft3.xy);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,8 +43,8 @@ static precise float4 ft1 = 0;
 
 void shrec_body()
 {
-    ft1 = fs0_tex.Sample(fs0_smp, (((float4)v1)).xy);
-    oc0 = (((float4)ft1) * ((float4)v0));
+    ft1 = fs0_tex.Sample(fs0_smp, v1.xy);
+    oc0 = (ft1 * v0);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,18 +43,16 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = select(bool4(true, false, false, false), (((float4)v0).xxxx - fc[0].zzzz), ft0);
-    ft0 = select(bool4(false, true, false, false), (fc[0].zzzz - ((float4)v0).yyyy), ft0);
-    ft0.xy = ((((float4)ft0).xyyy * fc[0].xyyy)).xy;
-    ft1.xy = ((((float4)ft0).xyyy * ((float4)ft0).xyyy)).xy;
-    ft1 = select(bool4(false, false, true, false), (((float4)ft1).xxxx + ((float4)ft1).yyyy), ft1);
-    ft1 = select(bool4(false, false, true, false), sqrt(abs(((float4)ft1).zzzz)), ft1);
-    ft1 = select(bool4(false, false, false, true), sin(((float4)ft1).zzzz), ft1);
-    ft0.xy = ((((float4)ft0).xyyy / ((float4)ft1).zzzz)).xy;
-    ft0.xy = ((((float4)ft0).xyyy * ((float4)ft1).wwww)).xy;
-    ft0 = select(bool4(false, false, true, false), cos(((float4)ft1).zzzz), ft0);
-    ft0 = select(bool4(false, false, false, true), fc[0].wwww, ft0);
-    oc0 = fs0_tex.Sample(fs0_smp, (((float4)ft0)).xyz);
+    ft0.xy = float2((v0.x - fc[0].z), (fc[0].z - v0.y));
+    ft0.xy = (ft0.xy * fc[0].xy);
+    ft1.xy = (ft0.xy * ft0.xy);
+    ft1.z = (ft1.x + ft1.y);
+    ft1.z = sqrt(abs(ft1.z));
+    ft1.w = sin(ft1.z);
+    ft0.xy = (ft0.xy / ft1.zz);
+    ft0.xy = (ft0.xy * ft1.ww);
+    ft0.z = cos(ft1.z);
+    oc0 = fs0_tex.Sample(fs0_smp, ft0.xyz);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -44,9 +44,9 @@ static precise float4 vt0 = 0, vt1 = 0;
 
 void shrec_body()
 {
-    vt0 = vc[shrec_index_round_half_up(((((float4)va0)).xxxx).x) + (5)];
-    vt1 = vc[shrec_index_round_half_up(((((float4)va1)).yyyy).x) + (6)];
-    op = (((float4)vt0) + ((float4)vt1));
+    vt0 = vc[shrec_index_round_half_up((va0.xxxx).x) + (5)];
+    vt1 = vc[shrec_index_round_half_up((va1.yyyy).x) + (6)];
+    op = (vt0 + vt1);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -44,11 +44,11 @@ static precise float4 vt0 = 0, vt1 = 0;
 
 void shrec_body()
 {
-    vt0 = select(bool4(false, false, false, true), ((float4)va0).wwww, vt0);
-    vt1 = vc[shrec_index_round_half_up(((((float4)va1)).xxxx).x)];
-    vt0.xyz = ((((float4)va0).xyzz * ((float4)vt1).wwww)).xyz;
-    vt0.xyz = ((((float4)vt0).xyzz + ((float4)vt1).xyzz)).xyz;
-    op = float4((((float4)dot((((float4)vt0)).xyzw, (vc[5]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[6]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[7]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[8]).xyzw))).x);
+    vt0.w = va0.w;
+    vt1 = vc[shrec_index_round_half_up((va1.xxxx).x)];
+    vt0.xyz = (va0.xyz * vt1.www);
+    vt0.xyz = (vt0.xyz + vt1.xyz);
+    op = float4((((float4)dot((vt0).xyzw, (vc[5]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[6]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[7]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[8]).xyzw))).x);
 }
 
 ShaderOutput main(ShaderInput input)

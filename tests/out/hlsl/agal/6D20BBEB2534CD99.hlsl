@@ -41,13 +41,11 @@ static precise float4 v6 = 0;
 static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
-static precise float4 vt0 = 0;
 
 void shrec_body()
 {
-    vt0 = (((float4)va0) + ((float4)va2));
-    op = ((float4)vt0);
-    v0 = ((float4)va1);
+    op = (va0 + va2);
+    v0 = va1;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,9 +43,9 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0.xyz = (((float4)dot((((float4)ft0).xyzz).xyz, (fc[0].xyzz).xyz))).xyz;
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft0.xyz = (((float4)dot((ft0.xyzz).xyz, (fc[0].xyzz).xyz))).xyz;
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

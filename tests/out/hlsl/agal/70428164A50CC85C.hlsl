@@ -42,9 +42,9 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = ((float4)va0);
-    v0 = float4((((float4)dot((((float4)va1)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)va1)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)va1)).xyzw, (vc[3]).xyzw))).x, (((float4)dot((((float4)va1)).xyzw, (vc[4]).xyzw))).x);
-    v0.zw = (vc[0].zwww).zw;
+    op = va0;
+    v0.xy = float2((((float4)dot((va1).xyzw, (vc[1]).xyzw))).x, (((float4)dot((va1).xyzw, (vc[2]).xyzw))).x);
+    v0.zw = vc[0].ww;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -42,15 +42,13 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = ((float4)v1);
-    ft0 = select(bool4(false, false, false, true), (1.0 / (((float4)ft0).wwww)), ft0);
-    ft0 = select(bool4(false, false, true, false), (((float4)ft0).zzzz + fc[4].xxxx), ft0);
-    ft0 = (((float4)ft0) * ((float4)ft0).wwww);
-    ft0 = (((float4)ft0).zzzz * fc[2]);
-    ft0 = shrec_frac(((float4)ft0));
-    ft1 = (((float4)ft0) * fc[3]);
-    ft0.xyz = ((((float4)ft0).xyzz - ((float4)ft1).yzww)).xyz;
-    oc0 = ((float4)ft0);
+    ft0.zw = float2((v1.z + fc[4].x), (1.0 / (v1.w)));
+    ft0.z = (ft0.z * ft0.w);
+    ft0 = (ft0.zzzz * fc[2]);
+    ft0 = shrec_frac(ft0);
+    ft1.yzw = (ft0.yzw * fc[3].yzw);
+    ft0.xyz = (ft0.xyz - ft1.yzw);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -41,14 +41,14 @@ static precise float4 vt0 = 0, vt1 = 0, vt2 = 0, vt3 = 0, vt4 = 0, vt5 = 0, vt6 
 
 void shrec_body()
 {
-    vt0 = log2(abs(((float4)va0)));
-    vt1 = exp2(((float4)vt0));
-    vt2 = pow(abs(((float4)vt1)), ((float4)va0));
-    vt3 = ((float4)(((float4)vt2) >= ((float4)va0)));
-    vt4.xyz = (float4((((float4)dot((vc[0]).xyz, (((float4)vt3)).xyz))).x, (((float4)dot((vc[0]).xyz, (((float4)vt4)).xyz))).x, (((float4)dot((vc[0]).xyz, (((float4)vt5)).xyz))).x, 0.0)).xyz;
-    vt5.xyz = (float4((((float4)dot((vc[2]).xyzw, (((float4)vt3)).xyzw))).x, (((float4)dot((vc[2]).xyzw, (((float4)vt4)).xyzw))).x, (((float4)dot((vc[2]).xyzw, (((float4)vt5)).xyzw))).x, 0.0)).xyz;
-    vt6 = min(((float4)vt5), ((float4)vt4));
-    op = rsqrt(abs(((float4)vt6)));
+    vt0 = log2(abs(va0));
+    vt1 = exp2(vt0);
+    vt2 = pow(abs(vt1), va0);
+    vt3 = ((float4)(vt2 >= va0));
+    vt4.xyz = float3((((float4)dot((vc[0]).xyz, (vt3).xyz))).x, (((float4)dot((vc[0]).xyz, (vt4).xyz))).x, (((float4)dot((vc[0]).xyz, (vt5).xyz))).x);
+    vt5.xyz = float3((((float4)dot((vc[2]).xyzw, (vt3).xyzw))).x, (((float4)dot((vc[2]).xyzw, (vt4).xyzw))).x, (((float4)dot((vc[2]).xyzw, (vt5).xyzw))).x);
+    vt6 = min(vt5, vt4);
+    op = rsqrt(abs(vt6));
 }
 
 ShaderOutput main(ShaderInput input)

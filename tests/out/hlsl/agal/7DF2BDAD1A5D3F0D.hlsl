@@ -39,16 +39,14 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0, ft1 = 0, ft2 = 0;
+static precise float4 ft0 = 0, ft2 = 0;
 
 void shrec_body()
 {
-    ft0 = fc[0];
-    ft0 = (((float4)v0) + ((float4)v1));
-    ft2 = fs2_tex.Sample(fs2_smp, (((float4)v2)).xyz);
-    clip(((float4)ft2).yyyy);
-    ft1 = ((float4)ft0);
-    oc0 = ((float4)ft0);
+    ft0 = (v0 + v1);
+    ft2.y = (fs2_tex.Sample(fs2_smp, v2.xyz)).y;
+    clip(ft2.yyyy);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

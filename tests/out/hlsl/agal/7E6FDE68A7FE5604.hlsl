@@ -43,9 +43,9 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0.xy = ((((float4)ft0).xyyy - ((float4)ft0).xyyy)).xy;
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft0.xy = (ft0.xy - ft0.xy);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

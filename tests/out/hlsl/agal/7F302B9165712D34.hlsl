@@ -43,20 +43,20 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft5 = (((float4)ft0) * fc[0].xxxx);
-    ft1 = fs0_tex.Sample(fs0_smp, (((float4)v1)).xy);
-    ft1 = (((float4)ft1) * fc[0].yyyy);
-    ft5 = (((float4)ft5) + ((float4)ft1));
-    ft2 = fs0_tex.Sample(fs0_smp, (((float4)v2)).xy);
-    ft2 = (((float4)ft2) * fc[0].yyyy);
-    ft5 = (((float4)ft5) + ((float4)ft2));
-    ft3 = fs0_tex.Sample(fs0_smp, (((float4)v3)).xy);
-    ft3 = (((float4)ft3) * fc[0].zzzz);
-    ft5 = (((float4)ft5) + ((float4)ft3));
-    ft4 = fs0_tex.Sample(fs0_smp, (((float4)v4)).xy);
-    ft4 = (((float4)ft4) * fc[0].zzzz);
-    oc0 = (((float4)ft5) + ((float4)ft4));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft5 = (ft0 * fc[0].xxxx);
+    ft1 = fs0_tex.Sample(fs0_smp, v1.xy);
+    ft1 = (ft1 * fc[0].yyyy);
+    ft5 = (ft5 + ft1);
+    ft2 = fs0_tex.Sample(fs0_smp, v2.xy);
+    ft2 = (ft2 * fc[0].yyyy);
+    ft5 = (ft5 + ft2);
+    ft3 = fs0_tex.Sample(fs0_smp, v3.xy);
+    ft3 = (ft3 * fc[0].zzzz);
+    ft5 = (ft5 + ft3);
+    ft4 = fs0_tex.Sample(fs0_smp, v4.xy);
+    ft4 = (ft4 * fc[0].zzzz);
+    oc0 = (ft5 + ft4);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,9 +43,9 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0.xz = ((((float4)ft0).xzzz - ((float4)ft0).xzzz)).xz;
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft0.xz = (ft0.xz - ft0.xz);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

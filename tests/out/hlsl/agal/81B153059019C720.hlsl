@@ -41,11 +41,10 @@ static precise float4 vt0 = 0;
 
 void shrec_body()
 {
-    vt0.xyz = (((float4)va0).xyzz).xyz;
-    vt0 = select(bool4(false, false, false, true), vc[4].yyyy, vt0);
-    vt0 = float4((((float4)dot((((float4)vt0)).xyzw, (vc[0]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)vt0)).xyzw, (vc[3]).xyzw))).x);
-    op = ((float4)vt0);
-    v0 = ((float4)vt0).xyyy;
+    vt0.xyz = va0.xyz;
+    vt0.w = vc[4].y;
+    op = float4((((float4)dot((vt0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[3]).xyzw))).x);
+    v0 = op.xyyy;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -45,14 +45,14 @@ static precise float4 ft0 = 0, ft1 = 0, ft4 = 0, ft5 = 0, ft6 = 0;
 
 void shrec_body()
 {
-    ft4 = ((float4)(((float4)v2).xxxx < fc[0]));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft5 = min(((float4)ft4).xxxx, ((float4)ft0));
-    ft6 = (fc[1].xxxx - ((float4)ft4));
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v0)).xy);
-    ft0 = min(((float4)ft6).xxxx, ((float4)ft1));
-    ft5 = (((float4)ft5) + ((float4)ft0));
-    oc0 = (((float4)ft5) * ((float4)v1));
+    ft4.x = ((float)(v2.x < fc[0].x));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft5 = min(ft4.xxxx, ft0);
+    ft6.x = (fc[1].x - ft4.x);
+    ft1 = fs1_tex.Sample(fs1_smp, v0.xy);
+    ft0 = min(ft6.xxxx, ft1);
+    ft5 = (ft5 + ft0);
+    oc0 = (ft5 * v1);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,11 +43,10 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft0)).xyz, (fc[0]).xyz)), ft0);
-    ft0 = select(bool4(false, true, false, false), ((float4)ft0).xxxx, ft0);
-    ft0 = select(bool4(false, false, true, false), ((float4)ft0).xxxx, ft0);
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft0.x = (((float4)dot((ft0).xyz, (fc[0]).xyz))).x;
+    ft0.yz = ft0.xx;
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

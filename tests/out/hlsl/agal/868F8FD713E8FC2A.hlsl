@@ -43,13 +43,13 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0 = max(((float4)ft0), fc[5]);
-    ft0.xyz = ((((float4)ft0).xyzz / ((float4)ft0).wwww)).xyz;
-    ft0 = float4((((float4)dot((((float4)ft0)).xyzw, (fc[0]).xyzw))).x, (((float4)dot((((float4)ft0)).xyzw, (fc[1]).xyzw))).x, (((float4)dot((((float4)ft0)).xyzw, (fc[2]).xyzw))).x, (((float4)dot((((float4)ft0)).xyzw, (fc[3]).xyzw))).x);
-    ft0 = (((float4)ft0) + fc[4]);
-    ft0.xyz = ((((float4)ft0).xyzz * ((float4)ft0).wwww)).xyz;
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft0 = max(ft0, fc[5]);
+    ft0.xyz = (ft0.xyz / ft0.www);
+    ft0 = float4((((float4)dot((ft0).xyzw, (fc[0]).xyzw))).x, (((float4)dot((ft0).xyzw, (fc[1]).xyzw))).x, (((float4)dot((ft0).xyzw, (fc[2]).xyzw))).x, (((float4)dot((ft0).xyzw, (fc[3]).xyzw))).x);
+    ft0 = (ft0 + fc[4]);
+    ft0.xyz = (ft0.xyz * ft0.www);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

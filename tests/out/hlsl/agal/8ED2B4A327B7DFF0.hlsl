@@ -43,10 +43,10 @@ static precise float4 vt0 = 0;
 
 void shrec_body()
 {
-    op = ((float4)va0);
-    vt0 = vc[2].xxxy;
-    vt0.xy = ((((float4)va1).xyyy - vc[1].xyyy)).xy;
-    v0 = ((float4)vt0);
+    op = va0;
+    vt0.zw = vc[2].xy;
+    vt0.xy = (va1.xy - vc[1].xy);
+    v0 = vt0;
 }
 
 ShaderOutput main(ShaderInput input)

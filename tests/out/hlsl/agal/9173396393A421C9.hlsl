@@ -40,7 +40,7 @@ static precise float4 oc0 = 0;
 
 void shrec_body()
 {
-    oc0 = ((float4)v0);
+    oc0 = v0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -41,14 +41,13 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0, ft1 = 0, ft2 = 0;
+static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v0)).xy);
-    ft2 = max(((float4)ft1), ((float4)ft0));
-    oc0 = ((float4)ft2);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft1 = fs1_tex.Sample(fs1_smp, v0.xy);
+    oc0 = max(ft1, ft0);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,10 +43,10 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = (fc[0] - ((float4)ft0));
-    ft1 = select(bool4(false, false, false, true), ((float4)ft0).wwww, ft1);
-    oc0 = ((float4)ft1);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft1.xyz = (fc[0].xyz - ft0.xyz);
+    ft1.w = ft0.w;
+    oc0 = ft1;
 }
 
 ShaderOutput main(ShaderInput input)

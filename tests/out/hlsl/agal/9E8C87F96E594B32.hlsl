@@ -39,41 +39,36 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0, ft6 = 0;
+static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft6 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = ((float4)ft0);
-    ft6 = (((float4)v6).yyyy - ((float4)v6).xxxx);
-    ft6 = (1.0 / (((float4)ft6)));
-    ft1 = select(bool4(false, false, false, true), (((float4)ft1).wwww - ((float4)v6).xxxx), ft1);
-    ft1 = select(bool4(false, false, false, true), (((float4)ft1).wwww * ((float4)ft6)), ft1);
-    ft1 = select(bool4(false, false, false, true), saturate(((float4)ft1).wwww), ft1);
-    ft3 = ((float4)ft1);
-    ft1 = (((float4)v1) * ((float4)ft1).wwww);
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v7)).xy);
-    ft5 = select(bool4(true, false, false, false), ((float4)v7).zzzz, ft5);
-    ft2 = ((float4)ft0);
-    ft6 = (((float4)v6).wwww - ((float4)v6).zzzz);
-    ft6 = (1.0 / (((float4)ft6)));
-    ft2 = select(bool4(false, false, false, true), (((float4)ft2).wwww - ((float4)v6).zzzz), ft2);
-    ft2 = select(bool4(false, false, false, true), (((float4)ft2).wwww * ((float4)ft6)), ft2);
-    ft2 = select(bool4(false, false, false, true), saturate(((float4)ft2).wwww), ft2);
-    ft2 = select(bool4(false, false, false, true), (((float4)ft2).wwww - ((float4)ft3).wwww), ft2);
-    ft2 = select(bool4(false, false, false, true), saturate(((float4)ft2).wwww), ft2);
-    ft4 = ((float4)ft0);
-    ft6 = (((float4)ft5).xxxx - ((float4)v6).zzzz);
-    ft6 = (1.0 / (((float4)ft6)));
-    ft4 = select(bool4(false, false, false, true), (((float4)ft4).wwww - ((float4)v6).zzzz), ft4);
-    ft4 = select(bool4(false, false, false, true), (((float4)ft4).wwww * ((float4)ft6)), ft4);
-    ft4 = select(bool4(false, false, false, true), saturate(((float4)ft4).wwww), ft4);
-    ft6 = select(bool4(false, false, false, true), (((float4)v5).wwww - ((float4)v4).yyyy), ft6);
-    ft4 = select(bool4(false, false, false, true), (((float4)ft4).wwww * ((float4)ft6).wwww), ft4);
-    ft4 = select(bool4(false, false, false, true), (((float4)ft4).wwww + ((float4)v4).yyyy), ft4);
-    ft2 = select(bool4(false, false, false, true), (((float4)ft2).wwww * ((float4)ft4).wwww), ft2);
-    ft2.xyz = ((((float4)v5).xyzz * ((float4)ft2).wwww)).xyz;
-    oc0 = (((float4)ft1) + ((float4)ft2));
+    ft0.w = (fs0_tex.Sample(fs0_smp, v0.xy)).w;
+    ft6.w = (v6.y - v6.x);
+    ft6.w = (1.0 / (ft6.w));
+    ft1.w = (ft0.w - v6.x);
+    ft1.w = (ft1.w * ft6.w);
+    ft3.w = saturate(ft1.w);
+    ft1 = (v1 * ft3.wwww);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v7.xy)).w;
+    ft6.w = (v6.w - v6.z);
+    ft6.w = (1.0 / (ft6.w));
+    ft2.w = (ft0.w - v6.z);
+    ft2.w = (ft2.w * ft6.w);
+    ft2.w = saturate(ft2.w);
+    ft2.w = (ft2.w - ft3.w);
+    ft2.w = saturate(ft2.w);
+    ft6.w = (v7.z - v6.z);
+    ft6.w = (1.0 / (ft6.w));
+    ft4.w = (ft0.w - v6.z);
+    ft4.w = (ft4.w * ft6.w);
+    ft4.w = saturate(ft4.w);
+    ft6.w = (v5.w - v4.y);
+    ft4.w = (ft4.w * ft6.w);
+    ft4.w = (ft4.w + v4.y);
+    ft2.w = (ft2.w * ft4.w);
+    ft2.xyz = (v5.xyz * ft2.www);
+    oc0 = (ft1 + ft2);
 }
 
 ShaderOutput main(ShaderInput input)

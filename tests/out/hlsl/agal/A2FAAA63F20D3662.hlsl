@@ -41,14 +41,12 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0, ft1 = 0;
+static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v0)).xy);
-    ft0 = (((float4)ft0) * fc[0].xxxx);
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    oc0 = (ft0 * fc[0].xxxx);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,23 +43,23 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = (((float4)ft0) * fc[0].xxxx);
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v1)).xy);
-    ft0 = (((float4)ft0) * fc[0].zzzz);
-    ft1 = (((float4)ft1) + ((float4)ft0));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v2)).xy);
-    ft0 = (((float4)ft0) * fc[0].yyyy);
-    ft1 = (((float4)ft1) + ((float4)ft0));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v3)).xy);
-    ft0 = (((float4)ft0) * fc[0].yyyy);
-    ft1 = (((float4)ft1) + ((float4)ft0));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v4)).xy);
-    ft0 = (((float4)ft0) * fc[0].zzzz);
-    ft1 = (((float4)ft1) + ((float4)ft0));
-    ft1.xyz = (fc[1].xyzz).xyz;
-    ft1 = select(bool4(false, false, false, true), (((float4)ft1).wwww * fc[1].wwww), ft1);
-    oc0 = ((float4)ft1);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v0.xy)).w;
+    ft1.w = (ft0.w * fc[0].x);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v1.xy)).w;
+    ft0.w = (ft0.w * fc[0].z);
+    ft1.w = (ft1.w + ft0.w);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v2.xy)).w;
+    ft0.w = (ft0.w * fc[0].y);
+    ft1.w = (ft1.w + ft0.w);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v3.xy)).w;
+    ft0.w = (ft0.w * fc[0].y);
+    ft1.w = (ft1.w + ft0.w);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v4.xy)).w;
+    ft0.w = (ft0.w * fc[0].z);
+    ft1.w = (ft1.w + ft0.w);
+    ft1.xyz = fc[1].xyz;
+    ft1.w = (ft1.w * fc[1].w);
+    oc0 = ft1;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,20 +43,20 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = (((float4)ft0) * fc[0].xxxx);
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v1)).xy);
-    ft0 = (((float4)ft0) * fc[0].zzzz);
-    ft1 = (((float4)ft1) + ((float4)ft0));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v2)).xy);
-    ft0 = (((float4)ft0) * fc[0].yyyy);
-    ft1 = (((float4)ft1) + ((float4)ft0));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v3)).xy);
-    ft0 = (((float4)ft0) * fc[0].yyyy);
-    ft1 = (((float4)ft1) + ((float4)ft0));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v4)).xy);
-    ft0 = (((float4)ft0) * fc[0].zzzz);
-    oc0 = (((float4)ft1) + ((float4)ft0));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft1 = (ft0 * fc[0].xxxx);
+    ft0 = fs0_tex.Sample(fs0_smp, v1.xy);
+    ft0 = (ft0 * fc[0].zzzz);
+    ft1 = (ft1 + ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v2.xy);
+    ft0 = (ft0 * fc[0].yyyy);
+    ft1 = (ft1 + ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v3.xy);
+    ft0 = (ft0 * fc[0].yyyy);
+    ft1 = (ft1 + ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v4.xy);
+    ft0 = (ft0 * fc[0].zzzz);
+    oc0 = (ft1 + ft0);
 }
 
 ShaderOutput main(ShaderInput input)

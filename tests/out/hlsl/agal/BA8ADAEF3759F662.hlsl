@@ -44,9 +44,9 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = ((float4)va0);
-    v0 = ((float4)va1);
-    v1 = ((float4)va2);
+    op = va0;
+    v0 = va1;
+    v1 = va2;
 }
 
 ShaderOutput main(ShaderInput input)

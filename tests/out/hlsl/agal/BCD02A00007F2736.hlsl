@@ -42,9 +42,9 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = ((float4)va0);
-    v0 = ((float4)va0);
-    v1 = ((float4)va1);
+    op = va0;
+    v0 = va0;
+    v1 = va1;
 }
 
 ShaderOutput main(ShaderInput input)

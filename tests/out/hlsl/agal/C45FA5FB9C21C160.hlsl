@@ -51,21 +51,17 @@ static precise float4 vt0 = 0, vt1 = 0;
 
 void shrec_body()
 {
-    op = float4((((float4)dot((((float4)va0)).xyzw, (vc[0]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[3]).xyzw))).x);
-    v0 = ((float4)va1);
-    v1 = (((float4)va2) * vc[4]);
-    v3 = ((float4)va3);
-    v4 = ((float4)va4);
-    v5 = ((float4)va5);
-    vt0 = select(bool4(true, false, false, false), (((float4)va3).wwww * vc[5].zzzz), vt0);
-    vt0 = select(bool4(true, false, false, false), (((float4)vt0).xxxx * vc[5].wwww), vt0);
-    vt0 = select(bool4(true, false, false, false), (((float4)va3).zzzz / ((float4)vt0).xxxx), vt0);
-    vt1 = vc[4];
-    vt1 = select(bool4(true, false, false, false), (((float4)va3).xxxx - ((float4)vt0).xxxx), vt1);
-    vt1 = select(bool4(false, true, false, false), (((float4)va3).xxxx + ((float4)vt0).xxxx), vt1);
-    vt1 = select(bool4(false, false, true, false), (((float4)va4).xxxx - ((float4)vt0).xxxx), vt1);
-    vt1 = select(bool4(false, false, false, true), (((float4)va4).xxxx + ((float4)vt0).xxxx), vt1);
-    v6 = saturate(((float4)vt1));
+    op = float4((((float4)dot((va0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[3]).xyzw))).x);
+    v0 = va1;
+    v1 = (va2 * vc[4]);
+    v3 = va3;
+    v4 = va4;
+    v5 = va5;
+    vt0.x = (va3.w * vc[5].z);
+    vt0.x = (vt0.x * vc[5].w);
+    vt0.x = (va3.z / vt0.x);
+    vt1 = float4((va3.x - vt0.x), (va3.x + vt0.x), (va4.x - vt0.x), (va4.x + vt0.x));
+    v6 = saturate(vt1);
 }
 
 ShaderOutput main(ShaderInput input)

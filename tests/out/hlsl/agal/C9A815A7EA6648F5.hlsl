@@ -42,12 +42,12 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = float4((((float4)dot((((float4)va0)).xyzw, (vc[0]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[3]).xyzw))).x);
-    v0 = ((float4)va1);
-    v1 = (((float4)va1) + vc[4].xyww);
-    v2 = (((float4)va1) - vc[4].xyww);
-    v3 = (((float4)va1) + vc[4].zwxx);
-    v4 = (((float4)va1) - vc[4].zwxx);
+    op = float4((((float4)dot((va0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[3]).xyzw))).x);
+    v0 = va1;
+    v1 = (va1 + vc[4].xyww);
+    v2 = (va1 - vc[4].xyww);
+    v3 = (va1 + vc[4].zwxx);
+    v4 = (va1 - vc[4].zwxx);
 }
 
 ShaderOutput main(ShaderInput input)

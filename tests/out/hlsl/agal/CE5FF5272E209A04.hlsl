@@ -43,17 +43,17 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0.xyz = ((((float4)ft0).xyzz * fc[2].xyzz)).xyz;
-    ft1 = (((float4)ft0).xxxx * fc[0].xxxx);
-    ft2 = (((float4)ft0).yyyy * fc[0].yyyy);
-    ft1 = (((float4)ft1) + ((float4)ft2));
-    ft2 = (((float4)ft0).zzzz * fc[0].zzzz);
-    ft1 = (((float4)ft1) + ((float4)ft2));
-    ft1 = (((float4)ft1) * fc[1].xxxx);
-    ft0.xyz = ((((float4)ft0).xyzz * fc[1].yyyy)).xyz;
-    ft0.xyz = ((((float4)ft0).xyzz + ((float4)ft1))).xyz;
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft0.xyz = (ft0.xyz * fc[2].xyz);
+    ft1.xyz = (ft0.xxx * fc[0].xxx);
+    ft2.xyz = (ft0.yyy * fc[0].yyy);
+    ft1.xyz = (ft1.xyz + ft2.xyz);
+    ft2.xyz = (ft0.zzz * fc[0].zzz);
+    ft1.xyz = (ft1.xyz + ft2.xyz);
+    ft1.xyz = (ft1.xyz * fc[1].xxx);
+    ft0.xyz = (ft0.xyz * fc[1].yyy);
+    ft0.xyz = (ft0.xyz + ft1.xyz);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -37,13 +37,10 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = ((float4)v3);
-    ft1 = ((float4)v2);
-    oc0 = ((float4)v0);
+    oc0 = v0;
 }
 
 ShaderOutput main(ShaderInput input)

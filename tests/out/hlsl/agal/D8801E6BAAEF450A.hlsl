@@ -45,16 +45,15 @@ static precise float4 ft0 = 0, ft1 = 0, ft4 = 0, ft5 = 0;
 
 void shrec_body()
 {
-    ft5 = ((float4)(((float4)v0) == ((float4)v0)));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0 = select(bool4(false, false, false, true), (((float4)ft0).wwww * fc[0].wwww), ft0);
-    ft0.xyz = ((fc[0].xyzz * ((float4)ft0).wwww)).xyz;
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v1)).xy);
-    ft1 = (((float4)ft1) * fc[1]);
-    ft4 = (((float4)ft5) - ((float4)ft1).wwww);
-    ft0 = (((float4)ft0) * ((float4)ft4));
-    ft0 = (((float4)ft0) + ((float4)ft1));
-    oc0 = ((float4)ft0);
+    ft5 = ((float4)(v0 == v0));
+    ft0.w = (fs0_tex.Sample(fs0_smp, v0.xy)).w;
+    ft0.w = (ft0.w * fc[0].w);
+    ft0.xyz = (fc[0].xyz * ft0.www);
+    ft1 = fs1_tex.Sample(fs1_smp, v1.xy);
+    ft1 = (ft1 * fc[1]);
+    ft4 = (ft5 - ft1.wwww);
+    ft0 = (ft0 * ft4);
+    oc0 = (ft0 + ft1);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -45,12 +45,12 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v0)).xy);
-    ft2 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft1)).xyz, (fc[0]).xyz)), ft2);
-    ft2 = select(bool4(true, false, false, false), (fc[0].wwww - ((float4)ft2).xxxx), ft2);
-    ft0 = (((float4)ft0) * ((float4)ft2).xxxx);
-    oc0 = (((float4)ft0) + ((float4)ft1));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft1 = fs1_tex.Sample(fs1_smp, v0.xy);
+    ft2.x = (((float4)dot((ft1).xyz, (fc[0]).xyz))).x;
+    ft2.x = (fc[0].w - ft2.x);
+    ft0 = (ft0 * ft2.xxxx);
+    oc0 = (ft0 + ft1);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -43,19 +43,18 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0;
 
 void shrec_body()
 {
-    ft0 = ((float4)v0);
-    ft0 = select(bool4(false, true, false, false), (((float4)v0).yyyy - fc[0].xxxx), ft0);
-    ft1 = fs0_tex.Sample(fs0_smp, (((float4)ft0)).xy);
-    ft0 = select(bool4(false, true, false, false), (((float4)ft0).yyyy + fc[0].yyyy), ft0);
-    ft2 = fs0_tex.Sample(fs0_smp, (((float4)ft0)).xy);
-    ft1 = (((float4)ft1) + ((float4)ft2));
-    ft0 = select(bool4(false, true, false, false), (((float4)ft0).yyyy + fc[0].yyyy), ft0);
-    ft2 = fs0_tex.Sample(fs0_smp, (((float4)ft0)).xy);
-    ft1 = (((float4)ft1) + ((float4)ft2));
-    ft0 = select(bool4(false, true, false, false), (((float4)ft0).yyyy + fc[0].yyyy), ft0);
-    ft2 = fs0_tex.Sample(fs0_smp, (((float4)ft0)).xy);
-    ft1 = (((float4)ft1) + ((float4)ft2));
-    oc0 = (((float4)ft1) * fc[0].zzzz);
+    ft0.xy = float2(v0.x, (v0.y - fc[0].x));
+    ft1 = fs0_tex.Sample(fs0_smp, ft0.xy);
+    ft0.y = (ft0.y + fc[0].y);
+    ft2 = fs0_tex.Sample(fs0_smp, ft0.xy);
+    ft1 = (ft1 + ft2);
+    ft0.y = (ft0.y + fc[0].y);
+    ft2 = fs0_tex.Sample(fs0_smp, ft0.xy);
+    ft1 = (ft1 + ft2);
+    ft0.y = (ft0.y + fc[0].y);
+    ft2 = fs0_tex.Sample(fs0_smp, ft0.xy);
+    ft1 = (ft1 + ft2);
+    oc0 = (ft1 * fc[0].zzzz);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -51,27 +51,22 @@ static precise float4 vt0 = 0, vt1 = 0;
 
 void shrec_body()
 {
-    op = float4((((float4)dot((((float4)va0)).xyzw, (vc[0]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[1]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[2]).xyzw))).x, (((float4)dot((((float4)va0)).xyzw, (vc[3]).xyzw))).x);
-    v0 = ((float4)va1);
-    v1 = (((float4)va2) * vc[4]);
-    v3 = ((float4)va3);
-    v4 = ((float4)va4);
-    v5 = ((float4)va5);
-    vt0 = select(bool4(true, false, false, false), (((float4)va3).wwww * vc[5].zzzz), vt0);
-    vt0 = select(bool4(true, false, false, false), (((float4)vt0).xxxx * vc[5].wwww), vt0);
-    vt0 = select(bool4(true, false, false, false), (((float4)va3).zzzz / ((float4)vt0).xxxx), vt0);
-    vt1 = vc[4];
-    vt1 = select(bool4(true, false, false, false), (((float4)va3).xxxx - ((float4)vt0).xxxx), vt1);
-    vt1 = select(bool4(false, true, false, false), (((float4)va3).xxxx + ((float4)vt0).xxxx), vt1);
-    vt1 = select(bool4(false, false, true, false), (((float4)va4).xxxx - ((float4)vt0).xxxx), vt1);
-    vt1 = select(bool4(false, false, false, true), (((float4)va4).xxxx + ((float4)vt0).xxxx), vt1);
-    v6 = saturate(((float4)vt1));
-    vt0.xy = ((((float4)va4).zwww * vc[6].zzzz)).xy;
-    vt0.xy = ((((float4)vt0).xyyy - vc[6].yyyy)).xy;
-    vt0.xy = ((((float4)vt0).xyyy * vc[5].xyyy)).xy;
-    v7 = (((float4)va1) - ((float4)vt0).xyxy);
-    vt0 = select(bool4(false, false, true, false), (((float4)va3).xxxx - ((float4)va4).xxxx), vt0);
-    v7 = select(bool4(false, false, true, false), (((float4)va3).xxxx + ((float4)vt0).zzzz), v7);
+    op = float4((((float4)dot((va0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[3]).xyzw))).x);
+    v0 = va1;
+    v1 = (va2 * vc[4]);
+    v3 = va3;
+    v4 = va4;
+    v5 = va5;
+    vt0.x = (va3.w * vc[5].z);
+    vt0.x = (vt0.x * vc[5].w);
+    vt0.xz = float2((va3.z / vt0.x), (va3.x - va4.x));
+    vt1 = float4((va3.x - vt0.x), (va3.x + vt0.x), (va4.x - vt0.x), (va4.x + vt0.x));
+    v6 = saturate(vt1);
+    vt0.xy = (va4.zw * vc[6].zz);
+    vt0.xy = (vt0.xy - vc[6].yy);
+    vt0.xy = (vt0.xy * vc[5].xy);
+    v7.xyw = (va1.xyw - vt0.xyy);
+    v7.z = (va3.x + vt0.z);
 }
 
 ShaderOutput main(ShaderInput input)

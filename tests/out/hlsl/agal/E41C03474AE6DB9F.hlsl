@@ -43,9 +43,9 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0.yz = ((((float4)ft0).yzzz - ((float4)ft0).yzzz)).yz;
-    oc0 = ((float4)ft0);
+    ft0.xzw = (fs0_tex.Sample(fs0_smp, v0.xy)).xzw;
+    ft0.yz = (ft0.zz - ft0.zz);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

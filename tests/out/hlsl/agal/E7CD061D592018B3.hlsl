@@ -43,14 +43,14 @@ static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = select(bool4(true, false, false, false), ((float4)dot((((float4)ft0).xyzz).xyz, (((float4)ft0).xyzz).xyz)), ft1);
-    ft1 = select(bool4(true, false, false, false), sqrt(abs(((float4)ft1).xxxx)), ft1);
-    ft1 = select(bool4(false, true, false, false), (((float4)ft1).xxxx - fc[0].xxxx), ft1);
-    ft1 = select(bool4(false, true, false, false), (((float4)ft1).yyyy * fc[0].yyyy), ft1);
-    ft1 = select(bool4(false, true, false, false), saturate(((float4)ft1).yyyy), ft1);
-    ft0.xyz = ((((float4)ft0).xyzz * ((float4)ft1).yyyy)).xyz;
-    oc0 = ((float4)ft0);
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft1.x = (((float4)dot((ft0.xyzz).xyz, (ft0.xyzz).xyz))).x;
+    ft1.x = sqrt(abs(ft1.x));
+    ft1.y = (ft1.x - fc[0].x);
+    ft1.y = (ft1.y * fc[0].y);
+    ft1.y = saturate(ft1.y);
+    ft0.xyz = (ft0.xyz * ft1.yyy);
+    oc0 = ft0;
 }
 
 ShaderOutput main(ShaderInput input)

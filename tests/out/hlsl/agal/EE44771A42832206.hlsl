@@ -39,20 +39,17 @@ static precise float4 v7 = 0;
 static precise float4 v8 = 0;
 static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
-static precise float4 ft0 = 0, ft1 = 0, ft3 = 0, ft6 = 0;
+static precise float4 ft0 = 0, ft1 = 0, ft6 = 0;
 
 void shrec_body()
 {
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft1 = ((float4)ft0);
-    ft6 = (((float4)v6).yyyy - ((float4)v6).xxxx);
-    ft6 = (1.0 / (((float4)ft6)));
-    ft1 = select(bool4(false, false, false, true), (((float4)ft1).wwww - ((float4)v6).xxxx), ft1);
-    ft1 = select(bool4(false, false, false, true), (((float4)ft1).wwww * ((float4)ft6)), ft1);
-    ft1 = select(bool4(false, false, false, true), saturate(((float4)ft1).wwww), ft1);
-    ft3 = ((float4)ft1);
-    ft1 = (((float4)v1) * ((float4)ft1).wwww);
-    oc0 = ((float4)ft1);
+    ft0.w = (fs0_tex.Sample(fs0_smp, v0.xy)).w;
+    ft6.w = (v6.y - v6.x);
+    ft6.w = (1.0 / (ft6.w));
+    ft1.w = (ft0.w - v6.x);
+    ft1.w = (ft1.w * ft6.w);
+    ft1.w = saturate(ft1.w);
+    oc0 = (v1 * ft1.wwww);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -49,25 +49,24 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0;
 
 void shrec_body()
 {
-    ft5 = ((float4)(((float4)v0) == ((float4)v0)));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft0 = (((float4)ft0) * fc[0]);
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v1)).xy);
-    ft1 = (((float4)ft1) * fc[1]);
-    ft4 = (((float4)ft5) - ((float4)ft1).wwww);
-    ft0 = (((float4)ft0) * ((float4)ft4));
-    ft0 = (((float4)ft0) + ((float4)ft1));
-    ft2 = fs2_tex.Sample(fs2_smp, (((float4)v2)).xy);
-    ft2 = (((float4)ft2) * fc[2]);
-    ft4 = (((float4)ft5) - ((float4)ft2).wwww);
-    ft0 = (((float4)ft0) * ((float4)ft4));
-    ft0 = (((float4)ft0) + ((float4)ft2));
-    ft3 = fs3_tex.Sample(fs3_smp, (((float4)v3)).xy);
-    ft3 = (((float4)ft3) * fc[3]);
-    ft4 = (((float4)ft5) - ((float4)ft3).wwww);
-    ft0 = (((float4)ft0) * ((float4)ft4));
-    ft0 = (((float4)ft0) + ((float4)ft3));
-    oc0 = ((float4)ft0);
+    ft5 = ((float4)(v0 == v0));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft0 = (ft0 * fc[0]);
+    ft1 = fs1_tex.Sample(fs1_smp, v1.xy);
+    ft1 = (ft1 * fc[1]);
+    ft4 = (ft5 - ft1.wwww);
+    ft0 = (ft0 * ft4);
+    ft0 = (ft0 + ft1);
+    ft2 = fs2_tex.Sample(fs2_smp, v2.xy);
+    ft2 = (ft2 * fc[2]);
+    ft4 = (ft5 - ft2.wwww);
+    ft0 = (ft0 * ft4);
+    ft0 = (ft0 + ft2);
+    ft3 = fs3_tex.Sample(fs3_smp, v3.xy);
+    ft3 = (ft3 * fc[3]);
+    ft4 = (ft5 - ft3.wwww);
+    ft0 = (ft0 * ft4);
+    oc0 = (ft0 + ft3);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -42,9 +42,9 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = (((float4)va0) + vc[0]);
-    v0 = (((float4)va0) - ((float4)va0));
-    v0.xyz = (float4(cross((((float4)va1)).xyz, (vc[1]).xyz), 0.0)).xyz;
+    op = (va0 + vc[0]);
+    v0.w = (va0.w - va0.w);
+    v0.xyz = (float4(cross((va1).xyz, (vc[1]).xyz), 0.0)).xyz;
 }
 
 ShaderOutput main(ShaderInput input)

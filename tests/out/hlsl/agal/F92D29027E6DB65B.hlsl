@@ -43,8 +43,8 @@ static precise float4 v9 = 0;
 
 void shrec_body()
 {
-    op = ((float4)va0);
-    v0 = vc[shrec_index_round_half_up(((((float4)va1)).xxxx).x)];
+    op = va0;
+    v0 = vc[shrec_index_round_half_up((va1.xxxx).x)];
 }
 
 ShaderOutput main(ShaderInput input)

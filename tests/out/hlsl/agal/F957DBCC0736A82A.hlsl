@@ -51,24 +51,24 @@ static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0, ft6 
 
 void shrec_body()
 {
-    ft4 = ((float4)(((float4)v2).xxxx < fc[0]));
-    ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
-    ft5 = min(((float4)ft4).xxxx, ((float4)ft0));
-    ft6 = (fc[1].xxxx - ((float4)ft4));
-    ft1 = fs1_tex.Sample(fs1_smp, (((float4)v0)).xy);
-    ft6.xyz = (min(((float4)ft6).xyzz, ((float4)ft4).yzww)).xyz;
-    ft0 = min(((float4)ft6).xxxx, ((float4)ft1));
-    ft5 = (((float4)ft5) + ((float4)ft0));
-    ft2 = fs2_tex.Sample(fs2_smp, (((float4)v0)).xy);
-    ft0 = min(((float4)ft6).yyyy, ((float4)ft2));
-    ft5 = (((float4)ft5) + ((float4)ft0));
-    ft3 = fs3_tex.Sample(fs3_smp, (((float4)v0)).xy);
-    ft0 = min(((float4)ft6).zzzz, ((float4)ft3));
-    ft5 = (((float4)ft5) + ((float4)ft0));
-    ft4 = fs4_tex.Sample(fs4_smp, (((float4)v0)).xy);
-    ft0 = min(((float4)ft6).wwww, ((float4)ft4));
-    ft5 = (((float4)ft5) + ((float4)ft0));
-    oc0 = (((float4)ft5) * ((float4)v1));
+    ft4 = ((float4)(v2.xxxx < fc[0]));
+    ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
+    ft5 = min(ft4.xxxx, ft0);
+    ft6 = (fc[1].xxxx - ft4);
+    ft1 = fs1_tex.Sample(fs1_smp, v0.xy);
+    ft6.xyz = min(ft6.xyz, ft4.yzw);
+    ft0 = min(ft6.xxxx, ft1);
+    ft5 = (ft5 + ft0);
+    ft2 = fs2_tex.Sample(fs2_smp, v0.xy);
+    ft0 = min(ft6.yyyy, ft2);
+    ft5 = (ft5 + ft0);
+    ft3 = fs3_tex.Sample(fs3_smp, v0.xy);
+    ft0 = min(ft6.zzzz, ft3);
+    ft5 = (ft5 + ft0);
+    ft4 = fs4_tex.Sample(fs4_smp, v0.xy);
+    ft0 = min(ft6.wwww, ft4);
+    ft5 = (ft5 + ft0);
+    oc0 = (ft5 * v1);
 }
 
 ShaderOutput main(ShaderInput input)

@@ -57,57 +57,57 @@ static precise float4 ft0 = 0;
 
 void shrec_body()
 {
-    [branch] if ((((float4)v2).xxxx).x < (fc[0].wwww).x)
+    [branch] if (v2.x < fc[0].w)
     {
-        [branch] if ((((float4)v2).xxxx).x < (fc[0].yyyy).x)
+        [branch] if (v2.x < fc[0].y)
         {
-            [branch] if ((((float4)v2).xxxx).x < (fc[0].xxxx).x)
+            [branch] if (v2.x < fc[0].x)
             {
-                ft0 = fs0_tex.Sample(fs0_smp, (((float4)v0)).xy);
+                ft0 = fs0_tex.Sample(fs0_smp, v0.xy);
             }
             else
             {
-                ft0 = fs1_tex.Sample(fs1_smp, (((float4)v0)).xy);
+                ft0 = fs1_tex.Sample(fs1_smp, v0.xy);
             }
         }
         else
         {
-            [branch] if ((((float4)v2).xxxx).x < (fc[0].zzzz).x)
+            [branch] if (v2.x < fc[0].z)
             {
-                ft0 = fs2_tex.Sample(fs2_smp, (((float4)v0)).xy);
+                ft0 = fs2_tex.Sample(fs2_smp, v0.xy);
             }
             else
             {
-                ft0 = fs3_tex.Sample(fs3_smp, (((float4)v0)).xy);
+                ft0 = fs3_tex.Sample(fs3_smp, v0.xy);
             }
         }
     }
     else
     {
-        [branch] if ((((float4)v2).xxxx).x < (fc[1].yyyy).x)
+        [branch] if (v2.x < fc[1].y)
         {
-            [branch] if ((((float4)v2).xxxx).x < (fc[1].xxxx).x)
+            [branch] if (v2.x < fc[1].x)
             {
-                ft0 = fs4_tex.Sample(fs4_smp, (((float4)v0)).xy);
+                ft0 = fs4_tex.Sample(fs4_smp, v0.xy);
             }
             else
             {
-                ft0 = fs5_tex.Sample(fs5_smp, (((float4)v0)).xy);
+                ft0 = fs5_tex.Sample(fs5_smp, v0.xy);
             }
         }
         else
         {
-            [branch] if ((((float4)v2).xxxx).x < (fc[1].zzzz).x)
+            [branch] if (v2.x < fc[1].z)
             {
-                ft0 = fs6_tex.Sample(fs6_smp, (((float4)v0)).xy);
+                ft0 = fs6_tex.Sample(fs6_smp, v0.xy);
             }
             else
             {
-                ft0 = fs7_tex.Sample(fs7_smp, (((float4)v0)).xy);
+                ft0 = fs7_tex.Sample(fs7_smp, v0.xy);
             }
         }
     }
-    oc0 = (((float4)ft0) * ((float4)v1));
+    oc0 = (ft0 * v1);
 }
 
 ShaderOutput main(ShaderInput input)

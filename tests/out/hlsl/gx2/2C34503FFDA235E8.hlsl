@@ -3,6 +3,7 @@
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_cnde_i 1
 #define SHREC_USE_shrec_mul_legacy 1
+#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 [[vk::binding(64, 0)]] cbuffer GX2UniformRegisters : register(b0, space1) { float4 C[256]; };
@@ -21,303 +22,78 @@ struct ShaderOutput
 
 static precise float4 v0 = 0;
 static precise float4 oc0 = 0;
-static precise float4 R0 = 0, R1 = 0, R2 = 0, R3 = 0, R4 = 0, R5 = 0, R6 = 0, R7 = 0, R8 = 0, R123 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0, R133 = 0, R134 = 0, R165 = 0;
+static precise float4 R0 = 0, R1 = 0, R2 = 0, R3 = 0, R4 = 0, R5 = 0, R6 = 0, R7 = 0, R8 = 0, R127 = 0, R128 = 0, R130 = 0, R133 = 0;
 
 void shrec_body()
 {
-    R133 = float4(1.0, 0.0, 0.0, 1.0);
-    R0 = ((float4)v0);
-    R134 = select(bool4(true, false, false, false), ((float4)R133).xxxx, R134);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
+    R0 = v0;
+    R128.xz = float2(asfloat((C[0].y > 0.0) ? 0xFFFFFFFFu : 0u), asfloat((C[0].x > 0.0) ? 0xFFFFFFFFu : 0u));
+    R1.y = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R128.x), (0xFFFFFFFFu)));
+    R128.x = asfloat(((asuint(R1.y) != asuint(0.0)) ? 0xFFFFFFFFu : 0u) & asuint(1.0));
+    R133.w = (select(R128.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
+    R133.x = R133.w;
+    [branch] if (!(R133.x == 0.0))
     {
-        R128 = select(bool4(true, false, false, false), asfloat(select(asfloat(asuint(C[0].yyyy)) > asfloat(asuint(((float4)0.0))), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R128 = select(bool4(false, false, true, false), asfloat(select(asfloat(asuint(C[0].xxxx)) > asfloat(asuint(((float4)0.0))), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R130 = select(bool4(false, true, false, false), asfloat(shrec_cnde_i(asuint(((float4)R128).zzzz), asuint(((float4)R128).xxxx), asuint(asfloat(uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu))))), R130);
-        R1 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R1);
-        R128 = select(bool4(true, false, false, false), asfloat(asuint(asfloat(select(asuint(((float4)R1).yyyy) != asuint(((float4)0.0)), (uint4)0xFFFFFFFFu, (uint4)0u))) & asuint(asfloat(uint4(0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u)))), R128);
-        R133 = select(bool4(false, true, false, false), select(((float4)R128).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), R133);
-        R133 = select(bool4(false, false, false, true), select(((float4)R128).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), R133);
-        R133 = select(bool4(true, false, false, false), ((float4)R133).wwww, R133);
+        R130.xzw = float3((shrec_mul_legacy_k(v0.y, 2.0) + -0.5), asfloat((C[0].z > 0.0) ? 0xFFFFFFFFu : 0u), (shrec_mul_legacy_k(v0.x, 2.0) + -0.5));
+        R8.y = C[1].w;
+        R6.xy = float2(asfloat(shrec_cnde_i(asuint(R130.z), asuint(v0.x), asuint(R130.w))), asfloat(shrec_cnde_i(asuint(R130.z), asuint(v0.y), asuint(R130.x))));
+        R0 = float4((shrec_mul_legacy_k(C[0].x, -0.028) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.028) + R6.y), (shrec_mul_legacy_k(C[0].x, -0.024) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.024) + R6.y));
+        R1.xy = float2((shrec_mul_legacy_k(C[0].x, -0.02) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.02) + R6.y));
+        R2.xz = float2((shrec_mul_legacy_k(C[0].x, -0.016) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.016) + R6.y));
+        R4.yw = float2((shrec_mul_legacy_k(C[0].y, -0.012) + R6.y), (shrec_mul_legacy_k(C[0].x, -0.012) + R6.x));
+        R3 = t0_s0.Sample(s0_t0, R0.xy);
+        R0 = t0_s0.Sample(s0_t0, R0.zw);
+        R1 = t0_s0.Sample(s0_t0, R1.xy);
+        R2 = t0_s0.Sample(s0_t0, R2.xz);
+        R130 = float4(shrec_mul_legacy_k(R0.y, 0.008957813), shrec_mul_legacy_k(R0.x, 0.008957813), shrec_mul_legacy_k(R0.w, 0.008957813), shrec_mul_legacy_k(R0.z, 0.008957813));
+        R0.xy = float2((shrec_mul_legacy_k(C[0].x, -0.008) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.008) + R6.y));
+        R128 = float4((shrec_mul_legacy_k(R3.y, 0.004429912) + R130.x), (shrec_mul_legacy_k(R3.x, 0.004429912) + R130.y), (shrec_mul_legacy_k(R3.w, 0.004429912) + R130.z), (shrec_mul_legacy_k(R3.z, 0.004429912) + R130.w));
+        R130 = float4((shrec_mul_legacy_k(R1.y, 0.021596387) + R128.x), (shrec_mul_legacy_k(R1.x, 0.021596387) + R128.y), (shrec_mul_legacy_k(R1.w, 0.021596387) + R128.z), (shrec_mul_legacy_k(R1.z, 0.021596387) + R128.w));
+        R1.xy = float2((shrec_mul_legacy_k(C[0].x, -0.004) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.004) + R6.y));
+        R2 = float4((shrec_mul_legacy_k(R2.w, 0.044368334) + R130.z), (shrec_mul_legacy_k(R2.z, 0.044368334) + R130.w), (shrec_mul_legacy_k(R2.y, 0.044368334) + R130.x), (shrec_mul_legacy_k(R2.x, 0.044368334) + R130.y));
+        R4 = t0_s0.Sample(s0_t0, R4.wy);
+        R0 = t0_s0.Sample(s0_t0, R0.xy);
+        R1 = t0_s0.Sample(s0_t0, R1.xy);
+        R3 = t0_s0.Sample(s0_t0, R6.xy);
+        R130 = float4((shrec_mul_legacy_k(R4.z, 0.07767442) + R2.y), (shrec_mul_legacy_k(R4.w, 0.07767442) + R2.x), (shrec_mul_legacy_k(R4.y, 0.07767442) + R2.z), (shrec_mul_legacy_k(R4.x, 0.07767442) + R2.w));
+        R2.xy = float2((shrec_mul_legacy_k(C[0].x, 0.004) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.004) + R6.y));
+        R128 = float4((shrec_mul_legacy_k(R0.y, 0.11587662) + R130.z), (shrec_mul_legacy_k(R0.x, 0.11587662) + R130.w), (shrec_mul_legacy_k(R0.w, 0.11587662) + R130.y), (shrec_mul_legacy_k(R0.z, 0.11587662) + R130.x));
+        R130 = float4((shrec_mul_legacy_k(R1.y, 0.14730805) + R128.x), (shrec_mul_legacy_k(R1.x, 0.14730805) + R128.y), (shrec_mul_legacy_k(R1.w, 0.14730805) + R128.z), (shrec_mul_legacy_k(R1.z, 0.14730805) + R128.w));
+        R1 = float4((shrec_mul_legacy_k(C[0].x, 0.008) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.008) + R6.y), (shrec_mul_legacy_k(R3.w, 0.15957691) + R130.z), (shrec_mul_legacy_k(R3.z, 0.15957691) + R130.w));
+        R0.xy = float2((shrec_mul_legacy_k(R3.y, 0.15957691) + R130.x), (shrec_mul_legacy_k(R3.x, 0.15957691) + R130.y));
+        R3 = float4((shrec_mul_legacy_k(C[0].x, 0.012) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.012) + R6.y), (shrec_mul_legacy_k(C[0].x, 0.016) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.016) + R6.y));
+        R7.x = (shrec_mul_legacy_k(C[0].x, 0.02) + R6.x);
+        R2 = t0_s0.Sample(s0_t0, R2.xy);
+        R4 = t0_s0.Sample(s0_t0, R1.xy);
+        R5 = t0_s0.Sample(s0_t0, R3.xy);
+        R3 = t0_s0.Sample(s0_t0, R3.zw);
+        R128 = float4((shrec_mul_legacy_k(R2.w, 0.14730805) + R1.z), (shrec_mul_legacy_k(R2.z, 0.14730805) + R1.w), (shrec_mul_legacy_k(R2.y, 0.14730805) + R0.x), (shrec_mul_legacy_k(R2.x, 0.14730805) + R0.y));
+        R7.y = (shrec_mul_legacy_k(C[0].y, 0.02) + R6.y);
+        R130 = float4((shrec_mul_legacy_k(R4.z, 0.11587662) + R128.y), (shrec_mul_legacy_k(R4.w, 0.11587662) + R128.x), (shrec_mul_legacy_k(R4.y, 0.11587662) + R128.z), (shrec_mul_legacy_k(R4.x, 0.11587662) + R128.w));
+        R4.xy = float2((shrec_mul_legacy_k(C[0].x, 0.024) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.024) + R6.y));
+        R128 = float4((shrec_mul_legacy_k(R5.y, 0.07767442) + R130.z), (shrec_mul_legacy_k(R5.x, 0.07767442) + R130.w), (shrec_mul_legacy_k(R5.w, 0.07767442) + R130.y), (shrec_mul_legacy_k(R5.z, 0.07767442) + R130.x));
+        R5.xy = float2((shrec_mul_legacy_k(R3.y, 0.044368334) + R128.x), (shrec_mul_legacy_k(R3.x, 0.044368334) + R128.y));
+        R130.zw = float2((shrec_mul_legacy_k(R3.w, 0.044368334) + R128.z), (shrec_mul_legacy_k(R3.z, 0.044368334) + R128.w));
+        R3 = float4((shrec_mul_legacy_k(C[0].x, 0.028) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.028) + R6.y), R130.z, R130.w);
+        R7 = t0_s0.Sample(s0_t0, R7.xy);
+        R4 = t0_s0.Sample(s0_t0, R4.xy);
+        R6 = t0_s0.Sample(s0_t0, R3.xy);
+        R130 = float4((shrec_mul_legacy_k(R7.w, 0.021596387) + R3.z), (shrec_mul_legacy_k(R7.z, 0.021596387) + R3.w), (shrec_mul_legacy_k(R7.y, 0.021596387) + R5.x), (shrec_mul_legacy_k(R7.x, 0.021596387) + R5.y));
+        R128 = float4((shrec_mul_legacy_k(R4.z, 0.008957813) + R130.y), (shrec_mul_legacy_k(R4.w, 0.008957813) + R130.x), (shrec_mul_legacy_k(R4.y, 0.008957813) + R130.z), (shrec_mul_legacy_k(R4.x, 0.008957813) + R130.w));
+        R130 = float4((shrec_mul_legacy_k(R6.y, 0.004429912) + R128.z), (shrec_mul_legacy_k(R6.x, 0.004429912) + R128.w), (shrec_mul_legacy_k(R6.w, 0.004429912) + R128.y), (shrec_mul_legacy_k(R6.z, 0.004429912) + R128.x));
+        R127.xz = float2(shrec_mul_legacy(R130.x, C[1].y), shrec_mul_legacy(R130.z, C[1].w));
+        R128.yw = float2(shrec_mul_legacy(R130.y, C[1].x), shrec_mul_legacy(R130.w, C[1].z));
+        R130.y = asfloat((R127.z > C[1].w) ? 0xFFFFFFFFu : 0u);
+        R128.xz = float2(asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.y), asuint(R128.y))), asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.w), asuint(R128.w))));
+        R1 = float4(R128.x, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.x), asuint(R127.x))), R128.z, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.z), asuint(R8.y))));
     }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
+    R133.x = (select(((float4)1.0) == ((float4)0.0), ((float4)0.0), (((float4)1.0) - R133.xxxx))).x;
+    [branch] if (!(R133.x == 0.0))
     {
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R0).yyyy, asfloat(uint4(0x40000000u, 0x40000000u, 0x40000000u, 0x40000000u))) + ((float4)-0.5)), R130);
-        R130 = select(bool4(false, true, false, false), C[1].wwww, R130);
-        R130 = select(bool4(false, false, true, false), asfloat(select(asfloat(asuint(C[0].zzzz)) > asfloat(asuint(((float4)0.0))), (uint4)0xFFFFFFFFu, (uint4)0u)), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R0).xxxx, asfloat(uint4(0x40000000u, 0x40000000u, 0x40000000u, 0x40000000u))) + ((float4)-0.5)), R130);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R8 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R8);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R128 = select(bool4(true, false, false, false), asfloat(shrec_cnde_i(asuint(((float4)R130).zzzz), asuint(((float4)R0).xxxx), asuint(((float4)R130).wwww))), R128);
-        R128 = select(bool4(false, true, false, false), asfloat(shrec_cnde_i(asuint(((float4)R130).zzzz), asuint(((float4)R0).yyyy), asuint(((float4)R130).xxxx))), R128);
-        R6 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R6);
-        R6 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R6);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0xBCE56042u, 0xBCE56042u, 0xBCE56042u, 0xBCE56042u))) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0xBCE56042u, 0xBCE56042u, 0xBCE56042u, 0xBCE56042u))) + ((float4)R128).yyyy), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0xBCC49BA6u, 0xBCC49BA6u, 0xBCC49BA6u, 0xBCC49BA6u))) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0xBCC49BA6u, 0xBCC49BA6u, 0xBCC49BA6u, 0xBCC49BA6u))) + ((float4)R128).yyyy), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0xBCA3D70Au, 0xBCA3D70Au, 0xBCA3D70Au, 0xBCA3D70Au))) + ((float4)R128).xxxx), R131);
-        R0 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R0);
-        R0 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R0);
-        R0 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R0);
-        R0 = select(bool4(false, false, false, true), ((float4)R130).wwww, R0);
-        R1 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R1);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0xBC83126Fu, 0xBC83126Fu, 0xBC83126Fu, 0xBC83126Fu))) + ((float4)R6).xxxx), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0xBCA3D70Au, 0xBCA3D70Au, 0xBCA3D70Au, 0xBCA3D70Au))) + ((float4)R6).yyyy), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0xBC83126Fu, 0xBC83126Fu, 0xBC83126Fu, 0xBC83126Fu))) + ((float4)R6).yyyy), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0xBC449BA6u, 0xBC449BA6u, 0xBC449BA6u, 0xBC449BA6u))) + ((float4)R6).xxxx), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0xBC449BA6u, 0xBC449BA6u, 0xBC449BA6u, 0xBC449BA6u))) + ((float4)R6).yyyy), R129);
-        R2 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R2);
-        R1 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R1);
-        R2 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R2);
-        R4 = select(bool4(false, false, false, true), ((float4)R128).wwww, R4);
-        R4 = select(bool4(false, true, false, false), ((float4)R129).xxxx, R4);
+        R0 = t0_s0.Sample(s0_t0, R0.xy);
+        R1 = float4(shrec_mul_legacy(R0.x, C[1].x), shrec_mul_legacy(R0.y, C[1].y), shrec_mul_legacy(R0.z, C[1].z), shrec_mul_legacy(R0.w, C[1].w));
     }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, 0.0, (((float4)R0).xxxx).x)).xy);
-        R3 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R0).zzzz).x, (((float4)R0).wwww).x, 0.0, (((float4)R0).zzzz).x)).xy);
-        R0 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R1).xxxx).x, (((float4)R1).yyyy).x, 0.0, (((float4)R1).xxxx).x)).xy);
-        R1 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R2).xxxx).x, (((float4)R2).zzzz).x, 0.0, (((float4)R2).xxxx).x)).xy);
-        R2 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R130 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R0).yyyy, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))), R130);
-        R130 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R0).xxxx, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))), R130);
-        R130 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R0).wwww, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))), R130);
-        R130 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R0).zzzz, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0xBC03126Fu, 0xBC03126Fu, 0xBC03126Fu, 0xBC03126Fu))) + ((float4)R6).xxxx), R131);
-        R0 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R0);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R3).yyyy, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R130).xxxx), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R3).xxxx, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R130).yyyy), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R3).wwww, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R130).zzzz), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R3).zzzz, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R130).wwww), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0xBC03126Fu, 0xBC03126Fu, 0xBC03126Fu, 0xBC03126Fu))) + ((float4)R6).yyyy), R129);
-        R123 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R128).wwww, R123);
-        R0 = select(bool4(false, true, false, false), ((float4)R129).xxxx, R0);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R1).yyyy, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R1).xxxx, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R128).yyyy), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R1).wwww, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R128).zzzz), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R1).zzzz, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R128).wwww), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0xBB83126Fu, 0xBB83126Fu, 0xBB83126Fu, 0xBB83126Fu))) + ((float4)R6).xxxx), R131);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R1 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R1);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R2).wwww, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R130).zzzz), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R2).zzzz, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R130).wwww), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R2).yyyy, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R130).xxxx), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R2).xxxx, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R130).yyyy), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0xBB83126Fu, 0xBB83126Fu, 0xBB83126Fu, 0xBB83126Fu))) + ((float4)R6).yyyy), R129);
-        R2 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R2);
-        R2 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R2);
-        R2 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R2);
-        R2 = select(bool4(false, false, false, true), ((float4)R128).wwww, R2);
-        R1 = select(bool4(false, true, false, false), ((float4)R129).xxxx, R1);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R4).wwww).x, (((float4)R4).yyyy).x, 0.0, (((float4)R4).wwww).x)).xy);
-        R4 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, 0.0, (((float4)R0).xxxx).x)).xy);
-        R0 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R1).xxxx).x, (((float4)R1).yyyy).x, 0.0, (((float4)R1).xxxx).x)).xy);
-        R1 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R6).xxxx).x, (((float4)R6).yyyy).x, 0.0, (((float4)R6).xxxx).x)).xy);
-        R3 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R4).zzzz, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R2).yyyy), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R4).wwww, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R2).xxxx), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R4).yyyy, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R2).zzzz), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R4).xxxx, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R2).wwww), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0x3B83126Fu, 0x3B83126Fu, 0x3B83126Fu, 0x3B83126Fu))) + ((float4)R6).xxxx), R131);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R2 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R2);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R0).yyyy, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R130).zzzz), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R0).xxxx, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R130).wwww), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R0).wwww, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R130).yyyy), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R0).zzzz, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R130).xxxx), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0x3B83126Fu, 0x3B83126Fu, 0x3B83126Fu, 0x3B83126Fu))) + ((float4)R6).yyyy), R129);
-        R123 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R128).wwww, R123);
-        R2 = select(bool4(false, true, false, false), ((float4)R129).xxxx, R2);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R1).yyyy, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R1).xxxx, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R128).yyyy), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R1).wwww, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R128).zzzz), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R1).zzzz, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R128).wwww), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0x3C03126Fu, 0x3C03126Fu, 0x3C03126Fu, 0x3C03126Fu))) + ((float4)R6).xxxx), R131);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R1 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R1);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R3).yyyy, asfloat(uint4(0x3E236821u, 0x3E236821u, 0x3E236821u, 0x3E236821u))) + ((float4)R130).xxxx), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R3).xxxx, asfloat(uint4(0x3E236821u, 0x3E236821u, 0x3E236821u, 0x3E236821u))) + ((float4)R130).yyyy), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R3).wwww, asfloat(uint4(0x3E236821u, 0x3E236821u, 0x3E236821u, 0x3E236821u))) + ((float4)R130).zzzz), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R3).zzzz, asfloat(uint4(0x3E236821u, 0x3E236821u, 0x3E236821u, 0x3E236821u))) + ((float4)R130).wwww), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0x3C03126Fu, 0x3C03126Fu, 0x3C03126Fu, 0x3C03126Fu))) + ((float4)R6).yyyy), R129);
-        R0 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R0);
-        R0 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R0);
-        R1 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R1);
-        R1 = select(bool4(false, false, false, true), ((float4)R128).wwww, R1);
-        R1 = select(bool4(false, true, false, false), ((float4)R129).xxxx, R1);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0x3C449BA6u, 0x3C449BA6u, 0x3C449BA6u, 0x3C449BA6u))) + ((float4)R6).xxxx), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0x3C449BA6u, 0x3C449BA6u, 0x3C449BA6u, 0x3C449BA6u))) + ((float4)R6).yyyy), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0x3C83126Fu, 0x3C83126Fu, 0x3C83126Fu, 0x3C83126Fu))) + ((float4)R6).xxxx), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0x3C83126Fu, 0x3C83126Fu, 0x3C83126Fu, 0x3C83126Fu))) + ((float4)R6).yyyy), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0x3CA3D70Au, 0x3CA3D70Au, 0x3CA3D70Au, 0x3CA3D70Au))) + ((float4)R6).xxxx), R131);
-        R3 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R3);
-        R3 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R3);
-        R3 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R3);
-        R3 = select(bool4(false, false, false, true), ((float4)R130).wwww, R3);
-        R7 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R7);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R2).xxxx).x, (((float4)R2).yyyy).x, 0.0, (((float4)R2).xxxx).x)).xy);
-        R2 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R1).xxxx).x, (((float4)R1).yyyy).x, 0.0, (((float4)R1).xxxx).x)).xy);
-        R4 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R3).xxxx).x, (((float4)R3).yyyy).x, 0.0, (((float4)R3).xxxx).x)).xy);
-        R5 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R3).zzzz).x, (((float4)R3).wwww).x, 0.0, (((float4)R3).zzzz).x)).xy);
-        R3 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R2).wwww, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R1).zzzz), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R2).zzzz, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R1).wwww), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R2).yyyy, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R0).xxxx), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R2).xxxx, asfloat(uint4(0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu, 0x3E16D7ECu))) + ((float4)R0).yyyy), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0x3CA3D70Au, 0x3CA3D70Au, 0x3CA3D70Au, 0x3CA3D70Au))) + ((float4)R6).yyyy), R129);
-        R123 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R128).wwww, R123);
-        R7 = select(bool4(false, true, false, false), ((float4)R129).xxxx, R7);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R4).zzzz, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R128).yyyy), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R4).wwww, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R4).yyyy, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R128).zzzz), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R4).xxxx, asfloat(uint4(0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u, 0x3DED50B9u))) + ((float4)R128).wwww), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0x3CC49BA6u, 0x3CC49BA6u, 0x3CC49BA6u, 0x3CC49BA6u))) + ((float4)R6).xxxx), R131);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R4 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R4);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R5).yyyy, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R130).zzzz), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R5).xxxx, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R130).wwww), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R5).wwww, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R130).yyyy), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R5).zzzz, asfloat(uint4(0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u, 0x3D9F13C4u))) + ((float4)R130).xxxx), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0x3CC49BA6u, 0x3CC49BA6u, 0x3CC49BA6u, 0x3CC49BA6u))) + ((float4)R6).yyyy), R129);
-        R123 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R128).wwww, R123);
-        R4 = select(bool4(false, true, false, false), ((float4)R129).xxxx, R4);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R3).yyyy, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R3).xxxx, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R128).yyyy), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R3).wwww, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R128).zzzz), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R3).zzzz, asfloat(uint4(0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u, 0x3D35BB92u))) + ((float4)R128).wwww), R130);
-        R131 = select(bool4(true, false, false, false), (shrec_mul_legacy(C[0].xxxx, asfloat(uint4(0x3CE56042u, 0x3CE56042u, 0x3CE56042u, 0x3CE56042u))) + ((float4)R6).xxxx), R131);
-        R5 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R5);
-        R5 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R5);
-        R3 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R3);
-        R3 = select(bool4(false, false, false, true), ((float4)R130).wwww, R3);
-        R3 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R3);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(C[0].yyyy, asfloat(uint4(0x3CE56042u, 0x3CE56042u, 0x3CE56042u, 0x3CE56042u))) + ((float4)R6).yyyy), R128);
-        R3 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R3);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R7).xxxx).x, (((float4)R7).yyyy).x, 0.0, (((float4)R7).xxxx).x)).xy);
-        R7 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R4).xxxx).x, (((float4)R4).yyyy).x, 0.0, (((float4)R4).xxxx).x)).xy);
-        R4 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R3).xxxx).x, (((float4)R3).yyyy).x, 0.0, (((float4)R3).xxxx).x)).xy);
-        R6 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R7).wwww, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R3).zzzz), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R7).zzzz, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R3).wwww), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R7).yyyy, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R5).xxxx), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R7).xxxx, asfloat(uint4(0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u, 0x3CB0EAE8u))) + ((float4)R5).yyyy), R130);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R4).zzzz, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))) + ((float4)R130).yyyy), R128);
-        R128 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R4).wwww, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))) + ((float4)R130).xxxx), R128);
-        R128 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R4).yyyy, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))) + ((float4)R130).zzzz), R128);
-        R128 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R4).xxxx, asfloat(uint4(0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu, 0x3C12C3CAu))) + ((float4)R130).wwww), R128);
-        R123 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R128).wwww, R123);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R6).yyyy, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R128).zzzz), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R6).xxxx, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R128).wwww), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R6).wwww, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R128).yyyy), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R6).zzzz, asfloat(uint4(0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu, 0x3B9128CCu))) + ((float4)R128).xxxx), R130);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R128 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R130).xxxx, C[1].yyyy), R128);
-        R128 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R130).yyyy, C[1].xxxx), R128);
-        R128 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R130).zzzz, C[1].wwww), R128);
-        R128 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R130).wwww, C[1].zzzz), R128);
-        R127 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R127);
-        R127 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R127);
-        R127 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R127);
-        R127 = select(bool4(false, false, false, true), ((float4)R128).wwww, R127);
-        R130 = select(bool4(false, true, false, false), asfloat(select(asfloat(asuint(((float4)R128).zzzz)) > asfloat(asuint(C[1].wwww)), (uint4)0xFFFFFFFFu, (uint4)0u)), R130);
-        R128 = select(bool4(true, false, false, false), asfloat(shrec_cnde_i(asuint(((float4)R130).yyyy), asuint(((float4)R127).yyyy), asuint(((float4)R127).yyyy))), R128);
-        R128 = select(bool4(false, true, false, false), asfloat(shrec_cnde_i(asuint(((float4)R130).yyyy), asuint(((float4)R127).xxxx), asuint(((float4)R127).xxxx))), R128);
-        R128 = select(bool4(false, false, true, false), asfloat(shrec_cnde_i(asuint(((float4)R130).yyyy), asuint(((float4)R127).wwww), asuint(((float4)R127).wwww))), R128);
-        R128 = select(bool4(false, false, false, true), asfloat(shrec_cnde_i(asuint(((float4)R130).yyyy), asuint(((float4)R127).zzzz), asuint(((float4)R8).yyyy))), R128);
-        R1 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R1);
-        R1 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R1);
-        R1 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R1);
-        R1 = select(bool4(false, false, false, true), ((float4)R128).wwww, R1);
-    }
-    R133 = select(bool4(true, false, false, false), select(((float4)R134).xxxx == ((float4)0.0), ((float4)0.0), (((float4)1.0) - ((float4)R133).xxxx)), R133);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, 0.0, (((float4)R0).xxxx).x)).xy);
-        R0 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R130 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R0).xxxx, C[1].xxxx), R130);
-        R130 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R0).yyyy, C[1].yyyy), R130);
-        R130 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R0).zzzz, C[1].zzzz), R130);
-        R130 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R0).wwww, C[1].wwww), R130);
-        R1 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R1);
-        R1 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R1);
-        R1 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R1);
-        R1 = select(bool4(false, false, false, true), ((float4)R130).wwww, R1);
-    }
-    R133 = select(bool4(true, false, false, false), ((float4)R134).xxxx, R133);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        oc0 = float4((((float4)R1).xxxx).x, (((float4)R1).yyyy).x, (((float4)R1).zzzz).x, (((float4)R1).wwww).x);
-    }
+    oc0 = R1;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -20,43 +20,15 @@ struct ShaderOutput
 
 static precise float4 v0 = 0;
 static precise float4 oc0 = 0;
-static precise float4 R0 = 0, R128 = 0, R130 = 0, R133 = 0, R165 = 0;
+static precise float4 R0 = 0, R128 = 0;
 
 void shrec_body()
 {
-    R133 = float4(1.0, 0.0, 0.0, 1.0);
-    R0 = ((float4)v0);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R128 = select(bool4(true, false, false, false), (((float4)R0).xxxx + C[1].xxxx), R128);
-        R128 = select(bool4(false, true, false, false), (((float4)R0).yyyy + C[1].yyyy), R128);
-        R0 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R0);
-        R0 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R0);
-        R130 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R0).xxxx, C[1].zzzz), R130);
-        R130 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R0).yyyy, C[1].wwww), R130);
-        R0 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R0);
-        R0 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R0);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, 0.0, (((float4)R0).xxxx).x)).xy);
-        R0 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R128 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R0).xxxx, C[0].xxxx), R128);
-        R128 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R0).yyyy, C[0].yyyy), R128);
-        R128 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R0).zzzz, C[0].zzzz), R128);
-        R128 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R0).wwww, C[0].wwww), R128);
-        R0 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R0);
-        R0 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R0);
-        R0 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R0);
-        R0 = select(bool4(false, false, false, true), ((float4)R128).wwww, R0);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        oc0 = float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, (((float4)R0).zzzz).x, (((float4)R0).wwww).x);
-    }
+    R128.xy = float2((v0.x + C[1].x), (v0.y + C[1].y));
+    R0.xy = float2(shrec_mul_legacy(R128.x, C[1].z), shrec_mul_legacy(R128.y, C[1].w));
+    R0 = t0_s0.Sample(s0_t0, R0.xy);
+    R0 = float4(shrec_mul_legacy(R0.x, C[0].x), shrec_mul_legacy(R0.y, C[0].y), shrec_mul_legacy(R0.z, C[0].z), shrec_mul_legacy(R0.w, C[0].w));
+    oc0 = R0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -2,6 +2,7 @@
 // GX2 pixel shader, block uniform mode, 2 GPRs
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_mul_legacy 1
+#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 [[vk::binding(82, 0)]] Texture2D<float4> t2_s2 : register(t2, space1);
@@ -23,49 +24,18 @@ struct ShaderOutput
 
 static precise float4 v0 = 0;
 static precise float4 oc0 = 0;
-static precise float4 R0 = 0, R1 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0, R133 = 0, R165 = 0;
+static precise float4 R0 = 0, R1 = 0, R127 = 0, R128 = 0, R131 = 0;
 
 void shrec_body()
 {
-    R133 = float4(1.0, 0.0, 0.0, 1.0);
-    R0 = ((float4)v0);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t2_s2.Sample(s2_t2, (float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, 0.0, (((float4)R0).xxxx).x)).xy);
-        R1 = select(bool4(true, false, false, false), float4((((float4)R165).xxxx).x, 0.0, 0.0, 0.0), R1);
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, 0.0, (((float4)R0).xxxx).x)).xy);
-        R1 = select(bool4(false, true, false, false), float4(0.0, (((float4)R165).xxxx).x, 0.0, 0.0), R1);
-        R165 = t1_s1.Sample(s1_t1, (float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, 0.0, (((float4)R0).xxxx).x)).xy);
-        R0 = select(bool4(false, false, true, false), float4(0.0, 0.0, (((float4)R165).xxxx).x, 0.0), R0);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R128 = select(bool4(true, false, false, false), (((float4)R1).xxxx + asfloat(uint4(0xBD808081u, 0xBD808081u, 0xBD808081u, 0xBD808081u))), R128);
-        R128 = select(bool4(false, true, false, false), (((float4)R1).yyyy + asfloat(uint4(0xBF008081u, 0xBF008081u, 0xBF008081u, 0xBF008081u))), R128);
-        R128 = select(bool4(false, false, true, false), (((float4)R0).zzzz + asfloat(uint4(0xBF008081u, 0xBF008081u, 0xBF008081u, 0xBF008081u))), R128);
-        R128 = select(bool4(false, false, false, true), asfloat(uint4(0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u)), R128);
-        R127 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R127);
-        R127 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R127);
-        R127 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R127);
-        R0 = select(bool4(false, false, false, true), ((float4)R128).wwww, R0);
-        R130 = select(bool4(true, false, false, false), (((shrec_mul_legacy(((float4)R128).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R128).yyyy, ((float4)0.0))) + shrec_mul_legacy(((float4)R128).zzzz, asfloat(uint4(0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R130);
-        R130 = select(bool4(false, true, false, false), (((shrec_mul_legacy(((float4)R128).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R128).yyyy, ((float4)0.0))) + shrec_mul_legacy(((float4)R128).zzzz, asfloat(uint4(0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R130);
-        R130 = select(bool4(false, false, true, false), (((shrec_mul_legacy(((float4)R128).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R128).yyyy, ((float4)0.0))) + shrec_mul_legacy(((float4)R128).zzzz, asfloat(uint4(0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R130);
-        R130 = select(bool4(false, false, false, true), (((shrec_mul_legacy(((float4)R128).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R128).yyyy, ((float4)0.0))) + shrec_mul_legacy(((float4)R128).zzzz, asfloat(uint4(0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu, 0x3FCC49BAu)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R130);
-        R131 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R128).yyyy, asfloat(uint4(0x400126E9u, 0x400126E9u, 0x400126E9u, 0x400126E9u))), R131);
-        R0 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R0);
-        R128 = select(bool4(true, false, false, false), (((shrec_mul_legacy(((float4)R127).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R127).yyyy, asfloat(uint4(0xBEC83127u, 0xBEC83127u, 0xBEC83127u, 0xBEC83127u)))) + shrec_mul_legacy(((float4)R127).zzzz, asfloat(uint4(0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R128);
-        R128 = select(bool4(false, true, false, false), (((shrec_mul_legacy(((float4)R127).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R127).yyyy, asfloat(uint4(0xBEC83127u, 0xBEC83127u, 0xBEC83127u, 0xBEC83127u)))) + shrec_mul_legacy(((float4)R127).zzzz, asfloat(uint4(0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R128);
-        R128 = select(bool4(false, false, true, false), (((shrec_mul_legacy(((float4)R127).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R127).yyyy, asfloat(uint4(0xBEC83127u, 0xBEC83127u, 0xBEC83127u, 0xBEC83127u)))) + shrec_mul_legacy(((float4)R127).zzzz, asfloat(uint4(0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R128);
-        R128 = select(bool4(false, false, false, true), (((shrec_mul_legacy(((float4)R127).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + shrec_mul_legacy(((float4)R127).yyyy, asfloat(uint4(0xBEC83127u, 0xBEC83127u, 0xBEC83127u, 0xBEC83127u)))) + shrec_mul_legacy(((float4)R127).zzzz, asfloat(uint4(0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u, 0xBF5020C5u)))) + shrec_mul_legacy(asfloat(uint4(0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u)), ((float4)0.0))), R128);
-        R129 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R127).xxxx, asfloat(uint4(0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u, 0x3F94FDF4u))) + ((float4)R131).xxxx), R129);
-        R0 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R0);
-        R0 = select(bool4(false, false, true, false), ((float4)R129).xxxx, R0);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        oc0 = float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, (((float4)R0).zzzz).x, (((float4)R0).wwww).x);
-    }
+    R1.xy = float2((t2_s2.Sample(s2_t2, v0.xy)).x, (t0_s0.Sample(s0_t0, v0.xy)).x);
+    R0.z = (t1_s1.Sample(s1_t1, v0.xy)).x;
+    R127.x = (R1.x + -0.0627451);
+    R128.yz = float2((R1.y + -0.5019608), (R0.z + -0.5019608));
+    R0.xyw = float3((((shrec_mul_legacy_k(R127.x, 1.164) + shrec_mul_legacy(R128.y, 0.0)) + shrec_mul_legacy_k(R128.z, 1.596)) + shrec_mul_legacy(-0.0, 0.0)), (((shrec_mul_legacy_k(R127.x, 1.164) + shrec_mul_legacy_k(R128.y, -0.391)) + shrec_mul_legacy_k(R128.z, -0.813)) + shrec_mul_legacy(-0.0, 0.0)), 1.0);
+    R131.x = shrec_mul_legacy_k(R128.y, 2.018);
+    R0.z = (shrec_mul_legacy_k(R127.x, 1.164) + R131.x);
+    oc0 = R0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -16,16 +16,10 @@ struct ShaderOutput
 
 static precise float4 v0 = 0;
 static precise float4 oc0 = 0;
-static precise float4 R0 = 0, R133 = 0;
 
 void shrec_body()
 {
-    R133 = float4(1.0, 0.0, 0.0, 1.0);
-    R0 = ((float4)v0);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        oc0 = float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, (((float4)R0).zzzz).x, (((float4)R0).wwww).x);
-    }
+    oc0 = v0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -3,6 +3,7 @@
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_cnde_i 1
 #define SHREC_USE_shrec_mul_legacy 1
+#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 [[vk::binding(64, 0)]] cbuffer GX2UniformRegisters : register(b0, space1) { float4 C[256]; };
@@ -23,106 +24,49 @@ struct ShaderOutput
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 oc0 = 0;
-static precise float4 R0 = 0, R1 = 0, R123 = 0, R125 = 0, R126 = 0, R127 = 0, R128 = 0, R130 = 0, R131 = 0, R133 = 0, R134 = 0, R165 = 0;
+static precise float4 R0 = 0, R1 = 0, R125 = 0, R128 = 0, R130 = 0, R131 = 0, R133 = 0;
 
 void shrec_body()
 {
-    R133 = float4(1.0, 0.0, 0.0, 1.0);
-    R0 = ((float4)v0);
-    R1 = ((float4)v1);
-    R134 = select(bool4(true, false, false, false), ((float4)R133).xxxx, R134);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
+    R0.w = 1.0;
+    R130.x = asfloat((~((C[2].x == 0.0) ? 0xFFFFFFFFu : 0u)) & asuint(1.0));
+    R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
+    R133.x = R133.w;
+    [branch] if (!(R133.x == 0.0))
     {
-        R128 = select(bool4(false, false, false, true), asfloat(uint4(0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u)), R128);
-        R0 = select(bool4(false, false, false, true), ((float4)R128).wwww, R0);
-        R130 = select(bool4(true, false, false, false), asfloat(asuint(asfloat(~asuint(asfloat(select(asfloat(asuint(C[2].xxxx)) == asfloat(asuint(((float4)0.0))), (uint4)0xFFFFFFFFu, (uint4)0u))))) & asuint(asfloat(uint4(0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u)))), R130);
-        R133 = select(bool4(false, true, false, false), select(((float4)R130).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), R133);
-        R133 = select(bool4(false, false, false, true), select(((float4)R130).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), R133);
-        R133 = select(bool4(true, false, false, false), ((float4)R133).wwww, R133);
+        R125.x = asfloat((0.0 > C[2].x) ? 0xFFFFFFFFu : 0u);
+        R128.yw = float2(((-C[2].y) + C[2].z), max(v1.y, (-v1.y)));
+        R130.z = ((-R128.w) + 1.0);
+        R131.x = (1.0 / (R128.y));
+        R128.y = asfloat((R130.z > C[2].z) ? 0xFFFFFFFFu : 0u);
+        R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.z), asuint(C[2].z)));
+        R128.w = asfloat((C[2].y > R130.x) ? 0xFFFFFFFFu : 0u);
+        R130.z = asfloat(shrec_cnde_i(asuint(R128.w), asuint(R130.x), asuint(C[2].y)));
+        R128.w = shrec_mul_legacy(R130.z, R131.x);
+        R130.z = shrec_mul_legacy(R128.w, C[2].w);
+        R128.xy = float2(asfloat((R130.z > 1.0) ? 0xFFFFFFFFu : 0u), asfloat((0.0 > R130.z) ? 0xFFFFFFFFu : 0u));
+        R130.w = asfloat(shrec_cnde_i(asuint(R128.x), asuint(R130.z), asuint(1.0)));
+        R128.z = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
+        R130.x = ((-R128.z) + 1.0);
+        R0.w = asfloat(shrec_cnde_i(asuint(R125.x), asuint(R128.z), asuint(R130.x)));
     }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
+    R130.x = asfloat(((C[1].x > 0.0) ? 0xFFFFFFFFu : 0u) & asuint(1.0));
+    R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
+    R133.x = R133.w;
+    [branch] if (!(R133.x == 0.0))
     {
-        R128 = select(bool4(true, false, false, false), asfloat(select(asfloat(asuint(((float4)0.0))) > asfloat(asuint(C[2].xxxx)), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R128 = select(bool4(false, true, false, false), ((-(C[2].yyyy)) + C[2].zzzz), R128);
-        R128 = select(bool4(false, false, false, true), max(((float4)R1).yyyy, (-(((float4)R1).yyyy))), R128);
-        R125 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R125);
-        R130 = select(bool4(false, false, true, false), ((-(((float4)R128).wwww)) + ((float4)1.0)), R130);
-        R131 = select(bool4(true, false, false, false), (1.0 / (((float4)R128).yyyy)), R131);
-        R127 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R127);
-        R126 = select(bool4(true, false, false, false), ((float4)R131).xxxx, R126);
-        R128 = select(bool4(false, true, false, false), asfloat(select(asfloat(asuint(((float4)R130).zzzz)) > asfloat(asuint(C[2].zzzz)), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R130 = select(bool4(true, false, false, false), asfloat(shrec_cnde_i(asuint(((float4)R128).yyyy), asuint(((float4)R127).zzzz), asuint(C[2].zzzz))), R130);
-        R127 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R127);
-        R128 = select(bool4(false, false, false, true), asfloat(select(asfloat(asuint(C[2].yyyy)) > asfloat(asuint(((float4)R130).xxxx)), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R130 = select(bool4(false, false, true, false), asfloat(shrec_cnde_i(asuint(((float4)R128).wwww), asuint(((float4)R127).xxxx), asuint(C[2].yyyy))), R130);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R128 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R130).zzzz, ((float4)R126).xxxx), R128);
-        R130 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R128).wwww, C[2].wwww), R130);
-        R127 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R127);
-        R128 = select(bool4(true, false, false, false), asfloat(select(asfloat(asuint(((float4)R130).zzzz)) > asfloat(asuint(((float4)1.0))), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R128 = select(bool4(false, true, false, false), asfloat(select(asfloat(asuint(((float4)0.0))) > asfloat(asuint(((float4)R130).zzzz)), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R127 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R127);
-        R130 = select(bool4(false, false, false, true), asfloat(shrec_cnde_i(asuint(((float4)R128).xxxx), asuint(((float4)R127).zzzz), asuint(asfloat(uint4(0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u))))), R130);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R128 = select(bool4(false, false, true, false), asfloat(shrec_cnde_i(asuint(((float4)R127).yyyy), asuint(((float4)R130).wwww), asuint(((float4)0.0)))), R128);
-        R127 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R127);
-        R130 = select(bool4(true, false, false, false), ((-(((float4)R128).zzzz)) + ((float4)1.0)), R130);
-        R128 = select(bool4(false, false, false, true), asfloat(shrec_cnde_i(asuint(((float4)R125).xxxx), asuint(((float4)R127).zzzz), asuint(((float4)R130).xxxx))), R128);
-        R0 = select(bool4(false, false, false, true), ((float4)R128).wwww, R0);
+        R128.yw = float2(shrec_mul_legacy_k(v0.z, 2.5), max(v0.x, (-v0.x)));
+        R130.z = (shrec_mul_legacy_k(R128.w, 2.5) + 0.7);
+        R128.x = (shrec_mul_legacy(R130.z, R128.y) + C[1].x);
+        R130.w = shrec_mul_legacy(R0.w, R128.x);
+        R128.yz = float2(asfloat((0.0 > R130.w) ? 0xFFFFFFFFu : 0u), asfloat((R130.w > 1.0) ? 0xFFFFFFFFu : 0u));
+        R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
+        R0.w = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R130.x), asuint(1.0)));
     }
-    R133 = select(bool4(true, false, false, false), ((float4)R134).xxxx, R133);
-    R134 = select(bool4(true, false, false, false), ((float4)R133).xxxx, R134);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R130 = select(bool4(true, false, false, false), asfloat(asuint(asfloat(select(asfloat(asuint(C[1].xxxx)) > asfloat(asuint(((float4)0.0))), (uint4)0xFFFFFFFFu, (uint4)0u))) & asuint(asfloat(uint4(0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u)))), R130);
-        R133 = select(bool4(false, true, false, false), select(((float4)R130).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), R133);
-        R133 = select(bool4(false, false, false, true), select(((float4)R130).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), R133);
-        R133 = select(bool4(true, false, false, false), ((float4)R133).wwww, R133);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R128 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R0).zzzz, asfloat(uint4(0x40200000u, 0x40200000u, 0x40200000u, 0x40200000u))), R128);
-        R128 = select(bool4(false, false, false, true), max(((float4)R0).xxxx, (-(((float4)R0).xxxx))), R128);
-        R127 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R127);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R128).wwww, asfloat(uint4(0x40200000u, 0x40200000u, 0x40200000u, 0x40200000u))) + asfloat(uint4(0x3F333333u, 0x3F333333u, 0x3F333333u, 0x3F333333u))), R130);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R128 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R130).zzzz, ((float4)R127).yyyy) + C[1].xxxx), R128);
-        R123 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R123);
-        R130 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R0).wwww, ((float4)R128).xxxx), R130);
-        R127 = select(bool4(false, false, false, true), ((float4)R130).wwww, R127);
-        R128 = select(bool4(false, true, false, false), asfloat(select(asfloat(asuint(((float4)0.0))) > asfloat(asuint(((float4)R130).wwww)), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R128 = select(bool4(false, false, true, false), asfloat(select(asfloat(asuint(((float4)R130).wwww)) > asfloat(asuint(((float4)1.0))), (uint4)0xFFFFFFFFu, (uint4)0u)), R128);
-        R127 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R127);
-        R130 = select(bool4(true, false, false, false), asfloat(shrec_cnde_i(asuint(((float4)R128).yyyy), asuint(((float4)R127).wwww), asuint(((float4)0.0)))), R130);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R128 = select(bool4(false, false, false, true), asfloat(shrec_cnde_i(asuint(((float4)R127).zzzz), asuint(((float4)R130).xxxx), asuint(asfloat(uint4(0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u))))), R128);
-        R0 = select(bool4(false, false, false, true), ((float4)R128).wwww, R0);
-    }
-    R133 = select(bool4(true, false, false, false), ((float4)R134).xxxx, R133);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R1).xxxx).x, (((float4)R1).yyyy).x, 0.0, (((float4)R1).xxxx).x)).xy);
-        R1 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R130 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R0).wwww, C[0].wwww), R130);
-        R130 = select(bool4(false, true, false, false), C[0].zzzz, R130);
-        R130 = select(bool4(false, false, true, false), C[0].yyyy, R130);
-        R130 = select(bool4(false, false, false, true), C[0].xxxx, R130);
-        R128 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R130).wwww, ((float4)R1).xxxx), R128);
-        R128 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R130).zzzz, ((float4)R1).yyyy), R128);
-        R128 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R130).yyyy, ((float4)R1).zzzz), R128);
-        R128 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R130).xxxx, ((float4)R1).wwww), R128);
-        R1 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R1);
-        R1 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R1);
-        R1 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R1);
-        R1 = select(bool4(false, false, false, true), ((float4)R128).wwww, R1);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        oc0 = float4((((float4)R1).xxxx).x, (((float4)R1).yyyy).x, (((float4)R1).zzzz).x, (((float4)R1).wwww).x);
-    }
+    R1 = t0_s0.Sample(s0_t0, v1.xy);
+    R130.x = shrec_mul_legacy(R0.w, C[0].w);
+    R1 = float4(shrec_mul_legacy(C[0].x, R1.x), shrec_mul_legacy(C[0].y, R1.y), shrec_mul_legacy(C[0].z, R1.z), shrec_mul_legacy(R130.x, R1.w));
+    oc0 = R1;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -18,27 +18,12 @@ struct ShaderOutput
 
 static precise float4 v0 = 0;
 static precise float4 oc0 = 0;
-static precise float4 R0 = 0, R128 = 0, R133 = 0;
+static precise float4 R0 = 0;
 
 void shrec_body()
 {
-    R133 = float4(1.0, 0.0, 0.0, 1.0);
-    R0 = ((float4)v0);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R128 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R0).xxxx, C[0].xxxx), R128);
-        R128 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R0).yyyy, C[0].yyyy), R128);
-        R128 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R0).zzzz, C[0].zzzz), R128);
-        R128 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R0).wwww, C[0].wwww), R128);
-        R0 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R0);
-        R0 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R0);
-        R0 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R0);
-        R0 = select(bool4(false, false, false, true), ((float4)R128).wwww, R0);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        oc0 = float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, (((float4)R0).zzzz).x, (((float4)R0).wwww).x);
-    }
+    R0 = float4(shrec_mul_legacy(v0.x, C[0].x), shrec_mul_legacy(v0.y, C[0].y), shrec_mul_legacy(v0.z, C[0].z), shrec_mul_legacy(v0.w, C[0].w));
+    oc0 = R0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -22,42 +22,15 @@ struct ShaderOutput
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 oc0 = 0;
-static precise float4 R0 = 0, R1 = 0, R123 = 0, R128 = 0, R130 = 0, R133 = 0, R165 = 0;
+static precise float4 R0 = 0, R1 = 0, R128 = 0, R130 = 0;
 
 void shrec_body()
 {
-    R133 = float4(1.0, 0.0, 0.0, 1.0);
-    R0 = ((float4)v0);
-    R1 = ((float4)v1);
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R165 = t0_s0.Sample(s0_t0, (float4((((float4)R1).xxxx).x, (((float4)R1).yyyy).x, 0.0, (((float4)R1).xxxx).x)).xy);
-        R1 = float4((((float4)R165).xxxx).x, (((float4)R165).yyyy).x, (((float4)R165).zzzz).x, (((float4)R165).wwww).x);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        R128 = select(bool4(true, false, false, false), ((-(C[0].xxxx)) + ((float4)1.0)), R128);
-        R130 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)R1).wwww, C[0].xxxx) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)R1).zzzz, C[0].xxxx) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)R1).yyyy, C[0].xxxx) + ((float4)R128).xxxx), R130);
-        R130 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)R1).xxxx, C[0].xxxx) + ((float4)R128).xxxx), R130);
-        R123 = select(bool4(true, false, false, false), ((float4)R130).xxxx, R123);
-        R123 = select(bool4(false, true, false, false), ((float4)R130).yyyy, R123);
-        R123 = select(bool4(false, false, true, false), ((float4)R130).zzzz, R123);
-        R123 = select(bool4(false, false, false, true), ((float4)R130).wwww, R123);
-        R128 = select(bool4(true, false, false, false), shrec_mul_legacy(((float4)R0).xxxx, ((float4)R130).wwww), R128);
-        R128 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)R0).yyyy, ((float4)R130).zzzz), R128);
-        R128 = select(bool4(false, false, true, false), shrec_mul_legacy(((float4)R0).zzzz, ((float4)R130).yyyy), R128);
-        R128 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)R0).wwww, ((float4)R130).xxxx), R128);
-        R0 = select(bool4(true, false, false, false), ((float4)R128).xxxx, R0);
-        R0 = select(bool4(false, true, false, false), ((float4)R128).yyyy, R0);
-        R0 = select(bool4(false, false, true, false), ((float4)R128).zzzz, R0);
-        R0 = select(bool4(false, false, false, true), ((float4)R128).wwww, R0);
-    }
-    [branch] if (!((((float4)R133).xxxx).x == 0.0))
-    {
-        oc0 = float4((((float4)R0).xxxx).x, (((float4)R0).yyyy).x, (((float4)R0).zzzz).x, (((float4)R0).wwww).x);
-    }
+    R1 = t0_s0.Sample(s0_t0, v1.xy);
+    R128.x = ((-C[0].x) + 1.0);
+    R130 = float4((shrec_mul_legacy(R1.w, C[0].x) + R128.x), (shrec_mul_legacy(R1.z, C[0].x) + R128.x), (shrec_mul_legacy(R1.y, C[0].x) + R128.x), (shrec_mul_legacy(R1.x, C[0].x) + R128.x));
+    R0 = float4(shrec_mul_legacy(v0.x, R130.w), shrec_mul_legacy(v0.y, R130.z), shrec_mul_legacy(v0.z, R130.y), shrec_mul_legacy(v0.w, R130.x));
+    oc0 = R0;
 }
 
 ShaderOutput main(ShaderInput input)

@@ -21,16 +21,12 @@ struct ShaderOutput
 };
 
 static int pica_a0x = 0;
-static int pica_a0y = 0;
 static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
 static int pica_pc = 0;
 static int pica_old_pc = 0;
 static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
 static int pica_if_else[8];
 static int pica_if_end[8];
 static int pica_if_top = 0;
@@ -47,9 +43,6 @@ static int pica_loop_prev[4];
 static int pica_loop_top = 0;
 static int pica_loop_size = 0;
 static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 out_position = 0;
 static precise float4 t0 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t14 = 0, t15 = 0, t16 = 0;
@@ -65,9 +58,6 @@ void shrec_body()
     for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     pica_pc = 0;
     [loop] while (true)
     {
@@ -76,57 +66,54 @@ void shrec_body()
         pica_is_break = 0;
         [branch] if ((((pica_old_pc < 0)) || ((pica_old_pc >= 40))))
         {
-            out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
+            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
             return;
         }
         [branch] if ((pica_old_pc == 0))
         {
             // 0: mov r0.x, r15.xxxx
-            t0 = select(bool4(true, false, false, false), ((float4)t15).xxxx, t0);
+            t0.x = t15.x;
         }
         [branch] if ((pica_old_pc == 1))
         {
             // 1: mov r0.y, r15.xyyy
-            t0 = select(bool4(false, true, false, false), ((float4)t15).xyyy, t0);
+            t0.y = t15.y;
         }
         [branch] if ((pica_old_pc == 2))
         {
             // 2: mov r0.z, r15.xzzz
-            t0 = select(bool4(false, false, true, false), ((float4)t15).xzzz, t0);
+            t0.z = t15.z;
         }
         [branch] if ((pica_old_pc == 3))
         {
             // 3: mov r0.w, c93.zzww
-            t0 = select(bool4(false, false, false, true), c[93].zzww, t0);
+            t0.w = c[93].w;
         }
         [branch] if ((pica_old_pc == 4))
         {
             // 4: mov o0, r0
-            t16 = ((float4)t0);
+            t16 = t0;
         }
         [branch] if ((pica_old_pc == 5))
         {
             // 5: mov r15.xyz, c94.xyzz
-            t15.xyz = (c[94].xyzz).xyz;
+            t15.xyz = c[94].xyz;
         }
         [branch] if ((pica_old_pc == 6))
         {
             // 6: mov r14.x, c93.yyyy
-            t14 = select(bool4(true, false, false, false), c[93].yyyy, t14);
+            t14.x = c[93].y;
         }
         [branch] if ((pica_old_pc == 7))
         {
             // 7: mov r0.x, c95.yyyy
-            t0 = select(bool4(true, false, false, false), c[95].yyyy, t0);
+            t0.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 8))
         {
             // 8: cmp r0.xxxx, eq, eq, r0.xxxx
-            pica_ccx = ((((((float4)t0).xxxx).xxxx).x == ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t0).xxxx).yyyy).x == ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t0.x == t0.x) ? 1 : 0);
+            pica_ccy = ((t0.x == t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 9))
         {
@@ -139,128 +126,128 @@ void shrec_body()
         [branch] if ((pica_old_pc == 10))
         {
             // 10: mov r2.x, c93.xxxx
-            t2 = select(bool4(true, false, false, false), c[93].xxxx, t2);
+            t2.x = c[93].x;
         }
         [branch] if ((pica_old_pc == 11))
         {
             // 11: mul r3.x, c0.xxxx, r2.xxxx
-            t3 = select(bool4(true, false, false, false), shrec_pica_mul(c[0].xxxx, ((float4)t2).xxxx), t3);
+            t3.x = shrec_pica_mul(c[0].x, t2.x);
         }
         [branch] if ((pica_old_pc == 12))
         {
             // 12: add r2.x, r3.xxxx, v0.xxxx
-            t2 = select(bool4(true, false, false, false), (((float4)t3).xxxx + ((float4)v0).xxxx), t2);
+            t2.x = (t3.x + v0.x);
         }
         [branch] if ((pica_old_pc == 13))
         {
             // 13: mov r3.x, r2.xxxx
-            t3 = select(bool4(true, false, false, false), ((float4)t2).xxxx, t3);
+            t3.x = t2.x;
         }
         [branch] if ((pica_old_pc == 14))
         {
             // 14: mov r3.y, r2.xxxx
-            t3 = select(bool4(false, true, false, false), ((float4)t2).xxxx, t3);
+            t3.y = t2.x;
         }
         [branch] if ((pica_old_pc == 15))
         {
             // 15: mov r3.z, r2.xxxx
-            t3 = select(bool4(false, false, true, false), ((float4)t2).xxxx, t3);
+            t3.z = t2.x;
         }
         [branch] if ((pica_old_pc == 16))
         {
             // 16: mov r2.x, v0.yyyy
-            t2 = select(bool4(true, false, false, false), ((float4)v0).yyyy, t2);
+            t2.x = v0.y;
         }
         [branch] if ((pica_old_pc == 17))
         {
             // 17: mov r2.y, v0.xyyy
-            t2 = select(bool4(false, true, false, false), ((float4)v0).xyyy, t2);
+            t2.y = v0.y;
         }
         [branch] if ((pica_old_pc == 18))
         {
             // 18: mov r2.z, v0.yyyy
-            t2 = select(bool4(false, false, true, false), ((float4)v0).yyyy, t2);
+            t2.z = v0.y;
         }
         [branch] if ((pica_old_pc == 19))
         {
             // 19: rcp r5.x, r2.xxxx
-            t5 = select(bool4(true, false, false, false), (1.0 / ((((float4)t2).xxxx).xxxx)), t5);
+            t5.x = (1.0 / (t2.x));
         }
         [branch] if ((pica_old_pc == 20))
         {
             // 20: rcp r5.y, r2.xyyy
-            t5 = select(bool4(false, true, false, false), (1.0 / ((((float4)t2).xyyy).xxxx)), t5);
+            t5.y = (1.0 / (t2.x));
         }
         [branch] if ((pica_old_pc == 21))
         {
             // 21: rcp r5.z, r2.xzzz
-            t5 = select(bool4(false, false, true, false), (1.0 / ((((float4)t2).xzzz).xxxx)), t5);
+            t5.z = (1.0 / (t2.x));
         }
         [branch] if ((pica_old_pc == 22))
         {
             // 22: rcp r5, r2
-            t5 = (1.0 / ((((float4)t2)).xxxx));
+            t5.xyz = (1.0 / (t2.xxx));
         }
         [branch] if ((pica_old_pc == 23))
         {
             // 23: mul r4.xyz, r3.xyzz, r5.xyzx
-            t4.xyz = (shrec_pica_mul(((float4)t3).xyzz, ((float4)t5).xyzx)).xyz;
+            t4.xyz = (shrec_pica_mul(t3.xyzz, t5.xyzx)).xyz;
         }
         [branch] if ((pica_old_pc == 24))
         {
             // 24: mov r2.x, v0.zzzz
-            t2 = select(bool4(true, false, false, false), ((float4)v0).zzzz, t2);
+            t2.x = v0.z;
         }
         [branch] if ((pica_old_pc == 25))
         {
             // 25: mov r2.y, v0.zzzz
-            t2 = select(bool4(false, true, false, false), ((float4)v0).zzzz, t2);
+            t2.y = v0.z;
         }
         [branch] if ((pica_old_pc == 26))
         {
             // 26: mov r2.z, v0.xzzz
-            t2 = select(bool4(false, false, true, false), ((float4)v0).xzzz, t2);
+            t2.z = v0.z;
         }
         [branch] if ((pica_old_pc == 27))
         {
             // 27: add r3.xyz, r4.xyzz, r2.xyzx
-            t3.xyz = ((((float4)t4).xyzz + ((float4)t2).xyzx)).xyz;
+            t3.xyz = (t4.xyz + t2.xyz);
         }
         [branch] if ((pica_old_pc == 28))
         {
             // 28: add r2.xyz, r3.xyzz, -v0.xyzz
-            t2.xyz = ((((float4)t3).xyzz + (-((float4)v0).xyzz))).xyz;
+            t2.xyz = (t3.xyz + (-v0.xyz));
         }
         [branch] if ((pica_old_pc == 29))
         {
             // 29: mova a0.x, r14.xxxx
-            pica_a0x = shrec_f2i_x86(((((float4)t14).xxxx).xxxx).x);
+            pica_a0x = shrec_f2i_x86((t14.xxxx).x);
         }
         [branch] if ((pica_old_pc == 30))
         {
             // 30: mul r3.xyz, c1[a0.x].xxxx, r2.xyzz
-            t3.xyz = (shrec_pica_mul(((((((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : c[min(((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])).xxxx, ((float4)t2).xyzz)).xyz;
+            t3.xyz = (shrec_pica_mul(((((((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : c[min(((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])).xxxx, t2.xyzz)).xyz;
         }
         [branch] if ((pica_old_pc == 31))
         {
             // 31: add r15.xyz, r15.xyzz, r3.xyzx
-            t15.xyz = ((((float4)t15).xyzz + ((float4)t3).xyzx)).xyz;
+            t15.xyz = (t15.xyz + t3.xyz);
         }
         [branch] if ((pica_old_pc == 32))
         {
             // 32: add r14.x, c93.wwww, r14.xxxx
-            t14 = select(bool4(true, false, false, false), (c[93].wwww + ((float4)t14).xxxx), t14);
+            t14.x = (c[93].w + t14.x);
         }
         [branch] if ((pica_old_pc == 33))
         {
             // 33: mov r0.x, c95.yyyy
-            t0 = select(bool4(true, false, false, false), c[95].yyyy, t0);
+            t0.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 34))
         {
             // 34: cmp r0.xxxx, eq, eq, r0.xxxx
-            pica_ccx = ((((((float4)t0).xxxx).xxxx).x == ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t0).xxxx).yyyy).x == ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t0.x == t0.x) ? 1 : 0);
+            pica_ccy = ((t0.x == t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 35))
         {
@@ -273,8 +260,8 @@ void shrec_body()
         [branch] if ((pica_old_pc == 36))
         {
             // 36: cmp c93.zzww, ge, ge, r14.xxxx
-            pica_ccx = ((((c[93].zzww).xxxx).x >= ((((float4)t14).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[93].zzww).yyyy).x >= ((((float4)t14).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[93].z >= t14.x) ? 1 : 0);
+            pica_ccy = ((c[93].z >= t14.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 37))
         {
@@ -294,7 +281,6 @@ void shrec_body()
         }
         [branch] if ((pica_old_pc == 39))
         {
-            // 39: nop
         }
         pica_next_pc = (pica_old_pc + 1);
         [branch] if ((((pica_call_size > 0)) && ((pica_call_end[pica_call_top] == pica_next_pc))))

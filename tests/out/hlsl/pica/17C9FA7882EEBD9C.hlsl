@@ -23,93 +23,23 @@ struct ShaderOutput
     [[vk::location(2)]] float4 o2 : TEXCOORD2;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
 static precise float4 o0 = 0;
 static precise float4 o1 = 0;
 static precise float4 o2 = 0;
-static precise float4 t15 = 0, t16 = 0, t17 = 0, t18 = 0;
+static precise float4 t15 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: dp4 r15.x, c4, v0
-    t15 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)v0)), t15);
-    // 1: dp4 r15.y, c5, v0
-    t15 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)v0)), t15);
-    // 2: dp4 r15.z, c6, v0
-    t15 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)v0)), t15);
-    // 3: dp4 r15.w, c7, v0
-    t15 = select(bool4(false, false, false, true), shrec_pica_dot4(c[7], ((float4)v0)), t15);
+    t15 = float4((shrec_pica_dot4(c[4], v0)).x, (shrec_pica_dot4(c[5], v0)).y, (shrec_pica_dot4(c[6], v0)).z, (shrec_pica_dot4(c[7], v0)).w);
     // 4: dp4 o0.x, c0, r15
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t15)), t16);
-    // 5: dp4 o0.y, c1, r15
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t15)), t16);
-    // 6: dp4 o0.z, c2, r15
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t15)), t16);
-    // 7: dp4 o0.w, c3, r15
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t15)), t16);
-    // 8: mov o1.xy, v1
-    t17.xy = (((float4)v1)).xy;
-    // 9: mov o1.zw, c95.zzxx
-    t17.zw = (c[95].zzxx).zw;
-    // 10: mov o2, v2.xxxx
-    t18 = ((float4)v2).xxxx;
+    o0 = float4((shrec_pica_dot4(c[0], t15)).x, (shrec_pica_dot4(c[1], t15)).y, (shrec_pica_dot4(c[2], t15)).z, (shrec_pica_dot4(c[3], t15)).w);
     // 11: end
-    o0 = select(bool4(true, false, false, false), (((float4)t16)).xxxx, o0);
-    o0 = select(bool4(false, true, false, false), (((float4)t16)).yyyy, o0);
-    o0 = select(bool4(false, false, true, false), (((float4)t16)).zzzz, o0);
-    o0 = select(bool4(false, false, false, true), (((float4)t16)).wwww, o0);
-    o1 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, o1);
-    o1 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, o1);
-    o1 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, o1);
-    o1 = select(bool4(false, false, false, true), (((float4)t17)).wwww, o1);
-    o2 = select(bool4(true, false, false, false), (((float4)t18)).xxxx, o2);
-    o2 = select(bool4(false, true, false, false), (((float4)t18)).yyyy, o2);
-    o2 = select(bool4(false, false, true, false), (((float4)t18)).zzzz, o2);
-    o2 = select(bool4(false, false, false, true), (((float4)t18)).wwww, o2);
+    o1 = float4(v1.x, v1.y, c[95].x, c[95].x);
+    o2 = v2.xxxx;
     return;
 }
 

@@ -28,36 +28,8 @@ struct ShaderOutput
     [[vk::location(8)]] float4 out_view : TEXCOORD8;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
@@ -68,99 +40,55 @@ static precise float4 out_color = 0;
 static precise float4 out_texcoord0 = 0;
 static precise float4 out_texcoord1 = 0;
 static precise float4 out_view = 0;
-static precise float4 t0 = 0, t1 = 0, t6 = 0, t10 = 0, t11 = 0, t12 = 0, t13 = 0, t14 = 0, t16 = 0, t17 = 0, t18 = 0, t19 = 0, t20 = 0, t21 = 0;
+static precise float4 t0 = 0, t1 = 0, t6 = 0, t10 = 0, t11 = 0, t12 = 0, t13 = 0, t14 = 0, t16 = 0, t20 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r0.xyz, v0
-    t0.xyz = (((float4)v0)).xyz;
+    t0.xyz = v0.xyz;
     // 1: mov r0.w, c95.xyyy
-    t0 = select(bool4(false, false, false, true), c[95].xyyy, t0);
+    t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
-    t1 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)t0)), t1);
-    // 3: dp4 r1.y, c5, r0
-    t1 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)t0)), t1);
-    // 4: dp4 r1.z, c6, r0
-    t1 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)t0)), t1);
-    // 5: dp4 r1.w, c7, r0
-    t1 = select(bool4(false, false, false, true), shrec_pica_dot4(c[7], ((float4)t0)), t1);
+    t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
     // 6: mov o4, -r1
-    t20 = (-((float4)t1));
+    t20.x = (-t1.x);
     // 7: dp4 o0.x, c0, r1
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t1)), t16);
-    // 8: dp4 o0.y, c1, r1
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t1)), t16);
-    // 9: dp4 o0.z, c2, r1
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t1)), t16);
-    // 10: dp4 o0.w, c3, r1
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t1)), t16);
-    // 11: mov o1, v1
-    t17 = ((float4)v1);
-    // 12: mov o2, v1
-    t18 = ((float4)v1);
+    t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
     // 13: dp3 r14.x, c4, v2
-    t14 = select(bool4(true, false, false, false), shrec_pica_dot3(c[4], ((float4)v2)), t14);
-    // 14: dp3 r14.y, c5, v2
-    t14 = select(bool4(false, true, false, false), shrec_pica_dot3(c[5], ((float4)v2)), t14);
-    // 15: dp3 r14.z, c6, v2
-    t14 = select(bool4(false, false, true, false), shrec_pica_dot3(c[6], ((float4)v2)), t14);
+    t14.xyz = float3((shrec_pica_dot3(c[4], v2)).x, (shrec_pica_dot3(c[5], v2)).y, (shrec_pica_dot3(c[6], v2)).z);
     // 16: dp3 r12.x, c4, v3
-    t12 = select(bool4(true, false, false, false), shrec_pica_dot3(c[4], ((float4)v3)), t12);
-    // 17: dp3 r12.y, c5, v3
-    t12 = select(bool4(false, true, false, false), shrec_pica_dot3(c[5], ((float4)v3)), t12);
-    // 18: dp3 r12.z, c6, v3
-    t12 = select(bool4(false, false, true, false), shrec_pica_dot3(c[6], ((float4)v3)), t12);
+    t12.xyz = float3((shrec_pica_dot3(c[4], v3)).x, (shrec_pica_dot3(c[5], v3)).y, (shrec_pica_dot3(c[6], v3)).z);
     // 19: dp3 r6.x, r14, r14
-    t6 = select(bool4(true, false, false, false), shrec_pica_dot3(((float4)t14), ((float4)t14)), t6);
+    t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 20: rsq r6.x, r6
-    t6 = select(bool4(true, false, false, false), ((((((float4)t6)).xxxx).x > 0.0) ? rsqrt((((float4)t6)).xxxx) : ((((((float4)t6)).xxxx).x == 0.0) ? (1.0 / ((((float4)t6)).xxxx)) : ((float4)asfloat(0x7FC00000u)))), t6);
+    t6.x = ((t6.x > 0.0) ? rsqrt(t6.x) : ((t6.x == 0.0) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
     // 21: mul r14.xyz, r14, r6.xxxx
-    t14.xyz = (shrec_pica_mul(((float4)t14), ((float4)t6).xxxx)).xyz;
+    t14.xyz = (shrec_pica_mul(t14, t6.xxxx)).xyz;
     // 22: mul r12.xyz, r12, r6.xxxx
-    t12.xyz = (shrec_pica_mul(((float4)t12), ((float4)t6).xxxx)).xyz;
+    t12.xyz = (shrec_pica_mul(t12, t6.xxxx)).xyz;
     // 23: mul r13.xyz, r14.yzxx, r12.zxyy
-    t13.xyz = (shrec_pica_mul(((float4)t14).yzxx, ((float4)t12).zxyy)).xyz;
+    t13.xyz = (shrec_pica_mul(t14.yzxx, t12.zxyy)).xyz;
     // 24: mad r13.xyz, -r12.yzxx, r14.zxyy, r13
-    t13.xyz = ((shrec_pica_mul((-((float4)t12).yzxx), ((float4)t14).zxyy) + ((float4)t13))).xyz;
+    t13.xyz = ((shrec_pica_mul((-t12.yzxx), t14.zxyy)).xyz + t13.xyz);
     // 25: mul r12.xyz, r13.yzxx, r14.zxyy
-    t12.xyz = (shrec_pica_mul(((float4)t13).yzxx, ((float4)t14).zxyy)).xyz;
+    t12.xyz = (shrec_pica_mul(t13.yzxx, t14.zxyy)).xyz;
     // 26: mad r12.xyz, -r14.yzxx, r13.zxyy, r12
-    t12.xyz = ((shrec_pica_mul((-((float4)t14).yzxx), ((float4)t13).zxyy) + ((float4)t12))).xyz;
+    t12.xyz = ((shrec_pica_mul((-t14.yzxx), t13.zxyy)).xyz + t12.xyz);
     // 27: mov r12.w, r13.zzzz
-    t12 = select(bool4(false, false, false, true), ((float4)t13).zzzz, t12);
+    t12.w = t13.z;
     // 28: mov r14.w, r13.xxxx
-    t14 = select(bool4(false, false, false, true), ((float4)t13).xxxx, t14);
+    t14.w = t13.x;
     // 29: mov r13.x, r12
-    t13 = select(bool4(true, false, false, false), ((float4)t12), t13);
-    // 30: mov r13.z, r14
-    t13 = select(bool4(false, false, true, false), ((float4)t14), t13);
-    // 31: mov r13.w, c95.xyyy
-    t13 = select(bool4(false, false, false, true), c[95].xyyy, t13);
-    // 32: mov r11.z, c95.xxxx
-    t11 = select(bool4(false, false, true, false), c[95].xxxx, t11);
+    t13.xzw = float3(t12.x, t14.z, c[95].y);
     // 33: sge r10, c95.xxxx, r14.zzzz
-    t10 = ((float4)(c[95].xxxx >= ((float4)t14).zzzz));
-    // 34: mov r11.xyw, r13.zxzy
-    t11.xyw = (((float4)t13).zxzy).xyw;
+    t10.y = ((float)(c[95].x >= t14.z));
     // 35: add r10, r10, r10
-    t10 = (((float4)t10) + ((float4)t10));
+    t10.y = (t10.y + t10.y);
     // 36: mad r11.y, r10, r11, -r11.xyxx
-    t11 = select(bool4(false, true, false, false), (shrec_pica_mul(((float4)t10), ((float4)t11)) + (-((float4)t11).xyxx)), t11);
+    t11.y = (shrec_pica_mul(t10.y, t12.x) + (-t12.x));
     // 37: cmp r11.xyyy, le, ge, r11.zwww
-    pica_ccx = ((((((float4)t11).xyyy).xxxx).x <= ((((float4)t11).zwww).xxxx).x) ? 1 : 0);
-    pica_ccy = ((((((float4)t11).xyyy).yyyy).x >= ((((float4)t11).zwww).yyyy).x) ? 1 : 0);
+    pica_ccx = ((t14.z <= c[95].x) ? 1 : 0);
+    pica_ccy = ((t11.y >= t13.y) ? 1 : 0);
     // 38: ifc cmp.x, 49, 10
     [branch] if ((pica_ccx == 1))
     {
@@ -168,26 +96,25 @@ void shrec_body()
         [branch] if ((pica_ccy == 1))
         {
             // 40: mov r13.yz, -r13
-            t13.yz = ((-((float4)t13))).yz;
+            t13.yz = (-t13.yz);
             // 41: mov r14.y, -r14
-            t14 = select(bool4(false, true, false, false), (-((float4)t14)), t14);
+            t14.y = (-t14.y);
             // 42: dp4 r0.x, r13.wwww, r13
-            t0 = select(bool4(true, false, false, false), shrec_pica_dot4(((float4)t13).wwww, ((float4)t13)), t0);
+            t0.x = (shrec_pica_dot4(c[95].yyyy, t13)).x;
             // 43: add r0.yzw, r12.yyzw, r14.wwxy (last of the scope)
-            t0.yzw = ((((float4)t12).yyzw + ((float4)t14).wwxy)).yzw;
+            t0.yzw = (t12.yzw + t14.wxy);
         }
         else
         {
             // 44: mov r13.xz, -r13
-            t13.xz = ((-((float4)t13))).xz;
+            t13.xz = (-t13.xz);
             // 45: mov r12.z, -r12
-            t12 = select(bool4(false, false, true, false), (-((float4)t12)), t12);
+            t12.z = (-t12.z);
             // 46: dp4 r0.y, r13.wwww, r13
-            t0 = select(bool4(false, true, false, false), shrec_pica_dot4(((float4)t13).wwww, ((float4)t13)), t0);
+            t0.y = (shrec_pica_dot4(c[95].yyyy, t13)).y;
             // 47: add r0.xzw, r12.yywz, r14.wwyx
-            t0.xzw = ((((float4)t12).yywz + ((float4)t14).wwyx)).xzw;
+            t0.xzw = (t12.ywz + t14.wyx);
         }
-        // 48: nop (last of the scope)
     }
     else
     {
@@ -195,60 +122,38 @@ void shrec_body()
         [branch] if ((pica_ccy == 1))
         {
             // 50: mov r13.xy, -r13
-            t13.xy = ((-((float4)t13))).xy;
+            t13.xy = (-t13.xy);
             // 51: mov r14.w, -r14
-            t14 = select(bool4(false, false, false, true), (-((float4)t14)), t14);
+            t14.w = (-t14.w);
             // 52: dp4 r0.z, r13.wwww, r13
-            t0 = select(bool4(false, false, true, false), shrec_pica_dot4(((float4)t13).wwww, ((float4)t13)), t0);
+            t0.z = (shrec_pica_dot4(c[95].yyyy, t13)).z;
             // 53: add r0.xyw, r12.zwwy, r14.xyyw (last of the scope)
-            t0.xyw = ((((float4)t12).zwwy + ((float4)t14).xyyw)).xyw;
+            t0.xyw = (t12.zwy + t14.xyw);
         }
         else
         {
             // 54: mov r12.z, -r12
-            t12 = select(bool4(false, false, true, false), (-((float4)t12)), t12);
+            t12.z = (-t12.z);
             // 55: mov r14.yw, -r14
-            t14.yw = ((-((float4)t14))).yw;
+            t14.yw = (-t14.yw);
             // 56: dp4 r0.w, r13.wwww, r13
-            t0 = select(bool4(false, false, false, true), shrec_pica_dot4(((float4)t13).wwww, ((float4)t13)), t0);
+            t0.w = (shrec_pica_dot4(c[95].yyyy, t13)).w;
             // 57: add r0.xyz, r12.wzyy, r14.yxww
-            t0.xyz = ((((float4)t12).wzyy + ((float4)t14).yxww)).xyz;
+            t0.xyz = (t12.wzy + t14.yxw);
         }
-        // 58: nop
     }
     // 59: dp4 r1.x, r0, r0
-    t1 = select(bool4(true, false, false, false), shrec_pica_dot4(((float4)t0), ((float4)t0)), t1);
+    t1.x = (shrec_pica_dot4(t0, t0)).x;
     // 60: rsq r1.x, r1
-    t1 = select(bool4(true, false, false, false), ((((((float4)t1)).xxxx).x > 0.0) ? rsqrt((((float4)t1)).xxxx) : ((((((float4)t1)).xxxx).x == 0.0) ? (1.0 / ((((float4)t1)).xxxx)) : ((float4)asfloat(0x7FC00000u)))), t1);
+    t1.x = ((t1.x > 0.0) ? rsqrt(t1.x) : ((t1.x == 0.0) ? (1.0 / (t1.x)) : asfloat(0x7FC00000u)));
     // 61: mul o5, r0, r1.xxxx
-    t21 = shrec_pica_mul(((float4)t0), ((float4)t1).xxxx);
-    // 62: mov o3, c95.yyyy
-    t19 = c[95].yyyy;
+    out_normalquat = shrec_pica_mul(t0, t1.xxxx);
     // 63: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_normalquat = select(bool4(true, false, false, false), (((float4)t21)).xxxx, out_normalquat);
-    out_normalquat = select(bool4(false, true, false, false), (((float4)t21)).yyyy, out_normalquat);
-    out_normalquat = select(bool4(false, false, true, false), (((float4)t21)).zzzz, out_normalquat);
-    out_normalquat = select(bool4(false, false, false, true), (((float4)t21)).wwww, out_normalquat);
-    out_color = select(bool4(true, false, false, false), (((float4)t19)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t19)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t19)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t19)).wwww, out_color);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_texcoord0);
-    out_texcoord1 = select(bool4(true, false, false, false), (((float4)t18)).xxxx, out_texcoord1);
-    out_texcoord1 = select(bool4(false, true, false, false), (((float4)t18)).yyyy, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, true, false), (((float4)t18)).zzzz, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, false, true), (((float4)t18)).wwww, out_texcoord1);
-    out_view = select(bool4(true, false, false, false), (((float4)t20)).xxxx, out_view);
-    out_view = select(bool4(false, true, false, false), (((float4)t20)).yyyy, out_view);
-    out_view = select(bool4(false, false, true, false), (((float4)t20)).zzzz, out_view);
-    out_view = select(bool4(false, false, false, true), (((float4)t20)).wwww, out_view);
+    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_color = c[95].yyyy;
+    out_texcoord0 = v1;
+    out_texcoord1 = v1;
+    out_view = float4(t20.x, (-t1.y), (-t1.z), (-t1.w));
     return;
 }
 

@@ -28,36 +28,6 @@ struct ShaderOutput
     [[vk::location(5)]] float4 o5 : TEXCOORD5;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
@@ -67,119 +37,39 @@ static precise float4 o2 = 0;
 static precise float4 o3 = 0;
 static precise float4 o4 = 0;
 static precise float4 o5 = 0;
-static precise float4 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t16 = 0, t17 = 0, t18 = 0, t19 = 0, t20 = 0, t21 = 0;
+static precise float4 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t16 = 0, t18 = 0, t19 = 0, t20 = 0, t21 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r0, v0
-    t0 = ((float4)v0);
+    t0.xyz = v0.xyz;
     // 1: mov r0.w, c95.yyyy
-    t0 = select(bool4(false, false, false, true), c[95].yyyy, t0);
+    t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
-    t1 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)t0)), t1);
-    // 3: dp4 r1.y, c5, r0
-    t1 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)t0)), t1);
-    // 4: dp4 r1.z, c6, r0
-    t1 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)t0)), t1);
-    // 5: dp4 r1.w, c7, r0
-    t1 = select(bool4(false, false, false, true), shrec_pica_dot4(c[7], ((float4)t0)), t1);
+    t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
     // 6: dp4 o0.x, c0, r1
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t1)), t16);
-    // 7: dp4 o0.y, c1, r1
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t1)), t16);
-    // 8: dp4 o0.z, c2, r1
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t1)), t16);
-    // 9: dp4 o0.w, c3, r1
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t1)), t16);
-    // 10: mov o1, v2
-    t17 = ((float4)v2);
+    t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
     // 11: mul r2.x, c4, v1
-    t2 = select(bool4(true, false, false, false), shrec_pica_mul(c[4], ((float4)v1)), t2);
-    // 12: mul r2.y, c5.xxxx, v1.xxxx
-    t2 = select(bool4(false, true, false, false), shrec_pica_mul(c[5].xxxx, ((float4)v1).xxxx), t2);
-    // 13: mul r2.z, c6.xxxx, v1.xxxx
-    t2 = select(bool4(false, false, true, false), shrec_pica_mul(c[6].xxxx, ((float4)v1).xxxx), t2);
+    t2.xyz = float3(shrec_pica_mul(c[4].x, v1.x), shrec_pica_mul(c[5].x, v1.x), shrec_pica_mul(c[6].x, v1.x));
     // 14: mul r3.x, c4.yyyy, v1.yyyy
-    t3 = select(bool4(true, false, false, false), shrec_pica_mul(c[4].yyyy, ((float4)v1).yyyy), t3);
-    // 15: mul r3.y, c5, v1
-    t3 = select(bool4(false, true, false, false), shrec_pica_mul(c[5], ((float4)v1)), t3);
-    // 16: mul r3.z, c6.yyyy, v1.yyyy
-    t3 = select(bool4(false, false, true, false), shrec_pica_mul(c[6].yyyy, ((float4)v1).yyyy), t3);
+    t3.xyz = float3(shrec_pica_mul(c[4].y, v1.y), shrec_pica_mul(c[5].y, v1.y), shrec_pica_mul(c[6].y, v1.y));
     // 17: mul r4.x, c4.zzzz, v1.zzzz
-    t4 = select(bool4(true, false, false, false), shrec_pica_mul(c[4].zzzz, ((float4)v1).zzzz), t4);
-    // 18: mul r4.y, c5.zzzz, v1.zzzz
-    t4 = select(bool4(false, true, false, false), shrec_pica_mul(c[5].zzzz, ((float4)v1).zzzz), t4);
-    // 19: mul r4.z, c6, v1
-    t4 = select(bool4(false, false, true, false), shrec_pica_mul(c[6], ((float4)v1)), t4);
+    t4.xyz = float3(shrec_pica_mul(c[4].z, v1.z), shrec_pica_mul(c[5].z, v1.z), shrec_pica_mul(c[6].z, v1.z));
     // 20: dp3 o2.x, c0, r2
-    t18 = select(bool4(true, false, false, false), shrec_pica_dot3(c[0], ((float4)t2)), t18);
-    // 21: dp3 o2.y, c0, r3
-    t18 = select(bool4(false, true, false, false), shrec_pica_dot3(c[0], ((float4)t3)), t18);
-    // 22: dp3 o2.z, c0, r4
-    t18 = select(bool4(false, false, true, false), shrec_pica_dot3(c[0], ((float4)t4)), t18);
-    // 23: mov o2.w, c95.xxxx
-    t18 = select(bool4(false, false, false, true), c[95].xxxx, t18);
+    t18.xyz = float3((shrec_pica_dot3(c[0], t2)).x, (shrec_pica_dot3(c[0], t3)).y, (shrec_pica_dot3(c[0], t4)).z);
     // 24: dp3 o3.x, c1, r2
-    t19 = select(bool4(true, false, false, false), shrec_pica_dot3(c[1], ((float4)t2)), t19);
-    // 25: dp3 o3.y, c1, r3
-    t19 = select(bool4(false, true, false, false), shrec_pica_dot3(c[1], ((float4)t3)), t19);
-    // 26: dp3 o3.z, c1, r4
-    t19 = select(bool4(false, false, true, false), shrec_pica_dot3(c[1], ((float4)t4)), t19);
-    // 27: mov o3.w, c95.xxxx
-    t19 = select(bool4(false, false, false, true), c[95].xxxx, t19);
+    t19.xyz = float3((shrec_pica_dot3(c[1], t2)).x, (shrec_pica_dot3(c[1], t3)).y, (shrec_pica_dot3(c[1], t4)).z);
     // 28: dp3 o4.x, c2, r2
-    t20 = select(bool4(true, false, false, false), shrec_pica_dot3(c[2], ((float4)t2)), t20);
-    // 29: dp3 o4.y, c2, r3
-    t20 = select(bool4(false, true, false, false), shrec_pica_dot3(c[2], ((float4)t3)), t20);
-    // 30: dp3 o4.z, c2, r4
-    t20 = select(bool4(false, false, true, false), shrec_pica_dot3(c[2], ((float4)t4)), t20);
-    // 31: mov o4.w, c95.xxxx
-    t20 = select(bool4(false, false, false, true), c[95].xxxx, t20);
+    t20.xyz = float3((shrec_pica_dot3(c[2], t2)).x, (shrec_pica_dot3(c[2], t3)).y, (shrec_pica_dot3(c[2], t4)).z);
     // 32: dp3 o5.x, c3, r2
-    t21 = select(bool4(true, false, false, false), shrec_pica_dot3(c[3], ((float4)t2)), t21);
-    // 33: dp3 o5.y, c3, r3
-    t21 = select(bool4(false, true, false, false), shrec_pica_dot3(c[3], ((float4)t3)), t21);
-    // 34: dp3 o5.z, c3, r4
-    t21 = select(bool4(false, false, true, false), shrec_pica_dot3(c[3], ((float4)t4)), t21);
-    // 35: mov o5.w, c95.xxxx
-    t21 = select(bool4(false, false, false, true), c[95].xxxx, t21);
+    t21.xyz = float3((shrec_pica_dot3(c[3], t2)).x, (shrec_pica_dot3(c[3], t3)).y, (shrec_pica_dot3(c[3], t4)).z);
     // 36: end
-    o0 = select(bool4(true, false, false, false), (((float4)t16)).xxxx, o0);
-    o0 = select(bool4(false, true, false, false), (((float4)t16)).yyyy, o0);
-    o0 = select(bool4(false, false, true, false), (((float4)t16)).zzzz, o0);
-    o0 = select(bool4(false, false, false, true), (((float4)t16)).wwww, o0);
-    o1 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, o1);
-    o1 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, o1);
-    o1 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, o1);
-    o1 = select(bool4(false, false, false, true), (((float4)t17)).wwww, o1);
-    o2 = select(bool4(true, false, false, false), (((float4)t18)).xxxx, o2);
-    o2 = select(bool4(false, true, false, false), (((float4)t18)).yyyy, o2);
-    o2 = select(bool4(false, false, true, false), (((float4)t18)).zzzz, o2);
-    o2 = select(bool4(false, false, false, true), (((float4)t18)).wwww, o2);
-    o3 = select(bool4(true, false, false, false), (((float4)t19)).xxxx, o3);
-    o3 = select(bool4(false, true, false, false), (((float4)t19)).yyyy, o3);
-    o3 = select(bool4(false, false, true, false), (((float4)t19)).zzzz, o3);
-    o3 = select(bool4(false, false, false, true), (((float4)t19)).wwww, o3);
-    o4 = select(bool4(true, false, false, false), (((float4)t20)).xxxx, o4);
-    o4 = select(bool4(false, true, false, false), (((float4)t20)).yyyy, o4);
-    o4 = select(bool4(false, false, true, false), (((float4)t20)).zzzz, o4);
-    o4 = select(bool4(false, false, false, true), (((float4)t20)).wwww, o4);
-    o5 = select(bool4(true, false, false, false), (((float4)t21)).xxxx, o5);
-    o5 = select(bool4(false, true, false, false), (((float4)t21)).yyyy, o5);
-    o5 = select(bool4(false, false, true, false), (((float4)t21)).zzzz, o5);
-    o5 = select(bool4(false, false, false, true), (((float4)t21)).wwww, o5);
+    o0 = t16;
+    o1 = v2;
+    o2 = float4(t18.x, t18.y, t18.z, c[95].x);
+    o3 = float4(t19.x, t19.y, t19.z, c[95].x);
+    o4 = float4(t20.x, t20.y, t20.z, c[95].x);
+    o5 = float4(t21.x, t21.y, t21.z, c[95].x);
     return;
 }
 

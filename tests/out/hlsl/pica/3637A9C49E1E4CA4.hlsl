@@ -19,17 +19,12 @@ struct ShaderOutput
     float4 out_position : SV_Position;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
 static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
 static int pica_pc = 0;
 static int pica_old_pc = 0;
 static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
 static int pica_if_else[8];
 static int pica_if_end[8];
 static int pica_if_top = 0;
@@ -46,9 +41,6 @@ static int pica_loop_prev[4];
 static int pica_loop_top = 0;
 static int pica_loop_size = 0;
 static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 out_position = 0;
 static precise float4 t0 = 0, t1 = 0, t2 = 0, t15 = 0, t16 = 0;
@@ -64,9 +56,6 @@ void shrec_body()
     for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     pica_pc = 0;
     [loop] while (true)
     {
@@ -75,22 +64,19 @@ void shrec_body()
         pica_is_break = 0;
         [branch] if ((((pica_old_pc < 0)) || ((pica_old_pc >= 25))))
         {
-            out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
+            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
             return;
         }
         [branch] if ((pica_old_pc == 0))
         {
             // 0: mov r0.x, c94.xxxx
-            t0 = select(bool4(true, false, false, false), c[94].xxxx, t0);
+            t0.x = c[94].x;
         }
         [branch] if ((pica_old_pc == 1))
         {
             // 1: cmp c0.xxxx, gt, gt, r0.xxxx
-            pica_ccx = ((((c[0].xxxx).xxxx).x > ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[0].xxxx).yyyy).x > ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[0].x > t0.x) ? 1 : 0);
+            pica_ccy = ((c[0].x > t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 2))
         {
@@ -110,23 +96,23 @@ void shrec_body()
         [branch] if ((pica_old_pc == 3))
         {
             // 3: mov r0.x, c94.yyyy
-            t0 = select(bool4(true, false, false, false), c[94].yyyy, t0);
+            t0.x = c[94].y;
         }
         [branch] if ((pica_old_pc == 4))
         {
             // 4: mov r0.x, c94.zzzz
-            t0 = select(bool4(true, false, false, false), c[94].zzzz, t0);
+            t0.x = c[94].z;
         }
         [branch] if ((pica_old_pc == 5))
         {
             // 5: mov r1.x, c94.wwww
-            t1 = select(bool4(true, false, false, false), c[94].wwww, t1);
+            t1.x = c[94].w;
         }
         [branch] if ((pica_old_pc == 6))
         {
             // 6: cmp c1.xxxx, eq, eq, r1.xxxx
-            pica_ccx = ((((c[1].xxxx).xxxx).x == ((((float4)t1).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[1].xxxx).yyyy).x == ((((float4)t1).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[1].x == t1.x) ? 1 : 0);
+            pica_ccy = ((c[1].x == t1.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 7))
         {
@@ -147,18 +133,18 @@ void shrec_body()
         [branch] if ((pica_old_pc == 9))
         {
             // 9: mov r15.x, c94.xxxx
-            t15 = select(bool4(true, false, false, false), c[94].xxxx, t15);
+            t15.x = c[94].x;
         }
         [branch] if ((pica_old_pc == 10))
         {
             // 10: mov r1.x, c95.yyyy
-            t1 = select(bool4(true, false, false, false), c[95].yyyy, t1);
+            t1.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 11))
         {
             // 11: cmp r1.xxxx, eq, eq, r1.xxxx
-            pica_ccx = ((((((float4)t1).xxxx).xxxx).x == ((((float4)t1).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t1).xxxx).yyyy).x == ((((float4)t1).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t1.x == t1.x) ? 1 : 0);
+            pica_ccy = ((t1.x == t1.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 12))
         {
@@ -171,33 +157,33 @@ void shrec_body()
         [branch] if ((pica_old_pc == 13))
         {
             // 13: mov r1.x, c93.yyyy
-            t1 = select(bool4(true, false, false, false), c[93].yyyy, t1);
+            t1.x = c[93].y;
         }
         [branch] if ((pica_old_pc == 14))
         {
             // 14: mul r2.x, c1.xxxx, r1.xxxx
-            t2 = select(bool4(true, false, false, false), shrec_pica_mul(c[1].xxxx, ((float4)t1).xxxx), t2);
+            t2.x = shrec_pica_mul(c[1].x, t1.x);
         }
         [branch] if ((pica_old_pc == 15))
         {
             // 15: add r1.x, r0.xxxx, r2.xxxx
-            t1 = select(bool4(true, false, false, false), (((float4)t0).xxxx + ((float4)t2).xxxx), t1);
+            t1.x = (t0.x + t2.x);
         }
         [branch] if ((pica_old_pc == 16))
         {
             // 16: mul r15.x, c93.xxxx, r1.xxxx
-            t15 = select(bool4(true, false, false, false), shrec_pica_mul(c[93].xxxx, ((float4)t1).xxxx), t15);
+            t15.x = shrec_pica_mul(c[93].x, t1.x);
         }
         [branch] if ((pica_old_pc == 17))
         {
             // 17: mov r0.x, c95.yyyy
-            t0 = select(bool4(true, false, false, false), c[95].yyyy, t0);
+            t0.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 18))
         {
             // 18: cmp r0.xxxx, eq, eq, r0.xxxx
-            pica_ccx = ((((((float4)t0).xxxx).xxxx).x == ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t0).xxxx).yyyy).x == ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t0.x == t0.x) ? 1 : 0);
+            pica_ccy = ((t0.x == t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 19))
         {
@@ -210,27 +196,27 @@ void shrec_body()
         [branch] if ((pica_old_pc == 20))
         {
             // 20: mov r0.x, v0.xxxx
-            t0 = select(bool4(true, false, false, false), ((float4)v0).xxxx, t0);
+            t0.x = v0.x;
         }
         [branch] if ((pica_old_pc == 21))
         {
             // 21: mov r0.y, v0.yyyy
-            t0 = select(bool4(false, true, false, false), ((float4)v0).yyyy, t0);
+            t0.y = v0.y;
         }
         [branch] if ((pica_old_pc == 22))
         {
             // 22: mov r0.z, r15.xxxx
-            t0 = select(bool4(false, false, true, false), ((float4)t15).xxxx, t0);
+            t0.z = t15.x;
         }
         [branch] if ((pica_old_pc == 23))
         {
             // 23: mov r0.w, c94.yyyy
-            t0 = select(bool4(false, false, false, true), c[94].yyyy, t0);
+            t0.w = c[94].y;
         }
         [branch] if ((pica_old_pc == 24))
         {
             // 24: mov o0, r0
-            t16 = ((float4)t0);
+            t16 = t0;
         }
         pica_next_pc = (pica_old_pc + 1);
         [branch] if ((((pica_call_size > 0)) && ((pica_call_end[pica_call_top] == pica_next_pc))))

@@ -18,84 +18,23 @@ struct ShaderOutput
     float4 out_position : SV_Position;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 out_position = 0;
-static precise float4 t0 = 0, t1 = 0, t16 = 0;
+static precise float4 t0 = 0, t1 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
-    // 0: mov r0.x, c93.xxxx
-    t0 = select(bool4(true, false, false, false), c[93].xxxx, t0);
     // 1: mul r1.x, c0.xxxx, r0.xxxx
-    t1 = select(bool4(true, false, false, false), shrec_pica_mul(c[0].xxxx, ((float4)t0).xxxx), t1);
-    // 2: mov r0.x, r1.xxxx
-    t0 = select(bool4(true, false, false, false), ((float4)t1).xxxx, t0);
-    // 3: mov r0.y, r1.xxxx
-    t0 = select(bool4(false, true, false, false), ((float4)t1).xxxx, t0);
-    // 4: mov r0.z, r1.xxxx
-    t0 = select(bool4(false, false, true, false), ((float4)t1).xxxx, t0);
+    t1.x = shrec_pica_mul(c[0].x, c[93].x);
     // 5: add r1.xyz, -c94.xyzz, r0.xyzz
-    t1.xyz = (((-c[94].xyzz) + ((float4)t0).xyzz)).xyz;
+    t1.xyz = ((-c[94].xyz) + t1.xxx);
     // 6: add r0.x, r1.xxxx, r1.yyyy
-    t0 = select(bool4(true, false, false, false), (((float4)t1).xxxx + ((float4)t1).yyyy), t0);
+    t0.x = (t1.x + t1.y);
     // 7: add r1.x, r0.xxxx, r1.zzzz
-    t1 = select(bool4(true, false, false, false), (((float4)t0).xxxx + ((float4)t1).zzzz), t1);
+    t1.x = (t0.x + t1.z);
     // 8: mov r0.x, v0.xxxx
-    t0 = select(bool4(true, false, false, false), ((float4)v0).xxxx, t0);
-    // 9: mov r0.y, v0.yyyy
-    t0 = select(bool4(false, true, false, false), ((float4)v0).yyyy, t0);
-    // 10: mov r0.z, r1.xxxx
-    t0 = select(bool4(false, false, true, false), ((float4)t1).xxxx, t0);
-    // 11: mov r0.w, c93.zzzz
-    t0 = select(bool4(false, false, false, true), c[93].zzzz, t0);
+    out_position = float4(v0.x, v0.y, (-t1.x), c[93].z);
     // 12: mov o0, r0
-    t16 = ((float4)t0);
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
     return;
 }
 

@@ -22,36 +22,9 @@ struct ShaderOutput
     [[vk::location(2)]] float4 out_color : TEXCOORD2;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
 static int pica_emit_vertex = 0;
 static int pica_emit_prim = 0;
 static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static ShaderOutput shrec_gs_buf[3];
 static int shrec_gs_emitted = 0;
 static precise float4 v0 = 0;
@@ -62,75 +35,33 @@ static precise float4 v4 = 0;
 static precise float4 v5 = 0;
 static precise float4 out_position = 0;
 static precise float4 out_color = 0;
-static precise float4 t0 = 0, t1 = 0, t2 = 0, t4 = 0, t5 = 0, t6 = 0, t8 = 0, t9 = 0, t16 = 0, t17 = 0, t18 = 0, t19 = 0, t20 = 0, t21 = 0, t22 = 0, t23 = 0, t24 = 0, t25 = 0, t26 = 0, t27 = 0, t28 = 0, t29 = 0, t30 = 0, t31 = 0, t32 = 0, t33 = 0, t34 = 0, t35 = 0, t36 = 0, t37 = 0, t38 = 0, t39 = 0, t40 = 0, t41 = 0, t42 = 0, t43 = 0, t44 = 0, t45 = 0, t46 = 0, t47 = 0, t48 = 0;
+static precise float4 t4 = 0, t5 = 0, t6 = 0, t16 = 0;
 
 void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
-    // 4: mov r4, v0
-    t4 = ((float4)v0);
     // 5: add r4, v2, r4
-    t4 = (((float4)v2) + ((float4)t4));
+    t4 = (v2 + v0);
     // 6: mul r4, c95.wwww, r4
-    t4 = shrec_pica_mul(c[95].wwww, ((float4)t4));
-    // 7: mov r5, v2
-    t5 = ((float4)v2);
+    t4 = shrec_pica_mul(c[95].wwww, t4);
     // 8: add r5, v4, r5
-    t5 = (((float4)v4) + ((float4)t5));
+    t5 = (v4 + v2);
     // 9: mul r5, c95.wwww, r5
-    t5 = shrec_pica_mul(c[95].wwww, ((float4)t5));
-    // 10: mov r6, v4
-    t6 = ((float4)v4);
+    t5 = shrec_pica_mul(c[95].wwww, t5);
     // 11: add r6, v0, r6
-    t6 = (((float4)v0) + ((float4)t6));
+    t6 = (v0 + v4);
     // 12: mul r6, c95.wwww, r6
-    t6 = shrec_pica_mul(c[95].wwww, ((float4)t6));
-    // 13: mov r0, v0
-    t0 = ((float4)v0);
-    // 14: mov r1, r4
-    t1 = ((float4)t4);
-    // 15: mov r2, r6
-    t2 = ((float4)t6);
-    // 16: call 26, 15
+    t6 = shrec_pica_mul(c[95].wwww, t6);
     // 26: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
-    // 27: mov r8, r0
-    t8 = ((float4)t0);
-    // 28: mov r9, v1
-    t9 = ((float4)v1);
-    // 29: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], v0)).x, (shrec_pica_dot4(c[1], v0)).y, (shrec_pica_dot4(c[3], v0)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], v0)).z;
     // 30: emit
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v1;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -144,82 +75,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
     // 31: setemit 1
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
-    // 32: mov r8, r1
-    t8 = ((float4)t1);
-    // 33: mov r9, v3
-    t9 = ((float4)v3);
-    // 34: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], t4)).x, (shrec_pica_dot4(c[1], t4)).y, (shrec_pica_dot4(c[3], t4)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], t4)).z;
     // 35: emit
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v3;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -233,82 +99,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
     // 36: setemit 2, prim
     pica_emit_vertex = 2;
     pica_emit_prim = 1;
     pica_emit_inv = 0;
-    // 37: mov r8, r2
-    t8 = ((float4)t2);
-    // 38: mov r9, v5
-    t9 = ((float4)v5);
-    // 39: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], t6)).x, (shrec_pica_dot4(c[1], t6)).y, (shrec_pica_dot4(c[3], t6)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], t6)).z;
     // 40: emit (last of the scope)
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v5;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -322,89 +123,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
-    // 17: mov r0, r4
-    t0 = ((float4)t4);
-    // 18: mov r1, v2
-    t1 = ((float4)v2);
-    // 19: mov r2, r5
-    t2 = ((float4)t5);
-    // 20: call 26, 15
     // 26: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
-    // 27: mov r8, r0
-    t8 = ((float4)t0);
-    // 28: mov r9, v1
-    t9 = ((float4)v1);
-    // 29: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], t4)).x, (shrec_pica_dot4(c[1], t4)).y, (shrec_pica_dot4(c[3], t4)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], t4)).z;
     // 30: emit
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v1;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -418,82 +147,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
     // 31: setemit 1
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
-    // 32: mov r8, r1
-    t8 = ((float4)t1);
-    // 33: mov r9, v3
-    t9 = ((float4)v3);
-    // 34: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], v2)).x, (shrec_pica_dot4(c[1], v2)).y, (shrec_pica_dot4(c[3], v2)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], v2)).z;
     // 35: emit
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v3;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -507,82 +171,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
     // 36: setemit 2, prim
     pica_emit_vertex = 2;
     pica_emit_prim = 1;
     pica_emit_inv = 0;
-    // 37: mov r8, r2
-    t8 = ((float4)t2);
-    // 38: mov r9, v5
-    t9 = ((float4)v5);
-    // 39: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], t5)).x, (shrec_pica_dot4(c[1], t5)).y, (shrec_pica_dot4(c[3], t5)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], t5)).z;
     // 40: emit (last of the scope)
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v5;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -596,89 +195,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
-    // 21: mov r0, r6
-    t0 = ((float4)t6);
-    // 22: mov r1, r5
-    t1 = ((float4)t5);
-    // 23: mov r2, v4
-    t2 = ((float4)v4);
-    // 24: call 26, 15
     // 26: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
-    // 27: mov r8, r0
-    t8 = ((float4)t0);
-    // 28: mov r9, v1
-    t9 = ((float4)v1);
-    // 29: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], t6)).x, (shrec_pica_dot4(c[1], t6)).y, (shrec_pica_dot4(c[3], t6)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], t6)).z;
     // 30: emit
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v1;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -692,82 +219,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
     // 31: setemit 1
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
-    // 32: mov r8, r1
-    t8 = ((float4)t1);
-    // 33: mov r9, v3
-    t9 = ((float4)v3);
-    // 34: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], t5)).x, (shrec_pica_dot4(c[1], t5)).y, (shrec_pica_dot4(c[3], t5)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], t5)).z;
     // 35: emit
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v3;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -781,82 +243,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
     // 36: setemit 2, prim
     pica_emit_vertex = 2;
     pica_emit_prim = 1;
     pica_emit_inv = 0;
-    // 37: mov r8, r2
-    t8 = ((float4)t2);
-    // 38: mov r9, v5
-    t9 = ((float4)v5);
-    // 39: call 41, 5
     // 41: dp4 o0.x, c0, r8
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t8)), t16);
-    // 42: dp4 o0.y, c1, r8
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t8)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], v4)).x, (shrec_pica_dot4(c[1], v4)).y, (shrec_pica_dot4(c[3], v4)).w);
     // 43: dp4 o0.z, c2, r8
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t8)), t16);
-    // 44: dp4 o0.w, c3, r8
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t8)), t16);
-    // 45: mov o1, r9 (last of the scope)
-    t17 = ((float4)t9);
+    t16.z = (shrec_pica_dot4(c[2], v4)).z;
     // 40: emit (last of the scope)
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v5;
     { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -870,63 +267,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t48 = ((float4)t16);
-    t16 = ((float4)t32);
-    t32 = ((float4)t48);
-    t48 = ((float4)t17);
-    t17 = ((float4)t33);
-    t33 = ((float4)t48);
-    t48 = ((float4)t18);
-    t18 = ((float4)t34);
-    t34 = ((float4)t48);
-    t48 = ((float4)t19);
-    t19 = ((float4)t35);
-    t35 = ((float4)t48);
-    t48 = ((float4)t20);
-    t20 = ((float4)t36);
-    t36 = ((float4)t48);
-    t48 = ((float4)t21);
-    t21 = ((float4)t37);
-    t37 = ((float4)t48);
-    t48 = ((float4)t22);
-    t22 = ((float4)t38);
-    t38 = ((float4)t48);
-    t48 = ((float4)t23);
-    t23 = ((float4)t39);
-    t39 = ((float4)t48);
-    t48 = ((float4)t24);
-    t24 = ((float4)t40);
-    t40 = ((float4)t48);
-    t48 = ((float4)t25);
-    t25 = ((float4)t41);
-    t41 = ((float4)t48);
-    t48 = ((float4)t26);
-    t26 = ((float4)t42);
-    t42 = ((float4)t48);
-    t48 = ((float4)t27);
-    t27 = ((float4)t43);
-    t43 = ((float4)t48);
-    t48 = ((float4)t28);
-    t28 = ((float4)t44);
-    t44 = ((float4)t48);
-    t48 = ((float4)t29);
-    t29 = ((float4)t45);
-    t45 = ((float4)t48);
-    t48 = ((float4)t30);
-    t30 = ((float4)t46);
-    t46 = ((float4)t48);
-    t48 = ((float4)t31);
-    t31 = ((float4)t47);
-    t47 = ((float4)t48);
     // 25: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
     return;
 }
 

@@ -20,16 +20,12 @@ struct ShaderOutput
 };
 
 static int pica_a0x = 0;
-static int pica_a0y = 0;
 static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
 static int pica_pc = 0;
 static int pica_old_pc = 0;
 static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
 static int pica_if_else[8];
 static int pica_if_end[8];
 static int pica_if_top = 0;
@@ -46,9 +42,6 @@ static int pica_loop_prev[4];
 static int pica_loop_top = 0;
 static int pica_loop_size = 0;
 static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 out_position = 0;
 static precise float4 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t14 = 0, t15 = 0, t16 = 0;
@@ -64,9 +57,6 @@ void shrec_body()
     for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     pica_pc = 0;
     [loop] while (true)
     {
@@ -75,32 +65,29 @@ void shrec_body()
         pica_is_break = 0;
         [branch] if ((((pica_old_pc < 0)) || ((pica_old_pc >= 44))))
         {
-            out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
+            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
             return;
         }
         [branch] if ((pica_old_pc == 0))
         {
             // 0: add r15.x, r15.xxxx, r14.xxxx
-            t15 = select(bool4(true, false, false, false), (((float4)t15).xxxx + ((float4)t14).xxxx), t15);
+            t15.x = (t15.x + t14.x);
         }
         [branch] if ((pica_old_pc == 1))
         {
             // 1: add r14.x, c94.zzzz, r14.xxxx
-            t14 = select(bool4(true, false, false, false), (c[94].zzzz + ((float4)t14).xxxx), t14);
+            t14.x = (c[94].z + t14.x);
         }
         [branch] if ((pica_old_pc == 2))
         {
             // 2: mov r0.x, c95.yyyy
-            t0 = select(bool4(true, false, false, false), c[95].yyyy, t0);
+            t0.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 3))
         {
             // 3: cmp r0.xxxx, eq, eq, r0.xxxx
-            pica_ccx = ((((((float4)t0).xxxx).xxxx).x == ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t0).xxxx).yyyy).x == ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t0.x == t0.x) ? 1 : 0);
+            pica_ccy = ((t0.x == t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 4))
         {
@@ -113,58 +100,58 @@ void shrec_body()
         [branch] if ((pica_old_pc == 5))
         {
             // 5: mov r14.x, c94.xxxx
-            t14 = select(bool4(true, false, false, false), c[94].xxxx, t14);
+            t14.x = c[94].x;
         }
         [branch] if ((pica_old_pc == 6))
         {
             // 6: mov r0.x, c1.xxxx
-            t0 = select(bool4(true, false, false, false), c[1].xxxx, t0);
+            t0.x = c[1].x;
         }
         [branch] if ((pica_old_pc == 7))
         {
             // 7: add r1.x, c0.xxxx, r0.xxxx
-            t1 = select(bool4(true, false, false, false), (c[0].xxxx + ((float4)t0).xxxx), t1);
+            t1.x = (c[0].x + t0.x);
         }
         [branch] if ((pica_old_pc == 8))
         {
             // 8: add r0.x, c2.xxxx, r1.xxxx
-            t0 = select(bool4(true, false, false, false), (c[2].xxxx + ((float4)t1).xxxx), t0);
+            t0.x = (c[2].x + t1.x);
         }
         [branch] if ((pica_old_pc == 9))
         {
             // 9: add r1.x, c3.xxxx, r0.xxxx
-            t1 = select(bool4(true, false, false, false), (c[3].xxxx + ((float4)t0).xxxx), t1);
+            t1.x = (c[3].x + t0.x);
         }
         [branch] if ((pica_old_pc == 10))
         {
             // 10: add r0.x, c4.xxxx, r1.xxxx
-            t0 = select(bool4(true, false, false, false), (c[4].xxxx + ((float4)t1).xxxx), t0);
+            t0.x = (c[4].x + t1.x);
         }
         [branch] if ((pica_old_pc == 11))
         {
             // 11: add r1.x, c5.xxxx, r0.xxxx
-            t1 = select(bool4(true, false, false, false), (c[5].xxxx + ((float4)t0).xxxx), t1);
+            t1.x = (c[5].x + t0.x);
         }
         [branch] if ((pica_old_pc == 12))
         {
             // 12: add r0.x, c6.xxxx, r1.xxxx
-            t0 = select(bool4(true, false, false, false), (c[6].xxxx + ((float4)t1).xxxx), t0);
+            t0.x = (c[6].x + t1.x);
         }
         [branch] if ((pica_old_pc == 13))
         {
             // 13: add r15.x, c7.xxxx, r0.xxxx
-            t15 = select(bool4(true, false, false, false), (c[7].xxxx + ((float4)t0).xxxx), t15);
+            t15.x = (c[7].x + t0.x);
         }
         [branch] if ((pica_old_pc == 14))
         {
             // 14: mov r0.x, c95.yyyy
-            t0 = select(bool4(true, false, false, false), c[95].yyyy, t0);
+            t0.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 15))
         {
             // 15: cmp r0.xxxx, eq, eq, r0.xxxx
-            pica_ccx = ((((((float4)t0).xxxx).xxxx).x == ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t0).xxxx).yyyy).x == ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t0.x == t0.x) ? 1 : 0);
+            pica_ccy = ((t0.x == t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 16))
         {
@@ -177,8 +164,8 @@ void shrec_body()
         [branch] if ((pica_old_pc == 17))
         {
             // 17: cmp c94.yyyy, ge, ge, r14.xxxx
-            pica_ccx = ((((c[94].yyyy).xxxx).x >= ((((float4)t14).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[94].yyyy).yyyy).x >= ((((float4)t14).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[94].y >= t14.x) ? 1 : 0);
+            pica_ccy = ((c[94].y >= t14.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 18))
         {
@@ -199,43 +186,43 @@ void shrec_body()
         [branch] if ((pica_old_pc == 20))
         {
             // 20: mova a0.x, r14.xxxx
-            pica_a0x = shrec_f2i_x86(((((float4)t14).xxxx).xxxx).x);
+            pica_a0x = shrec_f2i_x86((t14.xxxx).x);
         }
         [branch] if ((pica_old_pc == 21))
         {
             // 21: add r2.x, c2[a0.x].xxxx, r15.xxxx
-            t2 = select(bool4(true, false, false, false), (((((((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : c[min(((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])).xxxx + ((float4)t15).xxxx), t2);
+            t2.x = ((((((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? 1.0 : c[min(((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)].x) + t15.x);
         }
         [branch] if ((pica_old_pc == 22))
         {
             // 22: add r3.x, c0.xxxx, r2.xxxx
-            t3 = select(bool4(true, false, false, false), (c[0].xxxx + ((float4)t2).xxxx), t3);
+            t3.x = (c[0].x + t2.x);
         }
         [branch] if ((pica_old_pc == 23))
         {
             // 23: add r2.x, c0.xxxx, r3.xxxx
-            t2 = select(bool4(true, false, false, false), (c[0].xxxx + ((float4)t3).xxxx), t2);
+            t2.x = (c[0].x + t3.x);
         }
         [branch] if ((pica_old_pc == 24))
         {
             // 24: add r15.x, c0.xxxx, r2.xxxx
-            t15 = select(bool4(true, false, false, false), (c[0].xxxx + ((float4)t2).xxxx), t15);
+            t15.x = (c[0].x + t2.x);
         }
         [branch] if ((pica_old_pc == 25))
         {
             // 25: add r14.x, c94.zzzz, r14.xxxx
-            t14 = select(bool4(true, false, false, false), (c[94].zzzz + ((float4)t14).xxxx), t14);
+            t14.x = (c[94].z + t14.x);
         }
         [branch] if ((pica_old_pc == 26))
         {
             // 26: mov r0.x, c95.yyyy
-            t0 = select(bool4(true, false, false, false), c[95].yyyy, t0);
+            t0.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 27))
         {
             // 27: cmp r0.xxxx, eq, eq, r0.xxxx
-            pica_ccx = ((((((float4)t0).xxxx).xxxx).x == ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t0).xxxx).yyyy).x == ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t0.x == t0.x) ? 1 : 0);
+            pica_ccy = ((t0.x == t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 28))
         {
@@ -248,28 +235,28 @@ void shrec_body()
         [branch] if ((pica_old_pc == 29))
         {
             // 29: mov r14.x, c94.xxxx
-            t14 = select(bool4(true, false, false, false), c[94].xxxx, t14);
+            t14.x = c[94].x;
         }
         [branch] if ((pica_old_pc == 30))
         {
             // 30: lg2 r0.x, c0.xxxx
-            t0 = select(bool4(true, false, false, false), ((((c[0].xxxx).xxxx).x > 0.0) ? log2((c[0].xxxx).xxxx) : ((((c[0].xxxx).xxxx).x == 0.0) ? ((float4)asfloat(0xFF800000u)) : ((float4)asfloat(0x7FC00000u)))), t0);
+            t0.x = ((c[0].x > 0.0) ? log2(c[0].x) : ((c[0].x == 0.0) ? asfloat(0xFF800000u) : asfloat(0x7FC00000u)));
         }
         [branch] if ((pica_old_pc == 31))
         {
             // 31: add r15.x, r15.xxxx, r0.xxxx
-            t15 = select(bool4(true, false, false, false), (((float4)t15).xxxx + ((float4)t0).xxxx), t15);
+            t15.x = (t15.x + t0.x);
         }
         [branch] if ((pica_old_pc == 32))
         {
             // 32: mov r0.x, c95.yyyy
-            t0 = select(bool4(true, false, false, false), c[95].yyyy, t0);
+            t0.x = c[95].y;
         }
         [branch] if ((pica_old_pc == 33))
         {
             // 33: cmp r0.xxxx, eq, eq, r0.xxxx
-            pica_ccx = ((((((float4)t0).xxxx).xxxx).x == ((((float4)t0).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((((float4)t0).xxxx).yyyy).x == ((((float4)t0).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t0.x == t0.x) ? 1 : 0);
+            pica_ccy = ((t0.x == t0.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 34))
         {
@@ -282,33 +269,33 @@ void shrec_body()
         [branch] if ((pica_old_pc == 35))
         {
             // 35: mov r0.x, v0.xxxx
-            t0 = select(bool4(true, false, false, false), ((float4)v0).xxxx, t0);
+            t0.x = v0.x;
         }
         [branch] if ((pica_old_pc == 36))
         {
             // 36: mov r0.y, v0.yyyy
-            t0 = select(bool4(false, true, false, false), ((float4)v0).yyyy, t0);
+            t0.y = v0.y;
         }
         [branch] if ((pica_old_pc == 37))
         {
             // 37: mov r0.z, r15.wwxx
-            t0 = select(bool4(false, false, true, false), ((float4)t15).wwxx, t0);
+            t0.z = t15.x;
         }
         [branch] if ((pica_old_pc == 38))
         {
             // 38: mov r0.w, c94.zzzz
-            t0 = select(bool4(false, false, false, true), c[94].zzzz, t0);
+            t0.w = c[94].z;
         }
         [branch] if ((pica_old_pc == 39))
         {
             // 39: mov o0, r0
-            t16 = ((float4)t0);
+            t16 = t0;
         }
         [branch] if ((pica_old_pc == 40))
         {
             // 40: cmp c94.wwxx, ge, ge, r14.xxxx
-            pica_ccx = ((((c[94].wwxx).xxxx).x >= ((((float4)t14).xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[94].wwxx).yyyy).x >= ((((float4)t14).xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[94].w >= t14.x) ? 1 : 0);
+            pica_ccy = ((c[94].w >= t14.x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 41))
         {
@@ -328,7 +315,6 @@ void shrec_body()
         }
         [branch] if ((pica_old_pc == 43))
         {
-            // 43: nop
         }
         pica_next_pc = (pica_old_pc + 1);
         [branch] if ((((pica_call_size > 0)) && ((pica_call_end[pica_call_top] == pica_next_pc))))

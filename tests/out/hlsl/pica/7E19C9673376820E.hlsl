@@ -7,54 +7,10 @@
 [[vk::binding(0, 0)]] cbuffer PicaFloatUniforms : register(b0, space0) { float4 c[96]; };
 [[vk::binding(1, 0)]] cbuffer PicaIntUniforms : register(b1, space0) { uint4 pica_int[5]; };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
-static precise float4 t10 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: add r10.y, c95.xxxx, r10.yyyy
-    t10 = select(bool4(false, true, false, false), (c[95].xxxx + ((float4)t10).yyyy), t10);
     return;
 }
 

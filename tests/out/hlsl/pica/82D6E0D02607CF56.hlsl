@@ -26,36 +26,8 @@ struct ShaderOutput
     [[vk::location(8)]] float4 out_view : TEXCOORD8;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
@@ -64,104 +36,53 @@ static precise float4 out_normalquat = 0;
 static precise float4 out_color = 0;
 static precise float4 out_texcoord0 = 0;
 static precise float4 out_view = 0;
-static precise float4 t0 = 0, t1 = 0, t4 = 0, t5 = 0, t6 = 0, t14 = 0, t16 = 0, t17 = 0, t18 = 0, t19 = 0, t20 = 0;
+static precise float4 t0 = 0, t1 = 0, t4 = 0, t5 = 0, t6 = 0, t14 = 0, t16 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r0.xyz, v0
-    t0.xyz = (((float4)v0)).xyz;
+    t0.xyz = v0.xyz;
     // 1: mov r0.w, c95.xxyy
-    t0 = select(bool4(false, false, false, true), c[95].xxyy, t0);
+    t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
-    t1 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)t0)), t1);
-    // 3: dp4 r1.y, c5, r0
-    t1 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)t0)), t1);
-    // 4: dp4 r1.z, c6, r0
-    t1 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)t0)), t1);
-    // 5: dp4 r1.w, c7, r0
-    t1 = select(bool4(false, false, false, true), shrec_pica_dot4(c[7], ((float4)t0)), t1);
-    // 6: mov o3, -r1
-    t19 = (-((float4)t1));
+    t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
     // 7: dp4 o0.x, c0, r1
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t1)), t16);
-    // 8: dp4 o0.y, c1, r1
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t1)), t16);
-    // 9: dp4 o0.z, c2, r1
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t1)), t16);
-    // 10: dp4 o0.w, c3, r1
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t1)), t16);
-    // 11: mov o1, v1
-    t17 = ((float4)v1);
+    t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
     // 12: dp3 r14.x, c4, v2
-    t14 = select(bool4(true, false, false, false), shrec_pica_dot3(c[4], ((float4)v2)), t14);
-    // 13: dp3 r14.y, c5, v2
-    t14 = select(bool4(false, true, false, false), shrec_pica_dot3(c[5], ((float4)v2)), t14);
-    // 14: dp3 r14.z, c6, v2
-    t14 = select(bool4(false, false, true, false), shrec_pica_dot3(c[6], ((float4)v2)), t14);
+    t14.xyz = float3((shrec_pica_dot3(c[4], v2)).x, (shrec_pica_dot3(c[5], v2)).y, (shrec_pica_dot3(c[6], v2)).z);
     // 15: dp3 r6.x, r14, r14
-    t6 = select(bool4(true, false, false, false), shrec_pica_dot3(((float4)t14), ((float4)t14)), t6);
+    t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 16: rsq r6.x, r6
-    t6 = select(bool4(true, false, false, false), ((((((float4)t6)).xxxx).x > 0.0) ? rsqrt((((float4)t6)).xxxx) : ((((((float4)t6)).xxxx).x == 0.0) ? (1.0 / ((((float4)t6)).xxxx)) : ((float4)asfloat(0x7FC00000u)))), t6);
+    t6.x = ((t6.x > 0.0) ? rsqrt(t6.x) : ((t6.x == 0.0) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
     // 17: mul r14.xyz, r14, r6.xxxx
-    t14.xyz = (shrec_pica_mul(((float4)t14), ((float4)t6).xxxx)).xyz;
+    t14.xyz = (shrec_pica_mul(t14, t6.xxxx)).xyz;
     // 18: mov r0, c95.yxxx
-    t0 = c[95].yxxx;
+    t0.xyz = c[95].yxx;
     // 19: add r4, c95.yyyy, r14.zzzz
-    t4 = (c[95].yyyy + ((float4)t14).zzzz);
+    t4.x = (c[95].y + t14.z);
     // 20: mul r4, c95.wwww, r4
-    t4 = shrec_pica_mul(c[95].wwww, ((float4)t4));
+    t4.x = shrec_pica_mul(c[95].w, t4.x);
     // 21: cmp c95.xxyy, ge, ge, r4.xxxx
-    pica_ccx = ((((c[95].xxyy).xxxx).x >= ((((float4)t4).xxxx).xxxx).x) ? 1 : 0);
-    pica_ccy = ((((c[95].xxyy).yyyy).x >= ((((float4)t4).xxxx).yyyy).x) ? 1 : 0);
+    pica_ccx = ((c[95].x >= t4.x) ? 1 : 0);
+    pica_ccy = ((c[95].x >= t4.x) ? 1 : 0);
     // 22: rsq r4, r4
-    t4 = ((((((float4)t4)).xxxx).x > 0.0) ? rsqrt((((float4)t4)).xxxx) : ((((((float4)t4)).xxxx).x == 0.0) ? (1.0 / ((((float4)t4)).xxxx)) : ((float4)asfloat(0x7FC00000u))));
+    t4.xy = (((t4.x > 0.0) ? rsqrt(t4.xxxx) : ((t4.x == 0.0) ? (1.0 / (t4.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xy;
     // 23: mul r5, c95.wwww, r14
-    t5 = shrec_pica_mul(c[95].wwww, ((float4)t14));
+    t5.xy = (shrec_pica_mul(c[95].wwww, t14)).xy;
     // 24: jmpc cmp.x, label_27
     [branch] if (!((pica_ccx == 1)))
     {
         // 25: rcp r0.z, r4
-        t0 = select(bool4(false, false, true, false), (1.0 / ((((float4)t4)).xxxx)), t0);
+        t0.z = (1.0 / (t4.x));
         // 26: mul r0.xy, r5, r4
-        t0.xy = (shrec_pica_mul(((float4)t5), ((float4)t4))).xy;
+        t0.xy = (shrec_pica_mul(t5, t4)).xy;
     }
-    // 27: mov o4, r0
-    t20 = ((float4)t0);
-    // 28: mov o2, c95.yyyy
-    t18 = c[95].yyyy;
     // 29: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_normalquat = select(bool4(true, false, false, false), (((float4)t20)).xxxx, out_normalquat);
-    out_normalquat = select(bool4(false, true, false, false), (((float4)t20)).yyyy, out_normalquat);
-    out_normalquat = select(bool4(false, false, true, false), (((float4)t20)).zzzz, out_normalquat);
-    out_normalquat = select(bool4(false, false, false, true), (((float4)t20)).wwww, out_normalquat);
-    out_color = select(bool4(true, false, false, false), (((float4)t18)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t18)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t18)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t18)).wwww, out_color);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_texcoord0);
-    out_view = select(bool4(true, false, false, false), (((float4)t19)).xxxx, out_view);
-    out_view = select(bool4(false, true, false, false), (((float4)t19)).yyyy, out_view);
-    out_view = select(bool4(false, false, true, false), (((float4)t19)).zzzz, out_view);
-    out_view = select(bool4(false, false, false, true), (((float4)t19)).wwww, out_view);
+    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_normalquat = float4(t0.x, t0.y, t0.z, c[95].x);
+    out_color = c[95].yyyy;
+    out_texcoord0 = v1;
+    out_view = (-t1);
     return;
 }
 

@@ -20,79 +20,25 @@ struct ShaderOutput
     [[vk::location(2)]] float4 out_color : TEXCOORD2;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 out_position = 0;
 static precise float4 out_color = 0;
-static precise float4 t0 = 0, t16 = 0, t17 = 0;
+static precise float4 t0 = 0, t16 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r0.xyz, v0
-    t0.xyz = (((float4)v0)).xyz;
+    t0.xyz = v0.xyz;
     // 1: mov r0.w, c95.yyyy
-    t0 = select(bool4(false, false, false, true), c[95].yyyy, t0);
+    t0.w = c[95].y;
     // 2: dp4 o0.x, c0, r0
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t0)), t16);
-    // 3: dp4 o0.y, c1, r0
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t0)), t16);
+    out_position.xyw = float3((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[3], t0)).w);
     // 4: dp4 o0.z, c2, r0
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t0)), t16);
-    // 5: dp4 o0.w, c3, r0
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t0)), t16);
-    // 6: mov o1, v1
-    t17 = ((float4)v1);
+    t16.z = (shrec_pica_dot4(c[2], t0)).z;
     // 7: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position.z = (-t16.z);
+    out_color = v1;
     return;
 }
 

@@ -19,81 +19,23 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 out_position = 0;
 static precise float4 out_texcoord0 = 0;
-static precise float4 t0 = 0, t1 = 0, t16 = 0, t17 = 0;
+static precise float4 t0 = 0, t1 = 0, t17 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
-    // 0: mov r0.x, v0.xxxx
-    t0 = select(bool4(true, false, false, false), ((float4)v0).xxxx, t0);
-    // 1: mov r0.y, v0.yyyy
-    t0 = select(bool4(false, true, false, false), ((float4)v0).yyyy, t0);
-    // 2: mov r0.z, c93.xxxx
-    t0 = select(bool4(false, false, true, false), c[93].xxxx, t0);
     // 3: mov r0.w, c93.yyyy
-    t0 = select(bool4(false, false, false, true), c[93].yyyy, t0);
-    // 4: mov o0, r0
-    t16 = ((float4)t0);
+    out_position = float4(v0.x, v0.y, (-c[93].x), c[93].y);
     // 5: mul r0.xy, c93.zzzz, v0.xyyy
-    t0.xy = (shrec_pica_mul(c[93].zzzz, ((float4)v0).xyyy)).xy;
+    t0.xy = (shrec_pica_mul(c[93].zzzz, v0.xyyy)).xy;
     // 6: add r1.xy, c94.xyyy, r0.xyyy
-    t1.xy = ((c[94].xyyy + ((float4)t0).xyyy)).xy;
+    t1.xy = (c[94].xy + t0.xy);
     // 7: add r0.xy, c0.xyyy, r1.xyyy
-    t0.xy = ((c[0].xyyy + ((float4)t1).xyyy)).xy;
+    t0.xy = (c[0].xy + t1.xy);
     // 8: mov o1.xy, r0.xyyy
-    t17.xy = (((float4)t0).xyyy).xy;
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_texcoord0);
+    out_texcoord0 = float4(t0.x, t0.y, t17.z, t17.w);
     return;
 }
 

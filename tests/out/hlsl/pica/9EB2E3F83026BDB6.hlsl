@@ -30,8 +30,6 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
 static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
@@ -57,9 +55,6 @@ static int pica_loop_prev[4];
 static int pica_loop_top = 0;
 static int pica_loop_size = 0;
 static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static ShaderOutput shrec_gs_buf[3];
 static int shrec_gs_emitted = 0;
 static precise float4 cin0 = 0;
@@ -102,34 +97,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
     for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     for (int i = 0; i < 73; i++) t[i] = 0;
-    t[49] = ((float4)cin0);
-    t[50] = ((float4)cin1);
-    t[51] = ((float4)cin2);
-    t[52] = ((float4)cin3);
-    t[53] = ((float4)cin4);
-    t[54] = ((float4)cin5);
-    t[55] = ((float4)cin6);
-    t[56] = ((float4)cin7);
-    t[57] = ((float4)cin8);
-    t[58] = ((float4)cin9);
-    t[59] = ((float4)cin10);
-    t[60] = ((float4)cin11);
-    t[61] = ((float4)cin12);
-    t[62] = ((float4)cin13);
-    t[63] = ((float4)cin14);
-    t[64] = ((float4)cin15);
-    t[65] = ((float4)cin16);
-    t[66] = ((float4)cin17);
-    t[67] = ((float4)cin18);
-    t[68] = ((float4)cin19);
-    t[69] = ((float4)cin20);
-    t[70] = ((float4)cin21);
-    t[71] = ((float4)cin22);
-    t[72] = ((float4)cin23);
     pica_pc = 37;
     [loop] while (true)
     {
@@ -138,18 +106,6 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_is_break = 0;
         [branch] if ((((pica_old_pc < 0)) || ((pica_old_pc >= 148))))
         {
-            out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (t[17]).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (t[17]).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (t[17]).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (t[17]).wwww, out_color);
-            out_texcoord0 = select(bool4(true, false, false, false), (t[18]).xxxx, out_texcoord0);
-            out_texcoord0 = select(bool4(false, true, false, false), (t[18]).yyyy, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, true, false), (t[18]).zzzz, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, false, true), (t[18]).wwww, out_texcoord0);
             return;
         }
         [branch] if ((pica_old_pc == 37))
@@ -160,12 +116,12 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 38))
         {
             // 38: mov r15.w, c24.xxxx
-            t[15].w = (c[24].xxxx).w;
+            t[15].w = c[24].x;
         }
         [branch] if ((pica_old_pc == 39))
         {
             // 39: add r15.w, -c95.yyyy, r15
-            t[15].w = (((-c[95].yyyy) + t[15])).w;
+            t[15].w = ((-c[95].y) + t[15].w);
         }
         [branch] if ((pica_old_pc == 40))
         {
@@ -210,12 +166,12 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 48))
         {
             // 48: add r2.xyz, r2, r2
-            t[2].xyz = ((t[2] + t[2])).xyz;
+            t[2].xyz = (t[2].xyz + t[2].xyz);
         }
         [branch] if ((pica_old_pc == 49))
         {
             // 49: add r2.xyz, -c95.yyyy, r2
-            t[2].xyz = (((-c[95].yyyy) + t[2])).xyz;
+            t[2].xyz = ((-c[95].yyy) + t[2].xyz);
         }
         [branch] if ((pica_old_pc == 50))
         {
@@ -240,14 +196,14 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 52))
         {
             // 52: cmp c95.yyyy, ge, ge, r3
-            pica_ccx = ((((c[95].yyyy).xxxx).x >= ((t[3]).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[95].yyyy).yyyy).x >= ((t[3]).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[95].y >= t[3].x) ? 1 : 0);
+            pica_ccy = ((c[95].y >= t[3].y) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 53))
         {
             // 53: cmp r2, eq, eq, r2
-            pica_ccx = ((((t[2]).xxxx).x == ((t[2]).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((t[2]).yyyy).x == ((t[2]).yyyy).x) ? 1 : 0);
+            pica_ccx = ((t[2].x == t[2].x) ? 1 : 0);
+            pica_ccy = ((t[2].y == t[2].y) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 54))
         {
@@ -260,17 +216,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 55))
         {
             // 55: mov r15.x, c24.wwww
-            t[15].x = (c[24].wwww).x;
+            t[15].x = c[24].w;
         }
         [branch] if ((pica_old_pc == 56))
         {
             // 56: mad r15.x, r2.wwww, c24.zxxx, r15.xxxx
-            t[15].x = ((shrec_pica_mul(t[2].wwww, c[24].zxxx) + t[15].xxxx)).x;
+            t[15].x = (shrec_pica_mul(t[2].w, c[24].z) + t[15].x);
         }
         [branch] if ((pica_old_pc == 57))
         {
             // 57: mul r15.x, c24.yyyy, r15
-            t[15].x = (shrec_pica_mul(c[24].yyyy, t[15])).x;
+            t[15].x = shrec_pica_mul(c[24].y, t[15].x);
         }
         [branch] if ((pica_old_pc == 58))
         {
@@ -290,24 +246,24 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 59))
         {
             // 59: cmp c95, gt, lt, r15.xxxx
-            pica_ccx = ((((c[95]).xxxx).x > ((t[15].xxxx).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[95]).yyyy).x < ((t[15].xxxx).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[95].x > t[15].x) ? 1 : 0);
+            pica_ccy = ((c[95].y < t[15].x) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 60))
         {
             // 60: flr r15.z, r15.xxxx
-            t[15].z = (floor(t[15].xxxx)).z;
+            t[15].z = floor(t[15].x);
         }
         [branch] if ((pica_old_pc == 61))
         {
             // 61: add r15.x, -r15.zzzz, r15
-            t[15].x = (((-t[15].zzzz) + t[15])).x;
+            t[15].x = ((-t[15].z) + t[15].x);
         }
         [branch] if ((pica_old_pc == 62))
         {
             // 62: cmp r15, ne, ne, r15
-            pica_ccx = ((!(((t[15]).xxxx).x == ((t[15]).xxxx).x)) ? 1 : 0);
-            pica_ccy = ((!(((t[15]).yyyy).x == ((t[15]).yyyy).x)) ? 1 : 0);
+            pica_ccx = ((!(t[15].x == t[15].x)) ? 1 : 0);
+            pica_ccy = ((!(t[15].y == t[15].y)) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 63))
         {
@@ -320,107 +276,107 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 64))
         {
             // 64: add r15.y, c95.yyyy, -r15.xxxx
-            t[15].y = ((c[95].yyyy + (-t[15].xxxx))).y;
+            t[15].y = (c[95].y + (-t[15].x));
         }
         [branch] if ((pica_old_pc == 65))
         {
             // 65: dp3 r10.x, c2, r2
-            t[10].x = (shrec_pica_dot3(t[51], t[2])).x;
+            t[10].x = (shrec_pica_dot3(cin2.xyzx, t[2])).x;
         }
         [branch] if ((pica_old_pc == 66))
         {
             // 66: dp3 r10.y, c3, r2
-            t[10].y = (shrec_pica_dot3(t[52], t[2])).y;
+            t[10].y = (shrec_pica_dot3(cin3.xyzx, t[2])).y;
         }
         [branch] if ((pica_old_pc == 67))
         {
             // 67: dp3 r10.z, c4, r2
-            t[10].z = (shrec_pica_dot3(t[53], t[2])).z;
+            t[10].z = (shrec_pica_dot3(cin4.xyzx, t[2])).z;
         }
         [branch] if ((pica_old_pc == 68))
         {
             // 68: dp3 r10.w, c5, r2
-            t[10].w = (shrec_pica_dot3(t[54], t[2])).w;
+            t[10].w = (shrec_pica_dot3(cin5.xyzx, t[2])).w;
         }
         [branch] if ((pica_old_pc == 69))
         {
             // 69: dp3 r11.x, c8, r2
-            t[11].x = (shrec_pica_dot3(t[57], t[2])).x;
+            t[11].x = (shrec_pica_dot3(cin8.xyzx, t[2])).x;
         }
         [branch] if ((pica_old_pc == 70))
         {
             // 70: dp3 r11.y, c9, r2
-            t[11].y = (shrec_pica_dot3(t[58], t[2])).y;
+            t[11].y = (shrec_pica_dot3(cin9.xyzx, t[2])).y;
         }
         [branch] if ((pica_old_pc == 71))
         {
             // 71: dp3 r11.z, c10, r2
-            t[11].z = (shrec_pica_dot3(t[59], t[2])).z;
+            t[11].z = (shrec_pica_dot3(cin10.xyzx, t[2])).z;
         }
         [branch] if ((pica_old_pc == 72))
         {
             // 72: dp3 r11.w, c11, r2
-            t[11].w = (shrec_pica_dot3(t[60], t[2])).w;
+            t[11].w = (shrec_pica_dot3(cin11.xyzx, t[2])).w;
         }
         [branch] if ((pica_old_pc == 73))
         {
             // 73: dp3 r12.x, c14, r2
-            t[12].x = (shrec_pica_dot3(t[63], t[2])).x;
+            t[12].x = (shrec_pica_dot3(cin14.xyzx, t[2])).x;
         }
         [branch] if ((pica_old_pc == 74))
         {
             // 74: dp3 r12.y, c15, r2
-            t[12].y = (shrec_pica_dot3(t[64], t[2])).y;
+            t[12].y = (shrec_pica_dot3(cin15.xyzx, t[2])).y;
         }
         [branch] if ((pica_old_pc == 75))
         {
             // 75: dp3 r12.z, c16, r2
-            t[12].z = (shrec_pica_dot3(t[65], t[2])).z;
+            t[12].z = (shrec_pica_dot3(cin16.xyzx, t[2])).z;
         }
         [branch] if ((pica_old_pc == 76))
         {
             // 76: dp3 r12.w, c17, r2
-            t[12].w = (shrec_pica_dot3(t[66], t[2])).w;
+            t[12].w = (shrec_pica_dot3(cin17.xyzx, t[2])).w;
         }
         [branch] if ((pica_old_pc == 77))
         {
             // 77: dp3 r13.x, c20, r2
-            t[13].x = (shrec_pica_dot3(t[69], t[2])).x;
+            t[13].x = (shrec_pica_dot3(cin20.xyzx, t[2])).x;
         }
         [branch] if ((pica_old_pc == 78))
         {
             // 78: dp3 r13.y, c21, r2
-            t[13].y = (shrec_pica_dot3(t[70], t[2])).y;
+            t[13].y = (shrec_pica_dot3(cin21.xyzx, t[2])).y;
         }
         [branch] if ((pica_old_pc == 79))
         {
             // 79: dp3 r13.z, c22, r2
-            t[13].z = (shrec_pica_dot3(t[71], t[2])).z;
+            t[13].z = (shrec_pica_dot3(cin22.xyzx, t[2])).z;
         }
         [branch] if ((pica_old_pc == 80))
         {
             // 80: dp3 r13.w, c23, r2
-            t[13].w = (shrec_pica_dot3(t[72], t[2])).w;
+            t[13].w = (shrec_pica_dot3(cin23.xyzx, t[2])).w;
         }
         [branch] if ((pica_old_pc == 81))
         {
             // 81: add r10, c0, r10
-            t[10] = (t[49] + t[10]);
+            t[10] = (cin0 + t[10]);
         }
         [branch] if ((pica_old_pc == 82))
         {
             // 82: add r11, c6, r11
-            t[11] = (t[55] + t[11]);
+            t[11] = (cin6 + t[11]);
         }
         [branch] if ((pica_old_pc == 83))
         {
             // 83: add r12, c12, r12
-            t[12] = (t[61] + t[12]);
+            t[12] = (cin12 + t[12]);
         }
         [branch] if ((pica_old_pc == 84))
         {
             // 84: add r13, c18, r13
-            t[13] = (t[67] + t[13]);
+            t[13] = (cin18 + t[13]);
         }
         [branch] if ((pica_old_pc == 85))
         {
@@ -515,22 +471,22 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 103))
         {
             // 103: mul r2, c1, r15.yyyy
-            t[2] = shrec_pica_mul(t[50], t[15].yyyy);
+            t[2] = shrec_pica_mul(cin1, t[15].yyyy);
         }
         [branch] if ((pica_old_pc == 104))
         {
             // 104: mul r3, c7, r15.xxxx
-            t[3] = shrec_pica_mul(t[56], t[15].xxxx);
+            t[3] = shrec_pica_mul(cin7, t[15].xxxx);
         }
         [branch] if ((pica_old_pc == 105))
         {
             // 105: mul r4, c7, r15.yyyy
-            t[4] = shrec_pica_mul(t[56], t[15].yyyy);
+            t[4] = shrec_pica_mul(cin7, t[15].yyyy);
         }
         [branch] if ((pica_old_pc == 106))
         {
             // 106: mul r5, c13, r15.xxxx
-            t[5] = shrec_pica_mul(t[62], t[15].xxxx);
+            t[5] = shrec_pica_mul(cin13, t[15].xxxx);
         }
         [branch] if ((pica_old_pc == 107))
         {
@@ -540,7 +496,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 108))
         {
             // 108: mul r3, c13, r15.yyyy
-            t[3] = shrec_pica_mul(t[62], t[15].yyyy);
+            t[3] = shrec_pica_mul(cin13, t[15].yyyy);
         }
         [branch] if ((pica_old_pc == 109))
         {
@@ -550,7 +506,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 110))
         {
             // 110: mul r5, c19, r15.xxxx
-            t[5] = shrec_pica_mul(t[68], t[15].xxxx);
+            t[5] = shrec_pica_mul(cin19, t[15].xxxx);
         }
         [branch] if ((pica_old_pc == 111))
         {
@@ -630,7 +586,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 124))
         {
             // 124: mov r2.x, -r2
-            t[2].x = ((-t[2])).x;
+            t[2].x = (-t[2].x);
         }
         [branch] if ((pica_old_pc == 125))
         {
@@ -657,18 +613,9 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 129))
         {
             // 129: emit
-            out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (t[17]).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (t[17]).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (t[17]).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (t[17]).wwww, out_color);
-            out_texcoord0 = select(bool4(true, false, false, false), (t[18]).xxxx, out_texcoord0);
-            out_texcoord0 = select(bool4(false, true, false, false), (t[18]).yyyy, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, true, false), (t[18]).zzzz, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, false, true), (t[18]).wwww, out_texcoord0);
+            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_color = t[17];
+            out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
             [branch] if ((pica_emit_prim != 0))
             {
@@ -691,45 +638,6 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             t[48] = t[18];
             t[18] = t[34];
             t[34] = t[48];
-            t[48] = t[19];
-            t[19] = t[35];
-            t[35] = t[48];
-            t[48] = t[20];
-            t[20] = t[36];
-            t[36] = t[48];
-            t[48] = t[21];
-            t[21] = t[37];
-            t[37] = t[48];
-            t[48] = t[22];
-            t[22] = t[38];
-            t[38] = t[48];
-            t[48] = t[23];
-            t[23] = t[39];
-            t[39] = t[48];
-            t[48] = t[24];
-            t[24] = t[40];
-            t[40] = t[48];
-            t[48] = t[25];
-            t[25] = t[41];
-            t[41] = t[48];
-            t[48] = t[26];
-            t[26] = t[42];
-            t[42] = t[48];
-            t[48] = t[27];
-            t[27] = t[43];
-            t[43] = t[48];
-            t[48] = t[28];
-            t[28] = t[44];
-            t[44] = t[48];
-            t[48] = t[29];
-            t[29] = t[45];
-            t[45] = t[48];
-            t[48] = t[30];
-            t[30] = t[46];
-            t[46] = t[48];
-            t[48] = t[31];
-            t[31] = t[47];
-            t[47] = t[48];
         }
         [branch] if ((pica_old_pc == 130))
         {
@@ -756,18 +664,9 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 134))
         {
             // 134: emit
-            out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (t[17]).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (t[17]).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (t[17]).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (t[17]).wwww, out_color);
-            out_texcoord0 = select(bool4(true, false, false, false), (t[18]).xxxx, out_texcoord0);
-            out_texcoord0 = select(bool4(false, true, false, false), (t[18]).yyyy, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, true, false), (t[18]).zzzz, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, false, true), (t[18]).wwww, out_texcoord0);
+            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_color = t[17];
+            out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
             [branch] if ((pica_emit_prim != 0))
             {
@@ -790,45 +689,6 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             t[48] = t[18];
             t[18] = t[34];
             t[34] = t[48];
-            t[48] = t[19];
-            t[19] = t[35];
-            t[35] = t[48];
-            t[48] = t[20];
-            t[20] = t[36];
-            t[36] = t[48];
-            t[48] = t[21];
-            t[21] = t[37];
-            t[37] = t[48];
-            t[48] = t[22];
-            t[22] = t[38];
-            t[38] = t[48];
-            t[48] = t[23];
-            t[23] = t[39];
-            t[39] = t[48];
-            t[48] = t[24];
-            t[24] = t[40];
-            t[40] = t[48];
-            t[48] = t[25];
-            t[25] = t[41];
-            t[41] = t[48];
-            t[48] = t[26];
-            t[26] = t[42];
-            t[42] = t[48];
-            t[48] = t[27];
-            t[27] = t[43];
-            t[43] = t[48];
-            t[48] = t[28];
-            t[28] = t[44];
-            t[44] = t[48];
-            t[48] = t[29];
-            t[29] = t[45];
-            t[45] = t[48];
-            t[48] = t[30];
-            t[30] = t[46];
-            t[46] = t[48];
-            t[48] = t[31];
-            t[31] = t[47];
-            t[47] = t[48];
         }
         [branch] if ((pica_old_pc == 135))
         {
@@ -855,18 +715,9 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 139))
         {
             // 139: emit
-            out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (t[17]).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (t[17]).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (t[17]).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (t[17]).wwww, out_color);
-            out_texcoord0 = select(bool4(true, false, false, false), (t[18]).xxxx, out_texcoord0);
-            out_texcoord0 = select(bool4(false, true, false, false), (t[18]).yyyy, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, true, false), (t[18]).zzzz, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, false, true), (t[18]).wwww, out_texcoord0);
+            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_color = t[17];
+            out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
             [branch] if ((pica_emit_prim != 0))
             {
@@ -889,45 +740,6 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             t[48] = t[18];
             t[18] = t[34];
             t[34] = t[48];
-            t[48] = t[19];
-            t[19] = t[35];
-            t[35] = t[48];
-            t[48] = t[20];
-            t[20] = t[36];
-            t[36] = t[48];
-            t[48] = t[21];
-            t[21] = t[37];
-            t[37] = t[48];
-            t[48] = t[22];
-            t[22] = t[38];
-            t[38] = t[48];
-            t[48] = t[23];
-            t[23] = t[39];
-            t[39] = t[48];
-            t[48] = t[24];
-            t[24] = t[40];
-            t[40] = t[48];
-            t[48] = t[25];
-            t[25] = t[41];
-            t[41] = t[48];
-            t[48] = t[26];
-            t[26] = t[42];
-            t[42] = t[48];
-            t[48] = t[27];
-            t[27] = t[43];
-            t[43] = t[48];
-            t[48] = t[28];
-            t[28] = t[44];
-            t[44] = t[48];
-            t[48] = t[29];
-            t[29] = t[45];
-            t[45] = t[48];
-            t[48] = t[30];
-            t[30] = t[46];
-            t[46] = t[48];
-            t[48] = t[31];
-            t[31] = t[47];
-            t[47] = t[48];
         }
         [branch] if ((pica_old_pc == 140))
         {
@@ -954,18 +766,9 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 144))
         {
             // 144: emit
-            out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (t[17]).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (t[17]).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (t[17]).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (t[17]).wwww, out_color);
-            out_texcoord0 = select(bool4(true, false, false, false), (t[18]).xxxx, out_texcoord0);
-            out_texcoord0 = select(bool4(false, true, false, false), (t[18]).yyyy, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, true, false), (t[18]).zzzz, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, false, true), (t[18]).wwww, out_texcoord0);
+            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_color = t[17];
+            out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
             [branch] if ((pica_emit_prim != 0))
             {
@@ -988,51 +791,12 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             t[48] = t[18];
             t[18] = t[34];
             t[34] = t[48];
-            t[48] = t[19];
-            t[19] = t[35];
-            t[35] = t[48];
-            t[48] = t[20];
-            t[20] = t[36];
-            t[36] = t[48];
-            t[48] = t[21];
-            t[21] = t[37];
-            t[37] = t[48];
-            t[48] = t[22];
-            t[22] = t[38];
-            t[38] = t[48];
-            t[48] = t[23];
-            t[23] = t[39];
-            t[39] = t[48];
-            t[48] = t[24];
-            t[24] = t[40];
-            t[40] = t[48];
-            t[48] = t[25];
-            t[25] = t[41];
-            t[41] = t[48];
-            t[48] = t[26];
-            t[26] = t[42];
-            t[42] = t[48];
-            t[48] = t[27];
-            t[27] = t[43];
-            t[43] = t[48];
-            t[48] = t[28];
-            t[28] = t[44];
-            t[44] = t[48];
-            t[48] = t[29];
-            t[29] = t[45];
-            t[45] = t[48];
-            t[48] = t[30];
-            t[30] = t[46];
-            t[46] = t[48];
-            t[48] = t[31];
-            t[31] = t[47];
-            t[47] = t[48];
         }
         [branch] if ((pica_old_pc == 145))
         {
             // 145: cmp c95.xxxx, lt, lt, r15.wwww
-            pica_ccx = ((((c[95].xxxx).xxxx).x < ((t[15].wwww).xxxx).x) ? 1 : 0);
-            pica_ccy = ((((c[95].xxxx).yyyy).x < ((t[15].wwww).yyyy).x) ? 1 : 0);
+            pica_ccx = ((c[95].x < t[15].w) ? 1 : 0);
+            pica_ccy = ((c[95].x < t[15].w) ? 1 : 0);
         }
         [branch] if ((pica_old_pc == 146))
         {
@@ -1045,18 +809,6 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 147))
         {
             // 147: end
-            out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (t[17]).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (t[17]).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (t[17]).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (t[17]).wwww, out_color);
-            out_texcoord0 = select(bool4(true, false, false, false), (t[18]).xxxx, out_texcoord0);
-            out_texcoord0 = select(bool4(false, true, false, false), (t[18]).yyyy, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, true, false), (t[18]).zzzz, out_texcoord0);
-            out_texcoord0 = select(bool4(false, false, false, true), (t[18]).wwww, out_texcoord0);
             return;
         }
         pica_next_pc = (pica_old_pc + 1);

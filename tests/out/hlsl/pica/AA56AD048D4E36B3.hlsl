@@ -14,36 +14,6 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 out_position = 0;
 static precise float4 out_color = 0;
 static precise float4 out_texcoord0 = 0;
@@ -51,31 +21,10 @@ static precise float4 t16 = 0, t17 = 0, t18 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t18)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t18)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t18)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t18)).wwww, out_texcoord0);
+    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_color = t17;
+    out_texcoord0 = t18;
     return;
 }
 

@@ -27,36 +27,6 @@ struct ShaderOutput
     [[vk::location(6)]] float4 out_texcoord2 : TEXCOORD6;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
@@ -65,80 +35,32 @@ static precise float4 out_color = 0;
 static precise float4 out_texcoord0 = 0;
 static precise float4 out_texcoord1 = 0;
 static precise float4 out_texcoord2 = 0;
-static precise float4 t0 = 0, t1 = 0, t16 = 0, t17 = 0, t18 = 0, t19 = 0, t20 = 0;
+static precise float4 t0 = 0, t1 = 0, t16 = 0, t17 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r1.xyz, v0.xyzx
-    t1.xyz = (((float4)v0).xyzx).xyz;
+    t1.xyz = v0.xyz;
     // 1: mov r1.w, c32.xxxw
-    t1 = select(bool4(false, false, false, true), c[32].xxxw, t1);
+    t1.w = c[32].w;
     // 2: dp4 r0.x, c4, r1
-    t0 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)t1)), t0);
-    // 3: dp4 r0.y, c5, r1
-    t0 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)t1)), t0);
-    // 4: dp4 r0.z, c6, r1
-    t0 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)t1)), t0);
-    // 5: mov r0.w, c32.xxxw
-    t0 = select(bool4(false, false, false, true), c[32].xxxw, t0);
+    t0 = float4((shrec_pica_dot4(c[4], t1)).x, (shrec_pica_dot4(c[5], t1)).y, (shrec_pica_dot4(c[6], t1)).z, c[32].w);
     // 6: dp4 o0.x, c0, r0
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t0)), t16);
-    // 7: dp4 o0.y, c1, r0
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t0)), t16);
-    // 8: dp4 o0.z, c2, r0
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t0)), t16);
-    // 9: dp4 o0.w, c3, r0
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t0)), t16);
-    // 10: mov o2, v1
-    t18 = ((float4)v1);
-    // 11: mov o3, c32.yyyw
-    t19 = c[32].yyyw;
-    // 12: mov o4, c32.yyyw
-    t20 = c[32].yyyw;
+    t16 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
     // 13: dp3 r0.xyz, c8.xyzx, v2.xyzx
-    t0.xyz = (shrec_pica_dot3(c[8].xyzx, ((float4)v2).xyzx)).xyz;
+    t0.xyz = (shrec_pica_dot3(c[8].xyzx, v2.xyzx)).xyz;
     // 14: max r0.xyz, c32.yyyx, r0.xyzx
-    t0.xyz = (shrec_pica_max(c[32].yyyx, ((float4)t0).xyzx)).xyz;
+    t0.xyz = (shrec_pica_max(c[32].yyyx, t0.xyzx)).xyz;
     // 15: mul r0.xyz, c9.wwwx, r0.xyzx
-    t0.xyz = (shrec_pica_mul(c[9].wwwx, ((float4)t0).xyzx)).xyz;
+    t0.xyz = (shrec_pica_mul(c[9].wwwx, t0.xyzx)).xyz;
     // 16: add o1.xyz, c9.xyzx, r0.xyzx
-    t17.xyz = ((c[9].xyzx + ((float4)t0).xyzx)).xyz;
-    // 17: mov o1.w, c32.xxxw
-    t17 = select(bool4(false, false, false, true), c[32].xxxw, t17);
-    // 18: nop
+    t17.xyz = (c[9].xyz + t0.xyz);
     // 19: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t18)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t18)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t18)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t18)).wwww, out_texcoord0);
-    out_texcoord1 = select(bool4(true, false, false, false), (((float4)t19)).xxxx, out_texcoord1);
-    out_texcoord1 = select(bool4(false, true, false, false), (((float4)t19)).yyyy, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, true, false), (((float4)t19)).zzzz, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, false, true), (((float4)t19)).wwww, out_texcoord1);
-    out_texcoord2 = select(bool4(true, false, false, false), (((float4)t20)).xxxx, out_texcoord2);
-    out_texcoord2 = select(bool4(false, true, false, false), (((float4)t20)).yyyy, out_texcoord2);
-    out_texcoord2 = select(bool4(false, false, true, false), (((float4)t20)).zzzz, out_texcoord2);
-    out_texcoord2 = select(bool4(false, false, false, true), (((float4)t20)).wwww, out_texcoord2);
+    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_color = float4(t17.x, t17.y, t17.z, c[32].w);
+    out_texcoord0 = v1;
+    out_texcoord1 = c[32].yyyw;
+    out_texcoord2 = c[32].yyyw;
     return;
 }
 

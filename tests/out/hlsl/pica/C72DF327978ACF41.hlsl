@@ -20,71 +20,16 @@ struct ShaderOutput
     [[vk::location(1)]] float4 o1 : TEXCOORD1;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 o0 = 0;
 static precise float4 o1 = 0;
-static precise float4 t16 = 0, t17 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
-    // 0: mov o0.xyz, v0
-    t16.xyz = (((float4)v0)).xyz;
-    // 1: mov o0.w, c95.yyyy
-    t16 = select(bool4(false, false, false, true), c[95].yyyy, t16);
-    // 2: mov o1, v1
-    t17 = ((float4)v1);
     // 3: end
-    o0 = select(bool4(true, false, false, false), (((float4)t16)).xxxx, o0);
-    o0 = select(bool4(false, true, false, false), (((float4)t16)).yyyy, o0);
-    o0 = select(bool4(false, false, true, false), (((float4)t16)).zzzz, o0);
-    o0 = select(bool4(false, false, false, true), (((float4)t16)).wwww, o0);
-    o1 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, o1);
-    o1 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, o1);
-    o1 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, o1);
-    o1 = select(bool4(false, false, false, true), (((float4)t17)).wwww, o1);
+    o0 = float4(v0.x, v0.y, v0.z, c[95].y);
+    o1 = v1;
     return;
 }
 

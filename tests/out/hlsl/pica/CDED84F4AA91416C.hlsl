@@ -28,33 +28,7 @@ struct ShaderOutput
     [[vk::location(6)]] float4 out_texcoord2 : TEXCOORD6;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
 static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
 static int pica_s_count[4];
 static int pica_s_inc[4];
 static int pica_s_prev[4];
@@ -66,50 +40,23 @@ static precise float4 out_color = 0;
 static precise float4 out_texcoord0 = 0;
 static precise float4 out_texcoord1 = 0;
 static precise float4 out_texcoord2 = 0;
-static precise float4 t0 = 0, t1 = 0, t16 = 0, t17 = 0, t18 = 0, t19 = 0, t20 = 0;
+static precise float4 t0 = 0, t1 = 0, t16 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
     for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
     for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
     for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r1.xyz, v0.xyzx
-    t1.xyz = (((float4)v0).xyzx).xyz;
+    t1.xyz = v0.xyz;
     // 1: mov r1.w, c32.xxxw
-    t1 = select(bool4(false, false, false, true), c[32].xxxw, t1);
+    t1.w = c[32].w;
     // 2: dp4 r0.x, c4, r1
-    t0 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)t1)), t0);
-    // 3: dp4 r0.y, c5, r1
-    t0 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)t1)), t0);
-    // 4: dp4 r0.z, c6, r1
-    t0 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)t1)), t0);
-    // 5: mov r0.w, c32.xxxw
-    t0 = select(bool4(false, false, false, true), c[32].xxxw, t0);
+    t0 = float4((shrec_pica_dot4(c[4], t1)).x, (shrec_pica_dot4(c[5], t1)).y, (shrec_pica_dot4(c[6], t1)).z, c[32].w);
     // 6: dp4 o0.x, c0, r0
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t0)), t16);
-    // 7: dp4 o0.y, c1, r0
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t0)), t16);
-    // 8: dp4 o0.z, c2, r0
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t0)), t16);
-    // 9: dp4 o0.w, c3, r0
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t0)), t16);
-    // 10: mov o2, v1
-    t18 = ((float4)v1);
-    // 11: mov o3, c32.yyyw
-    t19 = c[32].yyyw;
-    // 12: mov o4, c32.yyyw
-    t20 = c[32].yyyw;
+    t16 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
     // 13: mov r0, c32.yyyw
-    t0 = c[32].yyyw;
+    t0.xyz = c[32].yyy;
     // 14: loop i1, 21
     pica_s_prev[0] = (pica_aL & 255);
     pica_s_count[0] = ((int)pica_int[1].x & 255);
@@ -117,18 +64,16 @@ void shrec_body()
     pica_aL = ((int)pica_int[1].y & 255);
     [loop] while (true)
     {
-        // 15: mov r1.xyz, c32.yyyx
-        t1.xyz = (c[32].yyyx).xyz;
         // 16: dp3 r1.xyz, c8[aL].xyzx, v2.xyzx
-        t1.xyz = (shrec_pica_dot3(((((((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, ((float4)v2).xyzx)).xyz;
+        t1.xyz = (shrec_pica_dot3(((((((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, v2.xyzx)).xyz;
         // 17: max r1.xyz, c32.yyyx, r1.xyzx
-        t1.xyz = (shrec_pica_max(c[32].yyyx, ((float4)t1).xyzx)).xyz;
+        t1.xyz = (shrec_pica_max(c[32].yyyx, t1.xyzx)).xyz;
         // 18: mul r1.xyz, c9[aL].xyzx, r1.xyzx
-        t1.xyz = (shrec_pica_mul(((((((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, ((float4)t1).xyzx)).xyz;
+        t1.xyz = (shrec_pica_mul(((((((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, t1.xyzx)).xyz;
         // 19: add r1.xyz, c10[aL].xyzx, r1.xyzx
-        t1.xyz = ((((((((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx + ((float4)t1).xyzx)).xyz;
+        t1.xyz = (((((((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyz + t1.xyz);
         // 20: add r0.xyz, r1.xyzx, r0.xyzx
-        t0.xyz = ((((float4)t1).xyzx + ((float4)t0).xyzx)).xyz;
+        t0.xyz = (t1.xyz + t0.xyz);
         // 21: nop (last of the scope)
         pica_aL = (pica_aL + pica_s_inc[0]);
         [branch] if ((pica_s_count[0] == 0))
@@ -138,31 +83,13 @@ void shrec_body()
         pica_s_count[0] = (pica_s_count[0] - 1);
     }
     // 22: min r0.xyz, c32.xxxx, r0.xyzx
-    t0.xyz = (shrec_pica_min(c[32].xxxx, ((float4)t0).xyzx)).xyz;
-    // 23: mov o1, r0
-    t17 = ((float4)t0);
-    // 24: nop
+    t0.xyz = (shrec_pica_min(c[32].xxxx, t0.xyzx)).xyz;
     // 25: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t18)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t18)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t18)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t18)).wwww, out_texcoord0);
-    out_texcoord1 = select(bool4(true, false, false, false), (((float4)t19)).xxxx, out_texcoord1);
-    out_texcoord1 = select(bool4(false, true, false, false), (((float4)t19)).yyyy, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, true, false), (((float4)t19)).zzzz, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, false, true), (((float4)t19)).wwww, out_texcoord1);
-    out_texcoord2 = select(bool4(true, false, false, false), (((float4)t20)).xxxx, out_texcoord2);
-    out_texcoord2 = select(bool4(false, true, false, false), (((float4)t20)).yyyy, out_texcoord2);
-    out_texcoord2 = select(bool4(false, false, true, false), (((float4)t20)).zzzz, out_texcoord2);
-    out_texcoord2 = select(bool4(false, false, false, true), (((float4)t20)).wwww, out_texcoord2);
+    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_color = float4(t0.x, t0.y, t0.z, c[32].w);
+    out_texcoord0 = v1;
+    out_texcoord1 = c[32].yyyw;
+    out_texcoord2 = c[32].yyyw;
     return;
 }
 

@@ -19,86 +19,30 @@ struct ShaderOutput
     [[vk::location(5)]] float4 out_texcoord1 : TEXCOORD5;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 out_texcoord0 = 0;
 static precise float4 out_texcoord1 = 0;
-static precise float4 t10 = 0, t11 = 0, t13 = 0, t14 = 0, t16 = 0, t17 = 0;
+static precise float4 t10 = 0, t11 = 0, t13 = 0, t14 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
-    // 0: mov r11.z, c94
-    t11 = select(bool4(false, false, true, false), c[94], t11);
     // 1: sge r10, c94, r14.zzzz
-    t10 = ((float4)(c[94] >= ((float4)t14).zzzz));
-    // 2: mov r11.xyw, r13.zxzy
-    t11.xyw = (((float4)t13).zxzy).xyw;
+    t10.y = ((float)(c[94].y >= t14.z));
     // 3: add r10, r10, r10
-    t10 = (((float4)t10) + ((float4)t10));
+    t10.y = (t10.y + t10.y);
     // 4: mad r11.y, r10, r11, -r11
-    t11 = select(bool4(false, true, false, false), (shrec_pica_mul(((float4)t10), ((float4)t11)) + (-((float4)t11))), t11);
+    t11.y = (shrec_pica_mul(t10.y, t13.x) + (-t13.x));
     // 5: cmp r11, le, ge, r11.zwww
-    pica_ccx = ((((((float4)t11)).xxxx).x <= ((((float4)t11).zwww).xxxx).x) ? 1 : 0);
-    pica_ccy = ((((((float4)t11)).yyyy).x >= ((((float4)t11).zwww).yyyy).x) ? 1 : 0);
-    // 6: mov r10, v0.xyyy
-    t10 = ((float4)v0).xyyy;
+    pica_ccx = ((t13.z <= c[94].z) ? 1 : 0);
+    pica_ccy = ((t11.y >= t13.y) ? 1 : 0);
     // 7: add r10.y, c95.xxxx, r10.yyyy
-    t10 = select(bool4(false, true, false, false), (c[95].xxxx + ((float4)t10).yyyy), t10);
+    t10.y = (c[95].x + v0.y);
     // 8: mul r10.y, c95.xxxx, r10.yyyy
-    t10 = select(bool4(false, true, false, false), shrec_pica_mul(c[95].xxxx, ((float4)t10).yyyy), t10);
-    // 9: mov o0, r10
-    t16 = ((float4)t10);
+    out_texcoord0 = float4(v0.x, shrec_pica_mul(c[95].x, t10.y), v0.y, v0.y);
     // 10: mov o1, r10
-    t17 = ((float4)t10);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t16)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_texcoord0);
-    out_texcoord1 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_texcoord1);
-    out_texcoord1 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_texcoord1);
-    out_texcoord1 = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_texcoord1);
+    out_texcoord1 = float4(v0.x, out_texcoord0.y, v0.y, v0.y);
     return;
 }
 

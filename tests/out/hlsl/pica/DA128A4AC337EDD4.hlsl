@@ -54,34 +54,11 @@ struct ShaderOutput
 
 static int pica_a0x = 0;
 static int pica_a0y = 0;
-static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
 static int pica_emit_vertex = 0;
 static int pica_emit_prim = 0;
 static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static ShaderOutput shrec_gs_buf[3];
 static int shrec_gs_emitted = 0;
 static precise float4 cin0 = 0;
@@ -122,188 +99,172 @@ static precise float4 t[81];
 
 void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     for (int i = 0; i < 81; i++) t[i] = 0;
-    t[49] = ((float4)cin0);
-    t[50] = ((float4)cin1);
-    t[51] = ((float4)cin2);
-    t[52] = ((float4)cin3);
-    t[53] = ((float4)cin4);
-    t[54] = ((float4)cin5);
-    t[55] = ((float4)cin6);
-    t[56] = ((float4)cin7);
-    t[57] = ((float4)cin8);
-    t[58] = ((float4)cin9);
-    t[59] = ((float4)cin10);
-    t[60] = ((float4)cin11);
-    t[61] = ((float4)cin12);
-    t[62] = ((float4)cin13);
-    t[63] = ((float4)cin14);
-    t[64] = ((float4)cin15);
-    t[65] = ((float4)cin16);
-    t[66] = ((float4)cin17);
-    t[67] = ((float4)cin18);
-    t[68] = ((float4)cin19);
-    t[69] = ((float4)cin20);
-    t[70] = ((float4)cin21);
-    t[71] = ((float4)cin22);
-    t[72] = ((float4)cin23);
-    t[73] = ((float4)cin24);
-    t[74] = ((float4)cin25);
-    t[75] = ((float4)cin26);
-    t[76] = ((float4)cin27);
-    t[77] = ((float4)cin28);
-    t[78] = ((float4)cin29);
-    t[79] = ((float4)cin30);
-    t[80] = ((float4)cin31);
+    t[49] = cin0;
+    t[50] = cin1;
+    t[51] = cin2;
+    t[52] = cin3;
+    t[53] = cin4;
+    t[54] = cin5;
+    t[55] = cin6;
+    t[56] = cin7;
+    t[57] = cin8;
+    t[58] = cin9;
+    t[59] = cin10;
+    t[60] = cin11;
+    t[61] = cin12;
+    t[62] = cin13;
+    t[63] = cin14;
+    t[64] = cin15;
+    t[65] = cin16;
+    t[66] = cin17;
+    t[67] = cin18;
+    t[68] = cin19;
+    t[69] = cin20;
+    t[70] = cin21;
+    t[71] = cin22;
+    t[72] = cin23;
+    t[73] = cin24;
+    t[74] = cin25;
+    t[75] = cin26;
+    t[76] = cin27;
+    t[77] = cin28;
+    t[78] = cin29;
+    t[79] = cin30;
+    t[80] = cin31;
     // 12: mov r0, c95.xyxx
-    t[0] = c[95].xyxx;
+    t[0].w = c[95].x;
     // 13: add r0.xy, c3.xxxx, r0
-    t[0].xy = ((t[52].xxxx + t[0])).xy;
+    t[0].xy = (cin3.xx + c[95].xy);
     // 14: add r0.y, c6.yxxx, r0
-    t[0].y = ((t[55].yxxx + t[0])).y;
+    t[0].y = (cin6.x + t[0].y);
     // 15: mova a0.xy, r0
-    pica_a0x = shrec_f2i_x86(((t[0]).xxxx).x);
-    pica_a0y = shrec_f2i_x86(((t[0]).yyyy).x);
+    pica_a0x = shrec_f2i_x86((t[0].xxxx).x);
+    pica_a0y = shrec_f2i_x86((t[0].yyyy).x);
     // 16: mov r0.x, c3
-    t[0].x = (t[52]).x;
-    // 17: mov r0.y, c6.yxxx
-    t[0].y = (t[55].yxxx).y;
-    // 18: mov r0.z, c9.zzxx
-    t[0].z = (t[58].zzxx).z;
+    t[0].xyz = float3(cin3.x, cin6.x, cin9.x);
     // 19: mov r1, c11
-    t[1] = t[60];
+    t[1] = cin11;
     // 20: mov r2, c11[a0.x]
     t[2] = (((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]));
     // 21: mov r3, c11[a0.y]
     t[3] = (((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]));
     // 22: slt r4, r0.wwww, r0
-    t[4] = ((float4)(t[0].wwww < t[0]));
+    t[4] = ((float4)(c[95].xxxx < t[0]));
     // 23: mad r1, r4.xxxx, c12, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[61]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin12) + cin11);
     // 24: mad r2, r4.yyyy, c12[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((12 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((12 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((12 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((12 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((12 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((12 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 25: mad r3, r4.zzzz, c12[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((12 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((12 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((12 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((12 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((12 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((12 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 26: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + c[95].x);
     // 27: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 28: mad r1, r4.xxxx, c13, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[62]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin13) + t[1]);
     // 29: mad r2, r4.yyyy, c13[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((13 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((13 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((13 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((13 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((13 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((13 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 30: mad r3, r4.zzzz, c13[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((13 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((13 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((13 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((13 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((13 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((13 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 31: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 32: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 33: mad r1, r4.xxxx, c14, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[63]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin14) + t[1]);
     // 34: mad r2, r4.yyyy, c14[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((14 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((14 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((14 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((14 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((14 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((14 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 35: mad r3, r4.zzzz, c14[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((14 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((14 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((14 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((14 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((14 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((14 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 36: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 37: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 38: mad r1, r4.xxxx, c15, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[64]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin15) + t[1]);
     // 39: mad r2, r4.yyyy, c15[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((15 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((15 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((15 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((15 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((15 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((15 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 40: mad r3, r4.zzzz, c15[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((15 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((15 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((15 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((15 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((15 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((15 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 41: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 42: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 43: mad r1, r4.xxxx, c16, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[65]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin16) + t[1]);
     // 44: mad r2, r4.yyyy, c16[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((16 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((16 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((16 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((16 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((16 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((16 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 45: mad r3, r4.zzzz, c16[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((16 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((16 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((16 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((16 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((16 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((16 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 46: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 47: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 48: mad r1, r4.xxxx, c17, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[66]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin17) + t[1]);
     // 49: mad r2, r4.yyyy, c17[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((17 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((17 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((17 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((17 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((17 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((17 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 50: mad r3, r4.zzzz, c17[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((17 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((17 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((17 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((17 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((17 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((17 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 51: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 52: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 53: mad r1, r4.xxxx, c18, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[67]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin18) + t[1]);
     // 54: mad r2, r4.yyyy, c18[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((18 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((18 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((18 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((18 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((18 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((18 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 55: mad r3, r4.zzzz, c18[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((18 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((18 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((18 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((18 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((18 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((18 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 56: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 57: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 58: mad r1, r4.xxxx, c19, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[68]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin19) + t[1]);
     // 59: mad r2, r4.yyyy, c19[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((19 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((19 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((19 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((19 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((19 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((19 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 60: mad r3, r4.zzzz, c19[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((19 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((19 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((19 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((19 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((19 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((19 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 61: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 62: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 63: mad r1, r4.xxxx, c20, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[69]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin20) + t[1]);
     // 64: mad r2, r4.yyyy, c20[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((20 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((20 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((20 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((20 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((20 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((20 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 65: mad r3, r4.zzzz, c20[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((20 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((20 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((20 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((20 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((20 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((20 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 66: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 67: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 68: mad r1, r4.xxxx, c21, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[70]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin21) + t[1]);
     // 69: mad r2, r4.yyyy, c21[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((21 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((21 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((21 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((21 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((21 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((21 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 70: mad r3, r4.zzzz, c21[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((21 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((21 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((21 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((21 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((21 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((21 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 71: add r0.w, c95.xxxx, r0
-    t[0].w = ((c[95].xxxx + t[0])).w;
+    t[0].w = (c[95].x + t[0].w);
     // 72: slt r4, r0.wwww, r0
     t[4] = ((float4)(t[0].wwww < t[0]));
     // 73: mad r1, r4.xxxx, c22, r1
-    t[1] = (shrec_pica_mul(t[4].xxxx, t[71]) + t[1]);
+    t[1] = (shrec_pica_mul(t[4].xxxx, cin22) + t[1]);
     // 74: mad r2, r4.yyyy, c22[a0.x], r2
     t[2] = (shrec_pica_mul(t[4].yyyy, (((((22 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((22 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((22 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((22 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((22 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((22 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)]))) + t[2]);
     // 75: mad r3, r4.zzzz, c22[a0.y], r3
     t[3] = (shrec_pica_mul(t[4].zzzz, (((((22 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((22 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((22 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((22 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((22 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((22 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)]))) + t[3]);
     // 76: cmp c95.zzxx, lt, lt, r0.xyyy
-    pica_ccx = ((((c[95].zzxx).xxxx).x < ((t[0].xyyy).xxxx).x) ? 1 : 0);
-    pica_ccy = ((((c[95].zzxx).yyyy).x < ((t[0].xyyy).yyyy).x) ? 1 : 0);
+    pica_ccx = ((c[95].z < cin3.x) ? 1 : 0);
+    pica_ccy = ((c[95].z < cin6.x) ? 1 : 0);
     // 77: ifc cmp.x, 81, 2
     [branch] if ((pica_ccx == 1))
     {
         // 78: rcp r0.x, r0
-        t[0].x = ((1.0 / ((t[0]).xxxx))).x;
+        t[0].x = (1.0 / (cin3.x));
         // 79: mov r4, c94
         t[4] = c[94];
         // 80: mul r10, r0.xxxx, r1 (last of the scope)
@@ -321,14 +282,14 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     // 84: mul r10, r4.yyyy, r10
     t[10] = shrec_pica_mul(t[4].yyyy, t[10]);
     // 85: mad r13, r4.zzzz, c1, r13
-    t[13] = (shrec_pica_mul(t[4].zzzz, t[50]) + t[13]);
+    t[13] = (shrec_pica_mul(t[4].zzzz, cin1) + t[13]);
     // 86: mad r10, r4.xxxx, c1, r10
-    t[10] = (shrec_pica_mul(t[4].xxxx, t[50]) + t[10]);
+    t[10] = (shrec_pica_mul(t[4].xxxx, cin1) + t[10]);
     // 87: ifc cmp.y, 91, 2
     [branch] if ((pica_ccy == 1))
     {
         // 88: rcp r0.y, r0.yxxx
-        t[0].y = ((1.0 / ((t[0].yxxx).xxxx))).y;
+        t[0].y = (1.0 / (cin6.x));
         // 89: mov r4, c94
         t[4] = c[94];
         // 90: mul r11, r0.yyyy, r2 (last of the scope)
@@ -346,17 +307,17 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     // 94: mul r11, r4.yyyy, r11
     t[11] = shrec_pica_mul(t[4].yyyy, t[11]);
     // 95: mad r14, r4.zzzz, c4, r14
-    t[14] = (shrec_pica_mul(t[4].zzzz, t[53]) + t[14]);
+    t[14] = (shrec_pica_mul(t[4].zzzz, cin4) + t[14]);
     // 96: mad r11, r4.xxxx, c4, r11
-    t[11] = (shrec_pica_mul(t[4].xxxx, t[53]) + t[11]);
+    t[11] = (shrec_pica_mul(t[4].xxxx, cin4) + t[11]);
     // 97: cmp c95.zzxx, lt, lt, r0.zzzz
-    pica_ccx = ((((c[95].zzxx).xxxx).x < ((t[0].zzzz).xxxx).x) ? 1 : 0);
-    pica_ccy = ((((c[95].zzxx).yyyy).x < ((t[0].zzzz).yyyy).x) ? 1 : 0);
+    pica_ccx = ((c[95].z < cin9.x) ? 1 : 0);
+    pica_ccy = ((c[95].z < cin9.x) ? 1 : 0);
     // 98: ifc cmp.x, 102, 2
     [branch] if ((pica_ccx == 1))
     {
         // 99: rcp r0.z, r0.zzxx
-        t[0].z = ((1.0 / ((t[0].zzxx).xxxx))).z;
+        t[0].z = (1.0 / (cin9.x));
         // 100: mov r4, c94
         t[4] = c[94];
         // 101: mul r12, r0.zzzz, r3 (last of the scope)
@@ -374,35 +335,27 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     // 105: mul r12, r4.yyyy, r12
     t[12] = shrec_pica_mul(t[4].yyyy, t[12]);
     // 106: mad r15, r4.zzzz, c7, r15
-    t[15] = (shrec_pica_mul(t[4].zzzz, t[56]) + t[15]);
+    t[15] = (shrec_pica_mul(t[4].zzzz, cin7) + t[15]);
     // 107: mad r12, r4.xxxx, c7, r12
-    t[12] = (shrec_pica_mul(t[4].xxxx, t[56]) + t[12]);
+    t[12] = (shrec_pica_mul(t[4].xxxx, cin7) + t[12]);
     // 108: mov r0.x, c48
-    t[0].x = (c[48]).x;
+    t[0].x = c[48].x;
     // 109: cmp c95.xxxx, gt, lt, r0.xxxx
-    pica_ccx = ((((c[95].xxxx).xxxx).x > ((t[0].xxxx).xxxx).x) ? 1 : 0);
-    pica_ccy = ((((c[95].xxxx).yyyy).x < ((t[0].xxxx).yyyy).x) ? 1 : 0);
+    pica_ccx = ((c[95].x > c[48].x) ? 1 : 0);
+    pica_ccy = ((c[95].x < c[48].x) ? 1 : 0);
     // 110: jmpc cmp.x, label_170
     [branch] if (!((pica_ccx == 1)))
     {
         // 111: jmpc !cmp.y, label_118
         [branch] if (!((pica_ccy == 0)))
         {
-            // 112: mov o0, r14
-            t[16] = t[14];
-            // 113: mov o1, c5
-            t[17] = t[54];
             // 114: setemit 0
             pica_emit_vertex = 0;
             pica_emit_prim = 0;
             pica_emit_inv = 0;
             // 115: emit
-            out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-            out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-            out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+            out_position = float4(t[14].x, t[14].y, (-t[14].z), t[14].w);
+            out_texcoord0.xy = cin5.xy;
             { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
             [branch] if ((pica_emit_prim != 0))
             {
@@ -416,12 +369,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                     shrec_gs_emitted += 3;
                 }
             }
-            t[48] = t[16];
-            t[16] = t[32];
-            t[32] = t[48];
-            t[48] = t[17];
-            t[17] = t[33];
-            t[33] = t[48];
+            t[32] = t[14];
+            t[33] = cin5;
             t[48] = t[18];
             t[18] = t[34];
             t[34] = t[48];
@@ -464,24 +413,14 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             t[48] = t[31];
             t[31] = t[47];
             t[47] = t[48];
-            // 116: nop
-            // 117: nop
         }
-        // 118: mov o0, r11
-        t[16] = t[11];
-        // 119: mov o1, c5
-        t[17] = t[54];
         // 120: setemit 0
         pica_emit_vertex = 0;
         pica_emit_prim = 0;
         pica_emit_inv = 0;
         // 121: emit
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+        out_position = float4(t[11].x, t[11].y, (-t[11].z), t[11].w);
+        out_texcoord0.xy = cin5.xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
         {
@@ -495,12 +434,10 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
-        t[48] = t[16];
         t[16] = t[32];
-        t[32] = t[48];
-        t[48] = t[17];
+        t[32] = t[11];
         t[17] = t[33];
-        t[33] = t[48];
+        t[33] = cin5;
         t[48] = t[18];
         t[18] = t[34];
         t[34] = t[48];
@@ -543,22 +480,18 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[48] = t[31];
         t[31] = t[47];
         t[47] = t[48];
-        // 122: mov r1, c4
-        t[1] = t[53];
         // 123: add r1, c7, r1
-        t[1] = (t[56] + t[1]);
+        t[1] = (cin7 + cin4);
         // 124: mul r1, c92.xxxx, r1
         t[1] = shrec_pica_mul(c[92].xxxx, t[1]);
         // 125: mov r2, c1
-        t[2] = t[50];
+        t[2] = cin1;
         // 126: add r2, c11[a0.x], r2
-        t[2] = ((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])) + t[2]);
+        t[2] = ((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])) + cin1);
         // 127: mad o0, r2, c92.yyyy, r1
         t[16] = (shrec_pica_mul(t[2], c[92].yyyy) + t[1]);
-        // 128: mov r2, c5
-        t[2] = t[54];
         // 129: add r2, c8, r2
-        t[2] = (t[57] + t[2]);
+        t[2] = (cin8 + cin5);
         // 130: mul o1, c95.wwww, r2
         t[17] = shrec_pica_mul(c[95].wwww, t[2]);
         // 131: setemit 1
@@ -566,12 +499,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 0;
         pica_emit_inv = 0;
         // 132: emit
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+        out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+        out_texcoord0.xy = t[17].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
         {
@@ -585,12 +514,6 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
-        t[48] = t[16];
-        t[16] = t[32];
-        t[32] = t[48];
-        t[48] = t[17];
-        t[17] = t[33];
-        t[33] = t[48];
         t[48] = t[18];
         t[18] = t[34];
         t[34] = t[48];
@@ -633,39 +556,25 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[48] = t[31];
         t[31] = t[47];
         t[47] = t[48];
-        // 133: mov r8, c1
-        t[8] = t[50];
         // 134: add r8, c4, r8
-        t[8] = (t[53] + t[8]);
+        t[8] = (cin4 + cin1);
         // 135: mul r8, c92.xxxx, r8
         t[8] = shrec_pica_mul(c[92].xxxx, t[8]);
-        // 136: mov r9, c7
-        t[9] = t[56];
         // 137: add r9, c11, r9
-        t[9] = (t[60] + t[9]);
+        t[9] = (cin11 + cin7);
         // 138: mad r8, r9, c92.yyyy, r8
         t[8] = (shrec_pica_mul(t[9], c[92].yyyy) + t[8]);
-        // 139: mov r9, c2
-        t[9] = t[51];
         // 140: add r9, c5, r9
-        t[9] = (t[54] + t[9]);
+        t[9] = (cin5 + cin2);
         // 141: mul r9, c95.wwww, r9
         t[9] = shrec_pica_mul(c[95].wwww, t[9]);
-        // 142: mov o0, r8
-        t[16] = t[8];
-        // 143: mov o1, r9
-        t[17] = t[9];
         // 144: setemit 2, prim
         pica_emit_vertex = 2;
         pica_emit_prim = 1;
         pica_emit_inv = 0;
         // 145: emit
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+        out_position = float4(t[8].x, t[8].y, (-t[8].z), t[8].w);
+        out_texcoord0.xy = t[9].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
         {
@@ -679,12 +588,10 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
-        t[48] = t[16];
-        t[16] = t[32];
-        t[32] = t[48];
-        t[48] = t[17];
-        t[17] = t[33];
-        t[33] = t[48];
+        t[16] = t[16];
+        t[32] = t[8];
+        t[17] = t[17];
+        t[33] = t[9];
         t[48] = t[18];
         t[18] = t[34];
         t[34] = t[48];
@@ -727,35 +634,27 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[48] = t[31];
         t[31] = t[47];
         t[47] = t[48];
-        // 146: mov r1, c7
-        t[1] = t[56];
         // 147: add r1, c1, r1
-        t[1] = (t[50] + t[1]);
+        t[1] = (cin1 + cin7);
         // 148: mul r1, c92.xxxx, r1
         t[1] = shrec_pica_mul(c[92].xxxx, t[1]);
         // 149: mov r2, c4
-        t[2] = t[53];
+        t[2] = cin4;
         // 150: add r2, c11[a0.y], r2
-        t[2] = ((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)])) + t[2]);
+        t[2] = ((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)])) + cin4);
         // 151: mad o0, r2, c92.yyyy, r1
         t[16] = (shrec_pica_mul(t[2], c[92].yyyy) + t[1]);
-        // 152: mov r2, c8
-        t[2] = t[57];
         // 153: add r2, c2, r2
-        t[2] = (t[51] + t[2]);
+        t[2].xy = (cin2.xy + cin8.xy);
         // 154: mul o1, c95.wwww, r2
-        t[17] = shrec_pica_mul(c[95].wwww, t[2]);
+        t[17].xy = (shrec_pica_mul(c[95].wwww, t[2])).xy;
         // 155: setemit 0, prim inv
         pica_emit_vertex = 0;
         pica_emit_prim = 1;
         pica_emit_inv = 1;
         // 156: emit
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+        out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+        out_texcoord0.xy = t[17].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
         {
@@ -769,69 +668,13 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
-        t[48] = t[16];
-        t[16] = t[32];
-        t[32] = t[48];
-        t[48] = t[17];
-        t[17] = t[33];
-        t[33] = t[48];
-        t[48] = t[18];
-        t[18] = t[34];
-        t[34] = t[48];
-        t[48] = t[19];
-        t[19] = t[35];
-        t[35] = t[48];
-        t[48] = t[20];
-        t[20] = t[36];
-        t[36] = t[48];
-        t[48] = t[21];
-        t[21] = t[37];
-        t[37] = t[48];
-        t[48] = t[22];
-        t[22] = t[38];
-        t[38] = t[48];
-        t[48] = t[23];
-        t[23] = t[39];
-        t[39] = t[48];
-        t[48] = t[24];
-        t[24] = t[40];
-        t[40] = t[48];
-        t[48] = t[25];
-        t[25] = t[41];
-        t[41] = t[48];
-        t[48] = t[26];
-        t[26] = t[42];
-        t[42] = t[48];
-        t[48] = t[27];
-        t[27] = t[43];
-        t[43] = t[48];
-        t[48] = t[28];
-        t[28] = t[44];
-        t[44] = t[48];
-        t[48] = t[29];
-        t[29] = t[45];
-        t[45] = t[48];
-        t[48] = t[30];
-        t[30] = t[46];
-        t[46] = t[48];
-        t[48] = t[31];
-        t[31] = t[47];
-        t[47] = t[48];
-        // 157: mov o0, r12
-        t[16] = t[12];
-        // 158: mov o1, c8
-        t[17] = t[57];
         // 159: setemit 2, prim
         pica_emit_vertex = 2;
         pica_emit_prim = 1;
         pica_emit_inv = 0;
         // 160: emit
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+        out_position = float4(t[12].x, t[12].y, (-t[12].z), t[12].w);
+        out_texcoord0.xy = cin8.xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
         {
@@ -845,69 +688,13 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
-        t[48] = t[16];
-        t[16] = t[32];
-        t[32] = t[48];
-        t[48] = t[17];
-        t[17] = t[33];
-        t[33] = t[48];
-        t[48] = t[18];
-        t[18] = t[34];
-        t[34] = t[48];
-        t[48] = t[19];
-        t[19] = t[35];
-        t[35] = t[48];
-        t[48] = t[20];
-        t[20] = t[36];
-        t[36] = t[48];
-        t[48] = t[21];
-        t[21] = t[37];
-        t[37] = t[48];
-        t[48] = t[22];
-        t[22] = t[38];
-        t[38] = t[48];
-        t[48] = t[23];
-        t[23] = t[39];
-        t[39] = t[48];
-        t[48] = t[24];
-        t[24] = t[40];
-        t[40] = t[48];
-        t[48] = t[25];
-        t[25] = t[41];
-        t[41] = t[48];
-        t[48] = t[26];
-        t[26] = t[42];
-        t[42] = t[48];
-        t[48] = t[27];
-        t[27] = t[43];
-        t[43] = t[48];
-        t[48] = t[28];
-        t[28] = t[44];
-        t[44] = t[48];
-        t[48] = t[29];
-        t[29] = t[45];
-        t[45] = t[48];
-        t[48] = t[30];
-        t[30] = t[46];
-        t[46] = t[48];
-        t[48] = t[31];
-        t[31] = t[47];
-        t[47] = t[48];
-        // 161: mov o0, r8
-        t[16] = t[8];
-        // 162: mov o1, r9
-        t[17] = t[9];
         // 163: setemit 2
         pica_emit_vertex = 2;
         pica_emit_prim = 0;
         pica_emit_inv = 0;
         // 164: emit
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+        out_position = float4(t[8].x, t[8].y, (-t[8].z), t[8].w);
+        out_texcoord0.xy = t[9].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
         {
@@ -921,69 +708,13 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
-        t[48] = t[16];
-        t[16] = t[32];
-        t[32] = t[48];
-        t[48] = t[17];
-        t[17] = t[33];
-        t[33] = t[48];
-        t[48] = t[18];
-        t[18] = t[34];
-        t[34] = t[48];
-        t[48] = t[19];
-        t[19] = t[35];
-        t[35] = t[48];
-        t[48] = t[20];
-        t[20] = t[36];
-        t[36] = t[48];
-        t[48] = t[21];
-        t[21] = t[37];
-        t[37] = t[48];
-        t[48] = t[22];
-        t[22] = t[38];
-        t[38] = t[48];
-        t[48] = t[23];
-        t[23] = t[39];
-        t[39] = t[48];
-        t[48] = t[24];
-        t[24] = t[40];
-        t[40] = t[48];
-        t[48] = t[25];
-        t[25] = t[41];
-        t[41] = t[48];
-        t[48] = t[26];
-        t[26] = t[42];
-        t[42] = t[48];
-        t[48] = t[27];
-        t[27] = t[43];
-        t[43] = t[48];
-        t[48] = t[28];
-        t[28] = t[44];
-        t[44] = t[48];
-        t[48] = t[29];
-        t[29] = t[45];
-        t[45] = t[48];
-        t[48] = t[30];
-        t[30] = t[46];
-        t[46] = t[48];
-        t[48] = t[31];
-        t[31] = t[47];
-        t[47] = t[48];
-        // 165: mov o0, r10
-        t[16] = t[10];
-        // 166: mov o1, c2
-        t[17] = t[51];
         // 167: setemit 1, prim
         pica_emit_vertex = 1;
         pica_emit_prim = 1;
         pica_emit_inv = 0;
         // 168: emit
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+        out_position = float4(t[10].x, t[10].y, (-t[10].z), t[10].w);
+        out_texcoord0.xy = cin2.xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
         {
@@ -997,78 +728,16 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
-        t[48] = t[16];
-        t[16] = t[32];
-        t[32] = t[48];
-        t[48] = t[17];
-        t[17] = t[33];
-        t[33] = t[48];
-        t[48] = t[18];
-        t[18] = t[34];
-        t[34] = t[48];
-        t[48] = t[19];
-        t[19] = t[35];
-        t[35] = t[48];
-        t[48] = t[20];
-        t[20] = t[36];
-        t[36] = t[48];
-        t[48] = t[21];
-        t[21] = t[37];
-        t[37] = t[48];
-        t[48] = t[22];
-        t[22] = t[38];
-        t[38] = t[48];
-        t[48] = t[23];
-        t[23] = t[39];
-        t[39] = t[48];
-        t[48] = t[24];
-        t[24] = t[40];
-        t[40] = t[48];
-        t[48] = t[25];
-        t[25] = t[41];
-        t[41] = t[48];
-        t[48] = t[26];
-        t[26] = t[42];
-        t[42] = t[48];
-        t[48] = t[27];
-        t[27] = t[43];
-        t[43] = t[48];
-        t[48] = t[28];
-        t[28] = t[44];
-        t[44] = t[48];
-        t[48] = t[29];
-        t[29] = t[45];
-        t[45] = t[48];
-        t[48] = t[30];
-        t[30] = t[46];
-        t[46] = t[48];
-        t[48] = t[31];
-        t[31] = t[47];
-        t[47] = t[48];
         // 169: end
-        out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-        out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-        out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-        out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-        out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-        out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
         return;
     }
-    // 170: mov o0, c1
-    t[16] = t[50];
-    // 171: mov o1, c2
-    t[17] = t[51];
     // 172: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
     // 173: emit
-    out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-    out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+    out_position = float4(cin1.x, cin1.y, (-cin1.z), cin1.w);
+    out_texcoord0.xy = cin2.xy;
     { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -1082,69 +751,13 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t[48] = t[16];
-    t[16] = t[32];
-    t[32] = t[48];
-    t[48] = t[17];
-    t[17] = t[33];
-    t[33] = t[48];
-    t[48] = t[18];
-    t[18] = t[34];
-    t[34] = t[48];
-    t[48] = t[19];
-    t[19] = t[35];
-    t[35] = t[48];
-    t[48] = t[20];
-    t[20] = t[36];
-    t[36] = t[48];
-    t[48] = t[21];
-    t[21] = t[37];
-    t[37] = t[48];
-    t[48] = t[22];
-    t[22] = t[38];
-    t[38] = t[48];
-    t[48] = t[23];
-    t[23] = t[39];
-    t[39] = t[48];
-    t[48] = t[24];
-    t[24] = t[40];
-    t[40] = t[48];
-    t[48] = t[25];
-    t[25] = t[41];
-    t[41] = t[48];
-    t[48] = t[26];
-    t[26] = t[42];
-    t[42] = t[48];
-    t[48] = t[27];
-    t[27] = t[43];
-    t[43] = t[48];
-    t[48] = t[28];
-    t[28] = t[44];
-    t[44] = t[48];
-    t[48] = t[29];
-    t[29] = t[45];
-    t[45] = t[48];
-    t[48] = t[30];
-    t[30] = t[46];
-    t[46] = t[48];
-    t[48] = t[31];
-    t[31] = t[47];
-    t[47] = t[48];
-    // 174: mov o0, c4
-    t[16] = t[53];
-    // 175: mov o1, c5
-    t[17] = t[54];
     // 176: setemit 1
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
     // 177: emit
-    out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-    out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+    out_position = float4(cin4.x, cin4.y, (-cin4.z), cin4.w);
+    out_texcoord0.xy = cin5.xy;
     { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -1158,69 +771,13 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t[48] = t[16];
-    t[16] = t[32];
-    t[32] = t[48];
-    t[48] = t[17];
-    t[17] = t[33];
-    t[33] = t[48];
-    t[48] = t[18];
-    t[18] = t[34];
-    t[34] = t[48];
-    t[48] = t[19];
-    t[19] = t[35];
-    t[35] = t[48];
-    t[48] = t[20];
-    t[20] = t[36];
-    t[36] = t[48];
-    t[48] = t[21];
-    t[21] = t[37];
-    t[37] = t[48];
-    t[48] = t[22];
-    t[22] = t[38];
-    t[38] = t[48];
-    t[48] = t[23];
-    t[23] = t[39];
-    t[39] = t[48];
-    t[48] = t[24];
-    t[24] = t[40];
-    t[40] = t[48];
-    t[48] = t[25];
-    t[25] = t[41];
-    t[41] = t[48];
-    t[48] = t[26];
-    t[26] = t[42];
-    t[42] = t[48];
-    t[48] = t[27];
-    t[27] = t[43];
-    t[43] = t[48];
-    t[48] = t[28];
-    t[28] = t[44];
-    t[44] = t[48];
-    t[48] = t[29];
-    t[29] = t[45];
-    t[45] = t[48];
-    t[48] = t[30];
-    t[30] = t[46];
-    t[46] = t[48];
-    t[48] = t[31];
-    t[31] = t[47];
-    t[47] = t[48];
-    // 178: mov o0, c7
-    t[16] = t[56];
-    // 179: mov o1, c8
-    t[17] = t[57];
     // 180: setemit 2, prim
     pica_emit_vertex = 2;
     pica_emit_prim = 1;
     pica_emit_inv = 0;
     // 181: emit
-    out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-    out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
+    out_position = float4(cin7.x, cin7.y, (-cin7.z), cin7.w);
+    out_texcoord0.xy = cin8.xy;
     { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
     {
@@ -1234,61 +791,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
-    t[48] = t[16];
-    t[16] = t[32];
-    t[32] = t[48];
-    t[48] = t[17];
-    t[17] = t[33];
-    t[33] = t[48];
-    t[48] = t[18];
-    t[18] = t[34];
-    t[34] = t[48];
-    t[48] = t[19];
-    t[19] = t[35];
-    t[35] = t[48];
-    t[48] = t[20];
-    t[20] = t[36];
-    t[36] = t[48];
-    t[48] = t[21];
-    t[21] = t[37];
-    t[37] = t[48];
-    t[48] = t[22];
-    t[22] = t[38];
-    t[38] = t[48];
-    t[48] = t[23];
-    t[23] = t[39];
-    t[39] = t[48];
-    t[48] = t[24];
-    t[24] = t[40];
-    t[40] = t[48];
-    t[48] = t[25];
-    t[25] = t[41];
-    t[41] = t[48];
-    t[48] = t[26];
-    t[26] = t[42];
-    t[42] = t[48];
-    t[48] = t[27];
-    t[27] = t[43];
-    t[43] = t[48];
-    t[48] = t[28];
-    t[28] = t[44];
-    t[44] = t[48];
-    t[48] = t[29];
-    t[29] = t[45];
-    t[45] = t[48];
-    t[48] = t[30];
-    t[30] = t[46];
-    t[46] = t[48];
-    t[48] = t[31];
-    t[31] = t[47];
-    t[47] = t[48];
     // 182: end
-    out_position = select(bool4(true, false, false, false), (t[16]).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (t[16]).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((t[16]).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (t[16]).wwww, out_position);
-    out_texcoord0 = select(bool4(true, false, false, false), (t[17]).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (t[17]).yyyy, out_texcoord0);
     return;
 }
 

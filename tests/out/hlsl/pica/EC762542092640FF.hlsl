@@ -26,141 +26,61 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
 static precise float4 out_position = 0;
 static precise float4 out_color = 0;
 static precise float4 out_texcoord0 = 0;
-static precise float4 t0 = 0, t1 = 0, t2 = 0, t16 = 0, t17 = 0, t18 = 0;
+static precise float4 t0 = 0, t1 = 0, t2 = 0, t16 = 0, t17 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r0.xyz, v0
-    t0.xyz = (((float4)v0)).xyz;
+    t0.xyz = v0.xyz;
     // 1: mov r0.w, c95.yyyy
-    t0 = select(bool4(false, false, false, true), c[95].yyyy, t0);
+    t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
-    t1 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)t0)), t1);
-    // 3: dp4 r1.y, c5, r0
-    t1 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)t0)), t1);
-    // 4: dp4 r1.z, c6, r0
-    t1 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)t0)), t1);
-    // 5: dp4 r1.w, c7, r0
-    t1 = select(bool4(false, false, false, true), shrec_pica_dot4(c[7], ((float4)t0)), t1);
+    t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
     // 6: dp4 o0.x, c0, r1
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t1)), t16);
-    // 7: dp4 o0.y, c1, r1
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t1)), t16);
-    // 8: dp4 o0.z, c2, r1
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t1)), t16);
-    // 9: dp4 o0.w, c3, r1
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t1)), t16);
+    t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
     // 10: dp4 o1.x, c8, v1
-    t17 = select(bool4(true, false, false, false), shrec_pica_dot4(c[8], ((float4)v1)), t17);
-    // 11: dp4 o1.y, c9, v1
-    t17 = select(bool4(false, true, false, false), shrec_pica_dot4(c[9], ((float4)v1)), t17);
-    // 12: mov o1.zw, c95.xyyy
-    t17.zw = (c[95].xyyy).zw;
+    t17.xy = float2((shrec_pica_dot4(c[8], v1)).x, (shrec_pica_dot4(c[9], v1)).y);
     // 13: mov r0.xyz, v2
-    t0.xyz = (((float4)v2)).xyz;
+    t0.xyz = v2.xyz;
     // 14: mov r0.w, c95.xxxx
-    t0 = select(bool4(false, false, false, true), c[95].xxxx, t0);
+    t0.w = c[95].x;
     // 15: dp4 r1.x, c4, r0
-    t1 = select(bool4(true, false, false, false), shrec_pica_dot4(c[4], ((float4)t0)), t1);
-    // 16: dp4 r1.y, c5, r0
-    t1 = select(bool4(false, true, false, false), shrec_pica_dot4(c[5], ((float4)t0)), t1);
-    // 17: dp4 r1.z, c6, r0
-    t1 = select(bool4(false, false, true, false), shrec_pica_dot4(c[6], ((float4)t0)), t1);
-    // 18: mov r1.w, c95.xxxx
-    t1 = select(bool4(false, false, false, true), c[95].xxxx, t1);
+    t1.xyz = float3((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z);
     // 19: dp3 r2, r1, r1
-    t2 = shrec_pica_dot3(((float4)t1), ((float4)t1));
+    t2.x = (shrec_pica_dot3(t1, t1)).x;
     // 20: rsq r2, r2
-    t2 = ((((((float4)t2)).xxxx).x > 0.0) ? rsqrt((((float4)t2)).xxxx) : ((((((float4)t2)).xxxx).x == 0.0) ? (1.0 / ((((float4)t2)).xxxx)) : ((float4)asfloat(0x7FC00000u))));
+    t2.xyz = (((t2.x > 0.0) ? rsqrt(t2.xxxx) : ((t2.x == 0.0) ? (1.0 / (t2.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xyz;
     // 21: mul r1, r2, r1
-    t1 = shrec_pica_mul(((float4)t2), ((float4)t1));
+    t1.xyz = (shrec_pica_mul(t2, t1)).xyz;
     // 22: dp3 r0.x, c10, r1
-    t0 = select(bool4(true, false, false, false), shrec_pica_dot3(c[10], ((float4)t1)), t0);
+    t0.x = (shrec_pica_dot3(c[10], t1)).x;
     // 23: add r0.x, c95.xxxx, -r0
-    t0 = select(bool4(true, false, false, false), (c[95].xxxx + (-((float4)t0))), t0);
-    // 24: dp3 r0.y, -c11, r1
-    t0 = select(bool4(false, true, false, false), shrec_pica_dot3((-c[11]), ((float4)t1)), t0);
+    t0.xy = float2((c[95].x + (-t0.x)), (shrec_pica_dot3((-c[11]), t1)).y);
     // 25: max r0, c95.xxxx, r0
-    t0 = shrec_pica_max(c[95].xxxx, ((float4)t0));
+    t0.xy = (shrec_pica_max(c[95].xxxx, t0)).xy;
     // 26: mul r0.y, r0, r0
-    t0 = select(bool4(false, true, false, false), shrec_pica_mul(((float4)t0), ((float4)t0)), t0);
-    // 27: mov r1, c16
-    t1 = c[16];
+    t0.y = shrec_pica_mul(t0.y, t0.y);
     // 28: mul r2, c12, r0.yyyy
-    t2 = shrec_pica_mul(c[12], ((float4)t0).yyyy);
+    t2 = shrec_pica_mul(c[12], t0.yyyy);
     // 29: mad r1, r2, c15, r1
-    t1 = (shrec_pica_mul(((float4)t2), c[15]) + ((float4)t1));
+    t1 = (shrec_pica_mul(t2, c[15]) + c[16]);
     // 30: mul r2, c12, r0.xxxx
-    t2 = shrec_pica_mul(c[12], ((float4)t0).xxxx);
+    t2 = shrec_pica_mul(c[12], t0.xxxx);
     // 31: mad r1, r2, c14, r1
-    t1 = (shrec_pica_mul(((float4)t2), c[14]) + ((float4)t1));
-    // 32: mov r2, c12
-    t2 = c[12];
+    t1 = (shrec_pica_mul(t2, c[14]) + t1);
     // 33: mad r1, r2, c13, r1
-    t1 = (shrec_pica_mul(((float4)t2), c[13]) + ((float4)t1));
+    t1 = (shrec_pica_mul(c[12], c[13]) + t1);
     // 34: min o2, c95.yyyy, r1
-    t18 = shrec_pica_min(c[95].yyyy, ((float4)t1));
+    out_color = shrec_pica_min(c[95].yyyy, t1);
     // 35: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t18)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t18)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t18)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t18)).wwww, out_color);
-    out_texcoord0 = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_texcoord0);
-    out_texcoord0 = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_texcoord0);
-    out_texcoord0 = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_texcoord0);
+    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_texcoord0 = float4(t17.x, t17.y, c[95].y, c[95].y);
     return;
 }
 

@@ -2,7 +2,6 @@
 // PICA200 DVLE 0: entry 0 (word), 12 code words shared by 1 DVLE(s)
 // control flow: structured
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_pica_dot3 1
 #include "shader_common.h"
 
 [[vk::binding(0, 0)]] cbuffer PicaFloatUniforms : register(b0, space0) { float4 c[96]; };
@@ -14,78 +13,12 @@ struct ShaderInput
     [[vk::location(1)]] float4 v1 : TEXCOORD1;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
-static precise float4 t12 = 0, t13 = 0, t14 = 0, t15 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
-    // 0: dp3 r15.x, c0, v0
-    t15 = select(bool4(true, false, false, false), shrec_pica_dot3(c[0], ((float4)v0)), t15);
-    // 1: dp3 r15.y, c1, v0
-    t15 = select(bool4(false, true, false, false), shrec_pica_dot3(c[1], ((float4)v0)), t15);
-    // 2: dp3 r15.z, c2, v0
-    t15 = select(bool4(false, false, true, false), shrec_pica_dot3(c[2], ((float4)v0)), t15);
-    // 3: dp3 r13.x, c0, v1
-    t13 = select(bool4(true, false, false, false), shrec_pica_dot3(c[0], ((float4)v1)), t13);
-    // 4: dp3 r13.y, c1, v1
-    t13 = select(bool4(false, true, false, false), shrec_pica_dot3(c[1], ((float4)v1)), t13);
-    // 5: dp3 r13.z, c2, v1
-    t13 = select(bool4(false, false, true, false), shrec_pica_dot3(c[2], ((float4)v1)), t13);
-    // 6: dp3 r14.x, c4, r15
-    t14 = select(bool4(true, false, false, false), shrec_pica_dot3(c[4], ((float4)t15)), t14);
-    // 7: dp3 r14.y, c5, r15
-    t14 = select(bool4(false, true, false, false), shrec_pica_dot3(c[5], ((float4)t15)), t14);
-    // 8: dp3 r14.z, c6, r15
-    t14 = select(bool4(false, false, true, false), shrec_pica_dot3(c[6], ((float4)t15)), t14);
-    // 9: dp3 r12.x, c4, r13
-    t12 = select(bool4(true, false, false, false), shrec_pica_dot3(c[4], ((float4)t13)), t12);
-    // 10: dp3 r12.y, c5, r13
-    t12 = select(bool4(false, true, false, false), shrec_pica_dot3(c[5], ((float4)t13)), t12);
     // 11: dp3 r12.z, c6, r13
-    t12 = select(bool4(false, false, true, false), shrec_pica_dot3(c[6], ((float4)t13)), t12);
     return;
 }
 

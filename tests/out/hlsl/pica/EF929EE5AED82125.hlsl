@@ -23,145 +23,62 @@ struct ShaderOutput
     [[vk::location(2)]] float4 out_color : TEXCOORD2;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
 static int pica_ccx = 0;
 static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 out_position = 0;
 static precise float4 out_color = 0;
-static precise float4 t0 = 0, t1 = 0, t2 = 0, t16 = 0, t17 = 0;
+static precise float4 t0 = 0, t2 = 0, t16 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: mov r0.xyz, v0
-    t0.xyz = (((float4)v0)).xyz;
+    t0.xyz = v0.xyz;
     // 1: mov r0.w, c95.yyyy
-    t0 = select(bool4(false, false, false, true), c[95].yyyy, t0);
+    t0.w = c[95].y;
     // 2: dp4 o0.x, c0, r0
-    t16 = select(bool4(true, false, false, false), shrec_pica_dot4(c[0], ((float4)t0)), t16);
-    // 3: dp4 o0.y, c1, r0
-    t16 = select(bool4(false, true, false, false), shrec_pica_dot4(c[1], ((float4)t0)), t16);
-    // 4: dp4 o0.z, c2, r0
-    t16 = select(bool4(false, false, true, false), shrec_pica_dot4(c[2], ((float4)t0)), t16);
-    // 5: dp4 o0.w, c3, r0
-    t16 = select(bool4(false, false, false, true), shrec_pica_dot4(c[3], ((float4)t0)), t16);
-    // 6: mov r1, v1
-    t1 = ((float4)v1);
+    t16 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
     // 7: litp r2, r1
-    pica_ccx = ((((((float4)t1)).xxxx).x >= 0.0) ? 1 : 0);
-    pica_ccy = ((((((float4)t1)).wwww).x >= 0.0) ? 1 : 0);
-    t2 = float4((shrec_pica_max((((float4)t1)).xxxx, ((float4)0.0))).x, (shrec_pica_min(shrec_pica_max((((float4)t1)).yyyy, ((float4)-127.99609)), ((float4)127.99609))).x, 0.0, (shrec_pica_max((((float4)t1)).wwww, ((float4)0.0))).x);
+    pica_ccx = ((v1.x >= 0.0) ? 1 : 0);
+    pica_ccy = ((v1.w >= 0.0) ? 1 : 0);
+    t2.xyz = float3(shrec_pica_max(v1.x, 0.0), shrec_pica_min(shrec_pica_max(v1.y, -127.99609), 127.99609), 0.0);
     // 8: ifc cmp.x, 15, 4
     [branch] if ((pica_ccx == 1))
     {
         // 9: ifc cmp.y, 12, 2
         [branch] if ((pica_ccy == 1))
         {
-            // 10: mov o1, c93
-            t17 = c[93];
             // 11: end (last of the scope)
-            out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+            out_color = c[93];
             return;
         }
         else
         {
-            // 12: mov o1, c92
-            t17 = c[92];
             // 13: end
-            out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+            out_color = c[92];
             return;
         }
-        // 14: nop (last of the scope)
     }
     else
     {
         // 15: ifc cmp.y, 18, 0
         [branch] if ((pica_ccy == 1))
         {
-            // 16: mov o1, c91
-            t17 = c[91];
             // 17: end (last of the scope)
-            out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-            out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-            out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-            out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-            out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-            out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-            out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-            out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+            out_color = c[91];
             return;
         }
-        // 18: nop
     }
     // 19: mul r2.xyz, c90, r2.xyzx
-    t2.xyz = (shrec_pica_mul(c[90], ((float4)t2).xyzx)).xyz;
+    t2.xyz = (shrec_pica_mul(c[90], t2.xyzx)).xyz;
     // 20: mov r2.w, c95.yyyy
-    t2 = select(bool4(false, false, false, true), c[95].yyyy, t2);
-    // 21: mov o1, r2
-    t17 = ((float4)t2);
+    out_color = float4(t2.x, t2.y, t2.z, c[95].y);
     // 22: end
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
-    out_color = select(bool4(true, false, false, false), (((float4)t17)).xxxx, out_color);
-    out_color = select(bool4(false, true, false, false), (((float4)t17)).yyyy, out_color);
-    out_color = select(bool4(false, false, true, false), (((float4)t17)).zzzz, out_color);
-    out_color = select(bool4(false, false, false, true), (((float4)t17)).wwww, out_color);
+    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
     return;
 }
 

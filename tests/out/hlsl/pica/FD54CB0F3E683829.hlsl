@@ -20,142 +20,73 @@ struct ShaderOutput
     float4 out_position : SV_Position;
 };
 
-static int pica_a0x = 0;
-static int pica_a0y = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static int pica_s_count[4];
-static int pica_s_inc[4];
-static int pica_s_prev[4];
 static precise float4 v0 = 0;
 static precise float4 out_position = 0;
-static precise float4 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t16 = 0;
+static precise float4 t0 = 0, t1 = 0, t2 = 0, t4 = 0;
 
 void shrec_body()
 {
-    for (int i = 0; i < 8; i++) pica_if_else[i] = 0;
-    for (int i = 0; i < 8; i++) pica_if_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_call_ret[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_entry[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_end[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_loop_prev[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_count[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_inc[i] = 0;
-    for (int i = 0; i < 4; i++) pica_s_prev[i] = 0;
     // 0: flr r0.x, c0.xxxx
-    t0 = select(bool4(true, false, false, false), floor(c[0].xxxx), t0);
-    // 1: mov r2.x, c0.xxxx
-    t2 = select(bool4(true, false, false, false), c[0].xxxx, t2);
+    t0.x = floor(c[0].x);
     // 2: mul r1.x, c95.zzzz, r2.xxxx
-    t1 = select(bool4(true, false, false, false), shrec_pica_mul(c[95].zzzz, ((float4)t2).xxxx), t1);
+    t1.x = shrec_pica_mul(c[95].z, c[0].x);
     // 3: add r2.x, r0.xxxx, r1.xxxx
-    t2 = select(bool4(true, false, false, false), (((float4)t0).xxxx + ((float4)t1).xxxx), t2);
-    // 4: mov r1.x, c0.xxxx
-    t1 = select(bool4(true, false, false, false), c[0].xxxx, t1);
+    t2.x = (t0.x + t1.x);
     // 5: mul r0.x, c95.wwww, r1.xxxx
-    t0 = select(bool4(true, false, false, false), shrec_pica_mul(c[95].wwww, ((float4)t1).xxxx), t0);
+    t0.x = shrec_pica_mul(c[95].w, c[0].x);
     // 6: add r1.x, r2.xxxx, r0.xxxx
-    t1 = select(bool4(true, false, false, false), (((float4)t2).xxxx + ((float4)t0).xxxx), t1);
+    t1.x = (t2.x + t0.x);
     // 7: ex2 r0.x, c0.xxxx
-    t0 = select(bool4(true, false, false, false), exp2((c[0].xxxx).xxxx), t0);
+    t0.x = exp2(c[0].x);
     // 8: add r2.x, r1.xxxx, r0.xxxx
-    t2 = select(bool4(true, false, false, false), (((float4)t1).xxxx + ((float4)t0).xxxx), t2);
+    t2.x = (t1.x + t0.x);
     // 9: lg2 r0.x, c0.xxxx
-    t0 = select(bool4(true, false, false, false), ((((c[0].xxxx).xxxx).x > 0.0) ? log2((c[0].xxxx).xxxx) : ((((c[0].xxxx).xxxx).x == 0.0) ? ((float4)asfloat(0xFF800000u)) : ((float4)asfloat(0x7FC00000u)))), t0);
+    t0.x = ((c[0].x > 0.0) ? log2(c[0].x) : ((c[0].x == 0.0) ? asfloat(0xFF800000u) : asfloat(0x7FC00000u)));
     // 10: add r1.x, r2.xxxx, r0.xxxx
-    t1 = select(bool4(true, false, false, false), (((float4)t2).xxxx + ((float4)t0).xxxx), t1);
+    t1.x = (t2.x + t0.x);
     // 11: rsq r0.x, c0.xxxx
-    t0 = select(bool4(true, false, false, false), ((((c[0].xxxx).xxxx).x > 0.0) ? rsqrt((c[0].xxxx).xxxx) : ((((c[0].xxxx).xxxx).x == 0.0) ? (1.0 / ((c[0].xxxx).xxxx)) : ((float4)asfloat(0x7FC00000u)))), t0);
+    t0.x = ((c[0].x > 0.0) ? rsqrt(c[0].x) : ((c[0].x == 0.0) ? (1.0 / (c[0].x)) : asfloat(0x7FC00000u)));
     // 12: rcp r0.x, r0.xxxx
-    t0 = select(bool4(true, false, false, false), (1.0 / ((((float4)t0).xxxx).xxxx)), t0);
+    t0.x = (1.0 / (t0.x));
     // 13: add r2.x, r1.xxxx, r0.xxxx
-    t2 = select(bool4(true, false, false, false), (((float4)t1).xxxx + ((float4)t0).xxxx), t2);
+    t2.x = (t1.x + t0.x);
     // 14: rsq r0.x, c0.xxxx
-    t0 = select(bool4(true, false, false, false), ((((c[0].xxxx).xxxx).x > 0.0) ? rsqrt((c[0].xxxx).xxxx) : ((((c[0].xxxx).xxxx).x == 0.0) ? (1.0 / ((c[0].xxxx).xxxx)) : ((float4)asfloat(0x7FC00000u)))), t0);
+    t0.x = ((c[0].x > 0.0) ? rsqrt(c[0].x) : ((c[0].x == 0.0) ? (1.0 / (c[0].x)) : asfloat(0x7FC00000u)));
     // 15: add r1.x, r2.xxxx, r0.xxxx
-    t1 = select(bool4(true, false, false, false), (((float4)t2).xxxx + ((float4)t0).xxxx), t1);
-    // 16: mov r2.x, c1.xxxx
-    t2 = select(bool4(true, false, false, false), c[1].xxxx, t2);
+    t1.x = (t2.x + t0.x);
     // 17: min r0.x, c0.xxxx, r2.xxxx
-    t0 = select(bool4(true, false, false, false), shrec_pica_min(c[0].xxxx, ((float4)t2).xxxx), t0);
+    t0.x = shrec_pica_min(c[0].x, c[1].x);
     // 18: add r2.x, r1.xxxx, r0.xxxx
-    t2 = select(bool4(true, false, false, false), (((float4)t1).xxxx + ((float4)t0).xxxx), t2);
-    // 19: mov r1.x, c1.xxxx
-    t1 = select(bool4(true, false, false, false), c[1].xxxx, t1);
+    t2.x = (t1.x + t0.x);
     // 20: max r0.x, c0.xxxx, r1.xxxx
-    t0 = select(bool4(true, false, false, false), shrec_pica_max(c[0].xxxx, ((float4)t1).xxxx), t0);
+    t0.x = shrec_pica_max(c[0].x, c[1].x);
     // 21: add r1.x, r2.xxxx, r0.xxxx
-    t1 = select(bool4(true, false, false, false), (((float4)t2).xxxx + ((float4)t0).xxxx), t1);
-    // 22: mov r2.x, c1.xxxx
-    t2 = select(bool4(true, false, false, false), c[1].xxxx, t2);
+    t1.x = (t2.x + t0.x);
     // 23: max r0.x, c0.xxxx, r2.xxxx
-    t0 = select(bool4(true, false, false, false), shrec_pica_max(c[0].xxxx, ((float4)t2).xxxx), t0);
+    t0.x = shrec_pica_max(c[0].x, c[1].x);
     // 24: min r0.x, c2.xxxx, r0.xxxx
-    t0 = select(bool4(true, false, false, false), shrec_pica_min(c[2].xxxx, ((float4)t0).xxxx), t0);
+    t0.x = shrec_pica_min(c[2].x, t0.x);
     // 25: add r2.x, r1.xxxx, r0.xxxx
-    t2 = select(bool4(true, false, false, false), (((float4)t1).xxxx + ((float4)t0).xxxx), t2);
-    // 26: mov r1.x, c1.xxxx
-    t1 = select(bool4(true, false, false, false), c[1].xxxx, t1);
-    // 27: mov r3.x, c2.xxxx
-    t3 = select(bool4(true, false, false, false), c[2].xxxx, t3);
+    t2.x = (t1.x + t0.x);
     // 28: add r4.x, c95.yyyy, -r3.xxxx
-    t4 = select(bool4(true, false, false, false), (c[95].yyyy + (-((float4)t3).xxxx)), t4);
+    t4.x = (c[95].y + (-c[2].x));
     // 29: mul r0.x, c0.xxxx, r4.xxxx
-    t0 = select(bool4(true, false, false, false), shrec_pica_mul(c[0].xxxx, ((float4)t4).xxxx), t0);
+    t0.x = shrec_pica_mul(c[0].x, t4.x);
     // 30: mul r4.x, r1.xxxx, r3.xxxx
-    t4 = select(bool4(true, false, false, false), shrec_pica_mul(((float4)t1).xxxx, ((float4)t3).xxxx), t4);
+    t4.x = shrec_pica_mul(c[1].x, c[2].x);
     // 31: add r0.x, r0.xxxx, r4.xxxx
-    t0 = select(bool4(true, false, false, false), (((float4)t0).xxxx + ((float4)t4).xxxx), t0);
+    t0.x = (t0.x + t4.x);
     // 32: add r1.x, r2.xxxx, r0.xxxx
-    t1 = select(bool4(true, false, false, false), (((float4)t2).xxxx + ((float4)t0).xxxx), t1);
-    // 33: mov r2.x, c1.xxxx
-    t2 = select(bool4(true, false, false, false), c[1].xxxx, t2);
+    t1.x = (t2.x + t0.x);
     // 34: mul r0.x, c0.xxxx, r2.xxxx
-    t0 = select(bool4(true, false, false, false), shrec_pica_mul(c[0].xxxx, ((float4)t2).xxxx), t0);
+    t0.x = shrec_pica_mul(c[0].x, c[1].x);
     // 35: add r0.x, c2.xxxx, r0.xxxx
-    t0 = select(bool4(true, false, false, false), (c[2].xxxx + ((float4)t0).xxxx), t0);
+    t0.x = (c[2].x + t0.x);
     // 36: add r2.x, r1.xxxx, r0.xxxx
-    t2 = select(bool4(true, false, false, false), (((float4)t1).xxxx + ((float4)t0).xxxx), t2);
+    t2.x = (t1.x + t0.x);
     // 37: mov r0.x, v0.xxxx
-    t0 = select(bool4(true, false, false, false), ((float4)v0).xxxx, t0);
-    // 38: mov r0.y, v0.yyyy
-    t0 = select(bool4(false, true, false, false), ((float4)v0).yyyy, t0);
-    // 39: mov r0.z, r2.xxxx
-    t0 = select(bool4(false, false, true, false), ((float4)t2).xxxx, t0);
-    // 40: mov r0.w, c94.xxxx
-    t0 = select(bool4(false, false, false, true), c[94].xxxx, t0);
+    out_position = float4(v0.x, v0.y, (-t2.x), c[94].x);
     // 41: mov o0, r0
-    t16 = ((float4)t0);
-    out_position = select(bool4(true, false, false, false), (((float4)t16)).xxxx, out_position);
-    out_position = select(bool4(false, true, false, false), (((float4)t16)).yyyy, out_position);
-    out_position = select(bool4(false, false, true, false), (-((((float4)t16)).zzzz)), out_position);
-    out_position = select(bool4(false, false, false, true), (((float4)t16)).wwww, out_position);
     return;
 }
 

@@ -69,19 +69,14 @@ static precise float4 oUnwritten14 = 0;
 static precise float4 oUnwritten15 = 0;
 static precise float4 oUnwritten16 = 0;
 static precise float4 oUnwritten17 = 0;
-static precise float4 r0 = 0, r1 = 0, r69 = 0, r71 = 0;
+static precise float4 r71 = 0;
 
 void shrec_body()
 {
-    r71 = ((float4)iposition0);
-    r1 = ((float4)r71);
-    r71 = ((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? (((float4)itexcoord0)).yxwz : ((float4)itexcoord0));
-    r0.xy = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, 0.0, 0.0)).xy;
-    r69 = ((float4)r1);
-    oPos = ((float4)r69);
-    r69 = ((float4)r0).xyyy;
-    o0.xy = (((float4)r69)).xy;
-    oPos.xy = ((((float4)oPos) + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zwzw * (((float4)oPos)).wwww))).xy;
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
+    oPos = ((float4)iposition0);
+    o0.xy = (((float4)r71).xyyy).xy;
+    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
 }
 
 #ifndef __spirv__

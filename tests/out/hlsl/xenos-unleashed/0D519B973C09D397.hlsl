@@ -47,643 +47,291 @@ struct ShaderOutput
 static precise float4 itexcoord0 = 0;
 static precise float4 itexcoord1 = 0;
 static precise float4 oC0 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r64 = 0, r67 = 0, r69 = 0, r70 = 0, r71 = 0, r97 = 0;
+static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r64 = 0, r69 = 0, r70 = 0, r97 = 0;
 
 void shrec_body()
 {
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r0 = ((float4)itexcoord0);
-    r1 = ((float4)itexcoord1);
-    r69 = (shrec_mul_legacy_k(((float4)r1), ((float4)2.0)) + ((float4)r0).xyxy);
-    r7 = ((float4)r69);
-    r69 = shrec_mul_legacy_k(((float4)r1).zxxx, ((float4)1.0));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
-    r69 = shrec_mul_legacy_k(((float4)r1).wyyy, ((float4)1.0));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    r69 = (((float4)r0).xyxy + (-((float4)r1).zwxy));
-    r4 = ((float4)r69);
-    r69 = (((float4)r0).xyxy + ((float4)r1));
-    r2 = ((float4)r69);
-    r69 = (((float4)r4).zwww + ((float4)r1).zwww);
-    r70 = select((((float4)r2).xxxx).xxxx >= (((float4)r2).xxxx).yyyy, (((float4)r2).xxxx).xxxx, (((float4)r2).xxxx).yyyy);
-    r5.xy = (((float4)r69)).xy;
-    r67 = ((float4)r70);
-    r69 = (((float4)r2).xxxy + ((float4)r1).zzzw);
-    r70 = (((-((float4)r1).zzzz)).xxxx + ((float4)r67));
-    r6.zw = (((float4)r69)).zw;
-    r3 = select(bool4(true, false, false, false), ((float4)r70), r3);
-    r67 = ((float4)r70);
-    r69 = (((float4)r0).xxxy + ((float4)r0).zzzw);
-    r70 = select((((float4)r2).yyyy).xxxx >= (((float4)r2).yyyy).yyyy, (((float4)r2).yyyy).xxxx, (((float4)r2).yyyy).yyyy);
-    r0.zw = (((float4)r69)).zw;
-    r67 = ((float4)r70);
-    r69 = (((float4)r6).zwww + ((float4)r1).zwww);
-    r70 = (((-((float4)r1).wwww)).xxxx + ((float4)r67));
-    r6.xy = (((float4)r69)).xy;
-    r3 = select(bool4(false, true, false, false), ((float4)r70), r3);
-    r67 = ((float4)r70);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r2).zwzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r2).zwzz).xy);
-    r11.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r3).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r3).xyxx).xy);
-    r3.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r5).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r5).xyxx).xy);
-    r5.yzw = (float4(0.0, (((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x)).yzw;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r2).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r2).xyxx).xy);
-    r2.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r7).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r7).xyxx).xy);
-    r8.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r7).zwzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r7).zwzz).xy);
-    r9.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r6).zwzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r6).zwzz).xy);
-    r10.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r6).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r6).xyxx).xy);
-    r13.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r0).zwzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).zwzz).xy);
-    r14.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r4).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r4).xyxx).xy);
-    r1.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r4).zwzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r4).zwzz).xy);
-    r6.yzw = (float4(0.0, (((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x)).yzw;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r0).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).xyxx).xy);
-    r7.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r69 = shrec_mul_legacy(((float4)r0).yxxx, (shrec_c1).yxxx);
-    r4.xy = (((float4)r69)).xy;
-    r69 = shrec_mul_legacy_k(((float4)r7).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r12 = select(bool4(true, false, false, false), ((float4)r69), r12);
-    r69 = shrec_mul_legacy_k(((float4)r6).wyzz, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r12 = select(bool4(false, true, false, false), ((float4)r69), r12);
-    r69 = shrec_mul_legacy_k(((float4)r1).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r12 = select(bool4(false, false, true, false), ((float4)r69), r12);
-    r69 = shrec_mul_legacy_k(((float4)r14).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
+    r7 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + ((float4)itexcoord0).xyxy);
+    r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).zxxx, ((float4)1.0))).xyz;
+    r0 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r0);
+    r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).wyyy, ((float4)1.0))).xyz;
+    r0 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r0);
+    r4 = (((float4)itexcoord0).xyxy + (-((float4)itexcoord1).zwxy));
+    r2 = (((float4)itexcoord0).xyxy + ((float4)itexcoord1));
+    r5.xy = (((float4)r4).zw + ((float4)itexcoord1).zw);
+    r70.xy = float2(((float4)r2).x, ((float4)r2).y);
+    r6.zw = (((float4)r2).xy + ((float4)itexcoord1).zw);
+    r3.xy = float2(((-((float4)itexcoord1).z) + ((float4)r70).x), ((-((float4)itexcoord1).w) + ((float4)r70).y));
+    r0.zw = (((float4)itexcoord0).xy + ((float4)r0).zw);
+    r69.xy = (((float4)r6).zw + ((float4)itexcoord1).zw);
+    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).zw)).xyz;
+    r3.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r3).xy)).xyz;
+    r5.yzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r5).xy)).xyz;
+    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).xy)).xyz;
+    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r7).xy)).xyz;
+    r9.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r7).zw)).xyz;
+    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r6).zw)).xyz;
+    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r69).xy)).xyz;
+    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r0).zw)).xyz;
+    r1.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r4).xy)).xyz;
+    r6.yzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r4).zw)).xyz;
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)itexcoord0).xy);
+    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
+    r4.xy = (shrec_mul_legacy(((float4)itexcoord0).yxxx, (shrec_c1).yxxx)).xy;
+    r69.xyz = (shrec_mul_legacy_k(((float4)r7).zxyz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r12);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r6).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r12);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r1).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r12);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r14).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r4 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r4);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r13).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r4 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r4);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r10).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r12);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r9).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r0 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r0);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r8).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r0 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r0);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r2).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r5);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r5).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r5);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r3).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r5);
+    r69.xyz = (shrec_mul_legacy_k(((float4)r11).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r5);
+    r9.xyz = (abs(((float4)r5).wxw) + (-abs(((float4)r5).xyz)));
+    r8.xw = (abs(((float4)r12).ww) + (-abs(((float4)r0).yx)));
+    r8.yz = ((-abs(((float4)r12).zy)) + abs(((float4)r5).xw));
+    r70 = select(bool4(false, false, false, true), abs(((float4)r5).xxxx), r70);
+    r0.xyz = (abs(((float4)r12).xxx) + (-abs(((float4)r12).wyz)));
+    r1 = select(bool4(false, false, false, true), (((-abs(((float4)r4).zzzz)) + ((float4)r70))).wwww, r1);
+    r3 = (abs(((float4)r12).xxxx) + (-abs(((float4)r5).zywx)));
+    r70.zw = float2(abs(((float4)r9).x), abs(((float4)r5).w));
+    r10.xyz = (select(abs(((float4)r12).xxxx) == abs(((float4)r5).xyzz), ((float4)0.0), ((float4)1.0))).xyz;
+    r2 = select(bool4(false, false, false, true), (((-abs(((float4)r4).wwww)) + ((float4)r70))).wwww, r2);
+    r4.zw = float2(shrec_mul_legacy_k(((float4)r70).z, 4.0), shrec_mul_legacy_k(abs(((float4)r0).x), 4.0));
+    r0 = float4((select(abs(((float4)r0).yyyy) >= abs(((float4)r3).zzzz), ((float4)1.0), ((float4)0.0))).x, (select(abs(((float4)r0).zzzz) >= abs(((float4)r0).yyyy), ((float4)1.0), ((float4)0.0))).y, (select(abs(((float4)r3).wwww) >= abs(((float4)r0).zzzz), ((float4)1.0), ((float4)0.0))).z, (abs(((float4)r3).x) + abs(((float4)r3).y)));
+    r5.xyz = (select(abs(((float4)r12).xyzz) == abs(((float4)r5).wyzz), ((float4)0.0), ((float4)1.0))).xyz;
+    r6 = select(bool4(true, false, false, false), ((abs(((float4)r9).yyyy) + abs(((float4)r9).yyyy))).xxxx, r6);
+    r70 = select(bool4(false, false, false, true), abs(((float4)r8).zzzz), r70);
+    r69 = select(bool4(true, false, false, false), select(abs(((float4)r3).zzzz) >= abs(((float4)r3).wwww), ((float4)1.0), ((float4)0.0)), r69);
+    r70.xw = float2(((float4)r0).w, (abs(((float4)r2).w) + ((float4)r70).w));
+    r3.xyz = (select(((float4)r69).xxxx > ((float4)0.0), ((float4)r2).xyzz, ((float4)r11).xyzz)).xyz;
+    r2.xyz = (select(((float4)r0).zzzz > ((float4)0.0), ((float4)r1).xyzz, ((float4)r2).xyzz)).xyz;
+    r1.xyz = (select(((float4)r0).yyyy > ((float4)0.0), ((float4)r6).yzww, ((float4)r1).xyzz)).xyz;
+    r0.xyz = (select(((float4)r0).xxxx > ((float4)0.0), ((float4)r11).xyzz, ((float4)r6).yzww)).xyz;
+    r6.yw = float2((abs(((float4)r9).z) + abs(((float4)r9).z)), (((float4)r70).w + abs(((float4)r1).w)));
+    r5.xyz = (shrec_mul_legacy(((float4)r10).xyzz, ((float4)r5).xyzz)).xyz;
+    r6.yz = (select(abs(((float4)r9).zzyy) >= ((float4)r6).xxyy, ((float4)1.0), ((float4)0.0))).yz;
+    r6 = select(bool4(true, false, false, false), ((abs(((float4)r8).wwww) + ((float4)r70))).xxxx, r6);
+    r69.xw = (((float4)r6).xw + abs(((float4)r8).xy));
+    r5.xyz = float3((select(((float4)r5).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(((float4)r5).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y, (select(((float4)r5).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
+    r69.zw = (((float4)r69).xw + ((float4)r4).zw);
     r4 = select(bool4(false, false, true, false), ((float4)r69), r4);
-    r69 = shrec_mul_legacy_k(((float4)r13).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r4 = select(bool4(false, false, false, true), ((float4)r69), r4);
-    r69 = shrec_mul_legacy_k(((float4)r10).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r12 = select(bool4(false, false, false, true), ((float4)r69), r12);
-    r69 = shrec_mul_legacy_k(((float4)r9).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r69 = shrec_mul_legacy_k(((float4)r8).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r69 = shrec_mul_legacy_k(((float4)r2).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r5 = select(bool4(true, false, false, false), ((float4)r69), r5);
-    r69 = shrec_mul_legacy_k(((float4)r5).wyzz, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r5 = select(bool4(false, true, false, false), ((float4)r69), r5);
-    r69 = shrec_mul_legacy_k(((float4)r3).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r5 = select(bool4(false, false, true, false), ((float4)r69), r5);
-    r69 = shrec_mul_legacy_k(((float4)r11).zxyy, float4(5.472, 14.352, 28.176, 28.176));
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    r5 = select(bool4(false, false, false, true), ((float4)r69), r5);
-    r69 = (abs(((float4)r5).wxww) + (-abs(((float4)r5).xyzz)));
-    r9.xyz = (((float4)r69)).xyz;
-    r69 = (abs(((float4)r12).wwww) + (-abs(((float4)r0).yxxx)));
-    r8.xw = (((float4)r69)).xw;
-    r69 = ((-abs(((float4)r12).zzyy)) + abs(((float4)r5).xxww));
-    r70 = select((abs(((float4)r5).xxxx)).xxxx >= (abs(((float4)r5).xxxx)).yyyy, (abs(((float4)r5).xxxx)).xxxx, (abs(((float4)r5).xxxx)).yyyy);
-    r8.yz = (((float4)r69)).yz;
-    r67 = ((float4)r70);
-    r69 = (abs(((float4)r12).xxxx) + (-abs(((float4)r12).wyzz)));
-    r70 = (((-abs(((float4)r4).zzzz))).xxxx + ((float4)r67));
-    r0.xyz = (((float4)r69)).xyz;
-    r1 = select(bool4(false, false, false, true), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r69 = (abs(((float4)r12).xxxx) + (-abs(((float4)r5).zywx)));
-    r70 = select((abs(((float4)r5).wwww)).xxxx >= (abs(((float4)r5).wwww)).yyyy, (abs(((float4)r5).wwww)).xxxx, (abs(((float4)r5).wwww)).yyyy);
-    r3 = ((float4)r69);
-    r67 = ((float4)r70);
-    r69 = select(abs(((float4)r12).xxxx) == abs(((float4)r5).xyzz), ((float4)0.0), ((float4)1.0));
-    r70 = (((-abs(((float4)r4).wwww))).xxxx + ((float4)r67));
-    r10.xyz = (((float4)r69)).xyz;
-    r2 = select(bool4(false, false, false, true), ((float4)r70), r2);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(abs(((float4)r0).xxxx), ((float4)4.0));
-    r70 = ((abs(((float4)r3).xyyy)).xxxx + (abs(((float4)r3).xyyy)).yyyy);
-    r4 = select(bool4(false, false, false, true), ((float4)r69), r4);
+    r6 = select(bool4(true, false, false, false), (select(((float4)r69).wwww > ((float4)r69).zzzz, ((float4)1.0), ((float4)0.0))).xxxx, r6);
+    r8.xyz = (shrec_mul_legacy(((float4)r6).xyzz, ((float4)r5).xyzz)).xyz;
+    r6.zw = (select(((float4)r8).yyyz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zw;
+    r6.xy = float2((shrec_frac(((float4)r4).yyyy)).x, (shrec_frac(((float4)r4).xxxx)).y);
+    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
+    {
+        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
+        r3.xyz = (((float4)r3).zyx + (-((float4)r7).zyx));
+    }
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
+    {
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.833333))).xyz + ((float4)r7).xyz);
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
+    }
+    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
+    {
+        r5.xyz = (((float4)r7).xyzx).xyz;
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
+    }
+    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
+    {
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
+    }
+    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select(abs(((float4)r12).xyzz) == abs(((float4)r5).wyzz), ((float4)0.0), ((float4)1.0));
-    r70 = select((abs(((float4)r9).xxxx)).xxxx >= (abs(((float4)r9).xxxx)).yyyy, (abs(((float4)r9).xxxx)).xxxx, (abs(((float4)r9).xxxx)).yyyy);
-    r5.xyz = (((float4)r69)).xyz;
-    r67 = ((float4)r70);
-    r69 = select(abs(((float4)r0).yyyy) >= abs(((float4)r3).zzzz), ((float4)1.0), ((float4)0.0));
-    r70 = shrec_mul_legacy_k(((float4)r67), ((float4)4.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r4 = select(bool4(false, false, true, false), ((float4)r70), r4);
-    r67 = ((float4)r70);
-    r69 = select(abs(((float4)r0).zzzz) >= abs(((float4)r0).yyyy), ((float4)1.0), ((float4)0.0));
-    r70 = ((abs(((float4)r9).yyyy)).xxxx + (abs(((float4)r9).yyyy)).yyyy);
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    r69 = select(abs(((float4)r3).wwww) >= abs(((float4)r0).zzzz), ((float4)1.0), ((float4)0.0));
-    r70 = select((abs(((float4)r8).zzzz)).xxxx >= (abs(((float4)r8).zzzz)).yyyy, (abs(((float4)r8).zzzz)).xxxx, (abs(((float4)r8).zzzz)).yyyy);
-    r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
-    r67 = ((float4)r70);
-    r69 = select(abs(((float4)r3).zzzz) >= abs(((float4)r3).wwww), ((float4)1.0), ((float4)0.0));
-    r70 = ((abs(((float4)r2).wwww)).xxxx + ((float4)r67));
-    r3 = select(bool4(true, false, false, false), ((float4)r69), r3);
-    r2 = select(bool4(false, false, false, true), ((float4)r70), r2);
-    r67 = ((float4)r70);
-    r69 = select(((float4)r3).xxxx > ((float4)0.0), ((float4)r2).xyzz, ((float4)r11).xyzz);
-    r3.xyz = (((float4)r69)).xyz;
-    r69 = select(((float4)r0).zzzz > ((float4)0.0), ((float4)r1).xyzz, ((float4)r2).xyzz);
-    r2.xyz = (((float4)r69)).xyz;
-    r69 = select(((float4)r0).yyyy > ((float4)0.0), ((float4)r6).yzww, ((float4)r1).xyzz);
-    r1.xyz = (((float4)r69)).xyz;
-    r69 = select(((float4)r0).xxxx > ((float4)0.0), ((float4)r11).xyzz, ((float4)r6).yzww);
-    r0.xyz = (((float4)r69)).xyz;
-    r69 = (((float4)r2).wwww + abs(((float4)r1).wwww));
-    r70 = ((abs(((float4)r9).zzzz)).xxxx + (abs(((float4)r9).zzzz)).yyyy);
-    r6 = select(bool4(false, false, false, true), ((float4)r69), r6);
-    r6 = select(bool4(false, true, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r10).xyzz, ((float4)r5).xyzz);
-    r70 = select((((float4)r0).wwww).xxxx >= (((float4)r0).wwww).yyyy, (((float4)r0).wwww).xxxx, (((float4)r0).wwww).yyyy);
-    r5.xyz = (((float4)r69)).xyz;
-    r67 = ((float4)r70);
-    r69 = select(abs(((float4)r9).zzyy) >= ((float4)r6).xxyy, ((float4)1.0), ((float4)0.0));
-    r70 = ((abs(((float4)r8).wwww)).xxxx + ((float4)r67));
-    r6.yz = (((float4)r69)).yz;
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    r69 = (((float4)r6).xwww + abs(((float4)r8).xyyy));
-    r70 = select((((float4)r5).xxxx).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r6.xw = (((float4)r69)).xw;
-    r5 = select(bool4(true, false, false, false), ((float4)r70), r5);
-    r67 = ((float4)r70);
-    r69 = (((float4)r6).xxxw + ((float4)r4).zzzw);
-    r70 = select((((float4)r5).yyyy).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r4.zw = (((float4)r69)).zw;
-    r5 = select(bool4(false, true, false, false), ((float4)r70), r5);
-    r67 = ((float4)r70);
-    r69 = select(((float4)r4).wwww > ((float4)r4).zzzz, ((float4)1.0), ((float4)0.0));
-    r70 = select((((float4)r5).zzzz).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    r5 = select(bool4(false, false, true, false), ((float4)r70), r5);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r6).xyzz, ((float4)r5).xyzz);
-    r8.xyz = (((float4)r69)).xyz;
-    r69 = select(((float4)r8).yyyz == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r70 = shrec_frac((((float4)r4).xxxx).xxxx);
-    r6.zw = (((float4)r69)).zw;
-    r6 = select(bool4(false, true, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    r69 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)));
-    r64 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r70 = shrec_frac((((float4)r4).yyyy).xxxx);
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww);
-        r1 = select(bool4(false, false, false, true), ((float4)r69), r1);
+        r5.xyz = (((float4)r7).xyzx).xyz;
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.5))).xyz + ((float4)r7).xyz);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    precise float4 shrec_operand0 = (((float4)r70).wwww - ((float4)1.0));
+    r70 = select(bool4(false, false, false, true), select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - ((float4)1.0))), r70);
+    precise float4 shrec_operand1 = (((float4)r0).wwww - ((float4)1.0));
+    r64 = select(bool4(true, false, false, false), select(shrec_operand1 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (((float4)r3).zyxx + (-((float4)r7).zyxx));
-        r3.xyz = (((float4)r69)).xyz;
+        r9.xyz = (((float4)r7).xyzx).xyz;
     }
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r1).wwww).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r1).wwww).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    precise float4 shrec_operand2 = (((float4)r70).wwww - ((float4)1.0));
+    r70 = select(bool4(false, false, false, true), select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - ((float4)1.0))), r70);
+    precise float4 shrec_operand3 = (((float4)r70).wwww - ((float4)1.0));
+    r0 = select(bool4(false, false, false, true), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.833333)) + ((float4)r7).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
+        r5.xyz = (((float4)r7).xyzx).xyz;
+        r9.xyz = (((float4)r7).xyzx).xyz;
+        r4.xyz = (((float4)r7).xyzx).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25)) + ((float4)r7).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
+        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
+        r3.xyz = (((float4)r2).zyx + (-((float4)r5).zyx));
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25)) + ((float4)r7).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
+        r10.xyz = (((float4)r2).xyz + (-((float4)r7).xyz));
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.833333))).xyz + ((float4)r5).xyz);
+        r2.xyz = (((float4)r2).xyz + (-((float4)r4).xyz));
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r10).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
     }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).yyyy).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).yyyy).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r7).xyzz;
-        r5.xyz = (((float4)r69)).xyz;
+        r2.xyz = (((float4)r2).xyz + (-((float4)r4).xyz));
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r5).xyz);
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75)) + ((float4)r7).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
+        r2.xyz = (((float4)r2).xyz + (-((float4)r7).xyz));
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r5).xyz);
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25)) + ((float4)r7).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.5))).xyz + ((float4)r5).xyz);
     }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).zzzz).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).zzzz).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75)) + ((float4)r7).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
+        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
+        r2.xyz = (((float4)r1).zyx + (-((float4)r7).zyx));
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25)) + ((float4)r7).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
+        r3.xyz = (((float4)r1).xyz + (-((float4)r9).xyz));
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.833333))).xyz + ((float4)r7).xyz);
+        r1.xyz = (((float4)r1).xyz + (-((float4)r5).xyz));
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25))).xyz + ((float4)r5).xyz);
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r3).xyzz, ((float4)0.25))).xyz + ((float4)r9).xyz);
     }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r7).xyzz;
-        r5.xyz = (((float4)r69)).xyz;
+        r1.xyz = (((float4)r1).xyz + (-((float4)r5).xyz));
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
+        r5.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25))).xyz + ((float4)r5).xyz);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.5)) + ((float4)r7).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
+        r1.xyz = (((float4)r1).xyz + (-((float4)r9).xyz));
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25))).xyz + ((float4)r9).xyz);
     }
-    precise float4 shrec_operand0 = ((((float4)r0).wwww).xxxx - ((float4)1.0));
-    r70 = select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), ((((float4)r0).wwww).xxxx - ((float4)1.0)));
-    precise float4 shrec_operand1 = ((((float4)r0).wwww).xxxx - ((float4)1.0));
-    r64 = select(shrec_operand1 <= ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r7).xyzz;
-        r9.xyz = (((float4)r69)).xyz;
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.5))).xyz + ((float4)r7).xyz);
     }
-    precise float4 shrec_operand2 = ((((float4)r0).wwww).xxxx - ((float4)1.0));
-    r70 = select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), ((((float4)r0).wwww).xxxx - ((float4)1.0)));
-    precise float4 shrec_operand3 = ((((float4)r0).wwww).xxxx - ((float4)1.0));
-    r64 = select(shrec_operand3 <= ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    precise float4 shrec_operand4 = ((((float4)r0).wwww).xxxx - ((float4)1.0));
-    r70 = select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), ((((float4)r0).wwww).xxxx - ((float4)1.0)));
-    precise float4 shrec_operand5 = ((((float4)r0).wwww).xxxx - ((float4)1.0));
-    r64 = select(shrec_operand5 <= ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r7).xyzz;
-        r5.xyz = (((float4)r69)).xyz;
+        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
+        r1.xyz = (((float4)r0).zyx + (-((float4)r9).zyx));
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r7).xyzz;
-        r9.xyz = (((float4)r69)).xyz;
+        r2.xyz = (((float4)r0).xyz + (-((float4)r4).xyz));
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.833333))).xyz + ((float4)r9).xyz);
+        r0.xyz = (((float4)r0).xyz + (-((float4)r7).xyz));
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r7).xyzz;
-        r4.xyz = (((float4)r69)).xyz;
+        r0.xyz = (((float4)r0).xyz + (-((float4)r7).xyz));
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.75))).xyz + ((float4)r9).xyz);
+        r7.xyz = ((shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
     }
-    r69 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)));
-    r64 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww);
-        r1 = select(bool4(false, false, false, true), ((float4)r69), r1);
+        r0.xyz = (((float4)r0).xyz + (-((float4)r4).xyz));
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.75))).xyz + ((float4)r9).xyz);
+        r4.xyz = ((shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (((float4)r2).zyxx + (-((float4)r5).zyxx));
-        r3.xyz = (((float4)r69)).xyz;
+        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.5))).xyz + ((float4)r9).xyz);
     }
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r1).wwww).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r1).wwww).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r2).xyzz + (-((float4)r7).xyzz));
-        r10.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.833333)) + ((float4)r5).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r2).xyzz + (-((float4)r4).xyzz));
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25)) + ((float4)r4).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r10).xyzz, ((float4)0.25)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).yyyy).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).yyyy).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r2).xyzz + (-((float4)r4).xyzz));
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75)) + ((float4)r5).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25)) + ((float4)r4).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).zzzz).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).zzzz).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r2).xyzz + (-((float4)r7).xyzz));
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75)) + ((float4)r5).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.5)) + ((float4)r5).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
-    }
-    r69 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)));
-    r64 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww);
-        r1 = select(bool4(false, false, false, true), ((float4)r69), r1);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r1).zyxx + (-((float4)r7).zyxx));
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r1).wwww).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r1).wwww).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r1).xyzz + (-((float4)r9).xyzz));
-        r3.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.833333)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r1).xyzz + (-((float4)r5).xyzz));
-        r1.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25)) + ((float4)r5).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r3).xyzz, ((float4)0.25)) + ((float4)r9).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).yyyy).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).yyyy).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r1).xyzz + (-((float4)r5).xyzz));
-        r1.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.75)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25)) + ((float4)r5).xyzz);
-        r5.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).zzzz).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).zzzz).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r1).xyzz + (-((float4)r9).xyzz));
-        r1.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.75)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25)) + ((float4)r9).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.5)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    r69 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)));
-    r64 = select(((float4)0.0) == ((float4)0.0), select((((float4)r8).xxxx).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww);
-        r1 = select(bool4(false, false, false, true), ((float4)r69), r1);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r0).zyxx + (-((float4)r9).zyxx));
-        r1.xyz = (((float4)r69)).xyz;
-    }
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r1).wwww).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r1).wwww).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r0).xyzz + (-((float4)r4).xyzz));
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.833333)) + ((float4)r9).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r0).xyzz + (-((float4)r7).xyzz));
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25)) + ((float4)r4).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).yyyy).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).yyyy).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r0).xyzz + (-((float4)r7).xyzz));
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.75)) + ((float4)r9).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25)) + ((float4)r7).xyzz);
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = select((((float4)r0).wwww).xxxx == ((float4)0.0), select((((float4)r8).zzzz).xxxx == ((float4)0.0), ((((float4)r0).wwww).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).wwww).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).wwww).wwww == ((float4)0.0), select((((float4)r8).zzzz).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r0).xyzz + (-((float4)r4).xyzz));
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.75)) + ((float4)r9).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25)) + ((float4)r4).xyzz);
-        r4.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).wwww).xxxx));
-    r64 = select((((float4)r0).wwww).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.5)) + ((float4)r9).xyzz);
-        r9.xyz = (((float4)r69)).xyz;
-    }
-    r69 = select(((float4)0.5) > ((float4)r6).yxxx, ((float4)1.0), ((float4)0.0));
-    r0.xw = (((float4)r69)).xw;
-    r69 = select((-abs(((float4)r0).xxxx)) >= ((float4)0.0), ((float4)r9).xyzz, ((float4)r7).xyzz);
-    r1.xyz = (((float4)r69)).xyz;
-    r69 = select((-abs(((float4)r0).xxxx)) >= ((float4)0.0), ((float4)r4).xyzz, ((float4)r5).xyzz);
-    r0.xyz = (((float4)r69)).xyz;
-    r69 = select(((float4)r0).wwww > ((float4)0.0), ((float4)r1).xyzz, ((float4)r0).xyzz);
-    oC0.xyz = (((float4)r69)).xyz;
+    r0.xw = (select(((float4)0.5) > ((float4)r6).yxxx, ((float4)1.0), ((float4)0.0))).xw;
+    r1.xyz = (select((-abs(((float4)r0).xxxx)) >= ((float4)0.0), ((float4)r9).xyzz, ((float4)r7).xyzz)).xyz;
+    r69.xyz = (select((-abs(((float4)r0).xxxx)) >= ((float4)0.0), ((float4)r4).xyzz, ((float4)r5).xyzz)).xyz;
+    oC0.xyz = (select(((float4)r0).wwww > ((float4)0.0), ((float4)r1).xyzz, ((float4)r69).xyzz)).xyz;
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
-    [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).xxxx).x == 0.0))
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand6 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand6).x < 0.0) discard;
+        precise float4 shrec_operand4 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand4).x < 0.0) discard;
     }
     else
     {
-        [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).yyyy).x == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)oC0).wwww * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx((((float4)r97)).xyxy)).xy, (ddx((((float4)r97)).xyxy)).xy)), ((float4)dot((ddy((((float4)r97)).xyxy)).xy, (ddy((((float4)r97)).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
             oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }

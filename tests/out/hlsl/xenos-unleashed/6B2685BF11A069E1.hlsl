@@ -43,30 +43,27 @@ struct ShaderOutput
 static precise float4 itexcoord0 = 0;
 static precise float4 icolor0 = 0;
 static precise float4 oC0 = 0;
-static precise float4 r0 = 0, r1 = 0, r69 = 0, r71 = 0, r97 = 0;
+static precise float4 r69 = 0, r71 = 0, r97 = 0;
 
 void shrec_body()
 {
     uint shrec_ti0 = TextureSampler_Texture2DDescriptorIndex;
     uint shrec_si0 = TextureSampler_SamplerDescriptorIndex;
-    r0 = ((float4)itexcoord0);
-    r1 = ((float4)icolor0);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r0).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).xyxx).xy);
-    r1 = ((float4)r71);
-    r69 = ((float4)r1);
-    oC0 = ((float4)r69);
-    oC0 = select(bool4(true, false, false, false), asfloat(asuint(((float4)oC0)) | asuint(asfloat(min(asuint(((float4)icolor0).xxxx), asuint(asfloat(uint4(0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u))))))), oC0);
-    [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).xxxx).x == 0.0))
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)itexcoord0).xy);
+    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy);
+    r69 = ((float4)r71);
+    oC0.yzw = ((float4)r69).yzw;
+    oC0 = select(bool4(true, false, false, false), asfloat(asuint(((float4)r69).xxxx) | asuint(asfloat(min(asuint(((float4)icolor0).xxxx), asuint(((float4)0.0)))))), oC0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (((float4)r69).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
-        [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).yyyy).x == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)oC0).wwww * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx((((float4)r97)).xyxy)).xy, (ddx((((float4)r97)).xyxy)).xy)), ((float4)dot((ddy((((float4)r97)).xyxy)).xy, (ddy((((float4)r97)).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (((float4)r69).wwww * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
             oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }

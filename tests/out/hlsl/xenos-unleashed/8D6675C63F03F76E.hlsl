@@ -47,7 +47,7 @@ struct ShaderOutput
 static precise float4 itexcoord0 = 0;
 static precise float4 icolor0 = 0;
 static precise float4 oC0 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r67 = 0, r69 = 0, r70 = 0, r71 = 0, r97 = 0;
+static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r69 = 0, r70 = 0, r71 = 0, r97 = 0;
 
 void shrec_body()
 {
@@ -55,77 +55,40 @@ void shrec_body()
     uint shrec_si0 = YTexture_SamplerDescriptorIndex;
     float4 shrec_c0 = SHREC_XENOS_CONSTANT(0);
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r0 = ((float4)itexcoord0);
-    r1 = ((float4)icolor0);
-    r69 = ((float4)r0).yyxx;
-    r70 = select((((float4)r0).xxxx).xxxx >= (((float4)r0).xxxx).yyyy, (((float4)r0).xxxx).xxxx, (((float4)r0).xxxx).yyyy);
-    r2.yz = (((float4)r69)).yz;
-    r3 = select(bool4(true, false, false, false), ((float4)r70), r3);
-    r67 = ((float4)r70);
-    r69 = (((float4)r0).xyyy + float4(-0.002, 0.002, 0.002, 0.002));
-    r70 = select((((float4)r0).xxxx).xxxx >= (((float4)r0).xxxx).yyyy, (((float4)r0).xxxx).xxxx, (((float4)r0).xxxx).yyyy);
-    r2.xw = (((float4)r69)).xw;
-    r67 = ((float4)r70);
-    r69 = (((float4)r0).yyxy + float4(-0.003, -0.003, 0.001, 0.001));
-    r70 = (((float4)0.002) + ((float4)r67));
-    r3.yzw = (((float4)r69)).yzw;
-    r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r3).zwzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r3).zwzz).xy);
-    r1 = select(bool4(true, false, false, false), float4((((float4)r71).wwww).x, 0.0, 0.0, 0.0), r1);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r3).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r3).xyxx).xy);
-    r1 = select(bool4(false, true, false, false), float4(0.0, (((float4)r71).wwww).x, 0.0, 0.0), r1);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r2).zwzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r2).zwzz).xy);
-    r1 = select(bool4(false, false, true, false), float4(0.0, 0.0, (((float4)r71).wwww).x, 0.0), r1);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r0).zyzz)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).zyzz).xy);
-    r3 = select(bool4(false, false, false, true), float4(0.0, 0.0, 0.0, (((float4)r71).wwww).x), r3);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r2).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r2).xyxx).xy);
-    r2 = select(bool4(false, false, false, true), float4(0.0, 0.0, 0.0, (((float4)r71).wwww).x), r2);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r0).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).xyxx).xy);
-    r0 = ((float4)r71);
-    r69 = shrec_mul_legacy(((float4)r0).xywz, (shrec_c0).xywz);
-    r0 = ((float4)r69);
-    r69 = shrec_mul_legacy(((float4)r0).xwyy, ((float4)r0).zzzz);
-    r70 = (((float4)1.0) - (((float4)r0).zzzz).xxxx);
-    r3.xyz = (((float4)r69)).xyz;
-    r1 = select(bool4(false, false, false, true), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r1).wwww, (shrec_c1).xyzz);
-    r2.xyz = (((float4)r69)).xyz;
+    r0 = select(bool4(false, true, false, false), ((float4)itexcoord0), r0);
+    r2.yz = (((float4)itexcoord0).yyxx).yz;
+    r3 = select(bool4(true, false, false, false), (((float4)itexcoord0).xxxx).xxxx, r3);
+    r2.xw = (((float4)itexcoord0).xy + float2(-0.002, 0.002));
+    r70 = select(bool4(false, false, true, false), ((float4)itexcoord0).xxxx, r70);
+    r69.yzw = (((float4)itexcoord0).yxy + float3(-0.003, 0.001, 0.001));
+    r0 = select(bool4(false, false, true, false), ((((float4)0.002) + ((float4)r70))).zzzz, r0);
+    r3.yw = float2(((float4)r69).y, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r0).zy)).w);
+    r1.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r69).zw)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r3).xy)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).zw)).w);
+    r2 = select(bool4(false, false, false, true), (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).xy)).wwww, r2);
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)itexcoord0).xy);
+    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy);
+    r0 = shrec_mul_legacy(((float4)r71).xywz, (shrec_c0).xywz);
+    r3.xyz = (shrec_mul_legacy(((float4)r0).xwyx, ((float4)r0).zzzz)).xyz;
+    r70 = select(bool4(false, false, false, true), (((float4)1.0) - ((float4)r0).zzzz), r70);
+    r2.xyz = (shrec_mul_legacy(((float4)r70).wwww, (shrec_c1).xyzz)).xyz;
     r69 = (((float4)r3) + ((float4)r2).xzyw);
-    r2 = ((float4)r69);
-    r69 = (((float4)r2).wwww + ((float4)r1).zzzz);
-    r1 = select(bool4(false, false, true, false), ((float4)r69), r1);
-    r69 = (((float4)r2).xzyy + ((float4)r0).xyww);
-    oC0.xyz = (((float4)r69)).xyz;
-    r69 = (((float4)r1).zzzz + ((float4)r1).yyyy);
-    r1 = select(bool4(false, true, false, false), ((float4)r69), r1);
-    r69 = (((float4)r1).yyyy + ((float4)r1).xxxx);
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r70 = shrec_mul_legacy_k((((float4)r0).yyyy).xxxx, ((float4)10.0));
-    r1 = select(bool4(true, false, false, false), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r69 = select(((float4)r0).zzzz >= ((float4)r1).xxxx, ((float4)r0).zzzz, ((float4)r1).xxxx);
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r69 = (((float4)r0).zzzz + ((float4)r0).xxxx);
-    oC0 = select(bool4(false, false, false, true), ((float4)r69), oC0);
-    oC0 = select(bool4(true, false, false, false), asfloat(asuint(((float4)oC0)) | asuint(asfloat(min(asuint(((float4)icolor0).xxxx), asuint(asfloat(uint4(0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u))))))), oC0);
-    [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).xxxx).x == 0.0))
+    r1 = select(bool4(false, false, true, false), ((((float4)r69).wwww + ((float4)r1).zzzz)).zzzz, r1);
+    oC0.xyz = (((float4)r69).xzy + ((float4)r0).xyw);
+    r69 = select(bool4(false, true, false, false), (((float4)r1).zzzz + ((float4)r1).yyyy), r69);
+    r69 = select(bool4(false, true, false, false), (((float4)r69).yyyy + ((float4)r1).xxxx), r69);
+    r70 = select(bool4(true, false, false, false), shrec_mul_legacy_k(((float4)r69).yyyy, ((float4)10.0)), r70);
+    r69 = select(bool4(true, false, false, false), select(((float4)r0).zzzz >= ((float4)r70).xxxx, ((float4)r0).zzzz, ((float4)r70).xxxx), r69);
+    oC0.xw = float2(asfloat(asuint(((float4)oC0).x) | (min(asuint(((float4)icolor0).x), asuint(0.0)))), (((float4)r0).z + ((float4)r69).x));
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
-        [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).yyyy).x == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)oC0).wwww * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx((((float4)r97)).xyxy)).xy, (ddx((((float4)r97)).xyxy)).xy)), ((float4)dot((ddy((((float4)r97)).xyxy)).xy, (ddy((((float4)r97)).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (((float4)oC0).wwww * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
             oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }

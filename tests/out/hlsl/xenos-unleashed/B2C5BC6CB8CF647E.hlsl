@@ -71,7 +71,7 @@ static precise float4 oUnwritten14 = 0;
 static precise float4 oUnwritten15 = 0;
 static precise float4 oUnwritten16 = 0;
 static precise float4 oUnwritten17 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r69 = 0, r71 = 0;
+static precise float4 r69 = 0, r71 = 0;
 
 void shrec_body()
 {
@@ -79,21 +79,13 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
-    r71 = ((float4)iposition0);
-    r2 = ((float4)r71);
-    r71 = ((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? (((float4)itexcoord0)).yxwz : ((float4)itexcoord0));
-    r0.xy = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, 0.0, 0.0)).xy;
-    r69 = shrec_mul_legacy(((float4)r2).wwww, (shrec_c3).xwzy);
-    r1 = ((float4)r69);
-    r69 = (shrec_mul_legacy(((float4)r2).zzzz, (shrec_c2).xwzy) + ((float4)r1));
-    r1 = ((float4)r69);
-    r69 = (shrec_mul_legacy(((float4)r2).yyyy, (shrec_c1).xzyw) + ((float4)r1).xzwy);
-    r1 = ((float4)r69);
-    r69 = (shrec_mul_legacy(((float4)r2).xxxx, (shrec_c0)) + ((float4)r1).xzyw);
-    oPos = ((float4)r69);
-    r69 = ((float4)r0).xyyy;
-    o0.xy = (((float4)r69)).xy;
-    oPos.xy = ((((float4)oPos) + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zwzw * (((float4)oPos)).wwww))).xy;
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
+    r69 = shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xwzy);
+    r69 = (shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
+    oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
+    o0.xy = (((float4)r71).xyyy).xy;
+    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
 }
 
 #ifndef __spirv__

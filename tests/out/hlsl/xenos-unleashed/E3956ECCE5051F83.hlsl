@@ -60,7 +60,7 @@ struct ShaderOutput
 
 static precise float4 itexcoord0 = 0;
 static precise float4 oC0 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r67 = 0, r69 = 0, r70 = 0, r71 = 0, r97 = 0;
+static precise float4 r0 = 0, r2 = 0, r69 = 0, r70 = 0, r97 = 0;
 
 void shrec_body()
 {
@@ -70,37 +70,24 @@ void shrec_body()
     uint shrec_si1 = UTexture_SamplerDescriptorIndex;
     uint shrec_ti2 = YTexture_Texture2DDescriptorIndex;
     uint shrec_si2 = YTexture_SamplerDescriptorIndex;
-    r0 = ((float4)itexcoord0);
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).xyxx).xy);
-    r2 = select(bool4(true, false, false, false), float4((((float4)r71).xxxx).x, 0.0, 0.0, 0.0), r2);
-    r71 = g_Texture2DDescriptorHeap[shrec_ti1].Sample(g_SamplerDescriptorHeap[shrec_si1], (((float4)r0).xyxx).xy);
-    r2 = select(bool4(false, true, false, false), float4(0.0, (((float4)r71).xxxx).x, 0.0, 0.0), r2);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti2]) * ((float4)r0).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti2].Sample(g_SamplerDescriptorHeap[shrec_si2], (((float4)r0).xyxx).xy);
-    r2 = select(bool4(false, false, true, false), float4(0.0, 0.0, (((float4)r71).xxxx).x, 0.0), r2);
-    r69 = (shrec_mul_legacy_k(((float4)r2).zyxx, float4(1.164, 0.391, 0.813, 0.813)) + float4(-0.07275, -0.1955, -0.4065, -0.4065));
-    r0.xyz = (((float4)r69)).xyz;
-    r69 = (shrec_mul_legacy_k(((float4)r2).xyyy, float4(1.596, 2.018, 2.018, 2.018)) + float4(-0.87074995, -1.0817499, -1.0817499, -1.0817499));
-    r1.xy = (((float4)r69)).xy;
-    r69 = (shrec_mul_legacy_k(((float4)r2).zzzz, ((float4)1.164)) + ((float4)r1).xyyy);
-    oC0.xz = (((float4)r69)).xz;
+    r2.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).x, (g_Texture2DDescriptorHeap[shrec_ti1].Sample(g_SamplerDescriptorHeap[shrec_si1], ((float4)itexcoord0).xy)).x, (g_Texture2DDescriptorHeap[shrec_ti2].Sample(g_SamplerDescriptorHeap[shrec_si2], ((float4)itexcoord0).xy)).x);
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti2])).xy * ((float4)itexcoord0).xy);
+    r0.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, float4(1.164, 0.391, 0.813, 0.813))).xyz + float3(-0.07275, -0.1955, -0.4065));
+    r69.xy = ((shrec_mul_legacy_k(((float4)r2).xyyy, float4(1.596, 2.018, 2.018, 2.018))).xy + float2(-0.87074995, -1.0817499));
+    oC0.xz = ((shrec_mul_legacy_k(((float4)r2).zzzz, ((float4)1.164))).xz + ((float4)r69).xy);
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
-    oC0 = select(bool4(false, true, false, false), ((float4)0.0), oC0);
-    r70 = ((((float4)r0).xyyy).xxxx - (((float4)r0).xyyy).yyyy);
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r0).wwww + (-((float4)r0).zzzz));
-    oC0 = select(bool4(false, true, false, false), ((float4)r69), oC0);
-    [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).xxxx).x == 0.0))
+    r70 = select(bool4(false, false, false, true), (((float4)r0).xxxx - ((float4)r0).yyyy), r70);
+    oC0 = select(bool4(false, true, false, false), ((((float4)r70).wwww + (-((float4)r0).zzzz))).yyyy, oC0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
-        [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).yyyy).x == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)oC0).wwww * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx((((float4)r97)).xyxy)).xy, (ddx((((float4)r97)).xyxy)).xy)), ((float4)dot((ddy((((float4)r97)).xyxy)).xy, (ddy((((float4)r97)).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
             oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }

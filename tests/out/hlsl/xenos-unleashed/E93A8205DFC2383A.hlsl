@@ -48,7 +48,7 @@ struct ShaderOutput
 static precise float4 itexcoord0 = 0;
 static precise float4 itexcoord2 = 0;
 static precise float4 oC0 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r67 = 0, r69 = 0, r70 = 0, r71 = 0, r97 = 0;
+static precise float4 r1 = 0, r69 = 0, r71 = 0, r97 = 0;
 
 void shrec_body()
 {
@@ -56,42 +56,28 @@ void shrec_body()
     uint shrec_si0 = _s0_SamplerDescriptorIndex;
     float4 shrec_c0 = SHREC_XENOS_CONSTANT(0);
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r0 = ((float4)itexcoord0);
-    r1 = ((float4)itexcoord2);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0]) * ((float4)r0).xyxx)).xy;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).xyxx).xy);
-    r2.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r69 = shrec_mul_legacy_k(((float4)r0).yyyx, ((float4)0.15915494));
-    r1.zw = (((float4)r69)).zw;
-    r69 = (shrec_mul_legacy(((float4)r1).zwww, ((float4)r1).yxxx) + ((float4)0.5));
-    r1.xy = (((float4)r69)).xy;
-    r69 = shrec_frac(((float4)r1).xyyy);
-    r1.xy = (((float4)r69)).xy;
-    r69 = (shrec_mul_legacy_k(((float4)r1).xyyy, ((float4)6.2831855)) + ((float4)-3.1415927));
-    r1.xy = (((float4)r69)).xy;
-    r70 = sin((((float4)r1).xxxx).xxxx);
-    r1 = select(bool4(true, false, false, false), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r70 = sin((((float4)r1).yyyy).xxxx);
-    r1 = select(bool4(false, true, false, false), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r1).yxxx, (shrec_c1).xyyy);
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + ((shrec_c0).xxxx).xxxx);
-    r1 = select(bool4(true, false, false, false), ((float4)r69), r1);
-    r69 = shrec_mul_legacy(((float4)r1).xxxx, ((float4)r2).xyzz);
-    oC0.xyz = (((float4)r69)).xyz;
-    oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
-    oC0 = select(bool4(true, false, false, false), asfloat(asuint(((float4)oC0)) | asuint(asfloat(min(asuint(((float4)itexcoord2).xxxx), asuint(asfloat(uint4(0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u))))))), oC0);
-    [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).xxxx).x == 0.0))
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)itexcoord0).xy);
+    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
+    r69.zw = (shrec_mul_legacy_k(((float4)itexcoord0).yyyx, ((float4)0.15915494))).zw;
+    r69.xy = ((shrec_mul_legacy(((float4)r69).zwww, ((float4)itexcoord2).yxxx)).xy + ((float2)0.5));
+    r69.xy = (shrec_frac(((float4)r69).xyyy)).xy;
+    r69.xy = ((shrec_mul_legacy_k(((float4)r69).xyyy, ((float4)6.2831855))).xy + ((float2)-3.1415927));
+    r1.xy = float2(sin(((float4)r69).x), sin(((float4)r69).y));
+    r69.xy = (shrec_mul_legacy(((float4)r1).yxxx, (shrec_c1).xyyy)).xy;
+    r69 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + (shrec_c0).xxxx), r69);
+    r69.xyz = (shrec_mul_legacy(((float4)r69).xxxx, ((float4)r71).xyzz)).xyz;
+    oC0.yz = ((float4)r69).yz;
+    oC0.xw = float2(asfloat(asuint(((float4)r69).x) | (min(asuint(((float4)itexcoord2).x), asuint(0.0)))), 1.0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
-        [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).yyyy).x == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)oC0).wwww * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx((((float4)r97)).xyxy)).xy, (ddx((((float4)r97)).xyxy)).xy)), ((float4)dot((ddy((((float4)r97)).xyxy)).xy, (ddy((((float4)r97)).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
             oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }

@@ -75,7 +75,7 @@ static precise float4 oUnwritten14 = 0;
 static precise float4 oUnwritten15 = 0;
 static precise float4 oUnwritten16 = 0;
 static precise float4 oUnwritten17 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r69 = 0, r71 = 0;
+static precise float4 r0 = 0, r69 = 0, r71 = 0;
 
 void shrec_body()
 {
@@ -86,37 +86,25 @@ void shrec_body()
     float4 shrec_c4 = SHREC_XENOS_CONSTANT(4);
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     float4 shrec_c6 = SHREC_XENOS_CONSTANT(6);
-    r71 = ((float4)iposition0);
-    r2 = ((float4)r71);
-    precise float4 shrec_operand0 = ((float4)asuint(asfloat(asuint((((float4)inormal0)).xxxx) & asuint(asfloat(uint4(0x00000400u, 0x00200000u, 0x80000000u, 0x00000000u))))));
-    r71 = ((!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).yyyy).x == 0.0)) ? (select(shrec_operand0 > ((float4)0.0), ((float4)-1.0), ((float4)0.0)) + (((float4)asuint(asfloat(asuint(asfloat(asuint((((float4)inormal0)).xxxx) >> (asuint(asfloat(uint4(0x00000000u, 0x0000000Bu, 0x00000016u, 0x00000000u))) & 31u))) & asuint(asfloat(uint4(0x000003FFu, 0x000003FFu, 0x000001FFu, 0x00000000u)))))) * float4(0.0009765625, 0.0009765625, 0.001953125, 0.0))) : ((float4)inormal0));
-    r0.yzw = (float4(0.0, (((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x)).yzw;
-    r71 = ((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? (((float4)itexcoord0)).yxwz : ((float4)itexcoord0));
-    r1 = ((float4)r71);
-    r69 = shrec_mul_legacy(((float4)r2).wzxy, (shrec_c0).wzxy);
-    r69 = ((((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz) + (((float4)r69)).wwww);
-    oPos = select(bool4(true, false, false, false), ((float4)r69), oPos);
-    r69 = shrec_mul_legacy(((float4)r2).wzxy, (shrec_c1).wzxy);
-    r69 = ((((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz) + (((float4)r69)).wwww);
-    oPos = select(bool4(false, true, false, false), ((float4)r69), oPos);
-    r69 = shrec_mul_legacy(((float4)r2).wzxy, (shrec_c2).wzxy);
-    r69 = ((((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz) + (((float4)r69)).wwww);
-    oPos = select(bool4(false, false, true, false), ((float4)r69), oPos);
-    r69 = shrec_mul_legacy(((float4)r2).wzxy, (shrec_c3).wzxy);
-    r69 = ((((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz) + (((float4)r69)).wwww);
-    oPos = select(bool4(false, false, false, true), ((float4)r69), oPos);
-    r69 = ((float4)r1);
-    o1 = ((float4)r69);
-    r69 = shrec_mul_legacy(((float4)r0).wyzz, (shrec_c4).zxyy);
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    o0 = select(bool4(true, false, false, false), ((float4)r69), o0);
-    r69 = shrec_mul_legacy(((float4)r0).wyzz, (shrec_c5).zxyy);
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    o0 = select(bool4(false, true, false, false), ((float4)r69), o0);
-    r69 = shrec_mul_legacy(((float4)r0).wyzz, (shrec_c6).zxyy);
-    r69 = (((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz);
-    o0 = select(bool4(false, false, true, false), ((float4)r69), o0);
-    oPos.xy = ((((float4)oPos) + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zwzw * (((float4)oPos)).wwww))).xy;
+    precise float4 shrec_operand0 = ((float4)asuint(asfloat(asuint(((float4)inormal0).xxxx) & asuint(asfloat(uint4(0x00000400u, 0x00200000u, 0x80000000u, 0x00000000u))))));
+    r0.yzw = (((!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).y == 0.0)) ? (select(shrec_operand0 > ((float4)0.0), ((float4)-1.0), ((float4)0.0)) + (((float4)asuint(asfloat(asuint(asfloat(asuint(((float4)inormal0).xxxx) >> (asuint(asfloat(uint4(0x00000000u, 0x0000000Bu, 0x00000016u, 0x00000000u))) & 31u))) & asuint(asfloat(uint4(0x000003FFu, 0x000003FFu, 0x000001FFu, 0x00000000u)))))) * float4(0.0009765625, 0.0009765625, 0.001953125, 0.0))) : ((float4)inormal0))).xyz;
+    r71 = ((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0));
+    r69 = shrec_mul_legacy(((float4)iposition0).wzxy, (shrec_c0).wzxy);
+    oPos = select(bool4(true, false, false, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).xxxx, oPos);
+    r69 = shrec_mul_legacy(((float4)iposition0).wzxy, (shrec_c1).wzxy);
+    oPos = select(bool4(false, true, false, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).yyyy, oPos);
+    r69 = shrec_mul_legacy(((float4)iposition0).wzxy, (shrec_c2).wzxy);
+    oPos = select(bool4(false, false, true, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).zzzz, oPos);
+    r69 = shrec_mul_legacy(((float4)iposition0).wzxy, (shrec_c3).wzxy);
+    oPos = select(bool4(false, false, false, true), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).wwww, oPos);
+    o1 = ((float4)r71);
+    r69.xyz = (shrec_mul_legacy(((float4)r0).wyzz, (shrec_c4).zxyy)).xyz;
+    o0 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, o0);
+    r69.xyz = (shrec_mul_legacy(((float4)r0).wyzz, (shrec_c5).zxyy)).xyz;
+    o0 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, o0);
+    r69.xyz = (shrec_mul_legacy(((float4)r0).wyzz, (shrec_c6).zxyy)).xyz;
+    o0 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, o0);
+    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
 }
 
 #ifndef __spirv__

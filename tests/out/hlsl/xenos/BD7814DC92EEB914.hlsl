@@ -72,7 +72,7 @@ static precise float4 oUnwritten13 = 0;
 static precise float4 oUnwritten14 = 0;
 static precise float4 oUnwritten15 = 0;
 static precise float4 oUnwritten17 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r69 = 0, r71 = 0;
+static precise float4 r69 = 0, r71 = 0;
 
 void shrec_body()
 {
@@ -80,27 +80,15 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
-    r71 = ((float4)iposition0);
-    r3 = ((float4)r71);
-    r71 = ((float4)icolor0);
-    r1 = ((float4)r71);
-    r71 = ((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? (((float4)itexcoord0)).yxwz : ((float4)itexcoord0));
-    r0.xy = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, 0.0, 0.0)).xy;
-    r69 = shrec_mul_legacy(((float4)r3).zzzz, (shrec_c2).xzwy);
-    r2 = ((float4)r69);
-    r69 = (shrec_mul_legacy(((float4)r3).yyyy, (shrec_c1).xzwy) + ((float4)r2));
-    r2 = ((float4)r69);
-    r69 = (shrec_mul_legacy(((float4)r3).xxxx, (shrec_c0).xzwy) + ((float4)r2));
-    r2 = ((float4)r69);
-    r69 = (shrec_mul_legacy(((float4)r3).wwww, (shrec_c3).xzzw) + ((float4)r2).xyyz);
-    oPos.xzw = (((float4)r69)).xzw;
-    r69 = (shrec_mul_legacy((-((float4)r3).wwww), (shrec_c3).yyyy) + (-((float4)r2).wwww));
-    oPos = select(bool4(false, true, false, false), ((float4)r69), oPos);
-    r69 = ((float4)r0).xyyy;
-    o0.xy = (((float4)r69)).xy;
-    r69 = ((float4)r1);
-    o1 = ((float4)r69);
-    oPos.xy = ((((float4)oPos) + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zwzw * (((float4)oPos)).wwww))).xy;
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
+    r69 = shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xzwy);
+    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzwy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0).xzwy) + ((float4)r69));
+    oPos.xzw = ((shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xzzw)).xzw + ((float4)r69).xyz);
+    oPos = select(bool4(false, true, false, false), ((shrec_mul_legacy((-((float4)iposition0).wwww), (shrec_c3).yyyy) + (-((float4)r69).wwww))).yyyy, oPos);
+    o0.xy = (((float4)r71).xyyy).xy;
+    o1 = ((float4)icolor0);
+    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
 }
 
 #ifndef __spirv__

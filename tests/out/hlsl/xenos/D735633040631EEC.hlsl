@@ -59,948 +59,360 @@ static precise float4 itexcoord6 = 0;
 static precise float4 itexcoord7 = 0;
 static precise float4 itexcoord8 = 0;
 static precise float4 oC0 = 0;
-static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r15 = 0, r16 = 0, r17 = 0, r18 = 0, r19 = 0, r20 = 0, r21 = 0, r22 = 0, r23 = 0, r24 = 0, r25 = 0, r64 = 0, r67 = 0, r69 = 0, r70 = 0, r71 = 0;
+static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r15 = 0, r16 = 0, r17 = 0, r18 = 0, r19 = 0, r21 = 0, r22 = 0, r23 = 0, r24 = 0, r25 = 0, r64 = 0, r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
 {
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r0 = ((float4)itexcoord0);
-    r1 = ((float4)itexcoord1);
-    r2 = ((float4)itexcoord2);
-    r3 = ((float4)itexcoord3);
-    r4 = ((float4)itexcoord4);
-    r5 = ((float4)itexcoord5);
-    r6 = ((float4)itexcoord6);
-    r7 = ((float4)itexcoord7);
-    r8 = ((float4)itexcoord8);
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r5).xyxx).xy);
-    r12.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r5).zwzz).xy);
-    r11.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r8).xyxx).xy);
-    r8.xyz = (float4((((float4)r71).yyyy).x, (((float4)r71).xxxx).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r0).xyxx).xy);
-    r10.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r4).xyxx).xy);
-    r14.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r6).xyxx).xy);
-    r5.xyz = (float4((((float4)r71).yyyy).x, (((float4)r71).xxxx).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r7).zwzz).xy);
-    r13.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r2).zwzz).xy);
-    r15.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r6).zwzz).xy);
-    r6.xyz = (float4((((float4)r71).yyyy).x, (((float4)r71).xxxx).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r7).xyxx).xy);
-    r16.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r3).zwzz).xy);
-    r7.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r4).zwzz).xy);
-    r4.xyz = (float4((((float4)r71).yyyy).x, (((float4)r71).xxxx).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r3).xyxx).xy);
-    r17.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r2).xyxx).xy);
-    r18.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r1).zwzz).xy);
-    r2.xyz = (float4((((float4)r71).yyyy).x, (((float4)r71).xxxx).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], (((float4)r1).xyxx).xy);
-    r20.xyz = (float4((((float4)r71).xxxx).x, (((float4)r71).yyyy).x, (((float4)r71).zzzz).x, 0.0)).xyz;
-    r69 = shrec_mul_legacy(((float4)r0).yxxx, (shrec_c1).yxxx);
-    r0.xy = (((float4)r69)).xy;
-    r69 = shrec_frac(((float4)r0).yxxx);
-    r9.xy = (((float4)r69)).xy;
-    r69 = shrec_mul_legacy_k(((float4)r20).xyyy, float4(65536.0, 255.0, 255.0, 255.0));
-    r21.xy = (((float4)r69)).xy;
-    r69 = shrec_mul_legacy_k(((float4)r18).xyyy, float4(65536.0, 255.0, 255.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r2).yyyy).xxxx, ((float4)65536.0));
-    r19.xy = (((float4)r69)).xy;
-    r21 = select(bool4(false, false, true, false), ((float4)r70), r21);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r17).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r2).xxxx).xxxx, ((float4)255.0));
-    r19.zw = (((float4)r69)).zw;
-    r21 = select(bool4(false, false, false, true), ((float4)r70), r21);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r7).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r4).yyyy).xxxx, ((float4)65536.0));
-    r23.zw = (((float4)r69)).zw;
-    r23 = select(bool4(true, false, false, false), ((float4)r70), r23);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r16).xyyy, float4(65536.0, 255.0, 255.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r4).xxxx).xxxx, ((float4)255.0));
-    r24.xy = (((float4)r69)).xy;
-    r23 = select(bool4(false, true, false, false), ((float4)r70), r23);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r15).xyyy, float4(65536.0, 255.0, 255.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r6).yyyy).xxxx, ((float4)65536.0));
-    r22.xy = (((float4)r69)).xy;
-    r24 = select(bool4(false, false, true, false), ((float4)r70), r24);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r13).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r6).xxxx).xxxx, ((float4)255.0));
-    r22.zw = (((float4)r69)).zw;
-    r24 = select(bool4(false, false, false, true), ((float4)r70), r24);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r14).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r5).yyyy).xxxx, ((float4)65536.0));
-    r3.zw = (((float4)r69)).zw;
-    r3 = select(bool4(true, false, false, false), ((float4)r70), r3);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r10).xyyy, float4(65536.0, 255.0, 255.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r5).xxxx).xxxx, ((float4)255.0));
-    r0.xy = (((float4)r69)).xy;
-    r3 = select(bool4(false, true, false, false), ((float4)r70), r3);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r11).xyyy, float4(65536.0, 255.0, 255.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r8).yyyy).xxxx, ((float4)65536.0));
-    r25.xy = (((float4)r69)).xy;
-    r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy_k(((float4)r12).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0));
-    r70 = shrec_mul_legacy_k((((float4)r8).xxxx).xxxx, ((float4)255.0));
-    r25.zw = (((float4)r69)).zw;
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r0).xxxz + ((float4)r0).yyyw);
-    r70 = ((((float4)r25).xyyy).xxxx + (((float4)r25).xyyy).yyyy);
-    r1.zw = (((float4)r69)).zw;
-    r0 = select(bool4(false, true, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r3).xxxz + ((float4)r3).yyyw);
-    r70 = ((((float4)r25).zwww).xxxx + (((float4)r25).zwww).yyyy);
-    r3.zw = (((float4)r69)).zw;
-    r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r24).zxxx + ((float4)r24).wyyy);
-    r70 = ((((float4)r22).xyyy).xxxx + (((float4)r22).xyyy).yyyy);
-    r4.xw = (((float4)r69)).xw;
-    r1 = select(bool4(true, false, false, false), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r69 = (((float4)r23).xzzz + ((float4)r23).ywww);
-    r70 = ((((float4)r22).zwww).xxxx + (((float4)r22).zwww).yyyy);
-    r3.xy = (((float4)r69)).xy;
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r21).zxxx + ((float4)r21).wyyy);
-    r70 = ((((float4)r19).xyyy).xxxx + (((float4)r19).xyyy).yyyy);
-    r5.xw = (((float4)r69)).xw;
-    r1 = select(bool4(false, true, false, false), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r69 = (((float4)r5).wwww + ((float4)r20).zzzz);
-    r70 = ((((float4)r19).zwww).xxxx + (((float4)r19).zwww).yyyy);
-    r5 = select(bool4(false, false, false, true), ((float4)r69), r5);
-    r0 = select(bool4(true, false, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r1).yyyy + ((float4)r18).zzzz);
-    r70 = select((((float4)r5).xxxx).xxxx >= (((float4)r5).xxxx).yyyy, (((float4)r5).xxxx).xxxx, (((float4)r5).xxxx).yyyy);
-    r4 = select(bool4(false, true, false, false), ((float4)r69), r4);
-    r67 = ((float4)r70);
-    r69 = (((float4)r0).xxxx + ((float4)r17).zzzz);
-    r70 = ((((float4)r2).zzzz).xxxx + ((float4)r67));
-    r5 = select(bool4(true, false, false, false), ((float4)r69), r5);
-    r0 = select(bool4(true, false, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r4).xxxx + ((float4)r6).zzzz);
-    r70 = select((((float4)r3).xxxx).xxxx >= (((float4)r3).xxxx).yyyy, (((float4)r3).xxxx).xxxx, (((float4)r3).xxxx).yyyy);
-    r4 = select(bool4(true, false, false, false), ((float4)r69), r4);
-    r67 = ((float4)r70);
-    r69 = (((float4)r4).wwww + ((float4)r16).zzzz);
-    r70 = ((((float4)r4).zzzz).xxxx + ((float4)r67));
-    r1 = select(bool4(false, true, false, false), ((float4)r69), r1);
-    r4 = select(bool4(false, false, true, false), ((float4)r70), r4);
-    r67 = ((float4)r70);
-    r69 = (((float4)r1).xxxx + ((float4)r15).zzzz);
-    r70 = select((((float4)r0).wwww).xxxx >= (((float4)r0).wwww).yyyy, (((float4)r0).wwww).xxxx, (((float4)r0).wwww).yyyy);
-    r1 = select(bool4(true, false, false, false), ((float4)r69), r1);
-    r67 = ((float4)r70);
-    r69 = (((float4)r3).wwww + ((float4)r14).zzzz);
-    r70 = ((((float4)r13).zzzz).xxxx + ((float4)r67));
-    r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    r6 = select(bool4(false, false, true, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    r69 = (((float4)r1).zzzz + ((float4)r10).zzzz);
-    r70 = select((((float4)r3).zzzz).xxxx >= (((float4)r3).zzzz).yyyy, (((float4)r3).zzzz).xxxx, (((float4)r3).zzzz).yyyy);
-    r5 = select(bool4(false, true, false, false), ((float4)r69), r5);
-    r67 = ((float4)r70);
-    r69 = (((float4)r0).zzzz + ((float4)r12).zzzz);
-    r70 = ((((float4)r5).zzzz).xxxx + ((float4)r67));
-    r4 = select(bool4(false, false, false, true), ((float4)r69), r4);
-    r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = (((float4)r3).yyyy + ((float4)r7).zzzz);
-    r70 = select((((float4)r0).yyyy).xxxx >= (((float4)r0).yyyy).yyyy, (((float4)r0).yyyy).xxxx, (((float4)r0).yyyy).yyyy);
-    r3 = select(bool4(false, false, false, true), ((float4)r69), r3);
-    r67 = ((float4)r70);
-    r69 = select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)1.0), ((float4)0.0));
-    r70 = ((((float4)r11).zzzz).xxxx + ((float4)r67));
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r5 = select(bool4(false, false, true, false), ((float4)r70), r5);
-    r67 = ((float4)r70);
-    r69 = select(((float4)r5).yyyy == ((float4)r5).zzzz, ((float4)0.0), ((float4)1.0));
-    r70 = select((((float4)r1).wwww).xxxx >= (((float4)r1).wwww).yyyy, (((float4)r1).wwww).xxxx, (((float4)r1).wwww).yyyy);
-    r1 = select(bool4(false, false, true, false), ((float4)r69), r1);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r0).yyyy, ((float4)r1).zzzz);
-    r70 = ((((float4)r8).zzzz).xxxx + ((float4)r67));
-    r1 = select(bool4(false, false, false, true), ((float4)r69), r1);
-    r1 = select(bool4(false, false, true, false), ((float4)r70), r1);
-    r67 = ((float4)r70);
-    r69 = select(((float4)0.0) == ((float4)0.0), select((((float4)r1).wwww).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)));
-    r64 = select(((float4)0.0) == ((float4)0.0), select((((float4)r1).wwww).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r70 = select((((float4)r1).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    r6 = select(bool4(false, true, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r2 = select(bool4(false, false, false, true), ((float4)itexcoord2), r2);
+    r8 = select(bool4(false, false, false, true), ((float4)itexcoord8), r8);
+    r12.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord5).xy)).xyz;
+    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord5).zw)).xyz;
+    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord8).xy)).yxz;
+    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
+    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord4).xy)).xyz;
+    r5.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord6).xy)).yxz;
+    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord7).zw)).xyz;
+    r15.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord2).zw)).xyz;
+    r6.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord6).zw)).yxz;
+    r16.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord7).xy)).xyz;
+    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord3).zw)).xyz;
+    r4.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord4).zw)).yxz;
+    r17.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord3).xy)).xyz;
+    r18.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord2).xy)).xyz;
+    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord1).zw)).yxz;
+    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord1).xy)).xyz;
+    r69.xy = (shrec_mul_legacy(((float4)itexcoord0).yxxx, (shrec_c1).yxxx)).xy;
+    r9.xy = (shrec_frac(((float4)r69).yxxx)).xy;
+    r21.xy = (shrec_mul_legacy_k(((float4)r71).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r19.xy = (shrec_mul_legacy_k(((float4)r18).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r21.zw = float2(shrec_mul_legacy_k(((float4)r2).y, 65536.0), shrec_mul_legacy_k(((float4)r2).x, 255.0));
+    r19.zw = (shrec_mul_legacy_k(((float4)r17).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r23.zw = (shrec_mul_legacy_k(((float4)r7).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r23.xy = float2(shrec_mul_legacy_k(((float4)r4).y, 65536.0), shrec_mul_legacy_k(((float4)r4).x, 255.0));
+    r24.xy = (shrec_mul_legacy_k(((float4)r16).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r22.xy = (shrec_mul_legacy_k(((float4)r15).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r24.zw = float2(shrec_mul_legacy_k(((float4)r6).y, 65536.0), shrec_mul_legacy_k(((float4)r6).x, 255.0));
+    r22.zw = (shrec_mul_legacy_k(((float4)r13).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r3.zw = (shrec_mul_legacy_k(((float4)r14).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r3.xy = float2(shrec_mul_legacy_k(((float4)r5).y, 65536.0), shrec_mul_legacy_k(((float4)r5).x, 255.0));
+    r0.xy = (shrec_mul_legacy_k(((float4)r10).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r25.xy = (shrec_mul_legacy_k(((float4)r11).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r0.zw = float2(shrec_mul_legacy_k(((float4)r8).y, 65536.0), shrec_mul_legacy_k(((float4)r8).x, 255.0));
+    r25.zw = (shrec_mul_legacy_k(((float4)r12).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r1.zw = (((float4)r0).xz + ((float4)r0).yw);
+    r0 = float4((((float4)r19).z + ((float4)r19).w), (((float4)r25).x + ((float4)r25).y), (((float4)r25).z + ((float4)r25).w), (((float4)r22).z + ((float4)r22).w));
+    r3.zw = (((float4)r3).xz + ((float4)r3).yw);
+    r4.xw = (((float4)r24).zx + ((float4)r24).wy);
+    r1.xy = float2((((float4)r22).x + ((float4)r22).y), (((float4)r19).x + ((float4)r19).y));
+    r3.xy = (((float4)r23).xz + ((float4)r23).yw);
+    r69.xw = (((float4)r21).zx + ((float4)r21).wy);
+    r5.xyw = float3((((float4)r0).x + ((float4)r17).z), (((float4)r1).z + ((float4)r10).z), (((float4)r69).w + ((float4)r71).z));
+    r4.xy = float2((((float4)r4).x + ((float4)r6).z), (((float4)r1).y + ((float4)r18).z));
+    r70.xz = float2(((float4)r69).x, ((float4)r3).x);
+    r0 = select(bool4(true, false, false, false), ((((float4)r2).zzzz + ((float4)r70))).xxxx, r0);
+    r1.xy = float2((((float4)r1).x + ((float4)r15).z), (((float4)r4).w + ((float4)r16).z));
+    r4.zw = float2((((float4)r4).z + ((float4)r70).z), (((float4)r0).z + ((float4)r12).z));
+    r70 = select(bool4(false, false, true, false), ((float4)r0).wwww, r70);
+    r0 = select(bool4(false, false, false, true), ((((float4)r3).wwww + ((float4)r14).zzzz)).wwww, r0);
+    r6 = select(bool4(false, false, true, false), ((((float4)r13).zzzz + ((float4)r70))).zzzz, r6);
+    r70 = select(bool4(false, false, true, false), ((float4)r3).zzzz, r70);
+    r0 = select(bool4(false, false, true, false), ((((float4)r5).zzzz + ((float4)r70))).zzzz, r0);
+    r3 = select(bool4(false, false, false, true), ((((float4)r3).yyyy + ((float4)r7).zzzz)).wwww, r3);
+    r70 = select(bool4(false, false, true, false), ((float4)r0).yyyy, r70);
+    r0 = select(bool4(false, true, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+    r5 = select(bool4(false, false, true, false), ((((float4)r11).zzzz + ((float4)r70))).zzzz, r5);
+    r69 = select(bool4(false, false, true, false), select(((float4)r5).yyyy == ((float4)r5).zzzz, ((float4)0.0), ((float4)1.0)), r69);
+    r70 = select(bool4(false, false, true, false), ((float4)r1).wwww, r70);
+    r1.zw = float2((((float4)r8).z + ((float4)r70).z), shrec_mul_legacy(((float4)r0).y, ((float4)r69).z));
+    r6.xy = float2((select(((float4)0.0) == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).x, (select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y);
+    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r12).xyzz;
-        r7.xyz = (((float4)r69)).xyz;
+        r7.xyz = (((float4)r12).xyzz).xyz;
+        r2.xyz = (((float4)r12).xyzz).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r12).xyzz;
-        r2.xyz = (((float4)r69)).xyz;
+        r1 = select(bool4(false, false, false, true), (select(((float4)r5).yyyy == ((float4)r5).zzzz, ((float4)1.0), ((float4)0.0))).wwww, r1);
+        r2 = select(bool4(true, false, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0))).xxxx, r2);
+        r2 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r2).xxxx)).xxxx, r2);
     }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r2).xxxx == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r2).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = select(((float4)r5).yyyy == ((float4)r5).zzzz, ((float4)1.0), ((float4)0.0));
-        r1 = select(bool4(false, false, false, true), ((float4)r69), r1);
+        r7.xyz = (((float4)r10).xyzz).xyz;
+        r2.xyz = (((float4)r10).xyzz).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0));
-        r2 = select(bool4(true, false, false, false), ((float4)r69), r2);
+        r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r0).yyyy)).yyyy, r0);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy(((float4)r1).wwww, ((float4)r2).xxxx);
-        r2 = select(bool4(true, false, false, false), ((float4)r69), r2);
-    }
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select((((float4)r2).xxxx).xxxx == ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select((((float4)r2).xxxx).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = ((float4)r10).xyzz;
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = ((float4)r10).xyzz;
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy(((float4)r1).wwww, ((float4)r0).yyyy);
-        r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    }
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select((((float4)r0).yyyy).xxxx == ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select((((float4)r0).yyyy).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r5).yyyy == ((float4)r0).xxxx, ((float4)1.0), ((float4)0.0));
-        r8 = select(bool4(true, false, false, false), ((float4)r69), r8);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r5).yyyy == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0));
-        r9 = select(bool4(false, false, true, false), ((float4)r69), r9);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r3).wwww == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0));
-        r9 = select(bool4(false, false, false, true), ((float4)r69), r9);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r3).wwww == ((float4)r4).zzzz, ((float4)1.0), ((float4)0.0));
-        r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        r8 = select(bool4(true, false, false, false), (select(((float4)r5).yyyy == ((float4)r0).xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r8);
+        r9 = select(bool4(false, false, true, false), (select(((float4)r5).yyyy == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r9);
+        r9 = select(bool4(false, false, false, true), (select(((float4)r3).wwww == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0))).wwww, r9);
+        r0 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r4).zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r3).wwww == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0));
-            r2 = select(bool4(false, false, true, false), ((float4)r69), r2);
+            r2 = select(bool4(false, false, true, false), (select(((float4)r3).wwww == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r2);
+            r2 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r4).yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r2);
+            r3 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r5).xxxx, ((float4)1.0), ((float4)0.0))).yyyy, r3);
+            r1 = select(bool4(true, false, false, false), (select(((float4)r5).yyyy == ((float4)r5).xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r1);
+            r1 = select(bool4(false, true, false, false), (select(((float4)r5).yyyy == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r1);
+            r8.yzw = (select(((float4)r3).wwww == ((float4)r0).xxzw, ((float4)1.0), ((float4)0.0))).yzw;
         }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r3).wwww == ((float4)r4).yyyy, ((float4)1.0), ((float4)0.0));
-            r2 = select(bool4(false, true, false, false), ((float4)r69), r2);
+            r11.yz = (select(((float4)r3).wwww == ((float4)r0).wwzz, ((float4)1.0), ((float4)0.0))).yz;
+            r1.zw = (select(((float4)r5).yyyy == ((float4)r4).zzzy, ((float4)1.0), ((float4)0.0))).zw;
+            r1 = select(((float4)r1).wzxy == ((float4)0.0), ((float4)0.0), ((float4)1.0));
+            r3 = select(bool4(true, false, false, false), (select(((float4)r3).yyyy == ((float4)0.0), ((float4)r1).zzzz, ((float4)0.0))).xxxx, r3);
+            r2 = select(bool4(true, false, false, false), (select(((float4)r2).yyyy == ((float4)0.0), ((float4)r1).xxxx, ((float4)0.0))).xxxx, r2);
+            r2 = select(bool4(false, false, false, true), (select(((float4)r2).zzzz == ((float4)0.0), ((float4)r1).wwww, ((float4)0.0))).wwww, r2);
         }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r3).wwww == ((float4)r5).xxxx, ((float4)1.0), ((float4)0.0));
-            r3 = select(bool4(false, true, false, false), ((float4)r69), r3);
+            r0 = select(bool4(true, false, false, false), (select(((float4)r0).yyyy == ((float4)0.0), ((float4)r1).yyyy, ((float4)0.0))).xxxx, r0);
+            r11.xw = (select(((float4)r5).yyyy == ((float4)r0).wzzz, ((float4)1.0), ((float4)0.0))).xw;
+            r0 = select(bool4(false, false, true, false), ((((float4)1.0) + ((float4)r0).xxxx)).zzzz, r0);
+            r1 = (((float4)r2).wzxy + ((float4)1.0));
+            r0 = select(bool4(false, false, false, true), ((((float4)1.0) + ((float4)r0).yyyy)).wwww, r0);
+            r0.yz = (select(((float4)r9).zzww == ((float4)0.0), ((float4)r0).xxyy, ((float4)r0).zzww)).yz;
+            r1 = select(((float4)r11).wzyx == ((float4)0.0), ((float4)r2).wzyx, ((float4)r1).xywz);
+            r2.xy = (select(((float4)r8).zwww == ((float4)0.0), ((float4)r1).xwww, ((float4)r2).wxxx)).xy;
         }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r5).yyyy == ((float4)r5).xxxx, ((float4)1.0), ((float4)0.0));
-            r1 = select(bool4(true, false, false, false), ((float4)r69), r1);
+            r2 = select(bool4(false, false, false, true), (select(((float4)r9).wwww == ((float4)0.0), ((float4)r0).yyyy, ((float4)r0).xxxx)).wwww, r2);
+            r1.yz = (select(((float4)1.0) >= ((float4)r1).yyzz, ((float4)1.0), ((float4)0.0))).yz;
+            r3 = select(bool4(false, false, true, false), (select(((float4)1.0) >= ((float4)r0).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r3);
+            r0.xyw = (((float4)r3).xyz + float3(1.0, 1.0, -1.0));
+            r0.xy = (select(((float4)r8).xyyy == ((float4)0.0), ((float4)r3).xyyy, ((float4)r0).xyyy)).xy;
+            r2 = select(bool4(false, false, true, false), (select(((float4)r8).yyyy == ((float4)0.0), ((float4)r0).xxxx, ((float4)r3).xxxx)).zzzz, r2);
         }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r5).yyyy == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0));
-            r1 = select(bool4(false, true, false, false), ((float4)r69), r1);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r3).wwww == ((float4)r0).xxzw, ((float4)1.0), ((float4)0.0));
-            r8.yzw = (((float4)r69)).yzw;
-        }
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r3).wwww == ((float4)r0).wwzz, ((float4)1.0), ((float4)0.0));
-            r11.yz = (((float4)r69)).yz;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r5).yyyy == ((float4)r4).zzzy, ((float4)1.0), ((float4)0.0));
-            r1.zw = (((float4)r69)).zw;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r1).wzxy == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r1 = ((float4)r69);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r3).yyyy == ((float4)0.0), ((float4)r1).zzzz, ((float4)0.0));
-            r3 = select(bool4(true, false, false, false), ((float4)r69), r3);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r2).yyyy == ((float4)0.0), ((float4)r1).xxxx, ((float4)0.0));
-            r2 = select(bool4(true, false, false, false), ((float4)r69), r2);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r2).zzzz == ((float4)0.0), ((float4)r1).wwww, ((float4)0.0));
-            r2 = select(bool4(false, false, false, true), ((float4)r69), r2);
-        }
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r0).yyyy == ((float4)0.0), ((float4)r1).yyyy, ((float4)0.0));
-            r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r5).yyyy == ((float4)r0).wzzz, ((float4)1.0), ((float4)0.0));
-            r70 = (((float4)1.0) + (((float4)r0).xxxx).xxxx);
-            r11.xw = (((float4)r69)).xw;
-            r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-            r67 = ((float4)r70);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = (((float4)r2).wzxy + ((float4)1.0));
-            r70 = (((float4)1.0) + (((float4)r0).yyyy).xxxx);
-            r1 = ((float4)r69);
-            r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-            r67 = ((float4)r70);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r9).zzww == ((float4)0.0), ((float4)r0).xxyy, ((float4)r0).zzww);
-            r0.yz = (((float4)r69)).yz;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r11).wzyx == ((float4)0.0), ((float4)r2).wzyx, ((float4)r1).xywz);
-            r1 = ((float4)r69);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r8).zwww == ((float4)0.0), ((float4)r1).xwww, ((float4)r2).wxxx);
-            r2.xy = (((float4)r69)).xy;
-        }
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r9).wwww == ((float4)0.0), ((float4)r0).yyyy, ((float4)r0).xxxx);
-            r2 = select(bool4(false, false, false, true), ((float4)r69), r2);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)1.0) >= ((float4)r1).yyzz, ((float4)1.0), ((float4)0.0));
-            r1.yz = (((float4)r69)).yz;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)1.0) >= ((float4)r0).zzzz, ((float4)1.0), ((float4)0.0));
-            r3 = select(bool4(false, false, true, false), ((float4)r69), r3);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = (((float4)r3).xyzz + float4(1.0, 1.0, -1.0, -1.0));
-            r0.xyw = (((float4)r69)).xyw;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r8).xyyy == ((float4)0.0), ((float4)r3).xyyy, ((float4)r0).xyyy);
-            r0.xy = (((float4)r69)).xy;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r8).yyyy == ((float4)0.0), ((float4)r0).xxxx, ((float4)r3).xxxx);
-            r2 = select(bool4(false, false, true, false), ((float4)r69), r2);
-        }
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)1.0) >= ((float4)r0).yyyy, ((float4)1.0), ((float4)0.0));
-            r1 = select(bool4(true, false, false, false), ((float4)r69), r1);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = (((float4)r1).xzyy + ((float4)-1.0));
-            r0.xyz = (((float4)r69)).xyz;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)1.0) >= ((float4)r2), ((float4)1.0), ((float4)0.0));
-            r2 = ((float4)r69);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r2).yxzz == ((float4)0.0), ((float4)r1).zyxx, ((float4)r0).yzxx);
-            r0.xyz = (((float4)r69)).xyz;
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r2).wwww == ((float4)0.0), ((float4)r3).zzzz, ((float4)r0).wwww);
-            r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
+            r1 = select(bool4(true, false, false, false), (select(((float4)1.0) >= ((float4)r0).yyyy, ((float4)1.0), ((float4)0.0))).xxxx, r1);
+            r0.xyz = (((float4)r1).xzy + ((float3)-1.0));
+            r2 = select(((float4)1.0) >= ((float4)r2), ((float4)1.0), ((float4)0.0));
+            r0.xyz = (select(((float4)r2).yxzz == ((float4)0.0), ((float4)r1).zyxx, ((float4)r0).yzxx)).xyz;
+            r0 = select(bool4(false, false, false, true), (select(((float4)r2).wwww == ((float4)0.0), ((float4)r3).zzzz, ((float4)r0).wwww)).wwww, r0);
             r69 = shrec_mul_legacy_k(((float4)r0), ((float4)1.0));
-            r69 = ((((((float4)r69)).xxxx + (((float4)r69)).yyyy) + (((float4)r69)).zzzz) + (((float4)r69)).wwww);
-            r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
+            r0 = select(bool4(true, false, false, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).xxxx, r0);
         }
     }
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select(((-((float4)r0).xxxx)).xxxx >= ((float4)0.0), ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0))), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select(((-((float4)r0).xxxx)).wwww >= ((float4)0.0), ((float4)1.0), ((float4)0.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select(((-((float4)r0).xxxx)).xxxx > ((float4)0.0), ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0))), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select(((-((float4)r0).xxxx)).wwww > ((float4)0.0), ((float4)1.0), ((float4)0.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r6 = select(bool4(true, false, false, false), (select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) >= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + ((float4)1.0))), (((float4)r6).xxxx + ((float4)1.0)))).xxxx, r6);
+    r69 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) > ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + ((float4)1.0))), (((float4)r6).xxxx + ((float4)1.0))), r69);
+    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) > ((float4)0.0), ((float4)1.0), ((float4)0.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = ((float4)r10).xyzz;
-        r7.xyz = (((float4)r69)).xyz;
+        r7.xyz = (((float4)r10).xyzz).xyz;
     }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
+    r70 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r69).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r69).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
+    {
+        r0.xyz = (((float4)r10).xyz + ((float4)r7).xyz);
+        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5))).xyz;
+    }
+    precise float4 shrec_operand0 = (((float4)r70).xxxx - ((float4)1.0));
+    r6 = select(bool4(true, false, false, false), (select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - ((float4)1.0)))).xxxx, r6);
+    precise float4 shrec_operand1 = (((float4)r6).xxxx - ((float4)1.0));
+    r70 = select(bool4(true, false, false, false), select(shrec_operand1 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - ((float4)1.0))), r70);
+    precise float4 shrec_operand2 = (((float4)r6).xxxx - ((float4)1.0));
+    r64 = select(bool4(true, false, false, false), select(shrec_operand2 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
     r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (((float4)r10).xyzz + ((float4)r7).xyzz);
-        r0.xyz = (((float4)r69)).xyz;
+        r2.xyz = (((float4)r7).xyzz).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r70).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r70).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5));
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    precise float4 shrec_operand0 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r70 = select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), ((((float4)r6).xxxx).xxxx - ((float4)1.0)));
-    precise float4 shrec_operand1 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r64 = select(shrec_operand1 <= ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    precise float4 shrec_operand2 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r70 = select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), ((((float4)r6).xxxx).xxxx - ((float4)1.0)));
-    precise float4 shrec_operand3 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r64 = select(shrec_operand3 <= ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = ((float4)r7).xyzz;
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r4).wwww == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0));
-        r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r3).wwww == ((float4)r5).zzzz, ((float4)1.0), ((float4)0.0));
-        r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        r0 = select(bool4(false, false, false, true), (select(((float4)r4).wwww == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
+        r0 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r5).zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r5).zzzz == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0));
-            r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).zzzz);
-            r1 = select(bool4(false, false, false, true), ((float4)r69), r1);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r5).zzzz == ((float4)r4).xxxx, ((float4)0.0), ((float4)1.0));
-            r70 = select((((float4)r1).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
-            r1 = select(bool4(false, false, false, true), ((float4)r70), r1);
-            r67 = ((float4)r70);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r1).wwww, ((float4)r0).wwww);
-            r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r70 = select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-            r67 = ((float4)r70);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz);
-            r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
+            r0 = select(bool4(false, false, true, false), (select(((float4)r5).zzzz == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).zzzz)).wwww, r1);
+            r0 = select(bool4(false, false, true, false), (select(((float4)r5).zzzz == ((float4)r4).xxxx, ((float4)0.0), ((float4)1.0))).zzzz, r0);
+            r1 = select(bool4(false, false, false, true), (select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r1);
+            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r0).wwww)).wwww, r0);
+            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
         }
     }
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select((((float4)r0).zzzz).xxxx == ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select((((float4)r0).zzzz).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r11).xxyz, ((float4)3.0)) + ((float4)r12).xxyz);
-        r1.yzw = (((float4)r69)).yzw;
+        r1.yzw = ((shrec_mul_legacy_k(((float4)r11).xxyz, ((float4)3.0))).yzw + ((float4)r12).xyz);
+        r2.xyz = (shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.25))).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.25));
-        r2.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r1).yyyy == ((float4)r5).zzzz, ((float4)0.0), ((float4)1.0));
-        r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r5).yyyy == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0));
-        r1 = select(bool4(false, true, false, false), ((float4)r69), r1);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        r0 = select(bool4(false, false, false, true), (select(((float4)r1).yyyy == ((float4)r5).zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
+        r1 = select(bool4(false, true, false, false), (select(((float4)r5).yyyy == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0))).yyyy, r1);
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r4).wwww == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0));
-            r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r1).yyyy, ((float4)r0).zzzz);
-            r1 = select(bool4(false, true, false, false), ((float4)r69), r1);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r4).wwww == ((float4)r1).zzzz, ((float4)0.0), ((float4)1.0));
-            r70 = select((((float4)r1).yyyy).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
-            r1 = select(bool4(false, true, false, false), ((float4)r70), r1);
-            r67 = ((float4)r70);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r1).yyyy, ((float4)r0).wwww);
-            r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r70 = select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-            r67 = ((float4)r70);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz);
-            r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
+            r0 = select(bool4(false, false, true, false), (select(((float4)r4).wwww == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r1 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r1).yyyy, ((float4)r0).zzzz)).yyyy, r1);
+            r0 = select(bool4(false, false, true, false), (select(((float4)r4).wwww == ((float4)r1).zzzz, ((float4)0.0), ((float4)1.0))).zzzz, r0);
+            r1 = select(bool4(false, true, false, false), (select(((float4)r1).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r1);
+            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r1).yyyy, ((float4)r0).wwww)).wwww, r0);
+            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
         }
     }
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select((((float4)r0).zzzz).xxxx == ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select((((float4)r0).zzzz).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (shrec_mul_legacy_k(((float4)r12).xxyz, ((float4)3.0)) + ((float4)r11).xxyz);
-        r1.yzw = (((float4)r69)).yzw;
+        r1.yzw = ((shrec_mul_legacy_k(((float4)r12).xxyz, ((float4)3.0))).yzw + ((float4)r11).xyz);
+        r2.xyz = (shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.25))).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.25));
-        r2.xyz = (((float4)r69)).xyz;
+        r1.yzw = (((float4)r12).xyz + ((float4)r11).xyz);
+        r2.xyz = (shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.5))).xyz;
     }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    precise float4 shrec_operand3 = (((float4)r70).xxxx - ((float4)1.0));
+    r6 = select(bool4(true, false, false, false), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - ((float4)1.0)))).xxxx, r6);
+    precise float4 shrec_operand4 = (((float4)r6).xxxx - ((float4)1.0));
+    r70 = select(bool4(true, false, false, false), select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - ((float4)1.0))), r70);
+    precise float4 shrec_operand5 = (((float4)r6).xxxx - ((float4)1.0));
+    r64 = select(bool4(true, false, false, false), select(shrec_operand5 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (((float4)r12).xxyz + ((float4)r11).xxyz);
-        r1.yzw = (((float4)r69)).yzw;
+        r0 = select(bool4(false, false, true, false), (select(((float4)r5).yyyy == ((float4)r4).yyyy, ((float4)0.0), ((float4)1.0))).zzzz, r0);
+        r0 = select(bool4(false, false, false, true), (select(((float4)r3).wwww == ((float4)r0).xxxx, ((float4)1.0), ((float4)0.0))).wwww, r0);
+        r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).wwww)).wwww, r0);
+        r0.yw = float2((select(((float4)r3).wwww == ((float4)r5).wwww, ((float4)0.0), ((float4)1.0))).y, (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
+        r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
+        r0 = select(bool4(false, false, true, false), (select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zzzz, r0);
+        r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy)).yyyy, r0);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.5));
-        r2.xyz = (((float4)r69)).xyz;
+        r0.xyz = ((shrec_mul_legacy_k(((float4)r7).xyzz, ((float4)3.0))).xyz + ((float4)r10).xyz);
+        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz;
     }
-    precise float4 shrec_operand4 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r70 = select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), ((((float4)r6).xxxx).xxxx - ((float4)1.0)));
-    precise float4 shrec_operand5 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r64 = select(shrec_operand5 <= ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    precise float4 shrec_operand6 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r70 = select(shrec_operand6 <= ((float4)0.0), ((float4)0.0), ((((float4)r6).xxxx).xxxx - ((float4)1.0)));
-    precise float4 shrec_operand7 = ((((float4)r6).xxxx).xxxx - ((float4)1.0));
-    r64 = select(shrec_operand7 <= ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = select(((float4)r5).yyyy == ((float4)r4).yyyy, ((float4)0.0), ((float4)1.0));
-        r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
+        r0.zw = (select(((float4)r5).yyyy == ((float4)r4).wwwy, ((float4)1.0), ((float4)0.0))).zw;
+        r0.yz = float2((select(((float4)r5).yyyy == ((float4)r1).xxxx, ((float4)0.0), ((float4)1.0))).y, shrec_mul_legacy(((float4)r0).z, ((float4)r0).w));
+        r0.xz = float2((select(((float4)r0).xxxx == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0))).x, (select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
+        r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).xxxx)).xxxx, r0);
+        r0 = select(bool4(true, false, false, false), (select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xxxx, r0);
+        r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).xxxx, ((float4)r0).yyyy)).xxxx, r0);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r69 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0))), r69);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = select(((float4)r3).wwww == ((float4)r0).xxxx, ((float4)1.0), ((float4)0.0));
-        r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
+        r0.xyz = ((shrec_mul_legacy_k(((float4)r10).xyzz, ((float4)3.0))).xyz + ((float4)r7).xyz);
+        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r64 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).wwww);
-        r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
+        r0.xyz = (((float4)r10).xyz + ((float4)r7).xyz);
+        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5))).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r0 = select(bool4(false, true, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r69.xz = (select(((float4)r5).yxxx == ((float4)r5).zyyy, ((float4)1.0), ((float4)0.0))).xz;
+    r0.xyz = float3((select(((float4)r5).yyyy == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0))).x, shrec_mul_legacy(((float4)r69).x, ((float4)r0).y), ((float4)r69).z);
+    r70 = select(bool4(false, true, false, false), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
+    r69 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)r69).zzzz, ((float4)r70).yyyy), r69);
+    r0 = select(bool4(false, true, false, false), (select(((float4)r69).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).xxxx)).xxxx, r0);
+    r69 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0))), r69);
+    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = select(((float4)r3).wwww == ((float4)r5).wwww, ((float4)0.0), ((float4)1.0));
-        r70 = select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-        r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-        r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-        r67 = ((float4)r70);
+        r0.yzw = (((float4)r12).xyz + ((float4)r10).xyz);
+        r1.xyz = (shrec_mul_legacy_k(((float4)r0).yzww, ((float4)0.5))).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r70 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r69).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r69).xxxx)), r70);
+    r64 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz);
-        r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r70 = select((((float4)r0).zzzz).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-        r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy);
-        r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    }
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select((((float4)r0).yyyy).xxxx == ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select((((float4)r0).yyyy).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r7).xyzz, ((float4)3.0)) + ((float4)r10).xyzz);
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25));
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r5).yyyy == ((float4)r4).wwwy, ((float4)1.0), ((float4)0.0));
-        r0.zw = (((float4)r69)).zw;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r5).yyyy == ((float4)r1).xxxx, ((float4)0.0), ((float4)1.0));
-        r70 = shrec_mul_legacy((((float4)r0).zwww).xxxx, (((float4)r0).zwww).yyyy);
-        r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-        r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = select(((float4)r0).xxxx == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0));
-        r70 = select((((float4)r0).zzzz).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-        r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-        r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).xxxx);
-        r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r70 = select((((float4)r0).xxxx).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-        r0 = select(bool4(true, false, false, false), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy(((float4)r0).xxxx, ((float4)r0).yyyy);
-        r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    }
-    r69 = select((((float4)r6).xxxx).xxxx == ((float4)0.0), select((((float4)r0).xxxx).xxxx == ((float4)0.0), ((((float4)r6).xxxx).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r6).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r6).xxxx).wwww == ((float4)0.0), select((((float4)r0).xxxx).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r69), r6);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (shrec_mul_legacy_k(((float4)r10).xyzz, ((float4)3.0)) + ((float4)r7).xyzz);
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25));
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r6).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r6).xxxx).xxxx));
-    r64 = select((((float4)r6).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r10).xyzz + ((float4)r7).xyzz);
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5));
-        r7.xyz = (((float4)r69)).xyz;
-    }
-    r69 = select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0));
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r69 = select(((float4)r5).yxxx == ((float4)r5).zyyy, ((float4)1.0), ((float4)0.0));
-    r0.xz = (((float4)r69)).xz;
-    r69 = shrec_mul_legacy(((float4)r0).xxxx, ((float4)r0).yyyy);
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r69 = select(((float4)r5).yyyy == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0));
-    r70 = select((((float4)r0).yyyy).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r0 = select(bool4(false, true, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy);
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r70 = select((((float4)r0).yyyy).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r0 = select(bool4(false, true, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).xxxx);
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r69 = select(((float4)0.0) == ((float4)0.0), select((((float4)r0).xxxx).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)));
-    r64 = select(((float4)0.0) == ((float4)0.0), select((((float4)r0).xxxx).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r12).xxyz + ((float4)r10).xxyz);
-        r0.yzw = (((float4)r69)).yzw;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy_k(((float4)r0).yzww, ((float4)0.5));
-        r1.xyz = (((float4)r69)).xyz;
-    }
-    r70 = select((((float4)r0).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).xxxx).xxxx));
-    r64 = select((((float4)r0).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0))
         {
-            r69 = select(((float4)r5).yyyy == ((float4)r4).zzzz, ((float4)1.0), ((float4)0.0));
-            r0 = select(bool4(false, false, true, false), ((float4)r69), r0);
+            r0 = select(bool4(false, false, true, false), (select(((float4)r5).yyyy == ((float4)r4).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r0 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r5).yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy)).wwww, r0);
+            r0.yz = (select(((float4)r5).xxyy == ((float4)r4).wwxx, ((float4)0.0), ((float4)1.0))).yz;
+            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).yyyy)).wwww, r0);
+            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
         }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r3).wwww == ((float4)r5).yyyy, ((float4)1.0), ((float4)0.0));
-            r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy);
-            r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = select(((float4)r5).xxyy == ((float4)r4).wwxx, ((float4)0.0), ((float4)1.0));
-            r70 = select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r0.yz = (((float4)r69)).yz;
-            r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-            r67 = ((float4)r70);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r69 = shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).yyyy);
-            r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        }
-        [branch] if (!((((float4)r64).xxxx).x == 0.0))
-        {
-            r70 = select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-            r67 = ((float4)r70);
-        }
+        r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).yyyy, r0);
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r0 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz);
-        r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
+        r0.yzw = (((float4)r12).xyz + ((float4)r10).xyz);
+        r1.xyz = (shrec_mul_legacy_k(((float4)r0).yzww, ((float4)0.5))).xyz;
     }
-    r69 = select((((float4)r0).xxxx).xxxx == ((float4)0.0), select((((float4)r0).yyyy).xxxx == ((float4)0.0), ((((float4)r0).xxxx).xxxx + ((float4)1.0)), ((float4)0.0)), ((((float4)r0).xxxx).xxxx + ((float4)1.0)));
-    r64 = select((((float4)r0).xxxx).wwww == ((float4)0.0), select((((float4)r0).yyyy).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = (((float4)r12).xxyz + ((float4)r10).xxyz);
-        r0.yzw = (((float4)r69)).yzw;
+        r1.xyz = (((float4)r12).xyzz).xyz;
     }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    r69 = select(bool4(true, false, false, false), select(((float4)r4).zzzz == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0)), r69);
+    r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r69).xxxx, ((float4)r6).yyyy)).yyyy, r0);
+    r69 = select(bool4(true, false, false, false), select(((float4)r4).wwww == ((float4)r4).yyyy, ((float4)0.0), ((float4)1.0)), r69);
+    r0 = select(bool4(false, true, false, false), (select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r69).xxxx)).xxxx, r0);
+    r64 = select(bool4(true, false, false, false), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
+    [branch] if (!(((float4)r64).x == 0.0))
     {
-        r69 = shrec_mul_legacy_k(((float4)r0).yzww, ((float4)0.5));
-        r1.xyz = (((float4)r69)).xyz;
+        r0.xyz = (((float4)r12).xyz + ((float4)r10).xyz);
+        r0.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5))).xyz;
     }
-    r70 = select((((float4)r0).xxxx).xxxx == ((float4)1.0), ((float4)0.0), select((((float4)r0).xxxx).xxxx == ((float4)0.0), ((float4)1.0), (((float4)r0).xxxx).xxxx));
-    r64 = select((((float4)r0).xxxx).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
+    [branch] if (!(!(((float4)r64).x == 0.0)))
     {
-        r69 = ((float4)r12).xyzz;
-        r1.xyz = (((float4)r69)).xyz;
+        r3.xy = (select(((float4)r5).xzzz == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0))).xy;
+        r0.xyz = (((float4)r12).xyz + ((float4)r10).xyz);
+        r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r3).xxxx, ((float4)r3).yyyy)).wwww, r0);
+        r3.xy = (select(((float4)r4).zwww == ((float4)r5).ywww, ((float4)0.0), ((float4)1.0))).xy;
+        r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+        r0.zw = float2(shrec_mul_legacy_k(((float4)r0).z, 0.5), shrec_mul_legacy(((float4)r0).w, ((float4)r3).x));
+        r0.yw = float2(shrec_mul_legacy_k(((float4)r0).y, 0.5), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
+        r0.xw = float2(shrec_mul_legacy_k(((float4)r0).x, 0.5), shrec_mul_legacy(((float4)r0).w, ((float4)r3).y));
+        r0.xyz = (select(((float4)r0).wwww == ((float4)0.0), ((float4)r10).xyzz, ((float4)r0).xyzz)).xyz;
     }
-    r69 = select(((float4)r4).zzzz == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r69 = shrec_mul_legacy(((float4)r0).xxxx, ((float4)r6).yyyy);
-    r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r69 = select(((float4)r4).wwww == ((float4)r4).yyyy, ((float4)0.0), ((float4)1.0));
-    r70 = select((((float4)r0).yyyy).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r0 = select(bool4(false, true, false, false), ((float4)r70), r0);
-    r67 = ((float4)r70);
-    r69 = shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).xxxx);
-    r0 = select(bool4(true, false, false, false), ((float4)r69), r0);
-    r70 = select((((float4)r0).xxxx).xxxx == ((float4)0.0), ((float4)1.0), ((float4)0.0));
-    r64 = select((((float4)r0).xxxx).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r67 = ((float4)r70);
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = (((float4)r12).xyzz + ((float4)r10).xyzz);
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!((((float4)r64).xxxx).x == 0.0))
-    {
-        r69 = shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5));
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    [branch] if (!(!((((float4)r64).xxxx).x == 0.0)))
-    {
-        r69 = select(((float4)r5).xzzz == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0));
-        r3.xy = (((float4)r69)).xy;
-    }
-    [branch] if (!(!((((float4)r64).xxxx).x == 0.0)))
-    {
-        r69 = (((float4)r12).xyzz + ((float4)r10).xyzz);
-        r70 = shrec_mul_legacy((((float4)r3).xyyy).xxxx, (((float4)r3).xyyy).yyyy);
-        r0.xyz = (((float4)r69)).xyz;
-        r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!(!((((float4)r64).xxxx).x == 0.0)))
-    {
-        r69 = select(((float4)r4).zwww == ((float4)r5).ywww, ((float4)0.0), ((float4)1.0));
-        r70 = select((((float4)r0).wwww).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-        r3.xy = (((float4)r69)).xy;
-        r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!(!((((float4)r64).xxxx).x == 0.0)))
-    {
-        r69 = shrec_mul_legacy(((float4)r0).wwww, ((float4)r3).xxxx);
-        r70 = shrec_mul_legacy_k((((float4)r0).zzzz).xxxx, ((float4)0.5));
-        r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        r0 = select(bool4(false, false, true, false), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!(!((((float4)r64).xxxx).x == 0.0)))
-    {
-        r69 = select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-        r70 = shrec_mul_legacy_k((((float4)r0).yyyy).xxxx, ((float4)0.5));
-        r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        r0 = select(bool4(false, true, false, false), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!(!((((float4)r64).xxxx).x == 0.0)))
-    {
-        r69 = shrec_mul_legacy(((float4)r0).wwww, ((float4)r3).yyyy);
-        r70 = shrec_mul_legacy_k((((float4)r0).xxxx).xxxx, ((float4)0.5));
-        r0 = select(bool4(false, false, false, true), ((float4)r69), r0);
-        r0 = select(bool4(true, false, false, false), ((float4)r70), r0);
-        r67 = ((float4)r70);
-    }
-    [branch] if (!(!((((float4)r64).xxxx).x == 0.0)))
-    {
-        r69 = select(((float4)r0).wwww == ((float4)0.0), ((float4)r10).xyzz, ((float4)r0).xyzz);
-        r0.xyz = (((float4)r69)).xyz;
-    }
-    r69 = select(((float4)0.5) > ((float4)r9).xyyy, ((float4)1.0), ((float4)0.0));
-    r3.xy = (((float4)r69)).xy;
-    r69 = select((-abs(((float4)r3).yyyy)) >= ((float4)0.0), ((float4)r1).xyzz, ((float4)r0).xyzz);
-    r1.xyz = (((float4)r69)).xyz;
-    r69 = select((-abs(((float4)r3).yyyy)) >= ((float4)0.0), ((float4)r2).xyzz, ((float4)r7).xyzz);
-    r0.xyz = (((float4)r69)).xyz;
-    r69 = select(((float4)r3).xxxx > ((float4)0.0), ((float4)r1).xyzz, ((float4)r0).xyzz);
-    oC0.xyz = (((float4)r69)).xyz;
+    r3.xy = (select(((float4)0.5) > ((float4)r9).xyyy, ((float4)1.0), ((float4)0.0))).xy;
+    r1.xyz = (select((-abs(((float4)r3).yyyy)) >= ((float4)0.0), ((float4)r1).xyzz, ((float4)r0).xyzz)).xyz;
+    r69.xyz = (select((-abs(((float4)r3).yyyy)) >= ((float4)0.0), ((float4)r2).xyzz, ((float4)r7).xyzz)).xyz;
+    oC0.xyz = (select(((float4)r3).xxxx > ((float4)0.0), ((float4)r1).xyzz, ((float4)r69).xyzz)).xyz;
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
-    [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).xxxx).x == 0.0))
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand8 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand8).x < 0.0) discard;
+        precise float4 shrec_operand6 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand6).x < 0.0) discard;
     }
 }
 

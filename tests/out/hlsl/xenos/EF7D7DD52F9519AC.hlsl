@@ -32,15 +32,11 @@ struct ShaderOutput
 static precise float4 itexcoord0 = 0;
 static precise float4 icolor0 = 0;
 static precise float4 oC0 = 0;
-static precise float4 r0 = 0, r1 = 0, r69 = 0;
 
 void shrec_body()
 {
-    r0 = ((float4)itexcoord0);
-    r1 = ((float4)icolor0);
-    r69 = ((float4)r1);
-    oC0 = ((float4)r69);
-    [branch] if (!(((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).xxxx).x == 0.0))
+    oC0 = ((float4)icolor0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
