@@ -807,9 +807,16 @@ fn diagnostics_text(raw: &str) -> String {
 /// leaves a zero DXIL hash as DXC returned it, so that a cache whose every hash is non-zero
 /// proves that DXC's validator signed every container (shrec's own hash would be the same
 /// bytes, if `dxil_hash` is right).
+/// Only with the `test-hooks` feature, like the other `SHREC_TEST_*` hooks: a release binary
+/// always fills a zero hash.
 fn keep_zero_dxil_hash() -> bool {
-    static KEEP: OnceLock<bool> = OnceLock::new();
-    *KEEP.get_or_init(|| std::env::var_os("SHREC_TEST_KEEP_ZERO_DXIL_HASH").is_some_and(|v| v == "1"))
+    #[cfg(feature = "test-hooks")]
+    {
+        static KEEP: OnceLock<bool> = OnceLock::new();
+        *KEEP.get_or_init(|| std::env::var_os("SHREC_TEST_KEEP_ZERO_DXIL_HASH").is_some_and(|v| v == "1"))
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    false
 }
 
 /// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
