@@ -463,36 +463,8 @@ fn unary(op: Op, x: V) -> V {
                 UNKNOWN
             }
         }
-        Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Min
-        | Op::Max
-        | Op::Pow
-        | Op::Nrm
-        | Op::Crs
-        | Op::Dp3
-        | Op::Dp4
-        | Op::M33
-        | Op::M44
-        | Op::M34
-        | Op::Ddx
-        | Op::Ddy
-        | Op::Ife
-        | Op::Ine
-        | Op::Ifg
-        | Op::Ifl
-        | Op::Els
-        | Op::Eif
-        | Op::Ted
-        | Op::Kil
-        | Op::Tex
-        | Op::Sge
-        | Op::Slt
-        | Op::Seq
-        | Op::Sne
-        | Op::Tld => unreachable!("{} is not a unary lane op", op.name()),
+        // only the `Shape::Unary` ops reach here (sent by `compute`, whose match is exhaustive)
+        _ => unreachable!("{} is not a unary lane op ({:?})", op.name(), shape(op)),
     }
 }
 
@@ -537,38 +509,8 @@ fn binary(op: Op, a: V, b: V) -> V {
             };
             make(r, ex, corners, t.bound(f64::from(r), e))
         }
-        Op::Mov
-        | Op::Rcp
-        | Op::Frc
-        | Op::Sqt
-        | Op::Rsq
-        | Op::Log
-        | Op::Exp
-        | Op::Nrm
-        | Op::Sin
-        | Op::Cos
-        | Op::Crs
-        | Op::Dp3
-        | Op::Dp4
-        | Op::Abs
-        | Op::Neg
-        | Op::Sat
-        | Op::M33
-        | Op::M44
-        | Op::M34
-        | Op::Ddx
-        | Op::Ddy
-        | Op::Ife
-        | Op::Ine
-        | Op::Ifg
-        | Op::Ifl
-        | Op::Els
-        | Op::Eif
-        | Op::Ted
-        | Op::Kil
-        | Op::Tex
-        | Op::Sgn
-        | Op::Tld => unreachable!("{} is not a binary lane op", op.name()),
+        // only the `Shape::Binary` ops reach here (sent by `compute`, whose match is exhaustive)
+        _ => unreachable!("{} is not a binary lane op ({:?})", op.name(), shape(op)),
     }
 }
 
