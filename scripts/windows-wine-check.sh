@@ -61,8 +61,10 @@ extract "$NEW_WHEEL" slangpy/dxil.dll "$OUT/dxc/dxil.dll" "$NEW_DXIL_SHA"
 fetch_wheel compushady==0.17.5 "$OLD_WHEEL" "$OLD_WHEEL_SHA"
 extract "$OLD_WHEEL" compushady/backends/dxcompiler.dll "$OUT/dxc-old/dxcompiler.dll" "$OLD_DXC_SHA"
 
-# shrec.exe (built once), the ProcessPrng shim beside it; Linux shrec and the checker.
-timed cargo build --release --target x86_64-pc-windows-gnu --bin shrec
+# shrec.exe (built once), the ProcessPrng shim beside it; Linux shrec and the checker. Both
+# shrec builds have the `test-hooks` feature (SHREC_TEST_KEEP_ZERO_DXIL_HASH below; the Linux
+# one then reuses what the test step built).
+timed cargo build --release --target x86_64-pc-windows-gnu --bin shrec --features test-hooks
 cp target/x86_64-pc-windows-gnu/release/shrec.exe "$OUT/bin/"
 x86_64-w64-mingw32-gcc -shared -O2 -o "$OUT/bin/bcryptprimitives.dll" scripts/windows/processprng-shim.c -lbcrypt
 # dxil-resign: its own small workspace (hassle-rs only), its own target folder. The `com` crate
@@ -70,7 +72,7 @@ x86_64-w64-mingw32-gcc -shared -O2 -o "$OUT/bin/bcryptprimitives.dll" scripts/wi
 # the link line (shrec.exe gets it through other crates).
 timed env CARGO_TARGET_DIR="$OUT/resign" CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-C link-arg=-ladvapi32" cargo build --release --target x86_64-pc-windows-gnu \
     --manifest-path scripts/windows/dxil-resign/Cargo.toml
-timed cargo build --release --bin shrec -p shrec
+timed cargo build --release --bin shrec -p shrec --features test-hooks
 timed cargo build --release -p shrec-verify --bin cache-check
 CHECK=$ROOT/target/release/cache-check
 

@@ -44,15 +44,16 @@ fn block(body: &mut Vec<Stmt>, slots: &Slots, textures: &[Texture], budget: &mut
         }
         out.push(s);
     }
-    // comments followed by another comment or by the end of the block annotate nothing
+    // comments after the last statement of the block annotate nothing; a run of comments before
+    // code is kept whole (a run may hold a notice the front end wrote for the output, such as
+    // "fetch filter overrides …: not applied", before the instruction's own line)
     let mut keep = vec![true; out.len()];
-    let mut next_is_code = false;
+    let mut code_follows = false;
     for (i, s) in out.iter().enumerate().rev() {
         if matches!(s, Stmt::Comment(_)) {
-            keep[i] = next_is_code;
-            next_is_code = false;
+            keep[i] = code_follows;
         } else {
-            next_is_code = true;
+            code_follows = true;
         }
     }
     let mut i = 0;

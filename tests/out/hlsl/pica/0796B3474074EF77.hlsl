@@ -16,6 +16,7 @@ static precise float4 v0 = 0;
 
 void shrec_body()
 {
+    // 0: mov r0.xyz, v0
     // 1: mul r14.xyz, r14, r6.xxxx
     return;
 }

@@ -34,8 +34,11 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 o0.x, c0, r0
     out_position.xyw = float3((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[3], t0)).w);
+    // 3: dp4 o0.y, c1, r0
     // 4: dp4 o0.z, c2, r0
     t16.z = (shrec_pica_dot4(c[2], t0)).z;
+    // 5: dp4 o0.w, c3, r0
+    // 6: mov o1, v1
     // 7: end
     out_position.z = (-t16.z);
     out_texcoord0 = v1;

@@ -16,6 +16,7 @@ static precise float4 v0 = 0;
 
 void shrec_body()
 {
+    // 0: dp4 r1, v0, r0
     // 1: end
     return;
 }

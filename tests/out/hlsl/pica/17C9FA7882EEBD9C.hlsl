@@ -35,8 +35,17 @@ void shrec_body()
 {
     // 0: dp4 r15.x, c4, v0
     t15 = float4((shrec_pica_dot4(c[4], v0)).x, (shrec_pica_dot4(c[5], v0)).y, (shrec_pica_dot4(c[6], v0)).z, (shrec_pica_dot4(c[7], v0)).w);
+    // 1: dp4 r15.y, c5, v0
+    // 2: dp4 r15.z, c6, v0
+    // 3: dp4 r15.w, c7, v0
     // 4: dp4 o0.x, c0, r15
     o0 = float4((shrec_pica_dot4(c[0], t15)).x, (shrec_pica_dot4(c[1], t15)).y, (shrec_pica_dot4(c[2], t15)).z, (shrec_pica_dot4(c[3], t15)).w);
+    // 5: dp4 o0.y, c1, r15
+    // 6: dp4 o0.z, c2, r15
+    // 7: dp4 o0.w, c3, r15
+    // 8: mov o1.xy, v1
+    // 9: mov o1.zw, c95.zzxx
+    // 10: mov o2, v2.xxxx
     // 11: end
     o1 = float4(v1.x, v1.y, c[95].x, c[95].x);
     o2 = v2.xxxx;

@@ -50,14 +50,26 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
     t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
+    // 3: dp4 r1.y, c5, r0
+    // 4: dp4 r1.z, c6, r0
+    // 5: dp4 r1.w, c7, r0
     // 6: mov o4, -r1
     t20.x = (-t1.x);
     // 7: dp4 o0.x, c0, r1
     t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
+    // 8: dp4 o0.y, c1, r1
+    // 9: dp4 o0.z, c2, r1
+    // 10: dp4 o0.w, c3, r1
+    // 11: mov o1, v1
+    // 12: mov o2, v1
     // 13: dp3 r14.x, c4, v2
     t14.xyz = float3((shrec_pica_dot3(c[4], v2)).x, (shrec_pica_dot3(c[5], v2)).y, (shrec_pica_dot3(c[6], v2)).z);
+    // 14: dp3 r14.y, c5, v2
+    // 15: dp3 r14.z, c6, v2
     // 16: dp3 r12.x, c4, v3
     t12.xyz = float3((shrec_pica_dot3(c[4], v3)).x, (shrec_pica_dot3(c[5], v3)).y, (shrec_pica_dot3(c[6], v3)).z);
+    // 17: dp3 r12.y, c5, v3
+    // 18: dp3 r12.z, c6, v3
     // 19: dp3 r6.x, r14, r14
     t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 20: rsq r6.x, r6
@@ -80,8 +92,12 @@ void shrec_body()
     t14.w = t13.x;
     // 29: mov r13.x, r12
     t13.xzw = float3(t12.x, t14.z, c[95].y);
+    // 30: mov r13.z, r14
+    // 31: mov r13.w, c95.xyyy
+    // 32: mov r11.z, c95.xxxx
     // 33: sge r10, c95.xxxx, r14.zzzz
     t10.y = ((float)(c[95].x >= t14.z));
+    // 34: mov r11.xyw, r13.zxzy
     // 35: add r10, r10, r10
     t10.y = (t10.y + t10.y);
     // 36: mad r11.y, r10, r11, -r11.xyxx
@@ -148,6 +164,7 @@ void shrec_body()
     t1.x = ((t1.x > 0.0) ? rsqrt(t1.x) : ((t1.x == 0.0) ? (1.0 / (t1.x)) : asfloat(0x7FC00000u)));
     // 61: mul o5, r0, r1.xxxx
     out_normalquat = shrec_pica_mul(t0, t1.xxxx);
+    // 62: mov o3, c95.yyyy
     // 63: end
     out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
     out_color = c[95].yyyy;

@@ -47,22 +47,47 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
     t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
+    // 3: dp4 r1.y, c5, r0
+    // 4: dp4 r1.z, c6, r0
+    // 5: dp4 r1.w, c7, r0
     // 6: dp4 o0.x, c0, r1
     t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
+    // 7: dp4 o0.y, c1, r1
+    // 8: dp4 o0.z, c2, r1
+    // 9: dp4 o0.w, c3, r1
+    // 10: mov o1, v2
     // 11: mul r2.x, c4, v1
     t2.xyz = float3(shrec_pica_mul(c[4].x, v1.x), shrec_pica_mul(c[5].x, v1.x), shrec_pica_mul(c[6].x, v1.x));
+    // 12: mul r2.y, c5.xxxx, v1.xxxx
+    // 13: mul r2.z, c6.xxxx, v1.xxxx
     // 14: mul r3.x, c4.yyyy, v1.yyyy
     t3.xyz = float3(shrec_pica_mul(c[4].y, v1.y), shrec_pica_mul(c[5].y, v1.y), shrec_pica_mul(c[6].y, v1.y));
+    // 15: mul r3.y, c5, v1
+    // 16: mul r3.z, c6.yyyy, v1.yyyy
     // 17: mul r4.x, c4.zzzz, v1.zzzz
     t4.xyz = float3(shrec_pica_mul(c[4].z, v1.z), shrec_pica_mul(c[5].z, v1.z), shrec_pica_mul(c[6].z, v1.z));
+    // 18: mul r4.y, c5.zzzz, v1.zzzz
+    // 19: mul r4.z, c6, v1
     // 20: dp3 o2.x, c0, r2
     t18.xyz = float3((shrec_pica_dot3(c[0], t2)).x, (shrec_pica_dot3(c[0], t3)).y, (shrec_pica_dot3(c[0], t4)).z);
+    // 21: dp3 o2.y, c0, r3
+    // 22: dp3 o2.z, c0, r4
+    // 23: mov o2.w, c95.xxxx
     // 24: dp3 o3.x, c1, r2
     t19.xyz = float3((shrec_pica_dot3(c[1], t2)).x, (shrec_pica_dot3(c[1], t3)).y, (shrec_pica_dot3(c[1], t4)).z);
+    // 25: dp3 o3.y, c1, r3
+    // 26: dp3 o3.z, c1, r4
+    // 27: mov o3.w, c95.xxxx
     // 28: dp3 o4.x, c2, r2
     t20.xyz = float3((shrec_pica_dot3(c[2], t2)).x, (shrec_pica_dot3(c[2], t3)).y, (shrec_pica_dot3(c[2], t4)).z);
+    // 29: dp3 o4.y, c2, r3
+    // 30: dp3 o4.z, c2, r4
+    // 31: mov o4.w, c95.xxxx
     // 32: dp3 o5.x, c3, r2
     t21.xyz = float3((shrec_pica_dot3(c[3], t2)).x, (shrec_pica_dot3(c[3], t3)).y, (shrec_pica_dot3(c[3], t4)).z);
+    // 33: dp3 o5.y, c3, r3
+    // 34: dp3 o5.z, c3, r4
+    // 35: mov o5.w, c95.xxxx
     // 36: end
     o0 = t16;
     o1 = v2;

@@ -34,10 +34,16 @@ void shrec_body()
     t0.xyz = v0.xyz;
     // 1: mov r0.w, c95.yyyy
     t0.w = c[95].y;
+    // 2: mov r1.xyz, v1.zzzz
+    // 3: mov r1.w, c95.yyyy
     // 4: dp4 o0.x, c0, r0
     out_position.xyw = float3((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[3], t0)).w);
+    // 5: dp4 o0.y, c1, r0
     // 6: dp4 o0.z, c2, r0
     t16.z = (shrec_pica_dot4(c[2], t0)).z;
+    // 7: dp4 o0.w, c3, r0
+    // 8: mov o1, v1
+    // 9: mov o2, r1
     // 10: end
     out_position.z = (-t16.z);
     out_color = float4(v1.z, v1.z, v1.z, c[95].y);

@@ -10,6 +10,8 @@
 
 void shrec_body()
 {
+    // 0: dp4 r1, c0, r0
+    // 1: dp4 r1, c1, r0
     // 2: dp4 r1, c2, r0
     return;
 }

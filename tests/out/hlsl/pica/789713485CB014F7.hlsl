@@ -24,8 +24,12 @@ static precise float4 t0 = 0, t1 = 0;
 
 void shrec_body()
 {
+    // 0: mov r0.x, c93.xxxx
     // 1: mul r1.x, c0.xxxx, r0.xxxx
     t1.x = shrec_pica_mul(c[0].x, c[93].x);
+    // 2: mov r0.x, r1.xxxx
+    // 3: mov r0.y, r1.xxxx
+    // 4: mov r0.z, r1.xxxx
     // 5: add r1.xyz, -c94.xyzz, r0.xyzz
     t1.xyz = ((-c[94].xyz) + t1.xxx);
     // 6: add r0.x, r1.xxxx, r1.yyyy
@@ -34,6 +38,9 @@ void shrec_body()
     t1.x = (t0.x + t1.z);
     // 8: mov r0.x, v0.xxxx
     out_position = float4(v0.x, v0.y, (-t1.x), c[93].z);
+    // 9: mov r0.y, v0.yyyy
+    // 10: mov r0.z, r1.xxxx
+    // 11: mov r0.w, c93.zzzz
     // 12: mov o0, r0
     return;
 }

@@ -39,26 +39,39 @@ static precise float4 t4 = 0, t5 = 0, t6 = 0, t16 = 0;
 
 void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
 {
+    // 4: mov r4, v0
     // 5: add r4, v2, r4
     t4 = (v2 + v0);
     // 6: mul r4, c95.wwww, r4
     t4 = shrec_pica_mul(c[95].wwww, t4);
+    // 7: mov r5, v2
     // 8: add r5, v4, r5
     t5 = (v4 + v2);
     // 9: mul r5, c95.wwww, r5
     t5 = shrec_pica_mul(c[95].wwww, t5);
+    // 10: mov r6, v4
     // 11: add r6, v0, r6
     t6 = (v0 + v4);
     // 12: mul r6, c95.wwww, r6
     t6 = shrec_pica_mul(c[95].wwww, t6);
+    // 13: mov r0, v0
+    // 14: mov r1, r4
+    // 15: mov r2, r6
+    // 16: call 26, 15
     // 26: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
+    // 27: mov r8, r0
+    // 28: mov r9, v1
+    // 29: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], v0)).x, (shrec_pica_dot4(c[1], v0)).y, (shrec_pica_dot4(c[3], v0)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], v0)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 30: emit
     out_position.z = (-t16.z);
     out_color = v1;
@@ -79,10 +92,16 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
+    // 32: mov r8, r1
+    // 33: mov r9, v3
+    // 34: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], t4)).x, (shrec_pica_dot4(c[1], t4)).y, (shrec_pica_dot4(c[3], t4)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], t4)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 35: emit
     out_position.z = (-t16.z);
     out_color = v3;
@@ -103,10 +122,16 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_vertex = 2;
     pica_emit_prim = 1;
     pica_emit_inv = 0;
+    // 37: mov r8, r2
+    // 38: mov r9, v5
+    // 39: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], t6)).x, (shrec_pica_dot4(c[1], t6)).y, (shrec_pica_dot4(c[3], t6)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], t6)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 40: emit (last of the scope)
     out_position.z = (-t16.z);
     out_color = v5;
@@ -123,14 +148,24 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
+    // 17: mov r0, r4
+    // 18: mov r1, v2
+    // 19: mov r2, r5
+    // 20: call 26, 15
     // 26: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
+    // 27: mov r8, r0
+    // 28: mov r9, v1
+    // 29: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], t4)).x, (shrec_pica_dot4(c[1], t4)).y, (shrec_pica_dot4(c[3], t4)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], t4)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 30: emit
     out_position.z = (-t16.z);
     out_color = v1;
@@ -151,10 +186,16 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
+    // 32: mov r8, r1
+    // 33: mov r9, v3
+    // 34: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], v2)).x, (shrec_pica_dot4(c[1], v2)).y, (shrec_pica_dot4(c[3], v2)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], v2)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 35: emit
     out_position.z = (-t16.z);
     out_color = v3;
@@ -175,10 +216,16 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_vertex = 2;
     pica_emit_prim = 1;
     pica_emit_inv = 0;
+    // 37: mov r8, r2
+    // 38: mov r9, v5
+    // 39: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], t5)).x, (shrec_pica_dot4(c[1], t5)).y, (shrec_pica_dot4(c[3], t5)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], t5)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 40: emit (last of the scope)
     out_position.z = (-t16.z);
     out_color = v5;
@@ -195,14 +242,24 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
+    // 21: mov r0, r6
+    // 22: mov r1, r5
+    // 23: mov r2, v4
+    // 24: call 26, 15
     // 26: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
+    // 27: mov r8, r0
+    // 28: mov r9, v1
+    // 29: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], t6)).x, (shrec_pica_dot4(c[1], t6)).y, (shrec_pica_dot4(c[3], t6)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], t6)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 30: emit
     out_position.z = (-t16.z);
     out_color = v1;
@@ -223,10 +280,16 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
     pica_emit_inv = 0;
+    // 32: mov r8, r1
+    // 33: mov r9, v3
+    // 34: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], t5)).x, (shrec_pica_dot4(c[1], t5)).y, (shrec_pica_dot4(c[3], t5)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], t5)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 35: emit
     out_position.z = (-t16.z);
     out_color = v3;
@@ -247,10 +310,16 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_vertex = 2;
     pica_emit_prim = 1;
     pica_emit_inv = 0;
+    // 37: mov r8, r2
+    // 38: mov r9, v5
+    // 39: call 41, 5
     // 41: dp4 o0.x, c0, r8
     out_position.xyw = float3((shrec_pica_dot4(c[0], v4)).x, (shrec_pica_dot4(c[1], v4)).y, (shrec_pica_dot4(c[3], v4)).w);
+    // 42: dp4 o0.y, c1, r8
     // 43: dp4 o0.z, c2, r8
     t16.z = (shrec_pica_dot4(c[2], v4)).z;
+    // 44: dp4 o0.w, c3, r8
+    // 45: mov o1, r9 (last of the scope)
     // 40: emit (last of the scope)
     out_position.z = (-t16.z);
     out_color = v5;

@@ -42,14 +42,24 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
     t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
+    // 3: dp4 r1.y, c5, r0
+    // 4: dp4 r1.z, c6, r0
+    // 5: dp4 r1.w, c7, r0
     // 6: dp4 o0.x, c0, r1
     t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
+    // 7: dp4 o0.y, c1, r1
+    // 8: dp4 o0.z, c2, r1
+    // 9: dp4 o0.w, c3, r1
+    // 10: mov o1, v1
     // 11: mov r0.xyz, v2
     t0.xyz = v2.xyz;
     // 12: mov r0.w, c95.xxxx
     t0.w = c[95].x;
     // 13: dp4 r1.x, c4, r0
     t1.xyz = float3((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z);
+    // 14: dp4 r1.y, c5, r0
+    // 15: dp4 r1.z, c6, r0
+    // 16: mov r1.w, c95.xxxx
     // 17: dp3 r2, r1, r1
     t2.x = (shrec_pica_dot3(t1, t1)).x;
     // 18: rsq r2, r2
@@ -60,10 +70,12 @@ void shrec_body()
     t0.x = (shrec_pica_dot3(c[8], t1)).x;
     // 21: add r0.x, c95.xxxx, -r0
     t0.xy = float2((c[95].x + (-t0.x)), (shrec_pica_dot3((-c[9]), t1)).y);
+    // 22: dp3 r0.y, -c9, r1
     // 23: max r0, c95.xxxx, r0
     t0.xy = (shrec_pica_max(c[95].xxxx, t0)).xy;
     // 24: mul r0.y, r0, r0
     t0.y = shrec_pica_mul(t0.y, t0.y);
+    // 25: mov r1, c14
     // 26: mul r2, c10, r0.yyyy
     t2 = shrec_pica_mul(c[10], t0.yyyy);
     // 27: mad r1, r2, c13, r1
@@ -72,6 +84,7 @@ void shrec_body()
     t2 = shrec_pica_mul(c[10], t0.xxxx);
     // 29: mad r1, r2, c12, r1
     t1 = (shrec_pica_mul(t2, c[12]) + t1);
+    // 30: mov r2, c10
     // 31: mad r1, r2, c11, r1
     t1 = (shrec_pica_mul(c[10], c[11]) + t1);
     // 32: min o2, c95.yyyy, r1

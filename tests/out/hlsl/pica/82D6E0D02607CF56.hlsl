@@ -46,10 +46,20 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
     t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
+    // 3: dp4 r1.y, c5, r0
+    // 4: dp4 r1.z, c6, r0
+    // 5: dp4 r1.w, c7, r0
+    // 6: mov o3, -r1
     // 7: dp4 o0.x, c0, r1
     t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
+    // 8: dp4 o0.y, c1, r1
+    // 9: dp4 o0.z, c2, r1
+    // 10: dp4 o0.w, c3, r1
+    // 11: mov o1, v1
     // 12: dp3 r14.x, c4, v2
     t14.xyz = float3((shrec_pica_dot3(c[4], v2)).x, (shrec_pica_dot3(c[5], v2)).y, (shrec_pica_dot3(c[6], v2)).z);
+    // 13: dp3 r14.y, c5, v2
+    // 14: dp3 r14.z, c6, v2
     // 15: dp3 r6.x, r14, r14
     t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 16: rsq r6.x, r6
@@ -77,6 +87,8 @@ void shrec_body()
         // 26: mul r0.xy, r5, r4
         t0.xy = (shrec_pica_mul(t5, t4)).xy;
     }
+    // 27: mov o4, r0
+    // 28: mov o2, c95.yyyy
     // 29: end
     out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
     out_normalquat = float4(t0.x, t0.y, t0.z, c[95].x);

@@ -26,8 +26,12 @@ static precise float4 t0 = 0, t1 = 0, t17 = 0;
 
 void shrec_body()
 {
+    // 0: mov r0.x, v0.xxxx
+    // 1: mov r0.y, v0.yyyy
+    // 2: mov r0.z, c93.xxxx
     // 3: mov r0.w, c93.yyyy
     out_position = float4(v0.x, v0.y, (-c[93].x), c[93].y);
+    // 4: mov o0, r0
     // 5: mul r0.xy, c93.zzzz, v0.xyyy
     t0.xy = (shrec_pica_mul(c[93].zzzz, v0.xyyy)).xy;
     // 6: add r1.xy, c94.xyyy, r0.xyyy

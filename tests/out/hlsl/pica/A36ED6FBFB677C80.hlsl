@@ -26,10 +26,19 @@ void shrec_body()
 {
     // 0: mov r0.x, v0
     t0 = float4(v0.x, v0.y, v0.z, c[94].x);
+    // 1: mov r0.y, v0
+    // 2: mov r0.z, v0
+    // 3: mov r0.w, c94.xxxx
     // 4: dp4 r1.x, c0, r0
     t1.xyz = float3((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z);
+    // 5: dp4 r1.y, c1, r0
+    // 6: dp4 r1.z, c2, r0
+    // 7: dp4 r1.w, c3, r0
     // 8: mov r0.x, r1
     out_position = float4(t1.x, t1.y, (-t1.z), c[94].x);
+    // 9: mov r0.y, r1
+    // 10: mov r0.z, r1
+    // 11: mov r0.w, c94.xxxx
     // 12: mov o0, r0
     return;
 }

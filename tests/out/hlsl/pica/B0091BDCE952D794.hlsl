@@ -10,6 +10,7 @@
 
 void shrec_body()
 {
+    // 0: mov r0, r1
     // 1: add r0, r1, r2
     return;
 }

@@ -45,8 +45,17 @@ void shrec_body()
     t1.w = c[32].w;
     // 2: dp4 r0.x, c4, r1
     t0 = float4((shrec_pica_dot4(c[4], t1)).x, (shrec_pica_dot4(c[5], t1)).y, (shrec_pica_dot4(c[6], t1)).z, c[32].w);
+    // 3: dp4 r0.y, c5, r1
+    // 4: dp4 r0.z, c6, r1
+    // 5: mov r0.w, c32.xxxw
     // 6: dp4 o0.x, c0, r0
     t16 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
+    // 7: dp4 o0.y, c1, r0
+    // 8: dp4 o0.z, c2, r0
+    // 9: dp4 o0.w, c3, r0
+    // 10: mov o2, v1
+    // 11: mov o3, c32.yyyw
+    // 12: mov o4, c32.yyyw
     // 13: dp3 r0.xyz, c8.xyzx, v2.xyzx
     t0.xyz = (shrec_pica_dot3(c[8].xyzx, v2.xyzx)).xyz;
     // 14: max r0.xyz, c32.yyyx, r0.xyzx
@@ -55,6 +64,8 @@ void shrec_body()
     t0.xyz = (shrec_pica_mul(c[9].wwwx, t0.xyzx)).xyz;
     // 16: add o1.xyz, c9.xyzx, r0.xyzx
     t17.xyz = (c[9].xyz + t0.xyz);
+    // 17: mov o1.w, c32.xxxw
+    // 18: nop
     // 19: end
     out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
     out_color = float4(t17.x, t17.y, t17.z, c[32].w);

@@ -10,6 +10,7 @@
 
 void shrec_body()
 {
+    // 0: dp4 r1.x, r0, r0
     // 1: rsq r1.x, r1
     return;
 }

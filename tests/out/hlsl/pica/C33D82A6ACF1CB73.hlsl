@@ -50,18 +50,36 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 r1.x, c0, r0
     t1 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
+    // 3: dp4 r1.y, c1, r0
+    // 4: dp4 r1.z, c2, r0
+    // 5: dp4 r1.w, c3, r0
     // 6: dp4 r2.x, c4, r1
     t2 = float4((shrec_pica_dot4(c[4], t1)).x, (shrec_pica_dot4(c[5], t1)).y, (shrec_pica_dot4(c[6], t1)).z, (shrec_pica_dot4(c[7], t1)).w);
+    // 7: dp4 r2.y, c5, r1
+    // 8: dp4 r2.z, c6, r1
+    // 9: dp4 r2.w, c7, r1
+    // 10: mov o4, -r2
     // 11: dp4 o0.x, c8, r2
     t16 = float4((shrec_pica_dot4(c[8], t2)).x, (shrec_pica_dot4(c[9], t2)).y, (shrec_pica_dot4(c[10], t2)).z, (shrec_pica_dot4(c[11], t2)).w);
+    // 12: dp4 o0.y, c9, r2
+    // 13: dp4 o0.z, c10, r2
+    // 14: dp4 o0.w, c11, r2
     // 15: dp3 r15.x, c0, v2
     t15.xyz = float3((shrec_pica_dot3(c[0], v2)).x, (shrec_pica_dot3(c[1], v2)).y, (shrec_pica_dot3(c[2], v2)).z);
+    // 16: dp3 r15.y, c1, v2
+    // 17: dp3 r15.z, c2, v2
     // 18: dp3 r13.x, c0, v3
     t13.xyz = float3((shrec_pica_dot3(c[0], v3)).x, (shrec_pica_dot3(c[1], v3)).y, (shrec_pica_dot3(c[2], v3)).z);
+    // 19: dp3 r13.y, c1, v3
+    // 20: dp3 r13.z, c2, v3
     // 21: dp3 r14.x, c4, r15
     t14.xyz = float3((shrec_pica_dot3(c[4], t15)).x, (shrec_pica_dot3(c[5], t15)).y, (shrec_pica_dot3(c[6], t15)).z);
+    // 22: dp3 r14.y, c5, r15
+    // 23: dp3 r14.z, c6, r15
     // 24: dp3 r12.x, c4, r13
     t12.xyz = float3((shrec_pica_dot3(c[4], t13)).x, (shrec_pica_dot3(c[5], t13)).y, (shrec_pica_dot3(c[6], t13)).z);
+    // 25: dp3 r12.y, c5, r13
+    // 26: dp3 r12.z, c6, r13
     // 27: dp3 r6.x, r14, r14
     t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 28: rsq r6.x, r6
@@ -84,8 +102,12 @@ void shrec_body()
     t14.w = t13.x;
     // 37: mov r13.x, r12
     t13.xzw = float3(t12.x, t14.z, c[95].y);
+    // 38: mov r13.z, r14
+    // 39: mov r13.w, c95.xyyy
+    // 40: mov r11.z, c95.xxxx
     // 41: sge r10, c95.xxxx, r14.zzzz
     t10.y = ((float)(c[95].x >= t14.z));
+    // 42: mov r11.xyw, r13.zxzy
     // 43: add r10, r10, r10
     t10.y = (t10.y + t10.y);
     // 44: mad r11.y, r10, r11, -r11.xyxx
@@ -93,10 +115,13 @@ void shrec_body()
     // 45: cmp r11.xyyy, le, ge, r11.zwww
     pica_ccx = ((t14.z <= c[95].x) ? 1 : 0);
     pica_ccy = ((t11.y >= t13.y) ? 1 : 0);
+    // 46: mov r10, v1.xyyy
     // 47: add r10.y, c94.zzzz, r10.yyyy
     t10.y = (c[94].z + v1.y);
     // 48: mul r10.y, c94.zzzz, r10.yyyy
     t10.y = shrec_pica_mul(c[94].z, t10.y);
+    // 49: mov o2, r10
+    // 50: mov o3, r10
     // 51: ifc cmp.x, 62, 10
     [branch] if ((pica_ccx == 1))
     {
@@ -156,6 +181,7 @@ void shrec_body()
     t1.x = ((t1.x > 0.0) ? rsqrt(t1.x) : ((t1.x == 0.0) ? (1.0 / (t1.x)) : asfloat(0x7FC00000u)));
     // 74: mul o5, r0, r1.xxxx
     out_normalquat = shrec_pica_mul(t0, t1.xxxx);
+    // 75: mov o1, c95.xxxx
     // 76: end
     out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
     out_color = c[95].xxxx;

@@ -27,6 +27,9 @@ static precise float4 o1 = 0;
 
 void shrec_body()
 {
+    // 0: mov o0.xyz, v0
+    // 1: mov o0.w, c95.yyyy
+    // 2: mov o1, v1
     // 3: end
     o0 = float4(v0.x, v0.y, v0.z, c[95].y);
     o1 = v1;

@@ -53,8 +53,17 @@ void shrec_body()
     t1.w = c[32].w;
     // 2: dp4 r0.x, c4, r1
     t0 = float4((shrec_pica_dot4(c[4], t1)).x, (shrec_pica_dot4(c[5], t1)).y, (shrec_pica_dot4(c[6], t1)).z, c[32].w);
+    // 3: dp4 r0.y, c5, r1
+    // 4: dp4 r0.z, c6, r1
+    // 5: mov r0.w, c32.xxxw
     // 6: dp4 o0.x, c0, r0
     t16 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
+    // 7: dp4 o0.y, c1, r0
+    // 8: dp4 o0.z, c2, r0
+    // 9: dp4 o0.w, c3, r0
+    // 10: mov o2, v1
+    // 11: mov o3, c32.yyyw
+    // 12: mov o4, c32.yyyw
     // 13: mov r0, c32.yyyw
     t0.xyz = c[32].yyy;
     // 14: loop i1, 21
@@ -64,6 +73,7 @@ void shrec_body()
     pica_aL = ((int)pica_int[1].y & 255);
     [loop] while (true)
     {
+        // 15: mov r1.xyz, c32.yyyx
         // 16: dp3 r1.xyz, c8[aL].xyzx, v2.xyzx
         t1.xyz = (shrec_pica_dot3(((((((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, v2.xyzx)).xyz;
         // 17: max r1.xyz, c32.yyyx, r1.xyzx
@@ -84,6 +94,8 @@ void shrec_body()
     }
     // 22: min r0.xyz, c32.xxxx, r0.xyzx
     t0.xyz = (shrec_pica_min(c[32].xxxx, t0.xyzx)).xyz;
+    // 23: mov o1, r0
+    // 24: nop
     // 25: end
     out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
     out_color = float4(t0.x, t0.y, t0.z, c[32].w);

@@ -28,8 +28,10 @@ static precise float4 t10 = 0, t11 = 0, t13 = 0, t14 = 0;
 
 void shrec_body()
 {
+    // 0: mov r11.z, c94
     // 1: sge r10, c94, r14.zzzz
     t10.y = ((float)(c[94].y >= t14.z));
+    // 2: mov r11.xyw, r13.zxzy
     // 3: add r10, r10, r10
     t10.y = (t10.y + t10.y);
     // 4: mad r11.y, r10, r11, -r11
@@ -37,10 +39,12 @@ void shrec_body()
     // 5: cmp r11, le, ge, r11.zwww
     pica_ccx = ((t13.z <= c[94].z) ? 1 : 0);
     pica_ccy = ((t11.y >= t13.y) ? 1 : 0);
+    // 6: mov r10, v0.xyyy
     // 7: add r10.y, c95.xxxx, r10.yyyy
     t10.y = (c[95].x + v0.y);
     // 8: mul r10.y, c95.xxxx, r10.yyyy
     out_texcoord0 = float4(v0.x, shrec_pica_mul(c[95].x, t10.y), v0.y, v0.y);
+    // 9: mov o0, r10
     // 10: mov o1, r10
     out_texcoord1 = float4(v0.x, out_texcoord0.y, v0.y, v0.y);
     return;

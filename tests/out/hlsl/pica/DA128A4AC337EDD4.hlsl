@@ -143,6 +143,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_a0y = shrec_f2i_x86((t[0].yyyy).x);
     // 16: mov r0.x, c3
     t[0].xyz = float3(cin3.x, cin6.x, cin9.x);
+    // 17: mov r0.y, c6.yxxx
+    // 18: mov r0.z, c9.zzxx
     // 19: mov r1, c11
     t[1] = cin11;
     // 20: mov r2, c11[a0.x]
@@ -349,6 +351,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         // 111: jmpc !cmp.y, label_118
         [branch] if (!((pica_ccy == 0)))
         {
+            // 112: mov o0, r14
+            // 113: mov o1, c5
             // 114: setemit 0
             pica_emit_vertex = 0;
             pica_emit_prim = 0;
@@ -414,6 +418,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             t[31] = t[47];
             t[47] = t[48];
         }
+        // 118: mov o0, r11
+        // 119: mov o1, c5
         // 120: setemit 0
         pica_emit_vertex = 0;
         pica_emit_prim = 0;
@@ -480,6 +486,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[48] = t[31];
         t[31] = t[47];
         t[47] = t[48];
+        // 122: mov r1, c4
         // 123: add r1, c7, r1
         t[1] = (cin7 + cin4);
         // 124: mul r1, c92.xxxx, r1
@@ -490,6 +497,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[2] = ((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 0)) && ((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])) + cin1);
         // 127: mad o0, r2, c92.yyyy, r1
         t[16] = (shrec_pica_mul(t[2], c[92].yyyy) + t[1]);
+        // 128: mov r2, c5
         // 129: add r2, c8, r2
         t[2] = (cin8 + cin5);
         // 130: mul o1, c95.wwww, r2
@@ -556,18 +564,23 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[48] = t[31];
         t[31] = t[47];
         t[47] = t[48];
+        // 133: mov r8, c1
         // 134: add r8, c4, r8
         t[8] = (cin4 + cin1);
         // 135: mul r8, c92.xxxx, r8
         t[8] = shrec_pica_mul(c[92].xxxx, t[8]);
+        // 136: mov r9, c7
         // 137: add r9, c11, r9
         t[9] = (cin11 + cin7);
         // 138: mad r8, r9, c92.yyyy, r8
         t[8] = (shrec_pica_mul(t[9], c[92].yyyy) + t[8]);
+        // 139: mov r9, c2
         // 140: add r9, c5, r9
         t[9] = (cin5 + cin2);
         // 141: mul r9, c95.wwww, r9
         t[9] = shrec_pica_mul(c[95].wwww, t[9]);
+        // 142: mov o0, r8
+        // 143: mov o1, r9
         // 144: setemit 2, prim
         pica_emit_vertex = 2;
         pica_emit_prim = 1;
@@ -634,6 +647,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[48] = t[31];
         t[31] = t[47];
         t[47] = t[48];
+        // 146: mov r1, c7
         // 147: add r1, c1, r1
         t[1] = (cin1 + cin7);
         // 148: mul r1, c92.xxxx, r1
@@ -644,6 +658,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         t[2] = ((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 96)) ? ((float4)1.0) : (((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) >= 0)) && ((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 32)))) ? t[((((((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127) < 0)) ? 0 : (min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 31) - 0)) + 49)] : c[min(((11 + (((((pica_a0y < -128)) || ((pica_a0y > 127)))) ? 0 : pica_a0y)) & 127), 95)])) + cin4);
         // 151: mad o0, r2, c92.yyyy, r1
         t[16] = (shrec_pica_mul(t[2], c[92].yyyy) + t[1]);
+        // 152: mov r2, c8
         // 153: add r2, c2, r2
         t[2].xy = (cin2.xy + cin8.xy);
         // 154: mul o1, c95.wwww, r2
@@ -668,6 +683,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
+        // 157: mov o0, r12
+        // 158: mov o1, c8
         // 159: setemit 2, prim
         pica_emit_vertex = 2;
         pica_emit_prim = 1;
@@ -688,6 +705,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
+        // 161: mov o0, r8
+        // 162: mov o1, r9
         // 163: setemit 2
         pica_emit_vertex = 2;
         pica_emit_prim = 0;
@@ -708,6 +727,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
                 shrec_gs_emitted += 3;
             }
         }
+        // 165: mov o0, r10
+        // 166: mov o1, c2
         // 167: setemit 1, prim
         pica_emit_vertex = 1;
         pica_emit_prim = 1;
@@ -731,6 +752,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         // 169: end
         return;
     }
+    // 170: mov o0, c1
+    // 171: mov o1, c2
     // 172: setemit 0
     pica_emit_vertex = 0;
     pica_emit_prim = 0;
@@ -751,6 +774,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
+    // 174: mov o0, c4
+    // 175: mov o1, c5
     // 176: setemit 1
     pica_emit_vertex = 1;
     pica_emit_prim = 0;
@@ -771,6 +796,8 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             shrec_gs_emitted += 3;
         }
     }
+    // 178: mov o0, c7
+    // 179: mov o1, c8
     // 180: setemit 2, prim
     pica_emit_vertex = 2;
     pica_emit_prim = 1;

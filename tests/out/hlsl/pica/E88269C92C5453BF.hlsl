@@ -43,10 +43,17 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 r1.x, c0, r0
     t1 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
+    // 3: dp4 r1.y, c1, r0
+    // 4: dp4 r1.z, c2, r0
+    // 5: dp4 r1.w, c3, r0
     // 6: dp4 o0.x, c4, r1
     out_position.xyw = float3((shrec_pica_dot4(c[4], t1)).x, (shrec_pica_dot4(c[5], t1)).y, (shrec_pica_dot4(c[7], t1)).w);
+    // 7: dp4 o0.y, c5, r1
     // 8: dp4 o0.z, c6, r1
     t16.z = (shrec_pica_dot4(c[6], t1)).z;
+    // 9: dp4 o0.w, c7, r1
+    // 10: mov o1, v1
+    // 11: mov o2, v2
     // 12: mul o3, c95.wwww, v3
     out_color = shrec_pica_mul(c[95].wwww, v3);
     // 13: end

@@ -42,16 +42,27 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 r1.x, c4, r0
     t1 = float4((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z, (shrec_pica_dot4(c[7], t0)).w);
+    // 3: dp4 r1.y, c5, r0
+    // 4: dp4 r1.z, c6, r0
+    // 5: dp4 r1.w, c7, r0
     // 6: dp4 o0.x, c0, r1
     t16 = float4((shrec_pica_dot4(c[0], t1)).x, (shrec_pica_dot4(c[1], t1)).y, (shrec_pica_dot4(c[2], t1)).z, (shrec_pica_dot4(c[3], t1)).w);
+    // 7: dp4 o0.y, c1, r1
+    // 8: dp4 o0.z, c2, r1
+    // 9: dp4 o0.w, c3, r1
     // 10: dp4 o1.x, c8, v1
     t17.xy = float2((shrec_pica_dot4(c[8], v1)).x, (shrec_pica_dot4(c[9], v1)).y);
+    // 11: dp4 o1.y, c9, v1
+    // 12: mov o1.zw, c95.xyyy
     // 13: mov r0.xyz, v2
     t0.xyz = v2.xyz;
     // 14: mov r0.w, c95.xxxx
     t0.w = c[95].x;
     // 15: dp4 r1.x, c4, r0
     t1.xyz = float3((shrec_pica_dot4(c[4], t0)).x, (shrec_pica_dot4(c[5], t0)).y, (shrec_pica_dot4(c[6], t0)).z);
+    // 16: dp4 r1.y, c5, r0
+    // 17: dp4 r1.z, c6, r0
+    // 18: mov r1.w, c95.xxxx
     // 19: dp3 r2, r1, r1
     t2.x = (shrec_pica_dot3(t1, t1)).x;
     // 20: rsq r2, r2
@@ -62,10 +73,12 @@ void shrec_body()
     t0.x = (shrec_pica_dot3(c[10], t1)).x;
     // 23: add r0.x, c95.xxxx, -r0
     t0.xy = float2((c[95].x + (-t0.x)), (shrec_pica_dot3((-c[11]), t1)).y);
+    // 24: dp3 r0.y, -c11, r1
     // 25: max r0, c95.xxxx, r0
     t0.xy = (shrec_pica_max(c[95].xxxx, t0)).xy;
     // 26: mul r0.y, r0, r0
     t0.y = shrec_pica_mul(t0.y, t0.y);
+    // 27: mov r1, c16
     // 28: mul r2, c12, r0.yyyy
     t2 = shrec_pica_mul(c[12], t0.yyyy);
     // 29: mad r1, r2, c15, r1
@@ -74,6 +87,7 @@ void shrec_body()
     t2 = shrec_pica_mul(c[12], t0.xxxx);
     // 31: mad r1, r2, c14, r1
     t1 = (shrec_pica_mul(t2, c[14]) + t1);
+    // 32: mov r2, c12
     // 33: mad r1, r2, c13, r1
     t1 = (shrec_pica_mul(c[12], c[13]) + t1);
     // 34: min o2, c95.yyyy, r1

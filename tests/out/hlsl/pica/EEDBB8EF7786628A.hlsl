@@ -18,6 +18,17 @@ static precise float4 v1 = 0;
 
 void shrec_body()
 {
+    // 0: dp3 r15.x, c0, v0
+    // 1: dp3 r15.y, c1, v0
+    // 2: dp3 r15.z, c2, v0
+    // 3: dp3 r13.x, c0, v1
+    // 4: dp3 r13.y, c1, v1
+    // 5: dp3 r13.z, c2, v1
+    // 6: dp3 r14.x, c4, r15
+    // 7: dp3 r14.y, c5, r15
+    // 8: dp3 r14.z, c6, r15
+    // 9: dp3 r12.x, c4, r13
+    // 10: dp3 r12.y, c5, r13
     // 11: dp3 r12.z, c6, r13
     return;
 }

@@ -39,6 +39,10 @@ void shrec_body()
     t0.w = c[95].y;
     // 2: dp4 o0.x, c0, r0
     t16 = float4((shrec_pica_dot4(c[0], t0)).x, (shrec_pica_dot4(c[1], t0)).y, (shrec_pica_dot4(c[2], t0)).z, (shrec_pica_dot4(c[3], t0)).w);
+    // 3: dp4 o0.y, c1, r0
+    // 4: dp4 o0.z, c2, r0
+    // 5: dp4 o0.w, c3, r0
+    // 6: mov r1, v1
     // 7: litp r2, r1
     pica_ccx = ((v1.x >= 0.0) ? 1 : 0);
     pica_ccy = ((v1.w >= 0.0) ? 1 : 0);
@@ -49,6 +53,7 @@ void shrec_body()
         // 9: ifc cmp.y, 12, 2
         [branch] if ((pica_ccy == 1))
         {
+            // 10: mov o1, c93
             // 11: end (last of the scope)
             out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
             out_color = c[93];
@@ -56,6 +61,7 @@ void shrec_body()
         }
         else
         {
+            // 12: mov o1, c92
             // 13: end
             out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
             out_color = c[92];
@@ -67,6 +73,7 @@ void shrec_body()
         // 15: ifc cmp.y, 18, 0
         [branch] if ((pica_ccy == 1))
         {
+            // 16: mov o1, c91
             // 17: end (last of the scope)
             out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
             out_color = c[91];
@@ -77,6 +84,7 @@ void shrec_body()
     t2.xyz = (shrec_pica_mul(c[90], t2.xyzx)).xyz;
     // 20: mov r2.w, c95.yyyy
     out_color = float4(t2.x, t2.y, t2.z, c[95].y);
+    // 21: mov o1, r2
     // 22: end
     out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
     return;

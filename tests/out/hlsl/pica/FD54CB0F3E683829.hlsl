@@ -28,10 +28,12 @@ void shrec_body()
 {
     // 0: flr r0.x, c0.xxxx
     t0.x = floor(c[0].x);
+    // 1: mov r2.x, c0.xxxx
     // 2: mul r1.x, c95.zzzz, r2.xxxx
     t1.x = shrec_pica_mul(c[95].z, c[0].x);
     // 3: add r2.x, r0.xxxx, r1.xxxx
     t2.x = (t0.x + t1.x);
+    // 4: mov r1.x, c0.xxxx
     // 5: mul r0.x, c95.wwww, r1.xxxx
     t0.x = shrec_pica_mul(c[95].w, c[0].x);
     // 6: add r1.x, r2.xxxx, r0.xxxx
@@ -54,20 +56,25 @@ void shrec_body()
     t0.x = ((c[0].x > 0.0) ? rsqrt(c[0].x) : ((c[0].x == 0.0) ? (1.0 / (c[0].x)) : asfloat(0x7FC00000u)));
     // 15: add r1.x, r2.xxxx, r0.xxxx
     t1.x = (t2.x + t0.x);
+    // 16: mov r2.x, c1.xxxx
     // 17: min r0.x, c0.xxxx, r2.xxxx
     t0.x = shrec_pica_min(c[0].x, c[1].x);
     // 18: add r2.x, r1.xxxx, r0.xxxx
     t2.x = (t1.x + t0.x);
+    // 19: mov r1.x, c1.xxxx
     // 20: max r0.x, c0.xxxx, r1.xxxx
     t0.x = shrec_pica_max(c[0].x, c[1].x);
     // 21: add r1.x, r2.xxxx, r0.xxxx
     t1.x = (t2.x + t0.x);
+    // 22: mov r2.x, c1.xxxx
     // 23: max r0.x, c0.xxxx, r2.xxxx
     t0.x = shrec_pica_max(c[0].x, c[1].x);
     // 24: min r0.x, c2.xxxx, r0.xxxx
     t0.x = shrec_pica_min(c[2].x, t0.x);
     // 25: add r2.x, r1.xxxx, r0.xxxx
     t2.x = (t1.x + t0.x);
+    // 26: mov r1.x, c1.xxxx
+    // 27: mov r3.x, c2.xxxx
     // 28: add r4.x, c95.yyyy, -r3.xxxx
     t4.x = (c[95].y + (-c[2].x));
     // 29: mul r0.x, c0.xxxx, r4.xxxx
@@ -78,6 +85,7 @@ void shrec_body()
     t0.x = (t0.x + t4.x);
     // 32: add r1.x, r2.xxxx, r0.xxxx
     t1.x = (t2.x + t0.x);
+    // 33: mov r2.x, c1.xxxx
     // 34: mul r0.x, c0.xxxx, r2.xxxx
     t0.x = shrec_pica_mul(c[0].x, c[1].x);
     // 35: add r0.x, c2.xxxx, r0.xxxx
@@ -86,6 +94,9 @@ void shrec_body()
     t2.x = (t1.x + t0.x);
     // 37: mov r0.x, v0.xxxx
     out_position = float4(v0.x, v0.y, (-t2.x), c[94].x);
+    // 38: mov r0.y, v0.yyyy
+    // 39: mov r0.z, r2.xxxx
+    // 40: mov r0.w, c94.xxxx
     // 41: mov o0, r0
     return;
 }
