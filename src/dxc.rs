@@ -26,7 +26,7 @@ pub mod version;
 /// - Linux x86-64: `compushady-lrtu==0.18.0` (manylinux_2_28), `libdxcompiler_x86_64.so`;
 /// - Windows x86-64: `slangpy==0.43.1` (win_amd64), `dxcompiler.dll` and `dxil.dll` (both
 ///   DXC 1.9.2602), the validator that signs DXIL. shrec loads `dxil.dll` from the library's
-///   folder before the library ([`preload_validator`]), since DXC asks for it by name only.
+///   folder before the library (`preload_validator`), since DXC asks for it by name only.
 ///   `compushady==0.17.5`'s DXC 1.6.2112 is older than [`version::MINIMUM`] (its SPIR-V back
 ///   end lacks HLSL 2021's `select`) and is refused;
 /// - macOS: nothing. The only registry copy found, `compushady==0.17.5`

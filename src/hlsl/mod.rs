@@ -85,7 +85,7 @@ pub fn write_with_entry_point(m: &Module, entry: &str) -> String {
     write_as_is_with_entry_point(&m, entry)
 }
 
-/// [`write`] without the optimizing passes: the module's statements as the front end lowered
+/// [`write()`] without the optimizing passes: the module's statements as the front end lowered
 /// them (for comparisons and for looking at a front end's own output).
 pub fn write_as_is(m: &Module) -> String {
     write_as_is_with_entry_point(m, "main")

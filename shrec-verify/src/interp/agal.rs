@@ -105,9 +105,9 @@ pub fn tolerance(op: Op) -> Tolerance {
 /// an opcode added to the decoder's [`Op`] does not compile here until it is given a shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
-    /// Lane-wise, one source ([`unary`]).
+    /// Lane-wise, one source.
     Unary,
-    /// Lane-wise, two sources ([`binary`]).
+    /// Lane-wise, two sources.
     Binary,
     /// Dot product broadcast (`dp3`, `dp4`).
     Dot,

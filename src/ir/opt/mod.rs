@@ -4,14 +4,14 @@
 //! temporaries and write each lane of a scalar ISA on its own; the HLSL the writer printed from
 //! that gave DXC most of its work. These passes shrink the module without changing any value
 //! the shader computes:
-//! - [`fold`]: exact constant folding (integer operators, swizzles, sign bits; never float
+//! - `fold`: exact constant folding (integer operators, swizzles, sign bits; never float
 //!   arithmetic) and constant `If` conditions;
-//! - [`copy_prop`]: reads of moved register lanes and constants read the source instead;
-//! - [`forward`]: a result computed into a result temporary (GX2 PV/PS) and then moved is
+//! - `copy_prop`: reads of moved register lanes and constants read the source instead;
+//! - `forward`: a result computed into a result temporary (GX2 PV/PS) and then moved is
 //!   computed into its destination;
-//! - [`dce`]: component-wise liveness; dead assignments go, masks shrink to live lanes;
-//! - [`merge`]: assignments to different lanes of one register become one;
-//! - [`tidy`]: adjacent `If`s on one condition join, comments left annotating nothing go.
+//! - `dce`: component-wise liveness; dead assignments go, masks shrink to live lanes;
+//! - `merge`: assignments to different lanes of one register become one;
+//! - `tidy`: adjacent `If`s on one condition join, comments left annotating nothing go.
 //!
 //! Expressions are pure, so passes may drop or duplicate reads freely; they never move an
 //! expression into or out of control flow, or past a `Discard` or `Return` (implicit
