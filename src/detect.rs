@@ -58,6 +58,32 @@ pub fn detect(buf: &[u8]) -> Vec<Candidate> {
     out
 }
 
+/// A container that starts at `buf[0]` by its magic but that [`detect`] did not accept, with
+/// the offset (from `buf[0]`) and the reason: a truncated or damaged `.gsh` or Xenos shader
+/// file. Only the start of a file (or of an archive member) is looked at: the magic there says
+/// the whole file is meant to be that container, so the damage is worth an error, whereas a
+/// magic met inside other data is as likely a coincidence (and XenosRecomp's scan, which shrec
+/// follows, skips such candidates silently).
+///
+/// - GFD: `Gfx2` at 0 and a block chain that does not reach its end-of-file block (the first
+///   fault of [`gx2::gfd::walk`]).
+/// - Xenos: XenosRecomp's magic at 0 with its two zero fields, and a container that
+///   [`xenos::check`] refuses (most often: declared size past the end of the file).
+pub fn damaged_at_start(buf: &[u8]) -> Option<(ContainerKind, Option<u64>, String)> {
+    if buf.starts_with(gx2::gfd::FILE_MAGIC) {
+        if let Err(e) = gx2::gfd::walk(buf) {
+            return Some((ContainerKind::Gfd, e.offset(), format!("damaged GFD container, no shader read from it: {}", e.reason())));
+        }
+    }
+    let h = ContainerHeader::read(buf)?;
+    if h.has_magic() && h.field_1c == 0 && h.field_20 == 0 {
+        if let Err(e) = xenos::check(buf) {
+            return Some((ContainerKind::Xenos, e.container_offset(), format!("damaged Xenos container, no shader read from it: {e}")));
+        }
+    }
+    None
+}
+
 /// Every occurrence of `magic` whose structure `probe` accepts; `probe` gets the buffer from the
 /// magic on and returns the container length.
 fn scan_magic(buf: &[u8], magic: &[u8], kind: ContainerKind, probe: fn(&[u8]) -> Option<usize>, out: &mut Vec<Candidate>) {

@@ -150,7 +150,13 @@ pub fn scan_bytes(path_label: &Path, bytes: &[u8]) -> (Vec<FoundShader>, Vec<Sca
         let kind = Some(ContainerKind::Dvlb);
         errors.push(ScanError { path: path_label.to_path_buf(), offset: Some(0), kind, at: e.offset(), reason: e.reason() });
     }
-    for c in detect(bytes) {
+    let found = detect(bytes);
+    if found.first().is_none_or(|c| c.offset != 0) {
+        if let Some((kind, at, reason)) = crate::detect::damaged_at_start(bytes) {
+            errors.push(ScanError { path: path_label.to_path_buf(), offset: Some(0), kind: Some(kind), at, reason });
+        }
+    }
+    for c in found {
         let container = &bytes[c.offset..c.offset + c.len];
         match formats::entries(c.kind, container) {
             Ok(entries) => shaders.extend(entries.into_iter().map(|e| FoundShader {

@@ -101,3 +101,47 @@ fn cmake_example_works_copied_out_and_reruns_on_hook_files() {
     assert!(override_edited.contains("shrec: building shader cache"), "an edited override reruns shrec:\n{override_edited}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// docs/hooks.md's example runs as written: its shell block, run line by line in a folder with
+/// a `game/shaders.bin` that holds a Xenos shader at the offset the example names, gives the
+/// override file from `shrec hlsl` and a build that uses it (only the example's key is replaced
+/// by the key of that shader). Its HLSL block is a directive the override parser accepts. (The
+/// page used to show a reversed-Z `--prelude` no hook could implement.)
+#[test]
+fn hooks_doc_example_runs_as_written() {
+    let doc = std::fs::read_to_string(repo().join("docs/hooks.md")).unwrap();
+    let block = |lang: &str| -> Vec<String> {
+        let start = doc.find(&format!("```{lang}\n")).unwrap_or_else(|| panic!("no {lang} block")) + lang.len() + 4;
+        doc[start..start + doc[start..].find("```").unwrap()].lines().map(str::to_string).collect()
+    };
+    let sh = block("sh");
+    assert!(!block("hlsl").is_empty() && block("hlsl").iter().all(|l| l.starts_with("// shrec: spec-constants-mask = ")));
+    let offset = sh.iter().find_map(|l| l.split("--offset ").nth(1)).expect("the example names an offset");
+    let offset = usize::from_str_radix(offset.split_whitespace().next().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let doc_key = sh.iter().find_map(|l| l.split("overrides/").nth(1)).unwrap().trim_end_matches(".hlsl").to_string();
+
+    let dir = tmpdir("hooks-doc-example");
+    let (key, (_, bytes)) = common::xenos_corpus().into_iter().next().unwrap();
+    let mut bin = vec![0u8; offset];
+    bin.extend_from_slice(&bytes);
+    std::fs::create_dir_all(dir.join("game")).unwrap();
+    std::fs::create_dir_all(dir.join("shaders/overrides")).unwrap();
+    std::fs::write(dir.join("game/shaders.bin"), &bin).unwrap();
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_shrec")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let key_hex = format!("{key:016X}");
+    let mut printed = String::new();
+    for line in sh.iter().filter(|l| !l.trim_start().starts_with('#')) {
+        let line = line.replace(&doc_key, &key_hex);
+        let o = Command::new("sh").arg("-c").arg(&line).current_dir(&dir).env("PATH", &path).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "`{line}` failed:\n{err}");
+        printed.push_str(&err);
+        printed.push_str(&String::from_utf8_lossy(&o.stdout));
+    }
+    let hlsl = std::fs::read_to_string(dir.join("shaders/overrides").join(format!("{key_hex}.hlsl"))).unwrap();
+    assert!(hlsl.contains("#include \"shader_common.h\""), "{hlsl}");
+    assert!(dir.join("gen/shader_cache.cpp").is_file());
+    assert!(printed.contains("override") && printed.contains(&key_hex), "the build names the override it used:\n{printed}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

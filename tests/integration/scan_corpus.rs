@@ -468,3 +468,45 @@ fn a_dvlb_over_the_dvle_cap_is_an_error() {
     assert!(e.contains("many.shbin") && e.contains("257 DVLEs exceed the limit of 256"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `.gsh` or Xenos shader file cut short (a failed copy, a partial download) is an error
+/// naming the file, the offset and the reason: it used to yield no shader and no word (exit 0
+/// beside other shaders). Cut at several lengths, alone and as a zip member; a magic met inside
+/// other data, not at the start, stays silent (XenosRecomp's scan skips it as well).
+#[test]
+fn a_truncated_gfd_or_xenos_file_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("shrec-test-{}-truncated", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let gsh = std::fs::read(corpus().join("gx2/GaryOderNichts+MultiDRCSpaceDemo/shaders/colorShader.gsh")).unwrap();
+    let xenos = std::fs::read(corpus().join("xenos/Free60Project+libxenon/devkitxenon/examples/xenon/graphics/cube/files/ps.psu")).unwrap();
+    let agal = std::fs::read(corpus().join("agal/adobe+glsl2agal/agalassembler/adobe_glsl2agal_test2_fs.agal")).unwrap();
+    for (what, whole) in [("GFD", &gsh), ("Xenos", &xenos)] {
+        for cut in [whole.len() / 3, whole.len() / 2, whole.len() - 1] {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("other.agal"), &agal).unwrap();
+            std::fs::write(dir.join("cut.bin"), &whole[..cut]).unwrap();
+            // the same bytes behind 16 bytes of other data: not a file of that container
+            let mut inside = vec![0x55u8; 16];
+            inside.extend_from_slice(&whole[..cut]);
+            std::fs::write(dir.join("inside.dat"), &inside).unwrap();
+            let r = scan_dir(&dir);
+            assert_eq!(r.shaders.len(), 1, "{what} cut at {cut}: only the AGAL program: {:?}", r.shaders);
+            assert_eq!(r.errors.len(), 1, "{what} cut at {cut}: {:?}", r.errors);
+            let e = r.errors[0].to_string();
+            assert!(e.contains("cut.bin") && e.contains(&format!("damaged {what} container")), "{what} cut at {cut}: {e}");
+            assert!(r.errors[0].at.is_some(), "{what} cut at {cut}: the offset of the fault: {e}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+    // as an archive member: the error names the member
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    zip.start_file("shaders/cut.gsh", zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored)).unwrap();
+    std::io::Write::write_all(&mut zip, &gsh[..gsh.len() / 2]).unwrap();
+    std::fs::write(dir.join("pack.zip"), zip.finish().unwrap().into_inner()).unwrap();
+    let r = scan_dir(&dir);
+    assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+    let e = r.errors[0].to_string();
+    assert!(e.contains("pack.zip!shaders/cut.gsh") && e.contains("damaged GFD container"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

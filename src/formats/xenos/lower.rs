@@ -166,7 +166,7 @@ fn opts_epilogue(ctx: &mut Ctx, body: &mut Vec<Stmt>) {
         body.push(Stmt::Assign { dst: Dst { reg: RegRef::fixed(RegFile::Output, o), mask: 1 }, value: tx(OPTS), saturate: false });
     }
     if written & 2 != 0 {
-        body.push(Stmt::Comment("oPts.y (edge flag) is written: ignored, no host API has per-vertex edge flags".into()));
+        ctx.notices.push("oPts.y (edge flag) is written: ignored, no host API has per-vertex edge flags".into());
     }
     if written & 4 != 0 {
         ctx.outputs.push(IoVar { name: "oKillVertex".into(), semantic: Semantic::CullDistance, components: 1 });
@@ -234,6 +234,9 @@ struct Ctx<'a> {
     spec_constants_mask: u32,
     /// Lanes of oPts (export 63) the shader writes somewhere.
     opts_written: u8,
+    /// Module-wide notices for the HLSL header: deviations that belong to no one statement (a
+    /// comment in the body could be dropped by the IR passes once the code after it is gone).
+    notices: Vec<String>,
     /// eM0-eM4 (bits 0-4) the shader writes somewhere, and whether it writes eA.
     em_used: u8,
     ea_used: bool,
@@ -1608,6 +1611,7 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
         sampler_names: sampler_names(c),
         spec_constants_mask: 0,
         opts_written: 0,
+        notices: Vec::new(),
         em_used: 0,
         ea_used: false,
         ul: if opts.profile == Profile::Unleashed { Some(unleashed_state(c, vertex)?) } else { None },
@@ -1729,7 +1733,7 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
                 Some(&o) => {
                     else_body.push(Stmt::If { cond: spec_bit_set(STATE_SPEC_UNLEASHED, 1), then_body: alpha_to_coverage(o), else_body: vec![] })
                 }
-                None => else_body.push(Stmt::Comment("alpha to coverage: the shader writes no oC0 (XenosRecomp's HLSL would not compile)".into())),
+                None => ctx.notices.push("alpha to coverage: the shader writes no oC0, so it has none (XenosRecomp's HLSL would not compile)".into()),
             }
         }
         body.push(Stmt::If {
@@ -1766,6 +1770,7 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
         p.cf.len(),
         p.slot_count
     )];
+    header_comments.append(&mut ctx.notices);
     if memexport {
         // the format comes from the stream constant at run time, so these cannot be rejected here
         header_comments.push(
