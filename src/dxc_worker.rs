@@ -92,8 +92,9 @@ fn set_limit(resource: Resource, soft: libc::rlim_t, hard: libc::rlim_t) -> io::
 #[cfg(unix)]
 /// CPU seconds this process has used (user + system), rounded up.
 fn cpu_seconds_used() -> u64 {
-    // SAFETY: getrusage writes the struct we pass.
+    // SAFETY: rusage is plain integers, for which all-zero bytes are a valid value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct we pass, which lives through the call.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
         return 0;
     }

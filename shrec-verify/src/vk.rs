@@ -205,6 +205,7 @@ pub struct Gpu {
 // SAFETY: ash handles are plain data; the only externally synchronised object shared between
 // threads, the queue, is behind a mutex, and every job creates its own pools.
 unsafe impl Sync for Gpu {}
+// SAFETY: as for Sync: no handle of a Gpu is tied to the thread that created it.
 unsafe impl Send for Gpu {}
 
 /// Why no GPU could be opened.
@@ -297,7 +298,9 @@ impl Gpu {
         let mut seen = Vec::new();
         let mut chosen = None;
         for p in physicals {
+            // SAFETY: plain queries on a live instance and one of its physical devices.
             let props = unsafe { instance.get_physical_device_properties(p) };
+            // SAFETY: Vulkan fills this fixed-size array with a NUL-terminated string.
             let name = unsafe { CStr::from_ptr(props.device_name.as_ptr()) }.to_string_lossy().into_owned();
             seen.push(format!("{name} ({:?})", props.device_type));
             if props.device_type == vk::PhysicalDeviceType::CPU && props.api_version >= vk::API_VERSION_1_3 && chosen.is_none() {
@@ -305,6 +308,7 @@ impl Gpu {
             }
         }
         let (physical, props, name) = chosen.ok_or_else(|| format!("no Vulkan 1.3 CPU device among [{}]", seen.join(", ")))?;
+        // SAFETY: plain queries on a live instance and one of its physical devices.
         let features = unsafe { instance.get_physical_device_features(physical) };
         for (ok, what) in [
             (features.geometry_shader, "geometryShader"),
@@ -315,6 +319,7 @@ impl Gpu {
                 return Err(format!("{name} lacks the {what} feature"));
             }
         }
+        // SAFETY: plain queries on a live instance and one of its physical devices.
         let queue_family = unsafe { instance.get_physical_device_queue_family_properties(physical) }
             .iter()
             .position(|q| q.queue_flags.contains(vk::QueueFlags::GRAPHICS))
@@ -334,6 +339,7 @@ impl Gpu {
         let mut v12_supported = vk::PhysicalDeviceVulkan12Features::default();
         {
             let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut v12_supported);
+            // SAFETY: plain queries on a live instance and one of its physical devices.
             unsafe { instance.get_physical_device_features2(physical, &mut f2) };
         }
         let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
@@ -350,12 +356,16 @@ impl Gpu {
         }
         // SAFETY: valid create info for a device of this instance.
         let device = unsafe { instance.create_device(physical, &info, None) }.map_err(vkerr("vkCreateDevice"))?;
+        // SAFETY: queue family `queue_family`, index 0, was requested in the device create info.
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        // SAFETY: plain queries on a live instance and one of its physical devices.
         let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
         let driver = {
             let mut drv = vk::PhysicalDeviceDriverProperties::default();
             let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut drv);
+            // SAFETY: plain queries on a live instance and one of its physical devices.
             unsafe { instance.get_physical_device_properties2(physical, &mut p2) };
+            // SAFETY: Vulkan fills this fixed-size array with a NUL-terminated string.
             unsafe { CStr::from_ptr(drv.driver_info.as_ptr()) }.to_string_lossy().into_owned()
         };
         let dxc = dxc::locate(&dxc::LocateOptions::default()).map_err(|e| format!("DXC: {e}"))?;
@@ -406,6 +416,7 @@ impl Gpu {
     fn buffer(&self, s: &mut Scratch, size: u64, usage: vk::BufferUsageFlags) -> Result<usize, String> {
         let d = &self.device;
         let size = size.max(16);
+        // SAFETY: the create/allocate infos outlive the calls; the memory is bound once and mapped whole while the Scratch owns it; `destroy` frees it after the fence.
         unsafe {
             let buffer = d.create_buffer(&vk::BufferCreateInfo::default().size(size).usage(usage), None).map_err(vkerr("vkCreateBuffer"))?;
             let req = d.get_buffer_memory_requirements(buffer);
@@ -443,6 +454,7 @@ impl Gpu {
             TextureShape::Cube => (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE, 1),
             TextureShape::Volume => (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D, extent.0),
         };
+        // SAFETY: the create infos outlive the calls; the image, its memory and view belong to this Scratch and are destroyed by `destroy` after the fence.
         unsafe {
             let info = vk::ImageCreateInfo::default()
                 .flags(if shape == TextureShape::Cube { vk::ImageCreateFlags::CUBE_COMPATIBLE } else { vk::ImageCreateFlags::empty() })
@@ -478,6 +490,7 @@ impl Gpu {
             return Err("SPIR-V length is not a multiple of 4".into());
         }
         let words: Vec<u32> = spirv.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        // SAFETY: the create info and the arrays it points to outlive the call; the new handle belongs to this Scratch and is destroyed by `destroy` after the fence is waited.
         let m = unsafe { self.device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
             .map_err(vkerr("vkCreateShaderModule"))?;
         s.modules.push(m);
@@ -486,6 +499,7 @@ impl Gpu {
 
     fn destroy(&self, s: Scratch) {
         let d = &self.device;
+        // SAFETY: called once per Scratch, after its fence was waited: the GPU no longer uses any of these handles.
         unsafe {
             if s.fence != vk::Fence::null() {
                 d.destroy_fence(s.fence, None);
@@ -587,6 +601,7 @@ impl Gpu {
                         .collect()
                 })
                 .unwrap_or_default();
+            // SAFETY: the create info and the arrays it points to outlive the call; the new handle belongs to this Scratch and is destroyed by `destroy` after the fence is waited.
             let l = unsafe { d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None) }
                 .map_err(vkerr("vkCreateDescriptorSetLayout"))?;
             s.set_layouts.push(l);
@@ -594,9 +609,11 @@ impl Gpu {
         let sizes: Vec<vk::DescriptorPoolSize> =
             pool_sizes.iter().map(|(&ty, &n)| vk::DescriptorPoolSize { ty: vk::DescriptorType::from_raw(ty), descriptor_count: n }).collect();
         let sizes = if sizes.is_empty() { vec![vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLER, descriptor_count: 1 }] } else { sizes };
+        // SAFETY: the create info and the arrays it points to outlive the call; the new handle belongs to this Scratch and is destroyed by `destroy` after the fence is waited.
         s.descriptor_pool =
             unsafe { d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(max_set + 1).pool_sizes(&sizes), None) }
                 .map_err(vkerr("vkCreateDescriptorPool"))?;
+        // SAFETY: the create info and the arrays it points to outlive the call; the new handle belongs to this Scratch and is destroyed by `destroy` after the fence is waited.
         let sets_vk = unsafe {
             d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(s.descriptor_pool).set_layouts(&s.set_layouts))
         }
@@ -617,6 +634,7 @@ impl Gpu {
                 .dst_binding(u.slot.binding)
                 .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC)
                 .buffer_info(&info);
+            // SAFETY: the write names live resources of this Scratch, and no submitted command buffer uses the set yet (descriptors are written before recording).
             unsafe { d.update_descriptor_sets(&[write], &[]) };
             dynamic.push((i, buf, stride));
         }
@@ -627,6 +645,7 @@ impl Gpu {
                 .dst_binding(slot.binding)
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .buffer_info(&info);
+            // SAFETY: the write names live resources of this Scratch, and no submitted command buffer uses the set yet (descriptors are written before recording).
             unsafe { d.update_descriptor_sets(&[write], &[]) };
         }
         // Textures: upload through a staging buffer.
@@ -692,11 +711,13 @@ impl Gpu {
                 self.write_f32s(s, staging, 0, &all);
             }
             let image = s.images[img].image;
+            // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
             unsafe {
                 barrier(d, cmd, image, aspect, layers, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
                 d.cmd_copy_buffer_to_image(cmd, s.buffers[staging].buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &regions);
                 barrier(d, cmd, image, aspect, layers, vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
             }
+            // SAFETY: the create info and the arrays it points to outlive the call; the new handle belongs to this Scratch and is destroyed by `destroy` after the fence is waited.
             let sampler = unsafe {
                 d.create_sampler(
                     &vk::SamplerCreateInfo::default()
@@ -741,6 +762,7 @@ impl Gpu {
                     .descriptor_type(vk::DescriptorType::SAMPLER)
                     .image_info(&si),
             ];
+            // SAFETY: the write names live resources of this Scratch, and no submitted command buffer uses the set yet (descriptors are written before recording).
             unsafe { d.update_descriptor_sets(&writes, &[]) };
         }
         Ok((sets_vk, dynamic))
@@ -748,6 +770,7 @@ impl Gpu {
 
     fn begin(&self, s: &mut Scratch) -> Result<vk::CommandBuffer, String> {
         let d = &self.device;
+        // SAFETY: the pool and its one command buffer belong to this Scratch (one per job, so no external synchronisation is shared); the fence is created unsignalled for this submission.
         unsafe {
             s.command_pool = d
                 .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(self.queue_family), None)
@@ -764,6 +787,7 @@ impl Gpu {
 
     fn submit(&self, s: &Scratch, cmd: vk::CommandBuffer) -> Result<(), String> {
         let d = &self.device;
+        // SAFETY: the command buffer was recorded by this thread; the queue, the only object shared between threads, is used under its mutex; the fence is waited before anything is read back.
         unsafe {
             d.end_command_buffer(cmd).map_err(vkerr("vkEndCommandBuffer"))?;
             let cmds = [cmd];
@@ -778,6 +802,7 @@ impl Gpu {
 
     fn pipeline_layout(&self, s: &mut Scratch, push: Option<vk::PushConstantRange>) -> Result<(), String> {
         let ranges: Vec<vk::PushConstantRange> = push.into_iter().collect();
+        // SAFETY: the create info and the arrays it points to outlive the call; the new handle belongs to this Scratch and is destroyed by `destroy` after the fence is waited.
         s.pipeline_layout = unsafe {
             self.device
                 .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&s.set_layouts).push_constant_ranges(&ranges), None)
@@ -819,6 +844,7 @@ impl Gpu {
         for _ in 0..push.addresses {
             let buf =
                 self.buffer(s, stride * draws.max(1) as u64, vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)?;
+            // SAFETY: a live buffer of this Scratch, created with SHADER_DEVICE_ADDRESS usage on a device with bufferDeviceAddress enabled.
             let addr = unsafe { self.device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(s.buffers[buf].buffer)) };
             bases.push((buf, addr));
         }
@@ -924,8 +950,10 @@ impl Gpu {
             .multisample_state(&ms)
             .layout(s.pipeline_layout)
             .push_next(&mut rendering);
+        // SAFETY: the create info and every state struct it points to live on this stack frame through the call; the shader modules and layout are live handles of this Scratch, which owns the pipeline (destroyed by `destroy`).
         s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (vertex harness): {e:?}"))?[0];
+        // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
             let ri = vk::RenderingInfo::default()
                 .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
@@ -1171,6 +1199,7 @@ impl Gpu {
             .dynamic_state(&dyn_info)
             .layout(s.pipeline_layout)
             .push_next(&mut rendering);
+        // SAFETY: the create info and every state struct it points to live on this stack frame through the call; the shader modules and layout are live handles of this Scratch, which owns the pipeline (destroyed by `destroy`).
         s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (fragment harness): {e:?}"))?[0];
         // Readback buffers.
@@ -1179,6 +1208,7 @@ impl Gpu {
             (0..colour_count).map(|_| self.buffer(s, px * 16, vk::BufferUsageFlags::TRANSFER_DST)).collect::<Result<_, _>>()?;
         let depth_buf = self.buffer(s, px * 4, vk::BufferUsageFlags::TRANSFER_DST)?;
         let stencil_buf = self.buffer(s, px, vk::BufferUsageFlags::TRANSFER_DST)?;
+        // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
             for &c in &colours {
                 barrier(

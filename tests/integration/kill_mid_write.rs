@@ -106,6 +106,7 @@ fn killed_build_leaves_no_partial_cache() {
 fn live_writers_temporary_files_are_kept_whatever_their_pid() {
     use std::os::unix::io::AsRawFd;
     let dir = tmpdir("live-temps");
+    // SAFETY: flock only takes a descriptor the File keeps open through the call.
     let flock = |f: &std::fs::File| unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     let dest = dir.join("x.bin");
     // pid_max is at most 2^22 on Linux: no process here has pid 999999999

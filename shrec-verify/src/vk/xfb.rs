@@ -19,11 +19,13 @@ pub fn supported(instance: &ash::Instance, physical: vk::PhysicalDevice) -> bool
     // SAFETY: plain queries on a live instance.
     let exts = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
     let name = ash::ext::transform_feedback::NAME;
+    // SAFETY: Vulkan fills each extension name array with a NUL-terminated string.
     if !exts.iter().any(|e| unsafe { CStr::from_ptr(e.extension_name.as_ptr()) } == name) {
         return false;
     }
     let mut f = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default();
     let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f);
+    // SAFETY: plain queries on a live instance and one of its physical devices.
     unsafe { instance.get_physical_device_features2(physical, &mut f2) };
     f.transform_feedback == vk::TRUE
 }
@@ -230,9 +232,11 @@ impl Gpu {
             .multisample_state(&ms)
             .layout(s.pipeline_layout)
             .push_next(&mut rendering);
+        // SAFETY: the create info and every state struct it points to live on this stack frame through the call; the shader modules and layout are live handles of this Scratch, which owns the pipeline (destroyed by `destroy`).
         s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (geometry harness): {e:?}"))?[0];
         let fp = xfb.fp();
+        // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
             let ri = vk::RenderingInfo::default()
                 .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
