@@ -145,3 +145,48 @@ fn hooks_doc_example_runs_as_written() {
     assert!(printed.contains("override") && printed.contains(&key_hex), "the build names the override it used:\n{printed}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// README's install block is the first thing a new user runs: `cargo install --path .` must
+/// name a package whose binary is `shrec` (what the next line runs), and that next line,
+/// `shrec --version`, prints the version and the DXC line it promises.
+#[test]
+fn readme_install_block_installs_shrec_and_its_version_line_names_dxc() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let at = readme.find("## Install").expect("README has an Install section");
+    let block = &readme[at..];
+    let start = block.find("```sh\n").expect("an sh block under Install") + 6;
+    let lines: Vec<&str> = block[start..start + block[start..].find("```").unwrap()].lines().map(|l| l.split('#').next().unwrap().trim()).collect();
+    let path = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("cargo install --path "))
+        .unwrap_or_else(|| panic!("no `cargo install --path …` in {lines:?}"))
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let meta = Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--format-version", "1", "--manifest-path"])
+        .arg(repo().join(path).join("Cargo.toml"))
+        .output()
+        .unwrap();
+    assert!(meta.status.success(), "{}", String::from_utf8_lossy(&meta.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&meta.stdout).unwrap();
+    let manifest = repo().join(path).join("Cargo.toml").canonicalize().unwrap();
+    let package = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| std::path::Path::new(p["manifest_path"].as_str().unwrap()) == manifest)
+        .expect("the package at that path");
+    let bins: Vec<&str> = package["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(bins, ["shrec"], "`cargo install --path {path}` installs these binaries");
+    assert!(lines.contains(&"shrec --version"), "{lines:?}");
+    let out = shrec().arg("--version").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success() && text.starts_with("shrec ") && text.contains("\nDXC: "), "{text}");
+}
