@@ -587,112 +587,207 @@ pub fn random_inputs(rng: &mut Rng, n_attr: u32) -> Inputs {
 pub mod gen {
     use super::asm::*;
     use super::*;
+    use isa::AluOp;
+    use std::sync::LazyLock;
 
     pub fn reproduce_command(seed: u64, index: u64) -> String {
         format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture")
     }
 
-    /// Float ops (VEC|TRANS, 1-2 sources).
-    pub const FLOAT2: &[&str] = &[
-        "ADD",
-        "MUL",
-        "MUL_IEEE",
-        "MAX",
-        "MIN",
-        "MAX_DX10",
-        "MIN_DX10",
-        "SETE",
-        "SETGT",
-        "SETGE",
-        "SETNE",
-        "SETE_DX10",
-        "SETGT_DX10",
-        "SETGE_DX10",
-        "SETNE_DX10",
-    ];
-    pub const FLOAT1: &[&str] = &["FRACT", "TRUNC", "CEIL", "RNDNE", "FLOOR", "MOV"];
-    pub const INT2: &[&str] = &[
-        "AND_INT",
-        "OR_INT",
-        "XOR_INT",
-        "ADD_INT",
-        "SUB_INT",
-        "MAX_INT",
-        "MIN_INT",
-        "MAX_UINT",
-        "MIN_UINT",
-        "SETE_INT",
-        "SETGT_INT",
-        "SETGE_INT",
-        "SETNE_INT",
-        "SETGT_UINT",
-        "SETGE_UINT",
-        "ASHR_INT",
-        "LSHR_INT",
-        "LSHL_INT",
-    ];
-    pub const INT1: &[&str] = &["NOT_INT"];
+    /// The generator's list of each ALU op. Exhaustive: a new [`AluOp`] does not compile until it
+    /// is placed in a list (or marked not generated); the lists below are derived from
+    /// `AluOp::ALL` through it, in table order.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Class {
+        /// Float ops of one or two sources, vector or trans slot.
+        Float2,
+        /// Float ops of one source.
+        Float1,
+        /// Integer ops of two sources.
+        Int2,
+        /// Integer ops of one source.
+        Int1,
+        /// Trans-slot-only ops.
+        Trans,
+        /// Three-source ops.
+        Op3,
+        /// PRED_SET comparisons (also the branch conditions).
+        PredCompare,
+        /// PRED_SET_CLR, PRED_SET_RESTORE.
+        PredOther,
+        /// KILL* (pixel shaders).
+        Kill,
+        /// Reductions over the four vector slots.
+        Reduction,
+        /// AR writes.
+        Mova,
+        /// NOP (placed by the generator itself) and the ops the table marks Rejected.
+        NotGenerated,
+    }
+
+    pub const fn class(op: AluOp) -> Class {
+        match op {
+            AluOp::ADD
+            | AluOp::MUL
+            | AluOp::MUL_IEEE
+            | AluOp::MAX
+            | AluOp::MIN
+            | AluOp::MAX_DX10
+            | AluOp::MIN_DX10
+            | AluOp::SETE
+            | AluOp::SETGT
+            | AluOp::SETGE
+            | AluOp::SETNE
+            | AluOp::SETE_DX10
+            | AluOp::SETGT_DX10
+            | AluOp::SETGE_DX10
+            | AluOp::SETNE_DX10 => Class::Float2,
+            AluOp::FRACT | AluOp::TRUNC | AluOp::CEIL | AluOp::RNDNE | AluOp::FLOOR | AluOp::MOV => Class::Float1,
+            AluOp::AND_INT
+            | AluOp::OR_INT
+            | AluOp::XOR_INT
+            | AluOp::ADD_INT
+            | AluOp::SUB_INT
+            | AluOp::MAX_INT
+            | AluOp::MIN_INT
+            | AluOp::MAX_UINT
+            | AluOp::MIN_UINT
+            | AluOp::SETE_INT
+            | AluOp::SETGT_INT
+            | AluOp::SETGE_INT
+            | AluOp::SETNE_INT
+            | AluOp::SETGT_UINT
+            | AluOp::SETGE_UINT
+            | AluOp::ASHR_INT
+            | AluOp::LSHR_INT
+            | AluOp::LSHL_INT => Class::Int2,
+            AluOp::NOT_INT => Class::Int1,
+            AluOp::EXP_IEEE
+            | AluOp::LOG_CLAMPED
+            | AluOp::LOG_IEEE
+            | AluOp::RECIP_CLAMPED
+            | AluOp::RECIP_FF
+            | AluOp::RECIP_IEEE
+            | AluOp::RECIPSQRT_CLAMPED
+            | AluOp::RECIPSQRT_FF
+            | AluOp::RECIPSQRT_IEEE
+            | AluOp::SQRT_IEEE
+            | AluOp::FLT_TO_INT
+            | AluOp::INT_TO_FLT
+            | AluOp::UINT_TO_FLT
+            | AluOp::SIN
+            | AluOp::COS
+            | AluOp::MULLO_INT
+            | AluOp::MULHI_INT
+            | AluOp::MULLO_UINT
+            | AluOp::MULHI_UINT
+            | AluOp::FLT_TO_UINT => Class::Trans,
+            AluOp::BFE_UINT
+            | AluOp::BFE_INT
+            | AluOp::BFI_INT
+            | AluOp::FMA
+            | AluOp::MULADD
+            | AluOp::MULADD_M2
+            | AluOp::MULADD_M4
+            | AluOp::MULADD_D2
+            | AluOp::MULADD_IEEE
+            | AluOp::MULADD_IEEE_M2
+            | AluOp::MULADD_IEEE_M4
+            | AluOp::MULADD_IEEE_D2
+            | AluOp::CNDE
+            | AluOp::CNDGT
+            | AluOp::CNDGE
+            | AluOp::CNDE_INT
+            | AluOp::CNDGT_INT
+            | AluOp::CNDGE_INT => Class::Op3,
+            AluOp::PRED_SETGT_UINT
+            | AluOp::PRED_SETGE_UINT
+            | AluOp::PRED_SETE
+            | AluOp::PRED_SETGT
+            | AluOp::PRED_SETGE
+            | AluOp::PRED_SETNE
+            | AluOp::PRED_SETE_INT
+            | AluOp::PRED_SETGT_INT
+            | AluOp::PRED_SETGE_INT
+            | AluOp::PRED_SETNE_INT => Class::PredCompare,
+            AluOp::PRED_SET_CLR | AluOp::PRED_SET_RESTORE => Class::PredOther,
+            AluOp::KILLE
+            | AluOp::KILLGT
+            | AluOp::KILLGE
+            | AluOp::KILLNE
+            | AluOp::KILLGT_UINT
+            | AluOp::KILLGE_UINT
+            | AluOp::KILLE_INT
+            | AluOp::KILLGT_INT
+            | AluOp::KILLGE_INT
+            | AluOp::KILLNE_INT => Class::Kill,
+            AluOp::DOT4 | AluOp::DOT4_IEEE | AluOp::CUBE | AluOp::MAX4 => Class::Reduction,
+            AluOp::MOVA | AluOp::MOVA_FLOOR | AluOp::MOVA_INT => Class::Mova,
+            AluOp::FREXP_64
+            | AluOp::ADD_64
+            | AluOp::NOP
+            | AluOp::MUL_64
+            | AluOp::FLT64_TO_FLT32
+            | AluOp::FLT32_TO_FLT64
+            | AluOp::PRED_SET_INV
+            | AluOp::PRED_SET_POP
+            | AluOp::PRED_SETE_PUSH
+            | AluOp::PRED_SETGT_PUSH
+            | AluOp::PRED_SETGE_PUSH
+            | AluOp::PRED_SETNE_PUSH
+            | AluOp::PRED_SETE_PUSH_INT
+            | AluOp::PRED_SETGT_PUSH_INT
+            | AluOp::PRED_SETGE_PUSH_INT
+            | AluOp::PRED_SETNE_PUSH_INT
+            | AluOp::PRED_SETLT_PUSH_INT
+            | AluOp::PRED_SETLE_PUSH_INT
+            | AluOp::GROUP_BARRIER
+            | AluOp::GROUP_SEQ_BEGIN
+            | AluOp::GROUP_SEQ_END
+            | AluOp::SET_MODE
+            | AluOp::SET_CF_IDX0
+            | AluOp::SET_CF_IDX1
+            | AluOp::SET_LDS_SIZE
+            | AluOp::MUL_INT24
+            | AluOp::MULHI_INT24
+            | AluOp::MOVA_GPR_INT
+            | AluOp::RECIP_INT
+            | AluOp::RECIP_UINT
+            | AluOp::LDEXP_64
+            | AluOp::FRACT_64
+            | AluOp::PRED_SETGT_64
+            | AluOp::PRED_SETE_64
+            | AluOp::PRED_SETGE_64
+            | AluOp::MULADD_64
+            | AluOp::MULADD_64_M2
+            | AluOp::MULADD_64_M4
+            | AluOp::MULADD_64_D2
+            | AluOp::MUL_LIT
+            | AluOp::MUL_LIT_M2
+            | AluOp::MUL_LIT_M4
+            | AluOp::MUL_LIT_D2 => Class::NotGenerated,
+        }
+    }
+
+    /// The mnemonics of one class, in table order.
+    fn of(class: Class) -> Vec<&'static str> {
+        AluOp::ALL.iter().filter(|o| self::class(**o) == class).map(|o| o.name()).collect()
+    }
+
+    pub static FLOAT2: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Float2));
+    pub static FLOAT1: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Float1));
+    pub static INT2: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Int2));
+    pub static INT1: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Int1));
     /// Trans-only (slot t).
-    pub const TRANS: &[&str] = &[
-        "EXP_IEEE",
-        "LOG_CLAMPED",
-        "LOG_IEEE",
-        "RECIP_CLAMPED",
-        "RECIP_FF",
-        "RECIP_IEEE",
-        "RECIPSQRT_CLAMPED",
-        "RECIPSQRT_FF",
-        "RECIPSQRT_IEEE",
-        "SQRT_IEEE",
-        "FLT_TO_INT",
-        "INT_TO_FLT",
-        "UINT_TO_FLT",
-        "SIN",
-        "COS",
-        "MULLO_INT",
-        "MULHI_INT",
-        "MULLO_UINT",
-        "MULHI_UINT",
-        "FLT_TO_UINT",
-    ];
-    pub const OP3: &[&str] = &[
-        "MULADD",
-        "MULADD_M2",
-        "MULADD_M4",
-        "MULADD_D2",
-        "MULADD_IEEE",
-        "MULADD_IEEE_M2",
-        "MULADD_IEEE_M4",
-        "MULADD_IEEE_D2",
-        "FMA",
-        "CNDE",
-        "CNDGT",
-        "CNDGE",
-        "CNDE_INT",
-        "CNDGT_INT",
-        "CNDGE_INT",
-        "BFE_UINT",
-        "BFE_INT",
-        "BFI_INT",
-    ];
-    pub const PRED: &[&str] = &[
-        "PRED_SETE",
-        "PRED_SETGT",
-        "PRED_SETGE",
-        "PRED_SETNE",
-        "PRED_SETE_INT",
-        "PRED_SETGT_INT",
-        "PRED_SETGE_INT",
-        "PRED_SETNE_INT",
-        "PRED_SETGT_UINT",
-        "PRED_SETGE_UINT",
-        "PRED_SET_CLR",
-        "PRED_SET_RESTORE",
-    ];
-    pub const KILL: &[&str] =
-        &["KILLE", "KILLGT", "KILLGE", "KILLNE", "KILLE_INT", "KILLGT_INT", "KILLGE_INT", "KILLNE_INT", "KILLGT_UINT", "KILLGE_UINT"];
-    pub const REDUC: &[&str] = &["DOT4", "DOT4_IEEE", "MAX4", "CUBE"];
-    pub const MOVA: &[&str] = &["MOVA", "MOVA_FLOOR", "MOVA_INT"];
+    pub static TRANS: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Trans));
+    pub static OP3: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Op3));
+    /// The comparisons a branch condition may use.
+    pub static PRED_COMPARE: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::PredCompare));
+    /// Every PRED_SET form generated.
+    pub static PRED: LazyLock<Vec<&'static str>> = LazyLock::new(|| [of(Class::PredCompare), of(Class::PredOther)].concat());
+    pub static KILL: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Kill));
+    pub static REDUC: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Reduction));
+    pub static MOVA: LazyLock<Vec<&'static str>> = LazyLock::new(|| of(Class::Mova));
 
     /// Work registers R0..R9; loop counters from R12 (never a random destination).
     const WORK: u32 = 10;
@@ -825,15 +920,15 @@ pub mod gen {
                 {
                     f
                 }
-                _ if slot == 4 && roll < 55 => *self.rng.pick(TRANS),
-                _ if roll < 30 => *self.rng.pick(FLOAT2),
-                _ if roll < 42 => *self.rng.pick(FLOAT1),
-                _ if roll < 60 => *self.rng.pick(INT2),
-                _ if roll < 62 => *self.rng.pick(INT1),
-                _ if roll < 85 => *self.rng.pick(OP3),
-                _ if roll < 90 && slot < 4 => *self.rng.pick(MOVA),
-                _ if roll < 95 && self.kind == ShaderKind::Pixel && self.rng.chance(30) => *self.rng.pick(KILL),
-                _ => *self.rng.pick(PRED),
+                _ if slot == 4 && roll < 55 => *self.rng.pick(&TRANS),
+                _ if roll < 30 => *self.rng.pick(&FLOAT2),
+                _ if roll < 42 => *self.rng.pick(&FLOAT1),
+                _ if roll < 60 => *self.rng.pick(&INT2),
+                _ if roll < 62 => *self.rng.pick(&INT1),
+                _ if roll < 85 => *self.rng.pick(&OP3),
+                _ if roll < 90 && slot < 4 => *self.rng.pick(&MOVA),
+                _ if roll < 95 && self.kind == ShaderKind::Pixel && self.rng.chance(30) => *self.rng.pick(&KILL),
+                _ => *self.rng.pick(&PRED),
             };
             let name = if name.starts_with("PRED") && *pred_used { "ADD" } else { name };
             let n_src = alu_op(name).srcs() as usize;
@@ -904,7 +999,7 @@ pub mod gen {
             let forced_reduc = self.force.filter(|f| REDUC.contains(f));
             if !exec && (self.rng.chance(8) || forced_reduc.is_some() && self.rng.chance(60)) {
                 // a reduction over the four vector slots
-                let name = forced_reduc.unwrap_or_else(|| *self.rng.pick(REDUC));
+                let name = forced_reduc.unwrap_or_else(|| *self.rng.pick(&REDUC));
                 for k in 0..4u8 {
                     let srcs: Vec<S> = (0..if name == "MAX4" { 1 } else { 2 }).map(|_| self.src(&mut lits, pv, false)).collect();
                     let mut x = a(name, (self.rng.below(u64::from(WORK)) as u32, k), &srcs);
@@ -916,7 +1011,7 @@ pub mod gen {
                 for k in 0..4 {
                     if self.rng.chance(55) || (k == 0 && exec) {
                         let mut x = if exec && k == 0 {
-                            let name = *self.rng.pick(&PRED[..10]);
+                            let name = *self.rng.pick(&PRED_COMPARE);
                             let int = is_int_op(name);
                             // a GPR against a constant: keeps most branch decisions determined
                             let g = r(self.rng.below(u64::from(WORK)) as u32, self.rng.below(4) as u8);

@@ -719,11 +719,60 @@ pub fn random_state(rng: &mut Rng) -> State {
 pub mod gen {
     use super::asm::Asm;
     use super::*;
-    use shrec::formats::pica::decode::Rel;
+    use shrec::formats::pica::decode::{Op, Rel};
+    use std::sync::LazyLock;
 
     pub fn reproduce_command(seed: u64, index: u64) -> String {
         format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} cargo test --release --test verify_pica -- --ignored fuzz_one --nocapture")
     }
+
+    /// How the random arithmetic statement writes each op (exhaustive: a new [`Op`] does not
+    /// compile until it is placed; the lists below are derived from `Op::ALL` through it).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum ArithForm {
+        /// Format 1: a wide and a narrow source.
+        Two,
+        /// Format 1i: the narrow source first.
+        Inverted,
+        /// Format 1u: one source.
+        One,
+        /// Not an `arith` statement: mad / madi / cmp and the flow ops have statements of their own.
+        Other,
+    }
+
+    const fn arith_form(op: Op) -> ArithForm {
+        match op {
+            Op::Add | Op::Dp3 | Op::Dp4 | Op::Dph | Op::Dst | Op::Mul | Op::Sge | Op::Slt | Op::Max | Op::Min => ArithForm::Two,
+            Op::Dphi | Op::Dsti | Op::Sgei | Op::Slti => ArithForm::Inverted,
+            Op::Ex2 | Op::Lg2 | Op::Litp | Op::Flr | Op::Rcp | Op::Rsq | Op::Mova | Op::Mov => ArithForm::One,
+            Op::Break
+            | Op::Nop
+            | Op::End
+            | Op::Breakc
+            | Op::Call
+            | Op::Callc
+            | Op::Callu
+            | Op::Ifu
+            | Op::Ifc
+            | Op::Loop
+            | Op::Emit
+            | Op::Setemit
+            | Op::Jmpc
+            | Op::Jmpu
+            | Op::Cmp
+            | Op::Madi
+            | Op::Mad => ArithForm::Other,
+        }
+    }
+
+    /// The mnemonics of one form, in table order.
+    fn arith_ops(form: ArithForm) -> Vec<&'static str> {
+        Op::ALL.iter().filter(|o| arith_form(**o) == form).map(|o| o.name()).collect()
+    }
+
+    static TWO: LazyLock<Vec<&'static str>> = LazyLock::new(|| arith_ops(ArithForm::Two));
+    static INV: LazyLock<Vec<&'static str>> = LazyLock::new(|| arith_ops(ArithForm::Inverted));
+    static ONE: LazyLock<Vec<&'static str>> = LazyLock::new(|| arith_ops(ArithForm::One));
 
     const L: [char; 4] = ['x', 'y', 'z', 'w'];
 
@@ -778,23 +827,20 @@ pub mod gen {
             }
         }
         fn arith(&mut self) {
-            const TWO: &[&str] = &["add", "mul", "max", "min", "dp3", "dp4", "dph", "dst", "sge", "slt"];
-            const INV: &[&str] = &["dphi", "dsti", "sgei", "slti"];
-            const ONE: &[&str] = &["mov", "flr", "rcp", "rsq", "ex2", "lg2", "litp", "mova"];
             let roll = self.rng.below(100);
             let d = self.dst();
             if roll < 40 {
-                let op = *self.rng.pick(TWO);
+                let op = *self.rng.pick(&TWO);
                 let (w, rel) = self.wide();
                 let n = self.narrow();
                 self.a.op(op, &d, &[&w, &n], rel);
             } else if roll < 52 {
-                let op = *self.rng.pick(INV);
+                let op = *self.rng.pick(&INV);
                 let (w, rel) = self.wide();
                 let n = self.narrow();
                 self.a.op(op, &d, &[&n, &w], rel);
             } else if roll < 80 {
-                let mut op = *self.rng.pick(ONE);
+                let mut op = *self.rng.pick(&ONE);
                 if op == "mova" && self.mova_last {
                     op = "mov";
                 }

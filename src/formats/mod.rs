@@ -63,6 +63,18 @@ pub struct ShaderEntry {
 
 pub use error::ShaderError;
 
+/// The families with a generated opcode table, with their rows (docs/opcodes/<family>.md). Kept
+/// here, in the parent of the families, so that `opcodes` (the row type and the renderer) uses
+/// no family: each family's decoder uses `opcodes`, never the other way round.
+pub fn opcode_tables() -> Vec<(&'static str, Vec<opcodes::Row>)> {
+    vec![
+        ("gx2", gx2::isa::opcode_rows()),
+        ("pica", pica::decode::opcode_rows()),
+        ("agal", agal::decode::opcode_rows()),
+        ("xenos", xenos::ucode::opcode_rows()),
+    ]
+}
+
 /// Lists the shaders of a container found by [`crate::detect`]. `bytes` is exactly the
 /// container (`Candidate::offset .. offset + len`).
 pub fn entries(kind: ContainerKind, bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {

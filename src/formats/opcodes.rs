@@ -83,16 +83,6 @@ macro_rules! op_enum {
     (@name $V:ident) => { stringify!($V) };
 }
 
-/// The families with a generated opcode table, with their rows.
-pub fn families() -> Vec<(&'static str, Vec<Row>)> {
-    vec![
-        ("gx2", crate::formats::gx2::isa::opcode_rows()),
-        ("pica", crate::formats::pica::decode::opcode_rows()),
-        ("agal", crate::formats::agal::decode::opcode_rows()),
-        ("xenos", crate::formats::xenos::ucode::opcode_rows()),
-    ]
-}
-
 fn family_title(family: &str) -> &'static str {
     match family {
         "gx2" => "GX2 (Wii U Latte)",

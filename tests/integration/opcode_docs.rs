@@ -14,7 +14,7 @@ fn opcode_pages_match_the_tables() {
     let bless = std::env::var_os("SHREC_BLESS").is_some();
     let root = common::repo();
     let mut stale = Vec::new();
-    for (family, rows) in opcodes::families() {
+    for (family, rows) in shrec::formats::opcode_tables() {
         let path = root.join(format!("docs/opcodes/{family}.md"));
         let want = opcodes::markdown(family, &rows);
         let have = std::fs::read_to_string(&path).unwrap_or_default();
@@ -39,7 +39,7 @@ fn readme_summary_matches_the_tables() {
     let (begin, end) = ("<!-- opcode-summary: generated, see tests/integration/opcode_docs.rs -->\n", "<!-- /opcode-summary -->\n");
     let i = readme.find(begin).map(|i| i + begin.len()).expect("README opcode-summary begin marker");
     let j = readme[i..].find(end).map(|j| i + j).expect("README opcode-summary end marker");
-    let want: String = opcodes::families().iter().map(|(f, rows)| opcodes::summary(f, rows) + "\n").collect();
+    let want: String = shrec::formats::opcode_tables().iter().map(|(f, rows)| opcodes::summary(f, rows) + "\n").collect();
     if readme[i..j] != want {
         assert!(bless, "README.md opcode summary differs from the opcode tables; run: {UPDATE}\nwant:\n{want}");
         std::fs::write(&path, format!("{}{want}{}", &readme[..i], &readme[j..])).unwrap();

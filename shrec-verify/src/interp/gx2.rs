@@ -46,7 +46,7 @@
 
 use crate::{TextureShape, Tolerance};
 use shrec::formats::gx2::cf_stack::{self, StackEffect, Step};
-use shrec::formats::gx2::isa::{self, AluGroup, AluInst, AluSrc, Cf, Clause, Kcache, Program, TexInst};
+use shrec::formats::gx2::isa::{self, AluCfOp, AluGroup, AluInst, AluOp as Op, AluSrc, Cf, CfOp, Clause, ExpOp, Kcache, Program, TexInst, TexOp};
 use shrec::formats::gx2::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
 use shrec::formats::gx2::shader_struct::{Gx2Shader, ShaderKind};
 use std::collections::{BTreeMap, BTreeSet};
@@ -87,24 +87,20 @@ impl V {
     }
 }
 
-/// Per-op tolerances measured on lavapipe (data, not code): everything else is exact.
-pub const TOLERANCES: &[(&str, Tolerance)] = &[
-    ("RECIP_IEEE", Tolerance::ulps(1.0)),
-    ("RECIP_CLAMPED", Tolerance::ulps(1.0)),
-    ("RECIP_FF", Tolerance::ulps(1.0)),
-    ("SQRT_IEEE", Tolerance::ulps(1.0)),
-    ("RECIPSQRT_IEEE", Tolerance::ulps(2.0)),
-    ("RECIPSQRT_CLAMPED", Tolerance::ulps(2.0)),
-    ("RECIPSQRT_FF", Tolerance::ulps(2.0)),
-    ("LOG_IEEE", Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT }),
-    ("LOG_CLAMPED", Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT }),
-    ("EXP_IEEE", Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT }),
-    ("SIN", Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT }),
-    ("COS", Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT }),
-];
-
-fn tolerance(op: &str) -> Tolerance {
-    TOLERANCES.iter().find(|t| t.0 == op).map_or(Tolerance::EXACT, |t| t.1)
+/// Per-op tolerances measured on lavapipe (data, not code): every op not named here is exact.
+mod tolerance {
+    use crate::Tolerance;
+    /// RECIP_IEEE, RECIP_CLAMPED, RECIP_FF.
+    pub const RECIP: Tolerance = Tolerance::ulps(1.0);
+    pub const SQRT: Tolerance = Tolerance::ulps(1.0);
+    /// RECIPSQRT_IEEE, RECIPSQRT_CLAMPED, RECIPSQRT_FF.
+    pub const RECIPSQRT: Tolerance = Tolerance::ulps(2.0);
+    /// LOG_IEEE, LOG_CLAMPED.
+    pub const LOG: Tolerance = Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT };
+    /// EXP_IEEE.
+    pub const EXP: Tolerance = Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT };
+    /// SIN, COS.
+    pub const SIN_COS: Tolerance = Tolerance { abs: 1.0 / 1048576.0, abs_per_scale: 1.0 / 16777216.0, ..Tolerance::EXACT };
 }
 
 /// A 2D, 3D or cube RGBA32F texture bound to a RESOURCE_ID (nearest filtering, clamp to edge:
@@ -372,7 +368,7 @@ fn run_quad_in(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4], wave: Wave) -> ([R
             break;
         }
         let v: Vec<[V; 4]> = srcs.into_iter().map(|x| x.unwrap()).collect();
-        let horizontal = ms[0].current_tex().is_none_or(|t| t.name == "GET_GRADIENTS_H");
+        let horizontal = ms[0].current_tex().is_none_or(|t| t.op == TexOp::GET_GRADIENTS_H);
         for (k, m) in ms.iter_mut().enumerate() {
             let (a, b) = if horizontal { (k & !1, k | 1) } else { (k & !2, k | 2) };
             m.grad_answer = Some(std::array::from_fn(|c| fsub(v[b][c], v[a][c])));
@@ -499,7 +495,7 @@ fn bool_mask(b: bool) -> V {
 }
 
 /// Unary float op with a tolerance; `scale` is the op's conditioning number.
-fn transcendental(op: &str, x: V, f: impl Fn(f64) -> f64, scale: impl Fn(f64) -> f64, deriv: impl Fn(f64) -> f64) -> V {
+fn transcendental(t: Tolerance, x: V, f: impl Fn(f64) -> f64, scale: impl Fn(f64) -> f64, deriv: impl Fn(f64) -> f64) -> V {
     let Some((xv, ex)) = fin(x) else { return V::UNKNOWN };
     let r = f(f64::from(xv));
     let r32 = r as f32;
@@ -511,7 +507,6 @@ fn transcendental(op: &str, x: V, f: impl Fn(f64) -> f64, scale: impl Fn(f64) ->
         // inf results are exact only from exact inputs
         return if ex == 0.0 { V::f(r32) } else { V::UNKNOWN };
     }
-    let t = tolerance(op);
     let mut e = t.bound(r, scale(f64::from(xv)));
     if ex > 0.0 {
         e += ex * deriv(f64::from(xv)).abs() * 1.01 + ulp32(r32);
@@ -714,11 +709,13 @@ impl<'a> M<'a> {
         let mut nest = 0;
         for j in i + 1..self.p.cfs.len() {
             if let Cf::Normal { op, .. } = self.p.cfs[j].0.cf {
-                match op.code() {
-                    4 | 6 | 7 => nest += 1,
-                    5 if nest == 0 => return Some(j),
-                    5 => nest -= 1,
-                    _ => {}
+                if matches!(op, CfOp::LOOP_START | CfOp::LOOP_START_DX10 | CfOp::LOOP_START_NO_AL) {
+                    nest += 1;
+                } else if op == CfOp::LOOP_END {
+                    if nest == 0 {
+                        return Some(j);
+                    }
+                    nest -= 1;
                 }
             }
         }
@@ -768,10 +765,9 @@ impl<'a> M<'a> {
             let eop = cf.end_of_program && self.calls.is_empty();
             match &cf.cf {
                 Cf::Alu { op, kcache, .. } => {
-                    let name = op.name();
-                    let op = &op.code();
-                    self.run.executed.insert(name);
-                    let effect = cf_stack::effect(name);
+                    let op = *op;
+                    self.run.executed.insert(op.name());
+                    let effect = cf_stack::effect(op.name());
                     if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::BeforeClause) {
                         self.stack_steps(e, 0, 0);
                     }
@@ -798,70 +794,93 @@ impl<'a> M<'a> {
                         self.stack_steps(e, 0, 0);
                     }
                     match op {
-                        13 if !self.active && !self.loops.is_empty() => {
+                        AluCfOp::ALU_CONTINUE if !self.active && !self.loops.is_empty() => {
                             self.active = true;
                             self.next_iteration();
                             continue;
                         }
-                        14 if !self.active && !self.loops.is_empty() => {
+                        AluCfOp::ALU_BREAK if !self.active && !self.loops.is_empty() => {
                             self.exit_loop();
                             continue;
                         }
-                        _ => {}
-                    }
-                }
-                Cf::Export { op: isa::ExpOp::MEM_RING, .. } => {
-                    self.run.executed.insert("MEM_RING");
-                    if self.active {
-                        let c = cf.cf.clone();
-                        self.mem_ring(&c);
-                        if self.run.undetermined {
-                            return Stop::Done;
-                        }
+                        // the mask-stack forms ran their cf_stack rows around the clause; an
+                        // active lane goes on after ALU_CONTINUE / ALU_BREAK; ALU_EXT is
+                        // rejected by the lowering
+                        AluCfOp::ALU
+                        | AluCfOp::ALU_PUSH_BEFORE
+                        | AluCfOp::ALU_POP_AFTER
+                        | AluCfOp::ALU_POP2_AFTER
+                        | AluCfOp::ALU_EXT
+                        | AluCfOp::ALU_CONTINUE
+                        | AluCfOp::ALU_BREAK
+                        | AluCfOp::ALU_ELSE_AFTER => {}
                     }
                 }
                 Cf::Export { op, ty, array_base, rw_gpr, sel, burst_count, .. } => {
                     self.run.executed.insert(op.name());
-                    if self.active {
-                        for b in 0..=*burst_count {
-                            let r = self.gpr.get((rw_gpr + b) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
-                            let out = self.run.exports.entry((*ty, array_base + b)).or_insert([V::UNKNOWN; 4]);
-                            for k in 0..4 {
-                                match sel[k] {
-                                    0..=3 => out[k] = r[sel[k] as usize],
-                                    4 => out[k] = V::f(0.0),
-                                    5 => out[k] = V::f(1.0),
-                                    _ => {}
+                    match op {
+                        ExpOp::MEM_RING if self.active => {
+                            let c = cf.cf.clone();
+                            self.mem_ring(&c);
+                            if self.run.undetermined {
+                                return Stop::Done;
+                            }
+                        }
+                        ExpOp::EXP | ExpOp::EXP_DONE if self.active => {
+                            for b in 0..=*burst_count {
+                                let r = self.gpr.get((rw_gpr + b) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
+                                let out = self.run.exports.entry((*ty, array_base + b)).or_insert([V::UNKNOWN; 4]);
+                                for k in 0..4 {
+                                    match sel[k] {
+                                        0..=3 => out[k] = r[sel[k] as usize],
+                                        4 => out[k] = V::f(0.0),
+                                        5 => out[k] = V::f(1.0),
+                                        _ => {}
+                                    }
                                 }
                             }
                         }
+                        // an inactive lane writes nothing
+                        ExpOp::MEM_RING | ExpOp::EXP | ExpOp::EXP_DONE => {}
+                        // the table marks these Rejected: the lowering refuses them, nothing is compared
+                        ExpOp::MEM_STREAM0
+                        | ExpOp::MEM_STREAM1
+                        | ExpOp::MEM_STREAM2
+                        | ExpOp::MEM_STREAM3
+                        | ExpOp::MEM_SCRATCH
+                        | ExpOp::MEM_REDUCTION
+                        | ExpOp::MEM_EXPORT => {}
                     }
                 }
                 Cf::Normal { op, pop_count, addr, cf_const, .. } => {
-                    let name = op.name();
-                    let op = &op.code();
-                    self.run.executed.insert(name);
-                    if *pop_count != 0 && !cf_stack::pop_count_allowed(name) {
+                    let op = *op;
+                    self.run.executed.insert(op.name());
+                    if *pop_count != 0 && !cf_stack::pop_count_allowed(op.name()) {
                         return self.undetermined_because("a POP_COUNT where no source states its meaning");
                     }
-                    if let Some(e) = cf_stack::effect(name) {
-                        match self.stack_steps(e, *pop_count, *addr) {
-                            Jumped::No => {}
-                            Jumped::To(target) => {
-                                self.pos = target;
-                                continue;
-                            }
-                            Jumped::PastTheEnd => return Stop::Done,
-                            Jumped::Nowhere => return self.undetermined_because("a jump to an address outside the program"),
-                        }
-                        if eop {
-                            return Stop::Done;
-                        }
-                        self.pos += 1;
-                        continue;
-                    }
                     match op {
-                        1 => {
+                        CfOp::JUMP
+                        | CfOp::PUSH
+                        | CfOp::PUSH_ELSE
+                        | CfOp::ELSE
+                        | CfOp::POP
+                        | CfOp::POP_JUMP
+                        | CfOp::POP_PUSH
+                        | CfOp::POP_PUSH_ELSE => {
+                            let Some(e) = cf_stack::effect(op.name()) else {
+                                return self.undetermined_because("a mask-stack instruction without a cf_stack row");
+                            };
+                            match self.stack_steps(e, *pop_count, *addr) {
+                                Jumped::No => {}
+                                Jumped::To(target) => {
+                                    self.pos = target;
+                                    continue;
+                                }
+                                Jumped::PastTheEnd => return Stop::Done,
+                                Jumped::Nowhere => return self.undetermined_because("a jump to an address outside the program"),
+                            }
+                        }
+                        CfOp::TEX => {
                             if self.active {
                                 if let Some(stop) = self.tex_clause() {
                                     return stop;
@@ -869,8 +888,8 @@ impl<'a> M<'a> {
                             }
                             self.tex_resume = 0;
                         }
-                        0x13 => self.call_fs(),
-                        2 if self.active => {
+                        CfOp::CALL_FS => self.call_fs(),
+                        CfOp::VTX if self.active => {
                             let Clause::Vtx(vs) = clause else { unreachable!() };
                             let vs = vs.clone();
                             self.vtx_clause(&vs);
@@ -878,18 +897,20 @@ impl<'a> M<'a> {
                                 return Stop::Done;
                             }
                         }
-                        0x15..=0x17 if self.active && self.s.kind == ShaderKind::Geometry && self.copy_ring.is_none() => {
-                            if *op != 0x17 {
+                        CfOp::EMIT_VERTEX | CfOp::EMIT_CUT_VERTEX | CfOp::CUT_VERTEX
+                            if self.active && self.s.kind == ShaderKind::Geometry && self.copy_ring.is_none() =>
+                        {
+                            if op != CfOp::CUT_VERTEX {
                                 self.emit();
                                 if self.run.undetermined {
                                     return Stop::Done;
                                 }
                             }
-                            if *op != 0x15 {
+                            if op != CfOp::EMIT_VERTEX {
                                 self.run.gs.push(GsEvent::Cut);
                             }
                         }
-                        4 | 6 | 7 => {
+                        CfOp::LOOP_START | CfOp::LOOP_START_DX10 | CfOp::LOOP_START_NO_AL => {
                             let Some(end) = self.loop_end(self.pos) else {
                                 return self.undetermined_because("LOOP_START without a matching LOOP_END");
                             };
@@ -897,8 +918,11 @@ impl<'a> M<'a> {
                                 self.pos = end + 1;
                                 continue;
                             }
+                            // LOOP_START_DX10 is unbounded (left by a break); the others count
+                            // with the GX2LoopVar integer constant
+                            let bounded = op != CfOp::LOOP_START_DX10;
                             let (mut count, mut init, mut inc) = (0, 0, 0);
-                            if *op != 6 {
+                            if bounded {
                                 let Some(lv) = self.s.loop_vars.iter().find(|v| v.offset == *cf_const) else {
                                     return self.undetermined_because("the loop constant is not set");
                                 };
@@ -911,12 +935,12 @@ impl<'a> M<'a> {
                                 start: self.pos,
                                 end,
                                 depth: self.stack.len(),
-                                bounded: *op != 6,
+                                bounded,
                                 count,
                                 iter: 0,
                                 init,
                                 inc,
-                                uses_al: *op == 4,
+                                uses_al: op == CfOp::LOOP_START,
                                 saved_al: self.al,
                             };
                             if f.bounded && count == 0 {
@@ -929,22 +953,22 @@ impl<'a> M<'a> {
                             }
                             self.loops.push(f);
                         }
-                        5 => {
+                        CfOp::LOOP_END => {
                             if self.loops.is_empty() {
                                 return self.undetermined_because("a loop instruction outside any loop");
                             }
                             self.next_iteration();
                             continue;
                         }
-                        8 if self.active && !self.loops.is_empty() => {
+                        CfOp::LOOP_CONTINUE if self.active && !self.loops.is_empty() => {
                             self.next_iteration();
                             continue;
                         }
-                        9 if self.active && !self.loops.is_empty() => {
+                        CfOp::LOOP_BREAK if self.active && !self.loops.is_empty() => {
                             self.exit_loop();
                             continue;
                         }
-                        0x12 if self.active => {
+                        CfOp::CALL if self.active => {
                             let Some(t) = self.position_of(*addr) else { return self.undetermined_because("CALL to an address outside the program") };
                             if self.calls.len() > 32 {
                                 return self.undetermined_because("call depth over 32");
@@ -953,17 +977,32 @@ impl<'a> M<'a> {
                             self.pos = t;
                             continue;
                         }
-                        0x14 => {
+                        CfOp::RETURN => {
                             if let Some(r) = self.calls.pop() {
                                 self.pos = r;
                                 continue;
                             }
                         }
-                        0x18 if self.active => {
+                        CfOp::KILL if self.active => {
                             self.run.killed = true;
                             return Stop::Done;
                         }
-                        _ => {} // NOP, inactive CALL/KILL/BREAK, ...
+                        // no effect on this lane: an inactive lane's VTX / CALL / KILL / break /
+                        // continue, the emits outside a geometry shader's own run, the waits
+                        CfOp::NOP
+                        | CfOp::END_PROGRAM
+                        | CfOp::WAIT_ACK
+                        | CfOp::TEX_ACK
+                        | CfOp::VTX
+                        | CfOp::EMIT_VERTEX
+                        | CfOp::EMIT_CUT_VERTEX
+                        | CfOp::CUT_VERTEX
+                        | CfOp::LOOP_CONTINUE
+                        | CfOp::LOOP_BREAK
+                        | CfOp::CALL
+                        | CfOp::KILL => {}
+                        // the table marks these Rejected: the lowering refuses them, nothing is compared
+                        CfOp::VTX_TC | CfOp::VTX_ACK | CfOp::VTX_TC_ACK => {}
                     }
                 }
             }
@@ -1190,48 +1229,34 @@ impl<'a> M<'a> {
         let mut results: Vec<(usize, V)> = Vec::new();
         let mut gpr_writes: Vec<(i64, usize, V, bool)> = Vec::new();
         let mut ar_writes: Vec<(usize, Option<i32>)> = Vec::new();
-        let mut new_pred: Option<Option<bool>> = None;
-        let mut exec: Option<Option<bool>> = None;
-        let mut kill: Option<Option<bool>> = None;
-        // reductions read all four vector slots
-        let reduc: Vec<&AluInst> = g.insts.iter().filter(|a| a.flags & isa::flags::REDUC != 0).collect();
-        let mut reduc_value = None;
-        if !reduc.is_empty() {
-            let name = reduc[0].name;
-            self.run.executed.insert(name);
-            let mut terms = Vec::new();
-            for a in &reduc {
+        let mut fx = GroupEffects::default();
+        // reductions read all four vector slots: (slot, src0, src1) of each
+        let reduction: Vec<(usize, V, V)> = g
+            .insts
+            .iter()
+            .filter(|a| a.flags & isa::flags::REDUC != 0)
+            .map(|a| {
                 let x = self.src(&a.srcs[0], a, kc);
                 let y = if a.srcs.len() > 1 { self.src(&a.srcs[1], a, kc) } else { V::UNKNOWN };
-                terms.push((x, y));
-            }
-            reduc_value = Some(match name {
-                "DOT4" | "DOT4_IEEE" => [dot4(&terms, name == "DOT4"); 5],
-                "MAX4" => [terms.iter().skip(1).try_fold(terms[0].0, |m, t| fmax(m, t.0)).unwrap_or(V::UNKNOWN); 5],
-                "CUBE" => {
-                    // the direction: src0 of the z, w and x units (docs/gx2.md, CUBE)
-                    let src0 = |unit: usize| reduc.iter().position(|a| a.slot == unit).map_or(V::UNKNOWN, |i| terms[i].0);
-                    let r = cube(src0(2), src0(3), src0(0));
-                    [r[0], r[1], r[2], r[3], V::UNKNOWN]
-                }
-                _ => [V::UNKNOWN; 5],
-            });
-        }
+                (a.slot, x, y)
+            })
+            .collect();
         for a in &g.insts {
+            self.run.executed.insert(a.name);
+            let mut mova_kind = None;
             let value = if a.flags & isa::flags::REDUC != 0 {
-                reduc_value.unwrap()[a.slot]
+                self.op(a, &[], &reduction, &mut fx, &mut mova_kind).unwrap_or(V::UNKNOWN)
             } else {
-                self.run.executed.insert(a.name);
                 let srcs: Vec<V> = a.srcs.iter().map(|s| self.src(s, a, kc)).collect();
-                match self.op(a, &srcs, &mut new_pred, &mut exec, &mut kill) {
+                match self.op(a, &srcs, &[], &mut fx, &mut mova_kind) {
                     Some(v) => v,
                     None => continue,
                 }
             };
             let value = omod_clamp(value, a.omod, a.clamp);
             results.push((a.slot, value));
-            if a.name.starts_with("MOVA") {
-                ar_writes.push((a.dst_chan as usize, mova(a.name, value)));
+            if let Some(kind) = mova_kind {
+                ar_writes.push((a.dst_chan as usize, mova(kind, value)));
             }
             if a.write_mask {
                 let mut r = i64::from(a.dst_gpr);
@@ -1268,7 +1293,7 @@ impl<'a> M<'a> {
                     format!("R{r}.{} = {:?} 0x{:08X}{}", b"xyzw"[*c] as char, v.val(), v.bits, if v.known() { "" } else { " (unknown)" })
                 })
                 .collect();
-            eprintln!("trace:   group {}: {} kill {kill:?} exec {exec:?} pred {new_pred:?}", g.id, w.join(", "));
+            eprintln!("trace:   group {}: {} kill {:?} exec {:?} pred {:?}", g.id, w.join(", "), fx.kill, fx.exec, fx.pred);
         }
         for (r, c, v, rel) in gpr_writes {
             if !(0..128).contains(&r) || rel && !(0..i64::from(self.rel_gprs())).contains(&r) {
@@ -1280,10 +1305,10 @@ impl<'a> M<'a> {
         for (c, v) in ar_writes {
             self.ar[c] = v;
         }
-        if let Some(p) = new_pred {
+        if let Some(p) = fx.pred {
             self.pred = p;
         }
-        match kill {
+        match fx.kill {
             Some(Some(true)) => {
                 self.run.killed = true;
                 // a killed pixel writes nothing; stop here
@@ -1295,18 +1320,13 @@ impl<'a> M<'a> {
             Some(None) => self.run.undetermined = true,
             _ => {}
         }
-        exec
+        fx.exec
     }
 
-    /// One slot's value (`None`: no result, NOP).
-    fn op(
-        &mut self,
-        a: &AluInst,
-        s: &[V],
-        pred: &mut Option<Option<bool>>,
-        exec: &mut Option<Option<bool>>,
-        kill: &mut Option<Option<bool>>,
-    ) -> Option<V> {
+    /// One slot's value (`None`: no result, NOP). `reduction` holds (slot, src0, src1) of every
+    /// reduction instruction of the group (the DOT4 / MAX4 / CUBE operands); `mova` receives
+    /// the rounding of an AR write.
+    fn op(&mut self, a: &AluInst, s: &[V], reduction: &[(usize, V, V)], fx: &mut GroupEffects, mova: &mut Option<Mova>) -> Option<V> {
         use std::cmp::Ordering::*;
         let x = s.first().copied().unwrap_or(V::UNKNOWN);
         let y = s.get(1).copied().unwrap_or(V::UNKNOWN);
@@ -1315,18 +1335,24 @@ impl<'a> M<'a> {
             (Some(a), Some(b)) => V::exact(f(a, b)),
             _ => V::UNKNOWN,
         };
-        let icmp = |f: &dyn Fn(u32, u32) -> bool| -> Option<bool> { Some(f(int_in(x)?, int_in(y)?)) };
-        let n = a.name;
-        let v = match n {
-            "NOP" => return None,
-            "ADD" => fadd(x, y),
-            "MUL" => fmul(x, y, true),
-            "MUL_IEEE" => fmul(x, y, false),
-            "MAX" | "MAX_DX10" => fmax(x, y).unwrap_or(V::UNKNOWN),
-            "MIN" | "MIN_DX10" => fmin(x, y).unwrap_or(V::UNKNOWN),
-            "SETE" | "SETGT" | "SETGE" | "SETNE" => cond(&n[3..], x, y).map_or(V::UNKNOWN, bool_f),
-            "SETE_DX10" | "SETGT_DX10" | "SETGE_DX10" | "SETNE_DX10" => cond(n[3..].trim_end_matches("_DX10"), x, y).map_or(V::UNKNOWN, bool_mask),
-            "FRACT" => {
+        let set_f = |c: Cmp| cond(c, x, y).map_or(V::UNKNOWN, bool_f);
+        let set_mask = |c: Cmp| cond(c, x, y).map_or(V::UNKNOWN, bool_mask);
+        let v = match a.op {
+            Op::NOP => return None,
+            Op::ADD => fadd(x, y),
+            Op::MUL => fmul(x, y, true),
+            Op::MUL_IEEE => fmul(x, y, false),
+            Op::MAX | Op::MAX_DX10 => fmax(x, y).unwrap_or(V::UNKNOWN),
+            Op::MIN | Op::MIN_DX10 => fmin(x, y).unwrap_or(V::UNKNOWN),
+            Op::SETE => set_f(Cmp::E),
+            Op::SETGT => set_f(Cmp::Gt),
+            Op::SETGE => set_f(Cmp::Ge),
+            Op::SETNE => set_f(Cmp::Ne),
+            Op::SETE_DX10 => set_mask(Cmp::E),
+            Op::SETGT_DX10 => set_mask(Cmp::Gt),
+            Op::SETGE_DX10 => set_mask(Cmp::Ge),
+            Op::SETNE_DX10 => set_mask(Cmp::Ne),
+            Op::FRACT => {
                 let fl = floor_like(x, f32::floor);
                 if fl.known() {
                     let r = x.val() - fl.val();
@@ -1335,10 +1361,10 @@ impl<'a> M<'a> {
                     V::UNKNOWN
                 }
             }
-            "TRUNC" => floor_like(x, f32::trunc),
-            "CEIL" => floor_like(x, f32::ceil),
-            "FLOOR" => floor_like(x, f32::floor),
-            "RNDNE" => {
+            Op::TRUNC => floor_like(x, f32::trunc),
+            Op::CEIL => floor_like(x, f32::ceil),
+            Op::FLOOR => floor_like(x, f32::floor),
+            Op::RNDNE => {
                 let h = floor_like(V { bits: (x.val() + 0.5).to_bits(), err: x.err }, f32::floor);
                 if h.known() && x.known() && !is_denormal(x.val()) {
                     approx(rndne(x.val()), 0.0)
@@ -1346,178 +1372,162 @@ impl<'a> M<'a> {
                     V::UNKNOWN
                 }
             }
-            "MOV" | "MOVA" | "MOVA_FLOOR" | "MOVA_INT" => x,
-            "AND_INT" => int2(&|a, b| a & b),
-            "OR_INT" => int2(&|a, b| a | b),
-            "XOR_INT" => int2(&|a, b| a ^ b),
-            "NOT_INT" => int_in(x).map_or(V::UNKNOWN, |a| V::exact(!a)),
-            "ADD_INT" => int2(&|a, b| a.wrapping_add(b)),
-            "SUB_INT" => int2(&|a, b| a.wrapping_sub(b)),
-            "MAX_INT" => int2(&|a, b| (a as i32).max(b as i32) as u32),
-            "MIN_INT" => int2(&|a, b| (a as i32).min(b as i32) as u32),
-            "MAX_UINT" => int2(&|a, b| a.max(b)),
-            "MIN_UINT" => int2(&|a, b| a.min(b)),
-            "SETE_INT" => icmp(&|a, b| a == b).map_or(V::UNKNOWN, bool_mask),
-            "SETNE_INT" => icmp(&|a, b| a != b).map_or(V::UNKNOWN, bool_mask),
-            "SETGT_INT" => icmp(&|a, b| (a as i32) > (b as i32)).map_or(V::UNKNOWN, bool_mask),
-            "SETGE_INT" => icmp(&|a, b| (a as i32) >= (b as i32)).map_or(V::UNKNOWN, bool_mask),
-            "SETGT_UINT" => icmp(&|a, b| a > b).map_or(V::UNKNOWN, bool_mask),
-            "SETGE_UINT" => icmp(&|a, b| a >= b).map_or(V::UNKNOWN, bool_mask),
-            "ASHR_INT" => int2(&|a, b| ((a as i32) >> (b & 31)) as u32),
-            "LSHR_INT" => int2(&|a, b| a >> (b & 31)),
-            "LSHL_INT" => int2(&|a, b| a << (b & 31)),
-            "MULLO_INT" | "MULLO_UINT" => int2(&|a, b| a.wrapping_mul(b)),
-            "MULHI_INT" => int2(&|a, b| ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32),
-            "MULHI_UINT" => int2(&|a, b| ((u64::from(a) * u64::from(b)) >> 32) as u32),
-            "FLT_TO_INT" | "FLT_TO_UINT" => {
-                let t = floor_like(x, f32::trunc);
-                if !t.known() {
-                    V::UNKNOWN
-                } else if n == "FLT_TO_INT" {
-                    V::exact(f2i(t.val()))
-                } else {
-                    V::exact(f2u(t.val()))
-                }
+            Op::MOV => x,
+            Op::MOVA => {
+                *mova = Some(Mova::Round);
+                x
             }
-            "INT_TO_FLT" => int_in(x).map_or(V::UNKNOWN, |a| V::f(a as i32 as f32)),
-            "UINT_TO_FLT" => int_in(x).map_or(V::UNKNOWN, |a| V::f(a as f32)),
-            "EXP_IEEE" => transcendental(n, x, f64::exp2, |v| v, |v| v.exp2() * std::f64::consts::LN_2),
-            "LOG_IEEE" | "LOG_CLAMPED" => {
-                // LOG_CLAMPED of NaN: the hardware's result is not documented, and the
-                // lowering's max(log2(x), -FLT_MAX) is undefined for NaN in SPIR-V
-                if !x.known() || (x.val() < 0.0 || x.val().is_nan()) && n == "LOG_CLAMPED" {
-                    V::UNKNOWN
-                } else if x.is_exact() && x.val() == 0.0 {
-                    V::f(if n == "LOG_CLAMPED" { -f32::MAX } else { f32::NEG_INFINITY })
-                } else if f64::from(x.val()) <= f64::from(x.err) {
-                    V::UNKNOWN
-                } else {
-                    transcendental(n, x, |v| if v < 0.0 { f64::NAN } else { v.log2() }, |_| 0.0, |v| 1.0 / (v * std::f64::consts::LN_2))
-                }
+            Op::MOVA_FLOOR => {
+                *mova = Some(Mova::Floor);
+                x
             }
-            "RECIP_IEEE" | "RECIP_CLAMPED" | "RECIP_FF" => {
-                if !x.known() || x.zero_of_any_sign() || (x.err > 0.0 && f64::from(x.val().abs()) <= f64::from(x.err) * 2.0) {
-                    V::UNKNOWN
-                } else {
-                    let r = transcendental("RECIP_IEEE", x, |v| 1.0 / v, |_| 0.0, |v| 1.0 / (v * v));
-                    clamp_inf(n, r)
-                }
+            Op::MOVA_INT => {
+                *mova = Some(Mova::Int);
+                x
             }
-            "RECIPSQRT_IEEE" | "RECIPSQRT_CLAMPED" | "RECIPSQRT_FF" => {
-                if !x.known()
-                    || x.zero_of_any_sign()
-                    || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0)
-                    || (n != "RECIPSQRT_IEEE" && x.val() < 0.0)
-                {
-                    V::UNKNOWN
-                } else {
-                    let r = transcendental("RECIPSQRT_IEEE", x, |v| 1.0 / v.sqrt(), |_| 0.0, |v| 0.5 / (v * v.sqrt()));
-                    let r = if x.is_exact() && x.val() == 0.0 { V::f(if x.bits >> 31 != 0 { f32::NEG_INFINITY } else { f32::INFINITY }) } else { r };
-                    clamp_inf(n, r)
-                }
-            }
-            "SQRT_IEEE" => {
+            Op::AND_INT => int2(&|a, b| a & b),
+            Op::OR_INT => int2(&|a, b| a | b),
+            Op::XOR_INT => int2(&|a, b| a ^ b),
+            Op::NOT_INT => int_in(x).map_or(V::UNKNOWN, |a| V::exact(!a)),
+            Op::ADD_INT => int2(&|a, b| a.wrapping_add(b)),
+            Op::SUB_INT => int2(&|a, b| a.wrapping_sub(b)),
+            Op::MAX_INT => int2(&|a, b| (a as i32).max(b as i32) as u32),
+            Op::MIN_INT => int2(&|a, b| (a as i32).min(b as i32) as u32),
+            Op::MAX_UINT => int2(&|a, b| a.max(b)),
+            Op::MIN_UINT => int2(&|a, b| a.min(b)),
+            Op::SETE_INT => set_mask(Cmp::EInt),
+            Op::SETNE_INT => set_mask(Cmp::NeInt),
+            Op::SETGT_INT => set_mask(Cmp::GtInt),
+            Op::SETGE_INT => set_mask(Cmp::GeInt),
+            Op::SETGT_UINT => set_mask(Cmp::GtUint),
+            Op::SETGE_UINT => set_mask(Cmp::GeUint),
+            Op::ASHR_INT => int2(&|a, b| ((a as i32) >> (b & 31)) as u32),
+            Op::LSHR_INT => int2(&|a, b| a >> (b & 31)),
+            Op::LSHL_INT => int2(&|a, b| a << (b & 31)),
+            Op::MULLO_INT | Op::MULLO_UINT => int2(&|a, b| a.wrapping_mul(b)),
+            Op::MULHI_INT => int2(&|a, b| ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32),
+            Op::MULHI_UINT => int2(&|a, b| ((u64::from(a) * u64::from(b)) >> 32) as u32),
+            Op::FLT_TO_INT => flt_to_int(x, f2i),
+            Op::FLT_TO_UINT => flt_to_int(x, f2u),
+            Op::INT_TO_FLT => int_in(x).map_or(V::UNKNOWN, |a| V::f(a as i32 as f32)),
+            Op::UINT_TO_FLT => int_in(x).map_or(V::UNKNOWN, |a| V::f(a as f32)),
+            Op::EXP_IEEE => transcendental(tolerance::EXP, x, f64::exp2, |v| v, |v| v.exp2() * std::f64::consts::LN_2),
+            Op::LOG_IEEE => log2(x, false),
+            Op::LOG_CLAMPED => log2(x, true),
+            Op::RECIP_IEEE => recip(x, Infinity::Kept),
+            Op::RECIP_CLAMPED => recip(x, Infinity::ToMax),
+            Op::RECIP_FF => recip(x, Infinity::ToZero),
+            Op::RECIPSQRT_IEEE => recipsqrt(x, Infinity::Kept),
+            Op::RECIPSQRT_CLAMPED => recipsqrt(x, Infinity::ToMax),
+            Op::RECIPSQRT_FF => recipsqrt(x, Infinity::ToZero),
+            Op::SQRT_IEEE => {
                 if !x.known() || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0) {
                     V::UNKNOWN
                 } else {
-                    transcendental(n, x, f64::sqrt, |_| 0.0, |v| 0.5 / v.sqrt())
+                    transcendental(tolerance::SQRT, x, f64::sqrt, |_| 0.0, |v| 0.5 / v.sqrt())
                 }
             }
-            "SIN" | "COS" => {
-                // revolutions: the angle is x·2π rounded to f32 first
-                let ang = fmul(x, V::f(std::f32::consts::TAU), false);
-                if !ang.known() || ang.val().abs() > 8192.0 {
-                    V::UNKNOWN
-                } else if n == "SIN" {
-                    transcendental(n, ang, f64::sin, |v| v, f64::cos)
-                } else {
-                    transcendental(n, ang, f64::cos, |v| v, f64::sin)
-                }
+            Op::SIN => sin_cos(x, f64::sin, f64::cos),
+            Op::COS => sin_cos(x, f64::cos, f64::sin),
+            // MULADD* multiply as MUL does (0 × anything = 0), the _IEEE forms and FMA as MUL_IEEE
+            Op::MULADD => fmuladd(x, y, z, true),
+            Op::MULADD_M2 => scale(fmuladd(x, y, z, true), 2.0),
+            Op::MULADD_M4 => scale(fmuladd(x, y, z, true), 4.0),
+            Op::MULADD_D2 => scale(fmuladd(x, y, z, true), 0.5),
+            Op::MULADD_IEEE | Op::FMA => fmuladd(x, y, z, false),
+            Op::MULADD_IEEE_M2 => scale(fmuladd(x, y, z, false), 2.0),
+            Op::MULADD_IEEE_M4 => scale(fmuladd(x, y, z, false), 4.0),
+            Op::MULADD_IEEE_D2 => scale(fmuladd(x, y, z, false), 0.5),
+            Op::CNDE => cnd_float(x, y, z, |o| o == Equal),
+            Op::CNDGT => cnd_float(x, y, z, |o| o == Greater),
+            Op::CNDGE => cnd_float(x, y, z, |o| o != Less),
+            Op::CNDE_INT => cnd_int(x, y, z, |c| c == 0),
+            Op::CNDGT_INT => cnd_int(x, y, z, |c| (c as i32) > 0),
+            Op::CNDGE_INT => cnd_int(x, y, z, |c| (c as i32) >= 0),
+            Op::BFE_UINT => int3(x, y, z, |v, o, w| bfe(v, o & 31, w & 31, false)),
+            Op::BFE_INT => int3(x, y, z, |v, o, w| bfe(v, o & 31, w & 31, true)),
+            Op::BFI_INT => int3(x, y, z, |v, o, w| (v & o) | (!v & w)),
+            Op::KILLE => kill_if(&mut fx.kill, cond(Cmp::E, x, y)),
+            Op::KILLGT => kill_if(&mut fx.kill, cond(Cmp::Gt, x, y)),
+            Op::KILLGE => kill_if(&mut fx.kill, cond(Cmp::Ge, x, y)),
+            Op::KILLNE => kill_if(&mut fx.kill, cond(Cmp::Ne, x, y)),
+            Op::KILLE_INT => kill_if(&mut fx.kill, cond(Cmp::EInt, x, y)),
+            Op::KILLGT_INT => kill_if(&mut fx.kill, cond(Cmp::GtInt, x, y)),
+            Op::KILLGE_INT => kill_if(&mut fx.kill, cond(Cmp::GeInt, x, y)),
+            Op::KILLNE_INT => kill_if(&mut fx.kill, cond(Cmp::NeInt, x, y)),
+            Op::KILLGT_UINT => kill_if(&mut fx.kill, cond(Cmp::GtUint, x, y)),
+            Op::KILLGE_UINT => kill_if(&mut fx.kill, cond(Cmp::GeUint, x, y)),
+            Op::PRED_SETE => fx.pred_set(a, cond(Cmp::E, x, y)),
+            Op::PRED_SETGT => fx.pred_set(a, cond(Cmp::Gt, x, y)),
+            Op::PRED_SETGE => fx.pred_set(a, cond(Cmp::Ge, x, y)),
+            Op::PRED_SETNE => fx.pred_set(a, cond(Cmp::Ne, x, y)),
+            Op::PRED_SETE_INT => fx.pred_set(a, cond(Cmp::EInt, x, y)),
+            Op::PRED_SETGT_INT => fx.pred_set(a, cond(Cmp::GtInt, x, y)),
+            Op::PRED_SETGE_INT => fx.pred_set(a, cond(Cmp::GeInt, x, y)),
+            Op::PRED_SETNE_INT => fx.pred_set(a, cond(Cmp::NeInt, x, y)),
+            Op::PRED_SETGT_UINT => fx.pred_set(a, cond(Cmp::GtUint, x, y)),
+            Op::PRED_SETGE_UINT => fx.pred_set(a, cond(Cmp::GeUint, x, y)),
+            Op::PRED_SET_CLR => {
+                fx.pred_set(a, Some(false));
+                V::f(f32::MAX)
             }
-            "MULADD" | "MULADD_M2" | "MULADD_M4" | "MULADD_D2" | "MULADD_IEEE" | "MULADD_IEEE_M2" | "MULADD_IEEE_M4" | "MULADD_IEEE_D2" | "FMA" => {
-                let legacy = n.starts_with("MULADD") && !n.starts_with("MULADD_IEEE");
-                let v = fmuladd(x, y, z, legacy);
-                let k = match n.rsplit('_').next().unwrap() {
-                    "M2" => 2.0,
-                    "M4" => 4.0,
-                    "D2" => 0.5,
-                    _ => 1.0,
-                };
-                if k == 1.0 {
-                    v
-                } else {
-                    scale(v, k)
-                }
+            Op::PRED_SET_RESTORE => fx.pred_set(a, cond(Cmp::E, x, V::f(0.0))),
+            // reductions: every vector slot of the group takes part
+            Op::DOT4 | Op::DOT4_IEEE if !reduction.is_empty() => {
+                let terms: Vec<(V, V)> = reduction.iter().map(|r| (r.1, r.2)).collect();
+                dot4(&terms, a.op == Op::DOT4)
             }
-            "CNDE" | "CNDGT" | "CNDGE" => {
-                // NaN conditions compare false (select src2)
-                let c = if x.known() && x.val().is_nan() {
-                    Some(false)
-                } else {
-                    fcmp(x, V::f(0.0)).map(|o| match n {
-                        "CNDE" => o == Equal,
-                        "CNDGT" => o == Greater,
-                        _ => o != Less,
-                    })
-                };
-                match c {
-                    Some(true) => y,
-                    Some(false) => z,
-                    None => V::UNKNOWN,
-                }
+            Op::MAX4 if !reduction.is_empty() => reduction.iter().skip(1).try_fold(reduction[0].1, |m, t| fmax(m, t.1)).unwrap_or(V::UNKNOWN),
+            Op::CUBE if a.slot < 4 => {
+                // the direction: src0 of the z, w and x units (docs/gx2.md, CUBE)
+                let src0 = |unit: usize| reduction.iter().find(|r| r.0 == unit).map_or(V::UNKNOWN, |r| r.1);
+                cube(src0(2), src0(3), src0(0))[a.slot]
             }
-            "CNDE_INT" | "CNDGT_INT" | "CNDGE_INT" => match int_in(x) {
-                Some(c) => {
-                    let t = match n {
-                        "CNDE_INT" => c == 0,
-                        "CNDGT_INT" => (c as i32) > 0,
-                        _ => (c as i32) >= 0,
-                    };
-                    if t {
-                        y
-                    } else {
-                        z
-                    }
-                }
-                None => V::UNKNOWN,
-            },
-            "BFE_UINT" | "BFE_INT" | "BFI_INT" => match (int_in(x), int_in(y), int_in(z)) {
-                (Some(v), Some(o), Some(w)) => V::exact(match n {
-                    "BFI_INT" => (v & o) | (!v & w),
-                    _ => bfe(v, o & 31, w & 31, n == "BFE_INT"),
-                }),
-                _ => V::UNKNOWN,
-            },
-            "KILLE" | "KILLGT" | "KILLGE" | "KILLNE" | "KILLE_INT" | "KILLGT_INT" | "KILLGE_INT" | "KILLNE_INT" | "KILLGT_UINT" | "KILLGE_UINT" => {
-                let c = cond(n.trim_start_matches("KILL"), x, y);
-                let prev = kill.unwrap_or(Some(false));
-                *kill = Some(match (prev, c) {
-                    (Some(true), _) | (_, Some(true)) => Some(true),
-                    (Some(false), Some(false)) => Some(false),
-                    _ => None,
-                });
-                c.map_or(V::UNKNOWN, bool_f)
-            }
-            "PRED_SETE" | "PRED_SETGT" | "PRED_SETGE" | "PRED_SETNE" | "PRED_SETE_INT" | "PRED_SETGT_INT" | "PRED_SETGE_INT" | "PRED_SETNE_INT"
-            | "PRED_SETGT_UINT" | "PRED_SETGE_UINT" | "PRED_SET_CLR" | "PRED_SET_RESTORE" => {
-                let c = match n {
-                    "PRED_SET_CLR" => Some(false),
-                    "PRED_SET_RESTORE" => cond("E", x, V::f(0.0)),
-                    _ => cond(n.trim_start_matches("PRED_SET"), x, y),
-                };
-                if a.update_pred {
-                    *pred = Some(c);
-                }
-                if a.update_exec_mask {
-                    *exec = Some(c);
-                }
-                if n == "PRED_SET_CLR" {
-                    V::f(f32::MAX)
-                } else {
-                    c.map_or(V::UNKNOWN, bool_f)
-                }
-            }
-            _ => V::UNKNOWN,
+            // a reduction without operands or out of the vector slots: the lowering refuses it
+            Op::DOT4 | Op::DOT4_IEEE | Op::MAX4 | Op::CUBE => V::UNKNOWN,
+            // the table marks these Rejected: the lowering refuses them, nothing is compared
+            Op::FREXP_64
+            | Op::ADD_64
+            | Op::MUL_64
+            | Op::FLT64_TO_FLT32
+            | Op::FLT32_TO_FLT64
+            | Op::LDEXP_64
+            | Op::FRACT_64
+            | Op::PRED_SETGT_64
+            | Op::PRED_SETE_64
+            | Op::PRED_SETGE_64
+            | Op::MULADD_64
+            | Op::MULADD_64_M2
+            | Op::MULADD_64_M4
+            | Op::MULADD_64_D2
+            | Op::PRED_SET_INV
+            | Op::PRED_SET_POP
+            | Op::PRED_SETE_PUSH
+            | Op::PRED_SETGT_PUSH
+            | Op::PRED_SETGE_PUSH
+            | Op::PRED_SETNE_PUSH
+            | Op::PRED_SETE_PUSH_INT
+            | Op::PRED_SETGT_PUSH_INT
+            | Op::PRED_SETGE_PUSH_INT
+            | Op::PRED_SETNE_PUSH_INT
+            | Op::PRED_SETLT_PUSH_INT
+            | Op::PRED_SETLE_PUSH_INT
+            | Op::GROUP_BARRIER
+            | Op::GROUP_SEQ_BEGIN
+            | Op::GROUP_SEQ_END
+            | Op::SET_MODE
+            | Op::SET_CF_IDX0
+            | Op::SET_CF_IDX1
+            | Op::SET_LDS_SIZE
+            | Op::MUL_INT24
+            | Op::MULHI_INT24
+            | Op::MOVA_GPR_INT
+            | Op::RECIP_INT
+            | Op::RECIP_UINT
+            | Op::MUL_LIT
+            | Op::MUL_LIT_M2
+            | Op::MUL_LIT_M4
+            | Op::MUL_LIT_D2 => V::UNKNOWN,
         };
         Some(v)
     }
@@ -1535,27 +1545,30 @@ impl<'a> M<'a> {
                 _ => V::f(0.0),
             };
             let coord: [V; 4] = std::array::from_fn(|k| sel(x.src_sel[k]));
-            let value: [V; 4] = match x.name {
-                "SAMPLE" | "SAMPLE_L" | "SAMPLE_LB" | "SAMPLE_LZ" | "SAMPLE_G" => self.sample(x.resource_id, &coord, x.offset),
-                "SAMPLE_C" | "SAMPLE_C_LZ" => self.sample_compare(x.resource_id, &coord, x.offset),
-                "FETCH4" => self.fetch4(x.resource_id, &coord, x.offset),
-                "LD" => self.load(x.resource_id, &coord, x.offset),
-                "GET_TEXTURE_INFO" => self.info(x.resource_id, coord[0]),
-                "SET_GRADIENTS_H" => {
+            let value: [V; 4] = match x.op {
+                // one level, nearest: the LOD, bias and gradients choose nothing
+                TexOp::SAMPLE | TexOp::SAMPLE_L | TexOp::SAMPLE_LB | TexOp::SAMPLE_LZ | TexOp::SAMPLE_G => {
+                    self.sample(x.resource_id, &coord, x.offset)
+                }
+                TexOp::SAMPLE_C | TexOp::SAMPLE_C_LZ => self.sample_compare(x.resource_id, &coord, x.offset),
+                TexOp::FETCH4 => self.fetch4(x.resource_id, &coord, x.offset),
+                TexOp::LD => self.load(x.resource_id, &coord, x.offset),
+                TexOp::GET_TEXTURE_INFO => self.info(x.resource_id, coord[0]),
+                TexOp::SET_GRADIENTS_H => {
                     self.grad_h = coord;
                     self.tex_resume += 1;
                     continue;
                 }
-                "SET_GRADIENTS_V" => {
+                TexOp::SET_GRADIENTS_V => {
                     self.grad_v = coord;
                     self.tex_resume += 1;
                     continue;
                 }
-                "GET_GRADIENTS_H" | "GET_GRADIENTS_V" => match self.grad_answer.take() {
+                TexOp::GET_GRADIENTS_H | TexOp::GET_GRADIENTS_V => match self.grad_answer.take() {
                     Some(v) => v,
                     None => return Some(Stop::Gradient(coord)),
                 },
-                "VTX_FETCH" => {
+                TexOp::VTX_FETCH => {
                     let loc = x.resource_id.wrapping_sub(0x80);
                     let Some(i) = int_in(src[((x.raw[0] >> 24) & 3) as usize]) else {
                         self.mark_undetermined("the VTX_FETCH index is undetermined");
@@ -1570,7 +1583,30 @@ impl<'a> M<'a> {
                         }
                     }
                 }
-                _ => [V::UNKNOWN; 4],
+                // the table marks these Rejected: the lowering refuses them, nothing is compared
+                TexOp::VTX_SEMANTIC
+                | TexOp::MEM
+                | TexOp::GET_SAMPLE_INFO
+                | TexOp::GET_COMP_TEX_LOD
+                | TexOp::GET_LERP
+                | TexOp::KEEP_GRADIENTS
+                | TexOp::PASS
+                | TexOp::SET_CUBEMAP_INDEX
+                | TexOp::SAMPLE_G_L
+                | TexOp::SAMPLE_G_LB
+                | TexOp::SAMPLE_G_LZ
+                | TexOp::SAMPLE_C_L
+                | TexOp::SAMPLE_C_LB
+                | TexOp::SAMPLE_C_G
+                | TexOp::SAMPLE_C_G_L
+                | TexOp::SAMPLE_C_G_LB
+                | TexOp::SAMPLE_C_G_LZ
+                | TexOp::SET_TEXTURE_OFFSETS
+                | TexOp::GATHER4
+                | TexOp::GATHER4_O
+                | TexOp::GATHER4_C
+                | TexOp::GATHER4_C_O
+                | TexOp::GET_BUFFER_RESINFO => [V::UNKNOWN; 4],
             };
             let dst = &mut self.gpr[x.dst_gpr as usize];
             for k in 0..4 {
@@ -1746,6 +1782,163 @@ impl<'a> M<'a> {
     }
 }
 
+/// What one ALU group does besides writing registers: the predicate, the execution mask
+/// (`UPDATE_EXEC_MASK`) and the kill flag it sets (`Some(None)`: set to an undetermined value).
+#[derive(Default)]
+struct GroupEffects {
+    pred: Option<Option<bool>>,
+    exec: Option<Option<bool>>,
+    kill: Option<Option<bool>>,
+}
+
+impl GroupEffects {
+    /// A PRED_SET* result `c`: the predicate and / or execution mask as the instruction's
+    /// UPDATE_PRED / UPDATE_EXEC_MASK bits say; the lane gets 1.0 / 0.0.
+    fn pred_set(&mut self, a: &AluInst, c: Option<bool>) -> V {
+        if a.update_pred {
+            self.pred = Some(c);
+        }
+        if a.update_exec_mask {
+            self.exec = Some(c);
+        }
+        c.map_or(V::UNKNOWN, bool_f)
+    }
+}
+
+/// A KILL* result `c`: the pixel is killed when any KILL of the group is true.
+fn kill_if(kill: &mut Option<Option<bool>>, c: Option<bool>) -> V {
+    let prev = kill.unwrap_or(Some(false));
+    *kill = Some(match (prev, c) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    });
+    c.map_or(V::UNKNOWN, bool_f)
+}
+
+/// How a MOVA form turns its value into the AR index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mova {
+    /// MOVA: round to nearest, floor(x + 0.5).
+    Round,
+    /// MOVA_FLOOR.
+    Floor,
+    /// MOVA_INT: the integer bit pattern.
+    Int,
+}
+
+/// The comparison of a SET*, PRED_SET*, KILL* form (float ones are IEEE, `_INT` signed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmp {
+    E,
+    Gt,
+    Ge,
+    Ne,
+    EInt,
+    GtInt,
+    GeInt,
+    NeInt,
+    GtUint,
+    GeUint,
+}
+
+/// What the non-IEEE reciprocals do with an infinite result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Infinity {
+    /// _IEEE: kept.
+    Kept,
+    /// _CLAMPED: ±FLT_MAX.
+    ToMax,
+    /// _FF: ±0.
+    ToZero,
+}
+
+/// FLT_TO_INT / FLT_TO_UINT: truncation, then the saturating conversion `to`.
+fn flt_to_int(x: V, to: fn(f32) -> u32) -> V {
+    let t = floor_like(x, f32::trunc);
+    if t.known() {
+        V::exact(to(t.val()))
+    } else {
+        V::UNKNOWN
+    }
+}
+
+/// LOG_IEEE / LOG_CLAMPED (`clamped`: log2(0) = −FLT_MAX).
+fn log2(x: V, clamped: bool) -> V {
+    // LOG_CLAMPED of NaN: the hardware's result is not documented, and the
+    // lowering's max(log2(x), -FLT_MAX) is undefined for NaN in SPIR-V
+    if !x.known() || (x.val() < 0.0 || x.val().is_nan()) && clamped {
+        V::UNKNOWN
+    } else if x.is_exact() && x.val() == 0.0 {
+        V::f(if clamped { -f32::MAX } else { f32::NEG_INFINITY })
+    } else if f64::from(x.val()) <= f64::from(x.err) {
+        V::UNKNOWN
+    } else {
+        transcendental(tolerance::LOG, x, |v| if v < 0.0 { f64::NAN } else { v.log2() }, |_| 0.0, |v| 1.0 / (v * std::f64::consts::LN_2))
+    }
+}
+
+/// RECIP_IEEE / _CLAMPED / _FF.
+fn recip(x: V, inf: Infinity) -> V {
+    if !x.known() || x.zero_of_any_sign() || (x.err > 0.0 && f64::from(x.val().abs()) <= f64::from(x.err) * 2.0) {
+        V::UNKNOWN
+    } else {
+        let r = transcendental(tolerance::RECIP, x, |v| 1.0 / v, |_| 0.0, |v| 1.0 / (v * v));
+        clamp_inf(inf, r)
+    }
+}
+
+/// RECIPSQRT_IEEE / _CLAMPED / _FF (the non-IEEE forms of a negative value are not modelled).
+fn recipsqrt(x: V, inf: Infinity) -> V {
+    if !x.known() || x.zero_of_any_sign() || (x.err > 0.0 && f64::from(x.val()) <= f64::from(x.err) * 2.0) || (inf != Infinity::Kept && x.val() < 0.0)
+    {
+        V::UNKNOWN
+    } else {
+        let r = transcendental(tolerance::RECIPSQRT, x, |v| 1.0 / v.sqrt(), |_| 0.0, |v| 0.5 / (v * v.sqrt()));
+        let r = if x.is_exact() && x.val() == 0.0 { V::f(if x.bits >> 31 != 0 { f32::NEG_INFINITY } else { f32::INFINITY }) } else { r };
+        clamp_inf(inf, r)
+    }
+}
+
+/// SIN / COS of `x` revolutions: the angle is x·2π rounded to f32 first; `deriv` is the
+/// derivative of `f`.
+fn sin_cos(x: V, f: fn(f64) -> f64, deriv: fn(f64) -> f64) -> V {
+    let ang = fmul(x, V::f(std::f32::consts::TAU), false);
+    if !ang.known() || ang.val().abs() > 8192.0 {
+        V::UNKNOWN
+    } else {
+        transcendental(tolerance::SIN_COS, ang, f, |v| v, deriv)
+    }
+}
+
+/// CNDE / CNDGT / CNDGE: `y` where `test(x <=> 0)`, else `z`; NaN conditions compare false
+/// (select `z`).
+fn cnd_float(x: V, y: V, z: V, test: fn(std::cmp::Ordering) -> bool) -> V {
+    let c = if x.known() && x.val().is_nan() { Some(false) } else { fcmp(x, V::f(0.0)).map(test) };
+    match c {
+        Some(true) => y,
+        Some(false) => z,
+        None => V::UNKNOWN,
+    }
+}
+
+/// CNDE_INT / CNDGT_INT / CNDGE_INT: `y` where `test(x)`, else `z`.
+fn cnd_int(x: V, y: V, z: V, test: fn(u32) -> bool) -> V {
+    match int_in(x) {
+        Some(c) if test(c) => y,
+        Some(_) => z,
+        None => V::UNKNOWN,
+    }
+}
+
+/// A three-operand integer op.
+fn int3(x: V, y: V, z: V, f: fn(u32, u32, u32) -> u32) -> V {
+    match (int_in(x), int_in(y), int_in(z)) {
+        (Some(v), Some(o), Some(w)) => V::exact(f(v, o, w)),
+        _ => V::UNKNOWN,
+    }
+}
+
 /// The slice a sample of a 2D array reads: src.z is unnormalized and not rounded by the unit
 /// (Mesa r600 `get_src_coords` marks the array lane unnormalized and rounds it in the shader
 /// before the fetch), so the slice is floor(z) clamped to the slices; undetermined when the
@@ -1769,33 +1962,30 @@ fn sample_cube(t: &Texture, coord: &[V; 4]) -> Option<[f32; 4]> {
     crate::cube_texel(&t.texels, t.size, f as usize, interval(coord[0])?, interval(coord[1])?)
 }
 
-/// Float / int comparison by suffix (E, GT, GE, NE, E_INT, ..., GE_UINT).
-/// Float comparisons are IEEE: E / GT / GE are false and NE is true when an operand is NaN.
-fn cond(kind: &str, x: V, y: V) -> Option<bool> {
+/// A comparison of two lanes. Float comparisons are IEEE: E / GT / GE are false and NE is
+/// true when an operand is NaN.
+fn cond(kind: Cmp, x: V, y: V) -> Option<bool> {
     use std::cmp::Ordering::*;
-    if matches!(kind, "E" | "GT" | "GE" | "NE") {
+    let float = |test: fn(std::cmp::Ordering) -> bool| -> Option<bool> {
         if let (Some((a, ea)), Some((b, eb))) = (fin(x), fin(y)) {
             if (a.is_nan() && ea == 0.0) || (b.is_nan() && eb == 0.0) {
-                return Some(kind == "NE");
+                return Some(kind == Cmp::Ne);
             }
         }
-    }
+        fcmp(x, y).map(test)
+    };
+    let int = |test: fn(u32, u32) -> bool| Some(test(int_in(x)?, int_in(y)?));
     match kind {
-        "E" => fcmp(x, y).map(|o| o == Equal),
-        "GT" => fcmp(x, y).map(|o| o == Greater),
-        "GE" => fcmp(x, y).map(|o| o != Less),
-        "NE" => fcmp(x, y).map(|o| o != Equal),
-        _ => {
-            let (a, b) = (int_in(x)?, int_in(y)?);
-            Some(match kind {
-                "E_INT" => a == b,
-                "GT_INT" => (a as i32) > (b as i32),
-                "GE_INT" => (a as i32) >= (b as i32),
-                "NE_INT" => a != b,
-                "GT_UINT" => a > b,
-                _ => a >= b,
-            })
-        }
+        Cmp::E => float(|o| o == Equal),
+        Cmp::Gt => float(|o| o == Greater),
+        Cmp::Ge => float(|o| o != Less),
+        Cmp::Ne => float(|o| o != Equal),
+        Cmp::EInt => int(|a, b| a == b),
+        Cmp::GtInt => int(|a, b| (a as i32) > (b as i32)),
+        Cmp::GeInt => int(|a, b| (a as i32) >= (b as i32)),
+        Cmp::NeInt => int(|a, b| a != b),
+        Cmp::GtUint => int(|a, b| a > b),
+        Cmp::GeUint => int(|a, b| a >= b),
     }
 }
 
@@ -1860,29 +2050,30 @@ fn omod_clamp(v: V, omod: u32, clamp: bool) -> V {
     V { bits: c.to_bits(), err: if c == x { v.err } else { 0.0 } }
 }
 
-fn clamp_inf(n: &str, r: V) -> V {
+fn clamp_inf(inf: Infinity, r: V) -> V {
     if !r.known() || !r.val().is_infinite() {
         return r;
     }
     let neg = r.val() < 0.0;
-    match n {
-        "RECIP_CLAMPED" | "RECIPSQRT_CLAMPED" => V::f(if neg { -f32::MAX } else { f32::MAX }),
-        "RECIP_FF" | "RECIPSQRT_FF" => V::f(if neg { -0.0 } else { 0.0 }),
-        _ => r,
+    match inf {
+        Infinity::ToMax => V::f(if neg { -f32::MAX } else { f32::MAX }),
+        Infinity::ToZero => V::f(if neg { -0.0 } else { 0.0 }),
+        Infinity::Kept => r,
     }
 }
 
-fn mova(name: &str, v: V) -> Option<i32> {
-    let i = match name {
-        "MOVA_INT" => int_in(v)? as i32,
-        "MOVA" => {
+/// The AR index a MOVA form writes from `v`.
+fn mova(kind: Mova, v: V) -> Option<i32> {
+    let i = match kind {
+        Mova::Int => int_in(v)? as i32,
+        Mova::Round => {
             let r = floor_like(V { bits: (v.val() + 0.5).to_bits(), err: v.err }, f32::floor);
             if !r.known() || !v.known() {
                 return None;
             }
             (f64::from(v.val()) + 0.5).floor() as i32
         }
-        _ => {
+        Mova::Floor => {
             let r = floor_like(v, f32::floor);
             if !r.known() {
                 return None;

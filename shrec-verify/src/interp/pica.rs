@@ -12,7 +12,7 @@
 //! carries an error bound ([`Expect`]): add, mul (PICA multiply: a NaN product of two non-NaN
 //! operands, i.e. 0·inf, is +0), mov, max/min (`a > b ? a : b`), sge/slt, flr, cmp, mova,
 //! relative addressing, swizzles, mad and dp3/dp4/dph are exact (bitwise, −0 = +0, NaN = NaN);
-//! rcp/rsq/ex2/lg2 have the bounds of [`TOLERANCES`]. Inexact values are carried with interval
+//! rcp/rsq/ex2/lg2 have the bounds of [`tolerance`]. Inexact values are carried with interval
 //! arithmetic; a comparison, `flr`, `mova` or branch too close to its threshold makes the lane
 //! (or, for a branch, the whole invocation) undetermined, never a match.
 
@@ -38,15 +38,48 @@ const ZERO: R4 = [Expect { value: 0.0, err: 0.0 }; 4];
 /// | rsq | 2 ulp |
 /// | ex2 | 2^-20 + 2^-22·\|x\| relative |
 /// | lg2 | 2^-21 absolute + 2 ulp |
-pub const TOLERANCES: &[(&str, Tolerance)] = &[
-    ("rcp", Tolerance::ulps(1.0)),
-    ("rsq", Tolerance::ulps(2.0)),
-    ("ex2", Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT }),
-    ("lg2", Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT }),
-];
-
-pub fn tolerance(op: &str) -> Tolerance {
-    TOLERANCES.iter().find(|(n, _)| *n == op).map_or(Tolerance::EXACT, |t| t.1)
+pub fn tolerance(op: Op) -> Tolerance {
+    match op {
+        Op::Rcp => Tolerance::ulps(1.0),
+        Op::Rsq => Tolerance::ulps(2.0),
+        Op::Ex2 => Tolerance { rel: 1.0 / 1048576.0, rel_per_scale: 1.0 / 4194304.0, ..Tolerance::EXACT },
+        Op::Lg2 => Tolerance { ulps: 2.0, abs: 1.0 / 2097152.0, ..Tolerance::EXACT },
+        Op::Add
+        | Op::Dp3
+        | Op::Dp4
+        | Op::Dph
+        | Op::Dst
+        | Op::Litp
+        | Op::Mul
+        | Op::Sge
+        | Op::Slt
+        | Op::Flr
+        | Op::Max
+        | Op::Min
+        | Op::Mova
+        | Op::Mov
+        | Op::Dphi
+        | Op::Dsti
+        | Op::Sgei
+        | Op::Slti
+        | Op::Break
+        | Op::Nop
+        | Op::End
+        | Op::Breakc
+        | Op::Call
+        | Op::Callc
+        | Op::Callu
+        | Op::Ifu
+        | Op::Ifc
+        | Op::Loop
+        | Op::Emit
+        | Op::Setemit
+        | Op::Jmpc
+        | Op::Jmpu
+        | Op::Cmp
+        | Op::Madi
+        | Op::Mad => Tolerance::EXACT,
+    }
 }
 
 /// Instructions executed before the interpreter gives up (a program that does not terminate).
@@ -225,22 +258,30 @@ fn mono(f: impl Fn(f64) -> f64, (l, h): (f64, f64)) -> Option<(f64, f64)> {
     Some((a.min(b), a.max(b)))
 }
 
+/// The one-lane transcendental ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scalar {
+    Rcp,
+    Rsq,
+    Ex2,
+    Lg2,
+}
+
 /// rcp/rsq/ex2/lg2 of one value. Special inputs (0, ±inf, NaN, negative for rsq/lg2) give their
 /// IEEE results exactly.
-fn scalar(op: &str, x: V) -> V {
+fn scalar(op: Scalar, t: Tolerance, x: V) -> V {
     if !x.is_known() {
         return UNKNOWN;
     }
     let xv = x.value;
     let x64 = f64::from(xv);
-    let t = tolerance(op);
     let ex = exact(x);
     let special = |r: f32| if ex { Expect::exact(r) } else { UNKNOWN };
     match op {
         // The sign of a zero is not pinned down by Vulkan (exact compares treat −0 = +0), so
         // rcp/rsq of a zero (±inf) are undetermined.
-        "rcp" | "rsq" if xv == 0.0 => UNKNOWN,
-        "rcp" => {
+        Scalar::Rcp | Scalar::Rsq if xv == 0.0 => UNKNOWN,
+        Scalar::Rcp => {
             if xv.is_infinite() || xv.is_nan() {
                 return special(1.0 / xv);
             }
@@ -248,7 +289,7 @@ fn scalar(op: &str, x: V) -> V {
             let (l, h) = iv(x);
             make(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
         }
-        "rsq" => {
+        Scalar::Rsq => {
             if xv < 0.0 || xv.is_infinite() || xv.is_nan() {
                 return special(1.0 / xv.sqrt());
             }
@@ -256,7 +297,7 @@ fn scalar(op: &str, x: V) -> V {
             let (l, h) = iv(x);
             make(r, ex, || if l <= 0.0 { None } else { mono(|v| 1.0 / v.sqrt(), (l, h)) }, t.bound(f64::from(r), 0.0))
         }
-        "ex2" => {
+        Scalar::Ex2 => {
             if xv.is_infinite() || xv.is_nan() || x64 >= 128.0 {
                 return special(xv.exp2());
             }
@@ -266,7 +307,7 @@ fn scalar(op: &str, x: V) -> V {
             let r = x64.exp2() as f32;
             make(r, ex, || mono(f64::exp2, iv(x)), t.bound(f64::from(r), x64))
         }
-        "lg2" => {
+        Scalar::Lg2 => {
             if xv <= 0.0 || xv.is_infinite() || xv.is_nan() {
                 return special(xv.log2());
             }
@@ -277,7 +318,6 @@ fn scalar(op: &str, x: V) -> V {
             let (l, h) = iv(x);
             make(r, ex, || if l <= 0.0 { None } else { mono(f64::log2, (l, h)) }, t.bound(f64::from(r), 0.0))
         }
-        _ => unreachable!(),
     }
 }
 
@@ -497,7 +537,10 @@ impl M<'_> {
             }
             // (1, s1.y·s2.y, s1.z, s2.w), PICA multiply.
             Op::Dst | Op::Dsti => [Expect::exact(1.0), mul(a[1], b[1]), a[2], b[3]],
-            Op::Rcp | Op::Rsq | Op::Ex2 | Op::Lg2 => [scalar(op.name(), a[0]); 4],
+            Op::Rcp => [scalar(Scalar::Rcp, tolerance(op), a[0]); 4],
+            Op::Rsq => [scalar(Scalar::Rsq, tolerance(op), a[0]); 4],
+            Op::Ex2 => [scalar(Scalar::Ex2, tolerance(op), a[0]); 4],
+            Op::Lg2 => [scalar(Scalar::Lg2, tolerance(op), a[0]); 4],
             Op::Litp => {
                 // Panda3DS: cc.x = s.x >= 0, cc.y = s.w >= 0;
                 // (max(s.x, 0), clamp(s.y, ±127.99609375), 0, max(s.w, 0)).
@@ -523,7 +566,24 @@ impl M<'_> {
                 }
                 return;
             }
-            _ => unreachable!("{op:?}"),
+            // decoded as Instr::Mad, Cmp, Simple, Flow or Setemit, never as Arith
+            Op::Break
+            | Op::Nop
+            | Op::End
+            | Op::Breakc
+            | Op::Call
+            | Op::Callc
+            | Op::Callu
+            | Op::Ifu
+            | Op::Ifc
+            | Op::Loop
+            | Op::Emit
+            | Op::Setemit
+            | Op::Jmpc
+            | Op::Jmpu
+            | Op::Cmp
+            | Op::Madi
+            | Op::Mad => unreachable!("{op:?} is not an Arith instruction"),
         };
         self.write(dst, mask, v);
     }
@@ -610,12 +670,50 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                 }
                 std::mem::swap(&mut m.o, &mut m.other);
             }
-            Instr::Simple(_) | Instr::Setemit { .. } => {
+            Instr::Simple(Op::Emit) | Instr::Setemit { .. } => {
                 // emit/setemit in a vertex shader (rejected by the translator), or a setemit slot
                 // above 2: not modelled.
                 m.undetermined = true;
                 stop = true;
             }
+            // format 0 holds only end, nop, break and emit
+            Instr::Simple(
+                Op::Add
+                | Op::Dp3
+                | Op::Dp4
+                | Op::Dph
+                | Op::Dst
+                | Op::Ex2
+                | Op::Lg2
+                | Op::Litp
+                | Op::Mul
+                | Op::Sge
+                | Op::Slt
+                | Op::Flr
+                | Op::Max
+                | Op::Min
+                | Op::Rcp
+                | Op::Rsq
+                | Op::Mova
+                | Op::Mov
+                | Op::Dphi
+                | Op::Dsti
+                | Op::Sgei
+                | Op::Slti
+                | Op::Breakc
+                | Op::Call
+                | Op::Callc
+                | Op::Callu
+                | Op::Ifu
+                | Op::Ifc
+                | Op::Loop
+                | Op::Setemit
+                | Op::Jmpc
+                | Op::Jmpu
+                | Op::Cmp
+                | Op::Madi
+                | Op::Mad,
+            ) => unreachable!("{:?} is not a format-0 instruction", ins.op()),
             Instr::Flow { op, cond, bool_id, int_id, dest, num } => {
                 let b = |id: u8| s.b >> id & 1 != 0;
                 let taken = |m: &mut M| match cond {
@@ -676,7 +774,37 @@ pub fn run(p: &Program, index: usize, s: &State) -> Result {
                             None => stop = true,
                         }
                     }
-                    _ => unreachable!(),
+                    // decoded as other instruction forms, never as Flow
+                    Op::Add
+                    | Op::Dp3
+                    | Op::Dp4
+                    | Op::Dph
+                    | Op::Dst
+                    | Op::Ex2
+                    | Op::Lg2
+                    | Op::Litp
+                    | Op::Mul
+                    | Op::Sge
+                    | Op::Slt
+                    | Op::Flr
+                    | Op::Max
+                    | Op::Min
+                    | Op::Rcp
+                    | Op::Rsq
+                    | Op::Mova
+                    | Op::Mov
+                    | Op::Dphi
+                    | Op::Dsti
+                    | Op::Sgei
+                    | Op::Slti
+                    | Op::Break
+                    | Op::Nop
+                    | Op::End
+                    | Op::Emit
+                    | Op::Setemit
+                    | Op::Cmp
+                    | Op::Madi
+                    | Op::Mad => unreachable!("{op:?} is not a Flow instruction"),
                 }
             }
         }

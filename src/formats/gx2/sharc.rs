@@ -275,12 +275,13 @@ impl Program {
     }
 }
 
-struct Rd<'a> {
+/// Reads integers of the file's byte order, with offsets checked against the file.
+struct Reader<'a> {
     b: &'a [u8],
     e: Endian,
 }
 
-impl Rd<'_> {
+impl Reader<'_> {
     fn u32(&self, at: usize) -> Result<u32, ShaderError> {
         self.e.read_u32(self.b, at, "SHARCFB program array")
     }
@@ -340,7 +341,7 @@ impl Rd<'_> {
 /// Decodes the program array (names, variation macros, symbols).
 pub fn programs(bytes: &[u8]) -> Result<Vec<Program>, ShaderError> {
     let h = read_header(bytes)?;
-    let r = Rd { b: &bytes[..h.file_size], e: h.endian };
+    let r = Reader { b: &bytes[..h.file_size], e: h.endian };
     let arr = h.binary_array + h.binary_array_size;
     let (progs, _) = r.array(arr, &|q| {
         let name_len = r.u32(q + 4)? as usize;

@@ -125,7 +125,7 @@ pub(super) fn parse_copy(program: &[u8]) -> Result<Vec<CopyOut>, ShaderError> {
     Ok(outs)
 }
 
-impl L<'_> {
+impl Lowering<'_> {
     /// Sets up a GS module: inputs, outputs, R0/R1, the ring and the geometry shape.
     pub(super) fn gs_setup(&mut self, body: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let s = self.s;

@@ -29,8 +29,9 @@ enum Scope {
     Loop,
 }
 
+/// The structured walk's state: open scopes, instructions visited, region nesting.
 #[derive(Default)]
-struct Cx {
+struct WalkState {
     /// Active scopes, innermost last: kind and trigger address (last instruction + 1).
     scopes: Vec<(Scope, usize)>,
     visits: usize,
@@ -44,7 +45,7 @@ struct Cx {
 /// [`crate::limits::MAX_NESTING`] and this lowering's recursion off the end of the stack.
 const MAX_REGION_DEPTH: usize = crate::limits::MAX_NESTING / 2;
 
-impl Cx {
+impl WalkState {
     fn depth(&self, k: Scope) -> usize {
         self.scopes.iter().filter(|s| s.0 == k).count()
     }
@@ -63,7 +64,7 @@ impl Cx {
 impl Lowerer<'_> {
     /// The structured body, or why the program needs pc-dispatch.
     pub(super) fn structured(&self, end: &[Stmt]) -> Result<Vec<Stmt>, String> {
-        let mut cx = Cx::default();
+        let mut cx = WalkState::default();
         let mut out = vec![];
         self.region(&mut cx, self.d.main as usize, None, &mut out, end)?;
         Ok(out)
@@ -73,7 +74,7 @@ impl Lowerer<'_> {
         self.p.code.len().min(4095)
     }
 
-    fn fetch(&self, cx: &mut Cx, pc: usize) -> Result<Instr, String> {
+    fn fetch(&self, cx: &mut WalkState, pc: usize) -> Result<Instr, String> {
         if pc >= self.n() {
             return Err(format!("word {pc} is past the program"));
         }
@@ -86,7 +87,7 @@ impl Lowerer<'_> {
 
     /// Words `s..e` in sequence (`e = None`: the top level, which stops at an `end` or at the
     /// end of the code). Continuations must stay ≤ `e` (≤ the code length at the top level).
-    fn region(&self, cx: &mut Cx, s: usize, e: Option<usize>, out: &mut Vec<Stmt>, end: &[Stmt]) -> Result<(), String> {
+    fn region(&self, cx: &mut WalkState, s: usize, e: Option<usize>, out: &mut Vec<Stmt>, end: &[Stmt]) -> Result<(), String> {
         if cx.regions >= MAX_REGION_DEPTH {
             return Err(format!("word {s}: control flow nests deeper than {MAX_REGION_DEPTH} regions"));
         }
@@ -97,7 +98,7 @@ impl Lowerer<'_> {
     }
 
     /// [`Self::region`]'s body.
-    fn region_words(&self, cx: &mut Cx, s: usize, e: Option<usize>, out: &mut Vec<Stmt>, end: &[Stmt]) -> Result<(), String> {
+    fn region_words(&self, cx: &mut WalkState, s: usize, e: Option<usize>, out: &mut Vec<Stmt>, end: &[Stmt]) -> Result<(), String> {
         let limit = e.unwrap_or(self.n());
         let mut pc = s;
         loop {
@@ -198,7 +199,7 @@ impl Lowerer<'_> {
 
     /// A scope body `s..e` (`e` is its trigger): the words before the last in sequence, then the
     /// last word, which must be a plain instruction.
-    fn scope(&self, cx: &mut Cx, k: Scope, s: usize, e: usize, end: &[Stmt]) -> Result<Vec<Stmt>, String> {
+    fn scope(&self, cx: &mut WalkState, k: Scope, s: usize, e: usize, end: &[Stmt]) -> Result<Vec<Stmt>, String> {
         let cap = if k == Scope::If { 8 } else { 4 };
         cx.enter(k, e, cap)?;
         let mut out = vec![];
@@ -218,7 +219,7 @@ impl Lowerer<'_> {
     }
 
     /// `break`: only directly inside a LOOP body; aL steps as at the end of an iteration.
-    fn leave_loop(&self, cx: &Cx, pc: usize) -> Result<Vec<Stmt>, String> {
+    fn leave_loop(&self, cx: &WalkState, pc: usize) -> Result<Vec<Stmt>, String> {
         if cx.scopes.last().map(|s| s.0) != Some(Scope::Loop) {
             return Err(format!("word {pc}: break outside a loop body's own level"));
         }
@@ -228,7 +229,7 @@ impl Lowerer<'_> {
 
     /// LOOP at `pc`, body `pc+1..=dest`: runs i.x + 1 times, aL = i.y then += i.z after each
     /// iteration; aL is restored when the loop was nested (stack size > 1 at the pop).
-    fn structured_loop(&self, cx: &mut Cx, pc: usize, dest: usize, int_id: u8, end: &[Stmt]) -> Result<Vec<Stmt>, String> {
+    fn structured_loop(&self, cx: &mut WalkState, pc: usize, dest: usize, int_id: u8, end: &[Stmt]) -> Result<Vec<Stmt>, String> {
         let k = cx.depth(Scope::Loop) as i32; // this loop's slot
         let mut v = vec![
             set_el(S_PREV, ic(k), IExpr::And(bx(iv(AL)), bx(ic(0xFF)))),

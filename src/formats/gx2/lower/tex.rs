@@ -1,0 +1,272 @@
+//! TEX clauses: resources and samplers, SAMPLE* / FETCH4 / LD / GET_TEXTURE_INFO / gradients and uniform-block VTX_FETCH.
+
+use super::*;
+
+impl Lowering<'_> {
+    /// The texture declared for (RESOURCE_ID `res`, SAMPLER_ID `smp`), its dimension and kind
+    /// from the resource's GX2SamplerVar (a resource without one is a 2D texture with a plain
+    /// sampler, as the SDK's default).
+    pub(super) fn texture(&mut self, res: u32, smp: u32, pc: u32, op: TexOp) -> Result<(u32, SamplerDecl), ShaderError> {
+        let decl = match self.s.sampler_vars.iter().find(|v| v.location == res) {
+            None => SamplerDecl { dim: TexDim::D2, compare: false },
+            Some(v) => sampler_type(v.ty).map_err(|why| unsupported(op, format!("{op} on {why} (GX2SamplerType {})", v.ty), pc))?,
+        };
+        if let Some(x) = self.tex.iter().find(|x| x.0 == (res, smp)) {
+            return Ok((x.1, decl));
+        }
+        let idx = self.m.textures.len() as u32;
+        self.m.textures.push(Texture {
+            tex_var: format!("t{res}_s{smp}"),
+            smp_var: format!("s{smp}_t{res}"),
+            dim: decl.dim,
+            compare: decl.compare,
+            texture_binding: self.binding(Layout::VK_TEXTURE_BASE + res, res),
+            sampler_binding: self.binding(Layout::VK_SAMPLER_BASE + smp, smp),
+        });
+        self.tex.push(((res, smp), idx));
+        Ok((idx, decl))
+    }
+
+    /// The texture of RESOURCE_ID `res` for an instruction that does not sample (LD,
+    /// GET_TEXTURE_INFO): the sampler is not used, so any texture already declared for the
+    /// resource serves; otherwise the pair (`res`, `smp`) is declared.
+    pub(super) fn resource(&mut self, res: u32, smp: u32, pc: u32, op: TexOp) -> Result<(u32, TexDim), ShaderError> {
+        match self.tex.iter().find(|x| x.0 .0 == res) {
+            Some(x) => Ok((x.1, self.m.textures[x.1 as usize].dim)),
+            None => self.texture(res, smp, pc, op).map(|(i, d)| (i, d.dim)),
+        }
+    }
+
+    /// The coordinate of a sample of an array texture: src.z is the slice, an unnormalized
+    /// coordinate the texture unit does not round (Mesa r600 `get_src_coords` marks the
+    /// array lane unnormalized and rounds it in the shader before the fetch), so it selects
+    /// slice floor(z), clamped to the slices; `floor` makes HLSL's round-to-nearest of the
+    /// lane exact. Other dimensions: `coord` unchanged.
+    pub(super) fn array_slice(&self, x: &TexInst, dim: TexDim, coord: Expr, pc: u32) -> Result<Expr, ShaderError> {
+        if dim != TexDim::D2Array {
+            return Ok(coord);
+        }
+        if x.coord_norm[2] {
+            return Err(unsupported(x.op, format!("{} on a 2D array with a normalized slice coordinate (COORD_TYPE_Z)", x.name), pc));
+        }
+        let slice = un(UnOp::Floor, swz(coord.clone(), [2; 4]));
+        Ok(Expr::Compose(Box::new([swz(coord.clone(), [0; 4]), swz(coord, [1; 4]), slice, lit(0.0)])))
+    }
+
+    pub(super) fn tex(&mut self, x: &TexInst, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
+        if x.src_rel || x.dst_rel {
+            return Err(unsupported(x.op, format!("{} with relative GPR addressing", x.name), pc));
+        }
+        let sel = |s: u8| -> Expr {
+            match s {
+                0..=3 => rd(x.src_gpr, s),
+                5 => lit(1.0),
+                _ => lit(0.0),
+            }
+        };
+        let coord = Expr::Compose(Box::new([sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]), sel(x.src_sel[3])]));
+        use TexOp::*;
+        let value = match x.op {
+            SAMPLE | SAMPLE_L | SAMPLE_LB | SAMPLE_LZ | SAMPLE_G => {
+                if x.coord_norm.iter().take(2).any(|n| !n) {
+                    return Err(unsupported(x.op, format!("{} with unnormalized coordinates", x.name), pc));
+                }
+                let (ti, decl) = self.texture(x.resource_id, x.sampler_id, pc, x.op)?;
+                if decl.compare {
+                    return Err(unsupported(x.op, format!("{} on a shadow sampler (only SAMPLE_C* compare)", x.name), pc));
+                }
+                let dim = decl.dim;
+                let offset = texel_offset(x, dim, pc)?;
+                // a cube resource takes face coordinates (s, t, face id), as CUBE makes them
+                let coord = if dim == TexDim::Cube {
+                    if x.op == SAMPLE_G {
+                        return Err(unsupported(x.op, "SAMPLE_G on a cube texture (face-coordinate gradients)", pc));
+                    }
+                    cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
+                } else {
+                    self.array_slice(x, dim, coord, pc)?
+                };
+                let bias = ((x.lod_bias << 25) as i32 >> 25) as f32 / 8.0;
+                let w = sel(x.src_sel[3]);
+                let mode = match x.op {
+                    SAMPLE => SampleMode::Bias(bias),
+                    SAMPLE_L => SampleMode::Lod(Box::new(bin(BinOp::Add, w, lit(bias)))),
+                    SAMPLE_LB => SampleMode::BiasExpr(Box::new(bin(BinOp::Add, w, lit(bias)))),
+                    SAMPLE_LZ => SampleMode::Lod(Box::new(lit(0.0))),
+                    _ => SampleMode::Grad(Box::new(rd4(GRAD_H)), Box::new(rd4(GRAD_V))),
+                };
+                Expr::Sample { tex: ti, coord: Box::new(coord), mode, offset }
+            }
+            SAMPLE_C | SAMPLE_C_LZ => {
+                // Depth compare (docs/gx2.md "Depth compare"): the reference is src.w for these
+                // forms (Mesa r600 `TexInstr::prepare_source`: "other ops have shadow in w";
+                // decaf `translateGenericSample` reads Dref from lane 3; Cemu's
+                // `_emitTEXSampleTextureCode` passes srcSel[3] as the compare value). The
+                // comparison function is sampler state; the result is one value in lane x.
+                if x.coord_norm.iter().take(2).any(|n| !n) {
+                    return Err(unsupported(x.op, format!("{} with unnormalized coordinates", x.name), pc));
+                }
+                let (ti, decl) = self.texture(x.resource_id, x.sampler_id, pc, x.op)?;
+                if !decl.compare {
+                    return Err(unsupported(x.op, format!("{} on a sampler not declared shadow", x.name), pc));
+                }
+                // only lane x of the result is defined in every source (decaf writes (c, 0, 0, 1),
+                // Cemu asserts that only x is read)
+                if x.dst_sel.iter().any(|&d| (1..=3).contains(&d)) {
+                    return Err(unsupported(x.op, format!("{} reading lane y, z or w of its result (the sources define lane x only)", x.name), pc));
+                }
+                let dim = decl.dim;
+                let offset = texel_offset(x, dim, pc)?;
+                let coord = if dim == TexDim::Cube {
+                    cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
+                } else {
+                    self.array_slice(x, dim, coord, pc)?
+                };
+                // a vertex or geometry shader has no implicit derivatives: the hardware samples
+                // level 0 there (decaf forces LOD zero outside pixel shaders)
+                let level_zero = x.op == SAMPLE_C_LZ || self.s.kind != ShaderKind::Pixel;
+                Expr::SampleCmp { tex: ti, coord: Box::new(coord), reference: Box::new(sel(x.src_sel[3])), level_zero, offset }
+            }
+            FETCH4 => {
+                // Gather: the red component of the four texels bilinear filtering would read
+                // (docs/gx2.md "FETCH4"); the lane order is reordered after the fetch.
+                if x.coord_norm.iter().take(2).any(|n| !n) {
+                    return Err(unsupported(x.op, format!("{} with unnormalized coordinates", x.name), pc));
+                }
+                let (ti, decl) = self.texture(x.resource_id, x.sampler_id, pc, x.op)?;
+                if decl.compare || !matches!(decl.dim, TexDim::D2 | TexDim::D2Array) {
+                    return Err(unsupported(
+                        x.op,
+                        format!("{} on a {:?}{} texture (2D and 2D-array only)", x.name, decl.dim, if decl.compare { " shadow" } else { "" }),
+                        pc,
+                    ));
+                }
+                let offset = texel_offset(x, decl.dim, pc)?;
+                let coord = self.array_slice(x, decl.dim, coord, pc)?;
+                let gather = Expr::Gather { tex: ti, coord: Box::new(coord), offset };
+                // R700 lane k = HLSL Gather lane FETCH4_FROM_GATHER[k]
+                swz(gather, FETCH4_FROM_GATHER)
+            }
+            LD => {
+                // Texel fetch. Sources (docs/gx2.md "LD and GET_TEXTURE_INFO"): the coordinate
+                // lanes are integer bit patterns (decaf `translateTex_LD` → OpImageFetch of the
+                // source bitcast to uint; Cemu `_emitTEXSampleTextureCode` reads them as
+                // SIGNED_INT for texelFetch; Mesa r600 emits nir `txf`, whose coordinates are
+                // ints, as LD: `TexInstr::Inputs::get_opcode`); the mip level is the integer
+                // in src.w (Mesa `LowerTexToBackend::lower_txf` puts the txf lod in lane 3; Cemu
+                // and decaf fetch level 0, both marked to do). COORD_TYPE is not read (Mesa
+                // leaves it normalized on its LDs).
+                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.op)?;
+                if dim.is_cube() {
+                    return Err(unsupported(x.op, "LD on a cube texture (no texel fetch from a cube map in the sources or in HLSL)", pc));
+                }
+                // Mesa r600_shader.c `tgsi_tex`: "The texture offset feature doesn't work with
+                // the TXF instruction and must be emulated by adding the offset to the texture
+                // coordinates" (and nir is told `lower_txf_offset`); Cemu leaves LD offsets
+                // unimplemented. What the hardware does with them is unknown: refused.
+                if x.offset != [0, 0, 0] {
+                    return Err(unsupported(x.op, "LD with texel offsets (Mesa r600: the offset fields do not work with LD)", pc));
+                }
+                Expr::Load { tex: ti, coord: Box::new(coord), lod: Box::new(sel(x.src_sel[3])) }
+            }
+            GET_TEXTURE_INFO => {
+                // (width, height, depth, levels) of mip level asint(src.x) as integer bit
+                // patterns (decaf `translateTex_GET_TEXTURE_INFO`: OpImageQuerySizeLod at the
+                // bitcast src.x, 1 for a 2D resource's depth, OpImageQueryLevels in w; Mesa r600
+                // `TexInstr::emit_tex_txs` emits nir txs as GET_TEXTURE_RESINFO with the lod in
+                // the source and reads query_levels from lane w). Cemu writes level 0's size
+                // and 1 in w (its mip input is a to do).
+                let (ti, dim) = self.resource(x.resource_id, x.sampler_id, pc, x.op)?;
+                if dim.is_cube() {
+                    return Err(unsupported(x.op, "GET_TEXTURE_INFO on a cube texture (its z lane is not documented)", pc));
+                }
+                Expr::TexInfo { tex: ti, lod: Box::new(sel(x.src_sel[0])) }
+            }
+            SET_GRADIENTS_H | SET_GRADIENTS_V => {
+                let r = if x.op == SET_GRADIENTS_H { GRAD_H } else { GRAD_V };
+                out.push(assign(t(r), 0xF, coord));
+                return Ok(());
+            }
+            GET_GRADIENTS_H | GET_GRADIENTS_V => {
+                if self.s.kind != ShaderKind::Pixel {
+                    return Err(unsupported(x.op, format!("{} outside a pixel shader", x.name), pc));
+                }
+                un(if x.op == GET_GRADIENTS_H { UnOp::Ddx } else { UnOp::Ddy }, coord)
+            }
+            VTX_FETCH if x.resource_id >= 0x80 && x.resource_id < 0x80 + 15 => {
+                // uniform block read with a dynamic index: element = asint(src.x) + offset/16
+                let loc = x.resource_id - 0x80;
+                let cb = self.const_buffer_for_block(loc);
+                let w2 = x.raw[2];
+                let off = (w2 & 0xFFFF) / 16;
+                let src_x = (x.raw[0] >> 24) & 3;
+                let idx = Expr::IntUnary(IntUnOp::IntToFloat, Box::new(rd(x.src_gpr, src_x as u8)));
+                Expr::Read(Src {
+                    reg: RegRef {
+                        file: RegFile::Const(cb),
+                        index: Index::Dynamic { base: off as i32, value: Box::new(idx), conv: IndexConv::Trunc },
+                    },
+                    swizzle: XYZW,
+                    abs: false,
+                    negate: false,
+                })
+            }
+            VTX_FETCH => return Err(unsupported(x.op, format!("VTX_FETCH of resource {} (only uniform blocks 0x80-0x8E)", x.resource_id), pc)),
+            // rejected by the table (docs/opcodes/gx2.md)
+            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_COMP_TEX_LOD | GET_LERP | KEEP_GRADIENTS | PASS | SET_CUBEMAP_INDEX | SAMPLE_G_L
+            | SAMPLE_G_LB | SAMPLE_G_LZ | SAMPLE_C_L | SAMPLE_C_LB | SAMPLE_C_G | SAMPLE_C_G_L | SAMPLE_C_G_LB | SAMPLE_C_G_LZ
+            | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
+        };
+        // fetch once into a scratch temp, then the destination select
+        out.push(assign(t(TEX_TMP), 0xF, value));
+        let mut comps = [lit(0.0), lit(0.0), lit(0.0), lit(0.0)];
+        let mut mask = 0;
+        for k in 0..4 {
+            comps[k] = match x.dst_sel[k] {
+                0..=3 => rd(TEX_TMP, x.dst_sel[k]),
+                4 => lit(0.0),
+                5 => lit(1.0),
+                _ => continue,
+            };
+            mask |= 1 << k;
+        }
+        if mask != 0 {
+            out.push(assign(t(x.dst_gpr), mask, Expr::Compose(Box::new(comps))));
+        }
+        Ok(())
+    }
+}
+
+/// The TEX word's OFFSET_X/Y/Z as whole texels of the sampled level. The fields are 5-bit
+/// signed in half-texel units (docs/isa/gx2.md: s1.3.1; Cemu's LatteDecompiler halves the field
+/// into the `textureOffset` offset; Mesa r600 `TexInstr::get_offset` doubles GL's whole texels
+/// into it: docs/gx2.md "Texel offsets"). The hardware range is -8..7.5 texels; HLSL's
+/// `Sample(s, uv, offset)` takes constant whole texels in -8..7, so a half-texel offset, an
+/// offset on a cube resource, or one on a lane the resource lacks is rejected.
+pub(super) fn texel_offset(x: &TexInst, dim: TexDim, pc: u32) -> Result<[i8; 3], ShaderError> {
+    if x.offset == [0, 0, 0] {
+        return Ok([0; 3]);
+    }
+    if dim.is_cube() {
+        return Err(unsupported(x.op, format!("{} with texel offsets on a cube texture", x.name), pc));
+    }
+    let lanes = dim.texel_lanes();
+    let mut out = [0i8; 3];
+    for (k, &o) in x.offset.iter().enumerate() {
+        if o % 2 != 0 {
+            return Err(unsupported(x.op, format!("{} with a half-texel offset ({} texels)", x.name, o as f32 / 2.0), pc));
+        }
+        if k >= lanes && o != 0 {
+            return Err(unsupported(x.op, format!("{} with a texel offset on lane {k} of a {lanes}-lane resource", x.name), pc));
+        }
+        out[k] = (o / 2) as i8;
+    }
+    Ok(out)
+}
+
+/// FETCH4's lane k is HLSL `Gather`'s lane `FETCH4_FROM_GATHER[k]`: the R700 returns the
+/// footprint's texels as x = (i1, j0), y = (i0, j1), z = (i1, j1), w = (i0, j0) (Cemu
+/// `_emitTEXSampleTextureCode`: fetch4 x/y/z/w ← textureGather z/x/y/w; Mesa r600
+/// `LowerTexToBackend::lower_tg4`: destination swizzle (1, 2, 0, 3) on R600-Evergreen, the
+/// same permutation read the other way).
+pub const FETCH4_FROM_GATHER: [u8; 4] = [2, 0, 1, 3];
