@@ -98,6 +98,7 @@ fn write_as_is_with_entry_point(m: &Module, entry: &str) -> String {
         out: String::with_capacity(4096),
         indent: 0,
         used_temps: Default::default(),
+        used_io: Default::default(),
         used_helpers: Default::default(),
         xenos_used: Default::default(),
         precise_locals: Default::default(),
@@ -116,6 +117,10 @@ struct Writer<'a> {
     /// The fixed-index temps the text names so far: only those are declared (a GX2 shader
     /// has 176 temps, most programs use a handful).
     used_temps: std::cell::RefCell<std::collections::BTreeSet<u32>>,
+    /// The stage inputs and outputs the text names so far (`(RegFile::Input, i)` /
+    /// `(RegFile::Output, i)`): only those get a register variable and a copy in the entry
+    /// point; the signature keeps them all.
+    used_io: std::cell::RefCell<std::collections::BTreeSet<(bool, u32)>>,
     /// The prelude helpers (`shrec_*` functions of shader_common.h) the text calls: only those
     /// are defined (see `module`).
     used_helpers: std::cell::RefCell<std::collections::BTreeSet<&'static str>>,
@@ -357,8 +362,13 @@ impl Writer<'_> {
         // a function call and at a comparison: the prelude's helpers compute into `precise`
         // locals of their own, and compared operands go through `exact_operand`.
         let float4 = "precise float4";
-        for v in m.inputs.iter().chain(&m.outputs) {
-            self.line(format!("static {float4} {} = 0;", v.name));
+        // declared once the body has named them (below); a geometry shader's entry point and
+        // vertex stores name them all
+        let io_at = self.out.len();
+        if m.ext.geometry.is_some() {
+            let mut used = self.used_io.borrow_mut();
+            used.extend((0..m.inputs.len() as u32).map(|i| (false, i)));
+            used.extend((0..m.outputs.len() as u32).map(|i| (true, i)));
         }
         if m.temps.count > 0 {
             if m.temps.indexable {
@@ -406,6 +416,8 @@ impl Writer<'_> {
                 self.out.insert_str(at, &format!("static {float4} {};\n", names.join(", ")));
             }
         }
+        let io: String = named_io(m, &self.used_io.borrow()).into_iter().map(|(_, v)| format!("static {float4} {} = 0;\n", v.name)).collect();
+        self.out.insert_str(io_at, &io);
         if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
             self.out.insert_str(declarations_at, &xenos_abi::declarations(m, x, &self.xenos_used.borrow()));
         }
@@ -456,7 +468,8 @@ impl Writer<'_> {
         self.line(format!("{ret} {}({arg})", self.entry));
         self.line("{");
         self.indent += 1;
-        for v in &m.inputs {
+        let named = named_io(m, &self.used_io.borrow());
+        for v in named.iter().filter(|(output, _)| !output).map(|(_, v)| v) {
             match v.semantic {
                 Semantic::InstanceId => self.line(format!("{0} = float4((float)input.{0}, 0, 0, 0);", v.name)),
                 Semantic::VertexId => self.line(format!("{0} = float4(asfloat(input.{0}), 0, 0, 0);", v.name)),
@@ -467,8 +480,14 @@ impl Writer<'_> {
         }
         self.line("shrec_body();");
         if !m.outputs.is_empty() {
-            self.line("ShaderOutput output;");
-            for v in &m.outputs {
+            let written: Vec<&IoVar> = named.iter().filter(|(output, _)| *output).map(|(_, v)| *v).collect();
+            // an output the body never names is 0, as its register was
+            if written.len() == m.outputs.len() {
+                self.line("ShaderOutput output;");
+            } else {
+                self.line("ShaderOutput output = (ShaderOutput)0;");
+            }
+            for v in written {
                 if spirv_only(&v.semantic) {
                     self.line("#ifdef __spirv__");
                 }
@@ -546,8 +565,8 @@ impl Writer<'_> {
                     self.line(format!("{target}.{} = {v};", LANES[l as usize]));
                 } else if let (false, Expr::Compose(parts)) = (dst.mask.count_ones() == 1, value) {
                     // lanes composed one by one: `R1.xy = float2(a, b);`
-                    let p: Vec<String> = (0..4).filter(|i| dst.mask >> i & 1 == 1).map(|i| self.lane(&parts[i], 0)).collect();
-                    let mut v = format!("float{}({})", p.len(), p.join(", "));
+                    let picked: Vec<&Expr> = (0..4).filter(|i| dst.mask >> i & 1 == 1).map(|i| &parts[i]).collect();
+                    let mut v = self.composed(&picked);
                     if *saturate {
                         v = format!("saturate({v})");
                     }
@@ -780,6 +799,8 @@ impl Writer<'_> {
                 format!("{f}({})", lane(a))
             }
             Expr::Binary(BinOp::Cross3, ..) => self.vector_lane(e, l),
+            // a dot product is a scalar, the same in every lane
+            Expr::Dot(..) => self.dot(e),
             Expr::Binary(op, e_a, e_b) => {
                 let (a, b) = (lane(e_a), lane(e_b));
                 // the prelude's scalar overloads of the per-lane helpers
@@ -901,7 +922,10 @@ impl Writer<'_> {
                 if self.is_variable(&src.reg) {
                     t = format!("((float4){t})");
                 }
-                t = format!("{t}.{}", letters(&src.swizzle));
+                let picked_letters = letters(&src.swizzle);
+                if picked_letters != "xyzw" {
+                    t = format!("{t}.{picked_letters}");
+                }
                 if src.abs {
                     t = format!("abs({t})");
                 }
@@ -923,7 +947,8 @@ impl Writer<'_> {
                 let inner: Vec<u8> = picked.iter().map(|&l| sw[l as usize & 3] & 3).collect();
                 self.sel(a, &inner)
             }
-            Expr::Compose(_) | Expr::Bits(_) => {
+            Expr::Compose(parts) => self.composed(&picked.iter().map(|&l| &parts[l as usize & 3]).collect::<Vec<_>>()),
+            Expr::Bits(_) => {
                 let p: Vec<String> = picked.iter().map(|&l| self.lane(e, l)).collect();
                 format!("float{n}({})", p.join(", "))
             }
@@ -951,13 +976,14 @@ impl Writer<'_> {
                 format!("{f}({})", sel(a))
             }
             Expr::Binary(BinOp::Cross3 | BinOp::MulLegacy | BinOp::MulPica | BinOp::MaxPica | BinOp::MinPica, ..) => vector(),
-            Expr::Binary(op, a, b) => {
-                let (a, b) = (sel(a), sel(b));
+            Expr::Binary(op, e_a, e_b) => {
+                let (a, b) = (sel(e_a), sel(e_b));
+                let (sa, sb) = (Self::broadcast_operand(e_a, e_b, a.clone()), Self::broadcast_operand(e_b, e_a, b.clone()));
                 match op {
-                    BinOp::Add => format!("({a} + {b})"),
-                    BinOp::Sub => format!("({a} - {b})"),
-                    BinOp::Mul => format!("({a} * {b})"),
-                    BinOp::Div => format!("({a} / {b})"),
+                    BinOp::Add => format!("({sa} + {sb})"),
+                    BinOp::Sub => format!("({sa} - {sb})"),
+                    BinOp::Mul => format!("({sa} * {sb})"),
+                    BinOp::Div => format!("({sa} / {sb})"),
                     BinOp::Min => format!("min({a}, {b})"),
                     BinOp::Max => format!("max({a}, {b})"),
                     BinOp::Pow => format!("pow({a}, {b})"),
@@ -969,8 +995,68 @@ impl Writer<'_> {
                 }
             }
             Expr::Mad(a, b, c) => format!("({} * {} + {})", sel(a), sel(b), sel(c)),
+            // Both arms the same: the select is that value, whatever the compare gives (NaN too).
+            Expr::Select { if_true, if_false, .. } if if_true == if_false => sel(if_true),
             _ => vector(),
         }
+    }
+
+    /// An operand of a per-lane arithmetic operator (`lanes` its text), the other operand
+    /// giving the vector's width:
+    /// a literal with the same value in every lane is written as that scalar (`1.0 - R1`,
+    /// HLSL broadcasts it: the same value in every lane), anything else as its lanes.
+    fn broadcast_operand(e: &Expr, other: &Expr, lanes: String) -> String {
+        let uniform = literal_of(e).filter(|v| v.iter().all(|x| x.to_bits() == v[0].to_bits()));
+        match (uniform, literal_of(other)) {
+            (Some(v), None) => float_literal(v[0]),
+            _ => lanes,
+        }
+    }
+
+    /// A `floatN` of lane x of each of `parts` (N = their count), adjacent lanes of one
+    /// register read as one swizzle: `float4(R1.xyz, c[3].x)`, or `R1.xyz` alone.
+    fn composed(&self, parts: &[&Expr]) -> String {
+        let mut runs: Vec<(Option<&Src>, String)> = Vec::new();
+        for p in parts {
+            let read = read_lane(p, 0);
+            match (runs.last_mut(), read) {
+                (Some((Some(prev), letters)), Some((src, l))) if prev.reg == src.reg && prev.abs == src.abs && prev.negate == src.negate => {
+                    letters.push(LANES[l as usize & 3]);
+                }
+                (_, Some((src, l))) => runs.push((Some(src), LANES[l as usize & 3].to_string())),
+                (_, None) => runs.push((None, self.lane(p, 0))),
+            }
+        }
+        let texts: Vec<String> = runs.iter().map(|(src, t)| src.map_or_else(|| t.clone(), |s| self.read_text(s, t))).collect();
+        match runs.as_slice() {
+            [(Some(_), _)] if parts.len() > 1 => texts[0].clone(),
+            _ => format!("float{}({})", parts.len(), texts.join(", ")),
+        }
+    }
+
+    /// Lanes `letters` of register read `src` (no swizzle for `xyzw`), with its modifiers.
+    fn read_text(&self, src: &Src, letters: &str) -> String {
+        let mut t = self.reg(&src.reg);
+        if self.is_variable(&src.reg) {
+            t = format!("((float4){t})");
+        }
+        if letters != "xyzw" {
+            t = format!("{t}.{letters}");
+        }
+        if src.abs {
+            t = format!("abs({t})");
+        }
+        if src.negate {
+            t = format!("(-{t})");
+        }
+        t
+    }
+
+    /// The scalar `dot` of an `Expr::Dot` (its operands' first `n` lanes).
+    fn dot(&self, e: &Expr) -> String {
+        let Expr::Dot(n, a, b) = e else { unreachable!("dot() is called on Expr::Dot") };
+        let n = (*n as usize).clamp(1, 4);
+        format!("dot({}, {})", self.lanes(a, n), self.lanes(b, n))
     }
 
     /// Lane `l` of the vector expression `e`.
@@ -1013,8 +1099,14 @@ impl Writer<'_> {
                 format!("{}{i}", m.temps.prefix)
             }
             (RegFile::Temp, idx) => format!("{}[{}]", m.temps.prefix, self.index(idx)),
-            (RegFile::Input, Index::Fixed(i)) => m.inputs[*i as usize].name.clone(),
-            (RegFile::Output, Index::Fixed(i)) => m.outputs[*i as usize].name.clone(),
+            (RegFile::Input, Index::Fixed(i)) => {
+                self.used_io.borrow_mut().insert((false, *i));
+                m.inputs[*i as usize].name.clone()
+            }
+            (RegFile::Output, Index::Fixed(i)) => {
+                self.used_io.borrow_mut().insert((true, *i));
+                m.outputs[*i as usize].name.clone()
+            }
             (RegFile::Const(b), idx) => match &m.ext.resource_abi {
                 ResourceAbi::XenosRecomp(x) => self.xenos_const(x, *b, idx),
                 ResourceAbi::Bindings => format!("{}[{}]", m.const_buffers[*b as usize].var, self.index(idx)),
@@ -1123,11 +1215,10 @@ impl Writer<'_> {
             }
             Expr::Literal(v) => literal_text(v),
             Expr::Swizzle(..) | Expr::Unary(UnOp::Neg | UnOp::Abs, _) if literal_of(e).is_some() => literal_text(&literal_of(e).unwrap_or_default()),
-            Expr::Swizzle(a, s) => format!("({}).{}", self.expr(a), swizzle_text(s)),
-            Expr::Compose(parts) => {
-                let p: Vec<String> = parts.iter().map(|x| self.lane(x, 0)).collect();
-                format!("float4({})", p.join(", "))
-            }
+            // a swizzle of a register or of per-lane operators picks their lanes (`R1.yx`,
+            // `R1.yx + c[0].zw`), of anything else the vector's (`(dot4).xxxx`)
+            Expr::Swizzle(a, s) => self.sel(a, s),
+            Expr::Compose(parts) => self.composed(&parts.iter().collect::<Vec<_>>()),
             Expr::Unary(op, a) => {
                 let a = self.expr(a);
                 match op {
@@ -1166,10 +1257,12 @@ impl Writer<'_> {
             }
             Expr::Binary(op, e_a, e_b) => {
                 let (a, b) = (self.expr(e_a), self.expr(e_b));
+                let (sa, sb) = (Self::broadcast_operand(e_a, e_b, a.clone()), Self::broadcast_operand(e_b, e_a, b.clone()));
                 match op {
-                    BinOp::Add => format!("({a} + {b})"),
-                    BinOp::Sub => format!("({a} - {b})"),
-                    BinOp::Mul => format!("({a} * {b})"),
+                    BinOp::Add => format!("({sa} + {sb})"),
+                    BinOp::Sub => format!("({sa} - {sb})"),
+                    BinOp::Mul => format!("({sa} * {sb})"),
+                    BinOp::Div => format!("({sa} / {sb})"),
                     // 0 × x = +0 needs one test when the other factor is a literal whose
                     // lanes are all finite and non-zero (its product with any x is 0 only for
                     // x = ±0, an inf / NaN x stays inf / NaN): shrec_mul_legacy_k
@@ -1180,7 +1273,6 @@ impl Writer<'_> {
                         format!("{}({b}, {a})", self.h("shrec_mul_legacy_k"))
                     }
                     BinOp::MulLegacy => format!("{}({a}, {b})", self.h("shrec_mul_legacy")),
-                    BinOp::Div => format!("({a} / {b})"),
                     BinOp::Min => format!("min({a}, {b})"),
                     BinOp::Max => format!("max({a}, {b})"),
                     BinOp::Pow => format!("pow({a}, {b})"),
@@ -1194,10 +1286,7 @@ impl Writer<'_> {
                     BinOp::MinPica => format!("{}({a}, {b})", self.h("shrec_pica_min")),
                 }
             }
-            Expr::Dot(n, a, b) => {
-                let lanes = &"xyzw"[..*n as usize];
-                format!("((float4)dot(({}).{lanes}, ({}).{lanes}))", self.expr(a), self.expr(b))
-            }
+            Expr::Dot(..) => format!("((float4){})", self.dot(e)),
             // Both arms the same: the select is that value, whatever the compare gives (NaN too).
             Expr::Select { if_true, if_false, .. } if if_true == if_false => self.expr(if_true),
             Expr::Select { cmp: CmpOp::Ne, a, b, if_true, if_false } => {
@@ -1329,6 +1418,23 @@ impl Writer<'_> {
             }
         }
     }
+}
+
+/// The register read and its lane that lane `l` of `e` is, when `e` is a (swizzled) read.
+fn read_lane(e: &Expr, l: u8) -> Option<(&Src, u8)> {
+    match e {
+        Expr::Read(src) => Some((src, src.swizzle[l as usize & 3])),
+        Expr::Swizzle(a, sw) => read_lane(a, sw[l as usize & 3]),
+        _ => None,
+    }
+}
+
+/// The inputs, then the outputs, of `m` that `used` names (`true` for an output), in
+/// declaration order.
+fn named_io<'m>(m: &'m Module, used: &std::collections::BTreeSet<(bool, u32)>) -> Vec<(bool, &'m IoVar)> {
+    let inputs = m.inputs.iter().enumerate().map(|(i, v)| (false, i, v));
+    let outputs = m.outputs.iter().enumerate().map(|(i, v)| (true, i, v));
+    inputs.chain(outputs).filter(|(o, i, _)| used.contains(&(*o, *i as u32))).map(|(o, _, v)| (o, v)).collect()
 }
 
 /// HLSL stream object type of a geometry shader (PICA: triangle lists).
