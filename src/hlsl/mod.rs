@@ -4,9 +4,15 @@
 //! - `#include "shader_common.h"` (resolved by DXC's include handler, see [`crate::dxc`]);
 //! - resources with explicit D3D registers *and* Vulkan bindings (`[[vk::binding]]`), so both targets
 //!   bind exactly as `shader_common.h` documents;
-//! - every register as a `static precise float4` at global scope (evaluated as written, see
-//!   `Writer::module`), the program in `shrec_body()` (so that the IR's `Return` is a plain
-//!   `return`), and a `main` that copies stage inputs in, runs the body and copies outputs out.
+//! - every register the program names as a `static precise float4` at global scope (evaluated
+//!   as written, see `Writer::module`), the program in `shrec_body()` (so that the IR's
+//!   `Return` is a plain `return`), and a `main` that copies the stage inputs it reads in, runs
+//!   the body and copies the outputs out (an output the program never writes is 0).
+//!
+//! Submodules by what they print: `module` the declarations and the entry point, `stmt`
+//! statements and conditions, `expr` whole-vector and integer expressions, `lanes` values read
+//! lane by lane, `regs` register / constant / texture names, `text` the small pieces (literals,
+//! swizzles, operator tables), `xenos_abi` the XenosRecomp ABI's declarations.
 
 use crate::ir::*;
 
