@@ -28,17 +28,7 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 frag_position = 0;
 static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 v3 = 0;
-static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 v6 = 0;
-static precise float4 v7 = 0;
-static precise float4 v8 = 0;
-static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
 static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0, ft6 = 0, ft7 = 0, ft8 = 0, ft9 = 0, ft10 = 0, ft11 = 0, ft12 = 0, ft13 = 0, ft14 = 0, ft15 = 0, ft16 = 0, ft17 = 0, ft18 = 0, ft19 = 0, ft20 = 0;
 
@@ -71,9 +61,9 @@ void shrec_body()
         ft1.xz = float2(fc[17].w, fc[16].x);
         ft4.z = fc[17].w;
         ft13.xyz = (ft2.xyz - fc[16].xxx);
-        ft1.y = (((float4)dot((ft13.xyzz).xyz, (fc[16].xyxx).xyz))).y;
+        ft1.y = dot(ft13.xyz, fc[16].xyx);
         ft1.y = (-ft1.y);
-        ft12.x = (((float4)dot((ft9.xyzx).xyz, (fc[16].xyxx).xyz))).x;
+        ft12.x = dot(ft9.xyz, fc[16].xyx);
         ft12.y = (ft1.y / ft12.x);
         ft1.w = ((float)(fc[16].x < ft12.y));
         [branch] if (!(ft1.w == fc[16].x))
@@ -92,9 +82,9 @@ void shrec_body()
         ft15.xyz = fc[16].xyx;
         ft1.x = fc[17].w;
         ft16.xyz = (ft2.xyz - fc[4].xyz);
-        ft14.z = (((float4)dot((ft16.xyzz).xyz, (ft9.xyzx).xyz))).z;
+        ft14.z = dot(ft16.xyz, ft9.xyz);
         ft4.xw = (ft14.zx * ft14.zx);
-        ft1.y = (((float4)dot((ft16.xyzz).xyz, (ft16.xyzz).xyz))).y;
+        ft1.y = dot(ft16.xyz, ft16.xyz);
         ft1.w = (ft4.x - ft1.y);
         ft13.x = (ft1.w + ft4.w);
         ft2.w = ((float)(fc[16].x < ft13.x));
@@ -126,9 +116,9 @@ void shrec_body()
         ft18.xyz = ft3.xyz;
         ft1.x = fc[17].w;
         ft17.xyz = (ft2.xyz - fc[7].xyz);
-        ft15.z = (((float4)dot((ft17.xyzz).xyz, (ft9.xyzx).xyz))).z;
+        ft15.z = dot(ft17.xyz, ft9.xyz);
         ft4.xw = (ft15.zx * ft15.zx);
-        ft1.y = (((float4)dot((ft17.xyzz).xyz, (ft17.xyzz).xyz))).y;
+        ft1.y = dot(ft17.xyz, ft17.xyz);
         ft1.w = (ft4.x - ft1.y);
         ft13.x = (ft1.w + ft4.w);
         ft2.w = ((float)(fc[16].x < ft13.x));
@@ -158,9 +148,9 @@ void shrec_body()
         ft15.xy = float2(fc[12].x, fc[17].w);
         ft17.xyz = ft18.xyz;
         ft18.xyz = (ft2.xyz - fc[10].xyz);
-        ft15.z = (((float4)dot((ft18.xyzz).xyz, (ft9.xyzx).xyz))).z;
+        ft15.z = dot(ft18.xyz, ft9.xyz);
         ft1.xw = (ft15.zx * ft15.zx);
-        ft19.y = (((float4)dot((ft18.xyzz).xyz, (ft18.xyzz).xyz))).y;
+        ft19.y = dot(ft18.xyz, ft18.xyz);
         ft19.z = (ft1.x - ft19.y);
         ft13.x = (ft19.z + ft1.w);
         ft19.x = ((float)(fc[16].x < ft13.x));
@@ -196,7 +186,7 @@ void shrec_body()
         {
             ft5.xyz = (ft9.xyz * ft4.zzz);
             ft2.xyz = (ft2.xyz + ft5.xyz);
-            ft1.y = (((float4)dot((ft9.xyzz).xyz, (ft6.xyzz).xyz))).y;
+            ft1.y = dot(ft9.xyz, ft6.xyz);
             ft5.x = (ft1.y * fc[18].x);
             ft10.xyz = (ft5.xxx * ft6.xyz);
             ft9.xyz = (ft9.xyz - ft10.xyz);
@@ -204,7 +194,7 @@ void shrec_body()
             ft2.xyz = (ft2.xyz + ft5.xyz);
             ft5.xyz = (fc[15].xyz - ft2.xyz);
             ft10.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
-            ft8.xy = float2((((float4)dot((ft5.xyzz).xyz, (ft5.xyzz).xyz))).x, (((float4)dot((ft6.xyzz).xyz, (ft10.xyzz).xyz))).y);
+            ft8.xy = float2(dot(ft5.xyz, ft5.xyz), dot(ft6.xyz, ft10.xyz));
             ft1.y = sqrt(abs(ft8.x));
             ft8.z = saturate(ft8.y);
             ft2.w = (ft1.y * ft1.y);
@@ -213,9 +203,9 @@ void shrec_body()
             ft8.x = (ft8.z / ft15.y);
             ft2.w = fc[17].w;
             ft19.xyz = (ft2.xyz - fc[4].xyz);
-            ft13.x = (((float4)dot((ft19.xyzz).xyz, (ft10.xyzz).xyz))).x;
+            ft13.x = dot(ft19.xyz, ft10.xyz);
             ft13.z = (ft13.x * ft13.x);
-            ft3.w = (((float4)dot((ft19.xyzz).xyz, (ft19.xyzz).xyz))).w;
+            ft3.w = dot(ft19.xyz, ft19.xyz);
             ft12.xy = float2((ft13.z - ft3.w), (fc[6].x * fc[6].x));
             ft13.y = (ft12.x + ft12.y);
             ft13.z = ((float)(fc[16].x < ft13.y));
@@ -236,9 +226,9 @@ void shrec_body()
             }
             ft2.w = fc[17].w;
             ft19.xyz = (ft2.xyz - fc[7].xyz);
-            ft13.x = (((float4)dot((ft19.xyzz).xyz, (ft10.xyzz).xyz))).x;
+            ft13.x = dot(ft19.xyz, ft10.xyz);
             ft13.z = (ft13.x * ft13.x);
-            ft3.w = (((float4)dot((ft19.xyzz).xyz, (ft19.xyzz).xyz))).w;
+            ft3.w = dot(ft19.xyz, ft19.xyz);
             ft12.xy = float2((ft13.z - ft3.w), (fc[9].x * fc[9].x));
             ft13.y = (ft12.x + ft12.y);
             ft13.z = ((float)(fc[16].x < ft13.y));
@@ -259,9 +249,9 @@ void shrec_body()
             }
             ft2.w = fc[17].w;
             ft19.xyz = (ft2.xyz - fc[10].xyz);
-            ft13.x = (((float4)dot((ft19.xyzz).xyz, (ft10.xyzx).xyz))).x;
+            ft13.x = dot(ft19.xyz, ft10.xyz);
             ft13.z = (ft13.x * ft13.x);
-            ft3.w = (((float4)dot((ft19.xyzz).xyz, (ft19.xyzz).xyz))).w;
+            ft3.w = dot(ft19.xyz, ft19.xyz);
             ft12.xy = float2((ft13.z - ft3.w), (fc[12].x * fc[12].x));
             ft12.z = (ft12.x + ft12.y);
             ft13.z = ((float)(fc[16].x < ft12.z));
@@ -319,10 +309,10 @@ void shrec_body()
     [branch] if (!(ft11.x == fc[16].x))
     {
         ft1.z = fc[16].x;
-        ft4.xz = float2((((float4)dot((ft9.xyzz).xyz, (fc[16].xyxx).xyz))).x, fc[17].w);
+        ft4.xz = float2(dot(ft9.xyz, fc[16].xyx), fc[17].w);
         ft2.w = fc[17].w;
         ft20.xyz = (ft2.xyz - fc[16].xxx);
-        ft14.y = (((float4)dot((ft20.xyzz).xyz, (fc[16].xyxx).xyz))).y;
+        ft14.y = dot(ft20.xyz, fc[16].xyx);
         ft16.x = ((-ft14.y) / ft4.x);
         ft14.y = ((float)(fc[16].x < ft16.x));
         [branch] if (!(ft14.y == fc[16].x))
@@ -339,9 +329,9 @@ void shrec_body()
         ft19.xyz = fc[16].xyx;
         ft13.x = fc[17].w;
         ft12.xyz = (ft2.xyz - fc[4].xyz);
-        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft13.y = dot(ft12.xyz, ft9.xyz);
         ft3.w = (ft13.y * ft13.y);
-        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.x = dot(ft12.xyz, ft12.xyz);
         ft14.yz = float2((ft3.w - ft14.x), (fc[6].x * fc[6].x));
         ft13.z = (ft14.y + ft14.z);
         ft3.w = ((float)(fc[16].x < ft13.z));
@@ -370,9 +360,9 @@ void shrec_body()
         ft19.xyz = ft19.xyz;
         ft13.x = fc[17].w;
         ft12.xyz = (ft2.xyz - fc[7].xyz);
-        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft13.y = dot(ft12.xyz, ft9.xyz);
         ft3.w = (ft13.y * ft13.y);
-        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.x = dot(ft12.xyz, ft12.xyz);
         ft14.yz = float2((ft3.w - ft14.x), (fc[9].x * fc[9].x));
         ft13.z = (ft14.y + ft14.z);
         ft3.w = ((float)(fc[16].x < ft13.z));
@@ -401,9 +391,9 @@ void shrec_body()
         ft19.xyz = ft19.xyz;
         ft13.x = fc[17].w;
         ft12.xyz = (ft2.xyz - fc[10].xyz);
-        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft13.y = dot(ft12.xyz, ft9.xyz);
         ft3.w = (ft13.y * ft13.y);
-        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.x = dot(ft12.xyz, ft12.xyz);
         ft14.yz = float2((ft3.w - ft14.x), (fc[12].x * fc[12].x));
         ft4.x = (ft14.y + ft14.z);
         ft3.w = ((float)(fc[16].x < ft4.x));
@@ -439,7 +429,7 @@ void shrec_body()
         {
             ft15.xyz = (ft9.xyz * ft4.zzz);
             ft2.xyz = (ft2.xyz + ft15.xyz);
-            ft8.z = (((float4)dot((ft9.xyzz).xyz, (ft6.xyzz).xyz))).z;
+            ft8.z = dot(ft9.xyz, ft6.xyz);
             ft2.w = (ft8.z * fc[18].x);
             ft15.xyz = (ft2.www * ft6.xyz);
             ft9.xyz = (ft9.xyz - ft15.xyz);
@@ -447,9 +437,9 @@ void shrec_body()
             ft2.xyz = (ft2.xyz + ft15.xyz);
             ft5.xyz = (fc[15].xyz - ft2.xyz);
             ft10.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
-            ft8.z = (((float4)dot((ft5.xyzz).xyz, (ft5.xyzz).xyz))).z;
+            ft8.z = dot(ft5.xyz, ft5.xyz);
             ft1.y = sqrt(abs(ft8.z));
-            ft8.z = (((float4)dot((ft6.xyzz).xyz, (ft10.xyzz).xyz))).z;
+            ft8.z = dot(ft6.xyz, ft10.xyz);
             ft2.w = saturate(ft8.z);
             ft15.x = (ft1.y * ft1.y);
             ft15.y = (ft15.x * fc[18].z);
@@ -457,9 +447,9 @@ void shrec_body()
             ft8.x = (ft2.w / ft15.z);
             ft19.x = fc[17].w;
             ft13.xyz = (ft2.xyz - fc[4].xyz);
-            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft19.y = dot(ft13.xyz, ft10.xyz);
             ft1.w = (ft19.y * ft19.y);
-            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.x = dot(ft13.xyz, ft13.xyz);
             ft12.yz = float2((ft1.w - ft12.x), (fc[6].x * fc[6].x));
             ft19.z = (ft12.y + ft12.z);
             ft1.w = ((float)(fc[16].x < ft19.z));
@@ -480,9 +470,9 @@ void shrec_body()
             }
             ft19.x = fc[17].w;
             ft13.xyz = (ft2.xyz - fc[7].xyz);
-            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft19.y = dot(ft13.xyz, ft10.xyz);
             ft1.w = (ft19.y * ft19.y);
-            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.x = dot(ft13.xyz, ft13.xyz);
             ft12.yz = float2((ft1.w - ft12.x), (fc[9].x * fc[9].x));
             ft19.z = (ft12.y + ft12.z);
             ft1.w = ((float)(fc[16].x < ft19.z));
@@ -503,9 +493,9 @@ void shrec_body()
             }
             ft19.x = fc[17].w;
             ft13.xyz = (ft2.xyz - fc[10].xyz);
-            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzx).xyz))).y;
+            ft19.y = dot(ft13.xyz, ft10.xyz);
             ft1.w = (ft19.y * ft19.y);
-            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.x = dot(ft13.xyz, ft13.xyz);
             ft12.yz = float2((ft1.w - ft12.x), (fc[12].x * fc[12].x));
             ft19.z = (ft12.y + ft12.z);
             ft1.w = ((float)(fc[16].x < ft19.z));
@@ -563,10 +553,10 @@ void shrec_body()
     [branch] if (!(ft11.x == fc[16].x))
     {
         ft1.z = fc[16].x;
-        ft4.xz = float2((((float4)dot((ft9.xyzz).xyz, (fc[16].xyxx).xyz))).x, fc[17].w);
+        ft4.xz = float2(dot(ft9.xyz, fc[16].xyx), fc[17].w);
         ft2.w = fc[17].w;
         ft20.xyz = (ft2.xyz - fc[16].xxx);
-        ft14.y = (((float4)dot((ft20.xyzz).xyz, (fc[16].xyxx).xyz))).y;
+        ft14.y = dot(ft20.xyz, fc[16].xyx);
         ft16.x = ((-ft14.y) / ft4.x);
         ft14.y = ((float)(fc[16].x < ft16.x));
         [branch] if (!(ft14.y == fc[16].x))
@@ -583,9 +573,9 @@ void shrec_body()
         ft19.xyz = fc[16].xyx;
         ft13.x = fc[17].w;
         ft12.xyz = (ft2.xyz - fc[4].xyz);
-        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft13.y = dot(ft12.xyz, ft9.xyz);
         ft3.w = (ft13.y * ft13.y);
-        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.x = dot(ft12.xyz, ft12.xyz);
         ft14.yz = float2((ft3.w - ft14.x), (fc[6].x * fc[6].x));
         ft13.z = (ft14.y + ft14.z);
         ft3.w = ((float)(fc[16].x < ft13.z));
@@ -614,9 +604,9 @@ void shrec_body()
         ft19.xyz = ft19.xyz;
         ft13.x = fc[17].w;
         ft12.xyz = (ft2.xyz - fc[7].xyz);
-        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft13.y = dot(ft12.xyz, ft9.xyz);
         ft3.w = (ft13.y * ft13.y);
-        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.x = dot(ft12.xyz, ft12.xyz);
         ft14.yz = float2((ft3.w - ft14.x), (fc[9].x * fc[9].x));
         ft13.z = (ft14.y + ft14.z);
         ft3.w = ((float)(fc[16].x < ft13.z));
@@ -645,9 +635,9 @@ void shrec_body()
         ft19.xyz = ft19.xyz;
         ft13.x = fc[17].w;
         ft12.xyz = (ft2.xyz - fc[10].xyz);
-        ft13.y = (((float4)dot((ft12.xyzz).xyz, (ft9.xyzx).xyz))).y;
+        ft13.y = dot(ft12.xyz, ft9.xyz);
         ft3.w = (ft13.y * ft13.y);
-        ft14.x = (((float4)dot((ft12.xyzz).xyz, (ft12.xyzz).xyz))).x;
+        ft14.x = dot(ft12.xyz, ft12.xyz);
         ft14.yz = float2((ft3.w - ft14.x), (fc[12].x * fc[12].x));
         ft13.z = (ft14.y + ft14.z);
         ft3.w = ((float)(fc[16].x < ft13.z));
@@ -683,7 +673,7 @@ void shrec_body()
         {
             ft15.xyz = (ft9.xyz * ft4.zzz);
             ft2.xyz = (ft2.xyz + ft15.xyz);
-            ft8.z = (((float4)dot((ft9.xyzz).xyz, (ft6.xyzz).xyz))).z;
+            ft8.z = dot(ft9.xyz, ft6.xyz);
             ft2.w = (ft8.z * fc[18].x);
             ft15.xyz = (ft2.www * ft6.xyz);
             ft9.xyz = (ft9.xyz - ft15.xyz);
@@ -691,9 +681,9 @@ void shrec_body()
             ft2.xyz = (ft2.xyz + ft15.xyz);
             ft5.xyz = (fc[15].xyz - ft2.xyz);
             ft10.xyz = (float4(normalize((ft5.xyzz).xyz), 0.0)).xyz;
-            ft8.z = (((float4)dot((ft5.xyzz).xyz, (ft5.xyzz).xyz))).z;
+            ft8.z = dot(ft5.xyz, ft5.xyz);
             ft1.y = sqrt(abs(ft8.z));
-            ft8.z = (((float4)dot((ft6.xyzz).xyz, (ft10.xyzz).xyz))).z;
+            ft8.z = dot(ft6.xyz, ft10.xyz);
             ft2.w = saturate(ft8.z);
             ft15.x = (ft1.y * ft1.y);
             ft15.y = (ft15.x * fc[18].z);
@@ -701,9 +691,9 @@ void shrec_body()
             ft8.x = (ft2.w / ft15.z);
             ft19.x = fc[17].w;
             ft13.xyz = (ft2.xyz - fc[4].xyz);
-            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft19.y = dot(ft13.xyz, ft10.xyz);
             ft1.w = (ft19.y * ft19.y);
-            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.x = dot(ft13.xyz, ft13.xyz);
             ft12.yz = float2((ft1.w - ft12.x), (fc[6].x * fc[6].x));
             ft19.z = (ft12.y + ft12.z);
             ft1.w = ((float)(fc[16].x < ft19.z));
@@ -724,9 +714,9 @@ void shrec_body()
             }
             ft19.x = fc[17].w;
             ft13.xyz = (ft2.xyz - fc[7].xyz);
-            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzz).xyz))).y;
+            ft19.y = dot(ft13.xyz, ft10.xyz);
             ft1.w = (ft19.y * ft19.y);
-            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.x = dot(ft13.xyz, ft13.xyz);
             ft12.yz = float2((ft1.w - ft12.x), (fc[9].x * fc[9].x));
             ft19.z = (ft12.y + ft12.z);
             ft1.w = ((float)(fc[16].x < ft19.z));
@@ -747,9 +737,9 @@ void shrec_body()
             }
             ft19.x = fc[17].w;
             ft13.xyz = (ft2.xyz - fc[10].xyz);
-            ft19.y = (((float4)dot((ft13.xyzz).xyz, (ft10.xyzx).xyz))).y;
+            ft19.y = dot(ft13.xyz, ft10.xyz);
             ft1.w = (ft19.y * ft19.y);
-            ft12.x = (((float4)dot((ft13.xyzz).xyz, (ft13.xyzz).xyz))).x;
+            ft12.x = dot(ft13.xyz, ft13.xyz);
             ft12.yz = float2((ft1.w - ft12.x), (fc[12].x * fc[12].x));
             ft19.z = (ft12.y + ft12.z);
             ft1.w = ((float)(fc[16].x < ft19.z));
@@ -814,17 +804,7 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    frag_position = input.frag_position;
     v0 = input.v0;
-    v1 = input.v1;
-    v2 = input.v2;
-    v3 = input.v3;
-    v4 = input.v4;
-    v5 = input.v5;
-    v6 = input.v6;
-    v7 = input.v7;
-    v8 = input.v8;
-    v9 = input.v9;
     shrec_body();
     ShaderOutput output;
     output.oc0 = oc0;

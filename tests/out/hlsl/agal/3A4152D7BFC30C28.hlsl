@@ -34,21 +34,12 @@ static precise float4 va2 = 0;
 static precise float4 va3 = 0;
 static precise float4 op = 0;
 static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 v3 = 0;
-static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 v6 = 0;
-static precise float4 v7 = 0;
-static precise float4 v8 = 0;
-static precise float4 v9 = 0;
 static precise float4 vt0 = 0, vt1 = 0, vt2 = 0, vt3 = 0, vt4 = 0, vt5 = 0;
 
 void shrec_body()
 {
-    vt0 = float4((((float4)dot((va0).xyzw, (vc[3]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[4]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[5]).xyzw))).x, (((float4)dot((va0).xyzw, (vc[6]).xyzw))).x);
-    vt1.xyz = float3((((float4)dot((va1).xyzw, (vc[3]).xyzw))).x, (((float4)dot((va1).xyzw, (vc[4]).xyzw))).x, (((float4)dot((va1).xyzw, (vc[5]).xyzw))).x);
+    vt0 = float4(dot(va0, vc[3]), dot(va0, vc[4]), dot(va0, vc[5]), dot(va0, vc[6]));
+    vt1.xyz = float3(dot(va1, vc[3]), dot(va1, vc[4]), dot(va1, vc[5]));
     vt2.xyz = (vt1.xyz - vt0.xyz);
     vt5.x = ((float)(vt0.z < vc[2].z));
     vt5.y = (vc[0].x - vt5.x);
@@ -66,11 +57,11 @@ void shrec_body()
     vt3.xyz = (float4(cross((vt2).xyz, (vt5).xyz), 0.0)).xyz;
     vt3.xyz = (float4(normalize((vt3.xyzz).xyz), 0.0)).xyz;
     vt3.xyz = (vt3.xyz * va2.xxx);
-    vt4.x = (((float4)dot((vt0).xyz, (vc[1]).xyz))).x;
+    vt4.x = dot(vt0.xyz, vc[1].xyz);
     vt4.x = (vt4.x * vc[2].x);
     vt3.xyz = (vt3.xyz * vt4.xxx);
     vt0.xyz = (vt0.xyz + vt3.xyz);
-    op = float4((((float4)dot((vt0).xyzw, (vc[7]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[8]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[9]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[10]).xyzw))).x);
+    op = float4(dot(vt0, vc[7]), dot(vt0, vc[8]), dot(vt0, vc[9]), dot(vt0, vc[10]));
     v0 = va3;
 }
 
@@ -81,17 +72,8 @@ ShaderOutput main(ShaderInput input)
     va2 = input.va2;
     va3 = input.va3;
     shrec_body();
-    ShaderOutput output;
+    ShaderOutput output = (ShaderOutput)0;
     output.op = op;
     output.v0 = v0;
-    output.v1 = v1;
-    output.v2 = v2;
-    output.v3 = v3;
-    output.v4 = v4;
-    output.v5 = v5;
-    output.v6 = v6;
-    output.v7 = v7;
-    output.v8 = v8;
-    output.v9 = v9;
     return output;
 }

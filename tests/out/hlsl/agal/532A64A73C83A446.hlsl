@@ -29,17 +29,8 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 frag_position = 0;
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 v3 = 0;
-static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 v6 = 0;
-static precise float4 v7 = 0;
-static precise float4 v8 = 0;
-static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
 static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0;
 
@@ -50,7 +41,7 @@ void shrec_body()
     ft0 = fs1_tex.Sample(fs1_smp, ft4.xy);
     ft1 = (ft0 - fc[0]);
     ft1.xy = (ft1.xy * ft0.ww);
-    ft2.xy = float2((((float4)dot((ft1).xyzw, (fc[3]).xyzw))).x, (((float4)dot((ft1).xyzw, (fc[4]).xyzw))).x);
+    ft2.xy = float2(dot(ft1, fc[3]), dot(ft1, fc[4]));
     ft3.xy = (v0.xy + ft2.xy);
     ft3.xy = saturate(ft3.xy);
     ft3.xy = min(ft3.xy, fc[1].xy);
@@ -59,17 +50,8 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    frag_position = input.frag_position;
     v0 = input.v0;
     v1 = input.v1;
-    v2 = input.v2;
-    v3 = input.v3;
-    v4 = input.v4;
-    v5 = input.v5;
-    v6 = input.v6;
-    v7 = input.v7;
-    v8 = input.v8;
-    v9 = input.v9;
     shrec_body();
     ShaderOutput output;
     output.oc0 = oc0;

@@ -29,17 +29,10 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 frag_position = 0;
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
 static precise float4 v3 = 0;
-static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 v6 = 0;
-static precise float4 v7 = 0;
-static precise float4 v8 = 0;
-static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
 static precise float4 ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0, ft6 = 0, ft7 = 0;
 
@@ -57,22 +50,22 @@ void shrec_body()
     ft4.xy = (ft4.xy + fc[0].ww);
     ft5.xy = float2((ft4.x + fc[4].y), (ft4.y + fc[4].y));
     ft6.xyz = (fs1_tex.Sample(fs1_smp, ft5.xy)).xyz;
-    ft7.x = (((float4)dot((ft6).xyz, (fc[3]).xyz))).x;
+    ft7.x = dot(ft6.xyz, fc[3].xyz);
     ft5.xy = float2((ft4.x - fc[4].y), (ft4.y + fc[4].y));
     ft6.xyz = (fs1_tex.Sample(fs1_smp, ft5.xy)).xyz;
-    ft7.y = (((float4)dot((ft6).xyz, (fc[3]).xyz))).y;
+    ft7.y = dot(ft6.xyz, fc[3].xyz);
     ft5.xy = float2((ft4.x + fc[4].y), (ft4.y - fc[4].y));
     ft6.xyz = (fs1_tex.Sample(fs1_smp, ft5.xy)).xyz;
-    ft7.z = (((float4)dot((ft6).xyz, (fc[3]).xyz))).z;
+    ft7.z = dot(ft6.xyz, fc[3].xyz);
     ft5.xy = float2((ft4.x - fc[4].y), (ft4.y - fc[4].y));
     ft6.xyz = (fs1_tex.Sample(fs1_smp, ft5.xy)).xyz;
-    ft7.w = (((float4)dot((ft6).xyz, (fc[3]).xyz))).w;
+    ft7.w = dot(ft6.xyz, fc[3].xyz);
     ft7 = ((float4)(ft4.zzzz < ft7));
-    ft7.x = (((float4)dot((ft7).xyzw, (fc[4].zzzz).xyzw))).x;
+    ft7.x = dot(ft7, fc[4].zzzz);
     ft6.xyz = (fs1_tex.Sample(fs1_smp, ft4.xy)).xyz;
-    ft7.y = (((float4)dot((ft6).xyz, (fc[3]).xyz))).y;
+    ft7.y = dot(ft6.xyz, fc[3].xyz);
     ft7.y = ((float)(ft4.z < ft7.y));
-    ft7.x = (((float4)dot((ft7.xxyy).xyzw, (fc[4].zzzz).xyzw))).x;
+    ft7.x = dot(ft7.xxyy, fc[4].zzzz);
     ft5 = fs0_tex.Sample(fs0_smp, v0.xy);
     ft5 = (ft5 * ft7.xxxx);
     ft5.xyz = (ft5.xyz * fc[1].xyz);
@@ -82,24 +75,17 @@ void shrec_body()
     ft1.xyz = (float4(normalize((v1).xyz), 0.0)).xyz;
     ft2.xyz = (float4(normalize((v2).xyz), 0.0)).xyz;
     ft2.xyz = (-ft2.xyz);
-    ft3.x = (((float4)dot((ft2.xyzz).xyz, (ft1.xyzz).xyz))).x;
+    ft3.x = dot(ft2.xyz, ft1.xyz);
     ft3.x = saturate(ft3.x);
     oc0 = (ft5 * ft3.xxxx);
 }
 
 ShaderOutput main(ShaderInput input)
 {
-    frag_position = input.frag_position;
     v0 = input.v0;
     v1 = input.v1;
     v2 = input.v2;
     v3 = input.v3;
-    v4 = input.v4;
-    v5 = input.v5;
-    v6 = input.v6;
-    v7 = input.v7;
-    v8 = input.v8;
-    v9 = input.v9;
     shrec_body();
     ShaderOutput output;
     output.oc0 = oc0;

@@ -27,16 +27,6 @@ struct ShaderOutput
 
 static precise float4 va0 = 0;
 static precise float4 op = 0;
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 v3 = 0;
-static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 v6 = 0;
-static precise float4 v7 = 0;
-static precise float4 v8 = 0;
-static precise float4 v9 = 0;
 static precise float4 vt0 = 0, vt1 = 0, vt2 = 0, vt3 = 0, vt4 = 0, vt5 = 0, vt6 = 0;
 
 void shrec_body()
@@ -45,8 +35,8 @@ void shrec_body()
     vt1 = exp2(vt0);
     vt2 = pow(abs(vt1), va0);
     vt3 = ((float4)(vt2 >= va0));
-    vt4.xyz = float3((((float4)dot((vc[0]).xyz, (vt3).xyz))).x, (((float4)dot((vc[0]).xyz, (vt4).xyz))).x, (((float4)dot((vc[0]).xyz, (vt5).xyz))).x);
-    vt5.xyz = float3((((float4)dot((vc[2]).xyzw, (vt3).xyzw))).x, (((float4)dot((vc[2]).xyzw, (vt4).xyzw))).x, (((float4)dot((vc[2]).xyzw, (vt5).xyzw))).x);
+    vt4.xyz = float3(dot(vc[0].xyz, vt3.xyz), dot(vc[0].xyz, vt4.xyz), dot(vc[0].xyz, vt5.xyz));
+    vt5.xyz = float3(dot(vc[2], vt3), dot(vc[2], vt4), dot(vc[2], vt5));
     vt6 = min(vt5, vt4);
     op = rsqrt(abs(vt6));
 }
@@ -55,17 +45,7 @@ ShaderOutput main(ShaderInput input)
 {
     va0 = input.va0;
     shrec_body();
-    ShaderOutput output;
+    ShaderOutput output = (ShaderOutput)0;
     output.op = op;
-    output.v0 = v0;
-    output.v1 = v1;
-    output.v2 = v2;
-    output.v3 = v3;
-    output.v4 = v4;
-    output.v5 = v5;
-    output.v6 = v6;
-    output.v7 = v7;
-    output.v8 = v8;
-    output.v9 = v9;
     return output;
 }

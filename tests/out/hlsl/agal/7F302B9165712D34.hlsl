@@ -27,17 +27,11 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 frag_position = 0;
 static precise float4 v0 = 0;
 static precise float4 v1 = 0;
 static precise float4 v2 = 0;
 static precise float4 v3 = 0;
 static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 v6 = 0;
-static precise float4 v7 = 0;
-static precise float4 v8 = 0;
-static precise float4 v9 = 0;
 static precise float4 oc0 = 0;
 static precise float4 ft0 = 0, ft1 = 0, ft2 = 0, ft3 = 0, ft4 = 0, ft5 = 0;
 
@@ -61,17 +55,11 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    frag_position = input.frag_position;
     v0 = input.v0;
     v1 = input.v1;
     v2 = input.v2;
     v3 = input.v3;
     v4 = input.v4;
-    v5 = input.v5;
-    v6 = input.v6;
-    v7 = input.v7;
-    v8 = input.v8;
-    v9 = input.v9;
     shrec_body();
     ShaderOutput output;
     output.oc0 = oc0;

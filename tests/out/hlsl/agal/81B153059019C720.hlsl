@@ -28,22 +28,13 @@ struct ShaderOutput
 static precise float4 va0 = 0;
 static precise float4 op = 0;
 static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 v3 = 0;
-static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 v6 = 0;
-static precise float4 v7 = 0;
-static precise float4 v8 = 0;
-static precise float4 v9 = 0;
 static precise float4 vt0 = 0;
 
 void shrec_body()
 {
     vt0.xyz = va0.xyz;
     vt0.w = vc[4].y;
-    op = float4((((float4)dot((vt0).xyzw, (vc[0]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[1]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[2]).xyzw))).x, (((float4)dot((vt0).xyzw, (vc[3]).xyzw))).x);
+    op = float4(dot(vt0, vc[0]), dot(vt0, vc[1]), dot(vt0, vc[2]), dot(vt0, vc[3]));
     v0 = op.xyyy;
 }
 
@@ -51,17 +42,8 @@ ShaderOutput main(ShaderInput input)
 {
     va0 = input.va0;
     shrec_body();
-    ShaderOutput output;
+    ShaderOutput output = (ShaderOutput)0;
     output.op = op;
     output.v0 = v0;
-    output.v1 = v1;
-    output.v2 = v2;
-    output.v3 = v3;
-    output.v4 = v4;
-    output.v5 = v5;
-    output.v6 = v6;
-    output.v7 = v7;
-    output.v8 = v8;
-    output.v9 = v9;
     return output;
 }

@@ -23,8 +23,6 @@ struct ShaderOutput
     [[vk::location(0)]] float4 o2 : TEXCOORD0;
 };
 
-static precise float4 vid = 0;
-static precise float4 iid = 0;
 static precise float4 a1 = 0;
 static precise float4 a0 = 0;
 static precise float4 a2 = 0;
@@ -98,8 +96,6 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    vid = float4(asfloat(input.vid), 0, 0, 0);
-    iid = float4((float)input.iid, 0, 0, 0);
     a1 = input.a1;
     a0 = input.a0;
     a2 = input.a2;

@@ -20,8 +20,6 @@ struct ShaderOutput
     [[vk::location(0)]] float4 o0 : TEXCOORD0;
 };
 
-static precise float4 vid = 0;
-static precise float4 iid = 0;
 static precise float4 a1 = 0;
 static precise float4 a0 = 0;
 static precise float4 pos = 0;
@@ -46,8 +44,6 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    vid = float4(asfloat(input.vid), 0, 0, 0);
-    iid = float4((float)input.iid, 0, 0, 0);
     a1 = input.a1;
     a0 = input.a0;
     shrec_body();

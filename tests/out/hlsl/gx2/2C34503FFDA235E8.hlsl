@@ -74,7 +74,7 @@ void shrec_body()
         R128 = float4((shrec_mul_legacy_k(R5.y, 0.07767442) + R130.z), (shrec_mul_legacy_k(R5.x, 0.07767442) + R130.w), (shrec_mul_legacy_k(R5.w, 0.07767442) + R130.y), (shrec_mul_legacy_k(R5.z, 0.07767442) + R130.x));
         R5.xy = float2((shrec_mul_legacy_k(R3.y, 0.044368334) + R128.x), (shrec_mul_legacy_k(R3.x, 0.044368334) + R128.y));
         R130.zw = float2((shrec_mul_legacy_k(R3.w, 0.044368334) + R128.z), (shrec_mul_legacy_k(R3.z, 0.044368334) + R128.w));
-        R3 = float4((shrec_mul_legacy_k(C[0].x, 0.028) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.028) + R6.y), R130.z, R130.w);
+        R3 = float4((shrec_mul_legacy_k(C[0].x, 0.028) + R6.x), (shrec_mul_legacy_k(C[0].y, 0.028) + R6.y), R130.zw);
         R7 = t0_s0.Sample(s0_t0, R7.xy);
         R4 = t0_s0.Sample(s0_t0, R4.xy);
         R6 = t0_s0.Sample(s0_t0, R3.xy);
@@ -87,7 +87,7 @@ void shrec_body()
         R128.xz = float2(asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.y), asuint(R128.y))), asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.w), asuint(R128.w))));
         R1 = float4(R128.x, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.x), asuint(R127.x))), R128.z, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.z), asuint(R8.y))));
     }
-    R133.x = (select(((float4)1.0) == ((float4)0.0), ((float4)0.0), (((float4)1.0) - R133.xxxx))).x;
+    R133.x = (select(((float4)1.0) == ((float4)0.0), ((float4)0.0), (1.0 - R133.xxxx))).x;
     [branch] if (!(R133.x == 0.0))
     {
         R0 = t0_s0.Sample(s0_t0, R0.xy);

@@ -18,8 +18,6 @@ struct ShaderOutput
     [[vk::location(0)]] float4 o0 : TEXCOORD0;
 };
 
-static precise float4 vid = 0;
-static precise float4 iid = 0;
 static precise float4 a1 = 0;
 static precise float4 a0 = 0;
 static precise float4 pos = 0;
@@ -28,15 +26,13 @@ static precise float4 R2 = 0;
 
 void shrec_body()
 {
-    R2 = float4(a0.x, a0.y, 0.0, 1.0);
+    R2 = float4(a0.xy, 0.0, 1.0);
     pos = R2;
     o0 = a1;
 }
 
 ShaderOutput main(ShaderInput input)
 {
-    vid = float4(asfloat(input.vid), 0, 0, 0);
-    iid = float4((float)input.iid, 0, 0, 0);
     a1 = input.a1;
     a0 = input.a0;
     shrec_body();

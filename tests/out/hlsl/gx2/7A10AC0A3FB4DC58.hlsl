@@ -21,8 +21,6 @@ struct ShaderOutput
     float4 pos : SV_Position;
 };
 
-static precise float4 vid = 0;
-static precise float4 iid = 0;
 static precise float4 a0 = 0;
 static precise float4 a1 = 0;
 static precise float4 o0 = 0;
@@ -97,8 +95,6 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    vid = float4(asfloat(input.vid), 0, 0, 0);
-    iid = float4((float)input.iid, 0, 0, 0);
     a0 = input.a0;
     a1 = input.a1;
     shrec_body();

@@ -22,8 +22,6 @@ struct ShaderOutput
     [[vk::location(1)]] float4 o1 : TEXCOORD1;
 };
 
-static precise float4 vid = 0;
-static precise float4 iid = 0;
 static precise float4 a1 = 0;
 static precise float4 a0 = 0;
 static precise float4 a2 = 0;
@@ -44,7 +42,7 @@ void shrec_body()
     R125.w = (shrec_mul_legacy(a0.x, CB1[0].x) + R127.y);
     R128 = float4((shrec_mul_legacy(R127.x, CB1[5].y) + R130.z), (shrec_mul_legacy(R127.x, CB1[5].x) + R130.y), (shrec_mul_legacy(R126.w, CB1[6].w) + R128.z), (shrec_mul_legacy(R126.w, CB1[6].z) + R128.w));
     R130 = float4((shrec_mul_legacy(R125.w, CB1[4].x) + R128.y), (shrec_mul_legacy(R125.w, CB1[4].y) + R128.x), (shrec_mul_legacy(R127.x, CB1[5].w) + R128.z), (shrec_mul_legacy(R127.x, CB1[5].z) + R128.w));
-    R2 = float4(R130.x, R130.y, (shrec_mul_legacy(R125.w, CB1[4].z) + R130.w), (shrec_mul_legacy(R125.w, CB1[4].w) + R130.z));
+    R2 = float4(R130.xy, (shrec_mul_legacy(R125.w, CB1[4].z) + R130.w), (shrec_mul_legacy(R125.w, CB1[4].w) + R130.z));
     pos = R2;
     o0 = a1;
     o1 = a2.xyzz;
@@ -52,8 +50,6 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    vid = float4(asfloat(input.vid), 0, 0, 0);
-    iid = float4((float)input.iid, 0, 0, 0);
     a1 = input.a1;
     a0 = input.a0;
     a2 = input.a2;

@@ -19,8 +19,6 @@ struct ShaderOutput
     float4 pos : SV_Position;
 };
 
-static precise float4 vid = 0;
-static precise float4 iid = 0;
 static precise float4 a0 = 0;
 static precise float4 pos = 0;
 static precise float4 R1 = 0, R128 = 0, R130 = 0;
@@ -35,8 +33,6 @@ void shrec_body()
 
 ShaderOutput main(ShaderInput input)
 {
-    vid = float4(asfloat(input.vid), 0, 0, 0);
-    iid = float4((float)input.iid, 0, 0, 0);
     a0 = input.a0;
     shrec_body();
     ShaderOutput output;

@@ -21,8 +21,6 @@ struct ShaderOutput
     [[vk::location(0)]] float4 o0 : TEXCOORD0;
 };
 
-static precise float4 vid = 0;
-static precise float4 iid = 0;
 static precise float4 a0 = 0;
 static precise float4 a1 = 0;
 static precise float4 pos = 0;
@@ -35,13 +33,11 @@ void shrec_body()
     R130 = float4((shrec_mul_legacy(a0.y, C[1].x) + R128.x), (shrec_mul_legacy(a0.y, C[1].y) + R128.y), (shrec_mul_legacy(a0.y, C[1].z) + R128.z), (shrec_mul_legacy(a0.y, C[1].w) + R128.w));
     R1 = float4((shrec_mul_legacy(a0.x, C[0].x) + R130.x), (shrec_mul_legacy(a0.x, C[0].y) + R130.y), (shrec_mul_legacy(a0.x, C[0].z) + R130.z), (shrec_mul_legacy(a0.x, C[0].w) + R130.w));
     pos = R1;
-    o0 = float4(a1.x, a1.y, 0.0, 0.0);
+    o0 = float4(a1.xy, 0.0, 0.0);
 }
 
 ShaderOutput main(ShaderInput input)
 {
-    vid = float4(asfloat(input.vid), 0, 0, 0);
-    iid = float4((float)input.iid, 0, 0, 0);
     a0 = input.a0;
     a1 = input.a1;
     shrec_body();

@@ -12,7 +12,6 @@ struct ShaderInput
     [[vk::location(0)]] float4 v0 : TEXCOORD0;
 };
 
-static precise float4 v0 = 0;
 
 void shrec_body()
 {
@@ -23,6 +22,5 @@ void shrec_body()
 
 void main(ShaderInput input)
 {
-    v0 = input.v0;
     shrec_body();
 }

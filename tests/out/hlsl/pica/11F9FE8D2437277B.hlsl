@@ -66,7 +66,7 @@ void shrec_body()
         pica_is_break = 0;
         [branch] if ((((pica_old_pc < 0)) || ((pica_old_pc >= 40))))
         {
-            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+            out_position = float4(t16.xy, (-t16.z), t16.w);
             return;
         }
         [branch] if ((pica_old_pc == 0))

@@ -47,7 +47,7 @@ void shrec_body()
     // 9: mov o1.zw, c95.zzxx
     // 10: mov o2, v2.xxxx
     // 11: end
-    o1 = float4(v1.x, v1.y, c[95].x, c[95].x);
+    o1 = float4(v1.xy, c[95].xx);
     o2 = v2.xxxx;
     return;
 }

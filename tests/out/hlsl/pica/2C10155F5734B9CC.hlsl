@@ -166,11 +166,11 @@ void shrec_body()
     out_normalquat = shrec_pica_mul(t0, t1.xxxx);
     // 62: mov o3, c95.yyyy
     // 63: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
     out_color = c[95].yyyy;
     out_texcoord0 = v1;
     out_texcoord1 = v1;
-    out_view = float4(t20.x, (-t1.y), (-t1.z), (-t1.w));
+    out_view = float4(t20.x, (-t1.yzw));
     return;
 }
 

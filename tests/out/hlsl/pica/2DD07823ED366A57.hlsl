@@ -58,7 +58,7 @@ void shrec_body()
     // 14: mov o4.w, c95.yyyy
     // 15: end
     out_position.z = (-t16.z);
-    out_color = float4(v2.x, v2.y, v2.z, c[95].y);
+    out_color = float4(v2.xyz, c[95].y);
     out_texcoord0 = v1;
     out_texcoord1 = c[95].xxxy;
     out_texcoord2 = c[95].xxxy;

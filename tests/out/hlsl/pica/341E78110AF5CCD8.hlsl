@@ -91,10 +91,10 @@ void shrec_body()
     // 36: end
     o0 = t16;
     o1 = v2;
-    o2 = float4(t18.x, t18.y, t18.z, c[95].x);
-    o3 = float4(t19.x, t19.y, t19.z, c[95].x);
-    o4 = float4(t20.x, t20.y, t20.z, c[95].x);
-    o5 = float4(t21.x, t21.y, t21.z, c[95].x);
+    o2 = float4(t18.xyz, c[95].x);
+    o3 = float4(t19.xyz, c[95].x);
+    o4 = float4(t20.xyz, c[95].x);
+    o5 = float4(t21.xyz, c[95].x);
     return;
 }
 

@@ -46,7 +46,7 @@ void shrec_body()
     // 9: mov o2, r1
     // 10: end
     out_position.z = (-t16.z);
-    out_color = float4(v1.z, v1.z, v1.z, c[95].y);
+    out_color = float4(v1.zzz, c[95].y);
     out_texcoord0 = v1;
     return;
 }

@@ -37,7 +37,7 @@ void shrec_body()
     // 7: add r1.x, r0.xxxx, r1.zzzz
     t1.x = (t0.x + t1.z);
     // 8: mov r0.x, v0.xxxx
-    out_position = float4(v0.x, v0.y, (-t1.x), c[93].z);
+    out_position = float4(v0.xy, (-t1.x), c[93].z);
     // 9: mov r0.y, v0.yyyy
     // 10: mov r0.z, r1.xxxx
     // 11: mov r0.w, c93.zzzz

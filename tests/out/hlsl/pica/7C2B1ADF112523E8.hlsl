@@ -90,7 +90,7 @@ void shrec_body()
     // 32: min o2, c95.yyyy, r1
     out_color = shrec_pica_min(c[95].yyyy, t1);
     // 33: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
     out_texcoord0 = v1;
     return;
 }

@@ -90,8 +90,8 @@ void shrec_body()
     // 27: mov o4, r0
     // 28: mov o2, c95.yyyy
     // 29: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
-    out_normalquat = float4(t0.x, t0.y, t0.z, c[95].x);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
+    out_normalquat = float4(t0.xyz, c[95].x);
     out_color = c[95].yyyy;
     out_texcoord0 = v1;
     out_view = (-t1);

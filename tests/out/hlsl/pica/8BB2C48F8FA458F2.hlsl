@@ -30,7 +30,7 @@ void shrec_body()
     // 1: mov r0.y, v0.yyyy
     // 2: mov r0.z, c93.xxxx
     // 3: mov r0.w, c93.yyyy
-    out_position = float4(v0.x, v0.y, (-c[93].x), c[93].y);
+    out_position = float4(v0.xy, (-c[93].x), c[93].y);
     // 4: mov o0, r0
     // 5: mul r0.xy, c93.zzzz, v0.xyyy
     t0.xy = (shrec_pica_mul(c[93].zzzz, v0.xyyy)).xy;
@@ -39,7 +39,7 @@ void shrec_body()
     // 7: add r0.xy, c0.xyyy, r1.xyyy
     t0.xy = (c[0].xy + t1.xy);
     // 8: mov o1.xy, r0.xyyy
-    out_texcoord0 = float4(t0.x, t0.y, t17.z, t17.w);
+    out_texcoord0 = float4(t0.xy, t17.zw);
     return;
 }
 

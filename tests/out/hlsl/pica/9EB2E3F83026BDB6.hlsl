@@ -613,7 +613,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 129))
         {
             // 129: emit
-            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_position = float4(t[16].xy, (-t[16].z), t[16].w);
             out_color = t[17];
             out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
@@ -664,7 +664,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 134))
         {
             // 134: emit
-            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_position = float4(t[16].xy, (-t[16].z), t[16].w);
             out_color = t[17];
             out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
@@ -715,7 +715,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 139))
         {
             // 139: emit
-            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_position = float4(t[16].xy, (-t[16].z), t[16].w);
             out_color = t[17];
             out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
@@ -766,7 +766,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         [branch] if ((pica_old_pc == 144))
         {
             // 144: emit
-            out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+            out_position = float4(t[16].xy, (-t[16].z), t[16].w);
             out_color = t[17];
             out_texcoord0 = t[18];
             { ShaderOutput o; o.out_position = out_position; o.out_color = out_color; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }

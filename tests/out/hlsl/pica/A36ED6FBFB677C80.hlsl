@@ -25,7 +25,7 @@ static precise float4 t0 = 0, t1 = 0;
 void shrec_body()
 {
     // 0: mov r0.x, v0
-    t0 = float4(v0.x, v0.y, v0.z, c[94].x);
+    t0 = float4(v0.xyz, c[94].x);
     // 1: mov r0.y, v0
     // 2: mov r0.z, v0
     // 3: mov r0.w, c94.xxxx
@@ -35,7 +35,7 @@ void shrec_body()
     // 6: dp4 r1.z, c2, r0
     // 7: dp4 r1.w, c3, r0
     // 8: mov r0.x, r1
-    out_position = float4(t1.x, t1.y, (-t1.z), c[94].x);
+    out_position = float4(t1.xy, (-t1.z), c[94].x);
     // 9: mov r0.y, r1
     // 10: mov r0.z, r1
     // 11: mov r0.w, c94.xxxx

@@ -22,7 +22,7 @@ static precise float4 t16 = 0, t17 = 0, t18 = 0;
 void shrec_body()
 {
     // 0: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
     out_color = t17;
     out_texcoord0 = t18;
     return;

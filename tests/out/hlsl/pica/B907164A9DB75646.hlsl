@@ -67,8 +67,8 @@ void shrec_body()
     // 17: mov o1.w, c32.xxxw
     // 18: nop
     // 19: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
-    out_color = float4(t17.x, t17.y, t17.z, c[32].w);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
+    out_color = float4(t17.xyz, c[32].w);
     out_texcoord0 = v1;
     out_texcoord1 = c[32].yyyw;
     out_texcoord2 = c[32].yyyw;

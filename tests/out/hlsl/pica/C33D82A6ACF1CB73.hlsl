@@ -183,10 +183,10 @@ void shrec_body()
     out_normalquat = shrec_pica_mul(t0, t1.xxxx);
     // 75: mov o1, c95.xxxx
     // 76: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
     out_color = c[95].xxxx;
-    out_texcoord0 = float4(v1.x, t10.y, v1.y, v1.y);
-    out_texcoord1 = float4(v1.x, t10.y, v1.y, v1.y);
+    out_texcoord0 = float4(v1.x, t10.y, v1.yy);
+    out_texcoord1 = float4(v1.x, t10.y, v1.yy);
     out_view = (-t2);
     return;
 }

@@ -31,7 +31,7 @@ void shrec_body()
     // 1: mov o0.w, c95.yyyy
     // 2: mov o1, v1
     // 3: end
-    o0 = float4(v0.x, v0.y, v0.z, c[95].y);
+    o0 = float4(v0.xyz, c[95].y);
     o1 = v1;
     return;
 }

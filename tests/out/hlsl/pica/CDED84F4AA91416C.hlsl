@@ -97,8 +97,8 @@ void shrec_body()
     // 23: mov o1, r0
     // 24: nop
     // 25: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
-    out_color = float4(t0.x, t0.y, t0.z, c[32].w);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
+    out_color = float4(t0.xyz, c[32].w);
     out_texcoord0 = v1;
     out_texcoord1 = c[32].yyyw;
     out_texcoord2 = c[32].yyyw;

@@ -43,10 +43,10 @@ void shrec_body()
     // 7: add r10.y, c95.xxxx, r10.yyyy
     t10.y = (c[95].x + v0.y);
     // 8: mul r10.y, c95.xxxx, r10.yyyy
-    out_texcoord0 = float4(v0.x, shrec_pica_mul(c[95].x, t10.y), v0.y, v0.y);
+    out_texcoord0 = float4(v0.x, shrec_pica_mul(c[95].x, t10.y), v0.yy);
     // 9: mov o0, r10
     // 10: mov o1, r10
-    out_texcoord1 = float4(v0.x, out_texcoord0.y, v0.y, v0.y);
+    out_texcoord1 = float4(v0.x, out_texcoord0.y, v0.yy);
     return;
 }
 

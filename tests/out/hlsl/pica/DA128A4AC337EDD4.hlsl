@@ -358,7 +358,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
             pica_emit_prim = 0;
             pica_emit_inv = 0;
             // 115: emit
-            out_position = float4(t[14].x, t[14].y, (-t[14].z), t[14].w);
+            out_position = float4(t[14].xy, (-t[14].z), t[14].w);
             out_texcoord0.xy = cin5.xy;
             { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
             [branch] if ((pica_emit_prim != 0))
@@ -425,7 +425,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 0;
         pica_emit_inv = 0;
         // 121: emit
-        out_position = float4(t[11].x, t[11].y, (-t[11].z), t[11].w);
+        out_position = float4(t[11].xy, (-t[11].z), t[11].w);
         out_texcoord0.xy = cin5.xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
@@ -507,7 +507,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 0;
         pica_emit_inv = 0;
         // 132: emit
-        out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+        out_position = float4(t[16].xy, (-t[16].z), t[16].w);
         out_texcoord0.xy = t[17].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
@@ -586,7 +586,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 1;
         pica_emit_inv = 0;
         // 145: emit
-        out_position = float4(t[8].x, t[8].y, (-t[8].z), t[8].w);
+        out_position = float4(t[8].xy, (-t[8].z), t[8].w);
         out_texcoord0.xy = t[9].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
@@ -668,7 +668,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 1;
         pica_emit_inv = 1;
         // 156: emit
-        out_position = float4(t[16].x, t[16].y, (-t[16].z), t[16].w);
+        out_position = float4(t[16].xy, (-t[16].z), t[16].w);
         out_texcoord0.xy = t[17].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
@@ -690,7 +690,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 1;
         pica_emit_inv = 0;
         // 160: emit
-        out_position = float4(t[12].x, t[12].y, (-t[12].z), t[12].w);
+        out_position = float4(t[12].xy, (-t[12].z), t[12].w);
         out_texcoord0.xy = cin8.xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
@@ -712,7 +712,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 0;
         pica_emit_inv = 0;
         // 164: emit
-        out_position = float4(t[8].x, t[8].y, (-t[8].z), t[8].w);
+        out_position = float4(t[8].xy, (-t[8].z), t[8].w);
         out_texcoord0.xy = t[9].xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
@@ -734,7 +734,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
         pica_emit_prim = 1;
         pica_emit_inv = 0;
         // 168: emit
-        out_position = float4(t[10].x, t[10].y, (-t[10].z), t[10].w);
+        out_position = float4(t[10].xy, (-t[10].z), t[10].w);
         out_texcoord0.xy = cin2.xy;
         { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
         [branch] if ((pica_emit_prim != 0))
@@ -759,7 +759,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_prim = 0;
     pica_emit_inv = 0;
     // 173: emit
-    out_position = float4(cin1.x, cin1.y, (-cin1.z), cin1.w);
+    out_position = float4(cin1.xy, (-cin1.z), cin1.w);
     out_texcoord0.xy = cin2.xy;
     { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
@@ -781,7 +781,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_prim = 0;
     pica_emit_inv = 0;
     // 177: emit
-    out_position = float4(cin4.x, cin4.y, (-cin4.z), cin4.w);
+    out_position = float4(cin4.xy, (-cin4.z), cin4.w);
     out_texcoord0.xy = cin5.xy;
     { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))
@@ -803,7 +803,7 @@ void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)
     pica_emit_prim = 1;
     pica_emit_inv = 0;
     // 181: emit
-    out_position = float4(cin7.x, cin7.y, (-cin7.z), cin7.w);
+    out_position = float4(cin7.xy, (-cin7.z), cin7.w);
     out_texcoord0.xy = cin8.xy;
     { ShaderOutput o; o.out_position = out_position; o.out_texcoord0 = out_texcoord0; shrec_gs_buf[pica_emit_vertex] = o; }
     [branch] if ((pica_emit_prim != 0))

@@ -93,8 +93,8 @@ void shrec_body()
     // 34: min o2, c95.yyyy, r1
     out_color = shrec_pica_min(c[95].yyyy, t1);
     // 35: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
-    out_texcoord0 = float4(t17.x, t17.y, c[95].y, c[95].y);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
+    out_texcoord0 = float4(t17.xy, c[95].yy);
     return;
 }
 

@@ -13,8 +13,6 @@ struct ShaderInput
     [[vk::location(1)]] float4 v1 : TEXCOORD1;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
 
 void shrec_body()
 {
@@ -35,7 +33,5 @@ void shrec_body()
 
 void main(ShaderInput input)
 {
-    v0 = input.v0;
-    v1 = input.v1;
     shrec_body();
 }

@@ -55,7 +55,7 @@ void shrec_body()
         {
             // 10: mov o1, c93
             // 11: end (last of the scope)
-            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+            out_position = float4(t16.xy, (-t16.z), t16.w);
             out_color = c[93];
             return;
         }
@@ -63,7 +63,7 @@ void shrec_body()
         {
             // 12: mov o1, c92
             // 13: end
-            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+            out_position = float4(t16.xy, (-t16.z), t16.w);
             out_color = c[92];
             return;
         }
@@ -75,7 +75,7 @@ void shrec_body()
         {
             // 16: mov o1, c91
             // 17: end (last of the scope)
-            out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+            out_position = float4(t16.xy, (-t16.z), t16.w);
             out_color = c[91];
             return;
         }
@@ -83,10 +83,10 @@ void shrec_body()
     // 19: mul r2.xyz, c90, r2.xyzx
     t2.xyz = (shrec_pica_mul(c[90], t2.xyzx)).xyz;
     // 20: mov r2.w, c95.yyyy
-    out_color = float4(t2.x, t2.y, t2.z, c[95].y);
+    out_color = float4(t2.xyz, c[95].y);
     // 21: mov o1, r2
     // 22: end
-    out_position = float4(t16.x, t16.y, (-t16.z), t16.w);
+    out_position = float4(t16.xy, (-t16.z), t16.w);
     return;
 }
 

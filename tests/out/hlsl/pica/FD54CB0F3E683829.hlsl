@@ -93,7 +93,7 @@ void shrec_body()
     // 36: add r2.x, r1.xxxx, r0.xxxx
     t2.x = (t1.x + t0.x);
     // 37: mov r0.x, v0.xxxx
-    out_position = float4(v0.x, v0.y, (-t2.x), c[94].x);
+    out_position = float4(v0.xy, (-t2.x), c[94].x);
     // 38: mov r0.y, v0.yyyy
     // 39: mov r0.z, r2.xxxx
     // 40: mov r0.w, c94.xxxx

@@ -56,9 +56,9 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     r7 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + ((float4)itexcoord0).xyxy);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).zxxx, ((float4)1.0))).xyz;
-    r0 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r0);
+    r0 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).wyyy, ((float4)1.0))).xyz;
-    r0 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r0);
+    r0 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
     r4 = (((float4)itexcoord0).xyxy + (-((float4)itexcoord1).zwxy));
     r2 = (((float4)itexcoord0).xyxy + ((float4)itexcoord1));
     r5.xy = (((float4)r4).zw + ((float4)itexcoord1).zw);
@@ -82,43 +82,43 @@ void shrec_body()
     r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
     r4.xy = (shrec_mul_legacy(((float4)itexcoord0).yxxx, (shrec_c1).yxxx)).xy;
     r69.xyz = (shrec_mul_legacy_k(((float4)r7).zxyz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r12);
+    r12 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r69.xyz = (shrec_mul_legacy_k(((float4)r6).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r12);
+    r12 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r69.xyz = (shrec_mul_legacy_k(((float4)r1).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r12);
+    r12 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r69.xyz = (shrec_mul_legacy_k(((float4)r14).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r4 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r4);
+    r4 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
     r69.xyz = (shrec_mul_legacy_k(((float4)r13).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r4 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r4);
+    r4 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
     r69.xyz = (shrec_mul_legacy_k(((float4)r10).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r12);
+    r12 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r69.xyz = (shrec_mul_legacy_k(((float4)r9).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r0 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r0);
+    r0 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
     r69.xyz = (shrec_mul_legacy_k(((float4)r8).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r0 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r0);
+    r0 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
     r69.xyz = (shrec_mul_legacy_k(((float4)r2).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r5);
+    r5 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
     r69.xyz = (shrec_mul_legacy_k(((float4)r5).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r5);
+    r5 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
     r69.xyz = (shrec_mul_legacy_k(((float4)r3).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r5);
+    r5 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
     r69.xyz = (shrec_mul_legacy_k(((float4)r11).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r5);
+    r5 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
     r9.xyz = (abs(((float4)r5).wxw) + (-abs(((float4)r5).xyz)));
     r8.xw = (abs(((float4)r12).ww) + (-abs(((float4)r0).yx)));
     r8.yz = ((-abs(((float4)r12).zy)) + abs(((float4)r5).xw));
     r70 = select(bool4(false, false, false, true), abs(((float4)r5).xxxx), r70);
     r0.xyz = (abs(((float4)r12).xxx) + (-abs(((float4)r12).wyz)));
-    r1 = select(bool4(false, false, false, true), (((-abs(((float4)r4).zzzz)) + ((float4)r70))).wwww, r1);
+    r1 = select(bool4(false, false, false, true), ((-abs(((float4)r4).zzzz)) + ((float4)r70).wwww), r1);
     r3 = (abs(((float4)r12).xxxx) + (-abs(((float4)r5).zywx)));
     r70.zw = float2(abs(((float4)r9).x), abs(((float4)r5).w));
     r10.xyz = (select(abs(((float4)r12).xxxx) == abs(((float4)r5).xyzz), ((float4)0.0), ((float4)1.0))).xyz;
-    r2 = select(bool4(false, false, false, true), (((-abs(((float4)r4).wwww)) + ((float4)r70))).wwww, r2);
+    r2 = select(bool4(false, false, false, true), ((-abs(((float4)r4).wwww)) + ((float4)r70).wwww), r2);
     r4.zw = float2(shrec_mul_legacy_k(((float4)r70).z, 4.0), shrec_mul_legacy_k(abs(((float4)r0).x), 4.0));
     r0 = float4((select(abs(((float4)r0).yyyy) >= abs(((float4)r3).zzzz), ((float4)1.0), ((float4)0.0))).x, (select(abs(((float4)r0).zzzz) >= abs(((float4)r0).yyyy), ((float4)1.0), ((float4)0.0))).y, (select(abs(((float4)r3).wwww) >= abs(((float4)r0).zzzz), ((float4)1.0), ((float4)0.0))).z, (abs(((float4)r3).x) + abs(((float4)r3).y)));
     r5.xyz = (select(abs(((float4)r12).xyzz) == abs(((float4)r5).wyzz), ((float4)0.0), ((float4)1.0))).xyz;
-    r6 = select(bool4(true, false, false, false), ((abs(((float4)r9).yyyy) + abs(((float4)r9).yyyy))).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), (abs(((float4)r9).yyyy) + abs(((float4)r9).yyyy)), r6);
     r70 = select(bool4(false, false, false, true), abs(((float4)r8).zzzz), r70);
     r69 = select(bool4(true, false, false, false), select(abs(((float4)r3).zzzz) >= abs(((float4)r3).wwww), ((float4)1.0), ((float4)0.0)), r69);
     r70.xw = float2(((float4)r0).w, (abs(((float4)r2).w) + ((float4)r70).w));
@@ -129,7 +129,7 @@ void shrec_body()
     r6.yw = float2((abs(((float4)r9).z) + abs(((float4)r9).z)), (((float4)r70).w + abs(((float4)r1).w)));
     r5.xyz = (shrec_mul_legacy(((float4)r10).xyzz, ((float4)r5).xyzz)).xyz;
     r6.yz = (select(abs(((float4)r9).zzyy) >= ((float4)r6).xxyy, ((float4)1.0), ((float4)0.0))).yz;
-    r6 = select(bool4(true, false, false, false), ((abs(((float4)r8).wwww) + ((float4)r70))).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), (abs(((float4)r8).wwww) + ((float4)r70).xxxx), r6);
     r69.xw = (((float4)r6).xw + abs(((float4)r8).xy));
     r5.xyz = float3((select(((float4)r5).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(((float4)r5).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y, (select(((float4)r5).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
     r69.zw = (((float4)r69).xw + ((float4)r4).zw);
@@ -145,7 +145,7 @@ void shrec_body()
         r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
         r3.xyz = (((float4)r3).zyx + (-((float4)r7).zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
     r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -154,16 +154,16 @@ void shrec_body()
         r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r5.xyz = (((float4)r7).xyzx).xyz;
+        r5.xyz = ((float4)r7).xyz;
         r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
         r9.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -175,27 +175,27 @@ void shrec_body()
     r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r5.xyz = (((float4)r7).xyzx).xyz;
+        r5.xyz = ((float4)r7).xyz;
         r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.5))).xyz + ((float4)r7).xyz);
     }
-    precise float4 shrec_operand0 = (((float4)r70).wwww - ((float4)1.0));
-    r70 = select(bool4(false, false, false, true), select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - ((float4)1.0))), r70);
-    precise float4 shrec_operand1 = (((float4)r0).wwww - ((float4)1.0));
+    precise float4 shrec_operand0 = (((float4)r70).wwww - 1.0);
+    r70 = select(bool4(false, false, false, true), select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - 1.0)), r70);
+    precise float4 shrec_operand1 = (((float4)r0).wwww - 1.0);
     r64 = select(bool4(true, false, false, false), select(shrec_operand1 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r9.xyz = (((float4)r7).xyzx).xyz;
+        r9.xyz = ((float4)r7).xyz;
     }
-    precise float4 shrec_operand2 = (((float4)r70).wwww - ((float4)1.0));
-    r70 = select(bool4(false, false, false, true), select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - ((float4)1.0))), r70);
-    precise float4 shrec_operand3 = (((float4)r70).wwww - ((float4)1.0));
-    r0 = select(bool4(false, false, false, true), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - ((float4)1.0)))).wwww, r0);
+    precise float4 shrec_operand2 = (((float4)r70).wwww - 1.0);
+    r70 = select(bool4(false, false, false, true), select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - 1.0)), r70);
+    precise float4 shrec_operand3 = (((float4)r70).wwww - 1.0);
+    r0 = select(bool4(false, false, false, true), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r5.xyz = (((float4)r7).xyzx).xyz;
-        r9.xyz = (((float4)r7).xyzx).xyz;
-        r4.xyz = (((float4)r7).xyzx).xyz;
+        r5.xyz = ((float4)r7).xyz;
+        r9.xyz = ((float4)r7).xyz;
+        r4.xyz = ((float4)r7).xyz;
     }
     r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
@@ -204,7 +204,7 @@ void shrec_body()
         r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
         r3.xyz = (((float4)r2).zyx + (-((float4)r5).zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
     r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -215,7 +215,7 @@ void shrec_body()
         r7.xyz = ((shrec_mul_legacy_k(((float4)r10).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -224,7 +224,7 @@ void shrec_body()
         r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -244,7 +244,7 @@ void shrec_body()
         r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
         r2.xyz = (((float4)r1).zyx + (-((float4)r7).zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
     r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -255,7 +255,7 @@ void shrec_body()
         r9.xyz = ((shrec_mul_legacy_k(((float4)r3).xyzz, ((float4)0.25))).xyz + ((float4)r9).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -264,7 +264,7 @@ void shrec_body()
         r5.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25))).xyz + ((float4)r5).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -284,7 +284,7 @@ void shrec_body()
         r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
         r1.xyz = (((float4)r0).zyx + (-((float4)r9).zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r0).wwww + ((float4)1.0))), r69);
+    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
     r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -295,7 +295,7 @@ void shrec_body()
         r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -304,7 +304,7 @@ void shrec_body()
         r7.xyz = ((shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
     }
     r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + ((float4)1.0)), ((float4)0.0)), (((float4)r70).wwww + ((float4)1.0)))).wwww, r0);
+    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -324,15 +324,15 @@ void shrec_body()
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand4 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand4 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand4).x < 0.0) discard;
     }
     else
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
-            oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

@@ -56,9 +56,9 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     r8 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + ((float4)itexcoord0).xyxy);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).zxxx, ((float4)1.0))).xyz;
-    r2 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r2);
+    r2 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r2);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).wyyy, ((float4)1.0))).xyz;
-    r2 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r2);
+    r2 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r2);
     r3 = (((float4)itexcoord0).xyxy + (-((float4)itexcoord1)));
     r10 = (((float4)itexcoord0).xyxy + ((float4)itexcoord1).zwxy);
     r0.zw = (((float4)r3).xy + ((float4)itexcoord1).zw);
@@ -81,48 +81,48 @@ void shrec_body()
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)r0).zw);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r0).zw)).xyz;
     r69.xyz = (shrec_mul_legacy_k(((float4)r71).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r12);
+    r12 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r69.xyz = (shrec_mul_legacy_k(((float4)r9).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r12);
+    r12 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r69.xyz = (shrec_mul_legacy_k(((float4)r10).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r12);
+    r12 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r69.xyz = (shrec_mul_legacy_k(((float4)r8).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r0 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r0);
+    r0 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
     r69.xyz = (shrec_mul_legacy_k(((float4)r7).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r0 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r0);
+    r0 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
     r69.xyz = (shrec_mul_legacy_k(((float4)r3).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r13);
+    r13 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r69.xyz = (shrec_mul_legacy_k(((float4)r2).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r13);
+    r13 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r70.xy = float2(((float4)itexcoord0).y, ((float4)itexcoord0).x);
     r69.xyz = (shrec_mul_legacy_k(((float4)r11).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r12);
+    r12 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
     r1 = select(bool4(true, false, false, false), (shrec_mul_legacy((shrec_c1).yyyy, ((float4)r70))).xxxx, r1);
     r69.xyz = (shrec_mul_legacy_k(((float4)r1).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r1.xz = float2((shrec_frac(((float4)r1).xxxx)).x, ((((float4)r69).x + ((float4)r69).y) + ((float4)r69).z));
     r69.xyz = (shrec_mul_legacy_k(((float4)r4).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r13);
+    r13 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r0 = select(bool4(false, true, false, false), (shrec_mul_legacy((shrec_c1).xxxx, ((float4)r70))).yyyy, r0);
     r69.xyz = (shrec_mul_legacy_k(((float4)r6).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r0 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r0);
-    r8 = select(bool4(true, false, false, false), ((((float4)r13).xxxx + (-((float4)r0).xxxx))).xxxx, r8);
+    r0 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
+    r8 = select(bool4(true, false, false, false), (((float4)r13).xxxx + (-((float4)r0).xxxx)), r8);
     r1 = select(bool4(false, true, false, false), (shrec_frac(((float4)r0).yyyy)).yyyy, r1);
     r69.xyz = (shrec_mul_legacy_k(((float4)r5).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r13);
+    r13 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r70 = select(bool4(false, false, false, true), ((float4)r12).xxxx, r70);
     r69.xyz = (shrec_mul_legacy_k(((float4)r1).xyyy, ((float4)1.0))).xyz;
-    r6 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r6);
-    r9 = select(bool4(false, false, false, true), (((-((float4)r1).zzzz) + ((float4)r70))).wwww, r9);
+    r6 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
+    r9 = select(bool4(false, false, false, true), ((-((float4)r1).zzzz) + ((float4)r70).wwww), r9);
     r6.xz = ((shrec_mul_legacy_k(((float4)r1).yxxx, float4(0.5, 1.0, 1.0, 1.0))).xz + ((float4)r1).xy);
     r5.xy = (((float4)r0).xx + (-((float4)r0).zw));
     r70.zw = float2(((float4)r13).x, ((float4)r13).x);
     r9.xyz = (((float4)r12).xww + (-((float4)r13).zyw));
-    r3 = select(bool4(false, false, false, true), (((-((float4)r13).yyyy) + ((float4)r70))).wwww, r3);
+    r3 = select(bool4(false, false, false, true), ((-((float4)r13).yyyy) + ((float4)r70).wwww), r3);
     r0 = (((float4)r13).xxxx + (-((float4)r12).zyxw));
     r7.xyz = (select(((float4)r13).xxxx == ((float4)r12).yxzz, ((float4)0.0), ((float4)1.0))).xyz;
-    r1 = select(bool4(false, false, true, false), (((-((float4)r13).zzzz) + ((float4)r70))).zzzz, r1);
+    r1 = select(bool4(false, false, true, false), ((-((float4)r13).zzzz) + ((float4)r70).zzzz), r1);
     r8.yzw = (((float4)r12).wwx + (-((float4)r12).xzy));
-    r2 = select(bool4(false, false, false, true), ((abs(((float4)r0).xxxx) + abs(((float4)r0).yyyy))).wwww, r2);
+    r2 = select(bool4(false, false, false, true), (abs(((float4)r0).xxxx) + abs(((float4)r0).yyyy)), r2);
     r1.xyw = (select(((float4)r13).xzyy == ((float4)r12).wzyy, ((float4)0.0), ((float4)1.0))).xyw;
     r5.zw = float2((abs(((float4)r8).w) + abs(((float4)r8).w)), (abs(((float4)r8).z) + abs(((float4)r8).z)));
     r6.xyz = (select(((float4)r6).zxyy > float4(1.5, 1.0, 2.0, 2.0), ((float4)1.0), ((float4)0.0))).xyz;
@@ -141,7 +141,7 @@ void shrec_body()
     r7.yz = (select(abs(((float4)r8).zzww) >= ((float4)r5).zzww, ((float4)1.0), ((float4)0.0))).yz;
     r70 = select(bool4(false, false, false, true), ((float4)r7).xxxx, r70);
     r69 = shrec_mul_legacy_k(abs(((float4)r9)), ((float4)1.0));
-    r5 = select(bool4(false, false, true, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).zzzz, r5);
+    r5 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r5);
     r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r70))).wwww, r1);
     r69 = select(bool4(false, false, false, true), (((float4)r2).wwww + abs(((float4)r5).xxxx)), r69);
     r5.xyw = float3((select(((float4)r3).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y, (((float4)r69).w + abs(((float4)r5).y)));
@@ -165,15 +165,15 @@ void shrec_body()
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
-            oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

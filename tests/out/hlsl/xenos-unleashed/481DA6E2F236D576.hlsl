@@ -56,18 +56,18 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     r4 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + ((float4)itexcoord0).xyxy);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).zxxx, ((float4)1.0))).xyz;
-    r2 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r2);
+    r2 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r2);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).wyyy, ((float4)1.0))).xyz;
-    r2 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r2);
+    r2 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r2);
     r3 = (((float4)itexcoord0).xyxy + (-((float4)itexcoord1)));
     r7 = (((float4)itexcoord0).xyxy + ((float4)itexcoord1).zwxy);
     r0.zw = (((float4)r3).xy + ((float4)itexcoord1).zw);
     r70.xy = float2(((float4)r7).z, ((float4)r7).w);
     r9.xy = (((float4)r7).zw + ((float4)itexcoord1).zw);
-    r2 = select(bool4(true, false, false, false), (((-((float4)itexcoord1).zzzz) + ((float4)r70))).xxxx, r2);
+    r2 = select(bool4(true, false, false, false), ((-((float4)itexcoord1).zzzz) + ((float4)r70).xxxx), r2);
     r6.xy = (((float4)r9).xy + ((float4)itexcoord1).zw);
     r69.zw = (((float4)itexcoord0).xy + ((float4)r2).yz);
-    r2 = select(bool4(false, true, false, false), (((-((float4)itexcoord1).wwww) + ((float4)r70))).yyyy, r2);
+    r2 = select(bool4(false, true, false, false), ((-((float4)itexcoord1).wwww) + ((float4)r70).yyyy), r2);
     r5.xzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).xy)).xyz;
     r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r3).zw)).xyz;
     r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r69).zw)).xyz;
@@ -82,46 +82,46 @@ void shrec_body()
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)r3).xy);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r3).xy)).xyz;
     r69.xyz = (shrec_mul_legacy_k(((float4)r71).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r10 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r10);
+    r10 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r10);
     r70.yz = float2(((float4)itexcoord0).x, ((float4)itexcoord0).y);
     r69.xyz = (shrec_mul_legacy_k(((float4)r4).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r7 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r7);
+    r7 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r7);
     r0.yz = float2(shrec_mul_legacy((shrec_c1).x, ((float4)r70).y), shrec_mul_legacy((shrec_c1).y, ((float4)r70).z));
     r69.xyz = (shrec_mul_legacy_k(((float4)r10).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r10 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r10);
+    r10 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r10);
     r69.xyz = (shrec_mul_legacy_k(((float4)r11).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r10 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r10);
+    r10 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r10);
     r69.xyz = (shrec_mul_legacy_k(((float4)r9).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r6 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r6);
+    r6 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r0.xyw = float3((shrec_frac(((float4)r0).zzzz)).x, (shrec_frac(((float4)r0).yyyy)).y, (select(((float4)r7).yyyy == ((float4)r10).wwww, ((float4)0.0), ((float4)1.0))).w);
     r69.xyz = (shrec_mul_legacy_k(((float4)r6).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r6 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r6);
+    r6 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r13.yzw = ((shrec_mul_legacy_k(((float4)r0).xxyy, float4(1.0, 1.0, 1.0, 0.5))).yzw + ((float4)r0).yyx);
     r69 = select(bool4(false, false, true, false), select(((float4)r10).xxxx == ((float4)r10).wwww, ((float4)0.0), ((float4)1.0)), r69);
     r5 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r69).zzzz)).yyyy, r5);
     r69.xyz = (shrec_mul_legacy_k(((float4)r7).wxzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r10 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r10);
+    r10 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r10);
     r69.xyz = (shrec_mul_legacy_k(((float4)r14).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r7 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r7);
+    r7 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r7);
     r69.xyz = (shrec_mul_legacy_k(((float4)r1).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r7 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r7);
+    r7 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r7);
     r69.xyz = (shrec_mul_legacy_k(((float4)r8).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r7 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r7);
+    r7 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r7);
     r70 = select(bool4(false, false, false, true), (-((float4)r6).yyyy), r70);
     r69.xyz = (shrec_mul_legacy_k(((float4)r2).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r6 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r6);
-    r0 = select(bool4(false, false, false, true), ((((float4)r6).wwww + ((float4)r70))).wwww, r0);
+    r6 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
+    r0 = select(bool4(false, false, false, true), (((float4)r6).wwww + ((float4)r70).wwww), r0);
     r69.xyz = (shrec_mul_legacy_k(((float4)r5).wxzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r6 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r6);
+    r6 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r70.xw = float2(((float4)r13).z, (-((float4)r10).z));
     r8.xw = float2((select(((float4)r7).yyyy == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0))).x, (select(((float4)r6).xxxx == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0))).w);
-    r4 = select(bool4(false, false, false, true), ((((float4)r6).wwww + ((float4)r70))).wwww, r4);
+    r4 = select(bool4(false, false, false, true), (((float4)r6).wwww + ((float4)r70).wwww), r4);
     r9.xyz = (((float4)r7).yyx + (-((float4)r6).wxz));
-    r13 = select(bool4(true, false, false, false), ((((float4)r0).xxxx + ((float4)r70))).xxxx, r13);
+    r13 = select(bool4(true, false, false, false), (((float4)r0).xxxx + ((float4)r70).xxxx), r13);
     r11.xyz = (((float4)r7).zyy + (-((float4)r10).wwx));
     r0.xyz = float3((((float4)r7).y - ((float4)r7).z), (((float4)r7).y - ((float4)r7).x), (((float4)r7).x - ((float4)r7).z));
     r6 = (((float4)r7).zyzz + (-((float4)r6).xzyz));
-    r5 = select(bool4(false, false, false, true), ((((float4)r7).zzzz - ((float4)r7).wwww)).wwww, r5);
+    r5 = select(bool4(false, false, false, true), (((float4)r7).zzzz - ((float4)r7).wwww), r5);
     r12 = (((float4)r7).xxxx + (-((float4)r10)));
     r8.yz = (select(((float4)r7).yyyy == ((float4)r7).zzxx, ((float4)0.0), ((float4)1.0))).yz;
     r1 = select(bool4(false, false, false, true), (select(((float4)15.0) > abs(((float4)r6).yyyy), ((float4)1.0), ((float4)0.0))).wwww, r1);
@@ -145,7 +145,7 @@ void shrec_body()
     r9.xy = float2(shrec_mul_legacy(((float4)r12).x, ((float4)r12).y), shrec_mul_legacy(((float4)r12).w, ((float4)r12).z));
     r6.yzw = (select(((float4)r13).xxyw > float4(2.0, 2.0, 1.5, 1.0), ((float4)1.0), ((float4)0.0))).yzw;
     r70 = select(bool4(false, false, false, true), ((float4)r7).wwww, r70);
-    r4 = select(bool4(false, false, false, true), ((abs(((float4)r4).wwww) + ((float4)r70))).wwww, r4);
+    r4 = select(bool4(false, false, false, true), (abs(((float4)r4).wwww) + ((float4)r70).wwww), r4);
     r9.zw = (shrec_mul_legacy(((float4)r10).xxxy, ((float4)r10).zzzw)).zw;
     r70 = select(bool4(false, false, false, true), ((float4)r7).zzzz, r70);
     r69 = select(((float4)r9) == ((float4)0.0), ((float4)0.0), ((float4)1.0));
@@ -180,15 +180,15 @@ void shrec_body()
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
-            oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

@@ -93,28 +93,28 @@ void shrec_body()
     r6.xy = float2(((-((float4)r71).z) + ((float4)r70).x), ((-((float4)r71).y) + ((float4)r70).y));
     r69.yzw = (((float4)r9).yzx + (-((float4)r12).yzx));
     r69.xyz = (shrec_mul_legacy_k(abs(((float4)r69).ywzz), ((float4)1.0))).xyz;
-    r4 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r4);
+    r4 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
     r69.xyz = (shrec_mul_legacy_k(abs(((float4)r4).xwyy), ((float4)1.0))).xyz;
-    r4 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r4);
+    r4 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
     r69.xyz = (shrec_mul_legacy_k(abs(((float4)r17).xzyy), ((float4)1.0))).xyz;
     r6.zw = float2(((-((float4)r71).x) + ((float4)r70).z), ((((float4)r69).x + ((float4)r69).y) + ((float4)r69).z));
     r69.xyz = (shrec_mul_legacy_k(abs(((float4)r6).xzyy), ((float4)1.0))).xyz;
-    r6 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r6);
+    r6 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r69.xyz = (shrec_mul_legacy_k(abs(((float4)r16).xzyy), ((float4)1.0))).xyz;
-    r6 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r6);
+    r6 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r69.xyz = (shrec_mul_legacy_k(abs(((float4)r15).xzyy), ((float4)1.0))).xyz;
-    r6 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r0 = select(bool4(true, false, false, false), (select(((float4)r6).zzzz > ((float4)r6).xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r0);
     r69.xy = (select(((float4)r6).wzzz >= ((float4)r6).yxxx, ((float4)r6).wzzz, ((float4)r6).yxxx)).xy;
     r4.xy = (select(((float4)r4).wzzz < ((float4)r69).xyyy, ((float4)r4).wzzz, ((float4)r69).xyyy)).xy;
     r64 = select(bool4(true, false, false, false), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
     [branch] if (!(!(((float4)r64).x == 0.0)))
     {
-        r0 = select(bool4(true, false, false, false), (((float4)r4).xxxx).xxxx, r0);
+        r0 = select(bool4(true, false, false, false), ((float4)r4).xxxx, r0);
     }
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0 = select(bool4(true, false, false, false), ((1.0 / (((float4)r6).zzzz))).xxxx, r0);
+        r0 = select(bool4(true, false, false, false), (1.0 / (((float4)r6).zzzz)), r0);
         r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r6).xxxx, ((float4)r0).xxxx)).xxxx, r0);
         r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).xxxx, ((float4)r4).xxxx)).xxxx, r0);
     }
@@ -124,20 +124,20 @@ void shrec_body()
     r18.xyz = float3((1.0 / (((float4)r6).x)), (1.0 / (((float4)r6).y)), (1.0 / (((float4)r6).w)));
     r19.xyz = (select(((float4)r6).wxyy > ((float4)r6).yzww, ((float4)1.0), ((float4)0.0))).xyz;
     r6.xyz = (shrec_mul_legacy(((float4)r6).yzww, ((float4)r18).zxyy)).xyz;
-    r4 = select(bool4(false, false, true, false), (((float4)r4).yyyy).zzzz, r4);
+    r4 = select(bool4(false, false, true, false), ((float4)r4).yyyy, r4);
     r18 = (((float4)r15) + ((float4)r17));
     r70 = select(bool4(false, false, false, true), ((float4)r8).yyyy, r70);
     r6.xyz = (shrec_mul_legacy(((float4)r6).xyzz, ((float4)r4).yxyy)).xyz;
-    r16 = select(bool4(false, false, false, true), ((((float4)r1).yyyy + ((float4)r70))).wwww, r16);
+    r16 = select(bool4(false, false, false, true), (((float4)r1).yyyy + ((float4)r70).wwww), r16);
     r18 = (((float4)r18) + ((float4)r16));
-    r19 = select(bool4(false, false, false, true), ((((float4)0.001) + ((float4)r0).xxxx)).wwww, r19);
+    r19 = select(bool4(false, false, false, true), (0.001 + ((float4)r0).xxxx), r19);
     r4.xyz = (select(((float4)r19).xyzz == ((float4)0.0), ((float4)r4).zxyy, ((float4)r6).xyzz)).xyz;
     r18 = (shrec_mul_legacy_k(((float4)r18), ((float4)0.125)) + (shrec_c4).xxxx);
     r19.xyz = (shrec_mul_legacy(((float4)r5).zxyy, ((float4)r0).xxxx)).xyz;
     r5 = float4((1.0 / (((float4)r18).x)), (1.0 / (((float4)r18).w)), (1.0 / (((float4)r18).z)), (1.0 / (((float4)r18).y)));
     r6.xyz = (shrec_mul_legacy(((float4)r14).zxyy, ((float4)r4).xxxx)).xyz;
     r69.xyz = (shrec_mul_legacy_k(((float4)r4).zyxx, ((float4)1.0))).xyz;
-    r6 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r6);
+    r6 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r6 = (((float4)r19).yxzw + ((float4)r6).yxzw);
     r5 = shrec_mul_legacy(((float4)r5), (shrec_c1).xxxx);
     r70 = select(bool4(true, false, false, false), (1.0 / (((float4)r6).wwww)), r70);
@@ -160,40 +160,40 @@ void shrec_body()
     r2.xyz = float3((abs(((float4)r1).x) + ((float4)r70).x), (abs(((float4)r1).y) + ((float4)r70).y), (abs(((float4)r1).w) + ((float4)r70).z));
     r69.xyz = (abs(((float4)r9).xzy) + abs(((float4)r6).xzy));
     r69.xyz = (shrec_mul_legacy_k(((float4)r69).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r1);
+    r1 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
     r69.xyz = (shrec_mul_legacy_k(((float4)r4).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r1);
+    r1 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
     r69.xyz = (shrec_mul_legacy_k(((float4)r3).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r1);
+    r1 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
     r69.xyz = (shrec_mul_legacy_k(((float4)r2).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r1);
+    r1 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
     r69 = (shrec_mul_legacy(((float4)r5).xwzy, ((float4)r1).xywz) + (shrec_c0).xxxx);
     r69 = select(((float4)r69).xwyz >= (shrec_c3).xxxx, ((float4)r69).xwyz, (shrec_c3).xxxx);
     r2 = select(((float4)r69).xwyz < (shrec_c2).xxxx, ((float4)r69).xwyz, (shrec_c2).xxxx);
     r69 = shrec_mul_legacy(((float4)r17).yzxw, ((float4)r2).wyxz);
-    r1 = select(bool4(true, false, false, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).xxxx, r1);
+    r1 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r1);
     r69 = shrec_mul_legacy(((float4)r16).yzxw, ((float4)r2).wyxz);
-    r1 = select(bool4(false, true, false, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).yyyy, r1);
+    r1 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r1);
     r69 = shrec_mul_legacy(((float4)r15).yzxw, ((float4)r2).wyxz);
-    r1 = select(bool4(false, false, true, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).zzzz, r1);
+    r1 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r1);
     r69 = shrec_mul_legacy_k(((float4)r2).wyxz, ((float4)1.0));
     r69 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r69);
-    r0 = select(bool4(true, false, false, false), ((shrec_mul_legacy_k(((float4)r69).xxxx, ((float4)2.0)) + ((float4)1.0))).xxxx, r0);
+    r0 = select(bool4(true, false, false, false), ((shrec_mul_legacy_k(((float4)r69).xxxx, ((float4)2.0))).xxxx + 1.0), r0);
     r69.yzw = (((float4)r1).xyz + ((float4)r0).ywz);
     r70 = select(bool4(true, false, false, false), (1.0 / (((float4)r0).xxxx)), r70);
     oC0.xyz = (shrec_mul_legacy(((float4)r69).ywzz, ((float4)r70).xxxx)).xyz;
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
-            oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

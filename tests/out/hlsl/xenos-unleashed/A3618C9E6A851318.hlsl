@@ -64,15 +64,6 @@ static precise float4 o7 = 0;
 static precise float4 o3 = 0;
 static precise float4 o5 = 0;
 static precise float4 o1 = 0;
-static precise float4 oUnwritten9 = 0;
-static precise float4 oUnwritten10 = 0;
-static precise float4 oUnwritten11 = 0;
-static precise float4 oUnwritten12 = 0;
-static precise float4 oUnwritten13 = 0;
-static precise float4 oUnwritten14 = 0;
-static precise float4 oUnwritten15 = 0;
-static precise float4 oUnwritten16 = 0;
-static precise float4 oUnwritten17 = 0;
 static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
@@ -90,27 +81,27 @@ void shrec_body()
     r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
     oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
     r2.xw = float2((((float4)r1).x + ((float4)r71).x), ((-((float4)r1).x) + ((float4)r71).x));
-    r2.yz = (((float4)r71).xxyy).yz;
+    r2.yz = ((float4)r71).xy;
     r3.xy = ((shrec_mul_legacy_k(((float4)r1).yxxx, ((float4)2.0))).xy + ((float4)r71).yx);
-    o4 = select(bool4(true, false, false, false), (((float4)r3).yyyy).xxxx, o4);
-    o2 = select(bool4(true, false, false, false), ((((float4)r1).xxxx + ((float4)r71).xxxx)).xxxx, o2);
-    o6 = select(bool4(false, true, false, false), ((((float4)r1).yyyy + ((float4)r71).yyyy)).yyyy, o6);
+    o4 = select(bool4(true, false, false, false), ((float4)r3).yyyy, o4);
+    o2 = select(bool4(true, false, false, false), (((float4)r1).xxxx + ((float4)r71).xxxx), o2);
+    o6 = select(bool4(false, true, false, false), (((float4)r1).yyyy + ((float4)r71).yyyy), o6);
     r0.xy = (((float4)r1).xy + ((float4)r71).xy);
     r3.zw = ((-((float4)r1).xy) + ((float4)r71).xy);
     r70 = select(bool4(false, false, false, true), ((float4)r1).yyyy, r70);
-    o0.xy = (((float4)r71).xyyy).xy;
-    o8.xy = (((float4)r3).yxxx).xy;
+    o0.xy = ((float4)r71).xy;
+    o8.xy = ((float4)r3).yx;
     o8.zw = ((float2)0.0);
-    o4.yz = (((float4)r2).zzww).yz;
-    o4 = select(bool4(false, false, false, true), ((((float4)r71).yyyy + ((float4)r70))).wwww, o4);
-    o7.xz = (((float4)r2).yxxx).xz;
-    o7.yw = (((float4)r3).xxxx).yw;
-    o2.yzw = (((float4)r3).wwyw).yzw;
-    o6.xzw = (((float4)r3).yzzx).xzw;
+    o4.yz = ((float4)r2).zw;
+    o4 = select(bool4(false, false, false, true), (((float4)r71).yyyy + ((float4)r70).wwww), o4);
+    o7.xz = ((float4)r2).yx;
+    o7.yw = ((float4)r3).xx;
+    o2.yzw = ((float4)r3).wyw;
+    o6.xzw = ((float4)r3).yzx;
     o3 = ((float4)r2).wzxz;
     o5 = ((float4)r0).zyxy;
     o1.xyz = ((-((float4)r1).xyx) + ((float4)r71).xyx);
-    o1 = select(bool4(false, false, false, true), (((float4)r71).yyyy).wwww, o1);
+    o1 = select(bool4(false, false, false, true), ((float4)r71).yyyy, o1);
     oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
 }
 
@@ -122,7 +113,7 @@ ShaderOutput main(ShaderInput input)
     iposition0 = input.iposition0;
     itexcoord0 = input.itexcoord0;
     shrec_body();
-    ShaderOutput output;
+    ShaderOutput output = (ShaderOutput)0;
     output.oPos = oPos;
     output.o4 = o4;
     output.o2 = o2;
@@ -133,14 +124,5 @@ ShaderOutput main(ShaderInput input)
     output.o3 = o3;
     output.o5 = o5;
     output.o1 = o1;
-    output.oUnwritten9 = oUnwritten9;
-    output.oUnwritten10 = oUnwritten10;
-    output.oUnwritten11 = oUnwritten11;
-    output.oUnwritten12 = oUnwritten12;
-    output.oUnwritten13 = oUnwritten13;
-    output.oUnwritten14 = oUnwritten14;
-    output.oUnwritten15 = oUnwritten15;
-    output.oUnwritten16 = oUnwritten16;
-    output.oUnwritten17 = oUnwritten17;
     return output;
 }

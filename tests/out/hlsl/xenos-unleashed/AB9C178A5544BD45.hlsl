@@ -56,18 +56,18 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     r6 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + ((float4)itexcoord0).xyxy);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).zxxx, ((float4)1.0))).xyz;
-    r3 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r3);
+    r3 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r3);
     r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).wyyy, ((float4)1.0))).xyz;
-    r3 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r3);
+    r3 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r3);
     r10 = (((float4)itexcoord0).xyxy + (-((float4)itexcoord1)));
     r2 = (((float4)itexcoord0).xyxy + ((float4)itexcoord1).zwxy);
     r0.zw = (((float4)r10).xy + ((float4)itexcoord1).zw);
     r70.xy = float2(((float4)r2).z, ((float4)r2).w);
     r7.xy = (((float4)r2).zw + ((float4)itexcoord1).zw);
-    r3 = select(bool4(true, false, false, false), (((-((float4)itexcoord1).zzzz) + ((float4)r70))).xxxx, r3);
+    r3 = select(bool4(true, false, false, false), ((-((float4)itexcoord1).zzzz) + ((float4)r70).xxxx), r3);
     r9.xy = (((float4)itexcoord0).xy + ((float4)r3).yz);
     r69.xy = (((float4)r7).xy + ((float4)itexcoord1).zw);
-    r3 = select(bool4(false, true, false, false), (((-((float4)itexcoord1).wwww) + ((float4)r70))).yyyy, r3);
+    r3 = select(bool4(false, true, false, false), ((-((float4)itexcoord1).wwww) + ((float4)r70).yyyy), r3);
     r12.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).xy)).xyz;
     r5.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
     r4.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r3).xy)).xyz;
@@ -82,31 +82,31 @@ void shrec_body()
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)r2).zw);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).zw)).xyz;
     r69.xyz = (shrec_mul_legacy_k(((float4)r71).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r6 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r6);
+    r6 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r69.xyz = (shrec_mul_legacy_k(((float4)r10).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r15 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r15);
+    r15 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r15);
     r69.xyz = (shrec_mul_legacy_k(((float4)r9).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r15 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r15);
+    r15 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r15);
     r69.xyz = (shrec_mul_legacy_k(((float4)r11).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r13);
+    r13 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r69.xyz = (shrec_mul_legacy_k(((float4)r8).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r13);
+    r13 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r69.xyz = (shrec_mul_legacy_k(((float4)r7).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r15 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r15);
+    r15 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r15);
     r69.xyz = (shrec_mul_legacy_k(((float4)r6).wxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r1 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r1);
+    r1 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
     r69.xyz = (shrec_mul_legacy_k(((float4)r1).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r1 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).yyyy, r1);
+    r1 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
     r70.xz = float2(((float4)itexcoord0).x, ((float4)itexcoord0).y);
     r69.xyz = (shrec_mul_legacy_k(((float4)r3).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r15 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).xxxx, r15);
+    r15 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r15);
     r0.xz = float2(shrec_mul_legacy((shrec_c1).x, ((float4)r70).x), shrec_mul_legacy((shrec_c1).y, ((float4)r70).z));
     r69.xyz = (shrec_mul_legacy_k(((float4)r4).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r6 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r6);
+    r6 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
     r69.xyz = (shrec_mul_legacy_k(((float4)r5).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(false, false, false, true), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).wwww, r13);
+    r13 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r69.xyz = (shrec_mul_legacy_k(((float4)r12).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r13 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz)).zzzz, r13);
+    r13 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r13);
     r0.xz = float2((shrec_frac(((float4)r0).xxxx)).x, (shrec_frac(((float4)r0).zzzz)).z);
     r9.xy = float2((select(((float4)r13).wwww == ((float4)r13).zzzz, ((float4)0.0), ((float4)1.0))).x, (select(((float4)r15).xxxx == ((float4)r6).wwww, ((float4)0.0), ((float4)1.0))).y);
     r8.xyz = float3(shrec_mul_legacy_k(((float4)r0).x, 0.5), shrec_mul_legacy_k(((float4)r0).z, 1.0), shrec_mul_legacy_k(((float4)r0).x, 1.0));
@@ -118,11 +118,11 @@ void shrec_body()
     r10.xy = (select(((float4)r13).wwww == ((float4)r6).zwww, ((float4)0.0), ((float4)1.0))).xy;
     r6.zw = (select(((float4)r13).wwwx == ((float4)r15).yyyy, ((float4)0.0), ((float4)1.0))).zw;
     r0 = select(bool4(false, false, false, true), (select(((float4)15.0) > abs(((float4)r4).yyyy), ((float4)1.0), ((float4)0.0))).wwww, r0);
-    r1 = select(bool4(false, false, false, true), ((abs(((float4)r4).wwww) + abs(((float4)r4).wwww))).wwww, r1);
+    r1 = select(bool4(false, false, false, true), (abs(((float4)r4).wwww) + abs(((float4)r4).wwww)), r1);
     r13 = select(bool4(true, false, false, false), (select(abs(((float4)r7).yyyy) >= ((float4)15.0), ((float4)1.0), ((float4)0.0))).xxxx, r13);
-    r3 = select(bool4(false, false, false, true), ((abs(((float4)r7).xxxx) + abs(((float4)r7).xxxx))).wwww, r3);
+    r3 = select(bool4(false, false, false, true), (abs(((float4)r7).xxxx) + abs(((float4)r7).xxxx)), r3);
     r13.yz = (select(abs(((float4)r14).yyzz) >= ((float4)15.0), ((float4)1.0), ((float4)0.0))).yz;
-    r5 = select(bool4(false, false, false, true), ((abs(((float4)r14).yyyy) + abs(((float4)r14).zzzz))).wwww, r5);
+    r5 = select(bool4(false, false, false, true), (abs(((float4)r14).yyyy) + abs(((float4)r14).zzzz)), r5);
     r10.zw = (select(((float4)15.0) > abs(((float4)r1).yyyx), ((float4)1.0), ((float4)0.0))).zw;
     r70.yw = float2(abs(((float4)r1).x), abs(((float4)r4).z));
     r9.zw = float2((select(abs(((float4)r7).zzzz) >= ((float4)15.0), ((float4)1.0), ((float4)0.0))).z, (select(abs(((float4)r4).xxxx) >= abs(((float4)r1).zzzz), ((float4)1.0), ((float4)0.0))).w);
@@ -139,18 +139,18 @@ void shrec_body()
     r4.xyz = (select(((float4)r7).wwww > ((float4)0.0), ((float4)r12).xyzz, ((float4)r11).xyzz)).xyz;
     r69 = select(bool4(false, false, false, true), (((float4)r70).wwww + abs(((float4)r6).yyyy)), r69);
     r70 = select(bool4(false, false, false, true), ((float4)r5).wwww, r70);
-    r12 = select(bool4(false, false, true, false), ((((float4)r69).wwww + abs(((float4)r6).xxxx))).zzzz, r12);
+    r12 = select(bool4(false, false, true, false), (((float4)r69).wwww + abs(((float4)r6).xxxx)), r12);
     r70 = select(bool4(false, false, false, true), (abs(((float4)r7).zzzz) + ((float4)r70)), r70);
     r7 = select(bool4(false, false, true, false), (select(abs(((float4)r4).wwww) >= ((float4)r3).wwww, ((float4)1.0), ((float4)0.0))).zzzz, r7);
     r70 = select(bool4(false, false, false, true), ((float4)r70).wwww, r70);
     r9.xyw = (shrec_mul_legacy(((float4)r10).xyww, ((float4)r9).xyzz)).xyw;
-    r8 = select(bool4(false, false, false, true), ((abs(((float4)r7).yyyy) + ((float4)r70))).wwww, r8);
+    r8 = select(bool4(false, false, false, true), (abs(((float4)r7).yyyy) + ((float4)r70).wwww), r8);
     r11 = (((float4)r8).yzxw + ((float4)r0).xxzy);
     r13 = select(bool4(false, false, false, true), (select(((float4)r9).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r13);
     r8 = select(bool4(false, false, true, false), (select(abs(((float4)r7).xxxx) >= ((float4)r1).wwww, ((float4)1.0), ((float4)0.0))).zzzz, r8);
     r70 = select(bool4(true, false, false, false), ((float4)r11).yyyy, r70);
     r7.xy = (shrec_mul_legacy(((float4)r13).zxxx, ((float4)r13).wyyy)).xy;
-    r0 = select(bool4(true, false, false, false), ((((float4)r0).zzzz + ((float4)r70))).xxxx, r0);
+    r0 = select(bool4(true, false, false, false), (((float4)r0).zzzz + ((float4)r70).xxxx), r0);
     r6.xy = (select(((float4)r11).xzzz > float4(1.5, 1.0, 1.0, 1.0), ((float4)1.0), ((float4)0.0))).xy;
     r12.xy = float2((select(((float4)r7).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(((float4)r7).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y);
     r7 = select(bool4(false, true, false, false), (select(((float4)r0).xxxx > ((float4)2.0), ((float4)1.0), ((float4)0.0))).yyyy, r7);
@@ -159,7 +159,7 @@ void shrec_body()
     r70 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
     r69 = select(bool4(true, false, false, false), (((float4)r10).zzzz + ((float4)r70).xxxx), r69);
     r70 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
-    r9 = select(bool4(false, false, true, false), ((((float4)r0).wwww + ((float4)r70).xxxx)).zzzz, r9);
+    r9 = select(bool4(false, false, true, false), (((float4)r0).wwww + ((float4)r70).xxxx), r9);
     r69.xyw = (select(((float4)r9).xyzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xyw;
     r8 = select(bool4(true, false, false, false), ((float4)r69), r8);
     r0.yz = (shrec_mul_legacy(((float4)r8).xxzz, ((float4)r69).wwyy)).yz;
@@ -181,15 +181,15 @@ void shrec_body()
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
-            oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

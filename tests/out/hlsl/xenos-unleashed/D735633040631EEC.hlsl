@@ -115,18 +115,18 @@ void shrec_body()
     r5.xyw = float3((((float4)r0).x + ((float4)r17).z), (((float4)r1).z + ((float4)r10).z), (((float4)r69).w + ((float4)r71).z));
     r4.xy = float2((((float4)r4).x + ((float4)r6).z), (((float4)r1).y + ((float4)r18).z));
     r70.xz = float2(((float4)r69).x, ((float4)r3).x);
-    r0 = select(bool4(true, false, false, false), ((((float4)r2).zzzz + ((float4)r70))).xxxx, r0);
+    r0 = select(bool4(true, false, false, false), (((float4)r2).zzzz + ((float4)r70).xxxx), r0);
     r1.xy = float2((((float4)r1).x + ((float4)r15).z), (((float4)r4).w + ((float4)r16).z));
     r4.zw = float2((((float4)r4).z + ((float4)r70).z), (((float4)r0).z + ((float4)r12).z));
     r70 = select(bool4(false, false, true, false), ((float4)r0).wwww, r70);
-    r0 = select(bool4(false, false, false, true), ((((float4)r3).wwww + ((float4)r14).zzzz)).wwww, r0);
-    r6 = select(bool4(false, false, true, false), ((((float4)r13).zzzz + ((float4)r70))).zzzz, r6);
+    r0 = select(bool4(false, false, false, true), (((float4)r3).wwww + ((float4)r14).zzzz), r0);
+    r6 = select(bool4(false, false, true, false), (((float4)r13).zzzz + ((float4)r70).zzzz), r6);
     r70 = select(bool4(false, false, true, false), ((float4)r3).zzzz, r70);
-    r0 = select(bool4(false, false, true, false), ((((float4)r5).zzzz + ((float4)r70))).zzzz, r0);
-    r3 = select(bool4(false, false, false, true), ((((float4)r3).yyyy + ((float4)r7).zzzz)).wwww, r3);
+    r0 = select(bool4(false, false, true, false), (((float4)r5).zzzz + ((float4)r70).zzzz), r0);
+    r3 = select(bool4(false, false, false, true), (((float4)r3).yyyy + ((float4)r7).zzzz), r3);
     r70 = select(bool4(false, false, true, false), ((float4)r0).yyyy, r70);
     r0 = select(bool4(false, true, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)1.0), ((float4)0.0))).yyyy, r0);
-    r5 = select(bool4(false, false, true, false), ((((float4)r11).zzzz + ((float4)r70))).zzzz, r5);
+    r5 = select(bool4(false, false, true, false), (((float4)r11).zzzz + ((float4)r70).zzzz), r5);
     r69 = select(bool4(false, false, true, false), select(((float4)r5).yyyy == ((float4)r5).zzzz, ((float4)0.0), ((float4)1.0)), r69);
     r70 = select(bool4(false, false, true, false), ((float4)r1).wwww, r70);
     r1.zw = float2((((float4)r8).z + ((float4)r70).z), shrec_mul_legacy(((float4)r0).y, ((float4)r69).z));
@@ -134,8 +134,8 @@ void shrec_body()
     r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r7.xyz = (((float4)r12).xyzz).xyz;
-        r2.xyz = (((float4)r12).xyzz).xyz;
+        r7.xyz = ((float4)r12).xyz;
+        r2.xyz = ((float4)r12).xyz;
     }
     r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
     r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
@@ -145,12 +145,12 @@ void shrec_body()
         r2 = select(bool4(true, false, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0))).xxxx, r2);
         r2 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r2).xxxx)).xxxx, r2);
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r2).xxxx == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r2).xxxx == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r2).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r7.xyz = (((float4)r10).xyzz).xyz;
-        r2.xyz = (((float4)r10).xyzz).xyz;
+        r7.xyz = ((float4)r10).xyz;
+        r2.xyz = ((float4)r10).xyz;
     }
     r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
     r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
@@ -158,7 +158,7 @@ void shrec_body()
     {
         r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r0).yyyy)).yyyy, r0);
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -188,9 +188,9 @@ void shrec_body()
         {
             r0 = select(bool4(true, false, false, false), (select(((float4)r0).yyyy == ((float4)0.0), ((float4)r1).yyyy, ((float4)0.0))).xxxx, r0);
             r11.xw = (select(((float4)r5).yyyy == ((float4)r0).wzzz, ((float4)1.0), ((float4)0.0))).xw;
-            r0 = select(bool4(false, false, true, false), ((((float4)1.0) + ((float4)r0).xxxx)).zzzz, r0);
-            r1 = (((float4)r2).wzxy + ((float4)1.0));
-            r0 = select(bool4(false, false, false, true), ((((float4)1.0) + ((float4)r0).yyyy)).wwww, r0);
+            r0 = select(bool4(false, false, true, false), (1.0 + ((float4)r0).xxxx), r0);
+            r1 = (((float4)r2).wzxy + 1.0);
+            r0 = select(bool4(false, false, false, true), (1.0 + ((float4)r0).yyyy), r0);
             r0.yz = (select(((float4)r9).zzww == ((float4)0.0), ((float4)r0).xxyy, ((float4)r0).zzww)).yz;
             r1 = select(((float4)r11).wzyx == ((float4)0.0), ((float4)r2).wzyx, ((float4)r1).xywz);
             r2.xy = (select(((float4)r8).zwww == ((float4)0.0), ((float4)r1).xwww, ((float4)r2).wxxx)).xy;
@@ -207,20 +207,20 @@ void shrec_body()
         [branch] if (!(((float4)r64).x == 0.0))
         {
             r1 = select(bool4(true, false, false, false), (select(((float4)1.0) >= ((float4)r0).yyyy, ((float4)1.0), ((float4)0.0))).xxxx, r1);
-            r0.xyz = (((float4)r1).xzy + ((float3)-1.0));
+            r0.xyz = (((float4)r1).xzy + -1.0);
             r2 = select(((float4)1.0) >= ((float4)r2), ((float4)1.0), ((float4)0.0));
             r0.xyz = (select(((float4)r2).yxzz == ((float4)0.0), ((float4)r1).zyxx, ((float4)r0).yzxx)).xyz;
             r0 = select(bool4(false, false, false, true), (select(((float4)r2).wwww == ((float4)0.0), ((float4)r3).zzzz, ((float4)r0).wwww)).wwww, r0);
             r69 = shrec_mul_legacy_k(((float4)r0), ((float4)1.0));
-            r0 = select(bool4(true, false, false, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).xxxx, r0);
+            r0 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r0);
         }
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) >= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + ((float4)1.0))), (((float4)r6).xxxx + ((float4)1.0)))).xxxx, r6);
-    r69 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) > ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + ((float4)1.0))), (((float4)r6).xxxx + ((float4)1.0))), r69);
+    r6 = select(bool4(true, false, false, false), (select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) >= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + 1.0)), (((float4)r6).xxxx + 1.0))).xxxx, r6);
+    r69 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) > ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + 1.0)), (((float4)r6).xxxx + 1.0)), r69);
     r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) > ((float4)0.0), ((float4)1.0), ((float4)0.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r7.xyz = (((float4)r10).xyzz).xyz;
+        r7.xyz = ((float4)r10).xyz;
     }
     r70 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r69).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r69).xxxx)), r70);
     r64 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
@@ -229,16 +229,16 @@ void shrec_body()
         r0.xyz = (((float4)r10).xyz + ((float4)r7).xyz);
         r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5))).xyz;
     }
-    precise float4 shrec_operand0 = (((float4)r70).xxxx - ((float4)1.0));
-    r6 = select(bool4(true, false, false, false), (select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - ((float4)1.0)))).xxxx, r6);
-    precise float4 shrec_operand1 = (((float4)r6).xxxx - ((float4)1.0));
-    r70 = select(bool4(true, false, false, false), select(shrec_operand1 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - ((float4)1.0))), r70);
-    precise float4 shrec_operand2 = (((float4)r6).xxxx - ((float4)1.0));
+    precise float4 shrec_operand0 = (((float4)r70).xxxx - 1.0);
+    r6 = select(bool4(true, false, false, false), (select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - 1.0))).xxxx, r6);
+    precise float4 shrec_operand1 = (((float4)r6).xxxx - 1.0);
+    r70 = select(bool4(true, false, false, false), select(shrec_operand1 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - 1.0)), r70);
+    precise float4 shrec_operand2 = (((float4)r6).xxxx - 1.0);
     r64 = select(bool4(true, false, false, false), select(shrec_operand2 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
     r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r2.xyz = (((float4)r7).xyzz).xyz;
+        r2.xyz = ((float4)r7).xyz;
     }
     r70 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r70).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r70).xxxx)), r70);
     r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
@@ -257,7 +257,7 @@ void shrec_body()
             r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
         }
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -281,7 +281,7 @@ void shrec_body()
             r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
         }
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -295,11 +295,11 @@ void shrec_body()
         r1.yzw = (((float4)r12).xyz + ((float4)r11).xyz);
         r2.xyz = (shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.5))).xyz;
     }
-    precise float4 shrec_operand3 = (((float4)r70).xxxx - ((float4)1.0));
-    r6 = select(bool4(true, false, false, false), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - ((float4)1.0)))).xxxx, r6);
-    precise float4 shrec_operand4 = (((float4)r6).xxxx - ((float4)1.0));
-    r70 = select(bool4(true, false, false, false), select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - ((float4)1.0))), r70);
-    precise float4 shrec_operand5 = (((float4)r6).xxxx - ((float4)1.0));
+    precise float4 shrec_operand3 = (((float4)r70).xxxx - 1.0);
+    r6 = select(bool4(true, false, false, false), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - 1.0))).xxxx, r6);
+    precise float4 shrec_operand4 = (((float4)r6).xxxx - 1.0);
+    r70 = select(bool4(true, false, false, false), select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - 1.0)), r70);
+    precise float4 shrec_operand5 = (((float4)r6).xxxx - 1.0);
     r64 = select(bool4(true, false, false, false), select(shrec_operand5 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -311,7 +311,7 @@ void shrec_body()
         r0 = select(bool4(false, false, true, false), (select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zzzz, r0);
         r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy)).yyyy, r0);
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r6);
+    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -329,7 +329,7 @@ void shrec_body()
         r0 = select(bool4(true, false, false, false), (select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xxxx, r0);
         r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).xxxx, ((float4)r0).yyyy)).xxxx, r0);
     }
-    r69 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0))), r69);
+    r69 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0)), r69);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -372,7 +372,7 @@ void shrec_body()
         }
         r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).yyyy, r0);
     }
-    r0 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + ((float4)1.0)), ((float4)0.0)), (((float4)r70).xxxx + ((float4)1.0)))).xxxx, r0);
+    r0 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r0);
     r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
@@ -382,7 +382,7 @@ void shrec_body()
     r64 = select(bool4(true, false, false, false), select(((float4)r0).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.xyz = (((float4)r12).xyzz).xyz;
+        r1.xyz = ((float4)r12).xyz;
     }
     r69 = select(bool4(true, false, false, false), select(((float4)r4).zzzz == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0)), r69);
     r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r69).xxxx, ((float4)r6).yyyy)).yyyy, r0);
@@ -414,15 +414,15 @@ void shrec_body()
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand6 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand6 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand6).x < 0.0) discard;
     }
     else
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
-            oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

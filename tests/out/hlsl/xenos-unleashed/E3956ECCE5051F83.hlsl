@@ -77,18 +77,18 @@ void shrec_body()
     oC0.xz = ((shrec_mul_legacy_k(((float4)r2).zzzz, ((float4)1.164))).xz + ((float4)r69).xy);
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     r70 = select(bool4(false, false, false, true), (((float4)r0).xxxx - ((float4)r0).yyyy), r70);
-    oC0 = select(bool4(false, true, false, false), ((((float4)r70).wwww + (-((float4)r0).zzzz))).yyyy, oC0);
+    oC0 = select(bool4(false, true, false, false), (((float4)r70).wwww + (-((float4)r0).zzzz)), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
     else
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (((float4)1.0) * (((float4)1.0) + (max(((float4)0.0), (((float4)0.5) * log2(max(((float4)dot((ddx(((float4)r97).xyxy)).xy, (ddx(((float4)r97).xyxy)).xy)), ((float4)dot((ddy(((float4)r97).xyxy)).xy, (ddy(((float4)r97).xyxy)).xy)))))) * ((float4)0.25)))), oC0);
-            oC0 = select(bool4(false, false, false, true), (((float4)0.5) + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

@@ -54,7 +54,7 @@ void shrec_body()
     r69.xyz = (shrec_mul_legacy(((float4)inormal0).zxyy, (shrec_c0).zxyy)).xyz;
     r69 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r69);
     oC0.xyz = (shrec_mul_legacy(((float4)r69).xxxx, ((float4)r71).xyzz)).xyz;
-    oC0 = select(bool4(false, false, false, true), (((float4)r71).wwww).wwww, oC0);
+    oC0 = select(bool4(false, false, false, true), ((float4)r71).wwww, oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);

@@ -63,14 +63,6 @@ static precise float4 o2 = 0;
 static precise float4 o3 = 0;
 static precise float4 o4 = 0;
 static precise float4 o5 = 0;
-static precise float4 oUnwritten0 = 0;
-static precise float4 oUnwritten11 = 0;
-static precise float4 oUnwritten12 = 0;
-static precise float4 oUnwritten13 = 0;
-static precise float4 oUnwritten14 = 0;
-static precise float4 oUnwritten15 = 0;
-static precise float4 oUnwritten16 = 0;
-static precise float4 oUnwritten17 = 0;
 static precise float4 r1 = 0, r2 = 0, r3 = 0, r4 = 0, r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
@@ -87,26 +79,26 @@ void shrec_body()
     r69 = (shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xwzy) + ((float4)r69));
     r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
     oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
-    r2 = select(bool4(false, true, false, false), (((float4)r71).yyyy).yyyy, r2);
-    r3 = select(bool4(true, false, false, false), ((1.0 / ((shrec_c5).xxxx))).xxxx, r3);
-    r1 = select(bool4(false, false, false, true), (((-((float4)r3).xxxx) + ((float4)r71).xxxx)).wwww, r1);
+    r2 = select(bool4(false, true, false, false), ((float4)r71).yyyy, r2);
+    r3 = select(bool4(true, false, false, false), (1.0 / ((shrec_c5).xxxx)), r3);
+    r1 = select(bool4(false, false, false, true), ((-((float4)r3).xxxx) + ((float4)r71).xxxx), r1);
     r3.yz = float2((1.0 / ((shrec_c5).y)), (((float4)r3).x + ((float4)r3).x));
-    r1.xy = (((float4)r71).xyyy).xy;
+    r1.xy = ((float4)r71).xy;
     r4.xyz = (((float4)r3).xyz + ((float4)r71).xyx);
     r70.zw = float2(shrec_mul_legacy((shrec_c6).x, ((float4)r71).x), (1.0 / ((shrec_c4).x)));
     r69 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)r70).zzzz, (shrec_c5).xxxx), r69);
-    r1 = select(bool4(false, false, true, false), (((float4)r4).yyyy).zzzz, r1);
-    r2.xz = (((float4)r4).zxxx).xz;
+    r1 = select(bool4(false, false, true, false), ((float4)r4).yyyy, r1);
+    r2.xz = ((float4)r4).zx;
     o8 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r69).wwww, ((float4)r70).wwww)).xxxx, o8);
-    o1.xy = (((float4)r71).xyyy).xy;
+    o1.xy = ((float4)r71).xy;
     o9.xy = (shrec_mul_legacy(((float4)r71).xyyy, (shrec_c5).xyyy)).xy;
     o6.xy = (((float4)r3).xy + ((float4)r71).xy);
     o7.xy = (((float4)r3).zy + ((float4)r71).xy);
-    o0.xy = (((float4)r1).wyyy).xy;
-    o2.xy = (((float4)r2).zyyy).xy;
-    o3.xy = (((float4)r2).xyyy).xy;
-    o4.xy = (((float4)r1).wzzz).xy;
-    o5.xy = (((float4)r1).xzzz).xy;
+    o0.xy = ((float4)r1).wy;
+    o2.xy = ((float4)r2).zy;
+    o3.xy = ((float4)r2).xy;
+    o4.xy = ((float4)r1).wz;
+    o5.xy = ((float4)r1).xz;
     oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
 }
 
@@ -118,7 +110,7 @@ ShaderOutput main(ShaderInput input)
     iposition0 = input.iposition0;
     itexcoord0 = input.itexcoord0;
     shrec_body();
-    ShaderOutput output;
+    ShaderOutput output = (ShaderOutput)0;
     output.oPos = oPos;
     output.o8 = o8;
     output.o1 = o1;
@@ -130,13 +122,5 @@ ShaderOutput main(ShaderInput input)
     output.o3 = o3;
     output.o4 = o4;
     output.o5 = o5;
-    output.oUnwritten0 = oUnwritten0;
-    output.oUnwritten11 = oUnwritten11;
-    output.oUnwritten12 = oUnwritten12;
-    output.oUnwritten13 = oUnwritten13;
-    output.oUnwritten14 = oUnwritten14;
-    output.oUnwritten15 = oUnwritten15;
-    output.oUnwritten16 = oUnwritten16;
-    output.oUnwritten17 = oUnwritten17;
     return output;
 }

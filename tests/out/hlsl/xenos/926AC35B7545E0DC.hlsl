@@ -61,17 +61,6 @@ static precise float4 o6 = 0;
 static precise float4 o0 = 0;
 static precise float4 o1 = 0;
 static precise float4 o3 = 0;
-static precise float4 oUnwritten7 = 0;
-static precise float4 oUnwritten8 = 0;
-static precise float4 oUnwritten9 = 0;
-static precise float4 oUnwritten10 = 0;
-static precise float4 oUnwritten11 = 0;
-static precise float4 oUnwritten12 = 0;
-static precise float4 oUnwritten13 = 0;
-static precise float4 oUnwritten14 = 0;
-static precise float4 oUnwritten15 = 0;
-static precise float4 oUnwritten16 = 0;
-static precise float4 oUnwritten17 = 0;
 static precise float4 r0 = 0, r1 = 0, r69 = 0, r71 = 0;
 
 void shrec_body()
@@ -91,13 +80,13 @@ void shrec_body()
     r0 = select(bool4(false, false, true, false), (shrec_mul_legacy_k((-((float4)r1).xxxx), ((float4)0.5))).zzzz, r0);
     o2 = float4(((-((float4)r0).z) + ((float4)r71).x), ((-((float4)r1).z) + ((float4)r71).y), (((float4)r1).x + ((float4)r71).x), ((float4)r71).y);
     o4 = float4((((float4)r0).z + ((float4)r71).x), (((float4)r1).z + ((float4)r71).y), ((-((float4)r1).x) + ((float4)r71).x), ((float4)r71).y);
-    o5 = select(bool4(false, false, true, false), ((((float4)r1).xxxx + ((float4)r71).xxxx)).zzzz, o5);
-    o6 = select(bool4(false, false, true, false), (((-((float4)r1).xxxx) + ((float4)r71).xxxx)).zzzz, o6);
-    o0.xy = (((float4)r71).xyyy).xy;
+    o5 = select(bool4(false, false, true, false), (((float4)r1).xxxx + ((float4)r71).xxxx), o5);
+    o6 = select(bool4(false, false, true, false), ((-((float4)r1).xxxx) + ((float4)r71).xxxx), o6);
+    o0.xy = ((float4)r71).xy;
     o1.xyw = ((-((float4)r1).wzy) + ((float4)r71).xyy);
-    o1 = select(bool4(false, false, true, false), (((float4)r71).xxxx).zzzz, o1);
+    o1 = select(bool4(false, false, true, false), ((float4)r71).xxxx, o1);
     o3.xyw = (((float4)r1).wzy + ((float4)r71).xyy);
-    o3 = select(bool4(false, false, true, false), (((float4)r71).xxxx).zzzz, o3);
+    o3 = select(bool4(false, false, true, false), ((float4)r71).xxxx, o3);
     o5.xyw = ((-((float4)r1).xyy) + ((float4)r71).xyy);
     o6.xyw = (((float4)r1).xyy + ((float4)r71).xyy);
     oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
@@ -111,7 +100,7 @@ ShaderOutput main(ShaderInput input)
     iposition0 = input.iposition0;
     itexcoord0 = input.itexcoord0;
     shrec_body();
-    ShaderOutput output;
+    ShaderOutput output = (ShaderOutput)0;
     output.oPos = oPos;
     output.o2 = o2;
     output.o4 = o4;
@@ -120,16 +109,5 @@ ShaderOutput main(ShaderInput input)
     output.o0 = o0;
     output.o1 = o1;
     output.o3 = o3;
-    output.oUnwritten7 = oUnwritten7;
-    output.oUnwritten8 = oUnwritten8;
-    output.oUnwritten9 = oUnwritten9;
-    output.oUnwritten10 = oUnwritten10;
-    output.oUnwritten11 = oUnwritten11;
-    output.oUnwritten12 = oUnwritten12;
-    output.oUnwritten13 = oUnwritten13;
-    output.oUnwritten14 = oUnwritten14;
-    output.oUnwritten15 = oUnwritten15;
-    output.oUnwritten16 = oUnwritten16;
-    output.oUnwritten17 = oUnwritten17;
     return output;
 }

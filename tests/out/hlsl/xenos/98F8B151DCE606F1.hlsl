@@ -91,7 +91,7 @@ void shrec_body()
     r69 = (((float4)r8).xxyy + float4(1.0025, 0.5025, 1.0025, 1.5025));
     r9.yz = float2(sin(((float4)r9).y), sin(((float4)r9).z));
     r69 = shrec_frac(((float4)r69));
-    r69 = (shrec_mul_legacy_k(((float4)r69), ((float4)6.2831855)) + ((float4)-3.1415927));
+    r69 = (shrec_mul_legacy_k(((float4)r69), ((float4)6.2831855)) + -3.1415927);
     r12 = float4(sin(((float4)r69).x), sin(((float4)r69).y), sin(((float4)r69).z), sin(((float4)r69).w));
     r69.xz = (shrec_frac(((float4)r9).xwww)).xz;
     r0.xz = (shrec_mul_legacy_k(((float4)r69).xzzz, ((float4)6.2831855))).xz;
@@ -101,7 +101,7 @@ void shrec_body()
     r1.xy = float2((1.0 / (((float4)r69).x)), (1.0 / (((float4)r69).y)));
     r9 = shrec_mul_legacy(((float4)r12), ((float4)r9));
     r69 = shrec_mul_legacy(((float4)r9).wzxy, ((float4)r1).wzxy);
-    r0 = select(bool4(true, false, false, false), ((((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww)).xxxx, r0);
+    r0 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r0);
     r69 = shrec_mul_legacy(((float4)r9), ((float4)r1));
     r70 = select(bool4(true, false, false, false), (1.0 / (((float4)r0).xxxx)), r70);
     r1 = shrec_mul_legacy(((float4)r69), ((float4)r70).xxxx);
@@ -121,18 +121,18 @@ void shrec_body()
     r5.xyz = float3((shrec_log2_exact_one(((float4)r2).xxxx)).x, (shrec_log2_exact_one(((float4)r2).yyyy)).y, (shrec_log2_exact_one(((float4)r2).zzzz)).z);
     r1.xyz = (shrec_mul_legacy(((float4)r69).xyzz, ((float4)r69).xyzz)).xyz;
     r4.yzw = (shrec_mul_legacy(((float4)r4).yyzw, ((float4)r4).yyzw)).yzw;
-    r9.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)2.0))).xyz + ((float3)2.0));
-    r0.xyw = ((shrec_mul_legacy_k(((float4)r4).yzww, ((float4)0.264))).xyw + ((float3)0.656));
-    r2.xyw = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.264))).xyw + ((float3)0.656));
+    r9.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)2.0))).xyz + 2.0);
+    r0.xyw = ((shrec_mul_legacy_k(((float4)r4).yzww, ((float4)0.264))).xyw + 0.656);
+    r2.xyw = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.264))).xyw + 0.656);
     r69.xyz = (shrec_mul_legacy_k(((float4)r5).xyzz, ((float4)2.7))).xyz;
     r6.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z));
     r5.xyz = float3((1.0 / (((float4)r2).x)), (1.0 / (((float4)r2).y)), (1.0 / (((float4)r2).w)));
     r69.xyz = (shrec_mul_legacy_k(((float4)r3).xyzz, ((float4)2.7))).xyz;
     r7.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z));
     r3.xyz = float3((1.0 / (((float4)r0).x)), (1.0 / (((float4)r0).y)), (1.0 / (((float4)r0).w)));
-    r69.xyz = (((float4)r1).xyz + ((float3)1.0));
+    r69.xyz = (((float4)r1).xyz + 1.0);
     r2.yzw = float3((shrec_rsq_exact_one(abs(((float4)r69).xxxx))).y, (shrec_rsq_exact_one(abs(((float4)r69).yyyy))).z, (shrec_rsq_exact_one(abs(((float4)r69).zzzz))).w);
-    r69.xyz = (((float4)r4).yzw + ((float3)1.0));
+    r69.xyz = (((float4)r4).yzw + 1.0);
     r10.xyz = float3((shrec_rsq_exact_one(abs(((float4)r69).xxxx))).x, (shrec_rsq_exact_one(abs(((float4)r69).yyyy))).y, (shrec_rsq_exact_one(abs(((float4)r69).zzzz))).z);
     r69 = (((float4)r4) + ((float4)r4));
     r4.yzw = ((float4)r69).yzw;
@@ -144,20 +144,20 @@ void shrec_body()
     r2.zw = float2((shrec_log2_exact_one(abs(((float4)r0).yyyy))).z, (shrec_log2_exact_one(abs(((float4)r0).wwww))).w);
     r8.xyz = float3((shrec_log2_exact_one(abs(((float4)r69).xxxx))).x, (shrec_log2_exact_one(abs(((float4)r69).yyyy))).y, (shrec_log2_exact_one(abs(((float4)r69).zzzz))).z);
     r0.xyz = (shrec_mul_legacy(((float4)r9).xyzz, ((float4)r8).xyzz)).xyz;
-    r69.xyz = (((float4)r4).yzw + ((float3)2.0));
-    r2 = select(bool4(false, true, false, false), (exp2(((float4)r0).xxxx)).yyyy, r2);
+    r69.xyz = (((float4)r4).yzw + 2.0);
+    r2 = select(bool4(false, true, false, false), exp2(((float4)r0).xxxx), r2);
     r69.xyz = (shrec_mul_legacy(((float4)r69).xyzz, ((float4)r2).xzww)).xyz;
     r2.zw = float2(exp2(((float4)r0).y), exp2(((float4)r0).z));
     r4.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z));
     r69.xyw = (shrec_mul_legacy_k((-((float4)r4).xyzz), ((float4)1.442695))).xyw;
     r0 = select(bool4(false, true, false, false), ((float4)r69), r0);
-    r2 = select(bool4(true, false, false, false), (exp2(((float4)r69).xxxx)).xxxx, r2);
+    r2 = select(bool4(true, false, false, false), exp2(((float4)r69).xxxx), r2);
     r69.xyz = (shrec_mul_legacy_k((-((float4)r2).yzww), ((float4)1.442695))).xyz;
     r2.yz = float2(exp2(((float4)r0).y), exp2(((float4)r69).w));
     r4.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), ((float4)r69).z);
     r3.xyz = (shrec_mul_legacy(((float4)r7).xyzz, ((float4)r3).xyzz)).xyz;
     r69.xyz = (shrec_mul_legacy(((float4)r6).xyzz, ((float4)r5).xyzz)).xyz;
-    r4 = select(bool4(false, false, true, false), (exp2(((float4)r4).zzzz)).zzzz, r4);
+    r4 = select(bool4(false, false, true, false), exp2(((float4)r4).zzzz), r4);
     r69.xyz = (shrec_mul_legacy(((float4)r69).xyzz, ((float4)r4).xyzz)).xyz;
     r69.xyz = ((shrec_mul_legacy(((float4)r3).xyzz, ((float4)r2).xyzz)).xyz + ((float4)r69).xyz);
     r69.xyz = (shrec_mul_legacy(((float4)r1).xyxx, ((float4)r69).xyzz)).xyz;
@@ -166,7 +166,7 @@ void shrec_body()
     oC0 = float4(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z), 1.0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
 }

@@ -55,22 +55,6 @@ static precise float4 itexcoord0 = 0;
 static precise float4 oPos = 0;
 static precise float4 o1 = 0;
 static precise float4 o0 = 0;
-static precise float4 oUnwritten2 = 0;
-static precise float4 oUnwritten3 = 0;
-static precise float4 oUnwritten4 = 0;
-static precise float4 oUnwritten5 = 0;
-static precise float4 oUnwritten6 = 0;
-static precise float4 oUnwritten7 = 0;
-static precise float4 oUnwritten8 = 0;
-static precise float4 oUnwritten9 = 0;
-static precise float4 oUnwritten10 = 0;
-static precise float4 oUnwritten11 = 0;
-static precise float4 oUnwritten12 = 0;
-static precise float4 oUnwritten13 = 0;
-static precise float4 oUnwritten14 = 0;
-static precise float4 oUnwritten15 = 0;
-static precise float4 oUnwritten16 = 0;
-static precise float4 oUnwritten17 = 0;
 static precise float4 r69 = 0, r71 = 0;
 
 void shrec_body()
@@ -87,7 +71,7 @@ void shrec_body()
     oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
     o1.xw = float2((1.0 / ((shrec_c5).x)), (1.0 / ((shrec_c5).y)));
     o1.yz = ((float2)0.0);
-    o0.xy = (((float4)r71).xyyy).xy;
+    o0.xy = ((float4)r71).xy;
     oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
 }
 
@@ -99,25 +83,9 @@ ShaderOutput main(ShaderInput input)
     iposition0 = input.iposition0;
     itexcoord0 = input.itexcoord0;
     shrec_body();
-    ShaderOutput output;
+    ShaderOutput output = (ShaderOutput)0;
     output.oPos = oPos;
     output.o1 = o1;
     output.o0 = o0;
-    output.oUnwritten2 = oUnwritten2;
-    output.oUnwritten3 = oUnwritten3;
-    output.oUnwritten4 = oUnwritten4;
-    output.oUnwritten5 = oUnwritten5;
-    output.oUnwritten6 = oUnwritten6;
-    output.oUnwritten7 = oUnwritten7;
-    output.oUnwritten8 = oUnwritten8;
-    output.oUnwritten9 = oUnwritten9;
-    output.oUnwritten10 = oUnwritten10;
-    output.oUnwritten11 = oUnwritten11;
-    output.oUnwritten12 = oUnwritten12;
-    output.oUnwritten13 = oUnwritten13;
-    output.oUnwritten14 = oUnwritten14;
-    output.oUnwritten15 = oUnwritten15;
-    output.oUnwritten16 = oUnwritten16;
-    output.oUnwritten17 = oUnwritten17;
     return output;
 }

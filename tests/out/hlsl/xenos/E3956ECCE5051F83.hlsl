@@ -74,10 +74,10 @@ void shrec_body()
     oC0.xz = ((shrec_mul_legacy_k(((float4)r2).zzzz, ((float4)1.164))).xz + ((float4)r69).xy);
     oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
     r70 = select(bool4(false, false, false, true), (((float4)r0).xxxx - ((float4)r0).yyyy), r70);
-    oC0 = select(bool4(false, true, false, false), ((((float4)r70).wwww + (-((float4)r0).zzzz))).yyyy, oC0);
+    oC0 = select(bool4(false, true, false, false), (((float4)r70).wwww + (-((float4)r0).zzzz)), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
 }

@@ -56,9 +56,9 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
     r69.zw = (shrec_mul_legacy_k(((float4)itexcoord0).yyyx, ((float4)0.15915494))).zw;
-    r69.xy = ((shrec_mul_legacy(((float4)r69).zwww, ((float4)itexcoord2).yxxx)).xy + ((float2)0.5));
+    r69.xy = ((shrec_mul_legacy(((float4)r69).zwww, ((float4)itexcoord2).yxxx)).xy + 0.5);
     r69.xy = (shrec_frac(((float4)r69).xyyy)).xy;
-    r69.xy = ((shrec_mul_legacy_k(((float4)r69).xyyy, ((float4)6.2831855))).xy + ((float2)-3.1415927));
+    r69.xy = ((shrec_mul_legacy_k(((float4)r69).xyyy, ((float4)6.2831855))).xy + -3.1415927);
     r1.xy = float2(sin(((float4)r69).x), sin(((float4)r69).y));
     r69.xy = (shrec_mul_legacy(((float4)r1).yxxx, (shrec_c1).xyyy)).xy;
     r69 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + (shrec_c0).xxxx), r69);
@@ -67,7 +67,7 @@ void shrec_body()
     oC0.xw = float2(asfloat(asuint(((float4)r69).x) | (min(asuint(((float4)itexcoord2).x), asuint(0.0)))), 1.0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)1.0) - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
 }

@@ -29,7 +29,6 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
 static precise float4 icolor0 = 0;
 static precise float4 oC0 = 0;
 
@@ -48,7 +47,6 @@ void shrec_body()
 #endif
 ShaderOutput main(ShaderInput input)
 {
-    itexcoord0 = input.itexcoord0;
     icolor0 = input.icolor0;
     shrec_body();
     ShaderOutput output;
