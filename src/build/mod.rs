@@ -1,26 +1,27 @@
 //! The whole pipeline: scan → translate → HLSL → DXC (per target, incrementally) → cache file →
-//! report. [`run`] is the library entry point (used by build scripts); [`run_cli`] adds the
-//! printing the command line does.
+//! report. [`run`] is the library entry point (used by build scripts); [`run_observed`] also
+//! reports progress and each shader's outcome as it happens ([`BuildEvents`]). The library prints
+//! nothing: the `shrec` executable draws the progress and prints what the build returns.
 //!
 //! Submodules, one responsibility each: `pipeline` (the scanner, worker and packer threads),
 //! `queue` (the job queue between scanner and workers), `shader` (one shader's build),
 //! `clock` (per-stage CPU time, [`Timings`]), `output` (checking and writing the output files),
 //! `stamp` (the up-to-date check of those files), `hlsl_dir` (`--hlsl-dir` support files),
-//! `progress` and `cli` (the command line's display).
+//! `events` (what a build tells its caller while it runs).
 
-mod cli;
 mod clock;
+mod events;
 mod hlsl_dir;
 mod output;
 mod pipeline;
-mod progress;
 mod queue;
 mod shader;
 mod stamp;
 
 pub use crate::limits::MAX_HLSL_BYTES;
-pub use cli::run_cli;
 pub use clock::Timings;
+pub use events::{BuildEvents, NoEvents};
+pub use output::write_fatal_report;
 
 use crate::cache::incremental::Store;
 use crate::cache::{self, CacheEntry, CacheLayout, CacheSizes, SpirvEncoding, WriteOptions};
@@ -30,7 +31,6 @@ use crate::report::{Report, Status};
 use crate::scan;
 use clock::StageClock;
 use pipeline::Pipeline;
-use progress::Progress;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -55,11 +55,9 @@ pub struct BuildOptions {
     pub zstd_dict: Option<usize>,
     pub jobs: Option<usize>,
     pub translate: TranslateOptions,
-    /// Progress output, the summary table and the "wrote" line (`-q` turns them off: errors
-    /// and warnings only).
-    pub progress: bool,
-    pub print_summary: bool,
-    pub print_timings: bool,
+    /// Also compute what every layout (single frame, per-shader, per-shader with a dictionary)
+    /// would take ([`BuildOutput::layouts`], `--summary`): each is compressed once more.
+    pub compare_layouts: bool,
     /// Resource cap: larger generated HLSL fails the shader ([`MAX_HLSL_BYTES`] by default).
     pub max_hlsl_bytes: usize,
     /// Run DXC in worker processes of this shrec executable (`--isolate-dxc`, see
@@ -84,14 +82,11 @@ pub struct BuildOptions {
     pub abi: crate::cache::CppAbi,
     /// `--prelude`, `-D`, `--override-dir`, `--dxc-arg` (see [`crate::hooks`]).
     pub hooks: crate::hooks::Hooks,
-    /// Print each failed shader's `error:` line on stderr as soon as it fails (the command
-    /// line does; [`run_cli`] then does not repeat them at the end). Off for build scripts.
-    pub print_errors_as_they_happen: bool,
 }
 
 impl BuildOptions {
     /// Defaults for a build script: both targets, SMOL-V, zstd 18, incremental cache under
-    /// `target/`, no progress output.
+    /// `target/`.
     pub fn new(input: impl Into<PathBuf>, output: impl Into<PathBuf>) -> Self {
         BuildOptions {
             input: input.into(),
@@ -107,9 +102,7 @@ impl BuildOptions {
             zstd_dict: None,
             jobs: None,
             translate: TranslateOptions::default(),
-            progress: false,
-            print_summary: false,
-            print_timings: false,
+            compare_layouts: false,
             max_hlsl_bytes: MAX_HLSL_BYTES,
             isolate_dxc: None,
             dxc_worker_exe: None,
@@ -119,7 +112,6 @@ impl BuildOptions {
             allow_failures: false,
             abi: crate::cache::CppAbi::Shrec,
             hooks: crate::hooks::Hooks::default(),
-            print_errors_as_they_happen: false,
         }
     }
 }
@@ -145,6 +137,9 @@ pub enum FatalError {
     Pool(String),
     #[error("output {}: {reason}; nothing was built", path.display())]
     Output { path: PathBuf, reason: String },
+    /// The report of a build that could not run ([`write_fatal_report`]) could not be written.
+    #[error("writing the report {}: {reason}", path.display())]
+    Report { path: PathBuf, reason: String },
 }
 
 /// What a build produced.
@@ -156,7 +151,7 @@ pub struct BuildOutput {
     /// False when the output files were already up to date and left untouched.
     pub output_written: bool,
     pub sizes: Option<CacheSizes>,
-    /// Every layout's sizes, when `print_summary` asked for them.
+    /// Every layout's sizes, when [`BuildOptions::compare_layouts`] asked for them.
     pub layouts: Option<cache::LayoutComparison>,
     pub timings: Timings,
     /// Whether the single layout's frames were compressed while DXC ran (rather than after).
@@ -183,6 +178,13 @@ pub fn default_cache_dir() -> PathBuf {
 
 /// Runs a build. Per-shader failures are in the report; only whole-build problems are `Err`.
 pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
+    run_observed(opts, &NoEvents)
+}
+
+/// [`run`], telling `events` how the build goes while it runs: the scan's counters, each
+/// shader's outcome as soon as it is known (the command line prints failures then), an
+/// incremental-cache write that failed.
+pub fn run_observed(opts: &BuildOptions, events: &dyn BuildEvents) -> Result<BuildOutput, FatalError> {
     let started = Instant::now();
     let is_rust = check_options(opts)?;
     output::check_outputs(opts, is_rust)?;
@@ -210,7 +212,6 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
 
     let clock = StageClock::default();
     let compilations = AtomicUsize::new(0);
-    let progress = Progress::new(opts.progress);
     let write_opts = WriteOptions {
         spirv_encoding: opts.spirv_encoding,
         zstd_level: opts.zstd_level,
@@ -226,14 +227,15 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
         write_opts: &write_opts,
         clock: &clock,
         compilations: &compilations,
-        progress: &progress,
+        events,
         started,
     };
+    events.scan_started();
     let built = pipeline.run(&pool, &scan_pool);
 
     let t_write = Instant::now();
     let written = output::write_outputs(opts, is_rust, &built.entries, &write_opts, built.packer)?;
-    let layouts = if opts.print_summary {
+    let layouts = if opts.compare_layouts {
         let c = cache::compare_layouts(&opts.output, &built.entries, &write_opts);
         Some(c.map_err(|e| FatalError::Write { path: opts.output.clone(), reason: e.to_string() })?)
     } else {

@@ -96,8 +96,18 @@ fn is_shrec_report(path: &Path) -> bool {
 
 /// Whether the report of a build that could not run may be written to `path`: absent, or a
 /// report shrec wrote (the check of [`check_outputs`], which may be the error being reported).
-pub(super) fn report_writable(path: &Path) -> bool {
+fn report_writable(path: &Path) -> bool {
     matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) || is_shrec_report(path)
+}
+
+/// Writes the report of a build that could not run (`error` in its `fatal` list) to
+/// `--report`, when one was asked for and the file may be replaced (absent, or a report shrec
+/// wrote): CI reads the report even when the build could not run.
+pub fn write_fatal_report(opts: &BuildOptions, error: &FatalError) -> Result<(), FatalError> {
+    let Some(path) = opts.report_json.as_ref().filter(|p| report_writable(p)) else { return Ok(()) };
+    let report = crate::report::Report { fatal: vec![error.to_string()], ..Default::default() };
+    let text = serde_json::to_string_pretty(&crate::report::to_json(&report)).expect("JSON of plain data");
+    cache::atomic::write(path, text.as_bytes()).map_err(|e| FatalError::Report { path: path.clone(), reason: e.to_string() })
 }
 
 /// What writing the outputs did.

@@ -2,7 +2,7 @@
 //! jobs from it, and the packer compressing the single layout's frames behind them.
 
 use super::clock::{StageClock, ThreadClock};
-use super::progress::{FinishProgressOnDrop, Progress};
+use super::events::BuildEvents;
 use super::queue::{FinishOnDrop, JobQueue};
 use super::shader::build_one;
 use super::BuildOptions;
@@ -28,7 +28,7 @@ pub(super) struct Pipeline<'a> {
     pub(super) clock: &'a StageClock,
     /// DXC compilations run (cache hits run none).
     pub(super) compilations: &'a AtomicUsize,
-    pub(super) progress: &'a Progress,
+    pub(super) events: &'a dyn BuildEvents,
     /// When the build started (what the scan's end and the first shader are timed from).
     pub(super) started: Instant,
 }
@@ -77,7 +77,7 @@ impl Pipeline<'_> {
         let first_shader_started = OnceLock::new();
         let (scanned, scan_time, scan_ended, packer) = std::thread::scope(|scope| {
             let scanner = {
-                let (queue, progress, members, started) = (&queue, self.progress, &members, self.started);
+                let (queue, events, members, started) = (&queue, self.events, &members, self.started);
                 scope.spawn(move || {
                     // Should the scan panic, the workers must still learn that nothing more comes.
                     let _finish_on_unwind = FinishOnDrop(queue);
@@ -85,16 +85,15 @@ impl Pipeline<'_> {
                     // With an incremental cache, files unchanged since the last build are not read again.
                     let index = opts.cache_dir.as_ref().map(|dir| scan_index_path(dir, &opts.input));
                     let offer = |shaders: &[FoundShader]| queue.offer(shaders, members);
-                    let scanned = scan_pool.install(|| scan::scan_dir_observed(&opts.input, index.as_deref(), &offer, &progress.scan).0);
+                    let own_counters = scan::ScanProgress::default();
+                    let counters = events.scan_counters().unwrap_or(&own_counters);
+                    let scanned = scan_pool.install(|| scan::scan_dir_observed(&opts.input, index.as_deref(), &offer, counters).0);
                     let order = queue.finish();
-                    progress.set_total(order.len());
+                    events.scan_finished(order.len());
                     let _ = order_tx.send(order);
                     (scanned, t_scan.elapsed(), started.elapsed())
                 })
             };
-            let progress = self.progress;
-            let _finish_progress = FinishProgressOnDrop(progress);
-            scope.spawn(move || progress.watch());
             let packer = (opts.layout == CacheLayout::Single).then(|| {
                 let results = &results;
                 scope.spawn(move || self.pack_behind(order_rx, done_rx, results))
@@ -104,14 +103,9 @@ impl Pipeline<'_> {
                 while let Some(job) = queue.next() {
                     let _ = first_shader_started.set(self.started.elapsed());
                     let built = build_one(&job, self, &members);
-                    if opts.print_errors_as_they_happen {
-                        if let Some(line) = crate::report::error_line(&built.0) {
-                            progress.print(&line);
-                        }
-                    }
+                    self.events.shader_finished(&built.0);
                     results.lock().unwrap_or_else(|e| e.into_inner()).insert(job.key, Arc::new(built));
                     let _ = done_tx.send(job.key);
-                    progress.tick();
                 }
                 // Release this thread's DXC compiler objects now, while the library is loaded and
                 // the thread is known to be alive. Left to the thread-local destructors, they ran when

@@ -194,7 +194,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
     if let Some(s) = store {
         // A failed cache write costs a rebuild next time, nothing else: not a shader failure.
         if let Err(e) = s.put(&key, &artifacts) {
-            eprintln!("warning: incremental cache: {e}");
+            pipeline.events.cache_write_failed(&e.to_string());
         }
     }
     (outcome(Status::Compiled { cached: false }), Some(entry(artifacts)))

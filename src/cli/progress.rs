@@ -1,10 +1,13 @@
 //! The progress display of a build on stderr: an indicatif bar on a terminal, plain lines in CI
-//! logs.
+//! logs. It is the [`BuildEvents`] the command line gives the build: the build's threads report
+//! to it, and it prints each failed shader as soon as it fails.
 
-use crate::scan;
+use shrec::build::BuildEvents;
+use shrec::report::Outcome;
+use shrec::scan;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Progress on stderr, in two parts: while the scan runs, the bytes scanned of those the walk
@@ -15,10 +18,11 @@ use std::time::{Duration, Instant};
 /// from; otherwise a plain line at most every 2 seconds, and the last one (CI logs). indicatif
 /// itself draws nothing when its target is not a terminal (`ProgressDrawTarget::stderr` checks
 /// `Term::is_term`), and shrec does not even create the bar then. `-q` turns all of it off.
-pub(super) struct Progress {
-    bar: Option<indicatif::ProgressBar>,
+pub(crate) struct Progress {
+    /// Created when the scan starts (its clock is the `[elapsed]` the bar shows).
+    bar: OnceLock<indicatif::ProgressBar>,
     /// Counters the scan updates.
-    pub(super) scan: scan::ScanProgress,
+    pub(crate) scan: scan::ScanProgress,
     /// Set when the scan is over (the bar then shows shaders).
     scan_over: AtomicBool,
     /// Set by [`Progress::finish`]: [`Progress::watch`] returns.
@@ -27,7 +31,9 @@ pub(super) struct Progress {
     total: AtomicUsize,
     done: AtomicUsize,
     enabled: bool,
-    started: Instant,
+    /// When the scan started ([`BuildEvents::scan_started`]); unset before: nothing is drawn
+    /// while DXC is located or provisioned.
+    started: OnceLock<Instant>,
     last_line: Mutex<Instant>,
 }
 
@@ -65,35 +71,41 @@ fn scan_line(p: &scan::ScanProgress, since_walk: Duration, built: usize) -> Stri
 
 impl Progress {
     /// A line on stderr, above the bar when there is one (the bar is redrawn under it).
-    pub(super) fn print(&self, line: &str) {
-        match &self.bar {
+    pub(crate) fn print(&self, line: &str) {
+        match self.bar.get() {
             Some(bar) => bar.suspend(|| eprintln!("{line}")),
             None => eprintln!("{line}"),
         }
     }
 
-    pub(super) fn new(enabled: bool) -> Self {
-        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
-            let b = indicatif::ProgressBar::new_spinner();
-            b.set_style(indicatif::ProgressStyle::with_template(WALK_TEMPLATE).expect("valid template"));
-            b
-        });
+    pub(crate) fn new(enabled: bool) -> Self {
         Progress {
-            bar,
+            bar: OnceLock::new(),
             scan: scan::ScanProgress::default(),
             scan_over: Default::default(),
             finished: Default::default(),
             total: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             enabled,
-            started: Instant::now(),
+            started: OnceLock::new(),
             last_line: Mutex::new(Instant::now()),
         }
     }
 
+    /// The scan starts: the display's clocks start, and on a terminal its bar.
+    fn begin(&self) {
+        *self.last_line.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        if self.enabled && std::io::stderr().is_terminal() {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(indicatif::ProgressStyle::with_template(WALK_TEMPLATE).expect("valid template"));
+            let _ = self.bar.set(b);
+        }
+        let _ = self.started.set(Instant::now());
+    }
+
     /// Draws until [`Progress::finish`] (run on a thread of its own): the only code that changes
     /// the bar, so that its parts never mix (a byte count over the shaders' total).
-    pub(super) fn watch(&self) {
+    pub(crate) fn watch(&self) {
         if !self.enabled {
             return;
         }
@@ -104,12 +116,21 @@ impl Progress {
             Build,
         }
         let mut part = Part::Walk;
+        let started = loop {
+            if self.finished.load(Ordering::Acquire) {
+                return;
+            }
+            if let Some(&t) = self.started.get() {
+                break t;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
         while !self.finished.load(Ordering::Acquire) {
             let built = self.done.load(Ordering::Relaxed);
             if self.scan_over.load(Ordering::Acquire) {
-                if let Some(b) = &self.bar {
+                if let Some(b) = self.bar.get() {
                     let total = self.total.load(Ordering::Relaxed);
-                    b.set_message(format!("{built}/{total} shaders, {}", eta_text(self.started.elapsed(), built as u64, total as u64)));
+                    b.set_message(format!("{built}/{total} shaders, {}", eta_text(started.elapsed(), built as u64, total as u64)));
                     if part != Part::Build {
                         part = Part::Build;
                         b.set_length(total as u64);
@@ -121,7 +142,7 @@ impl Progress {
             } else {
                 if part == Part::Walk && self.scan.walk_done.load(Ordering::Acquire) {
                     part = Part::Scan(Instant::now());
-                    if let Some(b) = &self.bar {
+                    if let Some(b) = self.bar.get() {
                         b.set_length(self.scan.bytes_found.load(Ordering::Relaxed));
                         b.set_message(scan_line(&self.scan, Duration::ZERO, built));
                         b.set_style(indicatif::ProgressStyle::with_template(SCAN_TEMPLATE).expect("valid template"));
@@ -132,7 +153,7 @@ impl Progress {
                     _ => Duration::ZERO,
                 };
                 let line = scan_line(&self.scan, since_walk, built);
-                match &self.bar {
+                match self.bar.get() {
                     Some(b) => {
                         b.set_position(self.scan.bytes_scanned.load(Ordering::Relaxed).min(self.scan.bytes_found.load(Ordering::Relaxed)));
                         b.set_message(line);
@@ -152,14 +173,15 @@ impl Progress {
     }
 
     /// The scan is over: `total` shaders are to be built.
-    pub(super) fn set_total(&self, total: usize) {
+    fn set_total(&self, total: usize) {
         self.total.store(total, Ordering::Relaxed);
         self.scan_over.store(true, Ordering::Release);
     }
 
-    pub(super) fn tick(&self) {
+    /// One more shader built: a plain line at most every 2 seconds once the scan is over.
+    fn tick(&self) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.bar.is_some() || !self.enabled || !self.scan_over.load(Ordering::Acquire) {
+        if self.bar.get().is_some() || !self.enabled || !self.scan_over.load(Ordering::Acquire) {
             // the bar and the scan's lines are `watch`'s
             return;
         }
@@ -172,10 +194,11 @@ impl Progress {
         }
     }
 
-    pub(super) fn finish(&self) {
+    /// The build is over: [`Progress::watch`] returns and the bar is cleared.
+    pub(crate) fn finish(&self) {
         self.scan_over.store(true, Ordering::Release);
         self.finished.store(true, Ordering::Release);
-        if let Some(b) = &self.bar {
+        if let Some(b) = self.bar.get() {
             b.finish_and_clear();
         }
     }
@@ -183,10 +206,37 @@ impl Progress {
 
 /// Finishes the progress display when dropped, so that [`Progress::watch`] returns before the
 /// thread scope waits for it, also when a thread of the build panicked.
-pub(super) struct FinishProgressOnDrop<'a>(pub(super) &'a Progress);
+pub(crate) struct FinishProgressOnDrop<'a>(pub(crate) &'a Progress);
+
 impl Drop for FinishProgressOnDrop<'_> {
     fn drop(&mut self) {
         self.0.finish();
+    }
+}
+
+impl BuildEvents for Progress {
+    fn scan_counters(&self) -> Option<&scan::ScanProgress> {
+        Some(&self.scan)
+    }
+
+    fn scan_started(&self) {
+        self.begin();
+    }
+
+    fn scan_finished(&self, shaders: usize) {
+        self.set_total(shaders);
+    }
+
+    /// A failure is printed as it happens (above the bar), not only in the summary at the end.
+    fn shader_finished(&self, outcome: &Outcome) {
+        if let Some(line) = shrec::report::error_line(outcome) {
+            self.print(&line);
+        }
+        self.tick();
+    }
+
+    fn cache_write_failed(&self, error: &str) {
+        self.print(&format!("warning: incremental cache: {error}"));
     }
 }
 
