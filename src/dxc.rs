@@ -119,8 +119,18 @@ pub struct LocateOptions {
     pub explicit: Option<PathBuf>,
     /// Forbid provisioning.
     pub offline: bool,
-    /// Print what provisioning does (to stderr).
-    pub verbose: bool,
+    /// Where the search and provisioning say what they do (an installed DXC passed over, a
+    /// download, pip's output), for a person to read: each text ends with a line break. The
+    /// command line prints them on stderr; `None`: the library says nothing.
+    pub notes: Option<fn(&str)>,
+}
+
+impl LocateOptions {
+    fn note(&self, text: &str) {
+        if let Some(say) = self.notes {
+            say(text);
+        }
+    }
 }
 
 /// A usable DXC library.
@@ -324,7 +334,7 @@ fn stamp_dir() -> PathBuf {
 pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
     let chosen = opts.explicit.clone().or_else(|| std::env::var_os("SHREC_DXC").filter(|v| !v.is_empty()).map(PathBuf::from));
     // a DXC the developer installed is the user's own, like --dxc: not pinned by sha256
-    let chosen = chosen.or_else(|| installed::find(opts.verbose));
+    let chosen = chosen.or_else(|| installed::find(opts));
     let own = chosen.is_some();
     let path = match chosen {
         Some(p) => {
@@ -339,7 +349,7 @@ pub fn locate(opts: &LocateOptions) -> Result<DxcLib, DxcError> {
                 if opts.offline {
                     return Err(DxcError::Offline);
                 }
-                provision_into(&p, opts.verbose)?;
+                provision_into(&p, opts)?;
             }
             p
         }
@@ -489,7 +499,7 @@ fn check_elf_complete(mut file: &std::fs::File) -> Result<(), String> {
 /// Downloads the wheel with pip, checks it, extracts the library (and on Windows `dxil.dll`),
 /// checks them, and moves them into place atomically, the library last. On an OS without a
 /// wheel (see [`provision`]) an error says where to get DXC.
-fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
+fn provision_into(dest: &Path, opts: &LocateOptions) -> Result<(), DxcError> {
     let err = |m: String| DxcError::Provision(m);
     if !provision::AVAILABLE {
         return Err(err(format!(
@@ -503,17 +513,13 @@ fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
     std::fs::create_dir_all(dir).map_err(|e| err(format!("creating {}: {e}", dir.display())))?;
     let work = tempdir_in(dir).map_err(|e| err(format!("creating a temporary folder in {}: {e}", dir.display())))?;
     let _cleanup = RemoveOnDrop(work.clone());
-    if verbose {
-        eprintln!(
-            "shrec: DXC not found; provisioning it once from PyPI ({}) into {} (use --dxc or SHREC_DXC to use your own, --offline to forbid this)",
-            provision::PACKAGE,
-            dir.display()
-        );
-    }
+    opts.note(&format!(
+        "shrec: DXC not found; provisioning it once from PyPI ({}) into {} (use --dxc or SHREC_DXC to use your own, --offline to forbid this)\n",
+        provision::PACKAGE,
+        dir.display()
+    ));
     let out = run_pip_download(&work)?;
-    if verbose {
-        eprint!("{}", String::from_utf8_lossy(&out.stdout));
-    }
+    opts.note(&String::from_utf8_lossy(&out.stdout));
     if !out.status.success() {
         return Err(err(format!(
             "`pip download {}` failed (or {}):\n{}",
@@ -549,9 +555,7 @@ fn provision_into(dest: &Path, verbose: bool) -> Result<(), DxcError> {
         std::fs::rename(&tmp, &to).map_err(|e| err(format!("moving {name} to {}: {e}", to.display())))?;
     }
     std::fs::rename(&tmp_lib, dest).map_err(|e| err(format!("moving the library to {}: {e}", dest.display())))?;
-    if verbose {
-        eprintln!("shrec: DXC ready at {}", dest.display());
-    }
+    opts.note(&format!("shrec: DXC ready at {}\n", dest.display()));
     Ok(())
 }
 

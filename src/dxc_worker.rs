@@ -43,6 +43,50 @@ use crate::limits::DxcLimits;
 /// The worker's exit code when DXC returned no result at all (see [`serve`]).
 pub const EXIT_NO_RESULT: i32 = 5;
 
+/// Why a worker stopped other than by its build closing the pipe. The `shrec dxc-worker`
+/// command prints the reasons that [`ServeError::is_explained`] and exits with
+/// [`ServeError::exit_code`]; the build names the exit status in the shader's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A request that is not this protocol (exit code 3).
+    #[error("a request that is not shrec's worker protocol")]
+    Protocol,
+    /// DXC returned no result at all, most likely out of memory under the limit
+    /// ([`EXIT_NO_RESULT`]).
+    #[error("DXC returned no result")]
+    NoResult,
+    /// The limit could not be set (exit code 4).
+    #[error("cannot limit its memory: {0}")]
+    MemoryLimit(io::Error),
+    #[error("cannot limit its CPU time: {0}")]
+    CpuLimit(io::Error),
+    /// No worker processes on this OS (exit code 4).
+    #[error("{}", UNSUPPORTED)]
+    Unsupported,
+}
+
+impl ServeError {
+    /// The worker's exit status, which the build reads.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ServeError::Protocol => 3,
+            ServeError::NoResult => EXIT_NO_RESULT,
+            ServeError::MemoryLimit(_) | ServeError::CpuLimit(_) | ServeError::Unsupported => 4,
+        }
+    }
+
+    /// Whether the worker says why on stderr. A broken request and DXC's missing result end it
+    /// silently: the build names them from the exit status (and a panic's backtrace would only
+    /// clutter the build's stderr).
+    pub fn is_explained(&self) -> bool {
+        !matches!(self, ServeError::Protocol | ServeError::NoResult)
+    }
+}
+
+/// What `serve` and `compile` say where there are no worker processes.
+const UNSUPPORTED: &str =
+    "DXC worker processes (--isolate-dxc, the time and memory limits) need a Unix system (setrlimit, poll); on this OS DXC runs in-process";
+
 /// The wall-clock backstop is this many times the CPU limit, plus [`WALL_SLACK_SECS`].
 pub const WALL_FACTOR: u64 = 4;
 pub const WALL_SLACK_SECS: u64 = 30;
@@ -104,14 +148,11 @@ fn cpu_seconds_used() -> u64 {
 
 #[cfg(unix)]
 /// The worker's main loop (`shrec dxc-worker`): compiles requests from stdin until it closes,
-/// under `limits` when given (see the module docs). Returns the process exit code.
-pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
+/// under `limits` when given (see the module docs). `Ok` when the build closed the pipe.
+pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> Result<(), ServeError> {
     let lib = DxcLib { path: lib_path.to_path_buf(), identity: 0 };
     if let Some(l) = limits {
-        if let Err(e) = set_limit(libc::RLIMIT_AS, (l.memory_mib << 20) as libc::rlim_t, (l.memory_mib << 20) as libc::rlim_t) {
-            eprintln!("error: dxc-worker: cannot limit its memory: {e}");
-            return 4;
-        }
+        set_limit(libc::RLIMIT_AS, (l.memory_mib << 20) as libc::rlim_t, (l.memory_mib << 20) as libc::rlim_t).map_err(ServeError::MemoryLimit)?;
     }
     let mut input = BufReader::new(io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());
@@ -126,8 +167,8 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
         let mut magic = [0u8; 4];
         match input.read_exact(&mut magic) {
             Ok(()) if &magic == MAGIC => {}
-            Ok(()) => return 3,
-            Err(_) => return 0, // the build closed the pipe: done
+            Ok(()) => return Err(ServeError::Protocol),
+            Err(_) => return Ok(()), // the build closed the pipe: done
         }
         let request = (|| -> io::Result<(Stage, Target, u32, String, Vec<String>)> {
             let mut head = [0u8; 2];
@@ -140,7 +181,7 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
             let extra = (0..count).map(|_| read_string(&mut input)).collect::<io::Result<Vec<String>>>()?;
             Ok((stage, target, mask, hlsl, extra))
         })();
-        let Ok((stage, target, mask, hlsl, extra)) = request else { return 3 };
+        let Ok((stage, target, mask, hlsl, extra)) = request else { return Err(ServeError::Protocol) };
         served += 1;
         if abort_at == Some(served) {
             std::process::abort();
@@ -148,10 +189,7 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
         if let Some(l) = limits {
             // the soft limit only: an unprivileged process cannot raise its hard limit again
             let soft = (cpu_seconds_used() + l.cpu_seconds) as libc::rlim_t;
-            if let Err(e) = set_limit(libc::RLIMIT_CPU, soft, libc::RLIM_INFINITY) {
-                eprintln!("error: dxc-worker: cannot limit its CPU time: {e}");
-                return 4;
-            }
+            set_limit(libc::RLIMIT_CPU, soft, libc::RLIM_INFINITY).map_err(ServeError::CpuLimit)?;
         }
         // hassle-rs unwraps DXC's result, which is missing when DXC fails inside (it ran out
         // of memory under the limit): that panic ends this worker with its own exit code, so
@@ -161,7 +199,7 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
         let (status, body) = match compiled {
             Ok(Ok(code)) => (0u8, code),
             Ok(Err(diag)) => (1u8, diag.into_bytes()),
-            Err(_) => return EXIT_NO_RESULT,
+            Err(_) => return Err(ServeError::NoResult),
         };
         let sent = output
             .write_all(&[status])
@@ -169,7 +207,7 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> i32 {
             .and_then(|_| output.write_all(&body))
             .and_then(|_| output.flush());
         if sent.is_err() {
-            return 0;
+            return Ok(());
         }
     }
 }
@@ -344,15 +382,9 @@ fn read_string(r: &mut impl Read) -> io::Result<String> {
     String::from_utf8(bytes).map_err(io::Error::other)
 }
 
-/// What `serve` and `compile` say where there are no worker processes.
 #[cfg(not(unix))]
-const UNSUPPORTED: &str =
-    "DXC worker processes (--isolate-dxc, the time and memory limits) need a Unix system (setrlimit, poll); on this OS DXC runs in-process";
-
-#[cfg(not(unix))]
-pub fn serve(_lib_path: &Path, _limits: Option<DxcLimits>) -> i32 {
-    eprintln!("error: dxc-worker: {UNSUPPORTED}");
-    4
+pub fn serve(_lib_path: &Path, _limits: Option<DxcLimits>) -> Result<(), ServeError> {
+    Err(ServeError::Unsupported)
 }
 
 #[cfg(not(unix))]

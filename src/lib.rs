@@ -7,6 +7,9 @@
 //! the incremental on-disk cache, [`report`] collects per-shader outcomes. [`build`] runs them all.
 //! The verification (a Vulkan harness executing the generated SPIR-V on a CPU driver against
 //! reference interpreters of the four ISAs) lives outside the library, in the `shrec-verify` crate.
+//! The library prints nothing: the `shrec` executable (the default `cli` feature: clap, indicatif)
+//! prints what [`build`] returns and reports while it runs; a build script depends on the library
+//! with `default-features = false`.
 
 pub mod build;
 pub mod cache;

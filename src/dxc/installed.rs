@@ -1,7 +1,7 @@
 //! A DXC the developer already has: on Windows, the Vulkan SDK's (`%VULKAN_SDK%\Bin`) and the
 //! Windows SDK's (`%ProgramFiles(x86)%\Windows Kits\10\bin\<version>\x64`, newest first). Each
 //! ships `dxcompiler.dll` with `dxil.dll` beside it. A copy older than [`super::version::MINIMUM`]
-//! is passed over (and named with `--verbose` provisioning output), so that an old SDK leads
+//! is passed over (and named in the search's notes, [`super::LocateOptions::notes`]), so that an old SDK leads
 //! to provisioning rather than to a refusal the user did not ask for.
 //!
 //! Only Windows is searched: there COM's `IUnknown` has one layout in every DXC, while Linux
@@ -53,26 +53,22 @@ pub fn candidates() -> Vec<PathBuf> {
     }
 }
 
-/// The first installed DXC at least [`super::version::MINIMUM`], if any. With `verbose`, says
+/// The first installed DXC at least [`super::version::MINIMUM`], if any. Says in `opts`' notes
 /// which ones were passed over and why.
-pub fn find(verbose: bool) -> Option<PathBuf> {
-    candidates().into_iter().find(|p| acceptable(p, verbose))
+pub fn find(opts: &super::LocateOptions) -> Option<PathBuf> {
+    candidates().into_iter().find(|p| acceptable(p, opts))
 }
 
-fn acceptable(path: &Path, verbose: bool) -> bool {
+fn acceptable(path: &Path, opts: &super::LocateOptions) -> bool {
     // its validator first, as for any load of DXC (`preload_validator`)
     match super::preload_validator(path).and_then(|()| super::version::query(path)) {
         Ok(v) if v.is_supported() => true,
         Ok(v) => {
-            if verbose {
-                eprintln!("shrec: not using {}: {}", path.display(), super::version::too_old_reason(&v));
-            }
+            opts.note(&format!("shrec: not using {}: {}\n", path.display(), super::version::too_old_reason(&v)));
             false
         }
         Err(e) => {
-            if verbose {
-                eprintln!("shrec: not using {}: {e}", path.display());
-            }
+            opts.note(&format!("shrec: not using {}: {e}\n", path.display()));
             false
         }
     }

@@ -86,27 +86,27 @@ pub(super) fn constant(m: &Module, index: u32, used: &mut Used) -> String {
 
 /// Shared-state entry `index` read at a fixed index.
 pub(super) fn state(x: &XenosRecompAbi, index: u32, used: &mut Used) -> String {
-    type A = XenosRecompAbi;
-    const UNLEASHED_BITS: u32 = A::SPEC_BICUBIC_GI_FILTER | A::SPEC_ALPHA_TO_COVERAGE | A::SPEC_REVERSE_Z;
+    type Abi = XenosRecompAbi;
+    const UNLEASHED_BITS: u32 = Abi::SPEC_BICUBIC_GI_FILTER | Abi::SPEC_ALPHA_TO_COVERAGE | Abi::SPEC_REVERSE_Z;
     let bit = |name: &str| format!("((g_SpecConstants() & {name}) != 0 ? 1.0 : 0.0)");
     match index {
-        A::STATE_SHARED => "float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)".into(),
-        A::STATE_ALPHA => "float4(g_AlphaThreshold, 0.0, 0.0, 0.0)".into(),
-        A::STATE_SPEC if x.spec_constants_mask != 0 => {
+        Abi::STATE_SHARED => "float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)".into(),
+        Abi::STATE_ALPHA => "float4(g_AlphaThreshold, 0.0, 0.0, 0.0)".into(),
+        Abi::STATE_SPEC if x.spec_constants_mask != 0 => {
             format!("float4({}, {}, 0.0, 0.0)", bit("SPEC_CONSTANT_ALPHA_TEST"), bit("SPEC_CONSTANT_R11G11B10_NORMAL"))
         }
-        A::STATE_SPEC_UNLEASHED if x.spec_constants_mask & UNLEASHED_BITS != 0 => format!(
+        Abi::STATE_SPEC_UNLEASHED if x.spec_constants_mask & UNLEASHED_BITS != 0 => format!(
             "float4({}, {}, {}, 0.0)",
             bit("SPEC_CONSTANT_BICUBIC_GI_FILTER"),
             bit("SPEC_CONSTANT_ALPHA_TO_COVERAGE"),
             bit("SPEC_CONSTANT_REVERSE_Z")
         ),
-        i if x.shared_extension && (A::STATE_BOOLS..A::STATE_BOOLS + 8).contains(&i) => {
-            format!("float4(asfloat(SHREC_XENOS_BOOLS({})), 0.0, 0.0, 0.0)", i - A::STATE_BOOLS)
+        i if x.shared_extension && (Abi::STATE_BOOLS..Abi::STATE_BOOLS + 8).contains(&i) => {
+            format!("float4(asfloat(SHREC_XENOS_BOOLS({})), 0.0, 0.0, 0.0)", i - Abi::STATE_BOOLS)
         }
-        i if x.shared_extension && (A::STATE_LOOPS..A::STATE_LEN).contains(&i) => {
+        i if x.shared_extension && (Abi::STATE_LOOPS..Abi::STATE_LEN).contains(&i) => {
             used.loop_constant = true;
-            format!("shrec_xenos_loop_constant(SHREC_XENOS_LOOP({}))", i - A::STATE_LOOPS)
+            format!("shrec_xenos_loop_constant(SHREC_XENOS_LOOP({}))", i - Abi::STATE_LOOPS)
         }
         _ => ZERO.into(),
     }

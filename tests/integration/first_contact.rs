@@ -20,7 +20,7 @@ fn version_names_the_dxc() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], format!("shrec {}", env!("CARGO_PKG_VERSION")));
     assert!(lines.len() == 2 && lines[1].starts_with("DXC: "), "{text}");
-    let lib = shrec::dxc::locate(&shrec::dxc::LocateOptions { explicit: None, offline: true, verbose: false });
+    let lib = shrec::dxc::locate(&shrec::dxc::LocateOptions { explicit: None, offline: true, notes: None });
     match lib {
         Ok(l) => assert!(lines[1].contains(&l.path.display().to_string()), "{text}"),
         Err(_) => assert!(lines[1].contains("--dxc"), "{text}"),

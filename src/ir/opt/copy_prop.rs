@@ -70,17 +70,18 @@ struct Map {
 }
 
 pub fn run(m: &mut Module, budget: &mut Budget) -> Result<(), super::OutOfBudget> {
-    let mut cx = Cx { slots: Slots::of(m), textures: &m.textures, budget };
+    let mut cx = CopyPropagation { slots: Slots::of(m), textures: &m.textures, budget };
     cx.block(&mut m.body, &mut Map::default())
 }
 
-struct Cx<'a> {
+/// The copy-propagation pass over one module: its registers, textures and step budget.
+struct CopyPropagation<'a> {
     slots: Slots,
     textures: &'a [Texture],
     budget: &'a mut Budget,
 }
 
-impl Cx<'_> {
+impl CopyPropagation<'_> {
     fn source_slot(&self, k: &Known) -> Option<usize> {
         match k {
             Known::Lane { reg, .. } => match self.slots.name(reg) {

@@ -29,13 +29,14 @@ pub fn run(m: &mut Module, budget: &mut Budget) -> Result<(), super::OutOfBudget
     if !geometry {
         exit[outputs.clone()].iter_mut().for_each(|l| *l = 0xF);
     }
-    let mut cx = Cx { slots, textures: &m.textures, exit, outputs, budget };
+    let mut cx = DeadCodeElimination { slots, textures: &m.textures, exit, outputs, budget };
     let end = cx.exit.clone();
     cx.block(&mut m.body, end, None, None, true)?;
     Ok(())
 }
 
-struct Cx<'a> {
+/// The dead-code pass over one module: what is live where the program ends, and which lanes are outputs.
+struct DeadCodeElimination<'a> {
     slots: Slots,
     textures: &'a [Texture],
     /// Live at `Return` and at the end of the body.
@@ -48,7 +49,7 @@ fn union(a: &mut Live, b: &Live) {
     a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
 }
 
-impl Cx<'_> {
+impl DeadCodeElimination<'_> {
     fn read(&self, live: &mut Live, reg: &crate::ir::RegRef, lanes: u8) {
         match self.slots.name(reg) {
             Named::Slot(s) => live[s] |= lanes,

@@ -19,11 +19,12 @@ use crate::ir::{Dst, Expr, Module, RegRef, Src, Stmt, Texture};
 const WINDOW: usize = 16;
 
 pub fn run(m: &mut Module, budget: &mut Budget) -> Result<(), super::OutOfBudget> {
-    let cx = Cx { slots: Slots::of(m), textures: &m.textures };
+    let cx = Forwarding { slots: Slots::of(m), textures: &m.textures };
     cx.body(&mut m.body, budget)
 }
 
-struct Cx<'a> {
+/// The result-forwarding pass over one module: its registers and textures.
+struct Forwarding<'a> {
     slots: Slots,
     textures: &'a [Texture],
 }
@@ -39,7 +40,7 @@ fn touches(slots: &Slots, reg: &RegRef, lanes: u8, slot: usize, mask: u8) -> boo
         }
 }
 
-impl Cx<'_> {
+impl Forwarding<'_> {
     fn body(&self, body: &mut [Stmt], budget: &mut Budget) -> Result<(), super::OutOfBudget> {
         for j in 0..body.len() {
             budget.spend(1)?;

@@ -17,11 +17,12 @@ use crate::ir::{Expr, Module, RegRef, Stmt, Texture, UnOp};
 const WINDOW: usize = 12;
 
 pub fn run(m: &mut Module, budget: &mut Budget) -> Result<(), super::OutOfBudget> {
-    let cx = Cx { slots: Slots::of(m), textures: &m.textures };
+    let cx = LaneMerge { slots: Slots::of(m), textures: &m.textures };
     cx.body(&mut m.body, budget)
 }
 
-struct Cx<'a> {
+/// The lane-merging pass over one module: its registers and textures.
+struct LaneMerge<'a> {
     slots: Slots,
     textures: &'a [Texture],
 }
@@ -54,7 +55,7 @@ fn mergeable(mask: u8, e: &Expr) -> bool {
     mask.count_ones() == 1 || matches!(e, Expr::Compose(_))
 }
 
-impl Cx<'_> {
+impl LaneMerge<'_> {
     fn body(&self, body: &mut Vec<Stmt>, budget: &mut Budget) -> Result<(), super::OutOfBudget> {
         let mut gone = vec![false; body.len()];
         for j in 0..body.len() {
