@@ -63,7 +63,7 @@ pub struct ShaderEntry {
 
 pub use error::ShaderError;
 
-/// The families with a generated opcode table, with their rows (docs/opcodes/<family>.md). Kept
+/// The families with a generated opcode table, with their rows (`docs/opcodes/<family>.md`). Kept
 /// here, in the parent of the families, so that `opcodes` (the row type and the renderer) uses
 /// no family: each family's decoder uses `opcodes`, never the other way round.
 pub fn opcode_tables() -> Vec<(&'static str, Vec<opcodes::Row>)> {
