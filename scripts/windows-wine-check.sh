@@ -9,8 +9,10 @@
 #  4. checks: exit 0; the sorted key lists are equal; every DXIL container of the Windows cache
 #     is signed by DXC's validator and shrec's src/pack/dxil_hash.rs recomputes exactly that hash
 #     (shrec-verify's cache-check), and dxil.dll itself signs each one again to the same bytes
-#     (scripts/windows/dxil-resign); the .cpp compiles with x86_64-w64-mingw32-g++; DXC 1.6 is
-#     refused before any work, naming its version.
+#     (scripts/windows/dxil-resign); the .cpp compiles with x86_64-w64-mingw32-g++; a second
+#     build replaces the first one's files; DXC worker processes (--isolate-dxc) survive
+#     crashing workers and stop one at the CPU-time limit; the cargo example's program decodes
+#     every shader; DXC 1.6 is refused before any work, naming its version.
 # Needs: wine64 (Debian's Wine 8), mingw-w64 (gcc, g++), python3 with pip, the Rust target
 # x86_64-pc-windows-gnu. Wine 8 lacks ProcessPrng (Rust's std needs it): a shim DLL built here
 # from scripts/windows/processprng-shim.c is placed beside shrec.exe.
@@ -24,7 +26,8 @@ rm -rf "$OUT/linux" "$OUT/windows" "$OUT/old"
 mkdir -p "$OUT/bin" "$OUT/dxc" "$OUT/dxc-old" "$OUT/wheels" "$OUT/linux" "$OUT/windows" "$OUT/old"
 
 fail() { echo "windows-wine-check: FAILED: $*" >&2; exit 1; }
-timed() { local t0=$SECONDS; "$@"; echo "-- $((SECONDS - t0)) s: $*"; }
+# timed CMD...: runs CMD, prints its time, returns CMD's exit status (callers check it)
+timed() { local t0=$SECONDS rc=0; "$@" || rc=$?; echo "-- $((SECONDS - t0)) s: $*"; return $rc; }
 # `Z:\...` : how Wine names a Linux path (its drive Z: is /)
 winpath() { printf 'Z:%s' "${1//\//\\}"; }
 
@@ -102,6 +105,61 @@ diff -u "$OUT/linux/keys.txt" "$OUT/windows/keys.txt" || fail "the Windows build
 echo "keys: $(wc -l <"$OUT/windows/keys.txt") in both builds, identical"
 
 timed x86_64-w64-mingw32-g++ -std=c++17 -Wall -Wextra -pedantic -Werror -c "$OUT/windows/all.cpp" -o "$OUT/windows/all.o"
+
+# The same build again into the same folder: every output file is replaced (the previous set is
+# kept under temporary names until the new one is in place, and no handle may stay open on a
+# file being replaced: Windows refuses the rename where it has no POSIX semantics).
+set +e
+(cd "$OUT/windows" && timed "$WINE" "$OUT/bin/shrec.exe" build "$(winpath "$ROOT/tests/corpus/xenos")" -o all.cpp \
+    --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --no-cache -q) >"$OUT/windows/again.txt" 2>&1
+rc=$?
+set -e
+cat "$OUT/windows/again.txt"
+[ "$rc" = 0 ] || fail "a second build over the first one's files exited $rc"
+"$CHECK" "$OUT/windows/all.cpp" --keys "$OUT/windows/keys-again.txt"
+[ "$(wc -l <"$OUT/windows/keys-again.txt")" -gt 0 ] || fail "the second build's cache is empty"
+
+# DXC worker processes on Windows (Job Objects; src/dxc_worker/windows.rs). The `test-hooks`
+# build's workers abort on their 3rd request (SHREC_TEST_DXC_ABORT_AT) or spin on the CPU on it
+# (SHREC_TEST_DXC_SPIN_AT, on one shader's second compilation): the batch goes on, and each failure names its cause. (Wine enforces
+# no Job Object memory limit, so --dxc-memory-limit is not checked here.)
+mkdir -p "$OUT/workers"
+SPIN_SHADER="tests/corpus/xenos/LibXenonProject+snes9x-gx/source/xenon/shaders/simple.vs__VSSimple.bin"
+set +e
+(cd "$OUT/workers" && timed env SHREC_TEST_DXC_ABORT_AT=3 "$WINE" "$OUT/bin/shrec.exe" build "$(winpath "$ROOT/tests/corpus/xenos")" \
+    -o crash.cpp --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --no-cache -q --isolate-dxc -j 2) >"$OUT/workers/crash.txt" 2>&1
+rc=$?
+(cd "$OUT/workers" && timed env SHREC_TEST_DXC_SPIN_AT=2 "$WINE" "$OUT/bin/shrec.exe" build "$(winpath "$ROOT/$SPIN_SHADER")" \
+    -o spin.cpp --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --no-cache -q --isolate-dxc --dxc-time-limit 1 -j 1) >"$OUT/workers/spin.txt" 2>&1
+rc_spin=$?
+set -e
+[ "$rc" = 2 ] || fail "--isolate-dxc with crashing workers exited $rc, expected 2 (log: $OUT/workers/crash.txt)"
+crashed=$(grep -c "crashed while compiling this shader (worker process exit code: 0xc0000409" "$OUT/workers/crash.txt" || true)
+failed=$(grep -o "^shrec: [0-9]* of [0-9]* shaders failed" "$OUT/workers/crash.txt" || true)
+[ "$crashed" -gt 0 ] || fail "no shader names its worker's crash (log: $OUT/workers/crash.txt)"
+echo "isolate-dxc, workers aborting on every 3rd request: $failed; $crashed compilations name the crash"
+[ "$rc_spin" = 2 ] || fail "--isolate-dxc --dxc-time-limit 1 with a spinning worker exited $rc_spin, expected 2 (log: $OUT/workers/spin.txt)"
+limited=$(grep -c "used more than its time limit of 1 s of CPU time on this shader (--dxc-time-limit; worker process exit code: 6)" "$OUT/workers/spin.txt" || true)
+[ "$limited" -gt 0 ] || { cat "$OUT/workers/spin.txt"; fail "no shader names the CPU-time limit"; }
+echo "isolate-dxc, a worker spinning on its 2nd request: $limited compilation stopped at the 1 s CPU-time limit"
+
+# The cargo example's program on Windows: its build script runs on this (Linux) host and builds
+# the cache with shrec the library; the program, cross-built, looks up and decodes every shader
+# (zstd, SMOL-V) through shrec-runtime under Wine. The target folder is the one
+# tests/integration/embed_cargo.rs builds the example in with `--target <host>`, so the build
+# script and shrec (its build-dependency) are already compiled.
+timed env CARGO_TARGET_DIR="$ROOT/target/embed-example" SHREC_EXAMPLE_INPUT="$ROOT/tests/corpus" \
+    cargo build --locked --target x86_64-pc-windows-gnu --manifest-path examples/cargo-consumer/Cargo.toml
+cp "$ROOT/target/embed-example/x86_64-pc-windows-gnu/debug/shrec-cargo-consumer.exe" "$OUT/bin/"
+set +e
+(cd "$OUT/bin" && timed "$WINE" ./shrec-cargo-consumer.exe) >"$OUT/windows/consumer.txt" 2>&1
+rc=$?
+set -e
+tail -n 3 "$OUT/windows/consumer.txt"
+[ "$rc" = 0 ] || fail "the cargo example's program exited $rc under Wine (log: $OUT/windows/consumer.txt)"
+looked_up=$(grep -c " dxil [0-9]* bytes spirv " "$OUT/windows/consumer.txt" || true)
+[ "$looked_up" = "$(wc -l <"$OUT/linux/keys.txt")" ] || fail "the cargo example decoded $looked_up shaders, expected $(wc -l <"$OUT/linux/keys.txt")"
+echo "cargo example on Windows: $looked_up shaders looked up and decoded"
 
 # DXC 1.6.2112 is refused before any work: exit 1, its version named, no output written.
 set +e

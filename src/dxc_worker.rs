@@ -11,10 +11,12 @@
 //! shader it was compiling fails with a reason naming the exit status, and the thread starts a
 //! new worker for its next shader.
 //!
-//! Limits: a worker runs under [`DxcLimits`]: its address space is capped
+//! Limits: a worker runs under [`DxcLimits`]. On Unix its address space is capped
 //! (`RLIMIT_AS`, set at start), and before each compilation its CPU-time soft limit is set to the
 //! time it has used plus the per-compilation limit (`RLIMIT_CPU`: the kernel sends SIGXCPU,
-//! whose default action ends the process). CPU time, not wall time, so a busy machine does not
+//! whose default action ends the process). On Windows the build enforces the same limits from
+//! outside: a Job Object per worker caps its memory and the build watches its CPU time (see
+//! `windows.rs` beside this file). CPU time, not wall time, so a busy machine does not
 //! fail shaders; a wall-clock backstop in the build ([`WALL_FACTOR`] times the CPU limit, plus
 //! [`WALL_SLACK_SECS`]) ends a worker that stops without using CPU. A shader that passes a limit
 //! fails with a reason naming it (`--dxc-time-limit`, `--dxc-memory-limit`), and the next one
@@ -27,9 +29,13 @@
 //!   count u32, then per argument its length u32 and UTF-8 bytes (`--dxc-arg`);
 //! - response: status u8 (0 compiled, 1 DXC's error), length u32, code or UTF-8 diagnostics.
 
-// Worker processes need Unix (setrlimit, poll, signals): elsewhere `serve` and `compile` say so
-// and the build compiles every shader in-process (see `build::build_one`).
-#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+// Worker processes need Unix (setrlimit, poll, signals) or Windows (Job Objects): elsewhere
+// `serve` and `compile` say so and the build compiles every shader in-process (see
+// `build::shader`).
+#![cfg_attr(not(any(unix, windows)), allow(dead_code, unused_imports))]
+
+#[cfg(windows)]
+mod windows;
 
 use std::cell::RefCell;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -42,6 +48,9 @@ use crate::limits::DxcLimits;
 
 /// The worker's exit code when DXC returned no result at all (see [`serve`]).
 pub const EXIT_NO_RESULT: i32 = 5;
+
+/// The worker's exit code when its CPU-time watchdog ended it (Windows; on Unix SIGXCPU does).
+pub const EXIT_CPU_LIMIT: i32 = 6;
 
 /// Why a worker stopped other than by its build closing the pipe. The `shrec dxc-worker`
 /// command prints the reasons that [`ServeError::is_explained`] and exits with
@@ -83,9 +92,12 @@ impl ServeError {
     }
 }
 
+/// Whether this OS has DXC worker processes (and so `--isolate-dxc` and the limits).
+pub const SUPPORTED: bool = cfg!(any(unix, windows));
+
 /// What `serve` and `compile` say where there are no worker processes.
-const UNSUPPORTED: &str =
-    "DXC worker processes (--isolate-dxc, the time and memory limits) need a Unix system (setrlimit, poll); on this OS DXC runs in-process";
+pub const UNSUPPORTED: &str =
+    "DXC worker processes (--isolate-dxc, the time and memory limits) need Unix (setrlimit, poll) or Windows (Job Objects); on this OS DXC runs in-process";
 
 /// The wall-clock backstop is this many times the CPU limit, plus [`WALL_SLACK_SECS`].
 pub const WALL_FACTOR: u64 = 4;
@@ -146,11 +158,15 @@ fn cpu_seconds_used() -> u64 {
     (us(u.ru_utime) + us(u.ru_stime)).div_ceil(1_000_000)
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 /// The worker's main loop (`shrec dxc-worker`): compiles requests from stdin until it closes,
-/// under `limits` when given (see the module docs). `Ok` when the build closed the pipe.
+/// under `limits` when given (see the module docs; on Windows the build that started the worker
+/// enforces them, so the worker itself only serves). `Ok` when the build closed the pipe.
 pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> Result<(), ServeError> {
     let lib = DxcLib { path: lib_path.to_path_buf(), identity: 0 };
+    #[cfg(windows)]
+    let watchdog = limits.map(|l| windows::CpuWatchdog::start(std::time::Duration::from_secs(l.cpu_seconds)));
+    #[cfg(unix)]
     if let Some(l) = limits {
         set_limit(libc::RLIMIT_AS, (l.memory_mib << 20) as libc::rlim_t, (l.memory_mib << 20) as libc::rlim_t).map_err(ServeError::MemoryLimit)?;
     }
@@ -186,16 +202,34 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> Result<(), ServeErro
         if abort_at == Some(served) {
             std::process::abort();
         }
+        #[cfg(unix)]
         if let Some(l) = limits {
             // the soft limit only: an unprivileged process cannot raise its hard limit again
             let soft = (cpu_seconds_used() + l.cpu_seconds) as libc::rlim_t;
             set_limit(libc::RLIMIT_CPU, soft, libc::RLIM_INFINITY).map_err(ServeError::CpuLimit)?;
+        }
+        #[cfg(windows)]
+        if let Some(w) = &watchdog {
+            w.arm();
+        }
+        // Test hook: spin on the CPU (as DXC stuck in an optimization loop would) on the N-th
+        // request (after the limit is set), so that the CPU-time limit ends the worker. `test-hooks` feature only.
+        #[cfg(feature = "test-hooks")]
+        if std::env::var("SHREC_TEST_DXC_SPIN_AT").ok().and_then(|v| v.parse().ok()) == Some(served) {
+            let mut x = 0u64;
+            loop {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
         }
         // hassle-rs unwraps DXC's result, which is missing when DXC fails inside (it ran out
         // of memory under the limit): that panic ends this worker with its own exit code, so
         // the build can name the likely cause, and without a backtrace on the build's stderr.
         std::panic::set_hook(Box::new(|_| {}));
         let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dxc::compile_with_args(&lib, &hlsl, stage, target, mask, &extra)));
+        #[cfg(windows)]
+        if let Some(w) = &watchdog {
+            w.disarm();
+        }
         let (status, body) = match compiled {
             Ok(Ok(code)) => (0u8, code),
             Ok(Err(diag)) => (1u8, diag.into_bytes()),
@@ -212,7 +246,7 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> Result<(), ServeErro
     }
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 struct Worker {
     child: Child,
     stdin: BufWriter<ChildStdin>,
@@ -221,14 +255,18 @@ struct Worker {
     exe: std::path::PathBuf,
     lib: std::path::PathBuf,
     limits: Option<DxcLimits>,
+    /// The worker's Job Object (memory limit; ends the worker when dropped). Last, so that the
+    /// worker sees its stdin close first.
+    #[cfg(windows)]
+    _job: windows::Job,
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 thread_local! {
     static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 /// Compiles in this thread's worker process (started on first use, restarted after a crash),
 /// under `limits` when given. `exe` is the shrec executable that serves `dxc-worker`. The inner
 /// result is DXC's (code or diagnostics); the outer error says the worker could not be started,
@@ -271,10 +309,20 @@ pub fn compile(
     })
 }
 
-#[cfg(unix)]
-/// Why a worker is gone, naming the limit it passed when that is what ended it.
+#[cfg(any(unix, windows))]
+/// Why a worker is gone, naming the limit it passed when that is what ended it (`timed_out`: the
+/// wall-clock backstop; the CPU-time limit: SIGXCPU on Unix, [`EXIT_CPU_LIMIT`] on Windows).
 fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, limits: Option<DxcLimits>) -> String {
-    use std::os::unix::process::ExitStatusExt;
+    let cpu_passed = status.as_ref().is_ok_and(|s| {
+        #[cfg(unix)]
+        let signalled = {
+            use std::os::unix::process::ExitStatusExt;
+            s.signal() == Some(libc::SIGXCPU)
+        };
+        #[cfg(not(unix))]
+        let signalled = false;
+        signalled || s.code() == Some(EXIT_CPU_LIMIT)
+    });
     let status_text = status.as_ref().map(|s| s.to_string()).unwrap_or_else(|e| format!("status unknown: {e}"));
     match limits {
         Some(l) if timed_out => format!(
@@ -282,7 +330,7 @@ fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, l
             l.cpu_seconds.saturating_mul(WALL_FACTOR).saturating_add(WALL_SLACK_SECS),
             l.cpu_seconds
         ),
-        Some(l) if status.as_ref().is_ok_and(|s| s.signal() == Some(libc::SIGXCPU)) => format!(
+        Some(l) if cpu_passed => format!(
             "used more than its time limit of {} s of CPU time on this shader (--dxc-time-limit; worker process {status_text}); the build goes on with a new worker",
             l.cpu_seconds
         ),
@@ -298,7 +346,7 @@ fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, l
     }
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn spawn(exe: &Path, lib: &Path, limits: Option<DxcLimits>) -> io::Result<Worker> {
     let mut cmd = Command::new(exe);
     cmd.arg("dxc-worker").arg("--dxc").arg(lib);
@@ -306,9 +354,31 @@ fn spawn(exe: &Path, lib: &Path, limits: Option<DxcLimits>) -> io::Result<Worker
         cmd.arg("--cpu-limit").arg(l.cpu_seconds.to_string()).arg("--memory-limit").arg(l.memory_mib.to_string());
     }
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
+    #[cfg(windows)]
+    let job = {
+        // The worker waits for its first request, sent only after this: nothing runs unlimited.
+        let job = windows::Job::new(limits).and_then(|job| job.assign(&child).map(|()| job));
+        match job {
+            Ok(job) => job,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(io::Error::new(e.kind(), format!("cannot put it under a Job Object: {e}")));
+            }
+        }
+    };
     let stdin = BufWriter::new(child.stdin.take().expect("piped"));
     let stdout = BufReader::new(child.stdout.take().expect("piped"));
-    Ok(Worker { child, stdin, stdout, exe: exe.to_path_buf(), lib: lib.to_path_buf(), limits })
+    Ok(Worker {
+        child,
+        stdin,
+        stdout,
+        exe: exe.to_path_buf(),
+        lib: lib.to_path_buf(),
+        limits,
+        #[cfg(windows)]
+        _job: job,
+    })
 }
 
 #[cfg(unix)]
@@ -341,7 +411,17 @@ fn wait_readable(w: &Worker, wall: Option<std::time::Duration>) -> io::Result<()
     }
 }
 
-#[cfg(unix)]
+#[cfg(windows)]
+/// Waits until the worker's output is readable, at most `wall`; `TimedOut` past it.
+fn wait_readable(w: &Worker, wall: Option<std::time::Duration>) -> io::Result<()> {
+    let Some(wall) = wall else { return Ok(()) };
+    if w.stdout.buffer().is_empty() && !windows::wait_readable(w.stdout.get_ref(), wall) {
+        return Err(io::Error::new(io::ErrorKind::TimedOut, "DXC worker wall-clock limit"));
+    }
+    Ok(())
+}
+
+#[cfg(any(unix, windows))]
 /// Outer error: the worker is gone (`TimedOut`: it passed `wall`). Inner error: DXC's diagnostics.
 fn round_trip(
     w: &mut Worker,
@@ -382,12 +462,12 @@ fn read_string(r: &mut impl Read) -> io::Result<String> {
     String::from_utf8(bytes).map_err(io::Error::other)
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 pub fn serve(_lib_path: &Path, _limits: Option<DxcLimits>) -> Result<(), ServeError> {
     Err(ServeError::Unsupported)
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 #[allow(clippy::too_many_arguments)]
 pub fn compile(
     _exe: &Path,

@@ -140,8 +140,8 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
     // In a worker process, under the time and memory limits: every shader with --isolate-dxc,
     // and a large one always (DXC's cost is steep in its size; in-process it cannot be stopped).
     let large = hlsl.len() > opts.dxc_isolate_above;
-    // (Worker processes need Unix: elsewhere a large shader compiles in-process, unlimited.)
-    let worker = opts.isolate_dxc.clone().or_else(|| if large && cfg!(unix) { opts.dxc_worker_exe.clone() } else { None });
+    // (Worker processes need Unix or Windows: elsewhere a large shader compiles in-process, unlimited.)
+    let worker = opts.isolate_dxc.clone().or_else(|| if large && crate::dxc_worker::SUPPORTED { opts.dxc_worker_exe.clone() } else { None });
     let mut failures: Vec<(Phase, String)> = Vec::new();
     for &target in targets {
         let t = ThreadClock::start();

@@ -206,8 +206,9 @@ pub struct Staged {
     /// Whether the file was fsynced (then the directory is too, after the rename).
     durable: bool,
     /// The temporary file, open, holding its lock until it is renamed or removed (see
-    /// [`remove_stale_temps`]). Closed after either.
-    _lock: File,
+    /// [`remove_stale_temps`]). Closed after either. `None`: a kept previous version on an OS
+    /// without the lock (see [`keep_previous`]).
+    _lock: Option<File>,
 }
 
 impl Staged {
@@ -275,7 +276,7 @@ where
             return Err(e);
         }
     };
-    let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: sync, _lock: lock };
+    let staged = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: sync, _lock: Some(lock) };
     let mut w = BufWriter::with_capacity(1 << 20, file);
     match stall_hook(dest) {
         None => fill(&mut w)?,
@@ -441,7 +442,11 @@ fn keep_previous(dest: &Path) -> io::Result<Option<Staged>> {
             #[cfg(not(unix))]
             let same = true;
             if same {
-                return Ok(Some(Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: old }));
+                // Elsewhere than Unix no handle may stay open on the file (and there is no lock
+                // to hold): replacing `dest` while a handle to it is open fails ("Access denied")
+                // wherever Windows' rename cannot use POSIX semantics (Wine, FAT, network drives).
+                let held = if cfg!(unix) { Some(old) } else { None };
+                return Ok(Some(Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: held }));
             }
             // `dest` was replaced since it was opened: keep a copy of the file opened instead
             let _ = fs::remove_file(&tmp);
@@ -456,7 +461,7 @@ fn keep_previous(dest: &Path) -> io::Result<Option<Staged>> {
             return Err(e);
         }
     };
-    let kept = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: lock };
+    let kept = Staged { tmp: Some(tmp), dest: dest.to_path_buf(), durable: true, _lock: Some(lock) };
     io::copy(&mut old, &mut copy)?;
     copy.sync_all()?;
     Ok(Some(kept))

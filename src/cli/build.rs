@@ -64,9 +64,7 @@ fn options(a: BuildArgs) -> Result<BuildOptions, String> {
     let hooks = shrec::hooks::Hooks::new(a.prelude.as_deref(), &a.defines, a.override_dir, a.dxc_args).map_err(|e| printable(&e.to_string()))?;
     let isolate_dxc = match (a.isolate_dxc, std::env::current_exe()) {
         (false, _) => None,
-        (true, _) if !cfg!(unix) => {
-            return Err("--isolate-dxc: DXC worker processes need a Unix system (setrlimit, poll); on this OS DXC runs in-process".into())
-        }
+        (true, _) if !shrec::dxc_worker::SUPPORTED => return Err(format!("--isolate-dxc: {}", shrec::dxc_worker::UNSUPPORTED)),
         (true, Ok(exe)) => Some(exe),
         (true, Err(e)) => return Err(format!("--isolate-dxc: cannot find this executable: {e}")),
     };

@@ -13,6 +13,17 @@ fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
+/// This machine's target triple (`rustc -vV`). The example is built for it with an explicit
+/// `--target`: cargo shares the build script's and build-dependencies' (shrec's) compiled units
+/// only between builds that both name a target, so the Windows cross-build of the same example
+/// (scripts/windows-wine-check.sh, after the tests in `.ci/run`) reuses them.
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc).arg("-vV").output().expect("rustc runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines().find_map(|l| l.strip_prefix("host: ")).expect("rustc -vV names its host").trim().to_string()
+}
+
 /// `cargo build -v` of the example; returns stderr (cargo's status lines).
 fn build(target_dir: &Path, input: &Path, log: &Path) -> String {
     let (ok, stderr) = try_build(target_dir, input, log, false);
@@ -23,7 +34,7 @@ fn build(target_dir: &Path, input: &Path, log: &Path) -> String {
 /// As [`build`], returning whether it succeeded; `allow_failures` sets SHREC_ALLOW_FAILURES=1.
 fn try_build(target_dir: &Path, input: &Path, log: &Path, allow_failures: bool) -> (bool, String) {
     let out = Command::new(cargo())
-        .args(["build", "-v", "--locked", "--manifest-path"])
+        .args(["build", "-v", "--locked", "--target", &host_triple(), "--manifest-path"])
         .arg(repo().join("examples/cargo-consumer/Cargo.toml"))
         .arg("--target-dir")
         .arg(target_dir)
@@ -57,7 +68,7 @@ fn cargo_example_builds_cache_in_build_rs_and_reads_every_shader() {
     let first = build(&target_dir, &input, &log);
     assert_eq!(runs(&log), 1, "the build script runs once on a fresh input:\n{first}");
 
-    let exe: PathBuf = target_dir.join("debug/shrec-cargo-consumer");
+    let exe: PathBuf = target_dir.join(host_triple()).join("debug/shrec-cargo-consumer");
     let dump = work.join("dump");
     let stdout = run(Command::new(&exe).arg(&dump));
     assert!(!stdout.contains("FAIL"), "{stdout}");
