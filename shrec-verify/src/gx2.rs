@@ -1092,14 +1092,17 @@ pub mod gen {
             let v = (self.rng.below(4) as f32 + 0.5) / 4.0;
             let setup = alu("ALU", vec![G(vec![a("MOV", (cr, 0), &[lit(0)]), a("MOV", (cr, 1), &[lit(1)])], vec![u.to_bits(), v.to_bits()])]);
             self.cfs.push(setup);
-            let ops: &[&str] = if self.kind == ShaderKind::Pixel {
-                &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"]
-            } else {
-                &["SAMPLE_L", "SAMPLE_LZ"]
+            // the compiler-shaped programs also draw the gradient forms at an explicit LOD (the
+            // plain fuzzer keeps its list, so its pinned regression indices stay valid)
+            let ops: &[&str] = match (self.kind == ShaderKind::Pixel, self.shaped) {
+                (true, false) => &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G"],
+                (true, true) => &["SAMPLE", "SAMPLE_L", "SAMPLE_LB", "SAMPLE_LZ", "SAMPLE_G", "SAMPLE_G_L", "SAMPLE_G_LB", "SAMPLE_G_LZ"],
+                (false, false) => &["SAMPLE_L", "SAMPLE_LZ"],
+                (false, true) => &["SAMPLE_L", "SAMPLE_LZ", "SAMPLE_G_L", "SAMPLE_G_LB", "SAMPLE_G_LZ"],
             };
             let name = *self.rng.pick(ops);
             let mut fetches = vec![];
-            if name == "SAMPLE_G" {
+            if name.starts_with("SAMPLE_G") {
                 fetches.push(tex("SET_GRADIENTS_H", 0, 0, cr, 0, [0, 1, 4, 4]));
                 fetches.push(tex("SET_GRADIENTS_V", 0, 0, cr, 0, [1, 0, 4, 4]));
             }

@@ -414,6 +414,9 @@ fn compiler_shaped_fixed_seed() {
             "ALU_BREAK",
             "ALU_CONTINUE",
             "LOOP_END",
+            "SAMPLE_G_L",
+            "SAMPLE_G_LB",
+            "SAMPLE_G_LZ",
             taken,
         ],
         5_000,
@@ -1024,6 +1027,109 @@ fn fetch4_gather() {
         }
     }
     finish("fetch4_gather", &total, &["FETCH4"], 600);
+}
+
+/// A square texture of `levels` mip levels (level 0 `size`×`size`) with `layers` slices or
+/// faces per level, every texel distinct: (x, y, layer + 16·level, running index / 8), so a
+/// wrong texel, slice, face or level shows. A volume comes from `pyramid`.
+fn layered_pyramid(shape: shrec_verify::TextureShape, size: u32, levels: u32, layers: u32) -> shrec_verify::interp::gx2::Texture {
+    let mut t = shrec_verify::interp::gx2::Texture::new(0, size, size, shape, vec![]);
+    t.layers = if shape == shrec_verify::TextureShape::FlatArray { layers } else { 1 };
+    let mut n = 0;
+    for k in 0..levels {
+        let side = (size >> k).max(1);
+        let mut texels = vec![];
+        for layer in 0..layers {
+            for y in 0..side {
+                for x in 0..side {
+                    texels.push([x as f32, y as f32, (layer + 16 * k) as f32, n as f32 / 8.0]);
+                    n += 1;
+                }
+            }
+        }
+        if k == 0 {
+            t.texels = texels;
+        } else {
+            t.mips.push(texels);
+        }
+    }
+    t
+}
+
+/// The gradient forms at an explicit LOD on textures of four mip levels — SAMPLE_G_L (LOD
+/// src.w), SAMPLE_G_LZ (LOD 0) and SAMPLE_G_LB (the LOD of the SET_GRADIENTS_H/V gradients
+/// biased by src.w) — on 2D (GX2SamplerType 1), 2D array (10), 3D (3) and, for _L and _LZ, cube
+/// (4) resources, in pixel quads and vertex shaders. src.w = 4·FRACT(in.w) − 2 for _LB (from
+/// −2) and 4·FRACT(in.w) for _L: every level and both clamps are reached. The gradients are
+/// axis-aligned powers of two in texels (H = 2 texels along x, V = 1 or 4 along y), so the
+/// gradient LOD is exact (1 or 2) whichever ρ form the host uses. Every texel names its level,
+/// so a wrong LOD lane, a dropped bias or a bias taken as an LOD shows. Fails on a main where the
+/// three ops are rejected ("not translated").
+#[test]
+fn gradient_forms() {
+    let Some(gpu) = gpu() else { return };
+    use shrec_verify::TextureShape as S_;
+    let flat = layered_pyramid(S_::Flat, 8, 4, 1);
+    let array = layered_pyramid(S_::FlatArray, 8, 4, 3);
+    let volume = pyramid(S_::Volume, 8, 8, 4);
+    let cube = layered_pyramid(S_::Cube, 8, 4, 6);
+    let mut total = Comparison::default();
+    let mut k = 0;
+    for (kind, src) in [(ShaderKind::Pixel, 0), (ShaderKind::Vertex, 1)] {
+        for name in ["SAMPLE_G_L", "SAMPLE_G_LZ", "SAMPLE_G_LB"] {
+            // src.w: the LOD for _L (0..4), the bias for _LB (−2..2)
+            let (scale, shift) = if name == "SAMPLE_G_LB" { (4.0f32, -2.0f32) } else { (4.0, 0.0) };
+            let lod_setup = |lane: u8| {
+                vec![
+                    G(vec![a("FRACT", (3, lane), &[r(src, 3)])], vec![]),
+                    G(vec![a("MULADD", (3, lane), &[r(3, lane), lit(0), lit(1)])], vec![scale.to_bits(), shift.to_bits()]),
+                ]
+            };
+            // gradients: H = (2/8, 0, 0), V = (0, 1/8 or 4/8, 0) in normalized units of an 8-texel level 0
+            let grads = |v: f32| {
+                [
+                    G(vec![mov((5, 0), lit(0)), mov((5, 1), special(248)), mov((5, 2), special(248))], vec![0.25f32.to_bits()]),
+                    G(vec![mov((6, 0), special(248)), mov((6, 1), lit(0)), mov((6, 2), special(248))], vec![v.to_bits()]),
+                ]
+            };
+            for (v, ty, texture) in [(0.125f32, 1, &flat), (0.5, 10, &array), (0.125, 3, &volume)] {
+                let mut groups = vec![G(vec![mov((3, 0), r(src, 0)), mov((3, 1), r(src, 1)), mov((3, 2), r(src, 2))], vec![])];
+                groups.extend(grads(v));
+                groups.extend(lod_setup(3));
+                for offset in [[0, 0, 0], [2, -4, 0]] {
+                    let fetches = vec![
+                        tex("SET_GRADIENTS_H", 0, 0, 5, 0, [0, 1, 2, 4]),
+                        tex("SET_GRADIENTS_V", 0, 0, 6, 0, [0, 1, 2, 4]),
+                        tex_unit(name, 3, [0, 1, 2, 3], [0, 1, 2, 3], ty == 10, offset),
+                    ];
+                    let prog =
+                        fetch_program(kind, Some(alu("ALU", groups.clone())), C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, 0);
+                    for seed in 0..3 {
+                        let what = format!("{name} {kind:?} type {ty} offset {offset:?} seed {seed}");
+                        total.merge(run_textured(gpu, what, kind, &prog, 140 + k, ty, texture));
+                        k += 1;
+                    }
+                }
+            }
+            if name == "SAMPLE_G_LB" {
+                continue; // refused on cubes: the space of a cube's gradients is not documented
+            }
+            // cube: face coordinates as the compilers make them (see cube_sample), the LOD in R3.z
+            let mut coords = vec![
+                cube_group(3, |ch| r(src, ch)),
+                G(vec![a("RECIP_IEEE", (3, 2), &[r(3, 2).abs()])], vec![]),
+                G(vec![a("MULADD", (3, 0), &[r(3, 0), ps(), lit(0)]), a("MULADD", (3, 1), &[r(3, 1), ps(), lit(0)])], vec![1.5f32.to_bits()]),
+            ];
+            coords.extend(lod_setup(2));
+            let fetch = tex_unit(name, 3, [1, 0, 3, 2], [0, 1, 2, 3], false, [0, 0, 0]);
+            let prog = fetch_program(kind, Some(alu("ALU", coords)), tex_clause(fetch), 0);
+            for seed in 0..4 {
+                total.merge(run_textured(gpu, format!("{name} {kind:?} cube seed {seed}"), kind, &prog, 140 + k, 4, &cube));
+                k += 1;
+            }
+        }
+    }
+    finish("gradient_forms", &total, &["SAMPLE_G_L", "SAMPLE_G_LZ", "SAMPLE_G_LB", "SET_GRADIENTS_H", "SET_GRADIENTS_V"], 600);
 }
 
 fn fuzz_seed() -> u64 {

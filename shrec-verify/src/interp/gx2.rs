@@ -30,6 +30,9 @@
 //!   SAMPLE_C / SAMPLE_C_LZ on a shadow sampler (6, 8, 12) compare src.w with the point-sampled
 //!   texel (`reference <= texel`, the harness's function) into lane x (`sample_compare`);
 //!   FETCH4 returns the red texels of the bilinear footprint in the R700 order (`fetch4`);
+//! - SAMPLE_G_L / SAMPLE_G_LZ sample at LOD src.w + LOD_BIAS / 0, SAMPLE_G_LB at the LOD of
+//!   the SET_GRADIENTS_H/V gradients + src.w + LOD_BIAS (`gradient_lod`), each at the mip level
+//!   nearest mip selection picks (`nearest_level`), undetermined near a level boundary;
 //! - LD reads src.xyz and the mip level src.w as signed integer bit patterns (no sampler);
 //!   GET_TEXTURE_INFO gives (width, height, depth, levels) of mip level asint(src.x) as integer
 //!   bit patterns. Out-of-range coordinates and levels, LD offsets and cubes are undetermined
@@ -1550,6 +1553,18 @@ impl<'a> M<'a> {
                 TexOp::SAMPLE | TexOp::SAMPLE_L | TexOp::SAMPLE_LB | TexOp::SAMPLE_LZ | TexOp::SAMPLE_G => {
                     self.sample(x.resource_id, &coord, x.offset)
                 }
+                // the gradient forms at an explicit LOD (docs/isa/gx2.md §7 "Gradient forms"):
+                // src.w + LOD_BIAS, 0, or the gradients' LOD biased by src.w + LOD_BIAS
+                TexOp::SAMPLE_G_L | TexOp::SAMPLE_G_LZ | TexOp::SAMPLE_G_LB => {
+                    let bias = f64::from(((x.lod_bias << 25) as i32 >> 25) as f32 / 8.0);
+                    let w = fin(coord[3]).map(|(v, e)| (f64::from(v) + bias, e));
+                    let lod = match x.op {
+                        TexOp::SAMPLE_G_L => w,
+                        TexOp::SAMPLE_G_LZ => Some((0.0, 0.0)),
+                        _ => self.gradient_lod(x.resource_id).zip(w).map(|((l, el), (b, eb))| (l + b, el + eb)),
+                    };
+                    self.sample_at_lod(x.resource_id, &coord, x.offset, lod)
+                }
                 TexOp::SAMPLE_C | TexOp::SAMPLE_C_LZ => self.sample_compare(x.resource_id, &coord, x.offset),
                 TexOp::FETCH4 => self.fetch4(x.resource_id, &coord, x.offset),
                 TexOp::LD => self.load(x.resource_id, &coord, x.offset),
@@ -1592,9 +1607,6 @@ impl<'a> M<'a> {
                 | TexOp::KEEP_GRADIENTS
                 | TexOp::PASS
                 | TexOp::SET_CUBEMAP_INDEX
-                | TexOp::SAMPLE_G_L
-                | TexOp::SAMPLE_G_LB
-                | TexOp::SAMPLE_G_LZ
                 | TexOp::SAMPLE_C_L
                 | TexOp::SAMPLE_C_LB
                 | TexOp::SAMPLE_C_G
@@ -1634,29 +1646,55 @@ impl<'a> M<'a> {
         }
     }
 
+    /// A sample at an explicit LOD (`lod`: value and error bound; None = undetermined): nearest
+    /// sampling (as `sample`) of the level [`nearest_level`] picks, every shape `sample` reads.
+    fn sample_at_lod(&self, res: u32, coord: &[V; 4], offset: [i32; 3], lod: Option<(f64, f64)>) -> [V; 4] {
+        let Some((t, false)) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        nearest_level(t.levels(), lod).and_then(|k| point_texel_at(t, coord, offset, k)).map_or([V::UNKNOWN; 4], |x| x.map(V::f))
+    }
+
+    /// The LOD the SET_GRADIENTS_H / _V gradients give on resource `res` (a flat, 2D-array or 3D
+    /// texture): log2 of ρ = max(|∂/∂x|, |∂/∂y|) in level-0 texels, with the error bound of the
+    /// gradients. Determined only where each gradient has at most one non-zero texel lane, so that
+    /// every form the Vulkan spec allows for ρ (the Euclidean length or the largest component)
+    /// agrees; a zero gradient gives −∞ (level 0).
+    fn gradient_lod(&self, res: u32) -> Option<(f64, f64)> {
+        let (t, _) = self.bound(res)?;
+        let (w, h, d) = t.level_size(0);
+        let sizes = match t.shape {
+            TextureShape::Flat | TextureShape::FlatArray => vec![w, h],
+            TextureShape::Volume => vec![w, h, d],
+            TextureShape::Cube => return None,
+        };
+        let length = |g: &[V; 4]| -> Option<(f64, f64)> {
+            let mut nonzero = None;
+            for (k, &n) in sizes.iter().enumerate() {
+                let (v, e) = fin(g[k])?;
+                if e != 0.0 {
+                    return None;
+                }
+                if v != 0.0 {
+                    if nonzero.is_some() {
+                        return None;
+                    }
+                    nonzero = Some(f64::from(v).abs() * f64::from(n));
+                }
+            }
+            Some((nonzero.unwrap_or(0.0), 0.0))
+        };
+        let (rho_h, _) = length(&self.grad_h)?;
+        let (rho_v, _) = length(&self.grad_v)?;
+        let rho = rho_h.max(rho_v);
+        Some((if rho == 0.0 { f64::NEG_INFINITY } else { rho.log2() }, 0.0))
+    }
+
     /// The texel nearest point sampling of level 0 reads (see `sample`), or None when not
     /// determined (mip levels, a coordinate near a texel boundary, an undetermined slice).
     fn point_texel(&self, t: &Texture, coord: &[V; 4], offset: [i32; 3]) -> Option<[f32; 4]> {
         if !t.mips.is_empty() {
             return None;
         }
-        if t.shape == TextureShape::Cube {
-            return if offset == [0, 0, 0] { sample_cube(t, coord) } else { None };
-        }
-        let pick = |c: V, half_texels: i32, n: u32| -> Option<usize> {
-            let (v, e) = fin(c)?;
-            let size = f64::from(n);
-            let (x, e) = (f64::from(v) * size + f64::from(half_texels) / 2.0, e * size);
-            crate::nearest_clamped(x - e, x + e, n, 1.0 / 64.0).map(|i| i as usize)
-        };
-        let (w, h, d) = t.level_size(0);
-        let (i, j) = (pick(coord[0], offset[0], w)?, pick(coord[1], offset[1], h)?);
-        let k = match t.shape {
-            TextureShape::Volume => pick(coord[2], offset[2], d)?,
-            TextureShape::FlatArray => array_slice(coord[2], t.layers)?,
-            _ => 0,
-        };
-        Some(t.texels[(k * h as usize + j) * w as usize + i])
+        point_texel_at(t, coord, offset, 0)
     }
 
     /// SAMPLE_C / SAMPLE_C_LZ on a shadow sampler (GX2SamplerType 5, 6, 8, 12): the texel
@@ -1952,14 +1990,66 @@ fn array_slice(z: V, layers: u32) -> Option<usize> {
 /// (s − 1, t − 1 being the face's texture coordinates; the CUBE → RECIP → MULADD 1.5 sequence
 /// makes them), coord.z = face id 0-5. Coordinates outside [1, 2] or within the error bound of a
 /// texel boundary (face edges included), and face values other than 0.0-5.0, are undetermined.
-fn sample_cube(t: &Texture, coord: &[V; 4]) -> Option<[f32; 4]> {
+fn sample_cube(t: &Texture, coord: &[V; 4], level: u32) -> Option<[f32; 4]> {
     let face = coord[2];
     let f = face.val();
     if !face.is_exact() || !(0.0..=5.0).contains(&f) || f.fract() != 0.0 {
         return None;
     }
     let interval = |c: V| fin(c).map(|(v, e)| (f64::from(v) - e, f64::from(v) + e));
-    crate::cube_texel(&t.texels, t.size, f as usize, interval(coord[0])?, interval(coord[1])?)
+    crate::cube_texel(t.level(level), t.level_size(level).0, f as usize, interval(coord[0])?, interval(coord[1])?)
+}
+
+/// The texel nearest sampling of mip level `level` reads: clamp to edge, the OFFSET_X/Y/Z half
+/// texels added to the texel coordinate (see `sample`); cubes by `sample_cube` (no offsets); a
+/// 2D array's slice floor(src.z) clamped. None near a texel boundary or for an undetermined
+/// slice or face.
+fn point_texel_at(t: &Texture, coord: &[V; 4], offset: [i32; 3], level: u32) -> Option<[f32; 4]> {
+    if t.shape == TextureShape::Cube {
+        return if offset == [0, 0, 0] { sample_cube(t, coord, level) } else { None };
+    }
+    let pick = |c: V, half_texels: i32, n: u32| -> Option<usize> {
+        let (v, e) = fin(c)?;
+        let size = f64::from(n);
+        let (x, e) = (f64::from(v) * size + f64::from(half_texels) / 2.0, e * size);
+        crate::nearest_clamped(x - e, x + e, n, 1.0 / 64.0).map(|i| i as usize)
+    };
+    let (w, h, d) = t.level_size(level);
+    let (i, j) = (pick(coord[0], offset[0], w)?, pick(coord[1], offset[1], h)?);
+    let k = match t.shape {
+        TextureShape::Volume => pick(coord[2], offset[2], d)?,
+        TextureShape::FlatArray => array_slice(coord[2], t.layers)?,
+        _ => 0,
+    };
+    t.level(level).get((k * h as usize + j) * w as usize + i).copied()
+}
+
+/// The mip level `VK_SAMPLER_MIPMAP_MODE_NEAREST` (what the harness binds) picks for LOD `lod`
+/// (value, error bound) on a texture of `levels` levels: λ clamped to [0, levels − 1] (the
+/// harness's minLod / maxLod), level 0 for λ ≤ ½, else ⌈λ + ½⌉ − 1 (Vulkan "Texel Selection").
+/// One level: level 0 whatever the LOD. Undetermined (None) for an unknown or NaN LOD with more
+/// than one level, or within 1/16 (plus the error) of a boundary k + ½, where the host's LOD
+/// arithmetic may round either way.
+fn nearest_level(levels: u32, lod: Option<(f64, f64)>) -> Option<u32> {
+    if levels <= 1 {
+        return Some(0);
+    }
+    let (l, e) = lod?;
+    if l.is_nan() {
+        return None;
+    }
+    let last = f64::from(levels - 1);
+    let margin = 1.0 / 16.0 + e;
+    let pick = |x: f64| {
+        let x = x.clamp(0.0, last);
+        if x <= 0.5 {
+            0.0
+        } else {
+            (x + 0.5).ceil() - 1.0
+        }
+    };
+    let (a, b) = (pick(l - margin), pick(l + margin));
+    (a == b).then_some(a as u32)
 }
 
 /// A comparison of two lanes. Float comparisons are IEEE: E / GT / GE are false and NE is

@@ -651,11 +651,20 @@ fn cube_and_cube_map_sampling() {
     let o = check(&lib, "cube", &p);
     has_all(&o.disasm, &["x: CUBE R1.x, R0.z, R0.y", "w: CUBE R1.w, R0.y, R0.z", "SAMPLE R2, R1.yxwy, t0, s0"]);
     has_all(&o.hlsl, &["TextureCube<float4>", ".Sample("]);
-    // face-coordinate gradients are not translated
-    let mut p = ps(program("SAMPLE_G"), 2);
-    p.sampler_vars = vec![SamplerVar { name: "env".into(), ty: 4, location: 0 }];
-    let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
-    assert!(op.name() == "SAMPLE_G" && what.contains("SAMPLE_G on a cube texture"), "{op}: {what}");
+    // face-coordinate gradients are not translated (SAMPLE_G, SAMPLE_G_LB); SAMPLE_G_L and
+    // SAMPLE_G_LZ do not take their level from the gradients and sample the cube
+    for name in ["SAMPLE_G", "SAMPLE_G_LB"] {
+        let mut p = ps(program(name), 2);
+        p.sampler_vars = vec![SamplerVar { name: "env".into(), ty: 4, location: 0 }];
+        let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
+        assert!(op.name() == name && what.contains(&format!("{name} on a cube texture")), "{op}: {what}");
+    }
+    for name in ["SAMPLE_G_L", "SAMPLE_G_LZ"] {
+        let mut p = ps(program(name), 2);
+        p.sampler_vars = vec![SamplerVar { name: "env".into(), ty: 4, location: 0 }];
+        let o = check(&lib, "cube", &p);
+        has_all(&o.hlsl, &["TextureCube<float4>", ".SampleLevel("]);
+    }
 }
 
 #[test]
@@ -788,7 +797,8 @@ fn rejected_tex_opcodes_are_named() {
         assert!(matches!(rejects(&p, op.name()), Gx2Error::Rejected { op: Opcode::Tex(o), .. } if o == op));
         n += 1;
     }
-    assert_eq!(n, 17);
+    // 17 until SAMPLE_G_L / _LB / _LZ were translated
+    assert_eq!(n, 14);
     // VTX_FETCH of a non-uniform buffer; SAMPLE with unnormalized coordinates, texel offsets, relative GPRs
     let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
     rejects(&p, "VTX_FETCH");

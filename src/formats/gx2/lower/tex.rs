@@ -67,7 +67,7 @@ impl Lowering<'_> {
         let coord = Expr::Compose(Box::new([sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]), sel(x.src_sel[3])]));
         use TexOp::*;
         let value = match x.op {
-            SAMPLE | SAMPLE_L | SAMPLE_LB | SAMPLE_LZ | SAMPLE_G => {
+            SAMPLE | SAMPLE_L | SAMPLE_LB | SAMPLE_LZ | SAMPLE_G | SAMPLE_G_L | SAMPLE_G_LB | SAMPLE_G_LZ => {
                 if x.coord_norm.iter().take(2).any(|n| !n) {
                     return Err(unsupported(x.op, format!("{} with unnormalized coordinates", x.name), pc));
                 }
@@ -79,8 +79,17 @@ impl Lowering<'_> {
                 let offset = texel_offset(x, dim, pc)?;
                 // a cube resource takes face coordinates (s, t, face id), as CUBE makes them
                 let coord = if dim == TexDim::Cube {
-                    if x.op == SAMPLE_G {
-                        return Err(unsupported(x.op, "SAMPLE_G on a cube texture (face-coordinate gradients)", pc));
+                    // The gradients of a cube SAMPLE_G / SAMPLE_G_LB are in an unknown space
+                    // (face coordinates? the direction?) and no source translates them: Mesa r600
+                    // lowers textureGrad on cube maps before the backend, Cemu leaves it
+                    // unimplemented, decaf aborts on every gradient form. SAMPLE_G_L and
+                    // SAMPLE_G_LZ do not choose their level from the gradients (below).
+                    if matches!(x.op, SAMPLE_G | SAMPLE_G_LB) {
+                        return Err(unsupported(
+                            x.op,
+                            format!("{} on a cube texture (the space of face-coordinate gradients is not documented)", x.name),
+                            pc,
+                        ));
                     }
                     cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
                 } else {
@@ -93,6 +102,21 @@ impl Lowering<'_> {
                     SAMPLE_L => SampleMode::Lod(Box::new(bin(BinOp::Add, w, lit(bias)))),
                     SAMPLE_LB => SampleMode::BiasExpr(Box::new(bin(BinOp::Add, w, lit(bias)))),
                     SAMPLE_LZ => SampleMode::Lod(Box::new(lit(0.0))),
+                    // The SAMPLE_G_* forms (docs/gx2.md "Gradient forms"): the suffix says what
+                    // replaces or biases the LOD the SET_GRADIENTS_H/V gradients give, as the
+                    // suffix does for SAMPLE_L / _LB / _LZ (decaf `translateTex_SAMPLE_G_L` =
+                    // Gradient | Lod, `_G_LB` = Gradient | LodBias, `_G_LZ` = Gradient | LodZero;
+                    // Mesa's r600 bytecode parser gives all three the gradient inputs). With an
+                    // explicit LOD the gradients only shape an anisotropic footprint, which
+                    // SampleLevel does not model (docs/gx2.md says so).
+                    SAMPLE_G_L => SampleMode::Lod(Box::new(bin(BinOp::Add, w, lit(bias)))),
+                    SAMPLE_G_LZ => SampleMode::Lod(Box::new(lit(0.0))),
+                    SAMPLE_G_LB => {
+                        // log2(ρ · 2^b) = log2(ρ) + b: scaling both gradients by 2^bias biases
+                        // the LOD they give by exactly `bias` and keeps their ratio (anisotropy)
+                        let scale = un(UnOp::Exp2, bin(BinOp::Add, w, lit(bias)));
+                        SampleMode::Grad(Box::new(bin(BinOp::Mul, rd4(GRAD_H), scale.clone())), Box::new(bin(BinOp::Mul, rd4(GRAD_V), scale)))
+                    }
                     _ => SampleMode::Grad(Box::new(rd4(GRAD_H)), Box::new(rd4(GRAD_V))),
                 };
                 Expr::Sample { tex: ti, coord: Box::new(coord), mode, offset }
@@ -213,9 +237,9 @@ impl Lowering<'_> {
             }
             VTX_FETCH => return Err(unsupported(x.op, format!("VTX_FETCH of resource {} (only uniform blocks 0x80-0x8E)", x.resource_id), pc)),
             // rejected by the table (docs/opcodes/gx2.md)
-            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_COMP_TEX_LOD | GET_LERP | KEEP_GRADIENTS | PASS | SET_CUBEMAP_INDEX | SAMPLE_G_L
-            | SAMPLE_G_LB | SAMPLE_G_LZ | SAMPLE_C_L | SAMPLE_C_LB | SAMPLE_C_G | SAMPLE_C_G_L | SAMPLE_C_G_LB | SAMPLE_C_G_LZ
-            | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
+            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_COMP_TEX_LOD | GET_LERP | KEEP_GRADIENTS | PASS | SET_CUBEMAP_INDEX | SAMPLE_C_L
+            | SAMPLE_C_LB | SAMPLE_C_G | SAMPLE_C_G_L | SAMPLE_C_G_LB | SAMPLE_C_G_LZ | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C
+            | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
         };
         // fetch once into a scratch temp, then the destination select
         out.push(assign(t(TEX_TMP), 0xF, value));
