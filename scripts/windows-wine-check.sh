@@ -11,9 +11,10 @@
 #     (shrec-verify's cache-check), and dxil.dll itself signs each one again to the same bytes
 #     (scripts/windows/dxil-resign); the .cpp compiles with x86_64-w64-mingw32-g++; a second
 #     build replaces the first one's files; DXC worker processes (--isolate-dxc) survive
-#     crashing workers and stop one at the CPU-time limit; the cargo example's program decodes
-#     every shader; DXC 1.6 is refused before any work, naming its version.
-# Needs: wine64 (Debian's Wine 8), mingw-w64 (gcc, g++), python3 with pip, the Rust target
+#     crashing workers and stop one at the CPU-time limit; the cargo example's and the CMake
+#     example's programs (cross-built) decode every shader; DXC 1.6 is refused before any work,
+#     naming its version.
+# Needs: wine64 (Debian's Wine 8), mingw-w64 (gcc, g++, ar), cmake, python3 with pip, the Rust target
 # x86_64-pc-windows-gnu. Wine 8 lacks ProcessPrng (Rust's std needs it): a shim DLL built here
 # from scripts/windows/processprng-shim.c is placed beside shrec.exe.
 set -euo pipefail
@@ -160,6 +161,30 @@ tail -n 3 "$OUT/windows/consumer.txt"
 looked_up=$(grep -c " dxil [0-9]* bytes spirv " "$OUT/windows/consumer.txt" || true)
 [ "$looked_up" = "$(wc -l <"$OUT/linux/keys.txt")" ] || fail "the cargo example decoded $looked_up shaders, expected $(wc -l <"$OUT/linux/keys.txt")"
 echo "cargo example on Windows: $looked_up shaders looked up and decoded"
+
+# The CMake example through build/shrec.cmake, cross-compiled for Windows: CMake and shrec run on
+# this host (a MinGW toolchain: CMAKE_SYSTEM_NAME=Windows), the program is linked statically with
+# zstd's decompressor built from the zstd-sys crate's sources, and run under Wine.
+ZSTD_SRC=$(cargo metadata --format-version 1 --locked | python3 -c 'import json, os, sys
+m = json.load(sys.stdin)
+print(os.path.join(os.path.dirname(next(p["manifest_path"] for p in m["packages"] if p["name"] == "zstd-sys")), "zstd", "lib"))')
+rm -rf "$OUT/zstd" "$OUT/cmake"
+mkdir -p "$OUT/zstd"
+for c in "$ZSTD_SRC"/common/*.c "$ZSTD_SRC"/decompress/*.c; do
+    x86_64-w64-mingw32-gcc -O2 -DZSTD_DISABLE_ASM -c "$c" -o "$OUT/zstd/$(basename "$c" .c).o"
+done
+x86_64-w64-mingw32-ar rcs "$OUT/zstd/libzstd.a" "$OUT"/zstd/*.o
+cmake -S examples/cmake -B "$OUT/cmake" -DCMAKE_SYSTEM_NAME=Windows -DCMAKE_CXX_COMPILER=x86_64-w64-mingw32-g++ \
+    -DCMAKE_EXE_LINKER_FLAGS=-static -DSHREC_EXECUTABLE="$ROOT/target/release/shrec" \
+    -DZSTD_INCLUDE_DIR="$ZSTD_SRC" -DZSTD_LIBRARY="$OUT/zstd/libzstd.a" >/dev/null
+timed cmake --build "$OUT/cmake"
+set +e
+(cd "$OUT/cmake" && "$WINE" ./shader_cache_example.exe) >"$OUT/windows/cmake.txt" 2>&1
+rc=$?
+set -e
+tail -n 1 "$OUT/windows/cmake.txt"
+[ "$rc" = 0 ] || fail "the CMake example's program exited $rc under Wine (log: $OUT/windows/cmake.txt)"
+grep -q "^checked $(wc -l <"$OUT/linux/keys.txt") shaders, 0 failed" "$OUT/windows/cmake.txt" || fail "the CMake example did not check every shader"
 
 # DXC 1.6.2112 is refused before any work: exit 1, its version named, no output written.
 set +e

@@ -199,7 +199,7 @@ fn large_shaders_compile_in_workers_under_limits() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The test hooks (`SHREC_TEST_*` variables: stall a write, crash a DXC worker) exist only in a
+/// The test hooks (`SHREC_TEST_*` variables: stall a write, crash a DXC worker or make it spin) exist only in a
 /// build with the `test-hooks` feature, which the tests enable through a dev-dependency on the
 /// package itself; a released shrec (`cargo build`, `cargo install`) reads none of them. Every
 /// place in `src/` that reads such a variable sits under `#[cfg(feature = "test-hooks")]`.
@@ -228,5 +228,5 @@ fn test_hooks_are_behind_their_feature() {
             }
         }
     }
-    assert_eq!(reads, 3, "SHREC_TEST_STALL_WRITE, SHREC_TEST_DXC_ABORT_AT and SHREC_TEST_KEEP_ZERO_DXIL_HASH");
+    assert_eq!(reads, 4, "SHREC_TEST_STALL_WRITE, SHREC_TEST_DXC_ABORT_AT, SHREC_TEST_DXC_SPIN_AT and SHREC_TEST_KEEP_ZERO_DXIL_HASH");
 }
