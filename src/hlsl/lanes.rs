@@ -203,7 +203,9 @@ impl Writer<'_> {
     /// Lanes `letters` of register read `src` (no swizzle for `xyzw`), with its modifiers.
     pub(super) fn read_text(&self, src: &Src, letters: &str) -> String {
         let mut t = self.reg(&src.reg);
-        if self.is_variable(&src.reg) {
+        // a swizzle of two or more lanes (`r.xy`, `r.xxxx`) loads the whole vector; a one-lane
+        // read would be an access chain, and so would a whole read that a later `.x` selects from
+        if self.is_variable(&src.reg) && (letters.len() == 1 || letters == "xyzw") {
             t = format!("((float4){t})");
         }
         if letters != "xyzw" {

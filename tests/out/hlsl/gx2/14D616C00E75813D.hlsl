@@ -12,7 +12,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
     float4 vpos : SV_Position;
 };
 
@@ -21,8 +21,7 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 vpos = 0;
-static precise float4 oc0 = 0;
+static precise float4 vpos = 0, oc0 = 0;
 static precise float4 R0 = 0, R1 = 0, R2 = 0, R3 = 0, R4 = 0, R5 = 0, R6 = 0, R124 = 0, R125 = 0, R126 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0;
 
 void shrec_body()
