@@ -253,12 +253,12 @@ bool4 shrec_is_inf(float4 x) { return (asuint(x) & 0x7FFFFFFFu) == 0x7F800000u; 
 // D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.
 float4 shrec_mul_legacy(float4 a, float4 b) { precise float4 p = a * b; return select(or(a == 0.0, b == 0.0), (float4)0.0, p); }
 // One lane (the writer prints a one-lane write on scalars).
-float shrec_mul_legacy(float a, float b) { precise float p = a * b; return (a == 0.0 || b == 0.0) ? 0.0 : p; }
+float shrec_mul_legacy(float a, float b) { precise float p = a * b; return select(or(a == 0.0, b == 0.0), 0.0, p); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_mul_legacy_k)
 // The same when every lane of k is finite and not zero (a literal): a * k is ±0 only for a = ±0.
 float4 shrec_mul_legacy_k(float4 a, float4 k) { precise float4 p = a * k; return select(a == 0.0, (float4)0.0, p); }
-float shrec_mul_legacy_k(float a, float k) { precise float p = a * k; return a == 0.0 ? 0.0 : p; }
+float shrec_mul_legacy_k(float a, float k) { precise float p = a * k; return select(a == 0.0, 0.0, p); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_rcp_exact_one) || defined(SHREC_USE_shrec_rcp_clamp_max) || defined(SHREC_USE_shrec_rcp_clamp_zero)
 float4 shrec_rcp_exact_one(float4 x) { precise float4 r = 1.0 / x; return select(x == 1.0, (float4)1.0, r); }
@@ -302,17 +302,17 @@ float4 shrec_pica_mul(float4 a, float4 b)
 float shrec_pica_mul(float a, float b)
 {
     precise float p = a * b;
-    return (isnan(p) && !isnan(a) && !isnan(b)) ? 0.0 : p;
+    return select(and(isnan(p), and(!isnan(a), !isnan(b))), 0.0, p);
 }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_max)
 // PICA max/min: (a > b) ? a : b and (a < b) ? a : b per lane (NaN rules of SSE maxps/minps).
 float4 shrec_pica_max(float4 a, float4 b) { return select(a > b, a, b); }
-float shrec_pica_max(float a, float b) { return a > b ? a : b; }
+float shrec_pica_max(float a, float b) { return select(a > b, a, b); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_min)
 float4 shrec_pica_min(float4 a, float4 b) { return select(a < b, a, b); }
-float shrec_pica_min(float a, float b) { return a < b ? a : b; }
+float shrec_pica_min(float a, float b) { return select(a < b, a, b); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_dot2) || defined(SHREC_USE_shrec_pica_dot3) || defined(SHREC_USE_shrec_pica_dot4)
 // PICA dot products: PICA-multiply products summed left to right, broadcast.
@@ -325,7 +325,9 @@ float4 shrec_pica_dot4(float4 a, float4 b) { float4 p = shrec_pica_mul(a, b); pr
 int shrec_f2i_x86(float x) { return (abs(x) < 2147483648.0) ? (int)x : (int)0x80000000; }
 #endif
 // Helpers used by the integer / non-IEEE IR operators (src/ir/mod.rs documents each).
-// HLSL 2021: vector conditions go through select()/or(), never ?: or ||.
+// HLSL 2021: vector conditions go through select()/or(), never ?: or ||. The scalar overloads
+// above use select() / or() / and() too: on scalars HLSL 2021's ?:, || and && short-circuit,
+// and DXC's SPIR-V then keeps a branch and a phi for each (same values, more code).
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_select)
 float4 shrec_select(bool4 c, float4 t, float4 f) { return select(c, t, f); }
 #endif
@@ -398,15 +400,15 @@ uint4 shrec_bfi(uint4 m, uint4 a, uint4 b) { return (m & a) | (~m & b); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_cnde_i)
 uint4 shrec_cnde_i(uint4 c, uint4 a, uint4 b) { return select(c == 0u, a, b); }
-uint shrec_cnde_i(uint c, uint a, uint b) { return c == 0u ? a : b; }
+uint shrec_cnde_i(uint c, uint a, uint b) { return select(c == 0u, a, b); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_cndgt_i)
 uint4 shrec_cndgt_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) > 0, a, b); }
-uint shrec_cndgt_i(uint c, uint a, uint b) { return asint(c) > 0 ? a : b; }
+uint shrec_cndgt_i(uint c, uint a, uint b) { return select(asint(c) > 0, a, b); }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_cndge_i)
 uint4 shrec_cndge_i(uint4 c, uint4 a, uint4 b) { return select(asint(c) >= 0, a, b); }
-uint shrec_cndge_i(uint c, uint a, uint b) { return asint(c) >= 0 ? a : b; }
+uint shrec_cndge_i(uint c, uint a, uint b) { return select(asint(c) >= 0, a, b); }
 #endif
 
 #ifdef SHREC_XENOS

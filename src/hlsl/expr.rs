@@ -43,10 +43,6 @@ impl Writer<'_> {
                 let (a, b) = (self.expr(e_a), self.expr(e_b));
                 let (sa, sb) = (Self::broadcast_operand(e_a, e_b, a.clone()), Self::broadcast_operand(e_b, e_a, b.clone()));
                 match op {
-                    BinOp::Add => format!("({sa} + {sb})"),
-                    BinOp::Sub => format!("({sa} - {sb})"),
-                    BinOp::Mul => format!("({sa} * {sb})"),
-                    BinOp::Div => format!("({sa} / {sb})"),
                     // 0 × x = +0 needs one test when the other factor is a literal whose
                     // lanes are all finite and non-zero (its product with any x is 0 only for
                     // x = ±0, an inf / NaN x stays inf / NaN): shrec_mul_legacy_k
@@ -57,17 +53,15 @@ impl Writer<'_> {
                         format!("{}({b}, {a})", self.h("shrec_mul_legacy_k"))
                     }
                     BinOp::MulLegacy => format!("{}({a}, {b})", self.h("shrec_mul_legacy")),
-                    BinOp::Min => format!("min({a}, {b})"),
-                    BinOp::Max => format!("max({a}, {b})"),
-                    BinOp::Pow => format!("pow({a}, {b})"),
-                    BinOp::Sge => format!("((float4)({a} >= {b}))"),
-                    BinOp::Slt => format!("((float4)({a} < {b}))"),
-                    BinOp::Seq => format!("((float4)({a} == {b}))"),
-                    BinOp::Sne => format!("((float4)!({a} == {b}))"),
                     BinOp::Cross3 => format!("float4(cross(({a}).xyz, ({b}).xyz), 0.0)"),
                     BinOp::MulPica => format!("{}({a}, {b})", self.h("shrec_pica_mul")),
                     BinOp::MaxPica => format!("{}({a}, {b})", self.h("shrec_pica_max")),
                     BinOp::MinPica => format!("{}({a}, {b})", self.h("shrec_pica_min")),
+                    // `+ - * /` take a broadcast scalar operand (`1.0 - R1`)
+                    _ => {
+                        let (x, y) = if infix_operator(*op).is_some() { (&sa, &sb) } else { (&a, &b) };
+                        per_lane_binary_text(*op, x, y, "float4").unwrap_or_else(|| unreachable!("{op:?} has an arm above"))
+                    }
                 }
             }
             Expr::Dot(..) => format!("((float4){})", self.dot(e)),

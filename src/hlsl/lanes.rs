@@ -45,18 +45,7 @@ impl Writer<'_> {
                     BinOp::MaxPica => format!("{}({a}, {b})", self.h("shrec_pica_max")),
                     BinOp::MinPica => format!("{}({a}, {b})", self.h("shrec_pica_min")),
                     BinOp::MulPica => format!("{}({a}, {b})", self.h("shrec_pica_mul")),
-                    BinOp::Add => format!("({a} + {b})"),
-                    BinOp::Sub => format!("({a} - {b})"),
-                    BinOp::Mul => format!("({a} * {b})"),
-                    BinOp::Div => format!("({a} / {b})"),
-                    BinOp::Min => format!("min({a}, {b})"),
-                    BinOp::Max => format!("max({a}, {b})"),
-                    BinOp::Pow => format!("pow({a}, {b})"),
-                    BinOp::Sge => format!("((float)({a} >= {b}))"),
-                    BinOp::Slt => format!("((float)({a} < {b}))"),
-                    BinOp::Seq => format!("((float)({a} == {b}))"),
-                    BinOp::Sne => format!("((float)!({a} == {b}))"),
-                    _ => self.vector_lane(e, l),
+                    _ => per_lane_binary_text(*op, &a, &b, "float").unwrap_or_else(|| self.vector_lane(e, l)),
                 }
             }
             Expr::Mad(a, b, c) => format!("({} * {} + {})", lane(a), lane(b), lane(c)),
@@ -80,7 +69,8 @@ impl Writer<'_> {
                 let (a, b) = (uint_text(&fa), uint_text(&fb));
                 match (int_binary_text(*op, &a, &b), int_compare_text(*op, &a, &b), float_compare_text(*op, &fa, &fb)) {
                     (Some(t), ..) => t,
-                    (None, Some(c), _) | (None, None, Some(c)) => format!("asfloat(({c}) ? 0xFFFFFFFFu : 0u)"),
+                    // select, not `?:`: a scalar `?:` short-circuits in HLSL 2021 (a branch in SPIR-V)
+                    (None, Some(c), _) | (None, None, Some(c)) => format!("asfloat(select({c}, 0xFFFFFFFFu, 0u))"),
                     (None, None, None) => self.vector_lane(e, l),
                 }
             }
@@ -203,7 +193,9 @@ impl Writer<'_> {
     /// Lanes `letters` of register read `src` (no swizzle for `xyzw`), with its modifiers.
     pub(super) fn read_text(&self, src: &Src, letters: &str) -> String {
         let mut t = self.reg(&src.reg);
-        if self.is_variable(&src.reg) {
+        // a swizzle of two or more lanes (`r.xy`, `r.xxxx`) loads the whole vector; a one-lane
+        // read would be an access chain, and so would a whole read that a later `.x` selects from
+        if self.is_variable(&src.reg) && (letters.len() == 1 || letters == "xyzw") {
             t = format!("((float4){t})");
         }
         if letters != "xyzw" {

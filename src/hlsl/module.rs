@@ -75,12 +75,11 @@ impl Writer<'_> {
             });
         }
         let int_vars: Vec<&IntVar> = m.ext.int_vars.iter().zip(&named).filter(|(_, &n)| n).map(|(v, _)| v).collect();
-        for v in &int_vars {
-            if v.len == 0 {
-                self.line(format!("static int {} = 0;", v.name));
-            } else {
-                self.line(format!("static int {}[{}];", v.name, v.len));
-            }
+        // one declaration for all of them: `static int a0 = 0, loop_i[4];`
+        let ints: Vec<String> =
+            int_vars.iter().map(|v| if v.len == 0 { format!("{} = 0", v.name) } else { format!("{}[{}]", v.name, v.len) }).collect();
+        if !ints.is_empty() {
+            self.line(format!("static int {};", ints.join(", ")));
         }
         if let Some(g) = &m.ext.geometry {
             self.line("static ShaderOutput shrec_gs_buf[3];");
@@ -155,8 +154,11 @@ impl Writer<'_> {
                 self.out.insert_str(at, &format!("static {float4} {};\n", names.join(", ")));
             }
         }
-        let io: String = named_io(m, &self.used_io.borrow()).into_iter().map(|(_, v)| format!("static {float4} {} = 0;\n", v.name)).collect();
-        self.out.insert_str(io_at, &io);
+        // the stage registers in one declaration, as the temps
+        let io: Vec<String> = named_io(m, &self.used_io.borrow()).into_iter().map(|(_, v)| format!("{} = 0", v.name)).collect();
+        if !io.is_empty() {
+            self.out.insert_str(io_at, &format!("static {float4} {};\n", io.join(", ")));
+        }
         if let ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
             self.out.insert_str(declarations_at, &xenos_abi::declarations(m, x, &self.xenos_used.borrow()));
         }
@@ -252,6 +254,7 @@ impl Writer<'_> {
         self.line(format!("struct {name}"));
         self.line("{");
         self.indent += 1;
+        let explicit = needs_explicit_locations(vars);
         for v in vars {
             let ty = match v.semantic {
                 Semantic::InstanceId | Semantic::VertexId => "uint",
@@ -259,7 +262,7 @@ impl Writer<'_> {
                 _ if v.components == 1 => "float",
                 _ => "float4",
             };
-            let loc = vk_location(&v.semantic).map(|l| format!("[[vk::location({l})]] ")).unwrap_or_default();
+            let loc = vk_location(&v.semantic).filter(|_| explicit).map(|l| format!("[[vk::location({l})]] ")).unwrap_or_default();
             if spirv_only(&v.semantic) {
                 self.line("#ifdef __spirv__");
                 self.line(format!("[[vk::builtin(\"PointSize\")]] {ty} {} : {};", v.name, semantic_text(&v.semantic)));
@@ -272,6 +275,19 @@ impl Writer<'_> {
         self.line("};");
         self.line("");
     }
+}
+
+/// Whether the fields of a signature struct need `[[vk::location(n)]]`: not when their
+/// locations are 0, 1, 2, … in declaration order, which is what DXC assigns without the
+/// attribute (its default stage-variable order is the declaration order; built-ins such as
+/// `SV_Position` take no location). `SV_Target<n>` takes location n of its own, so a struct with
+/// one keeps the attributes.
+fn needs_explicit_locations(vars: &[IoVar]) -> bool {
+    if vars.iter().any(|v| matches!(v.semantic, Semantic::Target(_))) {
+        return true;
+    }
+    let locations = vars.iter().filter(|v| !spirv_only(&v.semantic)).filter_map(|v| vk_location(&v.semantic));
+    !locations.zip(0u32..).all(|(l, k)| l == k)
 }
 
 /// The inputs, then the outputs, of `m` that `used` names (`true` for an output), in

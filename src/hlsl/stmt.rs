@@ -46,7 +46,7 @@ impl Writer<'_> {
                     // One lane of a register variable: a whole-vector select, not `r.x = …`,
                     // which DXC's SPIR-V front end writes through an OpAccessChain (see
                     // `is_variable`).
-                    let lanes: Vec<&str> = (0..4).map(|i| if dst.mask >> i & 1 == 1 { "true" } else { "false" }).collect();
+                    let lanes: Vec<&str> = (0..4).map(|i| if dst.mask >> i & 1 == 1 { "1" } else { "0" }).collect();
                     let v = full(self);
                     self.line(format!("{target} = select(bool4({}), {v}, {target});", lanes.join(", ")));
                 } else {

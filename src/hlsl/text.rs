@@ -243,6 +243,34 @@ pub(super) fn spirv_only(s: &Semantic) -> bool {
     *s == Semantic::PointSize
 }
 
+/// The HLSL infix operator of `+ - * /`, the same text for vectors and scalars.
+pub(super) fn infix_operator(op: BinOp) -> Option<&'static str> {
+    match op {
+        BinOp::Add => Some("+"),
+        BinOp::Sub => Some("-"),
+        BinOp::Mul => Some("*"),
+        BinOp::Div => Some("/"),
+        _ => None,
+    }
+}
+
+/// `a op b` of a per-lane operator HLSL writes directly: `+ - * /`, `min` / `max` / `pow`,
+/// and the set-on-compare operators as a 1.0 / 0.0 of type `ty` (`float4` or `float`). One
+/// table for whole vectors and single lanes. `None`: the caller writes `op` (the legacy
+/// multiply and the PICA operators through prelude helpers, Cross3 on whole vectors).
+pub(super) fn per_lane_binary_text(op: BinOp, a: &str, b: &str, ty: &str) -> Option<String> {
+    Some(match op {
+        BinOp::Min => format!("min({a}, {b})"),
+        BinOp::Max => format!("max({a}, {b})"),
+        BinOp::Pow => format!("pow({a}, {b})"),
+        BinOp::Sge => format!("(({ty})({a} >= {b}))"),
+        BinOp::Slt => format!("(({ty})({a} < {b}))"),
+        BinOp::Seq => format!("(({ty})({a} == {b}))"),
+        BinOp::Sne => format!("(({ty})!({a} == {b}))"),
+        _ => format!("({a} {} {b})", infix_operator(op)?),
+    })
+}
+
 /// Vulkan location for user semantics; builtins get none (DXC maps them to built-ins).
 pub(super) fn vk_location(s: &Semantic) -> Option<u32> {
     match s {

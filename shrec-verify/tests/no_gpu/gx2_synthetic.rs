@@ -18,6 +18,7 @@ use shrec::formats::opcodes::Status;
 use shrec::formats::ShaderError;
 use shrec::formats::{self, TranslateOptions};
 use shrec_verify::gx2::asm::*;
+use shrec_verify::gx2::gfd;
 
 // ---------------------------------------------------------------------------------------------
 // Encoder: shrec-verify's GX2 assembler (bit layouts: docs/isa/gx2.md §5-§7), and shorthands
@@ -54,7 +55,7 @@ fn exp_done(ty: u32, base: u32, gpr: u32) -> C {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GX2 structs and a GFD writer
+// GX2 structs (the GFD writer is shrec_verify::gx2::gfd)
 // ---------------------------------------------------------------------------------------------
 
 fn shader(kind: ShaderKind, program: Vec<u8>) -> Gx2Shader {
@@ -93,103 +94,6 @@ fn set_mode_block(s: &mut Gx2Shader, blocks: &[(u32, &str, u32)]) {
     let f = s.kind.var_fields();
     s.words[f.mode / 4] = 1;
     s.uniform_blocks = blocks.iter().map(|&(loc, n, size)| UniformBlock { name: n.into(), offset: loc, size }).collect();
-}
-
-/// A GFD v7.1 file with one shader: header block (BE struct, arrays, strings, patch table,
-/// `}BLK` trailer; pointers tagged 0xD06/0xCA7), program block, end-of-file block.
-fn gfd(s: &Gx2Shader) -> Vec<u8> {
-    const D: u32 = 0xD060_0000;
-    const STR: u32 = 0xCA70_0000;
-    let kind = s.kind;
-    let f = kind.var_fields();
-    let mut b: Vec<u8> = vec![0; kind.struct_size()];
-    let mut words = s.words.clone();
-    let mut patches: Vec<u32> = Vec::new();
-    let mut strings: Vec<(usize, String)> = Vec::new();
-    let be = |b: &mut Vec<u8>, x: u32| b.extend_from_slice(&x.to_be_bytes());
-    let arr = |b: &mut Vec<u8>, words: &mut Vec<u32>, field: usize, n: usize, patches: &mut Vec<u32>| {
-        words[field / 4] = n as u32;
-        if n > 0 {
-            words[field / 4 + 1] = D | b.len() as u32;
-            patches.push(D | (field + 4) as u32);
-        }
-    };
-    arr(&mut b, &mut words, f.uniform_blocks, s.uniform_blocks.len(), &mut patches);
-    for x in &s.uniform_blocks {
-        strings.push((b.len(), x.name.clone()));
-        for v in [0, x.offset, x.size] {
-            be(&mut b, v);
-        }
-    }
-    arr(&mut b, &mut words, f.loop_vars, s.loop_vars.len(), &mut patches);
-    for x in &s.loop_vars {
-        be(&mut b, x.offset);
-        be(&mut b, x.value);
-    }
-    arr(&mut b, &mut words, f.sampler_vars, s.sampler_vars.len(), &mut patches);
-    for x in &s.sampler_vars {
-        strings.push((b.len(), x.name.clone()));
-        for v in [0, x.ty, x.location] {
-            be(&mut b, v);
-        }
-    }
-    if let Some(af) = f.attrib_vars {
-        arr(&mut b, &mut words, af, s.attrib_vars.len(), &mut patches);
-        for x in &s.attrib_vars {
-            strings.push((b.len(), x.name.clone()));
-            for v in [0, x.ty, x.count, x.location] {
-                be(&mut b, v);
-            }
-        }
-    }
-    for (at, name) in strings {
-        let p = STR | b.len() as u32;
-        b[at..at + 4].copy_from_slice(&p.to_be_bytes());
-        patches.push(D | at as u32);
-        b.extend_from_slice(name.as_bytes());
-        b.push(0);
-    }
-    while !b.len().is_multiple_of(4) {
-        b.push(0);
-    }
-    let (so, _) = kind.program_fields();
-    words[so / 4] = s.program.len() as u32;
-    if kind == ShaderKind::Geometry {
-        words[0x54 / 4] = s.copy_program.len() as u32;
-    }
-    for (i, w) in words.iter().enumerate() {
-        b[i * 4..i * 4 + 4].copy_from_slice(&w.to_be_bytes());
-    }
-    let pt = b.len() as u32;
-    for p in &patches {
-        be(&mut b, *p);
-    }
-    let data_size = pt;
-    for v in [u32::from_be_bytes(*b"}BLK"), 0x28, 0, data_size, D, 0, 0, 0, patches.len() as u32, D | pt] {
-        be(&mut b, v);
-    }
-    let (ht, pt_) = match kind {
-        ShaderKind::Vertex => (3, 5),
-        ShaderKind::Pixel => (6, 7),
-        ShaderKind::Geometry => (8, 9),
-    };
-    let mut out = Vec::new();
-    for v in [u32::from_be_bytes(*b"Gfx2"), 0x20, 7, 1, 2, 0, 0, 0] {
-        be(&mut out, v);
-    }
-    let block = |out: &mut Vec<u8>, ty: u32, data: &[u8]| {
-        for v in [u32::from_be_bytes(*b"BLK{"), 0x20, 1, 0, ty, data.len() as u32, 0, 0] {
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-        out.extend_from_slice(data);
-    };
-    block(&mut out, ht, &b);
-    block(&mut out, pt_, &s.program);
-    if kind == ShaderKind::Geometry {
-        block(&mut out, 10, &s.copy_program);
-    }
-    block(&mut out, 1, &[]);
-    out
 }
 
 // ---------------------------------------------------------------------------------------------

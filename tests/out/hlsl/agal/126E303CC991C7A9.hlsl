@@ -12,16 +12,16 @@
 struct ShaderInput
 {
     float4 frag_position : SV_Position;
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
-    [[vk::location(2)]] float4 v2 : TEXCOORD2;
-    [[vk::location(3)]] float4 v3 : TEXCOORD3;
-    [[vk::location(4)]] float4 v4 : TEXCOORD4;
-    [[vk::location(5)]] float4 v5 : TEXCOORD5;
-    [[vk::location(6)]] float4 v6 : TEXCOORD6;
-    [[vk::location(7)]] float4 v7 : TEXCOORD7;
-    [[vk::location(8)]] float4 v8 : TEXCOORD8;
-    [[vk::location(9)]] float4 v9 : TEXCOORD9;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
+    float4 v2 : TEXCOORD2;
+    float4 v3 : TEXCOORD3;
+    float4 v4 : TEXCOORD4;
+    float4 v5 : TEXCOORD5;
+    float4 v6 : TEXCOORD6;
+    float4 v7 : TEXCOORD7;
+    float4 v8 : TEXCOORD8;
+    float4 v9 : TEXCOORD9;
 };
 
 struct ShaderOutput
@@ -29,8 +29,7 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 v0 = 0;
-static precise float4 oc0 = 0;
+static precise float4 v0 = 0, oc0 = 0;
 static precise float4 ft0 = 0, ft1 = 0;
 
 void shrec_body()

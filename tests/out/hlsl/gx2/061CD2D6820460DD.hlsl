@@ -23,13 +23,7 @@ struct ShaderOutput
     [[vk::location(0)]] float4 o2 : TEXCOORD0;
 };
 
-static precise float4 a1 = 0;
-static precise float4 a0 = 0;
-static precise float4 a2 = 0;
-static precise float4 o0 = 0;
-static precise float4 o1 = 0;
-static precise float4 pos = 0;
-static precise float4 o2 = 0;
+static precise float4 a1 = 0, a0 = 0, a2 = 0, o0 = 0, o1 = 0, pos = 0, o2 = 0;
 static precise float4 R0 = 0, R2 = 0, R3 = 0, R4 = 0, R5 = 0, R6 = 0, R7 = 0, R124 = 0, R125 = 0, R126 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0;
 
 void shrec_body()

@@ -20,10 +20,7 @@ struct ShaderOutput
     [[vk::location(1)]] float4 o0 : TEXCOORD1;
 };
 
-static precise float4 a0 = 0;
-static precise float4 a2 = 0;
-static precise float4 pos = 0;
-static precise float4 o0 = 0;
+static precise float4 a0 = 0, a2 = 0, pos = 0, o0 = 0;
 static precise float4 R1 = 0, R125 = 0, R126 = 0, R127 = 0, R128 = 0, R130 = 0;
 
 void shrec_body()

@@ -12,7 +12,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
     float4 vpos : SV_Position;
 };
 
@@ -21,8 +21,7 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 vpos = 0;
-static precise float4 oc0 = 0;
+static precise float4 vpos = 0, oc0 = 0;
 static precise float4 R0 = 0, R1 = 0, R2 = 0, R3 = 0, R4 = 0, R5 = 0, R6 = 0, R124 = 0, R125 = 0, R126 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0;
 
 void shrec_body()
@@ -88,7 +87,7 @@ void shrec_body()
     R130.z = min(R128.z, R2.w);
     R131.x = shrec_mul_legacy_k(R127.x, 0.114);
     R128.x = (((shrec_mul_legacy_k(R130.y, 0.299) + shrec_mul_legacy_k(R125.z, 0.587)) + shrec_mul_legacy_k(R131.x, 1.0)) + shrec_mul_legacy(-0.0, 0.0));
-    R130.xw = float2(asfloat((R130.z > R128.x) ? 0xFFFFFFFFu : 0u), asfloat((R128.x > R126.x) ? 0xFFFFFFFFu : 0u));
+    R130.xw = float2(asfloat(select(R130.z > R128.x, 0xFFFFFFFFu, 0u)), asfloat(select(R128.x > R126.x, 0xFFFFFFFFu, 0u)));
     R128.z = asfloat(shrec_cnde_i(asuint(R130.x), asuint(R130.w), (0xFFFFFFFFu)));
     R130.xw = float2(asfloat(shrec_cnde_i(asuint(R128.z), asuint(R130.y), asuint(R126.z))), asfloat(shrec_cnde_i(asuint(R128.z), asuint(R3.x), asuint(R6.y))));
     R3 = float4(R130.x, asfloat(shrec_cnde_i(asuint(R128.z), asuint(R125.z), asuint(R127.w))), asfloat(shrec_cnde_i(asuint(R128.z), asuint(R127.x), asuint(R125.x))), R130.w);

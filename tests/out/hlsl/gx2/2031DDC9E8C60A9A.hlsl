@@ -11,9 +11,9 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
-    [[vk::location(2)]] float4 v2 : TEXCOORD2;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
+    float4 v2 : TEXCOORD2;
 };
 
 struct ShaderOutput
@@ -21,17 +21,14 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 oc0 = 0;
+static precise float4 v0 = 0, v1 = 0, v2 = 0, oc0 = 0;
 static precise float4 R0 = 0, R3 = 0, R4 = 0, R5 = 0, R124 = 0, R125 = 0, R126 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0, R133 = 0;
 
 void shrec_body()
 {
     R0.xyz = v0.xyz;
     R0.w = 1.0;
-    R130.x = asfloat(((asint(asuint(C[3].x)) > asint(asuint(0.0))) ? 0xFFFFFFFFu : 0u) & asuint(1.0));
+    R130.x = asfloat((select(asint(asuint(C[3].x)) > asint(asuint(0.0)), 0xFFFFFFFFu, 0u)) & asuint(1.0));
     R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
     R133.x = R133.w;
     [branch] if (!(R133.x == 0.0))
@@ -49,7 +46,7 @@ void shrec_body()
         R130.yzw = float3((R130.w + R128.w), floor(R128.x), floor(R128.y));
         R4.z = (R3.z + -0.57735026);
         R3.yw = float2(R130.y, (R130.y + -0.57735026));
-        R128.xyz = float3((shrec_mul_legacy_k((-R130.z), 289.0) + R126.y), (shrec_mul_legacy_k((-R130.w), 289.0) + R126.x), asfloat((R3.z > R130.y) ? 0xFFFFFFFFu : 0u));
+        R128.xyz = float3((shrec_mul_legacy_k((-R130.z), 289.0) + R126.y), (shrec_mul_legacy_k((-R130.w), 289.0) + R126.x), asfloat(select(R3.z > R130.y, 0xFFFFFFFFu, 0u)));
         R127.w = (R130.y + 0.21132487);
         R124.y = R128.y;
         R125.xy = float2(asfloat(shrec_cnde_i(asuint(R128.z), asuint(1.0), asuint(0.0))), R128.x);
@@ -110,28 +107,28 @@ void shrec_body()
         R128.x = (shrec_mul_legacy_k(R130.x, 130.0) + 0.0);
         R0.w = shrec_mul_legacy_k(R128.x, 1.6666666);
     }
-    R128.x = asfloat((~((C[2].x == 0.0) ? 0xFFFFFFFFu : 0u)) & asuint(1.0));
+    R128.x = asfloat((~(select(C[2].x == 0.0, 0xFFFFFFFFu, 0u))) & asuint(1.0));
     R133.w = (select(R128.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
     R133.x = R133.w;
     [branch] if (!(R133.x == 0.0))
     {
-        R130.xyz = float3(max(v2.y, (-v2.y)), asfloat((0.0 > C[2].x) ? 0xFFFFFFFFu : 0u), ((-C[2].y) + C[2].z));
+        R130.xyz = float3(max(v2.y, (-v2.y)), asfloat(select(0.0 > C[2].x, 0xFFFFFFFFu, 0u)), ((-C[2].y) + C[2].z));
         R128.w = ((-R130.x) + 1.0);
         R129.x = (1.0 / (R130.z));
-        R130.z = asfloat((R128.w > C[2].z) ? 0xFFFFFFFFu : 0u);
+        R130.z = asfloat(select(R128.w > C[2].z, 0xFFFFFFFFu, 0u));
         R128.y = asfloat(shrec_cnde_i(asuint(R130.z), asuint(R128.w), asuint(C[2].z)));
-        R130.x = asfloat((C[2].y > R128.y) ? 0xFFFFFFFFu : 0u);
+        R130.x = asfloat(select(C[2].y > R128.y, 0xFFFFFFFFu, 0u));
         R128.w = asfloat(shrec_cnde_i(asuint(R130.x), asuint(R128.y), asuint(C[2].y)));
         R130.x = shrec_mul_legacy(R128.w, R129.x);
         R128.w = shrec_mul_legacy(R130.x, C[2].w);
         R130.z = shrec_mul_legacy(R0.w, R128.w);
-        R128.xy = float2(asfloat((R130.z > 1.0) ? 0xFFFFFFFFu : 0u), asfloat((0.0 > R130.z) ? 0xFFFFFFFFu : 0u));
+        R128.xy = float2(asfloat(select(R130.z > 1.0, 0xFFFFFFFFu, 0u)), asfloat(select(0.0 > R130.z, 0xFFFFFFFFu, 0u)));
         R130.w = asfloat(shrec_cnde_i(asuint(R128.x), asuint(R130.z), asuint(1.0)));
         R128.z = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
         R130.x = ((-R128.z) + 1.0);
         R0.w = asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.z), asuint(R130.x)));
     }
-    R130.x = asfloat(((C[0].x > 0.0) ? 0xFFFFFFFFu : 0u) & asuint(1.0));
+    R130.x = asfloat((select(C[0].x > 0.0, 0xFFFFFFFFu, 0u)) & asuint(1.0));
     R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
     R133.x = R133.w;
     [branch] if (!(R133.x == 0.0))
@@ -147,7 +144,7 @@ void shrec_body()
         R129.x = sqrt(R130.x);
         R0.w = (shrec_mul_legacy(R0.w, (-R129.x)) + R0.w);
     }
-    R128.zw = float2(asfloat((R0.w > 1.0) ? 0xFFFFFFFFu : 0u), asfloat((0.0 > R0.w) ? 0xFFFFFFFFu : 0u));
+    R128.zw = float2(asfloat(select(R0.w > 1.0, 0xFFFFFFFFu, 0u)), asfloat(select(0.0 > R0.w, 0xFFFFFFFFu, 0u)));
     R0.xyz = float3(shrec_mul_legacy(v1.x, C[1].x), shrec_mul_legacy(v1.y, C[1].y), shrec_mul_legacy(v1.z, C[1].z));
     R130.y = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R0.w), asuint(1.0)));
     R128.x = asfloat(shrec_cnde_i(asuint(R128.w), asuint(R130.y), asuint(0.0)));

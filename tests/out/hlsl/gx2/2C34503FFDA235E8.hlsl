@@ -12,7 +12,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -20,21 +20,20 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 v0 = 0;
-static precise float4 oc0 = 0;
+static precise float4 v0 = 0, oc0 = 0;
 static precise float4 R0 = 0, R1 = 0, R2 = 0, R3 = 0, R4 = 0, R5 = 0, R6 = 0, R7 = 0, R8 = 0, R127 = 0, R128 = 0, R130 = 0, R133 = 0;
 
 void shrec_body()
 {
     R0 = v0;
-    R128.xz = float2(asfloat((C[0].y > 0.0) ? 0xFFFFFFFFu : 0u), asfloat((C[0].x > 0.0) ? 0xFFFFFFFFu : 0u));
+    R128.xz = float2(asfloat(select(C[0].y > 0.0, 0xFFFFFFFFu, 0u)), asfloat(select(C[0].x > 0.0, 0xFFFFFFFFu, 0u)));
     R1.y = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R128.x), (0xFFFFFFFFu)));
-    R128.x = asfloat(((asuint(R1.y) != asuint(0.0)) ? 0xFFFFFFFFu : 0u) & asuint(1.0));
+    R128.x = asfloat((select(asuint(R1.y) != asuint(0.0), 0xFFFFFFFFu, 0u)) & asuint(1.0));
     R133.w = (select(R128.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
     R133.x = R133.w;
     [branch] if (!(R133.x == 0.0))
     {
-        R130.xzw = float3((shrec_mul_legacy_k(v0.y, 2.0) + -0.5), asfloat((C[0].z > 0.0) ? 0xFFFFFFFFu : 0u), (shrec_mul_legacy_k(v0.x, 2.0) + -0.5));
+        R130.xzw = float3((shrec_mul_legacy_k(v0.y, 2.0) + -0.5), asfloat(select(C[0].z > 0.0, 0xFFFFFFFFu, 0u)), (shrec_mul_legacy_k(v0.x, 2.0) + -0.5));
         R8.y = C[1].w;
         R6.xy = float2(asfloat(shrec_cnde_i(asuint(R130.z), asuint(v0.x), asuint(R130.w))), asfloat(shrec_cnde_i(asuint(R130.z), asuint(v0.y), asuint(R130.x))));
         R0 = float4((shrec_mul_legacy_k(C[0].x, -0.028) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.028) + R6.y), (shrec_mul_legacy_k(C[0].x, -0.024) + R6.x), (shrec_mul_legacy_k(C[0].y, -0.024) + R6.y));
@@ -83,7 +82,7 @@ void shrec_body()
         R130 = float4((shrec_mul_legacy_k(R6.y, 0.004429912) + R128.z), (shrec_mul_legacy_k(R6.x, 0.004429912) + R128.w), (shrec_mul_legacy_k(R6.w, 0.004429912) + R128.y), (shrec_mul_legacy_k(R6.z, 0.004429912) + R128.x));
         R127.xz = float2(shrec_mul_legacy(R130.x, C[1].y), shrec_mul_legacy(R130.z, C[1].w));
         R128.yw = float2(shrec_mul_legacy(R130.y, C[1].x), shrec_mul_legacy(R130.w, C[1].z));
-        R130.y = asfloat((R127.z > C[1].w) ? 0xFFFFFFFFu : 0u);
+        R130.y = asfloat(select(R127.z > C[1].w, 0xFFFFFFFFu, 0u));
         R128.xz = float2(asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.y), asuint(R128.y))), asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.w), asuint(R128.w))));
         R1 = float4(R128.x, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.x), asuint(R127.x))), R128.z, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.z), asuint(R8.y))));
     }

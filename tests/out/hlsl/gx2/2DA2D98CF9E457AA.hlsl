@@ -10,7 +10,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -18,8 +18,7 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 v0 = 0;
-static precise float4 oc0 = 0;
+static precise float4 v0 = 0, oc0 = 0;
 static precise float4 R0 = 0, R128 = 0;
 
 void shrec_body()

@@ -22,8 +22,7 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 v0 = 0;
-static precise float4 oc0 = 0;
+static precise float4 v0 = 0, oc0 = 0;
 static precise float4 R0 = 0, R1 = 0, R127 = 0, R128 = 0, R131 = 0;
 
 void shrec_body()

@@ -15,13 +15,10 @@ struct ShaderInput
 struct ShaderOutput
 {
     float4 pos : SV_Position;
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
+    float4 o0 : TEXCOORD0;
 };
 
-static precise float4 a1 = 0;
-static precise float4 a0 = 0;
-static precise float4 pos = 0;
-static precise float4 o0 = 0;
+static precise float4 a1 = 0, a0 = 0, pos = 0, o0 = 0;
 static precise float4 R2 = 0;
 
 void shrec_body()

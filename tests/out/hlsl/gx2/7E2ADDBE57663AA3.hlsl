@@ -18,16 +18,11 @@ struct ShaderInput
 struct ShaderOutput
 {
     float4 pos : SV_Position;
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
-    [[vk::location(1)]] float4 o1 : TEXCOORD1;
+    float4 o0 : TEXCOORD0;
+    float4 o1 : TEXCOORD1;
 };
 
-static precise float4 a1 = 0;
-static precise float4 a0 = 0;
-static precise float4 a2 = 0;
-static precise float4 pos = 0;
-static precise float4 o0 = 0;
-static precise float4 o1 = 0;
+static precise float4 a1 = 0, a0 = 0, a2 = 0, pos = 0, o0 = 0, o1 = 0;
 static precise float4 R2 = 0, R125 = 0, R126 = 0, R127 = 0, R128 = 0, R130 = 0;
 
 void shrec_body()

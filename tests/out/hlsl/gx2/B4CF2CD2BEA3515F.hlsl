@@ -8,7 +8,7 @@ struct ShaderInput
 {
     uint vid : SV_VertexID;
     uint iid : SV_InstanceID;
-    [[vk::location(0)]] float4 a0 : TEXCOORD0;
+    float4 a0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -16,8 +16,7 @@ struct ShaderOutput
     float4 pos : SV_Position;
 };
 
-static precise float4 a0 = 0;
-static precise float4 pos = 0;
+static precise float4 a0 = 0, pos = 0;
 static precise float4 R1 = 0;
 
 void shrec_body()

@@ -11,20 +11,17 @@ struct ShaderInput
 {
     uint vid : SV_VertexID;
     uint iid : SV_InstanceID;
-    [[vk::location(0)]] float4 a0 : TEXCOORD0;
-    [[vk::location(1)]] float4 a1 : TEXCOORD1;
+    float4 a0 : TEXCOORD0;
+    float4 a1 : TEXCOORD1;
 };
 
 struct ShaderOutput
 {
     float4 pos : SV_Position;
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
+    float4 o0 : TEXCOORD0;
 };
 
-static precise float4 a0 = 0;
-static precise float4 a1 = 0;
-static precise float4 pos = 0;
-static precise float4 o0 = 0;
+static precise float4 a0 = 0, a1 = 0, pos = 0, o0 = 0;
 static precise float4 R1 = 0, R128 = 0, R130 = 0;
 
 void shrec_body()

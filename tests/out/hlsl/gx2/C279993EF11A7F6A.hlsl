@@ -12,8 +12,8 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
 };
 
 struct ShaderOutput
@@ -21,36 +21,34 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 oc0 = 0;
+static precise float4 v0 = 0, v1 = 0, oc0 = 0;
 static precise float4 R0 = 0, R1 = 0, R125 = 0, R128 = 0, R130 = 0, R131 = 0, R133 = 0;
 
 void shrec_body()
 {
     R0.w = 1.0;
-    R130.x = asfloat((~((C[2].x == 0.0) ? 0xFFFFFFFFu : 0u)) & asuint(1.0));
+    R130.x = asfloat((~(select(C[2].x == 0.0, 0xFFFFFFFFu, 0u))) & asuint(1.0));
     R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
     R133.x = R133.w;
     [branch] if (!(R133.x == 0.0))
     {
-        R125.x = asfloat((0.0 > C[2].x) ? 0xFFFFFFFFu : 0u);
+        R125.x = asfloat(select(0.0 > C[2].x, 0xFFFFFFFFu, 0u));
         R128.yw = float2(((-C[2].y) + C[2].z), max(v1.y, (-v1.y)));
         R130.z = ((-R128.w) + 1.0);
         R131.x = (1.0 / (R128.y));
-        R128.y = asfloat((R130.z > C[2].z) ? 0xFFFFFFFFu : 0u);
+        R128.y = asfloat(select(R130.z > C[2].z, 0xFFFFFFFFu, 0u));
         R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.z), asuint(C[2].z)));
-        R128.w = asfloat((C[2].y > R130.x) ? 0xFFFFFFFFu : 0u);
+        R128.w = asfloat(select(C[2].y > R130.x, 0xFFFFFFFFu, 0u));
         R130.z = asfloat(shrec_cnde_i(asuint(R128.w), asuint(R130.x), asuint(C[2].y)));
         R128.w = shrec_mul_legacy(R130.z, R131.x);
         R130.z = shrec_mul_legacy(R128.w, C[2].w);
-        R128.xy = float2(asfloat((R130.z > 1.0) ? 0xFFFFFFFFu : 0u), asfloat((0.0 > R130.z) ? 0xFFFFFFFFu : 0u));
+        R128.xy = float2(asfloat(select(R130.z > 1.0, 0xFFFFFFFFu, 0u)), asfloat(select(0.0 > R130.z, 0xFFFFFFFFu, 0u)));
         R130.w = asfloat(shrec_cnde_i(asuint(R128.x), asuint(R130.z), asuint(1.0)));
         R128.z = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
         R130.x = ((-R128.z) + 1.0);
         R0.w = asfloat(shrec_cnde_i(asuint(R125.x), asuint(R128.z), asuint(R130.x)));
     }
-    R130.x = asfloat(((C[1].x > 0.0) ? 0xFFFFFFFFu : 0u) & asuint(1.0));
+    R130.x = asfloat((select(C[1].x > 0.0, 0xFFFFFFFFu, 0u)) & asuint(1.0));
     R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
     R133.x = R133.w;
     [branch] if (!(R133.x == 0.0))
@@ -59,7 +57,7 @@ void shrec_body()
         R130.z = (shrec_mul_legacy_k(R128.w, 2.5) + 0.7);
         R128.x = (shrec_mul_legacy(R130.z, R128.y) + C[1].x);
         R130.w = shrec_mul_legacy(R0.w, R128.x);
-        R128.yz = float2(asfloat((0.0 > R130.w) ? 0xFFFFFFFFu : 0u), asfloat((R130.w > 1.0) ? 0xFFFFFFFFu : 0u));
+        R128.yz = float2(asfloat(select(0.0 > R130.w, 0xFFFFFFFFu, 0u)), asfloat(select(R130.w > 1.0, 0xFFFFFFFFu, 0u)));
         R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
         R0.w = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R130.x), asuint(1.0)));
     }

@@ -10,8 +10,8 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
 };
 
 struct ShaderOutput
@@ -19,9 +19,7 @@ struct ShaderOutput
     float4 oc0 : SV_Target0;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 oc0 = 0;
+static precise float4 v0 = 0, v1 = 0, oc0 = 0;
 static precise float4 R0 = 0, R1 = 0, R128 = 0, R130 = 0;
 
 void shrec_body()

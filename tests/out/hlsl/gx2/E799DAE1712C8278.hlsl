@@ -19,13 +19,10 @@ struct ShaderInput
 struct ShaderOutput
 {
     float4 pos : SV_Position;
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
+    float4 o0 : TEXCOORD0;
 };
 
-static precise float4 a1 = 0;
-static precise float4 a0 = 0;
-static precise float4 pos = 0;
-static precise float4 o0 = 0;
+static precise float4 a1 = 0, a0 = 0, pos = 0, o0 = 0;
 static precise float4 R0 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0;
 
 void shrec_body()

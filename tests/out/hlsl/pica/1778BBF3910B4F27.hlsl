@@ -9,7 +9,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 

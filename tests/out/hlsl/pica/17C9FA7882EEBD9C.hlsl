@@ -11,24 +11,19 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
-    [[vk::location(2)]] float4 v2 : TEXCOORD2;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
+    float4 v2 : TEXCOORD2;
 };
 
 struct ShaderOutput
 {
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
-    [[vk::location(1)]] float4 o1 : TEXCOORD1;
-    [[vk::location(2)]] float4 o2 : TEXCOORD2;
+    float4 o0 : TEXCOORD0;
+    float4 o1 : TEXCOORD1;
+    float4 o2 : TEXCOORD2;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 o0 = 0;
-static precise float4 o1 = 0;
-static precise float4 o2 = 0;
+static precise float4 v0 = 0, v1 = 0, v2 = 0, o0 = 0, o1 = 0, o2 = 0;
 static precise float4 t15 = 0;
 
 void shrec_body()

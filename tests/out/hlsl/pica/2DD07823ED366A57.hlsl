@@ -10,9 +10,9 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
-    [[vk::location(2)]] float4 v2 : TEXCOORD2;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
+    float4 v2 : TEXCOORD2;
 };
 
 struct ShaderOutput
@@ -24,14 +24,7 @@ struct ShaderOutput
     [[vk::location(6)]] float4 out_texcoord2 : TEXCOORD6;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_color = 0;
-static precise float4 out_texcoord0 = 0;
-static precise float4 out_texcoord1 = 0;
-static precise float4 out_texcoord2 = 0;
+static precise float4 v0 = 0, v1 = 0, v2 = 0, out_position = 0, out_color = 0, out_texcoord0 = 0, out_texcoord1 = 0, out_texcoord2 = 0;
 static precise float4 t0 = 0, t1 = 0, t16 = 0;
 
 void shrec_body()

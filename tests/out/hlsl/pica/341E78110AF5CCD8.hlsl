@@ -13,30 +13,22 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
-    [[vk::location(2)]] float4 v2 : TEXCOORD2;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
+    float4 v2 : TEXCOORD2;
 };
 
 struct ShaderOutput
 {
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
-    [[vk::location(1)]] float4 o1 : TEXCOORD1;
-    [[vk::location(2)]] float4 o2 : TEXCOORD2;
-    [[vk::location(3)]] float4 o3 : TEXCOORD3;
-    [[vk::location(4)]] float4 o4 : TEXCOORD4;
-    [[vk::location(5)]] float4 o5 : TEXCOORD5;
+    float4 o0 : TEXCOORD0;
+    float4 o1 : TEXCOORD1;
+    float4 o2 : TEXCOORD2;
+    float4 o3 : TEXCOORD3;
+    float4 o4 : TEXCOORD4;
+    float4 o5 : TEXCOORD5;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 o0 = 0;
-static precise float4 o1 = 0;
-static precise float4 o2 = 0;
-static precise float4 o3 = 0;
-static precise float4 o4 = 0;
-static precise float4 o5 = 0;
+static precise float4 v0 = 0, v1 = 0, v2 = 0, o0 = 0, o1 = 0, o2 = 0, o3 = 0, o4 = 0, o5 = 0;
 static precise float4 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t16 = 0, t18 = 0, t19 = 0, t20 = 0, t21 = 0;
 
 void shrec_body()

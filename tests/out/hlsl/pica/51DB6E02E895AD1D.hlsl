@@ -12,8 +12,8 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
 };
 
 struct ShaderOutput
@@ -24,14 +24,8 @@ struct ShaderOutput
     [[vk::location(8)]] float4 out_view : TEXCOORD8;
 };
 
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_normalquat = 0;
-static precise float4 out_color = 0;
-static precise float4 out_view = 0;
+static int pica_ccx = 0, pica_ccy = 0;
+static precise float4 v0 = 0, v1 = 0, out_position = 0, out_normalquat = 0, out_color = 0, out_view = 0;
 static precise float4 t0 = 0, t1 = 0, t4 = 0, t5 = 0, t6 = 0, t14 = 0, t16 = 0;
 
 void shrec_body()

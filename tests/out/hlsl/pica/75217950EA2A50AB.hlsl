@@ -10,7 +10,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -20,10 +20,7 @@ struct ShaderOutput
     [[vk::location(4)]] float4 out_texcoord0w : TEXCOORD4;
 };
 
-static precise float4 v0 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_texcoord0 = 0;
-static precise float4 out_texcoord0w = 0;
+static precise float4 v0 = 0, out_position = 0, out_texcoord0 = 0, out_texcoord0w = 0;
 static precise float4 t0 = 0, t1 = 0, t16 = 0;
 
 void shrec_body()

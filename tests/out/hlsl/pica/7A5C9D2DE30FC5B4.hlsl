@@ -12,8 +12,8 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
-    [[vk::location(1)]] float4 o1 : TEXCOORD1;
+    float4 o0 : TEXCOORD0;
+    float4 o1 : TEXCOORD1;
 };
 
 struct ShaderOutput
@@ -22,19 +22,10 @@ struct ShaderOutput
     [[vk::location(2)]] float4 out_color : TEXCOORD2;
 };
 
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
+static int pica_emit_vertex = 0, pica_emit_prim = 0, pica_emit_inv = 0;
 static ShaderOutput shrec_gs_buf[3];
 static int shrec_gs_emitted = 0;
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 v3 = 0;
-static precise float4 v4 = 0;
-static precise float4 v5 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_color = 0;
+static precise float4 v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0, out_position = 0, out_color = 0;
 static precise float4 t4 = 0, t5 = 0, t6 = 0, t16 = 0;
 
 void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)

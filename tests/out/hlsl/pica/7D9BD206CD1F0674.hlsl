@@ -11,7 +11,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -19,31 +19,8 @@ struct ShaderOutput
     float4 out_position : SV_Position;
 };
 
-static int pica_a0x = 0;
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
-static precise float4 v0 = 0;
-static precise float4 out_position = 0;
+static int pica_a0x = 0, pica_aL = 0, pica_ccx = 0, pica_ccy = 0, pica_pc = 0, pica_old_pc = 0, pica_is_break = 0, pica_if_else[8], pica_if_end[8], pica_if_top = 0, pica_if_size = 0, pica_call_end[4], pica_call_ret[4], pica_call_top = 0, pica_call_size = 0, pica_loop_entry[4], pica_loop_end[4], pica_loop_count[4], pica_loop_inc[4], pica_loop_prev[4], pica_loop_top = 0, pica_loop_size = 0, pica_next_pc = 0;
+static precise float4 v0 = 0, out_position = 0;
 static precise float4 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t14 = 0, t15 = 0, t16 = 0;
 
 void shrec_body()

@@ -10,7 +10,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -19,9 +19,7 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static precise float4 v0 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_texcoord0 = 0;
+static precise float4 v0 = 0, out_position = 0, out_texcoord0 = 0;
 static precise float4 t0 = 0, t1 = 0, t17 = 0;
 
 void shrec_body()

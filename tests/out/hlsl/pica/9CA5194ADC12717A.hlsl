@@ -10,8 +10,8 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
 };
 
 struct ShaderOutput
@@ -20,10 +20,7 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_texcoord0 = 0;
+static precise float4 v0 = 0, v1 = 0, out_position = 0, out_texcoord0 = 0;
 static precise float4 t0 = 0, t16 = 0;
 
 void shrec_body()

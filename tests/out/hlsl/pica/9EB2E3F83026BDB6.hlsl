@@ -15,12 +15,12 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
-    [[vk::location(1)]] float4 o1 : TEXCOORD1;
-    [[vk::location(2)]] float4 o2 : TEXCOORD2;
-    [[vk::location(3)]] float4 o3 : TEXCOORD3;
-    [[vk::location(4)]] float4 o4 : TEXCOORD4;
-    [[vk::location(5)]] float4 o5 : TEXCOORD5;
+    float4 o0 : TEXCOORD0;
+    float4 o1 : TEXCOORD1;
+    float4 o2 : TEXCOORD2;
+    float4 o3 : TEXCOORD3;
+    float4 o4 : TEXCOORD4;
+    float4 o5 : TEXCOORD5;
 };
 
 struct ShaderOutput
@@ -30,60 +30,10 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static int pica_aL = 0;
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static int pica_pc = 0;
-static int pica_old_pc = 0;
-static int pica_is_break = 0;
-static int pica_emit_vertex = 0;
-static int pica_emit_prim = 0;
-static int pica_emit_inv = 0;
-static int pica_if_else[8];
-static int pica_if_end[8];
-static int pica_if_top = 0;
-static int pica_if_size = 0;
-static int pica_call_end[4];
-static int pica_call_ret[4];
-static int pica_call_top = 0;
-static int pica_call_size = 0;
-static int pica_loop_entry[4];
-static int pica_loop_end[4];
-static int pica_loop_count[4];
-static int pica_loop_inc[4];
-static int pica_loop_prev[4];
-static int pica_loop_top = 0;
-static int pica_loop_size = 0;
-static int pica_next_pc = 0;
+static int pica_aL = 0, pica_ccx = 0, pica_ccy = 0, pica_pc = 0, pica_old_pc = 0, pica_is_break = 0, pica_emit_vertex = 0, pica_emit_prim = 0, pica_emit_inv = 0, pica_if_else[8], pica_if_end[8], pica_if_top = 0, pica_if_size = 0, pica_call_end[4], pica_call_ret[4], pica_call_top = 0, pica_call_size = 0, pica_loop_entry[4], pica_loop_end[4], pica_loop_count[4], pica_loop_inc[4], pica_loop_prev[4], pica_loop_top = 0, pica_loop_size = 0, pica_next_pc = 0;
 static ShaderOutput shrec_gs_buf[3];
 static int shrec_gs_emitted = 0;
-static precise float4 cin0 = 0;
-static precise float4 cin1 = 0;
-static precise float4 cin2 = 0;
-static precise float4 cin3 = 0;
-static precise float4 cin4 = 0;
-static precise float4 cin5 = 0;
-static precise float4 cin6 = 0;
-static precise float4 cin7 = 0;
-static precise float4 cin8 = 0;
-static precise float4 cin9 = 0;
-static precise float4 cin10 = 0;
-static precise float4 cin11 = 0;
-static precise float4 cin12 = 0;
-static precise float4 cin13 = 0;
-static precise float4 cin14 = 0;
-static precise float4 cin15 = 0;
-static precise float4 cin16 = 0;
-static precise float4 cin17 = 0;
-static precise float4 cin18 = 0;
-static precise float4 cin19 = 0;
-static precise float4 cin20 = 0;
-static precise float4 cin21 = 0;
-static precise float4 cin22 = 0;
-static precise float4 cin23 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_color = 0;
-static precise float4 out_texcoord0 = 0;
+static precise float4 cin0 = 0, cin1 = 0, cin2 = 0, cin3 = 0, cin4 = 0, cin5 = 0, cin6 = 0, cin7 = 0, cin8 = 0, cin9 = 0, cin10 = 0, cin11 = 0, cin12 = 0, cin13 = 0, cin14 = 0, cin15 = 0, cin16 = 0, cin17 = 0, cin18 = 0, cin19 = 0, cin20 = 0, cin21 = 0, cin22 = 0, cin23 = 0, out_position = 0, out_color = 0, out_texcoord0 = 0;
 static precise float4 t[73];
 
 void shrec_body(inout TriangleStream<ShaderOutput> shrec_stream)

@@ -10,7 +10,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -18,8 +18,7 @@ struct ShaderOutput
     float4 out_position : SV_Position;
 };
 
-static precise float4 v0 = 0;
-static precise float4 out_position = 0;
+static precise float4 v0 = 0, out_position = 0;
 static precise float4 t0 = 0, t1 = 0;
 
 void shrec_body()

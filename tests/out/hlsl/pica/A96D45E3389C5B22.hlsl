@@ -7,8 +7,7 @@
 [[vk::binding(0, 0)]] cbuffer PicaFloatUniforms : register(b0, space0) { float4 c[96]; };
 [[vk::binding(1, 0)]] cbuffer PicaIntUniforms : register(b1, space0) { uint4 pica_int[5]; };
 
-static int pica_ccx = 0;
-static int pica_ccy = 0;
+static int pica_ccx = 0, pica_ccy = 0;
 static precise float4 t0 = 0, t1 = 0;
 
 void shrec_body()

@@ -14,9 +14,7 @@ struct ShaderOutput
     [[vk::location(3)]] float4 out_texcoord0 : TEXCOORD3;
 };
 
-static precise float4 out_position = 0;
-static precise float4 out_color = 0;
-static precise float4 out_texcoord0 = 0;
+static precise float4 out_position = 0, out_color = 0, out_texcoord0 = 0;
 static precise float4 t16 = 0, t17 = 0, t18 = 0;
 
 void shrec_body()

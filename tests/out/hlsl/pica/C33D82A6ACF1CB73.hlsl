@@ -12,10 +12,10 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
-    [[vk::location(2)]] float4 v2 : TEXCOORD2;
-    [[vk::location(3)]] float4 v3 : TEXCOORD3;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
+    float4 v2 : TEXCOORD2;
+    float4 v3 : TEXCOORD3;
 };
 
 struct ShaderOutput
@@ -28,18 +28,8 @@ struct ShaderOutput
     [[vk::location(8)]] float4 out_view : TEXCOORD8;
 };
 
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 v2 = 0;
-static precise float4 v3 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_normalquat = 0;
-static precise float4 out_color = 0;
-static precise float4 out_texcoord0 = 0;
-static precise float4 out_texcoord1 = 0;
-static precise float4 out_view = 0;
+static int pica_ccx = 0, pica_ccy = 0;
+static precise float4 v0 = 0, v1 = 0, v2 = 0, v3 = 0, out_position = 0, out_normalquat = 0, out_color = 0, out_texcoord0 = 0, out_texcoord1 = 0, out_view = 0;
 static precise float4 t0 = 0, t1 = 0, t2 = 0, t6 = 0, t10 = 0, t11 = 0, t12 = 0, t13 = 0, t14 = 0, t15 = 0, t16 = 0;
 
 void shrec_body()

@@ -10,20 +10,17 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
 };
 
 struct ShaderOutput
 {
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
-    [[vk::location(1)]] float4 o1 : TEXCOORD1;
+    float4 o0 : TEXCOORD0;
+    float4 o1 : TEXCOORD1;
 };
 
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 o0 = 0;
-static precise float4 o1 = 0;
+static precise float4 v0 = 0, v1 = 0, o0 = 0, o1 = 0;
 
 void shrec_body()
 {

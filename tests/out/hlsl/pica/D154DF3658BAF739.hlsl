@@ -10,7 +10,7 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
+    float4 v0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -19,11 +19,8 @@ struct ShaderOutput
     [[vk::location(5)]] float4 out_texcoord1 : TEXCOORD5;
 };
 
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static precise float4 v0 = 0;
-static precise float4 out_texcoord0 = 0;
-static precise float4 out_texcoord1 = 0;
+static int pica_ccx = 0, pica_ccy = 0;
+static precise float4 v0 = 0, out_texcoord0 = 0, out_texcoord1 = 0;
 static precise float4 t10 = 0, t11 = 0, t13 = 0, t14 = 0;
 
 void shrec_body()

@@ -9,8 +9,8 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
 };
 
 

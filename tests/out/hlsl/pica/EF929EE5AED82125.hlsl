@@ -13,8 +13,8 @@
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 v0 : TEXCOORD0;
-    [[vk::location(1)]] float4 v1 : TEXCOORD1;
+    float4 v0 : TEXCOORD0;
+    float4 v1 : TEXCOORD1;
 };
 
 struct ShaderOutput
@@ -23,12 +23,8 @@ struct ShaderOutput
     [[vk::location(2)]] float4 out_color : TEXCOORD2;
 };
 
-static int pica_ccx = 0;
-static int pica_ccy = 0;
-static precise float4 v0 = 0;
-static precise float4 v1 = 0;
-static precise float4 out_position = 0;
-static precise float4 out_color = 0;
+static int pica_ccx = 0, pica_ccy = 0;
+static precise float4 v0 = 0, v1 = 0, out_position = 0, out_color = 0;
 static precise float4 t0 = 0, t2 = 0, t16 = 0;
 
 void shrec_body()

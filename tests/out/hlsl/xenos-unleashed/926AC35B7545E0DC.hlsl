@@ -52,16 +52,7 @@ struct ShaderOutput
     [[vk::location(17)]] float4 oUnwritten17 : TEXCOORD17;
 };
 
-static precise float4 iposition0 = 0;
-static precise float4 itexcoord0 = 0;
-static precise float4 oPos = 0;
-static precise float4 o2 = 0;
-static precise float4 o4 = 0;
-static precise float4 o5 = 0;
-static precise float4 o6 = 0;
-static precise float4 o0 = 0;
-static precise float4 o1 = 0;
-static precise float4 o3 = 0;
+static precise float4 iposition0 = 0, itexcoord0 = 0, oPos = 0, o2 = 0, o4 = 0, o5 = 0, o6 = 0, o0 = 0, o1 = 0, o3 = 0;
 static precise float4 r0 = 0, r1 = 0, r69 = 0, r71 = 0;
 
 void shrec_body()
@@ -71,26 +62,26 @@ void shrec_body()
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
-    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xwzy);
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
+    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
     r0.zw = float2((1.0 / ((shrec_c5).y)), (1.0 / ((shrec_c5).x)));
-    r69 = (shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
-    oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
-    r1 = shrec_mul_legacy_k(((float4)r0).wzzw, float4(0.5, 0.5, 0.25, 0.25));
-    r0 = select(bool4(false, false, true, false), (shrec_mul_legacy_k((-((float4)r1).xxxx), ((float4)0.5))).zzzz, r0);
+    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r1 = shrec_mul_legacy_k(r0.wzzw, float4(0.5, 0.5, 0.25, 0.25));
+    r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy_k((-r1.xxxx), ((float4)0.5))).zzzz, r0);
     o2 = float4(((-((float4)r0).z) + ((float4)r71).x), ((-((float4)r1).z) + ((float4)r71).y), (((float4)r1).x + ((float4)r71).x), ((float4)r71).y);
     o4 = float4((((float4)r0).z + ((float4)r71).x), (((float4)r1).z + ((float4)r71).y), ((-((float4)r1).x) + ((float4)r71).x), ((float4)r71).y);
-    o5 = select(bool4(false, false, true, false), (((float4)r1).xxxx + ((float4)r71).xxxx), o5);
-    o6 = select(bool4(false, false, true, false), ((-((float4)r1).xxxx) + ((float4)r71).xxxx), o6);
-    o0.xy = ((float4)r71).xy;
-    o1.xyw = ((-((float4)r1).wzy) + ((float4)r71).xyy);
-    o1 = select(bool4(false, false, true, false), ((float4)r71).xxxx, o1);
-    o3.xyw = (((float4)r1).wzy + ((float4)r71).xyy);
-    o3 = select(bool4(false, false, true, false), ((float4)r71).xxxx, o3);
-    o5.xyw = ((-((float4)r1).xyy) + ((float4)r71).xyy);
-    o6.xyw = (((float4)r1).xyy + ((float4)r71).xyy);
-    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
+    o5 = select(bool4(0, 0, 1, 0), (r1.xxxx + r71.xxxx), o5);
+    o6 = select(bool4(0, 0, 1, 0), ((-r1.xxxx) + r71.xxxx), o6);
+    o0.xy = r71.xy;
+    o1.xyw = ((-r1.wzy) + r71.xyy);
+    o1 = select(bool4(0, 0, 1, 0), r71.xxxx, o1);
+    o3.xyw = (r1.wzy + r71.xyy);
+    o3 = select(bool4(0, 0, 1, 0), r71.xxxx, o3);
+    o5.xyw = ((-r1.xyy) + r71.xyy);
+    o6.xyw = (r1.xyy + r71.xyy);
+    oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }
 
 #ifndef __spirv__

@@ -38,13 +38,13 @@ cbuffer SharedConstants : register(b2, space4)
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 itexcoord0 : TEXCOORD0;
-    [[vk::location(1)]] float4 itexcoord1 : TEXCOORD1;
-    [[vk::location(2)]] float4 itexcoord2 : TEXCOORD2;
-    [[vk::location(3)]] float4 itexcoord3 : TEXCOORD3;
-    [[vk::location(4)]] float4 itexcoord4 : TEXCOORD4;
-    [[vk::location(5)]] float4 itexcoord5 : TEXCOORD5;
-    [[vk::location(6)]] float4 itexcoord6 : TEXCOORD6;
+    float4 itexcoord0 : TEXCOORD0;
+    float4 itexcoord1 : TEXCOORD1;
+    float4 itexcoord2 : TEXCOORD2;
+    float4 itexcoord3 : TEXCOORD3;
+    float4 itexcoord4 : TEXCOORD4;
+    float4 itexcoord5 : TEXCOORD5;
+    float4 itexcoord6 : TEXCOORD6;
 };
 
 struct ShaderOutput
@@ -52,14 +52,7 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 itexcoord1 = 0;
-static precise float4 itexcoord2 = 0;
-static precise float4 itexcoord3 = 0;
-static precise float4 itexcoord4 = 0;
-static precise float4 itexcoord5 = 0;
-static precise float4 itexcoord6 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, itexcoord1 = 0, itexcoord2 = 0, itexcoord3 = 0, itexcoord4 = 0, itexcoord5 = 0, itexcoord6 = 0, oC0 = 0;
 static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r15 = 0, r16 = 0, r17 = 0, r18 = 0, r19 = 0, r64 = 0, r69 = 0, r70 = 0, r71 = 0, r97 = 0;
 
 void shrec_body()
@@ -71,118 +64,118 @@ void shrec_body()
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
     float4 shrec_c4 = SHREC_XENOS_CONSTANT(4);
-    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord1).zw)).xzy;
-    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord2).zw)).xzy;
-    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord3).zw)).xzy;
-    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord4).zw)).xzy;
-    r9.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord1).xy)).xzy;
-    r12.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord3).xy)).xzy;
-    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord2).xy)).xzy;
-    r1.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord4).xy)).xzy;
-    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord5).zw)).xyz;
-    r3.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord6).zw)).xyz;
-    r5.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord5).xy)).xyz;
-    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord6).xy)).xyz;
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)itexcoord0).xy);
-    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
-    r15.xyz = (((float4)r2).zyx + (-((float4)r71).zyx));
-    r16.xyz = (((float4)r5).zyx + (-((float4)r71).zyx));
-    r17.xyz = (((float4)r14).zyx + (-((float4)r71).zyx));
+    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord1.zw)).xzy;
+    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord2.zw)).xzy;
+    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord3.zw)).xzy;
+    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord4.zw)).xzy;
+    r9.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord1.xy)).xzy;
+    r12.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord3.xy)).xzy;
+    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord2.xy)).xzy;
+    r1.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord4.xy)).xzy;
+    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord5.zw)).xyz;
+    r3.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord6.zw)).xyz;
+    r5.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord5.xy)).xyz;
+    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord6.xy)).xyz;
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord0.xy);
+    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
+    r15.xyz = (r2.zyx + (-r71.zyx));
+    r16.xyz = (r5.zyx + (-r71.zyx));
+    r17.xyz = (r14.zyx + (-r71.zyx));
     r70.xyz = float3(((float4)r3).z, ((float4)r3).y, ((float4)r3).x);
-    r4.xyw = (((float4)r8).yzx + (-((float4)r1).yzx));
+    r4.xyw = (r8.yzx + (-r1.yzx));
     r6.xy = float2(((-((float4)r71).z) + ((float4)r70).x), ((-((float4)r71).y) + ((float4)r70).y));
-    r69.yzw = (((float4)r9).yzx + (-((float4)r12).yzx));
-    r69.xyz = (shrec_mul_legacy_k(abs(((float4)r69).ywzz), ((float4)1.0))).xyz;
-    r4 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
-    r69.xyz = (shrec_mul_legacy_k(abs(((float4)r4).xwyy), ((float4)1.0))).xyz;
-    r4 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
-    r69.xyz = (shrec_mul_legacy_k(abs(((float4)r17).xzyy), ((float4)1.0))).xyz;
+    r69.yzw = (r9.yzx + (-r12.yzx));
+    r69.xyz = (shrec_mul_legacy_k(abs(r69.ywzz), ((float4)1.0))).xyz;
+    r4 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
+    r69.xyz = (shrec_mul_legacy_k(abs(r4.xwyy), ((float4)1.0))).xyz;
+    r4 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
+    r69.xyz = (shrec_mul_legacy_k(abs(r17.xzyy), ((float4)1.0))).xyz;
     r6.zw = float2(((-((float4)r71).x) + ((float4)r70).z), ((((float4)r69).x + ((float4)r69).y) + ((float4)r69).z));
-    r69.xyz = (shrec_mul_legacy_k(abs(((float4)r6).xzyy), ((float4)1.0))).xyz;
-    r6 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
-    r69.xyz = (shrec_mul_legacy_k(abs(((float4)r16).xzyy), ((float4)1.0))).xyz;
-    r6 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
-    r69.xyz = (shrec_mul_legacy_k(abs(((float4)r15).xzyy), ((float4)1.0))).xyz;
-    r6 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
-    r0 = select(bool4(true, false, false, false), (select(((float4)r6).zzzz > ((float4)r6).xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r0);
-    r69.xy = (select(((float4)r6).wzzz >= ((float4)r6).yxxx, ((float4)r6).wzzz, ((float4)r6).yxxx)).xy;
-    r4.xy = (select(((float4)r4).wzzz < ((float4)r69).xyyy, ((float4)r4).wzzz, ((float4)r69).xyyy)).xy;
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
+    r69.xyz = (shrec_mul_legacy_k(abs(r6.xzyy), ((float4)1.0))).xyz;
+    r6 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
+    r69.xyz = (shrec_mul_legacy_k(abs(r16.xzyy), ((float4)1.0))).xyz;
+    r6 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
+    r69.xyz = (shrec_mul_legacy_k(abs(r15.xzyy), ((float4)1.0))).xyz;
+    r6 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
+    r0 = select(bool4(1, 0, 0, 0), (select(r6.zzzz > r6.xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r0);
+    r69.xy = (select(r6.wzzz >= r6.yxxx, r6.wzzz, r6.yxxx)).xy;
+    r4.xy = (select(r4.wzzz < r69.xyyy, r4.wzzz, r69.xyyy)).xy;
+    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
     [branch] if (!(!(((float4)r64).x == 0.0)))
     {
-        r0 = select(bool4(true, false, false, false), ((float4)r4).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), r4.xxxx, r0);
     }
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0 = select(bool4(true, false, false, false), (1.0 / (((float4)r6).zzzz)), r0);
-        r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r6).xxxx, ((float4)r0).xxxx)).xxxx, r0);
-        r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).xxxx, ((float4)r4).xxxx)).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), (1.0 / (r6.zzzz)), r0);
+        r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r6.xxxx, r0.xxxx)).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.xxxx, r4.xxxx)).xxxx, r0);
     }
     r16.xyz = float3((((float4)r9).y + ((float4)r12).y), (((float4)r13).y + ((float4)r10).y), (((float4)r7).y + ((float4)r11).y));
     r15 = float4((((float4)r9).z + ((float4)r12).z), (((float4)r13).z + ((float4)r10).z), (((float4)r7).z + ((float4)r11).z), (((float4)r8).z + ((float4)r1).z));
     r17 = float4((((float4)r9).x + ((float4)r12).x), (((float4)r13).x + ((float4)r10).x), (((float4)r7).x + ((float4)r11).x), (((float4)r8).x + ((float4)r1).x));
     r18.xyz = float3((1.0 / (((float4)r6).x)), (1.0 / (((float4)r6).y)), (1.0 / (((float4)r6).w)));
-    r19.xyz = (select(((float4)r6).wxyy > ((float4)r6).yzww, ((float4)1.0), ((float4)0.0))).xyz;
-    r6.xyz = (shrec_mul_legacy(((float4)r6).yzww, ((float4)r18).zxyy)).xyz;
-    r4 = select(bool4(false, false, true, false), ((float4)r4).yyyy, r4);
+    r19.xyz = (select(r6.wxyy > r6.yzww, ((float4)1.0), ((float4)0.0))).xyz;
+    r6.xyz = (shrec_mul_legacy(r6.yzww, r18.zxyy)).xyz;
+    r4 = select(bool4(0, 0, 1, 0), r4.yyyy, r4);
     r18 = (((float4)r15) + ((float4)r17));
-    r70 = select(bool4(false, false, false, true), ((float4)r8).yyyy, r70);
-    r6.xyz = (shrec_mul_legacy(((float4)r6).xyzz, ((float4)r4).yxyy)).xyz;
-    r16 = select(bool4(false, false, false, true), (((float4)r1).yyyy + ((float4)r70).wwww), r16);
+    r70 = select(bool4(0, 0, 0, 1), r8.yyyy, r70);
+    r6.xyz = (shrec_mul_legacy(r6.xyzz, r4.yxyy)).xyz;
+    r16 = select(bool4(0, 0, 0, 1), (r1.yyyy + r70.wwww), r16);
     r18 = (((float4)r18) + ((float4)r16));
-    r19 = select(bool4(false, false, false, true), (0.001 + ((float4)r0).xxxx), r19);
-    r4.xyz = (select(((float4)r19).xyzz == ((float4)0.0), ((float4)r4).zxyy, ((float4)r6).xyzz)).xyz;
+    r19 = select(bool4(0, 0, 0, 1), (0.001 + r0.xxxx), r19);
+    r4.xyz = (select(r19.xyzz == ((float4)0.0), r4.zxyy, r6.xyzz)).xyz;
     r18 = (shrec_mul_legacy_k(((float4)r18), ((float4)0.125)) + (shrec_c4).xxxx);
-    r19.xyz = (shrec_mul_legacy(((float4)r5).zxyy, ((float4)r0).xxxx)).xyz;
+    r19.xyz = (shrec_mul_legacy(r5.zxyy, r0.xxxx)).xyz;
     r5 = float4((1.0 / (((float4)r18).x)), (1.0 / (((float4)r18).w)), (1.0 / (((float4)r18).z)), (1.0 / (((float4)r18).y)));
-    r6.xyz = (shrec_mul_legacy(((float4)r14).zxyy, ((float4)r4).xxxx)).xyz;
-    r69.xyz = (shrec_mul_legacy_k(((float4)r4).zyxx, ((float4)1.0))).xyz;
-    r6 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r6);
-    r6 = (((float4)r19).yxzw + ((float4)r6).yxzw);
+    r6.xyz = (shrec_mul_legacy(r14.zxyy, r4.xxxx)).xyz;
+    r69.xyz = (shrec_mul_legacy_k(r4.zyxx, ((float4)1.0))).xyz;
+    r6 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
+    r6 = (r19.yxzw + r6.yxzw);
     r5 = shrec_mul_legacy(((float4)r5), (shrec_c1).xxxx);
-    r70 = select(bool4(true, false, false, false), (1.0 / (((float4)r6).wwww)), r70);
-    r69.xyz = ((shrec_mul_legacy(((float4)r2).xzyy, ((float4)r4).yyyy)).xyz + ((float4)r6).xyz);
-    r69.xyz = ((shrec_mul_legacy(((float4)r3).xzyy, ((float4)r4).zzzz)).xyz + ((float4)r69).xyz);
-    r69.yzw = ((shrec_mul_legacy_k(((float4)r71).xxzy, ((float4)0.001))).yzw + ((float4)r69).xyz);
-    r0.yzw = (shrec_mul_legacy(((float4)r69).yywz, ((float4)r70).xxxx)).yzw;
-    r9.xyz = ((-((float4)r0).ywz) + ((float4)r9).xyz);
-    r6.xyz = ((-((float4)r0).ywz) + ((float4)r12).xyz);
+    r70 = select(bool4(1, 0, 0, 0), (1.0 / (r6.wwww)), r70);
+    r69.xyz = ((shrec_mul_legacy(r2.xzyy, r4.yyyy)).xyz + r6.xyz);
+    r69.xyz = ((shrec_mul_legacy(r3.xzyy, r4.zzzz)).xyz + r69.xyz);
+    r69.yzw = ((shrec_mul_legacy_k(r71.xxzy, ((float4)0.001))).yzw + r69.xyz);
+    r0.yzw = (shrec_mul_legacy(r69.yywz, r70.xxxx)).yzw;
+    r9.xyz = ((-r0.ywz) + r9.xyz);
+    r6.xyz = ((-r0.ywz) + r12.xyz);
     r70.xyz = float3((-((float4)r0).y), (-((float4)r0).w), (-((float4)r0).z));
-    r4.xyz = ((-((float4)r0).ywz) + ((float4)r10).xyz);
+    r4.xyz = ((-r0.ywz) + r10.xyz);
     r10.xyz = float3((((float4)r13).x + ((float4)r70).x), (((float4)r13).y + ((float4)r70).y), (((float4)r13).z + ((float4)r70).z));
-    r8.xyz = ((-((float4)r0).ywz) + ((float4)r8).xyz);
-    r3.xyz = ((-((float4)r0).ywz) + ((float4)r1).xyz);
-    r2.xyz = ((-((float4)r0).yzw) + ((float4)r7).xzy);
-    r1.xyw = ((-((float4)r0).yzw) + ((float4)r11).xzy);
-    r3.xyz = (abs(((float4)r8).xzy) + abs(((float4)r3).xzy));
+    r8.xyz = ((-r0.ywz) + r8.xyz);
+    r3.xyz = ((-r0.ywz) + r1.xyz);
+    r2.xyz = ((-r0.yzw) + r7.xzy);
+    r1.xyw = ((-r0.yzw) + r11.xzy);
+    r3.xyz = (abs(r8.xzy) + abs(r3.xzy));
     r70.xyz = float3(abs(((float4)r2).x), abs(((float4)r2).y), abs(((float4)r2).z));
-    r4.xyz = (abs(((float4)r10).xzy) + abs(((float4)r4).xzy));
+    r4.xyz = (abs(r10.xzy) + abs(r4.xzy));
     r2.xyz = float3((abs(((float4)r1).x) + ((float4)r70).x), (abs(((float4)r1).y) + ((float4)r70).y), (abs(((float4)r1).w) + ((float4)r70).z));
-    r69.xyz = (abs(((float4)r9).xzy) + abs(((float4)r6).xzy));
-    r69.xyz = (shrec_mul_legacy_k(((float4)r69).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r4).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r3).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r2).zxyy, ((float4)1.0))).xyz;
-    r1 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r1);
-    r69 = (shrec_mul_legacy(((float4)r5).xwzy, ((float4)r1).xywz) + (shrec_c0).xxxx);
-    r69 = select(((float4)r69).xwyz >= (shrec_c3).xxxx, ((float4)r69).xwyz, (shrec_c3).xxxx);
-    r2 = select(((float4)r69).xwyz < (shrec_c2).xxxx, ((float4)r69).xwyz, (shrec_c2).xxxx);
-    r69 = shrec_mul_legacy(((float4)r17).yzxw, ((float4)r2).wyxz);
-    r1 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r1);
-    r69 = shrec_mul_legacy(((float4)r16).yzxw, ((float4)r2).wyxz);
-    r1 = select(bool4(false, true, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r1);
-    r69 = shrec_mul_legacy(((float4)r15).yzxw, ((float4)r2).wyxz);
-    r1 = select(bool4(false, false, true, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r1);
-    r69 = shrec_mul_legacy_k(((float4)r2).wyxz, ((float4)1.0));
-    r69 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r69);
-    r0 = select(bool4(true, false, false, false), ((shrec_mul_legacy_k(((float4)r69).xxxx, ((float4)2.0))).xxxx + 1.0), r0);
-    r69.yzw = (((float4)r1).xyz + ((float4)r0).ywz);
-    r70 = select(bool4(true, false, false, false), (1.0 / (((float4)r0).xxxx)), r70);
-    oC0.xyz = (shrec_mul_legacy(((float4)r69).ywzz, ((float4)r70).xxxx)).xyz;
-    oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
+    r69.xyz = (abs(r9.xzy) + abs(r6.xzy));
+    r69.xyz = (shrec_mul_legacy_k(r69.zxyy, ((float4)1.0))).xyz;
+    r1 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
+    r69.xyz = (shrec_mul_legacy_k(r4.zxyy, ((float4)1.0))).xyz;
+    r1 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
+    r69.xyz = (shrec_mul_legacy_k(r3.zxyy, ((float4)1.0))).xyz;
+    r1 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
+    r69.xyz = (shrec_mul_legacy_k(r2.zxyy, ((float4)1.0))).xyz;
+    r1 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
+    r69 = (shrec_mul_legacy(r5.xwzy, r1.xywz) + (shrec_c0).xxxx);
+    r69 = select(r69.xwyz >= (shrec_c3).xxxx, r69.xwyz, (shrec_c3).xxxx);
+    r2 = select(r69.xwyz < (shrec_c2).xxxx, r69.xwyz, (shrec_c2).xxxx);
+    r69 = shrec_mul_legacy(r17.yzxw, r2.wyxz);
+    r1 = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r1);
+    r69 = shrec_mul_legacy(r16.yzxw, r2.wyxz);
+    r1 = select(bool4(0, 1, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r1);
+    r69 = shrec_mul_legacy(r15.yzxw, r2.wyxz);
+    r1 = select(bool4(0, 0, 1, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r1);
+    r69 = shrec_mul_legacy_k(r2.wyxz, ((float4)1.0));
+    r69 = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r69);
+    r0 = select(bool4(1, 0, 0, 0), ((shrec_mul_legacy_k(r69.xxxx, ((float4)2.0))).xxxx + 1.0), r0);
+    r69.yzw = (r1.xyz + r0.ywz);
+    r70 = select(bool4(1, 0, 0, 0), (1.0 / (r0.xxxx)), r70);
+    oC0.xyz = (shrec_mul_legacy(r69.ywzz, r70.xxxx)).xyz;
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
@@ -192,8 +185,8 @@ void shrec_body()
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

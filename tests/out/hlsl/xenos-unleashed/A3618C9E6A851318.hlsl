@@ -52,18 +52,7 @@ struct ShaderOutput
     [[vk::location(17)]] float4 oUnwritten17 : TEXCOORD17;
 };
 
-static precise float4 iposition0 = 0;
-static precise float4 itexcoord0 = 0;
-static precise float4 oPos = 0;
-static precise float4 o4 = 0;
-static precise float4 o2 = 0;
-static precise float4 o6 = 0;
-static precise float4 o0 = 0;
-static precise float4 o8 = 0;
-static precise float4 o7 = 0;
-static precise float4 o3 = 0;
-static precise float4 o5 = 0;
-static precise float4 o1 = 0;
+static precise float4 iposition0 = 0, itexcoord0 = 0, oPos = 0, o4 = 0, o2 = 0, o6 = 0, o0 = 0, o8 = 0, o7 = 0, o3 = 0, o5 = 0, o1 = 0;
 static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
@@ -73,36 +62,36 @@ void shrec_body()
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
-    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
-    r0 = select(bool4(false, false, true, false), ((float4)r71).xxxy, r0);
-    r69 = shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xwzy);
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
+    r0 = select(bool4(0, 0, 1, 0), r71.xxxy, r0);
+    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
     r1.xy = float2((1.0 / ((shrec_c5).x)), (1.0 / ((shrec_c5).y)));
-    r69 = (shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
-    oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
+    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
     r2.xw = float2((((float4)r1).x + ((float4)r71).x), ((-((float4)r1).x) + ((float4)r71).x));
-    r2.yz = ((float4)r71).xy;
-    r3.xy = ((shrec_mul_legacy_k(((float4)r1).yxxx, ((float4)2.0))).xy + ((float4)r71).yx);
-    o4 = select(bool4(true, false, false, false), ((float4)r3).yyyy, o4);
-    o2 = select(bool4(true, false, false, false), (((float4)r1).xxxx + ((float4)r71).xxxx), o2);
-    o6 = select(bool4(false, true, false, false), (((float4)r1).yyyy + ((float4)r71).yyyy), o6);
-    r0.xy = (((float4)r1).xy + ((float4)r71).xy);
-    r3.zw = ((-((float4)r1).xy) + ((float4)r71).xy);
-    r70 = select(bool4(false, false, false, true), ((float4)r1).yyyy, r70);
-    o0.xy = ((float4)r71).xy;
-    o8.xy = ((float4)r3).yx;
+    r2.yz = r71.xy;
+    r3.xy = ((shrec_mul_legacy_k(r1.yxxx, ((float4)2.0))).xy + r71.yx);
+    o4 = select(bool4(1, 0, 0, 0), r3.yyyy, o4);
+    o2 = select(bool4(1, 0, 0, 0), (r1.xxxx + r71.xxxx), o2);
+    o6 = select(bool4(0, 1, 0, 0), (r1.yyyy + r71.yyyy), o6);
+    r0.xy = (r1.xy + r71.xy);
+    r3.zw = ((-r1.xy) + r71.xy);
+    r70 = select(bool4(0, 0, 0, 1), r1.yyyy, r70);
+    o0.xy = r71.xy;
+    o8.xy = r3.yx;
     o8.zw = ((float2)0.0);
-    o4.yz = ((float4)r2).zw;
-    o4 = select(bool4(false, false, false, true), (((float4)r71).yyyy + ((float4)r70).wwww), o4);
-    o7.xz = ((float4)r2).yx;
-    o7.yw = ((float4)r3).xx;
-    o2.yzw = ((float4)r3).wyw;
-    o6.xzw = ((float4)r3).yzx;
-    o3 = ((float4)r2).wzxz;
-    o5 = ((float4)r0).zyxy;
-    o1.xyz = ((-((float4)r1).xyx) + ((float4)r71).xyx);
-    o1 = select(bool4(false, false, false, true), ((float4)r71).yyyy, o1);
-    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
+    o4.yz = r2.zw;
+    o4 = select(bool4(0, 0, 0, 1), (r71.yyyy + r70.wwww), o4);
+    o7.xz = r2.yx;
+    o7.yw = r3.xx;
+    o2.yzw = r3.wyw;
+    o6.xzw = r3.yzx;
+    o3 = r2.wzxz;
+    o5 = r0.zyxy;
+    o1.xyz = ((-r1.xyx) + r71.xyx);
+    o1 = select(bool4(0, 0, 0, 1), r71.yyyy, o1);
+    oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }
 
 #ifndef __spirv__

@@ -52,11 +52,7 @@ struct ShaderOutput
     [[vk::location(17)]] float4 oUnwritten17 : TEXCOORD17;
 };
 
-static precise float4 iposition0 = 0;
-static precise float4 itexcoord0 = 0;
-static precise float4 oPos = 0;
-static precise float4 o1 = 0;
-static precise float4 o0 = 0;
+static precise float4 iposition0 = 0, itexcoord0 = 0, oPos = 0, o1 = 0, o0 = 0;
 static precise float4 r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
@@ -68,17 +64,17 @@ void shrec_body()
     float4 shrec_c4 = SHREC_XENOS_CONSTANT(4);
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     float4 shrec_c6 = SHREC_XENOS_CONSTANT(6);
-    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xwzy);
-    r69 = (shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
-    oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
-    r69 = select(bool4(false, false, true, false), shrec_mul_legacy_k((shrec_c6).xxxx, ((float4)3.1415)), r69);
-    r69 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)r69).zzzz, (shrec_c5).xxxx), r69);
-    r70 = select(bool4(false, false, true, false), (1.0 / ((shrec_c4).xxxx)), r70);
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
+    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r69 = select(bool4(0, 0, 1, 0), shrec_mul_legacy_k((shrec_c6).xxxx, ((float4)3.1415)), r69);
+    r69 = select(bool4(0, 0, 0, 1), shrec_mul_legacy(r69.zzzz, (shrec_c5).xxxx), r69);
+    r70 = select(bool4(0, 0, 1, 0), (1.0 / ((shrec_c4).xxxx)), r70);
     o1.xy = float2(shrec_mul_legacy(((float4)r69).w, ((float4)r70).z), shrec_mul_legacy_k((shrec_c5).y, 6.283));
-    o0.xy = ((float4)r71).xy;
-    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
+    o0.xy = r71.xy;
+    oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }
 
 #ifndef __spirv__

@@ -50,7 +50,7 @@ cbuffer SharedConstants : register(b2, space4)
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 itexcoord0 : TEXCOORD0;
+    float4 itexcoord0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -58,8 +58,7 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, oC0 = 0;
 static precise float4 r0 = 0, r2 = 0, r69 = 0, r70 = 0, r97 = 0;
 
 void shrec_body()
@@ -70,14 +69,14 @@ void shrec_body()
     uint shrec_si1 = UTexture_SamplerDescriptorIndex;
     uint shrec_ti2 = YTexture_Texture2DDescriptorIndex;
     uint shrec_si2 = YTexture_SamplerDescriptorIndex;
-    r2.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).x, (g_Texture2DDescriptorHeap[shrec_ti1].Sample(g_SamplerDescriptorHeap[shrec_si1], ((float4)itexcoord0).xy)).x, (g_Texture2DDescriptorHeap[shrec_ti2].Sample(g_SamplerDescriptorHeap[shrec_si2], ((float4)itexcoord0).xy)).x);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti2])).xy * ((float4)itexcoord0).xy);
-    r0.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, float4(1.164, 0.391, 0.813, 0.813))).xyz + float3(-0.07275, -0.1955, -0.4065));
-    r69.xy = ((shrec_mul_legacy_k(((float4)r2).xyyy, float4(1.596, 2.018, 2.018, 2.018))).xy + float2(-0.87074995, -1.0817499));
-    oC0.xz = ((shrec_mul_legacy_k(((float4)r2).zzzz, ((float4)1.164))).xz + ((float4)r69).xy);
-    oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
-    r70 = select(bool4(false, false, false, true), (((float4)r0).xxxx - ((float4)r0).yyyy), r70);
-    oC0 = select(bool4(false, true, false, false), (((float4)r70).wwww + (-((float4)r0).zzzz)), oC0);
+    r2.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti1].Sample(g_SamplerDescriptorHeap[shrec_si1], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti2].Sample(g_SamplerDescriptorHeap[shrec_si2], itexcoord0.xy)).x);
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti2])).xy * itexcoord0.xy);
+    r0.xyz = ((shrec_mul_legacy_k(r2.zyxx, float4(1.164, 0.391, 0.813, 0.813))).xyz + float3(-0.07275, -0.1955, -0.4065));
+    r69.xy = ((shrec_mul_legacy_k(r2.xyyy, float4(1.596, 2.018, 2.018, 2.018))).xy + float2(-0.87074995, -1.0817499));
+    oC0.xz = ((shrec_mul_legacy_k(r2.zzzz, ((float4)1.164))).xz + r69.xy);
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
+    r70 = select(bool4(0, 0, 0, 1), (r0.xxxx - r0.yyyy), r70);
+    oC0 = select(bool4(0, 1, 0, 0), (r70.wwww + (-r0.zzzz)), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
@@ -87,8 +86,8 @@ void shrec_body()
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

@@ -45,9 +45,7 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 itexcoord2 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, itexcoord2 = 0, oC0 = 0;
 static precise float4 r1 = 0, r69 = 0, r71 = 0, r97 = 0;
 
 void shrec_body()
@@ -56,17 +54,17 @@ void shrec_body()
     uint shrec_si0 = _s0_SamplerDescriptorIndex;
     float4 shrec_c0 = SHREC_XENOS_CONSTANT(0);
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * ((float4)itexcoord0).xy);
-    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
-    r69.zw = (shrec_mul_legacy_k(((float4)itexcoord0).yyyx, ((float4)0.15915494))).zw;
-    r69.xy = ((shrec_mul_legacy(((float4)r69).zwww, ((float4)itexcoord2).yxxx)).xy + 0.5);
-    r69.xy = (shrec_frac(((float4)r69).xyyy)).xy;
-    r69.xy = ((shrec_mul_legacy_k(((float4)r69).xyyy, ((float4)6.2831855))).xy + -3.1415927);
+    r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord0.xy);
+    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
+    r69.zw = (shrec_mul_legacy_k(itexcoord0.yyyx, ((float4)0.15915494))).zw;
+    r69.xy = ((shrec_mul_legacy(r69.zwww, itexcoord2.yxxx)).xy + 0.5);
+    r69.xy = (shrec_frac(r69.xyyy)).xy;
+    r69.xy = ((shrec_mul_legacy_k(r69.xyyy, ((float4)6.2831855))).xy + -3.1415927);
     r1.xy = float2(sin(((float4)r69).x), sin(((float4)r69).y));
-    r69.xy = (shrec_mul_legacy(((float4)r1).yxxx, (shrec_c1).xyyy)).xy;
-    r69 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + (shrec_c0).xxxx), r69);
-    r69.xyz = (shrec_mul_legacy(((float4)r69).xxxx, ((float4)r71).xyzz)).xyz;
-    oC0.yz = ((float4)r69).yz;
+    r69.xy = (shrec_mul_legacy(r1.yxxx, (shrec_c1).xyyy)).xy;
+    r69 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + (shrec_c0).xxxx), r69);
+    r69.xyz = (shrec_mul_legacy(r69.xxxx, r71.xyzz)).xyz;
+    oC0.yz = r69.yz;
     oC0.xw = float2(asfloat(asuint(((float4)r69).x) | (min(asuint(((float4)itexcoord2).x), asuint(0.0)))), 1.0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
@@ -77,8 +75,8 @@ void shrec_body()
     {
         [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
         {
-            oC0 = select(bool4(false, false, false, true), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(((float4)r97).xy), ddx(((float4)r97).xy))), ((float4)dot(ddy(((float4)r97).xy), ddy(((float4)r97).xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(false, false, false, true), (0.5 + ((((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(((float4)oC0).wwww)) + abs(ddy(((float4)oC0).wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
         }
     }
 }

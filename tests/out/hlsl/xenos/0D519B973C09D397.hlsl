@@ -33,8 +33,8 @@ cbuffer SharedConstants : register(b2, space4)
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 itexcoord0 : TEXCOORD0;
-    [[vk::location(1)]] float4 itexcoord1 : TEXCOORD1;
+    float4 itexcoord0 : TEXCOORD0;
+    float4 itexcoord1 : TEXCOORD1;
 };
 
 struct ShaderOutput
@@ -42,9 +42,7 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 itexcoord1 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, itexcoord1 = 0, oC0 = 0;
 static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r64 = 0, r69 = 0, r70 = 0;
 
 void shrec_body()
@@ -52,273 +50,273 @@ void shrec_body()
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r7 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + ((float4)itexcoord0).xyxy);
-    r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).zxxx, ((float4)1.0))).xyz;
-    r0 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
-    r69.xyz = (shrec_mul_legacy_k(((float4)itexcoord1).wyyy, ((float4)1.0))).xyz;
-    r0 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
-    r4 = (((float4)itexcoord0).xyxy + (-((float4)itexcoord1).zwxy));
-    r2 = (((float4)itexcoord0).xyxy + ((float4)itexcoord1));
-    r5.xy = (((float4)r4).zw + ((float4)itexcoord1).zw);
+    r7 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
+    r69.xyz = (shrec_mul_legacy_k(itexcoord1.zxxx, ((float4)1.0))).xyz;
+    r0 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
+    r69.xyz = (shrec_mul_legacy_k(itexcoord1.wyyy, ((float4)1.0))).xyz;
+    r0 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
+    r4 = (itexcoord0.xyxy + (-itexcoord1.zwxy));
+    r2 = (itexcoord0.xyxy + ((float4)itexcoord1));
+    r5.xy = (r4.zw + itexcoord1.zw);
     r70.xy = float2(((float4)r2).x, ((float4)r2).y);
-    r6.zw = (((float4)r2).xy + ((float4)itexcoord1).zw);
+    r6.zw = (r2.xy + itexcoord1.zw);
     r3.xy = float2(((-((float4)itexcoord1).z) + ((float4)r70).x), ((-((float4)itexcoord1).w) + ((float4)r70).y));
-    r0.zw = (((float4)itexcoord0).xy + ((float4)r0).zw);
-    r69.xy = (((float4)r6).zw + ((float4)itexcoord1).zw);
-    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).zw)).xyz;
-    r3.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r3).xy)).xyz;
-    r5.yzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r5).xy)).xyz;
-    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).xy)).xyz;
-    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r7).xy)).xyz;
-    r9.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r7).zw)).xyz;
-    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r6).zw)).xyz;
-    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r69).xy)).xyz;
-    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r0).zw)).xyz;
-    r1.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r4).xy)).xyz;
-    r6.yzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r4).zw)).xyz;
-    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
-    r4.xy = (shrec_mul_legacy(((float4)itexcoord0).yxxx, (shrec_c1).yxxx)).xy;
-    r69.xyz = (shrec_mul_legacy_k(((float4)r7).zxyz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r6).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r1).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r14).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r4 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r13).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r4 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r4);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r10).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r12 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r12);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r9).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r0 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r8).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r0 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r0);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r2).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(true, false, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r5).wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(false, true, false, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r3).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(false, false, true, false), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
-    r69.xyz = (shrec_mul_legacy_k(((float4)r11).zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
-    r5 = select(bool4(false, false, false, true), ((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz), r5);
-    r9.xyz = (abs(((float4)r5).wxw) + (-abs(((float4)r5).xyz)));
-    r8.xw = (abs(((float4)r12).ww) + (-abs(((float4)r0).yx)));
-    r8.yz = ((-abs(((float4)r12).zy)) + abs(((float4)r5).xw));
-    r70 = select(bool4(false, false, false, true), abs(((float4)r5).xxxx), r70);
-    r0.xyz = (abs(((float4)r12).xxx) + (-abs(((float4)r12).wyz)));
-    r1 = select(bool4(false, false, false, true), ((-abs(((float4)r4).zzzz)) + ((float4)r70).wwww), r1);
-    r3 = (abs(((float4)r12).xxxx) + (-abs(((float4)r5).zywx)));
+    r0.zw = (itexcoord0.xy + r0.zw);
+    r69.xy = (r6.zw + itexcoord1.zw);
+    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r2.zw)).xyz;
+    r3.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r3.xy)).xyz;
+    r5.yzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r5.xy)).xyz;
+    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r2.xy)).xyz;
+    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r7.xy)).xyz;
+    r9.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r7.zw)).xyz;
+    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r6.zw)).xyz;
+    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r69.xy)).xyz;
+    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r0.zw)).xyz;
+    r1.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r4.xy)).xyz;
+    r6.yzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r4.zw)).xyz;
+    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
+    r4.xy = (shrec_mul_legacy(itexcoord0.yxxx, (shrec_c1).yxxx)).xy;
+    r69.xyz = (shrec_mul_legacy_k(r7.zxyz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
+    r69.xyz = (shrec_mul_legacy_k(r6.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
+    r69.xyz = (shrec_mul_legacy_k(r1.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
+    r69.xyz = (shrec_mul_legacy_k(r14.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r4 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
+    r69.xyz = (shrec_mul_legacy_k(r13.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r4 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
+    r69.xyz = (shrec_mul_legacy_k(r10.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r12 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
+    r69.xyz = (shrec_mul_legacy_k(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r0 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
+    r69.xyz = (shrec_mul_legacy_k(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r0 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
+    r69.xyz = (shrec_mul_legacy_k(r2.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
+    r69.xyz = (shrec_mul_legacy_k(r5.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
+    r69.xyz = (shrec_mul_legacy_k(r3.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
+    r69.xyz = (shrec_mul_legacy_k(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
+    r9.xyz = (abs(r5.wxw) + (-abs(r5.xyz)));
+    r8.xw = (abs(r12.ww) + (-abs(r0.yx)));
+    r8.yz = ((-abs(r12.zy)) + abs(r5.xw));
+    r70 = select(bool4(0, 0, 0, 1), abs(r5.xxxx), r70);
+    r0.xyz = (abs(r12.xxx) + (-abs(r12.wyz)));
+    r1 = select(bool4(0, 0, 0, 1), ((-abs(r4.zzzz)) + r70.wwww), r1);
+    r3 = (abs(r12.xxxx) + (-abs(r5.zywx)));
     r70.zw = float2(abs(((float4)r9).x), abs(((float4)r5).w));
-    r10.xyz = (select(abs(((float4)r12).xxxx) == abs(((float4)r5).xyzz), ((float4)0.0), ((float4)1.0))).xyz;
-    r2 = select(bool4(false, false, false, true), ((-abs(((float4)r4).wwww)) + ((float4)r70).wwww), r2);
+    r10.xyz = (select(abs(r12.xxxx) == abs(r5.xyzz), ((float4)0.0), ((float4)1.0))).xyz;
+    r2 = select(bool4(0, 0, 0, 1), ((-abs(r4.wwww)) + r70.wwww), r2);
     r4.zw = float2(shrec_mul_legacy_k(((float4)r70).z, 4.0), shrec_mul_legacy_k(abs(((float4)r0).x), 4.0));
-    r0 = float4((select(abs(((float4)r0).yyyy) >= abs(((float4)r3).zzzz), ((float4)1.0), ((float4)0.0))).x, (select(abs(((float4)r0).zzzz) >= abs(((float4)r0).yyyy), ((float4)1.0), ((float4)0.0))).y, (select(abs(((float4)r3).wwww) >= abs(((float4)r0).zzzz), ((float4)1.0), ((float4)0.0))).z, (abs(((float4)r3).x) + abs(((float4)r3).y)));
-    r5.xyz = (select(abs(((float4)r12).xyzz) == abs(((float4)r5).wyzz), ((float4)0.0), ((float4)1.0))).xyz;
-    r6 = select(bool4(true, false, false, false), (abs(((float4)r9).yyyy) + abs(((float4)r9).yyyy)), r6);
-    r70 = select(bool4(false, false, false, true), abs(((float4)r8).zzzz), r70);
-    r69 = select(bool4(true, false, false, false), select(abs(((float4)r3).zzzz) >= abs(((float4)r3).wwww), ((float4)1.0), ((float4)0.0)), r69);
+    r0 = float4((select(abs(r0.yyyy) >= abs(r3.zzzz), ((float4)1.0), ((float4)0.0))).x, (select(abs(r0.zzzz) >= abs(r0.yyyy), ((float4)1.0), ((float4)0.0))).y, (select(abs(r3.wwww) >= abs(r0.zzzz), ((float4)1.0), ((float4)0.0))).z, (abs(((float4)r3).x) + abs(((float4)r3).y)));
+    r5.xyz = (select(abs(r12.xyzz) == abs(r5.wyzz), ((float4)0.0), ((float4)1.0))).xyz;
+    r6 = select(bool4(1, 0, 0, 0), (abs(r9.yyyy) + abs(r9.yyyy)), r6);
+    r70 = select(bool4(0, 0, 0, 1), abs(r8.zzzz), r70);
+    r69 = select(bool4(1, 0, 0, 0), select(abs(r3.zzzz) >= abs(r3.wwww), ((float4)1.0), ((float4)0.0)), r69);
     r70.xw = float2(((float4)r0).w, (abs(((float4)r2).w) + ((float4)r70).w));
-    r3.xyz = (select(((float4)r69).xxxx > ((float4)0.0), ((float4)r2).xyzz, ((float4)r11).xyzz)).xyz;
-    r2.xyz = (select(((float4)r0).zzzz > ((float4)0.0), ((float4)r1).xyzz, ((float4)r2).xyzz)).xyz;
-    r1.xyz = (select(((float4)r0).yyyy > ((float4)0.0), ((float4)r6).yzww, ((float4)r1).xyzz)).xyz;
-    r0.xyz = (select(((float4)r0).xxxx > ((float4)0.0), ((float4)r11).xyzz, ((float4)r6).yzww)).xyz;
+    r3.xyz = (select(r69.xxxx > ((float4)0.0), r2.xyzz, r11.xyzz)).xyz;
+    r2.xyz = (select(r0.zzzz > ((float4)0.0), r1.xyzz, r2.xyzz)).xyz;
+    r1.xyz = (select(r0.yyyy > ((float4)0.0), r6.yzww, r1.xyzz)).xyz;
+    r0.xyz = (select(r0.xxxx > ((float4)0.0), r11.xyzz, r6.yzww)).xyz;
     r6.yw = float2((abs(((float4)r9).z) + abs(((float4)r9).z)), (((float4)r70).w + abs(((float4)r1).w)));
-    r5.xyz = (shrec_mul_legacy(((float4)r10).xyzz, ((float4)r5).xyzz)).xyz;
-    r6.yz = (select(abs(((float4)r9).zzyy) >= ((float4)r6).xxyy, ((float4)1.0), ((float4)0.0))).yz;
-    r6 = select(bool4(true, false, false, false), (abs(((float4)r8).wwww) + ((float4)r70).xxxx), r6);
-    r69.xw = (((float4)r6).xw + abs(((float4)r8).xy));
-    r5.xyz = float3((select(((float4)r5).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(((float4)r5).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y, (select(((float4)r5).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
-    r69.zw = (((float4)r69).xw + ((float4)r4).zw);
-    r4 = select(bool4(false, false, true, false), ((float4)r69), r4);
-    r6 = select(bool4(true, false, false, false), (select(((float4)r69).wwww > ((float4)r69).zzzz, ((float4)1.0), ((float4)0.0))).xxxx, r6);
-    r8.xyz = (shrec_mul_legacy(((float4)r6).xyzz, ((float4)r5).xyzz)).xyz;
-    r6.zw = (select(((float4)r8).yyyz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zw;
-    r6.xy = float2((shrec_frac(((float4)r4).yyyy)).x, (shrec_frac(((float4)r4).xxxx)).y);
-    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r5.xyz = (shrec_mul_legacy(r10.xyzz, r5.xyzz)).xyz;
+    r6.yz = (select(abs(r9.zzyy) >= r6.xxyy, ((float4)1.0), ((float4)0.0))).yz;
+    r6 = select(bool4(1, 0, 0, 0), (abs(r8.wwww) + r70.xxxx), r6);
+    r69.xw = (r6.xw + abs(r8.xy));
+    r5.xyz = float3((select(r5.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(r5.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y, (select(r5.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
+    r69.zw = (r69.xw + r4.zw);
+    r4 = select(bool4(0, 0, 1, 0), ((float4)r69), r4);
+    r6 = select(bool4(1, 0, 0, 0), (select(r69.wwww > r69.zzzz, ((float4)1.0), ((float4)0.0))).xxxx, r6);
+    r8.xyz = (shrec_mul_legacy(r6.xyzz, r5.xyzz)).xyz;
+    r6.zw = (select(r8.yyyz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zw;
+    r6.xy = float2((shrec_frac(r4.yyyy)).x, (shrec_frac(r4.xxxx)).y);
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
-        r3.xyz = (((float4)r3).zyx + (-((float4)r7).zyx));
+        r1 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r6.zzzz, r6.wwww)).wwww, r1);
+        r3.xyz = (r3.zyx + (-r7.zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.833333))).xyz + ((float4)r7).xyz);
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r4.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.833333))).xyz + r7.xyz);
+        r9.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
+        r5.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r5.xyz = ((float4)r7).xyz;
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r5.xyz = r7.xyz;
+        r4.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.75))).xyz + r7.xyz);
+        r9.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r4.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.75))).xyz + r7.xyz);
+        r5.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    r0 = select(bool4(false, false, false, true), ((float4)r70), r0);
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r0 = select(bool4(0, 0, 0, 1), ((float4)r70), r0);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r5.xyz = ((float4)r7).xyz;
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.5))).xyz + ((float4)r7).xyz);
+        r5.xyz = r7.xyz;
+        r4.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.5))).xyz + r7.xyz);
     }
-    precise float4 shrec_operand0 = (((float4)r70).wwww - 1.0);
-    r70 = select(bool4(false, false, false, true), select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - 1.0)), r70);
-    precise float4 shrec_operand1 = (((float4)r0).wwww - 1.0);
-    r64 = select(bool4(true, false, false, false), select(shrec_operand1 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
+    precise float4 shrec_operand0 = (r70.wwww - 1.0);
+    r70 = select(bool4(0, 0, 0, 1), select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (r70.wwww - 1.0)), r70);
+    precise float4 shrec_operand1 = (r0.wwww - 1.0);
+    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand1 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r9.xyz = ((float4)r7).xyz;
+        r9.xyz = r7.xyz;
     }
-    precise float4 shrec_operand2 = (((float4)r70).wwww - 1.0);
-    r70 = select(bool4(false, false, false, true), select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - 1.0)), r70);
-    precise float4 shrec_operand3 = (((float4)r70).wwww - 1.0);
-    r0 = select(bool4(false, false, false, true), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).wwww - 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    precise float4 shrec_operand2 = (r70.wwww - 1.0);
+    r70 = select(bool4(0, 0, 0, 1), select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), (r70.wwww - 1.0)), r70);
+    precise float4 shrec_operand3 = (r70.wwww - 1.0);
+    r0 = select(bool4(0, 0, 0, 1), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (r70.wwww - 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r5.xyz = ((float4)r7).xyz;
-        r9.xyz = ((float4)r7).xyz;
-        r4.xyz = ((float4)r7).xyz;
+        r5.xyz = r7.xyz;
+        r9.xyz = r7.xyz;
+        r4.xyz = r7.xyz;
     }
-    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
-        r3.xyz = (((float4)r2).zyx + (-((float4)r5).zyx));
+        r1 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r6.zzzz, r6.wwww)).wwww, r1);
+        r3.xyz = (r2.zyx + (-r5.zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r10.xyz = (((float4)r2).xyz + (-((float4)r7).xyz));
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.833333))).xyz + ((float4)r5).xyz);
-        r2.xyz = (((float4)r2).xyz + (-((float4)r4).xyz));
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r10).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r10.xyz = (r2.xyz + (-r7.xyz));
+        r5.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.833333))).xyz + r5.xyz);
+        r2.xyz = (r2.xyz + (-r4.xyz));
+        r4.xyz = ((shrec_mul_legacy_k(r2.xyzz, ((float4)0.25))).xyz + r4.xyz);
+        r7.xyz = ((shrec_mul_legacy_k(r10.xyzz, ((float4)0.25))).xyz + r7.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r2.xyz = (((float4)r2).xyz + (-((float4)r4).xyz));
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r5).xyz);
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
+        r2.xyz = (r2.xyz + (-r4.xyz));
+        r5.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.75))).xyz + r5.xyz);
+        r4.xyz = ((shrec_mul_legacy_k(r2.xyzz, ((float4)0.25))).xyz + r4.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r2.xyz = (((float4)r2).xyz + (-((float4)r7).xyz));
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.75))).xyz + ((float4)r5).xyz);
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r2.xyz = (r2.xyz + (-r7.xyz));
+        r5.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.75))).xyz + r5.xyz);
+        r7.xyz = ((shrec_mul_legacy_k(r2.xyzz, ((float4)0.25))).xyz + r7.xyz);
     }
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r3).zyxx, ((float4)0.5))).xyz + ((float4)r5).xyz);
+        r5.xyz = ((shrec_mul_legacy_k(r3.zyxx, ((float4)0.5))).xyz + r5.xyz);
     }
-    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
-        r2.xyz = (((float4)r1).zyx + (-((float4)r7).zyx));
+        r1 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r6.zzzz, r6.wwww)).wwww, r1);
+        r2.xyz = (r1.zyx + (-r7.zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r3.xyz = (((float4)r1).xyz + (-((float4)r9).xyz));
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.833333))).xyz + ((float4)r7).xyz);
-        r1.xyz = (((float4)r1).xyz + (-((float4)r5).xyz));
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25))).xyz + ((float4)r5).xyz);
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r3).xyzz, ((float4)0.25))).xyz + ((float4)r9).xyz);
+        r3.xyz = (r1.xyz + (-r9.xyz));
+        r7.xyz = ((shrec_mul_legacy_k(r2.zyxx, ((float4)0.833333))).xyz + r7.xyz);
+        r1.xyz = (r1.xyz + (-r5.xyz));
+        r5.xyz = ((shrec_mul_legacy_k(r1.xyzz, ((float4)0.25))).xyz + r5.xyz);
+        r9.xyz = ((shrec_mul_legacy_k(r3.xyzz, ((float4)0.25))).xyz + r9.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.xyz = (((float4)r1).xyz + (-((float4)r5).xyz));
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
-        r5.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25))).xyz + ((float4)r5).xyz);
+        r1.xyz = (r1.xyz + (-r5.xyz));
+        r7.xyz = ((shrec_mul_legacy_k(r2.zyxx, ((float4)0.75))).xyz + r7.xyz);
+        r5.xyz = ((shrec_mul_legacy_k(r1.xyzz, ((float4)0.25))).xyz + r5.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.xyz = (((float4)r1).xyz + (-((float4)r9).xyz));
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.75))).xyz + ((float4)r7).xyz);
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).xyzz, ((float4)0.25))).xyz + ((float4)r9).xyz);
+        r1.xyz = (r1.xyz + (-r9.xyz));
+        r7.xyz = ((shrec_mul_legacy_k(r2.zyxx, ((float4)0.75))).xyz + r7.xyz);
+        r9.xyz = ((shrec_mul_legacy_k(r1.xyzz, ((float4)0.25))).xyz + r9.xyz);
     }
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r2).zyxx, ((float4)0.5))).xyz + ((float4)r7).xyz);
+        r7.xyz = ((shrec_mul_legacy_k(r2.zyxx, ((float4)0.5))).xyz + r7.xyz);
     }
-    r0 = select(bool4(false, false, false, true), (select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r8).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r6).zzzz, ((float4)r6).wwww)).wwww, r1);
-        r1.xyz = (((float4)r0).zyx + (-((float4)r9).zyx));
+        r1 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r6.zzzz, r6.wwww)).wwww, r1);
+        r1.xyz = (r0.zyx + (-r9.zyx));
     }
-    r69 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)r0).wwww + 1.0), ((float4)0.0)), (((float4)r0).wwww + 1.0)), r69);
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r2.xyz = (((float4)r0).xyz + (-((float4)r4).xyz));
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.833333))).xyz + ((float4)r9).xyz);
-        r0.xyz = (((float4)r0).xyz + (-((float4)r7).xyz));
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r2).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
+        r2.xyz = (r0.xyz + (-r4.xyz));
+        r9.xyz = ((shrec_mul_legacy_k(r1.zyxx, ((float4)0.833333))).xyz + r9.xyz);
+        r0.xyz = (r0.xyz + (-r7.xyz));
+        r7.xyz = ((shrec_mul_legacy_k(r0.xyzz, ((float4)0.25))).xyz + r7.xyz);
+        r4.xyz = ((shrec_mul_legacy_k(r2.xyzz, ((float4)0.25))).xyz + r4.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r69).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r69).wwww == ((float4)0.0), ((float4)1.0), ((float4)r69).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = (((float4)r0).xyz + (-((float4)r7).xyz));
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.75))).xyz + ((float4)r9).xyz);
-        r7.xyz = ((shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz + ((float4)r7).xyz);
+        r0.xyz = (r0.xyz + (-r7.xyz));
+        r9.xyz = ((shrec_mul_legacy_k(r1.zyxx, ((float4)0.75))).xyz + r9.xyz);
+        r7.xyz = ((shrec_mul_legacy_k(r0.xyzz, ((float4)0.25))).xyz + r7.xyz);
     }
-    r70 = select(bool4(false, false, false, true), select(((float4)r0).wwww == ((float4)1.0), ((float4)0.0), select(((float4)r0).wwww == ((float4)0.0), ((float4)1.0), ((float4)r0).wwww)), r70);
-    r0 = select(bool4(false, false, false, true), (select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), (((float4)r70).wwww + 1.0), ((float4)0.0)), (((float4)r70).wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).wwww == ((float4)0.0), select(((float4)r8).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = (((float4)r0).xyz + (-((float4)r4).xyz));
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.75))).xyz + ((float4)r9).xyz);
-        r4.xyz = ((shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz + ((float4)r4).xyz);
+        r0.xyz = (r0.xyz + (-r4.xyz));
+        r9.xyz = ((shrec_mul_legacy_k(r1.zyxx, ((float4)0.75))).xyz + r9.xyz);
+        r4.xyz = ((shrec_mul_legacy_k(r0.xyzz, ((float4)0.25))).xyz + r4.xyz);
     }
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r9.xyz = ((shrec_mul_legacy_k(((float4)r1).zyxx, ((float4)0.5))).xyz + ((float4)r9).xyz);
+        r9.xyz = ((shrec_mul_legacy_k(r1.zyxx, ((float4)0.5))).xyz + r9.xyz);
     }
-    r0.xw = (select(((float4)0.5) > ((float4)r6).yxxx, ((float4)1.0), ((float4)0.0))).xw;
-    r1.xyz = (select((-abs(((float4)r0).xxxx)) >= ((float4)0.0), ((float4)r9).xyzz, ((float4)r7).xyzz)).xyz;
-    r69.xyz = (select((-abs(((float4)r0).xxxx)) >= ((float4)0.0), ((float4)r4).xyzz, ((float4)r5).xyzz)).xyz;
-    oC0.xyz = (select(((float4)r0).wwww > ((float4)0.0), ((float4)r1).xyzz, ((float4)r69).xyzz)).xyz;
-    oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
+    r0.xw = (select(((float4)0.5) > r6.yxxx, ((float4)1.0), ((float4)0.0))).xw;
+    r1.xyz = (select((-abs(r0.xxxx)) >= ((float4)0.0), r9.xyzz, r7.xyzz)).xyz;
+    r69.xyz = (select((-abs(r0.xxxx)) >= ((float4)0.0), r4.xyzz, r5.xyzz)).xyz;
+    oC0.xyz = (select(r0.wwww > ((float4)0.0), r1.xyzz, r69.xyzz)).xyz;
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand4 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);

@@ -29,7 +29,7 @@ cbuffer SharedConstants : register(b2, space4)
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 itexcoord0 : TEXCOORD0;
+    float4 itexcoord0 : TEXCOORD0;
 };
 
 struct ShaderOutput
@@ -37,19 +37,18 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, oC0 = 0;
 static precise float4 r71 = 0;
 
 void shrec_body()
 {
     uint shrec_ti0 = decal_Texture2DDescriptorIndex;
     uint shrec_si0 = decal_SamplerDescriptorIndex;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy);
+    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
     oC0 = ((float4)r71);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
 }

@@ -50,19 +50,7 @@ struct ShaderOutput
     [[vk::location(17)]] float4 oUnwritten17 : TEXCOORD17;
 };
 
-static precise float4 iposition0 = 0;
-static precise float4 itexcoord0 = 0;
-static precise float4 oPos = 0;
-static precise float4 o8 = 0;
-static precise float4 o1 = 0;
-static precise float4 o9 = 0;
-static precise float4 o6 = 0;
-static precise float4 o7 = 0;
-static precise float4 o0 = 0;
-static precise float4 o2 = 0;
-static precise float4 o3 = 0;
-static precise float4 o4 = 0;
-static precise float4 o5 = 0;
+static precise float4 iposition0 = 0, itexcoord0 = 0, oPos = 0, o8 = 0, o1 = 0, o9 = 0, o6 = 0, o7 = 0, o0 = 0, o2 = 0, o3 = 0, o4 = 0, o5 = 0;
 static precise float4 r1 = 0, r2 = 0, r3 = 0, r4 = 0, r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
@@ -74,32 +62,32 @@ void shrec_body()
     float4 shrec_c4 = SHREC_XENOS_CONSTANT(4);
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     float4 shrec_c6 = SHREC_XENOS_CONSTANT(6);
-    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xwzy);
-    r69 = (shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
-    oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
-    r2 = select(bool4(false, true, false, false), ((float4)r71).yyyy, r2);
-    r3 = select(bool4(true, false, false, false), (1.0 / ((shrec_c5).xxxx)), r3);
-    r1 = select(bool4(false, false, false, true), ((-((float4)r3).xxxx) + ((float4)r71).xxxx), r1);
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
+    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r2 = select(bool4(0, 1, 0, 0), r71.yyyy, r2);
+    r3 = select(bool4(1, 0, 0, 0), (1.0 / ((shrec_c5).xxxx)), r3);
+    r1 = select(bool4(0, 0, 0, 1), ((-r3.xxxx) + r71.xxxx), r1);
     r3.yz = float2((1.0 / ((shrec_c5).y)), (((float4)r3).x + ((float4)r3).x));
-    r1.xy = ((float4)r71).xy;
-    r4.xyz = (((float4)r3).xyz + ((float4)r71).xyx);
+    r1.xy = r71.xy;
+    r4.xyz = (r3.xyz + r71.xyx);
     r70.zw = float2(shrec_mul_legacy((shrec_c6).x, ((float4)r71).x), (1.0 / ((shrec_c4).x)));
-    r69 = select(bool4(false, false, false, true), shrec_mul_legacy(((float4)r70).zzzz, (shrec_c5).xxxx), r69);
-    r1 = select(bool4(false, false, true, false), ((float4)r4).yyyy, r1);
-    r2.xz = ((float4)r4).zx;
-    o8 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r69).wwww, ((float4)r70).wwww)).xxxx, o8);
-    o1.xy = ((float4)r71).xy;
-    o9.xy = (shrec_mul_legacy(((float4)r71).xyyy, (shrec_c5).xyyy)).xy;
-    o6.xy = (((float4)r3).xy + ((float4)r71).xy);
-    o7.xy = (((float4)r3).zy + ((float4)r71).xy);
-    o0.xy = ((float4)r1).wy;
-    o2.xy = ((float4)r2).zy;
-    o3.xy = ((float4)r2).xy;
-    o4.xy = ((float4)r1).wz;
-    o5.xy = ((float4)r1).xz;
-    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
+    r69 = select(bool4(0, 0, 0, 1), shrec_mul_legacy(r70.zzzz, (shrec_c5).xxxx), r69);
+    r1 = select(bool4(0, 0, 1, 0), r4.yyyy, r1);
+    r2.xz = r4.zx;
+    o8 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r69.wwww, r70.wwww)).xxxx, o8);
+    o1.xy = r71.xy;
+    o9.xy = (shrec_mul_legacy(r71.xyyy, (shrec_c5).xyyy)).xy;
+    o6.xy = (r3.xy + r71.xy);
+    o7.xy = (r3.zy + r71.xy);
+    o0.xy = r1.wy;
+    o2.xy = r2.zy;
+    o3.xy = r2.xy;
+    o4.xy = r1.wz;
+    o5.xy = r1.xz;
+    oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }
 
 #ifndef __spirv__

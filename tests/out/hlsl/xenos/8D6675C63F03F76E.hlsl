@@ -42,9 +42,7 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 icolor0 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, icolor0 = 0, oC0 = 0;
 static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
@@ -53,32 +51,32 @@ void shrec_body()
     uint shrec_si0 = YTexture_SamplerDescriptorIndex;
     float4 shrec_c0 = SHREC_XENOS_CONSTANT(0);
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r0 = select(bool4(false, true, false, false), ((float4)itexcoord0), r0);
-    r2.yz = ((float4)itexcoord0).yx;
-    r3 = select(bool4(true, false, false, false), ((float4)itexcoord0).xxxx, r3);
-    r2.xw = (((float4)itexcoord0).xy + float2(-0.002, 0.002));
-    r70 = select(bool4(false, false, true, false), ((float4)itexcoord0).xxxx, r70);
-    r69.yzw = (((float4)itexcoord0).yxy + float3(-0.003, 0.001, 0.001));
-    r0 = select(bool4(false, false, true, false), (0.002 + ((float4)r70).zzzz), r0);
-    r3.yw = float2(((float4)r69).y, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r0).zy)).w);
-    r1.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r69).zw)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r3).xy)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).zw)).w);
-    r2 = select(bool4(false, false, false, true), (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)r2).xy)).wwww, r2);
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy);
-    r0 = shrec_mul_legacy(((float4)r71).xywz, (shrec_c0).xywz);
-    r3.xyz = (shrec_mul_legacy(((float4)r0).xwyx, ((float4)r0).zzzz)).xyz;
-    r70 = select(bool4(false, false, false, true), (1.0 - ((float4)r0).zzzz), r70);
-    r2.xyz = (shrec_mul_legacy(((float4)r70).wwww, (shrec_c1).xyzz)).xyz;
-    r69 = (((float4)r3) + ((float4)r2).xzyw);
-    r1 = select(bool4(false, false, true, false), (((float4)r69).wwww + ((float4)r1).zzzz), r1);
-    oC0.xyz = (((float4)r69).xzy + ((float4)r0).xyw);
-    r69 = select(bool4(false, true, false, false), (((float4)r1).zzzz + ((float4)r1).yyyy), r69);
-    r69 = select(bool4(false, true, false, false), (((float4)r69).yyyy + ((float4)r1).xxxx), r69);
-    r70 = select(bool4(true, false, false, false), shrec_mul_legacy_k(((float4)r69).yyyy, ((float4)10.0)), r70);
-    r69 = select(bool4(true, false, false, false), select(((float4)r0).zzzz >= ((float4)r70).xxxx, ((float4)r0).zzzz, ((float4)r70).xxxx), r69);
+    r0 = select(bool4(0, 1, 0, 0), ((float4)itexcoord0), r0);
+    r2.yz = itexcoord0.yx;
+    r3 = select(bool4(1, 0, 0, 0), itexcoord0.xxxx, r3);
+    r2.xw = (itexcoord0.xy + float2(-0.002, 0.002));
+    r70 = select(bool4(0, 0, 1, 0), itexcoord0.xxxx, r70);
+    r69.yzw = (itexcoord0.yxy + float3(-0.003, 0.001, 0.001));
+    r0 = select(bool4(0, 0, 1, 0), (0.002 + r70.zzzz), r0);
+    r3.yw = float2(((float4)r69).y, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r0.zy)).w);
+    r1.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r69.zw)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r3.xy)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r2.zw)).w);
+    r2 = select(bool4(0, 0, 0, 1), (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r2.xy)).wwww, r2);
+    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
+    r0 = shrec_mul_legacy(r71.xywz, (shrec_c0).xywz);
+    r3.xyz = (shrec_mul_legacy(r0.xwyx, r0.zzzz)).xyz;
+    r70 = select(bool4(0, 0, 0, 1), (1.0 - r0.zzzz), r70);
+    r2.xyz = (shrec_mul_legacy(r70.wwww, (shrec_c1).xyzz)).xyz;
+    r69 = (((float4)r3) + r2.xzyw);
+    r1 = select(bool4(0, 0, 1, 0), (r69.wwww + r1.zzzz), r1);
+    oC0.xyz = (r69.xzy + r0.xyw);
+    r69 = select(bool4(0, 1, 0, 0), (r1.zzzz + r1.yyyy), r69);
+    r69 = select(bool4(0, 1, 0, 0), (r69.yyyy + r1.xxxx), r69);
+    r70 = select(bool4(1, 0, 0, 0), shrec_mul_legacy_k(r69.yyyy, ((float4)10.0)), r70);
+    r69 = select(bool4(1, 0, 0, 0), select(r0.zzzz >= r70.xxxx, r0.zzzz, r70.xxxx), r69);
     oC0.xw = float2(asfloat(asuint(((float4)oC0).x) | (min(asuint(((float4)icolor0).x), asuint(0.0)))), (((float4)r0).z + ((float4)r69).x));
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
 }

@@ -39,20 +39,18 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 icolor0 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, icolor0 = 0, oC0 = 0;
 static precise float4 r71 = 0;
 
 void shrec_body()
 {
     uint shrec_ti0 = tex0_Texture2DDescriptorIndex;
     uint shrec_si0 = tex0_SamplerDescriptorIndex;
-    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy);
+    r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
     oC0 = shrec_mul_legacy(((float4)r71), ((float4)icolor0));
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
-        precise float4 shrec_operand0 = (((float4)oC0).wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        precise float4 shrec_operand0 = (oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
         if ((shrec_operand0).x < 0.0) discard;
     }
 }

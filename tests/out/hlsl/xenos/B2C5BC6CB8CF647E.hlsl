@@ -29,30 +29,27 @@ struct ShaderInput
 struct ShaderOutput
 {
     float4 oPos : SV_Position;
-    [[vk::location(0)]] float4 o0 : TEXCOORD0;
-    [[vk::location(1)]] float4 oUnwritten1 : TEXCOORD1;
-    [[vk::location(2)]] float4 oUnwritten2 : TEXCOORD2;
-    [[vk::location(3)]] float4 oUnwritten3 : TEXCOORD3;
-    [[vk::location(4)]] float4 oUnwritten4 : TEXCOORD4;
-    [[vk::location(5)]] float4 oUnwritten5 : TEXCOORD5;
-    [[vk::location(6)]] float4 oUnwritten6 : TEXCOORD6;
-    [[vk::location(7)]] float4 oUnwritten7 : TEXCOORD7;
-    [[vk::location(8)]] float4 oUnwritten8 : TEXCOORD8;
-    [[vk::location(9)]] float4 oUnwritten9 : TEXCOORD9;
-    [[vk::location(10)]] float4 oUnwritten10 : TEXCOORD10;
-    [[vk::location(11)]] float4 oUnwritten11 : TEXCOORD11;
-    [[vk::location(12)]] float4 oUnwritten12 : TEXCOORD12;
-    [[vk::location(13)]] float4 oUnwritten13 : TEXCOORD13;
-    [[vk::location(14)]] float4 oUnwritten14 : TEXCOORD14;
-    [[vk::location(15)]] float4 oUnwritten15 : TEXCOORD15;
-    [[vk::location(16)]] float4 oUnwritten16 : TEXCOORD16;
-    [[vk::location(17)]] float4 oUnwritten17 : TEXCOORD17;
+    float4 o0 : TEXCOORD0;
+    float4 oUnwritten1 : TEXCOORD1;
+    float4 oUnwritten2 : TEXCOORD2;
+    float4 oUnwritten3 : TEXCOORD3;
+    float4 oUnwritten4 : TEXCOORD4;
+    float4 oUnwritten5 : TEXCOORD5;
+    float4 oUnwritten6 : TEXCOORD6;
+    float4 oUnwritten7 : TEXCOORD7;
+    float4 oUnwritten8 : TEXCOORD8;
+    float4 oUnwritten9 : TEXCOORD9;
+    float4 oUnwritten10 : TEXCOORD10;
+    float4 oUnwritten11 : TEXCOORD11;
+    float4 oUnwritten12 : TEXCOORD12;
+    float4 oUnwritten13 : TEXCOORD13;
+    float4 oUnwritten14 : TEXCOORD14;
+    float4 oUnwritten15 : TEXCOORD15;
+    float4 oUnwritten16 : TEXCOORD16;
+    float4 oUnwritten17 : TEXCOORD17;
 };
 
-static precise float4 iposition0 = 0;
-static precise float4 itexcoord0 = 0;
-static precise float4 oPos = 0;
-static precise float4 o0 = 0;
+static precise float4 iposition0 = 0, itexcoord0 = 0, oPos = 0, o0 = 0;
 static precise float4 r69 = 0, r71 = 0;
 
 void shrec_body()
@@ -61,13 +58,13 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
-    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xwzy);
-    r69 = (shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzyw) + ((float4)r69).xzwy);
-    oPos = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0)) + ((float4)r69).xzyw);
-    o0.xy = ((float4)r71).xy;
-    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
+    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    o0.xy = r71.xy;
+    oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }
 
 #ifndef __spirv__

@@ -33,15 +33,15 @@ cbuffer SharedConstants : register(b2, space4)
 
 struct ShaderInput
 {
-    [[vk::location(0)]] float4 itexcoord0 : TEXCOORD0;
-    [[vk::location(1)]] float4 itexcoord1 : TEXCOORD1;
-    [[vk::location(2)]] float4 itexcoord2 : TEXCOORD2;
-    [[vk::location(3)]] float4 itexcoord3 : TEXCOORD3;
-    [[vk::location(4)]] float4 itexcoord4 : TEXCOORD4;
-    [[vk::location(5)]] float4 itexcoord5 : TEXCOORD5;
-    [[vk::location(6)]] float4 itexcoord6 : TEXCOORD6;
-    [[vk::location(7)]] float4 itexcoord7 : TEXCOORD7;
-    [[vk::location(8)]] float4 itexcoord8 : TEXCOORD8;
+    float4 itexcoord0 : TEXCOORD0;
+    float4 itexcoord1 : TEXCOORD1;
+    float4 itexcoord2 : TEXCOORD2;
+    float4 itexcoord3 : TEXCOORD3;
+    float4 itexcoord4 : TEXCOORD4;
+    float4 itexcoord5 : TEXCOORD5;
+    float4 itexcoord6 : TEXCOORD6;
+    float4 itexcoord7 : TEXCOORD7;
+    float4 itexcoord8 : TEXCOORD8;
 };
 
 struct ShaderOutput
@@ -49,16 +49,7 @@ struct ShaderOutput
     float4 oC0 : SV_Target0;
 };
 
-static precise float4 itexcoord0 = 0;
-static precise float4 itexcoord1 = 0;
-static precise float4 itexcoord2 = 0;
-static precise float4 itexcoord3 = 0;
-static precise float4 itexcoord4 = 0;
-static precise float4 itexcoord5 = 0;
-static precise float4 itexcoord6 = 0;
-static precise float4 itexcoord7 = 0;
-static precise float4 itexcoord8 = 0;
-static precise float4 oC0 = 0;
+static precise float4 itexcoord0 = 0, itexcoord1 = 0, itexcoord2 = 0, itexcoord3 = 0, itexcoord4 = 0, itexcoord5 = 0, itexcoord6 = 0, itexcoord7 = 0, itexcoord8 = 0, oC0 = 0;
 static precise float4 r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0, r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r15 = 0, r16 = 0, r17 = 0, r18 = 0, r19 = 0, r21 = 0, r22 = 0, r23 = 0, r24 = 0, r25 = 0, r64 = 0, r69 = 0, r70 = 0, r71 = 0;
 
 void shrec_body()
@@ -66,349 +57,349 @@ void shrec_body()
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r2 = select(bool4(false, false, false, true), ((float4)itexcoord2), r2);
-    r8 = select(bool4(false, false, false, true), ((float4)itexcoord8), r8);
-    r12.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord5).xy)).xyz;
-    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord5).zw)).xyz;
-    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord8).xy)).yxz;
-    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord0).xy)).xyz;
-    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord4).xy)).xyz;
-    r5.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord6).xy)).yxz;
-    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord7).zw)).xyz;
-    r15.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord2).zw)).xyz;
-    r6.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord6).zw)).yxz;
-    r16.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord7).xy)).xyz;
-    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord3).zw)).xyz;
-    r4.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord4).zw)).yxz;
-    r17.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord3).xy)).xyz;
-    r18.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord2).xy)).xyz;
-    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord1).zw)).yxz;
-    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], ((float4)itexcoord1).xy)).xyz;
-    r69.xy = (shrec_mul_legacy(((float4)itexcoord0).yxxx, (shrec_c1).yxxx)).xy;
-    r9.xy = (shrec_frac(((float4)r69).yxxx)).xy;
-    r21.xy = (shrec_mul_legacy_k(((float4)r71).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r19.xy = (shrec_mul_legacy_k(((float4)r18).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r2 = select(bool4(0, 0, 0, 1), ((float4)itexcoord2), r2);
+    r8 = select(bool4(0, 0, 0, 1), ((float4)itexcoord8), r8);
+    r12.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord5.xy)).xyz;
+    r11.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord5.zw)).xyz;
+    r8.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord8.xy)).yxz;
+    r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
+    r14.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord4.xy)).xyz;
+    r5.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord6.xy)).yxz;
+    r13.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord7.zw)).xyz;
+    r15.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord2.zw)).xyz;
+    r6.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord6.zw)).yxz;
+    r16.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord7.xy)).xyz;
+    r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord3.zw)).xyz;
+    r4.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord4.zw)).yxz;
+    r17.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord3.xy)).xyz;
+    r18.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord2.xy)).xyz;
+    r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord1.zw)).yxz;
+    r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord1.xy)).xyz;
+    r69.xy = (shrec_mul_legacy(itexcoord0.yxxx, (shrec_c1).yxxx)).xy;
+    r9.xy = (shrec_frac(r69.yxxx)).xy;
+    r21.xy = (shrec_mul_legacy_k(r71.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r19.xy = (shrec_mul_legacy_k(r18.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
     r21.zw = float2(shrec_mul_legacy_k(((float4)r2).y, 65536.0), shrec_mul_legacy_k(((float4)r2).x, 255.0));
-    r19.zw = (shrec_mul_legacy_k(((float4)r17).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r23.zw = (shrec_mul_legacy_k(((float4)r7).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r19.zw = (shrec_mul_legacy_k(r17.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r23.zw = (shrec_mul_legacy_k(r7.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
     r23.xy = float2(shrec_mul_legacy_k(((float4)r4).y, 65536.0), shrec_mul_legacy_k(((float4)r4).x, 255.0));
-    r24.xy = (shrec_mul_legacy_k(((float4)r16).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r22.xy = (shrec_mul_legacy_k(((float4)r15).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r24.xy = (shrec_mul_legacy_k(r16.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r22.xy = (shrec_mul_legacy_k(r15.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
     r24.zw = float2(shrec_mul_legacy_k(((float4)r6).y, 65536.0), shrec_mul_legacy_k(((float4)r6).x, 255.0));
-    r22.zw = (shrec_mul_legacy_k(((float4)r13).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r3.zw = (shrec_mul_legacy_k(((float4)r14).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r22.zw = (shrec_mul_legacy_k(r13.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r3.zw = (shrec_mul_legacy_k(r14.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
     r3.xy = float2(shrec_mul_legacy_k(((float4)r5).y, 65536.0), shrec_mul_legacy_k(((float4)r5).x, 255.0));
-    r0.xy = (shrec_mul_legacy_k(((float4)r10).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r25.xy = (shrec_mul_legacy_k(((float4)r11).xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r0.xy = (shrec_mul_legacy_k(r10.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r25.xy = (shrec_mul_legacy_k(r11.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
     r0.zw = float2(shrec_mul_legacy_k(((float4)r8).y, 65536.0), shrec_mul_legacy_k(((float4)r8).x, 255.0));
-    r25.zw = (shrec_mul_legacy_k(((float4)r12).xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r1.zw = (((float4)r0).xz + ((float4)r0).yw);
+    r25.zw = (shrec_mul_legacy_k(r12.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r1.zw = (r0.xz + r0.yw);
     r0 = float4((((float4)r19).z + ((float4)r19).w), (((float4)r25).x + ((float4)r25).y), (((float4)r25).z + ((float4)r25).w), (((float4)r22).z + ((float4)r22).w));
-    r3.zw = (((float4)r3).xz + ((float4)r3).yw);
-    r4.xw = (((float4)r24).zx + ((float4)r24).wy);
+    r3.zw = (r3.xz + r3.yw);
+    r4.xw = (r24.zx + r24.wy);
     r1.xy = float2((((float4)r22).x + ((float4)r22).y), (((float4)r19).x + ((float4)r19).y));
-    r3.xy = (((float4)r23).xz + ((float4)r23).yw);
-    r69.xw = (((float4)r21).zx + ((float4)r21).wy);
+    r3.xy = (r23.xz + r23.yw);
+    r69.xw = (r21.zx + r21.wy);
     r5.xyw = float3((((float4)r0).x + ((float4)r17).z), (((float4)r1).z + ((float4)r10).z), (((float4)r69).w + ((float4)r71).z));
     r4.xy = float2((((float4)r4).x + ((float4)r6).z), (((float4)r1).y + ((float4)r18).z));
     r70.xz = float2(((float4)r69).x, ((float4)r3).x);
-    r0 = select(bool4(true, false, false, false), (((float4)r2).zzzz + ((float4)r70).xxxx), r0);
+    r0 = select(bool4(1, 0, 0, 0), (r2.zzzz + r70.xxxx), r0);
     r1.xy = float2((((float4)r1).x + ((float4)r15).z), (((float4)r4).w + ((float4)r16).z));
     r4.zw = float2((((float4)r4).z + ((float4)r70).z), (((float4)r0).z + ((float4)r12).z));
-    r70 = select(bool4(false, false, true, false), ((float4)r0).wwww, r70);
-    r0 = select(bool4(false, false, false, true), (((float4)r3).wwww + ((float4)r14).zzzz), r0);
-    r6 = select(bool4(false, false, true, false), (((float4)r13).zzzz + ((float4)r70).zzzz), r6);
-    r70 = select(bool4(false, false, true, false), ((float4)r3).zzzz, r70);
-    r0 = select(bool4(false, false, true, false), (((float4)r5).zzzz + ((float4)r70).zzzz), r0);
-    r3 = select(bool4(false, false, false, true), (((float4)r3).yyyy + ((float4)r7).zzzz), r3);
-    r70 = select(bool4(false, false, true, false), ((float4)r0).yyyy, r70);
-    r0 = select(bool4(false, true, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)1.0), ((float4)0.0))).yyyy, r0);
-    r5 = select(bool4(false, false, true, false), (((float4)r11).zzzz + ((float4)r70).zzzz), r5);
-    r69 = select(bool4(false, false, true, false), select(((float4)r5).yyyy == ((float4)r5).zzzz, ((float4)0.0), ((float4)1.0)), r69);
-    r70 = select(bool4(false, false, true, false), ((float4)r1).wwww, r70);
+    r70 = select(bool4(0, 0, 1, 0), r0.wwww, r70);
+    r0 = select(bool4(0, 0, 0, 1), (r3.wwww + r14.zzzz), r0);
+    r6 = select(bool4(0, 0, 1, 0), (r13.zzzz + r70.zzzz), r6);
+    r70 = select(bool4(0, 0, 1, 0), r3.zzzz, r70);
+    r0 = select(bool4(0, 0, 1, 0), (r5.zzzz + r70.zzzz), r0);
+    r3 = select(bool4(0, 0, 0, 1), (r3.yyyy + r7.zzzz), r3);
+    r70 = select(bool4(0, 0, 1, 0), r0.yyyy, r70);
+    r0 = select(bool4(0, 1, 0, 0), (select(r4.wwww == r3.wwww, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+    r5 = select(bool4(0, 0, 1, 0), (r11.zzzz + r70.zzzz), r5);
+    r69 = select(bool4(0, 0, 1, 0), select(r5.yyyy == r5.zzzz, ((float4)0.0), ((float4)1.0)), r69);
+    r70 = select(bool4(0, 0, 1, 0), r1.wwww, r70);
     r1.zw = float2((((float4)r8).z + ((float4)r70).z), shrec_mul_legacy(((float4)r0).y, ((float4)r69).z));
-    r6.xy = float2((select(((float4)0.0) == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).x, (select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y);
-    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r6.xy = float2((select(((float4)0.0) == ((float4)0.0), select(r1.wwww == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).x, (select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r7.xyz = ((float4)r12).xyz;
-        r2.xyz = ((float4)r12).xyz;
+        r7.xyz = r12.xyz;
+        r2.xyz = r12.xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1 = select(bool4(false, false, false, true), (select(((float4)r5).yyyy == ((float4)r5).zzzz, ((float4)1.0), ((float4)0.0))).wwww, r1);
-        r2 = select(bool4(true, false, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0))).xxxx, r2);
-        r2 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r2).xxxx)).xxxx, r2);
+        r1 = select(bool4(0, 0, 0, 1), (select(r5.yyyy == r5.zzzz, ((float4)1.0), ((float4)0.0))).wwww, r1);
+        r2 = select(bool4(1, 0, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0), ((float4)1.0))).xxxx, r2);
+        r2 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r1.wwww, r2.xxxx)).xxxx, r2);
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r2).xxxx == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r2).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r2.xxxx == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r2.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r7.xyz = ((float4)r10).xyz;
-        r2.xyz = ((float4)r10).xyz;
+        r7.xyz = r10.xyz;
+        r2.xyz = r10.xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r0).yyyy)).yyyy, r0);
+        r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r1.wwww, r0.yyyy)).yyyy, r0);
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r8 = select(bool4(true, false, false, false), (select(((float4)r5).yyyy == ((float4)r0).xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r8);
-        r9 = select(bool4(false, false, true, false), (select(((float4)r5).yyyy == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r9);
-        r9 = select(bool4(false, false, false, true), (select(((float4)r3).wwww == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0))).wwww, r9);
-        r0 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r4).zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+        r8 = select(bool4(1, 0, 0, 0), (select(r5.yyyy == r0.xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r8);
+        r9 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r1.yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r9);
+        r9 = select(bool4(0, 0, 0, 1), (select(r3.wwww == r1.yyyy, ((float4)1.0), ((float4)0.0))).wwww, r9);
+        r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r4.zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r2 = select(bool4(false, false, true, false), (select(((float4)r3).wwww == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r2);
-            r2 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r4).yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r2);
-            r3 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r5).xxxx, ((float4)1.0), ((float4)0.0))).yyyy, r3);
-            r1 = select(bool4(true, false, false, false), (select(((float4)r5).yyyy == ((float4)r5).xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r1);
-            r1 = select(bool4(false, true, false, false), (select(((float4)r5).yyyy == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r1);
-            r8.yzw = (select(((float4)r3).wwww == ((float4)r0).xxzw, ((float4)1.0), ((float4)0.0))).yzw;
+            r2 = select(bool4(0, 0, 1, 0), (select(r3.wwww == r6.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r2);
+            r2 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r4.yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r2);
+            r3 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.xxxx, ((float4)1.0), ((float4)0.0))).yyyy, r3);
+            r1 = select(bool4(1, 0, 0, 0), (select(r5.yyyy == r5.xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r1);
+            r1 = select(bool4(0, 1, 0, 0), (select(r5.yyyy == r6.zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r1);
+            r8.yzw = (select(r3.wwww == r0.xxzw, ((float4)1.0), ((float4)0.0))).yzw;
         }
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r11.yz = (select(((float4)r3).wwww == ((float4)r0).wwzz, ((float4)1.0), ((float4)0.0))).yz;
-            r1.zw = (select(((float4)r5).yyyy == ((float4)r4).zzzy, ((float4)1.0), ((float4)0.0))).zw;
-            r1 = select(((float4)r1).wzxy == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r3 = select(bool4(true, false, false, false), (select(((float4)r3).yyyy == ((float4)0.0), ((float4)r1).zzzz, ((float4)0.0))).xxxx, r3);
-            r2 = select(bool4(true, false, false, false), (select(((float4)r2).yyyy == ((float4)0.0), ((float4)r1).xxxx, ((float4)0.0))).xxxx, r2);
-            r2 = select(bool4(false, false, false, true), (select(((float4)r2).zzzz == ((float4)0.0), ((float4)r1).wwww, ((float4)0.0))).wwww, r2);
+            r11.yz = (select(r3.wwww == r0.wwzz, ((float4)1.0), ((float4)0.0))).yz;
+            r1.zw = (select(r5.yyyy == r4.zzzy, ((float4)1.0), ((float4)0.0))).zw;
+            r1 = select(r1.wzxy == ((float4)0.0), ((float4)0.0), ((float4)1.0));
+            r3 = select(bool4(1, 0, 0, 0), (select(r3.yyyy == ((float4)0.0), r1.zzzz, ((float4)0.0))).xxxx, r3);
+            r2 = select(bool4(1, 0, 0, 0), (select(r2.yyyy == ((float4)0.0), r1.xxxx, ((float4)0.0))).xxxx, r2);
+            r2 = select(bool4(0, 0, 0, 1), (select(r2.zzzz == ((float4)0.0), r1.wwww, ((float4)0.0))).wwww, r2);
         }
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r0 = select(bool4(true, false, false, false), (select(((float4)r0).yyyy == ((float4)0.0), ((float4)r1).yyyy, ((float4)0.0))).xxxx, r0);
-            r11.xw = (select(((float4)r5).yyyy == ((float4)r0).wzzz, ((float4)1.0), ((float4)0.0))).xw;
-            r0 = select(bool4(false, false, true, false), (1.0 + ((float4)r0).xxxx), r0);
-            r1 = (((float4)r2).wzxy + 1.0);
-            r0 = select(bool4(false, false, false, true), (1.0 + ((float4)r0).yyyy), r0);
-            r0.yz = (select(((float4)r9).zzww == ((float4)0.0), ((float4)r0).xxyy, ((float4)r0).zzww)).yz;
-            r1 = select(((float4)r11).wzyx == ((float4)0.0), ((float4)r2).wzyx, ((float4)r1).xywz);
-            r2.xy = (select(((float4)r8).zwww == ((float4)0.0), ((float4)r1).xwww, ((float4)r2).wxxx)).xy;
+            r0 = select(bool4(1, 0, 0, 0), (select(r0.yyyy == ((float4)0.0), r1.yyyy, ((float4)0.0))).xxxx, r0);
+            r11.xw = (select(r5.yyyy == r0.wzzz, ((float4)1.0), ((float4)0.0))).xw;
+            r0 = select(bool4(0, 0, 1, 0), (1.0 + r0.xxxx), r0);
+            r1 = (r2.wzxy + 1.0);
+            r0 = select(bool4(0, 0, 0, 1), (1.0 + r0.yyyy), r0);
+            r0.yz = (select(r9.zzww == ((float4)0.0), r0.xxyy, r0.zzww)).yz;
+            r1 = select(r11.wzyx == ((float4)0.0), r2.wzyx, r1.xywz);
+            r2.xy = (select(r8.zwww == ((float4)0.0), r1.xwww, r2.wxxx)).xy;
         }
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r2 = select(bool4(false, false, false, true), (select(((float4)r9).wwww == ((float4)0.0), ((float4)r0).yyyy, ((float4)r0).xxxx)).wwww, r2);
-            r1.yz = (select(((float4)1.0) >= ((float4)r1).yyzz, ((float4)1.0), ((float4)0.0))).yz;
-            r3 = select(bool4(false, false, true, false), (select(((float4)1.0) >= ((float4)r0).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r3);
-            r0.xyw = (((float4)r3).xyz + float3(1.0, 1.0, -1.0));
-            r0.xy = (select(((float4)r8).xyyy == ((float4)0.0), ((float4)r3).xyyy, ((float4)r0).xyyy)).xy;
-            r2 = select(bool4(false, false, true, false), (select(((float4)r8).yyyy == ((float4)0.0), ((float4)r0).xxxx, ((float4)r3).xxxx)).zzzz, r2);
+            r2 = select(bool4(0, 0, 0, 1), (select(r9.wwww == ((float4)0.0), r0.yyyy, r0.xxxx)).wwww, r2);
+            r1.yz = (select(((float4)1.0) >= r1.yyzz, ((float4)1.0), ((float4)0.0))).yz;
+            r3 = select(bool4(0, 0, 1, 0), (select(((float4)1.0) >= r0.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r3);
+            r0.xyw = (r3.xyz + float3(1.0, 1.0, -1.0));
+            r0.xy = (select(r8.xyyy == ((float4)0.0), r3.xyyy, r0.xyyy)).xy;
+            r2 = select(bool4(0, 0, 1, 0), (select(r8.yyyy == ((float4)0.0), r0.xxxx, r3.xxxx)).zzzz, r2);
         }
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r1 = select(bool4(true, false, false, false), (select(((float4)1.0) >= ((float4)r0).yyyy, ((float4)1.0), ((float4)0.0))).xxxx, r1);
-            r0.xyz = (((float4)r1).xzy + -1.0);
+            r1 = select(bool4(1, 0, 0, 0), (select(((float4)1.0) >= r0.yyyy, ((float4)1.0), ((float4)0.0))).xxxx, r1);
+            r0.xyz = (r1.xzy + -1.0);
             r2 = select(((float4)1.0) >= ((float4)r2), ((float4)1.0), ((float4)0.0));
-            r0.xyz = (select(((float4)r2).yxzz == ((float4)0.0), ((float4)r1).zyxx, ((float4)r0).yzxx)).xyz;
-            r0 = select(bool4(false, false, false, true), (select(((float4)r2).wwww == ((float4)0.0), ((float4)r3).zzzz, ((float4)r0).wwww)).wwww, r0);
+            r0.xyz = (select(r2.yxzz == ((float4)0.0), r1.zyxx, r0.yzxx)).xyz;
+            r0 = select(bool4(0, 0, 0, 1), (select(r2.wwww == ((float4)0.0), r3.zzzz, r0.wwww)).wwww, r0);
             r69 = shrec_mul_legacy_k(((float4)r0), ((float4)1.0));
-            r0 = select(bool4(true, false, false, false), (((((float4)r69).xxxx + ((float4)r69).yyyy) + ((float4)r69).zzzz) + ((float4)r69).wwww), r0);
+            r0 = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r0);
         }
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) >= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + 1.0)), (((float4)r6).xxxx + 1.0))).xxxx, r6);
-    r69 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) > ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx + 1.0)), (((float4)r6).xxxx + 1.0)), r69);
-    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)0.0), select((-((float4)r0).xxxx) > ((float4)0.0), ((float4)1.0), ((float4)0.0)), ((float4)0.0)), r64);
+    r6 = select(bool4(1, 0, 0, 0), (select(r6.xxxx == ((float4)0.0), select((-r0.xxxx) >= ((float4)0.0), ((float4)0.0), (r6.xxxx + 1.0)), (r6.xxxx + 1.0))).xxxx, r6);
+    r69 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)0.0), select((-r0.xxxx) > ((float4)0.0), ((float4)0.0), (r6.xxxx + 1.0)), (r6.xxxx + 1.0)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)0.0), select((-r0.xxxx) > ((float4)0.0), ((float4)1.0), ((float4)0.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r7.xyz = ((float4)r10).xyz;
+        r7.xyz = r10.xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r69).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r69).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)0.0), select(r69.xxxx == ((float4)0.0), ((float4)1.0), r69.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = (((float4)r10).xyz + ((float4)r7).xyz);
-        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5))).xyz;
+        r0.xyz = (r10.xyz + r7.xyz);
+        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.5))).xyz;
     }
-    precise float4 shrec_operand0 = (((float4)r70).xxxx - 1.0);
-    r6 = select(bool4(true, false, false, false), (select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - 1.0))).xxxx, r6);
-    precise float4 shrec_operand1 = (((float4)r6).xxxx - 1.0);
-    r70 = select(bool4(true, false, false, false), select(shrec_operand1 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - 1.0)), r70);
-    precise float4 shrec_operand2 = (((float4)r6).xxxx - 1.0);
-    r64 = select(bool4(true, false, false, false), select(shrec_operand2 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
-    r6 = select(bool4(true, false, false, false), ((float4)r70), r6);
+    precise float4 shrec_operand0 = (r70.xxxx - 1.0);
+    r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (r70.xxxx - 1.0))).xxxx, r6);
+    precise float4 shrec_operand1 = (r6.xxxx - 1.0);
+    r70 = select(bool4(1, 0, 0, 0), select(shrec_operand1 <= ((float4)0.0), ((float4)0.0), (r6.xxxx - 1.0)), r70);
+    precise float4 shrec_operand2 = (r6.xxxx - 1.0);
+    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand2 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
+    r6 = select(bool4(1, 0, 0, 0), ((float4)r70), r6);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r2.xyz = ((float4)r7).xyz;
+        r2.xyz = r7.xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r70).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r70).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)1.0), ((float4)0.0), select(r70.xxxx == ((float4)0.0), ((float4)1.0), r70.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0 = select(bool4(false, false, false, true), (select(((float4)r4).wwww == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
-        r0 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r5).zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+        r0 = select(bool4(0, 0, 0, 1), (select(r4.wwww == r6.zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
+        r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r0 = select(bool4(false, false, true, false), (select(((float4)r5).zzzz == ((float4)r1).yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r0);
-            r1 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).zzzz)).wwww, r1);
-            r0 = select(bool4(false, false, true, false), (select(((float4)r5).zzzz == ((float4)r4).xxxx, ((float4)0.0), ((float4)1.0))).zzzz, r0);
-            r1 = select(bool4(false, false, false, true), (select(((float4)r1).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r1);
-            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r1).wwww, ((float4)r0).wwww)).wwww, r0);
-            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-            r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
+            r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r1.yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r1 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.yyyy, r0.zzzz)).wwww, r1);
+            r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r4.xxxx, ((float4)0.0), ((float4)1.0))).zzzz, r0);
+            r1 = select(bool4(0, 0, 0, 1), (select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r1);
+            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r1.wwww, r0.wwww)).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).zzzz, r0);
         }
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.yzw = ((shrec_mul_legacy_k(((float4)r11).xxyz, ((float4)3.0))).yzw + ((float4)r12).xyz);
-        r2.xyz = (shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.25))).xyz;
+        r1.yzw = ((shrec_mul_legacy_k(r11.xxyz, ((float4)3.0))).yzw + r12.xyz);
+        r2.xyz = (shrec_mul_legacy_k(r1.yzww, ((float4)0.25))).xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0 = select(bool4(false, false, false, true), (select(((float4)r1).yyyy == ((float4)r5).zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
-        r1 = select(bool4(false, true, false, false), (select(((float4)r5).yyyy == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0))).yyyy, r1);
+        r0 = select(bool4(0, 0, 0, 1), (select(r1.yyyy == r5.zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
+        r1 = select(bool4(0, 1, 0, 0), (select(r5.yyyy == r4.wwww, ((float4)1.0), ((float4)0.0))).yyyy, r1);
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r0 = select(bool4(false, false, true, false), (select(((float4)r4).wwww == ((float4)r6).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
-            r1 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r1).yyyy, ((float4)r0).zzzz)).yyyy, r1);
-            r0 = select(bool4(false, false, true, false), (select(((float4)r4).wwww == ((float4)r1).zzzz, ((float4)0.0), ((float4)1.0))).zzzz, r0);
-            r1 = select(bool4(false, true, false, false), (select(((float4)r1).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r1);
-            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r1).yyyy, ((float4)r0).wwww)).wwww, r0);
-            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-            r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
+            r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r6.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r1 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r1.yyyy, r0.zzzz)).yyyy, r1);
+            r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r1.zzzz, ((float4)0.0), ((float4)1.0))).zzzz, r0);
+            r1 = select(bool4(0, 1, 0, 0), (select(r1.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r1);
+            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r1.yyyy, r0.wwww)).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).zzzz, r0);
         }
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.yzw = ((shrec_mul_legacy_k(((float4)r12).xxyz, ((float4)3.0))).yzw + ((float4)r11).xyz);
-        r2.xyz = (shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.25))).xyz;
+        r1.yzw = ((shrec_mul_legacy_k(r12.xxyz, ((float4)3.0))).yzw + r11.xyz);
+        r2.xyz = (shrec_mul_legacy_k(r1.yzww, ((float4)0.25))).xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.yzw = (((float4)r12).xyz + ((float4)r11).xyz);
-        r2.xyz = (shrec_mul_legacy_k(((float4)r1).yzww, ((float4)0.5))).xyz;
+        r1.yzw = (r12.xyz + r11.xyz);
+        r2.xyz = (shrec_mul_legacy_k(r1.yzww, ((float4)0.5))).xyz;
     }
-    precise float4 shrec_operand3 = (((float4)r70).xxxx - 1.0);
-    r6 = select(bool4(true, false, false, false), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (((float4)r70).xxxx - 1.0))).xxxx, r6);
-    precise float4 shrec_operand4 = (((float4)r6).xxxx - 1.0);
-    r70 = select(bool4(true, false, false, false), select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), (((float4)r6).xxxx - 1.0)), r70);
-    precise float4 shrec_operand5 = (((float4)r6).xxxx - 1.0);
-    r64 = select(bool4(true, false, false, false), select(shrec_operand5 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
+    precise float4 shrec_operand3 = (r70.xxxx - 1.0);
+    r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (r70.xxxx - 1.0))).xxxx, r6);
+    precise float4 shrec_operand4 = (r6.xxxx - 1.0);
+    r70 = select(bool4(1, 0, 0, 0), select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), (r6.xxxx - 1.0)), r70);
+    precise float4 shrec_operand5 = (r6.xxxx - 1.0);
+    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand5 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0 = select(bool4(false, false, true, false), (select(((float4)r5).yyyy == ((float4)r4).yyyy, ((float4)0.0), ((float4)1.0))).zzzz, r0);
-        r0 = select(bool4(false, false, false, true), (select(((float4)r3).wwww == ((float4)r0).xxxx, ((float4)1.0), ((float4)0.0))).wwww, r0);
-        r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).wwww)).wwww, r0);
-        r0.yw = float2((select(((float4)r3).wwww == ((float4)r5).wwww, ((float4)0.0), ((float4)1.0))).y, (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
-        r0 = select(bool4(false, false, true, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).zzzz, r0);
-        r0 = select(bool4(false, false, true, false), (select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zzzz, r0);
-        r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy)).yyyy, r0);
+        r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.yyyy, ((float4)0.0), ((float4)1.0))).zzzz, r0);
+        r0 = select(bool4(0, 0, 0, 1), (select(r3.wwww == r0.xxxx, ((float4)1.0), ((float4)0.0))).wwww, r0);
+        r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.yyyy, r0.wwww)).wwww, r0);
+        r0.yw = float2((select(r3.wwww == r5.wwww, ((float4)0.0), ((float4)1.0))).y, (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
+        r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).zzzz, r0);
+        r0 = select(bool4(0, 0, 1, 0), (select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zzzz, r0);
+        r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r0.zzzz, r0.yyyy)).yyyy, r0);
     }
-    r6 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = ((shrec_mul_legacy_k(((float4)r7).xyzz, ((float4)3.0))).xyz + ((float4)r10).xyz);
-        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz;
+        r0.xyz = ((shrec_mul_legacy_k(r7.xyzz, ((float4)3.0))).xyz + r10.xyz);
+        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.25))).xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r6).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r6).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r6).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.zw = (select(((float4)r5).yyyy == ((float4)r4).wwwy, ((float4)1.0), ((float4)0.0))).zw;
-        r0.yz = float2((select(((float4)r5).yyyy == ((float4)r1).xxxx, ((float4)0.0), ((float4)1.0))).y, shrec_mul_legacy(((float4)r0).z, ((float4)r0).w));
-        r0.xz = float2((select(((float4)r0).xxxx == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0))).x, (select(((float4)r0).zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
-        r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).xxxx)).xxxx, r0);
-        r0 = select(bool4(true, false, false, false), (select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xxxx, r0);
-        r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).xxxx, ((float4)r0).yyyy)).xxxx, r0);
+        r0.zw = (select(r5.yyyy == r4.wwwy, ((float4)1.0), ((float4)0.0))).zw;
+        r0.yz = float2((select(r5.yyyy == r1.xxxx, ((float4)0.0), ((float4)1.0))).y, shrec_mul_legacy(((float4)r0).z, ((float4)r0).w));
+        r0.xz = float2((select(r0.xxxx == r3.wwww, ((float4)0.0), ((float4)1.0))).x, (select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
+        r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.zzzz, r0.xxxx)).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), (select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.xxxx, r0.yyyy)).xxxx, r0);
     }
-    r69 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0)), r69);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r69 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.xxxx == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = ((shrec_mul_legacy_k(((float4)r10).xyzz, ((float4)3.0))).xyz + ((float4)r7).xyz);
-        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.25))).xyz;
+        r0.xyz = ((shrec_mul_legacy_k(r10.xyzz, ((float4)3.0))).xyz + r7.xyz);
+        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.25))).xyz;
     }
-    r64 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = (((float4)r10).xyz + ((float4)r7).xyz);
-        r7.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5))).xyz;
+        r0.xyz = (r10.xyz + r7.xyz);
+        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.5))).xyz;
     }
-    r0 = select(bool4(false, true, false, false), (select(((float4)r4).wwww == ((float4)r3).wwww, ((float4)0.0), ((float4)1.0))).yyyy, r0);
-    r69.xz = (select(((float4)r5).yxxx == ((float4)r5).zyyy, ((float4)1.0), ((float4)0.0))).xz;
-    r0.xyz = float3((select(((float4)r5).yyyy == ((float4)r6).zzzz, ((float4)0.0), ((float4)1.0))).x, shrec_mul_legacy(((float4)r69).x, ((float4)r0).y), ((float4)r69).z);
-    r70 = select(bool4(false, true, false, false), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
-    r69 = select(bool4(false, true, false, false), shrec_mul_legacy(((float4)r69).zzzz, ((float4)r70).yyyy), r69);
-    r0 = select(bool4(false, true, false, false), (select(((float4)r69).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
-    r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r0).xxxx)).xxxx, r0);
-    r69 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0))), r69);
-    r64 = select(bool4(true, false, false, false), select(((float4)0.0) == ((float4)0.0), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r0 = select(bool4(0, 1, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r69.xz = (select(r5.yxxx == r5.zyyy, ((float4)1.0), ((float4)0.0))).xz;
+    r0.xyz = float3((select(r5.yyyy == r6.zzzz, ((float4)0.0), ((float4)1.0))).x, shrec_mul_legacy(((float4)r69).x, ((float4)r0).y), ((float4)r69).z);
+    r70 = select(bool4(0, 1, 0, 0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
+    r69 = select(bool4(0, 1, 0, 0), shrec_mul_legacy(r69.zzzz, r70.yyyy), r69);
+    r0 = select(bool4(0, 1, 0, 0), (select(r69.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.yyyy, r0.xxxx)).xxxx, r0);
+    r69 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r0.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0))), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.yzw = (((float4)r12).xyz + ((float4)r10).xyz);
-        r1.xyz = (shrec_mul_legacy_k(((float4)r0).yzww, ((float4)0.5))).xyz;
+        r0.yzw = (r12.xyz + r10.xyz);
+        r1.xyz = (shrec_mul_legacy_k(r0.yzww, ((float4)0.5))).xyz;
     }
-    r70 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)0.0), select(((float4)r69).xxxx == ((float4)0.0), ((float4)1.0), ((float4)r69).xxxx)), r70);
-    r64 = select(bool4(true, false, false, false), select(((float4)r69).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)0.0), select(r69.xxxx == ((float4)0.0), ((float4)1.0), r69.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
         [branch] if (!(((float4)r64).x == 0.0))
         {
-            r0 = select(bool4(false, false, true, false), (select(((float4)r5).yyyy == ((float4)r4).zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
-            r0 = select(bool4(false, true, false, false), (select(((float4)r3).wwww == ((float4)r5).yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r0);
-            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).zzzz, ((float4)r0).yyyy)).wwww, r0);
-            r0.yz = (select(((float4)r5).xxyy == ((float4)r4).wwxx, ((float4)0.0), ((float4)1.0))).yz;
-            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-            r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).yyyy)).wwww, r0);
-            r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.zzzz, r0.yyyy)).wwww, r0);
+            r0.yz = (select(r5.xxyy == r4.wwxx, ((float4)0.0), ((float4)1.0))).yz;
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.wwww, r0.yyyy)).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
         }
-        r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r0).wwww, ((float4)r0).zzzz)).yyyy, r0);
+        r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).yyyy, r0);
     }
-    r0 = select(bool4(true, false, false, false), (select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), (((float4)r70).xxxx + 1.0), ((float4)0.0)), (((float4)r70).xxxx + 1.0))).xxxx, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r70).xxxx == ((float4)0.0), select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
+    r0 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.yzw = (((float4)r12).xyz + ((float4)r10).xyz);
-        r1.xyz = (shrec_mul_legacy_k(((float4)r0).yzww, ((float4)0.5))).xyz;
+        r0.yzw = (r12.xyz + r10.xyz);
+        r1.xyz = (shrec_mul_legacy_k(r0.yzww, ((float4)0.5))).xyz;
     }
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.xyz = ((float4)r12).xyz;
+        r1.xyz = r12.xyz;
     }
-    r69 = select(bool4(true, false, false, false), select(((float4)r4).zzzz == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0)), r69);
-    r0 = select(bool4(false, true, false, false), (shrec_mul_legacy(((float4)r69).xxxx, ((float4)r6).yyyy)).yyyy, r0);
-    r69 = select(bool4(true, false, false, false), select(((float4)r4).wwww == ((float4)r4).yyyy, ((float4)0.0), ((float4)1.0)), r69);
-    r0 = select(bool4(false, true, false, false), (select(((float4)r0).yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
-    r0 = select(bool4(true, false, false, false), (shrec_mul_legacy(((float4)r0).yyyy, ((float4)r69).xxxx)).xxxx, r0);
-    r64 = select(bool4(true, false, false, false), select(((float4)r0).xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
+    r69 = select(bool4(1, 0, 0, 0), select(r4.zzzz == r4.wwww, ((float4)1.0), ((float4)0.0)), r69);
+    r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r69.xxxx, r6.yyyy)).yyyy, r0);
+    r69 = select(bool4(1, 0, 0, 0), select(r4.wwww == r4.yyyy, ((float4)0.0), ((float4)1.0)), r69);
+    r0 = select(bool4(0, 1, 0, 0), (select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.yyyy, r69.xxxx)).xxxx, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = (((float4)r12).xyz + ((float4)r10).xyz);
-        r0.xyz = (shrec_mul_legacy_k(((float4)r0).xyzz, ((float4)0.5))).xyz;
+        r0.xyz = (r12.xyz + r10.xyz);
+        r0.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.5))).xyz;
     }
     [branch] if (!(!(((float4)r64).x == 0.0)))
     {
-        r3.xy = (select(((float4)r5).xzzz == ((float4)r4).wwww, ((float4)1.0), ((float4)0.0))).xy;
-        r0.xyz = (((float4)r12).xyz + ((float4)r10).xyz);
-        r0 = select(bool4(false, false, false, true), (shrec_mul_legacy(((float4)r3).xxxx, ((float4)r3).yyyy)).wwww, r0);
-        r3.xy = (select(((float4)r4).zwww == ((float4)r5).ywww, ((float4)0.0), ((float4)1.0))).xy;
-        r0 = select(bool4(false, false, false, true), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+        r3.xy = (select(r5.xzzz == r4.wwww, ((float4)1.0), ((float4)0.0))).xy;
+        r0.xyz = (r12.xyz + r10.xyz);
+        r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r3.xxxx, r3.yyyy)).wwww, r0);
+        r3.xy = (select(r4.zwww == r5.ywww, ((float4)0.0), ((float4)1.0))).xy;
+        r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
         r0.zw = float2(shrec_mul_legacy_k(((float4)r0).z, 0.5), shrec_mul_legacy(((float4)r0).w, ((float4)r3).x));
-        r0.yw = float2(shrec_mul_legacy_k(((float4)r0).y, 0.5), (select(((float4)r0).wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
+        r0.yw = float2(shrec_mul_legacy_k(((float4)r0).y, 0.5), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
         r0.xw = float2(shrec_mul_legacy_k(((float4)r0).x, 0.5), shrec_mul_legacy(((float4)r0).w, ((float4)r3).y));
-        r0.xyz = (select(((float4)r0).wwww == ((float4)0.0), ((float4)r10).xyzz, ((float4)r0).xyzz)).xyz;
+        r0.xyz = (select(r0.wwww == ((float4)0.0), r10.xyzz, r0.xyzz)).xyz;
     }
-    r3.xy = (select(((float4)0.5) > ((float4)r9).xyyy, ((float4)1.0), ((float4)0.0))).xy;
-    r1.xyz = (select((-abs(((float4)r3).yyyy)) >= ((float4)0.0), ((float4)r1).xyzz, ((float4)r0).xyzz)).xyz;
-    r69.xyz = (select((-abs(((float4)r3).yyyy)) >= ((float4)0.0), ((float4)r2).xyzz, ((float4)r7).xyzz)).xyz;
-    oC0.xyz = (select(((float4)r3).xxxx > ((float4)0.0), ((float4)r1).xyzz, ((float4)r69).xyzz)).xyz;
-    oC0 = select(bool4(false, false, false, true), ((float4)1.0), oC0);
+    r3.xy = (select(((float4)0.5) > r9.xyyy, ((float4)1.0), ((float4)0.0))).xy;
+    r1.xyz = (select((-abs(r3.yyyy)) >= ((float4)0.0), r1.xyzz, r0.xyzz)).xyz;
+    r69.xyz = (select((-abs(r3.yyyy)) >= ((float4)0.0), r2.xyzz, r7.xyzz)).xyz;
+    oC0.xyz = (select(r3.xxxx > ((float4)0.0), r1.xyzz, r69.xyzz)).xyz;
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand6 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);

@@ -50,12 +50,7 @@ struct ShaderOutput
     [[vk::location(17)]] float4 oUnwritten17 : TEXCOORD17;
 };
 
-static precise float4 iposition0 = 0;
-static precise float4 icolor0 = 0;
-static precise float4 itexcoord0 = 0;
-static precise float4 oPos = 0;
-static precise float4 o0 = 0;
-static precise float4 o1 = 0;
+static precise float4 iposition0 = 0, icolor0 = 0, itexcoord0 = 0, oPos = 0, o0 = 0, o1 = 0;
 static precise float4 r69 = 0, r71 = 0;
 
 void shrec_body()
@@ -64,15 +59,15 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
-    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? ((float4)itexcoord0).yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(((float4)iposition0).zzzz, (shrec_c2).xzwy);
-    r69 = (shrec_mul_legacy(((float4)iposition0).yyyy, (shrec_c1).xzwy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(((float4)iposition0).xxxx, (shrec_c0).xzwy) + ((float4)r69));
-    oPos.xzw = ((shrec_mul_legacy(((float4)iposition0).wwww, (shrec_c3).xzzw)).xzw + ((float4)r69).xyz);
-    oPos = select(bool4(false, true, false, false), ((shrec_mul_legacy((-((float4)iposition0).wwww), (shrec_c3).yyyy)).yyyy + (-((float4)r69).wwww)), oPos);
-    o0.xy = ((float4)r71).xy;
+    r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
+    r69 = shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xzwy);
+    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzwy) + ((float4)r69));
+    r69 = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0).xzwy) + ((float4)r69));
+    oPos.xzw = ((shrec_mul_legacy(iposition0.wwww, (shrec_c3).xzzw)).xzw + r69.xyz);
+    oPos = select(bool4(0, 1, 0, 0), ((shrec_mul_legacy((-iposition0.wwww), (shrec_c3).yyyy)).yyyy + (-r69.wwww)), oPos);
+    o0.xy = r71.xy;
     o1 = ((float4)icolor0);
-    oPos.xy = (((float4)oPos).xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * ((float4)oPos).ww));
+    oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }
 
 #ifndef __spirv__
