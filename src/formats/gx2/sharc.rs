@@ -499,7 +499,7 @@ pub(crate) mod tests {
         g[data + 0xD4..data + 0xD8].copy_from_slice(&0xFFFF_0000u32.to_le_bytes());
         let err = entries(&g).unwrap_err();
         assert!(
-            matches!(&err, ShaderError::Gx2(super::super::error::Gx2Error::Container { fault: ContainerFault::OutOfBounds(t), .. }) if t.starts_with("binary 0: ")),
+            matches!(&err, ShaderError::Gx2(crate::formats::gx2::error::Gx2Error::Container { fault: ContainerFault::OutOfBounds(t), .. }) if t.starts_with("binary 0: ")),
             "{err:?}"
         );
         // a huge binary count is rejected without allocating for it

@@ -493,7 +493,7 @@ mod cap_tests {
         assert_eq!(e.offset(), Some(4));
         let cap = crate::formats::container_fault::ContainerFault::ResourceCap;
         assert!(
-            matches!(&e, crate::formats::ShaderError::Pica(super::super::error::PicaError::Container { fault, .. }) if *fault == cap("resource cap: 1000 DVLEs exceed the limit of 256 shaders per DVLB".into())),
+            matches!(&e, crate::formats::ShaderError::Pica(crate::formats::pica::error::PicaError::Container { fault, .. }) if *fault == cap("resource cap: 1000 DVLEs exceed the limit of 256 shaders per DVLB".into())),
             "{e:?}"
         );
     }
