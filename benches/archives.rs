@@ -85,6 +85,9 @@ fn yaz0(data: &[u8]) -> Vec<u8> {
     out
 }
 
+// By path, not through shrec-testkit: the writers need zip, flate2 and lzma-rust2's encoder,
+// dev-dependencies of shrec that the test-helper crate (which the fuzz workspace cannot use
+// either) does not carry.
 #[path = "../tests/common/archive_writers.rs"]
 mod archive_writers;
 use archive_writers::{swf_body, swf_cws};

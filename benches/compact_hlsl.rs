@@ -364,8 +364,8 @@ fn compile_in_worker(exe: &Path, lib: &dxc::DxcLib, hlsl: &str, target: Target, 
         let limits = Some(shrec::limits::DxcLimits::default());
         match shrec::dxc_worker::compile(&exe, &lib, &hlsl, Stage::Pixel, target, mask, &[], limits) {
             Ok(Ok(bytes)) => Ok(bytes.len() as u64),
-            Ok(Err(diagnostics)) => Err(diagnostics.lines().next().unwrap_or("DXC error").to_string()),
-            Err(e) => Err(e),
+            Ok(Err(e)) => Err(e.to_string().lines().next().unwrap_or("DXC error").to_string()),
+            Err(e) => Err(e.to_string()),
         }
     })
     .join()

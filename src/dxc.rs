@@ -112,6 +112,22 @@ pub enum DxcError {
     TooOld { path: PathBuf, reason: String },
 }
 
+/// Why DXC gave no code for a shader.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// DXC rejected the HLSL: its diagnostics (or, when it printed none, the HRESULT).
+    #[error("{0}")]
+    Rejected(String),
+    /// The library could not be loaded into this thread, or DXC's compiler, library or source
+    /// blob objects could not be made.
+    #[error("{0}")]
+    Library(String),
+    /// DXC returned code that is not what was asked for (not a SPIR-V module, a DXIL container
+    /// whose hash cannot be filled).
+    #[error("{0}")]
+    Output(String),
+}
+
 /// How to locate DXC.
 #[derive(Clone, Debug, Default)]
 pub struct LocateOptions {
@@ -825,13 +841,19 @@ fn keep_zero_dxil_hash() -> bool {
 
 /// Compiles HLSL with the calling thread's compiler instance. DXIL output gets its container
 /// hash filled when DXC left it zero (no validator beside it). Errors carry DXC's diagnostics.
-pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result<Vec<u8>, String> {
+pub fn compile(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target) -> Result<Vec<u8>, CompileError> {
     compile_with_spec_constants(lib, hlsl, stage, target, 0)
 }
 
 /// As [`compile`], for a shader whose translation reads the specialization constants of
 /// `spec_constants_mask` (its profile is [`target_profile`]).
-pub fn compile_with_spec_constants(lib: &DxcLib, hlsl: &str, stage: Stage, target: Target, spec_constants_mask: u32) -> Result<Vec<u8>, String> {
+pub fn compile_with_spec_constants(
+    lib: &DxcLib,
+    hlsl: &str,
+    stage: Stage,
+    target: Target,
+    spec_constants_mask: u32,
+) -> Result<Vec<u8>, CompileError> {
     compile_with_args(lib, hlsl, stage, target, spec_constants_mask, &[])
 }
 
@@ -844,26 +866,26 @@ pub fn compile_with_args(
     target: Target,
     spec_constants_mask: u32,
     extra: &[String],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, CompileError> {
     let target_profile = target_profile(stage, target, spec_constants_mask);
     let (entry_point, extra) = split_entry_point(extra);
     COMPILERS.with(|cell| {
         let mut map = cell.borrow_mut();
         if !map.contains_key(&lib.path) {
-            let dxc = shared_library(&lib.path)?;
-            let compiler = dxc.create_compiler().map_err(|e| format!("creating a DXC compiler: {e}"))?;
-            let library = dxc.create_library().map_err(|e| format!("creating a DXC library: {e}"))?;
+            let dxc = shared_library(&lib.path).map_err(CompileError::Library)?;
+            let compiler = dxc.create_compiler().map_err(|e| CompileError::Library(format!("creating a DXC compiler: {e}")))?;
+            let library = dxc.create_library().map_err(|e| CompileError::Library(format!("creating a DXC library: {e}")))?;
             map.insert(lib.path.clone(), ThreadCompiler { compiler, library, _dxc: dxc });
         }
         let tc = &map[&lib.path];
-        let blob = tc.library.create_blob_with_encoding_from_str(hlsl).map_err(|e| format!("DXC blob: {e}"))?;
+        let blob = tc.library.create_blob_with_encoding_from_str(hlsl).map_err(|e| CompileError::Library(format!("DXC blob: {e}")))?;
         let mut includes = PreludeIncludes;
         let mut args = args(stage, target);
         args.extend(extra.iter().map(String::as_str));
         let result = tc.compiler.compile(&blob, SOURCE_NAME, entry_point, &target_profile, &args, Some(&mut includes), &[]);
         match result {
             Ok(r) => {
-                let out = r.get_result().map_err(|e| format!("DXC result: {e}"))?;
+                let out = r.get_result().map_err(|e| CompileError::Output(format!("DXC result: {e}")))?;
                 let mut bytes: Vec<u8> = out.to_vec();
                 if target == Target::Dxil {
                     // A validator beside DXC (dxil.dll, libdxil.so) signs the container; without
@@ -873,17 +895,17 @@ pub fn compile_with_args(
                     use crate::pack::dxil_hash::{HASHED_FROM, HASH_OFFSET};
                     let unsigned = bytes.get(HASH_OFFSET..HASHED_FROM).is_none_or(|h| h.iter().all(|&b| b == 0));
                     if unsigned && !keep_zero_dxil_hash() {
-                        crate::pack::dxil_hash::fill_hash(&mut bytes).map_err(|e| format!("DXIL container from DXC: {e}"))?;
+                        crate::pack::dxil_hash::fill_hash(&mut bytes).map_err(|e| CompileError::Output(format!("DXIL container from DXC: {e}")))?;
                     }
                 } else if !bytes.len().is_multiple_of(4) || bytes.get(..4) != Some(&[0x03, 0x02, 0x23, 0x07]) {
-                    return Err(format!("DXC returned {} bytes that are not a SPIR-V module", bytes.len()));
+                    return Err(CompileError::Output(format!("DXC returned {} bytes that are not a SPIR-V module", bytes.len())));
                 }
                 Ok(bytes)
             }
             Err((r, hr)) => {
                 let text = r.get_error_buffer().ok().and_then(|b| tc.library.get_blob_as_string(&b.into()).ok()).unwrap_or_default();
                 let text = diagnostics_text(&text);
-                Err(if text.is_empty() { format!("DXC failed (HRESULT {hr:?}) without diagnostics") } else { text })
+                Err(CompileError::Rejected(if text.is_empty() { format!("DXC failed (HRESULT {hr:?}) without diagnostics") } else { text }))
             }
         }
     })

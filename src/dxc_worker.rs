@@ -27,7 +27,8 @@
 //! - request: `SHRQ`, stage id u8 (0 vertex, 1 pixel, 2 geometry), target u8 (0 DXIL,
 //!   1 SPIR-V), spec-constants mask u32, HLSL length u32, HLSL bytes, extra DXC argument
 //!   count u32, then per argument its length u32 and UTF-8 bytes (`--dxc-arg`);
-//! - response: status u8 (0 compiled, 1 DXC's error), length u32, code or UTF-8 diagnostics.
+//! - response: status u8 (0 compiled; DXC's error: 1 rejected, 2 library, 3 output, as
+//!   [`dxc::CompileError`]), length u32, code or the error's UTF-8 text.
 
 // Worker processes need Unix (setrlimit, poll, signals) or Windows (Job Objects): elsewhere
 // `serve` and `compile` say so and the build compiles every shader in-process (see
@@ -42,7 +43,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use crate::dxc::{self, DxcLib, Target};
+use crate::dxc::{self, CompileError, DxcLib, Target};
 use crate::formats::Stage;
 use crate::limits::DxcLimits;
 
@@ -94,6 +95,37 @@ impl ServeError {
 
 /// Whether this OS has DXC worker processes (and so `--isolate-dxc` and the limits).
 pub const SUPPORTED: bool = cfg!(any(unix, windows));
+
+/// Why a compilation in a worker process gave no result from DXC: the worker could not be
+/// started, or it died (passed a limit, crashed). The build goes on with a new worker.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WorkerError {
+    #[error("cannot start a DXC worker process ({exe}): {reason}")]
+    Start { exe: String, reason: String },
+    /// The wall-clock backstop ([`WALL_FACTOR`] × the CPU limit + [`WALL_SLACK_SECS`]) ended it.
+    #[error(
+        "took longer than {wall_seconds} s (wall clock; the CPU-time limit is {cpu_seconds} s, --dxc-time-limit) on this shader: its worker process was killed; the build goes on with a new worker"
+    )]
+    WallClock { wall_seconds: u64, cpu_seconds: u64 },
+    /// It passed its CPU-time limit (the kernel's SIGXCPU on Unix; on Windows the worker's
+    /// watchdog, exit code [`EXIT_CPU_LIMIT`]).
+    #[error("used more than its time limit of {cpu_seconds} s of CPU time on this shader (--dxc-time-limit; worker process {status}); the build goes on with a new worker")]
+    CpuTime { cpu_seconds: u64, status: String },
+    /// DXC returned no result, which under a memory limit means it ran out of memory.
+    #[error(
+        "failed inside without a result on this shader, most likely out of its {memory_mib} MiB of address space (--dxc-memory-limit); the build goes on with a new worker"
+    )]
+    MemoryLimit { memory_mib: u64 },
+    /// It died otherwise (a signal, an abort); `memory_mib` is its memory limit, if any.
+    #[error(
+        "crashed while compiling this shader (worker process {status}{}); the build goes on with a new worker",
+        memory_mib.map(|m| format!("; it may have run out of its {m} MiB of address space, --dxc-memory-limit")).unwrap_or_default()
+    )]
+    Crashed { status: String, memory_mib: Option<u64> },
+    /// No worker processes on this OS.
+    #[error("{}", UNSUPPORTED)]
+    Unsupported,
+}
 
 /// What `serve` and `compile` say where there are no worker processes.
 pub const UNSUPPORTED: &str =
@@ -232,7 +264,14 @@ pub fn serve(lib_path: &Path, limits: Option<DxcLimits>) -> Result<(), ServeErro
         }
         let (status, body) = match compiled {
             Ok(Ok(code)) => (0u8, code),
-            Ok(Err(diag)) => (1u8, diag.into_bytes()),
+            Ok(Err(e)) => {
+                let status = match e {
+                    CompileError::Rejected(_) => 1u8,
+                    CompileError::Library(_) => 2,
+                    CompileError::Output(_) => 3,
+                };
+                (status, e.to_string().into_bytes())
+            }
             Err(_) => return Err(ServeError::NoResult),
         };
         let sent = output
@@ -281,14 +320,14 @@ pub fn compile(
     mask: u32,
     extra: &[String],
     limits: Option<DxcLimits>,
-) -> Result<Result<Vec<u8>, String>, String> {
+) -> Result<Result<Vec<u8>, CompileError>, WorkerError> {
     WORKER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_some_and(|w| w.exe != exe || w.lib != lib.path || w.limits != limits) {
             slot.take(); // its stdin closes: it exits
         }
         if slot.is_none() {
-            *slot = Some(spawn(exe, &lib.path, limits).map_err(|e| format!("cannot start a DXC worker process ({}): {e}", exe.display()))?);
+            *slot = Some(spawn(exe, &lib.path, limits).map_err(|e| WorkerError::Start { exe: exe.display().to_string(), reason: e.to_string() })?);
         }
         let w = slot.as_mut().expect("worker just started");
         let wall = limits.map(|l| std::time::Duration::from_secs(l.cpu_seconds.saturating_mul(WALL_FACTOR).saturating_add(WALL_SLACK_SECS)));
@@ -312,7 +351,7 @@ pub fn compile(
 #[cfg(any(unix, windows))]
 /// Why a worker is gone, naming the limit it passed when that is what ended it (`timed_out`: the
 /// wall-clock backstop; the CPU-time limit: SIGXCPU on Unix, [`EXIT_CPU_LIMIT`] on Windows).
-fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, limits: Option<DxcLimits>) -> String {
+fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, limits: Option<DxcLimits>) -> WorkerError {
     let cpu_passed = status.as_ref().is_ok_and(|s| {
         #[cfg(unix)]
         let signalled = {
@@ -325,24 +364,14 @@ fn death_reason(status: io::Result<std::process::ExitStatus>, timed_out: bool, l
     });
     let status_text = status.as_ref().map(|s| s.to_string()).unwrap_or_else(|e| format!("status unknown: {e}"));
     match limits {
-        Some(l) if timed_out => format!(
-            "took longer than {} s (wall clock; the CPU-time limit is {} s, --dxc-time-limit) on this shader: its worker process was killed; the build goes on with a new worker",
-            l.cpu_seconds.saturating_mul(WALL_FACTOR).saturating_add(WALL_SLACK_SECS),
-            l.cpu_seconds
-        ),
-        Some(l) if cpu_passed => format!(
-            "used more than its time limit of {} s of CPU time on this shader (--dxc-time-limit; worker process {status_text}); the build goes on with a new worker",
-            l.cpu_seconds
-        ),
-        Some(l) if status.as_ref().is_ok_and(|s| s.code() == Some(EXIT_NO_RESULT)) => format!(
-            "failed inside without a result on this shader, most likely out of its {} MiB of address space (--dxc-memory-limit); the build goes on with a new worker",
-            l.memory_mib
-        ),
-        Some(l) => format!(
-            "crashed while compiling this shader (worker process {status_text}; it may have run out of its {} MiB of address space, --dxc-memory-limit); the build goes on with a new worker",
-            l.memory_mib
-        ),
-        None => format!("crashed while compiling this shader (worker process {status_text}); the build goes on with a new worker"),
+        Some(l) if timed_out => WorkerError::WallClock {
+            wall_seconds: l.cpu_seconds.saturating_mul(WALL_FACTOR).saturating_add(WALL_SLACK_SECS),
+            cpu_seconds: l.cpu_seconds,
+        },
+        Some(l) if cpu_passed => WorkerError::CpuTime { cpu_seconds: l.cpu_seconds, status: status_text },
+        Some(l) if status.as_ref().is_ok_and(|s| s.code() == Some(EXIT_NO_RESULT)) => WorkerError::MemoryLimit { memory_mib: l.memory_mib },
+        Some(l) => WorkerError::Crashed { status: status_text, memory_mib: Some(l.memory_mib) },
+        None => WorkerError::Crashed { status: status_text, memory_mib: None },
     }
 }
 
@@ -422,7 +451,7 @@ fn wait_readable(w: &Worker, wall: Option<std::time::Duration>) -> io::Result<()
 }
 
 #[cfg(any(unix, windows))]
-/// Outer error: the worker is gone (`TimedOut`: it passed `wall`). Inner error: DXC's diagnostics.
+/// Outer error: the worker is gone (`TimedOut`: it passed `wall`). Inner error: DXC's.
 fn round_trip(
     w: &mut Worker,
     hlsl: &str,
@@ -431,7 +460,7 @@ fn round_trip(
     mask: u32,
     extra: &[String],
     wall: Option<std::time::Duration>,
-) -> io::Result<Result<Vec<u8>, String>> {
+) -> io::Result<Result<Vec<u8>, CompileError>> {
     w.stdin.write_all(MAGIC)?;
     w.stdin.write_all(&[stage_id(stage), (target == Target::Spirv) as u8])?;
     w.stdin.write_all(&mask.to_le_bytes())?;
@@ -449,10 +478,15 @@ fn round_trip(
     let len = read_u32(&mut w.stdout)? as usize;
     let mut body = vec![0; len];
     w.stdout.read_exact(&mut body)?;
-    Ok(match status[0] {
-        0 => Ok(body),
-        _ => Err(String::from_utf8_lossy(&body).into_owned()),
-    })
+    if status[0] == 0 {
+        return Ok(Ok(body));
+    }
+    let text = String::from_utf8_lossy(&body).into_owned();
+    Ok(Err(match status[0] {
+        2 => CompileError::Library(text),
+        3 => CompileError::Output(text),
+        _ => CompileError::Rejected(text),
+    }))
 }
 
 fn read_string(r: &mut impl Read) -> io::Result<String> {
@@ -478,6 +512,6 @@ pub fn compile(
     _mask: u32,
     _extra: &[String],
     _limits: Option<DxcLimits>,
-) -> Result<Result<Vec<u8>, String>, String> {
-    Err(UNSUPPORTED.into())
+) -> Result<Result<Vec<u8>, CompileError>, WorkerError> {
+    Err(WorkerError::Unsupported)
 }

@@ -8,6 +8,8 @@
 use libfuzzer_sys::fuzz_target;
 use sha1::{Digest, Sha1};
 
+// By path: fuzz/ is its own workspace (cargo fuzz builds it with sanitizer flags), which cannot
+// take shrec-testkit, a dev crate of the main workspace that depends on shrec itself.
 #[path = "../../tests/common/xex2_writer.rs"]
 mod xex2_writer;
 

@@ -28,6 +28,7 @@ pub mod check;
 pub mod gx2;
 pub mod gx2_gs;
 pub mod interp;
+pub mod interval;
 pub mod mutation;
 pub mod pica;
 pub mod pica_shaped;

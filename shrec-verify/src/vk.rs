@@ -867,6 +867,52 @@ impl Gpu {
         Ok(out)
     }
 
+    /// The pipeline of the vertex and geometry harnesses (into `s.pipeline`): `stages` = the
+    /// vertex and the geometry shader module, one vertex binding of `vstride` bytes with an
+    /// RGBA32F attribute at offset 16 × location for each of `attribute_locations`, `topology`,
+    /// rasterisation discarded (the geometry stage captures) behind a 1×1 viewport. `what` names
+    /// the harness in the error.
+    fn vertex_geometry_pipeline(
+        &self,
+        s: &mut Scratch,
+        stages: [vk::ShaderModule; 2],
+        attribute_locations: &[u32],
+        vstride: usize,
+        topology: vk::PrimitiveTopology,
+        what: &str,
+    ) -> Result<(), String> {
+        let stage_infos = [
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(stages[0]).name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::GEOMETRY).module(stages[1]).name(c"main"),
+        ];
+        let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: vstride as u32, input_rate: vk::VertexInputRate::VERTEX }];
+        let attrs: Vec<vk::VertexInputAttributeDescription> = attribute_locations
+            .iter()
+            .map(|&l| vk::VertexInputAttributeDescription { location: l, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: l * 16 })
+            .collect();
+        let vi = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attrs);
+        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(topology);
+        let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: 1.0, height: 1.0, min_depth: 0.0, max_depth: 1.0 }];
+        let scissors = [vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } }];
+        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
+        let rs = vk::PipelineRasterizationStateCreateInfo::default().rasterizer_discard_enable(true).line_width(1.0);
+        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let mut rendering = vk::PipelineRenderingCreateInfo::default();
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stage_infos)
+            .vertex_input_state(&vi)
+            .input_assembly_state(&ia)
+            .viewport_state(&vp)
+            .rasterization_state(&rs)
+            .multisample_state(&ms)
+            .layout(s.pipeline_layout)
+            .push_next(&mut rendering);
+        // SAFETY: the create info and every state struct it points to live on this stack frame through the call; the shader modules and layout are live handles of this Scratch, which owns the pipeline (destroyed by `destroy`).
+        s.pipeline = unsafe { self.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
+            .map_err(|(_, e)| format!("vkCreateGraphicsPipelines ({what}): {e:?}"))?[0];
+        Ok(())
+    }
+
     fn run_vertex_inner(
         &self,
         s: &mut Scratch,
@@ -923,36 +969,7 @@ impl Gpu {
         let push_stages = if push.is_some() { stages } else { vk::ShaderStageFlags::GEOMETRY };
         let range = vk::PushConstantRange { stage_flags: push_stages, offset: 0, size: push_bytes + 4 };
         self.pipeline_layout(s, Some(range))?;
-        let stage_infos = [
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::GEOMETRY).module(gsm).name(c"main"),
-        ];
-        let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: vstride as u32, input_rate: vk::VertexInputRate::VERTEX }];
-        let attrs: Vec<vk::VertexInputAttributeDescription> = job
-            .attribute_locations
-            .iter()
-            .map(|&l| vk::VertexInputAttributeDescription { location: l, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: l * 16 })
-            .collect();
-        let vi = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attrs);
-        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::POINT_LIST);
-        let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: 1.0, height: 1.0, min_depth: 0.0, max_depth: 1.0 }];
-        let scissors = [vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } }];
-        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
-        let rs = vk::PipelineRasterizationStateCreateInfo::default().rasterizer_discard_enable(true).line_width(1.0);
-        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let mut rendering = vk::PipelineRenderingCreateInfo::default();
-        let info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stage_infos)
-            .vertex_input_state(&vi)
-            .input_assembly_state(&ia)
-            .viewport_state(&vp)
-            .rasterization_state(&rs)
-            .multisample_state(&ms)
-            .layout(s.pipeline_layout)
-            .push_next(&mut rendering);
-        // SAFETY: the create info and every state struct it points to live on this stack frame through the call; the shader modules and layout are live handles of this Scratch, which owns the pipeline (destroyed by `destroy`).
-        s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
-            .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (vertex harness): {e:?}"))?[0];
+        self.vertex_geometry_pipeline(s, [vs, gsm], &job.attribute_locations, vstride, vk::PrimitiveTopology::POINT_LIST, "vertex harness")?;
         // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
             let ri = vk::RenderingInfo::default()

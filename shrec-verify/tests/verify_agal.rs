@@ -18,8 +18,7 @@
 //! Without a Vulkan driver the tests fail naming the packages to install, unless
 //! `SHREC_ALLOW_MISSING_TOOLS=1`.
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::formats::agal::decode::{self, AgalError, DecodeOptions, Op, TokenError};
 use shrec::formats::{Stage, TranslateOptions};

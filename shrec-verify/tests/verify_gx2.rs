@@ -11,8 +11,7 @@
 //! - `SHREC_REDUCE="fuzz S I"` (or `"shaped S I"`, or `"single_op OP vertex|pixel SEED"`) `cargo test --release --test verify_gx2 -- --ignored reduce --nocapture`: shrink a mismatching program, print it with the interpreter trace
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture`
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::detect::ContainerKind;
 use shrec::formats::gx2::isa;

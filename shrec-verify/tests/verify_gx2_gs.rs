@@ -12,8 +12,7 @@
 //! - `SHREC_FUZZ_PROGRAMS=2000 cargo test --release --test verify_gx2_gs -- --ignored gs_long_fuzz --nocapture`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_gx2_gs -- --ignored gs_fuzz_one --nocapture`
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::formats::gx2::shader_struct::LoopVar;
 use shrec_verify::gx2::{self, asm::*};

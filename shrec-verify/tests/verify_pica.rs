@@ -10,8 +10,7 @@
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_pica -- --ignored long_fuzz --nocapture`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_pica -- --ignored fuzz_one --nocapture`
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::formats::pica::decode::Rel;
 use shrec_verify::interp::pica::State;

@@ -13,8 +13,7 @@
 //! `cargo test --release --test verify_pica_azahar` (one test: the cases run in sequence on one
 //! thread, as lavapipe wants).
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::formats::pica::decode::Rel;
 use shrec::formats::pica::{dvlb as dvlb_fmt, lower};

@@ -12,8 +12,7 @@
 //! - `SHREC_FUZZ_PROGRAMS=2000 cargo test --release --test verify_pica_gs -- --ignored gs_long_fuzz --nocapture`
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_pica_gs -- --ignored gs_fuzz_one --nocapture`
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::formats::pica::decode::Rel;
 use shrec_verify::interp::pica::State;

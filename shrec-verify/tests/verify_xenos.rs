@@ -14,8 +14,7 @@
 //!   (`SHREC_FUZZ_SHAPED=1`: the compiler-shaped program I)
 //!   (`SHREC_FUZZ_DUMP=FILE` also writes the program's container to FILE)
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::formats::xenos::error::XenosError;
 use shrec::formats::xenos::ucode::{CF_NAMES, SCALAR_OPS, VECTOR_OPS};

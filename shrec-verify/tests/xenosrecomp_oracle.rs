@@ -13,8 +13,7 @@
 //!
 //! The parser and the interface diff themselves are tested without XenosRecomp (first test).
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 use shrec::build::{self, BuildOptions};
 use shrec::cache::CacheEntry;

@@ -7,7 +7,7 @@ use crate::cache::incremental::{ArtifactKey, Artifacts};
 use crate::cache::{self, CacheEntry};
 use crate::dxc::{self, Target};
 use crate::formats;
-use crate::report::{Outcome, Phase, Status};
+use crate::report::{FailureKind, Outcome, Phase, Status};
 use crate::scan::{self, FoundShader};
 use std::sync::atomic::Ordering;
 
@@ -35,7 +35,9 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         hlsl_override: None,
         hlsl_dump_error: None,
     };
-    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
+    let failed = |phase: Phase, kind: FailureKind, reason: String, detail_offset: Option<u64>| {
+        (outcome(Status::Failed { phase, kind, reason, detail_offset }), None)
+    };
     if !formats::has_translator(job.container) {
         let reason = format!("{} translation is not implemented yet (detection and keys are)", job.family);
         return (outcome(Status::Skipped { reason }), None);
@@ -46,7 +48,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
     add(&clock.parse, t);
     let bytes = match bytes {
         Ok(b) => b,
-        Err(e) => return failed(Phase::Parse, e, None),
+        Err(e) => return failed(Phase::Parse, FailureKind::InputRead, e, None),
     };
     let t = ThreadClock::start();
     let translated = formats::translate(job.container, &bytes, job.index, &opts.translate);
@@ -54,7 +56,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         Ok(o) => o,
         Err(e) => {
             add(&clock.translate, t);
-            return failed(Phase::Translate, format!("reading its --override-dir file: {e}"), None);
+            return failed(Phase::Translate, FailureKind::Override, format!("reading its --override-dir file: {e}"), None);
         }
     };
     // An override replaces the HLSL only: the runtime metadata (sampler words, the Xenos
@@ -66,7 +68,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
             Ok(m) => m,
             Err(e) => {
                 add(&clock.translate, t);
-                return failed(Phase::Translate, format!("its --override-dir file {}: {e}", path.display()), None);
+                return failed(Phase::Translate, FailureKind::Override, format!("its --override-dir file {}: {e}", path.display()), None);
             }
         },
         None => None,
@@ -80,7 +82,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         (Err(_), Some((path, text))) => (text, Vec::new(), declared.unwrap_or(0), Some(path)),
         (Err(e), None) => {
             add(&clock.translate, t);
-            return failed(Phase::Translate, e.reason(), e.offset());
+            return failed(Phase::Translate, FailureKind::of_shader_error(&e), e.reason(), e.offset());
         }
     };
     let hlsl = opts.hooks.apply(hlsl);
@@ -92,7 +94,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
             hlsl.len(),
             opts.max_hlsl_bytes
         );
-        return (outcome(Status::Failed { phase: Phase::Translate, reason, detail_offset: None }), None);
+        return (outcome(Status::Failed { phase: Phase::Translate, kind: FailureKind::LimitHlsl, reason, detail_offset: None }), None);
     }
     // A `--hlsl-dir` file that cannot be written (full disk, ...) is an error of its own: the
     // shader is still compiled and cached (it used to fail the shader, and a full
@@ -105,7 +107,9 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         }
     }
     let outcome = |status: Status| Outcome { hlsl_dump_error: hlsl_dump_error.clone(), ..outcome(status) };
-    let failed = |phase: Phase, reason: String, detail_offset: Option<u64>| (outcome(Status::Failed { phase, reason, detail_offset }), None);
+    let failed = |phase: Phase, kind: FailureKind, reason: String, detail_offset: Option<u64>| {
+        (outcome(Status::Failed { phase, kind, reason, detail_offset }), None)
+    };
 
     // A runtime that links another entry point (`--abi xenosrecomp-metal`: `shaderMain`) gets it
     // as DXC's last `-E`, which wins over the `main` the compiler interface passes first.
@@ -142,7 +146,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
     let large = hlsl.len() > opts.dxc_isolate_above;
     // (Worker processes need Unix or Windows: elsewhere a large shader compiles in-process, unlimited.)
     let worker = opts.isolate_dxc.clone().or_else(|| if large && crate::dxc_worker::SUPPORTED { opts.dxc_worker_exe.clone() } else { None });
-    let mut failures: Vec<(Phase, String)> = Vec::new();
+    let mut failures: Vec<(Phase, FailureKind, String)> = Vec::new();
     for &target in targets {
         let t = ThreadClock::start();
         compilations.fetch_add(1, Ordering::Relaxed);
@@ -150,16 +154,23 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         // DXC's messages name the file `--hlsl-dir` writes (and `shrec hlsl` prints), not DXC's
         // in-memory `shader.hlsl`.
         let file_name = dxc::hlsl_file_name(job.key, job.family, job.stage);
-        let rejected = |diag: String| {
-            let diag = diag.replace(&format!("{}:", dxc::SOURCE_NAME), &format!("{file_name}:"));
-            format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name())
+        let dxc_failed = |e: dxc::CompileError| {
+            let kind = FailureKind::of_compile(&e);
+            let reason = match e {
+                dxc::CompileError::Rejected(diag) => {
+                    let diag = diag.replace(&format!("{}:", dxc::SOURCE_NAME), &format!("{file_name}:"));
+                    format!("DXC ({}) rejected the generated HLSL:\n{diag}", target.name())
+                }
+                other => format!("DXC ({}): {other}", target.name()),
+            };
+            (kind, reason)
         };
         let compiled = match &worker {
             Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &dxc_args, Some(opts.dxc_limits)) {
-                Ok(result) => result.map_err(rejected),
-                Err(crash) => Err(format!("DXC ({}): {crash}", target.name())),
+                Ok(result) => result.map_err(dxc_failed),
+                Err(gone) => Err((FailureKind::of_worker(&gone), format!("DXC ({}): {gone}", target.name()))),
             },
-            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, &dxc_args).map_err(rejected),
+            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, &dxc_args).map_err(dxc_failed),
         };
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
         match compiled {
@@ -169,27 +180,27 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
             },
             // The other backend is still compiled: a shader DXIL cannot take may still run
             // from SPIR-V, and the other way round.
-            Err(reason) => {
+            Err((kind, reason)) => {
                 let phase = if target == Target::Dxil { Phase::DxcDxil } else { Phase::DxcSpirv };
-                failures.push((phase, reason));
+                failures.push((phase, kind, reason));
             }
         }
     }
-    if let Some((phase, reason)) = failures.first().cloned() {
+    if let Some((phase, kind, reason)) = failures.first().cloned() {
         let built: Vec<&str> =
             [(artifacts.dxil.is_some(), "DXIL"), (artifacts.spirv.is_some(), "SPIR-V")].into_iter().filter_map(|(b, n)| b.then_some(n)).collect();
         let mut reason = reason;
-        for (_, other) in &failures[1..] {
+        for (_, _, other) in &failures[1..] {
             reason.push('\n');
             reason.push_str(other);
         }
         if built.is_empty() {
-            return failed(phase, reason, None);
+            return failed(phase, kind, reason, None);
         }
         // Partly built: in the cache with the backends that compiled, still a failure; not
         // stored in the incremental cache, which holds complete builds only.
         reason.push_str(&format!("\n(its {} is in the cache)", built.join(" and ")));
-        return (outcome(Status::Failed { phase, reason, detail_offset: None }), Some(entry(artifacts)));
+        return (outcome(Status::Failed { phase, kind, reason, detail_offset: None }), Some(entry(artifacts)));
     }
     if let Some(s) = store {
         // A failed cache write costs a rebuild next time, nothing else: not a shader failure.

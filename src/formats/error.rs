@@ -1,6 +1,5 @@
-//! The error type every front end returns. Front ends with typed errors (GX2 microcode, PICA200, AGAL, Xenos) wrap
-//! them in a variant, so callers and tests can match the cause; the others still give a
-//! sentence ([`ShaderError::Other`]).
+//! The error type every front end returns. Each family's typed error (containers, microcode,
+//! lowering) is one variant, so callers and tests can match the cause.
 
 use super::agal::error::AgalError;
 use super::gx2::error::Gx2Error;
@@ -12,13 +11,13 @@ use super::xenos::error::XenosError;
 /// the report adds the file path and the container's offset in the file.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ShaderError {
-    /// GX2 (Latte) microcode decoding or lowering.
+    /// GX2: the GFD / SHARCFB container, Latte microcode decoding or lowering.
     #[error(transparent)]
     Gx2(#[from] Gx2Error),
     /// AGAL decoding (Flash's validation rules) or lowering.
     #[error(transparent)]
     Agal(#[from] AgalError),
-    /// PICA200 decoding or lowering.
+    /// PICA200: the DVLB container, decoding or lowering.
     #[error(transparent)]
     Pica(#[from] PicaError),
     /// Xenos container parsing, microcode decoding or lowering.
@@ -27,26 +26,22 @@ pub enum ShaderError {
     /// The IR validator refused the module: a resource cap, or a front-end bug named by its rule.
     #[error(transparent)]
     Ir(#[from] crate::ir::ValidationError),
-    /// Any other reason (containers, the front ends without typed errors yet).
-    #[error("{reason}")]
-    Other { offset: Option<u64>, reason: String },
+    /// The shader's microcode is larger than [`crate::limits::MAX_MICROCODE_BYTES`]; `offset`
+    /// is the microcode's place in the container, when known.
+    #[error("resource cap: {bytes} bytes of microcode exceed the {limit}-byte limit per shader")]
+    MicrocodeCap { offset: Option<u64>, bytes: usize, limit: usize },
 }
 
 impl ShaderError {
-    pub fn new(reason: impl Into<String>) -> Self {
-        ShaderError::Other { offset: None, reason: reason.into() }
-    }
-    pub fn at(offset: u64, reason: impl Into<String>) -> Self {
-        ShaderError::Other { offset: Some(offset), reason: reason.into() }
-    }
     /// Byte offset of the cause, when known.
     pub fn offset(&self) -> Option<u64> {
         match self {
             ShaderError::Gx2(e) => e.offset(),
             ShaderError::Agal(e) => Some(e.offset()),
             ShaderError::Xenos(e) => e.container_offset(),
-            ShaderError::Pica(_) | ShaderError::Ir(_) => None,
-            ShaderError::Other { offset, .. } => *offset,
+            ShaderError::Pica(e) => e.offset(),
+            ShaderError::Ir(_) => None,
+            ShaderError::MicrocodeCap { offset, .. } => *offset,
         }
     }
     /// The reason as one sentence (what the report prints).

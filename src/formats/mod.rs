@@ -2,6 +2,7 @@
 //! interpreters. One folder per family; this module holds what they share.
 
 pub mod agal;
+pub mod container_fault;
 pub mod cube;
 pub mod error;
 pub mod gx2;
@@ -158,8 +159,7 @@ pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32, opts: &TranslateOpt
 pub fn check_microcode(bytes: usize, offset: Option<u64>) -> Result<(), ShaderError> {
     let cap = crate::limits::MAX_MICROCODE_BYTES;
     if bytes > cap {
-        let reason = format!("resource cap: {bytes} bytes of microcode exceed the {cap}-byte limit per shader");
-        return Err(ShaderError::Other { offset, reason });
+        return Err(ShaderError::MicrocodeCap { offset, bytes, limit: cap });
     }
     Ok(())
 }
@@ -174,6 +174,9 @@ mod tests {
         assert!(check_microcode(MAX_MICROCODE_BYTES, None).is_ok());
         let e = check_microcode(MAX_MICROCODE_BYTES + 1, Some(0x40)).unwrap_err();
         assert_eq!(e.offset(), Some(0x40));
-        assert!(e.reason().contains("resource cap") && e.reason().contains("1048576"), "{}", e.reason());
+        assert!(
+            matches!(e, crate::formats::ShaderError::MicrocodeCap { bytes, limit: MAX_MICROCODE_BYTES, .. } if bytes == MAX_MICROCODE_BYTES + 1),
+            "{e:?}"
+        );
     }
 }

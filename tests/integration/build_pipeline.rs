@@ -505,8 +505,8 @@ fn empty_input_fails_unless_allowed_and_fatal_errors_write_the_report() {
     let (code, stderr, report) = build(&[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("error: no shader found in") && stderr.contains("--allow-empty"), "{stderr}");
-    assert_eq!(report["schema_version"], 3);
-    assert_eq!(report["version"], 3, "the name before schema 3, kept");
+    assert_eq!(report["schema_version"], 4);
+    assert_eq!(report["version"], 4, "the name before schema 3, kept, the same number");
     assert!(report["empty_input"].as_str().unwrap().contains("no shader found"), "{report}");
     let (code, stderr, report) = build(&["--allow-empty"]);
     assert_eq!(code, Some(0), "{stderr}");
@@ -840,6 +840,89 @@ fn a_full_hlsl_dir_is_an_error_but_keeps_every_shader_in_the_cache() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Each failed shader's `error_kind` names its cause (docs/report-json.md): on real failures of
+/// four kinds — a GFD whose header block lost its `}BLK` trailer, a DVLB with an output of an
+/// unknown type (both listed by the scan, refused when loaded), the corpus's invalid AGAL
+/// program, and then every shader once with a prelude DXC cannot compile and once over
+/// `--max-hlsl-bytes` — the report has the kind and the typed errors match.
+#[test]
+fn failure_kinds_name_the_cause() {
+    use shrec::formats::container_fault::ContainerFault;
+    use shrec::formats::gx2::error::Gx2Error;
+    use shrec::formats::pica::error::PicaError;
+    use shrec::formats::ShaderError;
+    let dir = tmpdir("failure-kinds");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let mut gsh = std::fs::read(repo().join("tests/corpus/gx2/devkitPro+wut/samples/cmake/content/pos_col_shader.gsh")).unwrap();
+    let trailer = gsh.windows(4).position(|w| w == b"}BLK").expect("a relocation trailer");
+    gsh[trailer + 3] = b'X';
+    let e = formats::translate(ContainerKind::Gfd, &gsh, 0, &TranslateOptions::default()).unwrap_err();
+    assert!(matches!(e, ShaderError::Gx2(Gx2Error::Container { offset: Some(_), fault: ContainerFault::Signature(_) })), "{e:?}");
+    std::fs::write(input.join("no_trailer.gsh"), &gsh).unwrap();
+    let mut shbin = std::fs::read(repo().join("tests/corpus/pica/TaraHoleInIt+minivmac-3ds/src/3DSGLU__vshader_shbin.shbin")).unwrap();
+    let dvle = formats::pica::dvlb::parse(&shbin).unwrap().dvles[0].offset;
+    let le32 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    assert!(le32(&shbin, dvle + 0x2C) > 0, "the DVLE has outputs");
+    let output = dvle + le32(&shbin, dvle + 0x28);
+    shbin[output..output + 2].copy_from_slice(&7u16.to_le_bytes()); // output types are 0-6, 8, 9
+    let e = formats::translate(ContainerKind::Dvlb, &shbin, 0, &TranslateOptions::default()).unwrap_err();
+    assert!(matches!(e, ShaderError::Pica(PicaError::Container { fault: ContainerFault::BadValue(_), .. })), "{e:?}");
+    std::fs::write(input.join("bad_output.shbin"), &shbin).unwrap();
+    let invalid = repo()
+        .join("tests/corpus-invalid/agal/ruffle-rs+ruffle/tests/tests/swfs/avm2/stage3d_agal_upload_errors/ruffle_sampler_conflict_fs_INVALID.agal");
+    std::fs::copy(&invalid, input.join("invalid.agal")).unwrap();
+    let good = repo().join("tests/corpus/agal/adobe+glsl2agal/agalassembler/adobe_glsl2agal_test2_fs.agal");
+    std::fs::copy(&good, input.join("good.agal")).unwrap();
+
+    let build = |extra: &[&str]| -> Vec<(String, String)> {
+        let report_path = dir.join("r.json");
+        let out = shrec()
+            .arg("build")
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.join("c.cpp"))
+            .args(["--no-cache", "-q", "--report"])
+            .arg(&report_path)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+        let mut kinds: Vec<(String, String)> = r["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                let name = Path::new(o["file"].as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned();
+                (name, o["error_kind"].as_str().unwrap_or(o["status"].as_str().unwrap()).to_string())
+            })
+            .collect();
+        kinds.sort();
+        kinds
+    };
+    let pairs = |v: &[(&str, &str)]| v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<Vec<_>>();
+    assert_eq!(
+        build(&[]),
+        pairs(&[
+            ("bad_output.shbin", "pica.container"),
+            ("good.agal", "compiled"),
+            ("invalid.agal", "agal.microcode"),
+            // (its pixel shader's header block keeps its trailer)
+            ("no_trailer.gsh", "compiled"),
+            ("no_trailer.gsh", "gx2.container"),
+        ])
+    );
+    std::fs::remove_file(input.join("no_trailer.gsh")).unwrap();
+    std::fs::remove_file(input.join("bad_output.shbin")).unwrap();
+    std::fs::remove_file(input.join("invalid.agal")).unwrap();
+    let prelude = dir.join("prelude.hlsl");
+    std::fs::write(&prelude, "this is not HLSL;\n").unwrap();
+    assert_eq!(build(&["--prelude", prelude.to_str().unwrap()]), pairs(&[("good.agal", "dxc.compile")]));
+    assert_eq!(build(&["--max-hlsl-bytes", "100"]), pairs(&[("good.agal", "limit.hlsl")]));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Issue 22 item 6: `scan --json` and `build --report` are one schema. On the same input (two
 /// copies of a program, one named with a line break and an ESC, a zip named with a quote and an
 /// invalid program inside it, a GFD whose shaders cannot be listed), both documents carry
@@ -886,8 +969,8 @@ fn scan_json_and_build_report_share_one_schema() {
     }
     let s: serde_json::Value = serde_json::from_slice(&scan.stdout).unwrap();
     let b: serde_json::Value = serde_json::from_slice(&build_text).unwrap();
-    assert_eq!(s["schema_version"], 3);
-    assert_eq!(b["schema_version"], 3);
+    assert_eq!(s["schema_version"], 4);
+    assert_eq!(b["schema_version"], 4);
     assert_eq!((s["command"].as_str(), b["command"].as_str()), (Some("scan"), Some("build")));
     assert_eq!((&s["exit_code"], &b["exit_code"]), (&2.into(), &2.into()));
 
@@ -914,7 +997,7 @@ fn scan_json_and_build_report_share_one_schema() {
     let failed: Vec<_> = outcomes.iter().filter(|o| o["status"] == "failed").collect();
     assert_eq!(failed.len(), 1, "{b}");
     let f = failed[0];
-    assert_eq!(f["error_kind"], f["phase"]);
+    assert_eq!((f["error_kind"].as_str(), f["phase"].as_str()), (Some("agal.microcode"), Some("translate")), "{f}");
     assert!(f["message"].as_str().unwrap().contains("sub/bad.agal"), "{f}");
     assert!(f["reason"].is_string() && f["command"].is_string(), "{f}");
     if let Some(d) = f["detail_offset"].as_u64() {
@@ -942,7 +1025,7 @@ fn scan_json_and_build_report_share_one_schema() {
     let missing = shrec().arg("scan").arg(dir.join("nonexistent")).arg("--json").output().unwrap();
     assert_eq!(missing.status.code(), Some(1));
     let m: serde_json::Value = serde_json::from_slice(&missing.stdout).unwrap();
-    assert_eq!((&m["schema_version"], &m["exit_code"]), (&3.into(), &1.into()));
+    assert_eq!((&m["schema_version"], &m["exit_code"]), (&4.into(), &1.into()));
     assert!(m["fatal"][0].as_str().unwrap().contains("nonexistent: no such file or directory"), "{m}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,7 +3,10 @@
 //! headers, garbage, overlapping candidates; plus GFD / SHARCFB entries built from parts.
 
 use shrec::detect::{detect, Candidate, ContainerKind};
-use shrec::formats::{entries, Stage};
+use shrec::formats::container_fault::ContainerFault;
+use shrec::formats::gx2::error::Gx2Error;
+use shrec::formats::pica::error::PicaError;
+use shrec::formats::{entries, ShaderError, Stage};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -390,11 +393,11 @@ fn gfd_entries_from_parts() {
     // program size differs from the header's
     let bad = gfd(&[(3, gx2_struct(0x134, 0xD0, 20)), (5, vec![0; 24])]);
     let e = entries(ContainerKind::Gfd, &bad).unwrap_err();
-    assert!(e.reason().contains("declares 0x14"), "{e:?}");
+    assert!(matches!(e, ShaderError::Gx2(Gx2Error::Container { offset: Some(_), fault: ContainerFault::BadValue(_) })), "{e:?}");
     // header block too small for its struct
     let bad = gfd(&[(6, vec![0; 0x40]), (7, vec![0; 8])]);
     let e = entries(ContainerKind::Gfd, &bad).unwrap_err();
-    assert!(e.reason().contains("pixel shader header block at 0x20"), "{e:?}");
+    assert!(matches!(e, ShaderError::Gx2(Gx2Error::Container { offset: Some(0x20), fault: ContainerFault::OutOfBounds(_) })), "{e:?}");
     // a GFD without an end-of-file block is not a container
     let mut no_eof = gfd(&[(2, vec![0; 8])]);
     no_eof.truncate(no_eof.len() - 0x20);
@@ -415,6 +418,7 @@ fn dvlb_stages_and_keys() {
     assert!(detect(&bad).is_empty());
     let e = entries(ContainerKind::Dvlb, &bad).unwrap_err();
     assert_eq!(e.offset(), Some(d0 as u64 + 6));
+    assert!(matches!(e, ShaderError::Pica(PicaError::Container { fault: ContainerFault::BadValue(_), .. })), "{e:?}");
 }
 
 #[test]

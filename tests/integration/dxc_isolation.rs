@@ -53,6 +53,8 @@ fn a_crashing_dxc_fails_one_shader_not_the_build() {
     assert!(crashed >= 5, "{crashed} crashes reported:\n{stderr}");
     assert_eq!(crashed, errors, "only crashes fail:\n{stderr}");
     assert!(text.contains("crashed while compiling this shader"), "the JSON report names the crash");
+    let failed = report["outcomes"].as_array().unwrap().iter().filter(|o| o["status"] == "failed");
+    assert!(failed.map(|o| o["error_kind"].as_str()).all(|k| k == Some("dxc.crash")), "every failure is a crash: {text}");
     // The rest of the batch was built and written: a shader is missing from the cache only when
     // both of its backends crashed.
     let key_of = |l: &str| l.split(" 0x").nth(1).and_then(|k| k.split(']').next()).map(str::to_string);
@@ -160,7 +162,11 @@ fn large_shaders_compile_in_workers_under_limits() {
         let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
         let status = |name: &str| {
             let o = report["outcomes"].as_array().unwrap().iter().find(|o| o["path"].as_str().unwrap().ends_with(name)).unwrap();
-            (o["status"].as_str().unwrap().to_string(), o["reason"].as_str().unwrap_or("").to_string())
+            (
+                o["status"].as_str().unwrap().to_string(),
+                o["reason"].as_str().unwrap_or("").to_string(),
+                o["error_kind"].as_str().unwrap_or("").to_string(),
+            )
         };
         (
             o.status.code(),
@@ -177,6 +183,7 @@ fn large_shaders_compile_in_workers_under_limits() {
     assert_eq!(small_status.0, "compiled", "{stderr}");
     assert_eq!(large_status.0, "failed");
     assert!(large_status.1.starts_with("DXC (dxil): crashed while compiling this shader (worker process signal: 6"), "{}", large_status.1);
+    assert_eq!(large_status.2, "dxc.crash");
 
     // The time limit: CPU seconds per compilation.
     std::fs::remove_file(input.join("large.shbin")).unwrap();
@@ -189,12 +196,14 @@ fn large_shaders_compile_in_workers_under_limits() {
         "{}",
         huge_status.1
     );
+    assert_eq!(huge_status.2, "dxc.time_limit");
 
     // The memory limit: the worker's address space.
     let (code, stderr, small_status, huge_status) = build(&["--dxc-memory-limit", "384"], None);
     assert_eq!(code, Some(2), "{stderr}");
     assert_eq!(small_status.0, "compiled", "{stderr}");
     assert!(huge_status.1.contains("most likely out of its 384 MiB of address space (--dxc-memory-limit)"), "{}", huge_status.1);
+    assert_eq!(huge_status.2, "dxc.memory_limit");
     assert!(!stderr.contains("panicked"), "the worker's end is quiet: {stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,8 +14,7 @@
 //! compiler per thread (`shrec::dxc`); a DXC crash is isolated by running the `shrec`
 //! executable (`--isolate-dxc`), never by this process.
 
-#[path = "../common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 mod agal_disasm;
 mod build_pipeline;

@@ -16,6 +16,7 @@
 //! bottom-left, bottom-right) so that `ddx`/`ddy` are the differences of neighbouring pixels
 //! (fine derivatives). Vertex programs run as a single lane.
 
+use crate::interval::{hi, is_exact, iv, lo, mul_range};
 use crate::{Expect, Tolerance};
 use shrec::formats::agal::decode::{Dest, Op, Operand2, Program, RegType, Sampler, Source, Token};
 use shrec::formats::Stage;
@@ -325,35 +326,6 @@ fn new_lane() -> Lane {
     Lane { temps: [ZERO; 26], inputs: [ZERO; 16], outputs: [ZERO; 15], dead: false, poisoned: false }
 }
 
-fn lo(x: V) -> f64 {
-    f64::from(x.value) - f64::from(x.err)
-}
-fn hi(x: V) -> f64 {
-    f64::from(x.value) + f64::from(x.err)
-}
-fn exact(x: V) -> bool {
-    x.err == 0.0
-}
-
-/// Builds a result lane. `r` is the f32 the GPU computes for exact inputs (or the correctly
-/// rounded exact-math result for approximate ops), `inputs_exact` whether every input lane was
-/// exact, `range` the exact-math range of the op over the input intervals (None = undetermined),
-/// `tol` the op's own bound.
-fn make(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, tol: f64) -> V {
-    // Non-finite and subnormal results are undetermined: Vulkan may flush denormals and does
-    // not pin down inf/NaN arithmetic.
-    Expect::bounded(r, inputs_exact, range, tol)
-}
-
-fn mul_range(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
-    let p = [a.0 * b.0, a.0 * b.1, a.1 * b.0, a.1 * b.1];
-    (p.iter().copied().fold(f64::INFINITY, f64::min), p.iter().copied().fold(f64::NEG_INFINITY, f64::max))
-}
-
-fn iv(x: V) -> (f64, f64) {
-    (lo(x), hi(x))
-}
-
 /// Interval of |x|.
 fn abs_range(x: V) -> (f64, f64) {
     let (l, h) = iv(x);
@@ -398,7 +370,7 @@ fn unary(op: Op, x: V) -> V {
         return UNKNOWN;
     }
     let t = tolerance(op);
-    let ex = exact(x);
+    let ex = is_exact(x);
     let xv = x.value;
     let x64 = f64::from(xv);
     match op {
@@ -410,7 +382,7 @@ fn unary(op: Op, x: V) -> V {
         Op::Rcp => {
             let r = 1.0 / xv;
             let (l, h) = iv(x);
-            make(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
+            Expect::bounded(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
         }
         Op::Frc => {
             // x - floor(x), as IEEE f32 ops.
@@ -420,26 +392,26 @@ fn unary(op: Op, x: V) -> V {
                 return UNKNOWN;
             }
             let (l, h) = iv(x);
-            make(r, ex, || if l.floor() != h.floor() { None } else { Some((l - l.floor(), h - h.floor())) }, 0.0)
+            Expect::bounded(r, ex, || if l.floor() != h.floor() { None } else { Some((l - l.floor(), h - h.floor())) }, 0.0)
         }
         // D3D9 heritage (notes §5): sqt, rsq and log take |x|.
         Op::Sqt => {
             let r = (x64.abs().sqrt()) as f32;
-            make(r, ex, || mono(f64::sqrt, abs_range(x)), t.bound(f64::from(r), 0.0))
+            Expect::bounded(r, ex, || mono(f64::sqrt, abs_range(x)), t.bound(f64::from(r), 0.0))
         }
         Op::Rsq => {
             let r = (1.0 / x64.abs().sqrt()) as f32;
             let a = abs_range(x);
-            make(r, ex, || if a.0 <= 0.0 { None } else { mono(|v| 1.0 / v.sqrt(), a) }, t.bound(f64::from(r), 0.0))
+            Expect::bounded(r, ex, || if a.0 <= 0.0 { None } else { mono(|v| 1.0 / v.sqrt(), a) }, t.bound(f64::from(r), 0.0))
         }
         Op::Log => {
             let r = x64.abs().log2() as f32;
             let a = abs_range(x);
-            make(r, ex, || if a.0 <= 0.0 { None } else { mono(f64::log2, a) }, t.bound(f64::from(r), 0.0))
+            Expect::bounded(r, ex, || if a.0 <= 0.0 { None } else { mono(f64::log2, a) }, t.bound(f64::from(r), 0.0))
         }
         Op::Exp => {
             let r = x64.exp2() as f32;
-            make(r, ex, || mono(f64::exp2, iv(x)), t.bound(f64::from(r), x64))
+            Expect::bounded(r, ex, || mono(f64::exp2, iv(x)), t.bound(f64::from(r), x64))
         }
         Op::Sin | Op::Cos => {
             if hi(x).abs().max(lo(x).abs()) > TRIG_MAX_ARG {
@@ -447,7 +419,7 @@ fn unary(op: Op, x: V) -> V {
             }
             let r = if op == Op::Sin { x64.sin() } else { x64.cos() } as f32;
             // |sin'| <= 1: the output moves at most as far as the input.
-            make(r, ex, || Some((f64::from(r) - f64::from(x.err), f64::from(r) + f64::from(x.err))), t.bound(f64::from(r), x64))
+            Expect::bounded(r, ex, || Some((f64::from(r) - f64::from(x.err), f64::from(r) + f64::from(x.err))), t.bound(f64::from(r), x64))
         }
         Op::Sgn => {
             let s = if xv > 0.0 {
@@ -473,19 +445,24 @@ fn binary(op: Op, a: V, b: V) -> V {
         return UNKNOWN;
     }
     let t = tolerance(op);
-    let ex = exact(a) && exact(b);
+    let ex = is_exact(a) && is_exact(b);
     let (av, bv) = (a.value, b.value);
     let (ai, bi) = (iv(a), iv(b));
     match op {
-        Op::Add => make(av + bv, ex, || Some((ai.0 + bi.0, ai.1 + bi.1)), 0.0),
-        Op::Sub => make(av - bv, ex, || Some((ai.0 - bi.1, ai.1 - bi.0)), 0.0),
-        Op::Mul => make(av * bv, ex, || Some(mul_range(ai, bi)), 0.0),
+        Op::Add => Expect::bounded(av + bv, ex, || Some((ai.0 + bi.0, ai.1 + bi.1)), 0.0),
+        Op::Sub => Expect::bounded(av - bv, ex, || Some((ai.0 - bi.1, ai.1 - bi.0)), 0.0),
+        Op::Mul => Expect::bounded(av * bv, ex, || Some(mul_range(ai, bi)), 0.0),
         Op::Div => {
             let r = av / bv;
-            make(r, ex, || if bi.0 <= 0.0 && bi.1 >= 0.0 { None } else { Some(mul_range(ai, (1.0 / bi.1, 1.0 / bi.0))) }, t.bound(f64::from(r), 0.0))
+            Expect::bounded(
+                r,
+                ex,
+                || if bi.0 <= 0.0 && bi.1 >= 0.0 { None } else { Some(mul_range(ai, (1.0 / bi.1, 1.0 / bi.0))) },
+                t.bound(f64::from(r), 0.0),
+            )
         }
-        Op::Min => make(av.min(bv), ex, || Some((ai.0.min(bi.0), ai.1.min(bi.1))), 0.0),
-        Op::Max => make(av.max(bv), ex, || Some((ai.0.max(bi.0), ai.1.max(bi.1))), 0.0),
+        Op::Min => Expect::bounded(av.min(bv), ex, || Some((ai.0.min(bi.0), ai.1.min(bi.1))), 0.0),
+        Op::Max => Expect::bounded(av.max(bv), ex, || Some((ai.0.max(bi.0), ai.1.max(bi.1))), 0.0),
         Op::Sge => flag(decide(ex, av >= bv, ai.0 >= bi.1, ai.1 < bi.0)),
         Op::Slt => flag(decide(ex, av < bv, ai.1 < bi.0, ai.0 >= bi.1)),
         Op::Seq => flag(decide(ex, av == bv, false, ai.1 < bi.0 || bi.1 < ai.0)),
@@ -507,7 +484,7 @@ fn binary(op: Op, a: V, b: V) -> V {
                 let c = [ar.0.powf(bi.0), ar.0.powf(bi.1), ar.1.powf(bi.0), ar.1.powf(bi.1)];
                 Some((c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max)))
             };
-            make(r, ex, corners, t.bound(f64::from(r), e))
+            Expect::bounded(r, ex, corners, t.bound(f64::from(r), e))
         }
         // only the `Shape::Binary` ops reach here (sent by `compute`, whose match is exhaustive)
         _ => unreachable!("{} is not a binary lane op ({:?})", op.name(), shape(op)),
@@ -519,7 +496,7 @@ fn dot(op: Op, n: usize, a: &Reg, b: &Reg) -> V {
     if a[..n].iter().chain(&b[..n]).any(|x| !x.is_known()) {
         return UNKNOWN;
     }
-    let ex = a[..n].iter().chain(&b[..n]).all(|x| exact(*x));
+    let ex = a[..n].iter().chain(&b[..n]).all(|x| is_exact(*x));
     // Products of f32 are exact in f64; the sum of four is within 2^-50 relative.
     let sum: f64 = (0..n).map(|i| f64::from(a[i].value) * f64::from(b[i].value)).sum();
     let scale: f64 = (0..n).map(|i| (f64::from(a[i].value) * f64::from(b[i].value)).abs()).sum();
@@ -533,7 +510,7 @@ fn dot(op: Op, n: usize, a: &Reg, b: &Reg) -> V {
         }
         Some((l, h))
     };
-    make(r, ex, range, tolerance(op).bound(f64::from(r), scale))
+    Expect::bounded(r, ex, range, tolerance(op).bound(f64::from(r), scale))
 }
 
 impl<'a> Machine<'a> {
@@ -568,7 +545,7 @@ impl<'a> Machine<'a> {
             }
             // CHOICE (notes §7, rounding unspecified): D3D9 `mova` rounding, floor(x + 0.5) in f32.
             let i = (x.value + 0.5).floor();
-            if !exact(x) && (lo(x) + 0.5).floor() != (hi(x) + 0.5).floor() {
+            if !is_exact(x) && (lo(x) + 0.5).floor() != (hi(x) + 0.5).floor() {
                 return [UNKNOWN; 4];
             }
             if i.is_nan() || i.abs() >= 1e6 {
@@ -666,7 +643,7 @@ impl<'a> Machine<'a> {
                         let c = if !a.is_known() || !b.is_known() {
                             None
                         } else {
-                            let ex = exact(a) && exact(b);
+                            let ex = is_exact(a) && is_exact(b);
                             let (ai, bi) = (iv(a), iv(b));
                             let disjoint = ai.1 < bi.0 || bi.1 < ai.0;
                             match t.op {
@@ -939,7 +916,7 @@ fn normalize(x: &Reg) -> Reg {
         let r = (v[i] / len) as f32;
         // |Δ(x/|x|)| <= 2|Δx| / (|x| - |Δx|).
         let prop = 2.0 * e / (len - e);
-        out[i] = make(r, ex, || Some((f64::from(r) - prop, f64::from(r) + prop)), tol.bound(f64::from(r), 1.0));
+        out[i] = Expect::bounded(r, ex, || Some((f64::from(r) - prop, f64::from(r) + prop)), tol.bound(f64::from(r), 1.0));
     }
     out
 }
@@ -949,7 +926,7 @@ fn cross(a: &Reg, b: &Reg) -> Reg {
     if a[..3].iter().chain(&b[..3]).any(|v| !v.is_known()) {
         return [UNKNOWN; 4];
     }
-    let ex = a[..3].iter().chain(&b[..3]).all(|v| exact(*v));
+    let ex = a[..3].iter().chain(&b[..3]).all(|v| is_exact(*v));
     let tol = tolerance(Op::Crs);
     for (i, (j, k)) in [(1, 2), (2, 0), (0, 1)].into_iter().enumerate() {
         let p = f64::from(a[j].value) * f64::from(b[k].value);
@@ -960,7 +937,7 @@ fn cross(a: &Reg, b: &Reg) -> Reg {
             let qr = mul_range(iv(a[k]), iv(b[j]));
             Some((pr.0 - qr.1, pr.1 - qr.0))
         };
-        out[i] = make(r, ex, range, tol.bound(f64::from(r), p.abs() + q.abs()));
+        out[i] = Expect::bounded(r, ex, range, tol.bound(f64::from(r), p.abs() + q.abs()));
     }
     out
 }

@@ -16,6 +16,7 @@
 //! arithmetic; a comparison, `flr`, `mova` or branch too close to its threshold makes the lane
 //! (or, for a branch, the whole invocation) undetermined, never a match.
 
+use crate::interval::{exact_or_bounded, hi, is_exact, iv, lo, mul_range};
 use crate::{Expect, Tolerance};
 use shrec::formats::pica::decode::{self, CmpKind, DstReg, FlowCond, Instr, Op, Operand, Reg, Rel};
 use shrec::formats::pica::dvlb::Program;
@@ -149,39 +150,6 @@ impl FlowStats {
     }
 }
 
-fn lo(x: V) -> f64 {
-    f64::from(x.value) - f64::from(x.err)
-}
-fn hi(x: V) -> f64 {
-    f64::from(x.value) + f64::from(x.err)
-}
-fn exact(x: V) -> bool {
-    x.err == 0.0
-}
-
-/// `r` = f32 result for the nominal inputs; `range` the exact-math range over the input
-/// intervals (None = undetermined); `tol` the op's own bound.
-fn make(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, tol: f64) -> V {
-    if inputs_exact && tol == 0.0 {
-        // Exact op on exact inputs: the GPU must give these bits (inf/NaN included), except
-        // subnormals (Vulkan may flush them).
-        if r != 0.0 && r.is_finite() && r.abs() < f32::MIN_POSITIVE {
-            return UNKNOWN;
-        }
-        return Expect::exact(r);
-    }
-    Expect::bounded(r, inputs_exact, range, tol)
-}
-
-fn mul_range(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
-    let p = [a.0 * b.0, a.0 * b.1, a.1 * b.0, a.1 * b.1];
-    (p.iter().copied().fold(f64::INFINITY, f64::min), p.iter().copied().fold(f64::NEG_INFINITY, f64::max))
-}
-
-fn iv(x: V) -> (f64, f64) {
-    (lo(x), hi(x))
-}
-
 /// 0·NaN: NaN on the PICA and in shrec's HLSL, but a driver may fold `x·0` to 0 when the zero is
 /// a compile-time constant (Vulkan does not pin down NaN arithmetic without float controls;
 /// lavapipe does it for a never-written register): undetermined.
@@ -207,7 +175,7 @@ fn add(a: V, b: V) -> V {
     if !known(&[a, b]) {
         return UNKNOWN;
     }
-    make(a.value + b.value, exact(a) && exact(b), || Some((lo(a) + lo(b), hi(a) + hi(b))), 0.0)
+    exact_or_bounded(a.value + b.value, is_exact(a) && is_exact(b), || Some((lo(a) + lo(b), hi(a) + hi(b))), 0.0)
 }
 
 fn mul(a: V, b: V) -> V {
@@ -217,7 +185,7 @@ fn mul(a: V, b: V) -> V {
     if zero_times_nan(a, b) {
         return UNKNOWN;
     }
-    make(pica_mul(a.value, b.value), exact(a) && exact(b), || Some(mul_range(iv(a), iv(b))), 0.0)
+    exact_or_bounded(pica_mul(a.value, b.value), is_exact(a) && is_exact(b), || Some(mul_range(iv(a), iv(b))), 0.0)
 }
 
 /// PICA multiply, then add: two f32 roundings, as Azahar computes it and as the HLSL writes it
@@ -231,7 +199,7 @@ fn mad(a: V, b: V, c: V) -> V {
         let m = mul_range(iv(a), iv(b));
         Some((m.0 + lo(c), m.1 + hi(c)))
     };
-    make(r, exact(a) && exact(b) && exact(c), range, 0.0)
+    exact_or_bounded(r, is_exact(a) && is_exact(b) && is_exact(c), range, 0.0)
 }
 
 /// The f32 left-to-right sum of PICA products (what Azahar computes, and what the prelude's
@@ -250,7 +218,7 @@ fn dot(n: usize, a: &R4, b: &R4) -> V {
         }
         Some((l, h))
     };
-    make(s, a[..n].iter().chain(&b[..n]).all(|x| exact(*x)), range, 0.0)
+    exact_or_bounded(s, a[..n].iter().chain(&b[..n]).all(|x| is_exact(*x)), range, 0.0)
 }
 
 fn mono(f: impl Fn(f64) -> f64, (l, h): (f64, f64)) -> Option<(f64, f64)> {
@@ -275,7 +243,7 @@ fn scalar(op: Scalar, t: Tolerance, x: V) -> V {
     }
     let xv = x.value;
     let x64 = f64::from(xv);
-    let ex = exact(x);
+    let ex = is_exact(x);
     let special = |r: f32| if ex { Expect::exact(r) } else { UNKNOWN };
     match op {
         // The sign of a zero is not pinned down by Vulkan (exact compares treat −0 = +0), so
@@ -287,7 +255,7 @@ fn scalar(op: Scalar, t: Tolerance, x: V) -> V {
             }
             let r = (1.0 / x64) as f32;
             let (l, h) = iv(x);
-            make(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
+            exact_or_bounded(r, ex, || if l <= 0.0 && h >= 0.0 { None } else { mono(|v| 1.0 / v, (l, h)) }, t.bound(f64::from(r), 0.0))
         }
         Scalar::Rsq => {
             if xv < 0.0 || xv.is_infinite() || xv.is_nan() {
@@ -295,7 +263,7 @@ fn scalar(op: Scalar, t: Tolerance, x: V) -> V {
             }
             let r = (1.0 / x64.sqrt()) as f32;
             let (l, h) = iv(x);
-            make(r, ex, || if l <= 0.0 { None } else { mono(|v| 1.0 / v.sqrt(), (l, h)) }, t.bound(f64::from(r), 0.0))
+            exact_or_bounded(r, ex, || if l <= 0.0 { None } else { mono(|v| 1.0 / v.sqrt(), (l, h)) }, t.bound(f64::from(r), 0.0))
         }
         Scalar::Ex2 => {
             if xv.is_infinite() || xv.is_nan() || x64 >= 128.0 {
@@ -305,18 +273,18 @@ fn scalar(op: Scalar, t: Tolerance, x: V) -> V {
                 return UNKNOWN; // subnormal / flushed
             }
             let r = x64.exp2() as f32;
-            make(r, ex, || mono(f64::exp2, iv(x)), t.bound(f64::from(r), x64))
+            exact_or_bounded(r, ex, || mono(f64::exp2, iv(x)), t.bound(f64::from(r), x64))
         }
         Scalar::Lg2 => {
             if xv <= 0.0 || xv.is_infinite() || xv.is_nan() {
                 return special(xv.log2());
             }
             if xv == 1.0 {
-                return make(0.0, ex, || mono(f64::log2, iv(x)).filter(|_| lo(x) > 0.0), t.bound(0.0, 0.0));
+                return exact_or_bounded(0.0, ex, || mono(f64::log2, iv(x)).filter(|_| lo(x) > 0.0), t.bound(0.0, 0.0));
             }
             let r = x64.log2() as f32;
             let (l, h) = iv(x);
-            make(r, ex, || if l <= 0.0 { None } else { mono(f64::log2, (l, h)) }, t.bound(f64::from(r), 0.0))
+            exact_or_bounded(r, ex, || if l <= 0.0 { None } else { mono(f64::log2, (l, h)) }, t.bound(f64::from(r), 0.0))
         }
     }
 }
@@ -335,7 +303,7 @@ fn compare(kind: CmpKind, a: V, b: V) -> Option<bool> {
         CmpKind::Ge => x >= y,
         CmpKind::Unknown(_) => unreachable!(),
     };
-    if exact(a) && exact(b) {
+    if is_exact(a) && is_exact(b) {
         return Some(f(a.value, b.value));
     }
     if a.value.is_nan() || b.value.is_nan() {
@@ -370,7 +338,7 @@ fn select(kind: CmpKind, a: V, b: V) -> V {
             // Close values: the result lies in the hull of both intervals.
             let (l, h) = if kind == CmpKind::Gt { (lo(a).max(lo(b)), hi(a).max(hi(b))) } else { (lo(a).min(lo(b)), hi(a).min(hi(b))) };
             let r = if kind == CmpKind::Gt { a.value.max(b.value) } else { a.value.min(b.value) };
-            make(r, false, || Some((l, h)), 0.0)
+            exact_or_bounded(r, false, || Some((l, h)), 0.0)
         }
     }
 }
@@ -379,7 +347,7 @@ fn flr(x: V) -> V {
     if !x.is_known() {
         return UNKNOWN;
     }
-    if exact(x) {
+    if is_exact(x) {
         return Expect::exact(x.value.floor());
     }
     if lo(x).floor() == hi(x).floor() {
@@ -556,7 +524,7 @@ impl M<'_> {
                         let x = a[k];
                         self.a0[k] = if !x.is_known() {
                             None
-                        } else if exact(x) {
+                        } else if is_exact(x) {
                             Some(f2i(x.value))
                         } else {
                             let (l, h) = (f2i(lo(x) as f32), f2i(hi(x) as f32));

@@ -13,6 +13,7 @@
 //! comparison, select, texel choice or control-flow decision whose operands are within that error
 //! of the threshold makes the affected lanes (or, for control flow, the whole run) undetermined.
 
+use crate::interval::{exact_or_bounded, hi, is_exact, lo};
 use crate::{ulp, Expect, TextureShape};
 use shrec::formats::xenos::container::Container;
 use shrec::formats::xenos::memexport::{self, EA, EM0, EM_COUNT};
@@ -174,32 +175,12 @@ fn cube(x: V, y: V, z: V) -> R4 {
         (2, false) => (neg(y), x),
         _ => (neg(y), neg(x)),
     };
-    let twice =
-        if is_exact(major) { ex(major.value * 2.0) } else { make(major.value * 2.0, false, || Some((2.0 * lo(major), 2.0 * hi(major))), 0.0) };
+    let twice = if is_exact(major) {
+        ex(major.value * 2.0)
+    } else {
+        exact_or_bounded(major.value * 2.0, false, || Some((2.0 * lo(major), 2.0 * hi(major))), 0.0)
+    };
     [tc, sc, twice, ex((2 * axis + usize::from(negative)) as f32)]
-}
-
-fn lo(x: V) -> f64 {
-    f64::from(x.value) - f64::from(x.err)
-}
-fn hi(x: V) -> f64 {
-    f64::from(x.value) + f64::from(x.err)
-}
-fn is_exact(x: V) -> bool {
-    x.err == 0.0
-}
-
-/// `r` = the f32 result for the nominal inputs, `range` the exact result range over the input
-/// intervals, `tol` the op's own bound.
-fn make(r: f32, inputs_exact: bool, range: impl FnOnce() -> Option<(f64, f64)>, tol: f64) -> V {
-    if inputs_exact && tol == 0.0 {
-        // Vulkan may flush denormal results.
-        if r != 0.0 && r.is_finite() && r.abs() < f32::MIN_POSITIVE {
-            return UNKNOWN;
-        }
-        return ex(r);
-    }
-    Expect::bounded(r, inputs_exact, range, tol)
 }
 
 fn known(xs: &[V]) -> bool {
@@ -210,7 +191,7 @@ fn add(a: V, b: V) -> V {
     if !known(&[a, b]) {
         return UNKNOWN;
     }
-    make(a.value + b.value, is_exact(a) && is_exact(b), || Some((lo(a) + lo(b), hi(a) + hi(b))), 0.0)
+    exact_or_bounded(a.value + b.value, is_exact(a) && is_exact(b), || Some((lo(a) + lo(b), hi(a) + hi(b))), 0.0)
 }
 fn neg(a: V) -> V {
     Expect { value: -a.value, err: a.err }
@@ -237,7 +218,7 @@ fn mul(a: V, b: V) -> V {
     }
     // An approximate operand whose interval contains 0: the result is 0 or a·b, both near 0.
     let r = xenos_mul(a.value, b.value);
-    make(
+    exact_or_bounded(
         r,
         is_exact(a) && is_exact(b),
         || {
@@ -311,7 +292,7 @@ fn unary(op: &'static str, a: V, f: impl Fn(f64) -> f64) -> V {
     if is_exact(a) && tol == 0.0 {
         return ex(r);
     }
-    make(
+    exact_or_bounded(
         r,
         is_exact(a),
         || {
@@ -340,7 +321,7 @@ fn saturate(x: V) -> V {
     if is_exact(x) {
         return ex(if r == 0.0 { 0.0 } else { r });
     }
-    make(r, false, || Some((lo(x).clamp(0.0, 1.0), hi(x).clamp(0.0, 1.0))), 0.0)
+    exact_or_bounded(r, false, || Some((lo(x).clamp(0.0, 1.0), hi(x).clamp(0.0, 1.0))), 0.0)
 }
 
 fn floor_v(a: V) -> V {

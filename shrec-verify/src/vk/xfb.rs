@@ -205,36 +205,7 @@ impl Gpu {
         let vs = self.module(s, job.vs_spirv)?;
         let gsm = self.module(s, &gs_spirv)?;
         self.pipeline_layout(s, None)?;
-        let stage_infos = [
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(vs).name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::GEOMETRY).module(gsm).name(c"main"),
-        ];
-        let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: vstride as u32, input_rate: vk::VertexInputRate::VERTEX }];
-        let attrs: Vec<vk::VertexInputAttributeDescription> = job
-            .attribute_locations
-            .iter()
-            .map(|&l| vk::VertexInputAttributeDescription { location: l, binding: 0, format: vk::Format::R32G32B32A32_SFLOAT, offset: l * 16 })
-            .collect();
-        let vi = vk::PipelineVertexInputStateCreateInfo::default().vertex_binding_descriptions(&bindings).vertex_attribute_descriptions(&attrs);
-        let ia = vk::PipelineInputAssemblyStateCreateInfo::default().topology(job.topology);
-        let viewports = [vk::Viewport { x: 0.0, y: 0.0, width: 1.0, height: 1.0, min_depth: 0.0, max_depth: 1.0 }];
-        let scissors = [vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } }];
-        let vp = vk::PipelineViewportStateCreateInfo::default().viewports(&viewports).scissors(&scissors);
-        let rs = vk::PipelineRasterizationStateCreateInfo::default().rasterizer_discard_enable(true).line_width(1.0);
-        let ms = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let mut rendering = vk::PipelineRenderingCreateInfo::default();
-        let info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stage_infos)
-            .vertex_input_state(&vi)
-            .input_assembly_state(&ia)
-            .viewport_state(&vp)
-            .rasterization_state(&rs)
-            .multisample_state(&ms)
-            .layout(s.pipeline_layout)
-            .push_next(&mut rendering);
-        // SAFETY: the create info and every state struct it points to live on this stack frame through the call; the shader modules and layout are live handles of this Scratch, which owns the pipeline (destroyed by `destroy`).
-        s.pipeline = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
-            .map_err(|(_, e)| format!("vkCreateGraphicsPipelines (geometry harness): {e:?}"))?[0];
+        self.vertex_geometry_pipeline(s, [vs, gsm], &job.attribute_locations, vstride, job.topology, "geometry harness")?;
         let fp = xfb.fp();
         // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {

@@ -10,8 +10,7 @@
 //! (lavapipe crashed with two threads driving geometry jobs, docs/verification.md).
 //! Tests here must not change process-wide state either (environment, working directory).
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use shrec_testkit as common;
 
 mod gx2_synthetic;
 mod pica_dvlb_length_cpp;

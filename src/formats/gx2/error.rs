@@ -1,8 +1,11 @@
 //! Typed errors of the GX2 microcode decoder and lowering. Decoder offsets are bytes from the
 //! start of the shader's program (the microcode); lowering errors name the CF index `pc` (its
-//! 64-bit slot, so the byte offset in the program is `8 × pc`).
+//! 64-bit slot, so the byte offset in the program is `8 × pc`). Container errors (GFD, SHARCFB,
+//! the GX2 shader structs) carry their offset from the start of the container.
 
 use super::isa::{AluCfOp, AluOp, CfOp, ExpOp, TexOp, VtxOp};
+use crate::formats::container_fault::ContainerFault;
+use crate::formats::ShaderError;
 
 /// An opcode of any GX2 table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +104,11 @@ impl std::fmt::Display for ClauseKind {
 /// Why a GX2 program could not be decoded or translated.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Gx2Error {
+    /// The GFD or SHARCFB container, or a GX2 shader struct in it, is malformed; `offset` is
+    /// from the start of the container (GFD) or of the archive (SHARCFB), `None` when the fault
+    /// has no place (a shader index the container does not have).
+    #[error("{fault}")]
+    Container { offset: Option<u64>, fault: ContainerFault },
     /// The CF stream reaches the end of the program before END_OF_PROGRAM (or, after it, before
     /// the RETURN of a subroutine a CALL targets).
     #[error("{} runs past the end of the {len}-byte program without {}", if *subroutine { "CALL target subroutine" } else { "CF stream" }, if *subroutine { "RETURN" } else { "END_OF_PROGRAM" })]
@@ -137,6 +145,7 @@ impl Gx2Error {
     /// The byte offset in the program, when the error has one.
     pub fn offset(&self) -> Option<u64> {
         match self {
+            Gx2Error::Container { offset, .. } => *offset,
             Gx2Error::NoEnd { offset, .. }
             | Gx2Error::UnknownOpcode { offset, .. }
             | Gx2Error::ClausePastEnd { offset, .. }
@@ -145,5 +154,25 @@ impl Gx2Error {
             | Gx2Error::LiteralsPastClause { offset } => Some(*offset),
             Gx2Error::Rejected { .. } | Gx2Error::Unsupported { .. } | Gx2Error::Structure { .. } | Gx2Error::CopyProgram(_) => None,
         }
+    }
+}
+
+/// A container error at `offset` (from the container's start).
+pub(crate) fn container(offset: u64, fault: ContainerFault) -> ShaderError {
+    Gx2Error::Container { offset: Some(offset), fault }.into()
+}
+
+/// A shader index the container does not have.
+pub(crate) fn no_such_shader(what: String) -> ShaderError {
+    Gx2Error::Container { offset: None, fault: ContainerFault::NoSuchShader(what) }.into()
+}
+
+/// An error found inside a part of the container (a block, a SHARCFB binary) whose parser
+/// knew only that part: a container error is placed at `offset` and its text prefixed with the
+/// part (`prefix: …`), its kind kept; any other error is returned as it is.
+pub(crate) fn within(err: ShaderError, offset: u64, prefix: impl std::fmt::Display) -> ShaderError {
+    match err {
+        ShaderError::Gx2(Gx2Error::Container { fault, .. }) => container(offset, fault.prefixed(prefix)),
+        other => other,
     }
 }

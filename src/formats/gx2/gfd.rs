@@ -3,7 +3,9 @@
 //! big-endian GX2 shader struct (tagged pointers, `}BLK` relocation trailer); the program sits in a
 //! separate program block.
 
+use super::error::{container, no_such_shader, within};
 use super::shader_struct::{self, Endian, ShaderKind};
+use crate::formats::container_fault::ContainerFault;
 use crate::formats::{ShaderEntry, ShaderError};
 
 pub const FILE_MAGIC: &[u8; 4] = b"Gfx2";
@@ -62,18 +64,18 @@ pub struct Block {
 fn check_file_header(buf: &[u8]) -> Result<(), ShaderError> {
     let e = Endian::Big;
     if buf.get(..4) != Some(&FILE_MAGIC[..]) {
-        return Err(ShaderError::at(0, "no Gfx2 magic"));
+        return Err(container(0, ContainerFault::Signature("no Gfx2 magic".into())));
     }
     let hsz = e.read_u32(buf, 4, "GFD header size")? as usize;
     if hsz != FILE_HEADER_SIZE {
-        return Err(ShaderError::at(4, format!("GFD header size 0x{hsz:X}, expected 0x20")));
+        return Err(container(4, ContainerFault::Header(format!("GFD header size 0x{hsz:X}, expected 0x20"))));
     }
     let major = e.read_u32(buf, 8, "GFD major version")?;
     if major != 6 && major != 7 {
-        return Err(ShaderError::at(8, format!("GFD major version {major}, expected 6 or 7")));
+        return Err(container(8, ContainerFault::Header(format!("GFD major version {major}, expected 6 or 7"))));
     }
     if buf.len() < FILE_HEADER_SIZE {
-        return Err(ShaderError::at(0, "truncated GFD file header"));
+        return Err(container(0, ContainerFault::OutOfBounds("truncated GFD file header".into())));
     }
     Ok(())
 }
@@ -83,14 +85,14 @@ fn check_file_header(buf: &[u8]) -> Result<(), ShaderError> {
 fn read_block(buf: &[u8], pos: usize) -> Result<(Block, usize), ShaderError> {
     let e = Endian::Big;
     if pos + BLOCK_HEADER_SIZE > buf.len() {
-        return Err(ShaderError::at(pos as u64, "GFD ends before its end-of-file block"));
+        return Err(container(pos as u64, ContainerFault::OutOfBounds("GFD ends before its end-of-file block".into())));
     }
     if &buf[pos..pos + 4] != BLOCK_MAGIC {
-        return Err(ShaderError::at(pos as u64, "expected a BLK{ block header"));
+        return Err(container(pos as u64, ContainerFault::Signature("expected a BLK{ block header".into())));
     }
     let bhs = e.read_u32(buf, pos + 4, "block header size")? as usize;
     if bhs != BLOCK_HEADER_SIZE {
-        return Err(ShaderError::at(pos as u64 + 4, format!("block header size 0x{bhs:X}, expected 0x20")));
+        return Err(container(pos as u64 + 4, ContainerFault::Header(format!("block header size 0x{bhs:X}, expected 0x20"))));
     }
     let block_type = e.read_u32(buf, pos + 0x10, "block type")?;
     let data_size = e.read_u32(buf, pos + 0x14, "block data size")? as usize;
@@ -98,7 +100,10 @@ fn read_block(buf: &[u8], pos: usize) -> Result<(Block, usize), ShaderError> {
     let index = e.read_u32(buf, pos + 0x1C, "block index")?;
     let data_offset = pos + BLOCK_HEADER_SIZE;
     let end = data_offset.checked_add(data_size).filter(|&end| end <= buf.len()).ok_or_else(|| {
-        ShaderError::at(pos as u64 + 0x14, format!("{} block at 0x{pos:X}: data size 0x{data_size:X} runs past the end", block_name(block_type)))
+        container(
+            pos as u64 + 0x14,
+            ContainerFault::OutOfBounds(format!("{} block at 0x{pos:X}: data size 0x{data_size:X} runs past the end", block_name(block_type))),
+        )
     })?;
     Ok((Block { offset: pos, block_type, data_offset, data_size, id, index }, end))
 }
@@ -237,29 +242,33 @@ pub fn pairs(bytes: &[u8]) -> Result<Vec<(ShaderKind, Block, Block)>, ShaderErro
         let Some((kind, is_header)) = shader_kind(b.block_type) else { continue };
         if is_header {
             let data = &bytes[b.data_offset..b.data_offset + b.data_size];
-            let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big).map_err(|err| {
-                ShaderError::at(b.offset as u64, format!("{} block at 0x{:X}: {}", block_name(b.block_type), b.offset, err.reason()))
-            })?;
+            let pref = shader_struct::read_program_ref(data, 0, kind, Endian::Big)
+                .map_err(|err| within(err, b.offset as u64, format_args!("{} block at 0x{:X}", block_name(b.block_type), b.offset)))?;
             waiting[queue(kind)].push_back(shaders.len());
             shaders.push((kind, *b, pref.size, None));
         } else {
             let slot = waiting[queue(kind)].pop_front().map(|i| &mut shaders[i]).ok_or_else(|| {
-                ShaderError::at(
+                container(
                     b.offset as u64,
-                    format!("{} block at 0x{:X} has no {} shader header block before it", block_name(b.block_type), b.offset, kind.name()),
+                    ContainerFault::BadValue(format!(
+                        "{} block at 0x{:X} has no {} shader header block before it",
+                        block_name(b.block_type),
+                        b.offset,
+                        kind.name()
+                    )),
                 )
             })?;
             if slot.2 as usize != b.data_size {
-                return Err(ShaderError::at(
+                return Err(container(
                     b.offset as u64,
-                    format!(
+                    ContainerFault::BadValue(format!(
                         "{} block at 0x{:X} holds 0x{:X} bytes but its header block at 0x{:X} declares 0x{:X}",
                         block_name(b.block_type),
                         b.offset,
                         b.data_size,
                         slot.1.offset,
                         slot.2
-                    ),
+                    )),
                 ));
             }
             slot.3 = Some(*b);
@@ -269,7 +278,10 @@ pub fn pairs(bytes: &[u8]) -> Result<Vec<(ShaderKind, Block, Block)>, ShaderErro
         .into_iter()
         .map(|(kind, hdr, _, prog)| {
             let prog = prog.ok_or_else(|| {
-                ShaderError::at(hdr.offset as u64, format!("{} block at 0x{:X} has no program block", block_name(hdr.block_type), hdr.offset))
+                container(
+                    hdr.offset as u64,
+                    ContainerFault::BadValue(format!("{} block at 0x{:X} has no program block", block_name(hdr.block_type), hdr.offset)),
+                )
             })?;
             Ok((kind, hdr, prog))
         })
@@ -287,26 +299,27 @@ pub const TAG_STRING: u32 = 0xCA70_0000;
 /// tagged pointer inside the block) and resolves the tagged pointers.
 pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, ShaderError> {
     let all = pairs(bytes)?;
-    let &(kind, hdr, prog) = all.get(index as usize).ok_or_else(|| ShaderError::new(format!("GFD has {} shaders, no shader {index}", all.len())))?;
+    let &(kind, hdr, prog) = all.get(index as usize).ok_or_else(|| no_such_shader(format!("GFD has {} shaders, no shader {index}", all.len())))?;
     let data = &bytes[hdr.data_offset..hdr.data_offset + hdr.data_size];
     let e = Endian::Big;
-    let bad = |what: String| ShaderError::at(hdr.offset as u64, format!("{} block at 0x{:X}: {what}", block_name(hdr.block_type), hdr.offset));
+    let block = format!("{} block at 0x{:X}", block_name(hdr.block_type), hdr.offset);
+    let bad = |fault: fn(String) -> ContainerFault, what: String| container(hdr.offset as u64, fault(format!("{block}: {what}")));
     if data.len() < kind.min_struct_size() + RELOC_TRAILER_SIZE {
-        return Err(bad(format!("0x{:X} bytes cannot hold the struct and a relocation trailer", data.len())));
+        return Err(bad(ContainerFault::OutOfBounds, format!("0x{:X} bytes cannot hold the struct and a relocation trailer", data.len())));
     }
     let t = data.len() - RELOC_TRAILER_SIZE;
     if &data[t..t + 4] != b"}BLK" || e.u32_at(data, t + 4) != Some(RELOC_TRAILER_SIZE as u32) {
-        return Err(bad("no }BLK relocation trailer in its last 0x28 bytes".into()));
+        return Err(bad(ContainerFault::Signature, "no }BLK relocation trailer in its last 0x28 bytes".into()));
     }
     let rd = |o: usize| e.u32_at(data, o).unwrap_or(0);
     let (patch_count, patch_offset) = (rd(t + 0x20) as usize, rd(t + 0x24));
     if patch_count > 0 {
         if patch_offset & TAG_MASK != TAG_DATA {
-            return Err(bad(format!("patch table pointer 0x{patch_offset:08X} is not a data-tagged pointer")));
+            return Err(bad(ContainerFault::BadValue, format!("patch table pointer 0x{patch_offset:08X} is not a data-tagged pointer")));
         }
         let pt = (patch_offset & !TAG_MASK) as usize;
         if pt.checked_add(patch_count * 4).is_none_or(|end| end > t) {
-            return Err(bad(format!("patch table ({patch_count} entries at 0x{pt:X}) runs into the trailer")));
+            return Err(bad(ContainerFault::OutOfBounds, format!("patch table ({patch_count} entries at 0x{pt:X}) runs into the trailer")));
         }
         for i in 0..patch_count {
             let p = rd(pt + i * 4);
@@ -315,23 +328,26 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
             }
             let at = (p & !TAG_MASK) as usize;
             if !matches!(p & TAG_MASK, TAG_DATA | TAG_STRING) || at + 4 > t {
-                return Err(bad(format!("patch entry {i} (0x{p:08X}) does not point at a field of the block")));
+                return Err(bad(ContainerFault::BadValue, format!("patch entry {i} (0x{p:08X}) does not point at a field of the block")));
             }
             let v = rd(at);
             if v != 0 && (!matches!(v & TAG_MASK, TAG_DATA | TAG_STRING) || (v & !TAG_MASK) as usize >= t) {
-                return Err(bad(format!("patched pointer 0x{v:08X} at 0x{at:X} is not a tagged offset inside the block")));
+                return Err(bad(ContainerFault::BadValue, format!("patched pointer 0x{v:08X} at 0x{at:X} is not a tagged offset inside the block")));
             }
         }
     }
     let resolve = |p: u32| -> Option<usize> { matches!(p & TAG_MASK, TAG_DATA | TAG_STRING).then_some((p & !TAG_MASK) as usize).filter(|&o| o < t) };
     let program = bytes[prog.data_offset..prog.data_offset + prog.data_size].to_vec();
-    let mut s = shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| bad(err.reason()))?;
+    let mut s = shader_struct::decode_struct(&data[..t], 0, kind, e, t, &resolve, program).map_err(|err| within(err, hdr.offset as u64, &block))?;
     if kind == ShaderKind::Geometry {
         let ordinal = all[..index as usize].iter().filter(|x| x.0 == ShaderKind::Geometry).count();
         let copy = copy_programs(bytes)?.get(ordinal).map(|c| c.to_vec()).unwrap_or_default();
         let declared = s.reg(0x54) as usize;
         if declared != 0 && declared != copy.len() {
-            return Err(bad(format!("declares a 0x{declared:X}-byte copy program, its copy-program block holds 0x{:X}", copy.len())));
+            return Err(bad(
+                ContainerFault::BadValue,
+                format!("declares a 0x{declared:X}-byte copy program, its copy-program block holds 0x{:X}", copy.len()),
+            ));
         }
         s.copy_program = copy;
     }

@@ -11,6 +11,7 @@ pub mod ring;
 pub mod shader_struct;
 pub mod sharc;
 
+use crate::formats::container_fault::ContainerFault;
 use crate::formats::ContainerKind;
 use crate::formats::{ShaderError, Translation};
 use shader_struct::Gx2Shader;
@@ -21,7 +22,11 @@ pub fn load(kind: ContainerKind, bytes: &[u8], index: u32) -> Result<Gx2Shader, 
     match kind {
         ContainerKind::Gfd => gfd::load(bytes, index),
         ContainerKind::Sharcfb => sharc::load(bytes, index),
-        other => Err(ShaderError::new(format!("{} is not a GX2 container", other.name()))),
+        other => Err(error::Gx2Error::Container {
+            offset: None,
+            fault: ContainerFault::WrongContainer(format!("{} is not a GX2 container", other.name())),
+        }
+        .into()),
     }
     .and_then(|s| crate::formats::check_microcode(s.program.len(), None).map(|()| s))
 }

@@ -5,6 +5,8 @@
 //! (registers, uniform blocks and vars, samplers, attribs) extends [`ShaderKind`] and the readers
 //! here; both containers call into this module so there is one decoder, generic over [`Endian`].
 
+use super::error::container;
+use crate::formats::container_fault::ContainerFault;
 use crate::formats::{ShaderError, Stage};
 
 /// Byte order of a container's structs (GFD: always big; SHARCFB: from its magic / endian field).
@@ -27,7 +29,9 @@ impl Endian {
 
     /// As [`Endian::u32_at`] but an out-of-bounds read is a [`ShaderError`] naming `what`.
     pub fn read_u32(self, buf: &[u8], off: usize, what: &str) -> Result<u32, ShaderError> {
-        self.u32_at(buf, off).ok_or_else(|| ShaderError::at(off as u64, format!("{what}: 4 bytes at 0x{off:X} lie past the end (0x{:X})", buf.len())))
+        self.u32_at(buf, off).ok_or_else(|| {
+            container(off as u64, ContainerFault::OutOfBounds(format!("{what}: 4 bytes at 0x{off:X} lie past the end (0x{:X})", buf.len())))
+        })
     }
 }
 
@@ -100,9 +104,13 @@ pub struct ProgramRef {
 pub fn read_program_ref(buf: &[u8], base: usize, kind: ShaderKind, e: Endian) -> Result<ProgramRef, ShaderError> {
     let need = kind.min_struct_size();
     if base.checked_add(need).is_none_or(|end| end > buf.len()) {
-        return Err(ShaderError::at(
+        return Err(container(
             base as u64,
-            format!("GX2 {} shader struct at 0x{base:X} needs 0x{need:X} bytes, only 0x{:X} available", kind.name(), buf.len().saturating_sub(base)),
+            ContainerFault::OutOfBounds(format!(
+                "GX2 {} shader struct at 0x{base:X} needs 0x{need:X} bytes, only 0x{:X} available",
+                kind.name(),
+                buf.len().saturating_sub(base)
+            )),
         ));
     }
     let (so, po) = kind.program_fields();
@@ -135,10 +143,9 @@ pub fn read_copy_program(buf: &[u8], base: usize, e: Endian) -> Result<Vec<u8>, 
     if size == 0 {
         return Ok(Vec::new());
     }
-    base.checked_add(ptr)
-        .and_then(|a| a.checked_add(size).and_then(|end| buf.get(a..end)))
-        .map(<[u8]>::to_vec)
-        .ok_or_else(|| ShaderError::at(base as u64 + 0x58, format!("GX2 copy program [0x{ptr:X}, +0x{size:X}) lies outside the shader data")))
+    base.checked_add(ptr).and_then(|a| a.checked_add(size).and_then(|end| buf.get(a..end))).map(<[u8]>::to_vec).ok_or_else(|| {
+        container(base as u64 + 0x58, ContainerFault::OutOfBounds(format!("GX2 copy program [0x{ptr:X}, +0x{size:X}) lies outside the shader data")))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,18 +305,19 @@ pub fn decode_struct(
 ) -> Result<Gx2Shader, ShaderError> {
     let len = struct_len.min(kind.struct_size());
     if len < kind.min_struct_size() || base + len > buf.len() {
-        return Err(ShaderError::at(base as u64, format!("GX2 {} shader struct truncated", kind.name())));
+        return Err(container(base as u64, ContainerFault::OutOfBounds(format!("GX2 {} shader struct truncated", kind.name()))));
     }
     let mut words: Vec<u32> = (0..len / 4).map(|i| e.u32_at(buf, base + i * 4).unwrap_or(0)).collect();
     words.resize(kind.struct_size() / 4, 0);
     let f = kind.var_fields();
     let w = |off: usize| words[off / 4];
     let string = |ptr: u32, what: &str| -> Result<String, ShaderError> {
-        let at = resolve(ptr)
-            .filter(|&a| a < buf.len())
-            .ok_or_else(|| ShaderError::at(base as u64, format!("{what}: name pointer 0x{ptr:08X} does not resolve inside the shader data")))?;
+        let at = resolve(ptr).filter(|&a| a < buf.len()).ok_or_else(|| {
+            container(base as u64, ContainerFault::OutOfBounds(format!("{what}: name pointer 0x{ptr:08X} does not resolve inside the shader data")))
+        })?;
         let raw = &buf[at..];
-        let end = raw.iter().position(|&c| c == 0).ok_or_else(|| ShaderError::at(at as u64, format!("{what}: unterminated name")))?;
+        let end =
+            raw.iter().position(|&c| c == 0).ok_or_else(|| container(at as u64, ContainerFault::BadValue(format!("{what}: unterminated name"))))?;
         Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
     };
     // (count, element offset iterator) for an array field
@@ -319,13 +327,14 @@ pub fn decode_struct(
             return Ok(Vec::new());
         }
         if count > MAX_VARS {
-            return Err(ShaderError::at(base as u64 + field as u64, format!("{what}: count {count} is implausible")));
+            return Err(container(base as u64 + field as u64, ContainerFault::BadValue(format!("{what}: count {count} is implausible"))));
         }
-        let at =
-            resolve(ptr).ok_or_else(|| ShaderError::at(base as u64 + field as u64 + 4, format!("{what}: pointer 0x{ptr:08X} does not resolve")))?;
+        let at = resolve(ptr).ok_or_else(|| {
+            container(base as u64 + field as u64 + 4, ContainerFault::OutOfBounds(format!("{what}: pointer 0x{ptr:08X} does not resolve")))
+        })?;
         let end = at as u64 + count as u64 * elem as u64;
         if end > buf.len() as u64 {
-            return Err(ShaderError::at(at as u64, format!("{what}: {count} entries at 0x{at:X} run past the shader data")));
+            return Err(container(at as u64, ContainerFault::OutOfBounds(format!("{what}: {count} entries at 0x{at:X} run past the shader data"))));
         }
         Ok((0..count as usize).map(|i| at + i * elem).collect())
     };

@@ -14,7 +14,9 @@
 //! The byte order is taken from the signature bytes; real files are little-endian. All reads
 //! tolerate unaligned offsets.
 
+use super::error::{container, no_such_shader, within};
 use super::shader_struct::{self, Endian, ShaderKind};
+use crate::formats::container_fault::ContainerFault;
 use crate::formats::{ShaderEntry, ShaderError};
 
 pub const VERSION: u32 = 8;
@@ -46,33 +48,36 @@ pub struct Header {
 /// Reads and checks the header at `buf[0]`: signature, version 8, `fileSize` inside `buf`, the
 /// name and the binary array inside `fileSize`.
 pub fn read_header(buf: &[u8]) -> Result<Header, ShaderError> {
-    let e = endian_of(buf).ok_or_else(|| ShaderError::at(0, "no SHAB/BAHS signature"))?;
+    let e = endian_of(buf).ok_or_else(|| container(0, ContainerFault::Signature("no SHAB/BAHS signature".into())))?;
     let version = e.read_u32(buf, 4, "SHARCFB version")?;
     if version != VERSION {
-        return Err(ShaderError::at(4, format!("SHARCFB version {version}, expected {VERSION}")));
+        return Err(container(4, ContainerFault::Header(format!("SHARCFB version {version}, expected {VERSION}"))));
     }
     let file_size = e.read_u32(buf, 8, "SHARCFB file size")? as usize;
     if file_size > buf.len() {
-        return Err(ShaderError::at(8, format!("SHARCFB fileSize 0x{file_size:X} exceeds the 0x{:X} bytes available", buf.len())));
+        return Err(container(
+            8,
+            ContainerFault::OutOfBounds(format!("SHARCFB fileSize 0x{file_size:X} exceeds the 0x{:X} bytes available", buf.len())),
+        ));
     }
     let buf = &buf[..file_size];
     let name_len = e.read_u32(buf, 0x14, "SHARCFB name length")? as usize;
     let binary_array = HEADER_SIZE
         .checked_add(name_len)
         .filter(|&a| a.checked_add(8).is_some_and(|end| end <= file_size))
-        .ok_or_else(|| ShaderError::at(0x14, format!("SHARCFB name length 0x{name_len:X} runs past fileSize")))?;
+        .ok_or_else(|| container(0x14, ContainerFault::OutOfBounds(format!("SHARCFB name length 0x{name_len:X} runs past fileSize"))))?;
     let binary_array_size = e.read_u32(buf, binary_array, "binary array size")? as usize;
     let binary_count = e.read_u32(buf, binary_array + 4, "binary count")?;
     if binary_array_size < 8 || binary_array_size > file_size - binary_array {
-        return Err(ShaderError::at(
+        return Err(container(
             binary_array as u64,
-            format!("binary array size 0x{binary_array_size:X} does not fit in fileSize 0x{file_size:X}"),
+            ContainerFault::OutOfBounds(format!("binary array size 0x{binary_array_size:X} does not fit in fileSize 0x{file_size:X}")),
         ));
     }
     if (binary_count as u64) * ENTRY_HEADER_SIZE as u64 > (binary_array_size - 8) as u64 {
-        return Err(ShaderError::at(
+        return Err(container(
             binary_array as u64 + 4,
-            format!("{binary_count} binaries cannot fit in a 0x{binary_array_size:X}-byte binary array"),
+            ContainerFault::OutOfBounds(format!("{binary_count} binaries cannot fit in a 0x{binary_array_size:X}-byte binary array")),
         ));
     }
     Ok(Header { endian: e, file_size, name_len, binary_array, binary_array_size, binary_count })
@@ -128,37 +133,43 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
     let mut out = Vec::with_capacity(h.binary_count as usize);
     for i in 0..h.binary_count {
         if p + ENTRY_HEADER_SIZE > array_end {
-            return Err(ShaderError::at(p as u64, format!("binary {i}: entry header runs past the binary array")));
+            return Err(container(p as u64, ContainerFault::OutOfBounds(format!("binary {i}: entry header runs past the binary array"))));
         }
         let entry_size = e.read_u32(buf, p, "binary entry size")? as usize;
         let ty = e.read_u32(buf, p + 4, "binary type")?;
         let data_off = e.read_u32(buf, p + 8, "binary data offset")? as i32 as i64;
         let data_size = e.read_u32(buf, p + 12, "binary data size")? as usize;
         if entry_size < ENTRY_HEADER_SIZE || entry_size > array_end - p {
-            return Err(ShaderError::at(p as u64, format!("binary {i}: entry size 0x{entry_size:X} out of range")));
+            return Err(container(p as u64, ContainerFault::OutOfBounds(format!("binary {i}: entry size 0x{entry_size:X} out of range"))));
         }
         let kind = match ty {
             0 => ShaderKind::Vertex,
             1 => ShaderKind::Pixel,
             2 => ShaderKind::Geometry,
-            t => return Err(ShaderError::at(p as u64 + 4, format!("binary {i}: unknown shader type {t}"))),
+            t => return Err(container(p as u64 + 4, ContainerFault::BadValue(format!("binary {i}: unknown shader type {t}")))),
         };
         let data = (p + ENTRY_HEADER_SIZE) as i64 + data_off;
         if data < 0 || data as u64 + data_size as u64 > buf.len() as u64 {
-            return Err(ShaderError::at(p as u64 + 8, format!("binary {i}: data [0x{data:X}, +0x{data_size:X}) lies outside the archive")));
+            return Err(container(
+                p as u64 + 8,
+                ContainerFault::OutOfBounds(format!("binary {i}: data [0x{data:X}, +0x{data_size:X}) lies outside the archive")),
+            ));
         }
         let data = data as usize;
         let shader = &buf[data..data + data_size];
-        let pref = shader_struct::read_program_ref(shader, 0, kind, e)
-            .map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason())))?;
+        let pref = shader_struct::read_program_ref(shader, 0, kind, e).map_err(|err| within(err, data as u64, format_args!("binary {i}")))?;
         let (ptr, size) = (pref.ptr as usize, pref.size as usize);
         let program = ptr.checked_add(size).and_then(|end| shader.get(ptr..end)).ok_or_else(|| {
-            ShaderError::at(data as u64, format!("binary {i}: program [0x{ptr:X}, +0x{size:X}) lies outside its 0x{data_size:X}-byte shader data"))
+            container(
+                data as u64,
+                ContainerFault::OutOfBounds(format!(
+                    "binary {i}: program [0x{ptr:X}, +0x{size:X}) lies outside its 0x{data_size:X}-byte shader data"
+                )),
+            )
         })?;
         let name = names.iter().filter(|(b, _)| *b <= i as i64).max_by_key(|(b, _)| *b).map(|(_, n)| n.clone());
         let key = if kind == ShaderKind::Geometry {
-            let copy = shader_struct::read_copy_program(shader, 0, e)
-                .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason())))?;
+            let copy = shader_struct::read_copy_program(shader, 0, e).map_err(|err| within(err, data as u64 + 0x58, format_args!("binary {i}")))?;
             shader_struct::key_geometry(program, &copy)
         } else {
             shader_struct::key(program)
@@ -194,35 +205,36 @@ pub fn load(bytes: &[u8], index: u32) -> Result<shader_struct::Gx2Shader, Shader
                 0 => ShaderKind::Vertex,
                 1 => ShaderKind::Pixel,
                 2 => ShaderKind::Geometry,
-                t => return Err(ShaderError::at(p as u64 + 4, format!("binary {i}: unknown shader type {t}"))),
+                t => return Err(container(p as u64 + 4, ContainerFault::BadValue(format!("binary {i}: unknown shader type {t}")))),
             };
             let data = (p + ENTRY_HEADER_SIZE) as i64 + data_off;
             if data < 0 || data as u64 + data_size as u64 > buf.len() as u64 {
-                return Err(ShaderError::at(p as u64 + 8, format!("binary {i}: data lies outside the archive")));
+                return Err(container(p as u64 + 8, ContainerFault::OutOfBounds(format!("binary {i}: data lies outside the archive"))));
             }
             let data = data as usize;
             let shader = &buf[data..data + data_size];
-            let pref = shader_struct::read_program_ref(shader, 0, kind, e)
-                .map_err(|err| ShaderError::at(data as u64, format!("binary {i}: {}", err.reason())))?;
+            let pref = shader_struct::read_program_ref(shader, 0, kind, e).map_err(|err| within(err, data as u64, format_args!("binary {i}")))?;
             let (ptr, size) = (pref.ptr as usize, pref.size as usize);
             let program = ptr
                 .checked_add(size)
                 .and_then(|end| shader.get(ptr..end))
-                .ok_or_else(|| ShaderError::at(data as u64, format!("binary {i}: program lies outside its shader data")))?
+                .ok_or_else(|| container(data as u64, ContainerFault::OutOfBounds(format!("binary {i}: program lies outside its shader data"))))?
                 .to_vec();
             let len = shader.len();
             let resolve = move |q: u32| -> Option<usize> { ((q as usize) < len).then_some(q as usize) };
-            let mut s = shader_struct::decode_struct(shader, 0, kind, e, kind.struct_size(), &resolve, program)
-                .map_err(|err| ShaderError::at(data as u64 + err.offset().unwrap_or(0), format!("binary {i}: {}", err.reason())))?;
+            let mut s = shader_struct::decode_struct(shader, 0, kind, e, kind.struct_size(), &resolve, program).map_err(|err| {
+                let at = data as u64 + err.offset().unwrap_or(0);
+                within(err, at, format_args!("binary {i}"))
+            })?;
             if kind == ShaderKind::Geometry {
-                s.copy_program = shader_struct::read_copy_program(shader, 0, e)
-                    .map_err(|err| ShaderError::at(data as u64 + 0x58, format!("binary {i}: {}", err.reason())))?;
+                s.copy_program =
+                    shader_struct::read_copy_program(shader, 0, e).map_err(|err| within(err, data as u64 + 0x58, format_args!("binary {i}")))?;
             }
             return Ok(s);
         }
         p += entry_size;
     }
-    Err(ShaderError::new(format!("SHARCFB has no binary {index}")))
+    Err(no_such_shader(format!("SHARCFB has no binary {index}")))
 }
 
 /// One symbol of a program's symbol arrays: `{ size, s32 offset, nameLen, idLen,
@@ -288,7 +300,7 @@ impl Reader<'_> {
     fn bytes(&self, at: usize, n: usize) -> Result<&[u8], ShaderError> {
         at.checked_add(n)
             .and_then(|end| self.b.get(at..end))
-            .ok_or_else(|| ShaderError::at(at as u64, "SHARCFB program array: string runs past the end"))
+            .ok_or_else(|| container(at as u64, ContainerFault::OutOfBounds("SHARCFB program array: string runs past the end".into())))
     }
     fn cstr(&self, at: usize, n: usize) -> Result<String, ShaderError> {
         let raw = self.bytes(at, n)?;
@@ -300,14 +312,14 @@ impl Reader<'_> {
         let size = self.u32(at)? as usize;
         let num = self.u32(at + 4)?;
         if size < 8 || at + size > self.b.len() || num as usize > size {
-            return Err(ShaderError::at(at as u64, format!("SHARCFB array at 0x{at:X}: size 0x{size:X} / count {num} invalid")));
+            return Err(container(at as u64, ContainerFault::BadValue(format!("SHARCFB array at 0x{at:X}: size 0x{size:X} / count {num} invalid"))));
         }
         let mut out = Vec::new();
         let mut q = at + 8;
         for _ in 0..num {
             let rsize = self.u32(q)? as usize;
             if rsize < 4 || q + rsize > at + size {
-                return Err(ShaderError::at(q as u64, format!("SHARCFB record at 0x{q:X}: size 0x{rsize:X} invalid")));
+                return Err(container(q as u64, ContainerFault::BadValue(format!("SHARCFB record at 0x{q:X}: size 0x{rsize:X} invalid"))));
             }
             out.push(f(q)?);
             q += rsize;
@@ -486,7 +498,10 @@ pub(crate) mod tests {
         let data = 0x18 + 2 + 8 + 0x10;
         g[data + 0xD4..data + 0xD8].copy_from_slice(&0xFFFF_0000u32.to_le_bytes());
         let err = entries(&g).unwrap_err();
-        assert!(err.reason().contains("binary 0"), "{err:?}");
+        assert!(
+            matches!(&err, ShaderError::Gx2(crate::formats::gx2::error::Gx2Error::Container { fault: ContainerFault::OutOfBounds(t), .. }) if t.starts_with("binary 0: ")),
+            "{err:?}"
+        );
         // a huge binary count is rejected without allocating for it
         let mut g = f.clone();
         g[0x18 + 2 + 4..0x18 + 2 + 8].copy_from_slice(&u32::MAX.to_le_bytes());

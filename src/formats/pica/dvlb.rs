@@ -13,6 +13,8 @@
 //! descriptor table, DVLE header or DVLE table reaches. (The DVLP filename symbol table has an
 //! offset but no size and is ignored.)
 
+use super::error::container;
+use crate::formats::container_fault::ContainerFault;
 use crate::formats::{ShaderError, Stage};
 
 pub const DVLB_MAGIC: &[u8; 4] = b"DVLB";
@@ -28,14 +30,17 @@ fn le32(buf: &[u8], off: usize) -> Option<u32> {
 }
 
 fn rd(buf: &[u8], off: usize, what: &str) -> Result<u32, ShaderError> {
-    le32(buf, off).ok_or_else(|| ShaderError::at(off as u64, format!("{what}: 4 bytes at 0x{off:X} lie past the end")))
+    le32(buf, off).ok_or_else(|| container(off as u64, ContainerFault::OutOfBounds(format!("{what}: 4 bytes at 0x{off:X} lie past the end"))))
 }
 
 /// `base + off + count * elem`, checked against `limit`; the end offset, or an error.
 fn table_end(base: usize, off: u32, count: u32, elem: u64, limit: usize, what: &str, at: usize) -> Result<usize, ShaderError> {
     let end = base as u64 + off as u64 + count as u64 * elem;
     if end > limit as u64 {
-        return Err(ShaderError::at(at as u64, format!("{what} [0x{:X}, 0x{end:X}) runs past the end (0x{limit:X})", base as u64 + off as u64)));
+        return Err(container(
+            at as u64,
+            ContainerFault::OutOfBounds(format!("{what} [0x{:X}, 0x{end:X}) runs past the end (0x{limit:X})", base as u64 + off as u64)),
+        ));
     }
     Ok(end as usize)
 }
@@ -76,16 +81,19 @@ pub struct Dvlb {
 /// bounded by the offset table, which must fit in `buf`.
 pub fn parse(buf: &[u8]) -> Result<Dvlb, ShaderError> {
     if buf.get(..4) != Some(&DVLB_MAGIC[..]) {
-        return Err(ShaderError::at(0, "no DVLB magic"));
+        return Err(container(0, ContainerFault::Signature("no DVLB magic".into())));
     }
     let n = rd(buf, 4, "DVLE count")? as usize;
     if n == 0 {
-        return Err(ShaderError::at(4, "DVLB with no DVLE"));
+        return Err(container(4, ContainerFault::BadValue("DVLB with no DVLE".into())));
     }
     if n > crate::limits::MAX_SHADERS_PER_DVLB {
-        return Err(ShaderError::at(
+        return Err(container(
             4,
-            format!("resource cap: {n} DVLEs exceed the limit of {} shaders per DVLB", crate::limits::MAX_SHADERS_PER_DVLB),
+            ContainerFault::ResourceCap(format!(
+                "resource cap: {n} DVLEs exceed the limit of {} shaders per DVLB",
+                crate::limits::MAX_SHADERS_PER_DVLB
+            )),
         ));
     }
     // offset table + DVLP header must fit
@@ -93,9 +101,9 @@ pub fn parse(buf: &[u8]) -> Result<Dvlb, ShaderError> {
         .checked_mul(4)
         .and_then(|t| t.checked_add(8))
         .filter(|&p| p.checked_add(DVLP_HEADER_SIZE).is_some_and(|e| e <= buf.len()))
-        .ok_or_else(|| ShaderError::at(4, format!("DVLE count {n} leaves no room for the offset table and DVLP")))?;
+        .ok_or_else(|| container(4, ContainerFault::OutOfBounds(format!("DVLE count {n} leaves no room for the offset table and DVLP"))))?;
     if &buf[p..p + 4] != DVLP_MAGIC {
-        return Err(ShaderError::at(p as u64, "no DVLP after the DVLE offset table"));
+        return Err(container(p as u64, ContainerFault::Signature("no DVLP after the DVLE offset table".into())));
     }
     let mut len = p + DVLP_HEADER_SIZE;
     let code_off = rd(buf, p + 8, "DVLP code offset")?;
@@ -108,14 +116,14 @@ pub fn parse(buf: &[u8]) -> Result<Dvlb, ShaderError> {
     for i in 0..n {
         let d = rd(buf, 8 + 4 * i, "DVLE offset")? as usize;
         if d.checked_add(DVLE_HEADER_SIZE).is_none_or(|e| e > buf.len()) {
-            return Err(ShaderError::at(8 + 4 * i as u64, format!("DVLE {i} offset 0x{d:X} runs past the end")));
+            return Err(container(8 + 4 * i as u64, ContainerFault::OutOfBounds(format!("DVLE {i} offset 0x{d:X} runs past the end"))));
         }
         if &buf[d..d + 4] != DVLE_MAGIC {
-            return Err(ShaderError::at(d as u64, format!("DVLE {i}: no DVLE magic at 0x{d:X}")));
+            return Err(container(d as u64, ContainerFault::Signature(format!("DVLE {i}: no DVLE magic at 0x{d:X}"))));
         }
         let shader_type = buf[d + 6];
         if shader_type > 1 {
-            return Err(ShaderError::at(d as u64 + 6, format!("DVLE {i}: unknown shader type {shader_type}")));
+            return Err(container(d as u64 + 6, ContainerFault::BadValue(format!("DVLE {i}: unknown shader type {shader_type}"))));
         }
         len = len.max(d + DVLE_HEADER_SIZE);
         // (offset field, element size, name)
@@ -317,7 +325,9 @@ impl DvleInfo {
             0 => Ok(GsMode::Point),
             1 => Ok(GsMode::Variable { full: var }),
             2 => Ok(GsMode::Fixed { start, count: fixed }),
-            m => Err(ShaderError::at(self.offset as u64 + 0x14, format!("DVLE {}: unknown geometry-shader mode {m}", self.index))),
+            m => {
+                Err(container(self.offset as u64 + 0x14, ContainerFault::BadValue(format!("DVLE {}: unknown geometry-shader mode {m}", self.index))))
+            }
         }
     }
 }
@@ -343,9 +353,12 @@ fn cstr(buf: &[u8], at: usize, limit: usize) -> String {
 /// (only at offset 0: a 4-byte magic anywhere in a file would be mostly false hits).
 pub fn dvoj_error(buf: &[u8]) -> Option<ShaderError> {
     (buf.get(..4) == Some(&b"DVOJ"[..])).then(|| {
-        ShaderError::at(
+        container(
             0,
-            "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB",
+            ContainerFault::Unsupported(
+                "DVOJ (unlinked shader object) is not supported: its layout is not publicly documented and no tool writes it; link it into a DVLB"
+                    .into(),
+            ),
         )
     })
 }
@@ -397,10 +410,13 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
                     }
                     (ConstValue::Float(v), 96)
                 }
-                t => return Err(ShaderError::at(at as u64, format!("DVLE {i} constant {k}: unknown type {t}"))),
+                t => return Err(container(at as u64, ContainerFault::BadValue(format!("DVLE {i} constant {k}: unknown type {t}")))),
             };
             if reg >= max {
-                return Err(ShaderError::at(at as u64 + 2, format!("DVLE {i} constant {k}: register {reg} out of range (< {max})")));
+                return Err(container(
+                    at as u64 + 2,
+                    ContainerFault::BadValue(format!("DVLE {i} constant {k}: register {reg} out of range (< {max})")),
+                ));
             }
             constants.push(Constant { reg, value });
         }
@@ -420,10 +436,10 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
             let hi = rd(buf, at + 4, "output")?;
             let out = Output { ty: lo as u16, reg: (lo >> 16) as u16, mask: (hi & 0xF) as u8 };
             if out.reg > 15 {
-                return Err(ShaderError::at(at as u64 + 2, format!("DVLE {i} output {k}: register o{} out of range", out.reg)));
+                return Err(container(at as u64 + 2, ContainerFault::BadValue(format!("DVLE {i} output {k}: register o{} out of range", out.reg))));
             }
             if !matches!(out.ty, 0..=6 | 8 | 9) {
-                return Err(ShaderError::at(at as u64, format!("DVLE {i} output {k}: unknown output type {}", out.ty)));
+                return Err(container(at as u64, ContainerFault::BadValue(format!("DVLE {i} output {k}: unknown output type {}", out.ty))));
             }
             outputs.push(out);
         }
@@ -438,7 +454,10 @@ pub fn parse_program(buf: &[u8]) -> Result<Program, ShaderError> {
         }
         let main = rd(buf, o + 8, "DVLE main")?;
         if main as usize >= code.len() {
-            return Err(ShaderError::at(o as u64 + 8, format!("DVLE {i}: entry point {main} lies past the code ({} words)", code.len())));
+            return Err(container(
+                o as u64 + 8,
+                ContainerFault::OutOfBounds(format!("DVLE {i}: entry point {main} lies past the code ({} words)", code.len())),
+            ));
         }
         dvles.push(DvleInfo {
             index: i as u32,
@@ -472,6 +491,10 @@ mod cap_tests {
         buf[4..8].copy_from_slice(&1000u32.to_le_bytes());
         let e = super::parse(&buf).unwrap_err();
         assert_eq!(e.offset(), Some(4));
-        assert!(e.reason().contains("resource cap") && e.reason().contains("1000 DVLEs"), "{}", e.reason());
+        let cap = crate::formats::container_fault::ContainerFault::ResourceCap;
+        assert!(
+            matches!(&e, crate::formats::ShaderError::Pica(crate::formats::pica::error::PicaError::Container { fault, .. }) if *fault == cap("resource cap: 1000 DVLEs exceed the limit of 256 shaders per DVLB".into())),
+            "{e:?}"
+        );
     }
 }

@@ -310,7 +310,7 @@ fn prim_for(k: usize) -> Option<GsPrimitive> {
 }
 
 pub fn lower(p: &Program, index: u32) -> Result<(Module, Vec<u32>), ShaderError> {
-    let d = p.dvles.get(index as usize).ok_or_else(|| ShaderError::new(format!("DVLE index {index} out of range")))?;
+    let d = p.dvles.get(index as usize).ok_or_else(|| super::error::no_such_shader(format!("DVLE index {index} out of range")))?;
     let gs = d.stage == Stage::Geometry;
     let reach = reachable(&p.code, &p.opdescs, d.main as usize)?;
     let decoded: Vec<(usize, Instr)> = reach.iter().map(|&pc| decode::decode(&p.code, &p.opdescs, pc).map(|i| (pc, i))).collect::<Result<_, _>>()?;

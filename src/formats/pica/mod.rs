@@ -6,6 +6,7 @@ pub mod dvlb;
 pub mod error;
 pub mod lower;
 
+use super::container_fault::ContainerFault;
 use super::{ShaderEntry, ShaderError, Translation};
 
 /// One entry per DVLE, in offset-table order (`index` = DVLE index); stage from the DVLE type
@@ -20,7 +21,9 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let stage = e.stage().ok_or_else(|| ShaderError::at(e.offset as u64 + 6, format!("DVLE {i}: unknown shader type {}", e.shader_type)))?;
+            let stage = e.stage().ok_or_else(|| {
+                error::container(e.offset as u64 + 6, ContainerFault::BadValue(format!("DVLE {i}: unknown shader type {}", e.shader_type)))
+            })?;
             Ok(ShaderEntry { stage, index: i as u32, key: dvlb::key(container, i as u32), name: None })
         })
         .collect()
@@ -30,7 +33,7 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<ShaderEntry>, ShaderError> {
 pub fn disasm(bytes: &[u8], index: u32) -> Result<String, ShaderError> {
     let p = dvlb::parse_program(bytes)?;
     if index as usize >= p.dvles.len() {
-        return Err(ShaderError::new(format!("DVLE index {index} out of range ({} DVLEs)", p.dvles.len())));
+        return Err(error::no_such_shader(format!("DVLE index {index} out of range ({} DVLEs)", p.dvles.len())));
     }
     disasm::disassemble(&p)
 }

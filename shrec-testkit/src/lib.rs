@@ -1,6 +1,5 @@
-//! Helpers shared by the integration tests (`tests/integration/main.rs`, and by path the tests of
-//! `shrec-verify/`).
-#![allow(dead_code)]
+//! Helpers shared by the tests of shrec (`tests/integration/`) and of `shrec-verify` (a
+//! dev-dependency of both; never published).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,15 +14,9 @@ pub fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-/// The repository root (tests/corpus, tests/fixtures, ...). This module is also compiled into the
-/// tests of `shrec-verify/`, whose manifest directory is one level below the root.
+/// The repository root (tests/corpus, tests/fixtures, ...): the parent of this crate's folder.
 pub fn repo() -> &'static Path {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if dir.ends_with("shrec-verify") {
-        dir.parent().expect("shrec-verify has a parent directory")
-    } else {
-        dir
-    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("shrec-testkit lies inside the repository")
 }
 
 /// Whether `tool` runs; panics when it does not unless SHREC_ALLOW_MISSING_TOOLS=1.

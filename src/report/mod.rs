@@ -13,10 +13,14 @@ use serde_json::{json, Map, Value};
 use crate::formats::{ContainerKind, Family, Stage};
 use crate::scan::{FoundShader, ScanResult};
 
+mod kind;
+pub use kind::FailureKind;
+
 /// Version of the JSON documents `shrec scan --json` and `shrec build --report` write; both share
 /// one schema (docs/report-json.md). 3: the scan's document got a version, both name a shader
-/// and an error with the same fields.
-pub const SCHEMA_VERSION: u32 = 3;
+/// and an error with the same fields. 4: a failed shader's `error_kind` is its [`FailureKind`]
+/// (it was the phase, which `phase` still is).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Pipeline step at which a shader failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -57,6 +61,8 @@ pub enum Status {
     Compiled { cached: bool },
     Failed {
         phase: Phase,
+        /// What kind of failure (the report's `error_kind`).
+        kind: FailureKind,
         reason: String,
         /// Offset inside the container that the reason is about.
         detail_offset: Option<u64>,
@@ -335,7 +341,7 @@ pub fn warning_line(o: &Outcome) -> Option<String> {
 /// `error:` line, each further line follows indented by four spaces ([`detail_line`]). Other
 /// reasons stay on one line (their line breaks escaped: they can hold names from the input).
 pub fn error_line(o: &Outcome) -> Option<String> {
-    let Status::Failed { phase, reason, detail_offset } = &o.status else { return None };
+    let Status::Failed { phase, reason, detail_offset, .. } = &o.status else { return None };
     if !matches!(phase, Phase::DxcDxil | Phase::DxcSpirv) || !reason.contains('\n') {
         return failure_message(o).map(|m| format!("error: {}", printable(&m)));
     }
@@ -540,9 +546,9 @@ pub fn to_json(r: &Report) -> Value {
                     m.insert("status".into(), "compiled".into());
                     m.insert("cached".into(), (*cached).into());
                 }
-                Status::Failed { phase, reason, detail_offset } => {
+                Status::Failed { phase, kind, reason, detail_offset } => {
                     m.insert("status".into(), "failed".into());
-                    m.insert("error_kind".into(), phase.name().into());
+                    m.insert("error_kind".into(), kind.name().into());
                     m.insert("phase".into(), phase.name().into());
                     m.insert("reason".into(), reason.clone().into());
                     m.insert("detail_offset".into(), (*detail_offset).into());
@@ -811,7 +817,12 @@ mod tests {
     }
 
     fn failed(phase: Phase, reason: &str, off: Option<u64>) -> Status {
-        Status::Failed { phase, reason: reason.into(), detail_offset: off }
+        let kind = match phase {
+            Phase::Parse => FailureKind::Microcode(Family::Agal),
+            Phase::Translate => FailureKind::Unsupported(Family::Xenos),
+            Phase::DxcDxil | Phase::DxcSpirv | Phase::Pack => FailureKind::DxcCompile,
+        };
+        Status::Failed { phase, kind, reason: reason.into(), detail_offset: off }
     }
 
     fn sample() -> Report {
@@ -899,6 +910,7 @@ mod tests {
         assert_eq!(o["index"], 0);
         assert_eq!(o["status"], "failed");
         assert_eq!(o["phase"], "parse");
+        assert_eq!(o["error_kind"], "agal.microcode");
         assert_eq!(o["detail_offset"], 0x3c);
         assert_eq!(v["outcomes"][1]["cached"], true);
         assert_eq!(v["totals"]["failed"], 2);
