@@ -47,6 +47,7 @@
 //! ([`V::ANY_NAN`]), the sign of computed zeros where integer ops or 1/x read it
 //! ([`V::zero_of_any_sign`]), IEEE 0 × inf/NaN (compilers fold a constant zero).
 
+use super::cube_face;
 use crate::{TextureShape, Tolerance};
 use shrec::formats::gx2::cf_stack::{self, StackEffect, Step};
 use shrec::formats::gx2::isa::{self, AluCfOp, AluGroup, AluInst, AluOp as Op, AluSrc, Cf, CfOp, Clause, ExpOp, Kcache, Program, TexInst, TexOp};
@@ -2208,27 +2209,13 @@ fn cube(x: V, y: V, z: V) -> [V; 4] {
     }
     let mag = |v: V| V { bits: v.bits & 0x7FFF_FFFF, ..v };
     let flip = |v: V| V { bits: v.bits ^ 0x8000_0000, ..v };
-    let at_least = |a: V, b: V| fcmp(mag(a), mag(b)).map(|o| o != Less);
-    let axis = match (at_least(z, x), at_least(z, y)) {
-        (Some(true), Some(true)) => 2,
-        (Some(false), _) | (_, Some(false)) => match at_least(y, x) {
-            Some(true) => 1,
-            Some(false) => 0,
-            None => return NO,
-        },
-        _ => return NO,
-    };
-    let major = [x, y, z][axis];
+    let xyz = [x, y, z];
+    let Some(axis) = cube_face::major_axis(|a, b| fcmp(mag(xyz[a]), mag(xyz[b])).map(|o| o != Less)) else { return NO };
+    let major = xyz[axis];
     let Some(positive) = fcmp(major, V::f(0.0)).map(|o| o != Less) else { return NO };
-    let (sc, tc) = match (axis, positive) {
-        (0, true) => (flip(z), flip(y)),
-        (0, false) => (z, flip(y)),
-        (1, true) => (x, z),
-        (1, false) => (x, flip(z)),
-        (2, true) => (x, flip(y)),
-        _ => (flip(x), flip(y)),
-    };
-    let face = 2 * axis as u32 + u32::from(!positive);
+    let face = cube_face::face(axis, !positive);
+    let pick = |c: cube_face::FaceCoord| if c.negate { flip(xyz[c.component]) } else { xyz[c.component] };
+    let (tc, sc) = (pick(cube_face::FACE_COORDS[face].0), pick(cube_face::FACE_COORDS[face].1));
     [tc, sc, fmul(major, V::f(2.0), false), V::f(face as f32)]
 }
 

@@ -13,6 +13,7 @@
 //! comparison, select, texel choice or control-flow decision whose operands are within that error
 //! of the threshold makes the affected lanes (or, for control flow, the whole run) undetermined.
 
+use super::cube_face;
 use crate::interval::{exact_or_bounded, hi, is_exact, lo};
 use crate::{ulp, Expect, TextureShape};
 use shrec::formats::xenos::container::Container;
@@ -155,32 +156,19 @@ fn cube(x: V, y: V, z: V) -> R4 {
         return NO;
     }
     let mag = |v: V| Expect { value: v.value.abs(), err: v.err };
-    let at_least = |a: V, b: V| decide(Cmp::Ge, mag(a), mag(b));
-    let axis = match (at_least(z, x), at_least(z, y)) {
-        (Some(true), Some(true)) => 2,
-        (Some(false), _) | (_, Some(false)) => match at_least(y, x) {
-            Some(true) => 1,
-            Some(false) => 0,
-            None => return NO,
-        },
-        _ => return NO,
-    };
-    let major = [x, y, z][axis];
+    let xyz = [x, y, z];
+    let Some(axis) = cube_face::major_axis(|a, b| decide(Cmp::Ge, mag(xyz[a]), mag(xyz[b]))) else { return NO };
+    let major = xyz[axis];
     let Some(negative) = decide(Cmp::Lt, major, ex(0.0)) else { return NO };
-    let (tc, sc) = match (axis, negative) {
-        (0, false) => (neg(y), neg(z)),
-        (0, true) => (neg(y), z),
-        (1, false) => (z, x),
-        (1, true) => (neg(z), x),
-        (2, false) => (neg(y), x),
-        _ => (neg(y), neg(x)),
-    };
+    let face = cube_face::face(axis, negative);
+    let pick = |c: cube_face::FaceCoord| if c.negate { neg(xyz[c.component]) } else { xyz[c.component] };
+    let (tc, sc) = (pick(cube_face::FACE_COORDS[face].0), pick(cube_face::FACE_COORDS[face].1));
     let twice = if is_exact(major) {
         ex(major.value * 2.0)
     } else {
         exact_or_bounded(major.value * 2.0, false, || Some((2.0 * lo(major), 2.0 * hi(major))), 0.0)
     };
-    [tc, sc, twice, ex((2 * axis + usize::from(negative)) as f32)]
+    [tc, sc, twice, ex(face as f32)]
 }
 
 fn known(xs: &[V]) -> bool {
