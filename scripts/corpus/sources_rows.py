@@ -6,7 +6,7 @@
 
 Inserts one file-list row per new file (path, bytes, sha256, repository, commit, path in the
 repository, license, how obtained), keeps the table sorted, updates the "N files." line and
-appends the per-file facts rows (AGAL: /work/shared/tools/agal_corpus.py; GX2: gx2check.py, as
+appends the per-file facts rows (AGAL: $SHREC_TOOLS/agal_corpus.py; GX2: $SHREC_TOOLS/gx2check.py, as
 the existing tables). Rows of files already listed are left alone.
 """
 import glob
@@ -17,7 +17,11 @@ import re
 import subprocess
 import sys
 
-TOOLS = os.environ.get("SHREC_TOOLS", "/work/shared/tools")
+# The folder of the independent checkers (agal_corpus.py, gx2check.py): they are not part of
+# this repository, so it must be named.
+TOOLS = os.environ.get("SHREC_TOOLS")
+if not TOOLS:
+    sys.exit("sources_rows.py: set SHREC_TOOLS to the folder holding agal_corpus.py and gx2check.py")
 HERE = os.path.dirname(os.path.abspath(__file__))
 LICENSES = {
     "away3d/away3d-core-fp11": "Apache-2.0 (away3d-license.txt)",
