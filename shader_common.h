@@ -249,6 +249,13 @@ float4 shrec_tex_info(TextureCubeArray<float4> t, uint lod) { uint w, h, e, n; t
 // where the clamp says -FLT_MAX; `abs(t) == inf` failed the same way, the bit test did not).
 bool4 shrec_is_inf(float4 x) { return (asuint(x) & 0x7FFFFFFFu) == 0x7F800000u; }
 #endif
+// The two legacy multiplies below as expressions, for operands the writer may repeat (a register
+// lane or a literal): DXC's SPIR-V legalization inlines a call by splitting the block that holds
+// it, at a cost linear in that block's length, so a long straight block of helper calls compiles
+// in quadratic time (2 000 statements: 72 s; the same as expressions: 5 s). `precise` reaches the
+// product here because the expression is part of the value assigned to a precise register.
+#define SHREC_MUL_LEGACY(a, b) select(or((a) == 0.0, (b) == 0.0), 0.0, (a) * (b))
+#define SHREC_MUL_LEGACY_K(a, k) select((a) == 0.0, 0.0, (a) * (k))
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_mul_legacy)
 // D3D9 "legacy" multiply: 0 * anything (inf, NaN included) = +0.
 float4 shrec_mul_legacy(float4 a, float4 b) { precise float4 p = a * b; return select(or(a == 0.0, b == 0.0), (float4)0.0, p); }

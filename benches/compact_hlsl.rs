@@ -360,9 +360,12 @@ fn hlsl_of(shrec: &Path, file: &Path) -> Option<String> {
 /// failure, such as the time limit.
 fn compile_in_worker(exe: &Path, lib: &dxc::DxcLib, hlsl: &str, target: Target, mask: u32) -> (Result<u64, String>, Duration) {
     let (exe, lib, hlsl) = (exe.to_path_buf(), lib.clone(), hlsl.to_string());
+    // as the build: SPIR-V of HLSL over the default --spirv-unoptimized-above gets -O0
+    let args: Vec<String> =
+        if target == Target::Spirv && hlsl.len() > shrec::limits::SPIRV_UNOPTIMIZED_HLSL_BYTES { vec!["-O0".into()] } else { vec![] };
     let result = std::thread::spawn(move || {
         let limits = Some(shrec::limits::DxcLimits::default());
-        match shrec::dxc_worker::compile(&exe, &lib, &hlsl, Stage::Pixel, target, mask, &[], limits) {
+        match shrec::dxc_worker::compile(&exe, &lib, &hlsl, Stage::Pixel, target, mask, &args, limits) {
             Ok(Ok(bytes)) => Ok(bytes.len() as u64),
             Ok(Err(e)) => Err(e.to_string().lines().next().unwrap_or("DXC error").to_string()),
             Err(e) => Err(e.to_string()),
@@ -410,7 +413,11 @@ fn large_shaders(new_bin: &Path, old_bin: &Path, lib: &dxc::DxcLib, work: &Path)
             let mut cells = vec![format!("HLSL {} bytes", text.len())];
             for target in [Target::Dxil, Target::Spirv] {
                 let (result, cpu) = compile_in_worker(new_bin, lib, text, target, mask);
-                let name = if target == Target::Spirv { "SPIR-V" } else { "DXIL" };
+                let name = match target {
+                    Target::Spirv if text.len() > shrec::limits::SPIRV_UNOPTIMIZED_HLSL_BYTES => "SPIR-V (-O0)",
+                    Target::Spirv => "SPIR-V",
+                    Target::Dxil => "DXIL",
+                };
                 match result {
                     Ok(len) => cells.push(format!("{name} {len} bytes, DXC CPU {:.2} s", cpu.as_secs_f64())),
                     Err(e) => {

@@ -75,6 +75,13 @@ impl Default for DxcLimits {
 /// (180 KB: about 1.5 s, 360 KB: 5 s, 710 KB: 24 s, measured on PICA programs of nested jumps).
 pub const DXC_ISOLATE_HLSL_BYTES: usize = 128 << 10;
 
+/// HLSL larger than this is compiled to SPIR-V with DXC's `-O0` (`--spirv-unoptimized-above`):
+/// SPIRV-Tools' optimizer, which every other DXC level runs with the same recipe, takes about
+/// 3 ms per statement of long straight-line code (a generated 100 000-instruction GX2 shader,
+/// 2.9 MB of HLSL: 81 s of CPU, past the default time limit; at `-O0` 8 s for a 3.2× larger,
+/// valid module the driver optimizes when it loads it). The largest corpus shader has 42 KB.
+pub const SPIRV_UNOPTIMIZED_HLSL_BYTES: usize = 1 << 20;
+
 /// The most bytes one container member may decompress to.
 pub const MAX_MEMBER_BYTES: u64 = 256 << 20;
 

@@ -73,6 +73,9 @@ pub struct BuildOptions {
     pub dxc_isolate_above: usize,
     /// CPU time and memory of one compilation in a worker.
     pub dxc_limits: crate::limits::DxcLimits,
+    /// HLSL bytes above which SPIR-V is compiled without DXC's optimizer (`-O0`;
+    /// [`crate::limits::SPIRV_UNOPTIMIZED_HLSL_BYTES`] by default); the outcome says so.
+    pub spirv_unoptimized_above: usize,
     /// An input without any shader is a success (`--allow-empty`); otherwise it fails with exit
     /// code 2, because an archive shrec cannot open looks exactly like it.
     pub allow_empty: bool,
@@ -108,6 +111,7 @@ impl BuildOptions {
             dxc_worker_exe: None,
             dxc_isolate_above: crate::limits::DXC_ISOLATE_HLSL_BYTES,
             dxc_limits: crate::limits::DxcLimits::default(),
+            spirv_unoptimized_above: crate::limits::SPIRV_UNOPTIMIZED_HLSL_BYTES,
             allow_empty: false,
             allow_failures: false,
             abi: crate::cache::CppAbi::Shrec,

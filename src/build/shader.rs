@@ -34,6 +34,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         status,
         hlsl_override: None,
         hlsl_dump_error: None,
+        spirv_unoptimized: false,
     };
     let failed = |phase: Phase, kind: FailureKind, reason: String, detail_offset: Option<u64>| {
         (outcome(Status::Failed { phase, kind, reason, detail_offset }), None)
@@ -106,10 +107,6 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
             hlsl_dump_error = Some(format!("writing {}: {e}", path.display()));
         }
     }
-    let outcome = |status: Status| Outcome { hlsl_dump_error: hlsl_dump_error.clone(), ..outcome(status) };
-    let failed = |phase: Phase, kind: FailureKind, reason: String, detail_offset: Option<u64>| {
-        (outcome(Status::Failed { phase, kind, reason, detail_offset }), None)
-    };
 
     // A runtime that links another entry point (`--abi xenosrecomp-metal`: `shaderMain`) gets it
     // as DXC's last `-E`, which wins over the `main` the compiler interface passes first.
@@ -119,12 +116,23 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
     } else {
         std::borrow::Cow::Owned(["-E".to_string(), entry.to_string()].into_iter().chain(opts.hooks.dxc_args.iter().cloned()).collect())
     };
+    // A very long shader compiles to SPIR-V without DXC's optimizer (limits::
+    // SPIRV_UNOPTIMIZED_HLSL_BYTES says why), unless the project picked a level with --dxc-arg.
+    let spirv_unoptimized =
+        targets.contains(&Target::Spirv) && hlsl.len() > opts.spirv_unoptimized_above && !dxc_args.iter().any(|a| a.starts_with("-O"));
+    let spirv_args: std::borrow::Cow<[String]> =
+        if spirv_unoptimized { std::borrow::Cow::Owned(dxc_args.iter().cloned().chain(["-O0".to_string()]).collect()) } else { dxc_args.clone() };
+    let outcome = |status: Status| Outcome { hlsl_dump_error: hlsl_dump_error.clone(), spirv_unoptimized, ..outcome(status) };
+    let failed = |phase: Phase, kind: FailureKind, reason: String, detail_offset: Option<u64>| {
+        (outcome(Status::Failed { phase, kind, reason, detail_offset }), None)
+    };
     let key = ArtifactKey::derive(&[
         b"shrec-artifact-1",
         env!("CARGO_PKG_VERSION").as_bytes(),
         &lib.identity.to_le_bytes(),
         hlsl.as_bytes(),
         args_fingerprint(job.stage, targets, &dxc_args).as_bytes(),
+        &[u8::from(spirv_unoptimized)],
         &job.key.to_le_bytes(),
     ]);
     let entry = |a: Artifacts| CacheEntry {
@@ -165,12 +173,13 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
             };
             (kind, reason)
         };
+        let args = if target == Target::Spirv { &spirv_args } else { &dxc_args };
         let compiled = match &worker {
-            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &dxc_args, Some(opts.dxc_limits)) {
+            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, args, Some(opts.dxc_limits)) {
                 Ok(result) => result.map_err(dxc_failed),
                 Err(gone) => Err((FailureKind::of_worker(&gone), format!("DXC ({}): {gone}", target.name()))),
             },
-            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, &dxc_args).map_err(dxc_failed),
+            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, args).map_err(dxc_failed),
         };
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
         match compiled {

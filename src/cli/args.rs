@@ -174,6 +174,11 @@ pub(crate) struct BuildArgs {
     /// more fails.
     #[arg(long, value_name = "MIB", default_value_t = shrec::limits::DxcLimits::default().memory_mib, value_parser = clap::value_parser!(u64).range(256..=1 << 20))]
     pub(crate) dxc_memory_limit: u64,
+    /// Shaders whose HLSL is larger than this many bytes compile to SPIR-V without DXC's
+    /// optimizer (-O0): it takes minutes on very long shaders; the driver optimizes the module
+    /// when it loads it. The report marks them (spirv_unoptimized).
+    #[arg(long, value_name = "BYTES", default_value_t = shrec::limits::SPIRV_UNOPTIMIZED_HLSL_BYTES)]
+    pub(crate) spirv_unoptimized_above: usize,
     /// Resource cap: a shader whose generated HLSL is larger fails instead of going to DXC.
     #[arg(long, default_value_t = shrec::build::MAX_HLSL_BYTES)]
     pub(crate) max_hlsl_bytes: usize,

@@ -100,6 +100,7 @@ fn options(a: BuildArgs) -> Result<BuildOptions, String> {
         },
         dxc_limits: shrec::limits::DxcLimits { cpu_seconds: a.dxc_time_limit, memory_mib: a.dxc_memory_limit },
         dxc_isolate_above: a.dxc_isolate_above,
+        spirv_unoptimized_above: a.spirv_unoptimized_above,
         // large shaders go to workers of this executable even without --isolate-dxc
         dxc_worker_exe: std::env::current_exe().ok(),
         isolate_dxc,

@@ -45,14 +45,11 @@ impl Writer<'_> {
                 match op {
                     // 0 × x = +0 needs one test when the other factor is a literal whose
                     // lanes are all finite and non-zero (its product with any x is 0 only for
-                    // x = ±0, an inf / NaN x stays inf / NaN): shrec_mul_legacy_k
-                    BinOp::MulLegacy if literal_of(e_b).is_some_and(|v| v.iter().all(|x| x.is_finite() && *x != 0.0)) => {
-                        format!("{}({a}, {b})", self.h("shrec_mul_legacy_k"))
+                    // x = ±0, an inf / NaN x stays inf / NaN): the `_k` form
+                    BinOp::MulLegacy => {
+                        let k = |e: &Expr| literal_of(e).is_some_and(|v| v.iter().all(|x| x.is_finite() && *x != 0.0));
+                        self.mul_legacy((e_a, &a), (e_b, &b), k(e_a), k(e_b))
                     }
-                    BinOp::MulLegacy if literal_of(e_a).is_some_and(|v| v.iter().all(|x| x.is_finite() && *x != 0.0)) => {
-                        format!("{}({b}, {a})", self.h("shrec_mul_legacy_k"))
-                    }
-                    BinOp::MulLegacy => format!("{}({a}, {b})", self.h("shrec_mul_legacy")),
                     BinOp::Cross3 => format!("float4(cross(({a}).xyz, ({b}).xyz), 0.0)"),
                     BinOp::MulPica => format!("{}({a}, {b})", self.h("shrec_pica_mul")),
                     BinOp::MaxPica => format!("{}({a}, {b})", self.h("shrec_pica_max")),

@@ -39,9 +39,7 @@ impl Writer<'_> {
                 // the prelude's scalar overloads of the per-lane helpers
                 let k = |e: &Expr| literal_of(e).is_some_and(|v| v[l as usize].is_finite() && v[l as usize] != 0.0);
                 match op {
-                    BinOp::MulLegacy if k(e_b) => format!("{}({a}, {b})", self.h("shrec_mul_legacy_k")),
-                    BinOp::MulLegacy if k(e_a) => format!("{}({b}, {a})", self.h("shrec_mul_legacy_k")),
-                    BinOp::MulLegacy => format!("{}({a}, {b})", self.h("shrec_mul_legacy")),
+                    BinOp::MulLegacy => self.mul_legacy((e_a, &a), (e_b, &b), k(e_a), k(e_b)),
                     BinOp::MaxPica => format!("{}({a}, {b})", self.h("shrec_pica_max")),
                     BinOp::MinPica => format!("{}({a}, {b})", self.h("shrec_pica_min")),
                     BinOp::MulPica => format!("{}({a}, {b})", self.h("shrec_pica_mul")),

@@ -160,6 +160,30 @@ impl Writer<'_> {
         self.used_helpers.borrow_mut().insert(name);
         name
     }
+
+    /// The D3D9 legacy multiply of `a` and `b` (texts of `e_a`, `e_b`): the prelude's
+    /// `SHREC_MUL_LEGACY` / `_K` expression when the operands may be repeated, else its
+    /// function. The expression keeps a long block of multiplies from compiling in quadratic
+    /// time (shader_common.h says why); both forms compute the same value. `k_b` / `k_a`: that
+    /// operand is a literal whose lanes are all finite and non-zero.
+    pub(super) fn mul_legacy(&self, (e_a, a): (&Expr, &str), (e_b, b): (&Expr, &str), k_a: bool, k_b: bool) -> String {
+        let (macro_form, (x, y), function) = match (k_b, k_a) {
+            (true, _) => ("SHREC_MUL_LEGACY_K", (a, b), "shrec_mul_legacy_k"),
+            (false, true) => ("SHREC_MUL_LEGACY_K", (b, a), "shrec_mul_legacy_k"),
+            (false, false) => ("SHREC_MUL_LEGACY", (a, b), "shrec_mul_legacy"),
+        };
+        // the `_K` form repeats only its first operand
+        let repeated_ok = match (k_b, k_a) {
+            (true, _) => text::is_repeatable(e_a),
+            (false, true) => text::is_repeatable(e_b),
+            (false, false) => text::is_repeatable(e_a) && text::is_repeatable(e_b),
+        };
+        if repeated_ok {
+            format!("{macro_form}({x}, {y})")
+        } else {
+            format!("{}({x}, {y})", self.h(function))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,17 @@ pub(super) fn is_plain_read(e: &Expr) -> bool {
     }
 }
 
+/// Whether the text of `e` may be written more than once in one expression (a prelude macro
+/// repeats its operands): a register lane at a fixed index or a literal, nothing computed.
+pub(super) fn is_repeatable(e: &Expr) -> bool {
+    match e {
+        Expr::Read(src) => matches!(src.reg.index, Index::Fixed(_)),
+        Expr::Literal(_) => true,
+        Expr::Swizzle(a, _) => is_repeatable(a),
+        _ => false,
+    }
+}
+
 /// The argument of `text` when all of `text` is one call `name(argument)`.
 pub(super) fn call_argument<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     let inner = text.strip_prefix(name)?.strip_prefix('(')?.strip_suffix(')')?;

@@ -100,6 +100,9 @@ pub struct Outcome {
     /// built and in the cache: the file is a copy for reading, the cache is the product.
     /// Counts as an error for [`exit_code`].
     pub hlsl_dump_error: Option<String>,
+    /// Its SPIR-V was compiled without DXC's optimizer (`-O0`): its HLSL is larger than
+    /// `--spirv-unoptimized-above` ([`crate::limits::SPIRV_UNOPTIMIZED_HLSL_BYTES`]).
+    pub spirv_unoptimized: bool,
 }
 
 /// A problem with an input that is not tied to one shader (unreadable file, container whose
@@ -541,6 +544,7 @@ pub fn to_json(r: &Report) -> Value {
             let mut m = shader_json(o.into());
             m.insert("hlsl_override".into(), o.hlsl_override.as_deref().map(path_text).into());
             m.insert("hlsl_dump_error".into(), o.hlsl_dump_error.clone().into());
+            m.insert("spirv_unoptimized".into(), o.spirv_unoptimized.into());
             match &o.status {
                 Status::Compiled { cached } => {
                     m.insert("status".into(), "compiled".into());
@@ -813,6 +817,7 @@ mod tests {
             status,
             hlsl_override: None,
             hlsl_dump_error: None,
+            spirv_unoptimized: false,
         }
     }
 

@@ -2,8 +2,6 @@
 // GX2 pixel shader, register uniform mode, 7 GPRs
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_cnde_i 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 [[vk::binding(64, 0)]] cbuffer GX2UniformRegisters : register(b0, space1) { float4 C[256]; };
@@ -29,45 +27,45 @@ void shrec_body()
     R128.xzw = float3((vpos.y + -1.0), (vpos.x + -1.0), (vpos.x + 1.0));
     R127.y = (vpos.y + 1.0);
     R1.w = (1.0 / (C[0].x));
-    R1.x = (shrec_mul_legacy(R1.w, vpos.x) + (-R1.w));
-    R2.z = shrec_mul_legacy(R1.w, R128.w);
-    R0.w = shrec_mul_legacy(R1.w, R128.z);
+    R1.x = (SHREC_MUL_LEGACY(R1.w, vpos.x) + (-R1.w));
+    R2.z = SHREC_MUL_LEGACY(R1.w, R128.w);
+    R0.w = SHREC_MUL_LEGACY(R1.w, R128.z);
     R5.z = (1.0 / (C[0].y));
     R6.y = 1.0;
-    R2.xyw = float3(shrec_mul_legacy(R5.z, R128.x), (shrec_mul_legacy(R5.z, vpos.y) + R5.z), (shrec_mul_legacy(R1.w, vpos.x) + R1.w));
-    R1.y = (shrec_mul_legacy(R5.z, vpos.y) + (-R5.z));
-    R0.z = shrec_mul_legacy(R5.z, R127.y);
+    R2.xyw = float3(SHREC_MUL_LEGACY(R5.z, R128.x), (SHREC_MUL_LEGACY(R5.z, vpos.y) + R5.z), (SHREC_MUL_LEGACY(R1.w, vpos.x) + R1.w));
+    R1.y = (SHREC_MUL_LEGACY(R5.z, vpos.y) + (-R5.z));
+    R0.z = SHREC_MUL_LEGACY(R5.z, R127.y);
     R1.xyz = (t0_s0.Sample(s0_t0, R1.xy)).xyz;
     R3.xyz = (t0_s0.Sample(s0_t0, R2.zx)).xyz;
     R4.xyz = (t0_s0.Sample(s0_t0, R0.wz)).xyz;
     R2.xyz = (t0_s0.Sample(s0_t0, R2.wy)).xyz;
-    R127.xzw = float3((((shrec_mul_legacy_k(R2.x, 0.299) + shrec_mul_legacy_k(R2.y, 0.587)) + shrec_mul_legacy_k(R2.z, 0.114)) + shrec_mul_legacy(-0.0, 0.0)), (((shrec_mul_legacy_k(R3.x, 0.299) + shrec_mul_legacy_k(R3.y, 0.587)) + shrec_mul_legacy_k(R3.z, 0.114)) + shrec_mul_legacy(-0.0, 0.0)), (((shrec_mul_legacy_k(R1.x, 0.299) + shrec_mul_legacy_k(R1.y, 0.587)) + shrec_mul_legacy_k(R1.z, 0.114)) + shrec_mul_legacy(-0.0, 0.0)));
-    R1.xy = float2(shrec_mul_legacy(vpos.x, R1.w), shrec_mul_legacy(vpos.y, R5.z));
-    R128.x = (((shrec_mul_legacy_k(R3.x, 0.299) + shrec_mul_legacy_k(R3.y, 0.587)) + shrec_mul_legacy_k(R3.z, 0.114)) + shrec_mul_legacy(-0.0, 0.0));
-    R130.x = (((shrec_mul_legacy_k(R4.x, 0.299) + shrec_mul_legacy_k(R4.y, 0.587)) + shrec_mul_legacy_k(R4.z, 0.114)) + shrec_mul_legacy(-0.0, 0.0));
-    R125.y = (((shrec_mul_legacy_k(R4.x, 0.299) + shrec_mul_legacy_k(R4.y, 0.587)) + shrec_mul_legacy_k(R4.z, 0.114)) + shrec_mul_legacy(-0.0, 0.0));
+    R127.xzw = float3((((SHREC_MUL_LEGACY_K(R2.x, 0.299) + SHREC_MUL_LEGACY_K(R2.y, 0.587)) + SHREC_MUL_LEGACY_K(R2.z, 0.114)) + SHREC_MUL_LEGACY(-0.0, 0.0)), (((SHREC_MUL_LEGACY_K(R3.x, 0.299) + SHREC_MUL_LEGACY_K(R3.y, 0.587)) + SHREC_MUL_LEGACY_K(R3.z, 0.114)) + SHREC_MUL_LEGACY(-0.0, 0.0)), (((SHREC_MUL_LEGACY_K(R1.x, 0.299) + SHREC_MUL_LEGACY_K(R1.y, 0.587)) + SHREC_MUL_LEGACY_K(R1.z, 0.114)) + SHREC_MUL_LEGACY(-0.0, 0.0)));
+    R1.xy = float2(SHREC_MUL_LEGACY(vpos.x, R1.w), SHREC_MUL_LEGACY(vpos.y, R5.z));
+    R128.x = (((SHREC_MUL_LEGACY_K(R3.x, 0.299) + SHREC_MUL_LEGACY_K(R3.y, 0.587)) + SHREC_MUL_LEGACY_K(R3.z, 0.114)) + SHREC_MUL_LEGACY(-0.0, 0.0));
+    R130.x = (((SHREC_MUL_LEGACY_K(R4.x, 0.299) + SHREC_MUL_LEGACY_K(R4.y, 0.587)) + SHREC_MUL_LEGACY_K(R4.z, 0.114)) + SHREC_MUL_LEGACY(-0.0, 0.0));
+    R125.y = (((SHREC_MUL_LEGACY_K(R4.x, 0.299) + SHREC_MUL_LEGACY_K(R4.y, 0.587)) + SHREC_MUL_LEGACY_K(R4.z, 0.114)) + SHREC_MUL_LEGACY(-0.0, 0.0));
     R126.y = (R127.w + R128.x);
     R129.x = (R127.w + R130.x);
     R130 = float4(min(R125.y, R127.x), min(R127.w, R127.z), (R127.z + R127.x), (R125.y + R127.x));
     R131.x = max(R127.w, R127.z);
     R128 = float4(((-R130.z) + R129.x), ((-R130.w) + R126.y), max(R125.y, R127.x), (R126.y + R130.w));
     R2.w = min(R130.y, R130.x);
-    R130.xzw = float3(max((-R128.y), R128.y), shrec_mul_legacy_k(R128.w, 0.03125), max(R128.x, (-R128.x)));
+    R130.xzw = float3(max((-R128.y), R128.y), SHREC_MUL_LEGACY_K(R128.w, 0.03125), max(R128.x, (-R128.x)));
     R0.w = max(R131.x, R128.z);
     R124.y = (-R128.y);
     R128.yz = float2(max(R130.z, 0.125), min(R130.x, R130.w));
     R3.x = 1.0;
     R130.y = (R128.y + R128.z);
     R129.x = (1.0 / (R130.y));
-    R130.zw = float2(shrec_mul_legacy(R128.x, R129.x), shrec_mul_legacy(R124.y, R129.x));
+    R130.zw = float2(SHREC_MUL_LEGACY(R128.x, R129.x), SHREC_MUL_LEGACY(R124.y, R129.x));
     R128.xy = float2(max(R130.z, -8.0), max(R130.w, -8.0));
     R130.zw = float2(min(R128.x, 8.0), min(R128.y, 8.0));
-    R127.x = shrec_mul_legacy(R5.z, R130.z);
-    R128.w = shrec_mul_legacy(R1.w, R130.w);
-    R2.xy = float2((shrec_mul_legacy_k(R128.w, 0.16666669) + R1.x), (shrec_mul_legacy_k(R127.x, 0.16666669) + R1.y));
-    R1.zw = float2((shrec_mul_legacy_k(R128.w, -0.16666666) + R1.x), (shrec_mul_legacy_k(R127.x, -0.16666666) + R1.y));
-    R4.xy = float2((shrec_mul_legacy_k(R128.w, 0.5) + R1.x), (shrec_mul_legacy_k(R127.x, 0.5) + R1.y));
-    R5.xz = float2((shrec_mul_legacy_k((-R128.w), 0.5) + R1.x), (shrec_mul_legacy_k((-R127.x), 0.5) + R1.y));
+    R127.x = SHREC_MUL_LEGACY(R5.z, R130.z);
+    R128.w = SHREC_MUL_LEGACY(R1.w, R130.w);
+    R2.xy = float2((SHREC_MUL_LEGACY_K(R128.w, 0.16666669) + R1.x), (SHREC_MUL_LEGACY_K(R127.x, 0.16666669) + R1.y));
+    R1.zw = float2((SHREC_MUL_LEGACY_K(R128.w, -0.16666666) + R1.x), (SHREC_MUL_LEGACY_K(R127.x, -0.16666666) + R1.y));
+    R4.xy = float2((SHREC_MUL_LEGACY_K(R128.w, 0.5) + R1.x), (SHREC_MUL_LEGACY_K(R127.x, 0.5) + R1.y));
+    R5.xz = float2((SHREC_MUL_LEGACY_K((-R128.w), 0.5) + R1.x), (SHREC_MUL_LEGACY_K((-R127.x), 0.5) + R1.y));
     R2.xyz = (t0_s0.Sample(s0_t0, R2.xy)).xyz;
     R0.xyz = (t0_s0.Sample(s0_t0, R1.zw)).xyz;
     R4.xyz = (t0_s0.Sample(s0_t0, R4.xy)).xyz;
@@ -76,17 +74,17 @@ void shrec_body()
     R125.x = ((R2.z + R0.z) * 0.5);
     R126.z = ((R2.x + R0.x) * 0.5);
     R127.w = ((R2.y + R0.y) * 0.5);
-    R131.x = shrec_mul_legacy_k(R1.z, 0.114);
+    R131.x = SHREC_MUL_LEGACY_K(R1.z, 0.114);
     R128 = float4((R4.z + R5.z), (R4.y + R5.y), (R4.x + R5.x), (R126.z * 0.5));
     R129.x = (R127.w * 0.5);
-    R130.xyw = float3((shrec_mul_legacy_k(R1.y, 0.587) + R131.x), (shrec_mul_legacy_k(R128.z, 0.25) + R128.w), (R125.x * 0.5));
-    R125.z = (shrec_mul_legacy_k(R128.y, 0.25) + R129.x);
-    R127.x = (shrec_mul_legacy_k(R128.x, 0.25) + R130.w);
-    R128.z = (shrec_mul_legacy_k(R1.x, 0.299) + R130.x);
+    R130.xyw = float3((SHREC_MUL_LEGACY_K(R1.y, 0.587) + R131.x), (SHREC_MUL_LEGACY_K(R128.z, 0.25) + R128.w), (R125.x * 0.5));
+    R125.z = (SHREC_MUL_LEGACY_K(R128.y, 0.25) + R129.x);
+    R127.x = (SHREC_MUL_LEGACY_K(R128.x, 0.25) + R130.w);
+    R128.z = (SHREC_MUL_LEGACY_K(R1.x, 0.299) + R130.x);
     R126.x = max(R128.z, R0.w);
     R130.z = min(R128.z, R2.w);
-    R131.x = shrec_mul_legacy_k(R127.x, 0.114);
-    R128.x = (((shrec_mul_legacy_k(R130.y, 0.299) + shrec_mul_legacy_k(R125.z, 0.587)) + shrec_mul_legacy_k(R131.x, 1.0)) + shrec_mul_legacy(-0.0, 0.0));
+    R131.x = SHREC_MUL_LEGACY_K(R127.x, 0.114);
+    R128.x = (((SHREC_MUL_LEGACY_K(R130.y, 0.299) + SHREC_MUL_LEGACY_K(R125.z, 0.587)) + SHREC_MUL_LEGACY_K(R131.x, 1.0)) + SHREC_MUL_LEGACY(-0.0, 0.0));
     R130.xw = float2(asfloat(select(R130.z > R128.x, 0xFFFFFFFFu, 0u)), asfloat(select(R128.x > R126.x, 0xFFFFFFFFu, 0u)));
     R128.z = asfloat(shrec_cnde_i(asuint(R130.x), asuint(R130.w), (0xFFFFFFFFu)));
     R130.xw = float2(asfloat(shrec_cnde_i(asuint(R128.z), asuint(R130.y), asuint(R126.z))), asfloat(shrec_cnde_i(asuint(R128.z), asuint(R3.x), asuint(R6.y))));

@@ -3,8 +3,6 @@
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_cnde_i 1
 #define SHREC_USE_shrec_frac 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 [[vk::binding(64, 0)]] cbuffer GX2UniformRegisters : register(b0, space1) { float4 C[256]; };
@@ -34,78 +32,78 @@ void shrec_body()
     [branch] if (!(R133.x == 0.0))
     {
         R128.zw = float2(max(v0.x, (-v0.x)), max(v0.y, (-v0.y)));
-        R127.xy = float2(shrec_mul_legacy_k(R128.z, 2.0), shrec_mul_legacy_k(R128.w, 2.0));
-        R128.x = (((shrec_mul_legacy_k(R127.x, 0.36602542) + shrec_mul_legacy_k(R127.y, 0.36602542)) + shrec_mul_legacy(R127.y, 0.0)) + shrec_mul_legacy(-0.0, 0.0));
+        R127.xy = float2(SHREC_MUL_LEGACY_K(R128.z, 2.0), SHREC_MUL_LEGACY_K(R128.w, 2.0));
+        R128.x = (((SHREC_MUL_LEGACY_K(R127.x, 0.36602542) + SHREC_MUL_LEGACY_K(R127.y, 0.36602542)) + SHREC_MUL_LEGACY(R127.y, 0.0)) + SHREC_MUL_LEGACY(-0.0, 0.0));
         R130.xy = float2((R127.y + R128.x), (R127.x + R128.x));
         R126.xy = float2(floor(R130.y), floor(R130.x));
-        R130.xw = float2((((shrec_mul_legacy_k(R126.x, 0.21132487) + shrec_mul_legacy_k(R126.y, 0.21132487)) + shrec_mul_legacy(R126.y, 0.0)) + shrec_mul_legacy(-0.0, 0.0)), (((shrec_mul_legacy_k(R126.x, 0.21132487) + shrec_mul_legacy_k(R126.y, 0.21132487)) + shrec_mul_legacy(R126.y, 0.0)) + shrec_mul_legacy(-0.0, 0.0)));
+        R130.xw = float2((((SHREC_MUL_LEGACY_K(R126.x, 0.21132487) + SHREC_MUL_LEGACY_K(R126.y, 0.21132487)) + SHREC_MUL_LEGACY(R126.y, 0.0)) + SHREC_MUL_LEGACY(-0.0, 0.0)), (((SHREC_MUL_LEGACY_K(R126.x, 0.21132487) + SHREC_MUL_LEGACY_K(R126.y, 0.21132487)) + SHREC_MUL_LEGACY(R126.y, 0.0)) + SHREC_MUL_LEGACY(-0.0, 0.0)));
         R131.x = (R127.x + (-R126.x));
-        R128.xyw = float3(shrec_mul_legacy_k(R126.y, 0.0034602077), shrec_mul_legacy_k(R126.x, 0.0034602077), (R127.y + (-R126.y)));
+        R128.xyw = float3(SHREC_MUL_LEGACY_K(R126.y, 0.0034602077), SHREC_MUL_LEGACY_K(R126.x, 0.0034602077), (R127.y + (-R126.y)));
         R3.z = (R130.x + R131.x);
         R127.x = (R3.z + 0.21132487);
         R130.yzw = float3((R130.w + R128.w), floor(R128.x), floor(R128.y));
         R4.z = (R3.z + -0.57735026);
         R3.yw = float2(R130.y, (R130.y + -0.57735026));
-        R128.xyz = float3((shrec_mul_legacy_k((-R130.z), 289.0) + R126.y), (shrec_mul_legacy_k((-R130.w), 289.0) + R126.x), asfloat(select(R3.z > R130.y, 0xFFFFFFFFu, 0u)));
+        R128.xyz = float3((SHREC_MUL_LEGACY_K((-R130.z), 289.0) + R126.y), (SHREC_MUL_LEGACY_K((-R130.w), 289.0) + R126.x), asfloat(select(R3.z > R130.y, 0xFFFFFFFFu, 0u)));
         R127.w = (R130.y + 0.21132487);
         R124.y = R128.y;
         R125.xy = float2(asfloat(shrec_cnde_i(asuint(R128.z), asuint(1.0), asuint(0.0))), R128.x);
         R130.zw = float2((1.0 + R128.x), asfloat(shrec_cnde_i(asuint(R128.z), asuint(0.0), asuint(1.0))));
-        R128.xyw = float3((shrec_mul_legacy_k(R130.z, 34.0) + 1.0), (shrec_mul_legacy_k(R128.x, 34.0) + 1.0), (R125.x + R128.x));
+        R128.xyw = float3((SHREC_MUL_LEGACY_K(R130.z, 34.0) + 1.0), (SHREC_MUL_LEGACY_K(R128.x, 34.0) + 1.0), (R125.x + R128.x));
         R3.x = ((-R130.w) + R127.x);
         R125.z = R130.w;
-        R130.xy = float2((shrec_mul_legacy_k(R128.w, 34.0) + 1.0), shrec_mul_legacy(R130.z, R128.x));
-        R127.z = shrec_mul_legacy(R125.y, R128.y);
+        R130.xy = float2((SHREC_MUL_LEGACY_K(R128.w, 34.0) + 1.0), SHREC_MUL_LEGACY(R130.z, R128.x));
+        R127.z = SHREC_MUL_LEGACY(R125.y, R128.y);
         R4.w = ((-R125.x) + R127.w);
         R126.y = R130.y;
-        R128 = float4(shrec_mul_legacy_k(R130.y, 0.0034602077), shrec_mul_legacy(R128.w, R130.x), shrec_mul_legacy(0.0, R3.y), shrec_mul_legacy_k(R127.z, 0.0034602077));
-        R129.x = shrec_mul_legacy(0.0, R3.w);
+        R128 = float4(SHREC_MUL_LEGACY_K(R130.y, 0.0034602077), SHREC_MUL_LEGACY(R128.w, R130.x), SHREC_MUL_LEGACY(0.0, R3.y), SHREC_MUL_LEGACY_K(R127.z, 0.0034602077));
+        R129.x = SHREC_MUL_LEGACY(0.0, R3.w);
         R127.y = R128.y;
-        R130 = float4(floor(R128.x), floor(R128.w), shrec_mul_legacy_k(R128.y, 0.0034602077), (shrec_mul_legacy(R3.y, R3.y) + R128.z));
-        R131.x = (shrec_mul_legacy(R3.w, R3.w) + R129.x);
-        R128 = float4((shrec_mul_legacy_k((-R130.x), 289.0) + R126.y), (shrec_mul_legacy_k((-R130.y), 289.0) + R127.z), (shrec_mul_legacy(R4.z, R4.z) + R131.x), floor(R130.z));
-        R129.x = (shrec_mul_legacy(R3.z, R3.z) + R130.w);
-        R130 = float4((shrec_mul_legacy_k((-R128.w), 289.0) + R127.y), (R124.y + R128.x), (R124.y + R128.y), ((-R129.x) + 0.5));
+        R130 = float4(floor(R128.x), floor(R128.w), SHREC_MUL_LEGACY_K(R128.y, 0.0034602077), (SHREC_MUL_LEGACY(R3.y, R3.y) + R128.z));
+        R131.x = (SHREC_MUL_LEGACY(R3.w, R3.w) + R129.x);
+        R128 = float4((SHREC_MUL_LEGACY_K((-R130.x), 289.0) + R126.y), (SHREC_MUL_LEGACY_K((-R130.y), 289.0) + R127.z), (SHREC_MUL_LEGACY(R4.z, R4.z) + R131.x), floor(R130.z));
+        R129.x = (SHREC_MUL_LEGACY(R3.z, R3.z) + R130.w);
+        R130 = float4((SHREC_MUL_LEGACY_K((-R128.w), 289.0) + R127.y), (R124.y + R128.x), (R124.y + R128.y), ((-R129.x) + 0.5));
         R131.x = ((-R128.z) + 0.5);
-        R128 = float4((shrec_mul_legacy_k(R130.z, 34.0) + 1.0), (R124.y + R130.x), (1.0 + R130.y), max(R130.w, 0.0));
+        R128 = float4((SHREC_MUL_LEGACY_K(R130.z, 34.0) + 1.0), (R124.y + R130.x), (1.0 + R130.y), max(R130.w, 0.0));
         R129.x = max(R131.x, 0.0);
-        R130.xyw = float3((shrec_mul_legacy_k(R128.z, 34.0) + 1.0), shrec_mul_legacy(R128.w, R128.w), (R125.z + R128.y));
-        R127.z = shrec_mul_legacy(R130.z, R128.x);
-        R131.x = shrec_mul_legacy(R129.x, R129.x);
-        R128.xyw = float3((shrec_mul_legacy_k(R130.w, 34.0) + 1.0), shrec_mul_legacy(R128.z, R130.x), shrec_mul_legacy_k(R127.z, 0.0034602077));
-        R5.zw = float2(shrec_mul_legacy(R130.y, R130.y), shrec_mul_legacy(R131.x, R131.x));
+        R130.xyw = float3((SHREC_MUL_LEGACY_K(R128.z, 34.0) + 1.0), SHREC_MUL_LEGACY(R128.w, R128.w), (R125.z + R128.y));
+        R127.z = SHREC_MUL_LEGACY(R130.z, R128.x);
+        R131.x = SHREC_MUL_LEGACY(R129.x, R129.x);
+        R128.xyw = float3((SHREC_MUL_LEGACY_K(R130.w, 34.0) + 1.0), SHREC_MUL_LEGACY(R128.z, R130.x), SHREC_MUL_LEGACY_K(R127.z, 0.0034602077));
+        R5.zw = float2(SHREC_MUL_LEGACY(R130.y, R130.y), SHREC_MUL_LEGACY(R131.x, R131.x));
         R124.y = R128.y;
-        R130.xz = float2(shrec_mul_legacy_k(R128.y, 0.0034602077), floor(R128.w));
-        R127.y = shrec_mul_legacy(R130.w, R128.x);
-        R131.x = shrec_mul_legacy(0.0, R4.w);
-        R128.xyz = float3(floor(R130.x), (shrec_mul_legacy_k((-R130.z), 289.0) + R127.z), shrec_mul_legacy_k(R127.y, 0.0034602077));
-        R129.x = (shrec_mul_legacy(R4.w, R4.w) + R131.x);
-        R130 = float4((shrec_mul_legacy_k((-R128.x), 289.0) + R124.y), (shrec_mul_legacy(R3.x, R3.x) + R129.x), shrec_mul_legacy_k(R128.y, 0.024390243), floor(R128.z));
-        R0 = float4((shrec_mul_legacy_k((-R130.w), 289.0) + R127.y), shrec_mul_legacy_k(R130.x, 0.024390243), ((-R130.y) + 0.5), ((shrec_frac(R130.zzzz)).w * 2.0));
-        R130.xyw = float3(((shrec_frac(R0.yyyy)).x * 2.0), shrec_mul_legacy_k(R0.x, 0.024390243), max(R0.z, 0.0));
+        R130.xz = float2(SHREC_MUL_LEGACY_K(R128.y, 0.0034602077), floor(R128.w));
+        R127.y = SHREC_MUL_LEGACY(R130.w, R128.x);
+        R131.x = SHREC_MUL_LEGACY(0.0, R4.w);
+        R128.xyz = float3(floor(R130.x), (SHREC_MUL_LEGACY_K((-R130.z), 289.0) + R127.z), SHREC_MUL_LEGACY_K(R127.y, 0.0034602077));
+        R129.x = (SHREC_MUL_LEGACY(R4.w, R4.w) + R131.x);
+        R130 = float4((SHREC_MUL_LEGACY_K((-R128.x), 289.0) + R124.y), (SHREC_MUL_LEGACY(R3.x, R3.x) + R129.x), SHREC_MUL_LEGACY_K(R128.y, 0.024390243), floor(R128.z));
+        R0 = float4((SHREC_MUL_LEGACY_K((-R130.w), 289.0) + R127.y), SHREC_MUL_LEGACY_K(R130.x, 0.024390243), ((-R130.y) + 0.5), ((shrec_frac(R130.zzzz)).w * 2.0));
+        R130.xyw = float3(((shrec_frac(R0.yyyy)).x * 2.0), SHREC_MUL_LEGACY_K(R0.x, 0.024390243), max(R0.z, 0.0));
         R127.z = (R0.w + -1.0);
         R124.x = (R130.x + -1.0);
         R128.yzw = float3(max(R127.z, (-R127.z)), ((shrec_frac(R130.yyyy)).z * 2.0), (R127.z + 0.5));
-        R125.w = shrec_mul_legacy(R130.w, R130.w);
+        R125.w = SHREC_MUL_LEGACY(R130.w, R130.w);
         R130.xyz = float3(floor(R128.w), (R124.x + 0.5), max(R124.x, (-R124.x)));
         R126.w = (R128.z + -1.0);
         R124.z = (R128.y + -0.5);
         R128 = float4(floor(R130.y), (R127.z + (-R130.x)), (R126.w + 0.5), max(R126.w, (-R126.w)));
         R125.x = (R130.z + -0.5);
-        R130.xzw = float3((R124.x + (-R128.x)), shrec_mul_legacy(R128.y, R128.y), floor(R128.z));
-        R127.yz = float2((R128.w + -0.5), shrec_mul_legacy(R3.z, R128.y));
-        R128 = float4((R126.w + (-R130.w)), shrec_mul_legacy(R130.x, R130.x), shrec_mul_legacy(R4.z, R130.x), (shrec_mul_legacy(R124.z, R124.z) + R130.z));
-        R124.x = shrec_mul_legacy(R125.w, R125.w);
-        R130 = float4((shrec_mul_legacy(R125.x, R125.x) + R128.y), shrec_mul_legacy(R128.x, R128.x), shrec_mul_legacy(R3.x, R128.x), (shrec_mul_legacy(R3.w, R125.x) + R128.z));
-        R131.x = (shrec_mul_legacy_k((-R128.w), 0.85373473) + 1.7928429);
-        R128 = float4((shrec_mul_legacy_k((-R130.x), 0.85373473) + 1.7928429), shrec_mul_legacy(R5.z, R131.x), (shrec_mul_legacy(R127.y, R127.y) + R130.y), (shrec_mul_legacy(R4.w, R127.y) + R130.z));
-        R129.x = (shrec_mul_legacy(R3.y, R124.z) + R127.z);
+        R130.xzw = float3((R124.x + (-R128.x)), SHREC_MUL_LEGACY(R128.y, R128.y), floor(R128.z));
+        R127.yz = float2((R128.w + -0.5), SHREC_MUL_LEGACY(R3.z, R128.y));
+        R128 = float4((R126.w + (-R130.w)), SHREC_MUL_LEGACY(R130.x, R130.x), SHREC_MUL_LEGACY(R4.z, R130.x), (SHREC_MUL_LEGACY(R124.z, R124.z) + R130.z));
+        R124.x = SHREC_MUL_LEGACY(R125.w, R125.w);
+        R130 = float4((SHREC_MUL_LEGACY(R125.x, R125.x) + R128.y), SHREC_MUL_LEGACY(R128.x, R128.x), SHREC_MUL_LEGACY(R3.x, R128.x), (SHREC_MUL_LEGACY(R3.w, R125.x) + R128.z));
+        R131.x = (SHREC_MUL_LEGACY_K((-R128.w), 0.85373473) + 1.7928429);
+        R128 = float4((SHREC_MUL_LEGACY_K((-R130.x), 0.85373473) + 1.7928429), SHREC_MUL_LEGACY(R5.z, R131.x), (SHREC_MUL_LEGACY(R127.y, R127.y) + R130.y), (SHREC_MUL_LEGACY(R4.w, R127.y) + R130.z));
+        R129.x = (SHREC_MUL_LEGACY(R3.y, R124.z) + R127.z);
         R127.y = R128.y;
-        R130.xzw = float3(R130.w, shrec_mul_legacy(R5.w, R128.x), (shrec_mul_legacy_k((-R128.z), 0.85373473) + 1.7928429));
-        R128.y = shrec_mul_legacy(R124.x, R130.w);
-        R130.x = (((shrec_mul_legacy(R127.y, R129.x) + shrec_mul_legacy(R128.y, R128.w)) + shrec_mul_legacy(R130.z, R130.x)) + shrec_mul_legacy(-0.0, 0.0));
-        R128.x = (shrec_mul_legacy_k(R130.x, 130.0) + 0.0);
-        R0.w = shrec_mul_legacy_k(R128.x, 1.6666666);
+        R130.xzw = float3(R130.w, SHREC_MUL_LEGACY(R5.w, R128.x), (SHREC_MUL_LEGACY_K((-R128.z), 0.85373473) + 1.7928429));
+        R128.y = SHREC_MUL_LEGACY(R124.x, R130.w);
+        R130.x = (((SHREC_MUL_LEGACY(R127.y, R129.x) + SHREC_MUL_LEGACY(R128.y, R128.w)) + SHREC_MUL_LEGACY(R130.z, R130.x)) + SHREC_MUL_LEGACY(-0.0, 0.0));
+        R128.x = (SHREC_MUL_LEGACY_K(R130.x, 130.0) + 0.0);
+        R0.w = SHREC_MUL_LEGACY_K(R128.x, 1.6666666);
     }
     R128.x = asfloat((~(select(C[2].x == 0.0, 0xFFFFFFFFu, 0u))) & asuint(1.0));
     R133.w = (select(R128.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
@@ -119,9 +117,9 @@ void shrec_body()
         R128.y = asfloat(shrec_cnde_i(asuint(R130.z), asuint(R128.w), asuint(C[2].z)));
         R130.x = asfloat(select(C[2].y > R128.y, 0xFFFFFFFFu, 0u));
         R128.w = asfloat(shrec_cnde_i(asuint(R130.x), asuint(R128.y), asuint(C[2].y)));
-        R130.x = shrec_mul_legacy(R128.w, R129.x);
-        R128.w = shrec_mul_legacy(R130.x, C[2].w);
-        R130.z = shrec_mul_legacy(R0.w, R128.w);
+        R130.x = SHREC_MUL_LEGACY(R128.w, R129.x);
+        R128.w = SHREC_MUL_LEGACY(R130.x, C[2].w);
+        R130.z = SHREC_MUL_LEGACY(R0.w, R128.w);
         R128.xy = float2(asfloat(select(R130.z > 1.0, 0xFFFFFFFFu, 0u)), asfloat(select(0.0 > R130.z, 0xFFFFFFFFu, 0u)));
         R130.w = asfloat(shrec_cnde_i(asuint(R128.x), asuint(R130.z), asuint(1.0)));
         R128.z = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
@@ -134,22 +132,22 @@ void shrec_body()
     [branch] if (!(R133.x == 0.0))
     {
         R127.y = ((-C[0].x) + 1.0);
-        R128.zw = float2((shrec_mul_legacy_k(v2.y, 2.0) + -1.0), (shrec_mul_legacy_k(v2.x, 2.0) + -1.0));
+        R128.zw = float2((SHREC_MUL_LEGACY_K(v2.y, 2.0) + -1.0), (SHREC_MUL_LEGACY_K(v2.x, 2.0) + -1.0));
         R129.x = (1.0 / (C[0].x));
         R130.xw = float2(max(R128.w, (-R128.w)), max(R128.z, (-R128.z)));
         R128.yz = float2(((-R127.y) + R130.w), ((-R127.y) + R130.x));
         R130.xw = float2(max(R128.z, 0.0), max(R128.y, 0.0));
-        R128.xy = float2(shrec_mul_legacy(R130.x, R129.x), shrec_mul_legacy(R130.w, R129.x));
-        R130.x = (((shrec_mul_legacy(R128.x, R128.x) + shrec_mul_legacy(R128.y, R128.y)) + shrec_mul_legacy(0.0, 0.0)) + shrec_mul_legacy(-0.0, 0.0));
+        R128.xy = float2(SHREC_MUL_LEGACY(R130.x, R129.x), SHREC_MUL_LEGACY(R130.w, R129.x));
+        R130.x = (((SHREC_MUL_LEGACY(R128.x, R128.x) + SHREC_MUL_LEGACY(R128.y, R128.y)) + SHREC_MUL_LEGACY(0.0, 0.0)) + SHREC_MUL_LEGACY(-0.0, 0.0));
         R129.x = sqrt(R130.x);
-        R0.w = (shrec_mul_legacy(R0.w, (-R129.x)) + R0.w);
+        R0.w = (SHREC_MUL_LEGACY(R0.w, (-R129.x)) + R0.w);
     }
     R128.zw = float2(asfloat(select(R0.w > 1.0, 0xFFFFFFFFu, 0u)), asfloat(select(0.0 > R0.w, 0xFFFFFFFFu, 0u)));
-    R0.xyz = float3(shrec_mul_legacy(v1.x, C[1].x), shrec_mul_legacy(v1.y, C[1].y), shrec_mul_legacy(v1.z, C[1].z));
+    R0.xyz = float3(SHREC_MUL_LEGACY(v1.x, C[1].x), SHREC_MUL_LEGACY(v1.y, C[1].y), SHREC_MUL_LEGACY(v1.z, C[1].z));
     R130.y = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R0.w), asuint(1.0)));
     R128.x = asfloat(shrec_cnde_i(asuint(R128.w), asuint(R130.y), asuint(0.0)));
-    R130.x = shrec_mul_legacy(R128.x, C[1].w);
-    R0.w = shrec_mul_legacy(v1.w, R130.x);
+    R130.x = SHREC_MUL_LEGACY(R128.x, C[1].w);
+    R0.w = SHREC_MUL_LEGACY(v1.w, R130.x);
     oc0 = R0;
 }
 

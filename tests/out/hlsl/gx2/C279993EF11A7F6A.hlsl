@@ -2,8 +2,6 @@
 // GX2 pixel shader, register uniform mode, 2 GPRs
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_cnde_i 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 [[vk::binding(64, 0)]] cbuffer GX2UniformRegisters : register(b0, space1) { float4 C[256]; };
@@ -40,8 +38,8 @@ void shrec_body()
         R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.z), asuint(C[2].z)));
         R128.w = asfloat(select(C[2].y > R130.x, 0xFFFFFFFFu, 0u));
         R130.z = asfloat(shrec_cnde_i(asuint(R128.w), asuint(R130.x), asuint(C[2].y)));
-        R128.w = shrec_mul_legacy(R130.z, R131.x);
-        R130.z = shrec_mul_legacy(R128.w, C[2].w);
+        R128.w = SHREC_MUL_LEGACY(R130.z, R131.x);
+        R130.z = SHREC_MUL_LEGACY(R128.w, C[2].w);
         R128.xy = float2(asfloat(select(R130.z > 1.0, 0xFFFFFFFFu, 0u)), asfloat(select(0.0 > R130.z, 0xFFFFFFFFu, 0u)));
         R130.w = asfloat(shrec_cnde_i(asuint(R128.x), asuint(R130.z), asuint(1.0)));
         R128.z = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
@@ -53,17 +51,17 @@ void shrec_body()
     R133.x = R133.w;
     [branch] if (!(R133.x == 0.0))
     {
-        R128.yw = float2(shrec_mul_legacy_k(v0.z, 2.5), max(v0.x, (-v0.x)));
-        R130.z = (shrec_mul_legacy_k(R128.w, 2.5) + 0.7);
-        R128.x = (shrec_mul_legacy(R130.z, R128.y) + C[1].x);
-        R130.w = shrec_mul_legacy(R0.w, R128.x);
+        R128.yw = float2(SHREC_MUL_LEGACY_K(v0.z, 2.5), max(v0.x, (-v0.x)));
+        R130.z = (SHREC_MUL_LEGACY_K(R128.w, 2.5) + 0.7);
+        R128.x = (SHREC_MUL_LEGACY(R130.z, R128.y) + C[1].x);
+        R130.w = SHREC_MUL_LEGACY(R0.w, R128.x);
         R128.yz = float2(asfloat(select(0.0 > R130.w, 0xFFFFFFFFu, 0u)), asfloat(select(R130.w > 1.0, 0xFFFFFFFFu, 0u)));
         R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
         R0.w = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R130.x), asuint(1.0)));
     }
     R1 = t0_s0.Sample(s0_t0, v1.xy);
-    R130.x = shrec_mul_legacy(R0.w, C[0].w);
-    R1 = float4(shrec_mul_legacy(C[0].x, R1.x), shrec_mul_legacy(C[0].y, R1.y), shrec_mul_legacy(C[0].z, R1.z), shrec_mul_legacy(R130.x, R1.w));
+    R130.x = SHREC_MUL_LEGACY(R0.w, C[0].w);
+    R1 = float4(SHREC_MUL_LEGACY(C[0].x, R1.x), SHREC_MUL_LEGACY(C[0].y, R1.y), SHREC_MUL_LEGACY(C[0].z, R1.z), SHREC_MUL_LEGACY(R130.x, R1.w));
     oc0 = R1;
 }
 

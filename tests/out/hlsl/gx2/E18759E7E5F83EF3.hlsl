@@ -2,8 +2,6 @@
 // GX2 vertex shader, register uniform mode, 3 GPRs
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_frac 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 [[vk::binding(0, 0)]] cbuffer GX2UniformRegisters : register(b0, space0) { float4 C[256]; };
@@ -28,20 +26,20 @@ static precise float4 R0 = 0, R2 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R1
 void shrec_body()
 {
     R0.z = 0.0;
-    R128.xz = float2(shrec_mul_legacy(C[2].z, a0.z), (shrec_mul_legacy_k(C[0].x, 0.15915494) + 0.5));
+    R128.xz = float2(SHREC_MUL_LEGACY(C[2].z, a0.z), (SHREC_MUL_LEGACY_K(C[0].x, 0.15915494) + 0.5));
     R0.xy = a1.xy;
     R2.zw = float2((R128.x + C[1].z), 1.0);
     R130.y = (shrec_frac(R128.zzzz)).y;
-    R128.x = (shrec_mul_legacy_k(R130.y, 6.2831855) + -3.1415927);
-    R127.w = shrec_mul_legacy_k(R128.x, 0.15915494);
+    R128.x = (SHREC_MUL_LEGACY_K(R130.y, 6.2831855) + -3.1415927);
+    R127.w = SHREC_MUL_LEGACY_K(R128.x, 0.15915494);
     R129.x = sin((R127.w * 6.2831855));
-    R130.z = shrec_mul_legacy_k(R129.x, 0.5625);
+    R130.z = SHREC_MUL_LEGACY_K(R129.x, 0.5625);
     R131.x = cos((R127.w * 6.2831855));
-    R128.xzw = float3(shrec_mul_legacy_k(R131.x, 0.5625), shrec_mul_legacy(C[2].y, R130.z), shrec_mul_legacy_k((-R129.x), 1.7777778));
-    R130.xyw = float3(shrec_mul_legacy_k(R128.x, 1.7777778), shrec_mul_legacy(C[2].x, R128.w), shrec_mul_legacy(C[2].y, R131.x));
-    R127.z = shrec_mul_legacy(a0.y, R128.z);
-    R128.yz = float2(shrec_mul_legacy(a0.y, R130.w), shrec_mul_legacy(C[2].x, R130.x));
-    R130.zw = float2((shrec_mul_legacy(a0.x, R130.y) + R128.y), (shrec_mul_legacy(a0.x, R128.z) + R127.z));
+    R128.xzw = float3(SHREC_MUL_LEGACY_K(R131.x, 0.5625), SHREC_MUL_LEGACY(C[2].y, R130.z), SHREC_MUL_LEGACY_K((-R129.x), 1.7777778));
+    R130.xyw = float3(SHREC_MUL_LEGACY_K(R128.x, 1.7777778), SHREC_MUL_LEGACY(C[2].x, R128.w), SHREC_MUL_LEGACY(C[2].y, R131.x));
+    R127.z = SHREC_MUL_LEGACY(a0.y, R128.z);
+    R128.yz = float2(SHREC_MUL_LEGACY(a0.y, R130.w), SHREC_MUL_LEGACY(C[2].x, R130.x));
+    R130.zw = float2((SHREC_MUL_LEGACY(a0.x, R130.y) + R128.y), (SHREC_MUL_LEGACY(a0.x, R128.z) + R127.z));
     R2.xy = float2((R130.w + C[1].x), (R130.z + C[1].y));
     pos = R2;
     o0 = R0.xyzz;

@@ -5,7 +5,6 @@
 #define SHREC_XENOS 1
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
 #define SHREC_USE_shrec_tex_size 1
 #include "shader_common.h"
 
@@ -52,9 +51,9 @@ void shrec_body()
     float4 shrec_c0 = SHREC_XENOS_CONSTANT(0);
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord0.xy);
     r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
-    r69.xyz = (shrec_mul_legacy(inormal0.zxyy, (shrec_c0).zxyy)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(inormal0.zxyy, (shrec_c0).zxyy)).xyz;
     r69 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r69);
-    oC0.xyz = (shrec_mul_legacy(r69.xxxx, r71.xyzz)).xyz;
+    oC0.xyz = (SHREC_MUL_LEGACY(r69.xxxx, r71.xyzz)).xyz;
     oC0 = select(bool4(0, 0, 0, 1), r71.wwww, oC0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {

@@ -5,8 +5,6 @@
 #define SHREC_XENOS 1
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -63,13 +61,13 @@ void shrec_body()
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = SHREC_MUL_LEGACY(iposition0.wwww, (shrec_c3).xwzy);
     r0.zw = float2((1.0 / ((shrec_c5).y)), (1.0 / ((shrec_c5).x)));
-    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
-    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
-    r1 = shrec_mul_legacy_k(r0.wzzw, float4(0.5, 0.5, 0.25, 0.25));
-    r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy_k((-r1.xxxx), ((float4)0.5))).zzzz, r0);
+    r69 = (SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r1 = SHREC_MUL_LEGACY_K(r0.wzzw, float4(0.5, 0.5, 0.25, 0.25));
+    r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY_K((-r1.xxxx), ((float4)0.5))).zzzz, r0);
     o2 = float4(((-((float4)r0).z) + ((float4)r71).x), ((-((float4)r1).z) + ((float4)r71).y), (((float4)r1).x + ((float4)r71).x), ((float4)r71).y);
     o4 = float4((((float4)r0).z + ((float4)r71).x), (((float4)r1).z + ((float4)r71).y), ((-((float4)r1).x) + ((float4)r71).x), ((float4)r71).y);
     o5 = select(bool4(0, 0, 1, 0), (r1.xxxx + r71.xxxx), o5);

@@ -4,7 +4,6 @@
 #define SHREC_XENOS 1
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
 #define SHREC_USE_shrec_tex_size 1
 #include "shader_common.h"
 
@@ -50,7 +49,7 @@ void shrec_body()
     uint shrec_si0 = tex0_SamplerDescriptorIndex;
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord0.xy);
     r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
-    oC0 = shrec_mul_legacy(((float4)r71), ((float4)icolor0));
+    oC0 = SHREC_MUL_LEGACY(((float4)r71), ((float4)icolor0));
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
     {
         precise float4 shrec_operand0 = (oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);

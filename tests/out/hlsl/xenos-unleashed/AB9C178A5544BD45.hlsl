@@ -6,8 +6,6 @@
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_frac 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #define SHREC_USE_shrec_tex_size 1
 #include "shader_common.h"
 
@@ -52,10 +50,10 @@ void shrec_body()
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r6 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
-    r69.xyz = (shrec_mul_legacy_k(itexcoord1.zxxx, ((float4)1.0))).xyz;
+    r6 = (SHREC_MUL_LEGACY_K(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.zxxx, ((float4)1.0))).xyz;
     r3 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r3);
-    r69.xyz = (shrec_mul_legacy_k(itexcoord1.wyyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.wyyy, ((float4)1.0))).xyz;
     r3 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r3);
     r10 = (itexcoord0.xyxy + (-((float4)itexcoord1)));
     r2 = (itexcoord0.xyxy + itexcoord1.zwxy);
@@ -79,35 +77,35 @@ void shrec_body()
     r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r0.zw)).xyz;
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * r2.zw);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r2.zw)).xyz;
-    r69.xyz = (shrec_mul_legacy_k(r71.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r71.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r6 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
-    r69.xyz = (shrec_mul_legacy_k(r10.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r10.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r15 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r15);
-    r69.xyz = (shrec_mul_legacy_k(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r15 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r15);
-    r69.xyz = (shrec_mul_legacy_k(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
-    r69.xyz = (shrec_mul_legacy_k(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
-    r69.xyz = (shrec_mul_legacy_k(r7.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r7.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r15 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r15);
-    r69.xyz = (shrec_mul_legacy_k(r6.wxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r6.wxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r1 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
-    r69.xyz = (shrec_mul_legacy_k(r1.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r1.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r1 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
     r70.xz = float2(((float4)itexcoord0).x, ((float4)itexcoord0).y);
-    r69.xyz = (shrec_mul_legacy_k(r3.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r3.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r15 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r15);
-    r0.xz = float2(shrec_mul_legacy((shrec_c1).x, ((float4)r70).x), shrec_mul_legacy((shrec_c1).y, ((float4)r70).z));
-    r69.xyz = (shrec_mul_legacy_k(r4.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r0.xz = float2(SHREC_MUL_LEGACY((shrec_c1).x, ((float4)r70).x), SHREC_MUL_LEGACY((shrec_c1).y, ((float4)r70).z));
+    r69.xyz = (SHREC_MUL_LEGACY_K(r4.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r6 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
-    r69.xyz = (shrec_mul_legacy_k(r5.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r5.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
-    r69.xyz = (shrec_mul_legacy_k(r12.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r12.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
     r0.xz = float2((shrec_frac(r0.xxxx)).x, (shrec_frac(r0.zzzz)).z);
     r9.xy = float2((select(r13.wwww == r13.zzzz, ((float4)0.0), ((float4)1.0))).x, (select(r15.xxxx == r6.wwww, ((float4)0.0), ((float4)1.0))).y);
-    r8.xyz = float3(shrec_mul_legacy_k(((float4)r0).x, 0.5), shrec_mul_legacy_k(((float4)r0).z, 1.0), shrec_mul_legacy_k(((float4)r0).x, 1.0));
+    r8.xyz = float3(SHREC_MUL_LEGACY_K(((float4)r0).x, 0.5), SHREC_MUL_LEGACY_K(((float4)r0).z, 1.0), SHREC_MUL_LEGACY_K(((float4)r0).x, 1.0));
     r6.xy = (r15.zz + (-r1.xy));
     r1.xyz = (r13.www + (-r15.zyx));
     r7.xyz = (r6.zzz + (-r15.yxw));
@@ -124,10 +122,10 @@ void shrec_body()
     r10.zw = (select(((float4)15.0) > abs(r1.yyyx), ((float4)1.0), ((float4)0.0))).zw;
     r70.yw = float2(abs(((float4)r1).x), abs(((float4)r4).z));
     r9.zw = float2((select(abs(r7.zzzz) >= ((float4)15.0), ((float4)1.0), ((float4)0.0))).z, (select(abs(r4.xxxx) >= abs(r1.zzzz), ((float4)1.0), ((float4)0.0))).w);
-    r12 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy_k(((float4)r70), ((float4)4.0))).wwww, r12);
+    r12 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY_K(((float4)r70), ((float4)4.0))).wwww, r12);
     r7 = select(bool4(0, 0, 0, 1), (select(abs(r14.xxxx) >= abs(r14.wwww), ((float4)1.0), ((float4)0.0))).wwww, r7);
     r8 = select(bool4(0, 0, 0, 1), (select(abs(r1.zzzz) >= abs(r14.xxxx), ((float4)1.0), ((float4)0.0))).wwww, r8);
-    r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy_k(((float4)r70), ((float4)4.0))).yyyy, r0);
+    r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY_K(((float4)r70), ((float4)4.0))).yyyy, r0);
     r70 = select(bool4(0, 0, 0, 1), abs(r4.yyyy), r70);
     r69 = select(bool4(1, 0, 0, 0), select(abs(r14.wwww) >= abs(r4.xxxx), ((float4)1.0), ((float4)0.0)), r69);
     r70 = select(bool4(0, 0, 0, 1), (abs(r1.yyyy) + ((float4)r70)), r70);
@@ -141,13 +139,13 @@ void shrec_body()
     r70 = select(bool4(0, 0, 0, 1), (abs(r7.zzzz) + ((float4)r70)), r70);
     r7 = select(bool4(0, 0, 1, 0), (select(abs(r4.wwww) >= r3.wwww, ((float4)1.0), ((float4)0.0))).zzzz, r7);
     r70 = select(bool4(0, 0, 0, 1), r70.wwww, r70);
-    r9.xyw = (shrec_mul_legacy(r10.xyww, r9.xyzz)).xyw;
+    r9.xyw = (SHREC_MUL_LEGACY(r10.xyww, r9.xyzz)).xyw;
     r8 = select(bool4(0, 0, 0, 1), (abs(r7.yyyy) + r70.wwww), r8);
     r11 = (r8.yzxw + r0.xxzy);
     r13 = select(bool4(0, 0, 0, 1), (select(r9.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r13);
     r8 = select(bool4(0, 0, 1, 0), (select(abs(r7.xxxx) >= r1.wwww, ((float4)1.0), ((float4)0.0))).zzzz, r8);
     r70 = select(bool4(1, 0, 0, 0), r11.yyyy, r70);
-    r7.xy = (shrec_mul_legacy(r13.zxxx, r13.wyyy)).xy;
+    r7.xy = (SHREC_MUL_LEGACY(r13.zxxx, r13.wyyy)).xy;
     r0 = select(bool4(1, 0, 0, 0), (r0.zzzz + r70.xxxx), r0);
     r6.xy = (select(r11.xzzz > float4(1.5, 1.0, 1.0, 1.0), ((float4)1.0), ((float4)0.0))).xy;
     r12.xy = float2((select(r7.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(r7.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y);
@@ -160,18 +158,18 @@ void shrec_body()
     r9 = select(bool4(0, 0, 1, 0), (r0.wwww + r70.xxxx), r9);
     r69.xyw = (select(r9.xyzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xyw;
     r8 = select(bool4(1, 0, 0, 0), ((float4)r69), r8);
-    r0.yz = (shrec_mul_legacy(r8.xxzz, r69.wwyy)).yz;
-    r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r6.zzzz, r6.wwww)).xxxx, r0);
+    r0.yz = (SHREC_MUL_LEGACY(r8.xxzz, r69.wwyy)).yz;
+    r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r6.zzzz, r6.wwww)).xxxx, r0);
     r69.xyz = (select(r0.xyzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xyz;
-    r69.xyz = (shrec_mul_legacy(r7.zxyy, r69.xyzz)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(r7.zxyy, r69.xyzz)).xyz;
     r69.xyz = (select(r69.xyzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xyz;
-    r69 = select(bool4(0, 0, 0, 1), shrec_mul_legacy(r6.yyyy, r69.xxxx), r69);
+    r69 = select(bool4(0, 0, 0, 1), SHREC_MUL_LEGACY(r6.yyyy, r69.xxxx), r69);
     r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
     r69 = select(bool4(0, 0, 0, 1), (r6.xxxx + r70.wwww), r69);
     r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
     r69 = select(bool4(0, 0, 0, 1), (r70.wwww + r69.zzzz), r69);
     r70 = select(bool4(1, 0, 0, 0), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r69.yyyy, r70.xxxx)).wwww, r0);
+    r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r69.yyyy, r70.xxxx)).wwww, r0);
     r69.xyz = (select(r0.wwww == ((float4)0.0), r5.xyzz, r4.xyzz)).xyz;
     r69.xyz = (select(r0.wwww == ((float4)0.0), r69.xyzz, r3.xyzz)).xyz;
     r69.xyz = (select(r0.wwww == ((float4)0.0), r69.xyzz, r2.xyzz)).xyz;

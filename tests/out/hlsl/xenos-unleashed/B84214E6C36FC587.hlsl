@@ -5,7 +5,6 @@
 #define SHREC_XENOS 1
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -68,20 +67,20 @@ void shrec_body()
     precise float4 shrec_operand0 = ((float4)asuint(asfloat(asuint(inormal0.xxxx) & asuint(asfloat(uint4(0x00000400u, 0x00200000u, 0x80000000u, 0x00000000u))))));
     r0.yzw = (((!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).y == 0.0)) ? (select(shrec_operand0 > ((float4)0.0), ((float4)-1.0), ((float4)0.0)) + (((float4)asuint(asfloat(asuint(asfloat(asuint(inormal0.xxxx) >> (asuint(asfloat(uint4(0x00000000u, 0x0000000Bu, 0x00000016u, 0x00000000u))) & 31u))) & asuint(asfloat(uint4(0x000003FFu, 0x000003FFu, 0x000001FFu, 0x00000000u)))))) * float4(0.0009765625, 0.0009765625, 0.001953125, 0.0))) : ((float4)inormal0))).xyz;
     r71 = ((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0));
-    r69 = shrec_mul_legacy(iposition0.wzxy, (shrec_c0).wzxy);
+    r69 = SHREC_MUL_LEGACY(iposition0.wzxy, (shrec_c0).wzxy);
     oPos = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), oPos);
-    r69 = shrec_mul_legacy(iposition0.wzxy, (shrec_c1).wzxy);
+    r69 = SHREC_MUL_LEGACY(iposition0.wzxy, (shrec_c1).wzxy);
     oPos = select(bool4(0, 1, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), oPos);
-    r69 = shrec_mul_legacy(iposition0.wzxy, (shrec_c2).wzxy);
+    r69 = SHREC_MUL_LEGACY(iposition0.wzxy, (shrec_c2).wzxy);
     oPos = select(bool4(0, 0, 1, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), oPos);
-    r69 = shrec_mul_legacy(iposition0.wzxy, (shrec_c3).wzxy);
+    r69 = SHREC_MUL_LEGACY(iposition0.wzxy, (shrec_c3).wzxy);
     oPos = select(bool4(0, 0, 0, 1), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), oPos);
     o1 = ((float4)r71);
-    r69.xyz = (shrec_mul_legacy(r0.wyzz, (shrec_c4).zxyy)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(r0.wyzz, (shrec_c4).zxyy)).xyz;
     o0 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), o0);
-    r69.xyz = (shrec_mul_legacy(r0.wyzz, (shrec_c5).zxyy)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(r0.wyzz, (shrec_c5).zxyy)).xyz;
     o0 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), o0);
-    r69.xyz = (shrec_mul_legacy(r0.wyzz, (shrec_c6).zxyy)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(r0.wyzz, (shrec_c6).zxyy)).xyz;
     o0 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), o0);
     oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }

@@ -5,7 +5,6 @@
 #define SHREC_XENOS 1
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -62,10 +61,10 @@ void shrec_body()
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
-    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
-    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r69 = SHREC_MUL_LEGACY(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = (SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
     o1.xw = float2((1.0 / ((shrec_c5).x)), (1.0 / ((shrec_c5).y)));
     o1.yz = ((float2)0.0);
     o0.xy = r71.xy;

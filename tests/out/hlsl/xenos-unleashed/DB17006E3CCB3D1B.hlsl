@@ -5,8 +5,6 @@
 #define SHREC_XENOS 1
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -65,14 +63,14 @@ void shrec_body()
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     float4 shrec_c6 = SHREC_XENOS_CONSTANT(6);
     r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
-    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
-    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
-    r69 = select(bool4(0, 0, 1, 0), shrec_mul_legacy_k((shrec_c6).xxxx, ((float4)3.1415)), r69);
-    r69 = select(bool4(0, 0, 0, 1), shrec_mul_legacy(r69.zzzz, (shrec_c5).xxxx), r69);
+    r69 = SHREC_MUL_LEGACY(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = (SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r69 = select(bool4(0, 0, 1, 0), SHREC_MUL_LEGACY_K((shrec_c6).xxxx, ((float4)3.1415)), r69);
+    r69 = select(bool4(0, 0, 0, 1), SHREC_MUL_LEGACY(r69.zzzz, (shrec_c5).xxxx), r69);
     r70 = select(bool4(0, 0, 1, 0), (1.0 / ((shrec_c4).xxxx)), r70);
-    o1.xy = float2(shrec_mul_legacy(((float4)r69).w, ((float4)r70).z), shrec_mul_legacy_k((shrec_c5).y, 6.283));
+    o1.xy = float2(SHREC_MUL_LEGACY(((float4)r69).w, ((float4)r70).z), SHREC_MUL_LEGACY_K((shrec_c5).y, 6.283));
     o0.xy = r71.xy;
     oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }

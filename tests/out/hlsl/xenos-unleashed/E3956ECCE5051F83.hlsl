@@ -6,7 +6,6 @@
 #define SHREC_XENOS 1
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #define SHREC_USE_shrec_tex_size 1
 #include "shader_common.h"
 
@@ -71,9 +70,9 @@ void shrec_body()
     uint shrec_si2 = YTexture_SamplerDescriptorIndex;
     r2.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti1].Sample(g_SamplerDescriptorHeap[shrec_si1], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti2].Sample(g_SamplerDescriptorHeap[shrec_si2], itexcoord0.xy)).x);
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti2])).xy * itexcoord0.xy);
-    r0.xyz = ((shrec_mul_legacy_k(r2.zyxx, float4(1.164, 0.391, 0.813, 0.813))).xyz + float3(-0.07275, -0.1955, -0.4065));
-    r69.xy = ((shrec_mul_legacy_k(r2.xyyy, float4(1.596, 2.018, 2.018, 2.018))).xy + float2(-0.87074995, -1.0817499));
-    oC0.xz = ((shrec_mul_legacy_k(r2.zzzz, ((float4)1.164))).xz + r69.xy);
+    r0.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, float4(1.164, 0.391, 0.813, 0.813))).xyz + float3(-0.07275, -0.1955, -0.4065));
+    r69.xy = ((SHREC_MUL_LEGACY_K(r2.xyyy, float4(1.596, 2.018, 2.018, 2.018))).xy + float2(-0.87074995, -1.0817499));
+    oC0.xz = ((SHREC_MUL_LEGACY_K(r2.zzzz, ((float4)1.164))).xz + r69.xy);
     oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
     r70 = select(bool4(0, 0, 0, 1), (r0.xxxx - r0.yyyy), r70);
     oC0 = select(bool4(0, 1, 0, 0), (r70.wwww + (-r0.zzzz)), oC0);

@@ -7,8 +7,6 @@
 #define UNLEASHED_RECOMP 1
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_frac 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #define SHREC_USE_shrec_tex_size 1
 #include "shader_common.h"
 
@@ -56,14 +54,14 @@ void shrec_body()
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord0.xy);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
-    r69.zw = (shrec_mul_legacy_k(itexcoord0.yyyx, ((float4)0.15915494))).zw;
-    r69.xy = ((shrec_mul_legacy(r69.zwww, itexcoord2.yxxx)).xy + 0.5);
+    r69.zw = (SHREC_MUL_LEGACY_K(itexcoord0.yyyx, ((float4)0.15915494))).zw;
+    r69.xy = ((SHREC_MUL_LEGACY(r69.zwww, itexcoord2.yxxx)).xy + 0.5);
     r69.xy = (shrec_frac(r69.xyyy)).xy;
-    r69.xy = ((shrec_mul_legacy_k(r69.xyyy, ((float4)6.2831855))).xy + -3.1415927);
+    r69.xy = ((SHREC_MUL_LEGACY_K(r69.xyyy, ((float4)6.2831855))).xy + -3.1415927);
     r1.xy = float2(sin(((float4)r69).x), sin(((float4)r69).y));
-    r69.xy = (shrec_mul_legacy(r1.yxxx, (shrec_c1).xyyy)).xy;
+    r69.xy = (SHREC_MUL_LEGACY(r1.yxxx, (shrec_c1).xyyy)).xy;
     r69 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + (shrec_c0).xxxx), r69);
-    r69.xyz = (shrec_mul_legacy(r69.xxxx, r71.xyzz)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(r69.xxxx, r71.xyzz)).xyz;
     oC0.yz = r69.yz;
     oC0.xw = float2(asfloat(asuint(((float4)r69).x) | (min(asuint(((float4)itexcoord2).x), asuint(0.0)))), 1.0);
     [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))

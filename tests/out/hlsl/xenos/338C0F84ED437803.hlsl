@@ -5,8 +5,6 @@
 #define SHREC_XENOS 1
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_frac 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -50,10 +48,10 @@ void shrec_body()
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r8 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
-    r69.xyz = (shrec_mul_legacy_k(itexcoord1.zxxx, ((float4)1.0))).xyz;
+    r8 = (SHREC_MUL_LEGACY_K(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.zxxx, ((float4)1.0))).xyz;
     r2 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r2);
-    r69.xyz = (shrec_mul_legacy_k(itexcoord1.wyyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.wyyy, ((float4)1.0))).xyz;
     r2 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r2);
     r3 = (itexcoord0.xyxy + (-((float4)itexcoord1)));
     r10 = (itexcoord0.xyxy + itexcoord1.zwxy);
@@ -75,40 +73,40 @@ void shrec_body()
     r10.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r10.xy)).xyz;
     r9.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r9.xy)).xyz;
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r0.zw)).xyz;
-    r69.xyz = (shrec_mul_legacy_k(r71.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r71.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r12 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r69.xyz = (shrec_mul_legacy_k(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r12 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r69.xyz = (shrec_mul_legacy_k(r10.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r10.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r12 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r69.xyz = (shrec_mul_legacy_k(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r0 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
-    r69.xyz = (shrec_mul_legacy_k(r7.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r7.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r0 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
-    r69.xyz = (shrec_mul_legacy_k(r3.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r3.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
-    r69.xyz = (shrec_mul_legacy_k(r2.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r2.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
     r70.xy = float2(((float4)itexcoord0).y, ((float4)itexcoord0).x);
-    r69.xyz = (shrec_mul_legacy_k(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r12 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r1 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy((shrec_c1).yyyy, ((float4)r70))).xxxx, r1);
-    r69.xyz = (shrec_mul_legacy_k(r1.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r1 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY((shrec_c1).yyyy, ((float4)r70))).xxxx, r1);
+    r69.xyz = (SHREC_MUL_LEGACY_K(r1.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r1.xz = float2((shrec_frac(r1.xxxx)).x, ((((float4)r69).x + ((float4)r69).y) + ((float4)r69).z));
-    r69.xyz = (shrec_mul_legacy_k(r4.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r4.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
-    r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy((shrec_c1).xxxx, ((float4)r70))).yyyy, r0);
-    r69.xyz = (shrec_mul_legacy_k(r6.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY((shrec_c1).xxxx, ((float4)r70))).yyyy, r0);
+    r69.xyz = (SHREC_MUL_LEGACY_K(r6.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r0 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
     r8 = select(bool4(1, 0, 0, 0), (r13.xxxx + (-r0.xxxx)), r8);
     r1 = select(bool4(0, 1, 0, 0), (shrec_frac(r0.yyyy)).yyyy, r1);
-    r69.xyz = (shrec_mul_legacy_k(r5.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r5.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r13 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r13);
     r70 = select(bool4(0, 0, 0, 1), r12.xxxx, r70);
-    r69.xyz = (shrec_mul_legacy_k(r1.xyyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r1.xyyy, ((float4)1.0))).xyz;
     r6 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
     r9 = select(bool4(0, 0, 0, 1), ((-r1.zzzz) + r70.wwww), r9);
-    r6.xz = ((shrec_mul_legacy_k(r1.yxxx, float4(0.5, 1.0, 1.0, 1.0))).xz + r1.xy);
+    r6.xz = ((SHREC_MUL_LEGACY_K(r1.yxxx, float4(0.5, 1.0, 1.0, 1.0))).xz + r1.xy);
     r5.xy = (r0.xx + (-r0.zw));
     r70.zw = float2(((float4)r13).x, ((float4)r13).x);
     r9.xyz = (r12.xww + (-r13.zyw));
@@ -124,35 +122,35 @@ void shrec_body()
     r4 = select(bool4(0, 0, 0, 1), (select(abs(r3.wwww) >= abs(r0.wwww), ((float4)1.0), ((float4)0.0))).wwww, r4);
     r70 = select(bool4(0, 0, 0, 1), r7.yyyy, r70);
     r6 = select(bool4(0, 0, 0, 1), (select(abs(r1.zzzz) >= abs(r3.wwww), ((float4)1.0), ((float4)0.0))).wwww, r6);
-    r3 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r1.xxxx, ((float4)r70))).wwww, r3);
+    r3 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r1.xxxx, ((float4)r70))).wwww, r3);
     r1 = select(bool4(0, 0, 1, 0), (select(abs(r0.zzzz) >= abs(r1.zzzz), ((float4)1.0), ((float4)0.0))).zzzz, r1);
     r70 = select(bool4(0, 0, 0, 1), r7.zzzz, r70);
     r69 = select(bool4(1, 0, 0, 0), select(abs(r0.wwww) >= abs(r0.zzzz), ((float4)1.0), ((float4)0.0)), r69);
-    r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r1.yyyy, ((float4)r70))).wwww, r0);
+    r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r1.yyyy, ((float4)r70))).wwww, r0);
     r0.xyz = (select(r69.xxxx > ((float4)0.0), r11.xyzz, r10.xyzz)).xyz;
     r1.xyz = (select(r1.zzzz > ((float4)0.0), r2.xyzz, r11.xyzz)).xyz;
     r2.xyz = (select(r6.wwww > ((float4)0.0), r3.xyzz, r2.xyzz)).xyz;
     r3.xyz = (select(r4.wwww > ((float4)0.0), r10.xyzz, r3.xyzz)).xyz;
     r7.yz = (select(abs(r8.zzww) >= r5.zzww, ((float4)1.0), ((float4)0.0))).yz;
     r70 = select(bool4(0, 0, 0, 1), r7.xxxx, r70);
-    r69 = shrec_mul_legacy_k(abs(((float4)r9)), ((float4)1.0));
+    r69 = SHREC_MUL_LEGACY_K(abs(((float4)r9)), ((float4)1.0));
     r5 = select(bool4(0, 0, 1, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r5);
-    r1 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r1.wwww, ((float4)r70))).wwww, r1);
+    r1 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r1.wwww, ((float4)r70))).wwww, r1);
     r69 = select(bool4(0, 0, 0, 1), (r2.wwww + abs(r5.xxxx)), r69);
     r5.xyw = float3((select(r3.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y, (((float4)r69).w + abs(((float4)r5).y)));
-    r69.zw = ((shrec_mul_legacy_k(abs(r8.xxxy), ((float4)4.0))).zw + r5.zw);
+    r69.zw = ((SHREC_MUL_LEGACY_K(abs(r8.xxxy), ((float4)4.0))).zw + r5.zw);
     r7 = select(bool4(1, 0, 0, 0), (select(r69.zzzz > r69.wwww, ((float4)1.0), ((float4)0.0))).xxxx, r7);
     r5 = select(bool4(0, 0, 1, 0), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zzzz, r5);
-    r69.xyz = (shrec_mul_legacy(r7.xyzz, r5.xyzz)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(r7.xyzz, r5.xyzz)).xyz;
     r69.xyz = (select(r69.xyzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xyz;
     r5 = select(bool4(1, 0, 0, 0), ((float4)r69), r5);
-    r69.xy = (shrec_mul_legacy(r6.yzzz, r69.yzzz)).xy;
+    r69.xy = (SHREC_MUL_LEGACY(r6.yzzz, r69.yzzz)).xy;
     r69.yz = (select(r69.xxyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yz;
     r69 = select(bool4(0, 0, 0, 1), (r6.xxxx + r69.yyyy), r69);
     r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
     r69 = select(bool4(0, 0, 0, 1), (r70.wwww + r69.zzzz), r69);
     r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r5.xxxx, r70.wwww)).wwww, r0);
+    r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r5.xxxx, r70.wwww)).wwww, r0);
     r69.xyz = (select(r0.wwww == ((float4)0.0), r4.xyzz, r3.xyzz)).xyz;
     r69.xyz = (select(r0.wwww == ((float4)0.0), r69.xyzz, r2.xyzz)).xyz;
     r69.xyz = (select(r0.wwww == ((float4)0.0), r69.xyzz, r1.xyzz)).xyz;

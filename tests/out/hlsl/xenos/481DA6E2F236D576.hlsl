@@ -5,8 +5,6 @@
 #define SHREC_XENOS 1
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_frac 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -50,10 +48,10 @@ void shrec_body()
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r4 = (shrec_mul_legacy_k(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
-    r69.xyz = (shrec_mul_legacy_k(itexcoord1.zxxx, ((float4)1.0))).xyz;
+    r4 = (SHREC_MUL_LEGACY_K(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.zxxx, ((float4)1.0))).xyz;
     r2 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r2);
-    r69.xyz = (shrec_mul_legacy_k(itexcoord1.wyyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.wyyy, ((float4)1.0))).xyz;
     r2 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r2);
     r3 = (itexcoord0.xyxy + (-((float4)itexcoord1)));
     r7 = (itexcoord0.xyxy + itexcoord1.zwxy);
@@ -76,37 +74,37 @@ void shrec_body()
     r10.yzw = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r0.zw)).xyz;
     r4.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r3.xy)).xyz;
-    r69.xyz = (shrec_mul_legacy_k(r71.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r71.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r10 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r10);
     r70.yz = float2(((float4)itexcoord0).x, ((float4)itexcoord0).y);
-    r69.xyz = (shrec_mul_legacy_k(r4.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r4.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r7 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r7);
-    r0.yz = float2(shrec_mul_legacy((shrec_c1).x, ((float4)r70).y), shrec_mul_legacy((shrec_c1).y, ((float4)r70).z));
-    r69.xyz = (shrec_mul_legacy_k(r10.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r0.yz = float2(SHREC_MUL_LEGACY((shrec_c1).x, ((float4)r70).y), SHREC_MUL_LEGACY((shrec_c1).y, ((float4)r70).z));
+    r69.xyz = (SHREC_MUL_LEGACY_K(r10.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r10 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r10);
-    r69.xyz = (shrec_mul_legacy_k(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r10 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r10);
-    r69.xyz = (shrec_mul_legacy_k(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r6 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
     r0.xyw = float3((shrec_frac(r0.zzzz)).x, (shrec_frac(r0.yyyy)).y, (select(r7.yyyy == r10.wwww, ((float4)0.0), ((float4)1.0))).w);
-    r69.xyz = (shrec_mul_legacy_k(r6.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r6.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r6 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
-    r13.yzw = ((shrec_mul_legacy_k(r0.xxyy, float4(1.0, 1.0, 1.0, 0.5))).yzw + r0.yyx);
+    r13.yzw = ((SHREC_MUL_LEGACY_K(r0.xxyy, float4(1.0, 1.0, 1.0, 0.5))).yzw + r0.yyx);
     r69 = select(bool4(0, 0, 1, 0), select(r10.xxxx == r10.wwww, ((float4)0.0), ((float4)1.0)), r69);
-    r5 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r0.wwww, r69.zzzz)).yyyy, r5);
-    r69.xyz = (shrec_mul_legacy_k(r7.wxzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r5 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r0.wwww, r69.zzzz)).yyyy, r5);
+    r69.xyz = (SHREC_MUL_LEGACY_K(r7.wxzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r10 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r10);
-    r69.xyz = (shrec_mul_legacy_k(r14.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r14.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r7 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r7);
-    r69.xyz = (shrec_mul_legacy_k(r1.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r1.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r7 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r7);
-    r69.xyz = (shrec_mul_legacy_k(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r7 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r7);
     r70 = select(bool4(0, 0, 0, 1), (-r6.yyyy), r70);
-    r69.xyz = (shrec_mul_legacy_k(r2.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r2.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r6 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
     r0 = select(bool4(0, 0, 0, 1), (r6.wwww + r70.wwww), r0);
-    r69.xyz = (shrec_mul_legacy_k(r5.wxzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r5.wxzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
     r6 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
     r70.xw = float2(((float4)r13).z, (-((float4)r10).z));
     r8.xw = float2((select(r7.yyyy == r6.zzzz, ((float4)0.0), ((float4)1.0))).x, (select(r6.xxxx == r6.zzzz, ((float4)0.0), ((float4)1.0))).w);
@@ -126,7 +124,7 @@ void shrec_body()
     r10.xyz = (select(abs(r6.xzww) >= ((float4)15.0), ((float4)1.0), ((float4)0.0))).xyz;
     r70.xzw = float3(abs(((float4)r9).x), abs(((float4)r0).z), abs(((float4)r6).y));
     r12 = select(abs(r12.xwyz) >= ((float4)15.0), ((float4)1.0), ((float4)0.0));
-    r5.xz = float2(shrec_mul_legacy_k(((float4)r70).x, 4.0), shrec_mul_legacy_k(((float4)r70).z, 4.0));
+    r5.xz = float2(SHREC_MUL_LEGACY_K(((float4)r70).x, 4.0), SHREC_MUL_LEGACY_K(((float4)r70).z, 4.0));
     r9 = select(bool4(0, 0, 0, 1), (select(abs(r11.zzzz) >= abs(r0.yyyy), ((float4)1.0), ((float4)0.0))).wwww, r9);
     r10 = select(bool4(0, 0, 0, 1), (select(abs(r9.yyyy) >= abs(r11.zzzz), ((float4)1.0), ((float4)0.0))).wwww, r10);
     r11 = select(bool4(0, 0, 0, 1), (select(abs(r0.xxxx) >= abs(r9.yyyy), ((float4)1.0), ((float4)0.0))).wwww, r11);
@@ -137,11 +135,11 @@ void shrec_body()
     r2.xyz = (select(r10.wwww > ((float4)0.0), r71.xyzz, r2.xyzz)).xyz;
     r3.xyz = (select(r9.wwww > ((float4)0.0), r14.xyzz, r71.xyzz)).xyz;
     r10 = select(bool4(0, 0, 0, 1), (select(abs(r5.wwww) >= ((float4)15.0), ((float4)1.0), ((float4)0.0))).wwww, r10);
-    r9.xy = float2(shrec_mul_legacy(((float4)r12).x, ((float4)r12).y), shrec_mul_legacy(((float4)r12).w, ((float4)r12).z));
+    r9.xy = float2(SHREC_MUL_LEGACY(((float4)r12).x, ((float4)r12).y), SHREC_MUL_LEGACY(((float4)r12).w, ((float4)r12).z));
     r6.yzw = (select(r13.xxyw > float4(2.0, 2.0, 1.5, 1.0), ((float4)1.0), ((float4)0.0))).yzw;
     r70 = select(bool4(0, 0, 0, 1), r7.wwww, r70);
     r4 = select(bool4(0, 0, 0, 1), (abs(r4.wwww) + r70.wwww), r4);
-    r9.zw = (shrec_mul_legacy(r10.xxxy, r10.zzzw)).zw;
+    r9.zw = (SHREC_MUL_LEGACY(r10.xxxy, r10.zzzw)).zw;
     r70 = select(bool4(0, 0, 0, 1), r7.zzzz, r70);
     r69 = select(((float4)r9) == ((float4)0.0), ((float4)0.0), ((float4)1.0));
     r70 = select(bool4(0, 0, 0, 1), (abs(r5.wwww) + ((float4)r70)), r70);
@@ -149,25 +147,25 @@ void shrec_body()
     r70.xy = float2(((float4)r70).w, ((float4)r4).w);
     r69.zw = (select(r69.zzzw == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zw;
     r9.xyz = float3((abs(((float4)r6).x) + ((float4)r70).x), (abs(((float4)r0).w) + ((float4)r70).y), ((float4)r69).z);
-    r69 = select(bool4(0, 0, 0, 1), shrec_mul_legacy(r3.wwww, r69.wwww), r69);
+    r69 = select(bool4(0, 0, 0, 1), SHREC_MUL_LEGACY(r3.wwww, r69.wwww), r69);
     r5 = select(bool4(0, 0, 0, 1), (select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r5);
     r69.xzw = (r9.xyz + r5.xzw);
     r6 = select(bool4(1, 0, 0, 0), (select(r69.xxxx > r69.zzzz, ((float4)1.0), ((float4)0.0))).xxxx, r6);
     r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
     r69 = select(bool4(0, 0, 0, 1), (r2.wwww + r70.wwww), r69);
     r69 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r69);
-    r5.xzw = float3((((float4)r1).w + ((float4)r69).w), shrec_mul_legacy(((float4)r8).x, ((float4)r8).w), shrec_mul_legacy(((float4)r8).y, ((float4)r8).z));
+    r5.xzw = float3((((float4)r1).w + ((float4)r69).w), SHREC_MUL_LEGACY(((float4)r8).x, ((float4)r8).w), SHREC_MUL_LEGACY(((float4)r8).y, ((float4)r8).z));
     r69 = select(r5.xzyw == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-    r5.yz = (shrec_mul_legacy(r7.xxyy, r69.yyzz)).yz;
-    r5 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r69.wwww, r69.xxxx)).xxxx, r5);
+    r5.yz = (SHREC_MUL_LEGACY(r7.xxyy, r69.yyzz)).yz;
+    r5 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r69.wwww, r69.xxxx)).xxxx, r5);
     r69.xyz = (select(r5.xyzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xyz;
-    r69.xyz = (shrec_mul_legacy(r6.yxww, r69.yxzz)).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY(r6.yxww, r69.yxzz)).xyz;
     r69.xyz = (select(r69.yxzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xyz;
     r69 = select(bool4(0, 0, 0, 1), (r6.zzzz + r69.zzzz), r69);
     r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
     r69 = select(bool4(0, 0, 0, 1), (r70.wwww + r69.yyyy), r69);
     r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r69.xxxx, r70.wwww)).wwww, r0);
+    r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r69.xxxx, r70.wwww)).wwww, r0);
     r69.xyz = (select(r0.wwww == ((float4)0.0), r4.xyzz, r3.xyzz)).xyz;
     r69.xyz = (select(r0.wwww == ((float4)0.0), r69.xyzz, r2.xyzz)).xyz;
     r69.xyz = (select(r0.wwww == ((float4)0.0), r69.xyzz, r1.xyzz)).xyz;

@@ -4,7 +4,6 @@
 // constant "$modelViewProj" Float4 0 x4
 #define SHREC_XENOS 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -63,23 +62,23 @@ void shrec_body()
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     float4 shrec_c6 = SHREC_XENOS_CONSTANT(6);
     r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
-    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
-    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r69 = SHREC_MUL_LEGACY(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = (SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
     r2 = select(bool4(0, 1, 0, 0), r71.yyyy, r2);
     r3 = select(bool4(1, 0, 0, 0), (1.0 / ((shrec_c5).xxxx)), r3);
     r1 = select(bool4(0, 0, 0, 1), ((-r3.xxxx) + r71.xxxx), r1);
     r3.yz = float2((1.0 / ((shrec_c5).y)), (((float4)r3).x + ((float4)r3).x));
     r1.xy = r71.xy;
     r4.xyz = (r3.xyz + r71.xyx);
-    r70.zw = float2(shrec_mul_legacy((shrec_c6).x, ((float4)r71).x), (1.0 / ((shrec_c4).x)));
-    r69 = select(bool4(0, 0, 0, 1), shrec_mul_legacy(r70.zzzz, (shrec_c5).xxxx), r69);
+    r70.zw = float2(SHREC_MUL_LEGACY((shrec_c6).x, ((float4)r71).x), (1.0 / ((shrec_c4).x)));
+    r69 = select(bool4(0, 0, 0, 1), SHREC_MUL_LEGACY(r70.zzzz, (shrec_c5).xxxx), r69);
     r1 = select(bool4(0, 0, 1, 0), r4.yyyy, r1);
     r2.xz = r4.zx;
-    o8 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r69.wwww, r70.wwww)).xxxx, o8);
+    o8 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r69.wwww, r70.wwww)).xxxx, o8);
     o1.xy = r71.xy;
-    o9.xy = (shrec_mul_legacy(r71.xyyy, (shrec_c5).xyyy)).xy;
+    o9.xy = (SHREC_MUL_LEGACY(r71.xyyy, (shrec_c5).xyyy)).xy;
     o6.xy = (r3.xy + r71.xy);
     o7.xy = (r3.zy + r71.xy);
     o0.xy = r1.wy;

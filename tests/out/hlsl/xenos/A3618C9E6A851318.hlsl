@@ -4,8 +4,6 @@
 // constant "$modelViewProj" Float4 0 x4
 #define SHREC_XENOS 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -63,14 +61,14 @@ void shrec_body()
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
     r0 = select(bool4(0, 0, 1, 0), r71.xxxy, r0);
-    r69 = shrec_mul_legacy(iposition0.wwww, (shrec_c3).xwzy);
+    r69 = SHREC_MUL_LEGACY(iposition0.wwww, (shrec_c3).xwzy);
     r1.xy = float2((1.0 / ((shrec_c5).x)), (1.0 / ((shrec_c5).y)));
-    r69 = (shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
-    oPos = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
+    r69 = (SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
+    r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
+    oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
     r2.xw = float2((((float4)r1).x + ((float4)r71).x), ((-((float4)r1).x) + ((float4)r71).x));
     r2.yz = r71.xy;
-    r3.xy = ((shrec_mul_legacy_k(r1.yxxx, ((float4)2.0))).xy + r71.yx);
+    r3.xy = ((SHREC_MUL_LEGACY_K(r1.yxxx, ((float4)2.0))).xy + r71.yx);
     o4 = select(bool4(1, 0, 0, 0), r3.yyyy, o4);
     o2 = select(bool4(1, 0, 0, 0), (r1.xxxx + r71.xxxx), o2);
     o6 = select(bool4(0, 1, 0, 0), (r1.yyyy + r71.yyyy), o6);

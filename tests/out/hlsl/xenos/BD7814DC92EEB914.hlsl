@@ -3,7 +3,6 @@
 // constant "matWVP" Float4 0 x4
 #define SHREC_XENOS 1
 #define SHREC_HELPERS 1
-#define SHREC_USE_shrec_mul_legacy 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -60,11 +59,11 @@ void shrec_body()
     float4 shrec_c2 = SHREC_XENOS_CONSTANT(2);
     float4 shrec_c3 = SHREC_XENOS_CONSTANT(3);
     r71.xy = (((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0))).xy;
-    r69 = shrec_mul_legacy(iposition0.zzzz, (shrec_c2).xzwy);
-    r69 = (shrec_mul_legacy(iposition0.yyyy, (shrec_c1).xzwy) + ((float4)r69));
-    r69 = (shrec_mul_legacy(iposition0.xxxx, (shrec_c0).xzwy) + ((float4)r69));
-    oPos.xzw = ((shrec_mul_legacy(iposition0.wwww, (shrec_c3).xzzw)).xzw + r69.xyz);
-    oPos = select(bool4(0, 1, 0, 0), ((shrec_mul_legacy((-iposition0.wwww), (shrec_c3).yyyy)).yyyy + (-r69.wwww)), oPos);
+    r69 = SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xzwy);
+    r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzwy) + ((float4)r69));
+    r69 = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0).xzwy) + ((float4)r69));
+    oPos.xzw = ((SHREC_MUL_LEGACY(iposition0.wwww, (shrec_c3).xzzw)).xzw + r69.xyz);
+    oPos = select(bool4(0, 1, 0, 0), ((SHREC_MUL_LEGACY((-iposition0.wwww), (shrec_c3).yyyy)).yyyy + (-r69.wwww)), oPos);
     o0.xy = r71.xy;
     o1 = ((float4)icolor0);
     oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));

@@ -5,8 +5,6 @@
 #define SHREC_XENOS 1
 #define SHREC_HELPERS 1
 #define SHREC_USE_shrec_frac 1
-#define SHREC_USE_shrec_mul_legacy 1
-#define SHREC_USE_shrec_mul_legacy_k 1
 #include "shader_common.h"
 
 #ifdef __spirv__
@@ -75,24 +73,24 @@ void shrec_body()
     r18.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord2.xy)).xyz;
     r2.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord1.zw)).yxz;
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord1.xy)).xyz;
-    r69.xy = (shrec_mul_legacy(itexcoord0.yxxx, (shrec_c1).yxxx)).xy;
+    r69.xy = (SHREC_MUL_LEGACY(itexcoord0.yxxx, (shrec_c1).yxxx)).xy;
     r9.xy = (shrec_frac(r69.yxxx)).xy;
-    r21.xy = (shrec_mul_legacy_k(r71.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r19.xy = (shrec_mul_legacy_k(r18.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r21.zw = float2(shrec_mul_legacy_k(((float4)r2).y, 65536.0), shrec_mul_legacy_k(((float4)r2).x, 255.0));
-    r19.zw = (shrec_mul_legacy_k(r17.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r23.zw = (shrec_mul_legacy_k(r7.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r23.xy = float2(shrec_mul_legacy_k(((float4)r4).y, 65536.0), shrec_mul_legacy_k(((float4)r4).x, 255.0));
-    r24.xy = (shrec_mul_legacy_k(r16.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r22.xy = (shrec_mul_legacy_k(r15.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r24.zw = float2(shrec_mul_legacy_k(((float4)r6).y, 65536.0), shrec_mul_legacy_k(((float4)r6).x, 255.0));
-    r22.zw = (shrec_mul_legacy_k(r13.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r3.zw = (shrec_mul_legacy_k(r14.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r3.xy = float2(shrec_mul_legacy_k(((float4)r5).y, 65536.0), shrec_mul_legacy_k(((float4)r5).x, 255.0));
-    r0.xy = (shrec_mul_legacy_k(r10.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r25.xy = (shrec_mul_legacy_k(r11.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r0.zw = float2(shrec_mul_legacy_k(((float4)r8).y, 65536.0), shrec_mul_legacy_k(((float4)r8).x, 255.0));
-    r25.zw = (shrec_mul_legacy_k(r12.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r21.xy = (SHREC_MUL_LEGACY_K(r71.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r19.xy = (SHREC_MUL_LEGACY_K(r18.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r21.zw = float2(SHREC_MUL_LEGACY_K(((float4)r2).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r2).x, 255.0));
+    r19.zw = (SHREC_MUL_LEGACY_K(r17.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r23.zw = (SHREC_MUL_LEGACY_K(r7.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r23.xy = float2(SHREC_MUL_LEGACY_K(((float4)r4).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r4).x, 255.0));
+    r24.xy = (SHREC_MUL_LEGACY_K(r16.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r22.xy = (SHREC_MUL_LEGACY_K(r15.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r24.zw = float2(SHREC_MUL_LEGACY_K(((float4)r6).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r6).x, 255.0));
+    r22.zw = (SHREC_MUL_LEGACY_K(r13.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r3.zw = (SHREC_MUL_LEGACY_K(r14.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r3.xy = float2(SHREC_MUL_LEGACY_K(((float4)r5).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r5).x, 255.0));
+    r0.xy = (SHREC_MUL_LEGACY_K(r10.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r25.xy = (SHREC_MUL_LEGACY_K(r11.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
+    r0.zw = float2(SHREC_MUL_LEGACY_K(((float4)r8).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r8).x, 255.0));
+    r25.zw = (SHREC_MUL_LEGACY_K(r12.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
     r1.zw = (r0.xz + r0.yw);
     r0 = float4((((float4)r19).z + ((float4)r19).w), (((float4)r25).x + ((float4)r25).y), (((float4)r25).z + ((float4)r25).w), (((float4)r22).z + ((float4)r22).w));
     r3.zw = (r3.xz + r3.yw);
@@ -117,7 +115,7 @@ void shrec_body()
     r5 = select(bool4(0, 0, 1, 0), (r11.zzzz + r70.zzzz), r5);
     r69 = select(bool4(0, 0, 1, 0), select(r5.yyyy == r5.zzzz, ((float4)0.0), ((float4)1.0)), r69);
     r70 = select(bool4(0, 0, 1, 0), r1.wwww, r70);
-    r1.zw = float2((((float4)r8).z + ((float4)r70).z), shrec_mul_legacy(((float4)r0).y, ((float4)r69).z));
+    r1.zw = float2((((float4)r8).z + ((float4)r70).z), SHREC_MUL_LEGACY(((float4)r0).y, ((float4)r69).z));
     r6.xy = float2((select(((float4)0.0) == ((float4)0.0), select(r1.wwww == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).x, (select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y);
     r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
@@ -131,7 +129,7 @@ void shrec_body()
     {
         r1 = select(bool4(0, 0, 0, 1), (select(r5.yyyy == r5.zzzz, ((float4)1.0), ((float4)0.0))).wwww, r1);
         r2 = select(bool4(1, 0, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0), ((float4)1.0))).xxxx, r2);
-        r2 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r1.wwww, r2.xxxx)).xxxx, r2);
+        r2 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r1.wwww, r2.xxxx)).xxxx, r2);
     }
     r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r2.xxxx == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r2.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
@@ -144,7 +142,7 @@ void shrec_body()
     r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r1.wwww, r0.yyyy)).yyyy, r0);
+        r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r1.wwww, r0.yyyy)).yyyy, r0);
     }
     r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
@@ -199,7 +197,7 @@ void shrec_body()
             r2 = select(((float4)1.0) >= ((float4)r2), ((float4)1.0), ((float4)0.0));
             r0.xyz = (select(r2.yxzz == ((float4)0.0), r1.zyxx, r0.yzxx)).xyz;
             r0 = select(bool4(0, 0, 0, 1), (select(r2.wwww == ((float4)0.0), r3.zzzz, r0.wwww)).wwww, r0);
-            r69 = shrec_mul_legacy_k(((float4)r0), ((float4)1.0));
+            r69 = SHREC_MUL_LEGACY_K(((float4)r0), ((float4)1.0));
             r0 = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r0);
         }
     }
@@ -215,7 +213,7 @@ void shrec_body()
     [branch] if (!(((float4)r64).x == 0.0))
     {
         r0.xyz = (r10.xyz + r7.xyz);
-        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.5))).xyz;
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5))).xyz;
     }
     precise float4 shrec_operand0 = (r70.xxxx - 1.0);
     r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (r70.xxxx - 1.0))).xxxx, r6);
@@ -237,20 +235,20 @@ void shrec_body()
         [branch] if (!(((float4)r64).x == 0.0))
         {
             r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r1.yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r0);
-            r1 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.yyyy, r0.zzzz)).wwww, r1);
+            r1 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.yyyy, r0.zzzz)).wwww, r1);
             r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r4.xxxx, ((float4)0.0), ((float4)1.0))).zzzz, r0);
             r1 = select(bool4(0, 0, 0, 1), (select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r1);
-            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r1.wwww, r0.wwww)).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r1.wwww, r0.wwww)).wwww, r0);
             r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-            r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).zzzz, r0);
+            r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).zzzz, r0);
         }
     }
     r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.yzw = ((shrec_mul_legacy_k(r11.xxyz, ((float4)3.0))).yzw + r12.xyz);
-        r2.xyz = (shrec_mul_legacy_k(r1.yzww, ((float4)0.25))).xyz;
+        r1.yzw = ((SHREC_MUL_LEGACY_K(r11.xxyz, ((float4)3.0))).yzw + r12.xyz);
+        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.25))).xyz;
     }
     r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
     r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
@@ -261,27 +259,27 @@ void shrec_body()
         [branch] if (!(((float4)r64).x == 0.0))
         {
             r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r6.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
-            r1 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r1.yyyy, r0.zzzz)).yyyy, r1);
+            r1 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r1.yyyy, r0.zzzz)).yyyy, r1);
             r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r1.zzzz, ((float4)0.0), ((float4)1.0))).zzzz, r0);
             r1 = select(bool4(0, 1, 0, 0), (select(r1.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r1);
-            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r1.yyyy, r0.wwww)).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r1.yyyy, r0.wwww)).wwww, r0);
             r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-            r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).zzzz, r0);
+            r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).zzzz, r0);
         }
     }
     r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r1.yzw = ((shrec_mul_legacy_k(r12.xxyz, ((float4)3.0))).yzw + r11.xyz);
-        r2.xyz = (shrec_mul_legacy_k(r1.yzww, ((float4)0.25))).xyz;
+        r1.yzw = ((SHREC_MUL_LEGACY_K(r12.xxyz, ((float4)3.0))).yzw + r11.xyz);
+        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.25))).xyz;
     }
     r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
     r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
         r1.yzw = (r12.xyz + r11.xyz);
-        r2.xyz = (shrec_mul_legacy_k(r1.yzww, ((float4)0.5))).xyz;
+        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.5))).xyz;
     }
     precise float4 shrec_operand3 = (r70.xxxx - 1.0);
     r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (r70.xxxx - 1.0))).xxxx, r6);
@@ -293,56 +291,56 @@ void shrec_body()
     {
         r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.yyyy, ((float4)0.0), ((float4)1.0))).zzzz, r0);
         r0 = select(bool4(0, 0, 0, 1), (select(r3.wwww == r0.xxxx, ((float4)1.0), ((float4)0.0))).wwww, r0);
-        r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.yyyy, r0.wwww)).wwww, r0);
+        r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.yyyy, r0.wwww)).wwww, r0);
         r0.yw = float2((select(r3.wwww == r5.wwww, ((float4)0.0), ((float4)1.0))).y, (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
-        r0 = select(bool4(0, 0, 1, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).zzzz, r0);
+        r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).zzzz, r0);
         r0 = select(bool4(0, 0, 1, 0), (select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zzzz, r0);
-        r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r0.zzzz, r0.yyyy)).yyyy, r0);
+        r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r0.zzzz, r0.yyyy)).yyyy, r0);
     }
     r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
     r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = ((shrec_mul_legacy_k(r7.xyzz, ((float4)3.0))).xyz + r10.xyz);
-        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.25))).xyz;
+        r0.xyz = ((SHREC_MUL_LEGACY_K(r7.xyzz, ((float4)3.0))).xyz + r10.xyz);
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25))).xyz;
     }
     r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
     r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
         r0.zw = (select(r5.yyyy == r4.wwwy, ((float4)1.0), ((float4)0.0))).zw;
-        r0.yz = float2((select(r5.yyyy == r1.xxxx, ((float4)0.0), ((float4)1.0))).y, shrec_mul_legacy(((float4)r0).z, ((float4)r0).w));
+        r0.yz = float2((select(r5.yyyy == r1.xxxx, ((float4)0.0), ((float4)1.0))).y, SHREC_MUL_LEGACY(((float4)r0).z, ((float4)r0).w));
         r0.xz = float2((select(r0.xxxx == r3.wwww, ((float4)0.0), ((float4)1.0))).x, (select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
-        r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.zzzz, r0.xxxx)).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.zzzz, r0.xxxx)).xxxx, r0);
         r0 = select(bool4(1, 0, 0, 0), (select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xxxx, r0);
-        r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.xxxx, r0.yyyy)).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.xxxx, r0.yyyy)).xxxx, r0);
     }
     r69 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.xxxx == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0)), r69);
     r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
-        r0.xyz = ((shrec_mul_legacy_k(r10.xyzz, ((float4)3.0))).xyz + r7.xyz);
-        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.25))).xyz;
+        r0.xyz = ((SHREC_MUL_LEGACY_K(r10.xyzz, ((float4)3.0))).xyz + r7.xyz);
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25))).xyz;
     }
     r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
         r0.xyz = (r10.xyz + r7.xyz);
-        r7.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.5))).xyz;
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5))).xyz;
     }
     r0 = select(bool4(0, 1, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0), ((float4)1.0))).yyyy, r0);
     r69.xz = (select(r5.yxxx == r5.zyyy, ((float4)1.0), ((float4)0.0))).xz;
-    r0.xyz = float3((select(r5.yyyy == r6.zzzz, ((float4)0.0), ((float4)1.0))).x, shrec_mul_legacy(((float4)r69).x, ((float4)r0).y), ((float4)r69).z);
+    r0.xyz = float3((select(r5.yyyy == r6.zzzz, ((float4)0.0), ((float4)1.0))).x, SHREC_MUL_LEGACY(((float4)r69).x, ((float4)r0).y), ((float4)r69).z);
     r70 = select(bool4(0, 1, 0, 0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
-    r69 = select(bool4(0, 1, 0, 0), shrec_mul_legacy(r69.zzzz, r70.yyyy), r69);
+    r69 = select(bool4(0, 1, 0, 0), SHREC_MUL_LEGACY(r69.zzzz, r70.yyyy), r69);
     r0 = select(bool4(0, 1, 0, 0), (select(r69.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
-    r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.yyyy, r0.xxxx)).xxxx, r0);
+    r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.yyyy, r0.xxxx)).xxxx, r0);
     r69 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r0.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0))), r69);
     r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
         r0.yzw = (r12.xyz + r10.xyz);
-        r1.xyz = (shrec_mul_legacy_k(r0.yzww, ((float4)0.5))).xyz;
+        r1.xyz = (SHREC_MUL_LEGACY_K(r0.yzww, ((float4)0.5))).xyz;
     }
     r70 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)0.0), select(r69.xxxx == ((float4)0.0), ((float4)1.0), r69.xxxx)), r70);
     r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
@@ -352,20 +350,20 @@ void shrec_body()
         {
             r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
             r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r0);
-            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.zzzz, r0.yyyy)).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.zzzz, r0.yyyy)).wwww, r0);
             r0.yz = (select(r5.xxyy == r4.wwxx, ((float4)0.0), ((float4)1.0))).yz;
             r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-            r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r0.wwww, r0.yyyy)).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.wwww, r0.yyyy)).wwww, r0);
             r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
         }
-        r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r0.wwww, r0.zzzz)).yyyy, r0);
+        r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).yyyy, r0);
     }
     r0 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r0);
     r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
         r0.yzw = (r12.xyz + r10.xyz);
-        r1.xyz = (shrec_mul_legacy_k(r0.yzww, ((float4)0.5))).xyz;
+        r1.xyz = (SHREC_MUL_LEGACY_K(r0.yzww, ((float4)0.5))).xyz;
     }
     r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
@@ -373,26 +371,26 @@ void shrec_body()
         r1.xyz = r12.xyz;
     }
     r69 = select(bool4(1, 0, 0, 0), select(r4.zzzz == r4.wwww, ((float4)1.0), ((float4)0.0)), r69);
-    r0 = select(bool4(0, 1, 0, 0), (shrec_mul_legacy(r69.xxxx, r6.yyyy)).yyyy, r0);
+    r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r69.xxxx, r6.yyyy)).yyyy, r0);
     r69 = select(bool4(1, 0, 0, 0), select(r4.wwww == r4.yyyy, ((float4)0.0), ((float4)1.0)), r69);
     r0 = select(bool4(0, 1, 0, 0), (select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
-    r0 = select(bool4(1, 0, 0, 0), (shrec_mul_legacy(r0.yyyy, r69.xxxx)).xxxx, r0);
+    r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.yyyy, r69.xxxx)).xxxx, r0);
     r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
     [branch] if (!(((float4)r64).x == 0.0))
     {
         r0.xyz = (r12.xyz + r10.xyz);
-        r0.xyz = (shrec_mul_legacy_k(r0.xyzz, ((float4)0.5))).xyz;
+        r0.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5))).xyz;
     }
     [branch] if (!(!(((float4)r64).x == 0.0)))
     {
         r3.xy = (select(r5.xzzz == r4.wwww, ((float4)1.0), ((float4)0.0))).xy;
         r0.xyz = (r12.xyz + r10.xyz);
-        r0 = select(bool4(0, 0, 0, 1), (shrec_mul_legacy(r3.xxxx, r3.yyyy)).wwww, r0);
+        r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r3.xxxx, r3.yyyy)).wwww, r0);
         r3.xy = (select(r4.zwww == r5.ywww, ((float4)0.0), ((float4)1.0))).xy;
         r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-        r0.zw = float2(shrec_mul_legacy_k(((float4)r0).z, 0.5), shrec_mul_legacy(((float4)r0).w, ((float4)r3).x));
-        r0.yw = float2(shrec_mul_legacy_k(((float4)r0).y, 0.5), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
-        r0.xw = float2(shrec_mul_legacy_k(((float4)r0).x, 0.5), shrec_mul_legacy(((float4)r0).w, ((float4)r3).y));
+        r0.zw = float2(SHREC_MUL_LEGACY_K(((float4)r0).z, 0.5), SHREC_MUL_LEGACY(((float4)r0).w, ((float4)r3).x));
+        r0.yw = float2(SHREC_MUL_LEGACY_K(((float4)r0).y, 0.5), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
+        r0.xw = float2(SHREC_MUL_LEGACY_K(((float4)r0).x, 0.5), SHREC_MUL_LEGACY(((float4)r0).w, ((float4)r3).y));
         r0.xyz = (select(r0.wwww == ((float4)0.0), r10.xyzz, r0.xyzz)).xyz;
     }
     r3.xy = (select(((float4)0.5) > r9.xyyy, ((float4)1.0), ((float4)0.0))).xy;
