@@ -570,7 +570,9 @@ impl Lowering<'_> {
     /// at CF `pc`) could act where the taken jump acts on nothing.
     fn only_pops_left(&self, name: &str, pc: u32) -> Result<(), ShaderError> {
         match self.jumps.iter().find(|j| !j.allows_more_than_pops(pc)) {
-            Some(j) => Err(jump_mismatch(j, pc, &format!("runs {name} after a pop restored an entry saved before the jump, where only pops may follow"))),
+            Some(j) => {
+                Err(jump_mismatch(j, pc, &format!("runs {name} after a pop restored an entry saved before the jump, where only pops may follow")))
+            }
             None => Ok(()),
         }
     }
@@ -581,7 +583,11 @@ impl Lowering<'_> {
     fn inactive_lanes_change(&self, name: &str, pc: u32) -> Result<(), ShaderError> {
         let loop_op = name.starts_with("ALU_BREAK") || name.starts_with("ALU_CONTINUE");
         let loop_nest = self.loop_nest;
-        match self.jumps.iter().find(|j| j.skips(pc) && (if loop_op { loop_nest <= j.loops } else { j.phase != Phase::Skipping || self.depth <= j.jump_depth })) {
+        match self
+            .jumps
+            .iter()
+            .find(|j| j.skips(pc) && (if loop_op { loop_nest <= j.loops } else { j.phase != Phase::Skipping || self.depth <= j.jump_depth }))
+        {
             Some(j) => Err(jump_mismatch(j, pc, &format!("runs {name} there, which would change a lane the taken jump leaves alone"))),
             None => Ok(()),
         }
