@@ -395,11 +395,12 @@ fn compiler_if_else_shapes() {
 #[test]
 fn compiler_shaped_fixed_seed() {
     let Some(gpu) = gpu() else { return };
-    let (c, deepest) = shaped(gpu, fuzz_seed(), 0..200);
+    let (c, deepest, ladders) = shaped(gpu, fuzz_seed(), 0..200);
     assert!(deepest >= 6, "no program nested 6 deep (deepest {deepest})");
+    assert!(ladders >= 20, "only {ladders} else-if ladders");
     let taken = shrec_verify::interp::gx2::JUMP_TAKEN;
     finish(
-        &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}"),
+        &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}, {ladders} else-if ladders"),
         &c,
         &[
             "JUMP",
@@ -430,9 +431,9 @@ fn long_shaped() {
     let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
     let from: u64 = shrec_verify::env_u64("SHREC_FUZZ_FROM", 0);
     let started = std::time::Instant::now();
-    let (c, deepest) = shaped(gpu, fuzz_seed(), from..from + n);
+    let (c, deepest, ladders) = shaped(gpu, fuzz_seed(), from..from + n);
     println!(
-        "long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}",
+        "long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}, {ladders} else-if ladders",
         fuzz_seed(),
         c.summary("gx2"),
         started.elapsed().as_secs_f64()
@@ -440,12 +441,16 @@ fn long_shaped() {
     assert_eq!(c.mismatches, 0);
 }
 
-fn shaped(gpu: &'static vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, u32) {
+/// Runs the compiler-shaped programs `range` of `seed`: the comparison, the deepest nesting and
+/// the number of else-if ladders.
+fn shaped(gpu: &'static vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, u32, u32) {
     let mut c = Comparison::default();
     let mut deepest = 0;
+    let mut ladders = 0;
     for i in range {
-        let (t, depth) = gen::shaped_program_and_depth(seed, i);
-        deepest = deepest.max(depth);
+        let (t, stats) = gen::shaped_program_and_stats(seed, i);
+        deepest = deepest.max(stats.depth);
+        ladders += stats.ladders;
         let mut one = gx2::run(gpu, &t);
         for rep in std::mem::take(&mut one.reports) {
             println!("{rep}");
@@ -455,7 +460,7 @@ fn shaped(gpu: &'static vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Com
             eprintln!("progress (up to program {i}): {}", c.summary("gx2"));
         }
     }
-    (c, deepest)
+    (c, deepest, ladders)
 }
 
 /// FLT_TO_INT / FLT_TO_UINT of NaN (0) and out-of-range values (saturated), read back through
@@ -1750,4 +1755,36 @@ fn else_if_ladder_with_work_between_the_pops_is_rejected() {
             assert_eq!(run.undetermined, no_branch, "selector {s}: {}", run.why);
         }
     }
+}
+
+/// Every jump of a program the translator accepts is exact per lane, so the interpreter's
+/// uniform-wave run (every jump reached by an inactive lane taken, with its pops) and its
+/// divergent-wave run (none taken) must agree on every lane of the compiler-shaped fixed-seed
+/// programs, else-if ladders included. A lane where they differ would be left out of the GPU
+/// comparison as inconclusive; here it fails. CPU only (no GPU).
+#[test]
+fn shaped_programs_never_depend_on_the_wave() {
+    use shrec_verify::interp::gx2 as interp;
+    let (mut lanes, mut why) = (0u32, std::collections::BTreeMap::<String, u32>::new());
+    for i in 0..200 {
+        let (t, _) = gen::shaped_program_and_stats(fuzz_seed(), i);
+        if shrec::formats::gx2::lower::lower(&t.shader).is_err() {
+            continue;
+        }
+        let prog = isa::decode(&t.shader.program).expect("decodes");
+        let runs: Vec<interp::Run> = if t.shader.kind == ShaderKind::Vertex {
+            t.cases.iter().map(|c| interp::run(&t.shader, &prog, c)).collect()
+        } else {
+            t.cases.chunks(4).flat_map(|q| interp::run_quad(&t.shader, &prog, &std::array::from_fn(|p| q[p].clone()))).collect()
+        };
+        for r in runs {
+            lanes += 1;
+            if r.undetermined {
+                *why.entry(r.why.clone()).or_default() += 1;
+            }
+            assert!(!r.why.contains("other lanes of the wave"), "{} ({}): {}", t.name, t.reproduce, r.why);
+        }
+    }
+    common::log_uncaptured(&format!("shaped_programs_never_depend_on_the_wave: {lanes} invocations; undetermined by reason: {why:?}"));
+    assert!(lanes >= 1000, "only {lanes} invocations");
 }
