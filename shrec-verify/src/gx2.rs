@@ -913,6 +913,8 @@ pub mod gen {
         pub shaped: bool,
         /// Deepest nesting the compiler-shaped mode reached.
         pub max_depth: u32,
+        /// Else-if ladders the compiler-shaped mode emitted (`Gen::shaped_ladder`).
+        pub ladders: u32,
         /// If-blocks open inside the innermost loop: ALU_BREAK / ALU_CONTINUE act on every
         /// inactive lane, so compilers put them only directly in a loop body (`if (c) break`
         /// is a LOOP_BREAK in its own if), and a jump over one is not exact per lane.
@@ -945,6 +947,7 @@ pub mod gen {
                 allow_rel,
                 shaped: false,
                 max_depth: 0,
+                ladders: 0,
                 ifs_in_loop: 0,
             }
         }
@@ -1438,6 +1441,7 @@ pub mod gen {
             let roll = if room == 0 { 99 } else { self.rng.below(100) };
             match roll {
                 // deeper nesting is likelier near the top, so chains reach the maximum depth
+                0..=8 if room >= 3 => self.shaped_ladder(room),
                 0..=44 if room > 0 => self.shaped_if_chain(room),
                 45..=56 if room > 0 && self.loops < 2 => {
                     self.depth += 1;
@@ -1511,6 +1515,72 @@ pub mod gen {
             for (at, pop) in past_close {
                 self.aim(Some(at), target, pop);
             }
+        }
+
+        /// The else-if ladder of Nintendo's compiler (11 retail shaders): `w` levels of
+        /// `ALU_PUSH_BEFORE; JUMP; then; ELSE`, each nested in the else of the one before, and an
+        /// innermost if without else whose then-part is the clause of ALU_POP2_AFTER (or
+        /// ALU_POP_AFTER). The remaining levels close with POP POP_CNT(n) and with else-tail
+        /// clauses (ALU_POP_AFTER: the rest of an outer level's else), the first close after the
+        /// clause always a POP. The innermost JUMP aims past one of the POPs right after its
+        /// clause, so the pops it stands for are split over several instructions (a pop wakes a
+        /// lane before the target; only pops follow until the taken jump's depth). Every JUMP of
+        /// a level aims at its ELSE; every ELSE aims past the first close of its level, popping
+        /// what that path pops. `w + 1 ≤ room` levels, `w` from 2 to 5.
+        fn shaped_ladder(&mut self, room: u32) {
+            let w = self.rng.range(2, i64::from(room.min(6)) - 1) as u32;
+            let base = self.depth;
+            let mut elses = Vec::new();
+            for _ in 0..w {
+                self.cond_clause();
+                self.depth += 1;
+                self.max_depth = self.max_depth.max(self.depth);
+                let jump_at = self.cfs.len();
+                self.cfs.push(cf("JUMP"));
+                self.block_stmts(1, 1);
+                self.aim(Some(jump_at), self.cfs.len(), 0);
+                elses.push((self.cfs.len(), self.depth));
+                self.cfs.push(cf("ELSE"));
+            }
+            self.cond_clause();
+            self.depth += 1;
+            self.max_depth = self.max_depth.max(self.depth);
+            let jump_at = self.cfs.len();
+            let jump_depth = self.depth;
+            self.cfs.push(cf("JUMP"));
+            // the closes, each as (CF index after it, depth after it)
+            let first = if self.rng.chance(70) { 2 } else { 1 };
+            let c = self.alu_clause(if first == 2 { "ALU_POP2_AFTER" } else { "ALU_POP_AFTER" }, false);
+            self.cfs.push(c);
+            self.depth -= first;
+            let mut closes = vec![(self.cfs.len(), self.depth)];
+            // POPs right after the clause (the innermost JUMP may aim past any of them), then
+            // POPs and else-tails
+            let mut leading_pops = 0;
+            let mut tail_seen = false;
+            while self.depth > base {
+                if leading_pops > 0 && self.rng.chance(40) {
+                    let c = self.alu_clause("ALU_POP_AFTER", false);
+                    self.cfs.push(c);
+                    self.depth -= 1;
+                    tail_seen = true;
+                } else {
+                    let n = self.rng.range(1, i64::from((self.depth - base).min(3))) as u32;
+                    self.cfs.push(cf_pop("POP", n));
+                    self.depth -= n;
+                    if !tail_seen {
+                        leading_pops += 1;
+                    }
+                }
+                closes.push((self.cfs.len(), self.depth));
+            }
+            let (target, depth) = closes[self.rng.range(1, leading_pops as i64) as usize];
+            self.aim(Some(jump_at), target, jump_depth - depth);
+            for (at, d) in elses {
+                let (target, depth) = closes.iter().copied().find(|&(_, depth)| depth < d).expect("the ladder closes every level");
+                self.aim(Some(at), target, d - depth);
+            }
+            self.ladders += 1;
         }
 
         /// ALU_PUSH_BEFORE whose last group sets the execution mask with a PRED_SET* — on
@@ -1718,11 +1788,20 @@ pub mod gen {
 
     /// Program `index` of the compiler-shaped run `seed` (`Gen::shaped_stmt`).
     pub fn shaped_program(seed: u64, index: u64) -> TestProgram {
-        shaped_program_and_depth(seed, index).0
+        shaped_program_and_stats(seed, index).0
     }
 
-    /// [`shaped_program`] and the deepest if / loop nesting it reached.
-    pub fn shaped_program_and_depth(seed: u64, index: u64) -> (TestProgram, u32) {
+    /// What one compiler-shaped program contains, for the tests' coverage asserts.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct ShapedStats {
+        /// Deepest if / loop nesting.
+        pub depth: u32,
+        /// Else-if ladders (`Gen::shaped_ladder`).
+        pub ladders: u32,
+    }
+
+    /// [`shaped_program`] and what it contains.
+    pub fn shaped_program_and_stats(seed: u64, index: u64) -> (TestProgram, ShapedStats) {
         let mut rng = Rng::new(seed.wrapping_mul(0x5851_F42D_4C95_7F2D) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5AA5);
         let kind = if rng.chance(50) { ShaderKind::Vertex } else { ShaderKind::Pixel };
         let block = rng.chance(35);
@@ -1736,7 +1815,7 @@ pub mod gen {
             ShaderKind::Vertex => vertex_shader(bytes, 4, 2, block, loop_vars),
             _ => pixel_shader(bytes, 4, 2, block, loop_vars),
         };
-        let depth = g.max_depth;
+        let stats = ShapedStats { depth: g.max_depth, ladders: g.ladders };
         let (cases, quads) = cases(&mut rng, kind, 4, 4);
         let t = TestProgram {
             name: format!("compiler-shaped seed {seed} program {index}"),
@@ -1745,7 +1824,7 @@ pub mod gen {
             quads,
             reproduce: format!("SHREC_FUZZ_SEED={seed} SHREC_FUZZ_ONLY={index} SHREC_FUZZ_SHAPED=1 cargo test --release --test verify_gx2 -- --ignored fuzz_one --nocapture"),
         };
-        (t, depth)
+        (t, stats)
     }
 
     /// A program whose groups execute `op` (ALU mnemonic) in many operand forms.

@@ -395,11 +395,12 @@ fn compiler_if_else_shapes() {
 #[test]
 fn compiler_shaped_fixed_seed() {
     let Some(gpu) = gpu() else { return };
-    let (c, deepest) = shaped(gpu, fuzz_seed(), 0..200);
+    let (c, deepest, ladders) = shaped(gpu, fuzz_seed(), 0..200);
     assert!(deepest >= 6, "no program nested 6 deep (deepest {deepest})");
+    assert!(ladders >= 20, "only {ladders} else-if ladders");
     let taken = shrec_verify::interp::gx2::JUMP_TAKEN;
     finish(
-        &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}"),
+        &format!("compiler_shaped_fixed_seed, deepest nesting {deepest}, {ladders} else-if ladders"),
         &c,
         &[
             "JUMP",
@@ -430,9 +431,9 @@ fn long_shaped() {
     let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
     let from: u64 = shrec_verify::env_u64("SHREC_FUZZ_FROM", 0);
     let started = std::time::Instant::now();
-    let (c, deepest) = shaped(gpu, fuzz_seed(), from..from + n);
+    let (c, deepest, ladders) = shaped(gpu, fuzz_seed(), from..from + n);
     println!(
-        "long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}",
+        "long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}, {ladders} else-if ladders",
         fuzz_seed(),
         c.summary("gx2"),
         started.elapsed().as_secs_f64()
@@ -440,12 +441,16 @@ fn long_shaped() {
     assert_eq!(c.mismatches, 0);
 }
 
-fn shaped(gpu: &'static vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, u32) {
+/// Runs the compiler-shaped programs `range` of `seed`: the comparison, the deepest nesting and
+/// the number of else-if ladders.
+fn shaped(gpu: &'static vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Comparison, u32, u32) {
     let mut c = Comparison::default();
     let mut deepest = 0;
+    let mut ladders = 0;
     for i in range {
-        let (t, depth) = gen::shaped_program_and_depth(seed, i);
-        deepest = deepest.max(depth);
+        let (t, stats) = gen::shaped_program_and_stats(seed, i);
+        deepest = deepest.max(stats.depth);
+        ladders += stats.ladders;
         let mut one = gx2::run(gpu, &t);
         for rep in std::mem::take(&mut one.reports) {
             println!("{rep}");
@@ -455,7 +460,7 @@ fn shaped(gpu: &'static vk::Gpu, seed: u64, range: std::ops::Range<u64>) -> (Com
             eprintln!("progress (up to program {i}): {}", c.summary("gx2"));
         }
     }
-    (c, deepest)
+    (c, deepest, ladders)
 }
 
 /// FLT_TO_INT / FLT_TO_UINT of NaN (0) and out-of-range values (saturated), read back through
@@ -1631,4 +1636,161 @@ fn host_evaluates_each_operation_as_written() {
         println!("{r}");
     }
     finish("host_evaluates_each_operation_as_written", &total, &["ADD", "MUL_IEEE", "CNDGE"], 16);
+}
+
+/// Selector values of the else-if ladder's cases: 1..=6 take branch 1..=6, 0 and 7 take none.
+const LADDER_SELECTORS: [u32; 8] = [1, 2, 3, 4, 5, 6, 0, 7];
+
+/// `if (s == 1) .. else if (s == 2) .. … else if (s == 6) ..` as Nintendo's compiler emits it
+/// in 11 retail shaders: five nested `ALU_PUSH_BEFORE; JUMP; ALU; ELSE` levels, the innermost
+/// if `JUMP ADDR(25) POP_CNT(4)` over `ALU_POP2_AFTER; POP POP_CNT(2)`, the pops of four levels
+/// split over two instructions. Every then-part adds its level to R2.x; the else-parts of
+/// levels 2 and 1 end with a clause of their own (R2.y += 10, R2.z += 100), closing them with
+/// ALU_POP_AFTER. Each ELSE aims past the first instruction that closes its level and pops
+/// what that fall-through path pops. `selector(k)` is the operand compared with `k`; `last`
+/// replaces CF 24 (the POP) for the rejection test.
+fn else_if_ladder(selector: S, last: C) -> Vec<C> {
+    let jump = |op: &'static str, addr: u32, pop: u32| C::N { op, addr, pop, cf_const: 0, tex: vec![] };
+    let add = |ch: u8, v: f32| G(vec![a("ADD", (2, ch), &[r(2, ch), lit(0)])], vec![v.to_bits(), 0]);
+    let cond = |k: u32| {
+        let mut p = a("PRED_SETE", (9, 0), &[selector, lit(0)]);
+        p.exec = true;
+        p.pred = true;
+        p.write = false;
+        let mut groups = vec![G(vec![p], vec![(k as f32).to_bits(), 0])];
+        if k == 1 {
+            // R2 = 0 before the first test, while every lane is active
+            groups.insert(0, G((0..4u8).map(|ch| mov((2, ch), special(248))).collect(), vec![]));
+        }
+        alu("ALU_PUSH_BEFORE", groups)
+    };
+    // (target, pop count) of the ELSE of levels 1..=5 (at depth 1..=5)
+    let else_of = [(27, 1), (26, 1), (25, 1), (25, 2), (24, 1)];
+    let mut prog = vec![cf("CALL_FS")]; // 0
+    for (level, (target, pop)) in (1..=5u32).zip(else_of) {
+        let at = prog.len() as u32; // 4 level - 3
+        prog.push(cond(level));
+        prog.push(jump("JUMP", at + 3, 0)); // no lane active: to the ELSE
+        prog.push(alu("ALU", vec![add(0, level as f32)]));
+        prog.push(jump("ELSE", target, pop));
+    }
+    prog.push(cond(6)); // 21
+    prog.push(jump("JUMP", 25, 4)); // 22: no lane active: past both closes, popping 4
+    prog.push(alu("ALU_POP2_AFTER", vec![add(0, 6.0)])); // 23: then, pop 6 → 4
+    prog.push(last); // 24: POP POP_CNT(2), 4 → 2
+    prog.push(alu("ALU_POP_AFTER", vec![add(1, 10.0)])); // 25: rest of level 2's else, 2 → 1
+    prog.push(alu("ALU_POP_AFTER", vec![add(2, 100.0)])); // 26: rest of level 1's else, 1 → 0
+    prog.push(C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] }); // 27
+    prog.push(C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] }); // 28
+    prog
+}
+
+/// The ladder's program with each case's selector in R1.x (attribute 0, lanes disagree) or in
+/// c4.x (a constant, every lane of a draw agrees).
+fn ladder_program(name: &str, uniform: bool, last: C) -> gx2::TestProgram {
+    let selector = if uniform { c(4, 0) } else { r(1, 0) };
+    let prog = else_if_ladder(selector, last);
+    let mut t = gen::fixed(name, ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 41);
+    for (case, s) in t.cases.iter_mut().zip(LADDER_SELECTORS) {
+        case.attribs.get_mut(&0).expect("attribute 0")[0] = s as f32;
+        case.regfile[4][0] = (s as f32).to_bits();
+    }
+    t
+}
+
+/// The else-if ladder (see [`else_if_ladder`]) runs exactly: today's translator is checked
+/// against the interpreter on lavapipe for lanes that take each of the six branches and none,
+/// with uniform and divergent selectors, and the interpreter's results against the values the
+/// source-level `if / else if` gives. Before the jump check allowed the innermost jump's pops
+/// to be split over ALU_POP2_AFTER and POP, the translator rejected it: "the jump at CF 22 to
+/// CF 25 (taken when no lane is active) is not exact per lane: the code it skips pops to depth
+/// 4 where the taken jump leaves 2 (CF 23)".
+#[test]
+fn else_if_ladder_five_deep() {
+    let mut total = Comparison::default();
+    for uniform in [true, false] {
+        let tag = if uniform { "uniform" } else { "divergent" };
+        let t = ladder_program(&format!("else-if ladder ({tag})"), uniform, cf_pop("POP", 2));
+        let lowered = shrec::formats::gx2::lower::lower(&t.shader);
+        assert!(lowered.is_ok(), "ladder ({tag}): {}", lowered.err().map(|e| e.to_string()).unwrap_or_default());
+        // the interpreter against the source-level meaning: R2 = (branch taken, 10 unless
+        // branch 1 or 2 was taken, 100 unless branch 1 was taken)
+        let prog = isa::decode(&t.shader.program).expect("decodes");
+        for (case, s) in t.cases.iter().zip(LADDER_SELECTORS) {
+            let run = shrec_verify::interp::gx2::run(&t.shader, &prog, case);
+            assert!(!run.undetermined, "selector {s} ({tag}): {}", run.why);
+            let got = run.exports[&(2, 0)].map(|v| v.val());
+            let branch = if (1..=6).contains(&s) { s as f32 } else { 0.0 };
+            let want = [branch, if s == 1 || s == 2 { 0.0 } else { 10.0 }, if s == 1 { 0.0 } else { 100.0 }];
+            assert_eq!(got[..3], want, "selector {s} ({tag})");
+        }
+        let Some(gpu) = gpu() else { return };
+        total.merge(gx2::run(gpu, &t));
+    }
+    let taken = shrec_verify::interp::gx2::JUMP_TAKEN;
+    finish("else_if_ladder_five_deep", &total, &["JUMP", "ELSE", "POP", "ALU_POP_AFTER", "ALU_POP2_AFTER", taken], 64);
+}
+
+/// What the jump check still refuses: the same ladder with CF 24 an ALU clause that pops 2
+/// (R2.w += 1000) instead of the POP. A lane that reaches CF 22 inactive but was active when
+/// level 5 began (it took branch 5, or none) falls through, CF 23's pop wakes it (the entry of
+/// level 5) and it runs CF 24's clause — which the taken jump skips. The translator rejects the
+/// program naming both CFs; the interpreter finds the result wave-dependent for exactly those
+/// lanes. For branch 5 only the run taking CF 22's jump alone shows it: taking both ELSE 5 (to
+/// CF 24) and CF 22's jump, or neither, runs the clause either way.
+#[test]
+fn else_if_ladder_with_work_between_the_pops_is_rejected() {
+    let last = alu("ALU_POP2_AFTER", vec![G(vec![a("ADD", (2, 3), &[r(2, 3), lit(0)])], vec![1000.0f32.to_bits(), 0])]);
+    for uniform in [true, false] {
+        let t = ladder_program("else-if ladder with a clause between its pops", uniform, last.clone());
+        let err = shrec::formats::gx2::lower::lower(&t.shader).map(|_| ()).expect_err("a clause between the pops is not exact per lane").to_string();
+        assert!(
+            err.contains("the jump at CF 22 to CF 25 (taken when no lane is active) is not exact per lane")
+                && err.contains("runs ALU_POP2_AFTER after a pop restored an entry saved before the jump")
+                && err.contains("(CF 24)"),
+            "{err}"
+        );
+        let prog = isa::decode(&t.shader.program).expect("decodes");
+        for (case, s) in t.cases.iter().zip(LADDER_SELECTORS) {
+            let run = shrec_verify::interp::gx2::run(&t.shader, &prog, case);
+            let active_at_level_5_inactive_at_22 = s == 5 || !(1..=6).contains(&s);
+            assert_eq!(run.undetermined, active_at_level_5_inactive_at_22, "selector {s}: {}", run.why);
+            if run.undetermined {
+                assert!(run.why.contains("other lanes of the wave"), "selector {s}: {}", run.why);
+            }
+        }
+    }
+}
+
+/// Every jump of a program the translator accepts is exact per lane, so the interpreter's runs
+/// in a uniform wave (every jump reached by an inactive lane taken, with its pops), a divergent
+/// one (none taken) and the waves taking one of them must agree on every lane of the
+/// compiler-shaped (else-if ladders included) and random fixed-seed programs. A lane where they
+/// differ would be left out of the GPU comparison as inconclusive; here it fails. CPU only.
+#[test]
+fn accepted_programs_never_depend_on_the_wave() {
+    use shrec_verify::interp::gx2 as interp;
+    let (mut lanes, mut why) = (0u32, std::collections::BTreeMap::<String, u32>::new());
+    let shaped = (0..200).map(|i| gen::shaped_program_and_stats(fuzz_seed(), i).0);
+    let random = (0..300).map(|i| gen::program(fuzz_seed(), i));
+    for t in shaped.chain(random) {
+        if shrec::formats::gx2::lower::lower(&t.shader).is_err() {
+            continue;
+        }
+        let prog = isa::decode(&t.shader.program).expect("decodes");
+        let runs: Vec<interp::Run> = if t.shader.kind == ShaderKind::Vertex {
+            t.cases.iter().map(|c| interp::run(&t.shader, &prog, c)).collect()
+        } else {
+            t.cases.chunks(4).flat_map(|q| interp::run_quad(&t.shader, &prog, &std::array::from_fn(|p| q[p].clone()))).collect()
+        };
+        for r in runs {
+            lanes += 1;
+            if r.undetermined {
+                *why.entry(r.why.clone()).or_default() += 1;
+            }
+            assert!(!r.why.contains("other lanes of the wave"), "{} ({}): {}", t.name, t.reproduce, r.why);
+        }
+    }
+    common::log_uncaptured(&format!("accepted_programs_never_depend_on_the_wave: {lanes} invocations; undetermined by reason: {why:?}"));
+    assert!(lanes >= 1000, "only {lanes} invocations");
 }

@@ -10,8 +10,11 @@
 //!   the rows of `formats::gx2::cf_stack` (sources there and in docs/gx2.md). A jump is taken
 //!   only when no lane of the wave is active, and its POP_COUNT is applied only then. One lane
 //!   cannot see the others, so every invocation whose lane reaches a jump while inactive is run
-//!   twice: as in a uniform wave (every such jump taken) and as in a divergent one (none taken).
-//!   Runs that differ are undetermined: the GPU's result would depend on the neighbours;
+//!   as in a uniform wave (every such jump taken), as in a divergent one (none taken) and, for
+//!   each such jump the divergent run reaches (up to [`SINGLE_JUMP_RUNS`]), as in a wave where
+//!   only that one is taken — the other lanes may wake between two jumps, so a real wave can
+//!   take any of them. Runs that differ are undetermined: the GPU's result would depend on the
+//!   neighbours;
 //! - a lane that executes LOOP_BREAK / ALU_BREAK leaves the loop at once (nothing inside the loop
 //!   reactivates it), LOOP_CONTINUE / ALU_CONTINUE go straight to the next iteration; ALU_BREAK /
 //!   ALU_CONTINUE test the lane's flag after the clause, whether it was cleared by the clause or
@@ -277,6 +280,8 @@ struct M<'a> {
     wave: Wave,
     /// A jump was taken (uniform wave) — only then can the divergent run differ.
     took_jump: bool,
+    /// Jumps this lane reached while inactive, taken or not (numbers them for [`Wave::OnlyJump`]).
+    inactive_jumps: u32,
 }
 
 /// Recorded in [`Run::executed`] when a lane took a jump (its uniform-wave run), so tests can
@@ -290,7 +295,14 @@ enum Wave {
     Uniform,
     /// Some other lane is always active: no jump is taken.
     Divergent,
+    /// Every lane is inactive at the n-th jump (from 0) this lane reaches while inactive, and
+    /// some other lane is active at all the others: only that one is taken.
+    OnlyJump(u32),
 }
+
+/// Most single-jump runs per invocation ([`Wave::OnlyJump`]): a jump inside a loop is reached
+/// once per iteration, and each run costs a whole interpretation.
+pub const SINGLE_JUMP_RUNS: u32 = 32;
 
 /// Runs a vertex invocation (or a pixel without gradient fetches), in a uniform and, where a
 /// jump was taken, a divergent wave (see the module comment).
@@ -298,24 +310,26 @@ pub fn run(s: &Gx2Shader, p: &Program, inp: &Inputs) -> Run {
     let one = |wave| {
         let mut m = M::new(s, p, inp);
         m.wave = wave;
-        let took = match m.go() {
-            Stop::Done => m.took_jump,
-            Stop::Gradient(_) => {
-                m.run.undetermined = true;
-                m.took_jump
-            }
-        };
-        (m.finish(), took)
+        if let Stop::Gradient(_) = m.go() {
+            m.run.undetermined = true;
+        }
+        let (took, reached) = (m.took_jump, m.inactive_jumps);
+        (m.finish(), took, reached)
     };
-    let (uniform, took_jump) = one(Wave::Uniform);
+    let (uniform, took_jump, _) = one(Wave::Uniform);
     if !took_jump {
         return uniform;
     }
-    same_in_both_waves(uniform, one(Wave::Divergent).0)
+    let (divergent, _, reached) = one(Wave::Divergent);
+    let mut r = same_in_both_waves(uniform, divergent);
+    for k in 0..reached.min(SINGLE_JUMP_RUNS) {
+        r = same_in_both_waves(r, one(Wave::OnlyJump(k)).0);
+    }
+    r
 }
 
-/// The run of a lane whose result must not depend on the wave: `uniform` if `divergent` agrees,
-/// else undetermined.
+/// The run of a lane whose result must not depend on the wave: `uniform` if `other` (another
+/// wave's run) agrees, else undetermined.
 fn same_in_both_waves(mut uniform: Run, divergent: Run) -> Run {
     uniform.executed.extend(divergent.executed.iter().copied());
     if uniform.undetermined {
@@ -327,7 +341,8 @@ fn same_in_both_waves(mut uniform: Run, divergent: Run) -> Run {
     } else if (&uniform.exports, uniform.killed, &uniform.ring, &uniform.gs) != (&divergent.exports, divergent.killed, &divergent.ring, &divergent.gs)
     {
         uniform.undetermined = true;
-        uniform.why = "the result depends on whether the other lanes of the wave take a jump (uniform and divergent waves differ)".into();
+        uniform.why =
+            "the result depends on whether the other lanes of the wave take a jump (runs taking all, none or one of its jumps differ)".into();
     }
     if uniform.undetermined {
         uniform.exports.clear();
@@ -340,16 +355,23 @@ fn same_in_both_waves(mut uniform: Run, divergent: Run) -> Run {
 /// (right − left, bottom − top). If the pixels do not all reach the same gradient fetch, the
 /// quad is undetermined.
 pub fn run_quad(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4]) -> [Run; 4] {
-    let (uniform, took_jump) = run_quad_in(s, p, inp, Wave::Uniform);
+    let (uniform, took_jump, _) = run_quad_in(s, p, inp, Wave::Uniform);
     if !took_jump {
         return uniform;
     }
-    let (divergent, _) = run_quad_in(s, p, inp, Wave::Divergent);
+    let (divergent, _, reached) = run_quad_in(s, p, inp, Wave::Divergent);
     let mut d = divergent.into_iter();
-    uniform.map(|u| same_in_both_waves(u, d.next().unwrap()))
+    let mut r = uniform.map(|u| same_in_both_waves(u, d.next().unwrap()));
+    for k in 0..reached.min(SINGLE_JUMP_RUNS) {
+        let mut o = run_quad_in(s, p, inp, Wave::OnlyJump(k)).0.into_iter();
+        r = r.map(|u| same_in_both_waves(u, o.next().unwrap()));
+    }
+    r
 }
 
-fn run_quad_in(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4], wave: Wave) -> ([Run; 4], bool) {
+/// The quad's runs in `wave`, whether a jump was taken, and the most jumps a pixel reached while
+/// inactive.
+fn run_quad_in(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4], wave: Wave) -> ([Run; 4], bool, u32) {
     let mut ms: Vec<M> = inp
         .iter()
         .map(|i| {
@@ -380,8 +402,9 @@ fn run_quad_in(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4], wave: Wave) -> ([R
         stops = ms.iter_mut().map(|m| m.go()).collect();
     }
     let took_jump = ms.iter().any(|m| m.took_jump);
+    let reached = ms.iter().map(|m| m.inactive_jumps).max().unwrap_or(0);
     let runs: Vec<Run> = ms.into_iter().map(|m| m.finish()).collect();
-    (runs.try_into().unwrap(), took_jump)
+    (runs.try_into().unwrap(), took_jump, reached)
 }
 
 fn is_denormal(x: f32) -> bool {
@@ -579,6 +602,7 @@ impl<'a> M<'a> {
             copy_ring: None,
             wave: Wave::Divergent,
             took_jump: false,
+            inactive_jumps: 0,
         };
         if s.kind == ShaderKind::Pixel {
             m.pixel_inputs();
@@ -691,7 +715,17 @@ impl<'a> M<'a> {
                 Step::Push => self.push(),
                 Step::Else => self.else_(),
                 Step::JumpIfNoneActive { pop } => {
-                    if self.active || self.wave == Wave::Divergent {
+                    if self.active {
+                        continue;
+                    }
+                    let n = self.inactive_jumps;
+                    self.inactive_jumps += 1;
+                    let taken = match self.wave {
+                        Wave::Uniform => true,
+                        Wave::Divergent => false,
+                        Wave::OnlyJump(k) => n == k,
+                    };
+                    if !taken {
                         continue;
                     }
                     self.took_jump = true;

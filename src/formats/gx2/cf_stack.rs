@@ -190,14 +190,33 @@ pub fn pop_count_allowed(name: &str) -> bool {
         .is_some_and(|e| e.steps.iter().any(|s| matches!(s, Step::Pop(Count::PopCountField) | Step::JumpIfNoneActive { pop: Count::PopCountField })))
 }
 
+/// How far the fall-through path of a jump has come through the pops the taken jump stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// No pop has restored an entry saved before the jump: the lane is still inactive, so the
+    /// skipped code has no effect on it.
+    Skipping,
+    /// A pop restored an entry saved before the jump, above the depth the taken jump leaves: the
+    /// lane may be active again, so until the target only pops may run. A pop changes nothing
+    /// but the flag and the depth, and the last one lands where the taken jump's own pops do.
+    /// This is the else-if ladder's close (`ALU_POP2_AFTER; POP POP_CNT(2)` under a
+    /// `JUMP POP_CNT(4)`): the compiler splits the pops the jump stands for over several
+    /// instructions.
+    Draining,
+    /// A pop reached the depth the taken jump leaves: only the target may follow.
+    Landed,
+}
+
 /// What a lane that falls through a jump must meet so that the fall-through path ends where the
 /// taken jump would (see the module comment), stated for the static mask-stack depth:
 /// - `jump_depth`: the depth when the jump step runs (entries below it were pushed before);
-/// - the taken jump leaves `target_depth = jump_depth − pop` at the target;
+/// - the taken jump leaves `target_depth = jump_depth − pop` at the target, its flag the entry
+///   at that depth;
 /// - on the fall-through path, between the jump and the target: no else step at a depth
 ///   ≤ `jump_depth` (it would invert against an entry saved before the jump and could wake the
-///   lane), no pop below `jump_depth` except a last one that lands exactly on `target_depth`,
-///   and the depth at the target equals `target_depth`.
+///   lane); once a pop has gone below `jump_depth` ([`Phase::Draining`]) nothing but pops until
+///   one lands exactly on `target_depth` ([`Phase::Landed`]), and none below it; the depth at
+///   the target equals `target_depth`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JumpCheck {
     /// CF index of the jumping instruction and of its target.
@@ -205,9 +224,7 @@ pub struct JumpCheck {
     pub target: u32,
     pub jump_depth: u32,
     pub target_depth: u32,
-    /// Set once a pop on the fall-through path reached `target_depth` from above: from then on
-    /// the only thing allowed is the target itself.
-    pub landed: bool,
+    pub phase: Phase,
     /// Loops open at the jump. A loop that starts inside the skipped code is left at once by
     /// an inactive lane, so its ALU_BREAK / ALU_CONTINUE never touch it; those of an enclosing
     /// loop would.
@@ -225,11 +242,77 @@ impl JumpCheck {
         let Some(target_depth) = jump_depth.checked_sub(pop) else {
             return Err(format!("would pop {pop} stack entries when its jump is taken, but only {jump_depth} are pushed"));
         };
-        Ok(JumpCheck { from, target, jump_depth, target_depth, landed: false, loops })
+        Ok(JumpCheck { from, target, jump_depth, target_depth, phase: Phase::Skipping, loops })
     }
 
     /// Whether CF `pc` lies strictly between the jump and its target.
     pub fn skips(&self, pc: u32) -> bool {
         self.from < pc && pc < self.target
+    }
+
+    /// The fall-through path, inside the skipped code, pops down to `depth`. An error (the
+    /// reason, for the message) when that is not what the taken jump's pops do.
+    pub fn pop_to(&mut self, depth: u32) -> Result<(), String> {
+        if depth >= self.jump_depth {
+            // restores an entry pushed after the jump, by this inactive lane: still inactive
+            return Ok(());
+        }
+        if self.phase == Phase::Landed {
+            return Err(format!("pops to depth {depth} after the pop the jump stands for"));
+        }
+        if depth < self.target_depth {
+            return Err(format!("pops to depth {depth} where the taken jump leaves {}", self.target_depth));
+        }
+        self.phase = if depth == self.target_depth { Phase::Landed } else { Phase::Draining };
+        Ok(())
+    }
+
+    /// Whether the fall-through path may run anything but a pop at CF `pc`: not inside the
+    /// skipped code once a pop has restored an entry saved before the jump.
+    pub fn allows_more_than_pops(&self, pc: u32) -> bool {
+        !(self.skips(pc) && self.phase != Phase::Skipping)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The else-if ladder's innermost jump: `JUMP POP_CNT(4)` at depth 6 over `ALU_POP2_AFTER`
+    /// (to 4) and `POP POP_CNT(2)` (to 2).
+    #[test]
+    fn a_jump_may_stand_for_pops_split_over_instructions() {
+        let mut j = JumpCheck::new(22, 25, 6, 4, 0).unwrap();
+        assert_eq!(j.target_depth, 2);
+        assert!(j.allows_more_than_pops(23));
+        j.pop_to(4).unwrap();
+        assert_eq!(j.phase, Phase::Draining);
+        assert!(!j.allows_more_than_pops(24), "only pops after a pop restored a pre-jump entry");
+        assert!(j.allows_more_than_pops(25), "the target itself runs normally");
+        j.pop_to(2).unwrap();
+        assert_eq!(j.phase, Phase::Landed);
+    }
+
+    #[test]
+    fn pops_that_miss_the_taken_jumps_depth_are_refused() {
+        // below the target depth
+        let mut j = JumpCheck::new(3, 7, 3, 1, 0).unwrap();
+        assert!(j.pop_to(1).unwrap_err().contains("where the taken jump leaves 2"));
+        // another pop after landing
+        let mut j = JumpCheck::new(3, 7, 3, 2, 0).unwrap();
+        j.pop_to(2).unwrap();
+        j.pop_to(1).unwrap();
+        assert!(j.pop_to(0).is_err());
+        // pops that only restore entries pushed after the jump change nothing
+        let mut j = JumpCheck::new(3, 9, 2, 1, 0).unwrap();
+        j.pop_to(3).unwrap();
+        j.pop_to(2).unwrap();
+        assert_eq!(j.phase, Phase::Skipping);
+    }
+
+    #[test]
+    fn malformed_jumps_are_refused() {
+        assert!(JumpCheck::new(5, 5, 1, 0, 0).is_err());
+        assert!(JumpCheck::new(5, 9, 1, 2, 0).is_err());
     }
 }

@@ -18,7 +18,7 @@
 //! - ALU groups: all slots read the pre-group state; results go to the new PV/PS first, then to
 //!   their destination GPRs (so reads-before-writes inside a group hold).
 
-use super::cf_stack::{self, JumpCheck, StackEffect, Step};
+use super::cf_stack::{self, JumpCheck, Phase, StackEffect, Step};
 use super::error::{Gx2Error, Opcode};
 use super::isa::{self, AluCfOp, AluGroup, AluInst, AluOp, AluSrc, Cf, CfOp, Clause, ExpOp, Kcache, Program, TexInst, TexOp};
 use super::shader_struct::{sampler_type, Gx2Shader, SamplerDecl, ShaderKind, MODE_UNIFORM_BLOCK};
@@ -267,7 +267,12 @@ impl Lowering<'_> {
         while i < end {
             let (cf, clause) = &self.prog.cfs[i];
             let pc = cf.pc;
-            self.arrive(pc)?;
+            let (name, only_pops) = match &cf.cf {
+                Cf::Normal { op, .. } => (op.name(), matches!(op, CfOp::POP | CfOp::NOP)),
+                Cf::Alu { op, .. } => (op.name(), false),
+                Cf::Export { op, .. } => (op.name(), false),
+            };
+            self.arrive(pc, name, only_pops)?;
             match &cf.cf {
                 Cf::Alu { op, kcache, .. } => {
                     let Clause::Alu(groups) = clause else { unreachable!() };
@@ -462,7 +467,7 @@ impl Lowering<'_> {
                             }
                             self.depth = saved;
                             let end_pc = self.prog.cfs[endi].0.pc;
-                            self.arrive(end_pc)?;
+                            self.arrive(end_pc, "LOOP_END", false)?;
                             self.pop(1, end_pc, out)?;
                             i = endi + 1;
                             continue;
@@ -525,13 +530,12 @@ impl Lowering<'_> {
             return Err(structure(Some(pc), format!("CF {pc:02} pops {n} stack entries but only {} are pushed", self.depth)));
         }
         self.depth -= n;
+        let depth = self.depth;
         for j in self.jumps.iter_mut().filter(|j| j.skips(pc)) {
-            if self.depth < j.jump_depth {
-                // restores an entry saved before the jump: only the taken jump's own pop may
-                if self.depth != j.target_depth || j.landed {
-                    return Err(jump_mismatch(j, pc, &format!("pops to depth {} where the taken jump leaves {}", self.depth, j.target_depth)));
-                }
-                j.landed = true;
+            // below the jump's depth a pop restores an entry saved before the jump: only the
+            // pops the taken jump stands for may do that
+            if let Err(why) = j.pop_to(depth) {
+                return Err(jump_mismatch(j, pc, &why));
             }
         }
         out.push(assign(t(ST), 1, rd(STACK + self.depth, 0)));
@@ -541,6 +545,9 @@ impl Lowering<'_> {
     /// Applies a [`cf_stack`] row's steps on the fall-through path (the per-lane view).
     fn stack_steps(&mut self, e: &StackEffect, pop_count: u32, addr: u32, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         for step in e.steps {
+            if !matches!(step, Step::Pop(_)) {
+                self.only_pops_left(e.name, pc)?;
+            }
             match *step {
                 Step::Pop(c) => self.pop(c.resolve(pop_count), pc, out)?,
                 Step::Push => self.push(out)?,
@@ -558,29 +565,55 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// Inside the code a jump skips, once a pop has restored an entry saved before the jump
+    /// ([`Phase::Draining`]), the lane may be active: anything but a pop (here a step of `name`
+    /// at CF `pc`) could act where the taken jump acts on nothing.
+    fn only_pops_left(&self, name: &str, pc: u32) -> Result<(), ShaderError> {
+        match self.jumps.iter().find(|j| !j.allows_more_than_pops(pc)) {
+            Some(j) => {
+                Err(jump_mismatch(j, pc, &format!("runs {name} after a pop restored an entry saved before the jump, where only pops may follow")))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// An else step (or ALU_BREAK / ALU_CONTINUE) at CF `pc` can change a lane that is
     /// inactive; inside the code a jump skips, that is allowed only on entries pushed after the
     /// jump (their lanes are all inactive, so nothing changes).
     fn inactive_lanes_change(&self, name: &str, pc: u32) -> Result<(), ShaderError> {
         let loop_op = name.starts_with("ALU_BREAK") || name.starts_with("ALU_CONTINUE");
         let loop_nest = self.loop_nest;
-        match self.jumps.iter().find(|j| j.skips(pc) && (if loop_op { loop_nest <= j.loops } else { j.landed || self.depth <= j.jump_depth })) {
+        match self
+            .jumps
+            .iter()
+            .find(|j| j.skips(pc) && (if loop_op { loop_nest <= j.loops } else { j.phase != Phase::Skipping || self.depth <= j.jump_depth }))
+        {
             Some(j) => Err(jump_mismatch(j, pc, &format!("runs {name} there, which would change a lane the taken jump leaves alone"))),
             None => Ok(()),
         }
     }
 
-    /// The fall-through path reaches CF `pc`: jumps targeting it must find the depth they
-    /// leave; a jump whose region `pc` lies in must not have landed yet.
-    fn arrive(&mut self, pc: u32) -> Result<(), ShaderError> {
+    /// The fall-through path reaches CF `pc`, named `name`, which does nothing but pop when
+    /// `only_pops` (POP, or NOP): jumps targeting it must find the depth they leave; a jump
+    /// whose region `pc` lies in must not have landed yet, and must still be skipping unless
+    /// the instruction only pops.
+    fn arrive(&mut self, pc: u32, name: &str, only_pops: bool) -> Result<(), ShaderError> {
         let depth = self.depth;
-        if let Some(j) = self.jumps.iter().find(|j| (j.target == pc && depth != j.target_depth) || (j.skips(pc) && j.landed) || j.target < pc) {
+        let bad = |j: &&JumpCheck| {
+            (j.target == pc && depth != j.target_depth)
+                || (j.skips(pc) && j.phase == Phase::Landed)
+                || (!only_pops && !j.allows_more_than_pops(pc))
+                || j.target < pc
+        };
+        if let Some(j) = self.jumps.iter().find(bad) {
             let why = if j.target < pc {
                 "never reaches its target on the fall-through path".to_string()
             } else if j.target == pc {
                 format!("reaches the target at depth {depth} where the taken jump leaves {}", j.target_depth)
-            } else {
+            } else if j.phase == Phase::Landed {
                 format!("still runs CF {pc:02} after the pop the jump stands for")
+            } else {
+                format!("runs {name} after a pop restored an entry saved before the jump, where only pops may follow")
             };
             return Err(jump_mismatch(j, pc, &why));
         }
@@ -590,7 +623,7 @@ impl Lowering<'_> {
 
     /// End of a CF range (the program or a subroutine): every jump must have reached its target.
     fn arrive_at_end(&mut self, end_pc: u32) -> Result<(), ShaderError> {
-        self.arrive(end_pc)?;
+        self.arrive(end_pc, "the end of the program", false)?;
         match self.jumps.first() {
             Some(j) => Err(jump_mismatch(j, end_pc, "targets a CF past the end of its program or subroutine")),
             None => Ok(()),
