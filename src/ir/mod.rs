@@ -462,7 +462,7 @@ pub enum Expr {
     /// A depth-compare sample as [`Expr::SampleCmp`] whose level comes from `mode`: an explicit
     /// LOD (HLSL `SampleCmpLevel`, shader model 6.7), a bias on the implicit LOD
     /// (`SampleCmpBias`, 6.8, pixel shaders only) or explicit gradients (`SampleCmpGrad`, 6.8).
-    /// A shader using it needs that shader model ([`Module::shader_model`]).
+    /// A shader using it needs that shader model ([`ShaderModel::for_compare`]).
     SampleCmpMode {
         tex: u32,
         coord: Box<Expr>,
