@@ -17,6 +17,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub mod dref;
 pub mod installed;
 pub mod version;
 
@@ -651,7 +652,8 @@ impl Target {
     }
 }
 
-/// Shader model of every target profile.
+/// Shader model of every target profile but those of shaders that declare a later one
+/// ([`target_profile_for_model`]).
 pub const SHADER_MODEL: &str = "6_0";
 
 /// Target profile, e.g. `ps_6_0`.
@@ -663,6 +665,20 @@ pub fn profile(stage: Stage) -> String {
 /// `-T lib_6_3` when compiling DXIL with a non-zero specialization-constant mask; the runtime
 /// links it into a vs_6_0 / ps_6_0 shader).
 pub const SPEC_CONSTANTS_LIBRARY_PROFILE: &str = "lib_6_3";
+
+/// Target profile of one compilation for a text that needs shader model `model`
+/// ([`crate::hlsl::declared_shader_model`]): as [`target_profile`] at 6.0; a higher model
+/// raises the stage profile (`ps_6_8`) and the library profile (`lib_6_8`) to it.
+pub fn target_profile_for_model(stage: Stage, target: Target, spec_constants_mask: u32, model: crate::ir::ShaderModel) -> String {
+    let base = target_profile(stage, target, spec_constants_mask);
+    if model == crate::ir::ShaderModel::Sm6_0 {
+        return base;
+    }
+    match base.rsplit_once('_').and_then(|(head, _)| head.rsplit_once('_')) {
+        Some((prefix, _)) => format!("{prefix}_{}", model.suffix()),
+        None => base,
+    }
+}
 
 /// Target profile of one compilation: `profile(stage)`, except DXIL with a non-zero
 /// specialization-constant mask, which is [`SPEC_CONSTANTS_LIBRARY_PROFILE`]. SPIR-V reads
@@ -867,7 +883,9 @@ pub fn compile_with_args(
     spec_constants_mask: u32,
     extra: &[String],
 ) -> Result<Vec<u8>, CompileError> {
-    let target_profile = target_profile(stage, target, spec_constants_mask);
+    // a text that needs a later shader model says so (`// shrec: shader-model = 6_8`)
+    let model = crate::hlsl::declared_shader_model(hlsl).map_err(|e| CompileError::Rejected(format!("{SOURCE_NAME}: {e}")))?;
+    let target_profile = target_profile_for_model(stage, target, spec_constants_mask, model);
     let (entry_point, extra) = split_entry_point(extra);
     COMPILERS.with(|cell| {
         let mut map = cell.borrow_mut();
@@ -881,6 +899,13 @@ pub fn compile_with_args(
         let blob = tc.library.create_blob_with_encoding_from_str(hlsl).map_err(|e| CompileError::Library(format!("DXC blob: {e}")))?;
         let mut includes = PreludeIncludes;
         let mut args = args(stage, target);
+        // DXC's SPIR-V validator refuses the depth-compare placeholders (a non-semantic
+        // instruction's result in arithmetic); `dref::rewrite` below replaces them, and the
+        // tests validate what it gives with spirv-val
+        let placeholders = target == Target::Spirv && hlsl.contains(dref::PLACEHOLDER_SET);
+        if placeholders {
+            args.push("-Vd");
+        }
         args.extend(extra.iter().map(String::as_str));
         let result = tc.compiler.compile(&blob, SOURCE_NAME, entry_point, &target_profile, &args, Some(&mut includes), &[]);
         match result {
@@ -899,6 +924,8 @@ pub fn compile_with_args(
                     }
                 } else if !bytes.len().is_multiple_of(4) || bytes.get(..4) != Some(&[0x03, 0x02, 0x23, 0x07]) {
                     return Err(CompileError::Output(format!("DXC returned {} bytes that are not a SPIR-V module", bytes.len())));
+                } else if placeholders {
+                    bytes = dref::rewrite(&bytes).map_err(|e| CompileError::Output(e.to_string()))?;
                 }
                 Ok(bytes)
             }

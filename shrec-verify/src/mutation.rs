@@ -194,7 +194,7 @@ fn expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
         | Expr::Sample { coord: a, .. }
         | Expr::Gather { coord: a, .. }
         | Expr::TexInfo { lod: a, .. } => expr(a, f),
-        Expr::SampleCmp { coord, reference, .. } => {
+        Expr::SampleCmp { coord, reference, .. } | Expr::SampleCmpMode { coord, reference, .. } => {
             expr(coord, f);
             expr(reference, f);
         }

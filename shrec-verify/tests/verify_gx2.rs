@@ -1794,3 +1794,136 @@ fn accepted_programs_never_depend_on_the_wave() {
     common::log_uncaptured(&format!("accepted_programs_never_depend_on_the_wave: {lanes} invocations; undetermined by reason: {why:?}"));
     assert!(lanes >= 1000, "only {lanes} invocations");
 }
+
+/// `layered_pyramid` with every texel's first component replaced by a depth in [0, 1] drawn
+/// from its running index, so neighbouring texels, slices, faces and levels hold different
+/// depths and a wrong level or texel changes a comparison's outcome for some references.
+fn depth_pyramid(shape: shrec_verify::TextureShape, size: u32, levels: u32, layers: u32) -> shrec_verify::interp::gx2::Texture {
+    let mut t = layered_pyramid(shape, size, levels, layers);
+    let depth = |x: &mut [f32; 4]| {
+        let n = (x[3] * 8.0) as u32;
+        *x = [((n * 37) % 61) as f32 / 60.0, 0.0, 0.0, 0.0];
+    };
+    t.texels.iter_mut().for_each(depth);
+    t.mips.iter_mut().flatten().for_each(depth);
+    t
+}
+
+/// Depth compare at an explicit LOD, with a bias or with gradients, on shadow textures of four
+/// mip levels (8×8 level 0): SAMPLE_C_L and SAMPLE_C_G_L (LOD src.w = 4·FRACT(in.w): every level
+/// and the upper clamp), SAMPLE_C_G_LB (the SET_GRADIENTS LOD 1 or 2 biased by src.w =
+/// 4·FRACT(in.w) − 2) and SAMPLE_C_LB (one-level texture: the bias selects nothing) with the
+/// reference in src.z on 2D shadow samplers (GX2SamplerType 6); SAMPLE_C_G (gradient LOD, with
+/// and without LOD_BIAS = 1) and SAMPLE_C_G_LZ with the reference in src.w on 2D and 2D-array
+/// shadow samplers (6, 12), SAMPLE_C_G_LZ on a cube shadow sampler (8); SAMPLE_C with LOD_BIAS in
+/// pixel quads. Vertex shaders run every form but _LB. Point sampling at whole levels: every
+/// result is exactly 0 or 1. Fails on a main where the six forms are rejected.
+#[test]
+fn compare_levels() {
+    let Some(gpu) = gpu() else { return };
+    use shrec_verify::TextureShape as S_;
+    let flat = depth_pyramid(S_::Flat, 8, 4, 1);
+    let array = depth_pyramid(S_::FlatArray, 8, 4, 3);
+    let cube = depth_pyramid(S_::Cube, 8, 4, 6);
+    let one_level = depth_pyramid(S_::Flat, 8, 1, 1);
+    let lod_bias_one = |mut t: T| {
+        t.0[1] |= 8 << 21; // LOD_BIAS s3.3 = 1.0
+        t
+    };
+    let dst_sel = [0, 4, 5, 0];
+    let mut total = Comparison::default();
+    let mut k = 0;
+    for (kind, src) in [(ShaderKind::Pixel, 0), (ShaderKind::Vertex, 1)] {
+        // R3.w = 4·FRACT(in.w) + shift
+        let w_lane = |shift: f32| {
+            vec![
+                G(vec![a("FRACT", (3, 3), &[r(src, 3)])], vec![]),
+                G(vec![a("MULADD", (3, 3), &[r(3, 3), lit(0), lit(1)])], vec![4.0f32.to_bits(), shift.to_bits()]),
+            ]
+        };
+        // gradients in normalized units of the 8-texel level 0: H = 2 texels along x, V = 1 or
+        // 4 texels along y (gradient LOD 1 or 2, exact whichever ρ form the host uses)
+        let grads = |v: f32| {
+            [
+                G(vec![mov((5, 0), lit(0)), mov((5, 1), special(248)), mov((5, 2), special(248))], vec![0.25f32.to_bits()]),
+                G(vec![mov((6, 0), special(248)), mov((6, 1), lit(0)), mov((6, 2), special(248))], vec![v.to_bits()]),
+            ]
+        };
+        let set_grads = || vec![tex("SET_GRADIENTS_H", 0, 0, 5, 0, [0, 1, 2, 4]), tex("SET_GRADIENTS_V", 0, 0, 6, 0, [0, 1, 2, 4])];
+        // the reference in src.z (R3.z = FRACT(in.z)), the LOD or bias in src.w
+        for (name, shift) in [("SAMPLE_C_L", 0.0f32), ("SAMPLE_C_G_L", 0.0), ("SAMPLE_C_G_LB", -2.0), ("SAMPLE_C_LB", -2.0)] {
+            if name == "SAMPLE_C_LB" && kind != ShaderKind::Pixel {
+                continue; // no implicit LOD to bias outside pixel shaders: refused
+            }
+            let texture = if name == "SAMPLE_C_LB" { &one_level } else { &flat };
+            for v in [0.125f32, 0.5] {
+                let mut groups = vec![G(vec![mov((3, 0), r(src, 0)), mov((3, 1), r(src, 1)), a("FRACT", (3, 2), &[r(src, 2)])], vec![])];
+                groups.extend(grads(v));
+                groups.extend(w_lane(shift));
+                for offset in [[0, 0, 0], [2, -4, 0]] {
+                    let mut fetches = set_grads();
+                    fetches.push(tex_unit(name, 3, [0, 1, 2, 3], dst_sel, false, offset));
+                    let prog =
+                        fetch_program(kind, Some(alu("ALU", groups.clone())), C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, 0);
+                    for seed in 0..3 {
+                        total.merge(run_textured(
+                            gpu,
+                            format!("{name} {kind:?} V {v} offset {offset:?} seed {seed}"),
+                            kind,
+                            &prog,
+                            170 + k,
+                            6,
+                            texture,
+                        ));
+                        k += 1;
+                    }
+                }
+            }
+        }
+        // the reference in src.w (R3.w = FRACT(in.w)); 2D and 2D array (slice from in.z)
+        for (name, bias) in [("SAMPLE_C_G", false), ("SAMPLE_C_G", true), ("SAMPLE_C_G_LZ", false), ("SAMPLE_C", true)] {
+            if name == "SAMPLE_C" && kind != ShaderKind::Pixel {
+                continue; // LOD_BIAS on an implicit LOD: pixel shaders only
+            }
+            for (ty, texture, slice) in [(6, &flat, false), (12, &array, true)] {
+                // SAMPLE_C's implicit LOD is determined on one-level textures only
+                let texture = if name == "SAMPLE_C" {
+                    if slice {
+                        continue;
+                    } else {
+                        &one_level
+                    }
+                } else {
+                    texture
+                };
+                let mut groups =
+                    vec![G(vec![mov((3, 0), r(src, 0)), mov((3, 1), r(src, 1)), mov((3, 2), r(src, 2)), a("FRACT", (3, 3), &[r(src, 3)])], vec![])];
+                groups.extend(grads(0.5));
+                let mut fetches = set_grads();
+                let fetch = tex_unit(name, 3, [0, 1, 2, 3], dst_sel, slice, [0, 0, 0]);
+                fetches.push(if bias { lod_bias_one(fetch) } else { fetch });
+                let prog = fetch_program(kind, Some(alu("ALU", groups)), C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, 0);
+                for seed in 0..4 {
+                    total.merge(run_textured(gpu, format!("{name} bias {bias} {kind:?} type {ty} seed {seed}"), kind, &prog, 170 + k, ty, texture));
+                    k += 1;
+                }
+            }
+        }
+        // SAMPLE_C_G_LZ on a cube: face coordinates as the compilers make them (see cube_sample),
+        // the reference in R3.w
+        let coords = vec![
+            cube_group(3, |ch| r(src, ch)),
+            G(vec![a("RECIP_IEEE", (3, 2), &[r(3, 2).abs()])], vec![]),
+            G(vec![a("MULADD", (3, 0), &[r(3, 0), ps(), lit(0)]), a("MULADD", (3, 1), &[r(3, 1), ps(), lit(0)])], vec![1.5f32.to_bits()]),
+            G(vec![a("FRACT", (3, 2), &[r(src, 3)])], vec![]),
+        ];
+        let fetch = tex_unit("SAMPLE_C_G_LZ", 3, [1, 0, 3, 2], dst_sel, false, [0, 0, 0]);
+        let prog = fetch_program(kind, Some(alu("ALU", coords)), tex_clause(fetch), 0);
+        for seed in 0..4 {
+            total.merge(run_textured(gpu, format!("SAMPLE_C_G_LZ {kind:?} cube seed {seed}"), kind, &prog, 170 + k, 8, &cube));
+            k += 1;
+        }
+    }
+    let ops = ["SAMPLE_C_L", "SAMPLE_C_LB", "SAMPLE_C_G", "SAMPLE_C_G_L", "SAMPLE_C_G_LB", "SAMPLE_C_G_LZ", "SAMPLE_C", "SET_GRADIENTS_H"];
+    finish("compare_levels", &total, &ops, 1000);
+}

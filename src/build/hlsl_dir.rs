@@ -34,6 +34,12 @@ pub(super) fn write_hlsl_dir_support(dir: &Path, targets: &[Target], entry_point
         crate::hlsl::SPEC_CONSTANTS_MASK_LINE
     ));
     script.push_str("case \"$mask\" in ''|0x0|0X0|0x00000000) lib= ;; *) lib=1 ;; esac\n");
+    // a shader that needs a later shader model declares it (crate::hlsl::SHADER_MODEL_LINE)
+    script.push_str(&format!(
+        "sm=$(sed -n 's|^{}\\(6_[0-9]\\).*|\\1|p' \"$f\" 2>/dev/null | head -n 1)\nsm=\"${{sm:-{}}}\"\n",
+        crate::hlsl::SHADER_MODEL_LINE,
+        dxc::SHADER_MODEL
+    ));
     script.push_str("case \"$f:$target\" in\n");
     let args = |stage, target, mask| {
         let mut a = dxc::command_line_args(stage, target, mask);
@@ -47,6 +53,10 @@ pub(super) fn write_hlsl_dir_support(dir: &Path, targets: &[Target], entry_point
         for &target in targets {
             let patterns: Vec<String> = names.iter().map(|n| format!("*.{n}.hlsl:{}", target.name())).collect();
             let (plain, library) = (args(stage, target, 0), args(stage, target, 1));
+            // the stage profile at the file's declared model (`-T ps_${sm}`)
+            let same = plain == library;
+            let plain = plain.replacen(&format!("_{} ", dxc::SHADER_MODEL), "_${sm} ", 1);
+            let library = if same { plain.clone() } else { library };
             let out = if target == Target::Spirv { "spv" } else { "dxil" };
             let run = |a: &str| format!("exec \"$DXC\" {a} -Fo \"${{f%.hlsl}}.{out}\" \"$f\"");
             if plain == library {

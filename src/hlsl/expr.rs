@@ -1,4 +1,5 @@
 //! Whole-vector expressions (`float4` values) and integer expressions.
+use super::compare::{compare_dim_key, compare_macro, CompareKind};
 use super::text::*;
 use super::Writer;
 use crate::ir::*;
@@ -103,6 +104,29 @@ impl Writer<'_> {
                 let f = if *level_zero { "SampleCmpLevelZero" } else { "SampleCmp" };
                 // `float(...)`: a scalar reference operand, as for SampleLevel's Lod
                 format!("((float4){}.{f}({}, {c}, float(({}).x){o}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(reference))
+            }
+            Expr::SampleCmpMode { tex, coord, reference, mode, offset } => {
+                // through a macro the module defines per target (see `compare_placeholders`):
+                // the SampleCmpLevel / Bias / Grad method for DXIL, DXC's SPIR-V placeholder
+                // (crate::dxc::dref) for SPIR-V
+                let t = &self.m.textures[*tex as usize];
+                let c = format!("({}).{}", self.expr(coord), coord_lanes(t.dim));
+                self.shader_model.set(self.shader_model.get().max(ShaderModel::for_compare(mode)));
+                let (kind, level) = match mode {
+                    SampleMode::Bias(b) => (CompareKind::Bias, float_literal(*b)),
+                    SampleMode::BiasExpr(b) => (CompareKind::Bias, format!("float({})", self.lane(b, 0))),
+                    SampleMode::Lod(l) => (CompareKind::Level, format!("float({})", self.lane(l, 0))),
+                    SampleMode::Grad(dx, dy) => {
+                        let n = t.dim.texel_lanes();
+                        (CompareKind::Grad, format!("{}, {}", self.lanes(dx, n), self.lanes(dy, n)))
+                    }
+                };
+                let with_offset = *offset != [0, 0, 0];
+                let o = offset_operand(t.dim, offset);
+                let name = compare_macro(kind, t.dim, with_offset);
+                self.compare_placeholders.borrow_mut().insert((kind, compare_dim_key(t.dim), with_offset));
+                // `float(...)`: a scalar reference operand, as for SampleCmp
+                format!("((float4){name}({}, {}, {c}, float(({}).x), {level}{o}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(reference))
             }
             Expr::Gather { tex, coord, offset } => {
                 let t = &self.m.textures[*tex as usize];

@@ -1,4 +1,5 @@
-//! IR → HLSL (Shader Model 6.0, HLSL 2021). The only HLSL writer.
+//! IR → HLSL (Shader Model 6.0, HLSL 2021; 6.7 / 6.8 for a shader with a depth compare at an
+//! explicit LOD, bias or gradients, declared by a [`SHADER_MODEL_LINE`]). The only HLSL writer.
 //!
 //! Shape of every generated shader:
 //! - `#include "shader_common.h"` (resolved by DXC's include handler, see [`crate::dxc`]);
@@ -16,6 +17,7 @@
 
 use crate::ir::*;
 
+mod compare;
 mod expr;
 mod lanes;
 mod module;
@@ -49,10 +51,18 @@ pub fn with_spec_constants_mask(mut hlsl: String, mask: u32) -> String {
     hlsl
 }
 
-/// The mask an HLSL text declares (see [`SPEC_CONSTANTS_MASK_LINE`]); `Err` names the line of a
-/// `// shrec:` directive that cannot be read, or of a second declaration that disagrees.
-pub fn declared_spec_constants_mask(hlsl: &str) -> Result<Option<u32>, String> {
-    let mut found: Option<(usize, u32)> = None;
+/// How an HLSL text declares the shader model its profile needs: a line
+/// `// shrec: shader-model = 6_8` (a profile suffix). The writer ends the text of a shader that
+/// needs more than 6.0 with it (after the code, as the mask line), so DXC, `--hlsl-dir`'s
+/// `dxc.sh` and an `--override-dir` replacement compile it with that profile; without the line a
+/// shader compiles as 6.0.
+pub const SHADER_MODEL_LINE: &str = "// shrec: shader-model = ";
+
+/// The `// shrec: name = value` directives of an HLSL text with their line numbers; `Err` names
+/// the line of one that cannot be read or whose name is not known.
+fn directives(hlsl: &str) -> Result<Vec<(usize, &str, &str)>, String> {
+    const KNOWN: [&str; 2] = ["spec-constants-mask", "shader-model"];
+    let mut out = Vec::new();
     for (i, line) in hlsl.lines().enumerate() {
         let Some(rest) = line.trim_start().strip_prefix("//").map(str::trim_start).and_then(|l| l.strip_prefix("shrec:")) else {
             continue;
@@ -61,10 +71,20 @@ pub fn declared_spec_constants_mask(hlsl: &str) -> Result<Option<u32>, String> {
         let Some((name, value)) = rest.split_once('=') else {
             return Err(format!("line {line_no}: a `// shrec:` directive needs `name = value`"));
         };
-        if name.trim() != "spec-constants-mask" {
-            return Err(format!("line {line_no}: unknown `// shrec:` directive {:?} (known: spec-constants-mask)", name.trim()));
+        let name = name.trim();
+        if !KNOWN.contains(&name) {
+            return Err(format!("line {line_no}: unknown `// shrec:` directive {name:?} (known: {})", KNOWN.join(", ")));
         }
-        let value = value.trim();
+        out.push((line_no, name, value.trim()));
+    }
+    Ok(out)
+}
+
+/// The mask an HLSL text declares (see [`SPEC_CONSTANTS_MASK_LINE`]); `Err` names the line of a
+/// `// shrec:` directive that cannot be read, or of a second declaration that disagrees.
+pub fn declared_spec_constants_mask(hlsl: &str) -> Result<Option<u32>, String> {
+    let mut found: Option<(usize, u32)> = None;
+    for (line_no, _, value) in directives(hlsl)?.into_iter().filter(|d| d.1 == "spec-constants-mask") {
         let parsed = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
             Some(hex) => u32::from_str_radix(hex, 16),
             None => value.parse::<u32>(),
@@ -78,6 +98,22 @@ pub fn declared_spec_constants_mask(hlsl: &str) -> Result<Option<u32>, String> {
         }
     }
     Ok(found.map(|(_, m)| m))
+}
+
+/// The shader model an HLSL text declares (see [`SHADER_MODEL_LINE`]), 6.0 when it declares
+/// none; `Err` names the line of a directive that cannot be read or that contradicts an earlier one.
+pub fn declared_shader_model(hlsl: &str) -> Result<ShaderModel, String> {
+    let mut found: Option<(usize, ShaderModel)> = None;
+    for (line_no, _, value) in directives(hlsl)?.into_iter().filter(|d| d.1 == "shader-model") {
+        let model = ShaderModel::from_suffix(value).ok_or_else(|| format!("line {line_no}: shader-model {value:?} is not one of 6_0, 6_7, 6_8"))?;
+        match found {
+            Some((first, m)) if m != model => {
+                return Err(format!("line {line_no}: shader-model {} contradicts line {first} ({})", model.suffix(), m.suffix()));
+            }
+            _ => found = Some((line_no, model)),
+        }
+    }
+    Ok(found.map_or(ShaderModel::Sm6_0, |(_, m)| m))
 }
 
 /// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
@@ -113,8 +149,14 @@ fn write_as_is_with_entry_point(m: &Module, entry: &str) -> String {
         xenos_used: Default::default(),
         precise_locals: Default::default(),
         pending_locals: Default::default(),
+        shader_model: Default::default(),
+        compare_placeholders: Default::default(),
     };
     w.module();
+    let model = w.shader_model.get();
+    if model != ShaderModel::Sm6_0 {
+        w.out.push_str(&format!("{SHADER_MODEL_LINE}{}\n", model.suffix()));
+    }
     w.out
 }
 
@@ -140,6 +182,10 @@ struct Writer<'a> {
     /// the next line declares before itself.
     precise_locals: std::cell::Cell<u32>,
     pending_locals: std::cell::RefCell<Vec<String>>,
+    /// The highest shader model an expression written so far needs ([`ShaderModel`]).
+    shader_model: std::cell::Cell<ShaderModel>,
+    /// The depth-compare macros the text calls (`compare::compare_macro`): only those are defined.
+    compare_placeholders: std::cell::RefCell<std::collections::BTreeSet<(compare::CompareKind, &'static str, bool)>>,
 }
 
 impl Writer<'_> {
@@ -202,5 +248,15 @@ mod mask_line_tests {
         assert!(declared_spec_constants_mask("// shrec: spec-constant-mask = 1\n").unwrap_err().contains("unknown"));
         let two = "// shrec: spec-constants-mask = 1\n// shrec: spec-constants-mask = 2\n";
         assert!(declared_spec_constants_mask(two).unwrap_err().contains("contradicts line 1"));
+    }
+
+    #[test]
+    fn the_declared_shader_model_reads_back() {
+        assert_eq!(declared_shader_model("x\n"), Ok(ShaderModel::Sm6_0));
+        let both = "// shrec: spec-constants-mask = 0x1\n// shrec: shader-model = 6_8\n";
+        assert_eq!(declared_shader_model(both), Ok(ShaderModel::Sm6_8));
+        assert_eq!(declared_spec_constants_mask(both), Ok(Some(1)));
+        assert!(declared_shader_model("\n// shrec: shader-model = 6_5\n").unwrap_err().starts_with("line 2:"));
+        assert!(declared_shader_model("// shrec: shader-model = 6_7\n// shrec: shader-model = 6_8\n").unwrap_err().contains("contradicts line 1"));
     }
 }

@@ -168,6 +168,7 @@ impl Writer<'_> {
         for h in helpers {
             defs.push_str(&format!("#define SHREC_USE_{h} 1\n"));
         }
+        defs.push_str(&super::compare::compare_definitions(&self.compare_placeholders.borrow()));
         self.out.insert_str(helpers_at, &defs);
         if let Some(g) = &m.ext.geometry {
             let prim = match g.primitive {

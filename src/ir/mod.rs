@@ -459,6 +459,17 @@ pub enum Expr {
         level_zero: bool,
         offset: [i8; 3],
     },
+    /// A depth-compare sample as [`Expr::SampleCmp`] whose level comes from `mode`: an explicit
+    /// LOD (HLSL `SampleCmpLevel`, shader model 6.7), a bias on the implicit LOD
+    /// (`SampleCmpBias`, 6.8, pixel shaders only) or explicit gradients (`SampleCmpGrad`, 6.8).
+    /// A shader using it needs that shader model ([`ShaderModel::for_compare`]).
+    SampleCmpMode {
+        tex: u32,
+        coord: Box<Expr>,
+        reference: Box<Expr>,
+        mode: SampleMode,
+        offset: [i8; 3],
+    },
     /// The four texels bilinear filtering of mip level 0 of texture `tex` at `coord` would
     /// read, component 0 (red) of each, in HLSL `Gather` order: x = (i0, j1), y = (i1, j1),
     /// z = (i1, j0), w = (i0, j0), where i0/i1 are the left/right and j0/j1 the upper/lower
@@ -595,6 +606,43 @@ pub enum IntTerOp {
     CndEI,
     CndGtI,
     CndGeI,
+}
+
+/// The HLSL shader model a module's text needs: 6.0 (every other shader), 6.7 for
+/// `SampleCmpLevel`, 6.8 for `SampleCmpBias` / `SampleCmpGrad`. A consumer needs the matching
+/// D3D12 shader model support (`D3D12_FEATURE_SHADER_MODEL`); the SPIR-V is plain Vulkan 1.0
+/// (`OpImageSampleDref*` with a Lod, Bias or Grad operand).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ShaderModel {
+    #[default]
+    Sm6_0,
+    Sm6_7,
+    Sm6_8,
+}
+
+impl ShaderModel {
+    /// The profile suffix, as in `ps_6_8`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            ShaderModel::Sm6_0 => "6_0",
+            ShaderModel::Sm6_7 => "6_7",
+            ShaderModel::Sm6_8 => "6_8",
+        }
+    }
+
+    /// The model a profile suffix names (`6_0`, `6_7`, `6_8`).
+    pub fn from_suffix(s: &str) -> Option<ShaderModel> {
+        [ShaderModel::Sm6_0, ShaderModel::Sm6_7, ShaderModel::Sm6_8].into_iter().find(|m| m.suffix() == s)
+    }
+
+    /// The model a depth-compare sample with `mode` needs ([`Expr::SampleCmpMode`]): HLSL has
+    /// `SampleCmpLevel` since 6.7, `SampleCmpBias` and `SampleCmpGrad` since 6.8.
+    pub fn for_compare(mode: &SampleMode) -> ShaderModel {
+        match mode {
+            SampleMode::Lod(_) => ShaderModel::Sm6_7,
+            SampleMode::Bias(_) | SampleMode::BiasExpr(_) | SampleMode::Grad(..) => ShaderModel::Sm6_8,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -410,6 +410,24 @@ impl Validator<'_> {
                 self.expr(coord)?;
                 self.expr(reference)
             }
+            Expr::SampleCmpMode { tex, coord, reference, mode, offset } => {
+                self.sampler_kind(*tex, true, "SampleCmpMode")?;
+                self.texel_offset(*tex, offset)?;
+                self.expr(coord)?;
+                self.expr(reference)?;
+                match mode {
+                    SampleMode::Bias(_) => self.stage_only("an implicit-derivative sample", Stage::Pixel),
+                    SampleMode::BiasExpr(b) => {
+                        self.stage_only("an implicit-derivative sample", Stage::Pixel)?;
+                        self.expr(b)
+                    }
+                    SampleMode::Lod(l) => self.expr(l),
+                    SampleMode::Grad(x, y) => {
+                        self.expr(x)?;
+                        self.expr(y)
+                    }
+                }
+            }
             Expr::Gather { tex, coord, offset } => {
                 self.sampler_kind(*tex, false, "Gather")?;
                 self.texel_offset(*tex, offset)?;

@@ -43,6 +43,18 @@ pub fn expr_reads(e: &Expr, f: &mut impl FnMut(&RegRef)) {
             expr_reads(coord, f);
             expr_reads(reference, f);
         }
+        Expr::SampleCmpMode { coord, reference, mode, .. } => {
+            expr_reads(coord, f);
+            expr_reads(reference, f);
+            match mode {
+                SampleMode::Bias(_) => {}
+                SampleMode::Lod(a) | SampleMode::BiasExpr(a) => expr_reads(a, f),
+                SampleMode::Grad(x, y) => {
+                    expr_reads(x, f);
+                    expr_reads(y, f);
+                }
+            }
+        }
         Expr::QueryLod { coord, .. } | Expr::Gather { coord, .. } => expr_reads(coord, f),
         Expr::Load { coord, lod, .. } => {
             expr_reads(coord, f);
@@ -248,6 +260,19 @@ macro_rules! child_walkers {
                 Expr::SampleCmp { tex, coord, reference, .. } => {
                     f(coord, first_lanes(d, coord_mask(textures, *tex)));
                     f(reference, lane_x(d));
+                }
+                Expr::SampleCmpMode { tex, coord, reference, mode, .. } => {
+                    let need = first_lanes(d, coord_mask(textures, *tex));
+                    f(coord, need);
+                    f(reference, lane_x(d));
+                    match mode {
+                        SampleMode::Bias(_) => {}
+                        SampleMode::Lod(a) | SampleMode::BiasExpr(a) => f(a, lane_x(d)),
+                        SampleMode::Grad(x, y) => {
+                            f(x, need);
+                            f(y, need);
+                        }
+                    }
                 }
                 Expr::Gather { tex, coord, .. } => f(coord, first_lanes(d, coord_mask(textures, *tex))),
                 Expr::QueryLod { tex, coord } => f(coord, first_lanes(d, coord_mask(textures, *tex))),

@@ -32,6 +32,10 @@
 //! - a 2D array (GX2SamplerType 10 / 12) reads slice floor(src.z), clamped (`array_slice`);
 //!   SAMPLE_C / SAMPLE_C_LZ on a shadow sampler (6, 8, 12) compare src.w with the point-sampled
 //!   texel (`reference <= texel`, the harness's function) into lane x (`sample_compare`);
+//!   SAMPLE_C_L / _G_L at LOD src.w + LOD_BIAS, SAMPLE_C_G at the gradients' LOD + LOD_BIAS,
+//!   SAMPLE_C_G_LB at the gradients' LOD + src.w + LOD_BIAS, SAMPLE_C_G_LZ at level 0,
+//!   SAMPLE_C_LB on one-level textures; the reference in src.z for the forms with a LOD or bias
+//!   lane (_L, _LB, _G_L, _G_LB), else src.w (`sample_compare_at`);
 //!   FETCH4 returns the red texels of the bilinear footprint in the R700 order (`fetch4`);
 //! - SAMPLE_G_L / SAMPLE_G_LZ sample at LOD src.w + LOD_BIAS / 0, SAMPLE_G_LB at the LOD of
 //!   the SET_GRADIENTS_H/V gradients + src.w + LOD_BIAS (`gradient_lod`), each at the mip level
@@ -1601,6 +1605,23 @@ impl<'a> M<'a> {
                     self.sample_at_lod(x.resource_id, &coord, x.offset, lod)
                 }
                 TexOp::SAMPLE_C | TexOp::SAMPLE_C_LZ => self.sample_compare(x.resource_id, &coord, x.offset),
+                // depth compare at a chosen level (docs/gx2.md "Depth compare"): the forms with a
+                // LOD or bias lane read it from src.w and the reference from src.z, the others
+                // the reference from src.w
+                TexOp::SAMPLE_C_L | TexOp::SAMPLE_C_LB | TexOp::SAMPLE_C_G | TexOp::SAMPLE_C_G_L | TexOp::SAMPLE_C_G_LB | TexOp::SAMPLE_C_G_LZ => {
+                    let bias = f64::from(((x.lod_bias << 25) as i32 >> 25) as f32 / 8.0);
+                    let w = fin(coord[3]).map(|(v, e)| (f64::from(v) + bias, e));
+                    let plus = |a: Option<(f64, f64)>, b: Option<(f64, f64)>| a.zip(b).map(|((l, el), (b, eb))| (l + b, el + eb));
+                    let (lod, reference) = match x.op {
+                        TexOp::SAMPLE_C_L | TexOp::SAMPLE_C_G_L => (w, coord[2]),
+                        // implicit LOD + bias: determined on one-level textures only
+                        TexOp::SAMPLE_C_LB => (None, coord[2]),
+                        TexOp::SAMPLE_C_G => (plus(self.gradient_lod(x.resource_id), Some((bias, 0.0))), coord[3]),
+                        TexOp::SAMPLE_C_G_LB => (plus(self.gradient_lod(x.resource_id), w), coord[2]),
+                        _ => (Some((0.0, 0.0)), coord[3]),
+                    };
+                    self.sample_compare_at(x.resource_id, &coord, x.offset, lod, reference)
+                }
                 TexOp::FETCH4 => self.fetch4(x.resource_id, &coord, x.offset),
                 TexOp::LD => self.load(x.resource_id, &coord, x.offset),
                 TexOp::GET_TEXTURE_INFO => self.info(x.resource_id, coord[0]),
@@ -1642,12 +1663,6 @@ impl<'a> M<'a> {
                 | TexOp::KEEP_GRADIENTS
                 | TexOp::PASS
                 | TexOp::SET_CUBEMAP_INDEX
-                | TexOp::SAMPLE_C_L
-                | TexOp::SAMPLE_C_LB
-                | TexOp::SAMPLE_C_G
-                | TexOp::SAMPLE_C_G_L
-                | TexOp::SAMPLE_C_G_LB
-                | TexOp::SAMPLE_C_G_LZ
                 | TexOp::SET_TEXTURE_OFFSETS
                 | TexOp::GATHER4
                 | TexOp::GATHER4_O
@@ -1746,6 +1761,22 @@ impl<'a> M<'a> {
             _ => return [V::UNKNOWN; 4],
         };
         let Some((r, e)) = fin(coord[3]) else { return [V::UNKNOWN; 4] };
+        if !(0.0..=1.0).contains(&r) || (f64::from(texel) - f64::from(r)).abs() <= e {
+            return [V::UNKNOWN; 4];
+        }
+        [V::f(if r <= texel { 1.0 } else { 0.0 }), V::UNKNOWN, V::UNKNOWN, V::UNKNOWN]
+    }
+
+    /// A depth compare at the mip level nearest mip selection picks for `lod` (as
+    /// `sample_at_lod`; None = undetermined unless the texture has one level), against
+    /// `reference`, with the result and the undetermined cases of `sample_compare`.
+    fn sample_compare_at(&self, res: u32, coord: &[V; 4], offset: [i32; 3], lod: Option<(f64, f64)>, reference: V) -> [V; 4] {
+        let Some((t, true)) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        let texel = match nearest_level(t.levels(), lod).and_then(|k| point_texel_at(t, coord, offset, k)) {
+            Some(x) if x[0].is_finite() => x[0],
+            _ => return [V::UNKNOWN; 4],
+        };
+        let Some((r, e)) = fin(reference) else { return [V::UNKNOWN; 4] };
         if !(0.0..=1.0).contains(&r) || (f64::from(texel) - f64::from(r)).abs() <= e {
             return [V::UNKNOWN; 4];
         }

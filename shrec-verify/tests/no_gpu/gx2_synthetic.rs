@@ -701,8 +701,9 @@ fn rejected_tex_opcodes_are_named() {
         assert!(matches!(rejects(&p, op.name()), Gx2Error::Rejected { op: Opcode::Tex(o), .. } if o == op));
         n += 1;
     }
-    // 17 until SAMPLE_G_L / _LB / _LZ were translated
-    assert_eq!(n, 14);
+    // 17 until SAMPLE_G_L / _LB / _LZ were translated, 14 until the six SAMPLE_C_L / _LB / _G*
+    // forms were (shader model 6.7 / 6.8 compares)
+    assert_eq!(n, 8);
     // VTX_FETCH of a non-uniform buffer; SAMPLE with unnormalized coordinates, texel offsets, relative GPRs
     let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
     rejects(&p, "VTX_FETCH");
@@ -971,4 +972,87 @@ fn param_export_with_semantic_ff_is_dropped() {
     let o = check(&lib, "param_semantic_ff", &p);
     has_all(&o.hlsl, &["TEXCOORD7"]);
     assert!(!o.hlsl.contains("TEXCOORD255") && !o.hlsl.contains("location(255)"), "{}", o.hlsl);
+}
+
+/// The depth compares at an explicit LOD, with a bias or with gradients compile for DXIL with
+/// their shader model (SampleCmpLevel: 6.7; SampleCmpBias / SampleCmpGrad: 6.8) and for SPIR-V
+/// through DXC's placeholder and `dxc::dref::rewrite` (spirv-val on both the optimized and the
+/// as-lowered text, in `check`); the text declares the model. The forms the sources do not
+/// place are refused by name: a LOD-lane form on a 2D array or cube (z holds the slice or face),
+/// a gradient form on a cube, SAMPLE_C_LB outside a pixel shader.
+#[test]
+fn compare_levels_compile_with_their_shader_model() {
+    let lib = lib();
+    let shadow = |ty: u32, p: &mut Gx2Shader| p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty, location: 0 }];
+    let grads = || vec![tex("SET_GRADIENTS_H", 0, 0, 0, 0, [0, 1, 2, 4]), tex("SET_GRADIENTS_V", 0, 0, 0, 0, [1, 0, 2, 4])];
+    let cases: [(&str, u32, &str, &str); 9] = [
+        ("SAMPLE_C_L", 6, "SampleCmpLevel", "6_7"),
+        ("SAMPLE_C_G_L", 6, "SampleCmpLevel", "6_7"),
+        ("SAMPLE_C_LB", 6, "SampleCmpBias", "6_8"),
+        ("SAMPLE_C_G", 6, "SampleCmpGrad", "6_8"),
+        ("SAMPLE_C_G", 12, "SampleCmpGrad", "6_8"),
+        ("SAMPLE_C_G_LB", 6, "SampleCmpGrad", "6_8"),
+        ("SAMPLE_C_G_LZ", 6, "SampleCmpLevelZero", ""),
+        ("SAMPLE_C_G_LZ", 12, "SampleCmpLevelZero", ""),
+        ("SAMPLE_C_G_LZ", 8, "SampleCmpLevelZero", ""),
+    ];
+    for (name, ty, method, model) in cases {
+        for offset in [false, true] {
+            if offset && ty == 8 {
+                continue; // no offsets on cubes
+            }
+            let mut fetch = tex(name, 0, 0, 0, 1, [0, 1, 2, 3]);
+            fetch.0[1] &= !(0xFFF << 9); // DST_SEL x, 0, 1, x: lane x only is defined
+            fetch.0[1] |= (4 << 12) | (5 << 15);
+            if ty == 12 {
+                fetch.0[1] &= !(1 << 30); // the slice lane is unnormalized
+            }
+            if offset {
+                fetch.0[2] |= 2 | (0x1C << 5); // (1, -2) texels
+            }
+            let mut fetches = grads();
+            fetches.push(fetch);
+            let mut p = ps(vec![texc(fetches)], 1);
+            shadow(ty, &mut p);
+            let o = check(&lib, &format!("{name}_type{ty}_offset{offset}"), &p);
+            has_all(&o.hlsl, &[method]);
+            if model.is_empty() {
+                assert!(!o.hlsl.contains(shrec::hlsl::SHADER_MODEL_LINE), "{name}: shader model 6.0\n{}", o.hlsl);
+            } else {
+                assert_eq!(shrec::hlsl::declared_shader_model(&o.hlsl).map(|m| m.suffix()), Ok(model), "{name}\n{}", o.hlsl);
+            }
+            if offset {
+                has_all(&o.hlsl, &["int2(1, -2)"]);
+            }
+        }
+    }
+    // SAMPLE_C with LOD_BIAS in a pixel shader: SampleCmpBias
+    let mut fetch = tex("SAMPLE_C", 0, 0, 0, 1, [0, 1, 2, 3]);
+    fetch.0[1] &= !(0xFFF << 9);
+    fetch.0[1] |= 8 << 21; // LOD_BIAS 1.0
+    let mut p = ps(vec![texc(vec![fetch])], 1);
+    shadow(6, &mut p);
+    has_all(&check(&lib, "SAMPLE_C_lod_bias", &p).hlsl, &["SampleCmpBias", "1.0"]);
+    // the stage profile follows the declared model
+    use shrec::ir::{ShaderModel, Stage};
+    assert_eq!(dxc::target_profile_for_model(Stage::Pixel, Target::Dxil, 0, ShaderModel::Sm6_8), "ps_6_8");
+    assert_eq!(dxc::target_profile_for_model(Stage::Vertex, Target::Spirv, 0, ShaderModel::Sm6_7), "vs_6_7");
+    assert_eq!(dxc::target_profile_for_model(Stage::Vertex, Target::Dxil, 1, ShaderModel::Sm6_8), "lib_6_8");
+    assert_eq!(dxc::target_profile_for_model(Stage::Pixel, Target::Dxil, 0, ShaderModel::Sm6_0), "ps_6_0");
+    // refused by name
+    for (name, ty, why) in [("SAMPLE_C_L", 12, "slice or face"), ("SAMPLE_C_LB", 8, "slice or face"), ("SAMPLE_C_G", 8, "gradients")] {
+        let mut fetch = tex(name, 0, 0, 0, 1, [0, 1, 2, 3]);
+        fetch.0[1] &= !(0xFFF << 9);
+        fetch.0[1] &= !(1 << 30);
+        let mut p = ps(vec![texc(vec![fetch])], 1);
+        shadow(ty, &mut p);
+        let (op, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
+        assert!(op.name() == name && what.contains(why), "{name} on type {ty}: {op}: {what}");
+    }
+    let mut fetch = tex("SAMPLE_C_LB", 0, 0, 0, 1, [0, 1, 2, 3]);
+    fetch.0[1] &= !(0xFFF << 9);
+    let mut p = vs(vec![texc(vec![fetch])], 1);
+    shadow(6, &mut p);
+    let (_, what) = unsupported(formats::translate(ContainerKind::Gfd, &gfd(&p), 0, &TranslateOptions::default()).unwrap_err());
+    assert!(what.contains("outside a pixel shader"), "{what}");
 }

@@ -65,8 +65,6 @@ const R_RECIP_INT: &str = "integer reciprocal approximation not translated yet";
 const R_MOVA_GPR: &str = "GPR-indexed MOVA (Evergreen) not translated";
 const R_VTX: &str = "vertex fetch outside the fetch shader and the GS rings";
 const R_TEX: &str = "not translated";
-const R_TEX_COMPARE_LEVEL: &str =
-    "depth compare at an explicit LOD, with a bias or with gradients: HLSL shader model 6.0 (shrec's target) has only SampleCmp and SampleCmpLevelZero";
 const R_TEX_5BIT: &str = "TEX_INST is 5 bits: cannot occur in a Latte TEX word";
 const GS_ONLY: &str = "geometry shaders only";
 
@@ -321,14 +319,14 @@ op_enum! {
         SAMPLE_G_L => cf(0x15, Limited("normalized coordinates, whole-texel offsets; LOD = src.w + LOD_BIAS (gradients shape no footprint)")),
         SAMPLE_G_LB => cf(0x16, Limited("normalized coordinates, whole-texel offsets, not on cubes; LOD of the gradients + src.w + LOD_BIAS")),
         SAMPLE_G_LZ => cf(0x17, Limited("normalized coordinates, whole-texel offsets; LOD 0 (gradients shape no footprint)")),
-        SAMPLE_C => cf(0x18, Limited("shadow 2D, 2D-array and cube samplers; reference in src.w; result lane x only")),
-        SAMPLE_C_L => cf(0x19, Rejected(R_TEX_COMPARE_LEVEL)),
-        SAMPLE_C_LB => cf(0x1A, Rejected(R_TEX_COMPARE_LEVEL)),
+        SAMPLE_C => cf(0x18, Limited("shadow 2D, 2D-array and cube samplers; reference in src.w; LOD_BIAS in pixel shaders (shader model 6.8); result lane x only")),
+        SAMPLE_C_L => cf(0x19, Limited("shadow 2D samplers; reference in src.z, LOD src.w + LOD_BIAS (SampleCmpLevel, shader model 6.7); result lane x only")),
+        SAMPLE_C_LB => cf(0x1A, Limited("shadow 2D samplers in pixel shaders; reference in src.z, bias src.w + LOD_BIAS (SampleCmpBias, shader model 6.8); result lane x only")),
         SAMPLE_C_LZ => cf(0x1B, Limited("shadow 2D, 2D-array and cube samplers; reference in src.w; result lane x only")),
-        SAMPLE_C_G => cf(0x1C, Rejected(R_TEX_COMPARE_LEVEL)),
-        SAMPLE_C_G_L => cf(0x1D, Rejected(R_TEX_COMPARE_LEVEL)),
-        SAMPLE_C_G_LB => cf(0x1E, Rejected(R_TEX_COMPARE_LEVEL)),
-        SAMPLE_C_G_LZ => cf(0x1F, Rejected(R_TEX_COMPARE_LEVEL)),
+        SAMPLE_C_G => cf(0x1C, Limited("shadow 2D and 2D-array samplers; reference in src.w, SET_GRADIENTS_H/V gradients (SampleCmpGrad, shader model 6.8); result lane x only")),
+        SAMPLE_C_G_L => cf(0x1D, Limited("shadow 2D samplers; reference in src.z, LOD src.w + LOD_BIAS (SampleCmpLevel, shader model 6.7); result lane x only")),
+        SAMPLE_C_G_LB => cf(0x1E, Limited("shadow 2D samplers; reference in src.z, gradient LOD + src.w + LOD_BIAS (SampleCmpGrad, shader model 6.8); result lane x only")),
+        SAMPLE_C_G_LZ => cf(0x1F, Limited("shadow 2D, 2D-array and cube samplers; reference in src.w; level 0; result lane x only")),
         SET_TEXTURE_OFFSETS => cf(0x20, Rejected(R_TEX_5BIT)),
         GATHER4 => cf(0x21, Rejected(R_TEX_5BIT)),
         GATHER4_O => cf(0x22, Rejected(R_TEX_5BIT)),

@@ -121,12 +121,9 @@ impl Lowering<'_> {
                 };
                 Expr::Sample { tex: ti, coord: Box::new(coord), mode, offset }
             }
-            SAMPLE_C | SAMPLE_C_LZ => {
-                // Depth compare (docs/gx2.md "Depth compare"): the reference is src.w for these
-                // forms (Mesa r600 `TexInstr::prepare_source`: "other ops have shadow in w";
-                // decaf `translateGenericSample` reads Dref from lane 3; Cemu's
-                // `_emitTEXSampleTextureCode` passes srcSel[3] as the compare value). The
-                // comparison function is sampler state; the result is one value in lane x.
+            SAMPLE_C | SAMPLE_C_LZ | SAMPLE_C_L | SAMPLE_C_LB | SAMPLE_C_G | SAMPLE_C_G_L | SAMPLE_C_G_LB | SAMPLE_C_G_LZ => {
+                // Depth compare (docs/gx2.md "Depth compare"). The comparison function is
+                // sampler state; the result is one value in lane x.
                 if x.coord_norm.iter().take(2).any(|n| !n) {
                     return Err(unsupported(x.op, format!("{} with unnormalized coordinates", x.name), pc));
                 }
@@ -141,15 +138,80 @@ impl Lowering<'_> {
                 }
                 let dim = decl.dim;
                 let offset = texel_offset(x, dim, pc)?;
+                // The forms with an explicit LOD or bias (_L, _LB, _G_L, _G_LB) take it from
+                // src.w and the reference from src.z (Mesa r600 `TexInstr::prepare_source`:
+                // "With txl and txb shadow goes into z and lod or bias go into w"); the others
+                // take the reference from src.w (Mesa: "Other ops have shadow in w"; decaf
+                // `translateGenericSample` reads Dref from lane 3; Cemu passes srcSel[3]). On a
+                // 2D array or cube, z holds the slice or face, and no source says where the
+                // reference of a form with a LOD lane goes then: refused.
+                let lod_lane = matches!(x.op, SAMPLE_C_L | SAMPLE_C_LB | SAMPLE_C_G_L | SAMPLE_C_G_LB);
+                if lod_lane && dim != TexDim::D2 {
+                    return Err(unsupported(
+                        x.op,
+                        format!(
+                            "{} on a {:?} shadow texture (src.z holds the slice or face; where the reference goes is not documented)",
+                            x.name, dim
+                        ),
+                        pc,
+                    ));
+                }
+                let gradients = matches!(x.op, SAMPLE_C_G | SAMPLE_C_G_LB);
+                if gradients && dim == TexDim::Cube {
+                    return Err(unsupported(
+                        x.op,
+                        format!("{} on a cube texture (the space of face-coordinate gradients is not documented)", x.name),
+                        pc,
+                    ));
+                }
                 let coord = if dim == TexDim::Cube {
                     cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
                 } else {
                     self.array_slice(x, dim, coord, pc)?
                 };
-                // a vertex or geometry shader has no implicit derivatives: the hardware samples
-                // level 0 there (decaf forces LOD zero outside pixel shaders)
-                let level_zero = x.op == SAMPLE_C_LZ || self.s.kind != ShaderKind::Pixel;
-                Expr::SampleCmp { tex: ti, coord: Box::new(coord), reference: Box::new(sel(x.src_sel[3])), level_zero, offset }
+                let reference = Box::new(sel(x.src_sel[if lod_lane { 2 } else { 3 }]));
+                // LOD_BIAS (s3.3, eighths) adds to the LOD as for SAMPLE_L / _LB
+                let bias = ((x.lod_bias << 25) as i32 >> 25) as f32 / 8.0;
+                let w_plus_bias = || bin(BinOp::Add, sel(x.src_sel[3]), lit(bias));
+                // gradients scaled by 2^b give the gradient LOD + b (log2(ρ · 2^b) = log2(ρ) + b)
+                let scaled_gradients = |b: Expr| {
+                    let scale = un(UnOp::Exp2, b);
+                    SampleMode::Grad(Box::new(bin(BinOp::Mul, rd4(GRAD_H), scale.clone())), Box::new(bin(BinOp::Mul, rd4(GRAD_V), scale)))
+                };
+                let pixel = self.s.kind == ShaderKind::Pixel;
+                /// Where a compare takes its level from.
+                enum Level {
+                    /// Mip level 0 (`SampleCmpLevelZero`, shader model 6.0).
+                    Zero,
+                    /// Implicit derivatives (`SampleCmp`, 6.0).
+                    Implicit,
+                    /// An explicit LOD, bias or gradients (`SampleCmpLevel` / `Bias` / `Grad`, 6.7-6.8).
+                    Mode(SampleMode),
+                }
+                let level = match x.op {
+                    // a vertex or geometry shader has no implicit derivatives: the hardware
+                    // samples level 0 there (decaf forces LOD zero outside pixel shaders)
+                    SAMPLE_C if !pixel => Level::Zero,
+                    SAMPLE_C if bias == 0.0 => Level::Implicit,
+                    SAMPLE_C => Level::Mode(SampleMode::Bias(bias)),
+                    SAMPLE_C_LZ | SAMPLE_C_G_LZ => Level::Zero,
+                    // with an explicit LOD the gradients of _G_L only shape an anisotropic
+                    // footprint, which point sampling does not have (as SAMPLE_G_L)
+                    SAMPLE_C_L | SAMPLE_C_G_L => Level::Mode(SampleMode::Lod(Box::new(w_plus_bias()))),
+                    SAMPLE_C_LB if !pixel => {
+                        return Err(unsupported(x.op, format!("{} outside a pixel shader (no implicit LOD to bias)", x.name), pc));
+                    }
+                    SAMPLE_C_LB => Level::Mode(SampleMode::BiasExpr(Box::new(w_plus_bias()))),
+                    SAMPLE_C_G if bias == 0.0 => Level::Mode(SampleMode::Grad(Box::new(rd4(GRAD_H)), Box::new(rd4(GRAD_V)))),
+                    SAMPLE_C_G => Level::Mode(scaled_gradients(lit(bias))),
+                    _ => Level::Mode(scaled_gradients(w_plus_bias())),
+                };
+                let coord = Box::new(coord);
+                match level {
+                    Level::Zero => Expr::SampleCmp { tex: ti, coord, reference, level_zero: true, offset },
+                    Level::Implicit => Expr::SampleCmp { tex: ti, coord, reference, level_zero: false, offset },
+                    Level::Mode(mode) => Expr::SampleCmpMode { tex: ti, coord, reference, mode, offset },
+                }
             }
             FETCH4 => {
                 // Gather: the red component of the four texels bilinear filtering would read
@@ -237,9 +299,8 @@ impl Lowering<'_> {
             }
             VTX_FETCH => return Err(unsupported(x.op, format!("VTX_FETCH of resource {} (only uniform blocks 0x80-0x8E)", x.resource_id), pc)),
             // rejected by the table (docs/opcodes/gx2.md)
-            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_COMP_TEX_LOD | GET_LERP | KEEP_GRADIENTS | PASS | SET_CUBEMAP_INDEX | SAMPLE_C_L
-            | SAMPLE_C_LB | SAMPLE_C_G | SAMPLE_C_G_L | SAMPLE_C_G_LB | SAMPLE_C_G_LZ | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C
-            | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
+            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_COMP_TEX_LOD | GET_LERP | KEEP_GRADIENTS | PASS | SET_CUBEMAP_INDEX | SET_TEXTURE_OFFSETS
+            | GATHER4 | GATHER4_O | GATHER4_C | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
         };
         // fetch once into a scratch temp, then the destination select
         out.push(assign(t(TEX_TMP), 0xF, value));
