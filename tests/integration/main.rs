@@ -47,6 +47,7 @@ mod pica_translate;
 mod scan_corpus;
 mod scan_index;
 mod smolv_vectors;
+mod spirv_direct;
 mod xenos_abi;
 mod xenos_container;
 mod xenos_disasm;
