@@ -2,7 +2,7 @@
 //! progress display, then everything the build returned printed on stderr (and, in GitHub
 //! Actions, as annotations and a job summary).
 
-use super::args::{AbiArg, BuildArgs, LayoutArg, SpirvEncodingArg};
+use super::args::{AbiArg, BuildArgs, LayoutArg, SpirvBackendArg, SpirvEncodingArg};
 use super::github;
 use super::progress::{FinishProgressOnDrop, Progress};
 use shrec::build::{self, BuildOptions, BuildOutput, Timings};
@@ -80,6 +80,10 @@ fn options(a: BuildArgs) -> Result<BuildOptions, String> {
         spirv_encoding: match a.spirv_encoding {
             SpirvEncodingArg::Smolv => SpirvEncoding::Smolv,
             SpirvEncodingArg::Raw => SpirvEncoding::Raw,
+        },
+        spirv_backend: match a.spirv_backend {
+            SpirvBackendArg::Dxc => shrec::build::SpirvBackend::Dxc,
+            SpirvBackendArg::Direct => shrec::build::SpirvBackend::Direct,
         },
         zstd_level: a.zstd_level,
         layout: match a.layout {

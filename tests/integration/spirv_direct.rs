@@ -236,3 +236,56 @@ fn whole_corpus_is_covered_or_named_unsupported() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let _ = Family::Agal;
 }
+
+/// `--targets spirv --spirv-backend direct` builds the AGAL corpus with DXC pointed at nothing
+/// (offline, `--dxc` naming a file that does not exist): every shader compiled, its SPIR-V
+/// valid, no DXIL. The same options with the DXC back end fail for want of DXC, so the direct
+/// build really never loaded it.
+#[test]
+fn direct_spirv_build_needs_no_dxc() {
+    use shrec::build::{BuildOptions, FatalError, SpirvBackend};
+    let dir = common::tmpdir("spirv-direct-no-dxc");
+    let mut o = BuildOptions::new(repo().join("tests/corpus/agal"), dir.join("cache.rs"));
+    o.targets = vec![Target::Spirv];
+    o.spirv_backend = SpirvBackend::Direct;
+    o.cache_dir = None;
+    o.spirv_encoding = shrec::cache::SpirvEncoding::Raw;
+    o.dxc = dxc::LocateOptions { explicit: Some(dir.join("nonexistent/libdxcompiler.so")), offline: true, notes: None };
+    let built = shrec::build::run(&o).expect("a direct SPIR-V build needs no DXC");
+    let failed: Vec<String> = built
+        .report
+        .outcomes
+        .iter()
+        .filter(|o| !matches!(o.status, shrec::report::Status::Compiled { .. }))
+        .map(|o| format!("{}: {:?}", o.path.display(), o.status))
+        .collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert_eq!(built.report.dxc_compilations, built.entries.len(), "one SPIR-V compilation per shader");
+    assert_eq!(built.entries.len(), corpus("agal").len());
+    for e in &built.entries {
+        assert!(e.dxil.is_none());
+        let spirv = e.spirv.as_ref().expect("SPIR-V in the cache");
+        spirv_val(spirv, "agal-direct-build").unwrap_or_else(|err| panic!("{:016X}: {err}", e.key));
+    }
+    o.spirv_backend = SpirvBackend::Dxc;
+    assert!(matches!(shrec::build::run(&o), Err(FatalError::Dxc(_))), "the DXC back end does look for DXC");
+    log_uncaptured(&format!("spirv direct: built {} AGAL shaders with --targets spirv --spirv-backend direct and no DXC", built.entries.len()));
+}
+
+/// The command line takes `--spirv-backend direct` and exits 0 without DXC.
+#[test]
+fn command_line_direct_backend_without_dxc() {
+    let dir = common::tmpdir("spirv-direct-cli");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_shrec"))
+        .arg("build")
+        .arg(repo().join("tests/corpus/agal"))
+        .arg("-o")
+        .arg(dir.join("cache.cpp"))
+        .args(["--targets", "spirv", "--spirv-backend", "direct", "--no-cache", "--offline", "--quiet", "--dxc"])
+        .arg(dir.join("nonexistent/libdxcompiler.so"))
+        .env_remove("SHREC_DXC")
+        .output()
+        .expect("run shrec");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("cache.cpp").is_file());
+}
