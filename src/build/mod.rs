@@ -84,6 +84,9 @@ pub struct BuildOptions {
     pub hooks: crate::hooks::Hooks,
     /// What writes the SPIR-V target (`--spirv-backend`).
     pub spirv_backend: SpirvBackend,
+    /// The direct back end declares `SignedZeroInfNanPreserve` (`--spirv-float-controls`,
+    /// [`crate::spirv::Options::float_controls`]); no effect on DXC's SPIR-V.
+    pub spirv_float_controls: bool,
 }
 
 /// What writes a shader's SPIR-V (`--spirv-backend`).
@@ -137,6 +140,7 @@ impl BuildOptions {
             abi: crate::cache::CppAbi::Shrec,
             hooks: crate::hooks::Hooks::default(),
             spirv_backend: SpirvBackend::Dxc,
+            spirv_float_controls: false,
         }
     }
 }

@@ -14,12 +14,12 @@ use std::sync::atomic::Ordering;
 
 /// Every argument list a build uses, for the artifact key (the direct SPIR-V back end is named
 /// with shrec's version, which the key holds too).
-fn args_fingerprint(stage: crate::Stage, targets: &[Target], extra: &[String], backend: SpirvBackend) -> String {
+fn args_fingerprint(stage: crate::Stage, targets: &[Target], extra: &[String], backend: SpirvBackend, float_controls: bool) -> String {
     let extra = extra.iter().map(|a| format!(" {a:?}")).collect::<String>();
     targets
         .iter()
         .map(|&t| match (t, backend) {
-            (Target::Spirv, SpirvBackend::Direct) => "spirv:direct".to_string(),
+            (Target::Spirv, SpirvBackend::Direct) => format!("spirv:direct:float-controls={float_controls}"),
             _ => format!("{}:{}:{}{extra}", t.name(), dxc::profile(stage), dxc::args(stage, t).join(" ")),
         })
         .collect::<Vec<_>>()
@@ -28,12 +28,12 @@ fn args_fingerprint(stage: crate::Stage, targets: &[Target], extra: &[String], b
 
 /// The SPIR-V of the direct back end (`--spirv-backend direct`): from the translation's IR; a
 /// shader whose HLSL an `--override-dir` file replaces has no IR to write from.
-fn direct_spirv(module: Option<&crate::ir::Module>, entry: &str) -> Result<Vec<u8>, (FailureKind, String)> {
+fn direct_spirv(module: Option<&crate::ir::Module>, entry: &str, float_controls: bool) -> Result<Vec<u8>, (FailureKind, String)> {
     let Some(module) = module else {
         let reason = "the direct SPIR-V back end: an --override-dir HLSL replacement is compiled by DXC only (build with --spirv-backend dxc)";
         return Err((FailureKind::SpirvUnsupported, reason.to_string()));
     };
-    let opts = crate::spirv::Options { entry_point: entry.to_string(), ..Default::default() };
+    let opts = crate::spirv::Options { entry_point: entry.to_string(), float_controls };
     match crate::spirv::write(module, &opts) {
         Ok(words) => Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         Err(e) => Err((FailureKind::SpirvUnsupported, format!("direct SPIR-V: {e}"))),
@@ -147,7 +147,7 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         env!("CARGO_PKG_VERSION").as_bytes(),
         &lib.map_or(0, |l| l.identity).to_le_bytes(),
         hlsl.as_bytes(),
-        args_fingerprint(job.stage, targets, &dxc_args, opts.spirv_backend).as_bytes(),
+        args_fingerprint(job.stage, targets, &dxc_args, opts.spirv_backend, opts.spirv_float_controls).as_bytes(),
         &job.key.to_le_bytes(),
     ]);
     let entry = |a: Artifacts| CacheEntry {
@@ -189,7 +189,9 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
             (kind, reason)
         };
         let compiled = match (&worker, lib) {
-            _ if target == Target::Spirv && opts.spirv_backend == SpirvBackend::Direct => direct_spirv(module.as_ref(), opts.abi.entry_point()),
+            _ if target == Target::Spirv && opts.spirv_backend == SpirvBackend::Direct => {
+                direct_spirv(module.as_ref(), opts.abi.entry_point(), opts.spirv_float_controls)
+            }
             (_, None) => Err((FailureKind::DxcLibrary, format!("DXC ({}): no DXC library was loaded for this build", target.name()))),
             (Some(exe), Some(lib)) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, &dxc_args, Some(opts.dxc_limits)) {
                 Ok(result) => result.map_err(dxc_failed),

@@ -173,6 +173,10 @@ pub(crate) struct BuildArgs {
     /// `--targets spirv` builds without any DXC; docs/spirv-direct.md).
     #[arg(long, value_enum, default_value = "dxc")]
     pub(crate) spirv_backend: SpirvBackendArg,
+    /// With --spirv-backend direct: declare SPV_KHR_float_controls' SignedZeroInfNanPreserve,
+    /// so that the driver keeps NaN, infinities and the sign of zero (docs/spirv-direct.md).
+    #[arg(long)]
+    pub(crate) spirv_float_controls: bool,
     /// Run DXC in worker processes: a DXC crash then fails one shader, not the build.
     #[arg(long)]
     pub(crate) isolate_dxc: bool,

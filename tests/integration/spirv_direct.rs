@@ -289,3 +289,24 @@ fn command_line_direct_backend_without_dxc() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(dir.join("cache.cpp").is_file());
 }
+
+/// `Options::float_controls` (`--spirv-float-controls`): the extension, the capability and the
+/// execution mode `SignedZeroInfNanPreserve 32` are declared, and every AGAL module still
+/// passes spirv-val.
+#[test]
+fn float_controls_declare_signed_zero_inf_nan_preserve() {
+    let opts = direct::Options { float_controls: true, ..Default::default() };
+    let shaders = corpus("agal");
+    for (name, t) in &shaders {
+        let spirv = bytes(&direct::write(&t.module, &opts).unwrap());
+        spirv_val(&spirv, "agal-float-controls").unwrap_or_else(|e| panic!("{name}: {e}"));
+        let i = reflect(&spirv);
+        assert!(i.execution_modes.contains("SignedZeroInfNanPreserve 32"), "{name}: {:?}", i.execution_modes);
+        assert!(i.capabilities.contains("SignedZeroInfNanPreserve"), "{name}");
+        let m = load(&spirv);
+        assert!(m.extensions.iter().any(|e| e.operands[0] == Operand::LiteralString("SPV_KHR_float_controls".into())), "{name}");
+    }
+    // without the option, none of it (the DXC-equivalent module)
+    let plain = reflect(&bytes(&direct::write(&shaders[0].1.module, &direct::Options::default()).unwrap()));
+    assert!(!plain.capabilities.contains("SignedZeroInfNanPreserve"));
+}
