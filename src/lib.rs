@@ -25,6 +25,7 @@ pub mod limits;
 pub mod pack;
 pub mod report;
 pub mod scan;
+pub mod spirv;
 pub mod text;
 
 pub use ir::{Family, Stage};

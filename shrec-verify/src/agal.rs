@@ -196,6 +196,8 @@ pub struct TestProgram {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
     pub translate: TranslateOptions,
+    /// The SPIR-V back end; `None`: `SHREC_VERIFY_SPIRV_BACKEND` ([`check::backend_from_env`]).
+    pub spirv_backend: Option<shrec::build::SpirvBackend>,
 }
 
 fn fmt_vec(v: &[f32; 4]) -> String {
@@ -232,10 +234,11 @@ fn run_inner(gpu: &Gpu, p: &TestProgram, opts: RunOptions, flow: &mut interp::Fl
         }
     };
     let listing = disasm::disassemble(&prog);
-    // The build's path: translate (decode + lower), HLSL, DXC SPIR-V.
-    let compiled = agal_fmt::translate(&p.bytes, &opts.translate)
-        .map_err(|e| format!("translate: {e}"))
-        .and_then(|t| check::spirv(gpu, &t.module).map(|s| (t.module, s)));
+    // The build's path: translate (decode + lower), then HLSL and DXC, or the direct back end.
+    let compiled = agal_fmt::translate(&p.bytes, &opts.translate).map_err(|e| format!("translate: {e}")).and_then(|t| {
+        let backend = opts.spirv_backend.unwrap_or_else(check::backend_from_env);
+        check::spirv_with(gpu, &t.module, backend).map(|s| (t.module, s))
+    });
     let (module, spirv) = match compiled {
         Ok(x) => x,
         Err(e) => {

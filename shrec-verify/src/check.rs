@@ -8,6 +8,7 @@
 
 use super::vk::{FragmentJob, FragmentQuad, Gpu, Slot, TextureSpec, UniformSpec, VertexInvocation, VertexJob};
 use super::{Comparison, Expect, TextureShape};
+use shrec::build::SpirvBackend;
 use shrec::dxc::{self, Target};
 use shrec::ir::{Module, Semantic};
 use std::fmt::Write;
@@ -42,12 +43,32 @@ pub struct Outcome {
 
 const XYZW: [char; 4] = ['x', 'y', 'z', 'w'];
 
-/// HLSL → SPIR-V with the build's own DXC arguments.
+/// The SPIR-V back end a run uses when its options name none: `SHREC_VERIFY_SPIRV_BACKEND`
+/// (`dxc`, the default, or `direct`), so that a whole suite runs through either:
+/// `SHREC_VERIFY_SPIRV_BACKEND=direct cargo test --release -p shrec-verify --test verify_agal`.
+pub fn backend_from_env() -> SpirvBackend {
+    match std::env::var("SHREC_VERIFY_SPIRV_BACKEND").as_deref() {
+        Ok("direct") => SpirvBackend::Direct,
+        _ => SpirvBackend::Dxc,
+    }
+}
+
+/// The module's SPIR-V as the build makes it, through [`backend_from_env`]'s back end.
 pub fn spirv(gpu: &Gpu, module: &Module) -> Result<Vec<u8>, String> {
+    spirv_with(gpu, module, backend_from_env())
+}
+
+/// The module's SPIR-V as the build makes it with `backend`: HLSL → DXC with the build's own
+/// arguments, or `shrec::spirv` from the IR (`--spirv-backend direct`).
+pub fn spirv_with(gpu: &Gpu, module: &Module, backend: SpirvBackend) -> Result<Vec<u8>, String> {
     // A test may have turned on a deliberate mistranslation (crate::mutation). Every module the
     // harness runs passes the IR validator first, as in a build.
     let module = crate::mutation::applied(module);
     shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
+    if backend == SpirvBackend::Direct {
+        let words = shrec::spirv::write(&module, &shrec::spirv::Options::default()).map_err(|e| format!("direct SPIR-V: {e}"))?;
+        return Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect());
+    }
     let hlsl = shrec::hlsl::write(&module);
     dxc::compile(&gpu.dxc, &hlsl, module.stage, Target::Spirv).map_err(|e| format!("DXC: {e}\n{hlsl}"))
 }

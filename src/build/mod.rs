@@ -85,6 +85,33 @@ pub struct BuildOptions {
     pub abi: crate::cache::CppAbi,
     /// `--prelude`, `-D`, `--override-dir`, `--dxc-arg` (see [`crate::hooks`]).
     pub hooks: crate::hooks::Hooks,
+    /// What writes the SPIR-V target (`--spirv-backend`).
+    pub spirv_backend: SpirvBackend,
+    /// The direct back end declares `SignedZeroInfNanPreserve` (`--spirv-float-controls`,
+    /// [`crate::spirv::Options::float_controls`]); no effect on DXC's SPIR-V.
+    pub spirv_float_controls: bool,
+}
+
+/// What writes a shader's SPIR-V (`--spirv-backend`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpirvBackend {
+    /// DXC compiles the generated HLSL (with `--prelude`, `-D`, `--override-dir`, `--dxc-arg`).
+    #[default]
+    Dxc,
+    /// [`crate::spirv`] writes it from the IR: no HLSL, no DXC. A build whose targets are all
+    /// direct never loads DXC. The HLSL hooks do not apply; a shader with an `--override-dir`
+    /// file, or with an IR construct the back end does not cover yet, fails its SPIR-V with
+    /// `spirv.unsupported` (docs/spirv-direct.md).
+    Direct,
+}
+
+impl SpirvBackend {
+    pub fn name(self) -> &'static str {
+        match self {
+            SpirvBackend::Dxc => "dxc",
+            SpirvBackend::Direct => "direct",
+        }
+    }
 }
 
 impl BuildOptions {
@@ -116,6 +143,8 @@ impl BuildOptions {
             allow_failures: false,
             abi: crate::cache::CppAbi::Shrec,
             hooks: crate::hooks::Hooks::default(),
+            spirv_backend: SpirvBackend::Dxc,
+            spirv_float_controls: false,
         }
     }
 }
@@ -198,7 +227,10 @@ pub fn run_observed(opts: &BuildOptions, events: &dyn BuildEvents) -> Result<Bui
     let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs.unwrap_or(0)).build().map_err(|e| FatalError::Pool(e.to_string()))?;
     let threads = pool.current_num_threads();
 
-    let lib = dxc::locate(&opts.dxc)?;
+    // DXC is loaded only when a target needs it: `--targets spirv --spirv-backend direct`
+    // builds without any DXC.
+    let needs_dxc = targets.iter().any(|&t| t == Target::Dxil || opts.spirv_backend == SpirvBackend::Dxc);
+    let lib = if needs_dxc { Some(dxc::locate(&opts.dxc)?) } else { None };
     let store = match &opts.cache_dir {
         Some(dir) => Some(Store::open(dir).map_err(|e| FatalError::Cache { path: dir.clone(), reason: e.to_string() })?),
         None => None,
@@ -226,7 +258,7 @@ pub fn run_observed(opts: &BuildOptions, events: &dyn BuildEvents) -> Result<Bui
     let pipeline = Pipeline {
         opts,
         targets: &targets,
-        lib: &lib,
+        lib: lib.as_ref(),
         store: store.as_ref(),
         write_opts: &write_opts,
         clock: &clock,

@@ -22,7 +22,8 @@ pub(super) struct Pipeline<'a> {
     pub(super) opts: &'a BuildOptions,
     /// Sorted, without duplicates.
     pub(super) targets: &'a [Target],
-    pub(super) lib: &'a DxcLib,
+    /// `None` when no target needs DXC (`--targets spirv --spirv-backend direct`).
+    pub(super) lib: Option<&'a DxcLib>,
     pub(super) store: Option<&'a Store>,
     pub(super) write_opts: &'a WriteOptions,
     pub(super) clock: &'a StageClock,

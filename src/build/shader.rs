@@ -3,6 +3,7 @@
 
 use super::clock::{add, ThreadClock};
 use super::pipeline::Pipeline;
+use super::SpirvBackend;
 use crate::cache::incremental::{ArtifactKey, Artifacts};
 use crate::cache::{self, CacheEntry};
 use crate::dxc::{self, Target};
@@ -11,10 +12,32 @@ use crate::report::{FailureKind, Outcome, Phase, Status};
 use crate::scan::{self, FoundShader};
 use std::sync::atomic::Ordering;
 
-/// Every argument list a build uses, for the artifact key.
-fn args_fingerprint(stage: crate::Stage, targets: &[Target], extra: &[String]) -> String {
+/// Every argument list a build uses, for the artifact key (the direct SPIR-V back end is named
+/// with shrec's version, which the key holds too).
+fn args_fingerprint(stage: crate::Stage, targets: &[Target], extra: &[String], backend: SpirvBackend, float_controls: bool) -> String {
     let extra = extra.iter().map(|a| format!(" {a:?}")).collect::<String>();
-    targets.iter().map(|&t| format!("{}:{}:{}{extra}", t.name(), dxc::profile(stage), dxc::args(stage, t).join(" "))).collect::<Vec<_>>().join(";")
+    targets
+        .iter()
+        .map(|&t| match (t, backend) {
+            (Target::Spirv, SpirvBackend::Direct) => format!("spirv:direct:float-controls={float_controls}"),
+            _ => format!("{}:{}:{}{extra}", t.name(), dxc::profile(stage), dxc::args(stage, t).join(" ")),
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The SPIR-V of the direct back end (`--spirv-backend direct`): from the translation's IR; a
+/// shader whose HLSL an `--override-dir` file replaces has no IR to write from.
+fn direct_spirv(module: Option<&crate::ir::Module>, entry: &str, float_controls: bool) -> Result<Vec<u8>, (FailureKind, String)> {
+    let Some(module) = module else {
+        let reason = "the direct SPIR-V back end: an --override-dir HLSL replacement is compiled by DXC only (build with --spirv-backend dxc)";
+        return Err((FailureKind::SpirvUnsupported, reason.to_string()));
+    };
+    let opts = crate::spirv::Options { entry_point: entry.to_string(), float_controls };
+    match crate::spirv::write(module, &opts) {
+        Ok(words) => Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect()),
+        Err(e) => Err((FailureKind::SpirvUnsupported, format!("direct SPIR-V: {e}"))),
+    }
 }
 
 /// Builds one shader: from the incremental cache when its artifact key matches, else with DXC.
@@ -74,13 +97,13 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
         },
         None => None,
     };
-    let (hlsl, meta, spec_constants_mask, override_path) = match (translated, overridden) {
+    let (hlsl, meta, spec_constants_mask, override_path, module) = match (translated, overridden) {
         (Ok(tr), None) => {
             let text = crate::hlsl::write_with_entry_point(&tr.module, opts.abi.entry_point());
-            (crate::hlsl::with_spec_constants_mask(text, tr.spec_constants_mask), tr.meta, tr.spec_constants_mask, None)
+            (crate::hlsl::with_spec_constants_mask(text, tr.spec_constants_mask), tr.meta, tr.spec_constants_mask, None, Some(tr.module))
         }
-        (Ok(tr), Some((path, text))) => (text, tr.meta, declared.unwrap_or(tr.spec_constants_mask), Some(path)),
-        (Err(_), Some((path, text))) => (text, Vec::new(), declared.unwrap_or(0), Some(path)),
+        (Ok(tr), Some((path, text))) => (text, tr.meta, declared.unwrap_or(tr.spec_constants_mask), Some(path), None),
+        (Err(_), Some((path, text))) => (text, Vec::new(), declared.unwrap_or(0), Some(path), None),
         (Err(e), None) => {
             add(&clock.translate, t);
             return failed(Phase::Translate, FailureKind::of_shader_error(&e), e.reason(), e.offset());
@@ -118,8 +141,10 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
     };
     // A very long shader compiles to SPIR-V without DXC's optimizer (limits::
     // SPIRV_UNOPTIMIZED_HLSL_BYTES says why), unless the project picked a level with --dxc-arg.
-    let spirv_unoptimized =
-        targets.contains(&Target::Spirv) && hlsl.len() > opts.spirv_unoptimized_above && !dxc_args.iter().any(|a| a.starts_with("-O"));
+    let spirv_unoptimized = targets.contains(&Target::Spirv)
+        && opts.spirv_backend == SpirvBackend::Dxc
+        && hlsl.len() > opts.spirv_unoptimized_above
+        && !dxc_args.iter().any(|a| a.starts_with("-O"));
     let spirv_args: std::borrow::Cow<[String]> =
         if spirv_unoptimized { std::borrow::Cow::Owned(dxc_args.iter().cloned().chain(["-O0".to_string()]).collect()) } else { dxc_args.clone() };
     let outcome = |status: Status| Outcome { hlsl_dump_error: hlsl_dump_error.clone(), spirv_unoptimized, ..outcome(status) };
@@ -129,9 +154,9 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
     let key = ArtifactKey::derive(&[
         b"shrec-artifact-1",
         env!("CARGO_PKG_VERSION").as_bytes(),
-        &lib.identity.to_le_bytes(),
+        &lib.map_or(0, |l| l.identity).to_le_bytes(),
         hlsl.as_bytes(),
-        args_fingerprint(job.stage, targets, &dxc_args).as_bytes(),
+        args_fingerprint(job.stage, targets, &dxc_args, opts.spirv_backend, opts.spirv_float_controls).as_bytes(),
         &[u8::from(spirv_unoptimized)],
         &job.key.to_le_bytes(),
     ]);
@@ -174,12 +199,16 @@ pub(super) fn build_one(job: &FoundShader, pipeline: &Pipeline, members: &scan::
             (kind, reason)
         };
         let args = if target == Target::Spirv { &spirv_args } else { &dxc_args };
-        let compiled = match &worker {
-            Some(exe) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, args, Some(opts.dxc_limits)) {
+        let compiled = match (&worker, lib) {
+            _ if target == Target::Spirv && opts.spirv_backend == SpirvBackend::Direct => {
+                direct_spirv(module.as_ref(), opts.abi.entry_point(), opts.spirv_float_controls)
+            }
+            (_, None) => Err((FailureKind::DxcLibrary, format!("DXC ({}): no DXC library was loaded for this build", target.name()))),
+            (Some(exe), Some(lib)) => match crate::dxc_worker::compile(exe, lib, &hlsl, job.stage, target, mask, args, Some(opts.dxc_limits)) {
                 Ok(result) => result.map_err(dxc_failed),
                 Err(gone) => Err((FailureKind::of_worker(&gone), format!("DXC ({}): {gone}", target.name()))),
             },
-            None => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, args).map_err(dxc_failed),
+            (None, Some(lib)) => dxc::compile_with_args(lib, &hlsl, job.stage, target, mask, args).map_err(dxc_failed),
         };
         add(if target == Target::Dxil { &clock.dxil } else { &clock.spirv }, t);
         match compiled {

@@ -109,6 +109,16 @@ pub(crate) enum SpirvEncodingArg {
     Raw,
 }
 
+/// What writes the SPIR-V target.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum SpirvBackendArg {
+    /// DXC compiles the generated HLSL.
+    Dxc,
+    /// shrec writes SPIR-V from its IR, without DXC (AGAL fully covered so far;
+    /// docs/spirv-direct.md).
+    Direct,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum LayoutArg {
     /// One zstd frame per backend (XenosRecomp's layout).
@@ -159,6 +169,14 @@ pub(crate) struct BuildArgs {
     /// How SPIR-V is stored in the cache.
     #[arg(long, value_enum, default_value = "smolv")]
     pub(crate) spirv_encoding: SpirvEncodingArg,
+    /// What writes the SPIR-V target: DXC from the HLSL, or shrec directly from its IR (then
+    /// `--targets spirv` builds without any DXC; docs/spirv-direct.md).
+    #[arg(long, value_enum, default_value = "dxc")]
+    pub(crate) spirv_backend: SpirvBackendArg,
+    /// With --spirv-backend direct: declare SPV_KHR_float_controls' SignedZeroInfNanPreserve,
+    /// so that the driver keeps NaN, infinities and the sign of zero (docs/spirv-direct.md).
+    #[arg(long)]
+    pub(crate) spirv_float_controls: bool,
     /// Run DXC in worker processes: a DXC crash then fails one shader, not the build.
     #[arg(long)]
     pub(crate) isolate_dxc: bool,

@@ -2,7 +2,7 @@
 //! progress display, then everything the build returned printed on stderr (and, in GitHub
 //! Actions, as annotations and a job summary).
 
-use super::args::{AbiArg, BuildArgs, LayoutArg, SpirvEncodingArg};
+use super::args::{AbiArg, BuildArgs, LayoutArg, SpirvBackendArg, SpirvEncodingArg};
 use super::github;
 use super::progress::{FinishProgressOnDrop, Progress};
 use shrec::build::{self, BuildOptions, BuildOutput, Timings};
@@ -58,6 +58,9 @@ pub(crate) fn run(a: BuildArgs) -> i32 {
 
 /// The library's options from the arguments; `Err`: a combination the command line refuses.
 fn options(a: BuildArgs) -> Result<BuildOptions, String> {
+    if a.spirv_float_controls && !matches!(a.spirv_backend, SpirvBackendArg::Direct) {
+        return Err("--spirv-float-controls needs --spirv-backend direct (DXC has no option for these execution modes)".into());
+    }
     if a.zstd_dict && !matches!(a.layout, LayoutArg::PerShader) {
         return Err("--zstd-dict needs --layout per-shader (a single frame has nothing to share a dictionary with)".into());
     }
@@ -81,6 +84,11 @@ fn options(a: BuildArgs) -> Result<BuildOptions, String> {
             SpirvEncodingArg::Smolv => SpirvEncoding::Smolv,
             SpirvEncodingArg::Raw => SpirvEncoding::Raw,
         },
+        spirv_backend: match a.spirv_backend {
+            SpirvBackendArg::Dxc => shrec::build::SpirvBackend::Dxc,
+            SpirvBackendArg::Direct => shrec::build::SpirvBackend::Direct,
+        },
+        spirv_float_controls: a.spirv_float_controls,
         zstd_level: a.zstd_level,
         layout: match a.layout {
             LayoutArg::Single => CacheLayout::Single,

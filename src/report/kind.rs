@@ -51,6 +51,9 @@ pub enum FailureKind {
     DxcCrash,
     /// A DXC worker process could not be started (or this OS has none).
     DxcWorker,
+    /// The direct SPIR-V back end (`--spirv-backend direct`) does not cover a construct of the
+    /// shader's IR yet, or cannot take an `--override-dir` HLSL replacement.
+    SpirvUnsupported,
 }
 
 const FAMILIES: [Family; 4] = [Family::Xenos, Family::Gx2, Family::Pica, Family::Agal];
@@ -75,6 +78,7 @@ impl FailureKind {
             FailureKind::DxcMemoryLimit,
             FailureKind::DxcCrash,
             FailureKind::DxcWorker,
+            FailureKind::SpirvUnsupported,
         ]);
         v
     }
@@ -106,6 +110,7 @@ impl FailureKind {
             FailureKind::DxcMemoryLimit => "dxc.memory_limit",
             FailureKind::DxcCrash => "dxc.crash",
             FailureKind::DxcWorker => "dxc.worker",
+            FailureKind::SpirvUnsupported => "spirv.unsupported",
         }
     }
 

@@ -47,6 +47,7 @@ mod pica_translate;
 mod scan_corpus;
 mod scan_index;
 mod smolv_vectors;
+mod spirv_direct;
 mod spirv_unoptimized;
 mod xenos_abi;
 mod xenos_container;

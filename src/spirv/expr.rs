@@ -1,0 +1,388 @@
+//! Float4 values: register reads, operators, texture samples. Each IR operator is written with
+//! the semantics `ir` defines for it, as the HLSL writer's text compiles (`shader_common.h`
+//! for the helpers): docs/spirv-direct.md lists the instruction each one becomes.
+
+use super::{unsupported, Result, SpirvError, Writer};
+use crate::ir::*;
+use rspirv::dr::Operand;
+use rspirv::spirv::{GLOp, ImageOperands, Op, StorageClass, Word};
+
+fn ids(words: &[Word]) -> Vec<Operand> {
+    words.iter().map(|&w| Operand::IdRef(w)).collect()
+}
+
+impl Writer<'_> {
+    /// A register's pointer (temps and stage registers; constant files are [`Self::read`]'s).
+    pub(super) fn reg_ptr(&mut self, r: &RegRef) -> Result<Word> {
+        match (&r.file, &r.index) {
+            (RegFile::Temp, Index::Fixed(i)) if !self.m.temps.indexable => self.register_var(RegFile::Temp, *i),
+            (RegFile::Temp, idx) => {
+                let array = self.temp_array()?;
+                let i = self.index_value(idx)?;
+                self.inst(Op::AccessChain, self.t.ptr_private_v4f, ids(&[array, i]))
+            }
+            (file @ (RegFile::Input | RegFile::Output), Index::Fixed(i)) => self.register_var(*file, *i),
+            (RegFile::Input | RegFile::Output, _) => unsupported("a dynamic index into stage inputs or outputs"),
+            (RegFile::Const(_), _) => unsupported("a write to a constant file"),
+        }
+    }
+
+    /// The integer value of a register index (HLSL `shrec_index_*` of shader_common.h).
+    fn index_value(&mut self, idx: &Index) -> Result<Word> {
+        match idx {
+            Index::Fixed(i) => Ok(self.i32_const(*i as i32)),
+            Index::Int(_) => unsupported("integer register indices (Index::Int)"),
+            Index::Dynamic { base, value, conv } => {
+                let x = self.lane_x(value)?;
+                let f32 = self.t.f32;
+                let rounded = match conv {
+                    // `precise float h = x + 0.5; (int)floor(h)`
+                    IndexConv::RoundHalfUp => {
+                        let half = self.f32_const(0.5);
+                        let h = self.arith(Op::FAdd, f32, ids(&[x, half]))?;
+                        self.glsl(GLOp::Floor, f32, &[h])?
+                    }
+                    IndexConv::Floor => self.glsl(GLOp::Floor, f32, &[x])?,
+                    IndexConv::Trunc => x,
+                };
+                let i = self.inst(Op::ConvertFToS, self.t.i32, ids(&[rounded]))?;
+                if *base == 0 {
+                    return Ok(i);
+                }
+                let b = self.i32_const(*base);
+                self.inst(Op::IAdd, self.t.i32, ids(&[i, b]))
+            }
+        }
+    }
+
+    /// The whole vec4 of a register.
+    fn load_reg(&mut self, r: &RegRef) -> Result<Word> {
+        if let RegFile::Const(file) = r.file {
+            let var = self.const_var(file)?;
+            let zero = self.i32_const(0);
+            let i = self.index_value(&r.index)?;
+            let ptr_ty = self.b.type_pointer(None, StorageClass::Uniform, self.t.v4f);
+            let ptr = self.inst(Op::AccessChain, ptr_ty, ids(&[var, zero, i]))?;
+            return self.inst(Op::Load, self.t.v4f, ids(&[ptr]));
+        }
+        let ptr = self.reg_ptr(r)?;
+        self.inst(Op::Load, self.t.v4f, ids(&[ptr]))
+    }
+
+    /// An operand read: swizzle, then `|x|`, then negation.
+    fn read(&mut self, src: &Src) -> Result<Word> {
+        let v = self.load_reg(&src.reg)?;
+        let mut v = self.swizzle(v, src.swizzle)?;
+        if src.abs {
+            v = self.glsl(GLOp::FAbs, self.t.v4f, &[v])?;
+        }
+        if src.negate {
+            v = self.arith(Op::FNegate, self.t.v4f, ids(&[v]))?;
+        }
+        Ok(v)
+    }
+
+    pub(super) fn swizzle(&mut self, v: Word, s: [u8; 4]) -> Result<Word> {
+        if s == XYZW {
+            return Ok(v);
+        }
+        let mut operands = ids(&[v, v]);
+        operands.extend(s.iter().map(|&l| Operand::LiteralBit32(u32::from(l & 3))));
+        self.inst(Op::VectorShuffle, self.t.v4f, operands)
+    }
+
+    /// The first `n` lanes of vec4 `v` (a scalar for 1).
+    pub(super) fn first_lanes(&mut self, v: Word, n: usize) -> Result<Word> {
+        match n {
+            4 => Ok(v),
+            1 => self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(v), Operand::LiteralBit32(0)]),
+            _ => {
+                let mut operands = ids(&[v, v]);
+                operands.extend((0..n as u32).map(Operand::LiteralBit32));
+                let ty = self.float_vec(n);
+                self.inst(Op::VectorShuffle, ty, operands)
+            }
+        }
+    }
+
+    /// Lane x of `e` as a scalar.
+    pub(super) fn lane_x(&mut self, e: &Expr) -> Result<Word> {
+        let v = self.expr(e)?;
+        self.first_lanes(v, 1)
+    }
+
+    /// `vec4(v3, 0)`.
+    fn extend_zero(&mut self, v3: Word) -> Result<Word> {
+        let zero = self.v4f_splat(0.0);
+        let mut operands = ids(&[v3, zero]);
+        operands.extend([0, 1, 2, 3].map(Operand::LiteralBit32));
+        self.inst(Op::VectorShuffle, self.t.v4f, operands)
+    }
+
+    pub(super) fn expr(&mut self, e: &Expr) -> Result<Word> {
+        let v4f = self.t.v4f;
+        match e {
+            Expr::Read(src) => self.read(src),
+            Expr::Literal(v) => Ok(self.v4f_bits(v.map(f32::to_bits))),
+            Expr::Bits(v) => Ok(self.v4f_bits(*v)),
+            Expr::Swizzle(a, s) => {
+                let a = self.expr(a)?;
+                self.swizzle(a, *s)
+            }
+            Expr::Compose(parts) => {
+                let mut lanes = Vec::with_capacity(4);
+                for p in parts.iter() {
+                    lanes.push(self.lane_x(p)?);
+                }
+                self.inst(Op::CompositeConstruct, v4f, ids(&lanes))
+            }
+            Expr::Unary(op, a) => {
+                let a = self.expr(a)?;
+                self.unary(*op, a)
+            }
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                self.binary(*op, a, b)
+            }
+            Expr::Dot(n, a, b) => {
+                let n = (*n).clamp(2, 4) as usize;
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let (a, b) = (self.first_lanes(a, n)?, self.first_lanes(b, n)?);
+                let d = self.arith(Op::Dot, self.t.f32, ids(&[a, b]))?;
+                self.splat(v4f, d, 4)
+            }
+            Expr::Mad(a, b, c) => {
+                let (a, b, c) = (self.expr(a)?, self.expr(b)?, self.expr(c)?);
+                let p = self.arith(Op::FMul, v4f, ids(&[a, b]))?;
+                self.arith(Op::FAdd, v4f, ids(&[p, c]))
+            }
+            Expr::Select { cmp, a, b, if_true, if_false } => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let c = self.compare(*cmp, self.t.v4b, a, b)?;
+                let (t, f) = (self.expr(if_true)?, self.expr(if_false)?);
+                self.inst(Op::Select, v4f, ids(&[c, t, f]))
+            }
+            Expr::SelectIf(c, a, b) => {
+                let c = self.cond(c)?;
+                let c4 = self.splat(self.t.v4b, c, 4)?;
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                self.inst(Op::Select, v4f, ids(&[c4, a, b]))
+            }
+            Expr::Sample { tex, coord, mode, offset } => self.sample(*tex, coord, mode, offset),
+            Expr::SampleCmp { .. } => unsupported("depth-compare samples (Expr::SampleCmp)"),
+            Expr::SampleCmpMode { .. } => unsupported("depth-compare samples at a LOD, bias or gradients (Expr::SampleCmpMode)"),
+            Expr::Gather { .. } => unsupported("gathers (Expr::Gather)"),
+            Expr::QueryLod { .. } => unsupported("LOD queries (Expr::QueryLod)"),
+            Expr::TexSize { .. } => unsupported("texture size queries (Expr::TexSize)"),
+            Expr::Load { .. } => unsupported("texel fetches (Expr::Load)"),
+            Expr::TexInfo { .. } => unsupported("texture level queries (Expr::TexInfo)"),
+            Expr::DotPica(..) => unsupported("PICA dot products (Expr::DotPica)"),
+            Expr::IntUnary(..) => unsupported("integer operators (Expr::IntUnary)"),
+            Expr::IntBinary(..) => unsupported("integer operators (Expr::IntBinary)"),
+            Expr::IntTernary(..) => unsupported("integer operators (Expr::IntTernary)"),
+        }
+    }
+
+    /// A float comparison of `a` and `b` (scalars or vectors, result type `bool_ty`): IEEE,
+    /// every comparison with NaN false except `Ne` (an unordered not-equal, as the HLSL
+    /// writer's `!(a == b)`).
+    pub(super) fn compare(&mut self, cmp: CmpOp, bool_ty: Word, a: Word, b: Word) -> Result<Word> {
+        let op = match cmp {
+            CmpOp::Eq => Op::FOrdEqual,
+            CmpOp::Ne => Op::FUnordNotEqual,
+            CmpOp::Gt => Op::FOrdGreaterThan,
+            CmpOp::Ge => Op::FOrdGreaterThanEqual,
+            CmpOp::Lt => Op::FOrdLessThan,
+            CmpOp::Le => Op::FOrdLessThanEqual,
+        };
+        self.inst(op, bool_ty, ids(&[a, b]))
+    }
+
+    fn unary(&mut self, op: UnOp, a: Word) -> Result<Word> {
+        let v4f = self.t.v4f;
+        let gl = |g: GLOp| Some(g);
+        let simple = match op {
+            UnOp::Abs => gl(GLOp::FAbs),
+            UnOp::Rsq => gl(GLOp::InverseSqrt),
+            UnOp::Sqrt => gl(GLOp::Sqrt),
+            UnOp::Log2 => gl(GLOp::Log2),
+            UnOp::Exp2 => gl(GLOp::Exp2),
+            UnOp::Floor => gl(GLOp::Floor),
+            UnOp::Sin => gl(GLOp::Sin),
+            UnOp::Cos => gl(GLOp::Cos),
+            UnOp::Sign => gl(GLOp::FSign),
+            UnOp::Trunc => gl(GLOp::Trunc),
+            UnOp::Ceil => gl(GLOp::Ceil),
+            UnOp::RoundEven => gl(GLOp::RoundEven),
+            _ => None,
+        };
+        if let Some(g) = simple {
+            return self.glsl(g, v4f, &[a]);
+        }
+        match op {
+            UnOp::Neg => self.arith(Op::FNegate, v4f, ids(&[a])),
+            UnOp::Rcp => {
+                let one = self.v4f_splat(1.0);
+                self.arith(Op::FDiv, v4f, ids(&[one, a]))
+            }
+            UnOp::Saturate => self.saturate(a),
+            UnOp::Ddx => self.inst(Op::DPdx, v4f, ids(&[a])),
+            UnOp::Ddy => self.inst(Op::DPdy, v4f, ids(&[a])),
+            UnOp::Fract => {
+                // shader_common.h `shrec_frac`: lanes whose exponent is all ones (±inf, NaN)
+                // take x - x (NaN), the others Fract (which Vulkan leaves open there)
+                let bits = self.inst(Op::Bitcast, self.t.v4u, ids(&[a]))?;
+                let exp = self.v4u_splat(0x7F80_0000);
+                let masked = self.inst(Op::BitwiseAnd, self.t.v4u, ids(&[bits, exp]))?;
+                let special = self.inst(Op::IEqual, self.t.v4b, ids(&[masked, exp]))?;
+                let nan = self.arith(Op::FSub, v4f, ids(&[a, a]))?;
+                let fract = self.glsl(GLOp::Fract, v4f, &[a])?;
+                self.inst(Op::Select, v4f, ids(&[special, nan, fract]))
+            }
+            UnOp::Normalize3 => {
+                let xyz = self.first_lanes(a, 3)?;
+                let n = self.glsl(GLOp::Normalize, self.t.v3f, &[xyz])?;
+                self.extend_zero(n)
+            }
+            UnOp::RcpClampMax => unsupported("UnOp::RcpClampMax"),
+            UnOp::RcpClampZero => unsupported("UnOp::RcpClampZero"),
+            UnOp::RsqExactOne => unsupported("UnOp::RsqExactOne"),
+            UnOp::RsqClampMax => unsupported("UnOp::RsqClampMax"),
+            UnOp::RsqClampZero => unsupported("UnOp::RsqClampZero"),
+            UnOp::Log2ExactOne => unsupported("UnOp::Log2ExactOne"),
+            UnOp::Log2ClampMax => unsupported("UnOp::Log2ClampMax"),
+            UnOp::RcpClamped => unsupported("UnOp::RcpClamped"),
+            UnOp::RcpFF => unsupported("UnOp::RcpFF"),
+            UnOp::RsqClamped => unsupported("UnOp::RsqClamped"),
+            UnOp::RsqFF => unsupported("UnOp::RsqFF"),
+            UnOp::Log2Clamped => unsupported("UnOp::Log2Clamped"),
+            _ => Err(SpirvError::Builder(format!("{op:?} has no arm"))),
+        }
+    }
+
+    /// Clamp to [0, 1], NaN → 0 (HLSL `saturate`): `NClamp` = NMin(NMax(x, 0), 1), whose NMax
+    /// turns NaN into 0.
+    pub(super) fn saturate(&mut self, a: Word) -> Result<Word> {
+        let (zero, one) = (self.v4f_splat(0.0), self.v4f_splat(1.0));
+        self.glsl(GLOp::NClamp, self.t.v4f, &[a, zero, one])
+    }
+
+    fn binary(&mut self, op: BinOp, a: Word, b: Word) -> Result<Word> {
+        let (v4f, v4b) = (self.t.v4f, self.t.v4b);
+        let set = |w: &mut Self, cmp: CmpOp| -> Result<Word> {
+            let c = w.compare(cmp, v4b, a, b)?;
+            let (one, zero) = (w.v4f_splat(1.0), w.v4f_splat(0.0));
+            w.inst(Op::Select, v4f, ids(&[c, one, zero]))
+        };
+        match op {
+            BinOp::Add => self.arith(Op::FAdd, v4f, ids(&[a, b])),
+            BinOp::Sub => self.arith(Op::FSub, v4f, ids(&[a, b])),
+            BinOp::Mul => self.arith(Op::FMul, v4f, ids(&[a, b])),
+            BinOp::Div => self.arith(Op::FDiv, v4f, ids(&[a, b])),
+            // the operand that is not NaN (IEEE minNum / maxNum, D3D10's min / max)
+            BinOp::Min => self.glsl(GLOp::NMin, v4f, &[a, b]),
+            BinOp::Max => self.glsl(GLOp::NMax, v4f, &[a, b]),
+            BinOp::Pow => self.glsl(GLOp::Pow, v4f, &[a, b]),
+            BinOp::Sge => set(self, CmpOp::Ge),
+            BinOp::Slt => set(self, CmpOp::Lt),
+            BinOp::Seq => set(self, CmpOp::Eq),
+            BinOp::Sne => set(self, CmpOp::Ne),
+            BinOp::Cross3 => {
+                let (a3, b3) = (self.first_lanes(a, 3)?, self.first_lanes(b, 3)?);
+                let c = self.glsl(GLOp::Cross, self.t.v3f, &[a3, b3])?;
+                self.extend_zero(c)
+            }
+            BinOp::MulLegacy => {
+                // (a == 0 || b == 0) ? +0 : a * b
+                let zero = self.v4f_splat(0.0);
+                let p = self.arith(Op::FMul, v4f, ids(&[a, b]))?;
+                let za = self.inst(Op::FOrdEqual, v4b, ids(&[a, zero]))?;
+                let zb = self.inst(Op::FOrdEqual, v4b, ids(&[b, zero]))?;
+                let z = self.inst(Op::LogicalOr, v4b, ids(&[za, zb]))?;
+                self.inst(Op::Select, v4f, ids(&[z, zero, p]))
+            }
+            BinOp::MulPica => {
+                // a NaN product of two non-NaN operands (0 × inf) is +0
+                let zero = self.v4f_splat(0.0);
+                let p = self.arith(Op::FMul, v4f, ids(&[a, b]))?;
+                let np = self.inst(Op::IsNan, v4b, ids(&[p]))?;
+                let na = self.inst(Op::IsNan, v4b, ids(&[a]))?;
+                let nb = self.inst(Op::IsNan, v4b, ids(&[b]))?;
+                let either = self.inst(Op::LogicalOr, v4b, ids(&[na, nb]))?;
+                let neither = self.inst(Op::LogicalNot, v4b, ids(&[either]))?;
+                let fix = self.inst(Op::LogicalAnd, v4b, ids(&[np, neither]))?;
+                self.inst(Op::Select, v4f, ids(&[fix, zero, p]))
+            }
+            BinOp::MaxPica => {
+                let c = self.inst(Op::FOrdGreaterThan, v4b, ids(&[a, b]))?;
+                self.inst(Op::Select, v4f, ids(&[c, a, b]))
+            }
+            BinOp::MinPica => {
+                let c = self.inst(Op::FOrdLessThan, v4b, ids(&[a, b]))?;
+                self.inst(Op::Select, v4f, ids(&[c, a, b]))
+            }
+        }
+    }
+
+    /// `Expr::Sample`: HLSL `Sample` / `SampleBias` / `SampleLevel` / `SampleGrad` as DXC
+    /// writes them (`OpSampledImage` of the separate image and sampler).
+    fn sample(&mut self, tex: u32, coord: &Expr, mode: &SampleMode, offset: &[i8; 3]) -> Result<Word> {
+        let vars = self.texture_vars(tex)?;
+        let dim = self.m.textures[tex as usize].dim;
+        let c = self.expr(coord)?;
+        let c = self.first_lanes(c, dim.coord_lanes())?;
+        let img = self.inst(Op::Load, vars.image_type, ids(&[vars.image]))?;
+        let smp = self.inst(Op::Load, vars.sampler_type, ids(&[vars.sampler]))?;
+        let si_ty = self.b.type_sampled_image(vars.image_type);
+        let si = self.inst(Op::SampledImage, si_ty, ids(&[img, smp]))?;
+        // image operands in the order of their bits: Bias, Lod, Grad, ConstOffset
+        let mut flags = ImageOperands::NONE;
+        let mut params = Vec::new();
+        let explicit = match mode {
+            SampleMode::Bias(b) if *b == 0.0 => false,
+            SampleMode::Bias(b) => {
+                flags |= ImageOperands::BIAS;
+                params.push(self.f32_const(*b));
+                false
+            }
+            SampleMode::BiasExpr(b) => {
+                flags |= ImageOperands::BIAS;
+                params.push(self.lane_x(b)?);
+                false
+            }
+            SampleMode::Lod(l) => {
+                flags |= ImageOperands::LOD;
+                params.push(self.lane_x(l)?);
+                true
+            }
+            SampleMode::Grad(dx, dy) => {
+                flags |= ImageOperands::GRAD;
+                let n = dim.texel_lanes();
+                let dx = self.expr(dx)?;
+                params.push(self.first_lanes(dx, n)?);
+                let dy = self.expr(dy)?;
+                params.push(self.first_lanes(dy, n)?);
+                true
+            }
+        };
+        if *offset != [0, 0, 0] {
+            let n = dim.texel_lanes();
+            let lanes: Vec<Word> = offset[..n].iter().map(|&o| self.i32_const(i32::from(o))).collect();
+            let value = if n == 1 {
+                lanes[0]
+            } else {
+                let ty = self.b.type_vector(self.t.i32, n as u32);
+                self.composite_const(ty, lanes)
+            };
+            flags |= ImageOperands::CONST_OFFSET;
+            params.push(value);
+        }
+        let mut operands = ids(&[si, c]);
+        if flags != ImageOperands::NONE {
+            operands.push(Operand::ImageOperands(flags));
+            operands.extend(ids(&params));
+        }
+        let op = if explicit { Op::ImageSampleExplicitLod } else { Op::ImageSampleImplicitLod };
+        self.inst(op, self.t.v4f, operands)
+    }
+}

@@ -1,0 +1,288 @@
+//! The module's interface, as DXC builds it from the HLSL writer's text: stage variables with
+//! their `Location` / `BuiltIn`, uniform blocks in D3D layout, separate images and samplers
+//! with their set and binding, the entry point and its execution modes, and the register
+//! variables the body reads and writes.
+
+use super::{unsupported, Options, Result, SpirvError, Writer};
+use crate::ir::*;
+use rspirv::dr::{Instruction, Operand};
+use rspirv::spirv::{self, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
+
+/// The variables of one texture and its sampler, and the image type sampled through them.
+#[derive(Clone, Copy)]
+pub(super) struct TextureVars {
+    pub(super) image: Word,
+    pub(super) sampler: Word,
+    pub(super) image_type: Word,
+    pub(super) sampler_type: Word,
+}
+
+/// Where a stage variable goes: a built-in or a location.
+enum Place {
+    BuiltIn(BuiltIn),
+    Location(u32),
+}
+
+/// How a stage variable of `semantic` is declared: its place and its scalar type (`None`:
+/// `vec4`, `Some(f32)`, `Some(u32)`): the types and built-ins DXC gives the HLSL writer's
+/// signature structs (`hlsl::module::io_struct`).
+fn place(stage: Stage, semantic: &Semantic, output: bool) -> Result<Place> {
+    Ok(match semantic {
+        Semantic::Texcoord(n) => Place::Location(*n),
+        Semantic::Target(n) => Place::Location(*n),
+        Semantic::Usage { location, .. } => Place::Location(*location),
+        // DXC: SV_Position is FragCoord in a pixel shader's inputs, Position elsewhere.
+        Semantic::Position if stage == Stage::Pixel && !output => Place::BuiltIn(BuiltIn::FragCoord),
+        Semantic::Position => Place::BuiltIn(BuiltIn::Position),
+        Semantic::Depth => Place::BuiltIn(BuiltIn::FragDepth),
+        Semantic::InstanceId => Place::BuiltIn(BuiltIn::InstanceIndex),
+        Semantic::VertexId => Place::BuiltIn(BuiltIn::VertexIndex),
+        Semantic::UsageUint { .. } => return unsupported("uint4 vertex inputs (Semantic::UsageUint)"),
+        Semantic::PointSize => return unsupported("the PointSize output"),
+        Semantic::CullDistance => return unsupported("the CullDistance output"),
+    })
+}
+
+impl Writer<'_> {
+    /// The whole module: body, entry point, interface.
+    pub(super) fn module(&mut self, opts: &Options) -> Result<()> {
+        let m = self.m;
+        let model = match m.stage {
+            Stage::Vertex => ExecutionModel::Vertex,
+            Stage::Pixel => ExecutionModel::Fragment,
+            Stage::Geometry => return unsupported("geometry shaders"),
+        };
+        // the body first: it decides which registers and resources exist
+        let body = self.b.begin_function(self.t.void, None, spirv::FunctionControl::NONE, self.t.fn_void)?;
+        self.b.begin_block(None)?;
+        self.block(&m.body)?;
+        if self.b.selected_block().is_some() {
+            self.b.ret()?;
+        }
+        self.b.end_function()?;
+
+        // Stage variables: the inputs the body reads (DXC's optimizer removes the others from
+        // the signature struct it declares) and every output (all are stored, 0 when unnamed).
+        let mut interface = Vec::new();
+        let mut inputs = Vec::new();
+        for (i, v) in m.inputs.iter().enumerate() {
+            if !self.io_regs.contains_key(&(false, i as u32)) {
+                continue;
+            }
+            let (var, ty) = self.stage_variable(v, false)?;
+            interface.push(var);
+            inputs.push((i as u32, v, var, ty));
+        }
+        let mut outputs = Vec::new();
+        for (i, v) in m.outputs.iter().enumerate() {
+            let (var, ty) = self.stage_variable(v, true)?;
+            interface.push(var);
+            outputs.push((i as u32, v, var, ty));
+        }
+
+        let main = self.b.begin_function(self.t.void, None, spirv::FunctionControl::NONE, self.t.fn_void)?;
+        self.b.begin_block(None)?;
+        for (i, v, var, ty) in inputs {
+            let reg = self.io_regs[&(false, i)];
+            let loaded = self.inst(Op::Load, ty, vec![Operand::IdRef(var)])?;
+            let value = match v.semantic {
+                Semantic::InstanceId => {
+                    let f = self.inst(Op::ConvertUToF, self.t.f32, vec![Operand::IdRef(loaded)])?;
+                    self.lane_x_vector(f)?
+                }
+                Semantic::VertexId => {
+                    let f = self.inst(Op::Bitcast, self.t.f32, vec![Operand::IdRef(loaded)])?;
+                    self.lane_x_vector(f)?
+                }
+                _ if v.components == 1 => self.lane_x_vector(loaded)?,
+                _ => loaded,
+            };
+            self.b.store(reg, value, None, [])?;
+        }
+        self.b.function_call(self.t.void, None, body, [])?;
+        for (i, v, var, _) in outputs {
+            // an output the body never names is 0, as its register was
+            let value = match self.io_regs.get(&(true, i)).copied() {
+                Some(reg) => self.inst(Op::Load, self.t.v4f, vec![Operand::IdRef(reg)])?,
+                None => self.v4f_splat(0.0),
+            };
+            let value = if v.components == 1 {
+                self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?
+            } else if v.semantic == Semantic::Position && m.stage == Stage::Vertex {
+                // `-fvk-invert-y`: DXC negates y of the position it stores
+                let y = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(1)])?;
+                let ny = self.arith(Op::FNegate, self.t.f32, vec![Operand::IdRef(y)])?;
+                self.inst(Op::CompositeInsert, self.t.v4f, vec![Operand::IdRef(ny), Operand::IdRef(value), Operand::LiteralBit32(1)])?
+            } else {
+                value
+            };
+            self.b.store(var, value, None, [])?;
+        }
+        self.b.ret()?;
+        self.b.end_function()?;
+
+        self.b.capability(Capability::Shader);
+        for c in std::mem::take(&mut self.capabilities) {
+            self.b.capability(c);
+        }
+        if opts.float_controls {
+            self.b.capability(Capability::SignedZeroInfNanPreserve);
+            self.b.extension("SPV_KHR_float_controls");
+        }
+        self.b.memory_model(spirv::AddressingModel::Logical, spirv::MemoryModel::GLSL450);
+        self.b.entry_point(model, main, opts.entry_point.clone(), interface);
+        if model == ExecutionModel::Fragment {
+            self.b.execution_mode(main, ExecutionMode::OriginUpperLeft, []);
+            if m.outputs.iter().any(|v| v.semantic == Semantic::Depth) {
+                self.b.execution_mode(main, ExecutionMode::DepthReplacing, []);
+            }
+        }
+        if opts.float_controls {
+            self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [32]);
+        }
+        Ok(())
+    }
+
+    /// `vec4(x, 0, 0, 0)`.
+    fn lane_x_vector(&mut self, x: Word) -> Result<Word> {
+        let zero = self.f32_const(0.0);
+        self.inst(Op::CompositeConstruct, self.t.v4f, [x, zero, zero, zero].map(Operand::IdRef).to_vec())
+    }
+
+    /// A stage variable for `v` and the type it holds.
+    fn stage_variable(&mut self, v: &IoVar, output: bool) -> Result<(Word, Word)> {
+        let ty = match v.semantic {
+            Semantic::InstanceId | Semantic::VertexId => self.t.u32,
+            _ if v.components == 1 => self.t.f32,
+            _ => self.t.v4f,
+        };
+        let class = if output { StorageClass::Output } else { StorageClass::Input };
+        let var = self.global_variable(ty, class, None);
+        match place(self.m.stage, &v.semantic, output)? {
+            Place::BuiltIn(b) => self.b.decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(b)]),
+            Place::Location(l) => self.b.decorate(var, Decoration::Location, [Operand::LiteralBit32(l)]),
+        }
+        Ok((var, ty))
+    }
+
+    /// A module-scope `OpVariable` of `ty` in `class`.
+    pub(super) fn global_variable(&mut self, ty: Word, class: StorageClass, initializer: Option<Word>) -> Word {
+        let ptr = self.b.type_pointer(None, class, ty);
+        let id = self.b.id();
+        let mut operands = vec![Operand::StorageClass(class)];
+        operands.extend(initializer.map(Operand::IdRef));
+        self.b.insert_types_global_values(rspirv::dr::InsertPoint::End, Instruction::new(Op::Variable, Some(ptr), Some(id), operands));
+        id
+    }
+
+    /// The `Private` variable of a register at a fixed index (declared on first use, 0).
+    pub(super) fn register_var(&mut self, file: RegFile, index: u32) -> Result<Word> {
+        let zero = self.v4f_splat(0.0);
+        let (map_key, declared) = match file {
+            RegFile::Temp => {
+                if index >= self.m.temps.count {
+                    return Err(SpirvError::Undeclared { what: "temp", index });
+                }
+                if let Some(&v) = self.temps.get(&index) {
+                    return Ok(v);
+                }
+                let v = self.global_variable(self.t.v4f, StorageClass::Private, Some(zero));
+                self.temps.insert(index, v);
+                return Ok(v);
+            }
+            RegFile::Input => ((false, index), self.m.inputs.len()),
+            RegFile::Output => ((true, index), self.m.outputs.len()),
+            RegFile::Const(_) => unreachable!("constant files are read through uniform blocks"),
+        };
+        if index as usize >= declared {
+            return Err(SpirvError::Undeclared { what: if map_key.0 { "output" } else { "input" }, index });
+        }
+        if let Some(&v) = self.io_regs.get(&map_key) {
+            return Ok(v);
+        }
+        let v = self.global_variable(self.t.v4f, StorageClass::Private, Some(zero));
+        self.io_regs.insert(map_key, v);
+        Ok(v)
+    }
+
+    /// The `Private` array of an indexable temp file.
+    pub(super) fn temp_array(&mut self) -> Result<Word> {
+        if let Some(v) = self.temp_array {
+            return Ok(v);
+        }
+        let len = self.u32_const(self.m.temps.count);
+        let ty = self.b.type_array(self.t.v4f, len);
+        let null = self.b.constant_null(ty);
+        let v = self.global_variable(ty, StorageClass::Private, Some(null));
+        self.temp_array = Some(v);
+        Ok(v)
+    }
+
+    /// The uniform block of constant file `file`: `struct { vec4 var[len]; }` with the D3D
+    /// layout (`-fvk-use-dx-layout`; for a float4 array the same as std140: stride 16).
+    pub(super) fn const_var(&mut self, file: u32) -> Result<Word> {
+        if let Some(&v) = self.const_vars.get(&file) {
+            return Ok(v);
+        }
+        let cb = self.m.const_buffers.get(file as usize).ok_or(SpirvError::Undeclared { what: "constant buffer", index: file })?;
+        let (len, binding) = (cb.len, cb.binding);
+        let len_id = self.u32_const(len.max(1));
+        // Types of their own per block (rspirv dedups types, and layout decorations must not
+        // reach the register arrays of the same length).
+        let (array, strukt) = (self.b.id(), self.b.id());
+        for inst in [
+            Instruction::new(Op::TypeArray, None, Some(array), vec![Operand::IdRef(self.t.v4f), Operand::IdRef(len_id)]),
+            Instruction::new(Op::TypeStruct, None, Some(strukt), vec![Operand::IdRef(array)]),
+        ] {
+            self.b.insert_types_global_values(rspirv::dr::InsertPoint::End, inst);
+        }
+        self.b.decorate(array, Decoration::ArrayStride, [Operand::LiteralBit32(16)]);
+        self.b.member_decorate(strukt, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        self.b.decorate(strukt, Decoration::Block, []);
+        let var = self.global_variable(strukt, StorageClass::Uniform, None);
+        self.bind(var, binding);
+        self.const_vars.insert(file, var);
+        Ok(var)
+    }
+
+    fn bind(&mut self, var: Word, b: Binding) {
+        self.b.decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(b.vk_set)]);
+        self.b.decorate(var, Decoration::Binding, [Operand::LiteralBit32(b.vk_binding)]);
+    }
+
+    /// The image and sampler variables of texture `tex`.
+    pub(super) fn texture_vars(&mut self, tex: u32) -> Result<TextureVars> {
+        if let Some(&t) = self.textures.get(&tex) {
+            return Ok(t);
+        }
+        let t = self.m.textures.get(tex as usize).ok_or(SpirvError::Undeclared { what: "texture", index: tex })?;
+        if t.compare {
+            return unsupported("comparison samplers");
+        }
+        let (dim, arrayed) = match t.dim {
+            TexDim::D1 => (spirv::Dim::Dim1D, 0),
+            TexDim::D2 => (spirv::Dim::Dim2D, 0),
+            TexDim::D3 => (spirv::Dim::Dim3D, 0),
+            TexDim::Cube => (spirv::Dim::DimCube, 0),
+            TexDim::D1Array => (spirv::Dim::Dim1D, 1),
+            TexDim::D2Array => (spirv::Dim::Dim2D, 1),
+            TexDim::CubeArray => (spirv::Dim::DimCube, 1),
+        };
+        match t.dim {
+            TexDim::D1 | TexDim::D1Array => self.need_capability(Capability::Sampled1D),
+            TexDim::CubeArray => self.need_capability(Capability::SampledCubeArray),
+            _ => {}
+        }
+        let (tb, sb) = (t.texture_binding, t.sampler_binding);
+        // depth 2 ("not known"), as DXC declares every HLSL texture
+        let image_type = self.b.type_image(self.t.f32, dim, 2, arrayed, 0, 1, spirv::ImageFormat::Unknown, None);
+        let sampler_type = self.b.type_sampler();
+        let image = self.global_variable(image_type, StorageClass::UniformConstant, None);
+        self.bind(image, tb);
+        let sampler = self.global_variable(sampler_type, StorageClass::UniformConstant, None);
+        self.bind(sampler, sb);
+        let vars = TextureVars { image, sampler, image_type, sampler_type };
+        self.textures.insert(tex, vars);
+        Ok(vars)
+    }
+}
