@@ -15,6 +15,8 @@
 //! intrinsics would emit for them (tests/integration checks it with `spirv-val`; shrec-verify
 //! runs it on lavapipe).
 
+use rspirv::spirv::{ImageOperands, Op};
+
 /// The extended-instruction-set name of the placeholders (NonSemantic: SPIRV-Tools passes
 /// unknown non-semantic sets through, with every operand an id).
 pub const PLACEHOLDER_SET: &str = "NonSemantic.shrec.compare";
@@ -26,18 +28,21 @@ pub const BIAS: u32 = 2;
 pub const GRAD: u32 = 3;
 pub const WITH_OFFSET: u32 = 8;
 
-const OP_EXT_INST_IMPORT: u32 = 11;
-const OP_EXT_INST: u32 = 12;
-const OP_TYPE_IMAGE: u32 = 25;
-const OP_TYPE_SAMPLED_IMAGE: u32 = 27;
-const OP_LOAD: u32 = 61;
-const OP_SAMPLED_IMAGE: u32 = 86;
-const OP_IMAGE_SAMPLE_DREF_IMPLICIT_LOD: u32 = 89;
-const OP_IMAGE_SAMPLE_DREF_EXPLICIT_LOD: u32 = 90;
-const IMAGE_OPERANDS_BIAS: u32 = 0x1;
-const IMAGE_OPERANDS_LOD: u32 = 0x2;
-const IMAGE_OPERANDS_GRAD: u32 = 0x4;
-const IMAGE_OPERANDS_CONST_OFFSET: u32 = 0x8;
+// The word values of the opcodes and image operands this pass reads and writes, from rspirv's
+// SPIR-V grammar (the module is walked as words: the rewrite must keep every other word as DXC
+// wrote it).
+const OP_EXT_INST_IMPORT: u32 = Op::ExtInstImport as u32;
+const OP_EXT_INST: u32 = Op::ExtInst as u32;
+const OP_TYPE_IMAGE: u32 = Op::TypeImage as u32;
+const OP_TYPE_SAMPLED_IMAGE: u32 = Op::TypeSampledImage as u32;
+const OP_LOAD: u32 = Op::Load as u32;
+const OP_SAMPLED_IMAGE: u32 = Op::SampledImage as u32;
+const OP_IMAGE_SAMPLE_DREF_IMPLICIT_LOD: u32 = Op::ImageSampleDrefImplicitLod as u32;
+const OP_IMAGE_SAMPLE_DREF_EXPLICIT_LOD: u32 = Op::ImageSampleDrefExplicitLod as u32;
+const IMAGE_OPERANDS_BIAS: u32 = ImageOperands::BIAS.bits();
+const IMAGE_OPERANDS_LOD: u32 = ImageOperands::LOD.bits();
+const IMAGE_OPERANDS_GRAD: u32 = ImageOperands::GRAD.bits();
+const IMAGE_OPERANDS_CONST_OFFSET: u32 = ImageOperands::CONST_OFFSET.bits();
 
 /// Why a module cannot be rewritten (a DXC output shrec does not expect).
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]

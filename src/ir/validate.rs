@@ -331,6 +331,22 @@ impl Validator<'_> {
 
     /// HLSL's constant offset operand: whole texels in -8..7, none on cubes, none on a lane
     /// the texture lacks (an array's slice lane included).
+    /// A sample's level operands: an implicit-derivative one only in pixel shaders.
+    fn sample_mode(&self, mode: &SampleMode) -> Result<(), ValidationError> {
+        match mode {
+            SampleMode::Bias(_) => self.stage_only("an implicit-derivative sample", Stage::Pixel),
+            SampleMode::BiasExpr(b) => {
+                self.stage_only("an implicit-derivative sample", Stage::Pixel)?;
+                self.expr(b)
+            }
+            SampleMode::Lod(l) => self.expr(l),
+            SampleMode::Grad(x, y) => {
+                self.expr(x)?;
+                self.expr(y)
+            }
+        }
+    }
+
     fn texel_offset(&self, tex: u32, offset: &[i8; 3]) -> Result<(), ValidationError> {
         let dim = self.m.textures[tex as usize].dim;
         let lanes = if dim.is_cube() { 0 } else { dim.texel_lanes() };
@@ -388,18 +404,7 @@ impl Validator<'_> {
                 self.sampler_kind(*tex, false, "Sample")?;
                 self.texel_offset(*tex, offset)?;
                 self.expr(coord)?;
-                match mode {
-                    SampleMode::Bias(_) => self.stage_only("an implicit-derivative sample", Stage::Pixel),
-                    SampleMode::BiasExpr(b) => {
-                        self.stage_only("an implicit-derivative sample", Stage::Pixel)?;
-                        self.expr(b)
-                    }
-                    SampleMode::Lod(l) => self.expr(l),
-                    SampleMode::Grad(x, y) => {
-                        self.expr(x)?;
-                        self.expr(y)
-                    }
-                }
+                self.sample_mode(mode)
             }
             Expr::SampleCmp { tex, coord, reference, level_zero, offset } => {
                 self.sampler_kind(*tex, true, "SampleCmp")?;
@@ -415,18 +420,7 @@ impl Validator<'_> {
                 self.texel_offset(*tex, offset)?;
                 self.expr(coord)?;
                 self.expr(reference)?;
-                match mode {
-                    SampleMode::Bias(_) => self.stage_only("an implicit-derivative sample", Stage::Pixel),
-                    SampleMode::BiasExpr(b) => {
-                        self.stage_only("an implicit-derivative sample", Stage::Pixel)?;
-                        self.expr(b)
-                    }
-                    SampleMode::Lod(l) => self.expr(l),
-                    SampleMode::Grad(x, y) => {
-                        self.expr(x)?;
-                        self.expr(y)
-                    }
-                }
+                self.sample_mode(mode)
             }
             Expr::Gather { tex, coord, offset } => {
                 self.sampler_kind(*tex, false, "Gather")?;

@@ -9,6 +9,18 @@
 
 use super::{BinOp, Cond, Dst, Expr, IExpr, Index, RegRef, SampleMode, Src, Stmt, Texture, UnOp};
 
+/// Calls `f` with every register a sample's level operands read.
+fn sample_mode_reads(mode: &SampleMode, f: &mut impl FnMut(&RegRef)) {
+    match mode {
+        SampleMode::Bias(_) => {}
+        SampleMode::Lod(a) | SampleMode::BiasExpr(a) => expr_reads(a, f),
+        SampleMode::Grad(x, y) => {
+            expr_reads(x, f);
+            expr_reads(y, f);
+        }
+    }
+}
+
 /// Calls `f` with every register `e` reads (operands and the operands of dynamic indices).
 pub fn expr_reads(e: &Expr, f: &mut impl FnMut(&RegRef)) {
     match e {
@@ -30,14 +42,7 @@ pub fn expr_reads(e: &Expr, f: &mut impl FnMut(&RegRef)) {
         }
         Expr::Sample { coord, mode, .. } => {
             expr_reads(coord, f);
-            match mode {
-                SampleMode::Bias(_) => {}
-                SampleMode::Lod(a) | SampleMode::BiasExpr(a) => expr_reads(a, f),
-                SampleMode::Grad(x, y) => {
-                    expr_reads(x, f);
-                    expr_reads(y, f);
-                }
-            }
+            sample_mode_reads(mode, f);
         }
         Expr::SampleCmp { coord, reference, .. } => {
             expr_reads(coord, f);
@@ -46,14 +51,7 @@ pub fn expr_reads(e: &Expr, f: &mut impl FnMut(&RegRef)) {
         Expr::SampleCmpMode { coord, reference, mode, .. } => {
             expr_reads(coord, f);
             expr_reads(reference, f);
-            match mode {
-                SampleMode::Bias(_) => {}
-                SampleMode::Lod(a) | SampleMode::BiasExpr(a) => expr_reads(a, f),
-                SampleMode::Grad(x, y) => {
-                    expr_reads(x, f);
-                    expr_reads(y, f);
-                }
-            }
+            sample_mode_reads(mode, f);
         }
         Expr::QueryLod { coord, .. } | Expr::Gather { coord, .. } => expr_reads(coord, f),
         Expr::Load { coord, lod, .. } => {

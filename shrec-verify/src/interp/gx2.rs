@@ -304,7 +304,7 @@ enum Wave {
     OnlyJump(u32),
 }
 
-/// Most single-jump runs per invocation ([`Wave::OnlyJump`]): a jump inside a loop is reached
+/// Most single-jump runs per invocation (the `Wave::OnlyJump` runs): a jump inside a loop is reached
 /// once per iteration, and each run costs a whole interpretation.
 pub const SINGLE_JUMP_RUNS: u32 = 32;
 
