@@ -17,16 +17,9 @@
 
 use rspirv::spirv::{ImageOperands, Op};
 
-/// The extended-instruction-set name of the placeholders (NonSemantic: SPIRV-Tools passes
-/// unknown non-semantic sets through, with every operand an id).
-pub const PLACEHOLDER_SET: &str = "NonSemantic.shrec.compare";
-
-/// Placeholder numbers: the level operand kind, plus [`WITH_OFFSET`] when a constant texel
-/// offset follows as the last operand.
-pub const LEVEL: u32 = 1;
-pub const BIAS: u32 = 2;
-pub const GRAD: u32 = 3;
-pub const WITH_OFFSET: u32 = 8;
+// The placeholder's names and numbers are the HLSL writer's, which emits it (the writer cannot
+// depend on this module: `dxc` depends on `hlsl`).
+pub use crate::hlsl::compare_placeholder::{BIAS, GRAD, LEVEL, PLACEHOLDER_SET, WITH_OFFSET};
 
 // The word values of the opcodes and image operands this pass reads and writes, from rspirv's
 // SPIR-V grammar (the module is walked as words: the rewrite must keep every other word as DXC

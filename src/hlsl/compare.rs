@@ -4,7 +4,7 @@
 //! and as DXC's SPIR-V placeholder for SPIR-V, where DXC 1.8 lacks the methods
 //! ([`crate::dxc::dref`] rewrites the placeholder into `OpImageSampleDref*`).
 
-use crate::dxc::dref;
+use super::compare_placeholder as dref;
 use crate::ir::*;
 
 /// The level operand kind of a compare.

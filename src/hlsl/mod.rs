@@ -18,6 +18,7 @@
 use crate::ir::*;
 
 mod compare;
+pub mod compare_placeholder;
 mod expr;
 mod lanes;
 mod module;
