@@ -5,7 +5,7 @@
 use super::{unsupported, Result, SpirvError, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
-use rspirv::spirv::{GLOp, ImageOperands, Op, StorageClass, Word};
+use rspirv::spirv::{GLOp, Op, StorageClass, Word};
 
 fn ids(words: &[Word]) -> Vec<Operand> {
     words.iter().map(|&w| Operand::IdRef(w)).collect()
@@ -31,7 +31,7 @@ impl Writer<'_> {
     fn index_value(&mut self, idx: &Index) -> Result<Word> {
         match idx {
             Index::Fixed(i) => Ok(self.i32_const(*i as i32)),
-            Index::Int(_) => unsupported("integer register indices (Index::Int)"),
+            Index::Int(e) => self.iexpr(e),
             Index::Dynamic { base, value, conv } => {
                 let x = self.lane_x(value)?;
                 let f32 = self.t.f32;
@@ -105,6 +105,11 @@ impl Writer<'_> {
         }
     }
 
+    /// Lane `l` of vec4 `v` as a scalar.
+    pub(super) fn lane(&mut self, v: Word, l: u32) -> Result<Word> {
+        self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(v), Operand::LiteralBit32(l)])
+    }
+
     /// Lane x of `e` as a scalar.
     pub(super) fn lane_x(&mut self, e: &Expr) -> Result<Word> {
         let v = self.expr(e)?;
@@ -169,17 +174,39 @@ impl Writer<'_> {
                 self.inst(Op::Select, v4f, ids(&[c4, a, b]))
             }
             Expr::Sample { tex, coord, mode, offset } => self.sample(*tex, coord, mode, offset),
-            Expr::SampleCmp { .. } => unsupported("depth-compare samples (Expr::SampleCmp)"),
-            Expr::SampleCmpMode { .. } => unsupported("depth-compare samples at a LOD, bias or gradients (Expr::SampleCmpMode)"),
-            Expr::Gather { .. } => unsupported("gathers (Expr::Gather)"),
-            Expr::QueryLod { .. } => unsupported("LOD queries (Expr::QueryLod)"),
-            Expr::TexSize { .. } => unsupported("texture size queries (Expr::TexSize)"),
-            Expr::Load { .. } => unsupported("texel fetches (Expr::Load)"),
-            Expr::TexInfo { .. } => unsupported("texture level queries (Expr::TexInfo)"),
-            Expr::DotPica(..) => unsupported("PICA dot products (Expr::DotPica)"),
-            Expr::IntUnary(..) => unsupported("integer operators (Expr::IntUnary)"),
-            Expr::IntBinary(..) => unsupported("integer operators (Expr::IntBinary)"),
-            Expr::IntTernary(..) => unsupported("integer operators (Expr::IntTernary)"),
+            Expr::SampleCmp { tex, coord, reference, level_zero, offset } => {
+                let mode = level_zero.then_some(SampleMode::Lod(Box::new(Expr::Literal([0.0; 4]))));
+                self.sample_compare(*tex, coord, reference, mode.as_ref(), offset)
+            }
+            Expr::SampleCmpMode { tex, coord, reference, mode, offset } => self.sample_compare(*tex, coord, reference, Some(mode), offset),
+            Expr::Gather { tex, coord, offset } => self.gather(*tex, coord, offset),
+            Expr::QueryLod { tex, coord } => self.query_lod(*tex, coord),
+            Expr::TexSize { tex } => self.tex_size(*tex),
+            Expr::Load { tex, coord, lod } => self.load_texel(*tex, coord, lod),
+            Expr::TexInfo { tex, lod } => self.tex_info(*tex, lod),
+            Expr::DotPica(n, a, b) => {
+                // PICA-multiply products summed left to right, each add on its own, broadcast
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let p = self.binary(BinOp::MulPica, a, b)?;
+                let mut sum = self.lane(p, 0)?;
+                for l in 1..u32::from((*n).clamp(2, 4)) {
+                    let x = self.lane(p, l)?;
+                    sum = self.arith(Op::FAdd, self.t.f32, ids(&[sum, x]))?;
+                }
+                self.splat(v4f, sum, 4)
+            }
+            Expr::IntUnary(op, a) => {
+                let a = self.expr(a)?;
+                self.int_unary(*op, a)
+            }
+            Expr::IntBinary(op, a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                self.int_binary(*op, a, b)
+            }
+            Expr::IntTernary(op, a, b, c) => {
+                let (a, b, c) = (self.expr(a)?, self.expr(b)?, self.expr(c)?);
+                self.int_ternary(*op, a, b, c)
+            }
         }
     }
 
@@ -219,6 +246,9 @@ impl Writer<'_> {
         if let Some(g) = simple {
             return self.glsl(g, v4f, &[a]);
         }
+        if let Some(r) = self.clamped_unary(op, a)? {
+            return Ok(r);
+        }
         match op {
             UnOp::Neg => self.arith(Op::FNegate, v4f, ids(&[a])),
             UnOp::Rcp => {
@@ -244,18 +274,6 @@ impl Writer<'_> {
                 let n = self.glsl(GLOp::Normalize, self.t.v3f, &[xyz])?;
                 self.extend_zero(n)
             }
-            UnOp::RcpClampMax => unsupported("UnOp::RcpClampMax"),
-            UnOp::RcpClampZero => unsupported("UnOp::RcpClampZero"),
-            UnOp::RsqExactOne => unsupported("UnOp::RsqExactOne"),
-            UnOp::RsqClampMax => unsupported("UnOp::RsqClampMax"),
-            UnOp::RsqClampZero => unsupported("UnOp::RsqClampZero"),
-            UnOp::Log2ExactOne => unsupported("UnOp::Log2ExactOne"),
-            UnOp::Log2ClampMax => unsupported("UnOp::Log2ClampMax"),
-            UnOp::RcpClamped => unsupported("UnOp::RcpClamped"),
-            UnOp::RcpFF => unsupported("UnOp::RcpFF"),
-            UnOp::RsqClamped => unsupported("UnOp::RsqClamped"),
-            UnOp::RsqFF => unsupported("UnOp::RsqFF"),
-            UnOp::Log2Clamped => unsupported("UnOp::Log2Clamped"),
             _ => Err(SpirvError::Builder(format!("{op:?} has no arm"))),
         }
     }
@@ -322,67 +340,5 @@ impl Writer<'_> {
                 self.inst(Op::Select, v4f, ids(&[c, a, b]))
             }
         }
-    }
-
-    /// `Expr::Sample`: HLSL `Sample` / `SampleBias` / `SampleLevel` / `SampleGrad` as DXC
-    /// writes them (`OpSampledImage` of the separate image and sampler).
-    fn sample(&mut self, tex: u32, coord: &Expr, mode: &SampleMode, offset: &[i8; 3]) -> Result<Word> {
-        let vars = self.texture_vars(tex)?;
-        let dim = self.m.textures[tex as usize].dim;
-        let c = self.expr(coord)?;
-        let c = self.first_lanes(c, dim.coord_lanes())?;
-        let img = self.inst(Op::Load, vars.image_type, ids(&[vars.image]))?;
-        let smp = self.inst(Op::Load, vars.sampler_type, ids(&[vars.sampler]))?;
-        let si_ty = self.b.type_sampled_image(vars.image_type);
-        let si = self.inst(Op::SampledImage, si_ty, ids(&[img, smp]))?;
-        // image operands in the order of their bits: Bias, Lod, Grad, ConstOffset
-        let mut flags = ImageOperands::NONE;
-        let mut params = Vec::new();
-        let explicit = match mode {
-            SampleMode::Bias(b) if *b == 0.0 => false,
-            SampleMode::Bias(b) => {
-                flags |= ImageOperands::BIAS;
-                params.push(self.f32_const(*b));
-                false
-            }
-            SampleMode::BiasExpr(b) => {
-                flags |= ImageOperands::BIAS;
-                params.push(self.lane_x(b)?);
-                false
-            }
-            SampleMode::Lod(l) => {
-                flags |= ImageOperands::LOD;
-                params.push(self.lane_x(l)?);
-                true
-            }
-            SampleMode::Grad(dx, dy) => {
-                flags |= ImageOperands::GRAD;
-                let n = dim.texel_lanes();
-                let dx = self.expr(dx)?;
-                params.push(self.first_lanes(dx, n)?);
-                let dy = self.expr(dy)?;
-                params.push(self.first_lanes(dy, n)?);
-                true
-            }
-        };
-        if *offset != [0, 0, 0] {
-            let n = dim.texel_lanes();
-            let lanes: Vec<Word> = offset[..n].iter().map(|&o| self.i32_const(i32::from(o))).collect();
-            let value = if n == 1 {
-                lanes[0]
-            } else {
-                let ty = self.b.type_vector(self.t.i32, n as u32);
-                self.composite_const(ty, lanes)
-            };
-            flags |= ImageOperands::CONST_OFFSET;
-            params.push(value);
-        }
-        let mut operands = ids(&[si, c]);
-        if flags != ImageOperands::NONE {
-            operands.push(Operand::ImageOperands(flags));
-            operands.extend(ids(&params));
-        }
-        let op = if explicit { Op::ImageSampleExplicitLod } else { Op::ImageSampleImplicitLod };
-        self.inst(op, self.t.v4f, operands)
     }
 }

@@ -218,20 +218,39 @@ impl Writer<'_> {
         Ok(v)
     }
 
-    /// The uniform block of constant file `file`: `struct { vec4 var[len]; }` with the D3D
-    /// layout (`-fvk-use-dx-layout`; for a float4 array the same as std140: stride 16).
+    /// The uniform block of constant file `file`: `struct { float4 var[len]; }`.
     pub(super) fn const_var(&mut self, file: u32) -> Result<Word> {
         if let Some(&v) = self.const_vars.get(&file) {
             return Ok(v);
         }
         let cb = self.m.const_buffers.get(file as usize).ok_or(SpirvError::Undeclared { what: "constant buffer", index: file })?;
-        let (len, binding) = (cb.len, cb.binding);
+        let var = self.uniform_block(self.t.v4f, cb.len, cb.binding);
+        self.const_vars.insert(file, var);
+        Ok(var)
+    }
+
+    /// The uniform block of integer constant buffer `buffer` (`ModuleExt::uint_buffers`):
+    /// `struct { uint4 var[len]; }`.
+    pub(super) fn uint_block(&mut self, buffer: u32) -> Result<Word> {
+        if let Some(&v) = self.uint_blocks.get(&buffer) {
+            return Ok(v);
+        }
+        let cb = self.m.ext.uint_buffers.get(buffer as usize).ok_or(SpirvError::Undeclared { what: "integer constant buffer", index: buffer })?;
+        let var = self.uniform_block(self.t.v4u, cb.len, cb.binding);
+        self.uint_blocks.insert(buffer, var);
+        Ok(var)
+    }
+
+    /// A uniform block of one array of `len` vectors `elem` with the D3D layout
+    /// (`-fvk-use-dx-layout`; for an array of 4-lane 32-bit vectors the same as std140: stride
+    /// 16), bound at `binding`.
+    fn uniform_block(&mut self, elem: Word, len: u32, binding: Binding) -> Word {
         let len_id = self.u32_const(len.max(1));
         // Types of their own per block (rspirv dedups types, and layout decorations must not
         // reach the register arrays of the same length).
         let (array, strukt) = (self.b.id(), self.b.id());
         for inst in [
-            Instruction::new(Op::TypeArray, None, Some(array), vec![Operand::IdRef(self.t.v4f), Operand::IdRef(len_id)]),
+            Instruction::new(Op::TypeArray, None, Some(array), vec![Operand::IdRef(elem), Operand::IdRef(len_id)]),
             Instruction::new(Op::TypeStruct, None, Some(strukt), vec![Operand::IdRef(array)]),
         ] {
             self.b.insert_types_global_values(rspirv::dr::InsertPoint::End, inst);
@@ -241,8 +260,7 @@ impl Writer<'_> {
         self.b.decorate(strukt, Decoration::Block, []);
         let var = self.global_variable(strukt, StorageClass::Uniform, None);
         self.bind(var, binding);
-        self.const_vars.insert(file, var);
-        Ok(var)
+        var
     }
 
     fn bind(&mut self, var: Word, b: Binding) {
@@ -256,9 +274,8 @@ impl Writer<'_> {
             return Ok(t);
         }
         let t = self.m.textures.get(tex as usize).ok_or(SpirvError::Undeclared { what: "texture", index: tex })?;
-        if t.compare {
-            return unsupported("comparison samplers");
-        }
+        // a comparison sampler is an `OpTypeSampler` as any other (the comparison is the
+        // sampling instruction's), and DXC declares its texture with depth 2 as well
         let (dim, arrayed) = match t.dim {
             TexDim::D1 => (spirv::Dim::Dim1D, 0),
             TexDim::D2 => (spirv::Dim::Dim2D, 0),

@@ -12,7 +12,9 @@
 //! - resources are declared only when the body reads them (DXC's optimizer drops the others).
 //!
 //! Submodules: `types` (types and constants, cached), `interface` (stage variables, resources,
-//! the entry point), `expr` (float4 values), `stmt` (statements, conditions, control flow).
+//! the entry point), `expr` (float4 values), `clamped` (the Xenos / R600 reciprocal, square-root
+//! and logarithm variants), `int` (integer state and operators), `tex` (texture operations),
+//! `stmt` (statements, conditions, control flow).
 //! A construct not covered yet is [`SpirvError::Unsupported`], never a gap or a panic.
 
 use crate::ir::{Module, Stage};
@@ -20,9 +22,12 @@ use rspirv::dr::{Builder, Instruction, Operand};
 use rspirv::spirv::{self, Word};
 use std::collections::HashMap;
 
+mod clamped;
 mod expr;
+mod int;
 mod interface;
 mod stmt;
+mod tex;
 mod types;
 
 /// How the module is written.
@@ -85,9 +90,6 @@ pub fn write_as_is(m: &Module, opts: &Options) -> Result<Vec<u32>> {
     if m.ext.geometry.is_some() || m.stage == Stage::Geometry {
         return unsupported("geometry shaders");
     }
-    if !m.ext.int_vars.is_empty() || !m.ext.uint_buffers.is_empty() {
-        return unsupported("integer variables and integer uniforms (PICA)");
-    }
     let mut w = Writer::new(m);
     w.module(opts)?;
     use rspirv::binary::Assemble;
@@ -110,6 +112,10 @@ pub(crate) struct Writer<'m> {
     io_regs: HashMap<(bool, u32), Word>,
     /// Uniform blocks by `RegFile::Const` index; textures by `Module::textures` index.
     const_vars: HashMap<u32, Word>,
+    /// Integer uniform blocks by `ModuleExt::uint_buffers` index; integer variables by
+    /// `ModuleExt::int_vars` index.
+    uint_blocks: HashMap<u32, Word>,
+    int_vars: HashMap<u32, Word>,
     textures: HashMap<u32, interface::TextureVars>,
     /// Innermost loop last: (merge block, continue target).
     loops: Vec<(Word, Word)>,
@@ -134,6 +140,8 @@ impl<'m> Writer<'m> {
             temp_array: None,
             io_regs: HashMap::new(),
             const_vars: HashMap::new(),
+            uint_blocks: HashMap::new(),
+            int_vars: HashMap::new(),
             textures: HashMap::new(),
             loops: Vec::new(),
             capabilities: Vec::new(),

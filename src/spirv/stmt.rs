@@ -103,7 +103,7 @@ impl Writer<'_> {
             }
             Stmt::Return => self.b.ret()?,
             Stmt::Comment(_) => {}
-            Stmt::SetInt { .. } => return unsupported("integer variables (Stmt::SetInt)"),
+            Stmt::SetInt { var, index, value } => self.set_int(*var, index.as_ref(), value)?,
             Stmt::GsStore(_) | Stmt::GsEmitTriangle { .. } | Stmt::GsEmitVertex | Stmt::GsCutStrip => {
                 return unsupported("geometry-shader output statements")
             }
@@ -139,7 +139,7 @@ impl Writer<'_> {
                 let zero = self.u32_const(0);
                 self.inst(Op::INotEqual, b, ids(&[set, zero]))
             }
-            Cond::IntCmp(..) => unsupported("integer comparisons (Cond::IntCmp)"),
+            Cond::IntCmp(op, a, e) => self.int_cond(*op, a, e),
             Cond::And(x, y) => {
                 let (x, y) = (self.cond(x)?, self.cond(y)?);
                 self.inst(Op::LogicalAnd, b, ids(&[x, y]))

@@ -1,6 +1,6 @@
 //! The tests of shrec-verify that use no GPU, in one binary (as the root crate's
-//! `tests/integration/`): translation of synthetic GX2 programs (`gx2_synthetic`), the resource
-//! caps (`resource_caps`) and the C++ DVLB length helper (`pica_dvlb_length_cpp`). One module's
+//! `tests/integration/`): translation of synthetic GX2 programs (`gx2_synthetic`), the direct SPIR-V of the
+//! fixed-seed generated programs (`direct_spirv`), the resource caps (`resource_caps`) and the C++ DVLB length helper (`pica_dvlb_length_cpp`). One module's
 //! tests: `cargo test --release -p shrec-verify --test no_gpu gx2_synthetic::`.
 //!
 //! The tests that run on lavapipe keep one binary per family (`verify_*.rs`): their long and
@@ -12,6 +12,7 @@
 
 use shrec_testkit as common;
 
+mod direct_spirv;
 mod gx2_synthetic;
 mod pica_dvlb_length_cpp;
 mod resource_caps;
