@@ -28,7 +28,7 @@ impl Writer<'_> {
     }
 
     /// The integer value of a register index (HLSL `shrec_index_*` of shader_common.h).
-    fn index_value(&mut self, idx: &Index) -> Result<Word> {
+    pub(super) fn index_value(&mut self, idx: &Index) -> Result<Word> {
         match idx {
             Index::Fixed(i) => Ok(self.i32_const(*i as i32)),
             Index::Int(e) => self.iexpr(e),

@@ -47,11 +47,42 @@ impl Writer<'_> {
     /// The whole module: body, entry point, interface.
     pub(super) fn module(&mut self, opts: &Options) -> Result<()> {
         let m = self.m;
-        let model = match m.stage {
-            Stage::Vertex => ExecutionModel::Vertex,
-            Stage::Pixel => ExecutionModel::Fragment,
-            Stage::Geometry => return unsupported("geometry shaders"),
+        let (model, (main, interface)) = match (m.stage, &m.ext.geometry) {
+            (Stage::Vertex, None) => (ExecutionModel::Vertex, self.vertex_or_pixel_entry()?),
+            (Stage::Pixel, None) => (ExecutionModel::Fragment, self.vertex_or_pixel_entry()?),
+            (Stage::Geometry, Some(g)) => (ExecutionModel::Geometry, self.geometry_entry(g)?),
+            _ => return unsupported("a geometry shape on a vertex or pixel stage, or a geometry stage without one"),
         };
+        // a geometry shader declares `Geometry` (which implies `Shader`), as DXC does
+        self.b.capability(if model == ExecutionModel::Geometry { Capability::Geometry } else { Capability::Shader });
+        for c in std::mem::take(&mut self.capabilities) {
+            self.b.capability(c);
+        }
+        if opts.float_controls {
+            self.b.capability(Capability::SignedZeroInfNanPreserve);
+            self.b.extension("SPV_KHR_float_controls");
+        }
+        self.b.memory_model(spirv::AddressingModel::Logical, spirv::MemoryModel::GLSL450);
+        self.b.entry_point(model, main, opts.entry_point.clone(), interface);
+        if model == ExecutionModel::Fragment {
+            self.b.execution_mode(main, ExecutionMode::OriginUpperLeft, []);
+            if m.outputs.iter().any(|v| v.semantic == Semantic::Depth) {
+                self.b.execution_mode(main, ExecutionMode::DepthReplacing, []);
+            }
+        }
+        if let Some(g) = m.ext.geometry.as_ref().filter(|_| model == ExecutionModel::Geometry) {
+            self.geometry_execution_modes(main, g);
+        }
+        if opts.float_controls {
+            self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [32]);
+        }
+        Ok(())
+    }
+
+    /// A vertex or pixel shader's body and entry point (`main` copies the inputs the body reads
+    /// in, calls it, and copies every output out): the entry point and its interface.
+    fn vertex_or_pixel_entry(&mut self) -> Result<(Word, Vec<Word>)> {
+        let m = self.m;
         // the body first: it decides which registers and resources exist
         let body = self.b.begin_function(self.t.void, None, spirv::FunctionControl::NONE, self.t.fn_void)?;
         self.b.begin_block(None)?;
@@ -106,58 +137,58 @@ impl Writer<'_> {
                 Some(reg) => self.inst(Op::Load, self.t.v4f, vec![Operand::IdRef(reg)])?,
                 None => self.v4f_splat(0.0),
             };
-            let value = if v.components == 1 {
-                self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?
-            } else if v.semantic == Semantic::Position && m.stage == Stage::Vertex {
-                // `-fvk-invert-y`: DXC negates y of the position it stores
-                let y = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(1)])?;
-                let ny = self.arith(Op::FNegate, self.t.f32, vec![Operand::IdRef(y)])?;
-                self.inst(Op::CompositeInsert, self.t.v4f, vec![Operand::IdRef(ny), Operand::IdRef(value), Operand::LiteralBit32(1)])?
-            } else {
-                value
-            };
-            self.b.store(var, value, None, [])?;
+            self.store_output(v, var, value)?;
         }
         self.b.ret()?;
         self.b.end_function()?;
+        Ok((main, interface))
+    }
 
-        self.b.capability(Capability::Shader);
-        for c in std::mem::take(&mut self.capabilities) {
-            self.b.capability(c);
-        }
-        if opts.float_controls {
-            self.b.capability(Capability::SignedZeroInfNanPreserve);
-            self.b.extension("SPV_KHR_float_controls");
-        }
-        self.b.memory_model(spirv::AddressingModel::Logical, spirv::MemoryModel::GLSL450);
-        self.b.entry_point(model, main, opts.entry_point.clone(), interface);
-        if model == ExecutionModel::Fragment {
-            self.b.execution_mode(main, ExecutionMode::OriginUpperLeft, []);
-            if m.outputs.iter().any(|v| v.semantic == Semantic::Depth) {
-                self.b.execution_mode(main, ExecutionMode::DepthReplacing, []);
-            }
-        }
-        if opts.float_controls {
-            self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [32]);
-        }
+    /// Stores the register value `value` of output `v` into its stage variable `var`: lane x
+    /// of a one-component output; a vertex or geometry stage's position with y negated
+    /// (`-fvk-invert-y`: DXC negates y of the position it stores in both).
+    pub(super) fn store_output(&mut self, v: &IoVar, var: Word, value: Word) -> Result<()> {
+        let value = if v.components == 1 {
+            self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?
+        } else if v.semantic == Semantic::Position && self.m.stage != Stage::Pixel {
+            let y = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(1)])?;
+            let ny = self.arith(Op::FNegate, self.t.f32, vec![Operand::IdRef(y)])?;
+            self.inst(Op::CompositeInsert, self.t.v4f, vec![Operand::IdRef(ny), Operand::IdRef(value), Operand::LiteralBit32(1)])?
+        } else {
+            value
+        };
+        self.b.store(var, value, None, [])?;
         Ok(())
     }
 
     /// `vec4(x, 0, 0, 0)`.
-    fn lane_x_vector(&mut self, x: Word) -> Result<Word> {
+    pub(super) fn lane_x_vector(&mut self, x: Word) -> Result<Word> {
         let zero = self.f32_const(0.0);
         self.inst(Op::CompositeConstruct, self.t.v4f, [x, zero, zero, zero].map(Operand::IdRef).to_vec())
     }
 
     /// A stage variable for `v` and the type it holds.
-    fn stage_variable(&mut self, v: &IoVar, output: bool) -> Result<(Word, Word)> {
+    pub(super) fn stage_variable(&mut self, v: &IoVar, output: bool) -> Result<(Word, Word)> {
+        self.stage_variable_arrayed(v, output, None)
+    }
+
+    /// [`Self::stage_variable`], as an array of `vertices` elements when given (a geometry
+    /// shader's per-vertex inputs); the type returned is the element's.
+    pub(super) fn stage_variable_arrayed(&mut self, v: &IoVar, output: bool, vertices: Option<u32>) -> Result<(Word, Word)> {
         let ty = match v.semantic {
             Semantic::InstanceId | Semantic::VertexId => self.t.u32,
             _ if v.components == 1 => self.t.f32,
             _ => self.t.v4f,
         };
         let class = if output { StorageClass::Output } else { StorageClass::Input };
-        let var = self.global_variable(ty, class, None);
+        let var_ty = match vertices {
+            Some(n) => {
+                let len = self.u32_const(n);
+                self.b.type_array(ty, len)
+            }
+            None => ty,
+        };
+        let var = self.global_variable(var_ty, class, None);
         match place(self.m.stage, &v.semantic, output)? {
             Place::BuiltIn(b) => self.b.decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(b)]),
             Place::Location(l) => self.b.decorate(var, Decoration::Location, [Operand::LiteralBit32(l)]),

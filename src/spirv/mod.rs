@@ -17,13 +17,14 @@
 //! `stmt` (statements, conditions, control flow).
 //! A construct not covered yet is [`SpirvError::Unsupported`], never a gap or a panic.
 
-use crate::ir::{Module, Stage};
+use crate::ir::Module;
 use rspirv::dr::{Builder, Instruction, Operand};
 use rspirv::spirv::{self, Word};
 use std::collections::HashMap;
 
 mod clamped;
 mod expr;
+mod geometry;
 mod int;
 mod interface;
 mod stmt;
@@ -87,9 +88,6 @@ pub fn write_as_is(m: &Module, opts: &Options) -> Result<Vec<u32>> {
     if !matches!(m.ext.resource_abi, crate::ir::ResourceAbi::Bindings) {
         return unsupported("the XenosRecomp resource ABI");
     }
-    if m.ext.geometry.is_some() || m.stage == Stage::Geometry {
-        return unsupported("geometry shaders");
-    }
     let mut w = Writer::new(m);
     w.module(opts)?;
     use rspirv::binary::Assemble;
@@ -117,6 +115,8 @@ pub(crate) struct Writer<'m> {
     uint_blocks: HashMap<u32, Word>,
     int_vars: HashMap<u32, Word>,
     textures: HashMap<u32, interface::TextureVars>,
+    /// A geometry shader's output variables, vertex count, primitive buffer and ring.
+    geometry: Option<geometry::GeometryVars>,
     /// Innermost loop last: (merge block, continue target).
     loops: Vec<(Word, Word)>,
     /// Capabilities the module needs besides `Shader`.
@@ -143,6 +143,7 @@ impl<'m> Writer<'m> {
             uint_blocks: HashMap::new(),
             int_vars: HashMap::new(),
             textures: HashMap::new(),
+            geometry: None,
             loops: Vec::new(),
             capabilities: Vec::new(),
         }

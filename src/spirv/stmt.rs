@@ -39,14 +39,7 @@ impl Writer<'_> {
                     return Ok(());
                 }
                 let ptr = self.reg_ptr(&dst.reg)?;
-                if mask != 0xF {
-                    // lanes outside the mask keep the register's value
-                    let old = self.inst(Op::Load, self.t.v4f, ids(&[ptr]))?;
-                    let mut operands = ids(&[old, v]);
-                    operands.extend((0..4u32).map(|i| Operand::LiteralBit32(if mask >> i & 1 == 1 { 4 + i } else { i })));
-                    v = self.inst(Op::VectorShuffle, self.t.v4f, operands)?;
-                }
-                self.b.store(ptr, v, None, [])?;
+                self.store_masked(ptr, v, mask)?;
             }
             Stmt::If { cond, then_body, else_body } => {
                 let c = self.cond(cond)?;
@@ -104,12 +97,32 @@ impl Writer<'_> {
             Stmt::Return => self.b.ret()?,
             Stmt::Comment(_) => {}
             Stmt::SetInt { var, index, value } => self.set_int(*var, index.as_ref(), value)?,
-            Stmt::GsStore(_) | Stmt::GsEmitTriangle { .. } | Stmt::GsEmitVertex | Stmt::GsCutStrip => {
-                return unsupported("geometry-shader output statements")
-            }
-            Stmt::RingStore { .. } | Stmt::RingLoad { .. } => return unsupported("geometry ring statements"),
+            Stmt::GsStore(_)
+            | Stmt::GsEmitTriangle { .. }
+            | Stmt::GsEmitVertex
+            | Stmt::GsCutStrip
+            | Stmt::RingStore { .. }
+            | Stmt::RingLoad { .. } => self.geometry_stmt(s)?,
             Stmt::XenosMemExport { .. } => return unsupported("Xenos memory export"),
         }
+        Ok(())
+    }
+
+    /// Stores lanes `mask` of `v` through `ptr` (a `vec4` pointer); the other lanes keep
+    /// what `ptr` holds.
+    pub(super) fn store_masked(&mut self, ptr: Word, v: Word, mask: u8) -> Result<()> {
+        let mask = mask & 0xF;
+        if mask == 0 {
+            return Ok(());
+        }
+        let mut v = v;
+        if mask != 0xF {
+            let old = self.inst(Op::Load, self.t.v4f, ids(&[ptr]))?;
+            let mut operands = ids(&[old, v]);
+            operands.extend((0..4u32).map(|i| Operand::LiteralBit32(if mask >> i & 1 == 1 { 4 + i } else { i })));
+            v = self.inst(Op::VectorShuffle, self.t.v4f, operands)?;
+        }
+        self.b.store(ptr, v, None, [])?;
         Ok(())
     }
 
