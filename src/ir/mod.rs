@@ -90,6 +90,9 @@ pub struct XenosRecompAbi {
     /// Sampler name per fetch-constant slot (0-15), in slot order: the slot's descriptor
     /// indices are `NAME_Texture{2D,3D,Cube}DescriptorIndex` and `NAME_SamplerDescriptorIndex`.
     pub samplers: Vec<(u32, String)>,
+    /// The fetch-constant slot (0-15) of each `Module::textures` entry, by index: where its
+    /// descriptor indices sit in SharedConstants.
+    pub texture_slots: Vec<u32>,
     /// XenosRecomp's `specConstantsMask`: the `SPEC_CONSTANT_*` bits the shader reads.
     pub spec_constants_mask: u32,
     /// The shader reads shrec's extension of SharedConstants (booleans b16-b255, loop constants).

@@ -58,6 +58,9 @@ impl Writer<'_> {
     /// The whole vec4 of a register.
     fn load_reg(&mut self, r: &RegRef) -> Result<Word> {
         if let RegFile::Const(file) = r.file {
+            if let ResourceAbi::XenosRecomp(_) = self.m.ext.resource_abi {
+                return self.xenos_const(file, &r.index);
+            }
             let var = self.const_var(file)?;
             let zero = self.i32_const(0);
             let i = self.index_value(&r.index)?;

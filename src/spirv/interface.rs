@@ -37,8 +37,9 @@ fn place(stage: Stage, semantic: &Semantic, output: bool) -> Result<Place> {
         Semantic::Depth => Place::BuiltIn(BuiltIn::FragDepth),
         Semantic::InstanceId => Place::BuiltIn(BuiltIn::InstanceIndex),
         Semantic::VertexId => Place::BuiltIn(BuiltIn::VertexIndex),
-        Semantic::UsageUint { .. } => return unsupported("uint4 vertex inputs (Semantic::UsageUint)"),
-        Semantic::PointSize => return unsupported("the PointSize output"),
+        Semantic::UsageUint { location, .. } => Place::Location(*location),
+        // `[[vk::builtin("PointSize")]]` (the HLSL writer's SPIR-V-only field)
+        Semantic::PointSize => Place::BuiltIn(BuiltIn::PointSize),
         Semantic::CullDistance => return unsupported("the CullDistance output"),
     })
 }
@@ -60,9 +61,14 @@ impl Writer<'_> {
         }
         if opts.float_controls {
             self.b.capability(Capability::SignedZeroInfNanPreserve);
-            self.b.extension("SPV_KHR_float_controls");
+            self.need_extension("SPV_KHR_float_controls");
         }
-        self.b.memory_model(spirv::AddressingModel::Logical, spirv::MemoryModel::GLSL450);
+        for e in std::mem::take(&mut self.extensions) {
+            self.b.extension(e);
+        }
+        // buffer device addresses (the XenosRecomp ABI) need the 64-bit physical addressing
+        let addressing = if self.xenos_uses_addresses() { spirv::AddressingModel::PhysicalStorageBuffer64 } else { spirv::AddressingModel::Logical };
+        self.b.memory_model(addressing, spirv::MemoryModel::GLSL450);
         self.b.entry_point(model, main, opts.entry_point.clone(), interface);
         if model == ExecutionModel::Fragment {
             self.b.execution_mode(main, ExecutionMode::OriginUpperLeft, []);
@@ -125,6 +131,8 @@ impl Writer<'_> {
                     let f = self.inst(Op::Bitcast, self.t.f32, vec![Operand::IdRef(loaded)])?;
                     self.lane_x_vector(f)?
                 }
+                // `asfloat(input.x)`: the uint4's bits
+                Semantic::UsageUint { .. } => self.inst(Op::Bitcast, self.t.v4f, vec![Operand::IdRef(loaded)])?,
                 _ if v.components == 1 => self.lane_x_vector(loaded)?,
                 _ => loaded,
             };
@@ -148,7 +156,7 @@ impl Writer<'_> {
     /// of a one-component output; a vertex or geometry stage's position with y negated
     /// (`-fvk-invert-y`: DXC negates y of the position it stores in both).
     pub(super) fn store_output(&mut self, v: &IoVar, var: Word, value: Word) -> Result<()> {
-        let value = if v.components == 1 {
+        let value = if v.components == 1 || v.semantic == Semantic::PointSize {
             self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?
         } else if v.semantic == Semantic::Position && self.m.stage != Stage::Pixel {
             let y = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(1)])?;
@@ -177,6 +185,8 @@ impl Writer<'_> {
     pub(super) fn stage_variable_arrayed(&mut self, v: &IoVar, output: bool, vertices: Option<u32>) -> Result<(Word, Word)> {
         let ty = match v.semantic {
             Semantic::InstanceId | Semantic::VertexId => self.t.u32,
+            Semantic::UsageUint { .. } => self.t.v4u,
+            Semantic::PointSize => self.t.f32,
             _ if v.components == 1 => self.t.f32,
             _ => self.t.v4f,
         };
@@ -299,15 +309,10 @@ impl Writer<'_> {
         self.b.decorate(var, Decoration::Binding, [Operand::LiteralBit32(b.vk_binding)]);
     }
 
-    /// The image and sampler variables of texture `tex`.
-    pub(super) fn texture_vars(&mut self, tex: u32) -> Result<TextureVars> {
-        if let Some(&t) = self.textures.get(&tex) {
-            return Ok(t);
-        }
-        let t = self.m.textures.get(tex as usize).ok_or(SpirvError::Undeclared { what: "texture", index: tex })?;
-        // a comparison sampler is an `OpTypeSampler` as any other (the comparison is the
-        // sampling instruction's), and DXC declares its texture with depth 2 as well
-        let (dim, arrayed) = match t.dim {
+    /// The image type of a texture of dimension `dim` (sampled type f32, depth 2 "not known"
+    /// as DXC declares every HLSL texture, format Unknown), with the capability it needs.
+    pub(super) fn image_type(&mut self, dim: TexDim) -> Word {
+        let (d, arrayed) = match dim {
             TexDim::D1 => (spirv::Dim::Dim1D, 0),
             TexDim::D2 => (spirv::Dim::Dim2D, 0),
             TexDim::D3 => (spirv::Dim::Dim3D, 0),
@@ -316,14 +321,24 @@ impl Writer<'_> {
             TexDim::D2Array => (spirv::Dim::Dim2D, 1),
             TexDim::CubeArray => (spirv::Dim::DimCube, 1),
         };
-        match t.dim {
+        match dim {
             TexDim::D1 | TexDim::D1Array => self.need_capability(Capability::Sampled1D),
             TexDim::CubeArray => self.need_capability(Capability::SampledCubeArray),
             _ => {}
         }
+        self.b.type_image(self.t.f32, d, 2, arrayed, 0, 1, spirv::ImageFormat::Unknown, None)
+    }
+
+    /// The image and sampler variables of texture `tex`.
+    pub(super) fn texture_vars(&mut self, tex: u32) -> Result<TextureVars> {
+        if let Some(&t) = self.textures.get(&tex) {
+            return Ok(t);
+        }
+        let t = self.m.textures.get(tex as usize).ok_or(SpirvError::Undeclared { what: "texture", index: tex })?;
+        // a comparison sampler is an `OpTypeSampler` as any other (the comparison is the
+        // sampling instruction's), and DXC declares its texture with depth 2 as well
         let (tb, sb) = (t.texture_binding, t.sampler_binding);
-        // depth 2 ("not known"), as DXC declares every HLSL texture
-        let image_type = self.b.type_image(self.t.f32, dim, 2, arrayed, 0, 1, spirv::ImageFormat::Unknown, None);
+        let image_type = self.image_type(t.dim);
         let sampler_type = self.b.type_sampler();
         let image = self.global_variable(image_type, StorageClass::UniformConstant, None);
         self.bind(image, tb);

@@ -30,6 +30,7 @@ mod interface;
 mod stmt;
 mod tex;
 mod types;
+mod xenos;
 
 /// How the module is written.
 #[derive(Clone, Debug)]
@@ -85,10 +86,18 @@ pub fn write(module: &Module, opts: &Options) -> Result<Vec<u32>> {
 
 /// [`write()`] without the optimizing passes.
 pub fn write_as_is(m: &Module, opts: &Options) -> Result<Vec<u32>> {
-    if !matches!(m.ext.resource_abi, crate::ir::ResourceAbi::Bindings) {
-        return unsupported("the XenosRecomp resource ABI");
+    if let crate::ir::ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
+        if x.memexport_formats.is_some() {
+            return unsupported("Xenos memory export");
+        }
     }
     let mut w = Writer::new(m);
+    if let crate::ir::ResourceAbi::XenosRecomp(_) = &m.ext.resource_abi {
+        // DXC declares the bindless heaps' capability in every module of this ABI, whether the
+        // shader samples or not (shader_common.h declares the heaps)
+        w.need_capability(spirv::Capability::RuntimeDescriptorArray);
+        w.need_extension("SPV_EXT_descriptor_indexing");
+    }
     w.module(opts)?;
     use rspirv::binary::Assemble;
     Ok(w.b.module().assemble())
@@ -119,8 +128,13 @@ pub(crate) struct Writer<'m> {
     geometry: Option<geometry::GeometryVars>,
     /// Innermost loop last: (merge block, continue target).
     loops: Vec<(Word, Word)>,
-    /// Capabilities the module needs besides `Shader`.
+    /// Capabilities the module needs besides `Shader`, and extensions.
     capabilities: Vec<spirv::Capability>,
+    extensions: Vec<&'static str>,
+    /// 64-bit integer constants by value (the XenosRecomp ABI's buffer offsets).
+    u64_constants: HashMap<u64, Word>,
+    /// The XenosRecomp ABI's push constants, heaps and specialization constant.
+    xenos: xenos::XenosVars,
 }
 
 impl<'m> Writer<'m> {
@@ -146,6 +160,9 @@ impl<'m> Writer<'m> {
             geometry: None,
             loops: Vec::new(),
             capabilities: Vec::new(),
+            extensions: Vec::new(),
+            u64_constants: HashMap::new(),
+            xenos: xenos::XenosVars::default(),
         }
     }
 
@@ -184,6 +201,12 @@ impl<'m> Writer<'m> {
     fn need_capability(&mut self, c: spirv::Capability) {
         if !self.capabilities.contains(&c) {
             self.capabilities.push(c);
+        }
+    }
+
+    fn need_extension(&mut self, e: &'static str) {
+        if !self.extensions.contains(&e) {
+            self.extensions.push(e);
         }
     }
 }

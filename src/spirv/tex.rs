@@ -53,19 +53,36 @@ impl ImageArgs {
 impl Writer<'_> {
     /// The texture's image and sampler combined (`OpSampledImage`) and its dimension.
     fn sampled_image(&mut self, tex: u32) -> Result<(Word, TexDim)> {
-        let vars = self.texture_vars(tex)?;
-        let img = self.inst(Op::Load, vars.image_type, ids(&[vars.image]))?;
-        let smp = self.inst(Op::Load, vars.sampler_type, ids(&[vars.sampler]))?;
-        let si_ty = self.b.type_sampled_image(vars.image_type);
+        let (img, image_type) = self.load_image(tex)?;
+        let smp = self.load_sampler(tex)?;
+        let si_ty = self.b.type_sampled_image(image_type);
         let si = self.inst(Op::SampledImage, si_ty, ids(&[img, smp]))?;
         Ok((si, self.m.textures[tex as usize].dim))
     }
 
     /// The texture's image alone (for fetches and size queries).
     fn image(&mut self, tex: u32) -> Result<(Word, TexDim)> {
-        let vars = self.texture_vars(tex)?;
-        let img = self.inst(Op::Load, vars.image_type, ids(&[vars.image]))?;
+        let (img, _) = self.load_image(tex)?;
         Ok((img, self.m.textures[tex as usize].dim))
+    }
+
+    /// The image of texture `tex` and its type: its own variable, or under the XenosRecomp
+    /// ABI the element of its heap its descriptor index names.
+    fn load_image(&mut self, tex: u32) -> Result<(Word, Word)> {
+        if let ResourceAbi::XenosRecomp(_) = self.m.ext.resource_abi {
+            return self.xenos_image(tex);
+        }
+        let vars = self.texture_vars(tex)?;
+        Ok((self.inst(Op::Load, vars.image_type, ids(&[vars.image]))?, vars.image_type))
+    }
+
+    /// The sampler of texture `tex` (see [`Self::load_image`]).
+    fn load_sampler(&mut self, tex: u32) -> Result<Word> {
+        if let ResourceAbi::XenosRecomp(_) = self.m.ext.resource_abi {
+            return self.xenos_sampler(tex);
+        }
+        let vars = self.texture_vars(tex)?;
+        self.inst(Op::Load, vars.sampler_type, ids(&[vars.sampler]))
     }
 
     /// The coordinate lanes `dim` samples with (slice and cube face included).

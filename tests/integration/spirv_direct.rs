@@ -165,7 +165,7 @@ fn contractible(m: &Module) -> usize {
 /// The families whose corpus shaders the back end covers, and the constructs it may still
 /// refuse in them (named by `SpirvError::Unsupported`): the tests below hold every other shader
 /// of these families to spirv-val, `NoContraction` and DXC's interface.
-const COVERED: &[(&str, &[&str])] = &[("agal", &[]), ("gx2", &[]), ("pica", &[])];
+const COVERED: &[(&str, &[&str])] = &[("agal", &[]), ("gx2", &[]), ("pica", &[]), ("xenos", &[])];
 
 /// The covered shaders of `dir` with their direct SPIR-V; a refusal outside `allowed` is a
 /// failure.

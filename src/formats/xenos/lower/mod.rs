@@ -607,9 +607,14 @@ pub fn lower_with(c: &Container, p: &super::ucode::Program, opts: &LowerOptions)
         ConstBuffer { block: "SharedConstants".into(), var: "g_XenosState".into(), len: XenosRecompAbi::STATE_LEN, binding: none },
     ];
     let extension = uses_extension(p, &ctx.int_defs);
+    let mut texture_slots = vec![0; ctx.textures.len()];
+    for (&(slot, _), &i) in &ctx.tex_by_slot {
+        texture_slots[i as usize] = slot;
+    }
     let ext = ModuleExt {
         resource_abi: ResourceAbi::XenosRecomp(XenosRecompAbi {
             samplers: ctx.sampler_names.iter().map(|(&slot, name)| (slot, name.clone())).collect(),
+            texture_slots,
             spec_constants_mask: ctx.spec_constants_mask,
             shared_extension: extension,
             memexport_formats: memexport.then(memexport_formats),
