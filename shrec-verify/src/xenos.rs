@@ -855,6 +855,10 @@ fn run_inner(
         if let Some(s) = spirv_override {
             return Ok((tr.module, s.to_vec()));
         }
+        if crate::check::backend_from_env() == shrec::build::SpirvBackend::Direct {
+            let words = shrec::spirv::write(&module, &shrec::spirv::Options::default()).map_err(|e| format!("direct SPIR-V: {e}"))?;
+            return Ok((tr.module, words.iter().flat_map(|w| w.to_le_bytes()).collect()));
+        }
         let hlsl = shrec::hlsl::write(&module);
         dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, tr.module.stage, Target::Spirv, tr.spec_constants_mask)
             .map(|s| (tr.module, s))

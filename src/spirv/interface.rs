@@ -40,7 +40,8 @@ fn place(stage: Stage, semantic: &Semantic, output: bool) -> Result<Place> {
         Semantic::UsageUint { location, .. } => Place::Location(*location),
         // `[[vk::builtin("PointSize")]]` (the HLSL writer's SPIR-V-only field)
         Semantic::PointSize => Place::BuiltIn(BuiltIn::PointSize),
-        Semantic::CullDistance => return unsupported("the CullDistance output"),
+        // an array of one float (`gl_CullDistance[1]`), as DXC declares `SV_CullDistance`
+        Semantic::CullDistance => Place::BuiltIn(BuiltIn::CullDistance),
     })
 }
 
@@ -156,7 +157,14 @@ impl Writer<'_> {
     /// of a one-component output; a vertex or geometry stage's position with y negated
     /// (`-fvk-invert-y`: DXC negates y of the position it stores in both).
     pub(super) fn store_output(&mut self, v: &IoVar, var: Word, value: Word) -> Result<()> {
-        let value = if v.components == 1 || v.semantic == Semantic::PointSize {
+        let value = if v.semantic == Semantic::CullDistance {
+            let x = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?;
+            let ptr_ty = self.b.type_pointer(None, StorageClass::Output, self.t.f32);
+            let zero = self.u32_const(0);
+            let element = self.inst(Op::AccessChain, ptr_ty, vec![Operand::IdRef(var), Operand::IdRef(zero)])?;
+            self.b.store(element, x, None, [])?;
+            return Ok(());
+        } else if v.components == 1 || v.semantic == Semantic::PointSize {
             self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?
         } else if v.semantic == Semantic::Position && self.m.stage != Stage::Pixel {
             let y = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(1)])?;
@@ -186,17 +194,22 @@ impl Writer<'_> {
         let ty = match v.semantic {
             Semantic::InstanceId | Semantic::VertexId => self.t.u32,
             Semantic::UsageUint { .. } => self.t.v4u,
-            Semantic::PointSize => self.t.f32,
+            Semantic::PointSize | Semantic::CullDistance => self.t.f32,
             _ if v.components == 1 => self.t.f32,
             _ => self.t.v4f,
         };
         let class = if output { StorageClass::Output } else { StorageClass::Input };
-        let var_ty = match vertices {
-            Some(n) => {
+        let var_ty = match (vertices, &v.semantic) {
+            (Some(n), _) => {
                 let len = self.u32_const(n);
                 self.b.type_array(ty, len)
             }
-            None => ty,
+            (None, Semantic::CullDistance) => {
+                self.need_capability(Capability::CullDistance);
+                let one = self.u32_const(1);
+                self.b.type_array(self.t.f32, one)
+            }
+            (None, _) => ty,
         };
         let var = self.global_variable(var_ty, class, None);
         match place(self.m.stage, &v.semantic, output)? {

@@ -27,6 +27,7 @@ mod expr;
 mod geometry;
 mod int;
 mod interface;
+mod memexport;
 mod stmt;
 mod tex;
 mod types;
@@ -86,11 +87,6 @@ pub fn write(module: &Module, opts: &Options) -> Result<Vec<u32>> {
 
 /// [`write()`] without the optimizing passes.
 pub fn write_as_is(m: &Module, opts: &Options) -> Result<Vec<u32>> {
-    if let crate::ir::ResourceAbi::XenosRecomp(x) = &m.ext.resource_abi {
-        if x.memexport_formats.is_some() {
-            return unsupported("Xenos memory export");
-        }
-    }
     let mut w = Writer::new(m);
     if let crate::ir::ResourceAbi::XenosRecomp(_) = &m.ext.resource_abi {
         // DXC declares the bindless heaps' capability in every module of this ABI, whether the
@@ -135,6 +131,8 @@ pub(crate) struct Writer<'m> {
     u64_constants: HashMap<u64, Word>,
     /// The XenosRecomp ABI's push constants, heaps and specialization constant.
     xenos: xenos::XenosVars,
+    /// `g_MemExport` (Xenos memory export).
+    memexport_var: Option<Word>,
 }
 
 impl<'m> Writer<'m> {
@@ -163,6 +161,7 @@ impl<'m> Writer<'m> {
             extensions: Vec::new(),
             u64_constants: HashMap::new(),
             xenos: xenos::XenosVars::default(),
+            memexport_var: None,
         }
     }
 

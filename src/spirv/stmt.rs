@@ -14,6 +14,13 @@ impl Writer<'_> {
     pub(super) fn block(&mut self, body: &[Stmt]) -> Result<()> {
         for s in body {
             self.stmt(s)?;
+            // What follows a break, continue or return in the same list never runs (the IR is
+            // structured: nothing branches into the middle of a list), and a block of it,
+            // which no construct contains, may not branch to the loop's continue target or
+            // merge block (spirv-val: "not contained in the associated loop construct").
+            if matches!(s, Stmt::Break | Stmt::Continue | Stmt::Return) {
+                break;
+            }
         }
         Ok(())
     }
@@ -103,7 +110,7 @@ impl Writer<'_> {
             | Stmt::GsCutStrip
             | Stmt::RingStore { .. }
             | Stmt::RingLoad { .. } => self.geometry_stmt(s)?,
-            Stmt::XenosMemExport { .. } => return unsupported("Xenos memory export"),
+            Stmt::XenosMemExport { address, value, element } => self.xenos_memexport(address, value, *element)?,
         }
         Ok(())
     }

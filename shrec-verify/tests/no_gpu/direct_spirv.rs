@@ -1,5 +1,5 @@
 //! The direct SPIR-V back end (`shrec::spirv`, docs/spirv-direct.md) on the fixed-seed
-//! generated programs of the families it covers: every program's module passes the IR
+//! generated programs of every family: every program's module passes the IR
 //! validator, is written without a refusal, and passes `spirv-val`. (Whether it *executes*
 //! right is the `verify_*` suites' question, run with `SHREC_VERIFY_SPIRV_BACKEND=direct`.)
 //! The programs are those of the suites' fixed-seed runs (seed 1): random programs and
@@ -7,7 +7,7 @@
 
 use crate::common::spirv_val;
 use shrec::ir::Module;
-use shrec_verify::{agal, agal_shaped, gx2, pica, pica_shaped};
+use shrec_verify::{agal, agal_shaped, gx2, pica, pica_shaped, xenos};
 
 const SEED: u64 = 1;
 
@@ -52,7 +52,10 @@ fn gx2_fixed_seed_programs_write_valid_spirv() {
 fn pica_fixed_seed_programs_write_valid_spirv() {
     let mut failures = Vec::new();
     let mut count = 0;
-    let programs = (0..300).map(|i| pica::gen::program(SEED, i)).chain((0..200).map(|i| pica_shaped::shaped_program(SEED, i)));
+    let programs = (0..300)
+        .map(|i| pica::gen::program(SEED, i))
+        .chain((0..200).map(|i| pica_shaped::shaped_program(SEED, i)))
+        .chain((0..100).map(|i| pica::gen::gs_program(SEED, i)));
     for p in programs {
         count += 1;
         match shrec::formats::pica::translate(&p.bytes, p.dvle) {
@@ -60,7 +63,7 @@ fn pica_fixed_seed_programs_write_valid_spirv() {
             Err(e) => failures.push(format!("{}: translate: {}", p.name, e.reason())),
         }
     }
-    finish("PICA (300 random, 200 compiler-shaped)", count, failures);
+    finish("PICA (300 random, 200 compiler-shaped, 100 geometry)", count, failures);
 }
 
 #[test]
@@ -76,4 +79,19 @@ fn agal_fixed_seed_programs_write_valid_spirv() {
         }
     }
     finish("AGAL (300 random, 200 compiler-shaped)", count, failures);
+}
+
+#[test]
+fn xenos_fixed_seed_programs_write_valid_spirv() {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    let programs = (0..150).map(|i| xenos::gen::program(SEED, i)).chain((0..200).map(|i| xenos::gen::shaped_program(SEED, i)));
+    for p in programs {
+        count += 1;
+        match shrec::formats::xenos::translate(&p.bytes) {
+            Ok(t) => check(&p.name, &t.module, &mut failures),
+            Err(e) => failures.push(format!("{}: translate: {}", p.name, e.reason())),
+        }
+    }
+    finish("Xenos (150 random, 200 compiler-shaped)", count, failures);
 }
