@@ -261,15 +261,15 @@ fn whole_corpus_is_covered_or_named_unsupported() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `--targets spirv --spirv-backend direct` builds the AGAL corpus with DXC pointed at nothing
-/// (offline, `--dxc` naming a file that does not exist): every shader compiled, its SPIR-V
-/// valid, no DXIL. The same options with the DXC back end fail for want of DXC, so the direct
-/// build really never loaded it.
+/// `--targets spirv --spirv-backend direct` builds the whole corpus (every family) with DXC
+/// pointed at nothing (offline, `--dxc` naming a file that does not exist): every shader
+/// compiled, its SPIR-V valid, no DXIL. The same options with the DXC back end fail for want of
+/// DXC, so the direct build really never loaded it.
 #[test]
 fn direct_spirv_build_needs_no_dxc() {
     use shrec::build::{BuildOptions, FatalError, SpirvBackend};
     let dir = common::tmpdir("spirv-direct-no-dxc");
-    let mut o = BuildOptions::new(repo().join("tests/corpus/agal"), dir.join("cache.rs"));
+    let mut o = BuildOptions::new(repo().join("tests/corpus"), dir.join("cache.rs"));
     o.targets = vec![Target::Spirv];
     o.spirv_backend = SpirvBackend::Direct;
     o.cache_dir = None;
@@ -285,15 +285,16 @@ fn direct_spirv_build_needs_no_dxc() {
         .collect();
     assert!(failed.is_empty(), "{}", failed.join("\n"));
     assert_eq!(built.report.dxc_compilations, built.entries.len(), "one SPIR-V compilation per shader");
-    assert_eq!(built.entries.len(), corpus("agal").len());
+    let distinct: usize = ["agal", "gx2", "pica", "xenos"].iter().map(|d| corpus(d).len()).sum();
+    assert_eq!(built.entries.len(), distinct);
     for e in &built.entries {
         assert!(e.dxil.is_none());
         let spirv = e.spirv.as_ref().expect("SPIR-V in the cache");
-        spirv_val(spirv, "agal-direct-build").unwrap_or_else(|err| panic!("{:016X}: {err}", e.key));
+        spirv_val(spirv, "direct-build").unwrap_or_else(|err| panic!("{:016X}: {err}", e.key));
     }
     o.spirv_backend = SpirvBackend::Dxc;
     assert!(matches!(shrec::build::run(&o), Err(FatalError::Dxc(_))), "the DXC back end does look for DXC");
-    log_uncaptured(&format!("spirv direct: built {} AGAL shaders with --targets spirv --spirv-backend direct and no DXC", built.entries.len()));
+    log_uncaptured(&format!("spirv direct: built the {} corpus shaders with --targets spirv --spirv-backend direct and no DXC", built.entries.len()));
 }
 
 /// The command line takes `--spirv-backend direct` and exits 0 without DXC.
