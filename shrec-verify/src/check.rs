@@ -53,6 +53,15 @@ pub fn backend_from_env() -> SpirvBackend {
     }
 }
 
+/// Whether the run's modules declare `SignedZeroInfNanPreserve` (`--spirv-float-controls`):
+/// `SHREC_VERIFY_FLOAT_CONTROLS=1` with the direct back end (DXC cannot emit the mode). The
+/// interpreters then compare the lanes they leave "not determined" only because a driver may
+/// fold IEEE specials away (a constant zero times inf / NaN): with the mode, it may not.
+pub fn float_controls() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| backend_from_env() == SpirvBackend::Direct && std::env::var("SHREC_VERIFY_FLOAT_CONTROLS").as_deref() == Ok("1"))
+}
+
 /// The module's SPIR-V as the build makes it, through [`backend_from_env`]'s back end.
 pub fn spirv(gpu: &Gpu, module: &Module) -> Result<Vec<u8>, String> {
     spirv_with(gpu, module, backend_from_env())
@@ -66,7 +75,8 @@ pub fn spirv_with(gpu: &Gpu, module: &Module, backend: SpirvBackend) -> Result<V
     let module = crate::mutation::applied(module);
     shrec::ir::validate(&module).map_err(|e| format!("IR validation: {e}"))?;
     if backend == SpirvBackend::Direct {
-        let words = shrec::spirv::write(&module, &shrec::spirv::Options::default()).map_err(|e| format!("direct SPIR-V: {e}"))?;
+        let opts = shrec::spirv::Options { float_controls: float_controls(), ..Default::default() };
+        let words = shrec::spirv::write(&module, &opts).map_err(|e| format!("direct SPIR-V: {e}"))?;
         return Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect());
     }
     let hlsl = shrec::hlsl::write(&module);

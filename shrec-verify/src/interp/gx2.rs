@@ -472,9 +472,10 @@ fn fmul(a: V, b: V, legacy: bool) -> V {
             return V::UNKNOWN; // might be zero on the GPU
         }
     }
-    if !legacy && (x == 0.0 && !y.is_finite() || y == 0.0 && !x.is_finite()) {
+    if !legacy && (x == 0.0 && !y.is_finite() || y == 0.0 && !x.is_finite()) && !crate::check::float_controls() {
         // IEEE 0 × inf / NaN is NaN, but the GPU compiler folds x × 0 to 0 when the zero is
-        // a compile-time constant (a literal or inline 0.0)
+        // a compile-time constant (a literal or inline 0.0) — unless the module declares
+        // SignedZeroInfNanPreserve (crate::check::float_controls)
         return V::UNKNOWN;
     }
     let r = x * y;

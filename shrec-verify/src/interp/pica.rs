@@ -152,7 +152,10 @@ impl FlowStats {
 
 /// 0·NaN: NaN on the PICA and in shrec's HLSL, but a driver may fold `x·0` to 0 when the zero is
 /// a compile-time constant (Vulkan does not pin down NaN arithmetic without float controls;
-/// lavapipe does it for a never-written register): undetermined.
+/// lavapipe does it for a never-written register): undetermined. Even with
+/// `SignedZeroInfNanPreserve` ([`crate::check::float_controls`]): lavapipe (Mesa 22.3) gave a
+/// non-NaN `dp4` of a never-written register (0) and a NaN (fuzz seed 1 #28, 2 lanes), so this
+/// rule stays whatever the module declares.
 fn zero_times_nan(a: V, b: V) -> bool {
     (a.value.is_nan() && b.value == 0.0) || (b.value.is_nan() && a.value == 0.0)
 }
