@@ -13,23 +13,13 @@
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{env_usize, Check};
+use common::{env_usize, thread_cpu, Check};
 use shrec::dxc::{self, Target};
 use shrec::Stage;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-/// Thread CPU time so far (DXC compiles on the calling thread).
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer to a local.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 /// Totals of one HLSL set.
 #[derive(Default, Clone, Copy)]

@@ -14,22 +14,12 @@
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{env_usize, Check};
+use common::{env_usize, thread_cpu, Check};
 use shrec::dxc::{self, Target};
 use shrec::formats::{self, TranslateOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
-
-/// Thread CPU time so far (DXC compiles on the calling thread).
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer to a local.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 /// The best thread CPU time of `repeat` runs of `f`, and its last result.
 fn best_of<T>(repeat: usize, mut f: impl FnMut() -> T) -> (Duration, T) {

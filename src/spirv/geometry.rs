@@ -65,13 +65,7 @@ impl Writer<'_> {
         };
         self.geometry = Some(GeometryVars { outputs: outputs.clone(), emitted, buffer, ring });
 
-        let body = self.b.begin_function(self.t.void, None, spirv::FunctionControl::NONE, self.t.fn_void)?;
-        self.b.begin_block(None)?;
-        self.block(&m.body)?;
-        if self.b.selected_block().is_some() {
-            self.b.ret()?;
-        }
-        self.b.end_function()?;
+        let body = self.body_function()?;
 
         // Per-vertex inputs: the vertex fields some register the body reads comes from.
         let vertices = g.primitive.vertices();

@@ -86,18 +86,25 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// The function `shrec_body`: the module's statements (the IR's `Return` a plain
+    /// `OpReturn`); its id.
+    pub(super) fn body_function(&mut self) -> Result<Word> {
+        let body = self.b.begin_function(self.t.void, None, spirv::FunctionControl::NONE, self.t.fn_void)?;
+        self.b.begin_block(None)?;
+        self.block(&self.m.body)?;
+        if self.b.selected_block().is_some() {
+            self.b.ret()?;
+        }
+        self.b.end_function()?;
+        Ok(body)
+    }
+
     /// A vertex or pixel shader's body and entry point (`main` copies the inputs the body reads
     /// in, calls it, and copies every output out): the entry point and its interface.
     fn vertex_or_pixel_entry(&mut self) -> Result<(Word, Vec<Word>)> {
         let m = self.m;
         // the body first: it decides which registers and resources exist
-        let body = self.b.begin_function(self.t.void, None, spirv::FunctionControl::NONE, self.t.fn_void)?;
-        self.b.begin_block(None)?;
-        self.block(&m.body)?;
-        if self.b.selected_block().is_some() {
-            self.b.ret()?;
-        }
-        self.b.end_function()?;
+        let body = self.body_function()?;
 
         // Stage variables: the inputs the body reads (DXC's optimizer removes the others from
         // the signature struct it declares) and every output (all are stored, 0 when unnamed).
