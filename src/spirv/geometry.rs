@@ -261,7 +261,9 @@ impl Writer<'_> {
                         let ptr = self.inst(Op::AccessChain, self.t.ptr_private_v4f, ids(&[ring, clamped]))?;
                         let element = self.inst(Op::Load, self.t.v4f, ids(&[ptr]))?;
                         let zero = self.v4f_splat(0.0);
-                        self.inst(Op::Select, self.t.v4f, ids(&[in_range, element, zero]))?
+                        // SPIR-V 1.0: a vector select takes a vector condition
+                        let in_range4 = self.splat(self.t.v4b, in_range, 4)?;
+                        self.inst(Op::Select, self.t.v4f, ids(&[in_range4, element, zero]))?
                     }
                 };
                 let ptr = self.reg_ptr(&dst.reg)?;

@@ -7,7 +7,7 @@
 
 use crate::common::spirv_val;
 use shrec::ir::Module;
-use shrec_verify::{agal, agal_shaped, gx2, pica, pica_shaped, xenos};
+use shrec_verify::{agal, agal_shaped, gx2, gx2_gs, pica, pica_shaped, xenos};
 
 const SEED: u64 = 1;
 
@@ -38,14 +38,16 @@ fn gx2_fixed_seed_programs_write_valid_spirv() {
     let mut failures = Vec::new();
     let mut count = 0;
     let programs = (0..300).map(|i| gx2::gen::program(SEED, i)).chain((0..200).map(|i| gx2::gen::shaped_program(SEED, i)));
-    for p in programs {
+    let shaders = programs.map(|p| (p.name, p.shader));
+    let geometry = (0..60).map(|i| (format!("gs fuzz seed {SEED} program {i}"), gx2_gs::random_geometry_shader(SEED, i).0));
+    for (name, shader) in shaders.chain(geometry) {
         count += 1;
-        match shrec::formats::gx2::lower::lower(&p.shader) {
-            Ok(m) => check(&p.name, &m, &mut failures),
-            Err(e) => failures.push(format!("{}: translate: {e}", p.name)),
+        match shrec::formats::gx2::lower::lower(&shader) {
+            Ok(m) => check(&name, &m, &mut failures),
+            Err(e) => failures.push(format!("{name}: translate: {e}")),
         }
     }
-    finish("GX2 (300 random, 200 compiler-shaped)", count, failures);
+    finish("GX2 (300 random, 200 compiler-shaped, 60 geometry)", count, failures);
 }
 
 #[test]
