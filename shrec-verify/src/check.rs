@@ -77,7 +77,11 @@ pub fn spirv_with(gpu: &Gpu, module: &Module, backend: SpirvBackend) -> Result<V
     if backend == SpirvBackend::Direct {
         let opts = shrec::spirv::Options { float_controls: float_controls(), ..Default::default() };
         let words = shrec::spirv::write(&module, &opts).map_err(|e| format!("direct SPIR-V: {e}"))?;
-        return Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect());
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        // lavapipe runs modules spirv-val refuses (a vector select with a scalar condition, a
+        // branch to a continue target from outside its loop): validate what runs
+        shrec_testkit::spirv_val(&bytes, "verify-direct").map_err(|e| format!("direct SPIR-V fails spirv-val: {e}"))?;
+        return Ok(bytes);
     }
     let hlsl = shrec::hlsl::write(&module);
     dxc::compile(&gpu.dxc, &hlsl, module.stage, Target::Spirv).map_err(|e| format!("DXC: {e}\n{hlsl}"))

@@ -857,7 +857,9 @@ fn run_inner(
         }
         if crate::check::backend_from_env() == shrec::build::SpirvBackend::Direct {
             let words = shrec::spirv::write(&module, &shrec::spirv::Options::default()).map_err(|e| format!("direct SPIR-V: {e}"))?;
-            return Ok((tr.module, words.iter().flat_map(|w| w.to_le_bytes()).collect()));
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            shrec_testkit::spirv_val(&bytes, "verify-direct").map_err(|e| format!("direct SPIR-V fails spirv-val: {e}"))?;
+            return Ok((tr.module, bytes));
         }
         let hlsl = shrec::hlsl::write(&module);
         dxc::compile_with_spec_constants(&gpu.dxc, &hlsl, tr.module.stage, Target::Spirv, tr.spec_constants_mask)
