@@ -63,17 +63,6 @@ fn constant_count(m: &Module) -> u32 {
     m.const_buffers.get(XenosRecompAbi::FLOAT_CONSTANTS as usize).map_or(0, |b| b.len)
 }
 
-/// SharedConstants words of shrec's extension: VS / PS booleans b0-b255 at 288 / 320 (8 words
-/// each; b0-b15 still come from g_Booleans), VS / PS loop constants i0-i31 at 352 / 480 (one
-/// word each: count | start << 8 | step << 16).
-fn extension_words(m: &Module) -> (u32, u32) {
-    if m.stage == Stage::Vertex {
-        (288, 352)
-    } else {
-        (320, 480)
-    }
-}
-
 /// Float constant `index` read at a fixed index: the local [`hoisted`] loads.
 pub(super) fn constant(m: &Module, index: u32, used: &mut Used) -> String {
     if index < constant_count(m) {
@@ -118,7 +107,7 @@ pub(super) fn declarations(m: &Module, x: &XenosRecompAbi, used: &Used) -> Strin
     const DIMS: [&str; 3] = ["2D", "3D", "Cube"];
     let (stage_name, reg) = stage_name(m);
     let count = constant_count(m);
-    let (bools_at, loops_at) = extension_words(m);
+    let (bools_at, loops_at) = XenosRecompAbi::extension_words(m.stage);
     let mut d = String::new();
     d.push_str("#ifdef __spirv__\n");
     d.push_str(&format!(

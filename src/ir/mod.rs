@@ -125,6 +125,17 @@ impl XenosRecompAbi {
     pub const SPEC_BICUBIC_GI_FILTER: u32 = 1 << 2;
     pub const SPEC_ALPHA_TO_COVERAGE: u32 = 1 << 3;
     pub const SPEC_REVERSE_Z: u32 = 1 << 4;
+
+    /// SharedConstants byte offsets of shrec's extension for `stage`: the booleans b0-b255
+    /// (VS 288, PS 320; 8 words each, b0-b15 still from g_Booleans) and the loop constants
+    /// i0-i31 (VS 352, PS 480; one word each: count | start << 8 | step << 16).
+    pub fn extension_words(stage: Stage) -> (u32, u32) {
+        if stage == Stage::Vertex {
+            (288, 352)
+        } else {
+            (320, 480)
+        }
+    }
 }
 
 /// One memory-export format as `shrec_xenos_memexport_format` returns it (shader_common.h).

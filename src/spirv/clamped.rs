@@ -9,14 +9,9 @@
 //! open, this writer selects the replaced infinity instead, so a NaN stays NaN as the IR says
 //! ("a ±inf result clamped").
 
-use super::{Result, Writer};
+use super::{ids, Result, Writer};
 use crate::ir::UnOp;
-use rspirv::dr::Operand;
 use rspirv::spirv::{GLOp, Op, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 impl Writer<'_> {
     /// `op` of `x` (a `vec4`), or `None` when `op` is not one of these variants.

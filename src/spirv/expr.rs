@@ -2,14 +2,10 @@
 //! the semantics `ir` defines for it, as the HLSL writer's text compiles (`shader_common.h`
 //! for the helpers): docs/spirv-direct.md lists the instruction each one becomes.
 
-use super::{unsupported, Result, SpirvError, Writer};
+use super::{ids, unsupported, Result, SpirvError, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
 use rspirv::spirv::{GLOp, Op, StorageClass, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 impl Writer<'_> {
     /// A register's pointer (temps and stage registers; constant files are [`Self::read`]'s).

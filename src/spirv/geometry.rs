@@ -11,14 +11,10 @@
 //! primitive id as raw bits). The count of vertices appended keeps every emission within
 //! `max_vertices`, as the HLSL does.
 
-use super::{unsupported, Result, SpirvError, Writer};
+use super::{ids, unsupported, Result, SpirvError, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
 use rspirv::spirv::{self, BuiltIn, Decoration, ExecutionMode, Op, SelectionControl, StorageClass, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 /// The module-scope state of a geometry shader.
 pub(super) struct GeometryVars {

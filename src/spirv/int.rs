@@ -8,14 +8,10 @@
 //! 32 or more undefined, HLSL (and every source ISA's shifter) uses the low five bits, and DXC
 //! writes the same mask.
 
-use super::{Result, SpirvError, Writer};
+use super::{ids, Result, SpirvError, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
 use rspirv::spirv::{GLOp, Op, StorageClass, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 /// 2^31 and 2^32 as floats, and the largest floats below them (the clamp bounds that keep a
 /// float → int conversion in range; values at or above the power of two are selected apart).

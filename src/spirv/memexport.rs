@@ -11,14 +11,10 @@
 //! 0; sub-dword elements are merged with `OpAtomicAnd` / `OpAtomicOr` (device scope), as the
 //! helper's `InterlockedAnd` / `InterlockedOr`.
 
-use super::{unsupported, Result, Writer};
+use super::{ids, unsupported, Result, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, GLOp, Op, SelectionControl, StorageClass, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 impl Writer<'_> {
     /// `g_MemExport`, declared on first use.
@@ -74,8 +70,9 @@ impl Writer<'_> {
 
     /// `Stmt::XenosMemExport`.
     pub(super) fn xenos_memexport(&mut self, address: &Expr, value: &Expr, element: u32) -> Result<()> {
-        let formats = match &self.m.ext.resource_abi {
-            ResourceAbi::XenosRecomp(XenosRecompAbi { memexport_formats: Some(f), .. }) => f.clone(),
+        let m = self.m;
+        let formats = match &m.ext.resource_abi {
+            ResourceAbi::XenosRecomp(XenosRecompAbi { memexport_formats: Some(f), .. }) => f,
             _ => return unsupported("a memory export without the format table"),
         };
         let (u32t, v4u, v4f, boolt) = (self.t.u32, self.t.v4u, self.t.v4f, self.t.bool);
@@ -113,7 +110,7 @@ impl Writer<'_> {
         let mut widths = self.v4u_splat(0);
         let (mut size_log2, mut kind) = (c(self, 0), c(self, 0));
         let mut known = self.b.constant_false(boolt);
-        for f in &formats {
+        for f in formats {
             let fid = c(self, f.id);
             let is = self.inst(Op::IEqual, boolt, ids(&[id, fid]))?;
             let fw: Vec<Word> = f.widths.iter().map(|&w| self.u32_const(w)).collect();

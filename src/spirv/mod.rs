@@ -73,6 +73,11 @@ impl From<rspirv::dr::Error> for SpirvError {
 
 pub(crate) type Result<T> = std::result::Result<T, SpirvError>;
 
+/// Id operands.
+fn ids(words: &[Word]) -> Vec<Operand> {
+    words.iter().map(|&w| Operand::IdRef(w)).collect()
+}
+
 fn unsupported<T>(construct: &'static str) -> Result<T> {
     Err(SpirvError::Unsupported { construct })
 }

@@ -1,14 +1,10 @@
 //! Statements and conditions: masked register writes, structured control flow (selection and
 //! loop constructs with their merge blocks), discard.
 
-use super::{unsupported, Result, Writer};
+use super::{ids, unsupported, Result, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
 use rspirv::spirv::{LoopControl, Op, SelectionControl, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 impl Writer<'_> {
     pub(super) fn block(&mut self, body: &[Stmt]) -> Result<()> {

@@ -12,14 +12,10 @@
 //! | `Load` | `Load(intN(coord, lod))` | `OpImageFetch` with `Lod` |
 //! | `TexInfo` | `GetDimensions(lod, w, h[, d], levels)` | `OpImageQuerySizeLod`, `OpImageQueryLevels` |
 
-use super::{Result, Writer};
+use super::{ids, Result, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
 use rspirv::spirv::{Capability, ImageOperands, Op, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 /// Image operands in the order of their bits (Bias, Lod, Grad, ConstOffset).
 struct ImageArgs {

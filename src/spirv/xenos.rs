@@ -12,14 +12,10 @@
 //! writer loads them where they are read. The buffers are the runtime's, which no invocation
 //! writes, so every load gives the same value.
 
-use super::{unsupported, Result, Writer};
+use super::{ids, unsupported, Result, Writer};
 use crate::ir::*;
 use rspirv::dr::Operand;
 use rspirv::spirv::{Capability, Decoration, MemoryAccess, Op, StorageClass, Word};
-
-fn ids(words: &[Word]) -> Vec<Operand> {
-    words.iter().map(|&w| Operand::IdRef(w)).collect()
-}
 
 /// Push-constant members.
 const VERTEX_CONSTANTS: u32 = 0;
@@ -27,7 +23,7 @@ const PIXEL_CONSTANTS: u32 = 1;
 const SHARED_CONSTANTS: u32 = 2;
 
 /// SharedConstants byte offsets (XenosRecomp's shader_common.h; shrec's extension after them,
-/// `hlsl::xenos_abi::extension_words`): descriptor indices per heap (64 bytes each: 2D, 3D,
+/// `XenosRecompAbi::extension_words`): descriptor indices per heap (64 bytes each: 2D, 3D,
 /// cube, samplers), then g_Booleans, g_SwappedTexcoords, g_HalfPixelOffset, g_AlphaThreshold.
 const SAMPLER_INDICES: u32 = 3 * 64;
 const BOOLEANS: u32 = 256;
@@ -157,7 +153,10 @@ impl Writer<'_> {
     /// Shared-state entry `index` (`hlsl::xenos_abi::state`).
     fn xenos_state(&mut self, index: u32) -> Result<Word> {
         type Abi = XenosRecompAbi;
-        let x = self.xenos_abi()?.clone();
+        let (spec_mask, shared_extension) = {
+            let x = self.xenos_abi()?;
+            (x.spec_constants_mask, x.shared_extension)
+        };
         let f32 = self.t.f32;
         let zero = self.f32_const(0.0);
         let vec4 = |w: &mut Self, lanes: [Word; 4]| w.inst(Op::CompositeConstruct, w.t.v4f, ids(&lanes));
@@ -172,7 +171,7 @@ impl Writer<'_> {
             w.inst(Op::Select, w.t.f32, ids(&[set, one, zero]))
         };
         let unleashed_bits = Abi::SPEC_BICUBIC_GI_FILTER | Abi::SPEC_ALPHA_TO_COVERAGE | Abi::SPEC_REVERSE_Z;
-        let (bools_at, loops_at) = if self.m.stage == Stage::Vertex { (288, 352) } else { (320, 480) };
+        let (bools_at, loops_at) = Abi::extension_words(self.m.stage);
         match index {
             Abi::STATE_SHARED => {
                 let b = self.bda_load_at(SHARED_CONSTANTS, BOOLEANS, self.t.u32, 4)?;
@@ -188,23 +187,23 @@ impl Writer<'_> {
                 let a = self.bda_load_at(SHARED_CONSTANTS, ALPHA_THRESHOLD, f32, 4)?;
                 vec4(self, [a, zero, zero, zero])
             }
-            Abi::STATE_SPEC if x.spec_constants_mask != 0 => {
+            Abi::STATE_SPEC if spec_mask != 0 => {
                 let a = bit(self, Abi::SPEC_ALPHA_TEST)?;
                 let n = bit(self, Abi::SPEC_R11G11B10_NORMAL)?;
                 vec4(self, [a, n, zero, zero])
             }
-            Abi::STATE_SPEC_UNLEASHED if x.spec_constants_mask & unleashed_bits != 0 => {
+            Abi::STATE_SPEC_UNLEASHED if spec_mask & unleashed_bits != 0 => {
                 let g = bit(self, Abi::SPEC_BICUBIC_GI_FILTER)?;
                 let c = bit(self, Abi::SPEC_ALPHA_TO_COVERAGE)?;
                 let r = bit(self, Abi::SPEC_REVERSE_Z)?;
                 vec4(self, [g, c, r, zero])
             }
-            i if x.shared_extension && (Abi::STATE_BOOLS..Abi::STATE_BOOLS + 8).contains(&i) => {
+            i if shared_extension && (Abi::STATE_BOOLS..Abi::STATE_BOOLS + 8).contains(&i) => {
                 let w = self.bda_load_at(SHARED_CONSTANTS, bools_at + (i - Abi::STATE_BOOLS) * 4, self.t.u32, 4)?;
                 let w = self.inst(Op::Bitcast, f32, ids(&[w]))?;
                 vec4(self, [w, zero, zero, zero])
             }
-            i if x.shared_extension && (Abi::STATE_LOOPS..Abi::STATE_LEN).contains(&i) => {
+            i if shared_extension && (Abi::STATE_LOOPS..Abi::STATE_LEN).contains(&i) => {
                 // count | start << 8 | step << 16: (count, start, signed step, 0)
                 let v = self.bda_load_at(SHARED_CONSTANTS, loops_at + (i - Abi::STATE_LOOPS) * 4, self.t.u32, 4)?;
                 let (ff, eight, twenty_four) = (self.u32_const(0xFF), self.u32_const(8), self.u32_const(24));
