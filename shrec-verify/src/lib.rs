@@ -152,13 +152,16 @@ pub enum TextureShape {
     Cube,
     Volume,
     FlatArray,
+    /// Cubes of six faces each (`layers` cubes).
+    CubeArray,
 }
 
 impl TextureShape {
     /// The shape an IR texture of dimension `dim` is bound as (1D on a 2D texture).
     pub fn of(dim: shrec::ir::TexDim) -> TextureShape {
         match dim {
-            shrec::ir::TexDim::Cube | shrec::ir::TexDim::CubeArray => TextureShape::Cube,
+            shrec::ir::TexDim::Cube => TextureShape::Cube,
+            shrec::ir::TexDim::CubeArray => TextureShape::CubeArray,
             shrec::ir::TexDim::D3 => TextureShape::Volume,
             shrec::ir::TexDim::D1 | shrec::ir::TexDim::D2 => TextureShape::Flat,
             shrec::ir::TexDim::D1Array | shrec::ir::TexDim::D2Array => TextureShape::FlatArray,

@@ -70,7 +70,8 @@ pub struct TextureSpec {
     /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` × `max(height >> k, 1)` (a volume's
     /// depth likewise), faces as level 0 (empty: one level).
     pub mips: Vec<Vec<[f32; 4]>>,
-    /// Slices of a [`TextureShape::FlatArray`] (slice after slice in `texels`); 1 otherwise.
+    /// Slices of a [`TextureShape::FlatArray`] (slice after slice in `texels`) or cubes of a
+    /// [`TextureShape::CubeArray`] (six faces each, cube after cube); 1 otherwise.
     pub layers: u32,
     /// A depth texture read through a comparison sampler: the image is `D32_SFLOAT` holding
     /// lane x of each texel, the sampler compares with [`COMPARE_OP`].
@@ -332,6 +333,7 @@ impl Gpu {
             .shader_cull_distance(features.shader_cull_distance == vk::TRUE)
             .shader_tessellation_and_geometry_point_size(features.shader_tessellation_and_geometry_point_size == vk::TRUE)
             .shader_int64(features.shader_int64 == vk::TRUE)
+            .image_cube_array(features.image_cube_array == vk::TRUE)
             .shader_sampled_image_array_dynamic_indexing(features.shader_sampled_image_array_dynamic_indexing == vk::TRUE);
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
         // Xenos (XenosRecomp's ABI): constants through push-constant buffer device addresses
@@ -452,12 +454,17 @@ impl Gpu {
             TextureShape::Flat => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D, 1),
             TextureShape::FlatArray => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D_ARRAY, 1),
             TextureShape::Cube => (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE, 1),
+            TextureShape::CubeArray => (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE_ARRAY, 1),
             TextureShape::Volume => (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D, extent.0),
         };
         // SAFETY: the create infos outlive the calls; the image, its memory and view belong to this Scratch and are destroyed by `destroy` after the fence.
         unsafe {
             let info = vk::ImageCreateInfo::default()
-                .flags(if shape == TextureShape::Cube { vk::ImageCreateFlags::CUBE_COMPATIBLE } else { vk::ImageCreateFlags::empty() })
+                .flags(if matches!(shape, TextureShape::Cube | TextureShape::CubeArray) {
+                    vk::ImageCreateFlags::CUBE_COMPATIBLE
+                } else {
+                    vk::ImageCreateFlags::empty()
+                })
                 .image_type(image_type)
                 .format(format)
                 .extent(vk::Extent3D { width: extent.0, height: extent.1, depth })
@@ -653,6 +660,7 @@ impl Gpu {
         for t in textures {
             let layers = match t.shape {
                 TextureShape::Cube => 6,
+                TextureShape::CubeArray => 6 * t.layers.max(1),
                 TextureShape::FlatArray => t.layers.max(1),
                 TextureShape::Flat | TextureShape::Volume => 1,
             };

@@ -548,10 +548,10 @@ fn texture_slots(p: &Program) -> Vec<u32> {
 /// also its Vulkan set and the index of its `texture*Indices` array in SharedConstants.
 fn heap_of(t: &Texture) -> usize {
     match t.shape {
-        // (Xenos fetches have no array kind; a 2D array is never bound here)
+        // (Xenos fetches have no array kind; an array is never bound here)
         TextureShape::Flat | TextureShape::FlatArray => 0,
         TextureShape::Volume => 1,
-        TextureShape::Cube => 2,
+        TextureShape::Cube | TextureShape::CubeArray => 2,
     }
 }
 

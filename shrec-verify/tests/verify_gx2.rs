@@ -865,6 +865,85 @@ fn cube_sample() {
     finish("cube_sample", &total, &["CUBE", "RECIP_IEEE", "MULADD", "SAMPLE", "SAMPLE_LZ"], 600);
 }
 
+/// Cube arrays (GX2SamplerType 13, and 14 for depth compare) of three 4×4 cubes, every texel
+/// distinct (face, column, row, cube + id): the face coordinates as the compilers make them
+/// (see `cube_sample`) and the cube index set by SET_CUBEMAP_INDEX from R4.x = 4·in.w − 1 —
+/// negative, fractional and past the last cube included (rounded to the nearest cube, then
+/// clamped; ties are not compared) — then SAMPLE in pixel quads and SAMPLE_LZ in vertex
+/// shaders, and SAMPLE_C_LZ with the reference FRACT(in.w) in src.w on the shadow kind. Fails
+/// on a main without cube arrays (types 13 / 14 rejected: "a cube-array sampler").
+#[test]
+fn cube_array_sample() {
+    let Some(gpu) = gpu() else { return };
+    let texels: Vec<[f32; 4]> =
+        (0..3 * 6 * 16).map(|k| [(k / 16 % 6) as f32, (k % 4) as f32, (k / 4 % 4) as f32, (k / 96) as f32 + k as f32 / 1024.0]).collect();
+    let mut colour = shrec_verify::interp::gx2::Texture::new(0, 4, 4, shrec_verify::TextureShape::CubeArray, texels);
+    colour.layers = 3;
+    let mut depth = colour.clone();
+    for (k, t) in depth.texels.iter_mut().enumerate() {
+        *t = [((k * 37) % 17) as f32 / 16.0, 0.0, 0.0, 0.0];
+    }
+    let mut total = Comparison::default();
+    for (kind, src, name, ty, texture) in [
+        (ShaderKind::Pixel, 0, "SAMPLE", 13, &colour),
+        (ShaderKind::Vertex, 1, "SAMPLE_LZ", 13, &colour),
+        (ShaderKind::Pixel, 0, "SAMPLE_C_LZ", 14, &depth),
+        (ShaderKind::Vertex, 1, "SAMPLE_C_LZ", 14, &depth),
+    ] {
+        let coords = vec![
+            cube_group(3, |ch| r(src, ch)),
+            G(vec![a("RECIP_IEEE", (3, 2), &[r(3, 2).abs()])], vec![]),
+            G(
+                vec![a("MULADD", (3, 0), &[r(3, 0), ps(), lit(0)]), a("MULADD", (3, 1), &[r(3, 1), ps(), lit(0)]), a("FRACT", (3, 2), &[r(src, 3)])],
+                vec![1.5f32.to_bits()],
+            ),
+            G(vec![a("MULADD", (4, 0), &[r(src, 3), lit(0), lit(1)])], vec![4.0f32.to_bits(), (-1.0f32).to_bits()]),
+        ];
+        let dst_sel = if ty == 14 { [0, 4, 5, 0] } else { [0, 1, 2, 3] };
+        let fetches = vec![tex("SET_CUBEMAP_INDEX", 0, 0, 4, 0, [0, 0, 0, 0]), tex_unit(name, 3, [1, 0, 3, 2], dst_sel, false, [0, 0, 0])];
+        let prog = fetch_program(kind, Some(alu("ALU", coords)), C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }, 0);
+        for seed in 0..6 {
+            total.merge(run_textured(gpu, format!("cube array type {ty} {name} {kind:?} seed {seed}"), kind, &prog, 150 + seed, ty, texture));
+        }
+    }
+    finish("cube_array_sample", &total, &["SET_CUBEMAP_INDEX", "SAMPLE", "SAMPLE_LZ", "SAMPLE_C_LZ", "CUBE"], 600);
+}
+
+/// GET_COMP_TEX_LOD in pixel quads on 2D (GX2SamplerType 1), 2D-array (10) and 3D (3) textures
+/// of 8 texels and four levels: one coordinate lane is scale · in.lane (scale 1/16 … 16), the
+/// others constants, so the quad's derivatives (the varyings' slopes 0, ±1/4, ±1/2, 1) have one
+/// non-zero lane and the LOD is an integer from −3 to 7: lane x (the computed LOD) and lane y
+/// (clamped to levels 0-3) are compared — an order swapped, a clamp dropped or a slice taken as
+/// a texel lane shows. Fails on a main where GET_COMP_TEX_LOD is rejected.
+#[test]
+fn comp_tex_lod() {
+    let Some(gpu) = gpu() else { return };
+    use shrec_verify::TextureShape as Shape;
+    let textures =
+        [(1, pyramid(Shape::Flat, 8, 8, 4), 2), (10, layered_pyramid(Shape::FlatArray, 8, 4, 3), 2), (3, pyramid(Shape::Volume, 8, 8, 4), 3)];
+    let scales = [1.0f32 / 16.0, 0.25, 1.0, 4.0, 16.0];
+    let mut total = Comparison::default();
+    for (ty, texture, lanes) in &textures {
+        for lane in 0..*lanes {
+            for scale in scales {
+                // R3 = (0.375, 0.625, 1, 0) with lane `lane` = scale · in.lane
+                let mut slots = vec![];
+                for ch in 0..4u8 {
+                    slots.push(if ch == lane { a("MUL", (3, ch), &[r(0, ch), lit(3)]) } else { a("MOV", (3, ch), &[lit(ch)]) });
+                }
+                let consts = vec![0.375f32.to_bits(), 0.625f32.to_bits(), 1.0f32.to_bits(), scale.to_bits()];
+                let fetch = tex_unit("GET_COMP_TEX_LOD", 3, [0, 1, 2, 3], [0, 1, 4, 5], *ty == 10, [0, 0, 0]);
+                let prog = fetch_program(ShaderKind::Pixel, Some(alu("ALU", vec![G(slots, consts)])), tex_clause(fetch), 0);
+                for seed in 0..3 {
+                    let what = format!("GET_COMP_TEX_LOD type {ty} lane {lane} scale {scale} seed {seed}");
+                    total.merge(run_textured(gpu, what, ShaderKind::Pixel, &prog, 170 + seed, *ty, texture));
+                }
+            }
+        }
+    }
+    finish("comp_tex_lod", &total, &["GET_COMP_TEX_LOD", "MUL"], 300);
+}
+
 /// A 3D texture (GX2SamplerVar type 3) of 5³ distinct texels sampled at (x, y, z) of the
 /// random varyings / attributes (SAMPLE in pixel quads, SAMPLE_LZ in vertex shaders; source
 /// swizzles xyz and zxy), so a wrong slice, axis or flip shows; 5 is not a power of two, so the

@@ -61,6 +61,11 @@ pub fn cube(x: Expr, y: Expr, z: Expr, sign: SignTest) -> [Expr; 4] {
 /// [`cube`]'s table; Xenia's fetch translators rebuild the same). A face value other than 0-5
 /// picks the nearest.
 pub fn cube_direction(s: Expr, t: Expr, face: Expr) -> Expr {
+    cube_direction_and(s, t, face, lit(0.0))
+}
+
+/// [`cube_direction`] with `w` in lane w: a cube array's index (GX2 SET_CUBEMAP_INDEX).
+pub fn cube_direction_and(s: Expr, t: Expr, face: Expr, w: Expr) -> Expr {
     let sc = bin(BinOp::Sub, bin(BinOp::Mul, s, lit(2.0)), lit(3.0));
     let tc = bin(BinOp::Sub, bin(BinOp::Mul, t, lit(2.0)), lit(3.0));
     let neg = |v: &Expr| un(UnOp::Neg, v.clone());
@@ -76,5 +81,5 @@ pub fn cube_direction(s: Expr, t: Expr, face: Expr) -> Expr {
     let x = by_face([lit(1.0), lit(-1.0), sc.clone(), sc.clone(), sc.clone(), neg(&sc)]);
     let y = by_face([neg(&tc), neg(&tc), lit(1.0), lit(-1.0), neg(&tc), neg(&tc)]);
     let z = by_face([neg(&sc), sc.clone(), tc.clone(), neg(&tc), lit(1.0), lit(-1.0)]);
-    Expr::Compose(Box::new([x, y, z, lit(0.0)]))
+    Expr::Compose(Box::new([x, y, z, w]))
 }

@@ -134,11 +134,12 @@ impl Writer<'_> {
                 let o = offset_operand(t.dim, offset);
                 format!("{}.GatherRed({}, {c}{o})", self.tex_var(*tex), self.smp_var(*tex))
             }
-            Expr::QueryLod { tex, coord } => {
+            Expr::QueryLod { tex, coord, clamped } => {
                 // the LOD of an array texture depends on its texel lanes only
                 let t = &self.m.textures[*tex as usize];
                 let lanes = if t.dim.is_array() { &"xyz"[..t.dim.texel_lanes()] } else { coord_lanes(t.dim) };
-                format!("((float4){}.CalculateLevelOfDetailUnclamped({}, ({}).{lanes}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(coord))
+                let f = if *clamped { "CalculateLevelOfDetail" } else { "CalculateLevelOfDetailUnclamped" };
+                format!("((float4){}.{f}({}, ({}).{lanes}))", self.tex_var(*tex), self.smp_var(*tex), self.expr(coord))
             }
             Expr::TexSize { tex } => format!("{}({})", self.h("shrec_tex_size"), self.tex_var(*tex)),
             Expr::Load { tex, coord, lod } => {

@@ -168,7 +168,7 @@ struct Writer<'a> {
     out: String,
     indent: usize,
     /// The fixed-index temps the text names so far: only those are declared (a GX2 shader
-    /// has 176 temps, most programs use a handful).
+    /// has 194 temps, most programs use a handful).
     used_temps: std::cell::RefCell<std::collections::BTreeSet<u32>>,
     /// The stage inputs and outputs the text names so far (`(RegFile::Input, i)` /
     /// `(RegFile::Output, i)`): only those get a register variable and a copy in the entry

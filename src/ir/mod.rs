@@ -494,11 +494,14 @@ pub enum Expr {
         offset: [i8; 3],
     },
     /// Level of detail an implicit-derivative sample of texture `tex` at `coord` computes,
-    /// relative to the base level and not clamped to the texture's levels or the sampler's LOD
-    /// range, broadcast (pixel shaders only; HLSL `CalculateLevelOfDetailUnclamped`).
+    /// relative to the base level, broadcast (pixel shaders only): not clamped to the texture's
+    /// levels or the sampler's LOD range (HLSL `CalculateLevelOfDetailUnclamped`, lane 1 of
+    /// SPIR-V `OpImageQueryLod`), or, with `clamped`, the level the sample would access
+    /// (`CalculateLevelOfDetail`, lane 0).
     QueryLod {
         tex: u32,
         coord: Box<Expr>,
+        clamped: bool,
     },
     /// Size of texture `tex`'s base level in texels: (width, height, depth, 0), 1 for the
     /// dimensions the texture lacks; an array's slice count takes the lane after its texel

@@ -431,7 +431,7 @@ impl Validator<'_> {
                 }
                 self.expr(coord)
             }
-            Expr::QueryLod { tex, coord } => {
+            Expr::QueryLod { tex, coord, .. } => {
                 self.stage_only("a LOD query", Stage::Pixel)?;
                 self.texture(*tex)?;
                 self.expr(coord)

@@ -273,7 +273,7 @@ macro_rules! child_walkers {
                     }
                 }
                 Expr::Gather { tex, coord, .. } => f(coord, first_lanes(d, coord_mask(textures, *tex))),
-                Expr::QueryLod { tex, coord } => f(coord, first_lanes(d, coord_mask(textures, *tex))),
+                Expr::QueryLod { tex, coord, .. } => f(coord, first_lanes(d, coord_mask(textures, *tex))),
                 Expr::Load { tex, coord, lod } => {
                     f(coord, first_lanes(d, coord_mask(textures, *tex)));
                     f(lod, lane_x(d));

@@ -179,7 +179,7 @@ impl Writer<'_> {
             }
             Expr::SampleCmpMode { tex, coord, reference, mode, offset } => self.sample_compare(*tex, coord, reference, Some(mode), offset),
             Expr::Gather { tex, coord, offset } => self.gather(*tex, coord, offset),
-            Expr::QueryLod { tex, coord } => self.query_lod(*tex, coord),
+            Expr::QueryLod { tex, coord, clamped } => self.query_lod(*tex, coord, *clamped),
             Expr::TexSize { tex } => self.tex_size(*tex),
             Expr::Load { tex, coord, lod } => self.load_texel(*tex, coord, lod),
             Expr::TexInfo { tex, lod } => self.tex_info(*tex, lod),

@@ -175,16 +175,18 @@ impl Writer<'_> {
         self.inst(Op::ImageGather, self.t.v4f, args.operands(&[si, c, component]))
     }
 
-    /// `Expr::QueryLod`: the unclamped LOD (lane 1 of `OpImageQueryLod`), from the texel
-    /// lanes only (an array's slice does not change the LOD), broadcast.
-    pub(super) fn query_lod(&mut self, tex: u32, coord: &Expr) -> Result<Word> {
+    /// `Expr::QueryLod`: the unclamped LOD (lane 1 of `OpImageQueryLod`) or, `clamped`, the
+    /// level a sample would access (lane 0), from the texel lanes only (an array's slice does
+    /// not change the LOD), broadcast.
+    pub(super) fn query_lod(&mut self, tex: u32, coord: &Expr, clamped: bool) -> Result<Word> {
         self.need_capability(Capability::ImageQuery);
         let (si, dim) = self.sampled_image(tex)?;
         let c = self.expr(coord)?;
         let lanes = if dim.is_array() { dim.texel_lanes() } else { dim.coord_lanes() };
         let c = self.first_lanes(c, lanes)?;
         let pair = self.inst(Op::ImageQueryLod, self.t.v2f, ids(&[si, c]))?;
-        let lod = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(pair), Operand::LiteralBit32(1)])?;
+        let lane = if clamped { 0 } else { 1 };
+        let lod = self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(pair), Operand::LiteralBit32(lane)])?;
         self.splat(self.t.v4f, lod, 4)
     }
 

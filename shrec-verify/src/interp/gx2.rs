@@ -133,8 +133,8 @@ pub struct Texture {
     /// Mip levels 1, 2, …: level k is `max(size >> k, 1)` × `max(height >> k, 1)` (a volume's
     /// depth likewise), laid out as level 0; empty = one level.
     pub mips: Vec<Vec<[f32; 4]>>,
-    /// Slices of a [`TextureShape::FlatArray`] (each level holds its slices one after the
-    /// other); 1 otherwise.
+    /// Slices of a [`TextureShape::FlatArray`] or cubes of a [`TextureShape::CubeArray`] (each
+    /// level holds its slices, or its cubes of six faces, one after the other); 1 otherwise.
     pub layers: u32,
 }
 
@@ -266,10 +266,14 @@ struct M<'a> {
     calls: Vec<usize>,
     grad_h: [V; 4],
     grad_v: [V; 4],
+    /// The cube index SET_CUBEMAP_INDEX last set per texture resource (src.x; unknown before).
+    cube_index: [V; 18],
     pos: usize,
     /// Resume point inside a TEX clause and the pending gradient answer.
     tex_resume: usize,
     grad_answer: Option<[V; 4]>,
+    /// The source's horizontal and vertical derivatives for a paused GET_COMP_TEX_LOD.
+    lod_answer: Option<([V; 4], [V; 4])>,
     steps: u32,
     run: Run,
     /// `SHREC_GX2_TRACE` set: CF positions, masks and GPR writes go to stderr (triage aid).
@@ -398,6 +402,16 @@ fn run_quad_in(s: &Gx2Shader, p: &Program, inp: &[Inputs; 4], wave: Wave) -> ([R
             break;
         }
         let v: Vec<[V; 4]> = srcs.into_iter().map(|x| x.unwrap()).collect();
+        if ms[0].current_tex().is_some_and(|t| t.op == TexOp::GET_COMP_TEX_LOD) {
+            // both directions, each pixel's own (the quad's varyings are affine, so every
+            // pixel's equal the coarse ones a host may use)
+            for (k, m) in ms.iter_mut().enumerate() {
+                let d = |a: usize, b: usize| -> [V; 4] { std::array::from_fn(|c| fsub(v[b][c], v[a][c])) };
+                m.lod_answer = Some((d(k & !1, k | 1), d(k & !2, k | 2)));
+            }
+            stops = ms.iter_mut().map(|m| m.go()).collect();
+            continue;
+        }
         let horizontal = ms[0].current_tex().is_none_or(|t| t.op == TexOp::GET_GRADIENTS_H);
         for (k, m) in ms.iter_mut().enumerate() {
             let (a, b) = if horizontal { (k & !1, k | 1) } else { (k & !2, k | 2) };
@@ -596,9 +610,11 @@ impl<'a> M<'a> {
             calls: Vec::new(),
             grad_h: [V::UNKNOWN; 4],
             grad_v: [V::UNKNOWN; 4],
+            cube_index: [V::UNKNOWN; 18],
             pos: 0,
             tex_resume: 0,
             grad_answer: None,
+            lod_answer: None,
             steps: 0,
             run: Run::default(),
             trace: std::env::var_os("SHREC_GX2_TRACE").is_some(),
@@ -1626,6 +1642,17 @@ impl<'a> M<'a> {
                 TexOp::FETCH4 => self.fetch4(x.resource_id, &coord, x.offset),
                 TexOp::LD => self.load(x.resource_id, &coord, x.offset),
                 TexOp::GET_TEXTURE_INFO => self.info(x.resource_id, coord[0]),
+                TexOp::GET_COMP_TEX_LOD => match self.lod_answer.take() {
+                    Some((dx, dy)) => self.comp_tex_lod(x.resource_id, &dx, &dy),
+                    None => return Some(Stop::Gradient(coord)),
+                },
+                TexOp::SET_CUBEMAP_INDEX => {
+                    if let Some(slot) = self.cube_index.get_mut(x.resource_id as usize) {
+                        *slot = coord[0];
+                    }
+                    self.tex_resume += 1;
+                    continue;
+                }
                 TexOp::SET_GRADIENTS_H => {
                     self.grad_h = coord;
                     self.tex_resume += 1;
@@ -1659,11 +1686,9 @@ impl<'a> M<'a> {
                 TexOp::VTX_SEMANTIC
                 | TexOp::MEM
                 | TexOp::GET_SAMPLE_INFO
-                | TexOp::GET_COMP_TEX_LOD
                 | TexOp::GET_LERP
                 | TexOp::KEEP_GRADIENTS
                 | TexOp::PASS
-                | TexOp::SET_CUBEMAP_INDEX
                 | TexOp::SET_TEXTURE_OFFSETS
                 | TexOp::GATHER4
                 | TexOp::GATHER4_O
@@ -1701,7 +1726,8 @@ impl<'a> M<'a> {
     /// sampling (as `sample`) of the level [`nearest_level`] picks, every shape `sample` reads.
     fn sample_at_lod(&self, res: u32, coord: &[V; 4], offset: [i32; 3], lod: Option<(f64, f64)>) -> [V; 4] {
         let Some((t, false)) = self.bound(res) else { return [V::UNKNOWN; 4] };
-        nearest_level(t.levels(), lod).and_then(|k| point_texel_at(t, coord, offset, k)).map_or([V::UNKNOWN; 4], |x| x.map(V::f))
+        let cube = self.cube_slot(t);
+        nearest_level(t.levels(), lod).zip(cube).and_then(|(k, c)| point_texel_at(t, coord, offset, k, c)).map_or([V::UNKNOWN; 4], |x| x.map(V::f))
     }
 
     /// The LOD the SET_GRADIENTS_H / _V gradients give on resource `res` (a flat, 2D-array or 3D
@@ -1711,32 +1737,24 @@ impl<'a> M<'a> {
     /// agrees; a zero gradient gives −∞ (level 0).
     fn gradient_lod(&self, res: u32) -> Option<(f64, f64)> {
         let (t, _) = self.bound(res)?;
-        let (w, h, d) = t.level_size(0);
-        let sizes = match t.shape {
-            TextureShape::Flat | TextureShape::FlatArray => vec![w, h],
-            TextureShape::Volume => vec![w, h, d],
-            TextureShape::Cube => return None,
-        };
-        let length = |g: &[V; 4]| -> Option<(f64, f64)> {
-            let mut nonzero = None;
-            for (k, &n) in sizes.iter().enumerate() {
-                let (v, e) = fin(g[k])?;
-                if e != 0.0 {
-                    return None;
-                }
-                if v != 0.0 {
-                    if nonzero.is_some() {
-                        return None;
-                    }
-                    nonzero = Some(f64::from(v).abs() * f64::from(n));
-                }
+        derivative_lod(t, &self.grad_h, &self.grad_v)
+    }
+
+    /// GET_COMP_TEX_LOD (docs/gx2.md "LOD query"): lane x the LOD an implicit-derivative sample
+    /// at the source computes from its screen derivatives `dx`, `dy` (as `derivative_lod`), not
+    /// clamped; lane y the level a sample would access: that LOD clamped to [0, levels − 1]
+    /// (the harness's minLod / maxLod). Determined for a LOD that is an integer only: lane y's
+    /// rounding under nearest mip selection and hosts' fixed-point LOD (1/16) leave others open;
+    /// a zero derivative (λ = −∞) is not compared. Lanes z and w are not defined.
+    fn comp_tex_lod(&self, res: u32, dx: &[V; 4], dy: &[V; 4]) -> [V; 4] {
+        let Some((t, _)) = self.bound(res) else { return [V::UNKNOWN; 4] };
+        match derivative_lod(t, dx, dy) {
+            Some((l, 0.0)) if l.is_finite() && l.fract() == 0.0 => {
+                let clamped = l.clamp(0.0, f64::from(t.levels() - 1));
+                [V::f(l as f32), V::f(clamped as f32), V::UNKNOWN, V::UNKNOWN]
             }
-            Some((nonzero.unwrap_or(0.0), 0.0))
-        };
-        let (rho_h, _) = length(&self.grad_h)?;
-        let (rho_v, _) = length(&self.grad_v)?;
-        let rho = rho_h.max(rho_v);
-        Some((if rho == 0.0 { f64::NEG_INFINITY } else { rho.log2() }, 0.0))
+            _ => [V::UNKNOWN; 4],
+        }
     }
 
     /// The texel nearest point sampling of level 0 reads (see `sample`), or None when not
@@ -1745,7 +1763,22 @@ impl<'a> M<'a> {
         if !t.mips.is_empty() {
             return None;
         }
-        point_texel_at(t, coord, offset, 0)
+        point_texel_at(t, coord, offset, 0, self.cube_slot(t)?)
+    }
+
+    /// The cube of a cube array (GX2SamplerType 13 / 14) a sample reads: the index the
+    /// resource's last SET_CUBEMAP_INDEX set (src.x), rounded to the nearest cube and clamped to
+    /// the cubes (Mesa r600 hands the GL layer to SET_CUBEMAP_INDEX unrounded, Cemu to a
+    /// `samplerCubeArray`; docs/gx2.md "Cube arrays"). Undetermined (None) for an index not
+    /// set, not finite or within its error of a tie k + 1/2 (GL rounds ties up, Vulkan and D3D
+    /// to even; what the unit does is not documented). Other shapes: 0.
+    fn cube_slot(&self, t: &Texture) -> Option<usize> {
+        if t.shape != TextureShape::CubeArray {
+            return Some(0);
+        }
+        let (v, e) = fin(*self.cube_index.get(t.resource as usize)?)?;
+        let (lo, hi) = (f64::from(v) - e + 0.5, f64::from(v) + e + 0.5);
+        crate::nearest_clamped(lo, hi, t.layers, 1.0 / 1024.0).map(|k| k as usize)
     }
 
     /// SAMPLE_C / SAMPLE_C_LZ on a shadow sampler (GX2SamplerType 5, 6, 8, 12): the texel
@@ -1773,7 +1806,8 @@ impl<'a> M<'a> {
     /// `reference`, with the result and the undetermined cases of `sample_compare`.
     fn sample_compare_at(&self, res: u32, coord: &[V; 4], offset: [i32; 3], lod: Option<(f64, f64)>, reference: V) -> [V; 4] {
         let Some((t, true)) = self.bound(res) else { return [V::UNKNOWN; 4] };
-        let texel = match nearest_level(t.levels(), lod).and_then(|k| point_texel_at(t, coord, offset, k)) {
+        let cube = self.cube_slot(t);
+        let texel = match nearest_level(t.levels(), lod).zip(cube).and_then(|(k, c)| point_texel_at(t, coord, offset, k, c)) {
             Some(x) if x[0].is_finite() => x[0],
             _ => return [V::UNKNOWN; 4],
         };
@@ -1831,6 +1865,8 @@ impl<'a> M<'a> {
             Some(4) => (TextureShape::Cube, false),
             Some(5 | 6) => (TextureShape::Flat, true),
             Some(8) => (TextureShape::Cube, true),
+            Some(13) => (TextureShape::CubeArray, false),
+            Some(14) => (TextureShape::CubeArray, true),
             Some(10) => (TextureShape::FlatArray, false),
             Some(12) => (TextureShape::FlatArray, true),
             Some(_) => return None,
@@ -1846,7 +1882,7 @@ impl<'a> M<'a> {
     /// not documented), nonzero OFFSET fields (Mesa r600: they do not work with LD), cubes.
     fn load(&self, res: u32, coord: &[V; 4], offset: [i32; 3]) -> [V; 4] {
         let Some((t, _)) = self.bound(res) else { return [V::UNKNOWN; 4] };
-        if t.shape == TextureShape::Cube || offset != [0, 0, 0] {
+        if matches!(t.shape, TextureShape::Cube | TextureShape::CubeArray) || offset != [0, 0, 0] {
             return [V::UNKNOWN; 4];
         }
         let int = |v: V, n: u32| int_in(v).map(|b| b as i32).filter(|&i| i >= 0 && (i as u32) < n).map(|i| i as usize);
@@ -1871,7 +1907,7 @@ impl<'a> M<'a> {
     /// not. Cubes: undetermined (the z lane is not documented; the translation refuses them).
     fn info(&self, res: u32, lod: V) -> [V; 4] {
         let Some((t, _)) = self.bound(res) else { return [V::UNKNOWN; 4] };
-        if t.shape == TextureShape::Cube {
+        if matches!(t.shape, TextureShape::Cube | TextureShape::CubeArray) {
             return [V::UNKNOWN; 4];
         }
         let levels = V::exact(t.levels());
@@ -2044,6 +2080,40 @@ fn int3(x: V, y: V, z: V, f: fn(u32, u32, u32) -> u32) -> V {
     }
 }
 
+/// The LOD the gradients `grad_h`, `grad_v` (per coordinate unit) give on a flat, 2D-array or
+/// 3D texture `t`: log2 of ρ = max(|∂/∂x|, |∂/∂y|) in level-0 texels, with the error bound of the
+/// gradients. Determined only where each gradient has at most one non-zero texel lane, so that
+/// every form the Vulkan spec allows for ρ (the Euclidean length or the largest component)
+/// agrees; a zero gradient gives −∞ (level 0).
+fn derivative_lod(t: &Texture, grad_h: &[V; 4], grad_v: &[V; 4]) -> Option<(f64, f64)> {
+    let (w, h, d) = t.level_size(0);
+    let sizes = match t.shape {
+        TextureShape::Flat | TextureShape::FlatArray => vec![w, h],
+        TextureShape::Volume => vec![w, h, d],
+        TextureShape::Cube | TextureShape::CubeArray => return None,
+    };
+    let length = |g: &[V; 4]| -> Option<(f64, f64)> {
+        let mut nonzero = None;
+        for (k, &n) in sizes.iter().enumerate() {
+            let (v, e) = fin(g[k])?;
+            if e != 0.0 {
+                return None;
+            }
+            if v != 0.0 {
+                if nonzero.is_some() {
+                    return None;
+                }
+                nonzero = Some(f64::from(v).abs() * f64::from(n));
+            }
+        }
+        Some((nonzero.unwrap_or(0.0), 0.0))
+    };
+    let (rho_h, _) = length(grad_h)?;
+    let (rho_v, _) = length(grad_v)?;
+    let rho = rho_h.max(rho_v);
+    Some((if rho == 0.0 { f64::NEG_INFINITY } else { rho.log2() }, 0.0))
+}
+
 /// The slice a sample of a 2D array reads: src.z is unnormalized and not rounded by the unit
 /// (Mesa r600 `get_src_coords` marks the array lane unnormalized and rounds it in the shader
 /// before the fetch), so the slice is floor(z) clamped to the slices; undetermined when the
@@ -2057,23 +2127,25 @@ fn array_slice(z: V, layers: u32) -> Option<usize> {
 /// (s − 1, t − 1 being the face's texture coordinates; the CUBE → RECIP → MULADD 1.5 sequence
 /// makes them), coord.z = face id 0-5. Coordinates outside [1, 2] or within the error bound of a
 /// texel boundary (face edges included), and face values other than 0.0-5.0, are undetermined.
-fn sample_cube(t: &Texture, coord: &[V; 4], level: u32) -> Option<[f32; 4]> {
+fn sample_cube(t: &Texture, coord: &[V; 4], level: u32, cube: usize) -> Option<[f32; 4]> {
     let face = coord[2];
     let f = face.val();
     if !face.is_exact() || !(0.0..=5.0).contains(&f) || f.fract() != 0.0 {
         return None;
     }
     let interval = |c: V| fin(c).map(|(v, e)| (f64::from(v) - e, f64::from(v) + e));
-    crate::cube_texel(t.level(level), t.level_size(level).0, f as usize, interval(coord[0])?, interval(coord[1])?)
+    let side = t.level_size(level).0 as usize;
+    let faces = t.level(level).get(cube * 6 * side * side..)?;
+    crate::cube_texel(faces, side as u32, f as usize, interval(coord[0])?, interval(coord[1])?)
 }
 
 /// The texel nearest sampling of mip level `level` reads: clamp to edge, the OFFSET_X/Y/Z half
-/// texels added to the texel coordinate (see `sample`); cubes by `sample_cube` (no offsets); a
-/// 2D array's slice floor(src.z) clamped. None near a texel boundary or for an undetermined
-/// slice or face.
-fn point_texel_at(t: &Texture, coord: &[V; 4], offset: [i32; 3], level: u32) -> Option<[f32; 4]> {
-    if t.shape == TextureShape::Cube {
-        return if offset == [0, 0, 0] { sample_cube(t, coord, level) } else { None };
+/// texels added to the texel coordinate (see `sample`); cubes by `sample_cube` (no offsets), a
+/// cube array's cube `cube` likewise; a 2D array's slice floor(src.z) clamped. None near a
+/// texel boundary or for an undetermined slice or face.
+fn point_texel_at(t: &Texture, coord: &[V; 4], offset: [i32; 3], level: u32, cube: usize) -> Option<[f32; 4]> {
+    if matches!(t.shape, TextureShape::Cube | TextureShape::CubeArray) {
+        return if offset == [0, 0, 0] { sample_cube(t, coord, level, cube) } else { None };
     }
     let pick = |c: V, half_texels: i32, n: u32| -> Option<usize> {
         let (v, e) = fin(c)?;

@@ -702,8 +702,9 @@ fn rejected_tex_opcodes_are_named() {
         n += 1;
     }
     // 17 until SAMPLE_G_L / _LB / _LZ were translated, 14 until the six SAMPLE_C_L / _LB / _G*
-    // forms were (shader model 6.7 / 6.8 compares)
-    assert_eq!(n, 8);
+    // forms were (shader model 6.7 / 6.8 compares), 8 until GET_COMP_TEX_LOD and
+    // SET_CUBEMAP_INDEX were
+    assert_eq!(n, 6);
     // VTX_FETCH of a non-uniform buffer; SAMPLE with unnormalized coordinates, texel offsets, relative GPRs
     let mut p = ps(vec![texc(vec![tex("VTX_FETCH", 5, 0, 0, 1, [0, 1, 2, 3])])], 1);
     rejects(&p, "VTX_FETCH");
@@ -760,6 +761,8 @@ fn sampler_types_and_their_fetches() {
         ("SAMPLE_C", 8, 0, "TextureCube<float4> t0_s0"),
         ("SAMPLE", 10, 1, "Texture2DArray<float4> t0_s0"),
         ("FETCH4", 10, 1, ".GatherRed("),
+        ("GET_COMP_TEX_LOD", 1, 1, ".CalculateLevelOfDetail("),
+        ("GET_COMP_TEX_LOD", 10, 0, ".CalculateLevelOfDetailUnclamped("),
     ] {
         let hlsl = shrec::hlsl::write(&translate(&shader(name, ty, dst_sel_y, false)).unwrap_or_else(|e| panic!("{name} type {ty}: {e}")).module);
         assert!(hlsl.contains(want), "{name} type {ty}: {want}\n{hlsl}");
@@ -767,7 +770,9 @@ fn sampler_types_and_their_fetches() {
     }
     for (name, ty, dst_sel_y, normalized, why) in [
         ("SAMPLE", 9, 1, false, "a 1D array sampler"),
-        ("SAMPLE", 13, 1, false, "a cube-array sampler"),
+        ("SAMPLE", 13, 1, false, "with no SET_CUBEMAP_INDEX for it earlier"),
+        ("GET_COMP_TEX_LOD", 1, 2, false, "reading lane z or w"),
+        ("GET_COMP_TEX_LOD", 4, 1, false, "on a cube texture"),
         ("SAMPLE", 20, 1, false, "an integer-format sampler"),
         ("SAMPLE", 6, 1, false, "SAMPLE on a shadow sampler"),
         ("SAMPLE_C", 1, 4, false, "SAMPLE_C on a sampler not declared shadow"),
@@ -777,6 +782,16 @@ fn sampler_types_and_their_fetches() {
     ] {
         let (op, what) = unsupported(translate(&shader(name, ty, dst_sel_y, normalized)).unwrap_err());
         assert!(op.name() == name && what.contains(why), "{name} type {ty}: {op}: {what}");
+    }
+    // a cube array (types 13, 14) samples with the index its resource's SET_CUBEMAP_INDEX set
+    for (ty, name) in [(13, "SAMPLE"), (14, "SAMPLE_C_LZ")] {
+        // DST_SEL x, then masked (a compare defines lane x only)
+        let mut sample = tex(name, 0, 0, 0, 1, [0, 1, 2, 3]);
+        sample.0[1] |= 0x1FF << 12;
+        let mut p = ps(vec![texc(vec![tex("SET_CUBEMAP_INDEX", 0, 0, 2, 0, [3, 0, 0, 0]), sample])], 1);
+        p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty, location: 0 }];
+        let hlsl = shrec::hlsl::write(&translate(&p).unwrap_or_else(|e| panic!("{name} type {ty}: {e}")).module);
+        assert!(hlsl.contains("TextureCubeArray<float4> t0_s0") && hlsl.contains("R2.w"), "{name} type {ty}\n{hlsl}");
     }
 }
 

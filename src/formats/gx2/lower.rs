@@ -6,7 +6,8 @@
 //! - Temps: R0-R127 = temps 0-127; PV/PS double-buffered in 128-131; AR 132 (as float integer
 //!   values); state 133 (.x active, .y predicate, .z AL, .w pending exec mask); the
 //!   execution-mask stack 134..165; TEX scratch 165; gradients 166/167; bounded-loop counters
-//!   and saved AL 168.. (one per LOOP_START/_NO_AL nesting level).
+//!   and saved AL 168.. (one per LOOP_START/_NO_AL nesting level); the cube-array index
+//!   SET_CUBEMAP_INDEX sets for texture resource r in 176 + r (lane x).
 //! - One invocation = one lane, so the execution mask is a per-invocation flag: every clause and
 //!   export runs under `if (active)`; PUSH/POP/ELSE save/restore/invert it through a stack whose
 //!   depth is static at every CF instruction; loops are IR loops (LOOP_BREAK / ALU_BREAK break,
@@ -42,7 +43,11 @@ const GRAD_V: u32 = 167;
 /// Bounded-loop state, one temp per nesting level: .x completed iterations, .y AL outside.
 const LOOP_TMP: u32 = 168;
 const LOOP_MAX: u32 = 8;
-const TEMP_COUNT: u32 = LOOP_TMP + LOOP_MAX;
+/// The cube-array index of texture resource r (SET_CUBEMAP_INDEX's src.x) in lane x of temp
+/// `CUBE_INDEX + r`, r < `CUBE_INDEX_SLOTS` (the texture units of a stage).
+const CUBE_INDEX: u32 = LOOP_TMP + LOOP_MAX;
+const CUBE_INDEX_SLOTS: u32 = 18;
+const TEMP_COUNT: u32 = CUBE_INDEX + CUBE_INDEX_SLOTS;
 
 /// Register-file / binding layout (see shader_common.h, GX2 section).
 pub struct Layout;
@@ -113,6 +118,8 @@ struct Lowering<'a> {
     jumps: Vec<JumpCheck>,
     /// Loops of any kind open at the current CF.
     loop_nest: u32,
+    /// Texture resources a SET_CUBEMAP_INDEX has named so far (in program order).
+    cube_index_set: Vec<u32>,
 }
 
 /// A jump whose fall-through path does not end where the taken jump would: its effect would
@@ -179,6 +186,7 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
         gs: None,
         jumps: Vec::new(),
         loop_nest: 0,
+        cube_index_set: Vec::new(),
     };
     let mut body = Vec::new();
     body.push(assign(t(ST), 0xF, Expr::Literal([1.0, 0.0, 0.0, 1.0])));

@@ -407,11 +407,10 @@ pub fn sampler_type(ty: u32) -> Result<SamplerDecl, &'static str> {
         8 => d(Cube, true),
         10 => d(D2Array, false),
         12 => d(D2Array, true),
+        13 => d(CubeArray, false),
+        14 => d(CubeArray, true),
         2 | 7 => Err("a rectangle (unnormalized-coordinate) sampler"),
         9 | 11 => Err("a 1D array sampler (the slice lane differs between the sources: Mesa r600 z, decaf and Cemu y)"),
-        13 | 14 => {
-            Err("a cube-array sampler (its slice encoding is not settled: Mesa r600 folds it into the face lane, Cemu takes SET_CUBEMAP_INDEX)")
-        }
         15 | 27 | 39 => Err("a buffer sampler"),
         17 | 18 | 29 | 30 | 41 | 42 => Err("a multisample sampler"),
         19..=26 | 31..=38 => Err("an integer-format sampler"),

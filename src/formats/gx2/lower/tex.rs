@@ -53,6 +53,30 @@ impl Lowering<'_> {
         Ok(Expr::Compose(Box::new([swz(coord.clone(), [0; 4]), swz(coord, [1; 4]), slice, lit(0.0)])))
     }
 
+    /// The coordinate of a sample of a cube or cube-array resource: the direction rebuilt from
+    /// the face coordinates (s, t, face) in src_sel x, y, z (see CUBE in docs/gx2.md), and for a
+    /// cube array, in lane w, the cube index the resource's last SET_CUBEMAP_INDEX set (docs/gx2.md
+    /// "Cube arrays": Mesa r600 on R600-R700 and Cemu both take the index from SET_CUBEMAP_INDEX's
+    /// src.x). A cube-array sample with no SET_CUBEMAP_INDEX for its resource before it in the
+    /// program is refused: what the unit holds then is not documented (Cemu: 0).
+    fn cube_coord(&self, x: &TexInst, dim: TexDim, lanes: [Expr; 3], pc: u32) -> Result<Expr, ShaderError> {
+        let [s, t, face] = lanes;
+        if dim != TexDim::CubeArray {
+            return Ok(cube::cube_direction(s, t, face));
+        }
+        if !self.cube_index_set.contains(&x.resource_id) {
+            return Err(unsupported(
+                x.op,
+                format!(
+                    "{} on cube-array resource {} with no SET_CUBEMAP_INDEX for it earlier in the program (the index the unit holds then is not documented)",
+                    x.name, x.resource_id
+                ),
+                pc,
+            ));
+        }
+        Ok(cube::cube_direction_and(s, t, face, rd(CUBE_INDEX + x.resource_id, 0)))
+    }
+
     pub(super) fn tex(&mut self, x: &TexInst, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         if x.src_rel || x.dst_rel {
             return Err(unsupported(x.op, format!("{} with relative GPR addressing", x.name), pc));
@@ -78,7 +102,7 @@ impl Lowering<'_> {
                 let dim = decl.dim;
                 let offset = texel_offset(x, dim, pc)?;
                 // a cube resource takes face coordinates (s, t, face id), as CUBE makes them
-                let coord = if dim == TexDim::Cube {
+                let coord = if dim.is_cube() {
                     // The gradients of a cube SAMPLE_G / SAMPLE_G_LB are in an unknown space
                     // (face coordinates? the direction?) and no source translates them: Mesa r600
                     // lowers textureGrad on cube maps before the backend, Cemu leaves it
@@ -91,7 +115,7 @@ impl Lowering<'_> {
                             pc,
                         ));
                     }
-                    cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
+                    self.cube_coord(x, dim, [sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2])], pc)?
                 } else {
                     self.array_slice(x, dim, coord, pc)?
                 };
@@ -157,15 +181,15 @@ impl Lowering<'_> {
                     ));
                 }
                 let gradients = matches!(x.op, SAMPLE_C_G | SAMPLE_C_G_LB);
-                if gradients && dim == TexDim::Cube {
+                if gradients && dim.is_cube() {
                     return Err(unsupported(
                         x.op,
                         format!("{} on a cube texture (the space of face-coordinate gradients is not documented)", x.name),
                         pc,
                     ));
                 }
-                let coord = if dim == TexDim::Cube {
-                    cube::cube_direction(sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2]))
+                let coord = if dim.is_cube() {
+                    self.cube_coord(x, dim, [sel(x.src_sel[0]), sel(x.src_sel[1]), sel(x.src_sel[2])], pc)?
                 } else {
                     self.array_slice(x, dim, coord, pc)?
                 };
@@ -268,6 +292,58 @@ impl Lowering<'_> {
                 }
                 Expr::TexInfo { tex: ti, lod: Box::new(sel(x.src_sel[0])) }
             }
+            GET_COMP_TEX_LOD => {
+                // The LOD an implicit-derivative sample at src would compute (docs/gx2.md "LOD
+                // query"): lane x the computed LOD, not clamped, lane y the clamped level a sample
+                // would access (Mesa r600 answers GLSL `textureQueryLod` with destination swizzle
+                // (y, x): sfn `TexInstr::emit_tex_lod` {1, 0, 7, 7}, the TGSI `LODQ` path
+                // likewise; Xenos getCompTexLOD, its predecessor, also puts the computed LOD in
+                // x; Cemu writes textureQueryLod's pair unswapped in a path it marks with a debug
+                // break). Lanes z and w are not defined (Mesa masks them).
+                if self.s.kind != ShaderKind::Pixel {
+                    return Err(unsupported(x.op, "GET_COMP_TEX_LOD outside a pixel shader (no implicit derivatives)", pc));
+                }
+                if x.coord_norm.iter().take(2).any(|n| !n) {
+                    return Err(unsupported(x.op, "GET_COMP_TEX_LOD with unnormalized coordinates", pc));
+                }
+                if x.lod_bias != 0 || x.offset != [0, 0, 0] {
+                    return Err(unsupported(
+                        x.op,
+                        "GET_COMP_TEX_LOD with a LOD_BIAS or texel offsets (whether the result includes them is not documented)",
+                        pc,
+                    ));
+                }
+                if x.dst_sel.iter().any(|&d| (2..=3).contains(&d)) {
+                    return Err(unsupported(x.op, "GET_COMP_TEX_LOD reading lane z or w of its result (the sources define x and y only)", pc));
+                }
+                let (ti, decl) = self.texture(x.resource_id, x.sampler_id, pc, x.op)?;
+                // a cube's source would be face coordinates (Mesa) or the direction (Cemu): refused
+                if decl.dim.is_cube() {
+                    return Err(unsupported(x.op, "GET_COMP_TEX_LOD on a cube texture (the sources disagree on its coordinates)", pc));
+                }
+                let coord = self.array_slice(x, decl.dim, coord, pc)?;
+                let query = |clamped| swz(Expr::QueryLod { tex: ti, coord: Box::new(coord.clone()), clamped }, [0; 4]);
+                Expr::Compose(Box::new([query(false), query(true), lit(0.0), lit(0.0)]))
+            }
+            SET_CUBEMAP_INDEX => {
+                // The cube index of later samples of this resource's cube array: src.x, a float
+                // the unit rounds to the nearest cube (docs/gx2.md "Cube arrays"; Mesa r600
+                // `tgsi_tex` on R600-R700 moves the GL layer unrounded into the x lane it names;
+                // Cemu `_emitTEXSetCubemapIndexCode` keeps srcSel[0] per texture unit). It
+                // writes no GPR.
+                if x.resource_id >= CUBE_INDEX_SLOTS {
+                    return Err(unsupported(
+                        x.op,
+                        format!("SET_CUBEMAP_INDEX of resource {} (texture units 0-{})", x.resource_id, CUBE_INDEX_SLOTS - 1),
+                        pc,
+                    ));
+                }
+                if !self.cube_index_set.contains(&x.resource_id) {
+                    self.cube_index_set.push(x.resource_id);
+                }
+                out.push(assign(t(CUBE_INDEX + x.resource_id), 0x1, sel(x.src_sel[0])));
+                return Ok(());
+            }
             SET_GRADIENTS_H | SET_GRADIENTS_V => {
                 let r = if x.op == SET_GRADIENTS_H { GRAD_H } else { GRAD_V };
                 out.push(assign(t(r), 0xF, coord));
@@ -299,8 +375,8 @@ impl Lowering<'_> {
             }
             VTX_FETCH => return Err(unsupported(x.op, format!("VTX_FETCH of resource {} (only uniform blocks 0x80-0x8E)", x.resource_id), pc)),
             // rejected by the table (docs/opcodes/gx2.md)
-            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_COMP_TEX_LOD | GET_LERP | KEEP_GRADIENTS | PASS | SET_CUBEMAP_INDEX | SET_TEXTURE_OFFSETS
-            | GATHER4 | GATHER4_O | GATHER4_C | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
+            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_LERP | KEEP_GRADIENTS | PASS | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C
+            | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
         };
         // fetch once into a scratch temp, then the destination select
         out.push(assign(t(TEX_TMP), 0xF, value));

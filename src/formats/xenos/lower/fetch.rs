@@ -271,7 +271,7 @@ impl Ctx<'_> {
             // (`fetch_dim` never gives an array: Xenos fetch constants have no array kind)
             TexDim::D2 | TexDim::D3 | TexDim::D1Array | TexDim::D2Array | TexDim::CubeArray => {}
         }
-        Ok(lane(Expr::QueryLod { tex, coord: Box::new(coord) }, 0))
+        Ok(lane(Expr::QueryLod { tex, coord: Box::new(coord), clamped: false }, 0))
     }
 
     /// How a tfetch picks its LOD (Xenia's translators): the LOD bias is the instruction's plus,
