@@ -987,23 +987,31 @@ fn tex_clause(fetch: T) -> C {
 }
 
 /// A 2D array (GX2SamplerType 10) of three 5×5 slices, every texel distinct (x, y, slice, id),
-/// sampled at (x, y) with the slice from src.z — random values of the varyings / attributes,
-/// negative, fractional and past the last slice included (floor, then clamp) — by SAMPLE in
-/// pixel quads and SAMPLE_LZ / SAMPLE_L in vertex shaders, with and without a texel offset.
-/// Fails on a main without array textures (type 10 rejected: "array/shadow").
+/// and a 1D array (type 9) of three 5-texel slices bound one texel high, sampled at (x, y)
+/// with the slice from src.z — random values of the varyings / attributes, negative,
+/// fractional and past the last slice included (floor, then clamp) — by SAMPLE in pixel quads
+/// and SAMPLE_LZ / SAMPLE_L in vertex shaders, with and without a texel offset (x only on the
+/// 1D array). Fails on a main without array textures (type 10 rejected: "array/shadow"; type 9:
+/// "a 1D array sampler").
 #[test]
 fn array_sample() {
     let Some(gpu) = gpu() else { return };
     let texels: Vec<[f32; 4]> = (0..75).map(|k| [(k % 5) as f32, (k / 5 % 5) as f32, (k / 25) as f32, k as f32 * 0.125]).collect();
-    let array = shrec_verify::interp::gx2::Texture::array(0, 5, 5, 3, texels);
+    let line: Vec<[f32; 4]> = (0..15).map(|k| [(k % 5) as f32, 0.0, (k / 5) as f32, k as f32 * 0.125]).collect();
+    let arrays =
+        [(10, shrec_verify::interp::gx2::Texture::array(0, 5, 5, 3, texels)), (9, shrec_verify::interp::gx2::Texture::array(0, 5, 1, 3, line))];
     let mut total = Comparison::default();
     for (kind, src, name) in [(ShaderKind::Pixel, 0, "SAMPLE"), (ShaderKind::Vertex, 1, "SAMPLE_LZ"), (ShaderKind::Vertex, 1, "SAMPLE_L")] {
-        for (sel, offset) in [([0, 1, 2, 3], [0, 0, 0]), ([2, 0, 1, 3], [2, -4, 0])] {
-            // SAMPLE_L's LOD (src.w) is irrelevant on a one-level texture
-            let fetch = tex_unit(name, src, sel, [0, 1, 2, 3], true, offset);
-            let prog = fetch_program(kind, None, tex_clause(fetch), 0);
-            for seed in 0..4 {
-                total.merge(run_textured(gpu, format!("2D array {name} {sel:?} {offset:?} seed {seed}"), kind, &prog, 80 + seed, 10, &array));
+        for (ty, array) in &arrays {
+            let offsets = if *ty == 9 { [2, 0, 0] } else { [2, -4, 0] };
+            for (sel, offset) in [([0, 1, 2, 3], [0, 0, 0]), ([2, 0, 1, 3], offsets)] {
+                // SAMPLE_L's LOD (src.w) is irrelevant on a one-level texture
+                let fetch = tex_unit(name, src, sel, [0, 1, 2, 3], true, offset);
+                let prog = fetch_program(kind, None, tex_clause(fetch), 0);
+                for seed in 0..4 {
+                    let what = format!("array type {ty} {name} {sel:?} {offset:?} seed {seed}");
+                    total.merge(run_textured(gpu, what, kind, &prog, 80 + seed, *ty, array));
+                }
             }
         }
     }
@@ -1052,6 +1060,7 @@ fn shadow_compare() {
     let depth = |k: usize| [((k * 37) % 17) as f32 / 16.0, 0.0, 0.0, 0.0];
     let flat = shrec_verify::interp::gx2::Texture::new(0, 5, 5, shrec_verify::TextureShape::Flat, (0..25).map(depth).collect());
     let array = shrec_verify::interp::gx2::Texture::array(0, 5, 5, 3, (0..75).map(depth).collect());
+    let line = shrec_verify::interp::gx2::Texture::array(0, 5, 1, 3, (0..15).map(depth).collect());
     let cube = shrec_verify::interp::gx2::Texture::new(0, 4, 4, shrec_verify::TextureShape::Cube, (0..96).map(depth).collect());
     let dst_sel = [0, 4, 5, 0];
     let mut total = Comparison::default();
@@ -1061,7 +1070,7 @@ fn shadow_compare() {
             vec![a("MOV", (3, 0), &[r(src, 0)]), a("MOV", (3, 1), &[r(src, 1)]), a("MOV", (3, 2), &[r(src, 2)]), a("FRACT", (3, 3), &[r(src, 3)])],
             vec![],
         );
-        for (ty, texture, slice) in [(6, &flat, false), (12, &array, true)] {
+        for (ty, texture, slice) in [(6, &flat, false), (12, &array, true), (11, &line, true)] {
             let fetch = tex_unit(name, 3, [0, 1, 2, 3], dst_sel, slice, [0, 0, 0]);
             let prog = fetch_program(kind, Some(alu("ALU", vec![setup.clone()])), tex_clause(fetch), 0);
             for seed in 0..4 {

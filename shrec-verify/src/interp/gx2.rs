@@ -29,7 +29,8 @@
 //! - CUBE reads its direction from src0 of the z, w and x units (the compilers' R.zzxy / R.yxzz
 //!   operands); a SAMPLE on a cube resource (GX2SamplerVar type 4) takes (s, t, face) with s, t
 //!   in [1, 2], outside which it is undetermined (`sample_cube`);
-//! - a 2D array (GX2SamplerType 10 / 12) reads slice floor(src.z), clamped (`array_slice`);
+//! - a 2D array (GX2SamplerType 10 / 12, and a 1D array, 9 / 11, one texel high) reads slice
+//!   floor(src.z), clamped (`array_slice`); a cube array (13 / 14) the cube SET_CUBEMAP_INDEX set;
 //!   SAMPLE_C / SAMPLE_C_LZ on a shadow sampler (6, 8, 12) compare src.w with the point-sampled
 //!   texel (`reference <= texel`, the harness's function) into lane x (`sample_compare`);
 //!   SAMPLE_C_L / _G_L at LOD src.w + LOD_BIAS, SAMPLE_C_G at the gradients' LOD + LOD_BIAS,
@@ -1855,7 +1856,8 @@ impl<'a> M<'a> {
     /// The texture bound to RESOURCE_ID `res` when its shape is the one the resource's
     /// GX2SamplerVar declares, and whether the declaration is a shadow sampler. GX2SamplerType
     /// (the SDK header's enum): 0/1 1D/2D, 3 3D, 4 cube, 5/6 1D/2D shadow, 8 cube shadow,
-    /// 10 2D array, 12 2D array shadow; no declaration = 2D; other types are not modelled.
+    /// 9 / 10 1D / 2D array, 11 / 12 their shadow kinds, 13 / 14 cube array (and shadow); no
+    /// declaration = 2D; other types are not modelled.
     /// Contents of another shape are undetermined (the harness binds the declared kind).
     fn bound(&self, res: u32) -> Option<(&Texture, bool)> {
         let t = self.inp.textures.iter().find(|t| t.resource == res)?;
@@ -1867,8 +1869,8 @@ impl<'a> M<'a> {
             Some(8) => (TextureShape::Cube, true),
             Some(13) => (TextureShape::CubeArray, false),
             Some(14) => (TextureShape::CubeArray, true),
-            Some(10) => (TextureShape::FlatArray, false),
-            Some(12) => (TextureShape::FlatArray, true),
+            Some(9 | 10) => (TextureShape::FlatArray, false),
+            Some(11 | 12) => (TextureShape::FlatArray, true),
             Some(_) => return None,
         };
         (wanted == t.shape).then_some((t, shadow))

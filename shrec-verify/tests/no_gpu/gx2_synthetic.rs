@@ -769,7 +769,7 @@ fn sampler_types_and_their_fetches() {
         assert_eq!(hlsl.contains("SamplerComparisonState"), name.starts_with("SAMPLE_C"), "{name} type {ty}\n{hlsl}");
     }
     for (name, ty, dst_sel_y, normalized, why) in [
-        ("SAMPLE", 9, 1, false, "a 1D array sampler"),
+        ("SAMPLE", 2, 1, false, "a rectangle"),
         ("SAMPLE", 13, 1, false, "with no SET_CUBEMAP_INDEX for it earlier"),
         ("GET_COMP_TEX_LOD", 1, 2, false, "reading lane z or w"),
         ("GET_COMP_TEX_LOD", 4, 1, false, "on a cube texture"),

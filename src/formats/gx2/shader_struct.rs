@@ -395,7 +395,8 @@ pub struct SamplerDecl {
 
 /// The GX2SamplerType values (the SDK's `GX2SamplerType`; docs/gx2.md "Sampler types"): the
 /// declaration shrec translates, or why it does not. 1D samplers are bound as 2D textures (a
-/// GX2 1D texture is one texel high), as before array support.
+/// GX2 1D texture is one texel high), and 1D arrays likewise as 2D arrays, their slice in src.z
+/// as on a 2D array (Mesa r600: "the array index is read from Z"; decaf and Cemu read y).
 pub fn sampler_type(ty: u32) -> Result<SamplerDecl, &'static str> {
     use crate::ir::TexDim::*;
     let d = |dim, compare| Ok(SamplerDecl { dim, compare });
@@ -405,12 +406,11 @@ pub fn sampler_type(ty: u32) -> Result<SamplerDecl, &'static str> {
         4 => d(Cube, false),
         5 | 6 => d(D2, true),
         8 => d(Cube, true),
-        10 => d(D2Array, false),
-        12 => d(D2Array, true),
+        9 | 10 => d(D2Array, false),
+        11 | 12 => d(D2Array, true),
         13 => d(CubeArray, false),
         14 => d(CubeArray, true),
         2 | 7 => Err("a rectangle (unnormalized-coordinate) sampler"),
-        9 | 11 => Err("a 1D array sampler (the slice lane differs between the sources: Mesa r600 z, decaf and Cemu y)"),
         15 | 27 | 39 => Err("a buffer sampler"),
         17 | 18 | 29 | 30 | 41 | 42 => Err("a multisample sampler"),
         19..=26 | 31..=38 => Err("an integer-format sampler"),
