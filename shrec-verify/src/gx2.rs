@@ -9,7 +9,7 @@ use super::vk::{FragmentQuad, Gpu, VertexInvocation};
 use super::{Comparison, Expect, Rng, TextureShape};
 use crate::interp::gx2::{self as interp, Inputs, Run, V};
 use shrec::formats::gx2::isa;
-use shrec::formats::gx2::shader_struct::{AttribVar, Gx2Shader, LoopVar, ShaderKind, UniformBlock};
+use shrec::formats::gx2::shader_struct::{AttribVar, Gx2Shader, LoopVar, SamplerVar, ShaderKind, UniformBlock};
 use shrec::ir::{Module, Semantic};
 use std::fmt::Write;
 
@@ -1187,6 +1187,9 @@ pub mod gen {
         }
 
         fn tex_clause(&mut self) -> C {
+            if self.shaped && self.rng.chance(45) {
+                return self.shaped_texture_unit();
+            }
             // coordinates at texel centres of the 4×4 texture at resource 0
             let (cr, dst) = (COUNTER + 6, self.rng.below(u64::from(WORK)) as u32);
             let u = (self.rng.below(4) as f32 + 0.5) / 4.0;
@@ -1219,6 +1222,62 @@ pub mod gen {
                     w[0] |= 2 << 24; // SRC_SEL_X = z
                 }
             }
+            C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }
+        }
+
+        /// A compiler-shaped TEX clause on the texture unit's other kinds (the textures of
+        /// [`shaped_textures`]): SAMPLE / SAMPLE_LZ on the 2D array at resource 1 (slice from an
+        /// unnormalized src.z: whole, fractional, negative, past the end), SAMPLE_C_LZ on the 2D
+        /// shadow map at resource 2 (reference in src.w, lane x read), FETCH4 on resource 0 (a
+        /// footprint between texel centres), SET_CUBEMAP_INDEX then SAMPLE / SAMPLE_LZ on the cube
+        /// array at resource 3 (face coordinates at texel centres, indices whole, fractional and
+        /// out of range) and, in pixel shaders, GET_COMP_TEX_LOD of a work register (lanes x, y).
+        fn shaped_texture_unit(&mut self) -> C {
+            let (cr, dst) = (COUNTER + 6, self.rng.below(u64::from(WORK)) as u32);
+            let pixel = self.kind == ShaderKind::Pixel;
+            let sample = if pixel { *self.rng.pick(&["SAMPLE", "SAMPLE_LZ"]) } else { "SAMPLE_LZ" };
+            let centre = |rng: &mut Rng| (rng.below(4) as f32 + 0.5) / 4.0;
+            let mut lits = [0f32; 4];
+            let mut srcs = [None; 4];
+            let mut fetches = vec![];
+            let form = self.rng.below(if pixel { 5 } else { 4 });
+            match form {
+                0 => {
+                    lits = [centre(self.rng), centre(self.rng), *self.rng.pick(&[0.0, 1.0, 2.0, 1.25, 2.75, -0.5, 3.5]), 0.0];
+                    let mut t = tex(sample, 1, 1, cr, dst, [0, 1, 2, 3]);
+                    t.0[1] &= !(1 << 30); // COORD_TYPE_Z unnormalized, as the compilers mark a slice
+                    fetches.push(t);
+                }
+                1 => {
+                    lits = [centre(self.rng), centre(self.rng), 0.0, *self.rng.pick(&[0.0, 0.3, 0.55, 0.8, 1.0])];
+                    let mut t = tex("SAMPLE_C_LZ", 2, 2, cr, dst, [0, 1, 2, 3]);
+                    t.0[1] = (t.0[1] & !(0xFFF << 9)) | 4 << 12 | 5 << 15 | 7 << 18; // x, 0, 1, masked
+                    fetches.push(t);
+                }
+                2 => {
+                    let between = |rng: &mut Rng| (rng.below(3) as f32 + 1.0) / 4.0;
+                    lits = [between(self.rng), between(self.rng), 0.0, 0.0];
+                    fetches.push(tex("FETCH4", 0, 0, cr, dst, [0, 1, 4, 4]));
+                }
+                3 => {
+                    let face_centre = |rng: &mut Rng| 1.0 + (rng.below(2) as f32 + 0.5) / 2.0;
+                    lits =
+                        [face_centre(self.rng), face_centre(self.rng), self.rng.below(6) as f32, *self.rng.pick(&[0.0, 1.0, 0.75, 1.25, -1.0, 5.0])];
+                    fetches.push(tex("SET_CUBEMAP_INDEX", 3, 3, cr, 0, [3, 3, 3, 3]));
+                    fetches.push(tex(sample, 3, 3, cr, dst, [0, 1, 2, 4]));
+                }
+                _ => {
+                    // the LOD of whatever two work registers hold (determined where the quad's
+                    // derivatives allow it)
+                    let w = self.rng.below(u64::from(WORK)) as u32;
+                    srcs = [Some(r(w, 0)), Some(r(w, 1)), None, None];
+                    let mut t = tex("GET_COMP_TEX_LOD", 0, 0, cr, dst, [0, 1, 4, 4]);
+                    t.0[1] = (t.0[1] & !(0xFFF << 9)) | 1 << 12 | 4 << 15 | 7 << 18; // x, y, 0, masked
+                    fetches.push(t);
+                }
+            }
+            let slots: Vec<A> = (0..4u8).map(|ch| a("MOV", (cr, ch), &[srcs[ch as usize].unwrap_or(lit(ch))])).collect();
+            self.cfs.push(alu("ALU", vec![G(slots, lits.map(f32::to_bits).to_vec())]));
             C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches }
         }
 
@@ -1800,6 +1859,26 @@ pub mod gen {
         pub ladders: u32,
     }
 
+    /// The textures a compiler-shaped program may read besides the random 2D one at resource 0
+    /// (`Gen::shaped_texture_unit`), with their GX2SamplerType: every texel distinct and made
+    /// without the random stream (the cases stay what they were): a 2D array of three 4×4
+    /// slices (type 10) at resource 1, a 4×4 2D shadow map of depths k/8 (type 6) at 2, a cube
+    /// array of two 2×2 cubes (type 13) at 3.
+    pub fn shaped_textures() -> Vec<(u32, interp::Texture)> {
+        let array =
+            interp::Texture::array(1, 4, 4, 3, (0..48).map(|k| [(k % 4) as f32, (k / 4 % 4) as f32, (k / 16) as f32, k as f32 / 8.0]).collect());
+        let shadow = interp::Texture::new(2, 4, 4, TextureShape::Flat, (0..16).map(|k| [((k * 5) % 9) as f32 / 8.0, 0.0, 0.0, 0.0]).collect());
+        let mut cubes = interp::Texture::new(
+            3,
+            2,
+            2,
+            TextureShape::CubeArray,
+            (0..48).map(|k| [(k / 4 % 6) as f32, (k % 2) as f32, (k / 2 % 2) as f32, (k / 24) as f32 + k as f32 / 64.0]).collect(),
+        );
+        cubes.layers = 2;
+        vec![(10, array), (6, shadow), (13, cubes)]
+    }
+
     /// [`shaped_program`] and what it contains.
     pub fn shaped_program_and_stats(seed: u64, index: u64) -> (TestProgram, ShapedStats) {
         let mut rng = Rng::new(seed.wrapping_mul(0x5851_F42D_4C95_7F2D) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5AA5);
@@ -1816,7 +1895,13 @@ pub mod gen {
             _ => pixel_shader(bytes, 4, 2, block, loop_vars),
         };
         let stats = ShapedStats { depth: g.max_depth, ladders: g.ladders };
-        let (cases, quads) = cases(&mut rng, kind, 4, 4);
+        let mut shader = shader;
+        shader.sampler_vars =
+            shaped_textures().into_iter().map(|(ty, t)| SamplerVar { name: format!("tex{}", t.resource), ty, location: t.resource }).collect();
+        let (mut cases, quads) = cases(&mut rng, kind, 4, 4);
+        for c in &mut cases {
+            c.textures.extend(shaped_textures().into_iter().map(|(_, t)| t));
+        }
         let t = TestProgram {
             name: format!("compiler-shaped seed {seed} program {index}"),
             shader,
