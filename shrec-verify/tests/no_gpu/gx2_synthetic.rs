@@ -792,7 +792,11 @@ fn sampler_types_and_their_fetches() {
         p.sampler_vars = vec![SamplerVar { name: "s0".into(), ty, location: 0 }];
         let hlsl = shrec::hlsl::write(&translate(&p).unwrap_or_else(|e| panic!("{name} type {ty}: {e}")).module);
         assert!(hlsl.contains("TextureCubeArray<float4> t0_s0") && hlsl.contains("R2.w"), "{name} type {ty}\n{hlsl}");
+        // DXIL and SPIR-V (spirv-val) of the cube-array sample
+        check(&lib(), &format!("cube_array_{ty}"), &p);
     }
+    // GET_COMP_TEX_LOD on a 2D array compiles for both targets
+    check(&lib(), "comp_tex_lod_2d_array", &shader("GET_COMP_TEX_LOD", 10, 1, false));
 }
 
 /// LD and GET_TEXTURE_INFO: 1D/2D and 3D resources translate (DXIL and SPIR-V, spirv-val) to
