@@ -56,10 +56,8 @@ pub fn random_program(seed: u64, index: u64) -> TestProgram {
             vec![],
         )],
     );
-    let alu2 = alu(
-        "ALU",
-        vec![G(vec![a("ADD", (2, 0), &[r(2, 0), r(1, 1)]), a("MUL", (2, 1), &[r(2, 1), r(1, 0)]), a("MOV", (2, 3), &[r(1, 2)])], vec![])],
-    );
+    let alu2 =
+        alu("ALU", vec![G(vec![a("ADD", (2, 0), &[r(2, 0), r(1, 1)]), a("MUL", (2, 1), &[r(2, 1), r(1, 0)]), a("MOV", (2, 3), &[r(1, 2)])], vec![])]);
     let mut cfs = vec![cf("CALL_FS"), alu1];
     let mut next = [0u32; 4];
     let mut pending = Vec::new();
@@ -86,7 +84,8 @@ pub fn random_program(seed: u64, index: u64) -> TestProgram {
     cfs.push(C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] });
     let strides: [u32; 4] = std::array::from_fn(|b| if next[b] == 0 && b != 0 { 0 } else { 4 * (next[b] + rng.below(3) as u32) });
     let name = format!("stream-out #{index}");
-    let mut t = crate::gx2::gen::fixed(&name, shrec::formats::gx2::shader_struct::ShaderKind::Vertex, &cfs, cfs.len() - 1, vec![], false, seed ^ index);
+    let mut t =
+        crate::gx2::gen::fixed(&name, shrec::formats::gx2::shader_struct::ShaderKind::Vertex, &cfs, cfs.len() - 1, vec![], false, seed ^ index);
     t.shader = with_strides(t.shader, strides);
     t.reproduce = format!("stream_out: random_program({seed}, {index})");
     t

@@ -1945,7 +1945,13 @@ fn stream_out() {
     // a fixed program: every buffer, masks xyzw / y.w (two outputs) / xyz / ..zw / x
     let prog = vec![
         cf("CALL_FS"),
-        alu("ALU", vec![G(vec![a("MUL", (2, 0), &[r(1, 0), r(1, 1)]), a("FLT_TO_INT", (2, 1), &[r(1, 2)]), mov((2, 2), r(1, 3)), mov((2, 3), r(1, 0))], vec![])]),
+        alu(
+            "ALU",
+            vec![G(
+                vec![a("MUL", (2, 0), &[r(1, 0), r(1, 1)]), a("FLT_TO_INT", (2, 1), &[r(1, 2)]), mov((2, 2), r(1, 3)), mov((2, 3), r(1, 0))],
+                vec![],
+            )],
+        ),
         write(0, 0, 1, 0xF),
         write(0, 5, 2, 0b1010),
         C::Stream { buffer: 1, ty: 2, base: 1, gpr: 2, elem_size: 0, array_size: 2, mask: 0b0111, burst: 0 },

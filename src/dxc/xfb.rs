@@ -90,3 +90,44 @@ pub fn decorate(bytes: &[u8], decls: &[XfbDecl]) -> Result<Vec<u8>, XfbError> {
     out.splice(after_caps..after_caps, [OP_CAPABILITY | 2 << 16, Capability::TransformFeedback as u32]);
     Ok(out.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-assembled vertex module: one entry point, an output `%10` at location 31 and an
+    /// input `%11` at location 31.
+    fn module() -> Vec<u32> {
+        let mut w = vec![0x0723_0203, 0x0001_0000, 0, 20, 0];
+        w.extend([2 << 16 | OP_CAPABILITY, 1]);
+        w.extend([4 << 16 | OP_ENTRY_POINT, 0, 5, 0]);
+        w.extend([4 << 16 | OP_DECORATE, 10, DEC_LOCATION, 31]);
+        w.extend([4 << 16 | OP_DECORATE, 11, DEC_LOCATION, 31]);
+        w.extend([4 << 16 | OP_VARIABLE, 7, 10, STORAGE_OUTPUT]);
+        w.extend([4 << 16 | OP_VARIABLE, 8, 11, StorageClass::Input as u32]);
+        w
+    }
+
+    fn bytes(w: &[u32]) -> Vec<u8> {
+        w.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn decorates_the_output_at_the_location_only() {
+        let d = XfbDecl { location: 31, buffer: 2, offset: 12, stride: 32 };
+        let out = decorate(&bytes(&module()), &[d]).unwrap();
+        let w: Vec<u32> = out.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let has = |inst: &[u32]| w.windows(inst.len()).any(|x| x == inst);
+        assert!(has(&[2 << 16 | OP_CAPABILITY, Capability::TransformFeedback as u32]));
+        assert!(has(&[3 << 16 | OP_EXECUTION_MODE, 5, ExecutionMode::Xfb as u32]));
+        for (dec, v) in [(Decoration::XfbBuffer, 2), (Decoration::XfbStride, 32), (Decoration::Offset, 12)] {
+            assert!(has(&[4 << 16 | OP_DECORATE, 10, dec as u32, v]), "{dec:?}");
+            assert!(!has(&[4 << 16 | OP_DECORATE, 11, dec as u32, v]), "{dec:?} on the input");
+        }
+        assert_eq!(decorate(&bytes(&module()), &[]).unwrap(), bytes(&module()));
+        assert_eq!(decorate(&bytes(&module()), &[XfbDecl { location: 3, ..d }]), Err(XfbError::NoOutput(3)));
+        let mut truncated = module();
+        truncated.pop();
+        assert_eq!(decorate(&bytes(&truncated), &[d]), Err(XfbError::Malformed(23)));
+    }
+}

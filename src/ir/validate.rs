@@ -670,6 +670,46 @@ mod tests {
         assert_eq!(check(nested(MAX_NESTING)), Ok(()));
     }
 
+    /// The stream-out table: a valid one passes; each broken invariant is refused.
+    #[test]
+    fn stream_out_table() {
+        use crate::ir::{StreamOut, StreamOutEntry};
+        let so_module = || {
+            let mut m = module(vec![]);
+            m.stage = Stage::Vertex;
+            m.outputs = vec![
+                IoVar { name: "o0".into(), semantic: Semantic::Texcoord(0), components: 4 },
+                IoVar { name: "so0".into(), semantic: Semantic::StreamOut { index: 0, location: 31 }, components: 2 },
+                IoVar { name: "so1".into(), semantic: Semantic::StreamOut { index: 1, location: 30 }, components: 1 },
+            ];
+            m.ext.stream_out = Some(StreamOut {
+                strides: [16, 0, 0, 8],
+                entries: vec![StreamOutEntry { output: 1, buffer: 0, offset: 1 }, StreamOutEntry { output: 2, buffer: 3, offset: 1 }],
+            });
+            m
+        };
+        assert_eq!(validate(&so_module()), Ok(()));
+        let refused = |f: &dyn Fn(&mut Module), why: &str| {
+            let mut m = so_module();
+            f(&mut m);
+            match validate(&m) {
+                Err(ValidationError::BadStreamOut(w)) => assert!(w.contains(why), "{why}: {w}"),
+                other => panic!("{why}: {other:?}"),
+            }
+        };
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries[1].offset = 2, "past its 8-byte record");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries[1].buffer = 0, "overlap");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries.pop().map(|_| ()).unwrap(), "no entry");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries[0].output = 0, "not a stream-out output");
+        refused(&|m| m.outputs[2].semantic = Semantic::StreamOut { index: 1, location: 0 }, "location 0");
+        refused(&|m| m.outputs[2].semantic = Semantic::StreamOut { index: 0, location: 29 }, "both SHREC_SO0");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().strides[3] = 6, "not a multiple of 4");
+        refused(&|m| m.ext.stream_out = None, "no stream-out table");
+        let mut m = so_module();
+        m.stage = Stage::Pixel;
+        assert_eq!(validate(&m), Err(ValidationError::WrongStage { what: "stream-out", stage: Stage::Pixel }));
+    }
+
     #[test]
     fn statement_cap() {
         let over = vec![Stmt::Return; MAX_IR_STATEMENTS + 1];

@@ -59,8 +59,8 @@ use crate::{TextureShape, Tolerance};
 use shrec::formats::gx2::cf_stack::{self, StackEffect, Step};
 use shrec::formats::gx2::isa::{self, AluCfOp, AluGroup, AluInst, AluOp as Op, AluSrc, Cf, CfOp, Clause, ExpOp, Kcache, Program, TexInst, TexOp};
 use shrec::formats::gx2::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
-use shrec::formats::gx2::stream;
 use shrec::formats::gx2::shader_struct::{Gx2Shader, ShaderKind};
+use shrec::formats::gx2::stream;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One 32-bit lane and its error bound (see the module comment).
@@ -897,7 +897,13 @@ impl<'a> M<'a> {
                             }
                         }
                         // an inactive lane writes nothing
-                        ExpOp::MEM_RING | ExpOp::EXP | ExpOp::EXP_DONE | ExpOp::MEM_STREAM0 | ExpOp::MEM_STREAM1 | ExpOp::MEM_STREAM2 | ExpOp::MEM_STREAM3 => {}
+                        ExpOp::MEM_RING
+                        | ExpOp::EXP
+                        | ExpOp::EXP_DONE
+                        | ExpOp::MEM_STREAM0
+                        | ExpOp::MEM_STREAM1
+                        | ExpOp::MEM_STREAM2
+                        | ExpOp::MEM_STREAM3 => {}
                         // the table marks these Rejected: the lowering refuses them, nothing is compared
                         ExpOp::MEM_SCRATCH | ExpOp::MEM_REDUCTION | ExpOp::MEM_EXPORT => {}
                     }

@@ -355,7 +355,9 @@ impl Gpu {
                 (fp.cmd_end_transform_feedback_ext)(cmd, 0, 0, std::ptr::null(), std::ptr::null());
             }
             d.cmd_end_rendering(cmd);
-            let mb = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT).dst_access_mask(vk::AccessFlags::HOST_READ);
+            let mb = vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT)
+                .dst_access_mask(vk::AccessFlags::HOST_READ);
             d.cmd_pipeline_barrier(
                 cmd,
                 vk::PipelineStageFlags::TRANSFORM_FEEDBACK_EXT,
