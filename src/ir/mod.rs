@@ -281,7 +281,8 @@ pub struct IoVar {
     /// HLSL variable name (e.g. `va0`, `op`, `oc1`).
     pub name: String,
     pub semantic: Semantic,
-    /// Number of components the signature element carries (1 for depth, 4 otherwise).
+    /// Number of components the signature element carries (1 for depth, 1-4 for stream-out,
+    /// 4 otherwise).
     pub components: u8,
 }
 

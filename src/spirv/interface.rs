@@ -246,7 +246,7 @@ impl Writer<'_> {
         }
         if let (Semantic::StreamOut { .. }, Some(so)) = (&v.semantic, &self.m.ext.stream_out) {
             // the transform-feedback placement (`ir::StreamOut`; the same decorations as `dxc::xfb`)
-            let index = self.m.outputs.iter().position(|o| std::ptr::eq(o, v)).map(|i| i as u32);
+            let index = self.m.outputs.iter().position(|o| o.name == v.name).map(|i| i as u32);
             let e = so
                 .entries
                 .iter()
