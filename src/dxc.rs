@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub mod dref;
 pub mod installed;
 pub mod version;
+pub mod xfb;
 
 /// The wheel shrec provisions DXC from on this OS, and the checksums it must match. Each is a
 /// PyPI wheel pinned by version, platform tag and sha256, its libraries pinned by sha256 too
@@ -924,8 +925,13 @@ pub fn compile_with_args(
                     }
                 } else if !bytes.len().is_multiple_of(4) || bytes.get(..4) != Some(&[0x03, 0x02, 0x23, 0x07]) {
                     return Err(CompileError::Output(format!("DXC returned {} bytes that are not a SPIR-V module", bytes.len())));
-                } else if placeholders {
-                    bytes = dref::rewrite(&bytes).map_err(|e| CompileError::Output(e.to_string()))?;
+                } else {
+                    if placeholders {
+                        bytes = dref::rewrite(&bytes).map_err(|e| CompileError::Output(e.to_string()))?;
+                    }
+                    // stream-out outputs: the decorations DXC cannot write (`xfb`)
+                    let decls = crate::hlsl::declared_xfb(hlsl).map_err(|e| CompileError::Rejected(format!("{SOURCE_NAME}: {e}")))?;
+                    bytes = xfb::decorate(&bytes, &decls).map_err(|e| CompileError::Output(e.to_string()))?;
                 }
                 Ok(bytes)
             }

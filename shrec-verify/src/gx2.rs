@@ -206,6 +206,18 @@ pub mod asm {
         Mem {
             op: u32,
         },
+        /// MEM_STREAM`buffer` (0-3): TYPE, ARRAY_BASE (dwords), RW_GPR, ELEM_SIZE, ARRAY_SIZE,
+        /// COMP_MASK, BURST_COUNT (docs/gx2.md "GX2 stream-out").
+        Stream {
+            buffer: u32,
+            ty: u32,
+            base: u32,
+            gpr: u32,
+            elem_size: u32,
+            array_size: u32,
+            mask: u32,
+            burst: u32,
+        },
     }
     /// A ring FETCH (buffer 0x9F, NO_INDEX_OFFSET, the ring's own format): R\[dst\] = the float4
     /// at dword asint(R\[src\].chan) + offset / 4, through `dst_sel`.
@@ -278,6 +290,10 @@ pub mod asm {
                     [base | ty << 13 | gpr << 15 | index_gpr << 23 | 3 << 30, 0xFFF | mask << 12 | burst << 17 | end << 21 | 0x26 << 23 | 1 << 31]
                 }
                 C::Mem { op } => [0, 0xF << 12 | end << 21 | op << 23 | 1 << 31],
+                C::Stream { buffer, ty, base, gpr, elem_size, array_size, mask, burst } => [
+                    base | ty << 13 | gpr << 15 | elem_size << 30,
+                    array_size | mask << 12 | burst << 17 | end << 21 | (0x20 + buffer) << 23 | 1 << 31,
+                ],
                 C::Exp { done, ty, base, gpr, burst, sel } => {
                     let op = if *done { 0x28 } else { 0x27 };
                     [base | ty << 13 | gpr << 15, sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | burst << 17 | end << 21 | op << 23 | 1 << 31]

@@ -27,6 +27,7 @@ pub mod agal_shaped;
 pub mod check;
 pub mod gx2;
 pub mod gx2_gs;
+pub mod gx2_stream;
 pub mod interp;
 pub mod interval;
 pub mod mutation;

@@ -41,6 +41,10 @@ pub enum Mutation {
     /// Xenos memory export stores eM# with lanes x and y exchanged (the two halves of a
     /// 16_16_FLOAT element).
     XenosMemExportSwapXY,
+    /// GX2 stream-out places every output one dword later in its record.
+    Gx2StreamOutWrongOffset,
+    /// GX2 stream-out outputs are declared but never assigned (the MEM_STREAM writes dropped).
+    Gx2StreamOutDropped,
 }
 
 thread_local! {
@@ -112,6 +116,23 @@ pub fn apply(mutation: Mutation, m: &mut Module) {
                 _ => !inside,
             })
         }),
+        M::Gx2StreamOutWrongOffset => {
+            if let Some(so) = &mut m.ext.stream_out {
+                // one dword later, the record one dword longer so that the table stays valid
+                for e in &mut so.entries {
+                    e.offset += 1;
+                }
+                for s in so.strides.iter_mut().filter(|s| **s != 0) {
+                    *s += 4;
+                }
+            }
+        }
+        M::Gx2StreamOutDropped => {
+            let so: Vec<u32> = m.ext.stream_out.iter().flat_map(|so| so.entries.iter().map(|e| e.output)).collect();
+            bodies(&mut m.body, &mut |b| {
+                b.retain(|s| !matches!(s, Stmt::Assign { dst, .. } if so.iter().any(|&i| dst.reg == shrec::ir::RegRef::fixed(shrec::ir::RegFile::Output, i))))
+            })
+        }
         M::XenosMemExportKillNoStore => bodies(&mut m.body, &mut |b| {
             b.retain(|s| !matches!(s, Stmt::If { then_body, .. } if matches!(then_body.first(), Some(Stmt::Comment(c)) if c == MEMEXPORT_KILL)))
         }),

@@ -876,23 +876,25 @@ impl Gpu {
     }
 
     /// The pipeline of the vertex and geometry harnesses (into `s.pipeline`): `stages` = the
-    /// vertex and the geometry shader module, one vertex binding of `vstride` bytes with an
+    /// vertex and (if given) the geometry shader module, one vertex binding of `vstride` bytes with an
     /// RGBA32F attribute at offset 16 × location for each of `attribute_locations`, `topology`,
     /// rasterisation discarded (the geometry stage captures) behind a 1×1 viewport. `what` names
     /// the harness in the error.
     fn vertex_geometry_pipeline(
         &self,
         s: &mut Scratch,
-        stages: [vk::ShaderModule; 2],
+        stages: &[vk::ShaderModule],
         attribute_locations: &[u32],
         vstride: usize,
         topology: vk::PrimitiveTopology,
         what: &str,
     ) -> Result<(), String> {
-        let stage_infos = [
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::VERTEX).module(stages[0]).name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::GEOMETRY).module(stages[1]).name(c"main"),
-        ];
+        // the vertex shader, then (when given) the geometry shader
+        let stage_infos: Vec<vk::PipelineShaderStageCreateInfo> = stages
+            .iter()
+            .zip([vk::ShaderStageFlags::VERTEX, vk::ShaderStageFlags::GEOMETRY])
+            .map(|(&m, stage)| vk::PipelineShaderStageCreateInfo::default().stage(stage).module(m).name(c"main"))
+            .collect();
         let bindings = [vk::VertexInputBindingDescription { binding: 0, stride: vstride as u32, input_rate: vk::VertexInputRate::VERTEX }];
         let attrs: Vec<vk::VertexInputAttributeDescription> = attribute_locations
             .iter()
@@ -977,7 +979,7 @@ impl Gpu {
         let push_stages = if push.is_some() { stages } else { vk::ShaderStageFlags::GEOMETRY };
         let range = vk::PushConstantRange { stage_flags: push_stages, offset: 0, size: push_bytes + 4 };
         self.pipeline_layout(s, Some(range))?;
-        self.vertex_geometry_pipeline(s, [vs, gsm], &job.attribute_locations, vstride, vk::PrimitiveTopology::POINT_LIST, "vertex harness")?;
+        self.vertex_geometry_pipeline(s, &[vs, gsm], &job.attribute_locations, vstride, vk::PrimitiveTopology::POINT_LIST, "vertex harness")?;
         // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
             let ri = vk::RenderingInfo::default()

@@ -26,6 +26,7 @@ mod regs;
 mod stmt;
 mod text;
 mod xenos_abi;
+pub use text::STREAM_OUT_SEMANTIC;
 
 /// Name of the prelude file generated shaders include.
 pub const PRELUDE_NAME: &str = "shader_common.h";
@@ -62,7 +63,7 @@ pub const SHADER_MODEL_LINE: &str = "// shrec: shader-model = ";
 /// The `// shrec: name = value` directives of an HLSL text with their line numbers; `Err` names
 /// the line of one that cannot be read or whose name is not known.
 fn directives(hlsl: &str) -> Result<Vec<(usize, &str, &str)>, String> {
-    const KNOWN: [&str; 2] = ["spec-constants-mask", "shader-model"];
+    const KNOWN: [&str; 3] = ["spec-constants-mask", "shader-model", "xfb"];
     let mut out = Vec::new();
     for (i, line) in hlsl.lines().enumerate() {
         let Some(rest) = line.trim_start().strip_prefix("//").map(str::trim_start).and_then(|l| l.strip_prefix("shrec:")) else {
@@ -117,6 +118,66 @@ pub fn declared_shader_model(hlsl: &str) -> Result<ShaderModel, String> {
     Ok(found.map_or(ShaderModel::Sm6_0, |(_, m)| m))
 }
 
+/// How an HLSL text declares a stream-out output for the SPIR-V target: one line
+/// `// shrec: xfb = location L buffer B offset O stride S` per output (`O`, `S` in bytes). DXC
+/// cannot write transform-feedback decorations from HLSL, so after compiling to SPIR-V
+/// `dxc::xfb` adds them to the output variable at location `L` from these lines (the writer
+/// ends the text of a module with [`StreamOut`] with them).
+pub const XFB_LINE: &str = "// shrec: xfb = ";
+
+/// One `xfb` directive (see [`XFB_LINE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XfbDecl {
+    pub location: u32,
+    pub buffer: u32,
+    /// Bytes from the start of the vertex record.
+    pub offset: u32,
+    /// Bytes per vertex record of `buffer`.
+    pub stride: u32,
+}
+
+/// The stream-out outputs an HLSL text declares (see [`XFB_LINE`]), in line order; `Err` names
+/// the line of a directive that cannot be read.
+pub fn declared_xfb(hlsl: &str) -> Result<Vec<XfbDecl>, String> {
+    let mut out = Vec::new();
+    for (line_no, _, value) in directives(hlsl)?.into_iter().filter(|d| d.1 == "xfb") {
+        let words: Vec<&str> = value.split_whitespace().collect();
+        let field = |name: &str| -> Result<u32, String> {
+            let at = words.iter().position(|w| *w == name).ok_or_else(|| format!("line {line_no}: xfb directive without `{name}`"))?;
+            words.get(at + 1).and_then(|v| v.parse::<u32>().ok()).ok_or_else(|| format!("line {line_no}: xfb `{name}` is not followed by a number"))
+        };
+        let d = XfbDecl { location: field("location")?, buffer: field("buffer")?, offset: field("offset")?, stride: field("stride")? };
+        if words.len() != 8 {
+            return Err(format!("line {line_no}: an xfb directive is `location L buffer B offset O stride S`"));
+        }
+        if d.buffer >= 4 || !d.offset.is_multiple_of(4) || !d.stride.is_multiple_of(4) || d.offset >= d.stride {
+            return Err(format!(
+                "line {line_no}: xfb buffer {} offset {} stride {} (buffers 0-3, offsets and strides multiples of 4, offset inside the stride)",
+                d.buffer, d.offset, d.stride
+            ));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// The `xfb` directives of a module's stream-out outputs (see [`XFB_LINE`]).
+fn xfb_lines(m: &Module) -> String {
+    let mut out = String::new();
+    let Some(so) = &m.ext.stream_out else { return out };
+    for e in &so.entries {
+        if let Some(Semantic::StreamOut { location, .. }) = m.outputs.get(e.output as usize).map(|v| &v.semantic) {
+            out.push_str(&format!(
+                "{XFB_LINE}location {location} buffer {} offset {} stride {}\n",
+                e.buffer,
+                e.offset * 4,
+                so.strides[e.buffer as usize]
+            ));
+        }
+    }
+    out
+}
+
 /// Writes the HLSL for a module that passed [`crate::ir::validate()`] (the writer indexes
 /// registers, textures and variables as the validator has checked them), after the IR's
 /// optimizing passes ([`crate::ir::opt`]).
@@ -158,6 +219,7 @@ fn write_as_is_with_entry_point(m: &Module, entry: &str) -> String {
     if model != ShaderModel::Sm6_0 {
         w.out.push_str(&format!("{SHADER_MODEL_LINE}{}\n", model.suffix()));
     }
+    w.out.push_str(&xfb_lines(m));
     w.out
 }
 

@@ -233,7 +233,11 @@ impl Writer<'_> {
                 if spirv_only(&v.semantic) {
                     self.line("#ifdef __spirv__");
                 }
-                if v.components == 1 {
+                if let Semantic::StreamOut { .. } = v.semantic {
+                    // the register's bits, unchanged: an integer output is captured as it is
+                    let lanes = &"xyzw"[..v.components.clamp(1, 4) as usize];
+                    self.line(format!("output.{0} = asuint({0}.{lanes});", v.name));
+                } else if v.components == 1 {
                     self.line(format!("output.{0} = {0}.x;", v.name));
                 } else {
                     self.line(format!("output.{0} = {0};", v.name));
@@ -260,6 +264,7 @@ impl Writer<'_> {
             let ty = match v.semantic {
                 Semantic::InstanceId | Semantic::VertexId => "uint",
                 Semantic::UsageUint { .. } => "uint4",
+                Semantic::StreamOut { .. } => ["uint", "uint2", "uint3", "uint4"][v.components.clamp(1, 4) as usize - 1],
                 _ if v.components == 1 => "float",
                 _ => "float4",
             };

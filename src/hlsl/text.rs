@@ -246,8 +246,13 @@ pub(super) fn semantic_text(s: &Semantic) -> String {
         Semantic::VertexId => "SV_VertexID".into(),
         Semantic::PointSize => "PSIZE".into(),
         Semantic::CullDistance => "SV_CullDistance".into(),
+        Semantic::StreamOut { index, .. } => format!("{STREAM_OUT_SEMANTIC}{index}"),
     }
 }
+
+/// The semantic name of stream-out outputs (`Semantic::StreamOut`): a D3D12 consumer's
+/// `D3D12_SO_DECLARATION_ENTRY::SemanticName` (docs/cache-abi.md).
+pub const STREAM_OUT_SEMANTIC: &str = "SHREC_SO";
 
 /// Outputs only the SPIR-V target has (declared and written inside `#ifdef __spirv__`).
 pub(super) fn spirv_only(s: &Semantic) -> bool {
@@ -286,7 +291,7 @@ pub(super) fn per_lane_binary_text(op: BinOp, a: &str, b: &str, ty: &str) -> Opt
 pub(super) fn vk_location(s: &Semantic) -> Option<u32> {
     match s {
         Semantic::Texcoord(n) => Some(*n),
-        Semantic::Usage { location, .. } | Semantic::UsageUint { location, .. } => Some(*location),
+        Semantic::Usage { location, .. } | Semantic::UsageUint { location, .. } | Semantic::StreamOut { location, .. } => Some(*location),
         _ => None,
     }
 }

@@ -56,6 +56,32 @@ pub struct ModuleExt {
     /// How the module's resources are declared and read: the HLSL writer's back-end option
     /// (what `hlsl::write` derives the declarations, constant reads and entry attributes from).
     pub resource_abi: ResourceAbi,
+    /// Stream-out (transform feedback) of a vertex stage: which outputs are captured where.
+    pub stream_out: Option<StreamOut>,
+}
+
+/// Stream-out of a vertex stage: every vertex writes one record of `strides[b]` bytes to
+/// buffer `b`, in the order the primitive assembler emits vertices (D3D12 stream output and
+/// Vulkan transform feedback both define it so). Each entry places one output (whose semantic is
+/// [`Semantic::StreamOut`]) at a dword offset of the record: its `components` 32-bit lanes go,
+/// bit for bit, to dwords `offset..offset + components`. Dwords no entry covers are not written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamOut {
+    /// Record size in bytes of buffers 0-3 (a multiple of 4; 0 for a buffer no entry writes).
+    pub strides: [u32; 4],
+    /// Sorted by (buffer, offset); entries of one buffer do not overlap.
+    pub entries: Vec<StreamOutEntry>,
+}
+
+/// One captured output (see [`StreamOut`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamOutEntry {
+    /// `Module::outputs` index.
+    pub output: u32,
+    /// Buffer 0-3 (D3D12 `OutputSlot`, Vulkan `XfbBuffer`).
+    pub buffer: u32,
+    /// First dword of the record written.
+    pub offset: u32,
 }
 
 /// The runtime ABI a module's resources follow (the HLSL writer writes the text for it).
@@ -255,7 +281,8 @@ pub struct IoVar {
     /// HLSL variable name (e.g. `va0`, `op`, `oc1`).
     pub name: String,
     pub semantic: Semantic,
-    /// Number of components the signature element carries (1 for depth, 4 otherwise).
+    /// Number of components the signature element carries (1 for depth, 1-4 for stream-out,
+    /// 4 otherwise).
     pub components: u8,
 }
 
@@ -288,6 +315,10 @@ pub enum Semantic {
     /// Vertex cull distance (lane x) — `SV_CullDistance`: a primitive whose vertices all have a
     /// negative value is discarded.
     CullDistance,
+    /// A vertex output captured by stream-out ([`StreamOut`]), not read by any later stage:
+    /// HLSL `SHREC_SO{index}`, declared `uint` / `uint2..4` after `IoVar::components` (lanes
+    /// x.. of the register, their bits unchanged: `asuint`), Vulkan `location`.
+    StreamOut { index: u32, location: u32 },
 }
 
 /// Where a resource binds, in both APIs.

@@ -12,7 +12,7 @@
 //! Caps are checked first and without recursion, so that the rest of the walk (recursive, like
 //! the writer) only runs on bodies whose depth is bounded.
 
-use super::{Cond, Dst, Expr, IExpr, Index, Module, RegFile, RegRef, SampleMode, Stage, Stmt};
+use super::{Cond, Dst, Expr, IExpr, Index, Module, RegFile, RegRef, SampleMode, Semantic, Stage, Stmt, StreamOutEntry};
 
 /// The most IR statements (counted through every block) one shader may lower to.
 pub const MAX_IR_STATEMENTS: usize = 1 << 20;
@@ -70,6 +70,8 @@ pub enum ValidationError {
     MultiLineComment,
     #[error("invalid IR: geometry input {input} reads field {field} of vertex {vertex}, outside the input primitive")]
     BadGeometryInput { input: usize, vertex: u32, field: u32 },
+    #[error("invalid IR: stream-out: {0}")]
+    BadStreamOut(String),
 }
 
 /// Statement count and deepest block nesting of a body, walked without recursion so that
@@ -105,8 +107,84 @@ pub fn validate(m: &Module) -> Result<(), ValidationError> {
         return Err(ValidationError::TooDeep { depth, limit: MAX_NESTING });
     }
     check_declarations(m)?;
+    check_stream_out(m)?;
     let v = Validator { m };
     v.block(&m.body, false)
+}
+
+/// The stream-out table ([`StreamOut`]): a vertex stage; every entry names a distinct
+/// `Semantic::StreamOut` output of 1-4 components and every such output has an entry; buffers
+/// 0-3 with a stride (a multiple of 4) that holds the entry; entries sorted by (buffer, offset)
+/// without overlap; two outputs never share a `SHREC_SO` index or a location with another output.
+fn check_stream_out(m: &Module) -> Result<(), ValidationError> {
+    let bad = |why: String| Err(ValidationError::BadStreamOut(why));
+    let so_outputs: Vec<usize> = (0..m.outputs.len()).filter(|&i| matches!(m.outputs[i].semantic, Semantic::StreamOut { .. })).collect();
+    let Some(so) = &m.ext.stream_out else {
+        return if let Some(&i) = so_outputs.first() {
+            bad(format!("output {i} is a stream-out output but the module has no stream-out table"))
+        } else {
+            Ok(())
+        };
+    };
+    if m.stage != Stage::Vertex {
+        return Err(ValidationError::WrongStage { what: "stream-out", stage: m.stage });
+    }
+    for (b, &stride) in so.strides.iter().enumerate() {
+        if !stride.is_multiple_of(4) {
+            return bad(format!("buffer {b} has a stride of {stride} bytes, not a multiple of 4"));
+        }
+    }
+    let mut previous: Option<&StreamOutEntry> = None;
+    for e in &so.entries {
+        let Some(v) = m.outputs.get(e.output as usize) else {
+            return bad(format!("entry for output {} of {}", e.output, m.outputs.len()));
+        };
+        if !matches!(v.semantic, Semantic::StreamOut { .. }) || !(1..=4).contains(&v.components) {
+            return bad(format!("output {} ({}) is not a stream-out output of 1-4 components", e.output, v.name));
+        }
+        if e.buffer >= 4 {
+            return bad(format!("output {} goes to buffer {} (0-3)", e.output, e.buffer));
+        }
+        let end = u64::from(e.offset) + u64::from(v.components);
+        if end * 4 > u64::from(so.strides[e.buffer as usize]) {
+            return bad(format!(
+                "output {} ends at dword {end} of buffer {}, past its {}-byte record",
+                e.output, e.buffer, so.strides[e.buffer as usize]
+            ));
+        }
+        if let Some(p) = previous {
+            let p_end = p.offset + m.outputs[p.output as usize].components as u32;
+            if (p.buffer, p.offset) >= (e.buffer, e.offset) || (p.buffer == e.buffer && p_end > e.offset) {
+                return bad(format!("entries for outputs {} and {} are not sorted by (buffer, offset) or overlap", p.output, e.output));
+            }
+        }
+        previous = Some(e);
+    }
+    for &i in &so_outputs {
+        if so.entries.iter().filter(|e| e.output as usize == i).count() != 1 {
+            return bad(format!("stream-out output {i} has no entry or more than one"));
+        }
+    }
+    for (k, &i) in so_outputs.iter().enumerate() {
+        let Semantic::StreamOut { index, location } = m.outputs[i].semantic else { unreachable!() };
+        for &j in &so_outputs[k + 1..] {
+            if matches!(m.outputs[j].semantic, Semantic::StreamOut { index: other, .. } if other == index) {
+                return bad(format!("outputs {i} and {j} are both SHREC_SO{index}"));
+            }
+        }
+        let clash = m.outputs.iter().enumerate().any(|(j, o)| {
+            j != i
+                && match o.semantic {
+                    Semantic::Texcoord(l) | Semantic::Usage { location: l, .. } | Semantic::UsageUint { location: l, .. } => l == location,
+                    Semantic::StreamOut { location: l, .. } => l == location,
+                    _ => false,
+                }
+        });
+        if clash {
+            return bad(format!("output {i} takes location {location}, which another output has"));
+        }
+    }
+    Ok(())
 }
 
 /// Names the writer prints and the header lines it writes as comments.
@@ -523,7 +601,7 @@ impl Validator<'_> {
 mod tests {
     use super::*;
     use crate::ir::build::read;
-    use crate::ir::{Binding, CmpOp, ConstBuffer, Family, IoVar, ModuleExt, Semantic, TempFile, TexDim, Texture, XYZW};
+    use crate::ir::{Binding, CmpOp, ConstBuffer, Family, IoVar, ModuleExt, TempFile, TexDim, Texture, XYZW};
 
     fn nested(depth: usize) -> Vec<Stmt> {
         let mut body = vec![Stmt::Break];
@@ -590,6 +668,46 @@ mod tests {
             body = inner;
         }
         assert_eq!(check(nested(MAX_NESTING)), Ok(()));
+    }
+
+    /// The stream-out table: a valid one passes; each broken invariant is refused.
+    #[test]
+    fn stream_out_table() {
+        use crate::ir::{StreamOut, StreamOutEntry};
+        let so_module = || {
+            let mut m = module(vec![]);
+            m.stage = Stage::Vertex;
+            m.outputs = vec![
+                IoVar { name: "o0".into(), semantic: Semantic::Texcoord(0), components: 4 },
+                IoVar { name: "so0".into(), semantic: Semantic::StreamOut { index: 0, location: 31 }, components: 2 },
+                IoVar { name: "so1".into(), semantic: Semantic::StreamOut { index: 1, location: 30 }, components: 1 },
+            ];
+            m.ext.stream_out = Some(StreamOut {
+                strides: [16, 0, 0, 8],
+                entries: vec![StreamOutEntry { output: 1, buffer: 0, offset: 1 }, StreamOutEntry { output: 2, buffer: 3, offset: 1 }],
+            });
+            m
+        };
+        assert_eq!(validate(&so_module()), Ok(()));
+        let refused = |f: &dyn Fn(&mut Module), why: &str| {
+            let mut m = so_module();
+            f(&mut m);
+            match validate(&m) {
+                Err(ValidationError::BadStreamOut(w)) => assert!(w.contains(why), "{why}: {w}"),
+                other => panic!("{why}: {other:?}"),
+            }
+        };
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries[1].offset = 2, "past its 8-byte record");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries[1].buffer = 0, "overlap");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries.pop().map(|_| ()).unwrap(), "no entry");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().entries[0].output = 0, "not a stream-out output");
+        refused(&|m| m.outputs[2].semantic = Semantic::StreamOut { index: 1, location: 0 }, "location 0");
+        refused(&|m| m.outputs[2].semantic = Semantic::StreamOut { index: 0, location: 29 }, "both SHREC_SO0");
+        refused(&|m| m.ext.stream_out.as_mut().unwrap().strides[3] = 6, "not a multiple of 4");
+        refused(&|m| m.ext.stream_out = None, "no stream-out table");
+        let mut m = so_module();
+        m.stage = Stage::Pixel;
+        assert_eq!(validate(&m), Err(ValidationError::WrongStage { what: "stream-out", stage: Stage::Pixel }));
     }
 
     #[test]

@@ -42,6 +42,7 @@ fn place(stage: Stage, semantic: &Semantic, output: bool) -> Result<Place> {
         Semantic::PointSize => Place::BuiltIn(BuiltIn::PointSize),
         // an array of one float (`gl_CullDistance[1]`), as DXC declares `SV_CullDistance`
         Semantic::CullDistance => Place::BuiltIn(BuiltIn::CullDistance),
+        Semantic::StreamOut { location, .. } => Place::Location(*location),
     })
 }
 
@@ -79,6 +80,11 @@ impl Writer<'_> {
         }
         if let Some(g) = m.ext.geometry.as_ref().filter(|_| model == ExecutionModel::Geometry) {
             self.geometry_execution_modes(main, g);
+        }
+        if m.ext.stream_out.as_ref().is_some_and(|so| !so.entries.is_empty()) {
+            // what `dxc::xfb` adds to DXC's module
+            self.b.capability(Capability::TransformFeedback);
+            self.b.execution_mode(main, ExecutionMode::Xfb, []);
         }
         if opts.float_controls {
             self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [32]);
@@ -171,6 +177,20 @@ impl Writer<'_> {
             let element = self.inst(Op::AccessChain, ptr_ty, vec![Operand::IdRef(var), Operand::IdRef(zero)])?;
             self.b.store(element, x, None, [])?;
             return Ok(());
+        } else if let Semantic::StreamOut { .. } = v.semantic {
+            // `asuint(reg.x..)`: the first `components` lanes, their bits unchanged
+            let n = v.components.clamp(1, 4) as u32;
+            let (fty, uty) = (self.float_vec(n as usize), self.uint_vec(n));
+            let lanes = if n == 4 {
+                value
+            } else if n == 1 {
+                self.inst(Op::CompositeExtract, fty, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?
+            } else {
+                let mut ops = vec![Operand::IdRef(value), Operand::IdRef(value)];
+                ops.extend((0..n).map(Operand::LiteralBit32));
+                self.inst(Op::VectorShuffle, fty, ops)?
+            };
+            self.inst(Op::Bitcast, uty, vec![Operand::IdRef(lanes)])?
         } else if v.components == 1 || v.semantic == Semantic::PointSize {
             self.inst(Op::CompositeExtract, self.t.f32, vec![Operand::IdRef(value), Operand::LiteralBit32(0)])?
         } else if v.semantic == Semantic::Position && self.m.stage != Stage::Pixel {
@@ -202,6 +222,7 @@ impl Writer<'_> {
             Semantic::InstanceId | Semantic::VertexId => self.t.u32,
             Semantic::UsageUint { .. } => self.t.v4u,
             Semantic::PointSize | Semantic::CullDistance => self.t.f32,
+            Semantic::StreamOut { .. } => self.uint_vec(v.components.clamp(1, 4) as u32),
             _ if v.components == 1 => self.t.f32,
             _ => self.t.v4f,
         };
@@ -222,6 +243,20 @@ impl Writer<'_> {
         match place(self.m.stage, &v.semantic, output)? {
             Place::BuiltIn(b) => self.b.decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(b)]),
             Place::Location(l) => self.b.decorate(var, Decoration::Location, [Operand::LiteralBit32(l)]),
+        }
+        if let (Semantic::StreamOut { .. }, Some(so)) = (&v.semantic, &self.m.ext.stream_out) {
+            // the transform-feedback placement (`ir::StreamOut`; the same decorations as `dxc::xfb`)
+            let index = self.m.outputs.iter().position(|o| o.name == v.name).map(|i| i as u32);
+            let e = so
+                .entries
+                .iter()
+                .find(|e| Some(e.output) == index)
+                .ok_or(SpirvError::Unsupported { construct: "a stream-out output without an entry" })?;
+            for (d, value) in
+                [(Decoration::XfbBuffer, e.buffer), (Decoration::XfbStride, so.strides[e.buffer as usize]), (Decoration::Offset, e.offset * 4)]
+            {
+                self.b.decorate(var, d, [Operand::LiteralBit32(value)]);
+            }
         }
         Ok((var, ty))
     }

@@ -110,4 +110,13 @@ impl Writer<'_> {
             _ => self.t.v4f,
         }
     }
+
+    /// `uint` / `uvec2..4` (`n` 1-4).
+    pub(super) fn uint_vec(&mut self, n: u32) -> Word {
+        match n {
+            1 => self.t.u32,
+            4 => self.t.v4u,
+            _ => self.b.type_vector(self.t.u32, n),
+        }
+    }
 }

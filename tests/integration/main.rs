@@ -35,6 +35,7 @@ mod fuzz_regressions;
 mod golden_hlsl;
 mod gx2_containers;
 mod gx2_disasm;
+mod gx2_stream_out;
 mod gx2_translate;
 mod host_evaluation;
 mod hostile_names;

@@ -61,6 +61,7 @@ use shrec::formats::gx2::cf_stack::{self, StackEffect, Step};
 use shrec::formats::gx2::isa::{self, AluCfOp, AluGroup, AluInst, AluOp as Op, AluSrc, Cf, CfOp, Clause, ExpOp, Kcache, Program, TexInst, TexOp};
 use shrec::formats::gx2::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
 use shrec::formats::gx2::shader_struct::{Gx2Shader, ShaderKind};
+use shrec::formats::gx2::stream;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One 32-bit lane and its error bound (see the module comment).
@@ -214,6 +215,8 @@ pub struct Run {
     pub ring: BTreeMap<u32, [V; 4]>,
     /// GS: emitted vertices and cuts.
     pub gs: Vec<GsEvent>,
+    /// VS stream-out: (buffer, dword of the vertex's record) → value written (MEM_STREAM0-3).
+    pub streams: BTreeMap<(u32, u32), V>,
 }
 
 /// Iterations after which a run is declared undetermined (the GPU would still be looping).
@@ -347,7 +350,8 @@ fn same_in_both_waves(mut uniform: Run, divergent: Run) -> Run {
     if divergent.undetermined {
         uniform.undetermined = true;
         uniform.why = divergent.why;
-    } else if (&uniform.exports, uniform.killed, &uniform.ring, &uniform.gs) != (&divergent.exports, divergent.killed, &divergent.ring, &divergent.gs)
+    } else if (&uniform.exports, uniform.killed, &uniform.ring, &uniform.gs, &uniform.streams)
+        != (&divergent.exports, divergent.killed, &divergent.ring, &divergent.gs, &divergent.streams)
     {
         uniform.undetermined = true;
         uniform.why =
@@ -355,6 +359,7 @@ fn same_in_both_waves(mut uniform: Run, divergent: Run) -> Run {
     }
     if uniform.undetermined {
         uniform.exports.clear();
+        uniform.streams.clear();
     }
     uniform
 }
@@ -643,6 +648,7 @@ impl<'a> M<'a> {
     fn finish(mut self) -> Run {
         if self.run.undetermined || self.run.killed {
             self.run.exports.clear();
+            self.run.streams.clear();
         }
         self.run
     }
@@ -886,6 +892,13 @@ impl<'a> M<'a> {
                                 return Stop::Done;
                             }
                         }
+                        ExpOp::MEM_STREAM0 | ExpOp::MEM_STREAM1 | ExpOp::MEM_STREAM2 | ExpOp::MEM_STREAM3 if self.active => {
+                            let c = cf.cf.clone();
+                            self.mem_stream(*op, &c);
+                            if self.run.undetermined {
+                                return Stop::Done;
+                            }
+                        }
                         ExpOp::EXP | ExpOp::EXP_DONE if self.active => {
                             for b in 0..=*burst_count {
                                 let r = self.gpr.get((rw_gpr + b) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
@@ -901,15 +914,15 @@ impl<'a> M<'a> {
                             }
                         }
                         // an inactive lane writes nothing
-                        ExpOp::MEM_RING | ExpOp::EXP | ExpOp::EXP_DONE => {}
-                        // the table marks these Rejected: the lowering refuses them, nothing is compared
-                        ExpOp::MEM_STREAM0
+                        ExpOp::MEM_RING
+                        | ExpOp::EXP
+                        | ExpOp::EXP_DONE
+                        | ExpOp::MEM_STREAM0
                         | ExpOp::MEM_STREAM1
                         | ExpOp::MEM_STREAM2
-                        | ExpOp::MEM_STREAM3
-                        | ExpOp::MEM_SCRATCH
-                        | ExpOp::MEM_REDUCTION
-                        | ExpOp::MEM_EXPORT => {}
+                        | ExpOp::MEM_STREAM3 => {}
+                        // the table marks these Rejected: the lowering refuses them, nothing is compared
+                        ExpOp::MEM_SCRATCH | ExpOp::MEM_REDUCTION | ExpOp::MEM_EXPORT => {}
                     }
                 }
                 Cf::Normal { op, pop_count, addr, cf_const, .. } => {
@@ -1106,6 +1119,40 @@ impl<'a> M<'a> {
                 if comp_mask >> k & 1 != 0 {
                     slot[k] = r[k];
                 }
+            }
+        }
+    }
+
+    /// MEM_STREAMn of an active lane (docs/gx2.md "GX2 stream-out"): with ELEM_SIZE 0 a
+    /// stream buffer is addressed in dwords (R700 ISA, memory writes: first dword =
+    /// ARRAY_BASE · (ELEM_SIZE + 1)), and lane i of RW_GPR, for each COMP_MASK bit i, is dword
+    /// ARRAY_BASE + i of this vertex's record in buffer n (Mesa r600 `emit_streamout` encodes
+    /// exactly that; Cemu and decaf read it so). A later write of the same dword replaces the
+    /// earlier one. The forms outside the model (`formats::gx2::stream`, shared with the
+    /// lowering) are undetermined.
+    fn mem_stream(&mut self, op: ExpOp, cf: &Cf) {
+        let Cf::Export { ty, array_base, rw_gpr, rw_rel, elem_size, array_size, comp_mask, burst_count, .. } = *cf else { return };
+        let Some(buffer) = stream::buffer(op) else { return };
+        if self.s.kind != ShaderKind::Vertex {
+            self.mark_undetermined("MEM_STREAM outside a vertex shader");
+            return;
+        }
+        let stride = match stream::stride(self.s, buffer) {
+            Ok(s) => s,
+            Err(why) => {
+                self.mark_undetermined(&why);
+                return;
+            }
+        };
+        let w = stream::StreamWrite { ty, array_base, elem_size, array_size, comp_mask, rw_rel, burst_count };
+        if let Some(why) = w.problem(op.name(), stride) {
+            self.mark_undetermined(&why);
+            return;
+        }
+        let r = self.gpr.get(rw_gpr as usize).copied().unwrap_or([V::UNKNOWN; 4]);
+        for (i, v) in r.into_iter().enumerate() {
+            if comp_mask >> i & 1 != 0 {
+                self.run.streams.insert((buffer, array_base + i as u32), v);
             }
         }
     }

@@ -205,7 +205,7 @@ impl Gpu {
         let vs = self.module(s, job.vs_spirv)?;
         let gsm = self.module(s, &gs_spirv)?;
         self.pipeline_layout(s, None)?;
-        self.vertex_geometry_pipeline(s, [vs, gsm], &job.attribute_locations, vstride, job.topology, "geometry harness")?;
+        self.vertex_geometry_pipeline(s, &[vs, gsm], &job.attribute_locations, vstride, job.topology, "geometry harness")?;
         let fp = xfb.fp();
         // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
@@ -255,6 +255,127 @@ impl Gpu {
             let base = region as usize * i;
             let vertices = (0..verts).map(|v| (0..outputs as usize).map(|o| f(base + v * vstride_out as usize + o * 16)).collect()).collect();
             out.push(GeometryCapture { vertices });
+        }
+        Ok(out)
+    }
+}
+
+/// A vertex shader whose SPIR-V declares its own transform-feedback outputs (GX2 stream-out:
+/// `XfbBuffer` / `XfbStride` / `Offset` from the translation), run once per invocation.
+#[derive(Clone, Debug)]
+pub struct StreamOutJob<'a> {
+    pub spirv: &'a [u8],
+    /// Vertex-shader input locations (float4 each).
+    pub attribute_locations: Vec<u32>,
+    pub uniforms: Vec<UniformSpec>,
+    pub invocations: Vec<super::VertexInvocation>,
+    /// Record size in bytes of transform-feedback buffers 0-3 (0: not bound).
+    pub strides: [u32; 4],
+}
+
+/// Every dword of every bound buffer starts as this pattern (a normal float, so that it
+/// compares bit for bit): a dword the shader does not capture must still hold it.
+pub const STREAM_SENTINEL: u32 = 0x3C5A_A5C3;
+
+impl Gpu {
+    /// Runs a vertex shader with its own transform-feedback outputs: invocation `i` is one point
+    /// drawn with rasterisation discarded inside its own transform-feedback range, each bound
+    /// buffer `b` at byte `i · strides[b]` for `strides[b]` bytes, so its record is exactly that
+    /// slice. Returns, per buffer, every dword of the buffer (invocation `i`'s record at dword
+    /// `i · strides[b] / 4`), unwritten dwords [`STREAM_SENTINEL`].
+    pub fn run_stream_out(&self, job: &StreamOutJob) -> Result<[Vec<u32>; 4], String> {
+        let mut s = Scratch::default();
+        let r = self.run_stream_out_inner(&mut s, job);
+        self.destroy(s);
+        r
+    }
+
+    fn run_stream_out_inner(&self, s: &mut Scratch, job: &StreamOutJob) -> Result<[Vec<u32>; 4], String> {
+        let xfb = self.xfb.as_ref().ok_or("the Vulkan device lacks VK_EXT_transform_feedback")?;
+        let d = &self.device;
+        let n = job.invocations.len();
+        if n == 0 {
+            return Ok(Default::default());
+        }
+        let cmd = self.begin(s)?;
+        let mut buffers: [Option<usize>; 4] = [None; 4];
+        for (b, &stride) in job.strides.iter().enumerate() {
+            if stride == 0 {
+                continue;
+            }
+            let size = u64::from(stride) * n as u64;
+            let buf = self.buffer(s, size, vk::BufferUsageFlags::TRANSFORM_FEEDBACK_BUFFER_EXT)?;
+            let fill = [f32::from_bits(STREAM_SENTINEL); 4];
+            for at in (0..size as usize).step_by(16) {
+                self.write_f32s(s, buf, at, &[fill]);
+            }
+            buffers[b] = Some(buf);
+        }
+        let (sets, dynamic) = self.resources(s, &job.uniforms, &[], &[], n, cmd, vk::ShaderStageFlags::VERTEX)?;
+        let max_loc = job.attribute_locations.iter().max().map_or(0, |&m| m as usize + 1);
+        let vstride = max_loc.max(1) * 16;
+        let vb = self.buffer(s, (n * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        for (i, inv) in job.invocations.iter().enumerate() {
+            for &(loc, v) in &inv.attributes {
+                if (loc as usize) < max_loc {
+                    self.write_f32s(s, vb, i * vstride + loc as usize * 16, &[v]);
+                }
+            }
+            for &(u, buf, stride) in &dynamic {
+                let data = inv.uniforms.get(u).map(Vec::as_slice).unwrap_or(&[]);
+                if data.len() > job.uniforms[u].len as usize {
+                    return Err(format!("invocation {i}: {} vec4s for a uniform of {}", data.len(), job.uniforms[u].len));
+                }
+                self.write_f32s(s, buf, i * stride as usize, data);
+            }
+        }
+        let vs = self.module(s, job.spirv)?;
+        self.pipeline_layout(s, None)?;
+        self.vertex_geometry_pipeline(s, &[vs], &job.attribute_locations, vstride, vk::PrimitiveTopology::POINT_LIST, "stream-out harness")?;
+        let fp = xfb.fp();
+        // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
+        unsafe {
+            let ri = vk::RenderingInfo::default()
+                .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
+                .layer_count(1);
+            d.cmd_begin_rendering(cmd, &ri);
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
+            for i in 0..n {
+                let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
+                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                for (b, buf) in buffers.iter().enumerate() {
+                    let Some(buf) = *buf else { continue };
+                    let stride = u64::from(job.strides[b]);
+                    let (xbuf, off, size) = ([s.buffers[buf].buffer], [stride * i as u64], [stride]);
+                    (fp.cmd_bind_transform_feedback_buffers_ext)(cmd, b as u32, 1, xbuf.as_ptr(), off.as_ptr(), size.as_ptr());
+                }
+                (fp.cmd_begin_transform_feedback_ext)(cmd, 0, 0, std::ptr::null(), std::ptr::null());
+                d.cmd_draw(cmd, 1, 1, i as u32, 0);
+                (fp.cmd_end_transform_feedback_ext)(cmd, 0, 0, std::ptr::null(), std::ptr::null());
+            }
+            d.cmd_end_rendering(cmd);
+            let mb = vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT)
+                .dst_access_mask(vk::AccessFlags::HOST_READ);
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFORM_FEEDBACK_EXT,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[mb],
+                &[],
+                &[],
+            );
+        }
+        self.submit(s, cmd)?;
+        let mut out: [Vec<u32>; 4] = Default::default();
+        for (b, buf) in buffers.iter().enumerate() {
+            if let Some(buf) = *buf {
+                let size = job.strides[b] as usize * n;
+                let bytes = self.read_bytes(s, buf);
+                out[b] = bytes[..size].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+            }
         }
         Ok(out)
     }

@@ -119,13 +119,16 @@ op_enum! {
     }
 }
 
+/// What MEM_STREAM0-3 covers (docs/gx2.md "GX2 stream-out").
+const R_STREAM: &str = "stream-out in a vertex shader: WRITE / WRITE_ACK, ELEM_SIZE 0, no burst, COMP_MASK lanes within ARRAY_SIZE, each dword once, outside flow control (docs/gx2.md \"GX2 stream-out\")";
+
 op_enum! {
     /// CF_INST of an export / memory instruction (CF_ALLOC_EXPORT_WORD1 bits 23-29).
     pub enum ExpOp: CfInfo {
-        MEM_STREAM0 => cf(0x20, Rejected("stream-out not modelled")),
-        MEM_STREAM1 => cf(0x21, Rejected("stream-out not modelled")),
-        MEM_STREAM2 => cf(0x22, Rejected("stream-out not modelled")),
-        MEM_STREAM3 => cf(0x23, Rejected("stream-out not modelled")),
+        MEM_STREAM0 => cf(0x20, Limited(R_STREAM)),
+        MEM_STREAM1 => cf(0x21, Limited(R_STREAM)),
+        MEM_STREAM2 => cf(0x22, Limited(R_STREAM)),
+        MEM_STREAM3 => cf(0x23, Limited(R_STREAM)),
         MEM_SCRATCH => cf(0x24, Rejected("scratch memory not modelled")),
         MEM_REDUCTION => cf(0x25, Rejected("reduction memory not modelled")),
         MEM_RING => cf(0x26, Limited("the ES / GS ring model (docs/gx2.md \"GX2 geometry shaders\"); not in a pixel shader")),

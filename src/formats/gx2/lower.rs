@@ -29,6 +29,7 @@ use crate::ir::*;
 
 mod alu;
 mod gs;
+mod stream;
 mod tex;
 
 const PV: [u32; 2] = [128, 130];
@@ -120,6 +121,14 @@ struct Lowering<'a> {
     loop_nest: u32,
     /// Texture resources a SET_CUBEMAP_INDEX has named so far (in program order).
     cube_index_set: Vec<u32>,
+    /// An instruction at mask-stack depth 0 may have cleared the lane's active flag (an ALU
+    /// clause with UPDATE_EXEC_MASK, an else step): from there on nothing is known to run.
+    exec_maybe_cleared: bool,
+    /// Stream-out writes so far (see `lower::stream`).
+    stream: stream::StreamState,
+    /// Jumps of the callers of the subroutine being inlined that have not reached their
+    /// targets (set aside while it is lowered).
+    caller_jumps: usize,
 }
 
 /// A jump whose fall-through path does not end where the taken jump would: its effect would
@@ -187,6 +196,9 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
         jumps: Vec::new(),
         loop_nest: 0,
         cube_index_set: Vec::new(),
+        exec_maybe_cleared: false,
+        stream: Default::default(),
+        caller_jumps: 0,
     };
     let mut body = Vec::new();
     body.push(assign(t(ST), 0xF, Expr::Literal([1.0, 0.0, 0.0, 1.0])));
@@ -204,13 +216,32 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
     let n = prog.main_len;
     l.cf_range(0, n, &mut body)?;
     l.arrive_at_end(n as u32)?;
+    l.finish_stream_out()?;
     l.m.body = body;
     Ok(l.m)
 }
 
-/// Metadata words: per sampler var, (location, type).
-pub fn meta(s: &Gx2Shader) -> Vec<u32> {
-    s.sampler_vars.iter().flat_map(|v| [v.location, v.ty]).collect()
+/// First word of the stream-out block of a GX2 entry's metadata (`"SO"`, version 1).
+pub const META_STREAM_OUT_TAG: u32 = 0x534F_0001;
+
+/// Metadata words (docs/cache-abi.md): per sampler var, (location, type); then, when the
+/// module streams out, [`META_STREAM_OUT_TAG`], the entry count, the four strides in bytes and
+/// per entry (buffer, dword offset, dword count, `SHREC_SO` index), sorted by (buffer, offset).
+pub fn meta(s: &Gx2Shader, m: &Module) -> Vec<u32> {
+    let mut out: Vec<u32> = s.sampler_vars.iter().flat_map(|v| [v.location, v.ty]).collect();
+    if let Some(so) = &m.ext.stream_out {
+        out.extend([META_STREAM_OUT_TAG, so.entries.len() as u32]);
+        out.extend(so.strides);
+        for e in &so.entries {
+            let v = &m.outputs[e.output as usize];
+            let index = match v.semantic {
+                Semantic::StreamOut { index, .. } => index,
+                _ => u32::MAX,
+            };
+            out.extend([e.buffer, e.offset, u32::from(v.components), index]);
+        }
+    }
+    out
 }
 
 impl Lowering<'_> {
@@ -302,6 +333,9 @@ impl Lowering<'_> {
                     }
                     if exec_update {
                         body.push(assign(t(ST), 1, rd(ST, 3)));
+                        if self.depth == 0 {
+                            self.exec_maybe_cleared = true;
+                        }
                     }
                     out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
                     if let Some(e) = effect.filter(|e| e.timing == cf_stack::Timing::AfterClause) {
@@ -329,17 +363,16 @@ impl Lowering<'_> {
                     let c = cf.cf.clone();
                     self.mem_ring(&c, pc, out)?;
                 }
+                Cf::Export { op: ExpOp::MEM_STREAM0 | ExpOp::MEM_STREAM1 | ExpOp::MEM_STREAM2 | ExpOp::MEM_STREAM3, .. } => {
+                    let c = cf.cf.clone();
+                    self.mem_stream(&c, pc, out)?;
+                }
                 Cf::Export { op, ty, array_base, rw_gpr, rw_rel, sel, burst_count, .. } => {
                     match op {
                         ExpOp::EXP | ExpOp::EXP_DONE => {}
                         ExpOp::MEM_RING => return Err(unsupported(*op, "MEM_RING in a pixel shader", pc)),
-                        ExpOp::MEM_STREAM0
-                        | ExpOp::MEM_STREAM1
-                        | ExpOp::MEM_STREAM2
-                        | ExpOp::MEM_STREAM3
-                        | ExpOp::MEM_SCRATCH
-                        | ExpOp::MEM_REDUCTION
-                        | ExpOp::MEM_EXPORT => return Err(rejected(*op, pc)),
+                        ExpOp::MEM_STREAM0 | ExpOp::MEM_STREAM1 | ExpOp::MEM_STREAM2 | ExpOp::MEM_STREAM3 => unreachable!("handled above"),
+                        ExpOp::MEM_SCRATCH | ExpOp::MEM_REDUCTION | ExpOp::MEM_EXPORT => return Err(rejected(*op, pc)),
                     }
                     if *rw_rel {
                         return Err(unsupported(*op, "EXP with relative GPR", pc));
@@ -501,7 +534,9 @@ impl Lowering<'_> {
                             let mut sub = Vec::new();
                             // the subroutine's jumps stay inside it
                             let outer = std::mem::take(&mut self.jumps);
+                            self.caller_jumps += outer.len();
                             let r = self.cf_range(target, ret, &mut sub).and_then(|()| self.arrive_at_end(self.prog.cfs[ret].0.pc));
+                            self.caller_jumps -= outer.len();
                             self.jumps = outer;
                             r?;
                             out.push(Stmt::If { cond: active(), then_body: sub, else_body: vec![] });
@@ -561,6 +596,9 @@ impl Lowering<'_> {
                 Step::Push => self.push(out)?,
                 Step::Else => {
                     self.inactive_lanes_change(e.name, pc)?;
+                    if self.depth == 0 {
+                        self.exec_maybe_cleared = true;
+                    }
                     self.else_(out)?;
                 }
                 Step::JumpIfNoneActive { pop } => {

@@ -10,6 +10,7 @@ pub mod lower;
 pub mod ring;
 pub mod shader_struct;
 pub mod sharc;
+pub mod stream;
 
 use crate::formats::container_fault::ContainerFault;
 use crate::formats::ContainerKind;
@@ -66,5 +67,6 @@ pub fn disasm(kind: ContainerKind, bytes: &[u8], index: u32) -> Result<String, S
 pub fn translate(kind: ContainerKind, bytes: &[u8], index: u32) -> Result<Translation, ShaderError> {
     let s = load(kind, bytes, index)?;
     let module = lower::lower(&s)?;
-    Ok(Translation { module, meta: lower::meta(&s), spec_constants_mask: 0 })
+    let meta = lower::meta(&s, &module);
+    Ok(Translation { module, meta, spec_constants_mask: 0 })
 }
