@@ -581,51 +581,72 @@ fn pixel_expect(r: &Run) -> PixelExpect {
     PixelExpect { written: Some(!r.killed), colors, depth }
 }
 
-/// Runs one program through shrec and the GPU and compares every output lane of every case.
-pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
-    let mut cmp = Comparison { programs: 1, ..Default::default() };
-    let fail = |cmp: &mut Comparison, what: String| {
-        cmp.mismatches += 1;
-        cmp.report(format!("== {}: {what}\nreproduce: {}", t.name, t.reproduce));
-    };
+/// A failed step of program `t`'s run, counted as a mismatch of `cmp` with its report.
+pub(crate) fn fail(cmp: &mut Comparison, t: &TestProgram, what: String) {
+    cmp.mismatches += 1;
+    cmp.report(format!("== {}: {what}\nreproduce: {}", t.name, t.reproduce));
+}
+
+/// What a run starts from: the decoded program, its listing, its IR and the SPIR-V the build
+/// makes of it.
+pub(crate) struct Compiled {
+    pub prog: isa::Program,
+    pub listing: String,
+    pub module: Module,
+    pub spirv: Vec<u8>,
+}
+
+/// Decodes, lists, translates and compiles `t`'s program; a failing step is a mismatch of `cmp`
+/// (see [`fail`]) and gives None.
+pub(crate) fn compile(gpu: &Gpu, t: &TestProgram, cmp: &mut Comparison) -> Option<Compiled> {
     let prog = match isa::decode(&t.shader.program) {
         Ok(p) => p,
         Err(e) => {
-            fail(&mut cmp, format!("decode: {e}"));
-            return cmp;
+            fail(cmp, t, format!("decode: {e}"));
+            return None;
         }
     };
     let listing = shrec::formats::gx2::disasm::disassemble(&prog);
     let compiled =
         shrec::formats::gx2::lower::lower(&t.shader).map_err(|e| format!("translate: {e}")).and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
-    let (module, spirv) = match compiled {
-        Ok(x) => x,
+    match compiled {
+        Ok((module, spirv)) => Some(Compiled { prog, listing, module, spirv }),
         Err(e) => {
-            fail(&mut cmp, format!("{e}\n{listing}"));
-            return cmp;
+            fail(cmp, t, format!("{e}\n{listing}"));
+            None
         }
-    };
+    }
+}
+
+/// One vertex invocation per case: the attributes the module reads and its uniform data.
+pub(crate) fn vertex_invocations(module: &Module, cases: &[Inputs]) -> Vec<VertexInvocation> {
+    cases
+        .iter()
+        .map(|c| VertexInvocation {
+            attributes: module
+                .inputs
+                .iter()
+                .filter_map(|v| match v.semantic {
+                    Semantic::Texcoord(l) => Some((l, c.attribs.get(&l).copied().unwrap_or([0.0; 4]))),
+                    _ => None,
+                })
+                .collect(),
+            uniforms: uniform_data(module, c),
+        })
+        .collect()
+}
+
+/// Runs one program through shrec and the GPU and compares every output lane of every case.
+pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
+    let mut cmp = Comparison { programs: 1, ..Default::default() };
+    let Some(Compiled { prog, listing, module, spirv }) = compile(gpu, t, &mut cmp) else { return cmp };
     let mut executed = std::collections::BTreeSet::new();
     let first = t.cases.first().cloned().unwrap_or_default();
     // one set of textures per job (the first case's), as the GPU sees them
     let cases: Vec<Inputs> = t.cases.iter().map(|c| Inputs { textures: first.textures.clone(), ..c.clone() }).collect();
     let t = &TestProgram { cases, ..t.clone() };
     let outcome = if t.shader.kind == ShaderKind::Vertex {
-        let invocations = t
-            .cases
-            .iter()
-            .map(|c| VertexInvocation {
-                attributes: module
-                    .inputs
-                    .iter()
-                    .filter_map(|v| match v.semantic {
-                        Semantic::Texcoord(l) => Some((l, c.attribs.get(&l).copied().unwrap_or([0.0; 4]))),
-                        _ => None,
-                    })
-                    .collect(),
-                uniforms: uniform_data(&module, c),
-            })
-            .collect();
+        let invocations = vertex_invocations(&module, &t.cases);
         check::vertex(gpu, &module, &spirv, textures(&module, &first), invocations, &mut |i| {
             let r = interp::run(&t.shader, &prog, &t.cases[i]);
             executed.extend(r.executed.iter().copied());
@@ -646,7 +667,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
-            fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
+            fail(&mut cmp, t, format!("GPU run failed: {e}\n{listing}"));
             return cmp;
         }
     };

@@ -7,14 +7,12 @@
 //! ([`crate::interp::gx2::Run::streams`]): a dword it writes must hold that value, bit for bit;
 //! a dword it does not write must still hold the sentinel.
 
-use crate::check;
 use crate::gx2::asm::{self, C};
-use crate::gx2::{expect, uniform_data, TestProgram};
+use crate::gx2::{compile, expect, fail, vertex_invocations, Compiled, TestProgram};
 use crate::interp::gx2 as interp;
 use crate::vk::xfb::{StreamOutJob, STREAM_SENTINEL};
-use crate::vk::{Gpu, Slot, UniformSpec, VertexInvocation};
+use crate::vk::{Gpu, Slot, UniformSpec};
 use crate::{Comparison, Expect, Rng};
-use shrec::formats::gx2::isa;
 use shrec::formats::gx2::shader_struct::Gx2Shader;
 use shrec::formats::gx2::stream;
 use shrec::ir::Semantic;
@@ -98,44 +96,10 @@ fn uniform_specs(module: &shrec::ir::Module) -> Vec<UniformSpec> {
 /// Runs one stream-out program on the GPU and compares every dword of every bound record.
 pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
     let mut cmp = Comparison { programs: 1, ..Default::default() };
-    let fail = |cmp: &mut Comparison, what: String| {
-        cmp.mismatches += 1;
-        cmp.report(format!("== {}: {what}\nreproduce: {}", t.name, t.reproduce));
-    };
-    let prog = match isa::decode(&t.shader.program) {
-        Ok(p) => p,
-        Err(e) => {
-            fail(&mut cmp, format!("decode: {e}"));
-            return cmp;
-        }
-    };
-    let listing = shrec::formats::gx2::disasm::disassemble(&prog);
-    let compiled =
-        shrec::formats::gx2::lower::lower(&t.shader).map_err(|e| format!("translate: {e}")).and_then(|m| check::spirv(gpu, &m).map(|s| (m, s)));
-    let (module, spirv) = match compiled {
-        Ok(x) => x,
-        Err(e) => {
-            fail(&mut cmp, format!("{e}\n{listing}"));
-            return cmp;
-        }
-    };
+    let Some(Compiled { prog, listing, module, spirv }) = compile(gpu, t, &mut cmp) else { return cmp };
     // the records as the game binds them: the struct's strides
     let strides: [u32; 4] = std::array::from_fn(|b| stream::stride(&t.shader, b as u32).unwrap_or(0));
-    let invocations: Vec<VertexInvocation> = t
-        .cases
-        .iter()
-        .map(|c| VertexInvocation {
-            attributes: module
-                .inputs
-                .iter()
-                .filter_map(|v| match v.semantic {
-                    Semantic::Texcoord(l) => Some((l, c.attribs.get(&l).copied().unwrap_or([0.0; 4]))),
-                    _ => None,
-                })
-                .collect(),
-            uniforms: uniform_data(&module, c),
-        })
-        .collect();
+    let invocations = vertex_invocations(&module, &t.cases);
     let attribute_locations = module
         .inputs
         .iter()
@@ -148,7 +112,7 @@ pub fn run(gpu: &Gpu, t: &TestProgram) -> Comparison {
     let got = match gpu.run_stream_out(&job) {
         Ok(g) => g,
         Err(e) => {
-            fail(&mut cmp, format!("GPU run failed: {e}\n{listing}"));
+            fail(&mut cmp, t, format!("GPU run failed: {e}\n{listing}"));
             return cmp;
         }
     };

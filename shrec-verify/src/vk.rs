@@ -558,6 +558,37 @@ impl Gpu {
         unsafe { std::slice::from_raw_parts(b.ptr, b.size as usize).to_vec() }
     }
 
+    /// The vertex buffer of a run of `invocations`, one vertex each with every location up to
+    /// the highest of `locations` (16 bytes a location), and each invocation's data of the
+    /// `dynamic` uniforms (`resources`' offsets) written at its offset: (buffer, vertex stride).
+    fn vertex_inputs(
+        &self,
+        s: &mut Scratch,
+        locations: &[u32],
+        invocations: &[VertexInvocation],
+        uniforms: &[UniformSpec],
+        dynamic: &[(usize, usize, u64)],
+    ) -> Result<(usize, usize), String> {
+        let max_loc = locations.iter().max().map_or(0, |&m| m as usize + 1);
+        let vstride = max_loc.max(1) * 16;
+        let vb = self.buffer(s, (invocations.len() * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        for (i, inv) in invocations.iter().enumerate() {
+            for &(loc, v) in &inv.attributes {
+                if (loc as usize) < max_loc {
+                    self.write_f32s(s, vb, i * vstride + loc as usize * 16, &[v]);
+                }
+            }
+            for &(u, buf, stride) in dynamic {
+                let data = inv.uniforms.get(u).map(Vec::as_slice).unwrap_or(&[]);
+                if data.len() > uniforms[u].len as usize {
+                    return Err(format!("invocation {i}: {} vec4s for a uniform of {}", data.len(), uniforms[u].len));
+                }
+                self.write_f32s(s, buf, i * stride as usize, data);
+            }
+        }
+        Ok((vb, vstride))
+    }
+
     /// Shared setup: descriptor set layouts / pool / sets for uniforms (dynamic) and textures,
     /// plus extra storage-buffer bindings. Returns (sets by set number, dynamic uniform order,
     /// uniform buffers with their block stride).
@@ -957,23 +988,7 @@ impl Gpu {
             None => vec![Vec::new(); n],
         };
         // Vertex buffer: one vertex per invocation, every declared location.
-        let max_loc = job.attribute_locations.iter().max().map_or(0, |&m| m as usize + 1);
-        let vstride = max_loc.max(1) * 16;
-        let vb = self.buffer(s, (n * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
-        for (i, inv) in job.invocations.iter().enumerate() {
-            for &(loc, v) in &inv.attributes {
-                if (loc as usize) < max_loc {
-                    self.write_f32s(s, vb, i * vstride + loc as usize * 16, &[v]);
-                }
-            }
-            for &(u, buf, stride) in &dynamic {
-                let data = inv.uniforms.get(u).map(Vec::as_slice).unwrap_or(&[]);
-                if data.len() > job.uniforms[u].len as usize {
-                    return Err(format!("invocation {i}: {} vec4s for a uniform of {}", data.len(), job.uniforms[u].len));
-                }
-                self.write_f32s(s, buf, i * stride as usize, data);
-            }
-        }
+        let (vb, vstride) = self.vertex_inputs(s, &job.attribute_locations, &job.invocations, &job.uniforms, &dynamic)?;
         let vs = self.module(s, job.spirv)?;
         let gsm = self.module(s, &gs)?;
         let push_stages = if push.is_some() { stages } else { vk::ShaderStageFlags::GEOMETRY };

@@ -228,18 +228,7 @@ impl Gpu {
                 (fp.cmd_end_transform_feedback_ext)(cmd, 0, 1, cbuf.as_ptr(), coff.as_ptr());
             }
             d.cmd_end_rendering(cmd);
-            let mb = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT | vk::AccessFlags::TRANSFORM_FEEDBACK_COUNTER_WRITE_EXT)
-                .dst_access_mask(vk::AccessFlags::HOST_READ);
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFORM_FEEDBACK_EXT,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[mb],
-                &[],
-                &[],
-            );
+            capture_to_host(d, cmd);
         }
         self.submit(s, cmd)?;
         let cbytes = self.read_bytes(s, counters);
@@ -312,23 +301,7 @@ impl Gpu {
             buffers[b] = Some(buf);
         }
         let (sets, dynamic) = self.resources(s, &job.uniforms, &[], &[], n, cmd, vk::ShaderStageFlags::VERTEX)?;
-        let max_loc = job.attribute_locations.iter().max().map_or(0, |&m| m as usize + 1);
-        let vstride = max_loc.max(1) * 16;
-        let vb = self.buffer(s, (n * vstride) as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
-        for (i, inv) in job.invocations.iter().enumerate() {
-            for &(loc, v) in &inv.attributes {
-                if (loc as usize) < max_loc {
-                    self.write_f32s(s, vb, i * vstride + loc as usize * 16, &[v]);
-                }
-            }
-            for &(u, buf, stride) in &dynamic {
-                let data = inv.uniforms.get(u).map(Vec::as_slice).unwrap_or(&[]);
-                if data.len() > job.uniforms[u].len as usize {
-                    return Err(format!("invocation {i}: {} vec4s for a uniform of {}", data.len(), job.uniforms[u].len));
-                }
-                self.write_f32s(s, buf, i * stride as usize, data);
-            }
-        }
+        let (vb, vstride) = self.vertex_inputs(s, &job.attribute_locations, &job.invocations, &job.uniforms, &dynamic)?;
         let vs = self.module(s, job.spirv)?;
         self.pipeline_layout(s, None)?;
         self.vertex_geometry_pipeline(s, &[vs], &job.attribute_locations, vstride, vk::PrimitiveTopology::POINT_LIST, "stream-out harness")?;
@@ -355,18 +328,7 @@ impl Gpu {
                 (fp.cmd_end_transform_feedback_ext)(cmd, 0, 0, std::ptr::null(), std::ptr::null());
             }
             d.cmd_end_rendering(cmd);
-            let mb = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT)
-                .dst_access_mask(vk::AccessFlags::HOST_READ);
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFORM_FEEDBACK_EXT,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[mb],
-                &[],
-                &[],
-            );
+            capture_to_host(d, cmd);
         }
         self.submit(s, cmd)?;
         let mut out: [Vec<u32>; 4] = Default::default();
@@ -379,4 +341,24 @@ impl Gpu {
         }
         Ok(out)
     }
+}
+
+/// Records the barrier that makes a capture's transform-feedback writes (data and counters)
+/// visible to the host reads after the submit.
+fn capture_to_host(d: &ash::Device, cmd: vk::CommandBuffer) {
+    let mb = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT | vk::AccessFlags::TRANSFORM_FEEDBACK_COUNTER_WRITE_EXT)
+        .dst_access_mask(vk::AccessFlags::HOST_READ);
+    // SAFETY: the callers record into their Scratch's command buffer between begin and submit.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFORM_FEEDBACK_EXT,
+            vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &[mb],
+            &[],
+            &[],
+        )
+    };
 }
