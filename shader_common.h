@@ -300,16 +300,19 @@ float4 shrec_frac(float4 x) { precise float4 nan = x - x; return select((asuint(
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_mul) || defined(SHREC_USE_shrec_pica_dot2) || defined(SHREC_USE_shrec_pica_dot3) || defined(SHREC_USE_shrec_pica_dot4)
 // PICA200 multiply: a NaN product of two non-NaN operands (0 * inf) is +0; 0 * NaN stays NaN.
+// NaN tested on the bits, not with isnan(): a driver may fold the float test of a product whose
+// operands it knows (PICA long_fuzz seed 1 #1622: lavapipe kept NaN for -inf * literal -0).
 float4 shrec_pica_mul(float4 a, float4 b)
 {
     precise float4 p = a * b;
-    bool4 fix = and(isnan(p), and(!isnan(a), !isnan(b)));
+    bool4 fix = and((asuint(p) & 0x7FFFFFFFu) > 0x7F800000u, and((asuint(a) & 0x7FFFFFFFu) <= 0x7F800000u, (asuint(b) & 0x7FFFFFFFu) <= 0x7F800000u));
     return select(fix, (float4)0.0, p);
 }
 float shrec_pica_mul(float a, float b)
 {
     precise float p = a * b;
-    return select(and(isnan(p), and(!isnan(a), !isnan(b))), 0.0, p);
+    bool fix = and((asuint(p) & 0x7FFFFFFFu) > 0x7F800000u, and((asuint(a) & 0x7FFFFFFFu) <= 0x7F800000u, (asuint(b) & 0x7FFFFFFFu) <= 0x7F800000u));
+    return select(fix, 0.0, p);
 }
 #endif
 #if !defined(SHREC_HELPERS) || defined(SHREC_USE_shrec_pica_max)

@@ -591,6 +591,22 @@ fn fuzz(seed: u64, range: std::ops::Range<u64>, threads: u64) -> (Comparison, Fo
 }
 
 /// 300 fixed-seed random programs.
+/// Programs of `long_fuzz` seed 1 that found a bug: #1622 and #8080 multiply −inf by a register
+/// never written (a literal −0 once the IR passes propagate it); lavapipe kept the NaN product
+/// while the prelude's `shrec_pica_mul` tested it with `isnan` (12 lanes through DXC, 0 on the
+/// direct back end). The NaN test is on the bits now.
+#[test]
+fn fuzz_regressions() {
+    if gpu().is_none() {
+        return;
+    }
+    let mut total = Comparison::default();
+    for i in [1622, 8080] {
+        total.merge(fuzz(1, i..i + 1, 1).0);
+    }
+    finish("fuzz_regressions", &total, &[], 100);
+}
+
 #[test]
 fn fuzz_fixed_seed() {
     if gpu().is_none() {
