@@ -129,6 +129,14 @@ pub fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
+/// The programs a long mode runs: `SHREC_FUZZ_PROGRAMS` of them (default `default_count`) from
+/// program `SHREC_FUZZ_FROM` (default 0), so that every family's long run can be done in parts
+/// with the same two variables.
+pub fn long_run_programs(default_count: u64) -> std::ops::Range<u64> {
+    let from = env_u64("SHREC_FUZZ_FROM", 0);
+    from..from + env_u64("SHREC_FUZZ_PROGRAMS", default_count)
+}
+
 /// Exact comparison: same bits, except that `-0 == +0` and every NaN equals every NaN.
 pub fn bits_equal(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a == 0.0 && b == 0.0) || (a.is_nan() && b.is_nan())

@@ -479,13 +479,15 @@ fn long_fuzz() {
     if agal::gpu().is_none() {
         return;
     }
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
+    let programs = shrec_verify::long_run_programs(10_000);
+    let from = programs.start;
     let seed = fuzz_seed();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
+    let default_threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
+    let threads = shrec_verify::env_u64("SHREC_FUZZ_THREADS", default_threads);
     let start = std::time::Instant::now();
-    let c = fuzz(seed, 0..n, threads);
+    let c = fuzz(seed, programs, threads);
     println!(
-        "long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches ({} inconclusive lanes, {} opcodes executed, {:.0} s)",
+        "long_fuzz seed {seed} from #{from}: {} programs, {} comparisons, {} mismatches ({} inconclusive lanes, {} opcodes executed, {:.0} s)",
         c.programs,
         c.comparisons,
         c.mismatches,
@@ -612,14 +614,15 @@ fn long_shaped() {
     if agal::gpu().is_none() {
         return;
     }
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|s| s.parse().ok()).unwrap_or(d);
-    let (n, from, threads) = (env("SHREC_FUZZ_PROGRAMS", 10_000), env("SHREC_FUZZ_FROM", 0), env("SHREC_FUZZ_THREADS", 1));
+    let programs = shrec_verify::long_run_programs(10_000);
+    let (from, last) = (programs.start, programs.end - 1);
+    let threads = shrec_verify::env_u64("SHREC_FUZZ_THREADS", 1);
     let seed = fuzz_seed();
     let started = std::time::Instant::now();
-    let (c, f, deepest) = shaped(seed, from..from + n, threads);
+    let (c, f, deepest) = shaped(seed, programs, threads);
     println!(
         "long_shaped seed {seed} programs #{from}..#{}: {} programs, {} comparisons, {} mismatches ({} inconclusive lanes, {} opcodes executed, {:.0} s); {}",
-        from + n - 1,
+        last,
         c.programs,
         c.comparisons,
         c.mismatches,

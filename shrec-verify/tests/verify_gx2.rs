@@ -427,15 +427,16 @@ fn compiler_shaped_fixed_seed() {
     );
 }
 
-/// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000).
+/// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000)
+/// from `SHREC_FUZZ_FROM` (default 0).
 #[test]
 #[ignore]
 fn long_shaped() {
     let Some(gpu) = gpu() else { return };
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
-    let from: u64 = shrec_verify::env_u64("SHREC_FUZZ_FROM", 0);
+    let programs = shrec_verify::long_run_programs(10_000);
+    let from = programs.start;
     let started = std::time::Instant::now();
-    let (c, deepest, ladders) = shaped(gpu, fuzz_seed(), from..from + n);
+    let (c, deepest, ladders) = shaped(gpu, fuzz_seed(), programs);
     println!(
         "long_shaped seed {} from #{from}: {} in {:.0} s, deepest nesting {deepest}, {ladders} else-if ladders",
         fuzz_seed(),
@@ -1298,14 +1299,15 @@ fn long_fuzz() {
     if gpu().is_none() {
         return;
     }
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
+    let programs = shrec_verify::long_run_programs(10_000);
+    let from = programs.start;
     let seed = fuzz_seed();
     // one GPU thread unless asked: lavapipe (Mesa 22.3) may crash or hang driven by two threads
     let threads = shrec_verify::env_u64("SHREC_FUZZ_THREADS", 1);
     let t0 = std::time::Instant::now();
-    let c = fuzz(seed, 0..n, threads);
+    let c = fuzz(seed, programs, threads);
     println!(
-        "long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches, {} inconclusive, {:.0} s",
+        "long_fuzz seed {seed} from #{from}: {} programs, {} comparisons, {} mismatches, {} inconclusive, {:.0} s",
         c.programs,
         c.comparisons,
         c.mismatches,

@@ -187,13 +187,13 @@ fn gs_fuzz_fixed_seed() {
 }
 
 /// `SHREC_FUZZ_PROGRAMS=N` (default 2 000) random GS programs of seed `SHREC_FUZZ_SEED`, from
-/// program `SHREC_FUZZ_FIRST` (default 0).
+/// program `SHREC_FUZZ_FROM` (default 0).
 #[test]
 #[ignore]
 fn gs_long_fuzz() {
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 2000);
-    let first: u64 = shrec_verify::env_u64("SHREC_FUZZ_FIRST", 0);
-    let c = gs_fuzz(fuzz_seed(), first..first + n);
+    let programs = shrec_verify::long_run_programs(2000);
+    let (first, n) = (programs.start, programs.end - programs.start);
+    let c = gs_fuzz(fuzz_seed(), programs);
     finish(&format!("gs_long_fuzz seed {} from #{first}", fuzz_seed()), &c, n);
 }
 

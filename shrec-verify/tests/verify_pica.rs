@@ -625,16 +625,15 @@ fn long_fuzz() {
     if gpu().is_none() {
         return;
     }
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
-    // First program index (to re-run part of a run; the default 0 runs programs 0..N).
-    let start: u64 = shrec_verify::env_u64("SHREC_FUZZ_START", 0);
+    let programs = shrec_verify::long_run_programs(10_000);
+    let from = programs.start;
     let seed = fuzz_seed();
     // One thread by default: lavapipe (Mesa 22.3) has crashed / hung with two threads driving it.
     let threads = shrec_verify::env_u64("SHREC_FUZZ_THREADS", 1);
     let t0 = std::time::Instant::now();
-    let (c, forms) = fuzz(seed, start..start + n, threads);
+    let (c, forms) = fuzz(seed, programs, threads);
     println!(
-        "long_fuzz seed {seed}: {} programs ({} structured, {} pc-dispatch), {} comparisons, {} mismatches, {:.0} s",
+        "long_fuzz seed {seed} from #{from}: {} programs ({} structured, {} pc-dispatch), {} comparisons, {} mismatches, {:.0} s",
         c.programs,
         forms.0,
         forms.1,
@@ -856,10 +855,10 @@ fn compiler_shaped_fixed_seed() {
 #[ignore]
 fn long_shaped() {
     let Some(gpu) = gpu() else { return };
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
-    let from: u64 = shrec_verify::env_u64("SHREC_FUZZ_FROM", 0);
+    let programs = shrec_verify::long_run_programs(10_000);
+    let from = programs.start;
     let started = std::time::Instant::now();
-    let (c, forms, s) = shaped(gpu, fuzz_seed(), from..from + n);
+    let (c, forms, s) = shaped(gpu, fuzz_seed(), programs);
     println!("{}", shaped_summary(&format!("long_shaped seed {} from #{from}", fuzz_seed()), &c, &forms, &s, started.elapsed().as_secs_f64()));
     assert_eq!(s.overwrites, 0, "a shaped program pushed onto a full stack");
     finish("long_shaped", &c, &[], 0);

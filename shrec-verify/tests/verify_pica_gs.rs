@@ -250,10 +250,11 @@ fn geometry_fuzz_fixed_seed() {
 fn gs_long_fuzz() {
     let Some(gpu) = gpu() else { return };
     require_xfb(gpu);
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 2_000);
+    let programs = shrec_verify::long_run_programs(2_000);
+    let from = programs.start;
     let seed = fuzz_seed();
-    let c = gs_fuzz(gpu, seed, 0..n);
-    println!("gs_long_fuzz seed {seed}: {} programs, {} comparisons, {} mismatches", c.programs, c.comparisons, c.mismatches);
+    let c = gs_fuzz(gpu, seed, programs);
+    println!("gs_long_fuzz seed {seed} from #{from}: {} programs, {} comparisons, {} mismatches", c.programs, c.comparisons, c.mismatches);
     finish("gs_long_fuzz", &c, &[], 0);
 }
 

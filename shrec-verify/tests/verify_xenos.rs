@@ -7,9 +7,9 @@
 //! Commands:
 //! - `cargo test --release --test verify_xenos`
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_xenos -- --ignored long_fuzz --nocapture --test-threads=1`
-//!   (`SHREC_FUZZ_FIRST=K` starts at program K: a long run in parts)
+//!   (`SHREC_FUZZ_FROM=K` starts at program K: a long run in parts)
 //! - `SHREC_FUZZ_PROGRAMS=10000 cargo test --release --test verify_xenos -- --ignored long_shaped --nocapture`
-//!   (compiler-shaped programs, `gen::shaped_program`; `SHREC_FUZZ_FIRST`, `SHREC_FUZZ_SECONDS` as for long_fuzz)
+//!   (compiler-shaped programs, `gen::shaped_program`; `SHREC_FUZZ_FROM`, `SHREC_FUZZ_SECONDS` as for long_fuzz)
 //! - `SHREC_FUZZ_SEED=S SHREC_FUZZ_ONLY=I cargo test --release --test verify_xenos -- --ignored fuzz_one --nocapture`
 //!   (`SHREC_FUZZ_SHAPED=1`: the compiler-shaped program I)
 //!   (`SHREC_FUZZ_DUMP=FILE` also writes the program's container to FILE)
@@ -1462,15 +1462,14 @@ fn long_fuzz() {
     if gpu().is_none() {
         return;
     }
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
-    // SHREC_FUZZ_FIRST=k runs programs k..k+n, so a long run can be done in parts
-    let first: u64 = shrec_verify::env_u64("SHREC_FUZZ_FIRST", 0);
+    let programs = shrec_verify::long_run_programs(10_000);
+    let first = programs.start;
     let seed = fuzz_seed();
     // One thread by default: two threads driving lavapipe (Mesa 22.3) at once have crashed or
     // hung it (see README); SHREC_FUZZ_THREADS overrides.
     let threads: u64 = shrec_verify::env_u64("SHREC_FUZZ_THREADS", 1).max(1);
     let start = std::time::Instant::now();
-    let c = fuzz(seed, first..first + n, threads);
+    let c = fuzz(seed, programs, threads);
     println!(
         "long_fuzz seed {seed} from #{first}: {} programs, {} comparisons, {} mismatches, {} inconclusive in {:.0} s",
         c.programs,
@@ -1628,15 +1627,15 @@ fn compiler_shaped_fixed_seed() {
 }
 
 /// Long mode of [`compiler_shaped_fixed_seed`]: `SHREC_FUZZ_PROGRAMS` programs (default 10 000)
-/// from `SHREC_FUZZ_FIRST` (default 0); `SHREC_FUZZ_SECONDS` stops starting new ones.
+/// from `SHREC_FUZZ_FROM` (default 0); `SHREC_FUZZ_SECONDS` stops starting new ones.
 #[test]
 #[ignore]
 fn long_shaped() {
     let Some(gpu) = gpu() else { return };
-    let n: u64 = shrec_verify::env_u64("SHREC_FUZZ_PROGRAMS", 10_000);
-    let first: u64 = shrec_verify::env_u64("SHREC_FUZZ_FIRST", 0);
+    let programs = shrec_verify::long_run_programs(10_000);
+    let first = programs.start;
     let started = std::time::Instant::now();
-    let (c, e, most) = shaped(gpu, fuzz_seed(), first..first + n);
+    let (c, e, most) = shaped(gpu, fuzz_seed(), programs);
     println!("{}", shaped_summary(&format!("long_shaped seed {} from #{first}", fuzz_seed()), &c, &e, &most, started.elapsed().as_secs_f64()));
     finish("long_shaped", &c, &[], 0);
 }
