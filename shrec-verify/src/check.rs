@@ -62,6 +62,18 @@ pub fn float_controls() -> bool {
     *ON.get_or_init(|| backend_from_env() == SpirvBackend::Direct && std::env::var("SHREC_VERIFY_FLOAT_CONTROLS").as_deref() == Ok("1"))
 }
 
+/// Whether the driver may turn a product with a compile-time `+0.0` operand into `+0` although
+/// the module declares `SignedZeroInfNanPreserve`: lavapipe does (Mesa 22.3.6). Its gallivm
+/// multiply (`lp_build_mul`, `gallivm/lp_bld_arit.c`) returns its zero constant when either
+/// operand *is* that constant, before any IEEE rule: `x · +0` gives `+0` for a negative `x`,
+/// for ±inf and for NaN. `−0.0` is another constant and is multiplied (verify_gx2
+/// `ieee_multiply_by_a_literal_zero`: a literal +0 times −2, ±inf, NaN gives +0 on every lane,
+/// a literal −0 the IEEE result). The interpreters leave such lanes undetermined, as they do
+/// without float controls; a `−0` operand is compared.
+pub fn plus_zero_products_fold() -> bool {
+    true
+}
+
 /// The module's SPIR-V as the build makes it, through [`backend_from_env`]'s back end.
 pub fn spirv(gpu: &Gpu, module: &Module) -> Result<Vec<u8>, String> {
     spirv_with(gpu, module, backend_from_env())

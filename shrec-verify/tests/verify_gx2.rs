@@ -1667,6 +1667,35 @@ fn dot4_multiplies_zero_times_anything_to_zero() {
     finish("dot4_multiplies_zero_times_anything_to_zero", &total, &["DOT4", "DOT4_IEEE"], 50);
 }
 
+/// MUL_IEEE of −2, +inf, NaN and −inf by a literal +0 and by a literal −0: IEEE gives ∓0 and
+/// NaN. Without float controls the NaN lanes are "not determined" (a driver may fold `x · 0` to
+/// 0). With `SHREC_VERIFY_FLOAT_CONTROLS=1` (direct back end, `SignedZeroInfNanPreserve`) the
+/// −0 program is compared on every lane; the +0 one stays undetermined, because lavapipe folds a
+/// product with the constant +0 even then (`check::plus_zero_products_fold`: compared, its NaN
+/// lanes mismatch 24 times, the GPU giving +0).
+#[test]
+fn ieee_multiply_by_a_literal_zero() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let pos = C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] };
+    let out = C::Exp { done: true, ty: 2, base: 0, gpr: 2, burst: 0, sel: [0, 1, 2, 3] };
+    for (k, zero) in [0.0f32, -0.0].into_iter().enumerate() {
+        let mul = |l: u8| a("MUL_IEEE", (2, l), &[c(4, l), lit(0)]);
+        let prog = vec![cf("CALL_FS"), alu("ALU", vec![G(vec![mul(0), mul(1), mul(2), mul(3)], vec![zero.to_bits()])]), pos.clone(), out.clone()];
+        let mut p = gen::fixed(&format!("MUL_IEEE by literal {zero:?}"), ShaderKind::Vertex, &prog, prog.len() - 1, vec![], false, 80 + k as u64);
+        for case in &mut p.cases {
+            case.regfile[4] = [-2.0, f32::INFINITY, f32::NAN, f32::NEG_INFINITY].map(f32::to_bits);
+        }
+        let c = gx2::run(gpu, &p);
+        println!("MUL_IEEE by a literal {zero:?}: {} comparisons, {} inconclusive, {} mismatches", c.comparisons, c.inconclusive, c.mismatches);
+        if zero.is_sign_negative() && shrec_verify::check::float_controls() {
+            assert_eq!(c.inconclusive, 0, "with float controls every lane of x · (−0) is compared");
+        }
+        total.merge(c);
+    }
+    finish("ieee_multiply_by_a_literal_zero", &total, &["MUL_IEEE"], 8);
+}
+
 /// GX2 row "Bounded loops: … INIT and INC signed" (docs/semantics-audit.md, "Tests of the
 /// one-source rules"): a LOOP_START over loop constant (COUNT 3, INIT 5, INC −2) adding
 /// `c[8 + AL]` to R2.x each iteration (AL = 5, 3, 1); read unsigned, INC would be 254.

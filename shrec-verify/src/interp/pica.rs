@@ -152,12 +152,18 @@ impl FlowStats {
 
 /// 0·NaN: NaN on the PICA and in shrec's HLSL, but a driver may fold `x·0` to 0 when the zero is
 /// a compile-time constant (Vulkan does not pin down NaN arithmetic without float controls;
-/// lavapipe does it for a never-written register): undetermined. Even with
-/// `SignedZeroInfNanPreserve` ([`crate::check::float_controls`]): lavapipe (Mesa 22.3) gave a
-/// non-NaN `dp4` of a never-written register (0) and a NaN (fuzz seed 1 #28, 2 lanes), so this
-/// rule stays whatever the module declares.
+/// lavapipe does it for a never-written register): undetermined. With
+/// `SignedZeroInfNanPreserve` ([`crate::check::float_controls`]) only a +0 operand stays
+/// undetermined: lavapipe folds a product with the constant +0 even then
+/// ([`crate::check::plus_zero_products_fold`]; fuzz seed 1 #28, a `dp4` of a never-written
+/// register and a NaN), never one with −0.
 fn zero_times_nan(a: V, b: V) -> bool {
-    (a.value.is_nan() && b.value == 0.0) || (b.value.is_nan() && a.value == 0.0)
+    let by_zero = |z: V, other: V| {
+        other.value.is_nan()
+            && z.value == 0.0
+            && (!crate::check::float_controls() || z.value.is_sign_positive() && crate::check::plus_zero_products_fold())
+    };
+    by_zero(b, a) || by_zero(a, b)
 }
 
 /// PICA multiply: 0·±inf = +0, 0·NaN = NaN (docs/pica.md).
