@@ -558,6 +558,43 @@ impl Gpu {
         unsafe { std::slice::from_raw_parts(b.ptr, b.size as usize).to_vec() }
     }
 
+    /// Begins a rendering pass over one pixel with no attachment (the vertex, geometry and
+    /// stream-out jobs read captured outputs, not pixels) and binds the pipeline and the vertex
+    /// buffer `vb`: what their draws share.
+    ///
+    /// # Safety
+    /// `cmd` is `s`'s command buffer, recording (between [`Gpu::begin`] and [`Gpu::submit`]),
+    /// and `s.pipeline` is built.
+    unsafe fn begin_point_draw(&self, s: &Scratch, cmd: vk::CommandBuffer, vb: usize) {
+        let ri = vk::RenderingInfo::default()
+            .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
+            .layer_count(1);
+        // SAFETY: the caller's contract: a recording command buffer of `s`, whose handles are live.
+        unsafe {
+            self.device.cmd_begin_rendering(cmd, &ri);
+            self.device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
+            self.device.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
+        }
+    }
+
+    /// Binds `sets` with invocation (or quad) `i`'s offsets into the `dynamic` uniforms
+    /// ([`Gpu::resources`]' second result: each one's data stands `stride` bytes apart).
+    ///
+    /// # Safety
+    /// As [`Gpu::begin_point_draw`], with `s.pipeline_layout` built.
+    unsafe fn bind_invocation_sets(
+        &self,
+        s: &Scratch,
+        cmd: vk::CommandBuffer,
+        sets: &[vk::DescriptorSet],
+        dynamic: &[(usize, usize, u64)],
+        i: usize,
+    ) {
+        let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
+        // SAFETY: the caller's contract: a recording command buffer of `s`, whose handles are live.
+        unsafe { self.device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, sets, &offsets) };
+    }
+
     /// The vertex buffer of a run of `invocations`, one vertex each with every location up to
     /// the highest of `locations` (16 bytes a location), and each invocation's data of the
     /// `dynamic` uniforms (`resources`' offsets) written at its offset: (buffer, vertex stride).
@@ -997,15 +1034,9 @@ impl Gpu {
         self.vertex_geometry_pipeline(s, &[vs, gsm], &job.attribute_locations, vstride, vk::PrimitiveTopology::POINT_LIST, "vertex harness")?;
         // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
-            let ri = vk::RenderingInfo::default()
-                .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
-                .layer_count(1);
-            d.cmd_begin_rendering(cmd, &ri);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
-            d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
+            self.begin_point_draw(s, cmd, vb);
             for i in 0..n {
-                let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
-                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                self.bind_invocation_sets(s, cmd, &sets, &dynamic, i);
                 let mut pc = pushed[i].clone();
                 pc.extend_from_slice(&(i as u32).to_le_bytes());
                 d.cmd_push_constants(cmd, s.pipeline_layout, push_stages, 0, &pc);
@@ -1292,8 +1323,7 @@ impl Gpu {
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
             d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
             for q in 0..n {
-                let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * q as u64) as u32).collect();
-                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                self.bind_invocation_sets(s, cmd, &sets, &dynamic, q);
                 if let Some(pc) = &pushed {
                     d.cmd_push_constants(cmd, s.pipeline_layout, push_stages, 0, &pc[q]);
                 }

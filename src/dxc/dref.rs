@@ -46,21 +46,6 @@ pub enum RewriteError {
     Placeholder { word: usize, why: &'static str },
 }
 
-/// One instruction: its first word's index and its words.
-fn instructions(words: &[u32]) -> Result<Vec<(usize, &[u32])>, RewriteError> {
-    let mut out = Vec::new();
-    let mut at = 5;
-    while at < words.len() {
-        let len = (words[at] >> 16) as usize;
-        if len == 0 || at + len > words.len() {
-            return Err(RewriteError::Malformed(at));
-        }
-        out.push((at, &words[at..at + len]));
-        at += len;
-    }
-    Ok(out)
-}
-
 /// The literal string of an OpExtInstImport (its operand words after the result id).
 fn import_name(inst: &[u32]) -> String {
     let bytes: Vec<u8> = inst[2..].iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
@@ -70,11 +55,8 @@ fn import_name(inst: &[u32]) -> String {
 /// Rewrites the depth-compare placeholders of a SPIR-V module (little-endian words, as DXC
 /// returns them); a module without the placeholder import is returned unchanged.
 pub fn rewrite(bytes: &[u8]) -> Result<Vec<u8>, RewriteError> {
-    if bytes.len() < 20 || !bytes.len().is_multiple_of(4) {
-        return Err(RewriteError::Malformed(0));
-    }
-    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    let insts = instructions(&words)?;
+    let words = super::words::words(bytes).ok_or(RewriteError::Malformed(0))?;
+    let insts = super::words::instructions(&words).map_err(RewriteError::Malformed)?;
     let Some(set) = insts.iter().find(|(_, i)| i[0] & 0xFFFF == OP_EXT_INST_IMPORT && import_name(i) == PLACEHOLDER_SET).map(|(_, i)| i[1]) else {
         return Ok(bytes.to_vec());
     };

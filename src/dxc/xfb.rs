@@ -39,21 +39,13 @@ pub fn decorate(bytes: &[u8], decls: &[XfbDecl]) -> Result<Vec<u8>, XfbError> {
     if decls.is_empty() {
         return Ok(bytes.to_vec());
     }
-    if bytes.len() < 20 || !bytes.len().is_multiple_of(4) {
-        return Err(XfbError::Malformed(0));
-    }
-    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let words = super::words::words(bytes).ok_or(XfbError::Malformed(0))?;
     let (mut after_caps, mut after_entries, mut first_decorate) = (5, None, None);
     let mut entries = Vec::new();
     let mut located: Vec<(u32, u32)> = Vec::new();
     let mut outputs = Vec::new();
-    let mut at = 5;
-    while at < words.len() {
-        let (op, len) = (words[at] & 0xFFFF, (words[at] >> 16) as usize);
-        if len == 0 || at + len > words.len() {
-            return Err(XfbError::Malformed(at));
-        }
-        let inst = &words[at..at + len];
+    for (at, inst) in super::words::instructions(&words).map_err(XfbError::Malformed)? {
+        let (op, len) = (inst[0] & 0xFFFF, inst.len());
         match op {
             OP_CAPABILITY => after_caps = at + len,
             OP_ENTRY_POINT if len >= 3 => {
@@ -69,7 +61,6 @@ pub fn decorate(bytes: &[u8], decls: &[XfbDecl]) -> Result<Vec<u8>, XfbError> {
             OP_VARIABLE if len >= 4 && inst[3] == STORAGE_OUTPUT => outputs.push(inst[2]),
             _ => {}
         }
-        at += len;
     }
     let (Some(after_entries), [entry]) = (after_entries, entries.as_slice()) else {
         return Err(XfbError::EntryPoints(entries.len()));

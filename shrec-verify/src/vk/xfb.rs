@@ -209,17 +209,11 @@ impl Gpu {
         let fp = xfb.fp();
         // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
-            let ri = vk::RenderingInfo::default()
-                .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
-                .layer_count(1);
-            d.cmd_begin_rendering(cmd, &ri);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
-            d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
+            self.begin_point_draw(s, cmd, vb);
             let xbuf = [s.buffers[capture].buffer];
             let cbuf = [s.buffers[counters].buffer];
             for i in 0..n {
-                let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
-                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                self.bind_invocation_sets(s, cmd, &sets, &dynamic, i);
                 let (off, size) = ([region * i as u64], [region]);
                 (fp.cmd_bind_transform_feedback_buffers_ext)(cmd, 0, 1, xbuf.as_ptr(), off.as_ptr(), size.as_ptr());
                 (fp.cmd_begin_transform_feedback_ext)(cmd, 0, 0, std::ptr::null(), std::ptr::null());
@@ -308,15 +302,9 @@ impl Gpu {
         let fp = xfb.fp();
         // SAFETY: recording into this Scratch's command buffer, between begin and submit; every handle recorded is a live handle of this Scratch.
         unsafe {
-            let ri = vk::RenderingInfo::default()
-                .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: vk::Extent2D { width: 1, height: 1 } })
-                .layer_count(1);
-            d.cmd_begin_rendering(cmd, &ri);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline);
-            d.cmd_bind_vertex_buffers(cmd, 0, &[s.buffers[vb].buffer], &[0]);
+            self.begin_point_draw(s, cmd, vb);
             for i in 0..n {
-                let offsets: Vec<u32> = dynamic.iter().map(|&(_, _, stride)| (stride * i as u64) as u32).collect();
-                d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, s.pipeline_layout, 0, &sets, &offsets);
+                self.bind_invocation_sets(s, cmd, &sets, &dynamic, i);
                 for (b, buf) in buffers.iter().enumerate() {
                     let Some(buf) = *buf else { continue };
                     let stride = u64::from(job.strides[b]);

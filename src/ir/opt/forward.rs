@@ -13,7 +13,7 @@ use super::copy_prop::{lane_of, Known};
 use super::regs::{lanes, Named, Slots};
 use super::Budget;
 use crate::ir::visit::{expr_lane_reads, stmt_lane_reads};
-use crate::ir::{Dst, Expr, Module, RegRef, Src, Stmt, Texture};
+use crate::ir::{Dst, Expr, Module, Src, Stmt, Texture};
 
 /// How far back a move looks for the statement that computed its source.
 const WINDOW: usize = 16;
@@ -27,17 +27,6 @@ pub fn run(m: &mut Module, budget: &mut Budget) -> Result<(), super::OutOfBudget
 struct Forwarding<'a> {
     slots: Slots,
     textures: &'a [Texture],
-}
-
-/// Whether any register lane `f` reports overlaps slot `slot`'s lanes `mask` (a dynamic index
-/// overlaps every slot of its file).
-fn touches(slots: &Slots, reg: &RegRef, lanes: u8, slot: usize, mask: u8) -> bool {
-    lanes & mask != 0
-        && match slots.name(reg) {
-            Named::Slot(s) => s == slot,
-            Named::AnyOf(r) => r.contains(&slot),
-            Named::Untracked => false,
-        }
 }
 
 impl Forwarding<'_> {
@@ -99,16 +88,16 @@ impl Forwarding<'_> {
                             }
                             return None;
                         };
-                        let mut conflict = touches(&self.slots, &kd.reg, kd.mask, d, d_mask) || touches(&self.slots, &kd.reg, kd.mask, p, p_mask);
+                        let mut conflict = self.slots.overlaps(&kd.reg, kd.mask, d, d_mask) || self.slots.overlaps(&kd.reg, kd.mask, p, p_mask);
                         for (r, lanes) in &e_reads {
                             if let Named::Slot(rs) = self.slots.name(r) {
-                                conflict |= touches(&self.slots, &kd.reg, kd.mask, rs, *lanes);
+                                conflict |= self.slots.overlaps(&kd.reg, kd.mask, rs, *lanes);
                             } else if !matches!(self.slots.name(r), Named::Untracked) || !matches!(self.slots.name(&kd.reg), Named::Slot(_)) {
                                 conflict = true;
                             }
                         }
                         stmt_lane_reads(k, self.textures, &mut |r, lanes| {
-                            conflict |= touches(&self.slots, r, lanes, d, d_mask) || touches(&self.slots, r, lanes, p, p_mask);
+                            conflict |= self.slots.overlaps(r, lanes, d, d_mask) || self.slots.overlaps(r, lanes, p, p_mask);
                         });
                         if conflict {
                             return None;

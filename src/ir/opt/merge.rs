@@ -12,7 +12,7 @@
 use super::regs::{lanes, Named, Slots};
 use super::Budget;
 use crate::ir::visit::{expr_lane_reads, stmt_lane_reads};
-use crate::ir::{Expr, Module, RegRef, Stmt, Texture, UnOp};
+use crate::ir::{Expr, Module, Stmt, Texture, UnOp};
 
 const WINDOW: usize = 12;
 
@@ -25,15 +25,6 @@ pub fn run(m: &mut Module, budget: &mut Budget) -> Result<(), super::OutOfBudget
 struct LaneMerge<'a> {
     slots: Slots,
     textures: &'a [Texture],
-}
-
-fn overlaps(slots: &Slots, reg: &RegRef, lanes: u8, slot: usize, mask: u8) -> bool {
-    lanes & mask != 0
-        && match slots.name(reg) {
-            Named::Slot(s) => s == slot,
-            Named::AnyOf(r) => r.contains(&slot),
-            Named::Untracked => false,
-        }
 }
 
 /// Lane `k` of an assignment's value as the `.x` lane of an expression (with the statement's
@@ -103,18 +94,18 @@ impl LaneMerge<'_> {
             };
             if self.slots.name(&k_dst.reg) == Named::Slot(d) && k_dst.mask & d2.mask == 0 && mergeable(k_dst.mask, k_val) {
                 // E2 would see D.M1 before its write
-                if e2_reads.iter().any(|(r, l)| overlaps(&self.slots, r, *l, d, k_dst.mask)) {
+                if e2_reads.iter().any(|(r, l)| self.slots.overlaps(r, *l, d, k_dst.mask)) {
                     return None;
                 }
                 return Some(i);
             }
             // a statement E2 moves above
-            if overlaps(&self.slots, &k_dst.reg, k_dst.mask, d, d2.mask) {
+            if self.slots.overlaps(&k_dst.reg, k_dst.mask, d, d2.mask) {
                 return None;
             }
             for (r, l) in &e2_reads {
                 let hit = match self.slots.name(r) {
-                    Named::Slot(rs) => overlaps(&self.slots, &k_dst.reg, k_dst.mask, rs, *l),
+                    Named::Slot(rs) => self.slots.overlaps(&k_dst.reg, k_dst.mask, rs, *l),
                     Named::AnyOf(_) => !matches!(self.slots.name(&k_dst.reg), Named::Untracked),
                     Named::Untracked => !matches!(self.slots.name(&k_dst.reg), Named::Slot(_)),
                 };
@@ -123,7 +114,7 @@ impl LaneMerge<'_> {
                 }
             }
             let mut reads_d = false;
-            stmt_lane_reads(s, self.textures, &mut |r, l| reads_d |= overlaps(&self.slots, r, l, d, d2.mask));
+            stmt_lane_reads(s, self.textures, &mut |r, l| reads_d |= self.slots.overlaps(r, l, d, d2.mask));
             if reads_d {
                 return None;
             }

@@ -56,6 +56,17 @@ impl Slots {
             _ => Named::AnyOf(range),
         }
     }
+
+    /// Whether lanes `lanes` of `reg` overlap lanes `mask` of slot `slot` (a dynamic index
+    /// overlaps every slot of its file; a constant file never does).
+    pub fn overlaps(&self, reg: &RegRef, lanes: u8, slot: usize, mask: u8) -> bool {
+        lanes & mask != 0
+            && match self.name(reg) {
+                Named::Slot(s) => s == slot,
+                Named::AnyOf(r) => r.contains(&slot),
+                Named::Untracked => false,
+            }
+    }
 }
 
 /// Lanes of a mask, low bit first.
