@@ -212,6 +212,15 @@ fn geometry_all() {
     let Some(gpu) = gx2::gpu_or_skip() else { return };
     geometry_shaders(gpu);
     gs_fuzz_fixed_seed();
+    gs_fuzz_regressions();
+}
+
+/// Random GS programs a long run found wrong, kept: seed 1 #147, whose `MULADD` of two
+/// propagated constants was a literal-only HLSL product that DXC evaluated one ulp off before
+/// the writer suffixed float literals `f` (`hlsl::text::float_literal`; 32 mismatching lanes).
+fn gs_fuzz_regressions() {
+    let c = gs_fuzz(1, 147..148);
+    finish("gs_fuzz_regressions", &c, 500);
 }
 
 /// ES → GS → copy shader on lavapipe against the interpreter, then the dropped-cut mutation.

@@ -5,13 +5,22 @@ use crate::ir::*;
 
 pub(super) const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
+/// A float literal of exactly `v`, typed `float`: the `f` suffix matters. An unsuffixed HLSL
+/// literal is a "literal float" that DXC keeps at 64 bits until it meets a 32-bit operand, so
+/// the shortest decimal that names `v` among floats (`{v:?}`) is read as a *double* near `v`,
+/// and literal-only arithmetic (after the IR passes propagated two constants into one
+/// operation) runs on those doubles; DXC's SPIR-V even held one such literal a float below the
+/// nearest (GX2 gs_long_fuzz seed 1 #147: `7.9999995` became `7.99999905`, 0x40FFFFFE for
+/// 0x40FFFFFF, one ulp off in `MULADD`). With the suffix the decimal is rounded to the nearest
+/// float, which is `v`. Slang's HLSL emitter suffixes its literals for the same reason
+/// (shader-slang/slang#6381).
 pub(super) fn float_literal(v: f32) -> String {
     if v.is_finite() {
         let s = format!("{v:?}");
         if s.contains(['.', 'e', 'E']) {
-            s
+            format!("{s}f")
         } else {
-            format!("{s}.0")
+            format!("{s}.0f")
         }
     } else {
         format!("asfloat(0x{:08X}u)", v.to_bits())
@@ -327,10 +336,11 @@ mod tests {
 
     #[test]
     fn literals_are_exact_hlsl() {
-        assert_eq!(float_literal(1.0), "1.0");
-        assert_eq!(float_literal(0.125), "0.125");
+        assert_eq!(float_literal(1.0), "1.0f");
+        assert_eq!(float_literal(0.125), "0.125f");
+        assert_eq!(float_literal(7.9999995), "7.9999995f");
         assert_eq!(float_literal(f32::INFINITY), "asfloat(0x7F800000u)");
-        assert_eq!(float_literal(1e-40), "1e-40");
+        assert_eq!(float_literal(1e-40), "1e-40f");
     }
 
     #[test]

@@ -24,68 +24,68 @@ static precise float4 R0 = 0, R1 = 0, R2 = 0, R3 = 0, R4 = 0, R5 = 0, R6 = 0, R7
 void shrec_body()
 {
     R0 = v0;
-    R128.xz = float2(asfloat(select(C[0].y > 0.0, 0xFFFFFFFFu, 0u)), asfloat(select(C[0].x > 0.0, 0xFFFFFFFFu, 0u)));
+    R128.xz = float2(asfloat(select(C[0].y > 0.0f, 0xFFFFFFFFu, 0u)), asfloat(select(C[0].x > 0.0f, 0xFFFFFFFFu, 0u)));
     R1.y = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R128.x), (0xFFFFFFFFu)));
-    R128.x = asfloat((select(asuint(R1.y) != asuint(0.0), 0xFFFFFFFFu, 0u)) & asuint(1.0));
-    R133.w = (select(R128.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
+    R128.x = asfloat((select(asuint(R1.y) != asuint(0.0f), 0xFFFFFFFFu, 0u)) & asuint(1.0f));
+    R133.w = (select(R128.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).w;
     R133.x = R133.w;
-    [branch] if (!(R133.x == 0.0))
+    [branch] if (!(R133.x == 0.0f))
     {
-        R130.xzw = float3((SHREC_MUL_LEGACY_K(v0.y, 2.0) + -0.5), asfloat(select(C[0].z > 0.0, 0xFFFFFFFFu, 0u)), (SHREC_MUL_LEGACY_K(v0.x, 2.0) + -0.5));
+        R130.xzw = float3((SHREC_MUL_LEGACY_K(v0.y, 2.0f) + -0.5f), asfloat(select(C[0].z > 0.0f, 0xFFFFFFFFu, 0u)), (SHREC_MUL_LEGACY_K(v0.x, 2.0f) + -0.5f));
         R8.y = C[1].w;
         R6.xy = float2(asfloat(shrec_cnde_i(asuint(R130.z), asuint(v0.x), asuint(R130.w))), asfloat(shrec_cnde_i(asuint(R130.z), asuint(v0.y), asuint(R130.x))));
-        R0 = float4((SHREC_MUL_LEGACY_K(C[0].x, -0.028) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.028) + R6.y), (SHREC_MUL_LEGACY_K(C[0].x, -0.024) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.024) + R6.y));
-        R1.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.02) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.02) + R6.y));
-        R2.xz = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.016) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.016) + R6.y));
-        R4.yw = float2((SHREC_MUL_LEGACY_K(C[0].y, -0.012) + R6.y), (SHREC_MUL_LEGACY_K(C[0].x, -0.012) + R6.x));
+        R0 = float4((SHREC_MUL_LEGACY_K(C[0].x, -0.028f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.028f) + R6.y), (SHREC_MUL_LEGACY_K(C[0].x, -0.024f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.024f) + R6.y));
+        R1.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.02f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.02f) + R6.y));
+        R2.xz = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.016f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.016f) + R6.y));
+        R4.yw = float2((SHREC_MUL_LEGACY_K(C[0].y, -0.012f) + R6.y), (SHREC_MUL_LEGACY_K(C[0].x, -0.012f) + R6.x));
         R3 = t0_s0.Sample(s0_t0, R0.xy);
         R0 = t0_s0.Sample(s0_t0, R0.zw);
         R1 = t0_s0.Sample(s0_t0, R1.xy);
         R2 = t0_s0.Sample(s0_t0, R2.xz);
-        R130 = float4(SHREC_MUL_LEGACY_K(R0.y, 0.008957813), SHREC_MUL_LEGACY_K(R0.x, 0.008957813), SHREC_MUL_LEGACY_K(R0.w, 0.008957813), SHREC_MUL_LEGACY_K(R0.z, 0.008957813));
-        R0.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.008) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.008) + R6.y));
-        R128 = float4((SHREC_MUL_LEGACY_K(R3.y, 0.004429912) + R130.x), (SHREC_MUL_LEGACY_K(R3.x, 0.004429912) + R130.y), (SHREC_MUL_LEGACY_K(R3.w, 0.004429912) + R130.z), (SHREC_MUL_LEGACY_K(R3.z, 0.004429912) + R130.w));
-        R130 = float4((SHREC_MUL_LEGACY_K(R1.y, 0.021596387) + R128.x), (SHREC_MUL_LEGACY_K(R1.x, 0.021596387) + R128.y), (SHREC_MUL_LEGACY_K(R1.w, 0.021596387) + R128.z), (SHREC_MUL_LEGACY_K(R1.z, 0.021596387) + R128.w));
-        R1.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.004) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.004) + R6.y));
-        R2 = float4((SHREC_MUL_LEGACY_K(R2.w, 0.044368334) + R130.z), (SHREC_MUL_LEGACY_K(R2.z, 0.044368334) + R130.w), (SHREC_MUL_LEGACY_K(R2.y, 0.044368334) + R130.x), (SHREC_MUL_LEGACY_K(R2.x, 0.044368334) + R130.y));
+        R130 = float4(SHREC_MUL_LEGACY_K(R0.y, 0.008957813f), SHREC_MUL_LEGACY_K(R0.x, 0.008957813f), SHREC_MUL_LEGACY_K(R0.w, 0.008957813f), SHREC_MUL_LEGACY_K(R0.z, 0.008957813f));
+        R0.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.008f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.008f) + R6.y));
+        R128 = float4((SHREC_MUL_LEGACY_K(R3.y, 0.004429912f) + R130.x), (SHREC_MUL_LEGACY_K(R3.x, 0.004429912f) + R130.y), (SHREC_MUL_LEGACY_K(R3.w, 0.004429912f) + R130.z), (SHREC_MUL_LEGACY_K(R3.z, 0.004429912f) + R130.w));
+        R130 = float4((SHREC_MUL_LEGACY_K(R1.y, 0.021596387f) + R128.x), (SHREC_MUL_LEGACY_K(R1.x, 0.021596387f) + R128.y), (SHREC_MUL_LEGACY_K(R1.w, 0.021596387f) + R128.z), (SHREC_MUL_LEGACY_K(R1.z, 0.021596387f) + R128.w));
+        R1.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, -0.004f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, -0.004f) + R6.y));
+        R2 = float4((SHREC_MUL_LEGACY_K(R2.w, 0.044368334f) + R130.z), (SHREC_MUL_LEGACY_K(R2.z, 0.044368334f) + R130.w), (SHREC_MUL_LEGACY_K(R2.y, 0.044368334f) + R130.x), (SHREC_MUL_LEGACY_K(R2.x, 0.044368334f) + R130.y));
         R4 = t0_s0.Sample(s0_t0, R4.wy);
         R0 = t0_s0.Sample(s0_t0, R0.xy);
         R1 = t0_s0.Sample(s0_t0, R1.xy);
         R3 = t0_s0.Sample(s0_t0, R6.xy);
-        R130 = float4((SHREC_MUL_LEGACY_K(R4.z, 0.07767442) + R2.y), (SHREC_MUL_LEGACY_K(R4.w, 0.07767442) + R2.x), (SHREC_MUL_LEGACY_K(R4.y, 0.07767442) + R2.z), (SHREC_MUL_LEGACY_K(R4.x, 0.07767442) + R2.w));
-        R2.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, 0.004) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.004) + R6.y));
-        R128 = float4((SHREC_MUL_LEGACY_K(R0.y, 0.11587662) + R130.z), (SHREC_MUL_LEGACY_K(R0.x, 0.11587662) + R130.w), (SHREC_MUL_LEGACY_K(R0.w, 0.11587662) + R130.y), (SHREC_MUL_LEGACY_K(R0.z, 0.11587662) + R130.x));
-        R130 = float4((SHREC_MUL_LEGACY_K(R1.y, 0.14730805) + R128.x), (SHREC_MUL_LEGACY_K(R1.x, 0.14730805) + R128.y), (SHREC_MUL_LEGACY_K(R1.w, 0.14730805) + R128.z), (SHREC_MUL_LEGACY_K(R1.z, 0.14730805) + R128.w));
-        R1 = float4((SHREC_MUL_LEGACY_K(C[0].x, 0.008) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.008) + R6.y), (SHREC_MUL_LEGACY_K(R3.w, 0.15957691) + R130.z), (SHREC_MUL_LEGACY_K(R3.z, 0.15957691) + R130.w));
-        R0.xy = float2((SHREC_MUL_LEGACY_K(R3.y, 0.15957691) + R130.x), (SHREC_MUL_LEGACY_K(R3.x, 0.15957691) + R130.y));
-        R3 = float4((SHREC_MUL_LEGACY_K(C[0].x, 0.012) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.012) + R6.y), (SHREC_MUL_LEGACY_K(C[0].x, 0.016) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.016) + R6.y));
-        R7.x = (SHREC_MUL_LEGACY_K(C[0].x, 0.02) + R6.x);
+        R130 = float4((SHREC_MUL_LEGACY_K(R4.z, 0.07767442f) + R2.y), (SHREC_MUL_LEGACY_K(R4.w, 0.07767442f) + R2.x), (SHREC_MUL_LEGACY_K(R4.y, 0.07767442f) + R2.z), (SHREC_MUL_LEGACY_K(R4.x, 0.07767442f) + R2.w));
+        R2.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, 0.004f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.004f) + R6.y));
+        R128 = float4((SHREC_MUL_LEGACY_K(R0.y, 0.11587662f) + R130.z), (SHREC_MUL_LEGACY_K(R0.x, 0.11587662f) + R130.w), (SHREC_MUL_LEGACY_K(R0.w, 0.11587662f) + R130.y), (SHREC_MUL_LEGACY_K(R0.z, 0.11587662f) + R130.x));
+        R130 = float4((SHREC_MUL_LEGACY_K(R1.y, 0.14730805f) + R128.x), (SHREC_MUL_LEGACY_K(R1.x, 0.14730805f) + R128.y), (SHREC_MUL_LEGACY_K(R1.w, 0.14730805f) + R128.z), (SHREC_MUL_LEGACY_K(R1.z, 0.14730805f) + R128.w));
+        R1 = float4((SHREC_MUL_LEGACY_K(C[0].x, 0.008f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.008f) + R6.y), (SHREC_MUL_LEGACY_K(R3.w, 0.15957691f) + R130.z), (SHREC_MUL_LEGACY_K(R3.z, 0.15957691f) + R130.w));
+        R0.xy = float2((SHREC_MUL_LEGACY_K(R3.y, 0.15957691f) + R130.x), (SHREC_MUL_LEGACY_K(R3.x, 0.15957691f) + R130.y));
+        R3 = float4((SHREC_MUL_LEGACY_K(C[0].x, 0.012f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.012f) + R6.y), (SHREC_MUL_LEGACY_K(C[0].x, 0.016f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.016f) + R6.y));
+        R7.x = (SHREC_MUL_LEGACY_K(C[0].x, 0.02f) + R6.x);
         R2 = t0_s0.Sample(s0_t0, R2.xy);
         R4 = t0_s0.Sample(s0_t0, R1.xy);
         R5 = t0_s0.Sample(s0_t0, R3.xy);
         R3 = t0_s0.Sample(s0_t0, R3.zw);
-        R128 = float4((SHREC_MUL_LEGACY_K(R2.w, 0.14730805) + R1.z), (SHREC_MUL_LEGACY_K(R2.z, 0.14730805) + R1.w), (SHREC_MUL_LEGACY_K(R2.y, 0.14730805) + R0.x), (SHREC_MUL_LEGACY_K(R2.x, 0.14730805) + R0.y));
-        R7.y = (SHREC_MUL_LEGACY_K(C[0].y, 0.02) + R6.y);
-        R130 = float4((SHREC_MUL_LEGACY_K(R4.z, 0.11587662) + R128.y), (SHREC_MUL_LEGACY_K(R4.w, 0.11587662) + R128.x), (SHREC_MUL_LEGACY_K(R4.y, 0.11587662) + R128.z), (SHREC_MUL_LEGACY_K(R4.x, 0.11587662) + R128.w));
-        R4.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, 0.024) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.024) + R6.y));
-        R128 = float4((SHREC_MUL_LEGACY_K(R5.y, 0.07767442) + R130.z), (SHREC_MUL_LEGACY_K(R5.x, 0.07767442) + R130.w), (SHREC_MUL_LEGACY_K(R5.w, 0.07767442) + R130.y), (SHREC_MUL_LEGACY_K(R5.z, 0.07767442) + R130.x));
-        R5.xy = float2((SHREC_MUL_LEGACY_K(R3.y, 0.044368334) + R128.x), (SHREC_MUL_LEGACY_K(R3.x, 0.044368334) + R128.y));
-        R130.zw = float2((SHREC_MUL_LEGACY_K(R3.w, 0.044368334) + R128.z), (SHREC_MUL_LEGACY_K(R3.z, 0.044368334) + R128.w));
-        R3 = float4((SHREC_MUL_LEGACY_K(C[0].x, 0.028) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.028) + R6.y), R130.zw);
+        R128 = float4((SHREC_MUL_LEGACY_K(R2.w, 0.14730805f) + R1.z), (SHREC_MUL_LEGACY_K(R2.z, 0.14730805f) + R1.w), (SHREC_MUL_LEGACY_K(R2.y, 0.14730805f) + R0.x), (SHREC_MUL_LEGACY_K(R2.x, 0.14730805f) + R0.y));
+        R7.y = (SHREC_MUL_LEGACY_K(C[0].y, 0.02f) + R6.y);
+        R130 = float4((SHREC_MUL_LEGACY_K(R4.z, 0.11587662f) + R128.y), (SHREC_MUL_LEGACY_K(R4.w, 0.11587662f) + R128.x), (SHREC_MUL_LEGACY_K(R4.y, 0.11587662f) + R128.z), (SHREC_MUL_LEGACY_K(R4.x, 0.11587662f) + R128.w));
+        R4.xy = float2((SHREC_MUL_LEGACY_K(C[0].x, 0.024f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.024f) + R6.y));
+        R128 = float4((SHREC_MUL_LEGACY_K(R5.y, 0.07767442f) + R130.z), (SHREC_MUL_LEGACY_K(R5.x, 0.07767442f) + R130.w), (SHREC_MUL_LEGACY_K(R5.w, 0.07767442f) + R130.y), (SHREC_MUL_LEGACY_K(R5.z, 0.07767442f) + R130.x));
+        R5.xy = float2((SHREC_MUL_LEGACY_K(R3.y, 0.044368334f) + R128.x), (SHREC_MUL_LEGACY_K(R3.x, 0.044368334f) + R128.y));
+        R130.zw = float2((SHREC_MUL_LEGACY_K(R3.w, 0.044368334f) + R128.z), (SHREC_MUL_LEGACY_K(R3.z, 0.044368334f) + R128.w));
+        R3 = float4((SHREC_MUL_LEGACY_K(C[0].x, 0.028f) + R6.x), (SHREC_MUL_LEGACY_K(C[0].y, 0.028f) + R6.y), R130.zw);
         R7 = t0_s0.Sample(s0_t0, R7.xy);
         R4 = t0_s0.Sample(s0_t0, R4.xy);
         R6 = t0_s0.Sample(s0_t0, R3.xy);
-        R130 = float4((SHREC_MUL_LEGACY_K(R7.w, 0.021596387) + R3.z), (SHREC_MUL_LEGACY_K(R7.z, 0.021596387) + R3.w), (SHREC_MUL_LEGACY_K(R7.y, 0.021596387) + R5.x), (SHREC_MUL_LEGACY_K(R7.x, 0.021596387) + R5.y));
-        R128 = float4((SHREC_MUL_LEGACY_K(R4.z, 0.008957813) + R130.y), (SHREC_MUL_LEGACY_K(R4.w, 0.008957813) + R130.x), (SHREC_MUL_LEGACY_K(R4.y, 0.008957813) + R130.z), (SHREC_MUL_LEGACY_K(R4.x, 0.008957813) + R130.w));
-        R130 = float4((SHREC_MUL_LEGACY_K(R6.y, 0.004429912) + R128.z), (SHREC_MUL_LEGACY_K(R6.x, 0.004429912) + R128.w), (SHREC_MUL_LEGACY_K(R6.w, 0.004429912) + R128.y), (SHREC_MUL_LEGACY_K(R6.z, 0.004429912) + R128.x));
+        R130 = float4((SHREC_MUL_LEGACY_K(R7.w, 0.021596387f) + R3.z), (SHREC_MUL_LEGACY_K(R7.z, 0.021596387f) + R3.w), (SHREC_MUL_LEGACY_K(R7.y, 0.021596387f) + R5.x), (SHREC_MUL_LEGACY_K(R7.x, 0.021596387f) + R5.y));
+        R128 = float4((SHREC_MUL_LEGACY_K(R4.z, 0.008957813f) + R130.y), (SHREC_MUL_LEGACY_K(R4.w, 0.008957813f) + R130.x), (SHREC_MUL_LEGACY_K(R4.y, 0.008957813f) + R130.z), (SHREC_MUL_LEGACY_K(R4.x, 0.008957813f) + R130.w));
+        R130 = float4((SHREC_MUL_LEGACY_K(R6.y, 0.004429912f) + R128.z), (SHREC_MUL_LEGACY_K(R6.x, 0.004429912f) + R128.w), (SHREC_MUL_LEGACY_K(R6.w, 0.004429912f) + R128.y), (SHREC_MUL_LEGACY_K(R6.z, 0.004429912f) + R128.x));
         R127.xz = float2(SHREC_MUL_LEGACY(R130.x, C[1].y), SHREC_MUL_LEGACY(R130.z, C[1].w));
         R128.yw = float2(SHREC_MUL_LEGACY(R130.y, C[1].x), SHREC_MUL_LEGACY(R130.w, C[1].z));
         R130.y = asfloat(select(R127.z > C[1].w, 0xFFFFFFFFu, 0u));
         R128.xz = float2(asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.y), asuint(R128.y))), asfloat(shrec_cnde_i(asuint(R130.y), asuint(R128.w), asuint(R128.w))));
         R1 = float4(R128.x, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.x), asuint(R127.x))), R128.z, asfloat(shrec_cnde_i(asuint(R130.y), asuint(R127.z), asuint(R8.y))));
     }
-    R133.x = (select(((float4)1.0) == ((float4)0.0), ((float4)0.0), (1.0 - R133.xxxx))).x;
-    [branch] if (!(R133.x == 0.0))
+    R133.x = (select(((float4)1.0f) == ((float4)0.0f), ((float4)0.0f), (1.0f - R133.xxxx))).x;
+    [branch] if (!(R133.x == 0.0f))
     {
         R0 = t0_s0.Sample(s0_t0, R0.xy);
         R1 = float4(SHREC_MUL_LEGACY(R0.x, C[1].x), SHREC_MUL_LEGACY(R0.y, C[1].y), SHREC_MUL_LEGACY(R0.z, C[1].z), SHREC_MUL_LEGACY(R0.w, C[1].w));

@@ -27,11 +27,11 @@ void shrec_body()
 {
     R1.xy = float2((t2_s2.Sample(s2_t2, v0.xy)).x, (t0_s0.Sample(s0_t0, v0.xy)).x);
     R0.z = (t1_s1.Sample(s1_t1, v0.xy)).x;
-    R127.x = (R1.x + -0.0627451);
-    R128.yz = float2((R1.y + -0.5019608), (R0.z + -0.5019608));
-    R0.xyw = float3((((SHREC_MUL_LEGACY_K(R127.x, 1.164) + SHREC_MUL_LEGACY(R128.y, 0.0)) + SHREC_MUL_LEGACY_K(R128.z, 1.596)) + SHREC_MUL_LEGACY(-0.0, 0.0)), (((SHREC_MUL_LEGACY_K(R127.x, 1.164) + SHREC_MUL_LEGACY_K(R128.y, -0.391)) + SHREC_MUL_LEGACY_K(R128.z, -0.813)) + SHREC_MUL_LEGACY(-0.0, 0.0)), 1.0);
-    R131.x = SHREC_MUL_LEGACY_K(R128.y, 2.018);
-    R0.z = (SHREC_MUL_LEGACY_K(R127.x, 1.164) + R131.x);
+    R127.x = (R1.x + -0.0627451f);
+    R128.yz = float2((R1.y + -0.5019608f), (R0.z + -0.5019608f));
+    R0.xyw = float3((((SHREC_MUL_LEGACY_K(R127.x, 1.164f) + SHREC_MUL_LEGACY(R128.y, 0.0f)) + SHREC_MUL_LEGACY_K(R128.z, 1.596f)) + SHREC_MUL_LEGACY(-0.0f, 0.0f)), (((SHREC_MUL_LEGACY_K(R127.x, 1.164f) + SHREC_MUL_LEGACY_K(R128.y, -0.391f)) + SHREC_MUL_LEGACY_K(R128.z, -0.813f)) + SHREC_MUL_LEGACY(-0.0f, 0.0f)), 1.0f);
+    R131.x = SHREC_MUL_LEGACY_K(R128.y, 2.018f);
+    R0.z = (SHREC_MUL_LEGACY_K(R127.x, 1.164f) + R131.x);
     oc0 = R0;
 }
 

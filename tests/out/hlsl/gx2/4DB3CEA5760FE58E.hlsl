@@ -23,7 +23,7 @@ static precise float4 R2 = 0;
 
 void shrec_body()
 {
-    R2 = float4(a0.xy, 0.0, 1.0);
+    R2 = float4(a0.xy, 0.0f, 1.0f);
     pos = R2;
     o0 = a1;
 }

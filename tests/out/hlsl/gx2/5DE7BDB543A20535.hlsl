@@ -24,7 +24,7 @@ static precise float4 R2 = 0;
 void shrec_body()
 {
     R2.xyz = a0.xyz;
-    R2.w = 0.0;
+    R2.w = 0.0f;
     pos = R2;
     o0 = a1;
 }

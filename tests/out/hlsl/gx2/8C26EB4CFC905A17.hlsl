@@ -22,7 +22,7 @@ static precise float4 R1 = 0, R128 = 0, R130 = 0;
 
 void shrec_body()
 {
-    R128 = float4(SHREC_MUL_LEGACY_K(C[3].x, 1.0), SHREC_MUL_LEGACY_K(C[3].y, 1.0), SHREC_MUL_LEGACY_K(C[3].z, 1.0), SHREC_MUL_LEGACY_K(C[3].w, 1.0));
+    R128 = float4(SHREC_MUL_LEGACY_K(C[3].x, 1.0f), SHREC_MUL_LEGACY_K(C[3].y, 1.0f), SHREC_MUL_LEGACY_K(C[3].z, 1.0f), SHREC_MUL_LEGACY_K(C[3].w, 1.0f));
     R130 = float4((SHREC_MUL_LEGACY(a0.y, C[1].x) + R128.x), (SHREC_MUL_LEGACY(a0.y, C[1].y) + R128.y), (SHREC_MUL_LEGACY(a0.y, C[1].z) + R128.z), (SHREC_MUL_LEGACY(a0.y, C[1].w) + R128.w));
     R1 = float4((SHREC_MUL_LEGACY(a0.x, C[0].x) + R130.x), (SHREC_MUL_LEGACY(a0.x, C[0].y) + R130.y), (SHREC_MUL_LEGACY(a0.x, C[0].z) + R130.z), (SHREC_MUL_LEGACY(a0.x, C[0].w) + R130.w));
     pos = R1;

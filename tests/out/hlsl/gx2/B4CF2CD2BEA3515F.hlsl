@@ -22,7 +22,7 @@ static precise float4 R1 = 0;
 void shrec_body()
 {
     R1.xyz = a0.xyz;
-    R1.w = 1.0;
+    R1.w = 1.0f;
     pos = R1;
 }
 

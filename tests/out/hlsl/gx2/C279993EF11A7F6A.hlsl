@@ -24,15 +24,15 @@ static precise float4 R0 = 0, R1 = 0, R125 = 0, R128 = 0, R130 = 0, R131 = 0, R1
 
 void shrec_body()
 {
-    R0.w = 1.0;
-    R130.x = asfloat((~(select(C[2].x == 0.0, 0xFFFFFFFFu, 0u))) & asuint(1.0));
-    R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
+    R0.w = 1.0f;
+    R130.x = asfloat((~(select(C[2].x == 0.0f, 0xFFFFFFFFu, 0u))) & asuint(1.0f));
+    R133.w = (select(R130.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).w;
     R133.x = R133.w;
-    [branch] if (!(R133.x == 0.0))
+    [branch] if (!(R133.x == 0.0f))
     {
-        R125.x = asfloat(select(0.0 > C[2].x, 0xFFFFFFFFu, 0u));
+        R125.x = asfloat(select(0.0f > C[2].x, 0xFFFFFFFFu, 0u));
         R128.yw = float2(((-C[2].y) + C[2].z), max(v1.y, (-v1.y)));
-        R130.z = ((-R128.w) + 1.0);
+        R130.z = ((-R128.w) + 1.0f);
         R131.x = (1.0 / (R128.y));
         R128.y = asfloat(select(R130.z > C[2].z, 0xFFFFFFFFu, 0u));
         R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.z), asuint(C[2].z)));
@@ -40,24 +40,24 @@ void shrec_body()
         R130.z = asfloat(shrec_cnde_i(asuint(R128.w), asuint(R130.x), asuint(C[2].y)));
         R128.w = SHREC_MUL_LEGACY(R130.z, R131.x);
         R130.z = SHREC_MUL_LEGACY(R128.w, C[2].w);
-        R128.xy = float2(asfloat(select(R130.z > 1.0, 0xFFFFFFFFu, 0u)), asfloat(select(0.0 > R130.z, 0xFFFFFFFFu, 0u)));
-        R130.w = asfloat(shrec_cnde_i(asuint(R128.x), asuint(R130.z), asuint(1.0)));
-        R128.z = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
-        R130.x = ((-R128.z) + 1.0);
+        R128.xy = float2(asfloat(select(R130.z > 1.0f, 0xFFFFFFFFu, 0u)), asfloat(select(0.0f > R130.z, 0xFFFFFFFFu, 0u)));
+        R130.w = asfloat(shrec_cnde_i(asuint(R128.x), asuint(R130.z), asuint(1.0f)));
+        R128.z = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0f)));
+        R130.x = ((-R128.z) + 1.0f);
         R0.w = asfloat(shrec_cnde_i(asuint(R125.x), asuint(R128.z), asuint(R130.x)));
     }
-    R130.x = asfloat((select(C[1].x > 0.0, 0xFFFFFFFFu, 0u)) & asuint(1.0));
-    R133.w = (select(R130.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w;
+    R130.x = asfloat((select(C[1].x > 0.0f, 0xFFFFFFFFu, 0u)) & asuint(1.0f));
+    R133.w = (select(R130.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).w;
     R133.x = R133.w;
-    [branch] if (!(R133.x == 0.0))
+    [branch] if (!(R133.x == 0.0f))
     {
-        R128.yw = float2(SHREC_MUL_LEGACY_K(v0.z, 2.5), max(v0.x, (-v0.x)));
-        R130.z = (SHREC_MUL_LEGACY_K(R128.w, 2.5) + 0.7);
+        R128.yw = float2(SHREC_MUL_LEGACY_K(v0.z, 2.5f), max(v0.x, (-v0.x)));
+        R130.z = (SHREC_MUL_LEGACY_K(R128.w, 2.5f) + 0.7f);
         R128.x = (SHREC_MUL_LEGACY(R130.z, R128.y) + C[1].x);
         R130.w = SHREC_MUL_LEGACY(R0.w, R128.x);
-        R128.yz = float2(asfloat(select(0.0 > R130.w, 0xFFFFFFFFu, 0u)), asfloat(select(R130.w > 1.0, 0xFFFFFFFFu, 0u)));
-        R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0)));
-        R0.w = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R130.x), asuint(1.0)));
+        R128.yz = float2(asfloat(select(0.0f > R130.w, 0xFFFFFFFFu, 0u)), asfloat(select(R130.w > 1.0f, 0xFFFFFFFFu, 0u)));
+        R130.x = asfloat(shrec_cnde_i(asuint(R128.y), asuint(R130.w), asuint(0.0f)));
+        R0.w = asfloat(shrec_cnde_i(asuint(R128.z), asuint(R130.x), asuint(1.0f)));
     }
     R1 = t0_s0.Sample(s0_t0, v1.xy);
     R130.x = SHREC_MUL_LEGACY(R0.w, C[0].w);

@@ -24,7 +24,7 @@ static precise float4 R0 = 0, R1 = 0, R128 = 0, R130 = 0;
 void shrec_body()
 {
     R1 = t0_s0.Sample(s0_t0, v1.xy);
-    R128.x = ((-C[0].x) + 1.0);
+    R128.x = ((-C[0].x) + 1.0f);
     R130 = float4((SHREC_MUL_LEGACY(R1.w, C[0].x) + R128.x), (SHREC_MUL_LEGACY(R1.z, C[0].x) + R128.x), (SHREC_MUL_LEGACY(R1.y, C[0].x) + R128.x), (SHREC_MUL_LEGACY(R1.x, C[0].x) + R128.x));
     R0 = float4(SHREC_MUL_LEGACY(v0.x, R130.w), SHREC_MUL_LEGACY(v0.y, R130.z), SHREC_MUL_LEGACY(v0.z, R130.y), SHREC_MUL_LEGACY(v0.w, R130.x));
     oc0 = R0;

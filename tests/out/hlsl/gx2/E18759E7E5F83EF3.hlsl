@@ -25,18 +25,18 @@ static precise float4 R0 = 0, R2 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R1
 
 void shrec_body()
 {
-    R0.z = 0.0;
-    R128.xz = float2(SHREC_MUL_LEGACY(C[2].z, a0.z), (SHREC_MUL_LEGACY_K(C[0].x, 0.15915494) + 0.5));
+    R0.z = 0.0f;
+    R128.xz = float2(SHREC_MUL_LEGACY(C[2].z, a0.z), (SHREC_MUL_LEGACY_K(C[0].x, 0.15915494f) + 0.5f));
     R0.xy = a1.xy;
-    R2.zw = float2((R128.x + C[1].z), 1.0);
+    R2.zw = float2((R128.x + C[1].z), 1.0f);
     R130.y = (shrec_frac(R128.zzzz)).y;
-    R128.x = (SHREC_MUL_LEGACY_K(R130.y, 6.2831855) + -3.1415927);
-    R127.w = SHREC_MUL_LEGACY_K(R128.x, 0.15915494);
-    R129.x = sin((R127.w * 6.2831855));
-    R130.z = SHREC_MUL_LEGACY_K(R129.x, 0.5625);
-    R131.x = cos((R127.w * 6.2831855));
-    R128.xzw = float3(SHREC_MUL_LEGACY_K(R131.x, 0.5625), SHREC_MUL_LEGACY(C[2].y, R130.z), SHREC_MUL_LEGACY_K((-R129.x), 1.7777778));
-    R130.xyw = float3(SHREC_MUL_LEGACY_K(R128.x, 1.7777778), SHREC_MUL_LEGACY(C[2].x, R128.w), SHREC_MUL_LEGACY(C[2].y, R131.x));
+    R128.x = (SHREC_MUL_LEGACY_K(R130.y, 6.2831855f) + -3.1415927f);
+    R127.w = SHREC_MUL_LEGACY_K(R128.x, 0.15915494f);
+    R129.x = sin((R127.w * 6.2831855f));
+    R130.z = SHREC_MUL_LEGACY_K(R129.x, 0.5625f);
+    R131.x = cos((R127.w * 6.2831855f));
+    R128.xzw = float3(SHREC_MUL_LEGACY_K(R131.x, 0.5625f), SHREC_MUL_LEGACY(C[2].y, R130.z), SHREC_MUL_LEGACY_K((-R129.x), 1.7777778f));
+    R130.xyw = float3(SHREC_MUL_LEGACY_K(R128.x, 1.7777778f), SHREC_MUL_LEGACY(C[2].x, R128.w), SHREC_MUL_LEGACY(C[2].y, R131.x));
     R127.z = SHREC_MUL_LEGACY(a0.y, R128.z);
     R128.yz = float2(SHREC_MUL_LEGACY(a0.y, R130.w), SHREC_MUL_LEGACY(C[2].x, R130.x));
     R130.zw = float2((SHREC_MUL_LEGACY(a0.x, R130.y) + R128.y), (SHREC_MUL_LEGACY(a0.x, R128.z) + R127.z));

@@ -25,17 +25,17 @@ static precise float4 R0 = 0, R127 = 0, R128 = 0, R129 = 0, R130 = 0, R131 = 0;
 
 void shrec_body()
 {
-    R128.xz = float2((SHREC_MUL_LEGACY_K(C[0].x, 0.15915494) + 0.5), SHREC_MUL_LEGACY(C[2].z, a0.z));
-    R0.zw = float2((R128.z + C[1].z), 1.0);
+    R128.xz = float2((SHREC_MUL_LEGACY_K(C[0].x, 0.15915494f) + 0.5f), SHREC_MUL_LEGACY(C[2].z, a0.z));
+    R0.zw = float2((R128.z + C[1].z), 1.0f);
     R130.w = (shrec_frac(R128.xxxx)).w;
-    R128.z = (SHREC_MUL_LEGACY_K(R130.w, 6.2831855) + -3.1415927);
-    R127.y = SHREC_MUL_LEGACY_K(R128.z, 0.15915494);
-    R129.x = sin((R127.y * 6.2831855));
-    R130.x = SHREC_MUL_LEGACY_K(R129.x, 0.5625);
-    R131.x = cos((R127.y * 6.2831855));
-    R128.xyz = float3(SHREC_MUL_LEGACY(C[2].y, R130.x), SHREC_MUL_LEGACY_K((-R129.x), 1.7777778), SHREC_MUL_LEGACY_K(R131.x, 0.5625));
+    R128.z = (SHREC_MUL_LEGACY_K(R130.w, 6.2831855f) + -3.1415927f);
+    R127.y = SHREC_MUL_LEGACY_K(R128.z, 0.15915494f);
+    R129.x = sin((R127.y * 6.2831855f));
+    R130.x = SHREC_MUL_LEGACY_K(R129.x, 0.5625f);
+    R131.x = cos((R127.y * 6.2831855f));
+    R128.xyz = float3(SHREC_MUL_LEGACY(C[2].y, R130.x), SHREC_MUL_LEGACY_K((-R129.x), 1.7777778f), SHREC_MUL_LEGACY_K(R131.x, 0.5625f));
     R127.x = SHREC_MUL_LEGACY(a0.y, R128.x);
-    R130.yzw = float3(SHREC_MUL_LEGACY(C[2].y, R131.x), SHREC_MUL_LEGACY_K(R128.z, 1.7777778), SHREC_MUL_LEGACY(C[2].x, R128.y));
+    R130.yzw = float3(SHREC_MUL_LEGACY(C[2].y, R131.x), SHREC_MUL_LEGACY_K(R128.z, 1.7777778f), SHREC_MUL_LEGACY(C[2].x, R128.y));
     R128.xw = float2(SHREC_MUL_LEGACY(C[2].x, R130.z), SHREC_MUL_LEGACY(a0.y, R130.y));
     R130.xy = float2((SHREC_MUL_LEGACY(a0.x, R130.w) + R128.w), (SHREC_MUL_LEGACY(a0.x, R128.x) + R127.x));
     R0.xy = float2((R130.y + C[1].x), (R130.x + C[1].y));

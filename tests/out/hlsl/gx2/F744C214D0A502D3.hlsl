@@ -84,7 +84,7 @@ void shrec_body()
     R126.z = (SHREC_MUL_LEGACY((-a0.x), C[0].x) + C[0].x);
     R4.w = (SHREC_MUL_LEGACY((-a0.x), C[0].y) + C[0].y);
     R5.w = (SHREC_MUL_LEGACY((-a0.x), C[0].z) + C[0].z);
-    R6 = float4((((SHREC_MUL_LEGACY(a2.x, R127.z) + SHREC_MUL_LEGACY(a2.y, R127.w)) + SHREC_MUL_LEGACY(a2.z, R124.z)) + SHREC_MUL_LEGACY_K(R126.w, 1.0)), (((SHREC_MUL_LEGACY(a2.x, R0.z) + SHREC_MUL_LEGACY(a2.y, R125.y)) + SHREC_MUL_LEGACY(a2.z, R0.w)) + SHREC_MUL_LEGACY_K(R125.w, 1.0)), (((SHREC_MUL_LEGACY(a2.x, R127.y) + SHREC_MUL_LEGACY(a2.y, R124.w)) + SHREC_MUL_LEGACY(a2.z, R1.z)) + SHREC_MUL_LEGACY_K(R1.w, 1.0)), (((SHREC_MUL_LEGACY(a2.x, R127.x) + SHREC_MUL_LEGACY(a2.y, R124.y)) + SHREC_MUL_LEGACY(a2.z, R2.y)) + SHREC_MUL_LEGACY_K(R3.w, 1.0)));
+    R6 = float4((((SHREC_MUL_LEGACY(a2.x, R127.z) + SHREC_MUL_LEGACY(a2.y, R127.w)) + SHREC_MUL_LEGACY(a2.z, R124.z)) + SHREC_MUL_LEGACY_K(R126.w, 1.0f)), (((SHREC_MUL_LEGACY(a2.x, R0.z) + SHREC_MUL_LEGACY(a2.y, R125.y)) + SHREC_MUL_LEGACY(a2.z, R0.w)) + SHREC_MUL_LEGACY_K(R125.w, 1.0f)), (((SHREC_MUL_LEGACY(a2.x, R127.y) + SHREC_MUL_LEGACY(a2.y, R124.w)) + SHREC_MUL_LEGACY(a2.z, R1.z)) + SHREC_MUL_LEGACY_K(R1.w, 1.0f)), (((SHREC_MUL_LEGACY(a2.x, R127.x) + SHREC_MUL_LEGACY(a2.y, R124.y)) + SHREC_MUL_LEGACY(a2.z, R2.y)) + SHREC_MUL_LEGACY_K(R3.w, 1.0f)));
     R131.x = (SHREC_MUL_LEGACY((-a0.x), C[0].w) + C[0].w);
     R0 = float4((SHREC_MUL_LEGACY(a0.x, C[1].x) + R126.z), (SHREC_MUL_LEGACY(a0.x, C[1].y) + R4.w), (SHREC_MUL_LEGACY(a0.x, C[1].z) + R5.w), (SHREC_MUL_LEGACY(a0.x, C[1].w) + R131.x));
     pos = R6;

@@ -203,7 +203,7 @@ void shrec_body()
         [branch] if ((pica_old_pc == 30))
         {
             // 30: mul r3.xyz, c1[a0.x].xxxx, r2.xyzz
-            t3.xyz = (shrec_pica_mul(((((((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0) : c[min(((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])).xxxx, t2.xyzz)).xyz;
+            t3.xyz = (shrec_pica_mul(((((((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? ((float4)1.0f) : c[min(((1 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)])).xxxx, t2.xyzz)).xyz;
         }
         [branch] if ((pica_old_pc == 31))
         {

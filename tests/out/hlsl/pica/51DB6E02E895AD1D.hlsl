@@ -52,7 +52,7 @@ void shrec_body()
     // 14: dp3 r6.x, r14, r14
     t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 15: rsq r6.x, r6
-    t6.x = ((t6.x > 0.0) ? rsqrt(t6.x) : ((t6.x == 0.0) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
+    t6.x = ((t6.x > 0.0f) ? rsqrt(t6.x) : ((t6.x == 0.0f) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
     // 16: mul r14.xyz, r14, r6.xxxx
     t14.xyz = (shrec_pica_mul(t14, t6.xxxx)).xyz;
     // 17: mov r0, c95.yxxx
@@ -65,7 +65,7 @@ void shrec_body()
     pica_ccx = ((c[95].x >= t4.x) ? 1 : 0);
     pica_ccy = ((c[95].x >= t4.x) ? 1 : 0);
     // 21: rsq r4, r4
-    t4.xy = (((t4.x > 0.0) ? rsqrt(t4.xxxx) : ((t4.x == 0.0) ? (1.0 / (t4.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xy;
+    t4.xy = (((t4.x > 0.0f) ? rsqrt(t4.xxxx) : ((t4.x == 0.0f) ? (1.0 / (t4.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xy;
     // 22: mul r5, c95.wwww, r14
     t5.xy = (shrec_pica_mul(c[95].wwww, t14)).xy;
     // 23: jmpc cmp.x, label_26

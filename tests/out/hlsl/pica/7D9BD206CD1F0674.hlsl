@@ -168,7 +168,7 @@ void shrec_body()
         [branch] if ((pica_old_pc == 21))
         {
             // 21: add r2.x, c2[a0.x].xxxx, r15.xxxx
-            t2.x = ((((((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? 1.0 : c[min(((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)].x) + t15.x);
+            t2.x = ((((((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127) >= 96)) ? 1.0f : c[min(((2 + (((((pica_a0x < -128)) || ((pica_a0x > 127)))) ? 0 : pica_a0x)) & 127), 95)].x) + t15.x);
         }
         [branch] if ((pica_old_pc == 22))
         {
@@ -217,7 +217,7 @@ void shrec_body()
         [branch] if ((pica_old_pc == 30))
         {
             // 30: lg2 r0.x, c0.xxxx
-            t0.x = ((c[0].x > 0.0) ? log2(c[0].x) : ((c[0].x == 0.0) ? asfloat(0xFF800000u) : asfloat(0x7FC00000u)));
+            t0.x = ((c[0].x > 0.0f) ? log2(c[0].x) : ((c[0].x == 0.0f) ? asfloat(0xFF800000u) : asfloat(0x7FC00000u)));
         }
         [branch] if ((pica_old_pc == 31))
         {

@@ -55,7 +55,7 @@ void shrec_body()
     // 15: dp3 r6.x, r14, r14
     t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 16: rsq r6.x, r6
-    t6.x = ((t6.x > 0.0) ? rsqrt(t6.x) : ((t6.x == 0.0) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
+    t6.x = ((t6.x > 0.0f) ? rsqrt(t6.x) : ((t6.x == 0.0f) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
     // 17: mul r14.xyz, r14, r6.xxxx
     t14.xyz = (shrec_pica_mul(t14, t6.xxxx)).xyz;
     // 18: mov r0, c95.yxxx
@@ -68,7 +68,7 @@ void shrec_body()
     pica_ccx = ((c[95].x >= t4.x) ? 1 : 0);
     pica_ccy = ((c[95].x >= t4.x) ? 1 : 0);
     // 22: rsq r4, r4
-    t4.xy = (((t4.x > 0.0) ? rsqrt(t4.xxxx) : ((t4.x == 0.0) ? (1.0 / (t4.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xy;
+    t4.xy = (((t4.x > 0.0f) ? rsqrt(t4.xxxx) : ((t4.x == 0.0f) ? (1.0 / (t4.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xy;
     // 23: mul r5, c95.wwww, r14
     t5.xy = (shrec_pica_mul(c[95].wwww, t14)).xy;
     // 24: jmpc cmp.x, label_27

@@ -73,7 +73,7 @@ void shrec_body()
     // 27: dp3 r6.x, r14, r14
     t6.x = (shrec_pica_dot3(t14, t14)).x;
     // 28: rsq r6.x, r6
-    t6.x = ((t6.x > 0.0) ? rsqrt(t6.x) : ((t6.x == 0.0) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
+    t6.x = ((t6.x > 0.0f) ? rsqrt(t6.x) : ((t6.x == 0.0f) ? (1.0 / (t6.x)) : asfloat(0x7FC00000u)));
     // 29: mul r14.xyz, r14, r6.xxxx
     t14.xyz = (shrec_pica_mul(t14, t6.xxxx)).xyz;
     // 30: mul r12.xyz, r12, r6.xxxx
@@ -168,7 +168,7 @@ void shrec_body()
     // 72: dp4 r1.x, r0, r0
     t1.x = (shrec_pica_dot4(t0, t0)).x;
     // 73: rsq r1.x, r1
-    t1.x = ((t1.x > 0.0) ? rsqrt(t1.x) : ((t1.x == 0.0) ? (1.0 / (t1.x)) : asfloat(0x7FC00000u)));
+    t1.x = ((t1.x > 0.0f) ? rsqrt(t1.x) : ((t1.x == 0.0f) ? (1.0 / (t1.x)) : asfloat(0x7FC00000u)));
     // 74: mul o5, r0, r1.xxxx
     out_normalquat = shrec_pica_mul(t0, t1.xxxx);
     // 75: mov o1, c95.xxxx

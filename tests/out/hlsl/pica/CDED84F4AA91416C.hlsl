@@ -65,13 +65,13 @@ void shrec_body()
     {
         // 15: mov r1.xyz, c32.yyyx
         // 16: dp3 r1.xyz, c8[aL].xyzx, v2.xyzx
-        t1.xyz = (shrec_pica_dot3(((((((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, v2.xyzx)).xyz;
+        t1.xyz = (shrec_pica_dot3(((((((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0f) : c[min(((8 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, v2.xyzx)).xyz;
         // 17: max r1.xyz, c32.yyyx, r1.xyzx
         t1.xyz = (shrec_pica_max(c[32].yyyx, t1.xyzx)).xyz;
         // 18: mul r1.xyz, c9[aL].xyzx, r1.xyzx
-        t1.xyz = (shrec_pica_mul(((((((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, t1.xyzx)).xyz;
+        t1.xyz = (shrec_pica_mul(((((((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0f) : c[min(((9 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyzx, t1.xyzx)).xyz;
         // 19: add r1.xyz, c10[aL].xyzx, r1.xyzx
-        t1.xyz = (((((((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0) : c[min(((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyz + t1.xyz);
+        t1.xyz = (((((((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127) >= 96)) ? ((float4)1.0f) : c[min(((10 + (((((pica_aL < -128)) || ((pica_aL > 127)))) ? 0 : pica_aL)) & 127), 95)])).xyz + t1.xyz);
         // 20: add r0.xyz, r1.xyzx, r0.xyzx
         t0.xyz = (t1.xyz + t0.xyz);
         // 21: nop (last of the scope)

@@ -61,7 +61,7 @@ void shrec_body()
     // 19: dp3 r2, r1, r1
     t2.x = (shrec_pica_dot3(t1, t1)).x;
     // 20: rsq r2, r2
-    t2.xyz = (((t2.x > 0.0) ? rsqrt(t2.xxxx) : ((t2.x == 0.0) ? (1.0 / (t2.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xyz;
+    t2.xyz = (((t2.x > 0.0f) ? rsqrt(t2.xxxx) : ((t2.x == 0.0f) ? (1.0 / (t2.xxxx)) : ((float4)asfloat(0x7FC00000u))))).xyz;
     // 21: mul r1, r2, r1
     t1.xyz = (shrec_pica_mul(t2, t1)).xyz;
     // 22: dp3 r0.x, c10, r1

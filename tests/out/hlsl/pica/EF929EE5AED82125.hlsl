@@ -40,9 +40,9 @@ void shrec_body()
     // 5: dp4 o0.w, c3, r0
     // 6: mov r1, v1
     // 7: litp r2, r1
-    pica_ccx = ((v1.x >= 0.0) ? 1 : 0);
-    pica_ccy = ((v1.w >= 0.0) ? 1 : 0);
-    t2.xyz = float3(shrec_pica_max(v1.x, 0.0), shrec_pica_min(shrec_pica_max(v1.y, -127.99609), 127.99609), 0.0);
+    pica_ccx = ((v1.x >= 0.0f) ? 1 : 0);
+    pica_ccy = ((v1.w >= 0.0f) ? 1 : 0);
+    t2.xyz = float3(shrec_pica_max(v1.x, 0.0f), shrec_pica_min(shrec_pica_max(v1.y, -127.99609f), 127.99609f), 0.0f);
     // 8: ifc cmp.x, 15, 4
     [branch] if ((pica_ccx == 1))
     {

@@ -42,17 +42,17 @@ void shrec_body()
     // 8: add r2.x, r1.xxxx, r0.xxxx
     t2.x = (t1.x + t0.x);
     // 9: lg2 r0.x, c0.xxxx
-    t0.x = ((c[0].x > 0.0) ? log2(c[0].x) : ((c[0].x == 0.0) ? asfloat(0xFF800000u) : asfloat(0x7FC00000u)));
+    t0.x = ((c[0].x > 0.0f) ? log2(c[0].x) : ((c[0].x == 0.0f) ? asfloat(0xFF800000u) : asfloat(0x7FC00000u)));
     // 10: add r1.x, r2.xxxx, r0.xxxx
     t1.x = (t2.x + t0.x);
     // 11: rsq r0.x, c0.xxxx
-    t0.x = ((c[0].x > 0.0) ? rsqrt(c[0].x) : ((c[0].x == 0.0) ? (1.0 / (c[0].x)) : asfloat(0x7FC00000u)));
+    t0.x = ((c[0].x > 0.0f) ? rsqrt(c[0].x) : ((c[0].x == 0.0f) ? (1.0 / (c[0].x)) : asfloat(0x7FC00000u)));
     // 12: rcp r0.x, r0.xxxx
     t0.x = (1.0 / (t0.x));
     // 13: add r2.x, r1.xxxx, r0.xxxx
     t2.x = (t1.x + t0.x);
     // 14: rsq r0.x, c0.xxxx
-    t0.x = ((c[0].x > 0.0) ? rsqrt(c[0].x) : ((c[0].x == 0.0) ? (1.0 / (c[0].x)) : asfloat(0x7FC00000u)));
+    t0.x = ((c[0].x > 0.0f) ? rsqrt(c[0].x) : ((c[0].x == 0.0f) ? (1.0 / (c[0].x)) : asfloat(0x7FC00000u)));
     // 15: add r1.x, r2.xxxx, r0.xxxx
     t1.x = (t2.x + t0.x);
     // 16: mov r2.x, c1.xxxx

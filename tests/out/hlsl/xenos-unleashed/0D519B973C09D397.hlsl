@@ -50,10 +50,10 @@ void shrec_body()
     uint shrec_ti0 = _decal_Texture2DDescriptorIndex;
     uint shrec_si0 = _decal_SamplerDescriptorIndex;
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
-    r7 = (SHREC_MUL_LEGACY_K(((float4)itexcoord1), ((float4)2.0)) + itexcoord0.xyxy);
-    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.zxxx, ((float4)1.0))).xyz;
+    r7 = (SHREC_MUL_LEGACY_K(((float4)itexcoord1), ((float4)2.0f)) + itexcoord0.xyxy);
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.zxxx, ((float4)1.0f))).xyz;
     r0 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
-    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.wyyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(itexcoord1.wyyy, ((float4)1.0f))).xyz;
     r0 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
     r4 = (itexcoord0.xyxy + (-itexcoord1.zwxy));
     r2 = (itexcoord0.xyxy + ((float4)itexcoord1));
@@ -77,29 +77,29 @@ void shrec_body()
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord0.xy);
     r7.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
     r4.xy = (SHREC_MUL_LEGACY(itexcoord0.yxxx, (shrec_c1).yxxx)).xy;
-    r69.xyz = (SHREC_MUL_LEGACY_K(r7.zxyz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r7.zxyz, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r12 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r6.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r6.wyzz, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r12 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r1.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r1.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r12 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r14.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r14.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r4 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r13.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r13.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r4 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r10.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r10.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r12 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r12);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r9.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r9.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r0 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r8.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r8.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r0 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r0);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r2.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r2.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r5 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r5.wyzz, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r5.wyzz, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r5 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r3.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r3.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r5 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r11.zxyy, float4(5.472, 14.352, 28.176, 28.176))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r11.zxyy, float4(5.472f, 14.352f, 28.176f, 28.176f))).xyz;
     r5 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r5);
     r9.xyz = (abs(r5.wxw) + (-abs(r5.xyz)));
     r8.xw = (abs(r12.ww) + (-abs(r0.yx)));
@@ -109,226 +109,226 @@ void shrec_body()
     r1 = select(bool4(0, 0, 0, 1), ((-abs(r4.zzzz)) + r70.wwww), r1);
     r3 = (abs(r12.xxxx) + (-abs(r5.zywx)));
     r70.zw = float2(abs(((float4)r9).x), abs(((float4)r5).w));
-    r10.xyz = (select(abs(r12.xxxx) == abs(r5.xyzz), ((float4)0.0), ((float4)1.0))).xyz;
+    r10.xyz = (select(abs(r12.xxxx) == abs(r5.xyzz), ((float4)0.0f), ((float4)1.0f))).xyz;
     r2 = select(bool4(0, 0, 0, 1), ((-abs(r4.wwww)) + r70.wwww), r2);
-    r4.zw = float2(SHREC_MUL_LEGACY_K(((float4)r70).z, 4.0), SHREC_MUL_LEGACY_K(abs(((float4)r0).x), 4.0));
-    r0 = float4((select(abs(r0.yyyy) >= abs(r3.zzzz), ((float4)1.0), ((float4)0.0))).x, (select(abs(r0.zzzz) >= abs(r0.yyyy), ((float4)1.0), ((float4)0.0))).y, (select(abs(r3.wwww) >= abs(r0.zzzz), ((float4)1.0), ((float4)0.0))).z, (abs(((float4)r3).x) + abs(((float4)r3).y)));
-    r5.xyz = (select(abs(r12.xyzz) == abs(r5.wyzz), ((float4)0.0), ((float4)1.0))).xyz;
+    r4.zw = float2(SHREC_MUL_LEGACY_K(((float4)r70).z, 4.0f), SHREC_MUL_LEGACY_K(abs(((float4)r0).x), 4.0f));
+    r0 = float4((select(abs(r0.yyyy) >= abs(r3.zzzz), ((float4)1.0f), ((float4)0.0f))).x, (select(abs(r0.zzzz) >= abs(r0.yyyy), ((float4)1.0f), ((float4)0.0f))).y, (select(abs(r3.wwww) >= abs(r0.zzzz), ((float4)1.0f), ((float4)0.0f))).z, (abs(((float4)r3).x) + abs(((float4)r3).y)));
+    r5.xyz = (select(abs(r12.xyzz) == abs(r5.wyzz), ((float4)0.0f), ((float4)1.0f))).xyz;
     r6 = select(bool4(1, 0, 0, 0), (abs(r9.yyyy) + abs(r9.yyyy)), r6);
     r70 = select(bool4(0, 0, 0, 1), abs(r8.zzzz), r70);
-    r69 = select(bool4(1, 0, 0, 0), select(abs(r3.zzzz) >= abs(r3.wwww), ((float4)1.0), ((float4)0.0)), r69);
+    r69 = select(bool4(1, 0, 0, 0), select(abs(r3.zzzz) >= abs(r3.wwww), ((float4)1.0f), ((float4)0.0f)), r69);
     r70.xw = float2(((float4)r0).w, (abs(((float4)r2).w) + ((float4)r70).w));
-    r3.xyz = (select(r69.xxxx > ((float4)0.0), r2.xyzz, r11.xyzz)).xyz;
-    r2.xyz = (select(r0.zzzz > ((float4)0.0), r1.xyzz, r2.xyzz)).xyz;
-    r1.xyz = (select(r0.yyyy > ((float4)0.0), r6.yzww, r1.xyzz)).xyz;
-    r0.xyz = (select(r0.xxxx > ((float4)0.0), r11.xyzz, r6.yzww)).xyz;
+    r3.xyz = (select(r69.xxxx > ((float4)0.0f), r2.xyzz, r11.xyzz)).xyz;
+    r2.xyz = (select(r0.zzzz > ((float4)0.0f), r1.xyzz, r2.xyzz)).xyz;
+    r1.xyz = (select(r0.yyyy > ((float4)0.0f), r6.yzww, r1.xyzz)).xyz;
+    r0.xyz = (select(r0.xxxx > ((float4)0.0f), r11.xyzz, r6.yzww)).xyz;
     r6.yw = float2((abs(((float4)r9).z) + abs(((float4)r9).z)), (((float4)r70).w + abs(((float4)r1).w)));
     r5.xyz = (SHREC_MUL_LEGACY(r10.xyzz, r5.xyzz)).xyz;
-    r6.yz = (select(abs(r9.zzyy) >= r6.xxyy, ((float4)1.0), ((float4)0.0))).yz;
+    r6.yz = (select(abs(r9.zzyy) >= r6.xxyy, ((float4)1.0f), ((float4)0.0f))).yz;
     r6 = select(bool4(1, 0, 0, 0), (abs(r8.wwww) + r70.xxxx), r6);
     r69.xw = (r6.xw + abs(r8.xy));
-    r5.xyz = float3((select(r5.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).x, (select(r5.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y, (select(r5.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
+    r5.xyz = float3((select(r5.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).x, (select(r5.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).y, (select(r5.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).z);
     r69.zw = (r69.xw + r4.zw);
     r4 = select(bool4(0, 0, 1, 0), ((float4)r69), r4);
-    r6 = select(bool4(1, 0, 0, 0), (select(r69.wwww > r69.zzzz, ((float4)1.0), ((float4)0.0))).xxxx, r6);
+    r6 = select(bool4(1, 0, 0, 0), (select(r69.wwww > r69.zzzz, ((float4)1.0f), ((float4)0.0f))).xxxx, r6);
     r8.xyz = (SHREC_MUL_LEGACY(r6.xyzz, r5.xyzz)).xyz;
-    r6.zw = (select(r8.yyyz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zw;
+    r6.zw = (select(r8.yyyz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).zw;
     r6.xy = float2((shrec_frac(r4.yyyy)).x, (shrec_frac(r4.xxxx)).y);
-    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), (((float4)0.0f) + ((float4)1.0f)), ((float4)0.0f)), (((float4)0.0f) + ((float4)1.0f)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r6.zzzz, r6.wwww)).wwww, r1);
         r3.xyz = (r3.zyx + (-r7.zyx));
     }
-    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), (r0.wwww + 1.0f), ((float4)0.0f)), (r0.wwww + 1.0f)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.833333))).xyz + r7.xyz);
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.833333f))).xyz + r7.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25f))).xyz + r7.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25f))).xyz + r7.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0f), ((float4)0.0f), select(r69.wwww == ((float4)0.0f), ((float4)1.0f), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r5.xyz = r7.xyz;
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75))).xyz + r7.xyz);
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75f))).xyz + r7.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25f))).xyz + r7.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0f), ((float4)0.0f), select(r0.wwww == ((float4)0.0f), ((float4)1.0f), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75))).xyz + r7.xyz);
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25))).xyz + r7.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75f))).xyz + r7.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.25f))).xyz + r7.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0f), ((float4)0.0f), select(r0.wwww == ((float4)0.0f), ((float4)1.0f), r0.wwww)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
     r0 = select(bool4(0, 0, 0, 1), ((float4)r70), r0);
-    [branch] if (!(((float4)r64).x == 0.0))
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r5.xyz = r7.xyz;
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.5))).xyz + r7.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.5f))).xyz + r7.xyz);
     }
-    precise float4 shrec_operand0 = (r70.wwww - 1.0);
-    r70 = select(bool4(0, 0, 0, 1), select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (r70.wwww - 1.0)), r70);
-    precise float4 shrec_operand1 = (r0.wwww - 1.0);
-    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand1 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    precise float4 shrec_operand0 = (r70.wwww - 1.0f);
+    r70 = select(bool4(0, 0, 0, 1), select(shrec_operand0 <= ((float4)0.0f), ((float4)0.0f), (r70.wwww - 1.0f)), r70);
+    precise float4 shrec_operand1 = (r0.wwww - 1.0f);
+    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand1 <= ((float4)0.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r9.xyz = r7.xyz;
     }
-    precise float4 shrec_operand2 = (r70.wwww - 1.0);
-    r70 = select(bool4(0, 0, 0, 1), select(shrec_operand2 <= ((float4)0.0), ((float4)0.0), (r70.wwww - 1.0)), r70);
-    precise float4 shrec_operand3 = (r70.wwww - 1.0);
-    r0 = select(bool4(0, 0, 0, 1), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (r70.wwww - 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    precise float4 shrec_operand2 = (r70.wwww - 1.0f);
+    r70 = select(bool4(0, 0, 0, 1), select(shrec_operand2 <= ((float4)0.0f), ((float4)0.0f), (r70.wwww - 1.0f)), r70);
+    precise float4 shrec_operand3 = (r70.wwww - 1.0f);
+    r0 = select(bool4(0, 0, 0, 1), (select(shrec_operand3 <= ((float4)0.0f), ((float4)0.0f), (r70.wwww - 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r5.xyz = r7.xyz;
         r9.xyz = r7.xyz;
         r4.xyz = r7.xyz;
     }
-    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), (((float4)0.0f) + ((float4)1.0f)), ((float4)0.0f)), (((float4)0.0f) + ((float4)1.0f)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r6.zzzz, r6.wwww)).wwww, r1);
         r3.xyz = (r2.zyx + (-r5.zyx));
     }
-    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), (r0.wwww + 1.0f), ((float4)0.0f)), (r0.wwww + 1.0f)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r10.xyz = (r2.xyz + (-r7.xyz));
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.833333))).xyz + r5.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.833333f))).xyz + r5.xyz);
         r2.xyz = (r2.xyz + (-r4.xyz));
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25))).xyz + r4.xyz);
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r10.xyzz, ((float4)0.25))).xyz + r7.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25f))).xyz + r4.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r10.xyzz, ((float4)0.25f))).xyz + r7.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0f), ((float4)0.0f), select(r69.wwww == ((float4)0.0f), ((float4)1.0f), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r2.xyz = (r2.xyz + (-r4.xyz));
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75))).xyz + r5.xyz);
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25))).xyz + r4.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75f))).xyz + r5.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25f))).xyz + r4.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0f), ((float4)0.0f), select(r0.wwww == ((float4)0.0f), ((float4)1.0f), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r2.xyz = (r2.xyz + (-r7.xyz));
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75))).xyz + r5.xyz);
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25))).xyz + r7.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.75f))).xyz + r5.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25f))).xyz + r7.xyz);
     }
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.5))).xyz + r5.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r3.zyxx, ((float4)0.5f))).xyz + r5.xyz);
     }
-    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), (((float4)0.0f) + ((float4)1.0f)), ((float4)0.0f)), (((float4)0.0f) + ((float4)1.0f)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r6.zzzz, r6.wwww)).wwww, r1);
         r2.xyz = (r1.zyx + (-r7.zyx));
     }
-    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), (r0.wwww + 1.0f), ((float4)0.0f)), (r0.wwww + 1.0f)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r3.xyz = (r1.xyz + (-r9.xyz));
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.833333))).xyz + r7.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.833333f))).xyz + r7.xyz);
         r1.xyz = (r1.xyz + (-r5.xyz));
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.25))).xyz + r5.xyz);
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r3.xyzz, ((float4)0.25))).xyz + r9.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.25f))).xyz + r5.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r3.xyzz, ((float4)0.25f))).xyz + r9.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0f), ((float4)0.0f), select(r69.wwww == ((float4)0.0f), ((float4)1.0f), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1.xyz = (r1.xyz + (-r5.xyz));
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.75))).xyz + r7.xyz);
-        r5.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.25))).xyz + r5.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.75f))).xyz + r7.xyz);
+        r5.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.25f))).xyz + r5.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0f), ((float4)0.0f), select(r0.wwww == ((float4)0.0f), ((float4)1.0f), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1.xyz = (r1.xyz + (-r9.xyz));
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.75))).xyz + r7.xyz);
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.25))).xyz + r9.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.75f))).xyz + r7.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.25f))).xyz + r9.xyz);
     }
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.5))).xyz + r7.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, ((float4)0.5f))).xyz + r7.xyz);
     }
-    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r8.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r0 = select(bool4(0, 0, 0, 1), (select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), (((float4)0.0f) + ((float4)1.0f)), ((float4)0.0f)), (((float4)0.0f) + ((float4)1.0f)))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0f) == ((float4)0.0f), select(r8.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r6.zzzz, r6.wwww)).wwww, r1);
         r1.xyz = (r0.zyx + (-r9.zyx));
     }
-    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), (r0.wwww + 1.0), ((float4)0.0)), (r0.wwww + 1.0)), r69);
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r69 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), (r0.wwww + 1.0f), ((float4)0.0f)), (r0.wwww + 1.0f)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r2.xyz = (r0.xyz + (-r4.xyz));
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.833333))).xyz + r9.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.833333f))).xyz + r9.xyz);
         r0.xyz = (r0.xyz + (-r7.xyz));
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25))).xyz + r7.xyz);
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25))).xyz + r4.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25f))).xyz + r7.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r2.xyzz, ((float4)0.25f))).xyz + r4.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0), ((float4)0.0), select(r69.wwww == ((float4)0.0), ((float4)1.0), r69.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r69.wwww == ((float4)1.0f), ((float4)0.0f), select(r69.wwww == ((float4)0.0f), ((float4)1.0f), r69.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0.xyz = (r0.xyz + (-r7.xyz));
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.75))).xyz + r9.xyz);
-        r7.xyz = ((SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25))).xyz + r7.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.75f))).xyz + r9.xyz);
+        r7.xyz = ((SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25f))).xyz + r7.xyz);
     }
-    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0), ((float4)0.0), select(r0.wwww == ((float4)0.0), ((float4)1.0), r0.wwww)), r70);
-    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), (r70.wwww + 1.0), ((float4)0.0)), (r70.wwww + 1.0))).wwww, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0), select(r8.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(0, 0, 0, 1), select(r0.wwww == ((float4)1.0f), ((float4)0.0f), select(r0.wwww == ((float4)0.0f), ((float4)1.0f), r0.wwww)), r70);
+    r0 = select(bool4(0, 0, 0, 1), (select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), (r70.wwww + 1.0f), ((float4)0.0f)), (r70.wwww + 1.0f))).wwww, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.wwww == ((float4)0.0f), select(r8.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0.xyz = (r0.xyz + (-r4.xyz));
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.75))).xyz + r9.xyz);
-        r4.xyz = ((SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25))).xyz + r4.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.75f))).xyz + r9.xyz);
+        r4.xyz = ((SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25f))).xyz + r4.xyz);
     }
-    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r64 = select(bool4(1, 0, 0, 0), select(r0.wwww == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.5))).xyz + r9.xyz);
+        r9.xyz = ((SHREC_MUL_LEGACY_K(r1.zyxx, ((float4)0.5f))).xyz + r9.xyz);
     }
-    r0.xw = (select(((float4)0.5) > r6.yxxx, ((float4)1.0), ((float4)0.0))).xw;
-    r1.xyz = (select((-abs(r0.xxxx)) >= ((float4)0.0), r9.xyzz, r7.xyzz)).xyz;
-    r69.xyz = (select((-abs(r0.xxxx)) >= ((float4)0.0), r4.xyzz, r5.xyzz)).xyz;
-    oC0.xyz = (select(r0.wwww > ((float4)0.0), r1.xyzz, r69.xyzz)).xyz;
-    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    r0.xw = (select(((float4)0.5f) > r6.yxxx, ((float4)1.0f), ((float4)0.0f))).xw;
+    r1.xyz = (select((-abs(r0.xxxx)) >= ((float4)0.0f), r9.xyzz, r7.xyzz)).xyz;
+    r69.xyz = (select((-abs(r0.xxxx)) >= ((float4)0.0f), r4.xyzz, r5.xyzz)).xyz;
+    oC0.xyz = (select(r0.wwww > ((float4)0.0f), r1.xyzz, r69.xyzz)).xyz;
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0f), oC0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
-        precise float4 shrec_operand4 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand4).x < 0.0) discard;
+        precise float4 shrec_operand4 = (1.0f - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand4).x < 0.0f) discard;
     }
     else
     {
-        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0f))
         {
-            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0f * (1.0f + (max(((float4)0.0f), (0.5f * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25f))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5f + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6f)))), oC0);
         }
     }
 }

@@ -68,25 +68,25 @@ void shrec_body()
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord3.xy);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord3.xy)).xyz;
     r0.yw = (shrec_frac(itexcoord10.xxyy)).yw;
-    r1 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY_K(itexcoord9.xxxx, ((float4)0.5))).yyyy, r1);
-    r8 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY_K((-r0.yyyy), ((float4)0.5))).yyyy, r8);
+    r1 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY_K(itexcoord9.xxxx, ((float4)0.5f))).yyyy, r1);
+    r8 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY_K((-r0.yyyy), ((float4)0.5f))).yyyy, r8);
     r1 = select(bool4(1, 0, 0, 0), (shrec_frac(abs(r1.yyyy))).xxxx, r1);
-    r9.xw = (SHREC_MUL_LEGACY_K(r0.yyyy, float4(0.25, 1.5707964, 1.5707964, 1.5707964))).xw;
-    r0.xz = float2((2.005 - ((float4)r0).y), (1.005 - ((float4)r0).y));
-    r8.xzw = (SHREC_MUL_LEGACY_K(r0.ywww, float4(0.5, 3.33, 3.33, -3.33))).xzw;
-    r4 = select(bool4(1, 0, 0, 0), (select(r1.yyyy >= ((float4)0.0), r1.xxxx, (-r1.xxxx))).xxxx, r4);
+    r9.xw = (SHREC_MUL_LEGACY_K(r0.yyyy, float4(0.25f, 1.5707964f, 1.5707964f, 1.5707964f))).xw;
+    r0.xz = float2((2.005f - ((float4)r0).y), (1.005f - ((float4)r0).y));
+    r8.xzw = (SHREC_MUL_LEGACY_K(r0.ywww, float4(0.5f, 3.33f, 3.33f, -3.33f))).xzw;
+    r4 = select(bool4(1, 0, 0, 0), (select(r1.yyyy >= ((float4)0.0f), r1.xxxx, (-r1.xxxx))).xxxx, r4);
     r0.xz = (SHREC_MUL_LEGACY(r0.zxxx, r0.zxxx)).xz;
-    r9.yz = (SHREC_MUL_LEGACY_K((-r0.yyyy), float4(0.25, 0.25, 1.5707964, 1.5707964))).yz;
+    r9.yz = (SHREC_MUL_LEGACY_K((-r0.yyyy), float4(0.25f, 0.25f, 1.5707964f, 1.5707964f))).yz;
     r1.zw = float2((1.0 / (((float4)r0).x)), (1.0 / (((float4)r0).z)));
-    r9 = (r9.xwzy + float4(0.75125, 0.007854223, 1.5786507, 1.00125));
-    r69 = (r8.xxyy + float4(1.0025, 0.5025, 1.0025, 1.5025));
+    r9 = (r9.xwzy + float4(0.75125f, 0.007854223f, 1.5786507f, 1.00125f));
+    r69 = (r8.xxyy + float4(1.0025f, 0.5025f, 1.0025f, 1.5025f));
     r9.yz = float2(sin(((float4)r9).y), sin(((float4)r9).z));
     r69 = shrec_frac(((float4)r69));
-    r69 = (SHREC_MUL_LEGACY_K(((float4)r69), ((float4)6.2831855)) + -3.1415927);
+    r69 = (SHREC_MUL_LEGACY_K(((float4)r69), ((float4)6.2831855f)) + -3.1415927f);
     r12 = float4(sin(((float4)r69).x), sin(((float4)r69).y), sin(((float4)r69).z), sin(((float4)r69).w));
     r69.xz = (shrec_frac(r9.xwww)).xz;
-    r0.xz = (SHREC_MUL_LEGACY_K(r69.xzzz, ((float4)6.2831855))).xz;
-    r69 = (r0.yyzx + float4(1.005, 0.005, -3.1415927, -3.1415927));
+    r0.xz = (SHREC_MUL_LEGACY_K(r69.xzzz, ((float4)6.2831855f))).xz;
+    r69 = (r0.yyzx + float4(1.005f, 0.005f, -3.1415927f, -3.1415927f));
     r9.xw = float2(sin(((float4)r69).w), sin(((float4)r69).z));
     r69.xy = (SHREC_MUL_LEGACY(r69.xyyy, r69.xyyy)).xy;
     r1.xy = float2((1.0 / (((float4)r69).x)), (1.0 / (((float4)r69).y)));
@@ -112,38 +112,38 @@ void shrec_body()
     r5.xyz = float3((shrec_log2_exact_one(r2.xxxx)).x, (shrec_log2_exact_one(r2.yyyy)).y, (shrec_log2_exact_one(r2.zzzz)).z);
     r1.xyz = (SHREC_MUL_LEGACY(r69.xyzz, r69.xyzz)).xyz;
     r4.yzw = (SHREC_MUL_LEGACY(r4.yyzw, r4.yyzw)).yzw;
-    r9.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)2.0))).xyz + 2.0);
-    r0.xyw = ((SHREC_MUL_LEGACY_K(r4.yzww, ((float4)0.264))).xyw + 0.656);
-    r2.xyw = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.264))).xyw + 0.656);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r5.xyzz, ((float4)2.7))).xyz;
+    r9.xyz = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)2.0f))).xyz + 2.0f);
+    r0.xyw = ((SHREC_MUL_LEGACY_K(r4.yzww, ((float4)0.264f))).xyw + 0.656f);
+    r2.xyw = ((SHREC_MUL_LEGACY_K(r1.xyzz, ((float4)0.264f))).xyw + 0.656f);
+    r69.xyz = (SHREC_MUL_LEGACY_K(r5.xyzz, ((float4)2.7f))).xyz;
     r6.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z));
     r5.xyz = float3((1.0 / (((float4)r2).x)), (1.0 / (((float4)r2).y)), (1.0 / (((float4)r2).w)));
-    r69.xyz = (SHREC_MUL_LEGACY_K(r3.xyzz, ((float4)2.7))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r3.xyzz, ((float4)2.7f))).xyz;
     r7.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z));
     r3.xyz = float3((1.0 / (((float4)r0).x)), (1.0 / (((float4)r0).y)), (1.0 / (((float4)r0).w)));
-    r69.xyz = (r1.xyz + 1.0);
+    r69.xyz = (r1.xyz + 1.0f);
     r2.yzw = float3((shrec_rsq_exact_one(abs(r69.xxxx))).y, (shrec_rsq_exact_one(abs(r69.yyyy))).z, (shrec_rsq_exact_one(abs(r69.zzzz))).w);
-    r69.xyz = (r4.yzw + 1.0);
+    r69.xyz = (r4.yzw + 1.0f);
     r10.xyz = float3((shrec_rsq_exact_one(abs(r69.xxxx))).x, (shrec_rsq_exact_one(abs(r69.yyyy))).y, (shrec_rsq_exact_one(abs(r69.zzzz))).z);
     r69 = (((float4)r4) + ((float4)r4));
     r4.yzw = r69.yzw;
-    r69.zw = float2((((float4)r8).w + 3.33), floor(((float4)r69).x));
-    r1.xy = ((SHREC_MUL_LEGACY_K(r69.wwww, float4(-0.3, 0.3, 0.3, 0.3))).xy + float2(1.0, 0.7));
+    r69.zw = float2((((float4)r8).w + 3.33f), floor(((float4)r69).x));
+    r1.xy = ((SHREC_MUL_LEGACY_K(r69.wwww, float4(-0.3f, 0.3f, 0.3f, 0.3f))).xy + float2(1.0f, 0.7f));
     r0.xyw = (SHREC_MUL_LEGACY(r8.zzzz, r10.xyzz)).xyw;
     r2 = select(bool4(1, 0, 0, 0), (shrec_log2_exact_one(abs(r0.xxxx))).xxxx, r2);
     r69.xyz = (SHREC_MUL_LEGACY(r69.zzzz, r2.yzww)).xyz;
     r2.zw = float2((shrec_log2_exact_one(abs(r0.yyyy))).z, (shrec_log2_exact_one(abs(r0.wwww))).w);
     r8.xyz = float3((shrec_log2_exact_one(abs(r69.xxxx))).x, (shrec_log2_exact_one(abs(r69.yyyy))).y, (shrec_log2_exact_one(abs(r69.zzzz))).z);
     r0.xyz = (SHREC_MUL_LEGACY(r9.xyzz, r8.xyzz)).xyz;
-    r69.xyz = (r4.yzw + 2.0);
+    r69.xyz = (r4.yzw + 2.0f);
     r2 = select(bool4(0, 1, 0, 0), exp2(r0.xxxx), r2);
     r69.xyz = (SHREC_MUL_LEGACY(r69.xyzz, r2.xzww)).xyz;
     r2.zw = float2(exp2(((float4)r0).y), exp2(((float4)r0).z));
     r4.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z));
-    r69.xyw = (SHREC_MUL_LEGACY_K((-r4.xyzz), ((float4)1.442695))).xyw;
+    r69.xyw = (SHREC_MUL_LEGACY_K((-r4.xyzz), ((float4)1.442695f))).xyw;
     r0 = select(bool4(0, 1, 0, 0), ((float4)r69), r0);
     r2 = select(bool4(1, 0, 0, 0), exp2(r69.xxxx), r2);
-    r69.xyz = (SHREC_MUL_LEGACY_K((-r2.yzww), ((float4)1.442695))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K((-r2.yzww), ((float4)1.442695f))).xyz;
     r2.yz = float2(exp2(((float4)r0).y), exp2(((float4)r69).w));
     r4.xyz = float3(exp2(((float4)r69).x), exp2(((float4)r69).y), ((float4)r69).z);
     r3.xyz = (SHREC_MUL_LEGACY(r7.xyzz, r3.xyzz)).xyz;
@@ -153,19 +153,19 @@ void shrec_body()
     r69.xyz = ((SHREC_MUL_LEGACY(r3.xyzz, r2.xyzz)).xyz + r69.xyz);
     r69.xyz = (SHREC_MUL_LEGACY(r1.xyxx, r69.xyzz)).xyz;
     r0.xyz = float3((shrec_log2_exact_one(abs(r69.xxxx))).x, (shrec_log2_exact_one(abs(r69.yyyy))).y, (shrec_log2_exact_one(abs(r69.zzzz))).z);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.454545))).xyz;
-    oC0 = float4(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z), 1.0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    r69.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.454545f))).xyz;
+    oC0 = float4(exp2(((float4)r69).x), exp2(((float4)r69).y), exp2(((float4)r69).z), 1.0f);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
-        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        precise float4 shrec_operand0 = (1.0f - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand0).x < 0.0f) discard;
     }
     else
     {
-        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0f))
         {
-            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0f * (1.0f + (max(((float4)0.0f), (0.5f * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25f))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5f + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6f)))), oC0);
         }
     }
 }

@@ -83,27 +83,27 @@ void shrec_body()
     r4.xyw = (r8.yzx + (-r1.yzx));
     r6.xy = float2(((-((float4)r71).z) + ((float4)r70).x), ((-((float4)r71).y) + ((float4)r70).y));
     r69.yzw = (r9.yzx + (-r12.yzx));
-    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r69.ywzz), ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r69.ywzz), ((float4)1.0f))).xyz;
     r4 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
-    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r4.xwyy), ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r4.xwyy), ((float4)1.0f))).xyz;
     r4 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r4);
-    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r17.xzyy), ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r17.xzyy), ((float4)1.0f))).xyz;
     r6.zw = float2(((-((float4)r71).x) + ((float4)r70).z), ((((float4)r69).x + ((float4)r69).y) + ((float4)r69).z));
-    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r6.xzyy), ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r6.xzyy), ((float4)1.0f))).xyz;
     r6 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
-    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r16.xzyy), ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r16.xzyy), ((float4)1.0f))).xyz;
     r6 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
-    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r15.xzyy), ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(abs(r15.xzyy), ((float4)1.0f))).xyz;
     r6 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
-    r0 = select(bool4(1, 0, 0, 0), (select(r6.zzzz > r6.xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r0);
+    r0 = select(bool4(1, 0, 0, 0), (select(r6.zzzz > r6.xxxx, ((float4)1.0f), ((float4)0.0f))).xxxx, r0);
     r69.xy = (select(r6.wzzz >= r6.yxxx, r6.wzzz, r6.yxxx)).xy;
     r4.xy = (select(r4.wzzz < r69.xyyy, r4.wzzz, r69.xyyy)).xy;
-    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
-    [branch] if (!(!(((float4)r64).x == 0.0)))
+    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), r64);
+    [branch] if (!(!(((float4)r64).x == 0.0f)))
     {
         r0 = select(bool4(1, 0, 0, 0), r4.xxxx, r0);
     }
-    [branch] if (!(((float4)r64).x == 0.0))
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0 = select(bool4(1, 0, 0, 0), (1.0 / (r6.zzzz)), r0);
         r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r6.xxxx, r0.xxxx)).xxxx, r0);
@@ -113,7 +113,7 @@ void shrec_body()
     r15 = float4((((float4)r9).z + ((float4)r12).z), (((float4)r13).z + ((float4)r10).z), (((float4)r7).z + ((float4)r11).z), (((float4)r8).z + ((float4)r1).z));
     r17 = float4((((float4)r9).x + ((float4)r12).x), (((float4)r13).x + ((float4)r10).x), (((float4)r7).x + ((float4)r11).x), (((float4)r8).x + ((float4)r1).x));
     r18.xyz = float3((1.0 / (((float4)r6).x)), (1.0 / (((float4)r6).y)), (1.0 / (((float4)r6).w)));
-    r19.xyz = (select(r6.wxyy > r6.yzww, ((float4)1.0), ((float4)0.0))).xyz;
+    r19.xyz = (select(r6.wxyy > r6.yzww, ((float4)1.0f), ((float4)0.0f))).xyz;
     r6.xyz = (SHREC_MUL_LEGACY(r6.yzww, r18.zxyy)).xyz;
     r4 = select(bool4(0, 0, 1, 0), r4.yyyy, r4);
     r18 = (((float4)r15) + ((float4)r17));
@@ -121,20 +121,20 @@ void shrec_body()
     r6.xyz = (SHREC_MUL_LEGACY(r6.xyzz, r4.yxyy)).xyz;
     r16 = select(bool4(0, 0, 0, 1), (r1.yyyy + r70.wwww), r16);
     r18 = (((float4)r18) + ((float4)r16));
-    r19 = select(bool4(0, 0, 0, 1), (0.001 + r0.xxxx), r19);
-    r4.xyz = (select(r19.xyzz == ((float4)0.0), r4.zxyy, r6.xyzz)).xyz;
-    r18 = (SHREC_MUL_LEGACY_K(((float4)r18), ((float4)0.125)) + (shrec_c4).xxxx);
+    r19 = select(bool4(0, 0, 0, 1), (0.001f + r0.xxxx), r19);
+    r4.xyz = (select(r19.xyzz == ((float4)0.0f), r4.zxyy, r6.xyzz)).xyz;
+    r18 = (SHREC_MUL_LEGACY_K(((float4)r18), ((float4)0.125f)) + (shrec_c4).xxxx);
     r19.xyz = (SHREC_MUL_LEGACY(r5.zxyy, r0.xxxx)).xyz;
     r5 = float4((1.0 / (((float4)r18).x)), (1.0 / (((float4)r18).w)), (1.0 / (((float4)r18).z)), (1.0 / (((float4)r18).y)));
     r6.xyz = (SHREC_MUL_LEGACY(r14.zxyy, r4.xxxx)).xyz;
-    r69.xyz = (SHREC_MUL_LEGACY_K(r4.zyxx, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r4.zyxx, ((float4)1.0f))).xyz;
     r6 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r6);
     r6 = (r19.yxzw + r6.yxzw);
     r5 = SHREC_MUL_LEGACY(((float4)r5), (shrec_c1).xxxx);
     r70 = select(bool4(1, 0, 0, 0), (1.0 / (r6.wwww)), r70);
     r69.xyz = ((SHREC_MUL_LEGACY(r2.xzyy, r4.yyyy)).xyz + r6.xyz);
     r69.xyz = ((SHREC_MUL_LEGACY(r3.xzyy, r4.zzzz)).xyz + r69.xyz);
-    r69.yzw = ((SHREC_MUL_LEGACY_K(r71.xxzy, ((float4)0.001))).yzw + r69.xyz);
+    r69.yzw = ((SHREC_MUL_LEGACY_K(r71.xxzy, ((float4)0.001f))).yzw + r69.xyz);
     r0.yzw = (SHREC_MUL_LEGACY(r69.yywz, r70.xxxx)).yzw;
     r9.xyz = ((-r0.ywz) + r9.xyz);
     r6.xyz = ((-r0.ywz) + r12.xyz);
@@ -150,13 +150,13 @@ void shrec_body()
     r4.xyz = (abs(r10.xzy) + abs(r4.xzy));
     r2.xyz = float3((abs(((float4)r1).x) + ((float4)r70).x), (abs(((float4)r1).y) + ((float4)r70).y), (abs(((float4)r1).w) + ((float4)r70).z));
     r69.xyz = (abs(r9.xzy) + abs(r6.xzy));
-    r69.xyz = (SHREC_MUL_LEGACY_K(r69.zxyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r69.zxyy, ((float4)1.0f))).xyz;
     r1 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r4.zxyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r4.zxyy, ((float4)1.0f))).xyz;
     r1 = select(bool4(0, 1, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r3.zxyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r3.zxyy, ((float4)1.0f))).xyz;
     r1 = select(bool4(0, 0, 1, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
-    r69.xyz = (SHREC_MUL_LEGACY_K(r2.zxyy, ((float4)1.0))).xyz;
+    r69.xyz = (SHREC_MUL_LEGACY_K(r2.zxyy, ((float4)1.0f))).xyz;
     r1 = select(bool4(0, 0, 0, 1), ((r69.xxxx + r69.yyyy) + r69.zzzz), r1);
     r69 = (SHREC_MUL_LEGACY(r5.xwzy, r1.xywz) + (shrec_c0).xxxx);
     r69 = select(r69.xwyz >= (shrec_c3).xxxx, r69.xwyz, (shrec_c3).xxxx);
@@ -167,24 +167,24 @@ void shrec_body()
     r1 = select(bool4(0, 1, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r1);
     r69 = SHREC_MUL_LEGACY(r15.yzxw, r2.wyxz);
     r1 = select(bool4(0, 0, 1, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r1);
-    r69 = SHREC_MUL_LEGACY_K(r2.wyxz, ((float4)1.0));
+    r69 = SHREC_MUL_LEGACY_K(r2.wyxz, ((float4)1.0f));
     r69 = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r69);
-    r0 = select(bool4(1, 0, 0, 0), ((SHREC_MUL_LEGACY_K(r69.xxxx, ((float4)2.0))).xxxx + 1.0), r0);
+    r0 = select(bool4(1, 0, 0, 0), ((SHREC_MUL_LEGACY_K(r69.xxxx, ((float4)2.0f))).xxxx + 1.0f), r0);
     r69.yzw = (r1.xyz + r0.ywz);
     r70 = select(bool4(1, 0, 0, 0), (1.0 / (r0.xxxx)), r70);
     oC0.xyz = (SHREC_MUL_LEGACY(r69.ywzz, r70.xxxx)).xyz;
-    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0f), oC0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
-        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        precise float4 shrec_operand0 = (1.0f - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand0).x < 0.0f) discard;
     }
     else
     {
-        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0f))
         {
-            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0f * (1.0f + (max(((float4)0.0f), (0.5f * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25f))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5f + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6f)))), oC0);
         }
     }
 }

@@ -69,7 +69,7 @@ void shrec_body()
     oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
     r2.xw = float2((((float4)r1).x + ((float4)r71).x), ((-((float4)r1).x) + ((float4)r71).x));
     r2.yz = r71.xy;
-    r3.xy = ((SHREC_MUL_LEGACY_K(r1.yxxx, ((float4)2.0))).xy + r71.yx);
+    r3.xy = ((SHREC_MUL_LEGACY_K(r1.yxxx, ((float4)2.0f))).xy + r71.yx);
     o4 = select(bool4(1, 0, 0, 0), r3.yyyy, o4);
     o2 = select(bool4(1, 0, 0, 0), (r1.xxxx + r71.xxxx), o2);
     o6 = select(bool4(0, 1, 0, 0), (r1.yyyy + r71.yyyy), o6);
@@ -78,7 +78,7 @@ void shrec_body()
     r70 = select(bool4(0, 0, 0, 1), r1.yyyy, r70);
     o0.xy = r71.xy;
     o8.xy = r3.yx;
-    o8.zw = ((float2)0.0);
+    o8.zw = ((float2)0.0f);
     o4.yz = r2.zw;
     o4 = select(bool4(0, 0, 0, 1), (r71.yyyy + r70.wwww), o4);
     o7.xz = r2.yx;

@@ -66,7 +66,7 @@ void shrec_body()
     r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
     oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
     o1.xw = float2((1.0 / ((shrec_c5).x)), (1.0 / ((shrec_c5).y)));
-    o1.yz = ((float2)0.0);
+    o1.yz = ((float2)0.0f);
     o0.xy = r71.xy;
     oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }

@@ -78,22 +78,22 @@ void shrec_body()
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord1.xy)).xyz;
     r69.xy = (SHREC_MUL_LEGACY(itexcoord0.yxxx, (shrec_c1).yxxx)).xy;
     r9.xy = (shrec_frac(r69.yxxx)).xy;
-    r21.xy = (SHREC_MUL_LEGACY_K(r71.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r19.xy = (SHREC_MUL_LEGACY_K(r18.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r21.zw = float2(SHREC_MUL_LEGACY_K(((float4)r2).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r2).x, 255.0));
-    r19.zw = (SHREC_MUL_LEGACY_K(r17.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r23.zw = (SHREC_MUL_LEGACY_K(r7.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r23.xy = float2(SHREC_MUL_LEGACY_K(((float4)r4).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r4).x, 255.0));
-    r24.xy = (SHREC_MUL_LEGACY_K(r16.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r22.xy = (SHREC_MUL_LEGACY_K(r15.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r24.zw = float2(SHREC_MUL_LEGACY_K(((float4)r6).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r6).x, 255.0));
-    r22.zw = (SHREC_MUL_LEGACY_K(r13.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r3.zw = (SHREC_MUL_LEGACY_K(r14.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
-    r3.xy = float2(SHREC_MUL_LEGACY_K(((float4)r5).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r5).x, 255.0));
-    r0.xy = (SHREC_MUL_LEGACY_K(r10.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r25.xy = (SHREC_MUL_LEGACY_K(r11.xyyy, float4(65536.0, 255.0, 255.0, 255.0))).xy;
-    r0.zw = float2(SHREC_MUL_LEGACY_K(((float4)r8).y, 65536.0), SHREC_MUL_LEGACY_K(((float4)r8).x, 255.0));
-    r25.zw = (SHREC_MUL_LEGACY_K(r12.xxxy, float4(65536.0, 65536.0, 65536.0, 255.0))).zw;
+    r21.xy = (SHREC_MUL_LEGACY_K(r71.xyyy, float4(65536.0f, 255.0f, 255.0f, 255.0f))).xy;
+    r19.xy = (SHREC_MUL_LEGACY_K(r18.xyyy, float4(65536.0f, 255.0f, 255.0f, 255.0f))).xy;
+    r21.zw = float2(SHREC_MUL_LEGACY_K(((float4)r2).y, 65536.0f), SHREC_MUL_LEGACY_K(((float4)r2).x, 255.0f));
+    r19.zw = (SHREC_MUL_LEGACY_K(r17.xxxy, float4(65536.0f, 65536.0f, 65536.0f, 255.0f))).zw;
+    r23.zw = (SHREC_MUL_LEGACY_K(r7.xxxy, float4(65536.0f, 65536.0f, 65536.0f, 255.0f))).zw;
+    r23.xy = float2(SHREC_MUL_LEGACY_K(((float4)r4).y, 65536.0f), SHREC_MUL_LEGACY_K(((float4)r4).x, 255.0f));
+    r24.xy = (SHREC_MUL_LEGACY_K(r16.xyyy, float4(65536.0f, 255.0f, 255.0f, 255.0f))).xy;
+    r22.xy = (SHREC_MUL_LEGACY_K(r15.xyyy, float4(65536.0f, 255.0f, 255.0f, 255.0f))).xy;
+    r24.zw = float2(SHREC_MUL_LEGACY_K(((float4)r6).y, 65536.0f), SHREC_MUL_LEGACY_K(((float4)r6).x, 255.0f));
+    r22.zw = (SHREC_MUL_LEGACY_K(r13.xxxy, float4(65536.0f, 65536.0f, 65536.0f, 255.0f))).zw;
+    r3.zw = (SHREC_MUL_LEGACY_K(r14.xxxy, float4(65536.0f, 65536.0f, 65536.0f, 255.0f))).zw;
+    r3.xy = float2(SHREC_MUL_LEGACY_K(((float4)r5).y, 65536.0f), SHREC_MUL_LEGACY_K(((float4)r5).x, 255.0f));
+    r0.xy = (SHREC_MUL_LEGACY_K(r10.xyyy, float4(65536.0f, 255.0f, 255.0f, 255.0f))).xy;
+    r25.xy = (SHREC_MUL_LEGACY_K(r11.xyyy, float4(65536.0f, 255.0f, 255.0f, 255.0f))).xy;
+    r0.zw = float2(SHREC_MUL_LEGACY_K(((float4)r8).y, 65536.0f), SHREC_MUL_LEGACY_K(((float4)r8).x, 255.0f));
+    r25.zw = (SHREC_MUL_LEGACY_K(r12.xxxy, float4(65536.0f, 65536.0f, 65536.0f, 255.0f))).zw;
     r1.zw = (r0.xz + r0.yw);
     r0 = float4((((float4)r19).z + ((float4)r19).w), (((float4)r25).x + ((float4)r25).y), (((float4)r25).z + ((float4)r25).w), (((float4)r22).z + ((float4)r22).w));
     r3.zw = (r3.xz + r3.yw);
@@ -114,304 +114,304 @@ void shrec_body()
     r0 = select(bool4(0, 0, 1, 0), (r5.zzzz + r70.zzzz), r0);
     r3 = select(bool4(0, 0, 0, 1), (r3.yyyy + r7.zzzz), r3);
     r70 = select(bool4(0, 0, 1, 0), r0.yyyy, r70);
-    r0 = select(bool4(0, 1, 0, 0), (select(r4.wwww == r3.wwww, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+    r0 = select(bool4(0, 1, 0, 0), (select(r4.wwww == r3.wwww, ((float4)1.0f), ((float4)0.0f))).yyyy, r0);
     r5 = select(bool4(0, 0, 1, 0), (r11.zzzz + r70.zzzz), r5);
-    r69 = select(bool4(0, 0, 1, 0), select(r5.yyyy == r5.zzzz, ((float4)0.0), ((float4)1.0)), r69);
+    r69 = select(bool4(0, 0, 1, 0), select(r5.yyyy == r5.zzzz, ((float4)0.0f), ((float4)1.0f)), r69);
     r70 = select(bool4(0, 0, 1, 0), r1.wwww, r70);
     r1.zw = float2((((float4)r8).z + ((float4)r70).z), SHREC_MUL_LEGACY(((float4)r0).y, ((float4)r69).z));
-    r6.xy = float2((select(((float4)0.0) == ((float4)0.0), select(r1.wwww == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0)))).x, (select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).y);
-    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r6.xy = float2((select(((float4)0.0f) == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), (((float4)0.0f) + ((float4)1.0f)), ((float4)0.0f)), (((float4)0.0f) + ((float4)1.0f)))).x, (select(r1.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).y);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0f) == ((float4)0.0f), select(r1.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r7.xyz = r12.xyz;
         r2.xyz = r12.xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)0.0f), select(r6.xxxx == ((float4)0.0f), ((float4)1.0f), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r1 = select(bool4(0, 0, 0, 1), (select(r5.yyyy == r5.zzzz, ((float4)1.0), ((float4)0.0))).wwww, r1);
-        r2 = select(bool4(1, 0, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0), ((float4)1.0))).xxxx, r2);
+        r1 = select(bool4(0, 0, 0, 1), (select(r5.yyyy == r5.zzzz, ((float4)1.0f), ((float4)0.0f))).wwww, r1);
+        r2 = select(bool4(1, 0, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0f), ((float4)1.0f))).xxxx, r2);
         r2 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r1.wwww, r2.xxxx)).xxxx, r2);
     }
-    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r2.xxxx == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r2.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0f), select(r2.xxxx == ((float4)0.0f), (r70.xxxx + 1.0f), ((float4)0.0f)), (r70.xxxx + 1.0f))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r2.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r7.xyz = r10.xyz;
         r2.xyz = r10.xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)0.0f), select(r6.xxxx == ((float4)0.0f), ((float4)1.0f), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r1.wwww, r0.yyyy)).yyyy, r0);
     }
-    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0f), select(r0.yyyy == ((float4)0.0f), (r70.xxxx + 1.0f), ((float4)0.0f)), (r70.xxxx + 1.0f))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r0.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r8 = select(bool4(1, 0, 0, 0), (select(r5.yyyy == r0.xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r8);
-        r9 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r1.yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r9);
-        r9 = select(bool4(0, 0, 0, 1), (select(r3.wwww == r1.yyyy, ((float4)1.0), ((float4)0.0))).wwww, r9);
-        r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r4.zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
-        [branch] if (!(((float4)r64).x == 0.0))
+        r8 = select(bool4(1, 0, 0, 0), (select(r5.yyyy == r0.xxxx, ((float4)1.0f), ((float4)0.0f))).xxxx, r8);
+        r9 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r1.yyyy, ((float4)1.0f), ((float4)0.0f))).zzzz, r9);
+        r9 = select(bool4(0, 0, 0, 1), (select(r3.wwww == r1.yyyy, ((float4)1.0f), ((float4)0.0f))).wwww, r9);
+        r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r4.zzzz, ((float4)1.0f), ((float4)0.0f))).yyyy, r0);
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r2 = select(bool4(0, 0, 1, 0), (select(r3.wwww == r6.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r2);
-            r2 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r4.yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r2);
-            r3 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.xxxx, ((float4)1.0), ((float4)0.0))).yyyy, r3);
-            r1 = select(bool4(1, 0, 0, 0), (select(r5.yyyy == r5.xxxx, ((float4)1.0), ((float4)0.0))).xxxx, r1);
-            r1 = select(bool4(0, 1, 0, 0), (select(r5.yyyy == r6.zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r1);
-            r8.yzw = (select(r3.wwww == r0.xxzw, ((float4)1.0), ((float4)0.0))).yzw;
+            r2 = select(bool4(0, 0, 1, 0), (select(r3.wwww == r6.zzzz, ((float4)1.0f), ((float4)0.0f))).zzzz, r2);
+            r2 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r4.yyyy, ((float4)1.0f), ((float4)0.0f))).yyyy, r2);
+            r3 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.xxxx, ((float4)1.0f), ((float4)0.0f))).yyyy, r3);
+            r1 = select(bool4(1, 0, 0, 0), (select(r5.yyyy == r5.xxxx, ((float4)1.0f), ((float4)0.0f))).xxxx, r1);
+            r1 = select(bool4(0, 1, 0, 0), (select(r5.yyyy == r6.zzzz, ((float4)1.0f), ((float4)0.0f))).yyyy, r1);
+            r8.yzw = (select(r3.wwww == r0.xxzw, ((float4)1.0f), ((float4)0.0f))).yzw;
         }
-        [branch] if (!(((float4)r64).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r11.yz = (select(r3.wwww == r0.wwzz, ((float4)1.0), ((float4)0.0))).yz;
-            r1.zw = (select(r5.yyyy == r4.zzzy, ((float4)1.0), ((float4)0.0))).zw;
-            r1 = select(r1.wzxy == ((float4)0.0), ((float4)0.0), ((float4)1.0));
-            r3 = select(bool4(1, 0, 0, 0), (select(r3.yyyy == ((float4)0.0), r1.zzzz, ((float4)0.0))).xxxx, r3);
-            r2 = select(bool4(1, 0, 0, 0), (select(r2.yyyy == ((float4)0.0), r1.xxxx, ((float4)0.0))).xxxx, r2);
-            r2 = select(bool4(0, 0, 0, 1), (select(r2.zzzz == ((float4)0.0), r1.wwww, ((float4)0.0))).wwww, r2);
+            r11.yz = (select(r3.wwww == r0.wwzz, ((float4)1.0f), ((float4)0.0f))).yz;
+            r1.zw = (select(r5.yyyy == r4.zzzy, ((float4)1.0f), ((float4)0.0f))).zw;
+            r1 = select(r1.wzxy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f));
+            r3 = select(bool4(1, 0, 0, 0), (select(r3.yyyy == ((float4)0.0f), r1.zzzz, ((float4)0.0f))).xxxx, r3);
+            r2 = select(bool4(1, 0, 0, 0), (select(r2.yyyy == ((float4)0.0f), r1.xxxx, ((float4)0.0f))).xxxx, r2);
+            r2 = select(bool4(0, 0, 0, 1), (select(r2.zzzz == ((float4)0.0f), r1.wwww, ((float4)0.0f))).wwww, r2);
         }
-        [branch] if (!(((float4)r64).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r0 = select(bool4(1, 0, 0, 0), (select(r0.yyyy == ((float4)0.0), r1.yyyy, ((float4)0.0))).xxxx, r0);
-            r11.xw = (select(r5.yyyy == r0.wzzz, ((float4)1.0), ((float4)0.0))).xw;
-            r0 = select(bool4(0, 0, 1, 0), (1.0 + r0.xxxx), r0);
-            r1 = (r2.wzxy + 1.0);
-            r0 = select(bool4(0, 0, 0, 1), (1.0 + r0.yyyy), r0);
-            r0.yz = (select(r9.zzww == ((float4)0.0), r0.xxyy, r0.zzww)).yz;
-            r1 = select(r11.wzyx == ((float4)0.0), r2.wzyx, r1.xywz);
-            r2.xy = (select(r8.zwww == ((float4)0.0), r1.xwww, r2.wxxx)).xy;
+            r0 = select(bool4(1, 0, 0, 0), (select(r0.yyyy == ((float4)0.0f), r1.yyyy, ((float4)0.0f))).xxxx, r0);
+            r11.xw = (select(r5.yyyy == r0.wzzz, ((float4)1.0f), ((float4)0.0f))).xw;
+            r0 = select(bool4(0, 0, 1, 0), (1.0f + r0.xxxx), r0);
+            r1 = (r2.wzxy + 1.0f);
+            r0 = select(bool4(0, 0, 0, 1), (1.0f + r0.yyyy), r0);
+            r0.yz = (select(r9.zzww == ((float4)0.0f), r0.xxyy, r0.zzww)).yz;
+            r1 = select(r11.wzyx == ((float4)0.0f), r2.wzyx, r1.xywz);
+            r2.xy = (select(r8.zwww == ((float4)0.0f), r1.xwww, r2.wxxx)).xy;
         }
-        [branch] if (!(((float4)r64).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r2 = select(bool4(0, 0, 0, 1), (select(r9.wwww == ((float4)0.0), r0.yyyy, r0.xxxx)).wwww, r2);
-            r1.yz = (select(((float4)1.0) >= r1.yyzz, ((float4)1.0), ((float4)0.0))).yz;
-            r3 = select(bool4(0, 0, 1, 0), (select(((float4)1.0) >= r0.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r3);
-            r0.xyw = (r3.xyz + float3(1.0, 1.0, -1.0));
-            r0.xy = (select(r8.xyyy == ((float4)0.0), r3.xyyy, r0.xyyy)).xy;
-            r2 = select(bool4(0, 0, 1, 0), (select(r8.yyyy == ((float4)0.0), r0.xxxx, r3.xxxx)).zzzz, r2);
+            r2 = select(bool4(0, 0, 0, 1), (select(r9.wwww == ((float4)0.0f), r0.yyyy, r0.xxxx)).wwww, r2);
+            r1.yz = (select(((float4)1.0f) >= r1.yyzz, ((float4)1.0f), ((float4)0.0f))).yz;
+            r3 = select(bool4(0, 0, 1, 0), (select(((float4)1.0f) >= r0.zzzz, ((float4)1.0f), ((float4)0.0f))).zzzz, r3);
+            r0.xyw = (r3.xyz + float3(1.0f, 1.0f, -1.0f));
+            r0.xy = (select(r8.xyyy == ((float4)0.0f), r3.xyyy, r0.xyyy)).xy;
+            r2 = select(bool4(0, 0, 1, 0), (select(r8.yyyy == ((float4)0.0f), r0.xxxx, r3.xxxx)).zzzz, r2);
         }
-        [branch] if (!(((float4)r64).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r1 = select(bool4(1, 0, 0, 0), (select(((float4)1.0) >= r0.yyyy, ((float4)1.0), ((float4)0.0))).xxxx, r1);
-            r0.xyz = (r1.xzy + -1.0);
-            r2 = select(((float4)1.0) >= ((float4)r2), ((float4)1.0), ((float4)0.0));
-            r0.xyz = (select(r2.yxzz == ((float4)0.0), r1.zyxx, r0.yzxx)).xyz;
-            r0 = select(bool4(0, 0, 0, 1), (select(r2.wwww == ((float4)0.0), r3.zzzz, r0.wwww)).wwww, r0);
-            r69 = SHREC_MUL_LEGACY_K(((float4)r0), ((float4)1.0));
+            r1 = select(bool4(1, 0, 0, 0), (select(((float4)1.0f) >= r0.yyyy, ((float4)1.0f), ((float4)0.0f))).xxxx, r1);
+            r0.xyz = (r1.xzy + -1.0f);
+            r2 = select(((float4)1.0f) >= ((float4)r2), ((float4)1.0f), ((float4)0.0f));
+            r0.xyz = (select(r2.yxzz == ((float4)0.0f), r1.zyxx, r0.yzxx)).xyz;
+            r0 = select(bool4(0, 0, 0, 1), (select(r2.wwww == ((float4)0.0f), r3.zzzz, r0.wwww)).wwww, r0);
+            r69 = SHREC_MUL_LEGACY_K(((float4)r0), ((float4)1.0f));
             r0 = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), r0);
         }
     }
-    r6 = select(bool4(1, 0, 0, 0), (select(r6.xxxx == ((float4)0.0), select((-r0.xxxx) >= ((float4)0.0), ((float4)0.0), (r6.xxxx + 1.0)), (r6.xxxx + 1.0))).xxxx, r6);
-    r69 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)0.0), select((-r0.xxxx) > ((float4)0.0), ((float4)0.0), (r6.xxxx + 1.0)), (r6.xxxx + 1.0)), r69);
-    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)0.0), select((-r0.xxxx) > ((float4)0.0), ((float4)1.0), ((float4)0.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r6 = select(bool4(1, 0, 0, 0), (select(r6.xxxx == ((float4)0.0f), select((-r0.xxxx) >= ((float4)0.0f), ((float4)0.0f), (r6.xxxx + 1.0f)), (r6.xxxx + 1.0f))).xxxx, r6);
+    r69 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)0.0f), select((-r0.xxxx) > ((float4)0.0f), ((float4)0.0f), (r6.xxxx + 1.0f)), (r6.xxxx + 1.0f)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)0.0f), select((-r0.xxxx) > ((float4)0.0f), ((float4)1.0f), ((float4)0.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r7.xyz = r10.xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)0.0), select(r69.xxxx == ((float4)0.0), ((float4)1.0), r69.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0f), ((float4)0.0f), select(r69.xxxx == ((float4)0.0f), ((float4)1.0f), r69.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0.xyz = (r10.xyz + r7.xyz);
-        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5))).xyz;
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5f))).xyz;
     }
-    precise float4 shrec_operand0 = (r70.xxxx - 1.0);
-    r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand0 <= ((float4)0.0), ((float4)0.0), (r70.xxxx - 1.0))).xxxx, r6);
-    precise float4 shrec_operand1 = (r6.xxxx - 1.0);
-    r70 = select(bool4(1, 0, 0, 0), select(shrec_operand1 <= ((float4)0.0), ((float4)0.0), (r6.xxxx - 1.0)), r70);
-    precise float4 shrec_operand2 = (r6.xxxx - 1.0);
-    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand2 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
+    precise float4 shrec_operand0 = (r70.xxxx - 1.0f);
+    r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand0 <= ((float4)0.0f), ((float4)0.0f), (r70.xxxx - 1.0f))).xxxx, r6);
+    precise float4 shrec_operand1 = (r6.xxxx - 1.0f);
+    r70 = select(bool4(1, 0, 0, 0), select(shrec_operand1 <= ((float4)0.0f), ((float4)0.0f), (r6.xxxx - 1.0f)), r70);
+    precise float4 shrec_operand2 = (r6.xxxx - 1.0f);
+    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand2 <= ((float4)0.0f), ((float4)1.0f), ((float4)0.0f)), r64);
     r6 = select(bool4(1, 0, 0, 0), ((float4)r70), r6);
-    [branch] if (!(((float4)r64).x == 0.0))
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r2.xyz = r7.xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)1.0), ((float4)0.0), select(r70.xxxx == ((float4)0.0), ((float4)1.0), r70.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)1.0f), ((float4)0.0f), select(r70.xxxx == ((float4)0.0f), ((float4)1.0f), r70.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r0 = select(bool4(0, 0, 0, 1), (select(r4.wwww == r6.zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
-        r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.zzzz, ((float4)1.0), ((float4)0.0))).yyyy, r0);
-        [branch] if (!(((float4)r64).x == 0.0))
+        r0 = select(bool4(0, 0, 0, 1), (select(r4.wwww == r6.zzzz, ((float4)0.0f), ((float4)1.0f))).wwww, r0);
+        r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.zzzz, ((float4)1.0f), ((float4)0.0f))).yyyy, r0);
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r1.yyyy, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r1.yyyy, ((float4)1.0f), ((float4)0.0f))).zzzz, r0);
             r1 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.yyyy, r0.zzzz)).wwww, r1);
-            r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r4.xxxx, ((float4)0.0), ((float4)1.0))).zzzz, r0);
-            r1 = select(bool4(0, 0, 0, 1), (select(r1.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r1);
+            r0 = select(bool4(0, 0, 1, 0), (select(r5.zzzz == r4.xxxx, ((float4)0.0f), ((float4)1.0f))).zzzz, r0);
+            r1 = select(bool4(0, 0, 0, 1), (select(r1.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).wwww, r1);
             r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r1.wwww, r0.wwww)).wwww, r0);
-            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).wwww, r0);
             r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).zzzz, r0);
         }
     }
-    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0f), select(r0.zzzz == ((float4)0.0f), (r70.xxxx + 1.0f), ((float4)0.0f)), (r70.xxxx + 1.0f))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r0.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r1.yzw = ((SHREC_MUL_LEGACY_K(r11.xxyz, ((float4)3.0))).yzw + r12.xyz);
-        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.25))).xyz;
+        r1.yzw = ((SHREC_MUL_LEGACY_K(r11.xxyz, ((float4)3.0f))).yzw + r12.xyz);
+        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.25f))).xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)0.0f), select(r6.xxxx == ((float4)0.0f), ((float4)1.0f), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r0 = select(bool4(0, 0, 0, 1), (select(r1.yyyy == r5.zzzz, ((float4)0.0), ((float4)1.0))).wwww, r0);
-        r1 = select(bool4(0, 1, 0, 0), (select(r5.yyyy == r4.wwww, ((float4)1.0), ((float4)0.0))).yyyy, r1);
-        [branch] if (!(((float4)r64).x == 0.0))
+        r0 = select(bool4(0, 0, 0, 1), (select(r1.yyyy == r5.zzzz, ((float4)0.0f), ((float4)1.0f))).wwww, r0);
+        r1 = select(bool4(0, 1, 0, 0), (select(r5.yyyy == r4.wwww, ((float4)1.0f), ((float4)0.0f))).yyyy, r1);
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r6.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
+            r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r6.zzzz, ((float4)1.0f), ((float4)0.0f))).zzzz, r0);
             r1 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r1.yyyy, r0.zzzz)).yyyy, r1);
-            r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r1.zzzz, ((float4)0.0), ((float4)1.0))).zzzz, r0);
-            r1 = select(bool4(0, 1, 0, 0), (select(r1.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r1);
+            r0 = select(bool4(0, 0, 1, 0), (select(r4.wwww == r1.zzzz, ((float4)0.0f), ((float4)1.0f))).zzzz, r0);
+            r1 = select(bool4(0, 1, 0, 0), (select(r1.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).yyyy, r1);
             r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r1.yyyy, r0.wwww)).wwww, r0);
-            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).wwww, r0);
             r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).zzzz, r0);
         }
     }
-    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0f), select(r0.zzzz == ((float4)0.0f), (r70.xxxx + 1.0f), ((float4)0.0f)), (r70.xxxx + 1.0f))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r0.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r1.yzw = ((SHREC_MUL_LEGACY_K(r12.xxyz, ((float4)3.0))).yzw + r11.xyz);
-        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.25))).xyz;
+        r1.yzw = ((SHREC_MUL_LEGACY_K(r12.xxyz, ((float4)3.0f))).yzw + r11.xyz);
+        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.25f))).xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)0.0f), select(r6.xxxx == ((float4)0.0f), ((float4)1.0f), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1.yzw = (r12.xyz + r11.xyz);
-        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.5))).xyz;
+        r2.xyz = (SHREC_MUL_LEGACY_K(r1.yzww, ((float4)0.5f))).xyz;
     }
-    precise float4 shrec_operand3 = (r70.xxxx - 1.0);
-    r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand3 <= ((float4)0.0), ((float4)0.0), (r70.xxxx - 1.0))).xxxx, r6);
-    precise float4 shrec_operand4 = (r6.xxxx - 1.0);
-    r70 = select(bool4(1, 0, 0, 0), select(shrec_operand4 <= ((float4)0.0), ((float4)0.0), (r6.xxxx - 1.0)), r70);
-    precise float4 shrec_operand5 = (r6.xxxx - 1.0);
-    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand5 <= ((float4)0.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    precise float4 shrec_operand3 = (r70.xxxx - 1.0f);
+    r6 = select(bool4(1, 0, 0, 0), (select(shrec_operand3 <= ((float4)0.0f), ((float4)0.0f), (r70.xxxx - 1.0f))).xxxx, r6);
+    precise float4 shrec_operand4 = (r6.xxxx - 1.0f);
+    r70 = select(bool4(1, 0, 0, 0), select(shrec_operand4 <= ((float4)0.0f), ((float4)0.0f), (r6.xxxx - 1.0f)), r70);
+    precise float4 shrec_operand5 = (r6.xxxx - 1.0f);
+    r64 = select(bool4(1, 0, 0, 0), select(shrec_operand5 <= ((float4)0.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.yyyy, ((float4)0.0), ((float4)1.0))).zzzz, r0);
-        r0 = select(bool4(0, 0, 0, 1), (select(r3.wwww == r0.xxxx, ((float4)1.0), ((float4)0.0))).wwww, r0);
+        r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.yyyy, ((float4)0.0f), ((float4)1.0f))).zzzz, r0);
+        r0 = select(bool4(0, 0, 0, 1), (select(r3.wwww == r0.xxxx, ((float4)1.0f), ((float4)0.0f))).wwww, r0);
         r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.yyyy, r0.wwww)).wwww, r0);
-        r0.yw = float2((select(r3.wwww == r5.wwww, ((float4)0.0), ((float4)1.0))).y, (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
+        r0.yw = float2((select(r3.wwww == r5.wwww, ((float4)0.0f), ((float4)1.0f))).y, (select(r0.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).w);
         r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).zzzz, r0);
-        r0 = select(bool4(0, 0, 1, 0), (select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).zzzz, r0);
+        r0 = select(bool4(0, 0, 1, 0), (select(r0.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).zzzz, r0);
         r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r0.zzzz, r0.yyyy)).yyyy, r0);
     }
-    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r6);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r6 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0f), select(r0.yyyy == ((float4)0.0f), (r70.xxxx + 1.0f), ((float4)0.0f)), (r70.xxxx + 1.0f))).xxxx, r6);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r0.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r0.xyz = ((SHREC_MUL_LEGACY_K(r7.xyzz, ((float4)3.0))).xyz + r10.xyz);
-        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25))).xyz;
+        r0.xyz = ((SHREC_MUL_LEGACY_K(r7.xyzz, ((float4)3.0f))).xyz + r10.xyz);
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25f))).xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)0.0), select(r6.xxxx == ((float4)0.0), ((float4)1.0), r6.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)0.0f), select(r6.xxxx == ((float4)0.0f), ((float4)1.0f), r6.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r6.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r0.zw = (select(r5.yyyy == r4.wwwy, ((float4)1.0), ((float4)0.0))).zw;
-        r0.yz = float2((select(r5.yyyy == r1.xxxx, ((float4)0.0), ((float4)1.0))).y, SHREC_MUL_LEGACY(((float4)r0).z, ((float4)r0).w));
-        r0.xz = float2((select(r0.xxxx == r3.wwww, ((float4)0.0), ((float4)1.0))).x, (select(r0.zzzz == ((float4)0.0), ((float4)0.0), ((float4)1.0))).z);
+        r0.zw = (select(r5.yyyy == r4.wwwy, ((float4)1.0f), ((float4)0.0f))).zw;
+        r0.yz = float2((select(r5.yyyy == r1.xxxx, ((float4)0.0f), ((float4)1.0f))).y, SHREC_MUL_LEGACY(((float4)r0).z, ((float4)r0).w));
+        r0.xz = float2((select(r0.xxxx == r3.wwww, ((float4)0.0f), ((float4)1.0f))).x, (select(r0.zzzz == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).z);
         r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.zzzz, r0.xxxx)).xxxx, r0);
-        r0 = select(bool4(1, 0, 0, 0), (select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0))).xxxx, r0);
+        r0 = select(bool4(1, 0, 0, 0), (select(r0.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).xxxx, r0);
         r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.xxxx, r0.yyyy)).xxxx, r0);
     }
-    r69 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.xxxx == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0)), r69);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r69 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r0.xxxx == ((float4)0.0f), (r70.xxxx + 1.0f), ((float4)0.0f)), (r70.xxxx + 1.0f)), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r0.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        r0.xyz = ((SHREC_MUL_LEGACY_K(r10.xyzz, ((float4)3.0))).xyz + r7.xyz);
-        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25))).xyz;
+        r0.xyz = ((SHREC_MUL_LEGACY_K(r10.xyzz, ((float4)3.0f))).xyz + r7.xyz);
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.25f))).xyz;
     }
-    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0.xyz = (r10.xyz + r7.xyz);
-        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5))).xyz;
+        r7.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5f))).xyz;
     }
-    r0 = select(bool4(0, 1, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0), ((float4)1.0))).yyyy, r0);
-    r69.xz = (select(r5.yxxx == r5.zyyy, ((float4)1.0), ((float4)0.0))).xz;
-    r0.xyz = float3((select(r5.yyyy == r6.zzzz, ((float4)0.0), ((float4)1.0))).x, SHREC_MUL_LEGACY(((float4)r69).x, ((float4)r0).y), ((float4)r69).z);
-    r70 = select(bool4(0, 1, 0, 0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r70);
+    r0 = select(bool4(0, 1, 0, 0), (select(r4.wwww == r3.wwww, ((float4)0.0f), ((float4)1.0f))).yyyy, r0);
+    r69.xz = (select(r5.yxxx == r5.zyyy, ((float4)1.0f), ((float4)0.0f))).xz;
+    r0.xyz = float3((select(r5.yyyy == r6.zzzz, ((float4)0.0f), ((float4)1.0f))).x, SHREC_MUL_LEGACY(((float4)r69).x, ((float4)r0).y), ((float4)r69).z);
+    r70 = select(bool4(0, 1, 0, 0), select(r0.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), r70);
     r69 = select(bool4(0, 1, 0, 0), SHREC_MUL_LEGACY(r69.zzzz, r70.yyyy), r69);
-    r0 = select(bool4(0, 1, 0, 0), (select(r69.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r0 = select(bool4(0, 1, 0, 0), (select(r69.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).yyyy, r0);
     r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.yyyy, r0.xxxx)).xxxx, r0);
-    r69 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r0.xxxx == ((float4)0.0), (((float4)0.0) + ((float4)1.0)), ((float4)0.0)), (((float4)0.0) + ((float4)1.0))), r69);
-    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0) == ((float4)0.0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r69 = select(bool4(1, 0, 0, 0), select(((float4)0.0f) == ((float4)0.0f), select(r0.xxxx == ((float4)0.0f), (((float4)0.0f) + ((float4)1.0f)), ((float4)0.0f)), (((float4)0.0f) + ((float4)1.0f))), r69);
+    r64 = select(bool4(1, 0, 0, 0), select(((float4)0.0f) == ((float4)0.0f), select(r0.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0.yzw = (r12.xyz + r10.xyz);
-        r1.xyz = (SHREC_MUL_LEGACY_K(r0.yzww, ((float4)0.5))).xyz;
+        r1.xyz = (SHREC_MUL_LEGACY_K(r0.yzww, ((float4)0.5f))).xyz;
     }
-    r70 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)0.0), select(r69.xxxx == ((float4)0.0), ((float4)1.0), r69.xxxx)), r70);
-    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r70 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0f), ((float4)0.0f), select(r69.xxxx == ((float4)0.0f), ((float4)1.0f), r69.xxxx)), r70);
+    r64 = select(bool4(1, 0, 0, 0), select(r69.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
-        [branch] if (!(((float4)r64).x == 0.0))
+        [branch] if (!(((float4)r64).x == 0.0f))
         {
-            r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.zzzz, ((float4)1.0), ((float4)0.0))).zzzz, r0);
-            r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.yyyy, ((float4)1.0), ((float4)0.0))).yyyy, r0);
+            r0 = select(bool4(0, 0, 1, 0), (select(r5.yyyy == r4.zzzz, ((float4)1.0f), ((float4)0.0f))).zzzz, r0);
+            r0 = select(bool4(0, 1, 0, 0), (select(r3.wwww == r5.yyyy, ((float4)1.0f), ((float4)0.0f))).yyyy, r0);
             r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.zzzz, r0.yyyy)).wwww, r0);
-            r0.yz = (select(r5.xxyy == r4.wwxx, ((float4)0.0), ((float4)1.0))).yz;
-            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0.yz = (select(r5.xxyy == r4.wwxx, ((float4)0.0f), ((float4)1.0f))).yz;
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).wwww, r0);
             r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r0.wwww, r0.yyyy)).wwww, r0);
-            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
+            r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).wwww, r0);
         }
         r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r0.wwww, r0.zzzz)).yyyy, r0);
     }
-    r0 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), (r70.xxxx + 1.0), ((float4)0.0)), (r70.xxxx + 1.0))).xxxx, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0), select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0)), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r0 = select(bool4(1, 0, 0, 0), (select(r70.xxxx == ((float4)0.0f), select(r0.yyyy == ((float4)0.0f), (r70.xxxx + 1.0f), ((float4)0.0f)), (r70.xxxx + 1.0f))).xxxx, r0);
+    r64 = select(bool4(1, 0, 0, 0), select(r70.xxxx == ((float4)0.0f), select(r0.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0.yzw = (r12.xyz + r10.xyz);
-        r1.xyz = (SHREC_MUL_LEGACY_K(r0.yzww, ((float4)0.5))).xyz;
+        r1.xyz = (SHREC_MUL_LEGACY_K(r0.yzww, ((float4)0.5f))).xyz;
     }
-    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)1.0), ((float4)1.0), ((float4)0.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)1.0f), ((float4)1.0f), ((float4)0.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r1.xyz = r12.xyz;
     }
-    r69 = select(bool4(1, 0, 0, 0), select(r4.zzzz == r4.wwww, ((float4)1.0), ((float4)0.0)), r69);
+    r69 = select(bool4(1, 0, 0, 0), select(r4.zzzz == r4.wwww, ((float4)1.0f), ((float4)0.0f)), r69);
     r0 = select(bool4(0, 1, 0, 0), (SHREC_MUL_LEGACY(r69.xxxx, r6.yyyy)).yyyy, r0);
-    r69 = select(bool4(1, 0, 0, 0), select(r4.wwww == r4.yyyy, ((float4)0.0), ((float4)1.0)), r69);
-    r0 = select(bool4(0, 1, 0, 0), (select(r0.yyyy == ((float4)0.0), ((float4)0.0), ((float4)1.0))).yyyy, r0);
+    r69 = select(bool4(1, 0, 0, 0), select(r4.wwww == r4.yyyy, ((float4)0.0f), ((float4)1.0f)), r69);
+    r0 = select(bool4(0, 1, 0, 0), (select(r0.yyyy == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).yyyy, r0);
     r0 = select(bool4(1, 0, 0, 0), (SHREC_MUL_LEGACY(r0.yyyy, r69.xxxx)).xxxx, r0);
-    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)0.0), ((float4)0.0), ((float4)1.0)), r64);
-    [branch] if (!(((float4)r64).x == 0.0))
+    r64 = select(bool4(1, 0, 0, 0), select(r0.xxxx == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f)), r64);
+    [branch] if (!(((float4)r64).x == 0.0f))
     {
         r0.xyz = (r12.xyz + r10.xyz);
-        r0.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5))).xyz;
+        r0.xyz = (SHREC_MUL_LEGACY_K(r0.xyzz, ((float4)0.5f))).xyz;
     }
-    [branch] if (!(!(((float4)r64).x == 0.0)))
+    [branch] if (!(!(((float4)r64).x == 0.0f)))
     {
-        r3.xy = (select(r5.xzzz == r4.wwww, ((float4)1.0), ((float4)0.0))).xy;
+        r3.xy = (select(r5.xzzz == r4.wwww, ((float4)1.0f), ((float4)0.0f))).xy;
         r0.xyz = (r12.xyz + r10.xyz);
         r0 = select(bool4(0, 0, 0, 1), (SHREC_MUL_LEGACY(r3.xxxx, r3.yyyy)).wwww, r0);
-        r3.xy = (select(r4.zwww == r5.ywww, ((float4)0.0), ((float4)1.0))).xy;
-        r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).wwww, r0);
-        r0.zw = float2(SHREC_MUL_LEGACY_K(((float4)r0).z, 0.5), SHREC_MUL_LEGACY(((float4)r0).w, ((float4)r3).x));
-        r0.yw = float2(SHREC_MUL_LEGACY_K(((float4)r0).y, 0.5), (select(r0.wwww == ((float4)0.0), ((float4)0.0), ((float4)1.0))).w);
-        r0.xw = float2(SHREC_MUL_LEGACY_K(((float4)r0).x, 0.5), SHREC_MUL_LEGACY(((float4)r0).w, ((float4)r3).y));
-        r0.xyz = (select(r0.wwww == ((float4)0.0), r10.xyzz, r0.xyzz)).xyz;
+        r3.xy = (select(r4.zwww == r5.ywww, ((float4)0.0f), ((float4)1.0f))).xy;
+        r0 = select(bool4(0, 0, 0, 1), (select(r0.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).wwww, r0);
+        r0.zw = float2(SHREC_MUL_LEGACY_K(((float4)r0).z, 0.5f), SHREC_MUL_LEGACY(((float4)r0).w, ((float4)r3).x));
+        r0.yw = float2(SHREC_MUL_LEGACY_K(((float4)r0).y, 0.5f), (select(r0.wwww == ((float4)0.0f), ((float4)0.0f), ((float4)1.0f))).w);
+        r0.xw = float2(SHREC_MUL_LEGACY_K(((float4)r0).x, 0.5f), SHREC_MUL_LEGACY(((float4)r0).w, ((float4)r3).y));
+        r0.xyz = (select(r0.wwww == ((float4)0.0f), r10.xyzz, r0.xyzz)).xyz;
     }
-    r3.xy = (select(((float4)0.5) > r9.xyyy, ((float4)1.0), ((float4)0.0))).xy;
-    r1.xyz = (select((-abs(r3.yyyy)) >= ((float4)0.0), r1.xyzz, r0.xyzz)).xyz;
-    r69.xyz = (select((-abs(r3.yyyy)) >= ((float4)0.0), r2.xyzz, r7.xyzz)).xyz;
-    oC0.xyz = (select(r3.xxxx > ((float4)0.0), r1.xyzz, r69.xyzz)).xyz;
-    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    r3.xy = (select(((float4)0.5f) > r9.xyyy, ((float4)1.0f), ((float4)0.0f))).xy;
+    r1.xyz = (select((-abs(r3.yyyy)) >= ((float4)0.0f), r1.xyzz, r0.xyzz)).xyz;
+    r69.xyz = (select((-abs(r3.yyyy)) >= ((float4)0.0f), r2.xyzz, r7.xyzz)).xyz;
+    oC0.xyz = (select(r3.xxxx > ((float4)0.0f), r1.xyzz, r69.xyzz)).xyz;
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0f), oC0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
-        precise float4 shrec_operand6 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand6).x < 0.0) discard;
+        precise float4 shrec_operand6 = (1.0f - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand6).x < 0.0f) discard;
     }
     else
     {
-        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0f))
         {
-            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0f * (1.0f + (max(((float4)0.0f), (0.5f * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25f))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5f + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6f)))), oC0);
         }
     }
 }

@@ -67,10 +67,10 @@ void shrec_body()
     r69 = (SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
     r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
     oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
-    r69 = select(bool4(0, 0, 1, 0), SHREC_MUL_LEGACY_K((shrec_c6).xxxx, ((float4)3.1415)), r69);
+    r69 = select(bool4(0, 0, 1, 0), SHREC_MUL_LEGACY_K((shrec_c6).xxxx, ((float4)3.1415f)), r69);
     r69 = select(bool4(0, 0, 0, 1), SHREC_MUL_LEGACY(r69.zzzz, (shrec_c5).xxxx), r69);
     r70 = select(bool4(0, 0, 1, 0), (1.0 / ((shrec_c4).xxxx)), r70);
-    o1.xy = float2(SHREC_MUL_LEGACY(((float4)r69).w, ((float4)r70).z), SHREC_MUL_LEGACY_K((shrec_c5).y, 6.283));
+    o1.xy = float2(SHREC_MUL_LEGACY(((float4)r69).w, ((float4)r70).z), SHREC_MUL_LEGACY_K((shrec_c5).y, 6.283f));
     o0.xy = r71.xy;
     oPos.xy = (oPos.xy + ((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).zw * oPos.ww));
 }

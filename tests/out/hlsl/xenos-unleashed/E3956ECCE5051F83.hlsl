@@ -70,23 +70,23 @@ void shrec_body()
     uint shrec_si2 = YTexture_SamplerDescriptorIndex;
     r2.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti1].Sample(g_SamplerDescriptorHeap[shrec_si1], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti2].Sample(g_SamplerDescriptorHeap[shrec_si2], itexcoord0.xy)).x);
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti2])).xy * itexcoord0.xy);
-    r0.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, float4(1.164, 0.391, 0.813, 0.813))).xyz + float3(-0.07275, -0.1955, -0.4065));
-    r69.xy = ((SHREC_MUL_LEGACY_K(r2.xyyy, float4(1.596, 2.018, 2.018, 2.018))).xy + float2(-0.87074995, -1.0817499));
-    oC0.xz = ((SHREC_MUL_LEGACY_K(r2.zzzz, ((float4)1.164))).xz + r69.xy);
-    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
+    r0.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, float4(1.164f, 0.391f, 0.813f, 0.813f))).xyz + float3(-0.07275f, -0.1955f, -0.4065f));
+    r69.xy = ((SHREC_MUL_LEGACY_K(r2.xyyy, float4(1.596f, 2.018f, 2.018f, 2.018f))).xy + float2(-0.87074995f, -1.0817499f));
+    oC0.xz = ((SHREC_MUL_LEGACY_K(r2.zzzz, ((float4)1.164f))).xz + r69.xy);
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0f), oC0);
     r70 = select(bool4(0, 0, 0, 1), (r0.xxxx - r0.yyyy), r70);
     oC0 = select(bool4(0, 1, 0, 0), (r70.wwww + (-r0.zzzz)), oC0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
-        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        precise float4 shrec_operand0 = (1.0f - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand0).x < 0.0f) discard;
     }
     else
     {
-        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0f))
         {
-            oC0 = select(bool4(0, 0, 0, 1), (1.0 * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (1.0f * (1.0f + (max(((float4)0.0f), (0.5f * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25f))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5f + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6f)))), oC0);
         }
     }
 }

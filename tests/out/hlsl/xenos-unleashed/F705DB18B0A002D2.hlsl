@@ -50,17 +50,17 @@ void shrec_body()
     r97.xy = ((shrec_tex_size(g_Texture2DDescriptorHeap[shrec_ti0])).xy * itexcoord0.xy);
     r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
     oC0 = SHREC_MUL_LEGACY(((float4)r71), ((float4)icolor0));
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
         precise float4 shrec_operand0 = (oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        if ((shrec_operand0).x < 0.0f) discard;
     }
     else
     {
-        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0))
+        [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_BICUBIC_GI_FILTER) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TO_COVERAGE) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_REVERSE_Z) != 0 ? 1.0 : 0.0), 0.0)).y == 0.0f))
         {
-            oC0 = select(bool4(0, 0, 0, 1), (oC0.wwww * (1.0 + (max(((float4)0.0), (0.5 * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25))), oC0);
-            oC0 = select(bool4(0, 0, 0, 1), (0.5 + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6)))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (oC0.wwww * (1.0f + (max(((float4)0.0f), (0.5f * log2(max(((float4)dot(ddx(r97.xy), ddx(r97.xy))), ((float4)dot(ddy(r97.xy), ddy(r97.xy))))))) * 0.25f))), oC0);
+            oC0 = select(bool4(0, 0, 0, 1), (0.5f + ((oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx) / max((abs(ddx(oC0.wwww)) + abs(ddy(oC0.wwww))), ((float4)1e-6f)))), oC0);
         }
     }
 }

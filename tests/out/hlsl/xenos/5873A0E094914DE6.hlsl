@@ -52,10 +52,10 @@ void shrec_body()
     r69 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + r69.zzzz), r69);
     oC0.xyz = (SHREC_MUL_LEGACY(r69.xxxx, r71.xyzz)).xyz;
     oC0 = select(bool4(0, 0, 0, 1), r71.wwww, oC0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
         precise float4 shrec_operand0 = (oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        if ((shrec_operand0).x < 0.0f) discard;
     }
 }
 

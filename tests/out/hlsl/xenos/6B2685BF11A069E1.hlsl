@@ -48,11 +48,11 @@ void shrec_body()
     r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
     r69 = ((float4)r71);
     oC0.yzw = r69.yzw;
-    oC0 = select(bool4(1, 0, 0, 0), asfloat(asuint(r69.xxxx) | asuint(asfloat(min(asuint(icolor0.xxxx), asuint(((float4)0.0)))))), oC0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    oC0 = select(bool4(1, 0, 0, 0), asfloat(asuint(r69.xxxx) | asuint(asfloat(min(asuint(icolor0.xxxx), asuint(((float4)0.0f)))))), oC0);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
         precise float4 shrec_operand0 = (r69.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        if ((shrec_operand0).x < 0.0f) discard;
     }
 }
 

@@ -52,30 +52,30 @@ void shrec_body()
     r0 = select(bool4(0, 1, 0, 0), ((float4)itexcoord0), r0);
     r2.yz = itexcoord0.yx;
     r3 = select(bool4(1, 0, 0, 0), itexcoord0.xxxx, r3);
-    r2.xw = (itexcoord0.xy + float2(-0.002, 0.002));
+    r2.xw = (itexcoord0.xy + float2(-0.002f, 0.002f));
     r70 = select(bool4(0, 0, 1, 0), itexcoord0.xxxx, r70);
-    r69.yzw = (itexcoord0.yxy + float3(-0.003, 0.001, 0.001));
-    r0 = select(bool4(0, 0, 1, 0), (0.002 + r70.zzzz), r0);
+    r69.yzw = (itexcoord0.yxy + float3(-0.003f, 0.001f, 0.001f));
+    r0 = select(bool4(0, 0, 1, 0), (0.002f + r70.zzzz), r0);
     r3.yw = float2(((float4)r69).y, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r0.zy)).w);
     r1.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r69.zw)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r3.xy)).w, (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r2.zw)).w);
     r2 = select(bool4(0, 0, 0, 1), (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], r2.xy)).wwww, r2);
     r71 = g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy);
     r0 = SHREC_MUL_LEGACY(r71.xywz, (shrec_c0).xywz);
     r3.xyz = (SHREC_MUL_LEGACY(r0.xwyx, r0.zzzz)).xyz;
-    r70 = select(bool4(0, 0, 0, 1), (1.0 - r0.zzzz), r70);
+    r70 = select(bool4(0, 0, 0, 1), (1.0f - r0.zzzz), r70);
     r2.xyz = (SHREC_MUL_LEGACY(r70.wwww, (shrec_c1).xyzz)).xyz;
     r69 = (((float4)r3) + r2.xzyw);
     r1 = select(bool4(0, 0, 1, 0), (r69.wwww + r1.zzzz), r1);
     oC0.xyz = (r69.xzy + r0.xyw);
     r69 = select(bool4(0, 1, 0, 0), (r1.zzzz + r1.yyyy), r69);
     r69 = select(bool4(0, 1, 0, 0), (r69.yyyy + r1.xxxx), r69);
-    r70 = select(bool4(1, 0, 0, 0), SHREC_MUL_LEGACY_K(r69.yyyy, ((float4)10.0)), r70);
+    r70 = select(bool4(1, 0, 0, 0), SHREC_MUL_LEGACY_K(r69.yyyy, ((float4)10.0f)), r70);
     r69 = select(bool4(1, 0, 0, 0), select(r0.zzzz >= r70.xxxx, r0.zzzz, r70.xxxx), r69);
-    oC0.xw = float2(asfloat(asuint(((float4)oC0).x) | (min(asuint(((float4)icolor0).x), asuint(0.0)))), (((float4)r0).z + ((float4)r69).x));
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    oC0.xw = float2(asfloat(asuint(((float4)oC0).x) | (min(asuint(((float4)icolor0).x), asuint(0.0f)))), (((float4)r0).z + ((float4)r69).x));
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
         precise float4 shrec_operand0 = (oC0.wwww - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        if ((shrec_operand0).x < 0.0f) discard;
     }
 }
 

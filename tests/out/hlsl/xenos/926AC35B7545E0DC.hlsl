@@ -65,8 +65,8 @@ void shrec_body()
     r69 = (SHREC_MUL_LEGACY(iposition0.zzzz, (shrec_c2).xwzy) + ((float4)r69));
     r69 = (SHREC_MUL_LEGACY(iposition0.yyyy, (shrec_c1).xzyw) + r69.xzwy);
     oPos = (SHREC_MUL_LEGACY(iposition0.xxxx, (shrec_c0)) + r69.xzyw);
-    r1 = SHREC_MUL_LEGACY_K(r0.wzzw, float4(0.5, 0.5, 0.25, 0.25));
-    r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY_K((-r1.xxxx), ((float4)0.5))).zzzz, r0);
+    r1 = SHREC_MUL_LEGACY_K(r0.wzzw, float4(0.5f, 0.5f, 0.25f, 0.25f));
+    r0 = select(bool4(0, 0, 1, 0), (SHREC_MUL_LEGACY_K((-r1.xxxx), ((float4)0.5f))).zzzz, r0);
     o2 = float4(((-((float4)r0).z) + ((float4)r71).x), ((-((float4)r1).z) + ((float4)r71).y), (((float4)r1).x + ((float4)r71).x), ((float4)r71).y);
     o4 = float4((((float4)r0).z + ((float4)r71).x), (((float4)r1).z + ((float4)r71).y), ((-((float4)r1).x) + ((float4)r71).x), ((float4)r71).y);
     o5 = select(bool4(0, 0, 1, 0), (r1.xxxx + r71.xxxx), o5);

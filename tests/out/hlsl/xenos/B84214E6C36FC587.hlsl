@@ -64,7 +64,7 @@ void shrec_body()
     float4 shrec_c5 = SHREC_XENOS_CONSTANT(5);
     float4 shrec_c6 = SHREC_XENOS_CONSTANT(6);
     precise float4 shrec_operand0 = ((float4)asuint(asfloat(asuint(inormal0.xxxx) & asuint(asfloat(uint4(0x00000400u, 0x00200000u, 0x80000000u, 0x00000000u))))));
-    r0.yzw = (((!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).y == 0.0)) ? (select(shrec_operand0 > ((float4)0.0), ((float4)-1.0), ((float4)0.0)) + (((float4)asuint(asfloat(asuint(asfloat(asuint(inormal0.xxxx) >> (asuint(asfloat(uint4(0x00000000u, 0x0000000Bu, 0x00000016u, 0x00000000u))) & 31u))) & asuint(asfloat(uint4(0x000003FFu, 0x000003FFu, 0x000001FFu, 0x00000000u)))))) * float4(0.0009765625, 0.0009765625, 0.001953125, 0.0))) : ((float4)inormal0))).xyz;
+    r0.yzw = (((!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).y == 0.0f)) ? (select(shrec_operand0 > ((float4)0.0f), ((float4)-1.0f), ((float4)0.0f)) + (((float4)asuint(asfloat(asuint(asfloat(asuint(inormal0.xxxx) >> (asuint(asfloat(uint4(0x00000000u, 0x0000000Bu, 0x00000016u, 0x00000000u))) & 31u))) & asuint(asfloat(uint4(0x000003FFu, 0x000003FFu, 0x000001FFu, 0x00000000u)))))) * float4(0.0009765625f, 0.0009765625f, 0.001953125f, 0.0f))) : ((float4)inormal0))).xyz;
     r71 = ((((asuint(((float4(asfloat(g_Booleans), asfloat(g_SwappedTexcoords), g_HalfPixelOffset)).yyyy).x) >> 0u) & 1u) != 0u) ? itexcoord0.yxwz : ((float4)itexcoord0));
     r69 = SHREC_MUL_LEGACY(iposition0.wzxy, (shrec_c0).wzxy);
     oPos = select(bool4(1, 0, 0, 0), (((r69.xxxx + r69.yyyy) + r69.zzzz) + r69.wwww), oPos);

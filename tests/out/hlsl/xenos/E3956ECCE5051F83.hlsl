@@ -67,16 +67,16 @@ void shrec_body()
     uint shrec_ti2 = YTexture_Texture2DDescriptorIndex;
     uint shrec_si2 = YTexture_SamplerDescriptorIndex;
     r2.xyz = float3((g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti1].Sample(g_SamplerDescriptorHeap[shrec_si1], itexcoord0.xy)).x, (g_Texture2DDescriptorHeap[shrec_ti2].Sample(g_SamplerDescriptorHeap[shrec_si2], itexcoord0.xy)).x);
-    r0.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, float4(1.164, 0.391, 0.813, 0.813))).xyz + float3(-0.07275, -0.1955, -0.4065));
-    r69.xy = ((SHREC_MUL_LEGACY_K(r2.xyyy, float4(1.596, 2.018, 2.018, 2.018))).xy + float2(-0.87074995, -1.0817499));
-    oC0.xz = ((SHREC_MUL_LEGACY_K(r2.zzzz, ((float4)1.164))).xz + r69.xy);
-    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0), oC0);
+    r0.xyz = ((SHREC_MUL_LEGACY_K(r2.zyxx, float4(1.164f, 0.391f, 0.813f, 0.813f))).xyz + float3(-0.07275f, -0.1955f, -0.4065f));
+    r69.xy = ((SHREC_MUL_LEGACY_K(r2.xyyy, float4(1.596f, 2.018f, 2.018f, 2.018f))).xy + float2(-0.87074995f, -1.0817499f));
+    oC0.xz = ((SHREC_MUL_LEGACY_K(r2.zzzz, ((float4)1.164f))).xz + r69.xy);
+    oC0 = select(bool4(0, 0, 0, 1), ((float4)1.0f), oC0);
     r70 = select(bool4(0, 0, 0, 1), (r0.xxxx - r0.yyyy), r70);
     oC0 = select(bool4(0, 1, 0, 0), (r70.wwww + (-r0.zzzz)), oC0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
-        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        precise float4 shrec_operand0 = (1.0f - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand0).x < 0.0f) discard;
     }
 }
 

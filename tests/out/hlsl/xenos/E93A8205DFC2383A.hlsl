@@ -51,20 +51,20 @@ void shrec_body()
     float4 shrec_c0 = SHREC_XENOS_CONSTANT(0);
     float4 shrec_c1 = SHREC_XENOS_CONSTANT(1);
     r71.xyz = (g_Texture2DDescriptorHeap[shrec_ti0].Sample(g_SamplerDescriptorHeap[shrec_si0], itexcoord0.xy)).xyz;
-    r69.zw = (SHREC_MUL_LEGACY_K(itexcoord0.yyyx, ((float4)0.15915494))).zw;
-    r69.xy = ((SHREC_MUL_LEGACY(r69.zwww, itexcoord2.yxxx)).xy + 0.5);
+    r69.zw = (SHREC_MUL_LEGACY_K(itexcoord0.yyyx, ((float4)0.15915494f))).zw;
+    r69.xy = ((SHREC_MUL_LEGACY(r69.zwww, itexcoord2.yxxx)).xy + 0.5f);
     r69.xy = (shrec_frac(r69.xyyy)).xy;
-    r69.xy = ((SHREC_MUL_LEGACY_K(r69.xyyy, ((float4)6.2831855))).xy + -3.1415927);
+    r69.xy = ((SHREC_MUL_LEGACY_K(r69.xyyy, ((float4)6.2831855f))).xy + -3.1415927f);
     r1.xy = float2(sin(((float4)r69).x), sin(((float4)r69).y));
     r69.xy = (SHREC_MUL_LEGACY(r1.yxxx, (shrec_c1).xyyy)).xy;
     r69 = select(bool4(1, 0, 0, 0), ((r69.xxxx + r69.yyyy) + (shrec_c0).xxxx), r69);
     r69.xyz = (SHREC_MUL_LEGACY(r69.xxxx, r71.xyzz)).xyz;
     oC0.yz = r69.yz;
-    oC0.xw = float2(asfloat(asuint(((float4)r69).x) | (min(asuint(((float4)itexcoord2).x), asuint(0.0)))), 1.0);
-    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0))
+    oC0.xw = float2(asfloat(asuint(((float4)r69).x) | (min(asuint(((float4)itexcoord2).x), asuint(0.0f)))), 1.0f);
+    [branch] if (!((float4(((g_SpecConstants() & SPEC_CONSTANT_ALPHA_TEST) != 0 ? 1.0 : 0.0), ((g_SpecConstants() & SPEC_CONSTANT_R11G11B10_NORMAL) != 0 ? 1.0 : 0.0), 0.0, 0.0)).x == 0.0f))
     {
-        precise float4 shrec_operand0 = (1.0 - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
-        if ((shrec_operand0).x < 0.0) discard;
+        precise float4 shrec_operand0 = (1.0f - (float4(g_AlphaThreshold, 0.0, 0.0, 0.0)).xxxx);
+        if ((shrec_operand0).x < 0.0f) discard;
     }
 }
 
