@@ -293,9 +293,9 @@ fn loop_counter_checks(hlsl: &str) {
     let inc = lines
         .iter()
         .position(|x| {
-            // `R168.x = (R168.x + 1.0);` (component write) or a whole-vector select
+            // `R168.x = (R168.x + 1.0f);` (component write) or a whole-vector select
             (x.starts_with(&format!("{k}.x = (")) || x.starts_with(&format!("{k} = select(bool4(true, false, false, false)")))
-                && (x.contains("+ 1.0)") || x.contains("+ ((float4)1.0)"))
+                && (x.contains("+ 1.0f)") || x.contains("+ ((float4)1.0f)"))
         })
         .expect("increment");
     assert!(al < inc, "AL must be set before the counter increments\n{hlsl}");
