@@ -85,6 +85,38 @@ fn unsupported_instructions_are_rejected_by_name() {
     assert!(matches!(err, ShaderError::Gx2(Gx2Error::Unsupported { op: Opcode::Cf(CfOp::KILL), pc: 0, .. })), "{err:?}");
 }
 
+/// A TEX-clause `MEM` (MEM_RD) is refused with the memory it reads: its MEM_OP field (word 0
+/// bits 8-10) tells scratch (0) from the scatter buffer (2).
+#[test]
+fn tex_clause_memory_reads_are_rejected_with_their_memory() {
+    use shrec::formats::gx2::isa::{decode, Cf, Clause, TexOp};
+    let f = common::repo().join("tests/corpus/gx2/GaryOderNichts+MultiDRCSpaceDemo/shaders/textureShader.gsh");
+    let bytes = std::fs::read(f).unwrap();
+    // the pixel shader samples its texture in a TEX clause
+    let pixel = shrec::formats::gx2::gfd::load(&bytes, 1).unwrap();
+    let program = decode(&pixel.program).unwrap();
+    let tex_at = program
+        .cfs
+        .iter()
+        .find_map(|(cf, clause)| match (&cf.cf, clause) {
+            (Cf::Normal { addr, .. }, Clause::Tex(_)) => Some(*addr as usize * 8),
+            _ => None,
+        })
+        .expect("a TEX clause");
+    for (mem_op, memory) in [(2u32, "the scatter buffer MEM_EXPORT writes"), (0, "scratch memory")] {
+        let mut s = pixel.clone();
+        let w0 = u32::from_le_bytes(s.program[tex_at..tex_at + 4].try_into().unwrap());
+        // TEX_INST 2 (MEM), MEM_OP in bits 8-10 (where a sample keeps its resource id)
+        let w0 = (w0 & !0x1F & !(0xFF << 8)) | 2 | (mem_op << 8);
+        s.program[tex_at..tex_at + 4].copy_from_slice(&w0.to_le_bytes());
+        let err = shrec::formats::gx2::lower::lower(&s).unwrap_err();
+        assert!(matches!(err, ShaderError::Gx2(Gx2Error::Unsupported { op: Opcode::Tex(TexOp::MEM), .. })), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(&format!("MEM reading {memory} (MEM_RD, MEM_OP {mem_op})")), "{text}");
+        assert!(text.contains(TexOp::MEM.status().reason().unwrap()), "{text}");
+    }
+}
+
 /// Decoder errors are typed and carry the byte offset in the program: an unknown OP2 opcode,
 /// an unknown CF instruction, a clause past the end of the program, a CF stream without
 /// END_OF_PROGRAM.

@@ -300,7 +300,7 @@ op_enum! {
     pub enum TexOp: CfInfo {
         VTX_FETCH => cf(0x00, Limited("uniform-block reads (RESOURCE_ID 0x80 + block)")),
         VTX_SEMANTIC => cf(0x01, Rejected(R_TEX)),
-        MEM => cf(0x02, Rejected("memory read (MEM_RD of scratch, reduction or scatter memory): no source gives its addressing or the buffer a consumer would bind (Cemu reads 0, decaf does not translate it)")),
+        MEM => cf(0x02, Rejected("memory read (MEM_RD): MEM_OP 0 reads scratch memory, 2 the scatter buffer MEM_EXPORT writes; neither memory is modelled (the buffer's address and size are register state no shader struct carries; Cemu decodes MEM_OP 2 and writes 0, decaf does not translate it)")),
         LD => cf(0x03, Limited("2D, 2D-array and 3D resources, no texel offsets")),
         GET_TEXTURE_INFO => cf(0x04, Limited("2D, 2D-array and 3D resources")),
         GET_SAMPLE_INFO => cf(0x05, Rejected(R_TEX)),
