@@ -119,6 +119,9 @@ pub fn alu_inst_text(a: &AluInst, group: u32) -> String {
 }
 
 pub fn tex_inst_text(t: &TexInst) -> String {
+    if t.op == TexOp::MEM {
+        return mem_read_text(t);
+    }
     let dst = if t.dst_sel.iter().all(|&s| s == 7) {
         "____".to_string()
     } else if t.dst_sel == [0, 1, 2, 3] {
@@ -149,6 +152,38 @@ pub fn tex_inst_text(t: &TexInst) -> String {
     }
     if t.fetch_whole_quad {
         s.push_str(" WHOLE_QUAD_MODE");
+    }
+    s
+}
+
+/// A TEX-clause `MEM` in the MEM_RD_WORD0-2 layout (the fields Mesa r600's
+/// `r700_bytecode_fetch_mem_build` writes and Cemu's decoder reads): which memory (MEM_OP 0
+/// scratch, 2 the scatter buffer MEM_EXPORT writes), the element size, the index register, the
+/// destination and the array. shrec does not translate it (docs/opcodes/gx2.md).
+fn mem_read_text(t: &TexInst) -> String {
+    let [w0, w1, w2] = t.raw;
+    let mem_op = (w0 >> 8) & 7;
+    let memory = match mem_op {
+        0 => "scratch",
+        2 => "scatter buffer",
+        _ => "unknown",
+    };
+    let dst_sel: [u8; 4] = std::array::from_fn(|i| ((w1 >> (9 + 3 * i)) & 7) as u8);
+    let rel = if (w0 >> 23) & 1 != 0 { "[AL]" } else { "" };
+    let mut s = format!(
+        "{} R{}.{}, R{}{rel}.{}, MEM_OP({mem_op}: {memory}) ELEM_SIZE({}) ARRAY_BASE({}) ARRAY_SIZE({}) FORMAT({})",
+        t.name,
+        w1 & 0x7F,
+        swz(&dst_sel),
+        (w0 >> 16) & 0x7F,
+        CH[((w0 >> 24) & 3) as usize],
+        (w0 >> 5) & 3,
+        w2 & 0x1FFF,
+        (w2 >> 20) & 0xFFF,
+        (w1 >> 22) & 0x3F,
+    );
+    if (w0 >> 12) & 1 != 0 {
+        s.push_str(" INDEXED");
     }
     s
 }

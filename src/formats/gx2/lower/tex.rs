@@ -375,9 +375,7 @@ impl Lowering<'_> {
             }
             VTX_FETCH => return Err(unsupported(x.op, format!("VTX_FETCH of resource {} (only uniform blocks 0x80-0x8E)", x.resource_id), pc)),
             // rejected by the table (docs/opcodes/gx2.md)
-            // which memory it reads (MEM_RD_WORD0 bits 8-10), so that a report says it
-            MEM => return Err(unsupported(x.op, mem_read_what(x.raw[0]), pc)),
-            VTX_SEMANTIC | GET_SAMPLE_INFO | GET_LERP | KEEP_GRADIENTS | PASS | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C
+            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_LERP | KEEP_GRADIENTS | PASS | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C
             | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
         };
         // fetch once into a scratch temp, then the destination select
@@ -433,16 +431,3 @@ pub(super) fn texel_offset(x: &TexInst, dim: TexDim, pc: u32) -> Result<[i8; 3],
 /// `LowerTexToBackend::lower_tg4`: destination swizzle (1, 2, 0, 3) on R600-Evergreen, the
 /// same permutation read the other way).
 pub const FETCH4_FROM_GATHER: [u8; 4] = [2, 0, 1, 3];
-
-/// What a rejected TEX-clause `MEM` (MEM_RD) reads, from MEM_OP (word 0 bits 8-10, the field
-/// Mesa r600's `r700_bytecode_fetch_mem_build` writes and Cemu's decoder reads): 0 scratch,
-/// 2 the scatter buffer. Neither is modelled (docs/opcodes/gx2.md).
-fn mem_read_what(word0: u32) -> String {
-    let mem_op = (word0 >> 8) & 7;
-    let memory = match mem_op {
-        0 => "scratch memory",
-        2 => "the scatter buffer MEM_EXPORT writes",
-        _ => "an unknown memory",
-    };
-    format!("MEM reading {memory} (MEM_RD, MEM_OP {mem_op}): {}", TexOp::MEM.status().reason().unwrap_or("not translated"))
-}
