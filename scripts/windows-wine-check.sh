@@ -89,8 +89,10 @@ set +e
 # was written by DXC's validator. (DXC 1.9 signs even without dxil.dll, with the validator built
 # into dxcompiler.dll: a one-shader run without it gave a non-zero hash too. With dxil.dll beside
 # it shrec loads it first; dxil-resign below has dxil.dll itself sign every container again.)
+# --spirv-backend dxc: the Windows DXC compiles every corpus shader for both targets (the default
+# direct SPIR-V back end runs in the second build below).
 (cd "$OUT/windows" && timed env SHREC_TEST_KEEP_ZERO_DXIL_HASH=1 "$WINE" "$OUT/bin/shrec.exe" build "$(winpath "$ROOT/tests/corpus")" -o all.cpp \
-    --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --no-cache -q --report report.json) >"$OUT/windows/log.txt" 2>&1
+    --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --spirv-backend dxc --no-cache -q --report report.json) >"$OUT/windows/log.txt" 2>&1
 rc=$?
 set -e
 cat "$OUT/windows/log.txt"
@@ -109,7 +111,8 @@ timed x86_64-w64-mingw32-g++ -std=c++17 -Wall -Wextra -pedantic -Werror -c "$OUT
 
 # The same build again into the same folder: every output file is replaced (the previous set is
 # kept under temporary names until the new one is in place, and no handle may stay open on a
-# file being replaced: Windows refuses the rename where it has no POSIX semantics).
+# file being replaced: Windows refuses the rename where it has no POSIX semantics). This one
+# has every default, so its SPIR-V comes from the direct back end.
 set +e
 (cd "$OUT/windows" && timed "$WINE" "$OUT/bin/shrec.exe" build "$(winpath "$ROOT/tests/corpus/xenos")" -o all.cpp \
     --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --no-cache -q) >"$OUT/windows/again.txt" 2>&1
@@ -128,10 +131,10 @@ mkdir -p "$OUT/workers"
 SPIN_SHADER="tests/corpus/xenos/LibXenonProject+snes9x-gx/source/xenon/shaders/simple.vs__VSSimple.bin"
 set +e
 (cd "$OUT/workers" && timed env SHREC_TEST_DXC_ABORT_AT=3 "$WINE" "$OUT/bin/shrec.exe" build "$(winpath "$ROOT/tests/corpus/xenos")" \
-    -o crash.cpp --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --no-cache -q --isolate-dxc -j 2) >"$OUT/workers/crash.txt" 2>&1
+    -o crash.cpp --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --spirv-backend dxc --no-cache -q --isolate-dxc -j 2) >"$OUT/workers/crash.txt" 2>&1
 rc=$?
 (cd "$OUT/workers" && timed env SHREC_TEST_DXC_SPIN_AT=2 "$WINE" "$OUT/bin/shrec.exe" build "$(winpath "$ROOT/$SPIN_SHADER")" \
-    -o spin.cpp --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --no-cache -q --isolate-dxc --dxc-time-limit 1 -j 1) >"$OUT/workers/spin.txt" 2>&1
+    -o spin.cpp --dxc "$(winpath "$OUT/dxc/dxcompiler.dll")" --spirv-backend dxc --no-cache -q --isolate-dxc --dxc-time-limit 1 -j 1) >"$OUT/workers/spin.txt" 2>&1
 rc_spin=$?
 set -e
 [ "$rc" = 2 ] || fail "--isolate-dxc with crashing workers exited $rc, expected 2 (log: $OUT/workers/crash.txt)"

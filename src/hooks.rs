@@ -66,6 +66,13 @@ impl Hooks {
         Ok(Hooks { prelude, defines: parsed, override_dir, dxc_args })
     }
 
+    /// Whether any hook acts on the HLSL or on DXC (`--prelude`, `-D`, `--override-dir`,
+    /// `--dxc-arg`): the direct SPIR-V back end reads none of them, so a build given one writes
+    /// its SPIR-V with DXC unless told otherwise ([`crate::build::SpirvBackend::Auto`]).
+    pub fn any(&self) -> bool {
+        self.prelude.is_some() || !self.defines.is_empty() || self.override_dir.is_some() || !self.dxc_args.is_empty()
+    }
+
     /// The HLSL after the prelude and defines are applied.
     pub fn apply(&self, hlsl: String) -> String {
         if self.prelude.is_none() && self.defines.is_empty() {

@@ -138,8 +138,18 @@ pub fn long_run_programs(default_count: u64) -> std::ops::Range<u64> {
 }
 
 /// Exact comparison: same bits, except that `-0 == +0` and every NaN equals every NaN.
+/// With `SHREC_VERIFY_ZERO_SIGNS=1` (a measurement, not a verdict: see
+/// docs/spirv-direct.md "What is left") the sign of a zero counts too.
 pub fn bits_equal(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a == 0.0 && b == 0.0) || (a.is_nan() && b.is_nan())
+    a.to_bits() == b.to_bits() || (a == 0.0 && b == 0.0 && !zero_signs_compared()) || (a.is_nan() && b.is_nan())
+}
+
+/// `SHREC_VERIFY_ZERO_SIGNS=1`: exact lanes compare the sign of a zero. Off by default: the
+/// interpreters do not model which zero a driver's constant folds leave (lavapipe's gallivm adds
+/// `x + 0.0` as `x` and multiplies `x · 0.0` as `+0` before any IEEE rule).
+pub fn zero_signs_compared() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("SHREC_VERIFY_ZERO_SIGNS").as_deref() == Ok("1"))
 }
 
 /// Size of one unit in the last place at `x` (for 0: the smallest normal's ULP).

@@ -95,8 +95,12 @@ pub struct BuildOptions {
 /// What writes a shader's SPIR-V (`--spirv-backend`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SpirvBackend {
-    /// DXC compiles the generated HLSL (with `--prelude`, `-D`, `--override-dir`, `--dxc-arg`).
+    /// [`Direct`](SpirvBackend::Direct), or [`Dxc`](SpirvBackend::Dxc) when a hook acts on the
+    /// HLSL or on DXC ([`crate::hooks::Hooks::any`]), whose effect the direct back end would
+    /// leave out of the SPIR-V ([`SpirvBackend::resolve`]).
     #[default]
+    Auto,
+    /// DXC compiles the generated HLSL (with `--prelude`, `-D`, `--override-dir`, `--dxc-arg`).
     Dxc,
     /// [`crate::spirv`] writes it from the IR: no HLSL, no DXC. A build whose targets are all
     /// direct never loads DXC. The HLSL hooks do not apply; a shader with an `--override-dir`
@@ -108,8 +112,19 @@ pub enum SpirvBackend {
 impl SpirvBackend {
     pub fn name(self) -> &'static str {
         match self {
+            SpirvBackend::Auto => "auto",
             SpirvBackend::Dxc => "dxc",
             SpirvBackend::Direct => "direct",
+        }
+    }
+
+    /// The back end a build with these hooks uses: `Auto` becomes `Direct`, or `Dxc` when a hook
+    /// acts on the HLSL or DXC (their effect must reach the SPIR-V as it reaches the DXIL).
+    pub fn resolve(self, hooks: &crate::hooks::Hooks) -> SpirvBackend {
+        match self {
+            SpirvBackend::Auto if hooks.any() => SpirvBackend::Dxc,
+            SpirvBackend::Auto => SpirvBackend::Direct,
+            explicit => explicit,
         }
     }
 }
@@ -143,7 +158,7 @@ impl BuildOptions {
             allow_failures: false,
             abi: crate::cache::CppAbi::Shrec,
             hooks: crate::hooks::Hooks::default(),
-            spirv_backend: SpirvBackend::Dxc,
+            spirv_backend: SpirvBackend::Auto,
             spirv_float_controls: false,
         }
     }
@@ -160,6 +175,10 @@ pub enum FatalError {
     NoTargets,
     #[error("--abi xenosrecomp: {0}")]
     Abi(&'static str),
+    /// `--spirv-float-controls` with DXC writing the SPIR-V (`--spirv-backend dxc`, or an HLSL
+    /// hook under the default back end).
+    #[error("--spirv-float-controls needs the direct SPIR-V back end, and this build writes SPIR-V with DXC (--spirv-backend dxc, or an HLSL hook: --prelude, -D, --override-dir, --dxc-arg); DXC has no option for these execution modes")]
+    FloatControls,
     #[error(transparent)]
     Dxc(#[from] dxc::DxcError),
     #[error("incremental cache {}: {reason}", path.display())]
@@ -219,6 +238,9 @@ pub fn run(opts: &BuildOptions) -> Result<BuildOutput, FatalError> {
 /// incremental-cache write that failed.
 pub fn run_observed(opts: &BuildOptions, events: &dyn BuildEvents) -> Result<BuildOutput, FatalError> {
     let started = Instant::now();
+    // from here on the back end is Dxc or Direct
+    let resolved = BuildOptions { spirv_backend: opts.spirv_backend.resolve(&opts.hooks), ..opts.clone() };
+    let opts = &resolved;
     let is_rust = check_options(opts)?;
     output::check_outputs(opts, is_rust)?;
     let mut targets = opts.targets.clone();
@@ -346,6 +368,9 @@ fn check_options(opts: &BuildOptions) -> Result<bool, FatalError> {
     };
     if opts.targets.is_empty() {
         return Err(FatalError::NoTargets);
+    }
+    if opts.spirv_float_controls && opts.spirv_backend != SpirvBackend::Direct {
+        return Err(FatalError::FloatControls);
     }
     if opts.abi.is_xenosrecomp() {
         if is_rust {

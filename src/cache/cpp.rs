@@ -251,7 +251,7 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str, msvc_name: &str, 
     )
     .unwrap();
     if abi == CppAbi::Shrec {
-        s.push_str("static_assert(SHREC_CACHE_LAYOUT_VERSION == 1, \"shader cache header and .cpp come from different shrec versions\");\n\n");
+        s.push_str("static_assert(SHREC_CACHE_LAYOUT_VERSION == 2, \"shader cache header and .cpp come from different shrec versions\");\n\n");
     } else {
         s.push_str(&layout_guard(abi));
     }
@@ -277,6 +277,7 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str, msvc_name: &str, 
             spec_constants_mask: 0,
             meta_offset: 0,
             meta_count: 0,
+            flags: 0,
             dxil_frame: (0, 0),
             spirv_frame: (0, 0),
         };
@@ -300,10 +301,10 @@ fn write_cpp(w: &mut dyn Write, l: &Layout, header_name: &str, msvc_name: &str, 
     let mut s = String::with_capacity(64 + l.rows.len() * 32);
     s.push_str("const ShrecEntryInfo g_shrecEntryInfo[] = {\n");
     for r in &l.rows {
-        writeln!(s, "\t{{ {}, {}, {}, {} }},", r.family, r.stage, r.meta_offset, r.meta_count).unwrap();
+        writeln!(s, "\t{{ {}, {}, {}, {}, {} }},", r.family, r.stage, r.meta_offset, r.meta_count, r.flags).unwrap();
     }
     if l.rows.is_empty() {
-        s.push_str("\t{ 0, 0, 0, 0 }, // placeholder: the table is empty\n");
+        s.push_str("\t{ 0, 0, 0, 0, 0 }, // placeholder: the table is empty\n");
     }
     s.push_str("};\n");
     s.push_str("const uint32_t g_shrecMeta[] = {\n");
@@ -450,6 +451,7 @@ mod tests {
             spec_constants_mask: 3,
             meta_offset: 0,
             meta_count: 0,
+            flags: 0,
             dxil_frame: (0, 0),
             spirv_frame: (0, 0),
         };

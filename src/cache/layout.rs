@@ -63,6 +63,8 @@ pub(crate) struct Row {
     pub spec_constants_mask: u32,
     pub meta_offset: u32,
     pub meta_count: u32,
+    /// `ENTRY_*` bits ([`super::entry_flags`]).
+    pub flags: u32,
     /// Per-shader layout: (offset, size) of this shader's frame in the compressed blob.
     pub dxil_frame: (u32, u32),
     pub spirv_frame: (u32, u32),
@@ -378,6 +380,7 @@ fn rows_and_meta(unique: &[&CacheEntry], spirv_sizes: &[Option<u32>]) -> (Vec<Ro
             spec_constants_mask: e.spec_constants_mask,
             meta_offset,
             meta_count: e.meta.len() as u32,
+            flags: super::entry_flags(e),
             dxil_frame: (0, 0),
             spirv_frame: (0, 0),
         });

@@ -44,6 +44,40 @@ pub struct CacheEntry {
     pub meta: Vec<u32>,
 }
 
+/// `ShrecEntryInfo::flags` / `Entry::flags` bit: the entry's SPIR-V declares
+/// SPV_KHR_float_controls' `SignedZeroInfNanPreserve` (docs/cache-abi.md).
+pub const ENTRY_SPIRV_FLOAT_CONTROLS: u32 = 1;
+
+/// The `ENTRY_*` bits of an entry, read from its SPIR-V itself (so that they say what the module
+/// needs whichever back end or option wrote it).
+pub(crate) fn entry_flags(e: &CacheEntry) -> u32 {
+    match &e.spirv {
+        Some(s) if declares_signed_zero_inf_nan_preserve(s) => ENTRY_SPIRV_FLOAT_CONTROLS,
+        _ => 0,
+    }
+}
+
+/// Whether a SPIR-V module (little-endian words) has `OpExecutionMode … SignedZeroInfNanPreserve`
+/// (opcode 16, mode 4461: SPIR-V specification, "Execution Mode"; SPV_KHR_float_controls).
+/// A malformed instruction stream ends the search.
+fn declares_signed_zero_inf_nan_preserve(spirv: &[u8]) -> bool {
+    const OP_EXECUTION_MODE: u32 = 16;
+    const SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4461;
+    let words: Vec<u32> = spirv.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let mut at = 5; // after the header
+    while let Some(&first) = words.get(at) {
+        let (count, opcode) = ((first >> 16) as usize, first & 0xFFFF);
+        if count == 0 {
+            return false;
+        }
+        if opcode == OP_EXECUTION_MODE && count >= 3 && words.get(at + 2) == Some(&SIGNED_ZERO_INF_NAN_PRESERVE) {
+            return true;
+        }
+        at += count;
+    }
+    false
+}
+
 /// How SPIR-V is stored in the cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SpirvEncoding {

@@ -90,6 +90,8 @@ pub struct Entry {
     pub spirv_size: u32,
     /// XenosRecomp's specialization-constant mask (0 when unused).
     pub spec_constants_mask: u32,
+    /// `ENTRY_*` bits (`ENTRY_SPIRV_FLOAT_CONTROLS`).
+    pub flags: u32,
     /// Family-specific metadata words (AGAL: per sampler slot `slot, word_lo, word_hi`).
     pub meta: &'static [u32],
 }
@@ -128,6 +130,11 @@ pub const SPIRV_ENCODING_SMOLV: u32 = 0;
 /// `SPIRV_ENCODING`: plain SPIR-V words.
 #[allow(dead_code)]
 pub const SPIRV_ENCODING_RAW: u32 = 1;
+/// `Entry::flags` bit: the entry's SPIR-V declares SPV_KHR_float_controls'
+/// SignedZeroInfNanPreserve (32-bit); create it only where the device reports
+/// `shaderSignedZeroInfNanPreserveFloat32` (`shrec build --spirv-float-controls`).
+#[allow(dead_code)]
+pub const ENTRY_SPIRV_FLOAT_CONTROLS: u32 = 1;
 "#;
 
 /// The last field of `Entry`; the per-shader layout adds its frame fields after it.
@@ -218,8 +225,8 @@ fn render(l: &Layout, module_name: &str, dxil_name: &str, spirv_name: &str) -> S
         let meta = &l.meta[r.meta_offset as usize..(r.meta_offset + r.meta_count) as usize];
         write!(
             s,
-            "    Entry {{ key: 0x{:016X}, family: {}, stage: {}, dxil_offset: {}, dxil_size: {}, spirv_offset: {}, spirv_size: {}, spec_constants_mask: {}, meta: &[",
-            r.key, r.family, r.stage, r.dxil_offset, r.dxil_size, r.spirv_offset, r.spirv_size, r.spec_constants_mask
+            "    Entry {{ key: 0x{:016X}, family: {}, stage: {}, dxil_offset: {}, dxil_size: {}, spirv_offset: {}, spirv_size: {}, spec_constants_mask: {}, flags: {}, meta: &[",
+            r.key, r.family, r.stage, r.dxil_offset, r.dxil_size, r.spirv_offset, r.spirv_size, r.spec_constants_mask, r.flags
         )
         .unwrap();
         for (i, w) in meta.iter().enumerate() {

@@ -42,7 +42,7 @@ extern const size_t g_spirvCacheDecompressedSize;
 
 // Layout version of the shrec extras; the generated .cpp checks it with static_assert, so a
 // header and a .cpp from different shrec layouts do not compile together.
-#define SHREC_CACHE_LAYOUT_VERSION 1
+#define SHREC_CACHE_LAYOUT_VERSION 2
 
 // Shader family of an entry (ShrecEntryInfo::family). Stable values.
 enum ShrecFamily : uint32_t
@@ -68,6 +68,15 @@ enum ShrecSpirvEncoding : uint32_t
     SHREC_SPIRV_RAW = 1,   // plain SPIR-V words
 };
 
+// Bits of ShrecEntryInfo::flags. Stable values.
+enum ShrecEntryFlags : uint32_t
+{
+    // The entry's SPIR-V declares SPV_KHR_float_controls' SignedZeroInfNanPreserve (32-bit):
+    // create it only where VkPhysicalDeviceFloatControlsProperties::
+    // shaderSignedZeroInfNanPreserveFloat32 is true (shrec build --spirv-float-controls).
+    SHREC_ENTRY_SPIRV_FLOAT_CONTROLS = 1,
+};
+
 // Parallel to g_shaderCacheEntries (same index). Metadata words are
 // g_shrecMeta[metaOffset .. metaOffset + metaCount) (AGAL: per sampler slot `slot, word_lo, word_hi`).
 struct ShrecEntryInfo
@@ -76,6 +85,7 @@ struct ShrecEntryInfo
     uint32_t stage;
     uint32_t metaOffset;
     uint32_t metaCount;
+    uint32_t flags; // ShrecEntryFlags bits
 };
 
 extern const ShrecEntryInfo g_shrecEntryInfo[];

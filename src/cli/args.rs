@@ -169,11 +169,12 @@ pub(crate) struct BuildArgs {
     /// How SPIR-V is stored in the cache.
     #[arg(long, value_enum, default_value = "smolv")]
     pub(crate) spirv_encoding: SpirvEncodingArg,
-    /// What writes the SPIR-V target: DXC from the HLSL, or shrec directly from its IR (then
-    /// `--targets spirv` builds without any DXC; docs/spirv-direct.md).
-    #[arg(long, value_enum, default_value = "dxc")]
-    pub(crate) spirv_backend: SpirvBackendArg,
-    /// With --spirv-backend direct: declare SPV_KHR_float_controls' SignedZeroInfNanPreserve,
+    /// What writes the SPIR-V target: shrec directly from its IR (then `--targets spirv` builds
+    /// without any DXC; docs/spirv-direct.md), or DXC from the HLSL. Default: direct, or dxc
+    /// when --prelude, -D, --override-dir or --dxc-arg is given.
+    #[arg(long, value_enum)]
+    pub(crate) spirv_backend: Option<SpirvBackendArg>,
+    /// With the direct back end: declare SPV_KHR_float_controls' SignedZeroInfNanPreserve,
     /// so that the driver keeps NaN, infinities and the sign of zero (docs/spirv-direct.md).
     #[arg(long)]
     pub(crate) spirv_float_controls: bool,

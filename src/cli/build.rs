@@ -58,8 +58,10 @@ pub(crate) fn run(a: BuildArgs) -> i32 {
 
 /// The library's options from the arguments; `Err`: a combination the command line refuses.
 fn options(a: BuildArgs) -> Result<BuildOptions, String> {
-    if a.spirv_float_controls && !matches!(a.spirv_backend, SpirvBackendArg::Direct) {
-        return Err("--spirv-float-controls needs --spirv-backend direct (DXC has no option for these execution modes)".into());
+    if a.spirv_float_controls && matches!(a.spirv_backend, Some(SpirvBackendArg::Dxc)) {
+        return Err(
+            "--spirv-float-controls needs the direct SPIR-V back end, not --spirv-backend dxc (DXC has no option for these execution modes)".into()
+        );
     }
     if a.zstd_dict && !matches!(a.layout, LayoutArg::PerShader) {
         return Err("--zstd-dict needs --layout per-shader (a single frame has nothing to share a dictionary with)".into());
@@ -85,8 +87,9 @@ fn options(a: BuildArgs) -> Result<BuildOptions, String> {
             SpirvEncodingArg::Raw => SpirvEncoding::Raw,
         },
         spirv_backend: match a.spirv_backend {
-            SpirvBackendArg::Dxc => shrec::build::SpirvBackend::Dxc,
-            SpirvBackendArg::Direct => shrec::build::SpirvBackend::Direct,
+            None => shrec::build::SpirvBackend::Auto,
+            Some(SpirvBackendArg::Dxc) => shrec::build::SpirvBackend::Dxc,
+            Some(SpirvBackendArg::Direct) => shrec::build::SpirvBackend::Direct,
         },
         spirv_float_controls: a.spirv_float_controls,
         zstd_level: a.zstd_level,

@@ -19,6 +19,9 @@ fn options(out: &Path, cache: &Path) -> BuildOptions {
     let mut o = BuildOptions::new(repo().join("tests/corpus"), out);
     o.cache_dir = Some(cache.to_path_buf());
     o.spirv_encoding = SpirvEncoding::Raw;
+    // these tests compare the cache with what DXC makes of the HLSL, for both targets (the
+    // default direct SPIR-V back end has its own: spirv_direct.rs)
+    o.spirv_backend = build::SpirvBackend::Dxc;
     o
 }
 

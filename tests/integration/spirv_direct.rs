@@ -297,6 +297,67 @@ fn direct_spirv_build_needs_no_dxc() {
     log_uncaptured(&format!("spirv direct: built the {} corpus shaders with --targets spirv --spirv-backend direct and no DXC", built.entries.len()));
 }
 
+/// The cache tells a consumer which entries need float controls: built with
+/// `--spirv-float-controls`, every AGAL entry's `ShrecEntryInfo::flags` (C++) and `Entry::flags`
+/// (Rust) is `SHREC_ENTRY_SPIRV_FLOAT_CONTROLS` (1); built without it, 0.
+#[test]
+fn cache_entries_flag_float_controls() {
+    use shrec::build::{BuildOptions, SpirvBackend};
+    let dir = common::tmpdir("spirv-direct-entry-flags");
+    for float_controls in [true, false] {
+        for out in ["cache.cpp", "cache.rs"] {
+            let out = dir.join(format!("{float_controls}-{out}"));
+            let mut o = BuildOptions::new(repo().join("tests/corpus/agal"), out.clone());
+            o.targets = vec![Target::Spirv];
+            o.spirv_backend = SpirvBackend::Direct;
+            o.spirv_float_controls = float_controls;
+            o.cache_dir = None;
+            o.dxc = dxc::LocateOptions { explicit: Some(dir.join("nonexistent/libdxcompiler.so")), offline: true, notes: None };
+            let built = shrec::build::run(&o).expect("a direct SPIR-V build");
+            assert!(!built.entries.is_empty());
+            let text = std::fs::read_to_string(&out).unwrap();
+            let want = if float_controls { shrec::cache::ENTRY_SPIRV_FLOAT_CONTROLS } else { 0 };
+            let flags: Vec<u32> = if out.extension().unwrap() == "cpp" {
+                let table = text.split("g_shrecEntryInfo[] = {").nth(1).unwrap().split("};").next().unwrap();
+                table
+                    .lines()
+                    .filter_map(|l| l.trim().strip_prefix('{'))
+                    .map(|row| row.split(',').nth(4).unwrap().trim().trim_end_matches('}').trim().parse().unwrap())
+                    .collect()
+            } else {
+                text.split(", flags: ").skip(1).map(|rest| rest.split(',').next().unwrap().parse().unwrap()).collect()
+            };
+            assert_eq!(flags.len(), built.entries.len(), "{}", out.display());
+            assert!(flags.iter().all(|&f| f == want), "{}: {flags:?}", out.display());
+        }
+    }
+}
+
+/// The default back end (`SpirvBackend::Auto`, `--spirv-backend` not given) is the direct one:
+/// a SPIR-V-only build of the AGAL corpus needs no DXC. Given an HLSL hook (here `-D`), it is
+/// DXC's (the same build then looks for DXC, which is not there), and `--spirv-float-controls`
+/// with a hook is refused before any work.
+#[test]
+fn default_back_end_is_direct_unless_a_hook_needs_dxc() {
+    use shrec::build::{BuildOptions, FatalError, SpirvBackend};
+    let dir = common::tmpdir("spirv-direct-default");
+    let mut o = BuildOptions::new(repo().join("tests/corpus/agal"), dir.join("cache.rs"));
+    assert_eq!(o.spirv_backend, SpirvBackend::Auto);
+    o.targets = vec![Target::Spirv];
+    o.cache_dir = None;
+    o.dxc = dxc::LocateOptions { explicit: Some(dir.join("nonexistent/libdxcompiler.so")), offline: true, notes: None };
+    let built = shrec::build::run(&o).expect("the default SPIR-V back end needs no DXC");
+    assert_eq!(built.entries.len(), corpus("agal").len());
+    assert!(built.entries.iter().all(|e| e.spirv.is_some()));
+    o.hooks = shrec::hooks::Hooks::new(None, &["SHREC_PROJECT_HOOK=1".to_string()], None, Vec::new()).unwrap();
+    assert_eq!(o.spirv_backend.resolve(&o.hooks), SpirvBackend::Dxc);
+    assert!(matches!(shrec::build::run(&o), Err(FatalError::Dxc(_))), "a -D hook makes DXC write the SPIR-V");
+    o.spirv_float_controls = true;
+    assert!(matches!(shrec::build::run(&o), Err(FatalError::FloatControls)));
+    o.spirv_backend = SpirvBackend::Direct;
+    shrec::build::run(&o).expect("an explicit direct back end keeps float controls with a hook");
+}
+
 /// The command line takes `--spirv-backend direct` and exits 0 without DXC.
 #[test]
 fn command_line_direct_backend_without_dxc() {

@@ -15,6 +15,8 @@ fn build(dir: &std::path::Path, name: &str, unoptimized_above: usize) -> shrec::
     o.cache_dir = Some(dir.join("cache"));
     o.spirv_encoding = SpirvEncoding::Raw;
     o.spirv_unoptimized_above = unoptimized_above;
+    // the threshold is DXC's (the direct back end has no optimizer to skip)
+    o.spirv_backend = shrec::build::SpirvBackend::Dxc;
     shrec::build::run(&o).expect("build runs")
 }
 
