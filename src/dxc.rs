@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub mod dref;
 pub mod installed;
 pub mod version;
-mod words;
 pub mod xfb;
 
 /// The wheel shrec provisions DXC from on this OS, and the checksums it must match. Each is a

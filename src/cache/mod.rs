@@ -59,23 +59,14 @@ pub(crate) fn entry_flags(e: &CacheEntry) -> u32 {
 
 /// Whether a SPIR-V module (little-endian words) has `OpExecutionMode … SignedZeroInfNanPreserve`
 /// (opcode 16, mode 4461: SPIR-V specification, "Execution Mode"; SPV_KHR_float_controls).
-/// A malformed instruction stream ends the search.
+/// A malformed module has none.
 fn declares_signed_zero_inf_nan_preserve(spirv: &[u8]) -> bool {
     const OP_EXECUTION_MODE: u32 = 16;
     const SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4461;
-    let words: Vec<u32> = spirv.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-    let mut at = 5; // after the header
-    while let Some(&first) = words.get(at) {
-        let (count, opcode) = ((first >> 16) as usize, first & 0xFFFF);
-        if count == 0 {
-            return false;
-        }
-        if opcode == OP_EXECUTION_MODE && count >= 3 && words.get(at + 2) == Some(&SIGNED_ZERO_INF_NAN_PRESERVE) {
-            return true;
-        }
-        at += count;
-    }
-    false
+    use crate::pack::spirv_words::{instructions, words};
+    let Some(words) = words(spirv) else { return false };
+    instructions(&words)
+        .is_ok_and(|insts| insts.iter().any(|(_, inst)| inst[0] & 0xFFFF == OP_EXECUTION_MODE && inst.get(2) == Some(&SIGNED_ZERO_INF_NAN_PRESERVE)))
 }
 
 /// How SPIR-V is stored in the cache.

@@ -55,8 +55,8 @@ fn import_name(inst: &[u32]) -> String {
 /// Rewrites the depth-compare placeholders of a SPIR-V module (little-endian words, as DXC
 /// returns them); a module without the placeholder import is returned unchanged.
 pub fn rewrite(bytes: &[u8]) -> Result<Vec<u8>, RewriteError> {
-    let words = super::words::words(bytes).ok_or(RewriteError::Malformed(0))?;
-    let insts = super::words::instructions(&words).map_err(RewriteError::Malformed)?;
+    let words = crate::pack::spirv_words::words(bytes).ok_or(RewriteError::Malformed(0))?;
+    let insts = crate::pack::spirv_words::instructions(&words).map_err(RewriteError::Malformed)?;
     let Some(set) = insts.iter().find(|(_, i)| i[0] & 0xFFFF == OP_EXT_INST_IMPORT && import_name(i) == PLACEHOLDER_SET).map(|(_, i)| i[1]) else {
         return Ok(bytes.to_vec());
     };

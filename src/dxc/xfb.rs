@@ -39,12 +39,12 @@ pub fn decorate(bytes: &[u8], decls: &[XfbDecl]) -> Result<Vec<u8>, XfbError> {
     if decls.is_empty() {
         return Ok(bytes.to_vec());
     }
-    let words = super::words::words(bytes).ok_or(XfbError::Malformed(0))?;
+    let words = crate::pack::spirv_words::words(bytes).ok_or(XfbError::Malformed(0))?;
     let (mut after_caps, mut after_entries, mut first_decorate) = (5, None, None);
     let mut entries = Vec::new();
     let mut located: Vec<(u32, u32)> = Vec::new();
     let mut outputs = Vec::new();
-    for (at, inst) in super::words::instructions(&words).map_err(XfbError::Malformed)? {
+    for (at, inst) in crate::pack::spirv_words::instructions(&words).map_err(XfbError::Malformed)? {
         let (op, len) = (inst[0] & 0xFFFF, inst.len());
         match op {
             OP_CAPABILITY => after_caps = at + len,
