@@ -1280,6 +1280,19 @@ fn fuzz_regressions() {
     finish("fuzz_regressions", &c, &["CNDE_INT"], 20);
 }
 
+/// A compiler-shaped program that found an interpreter gap (fixed): `CNDE R1.y, -R4.y, PV.x,
+/// -PV.x` selects −0, `MAX_DX10 R1.w, |PV.y|, -R7.w` reads it through ABS, and `PRED_SETGE_INT`
+/// compares the result's bits with a negative float's. lavapipe drops the `abs` of a value it
+/// proves not negative, −0 included (Mesa's `fabs(a(is_not_negative)) → a`), so the GPU compared
+/// 0x80000000 where the hardware compares +0: the interpreter now leaves the sign of |zero| not
+/// determined. Seed 1 #7428 of `long_shaped` (4 lanes before).
+#[test]
+fn shaped_regressions() {
+    let Some(gpu) = gpu() else { return };
+    let c = gx2::run(gpu, &gen::shaped_program(1, 7428));
+    finish("shaped_regressions", &c, &["PRED_SETGE_INT", "MAX_DX10", "CNDE"], 60);
+}
+
 /// 300 fixed-seed random programs (VS and PS, register and block mode). About 45 lanes per
 /// program are compared (13 919 at seed 1 since the jumps are aimed as compilers aim them and
 /// ALU_BREAK / ALU_CONTINUE stay out of if-blocks (an ALU_CONTINUE sits directly in loop bodies instead); 14 963 before, when every jump pointed at

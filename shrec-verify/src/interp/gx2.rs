@@ -1328,8 +1328,15 @@ impl<'a> M<'a> {
             }
             _ => V::UNKNOWN,
         };
-        // ABS then NEG are sign-bit operations
-        let v = if s.abs { V { bits: v.bits & 0x7FFF_FFFF, ..v } } else { v };
+        // ABS then NEG are sign-bit operations. |zero| is +0 on the hardware, but a driver may
+        // drop the `abs` of a value it proves not negative, counting −0 as not negative (Mesa's
+        // nir_opt_algebraic `fabs(a(is_not_negative)) → a`; GX2 shaped seed 1 #7428 on lavapipe
+        // kept the −0 of CNDE(…, 0, −0) through |·|): its sign is not determined.
+        let v = match s.abs {
+            true if v.is_exact() && v.val() == 0.0 => V { bits: 0, err: -0.0 },
+            true => V { bits: v.bits & 0x7FFF_FFFF, ..v },
+            false => v,
+        };
         if s.neg {
             V { bits: v.bits ^ 0x8000_0000, ..v }
         } else {
