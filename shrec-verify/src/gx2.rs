@@ -201,6 +201,16 @@ pub mod asm {
             burst: u32,
             mask: u32,
         },
+        /// MEM_SCRATCH: TYPE (0 WRITE, 2 WRITE_ACK), ARRAY_BASE (float4 elements), RW_GPR,
+        /// BURST_COUNT, COMP_MASK; ELEM_SIZE 3, ARRAY_SIZE 0 (what Mesa r600 writes for a direct
+        /// spill; docs/gx2.md "GX2 scratch memory").
+        Scratch {
+            ty: u32,
+            base: u32,
+            gpr: u32,
+            burst: u32,
+            mask: u32,
+        },
         /// Any export / memory CF opcode `op` with COMP_MASK 0xF and every other field zero
         /// (for the opcodes a translator must reject by name).
         Mem {
@@ -225,6 +235,18 @@ pub mod asm {
         let w0 = 2 << 5 | shrec::formats::gx2::ring::RING_BUFFER_ID << 8 | src << 16 | chan << 24 | 15 << 26;
         let w1 = dst | dst_sel[0] << 9 | dst_sel[1] << 12 | dst_sel[2] << 15 | dst_sel[3] << 18 | 1 << 21;
         T([w0, w1, offset | 1 << 19])
+    }
+    /// A TEX-clause MEM read of scratch element `element` into R\[dst\] through `dst_sel`, in
+    /// the MEM_RD layout Mesa r600 writes for a direct spill read (MEM_OP 0, ELEM_SIZE 3,
+    /// UNCACHED, FMT_32_32_32_32, NUM_FORMAT INT).
+    pub fn scratch_read(element: u32, dst: u32, dst_sel: [u32; 4]) -> T {
+        let w0 = 2 | 3 << 5 | 1 << 11;
+        let w1 = dst | dst_sel[0] << 9 | dst_sel[1] << 12 | dst_sel[2] << 15 | dst_sel[3] << 18 | 0x22 << 22 | 1 << 28;
+        T([w0, w1, element])
+    }
+    /// MEM_SCRATCH WRITE_ACK of lanes `mask` of R\[gpr\] into element `base`.
+    pub fn scratch_write(base: u32, gpr: u32, mask: u32) -> C {
+        C::Scratch { ty: 2, base, gpr, burst: 0, mask }
     }
     pub fn cf(op: &'static str) -> C {
         C::N { op, addr: 0, pop: 0, cf_const: 0, tex: vec![] }
@@ -290,6 +312,9 @@ pub mod asm {
                     [base | ty << 13 | gpr << 15 | index_gpr << 23 | 3 << 30, 0xFFF | mask << 12 | burst << 17 | end << 21 | 0x26 << 23 | 1 << 31]
                 }
                 C::Mem { op } => [0, 0xF << 12 | end << 21 | op << 23 | 1 << 31],
+                C::Scratch { ty, base, gpr, burst, mask } => {
+                    [base | ty << 13 | gpr << 15 | 3 << 30, mask << 12 | burst << 17 | end << 21 | 0x24 << 23 | 1 << 31]
+                }
                 C::Stream { buffer, ty, base, gpr, elem_size, array_size, mask, burst } => [
                     base | ty << 13 | gpr << 15 | elem_size << 30,
                     array_size | mask << 12 | burst << 17 | end << 21 | (0x20 + buffer) << 23 | 1 << 31,

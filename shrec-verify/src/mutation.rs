@@ -170,7 +170,7 @@ fn stmts(body: &mut Vec<Stmt>, f: &mut dyn FnMut(&mut Stmt)) {
 /// Calls `f` on every float expression of every statement (children before their parent).
 fn exprs(body: &mut Vec<Stmt>, f: &mut dyn FnMut(&mut Expr)) {
     stmts(body, &mut |s| match s {
-        Stmt::Assign { value, .. } | Stmt::RingStore { value, .. } => expr(value, f),
+        Stmt::Assign { value, .. } | Stmt::LocalStore { value, .. } => expr(value, f),
         Stmt::If { cond, .. } | Stmt::Discard(cond) | Stmt::GsEmitTriangle { invert: cond } => cond_exprs(cond, f),
         Stmt::XenosMemExport { address, value, .. } => {
             expr(address, f);
@@ -185,7 +185,7 @@ fn exprs(body: &mut Vec<Stmt>, f: &mut dyn FnMut(&mut Expr)) {
         | Stmt::GsStore(_)
         | Stmt::GsEmitVertex
         | Stmt::GsCutStrip
-        | Stmt::RingLoad { .. } => {}
+        | Stmt::LocalLoad { .. } => {}
     });
 }
 

@@ -2064,6 +2064,113 @@ fn compare_levels() {
     finish("compare_levels", &total, &ops, 1000);
 }
 
+/// A program that spills to scratch memory and reads it back as Mesa r600 writes it (docs/gx2.md
+/// "GX2 scratch memory"): R4 = src × 1.5, R5 = src + 2, R6 = src.wzyx; MEM_SCRATCH WRITE_ACK of
+/// R4 to element 0, of R5.xz to element 2, a burst WRITE of R4, R5 to elements 5, 6, of R4 to
+/// element 3; R4 and R5 cleared; R6.w over element 0's w; R6 over element 3 only where src.x >
+/// src.y (an if-block); WAIT_ACK; then a TEX clause reads two elements into R2 and R3 through
+/// `reads`' DST_SEL, which are exported. Lanes nothing wrote (element 1, the y and w of element
+/// 2) are not compared.
+fn scratch_program(kind: ShaderKind, reads: [(u32, [u32; 4]); 2]) -> Vec<C> {
+    let src = if kind == ShaderKind::Pixel { 0 } else { 1 };
+    let lanes = |name: &'static str, d: u32, s: [u8; 4], k: Option<u32>| {
+        let insts = (0..4u8).map(|c| match k {
+            Some(_) => a(name, (d, c), &[r(src, s[c as usize]), lit(0)]),
+            None => a(name, (d, c), &[r(src, s[c as usize])]),
+        });
+        G(insts.collect(), k.into_iter().collect())
+    };
+    let zero = |d: u32| G((0..4u8).map(|c| mov((d, c), special(248))).collect(), vec![]);
+    let mut cond = a("PRED_SETGT", (9, 0), &[r(src, 0), r(src, 1)]);
+    cond.exec = true;
+    cond.pred = true;
+    cond.write = false;
+    let mut prog = Vec::new();
+    if kind == ShaderKind::Vertex {
+        prog.push(cf("CALL_FS"));
+    }
+    prog.push(alu("ALU", vec![lanes("MUL", 4, [0, 1, 2, 3], Some(1.5f32.to_bits())), lanes("ADD", 5, [0, 1, 2, 3], Some(2.0f32.to_bits())), lanes("MOV", 6, [3, 2, 1, 0], None)]));
+    prog.push(scratch_write(0, 4, 0xF));
+    prog.push(scratch_write(2, 5, 0b0101));
+    prog.push(C::Scratch { ty: 0, base: 5, gpr: 4, burst: 1, mask: 0xF });
+    prog.push(scratch_write(3, 4, 0xF));
+    prog.push(alu("ALU", vec![zero(4), zero(5)]));
+    prog.push(scratch_write(0, 6, 0b1000));
+    let at = prog.len() as u32;
+    prog.push(alu("ALU_PUSH_BEFORE", vec![G(vec![cond], vec![])]));
+    prog.push(C::N { op: "JUMP", addr: at + 3, pop: 0, cf_const: 0, tex: vec![] });
+    prog.push(scratch_write(3, 6, 0xF));
+    prog.push(cf_pop("POP", 1));
+    prog.push(cf("WAIT_ACK"));
+    let fetches = reads.iter().enumerate().map(|(k, (e, sel))| scratch_read(*e, 2 + k as u32, *sel)).collect();
+    prog.push(C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: fetches });
+    if kind == ShaderKind::Vertex {
+        prog.push(C::Exp { done: true, ty: 1, base: 60, gpr: 1, burst: 0, sel: [0, 1, 2, 3] });
+    }
+    prog.push(C::Exp { done: true, ty: if kind == ShaderKind::Pixel { 0 } else { 2 }, base: 0, gpr: 2, burst: 1, sel: [0, 1, 2, 3] });
+    prog
+}
+
+/// Scratch spills (`scratch_program`) in vertex shaders and pixel quads, every element read
+/// back through several destination selects (lanes, 0, 1, masked).
+#[test]
+fn scratch_spills() {
+    let Some(gpu) = gpu() else { return };
+    let mut total = Comparison::default();
+    let reads: [[(u32, [u32; 4]); 2]; 4] = [
+        [(0, [0, 1, 2, 3]), (2, [0, 2, 4, 5])],
+        [(5, [3, 2, 1, 0]), (6, [0, 1, 2, 3])],
+        [(3, [0, 1, 2, 3]), (1, [0, 1, 2, 3])],
+        [(2, [1, 3, 0, 2]), (0, [3, 3, 7, 0])],
+    ];
+    for kind in [ShaderKind::Vertex, ShaderKind::Pixel] {
+        for (k, r) in reads.iter().enumerate() {
+            let prog = scratch_program(kind, *r);
+            for seed in 0..2 {
+                let t = gen::fixed(&format!("scratch {kind:?} reads {k} seed {seed}"), kind, &prog, prog.len() - 1, vec![], false, 40 + seed);
+                total.merge(gx2::run(gpu, &t));
+            }
+        }
+    }
+    finish("scratch_spills", &total, &["MEM_SCRATCH", "MEM", "WAIT_ACK", "MUL", "ADD", "MOV"], 400);
+}
+
+/// What the scratch model leaves out is refused with a reason naming it (no GPU needed): a
+/// read with no WAIT_ACK after the write, an indexed write (WRITE_IND), a read of the scatter
+/// buffer (MEM_OP 2), an indexed read, a cached read; the program Mesa's shape gives translates.
+#[test]
+fn scratch_refusals() {
+    let lowered = |prog: &[C]| {
+        let t = gen::fixed("scratch", ShaderKind::Pixel, prog, prog.len() - 1, vec![], false, 1);
+        shrec::formats::gx2::lower::lower(&t.shader).map(drop).map_err(|e| e.to_string())
+    };
+    let good = scratch_program(ShaderKind::Pixel, [(0, [0, 1, 2, 3]), (2, [0, 1, 2, 3])]);
+    assert_eq!(lowered(&good), Ok(()));
+    let wait = good.iter().position(|c| matches!(c, C::N { op: "WAIT_ACK", .. })).unwrap();
+    let tex = wait + 1;
+    let mut no_wait = good.clone();
+    no_wait[wait] = cf("NOP");
+    let err = lowered(&no_wait).unwrap_err();
+    assert!(err.contains("a scratch read while a MEM_SCRATCH write is not acknowledged"), "{err}");
+    let mut indexed = good.clone();
+    indexed[1] = C::Scratch { ty: 3, base: 0, gpr: 4, burst: 0, mask: 0xF };
+    let err = lowered(&indexed).unwrap_err();
+    assert!(err.contains("MEM_SCRATCH") && err.contains("indexed write"), "{err}");
+    let with_read = |f: &dyn Fn(&mut T)| {
+        let mut p = good.clone();
+        if let C::N { tex: ts, .. } = &mut p[tex] {
+            f(&mut ts[0]);
+        }
+        lowered(&p).unwrap_err()
+    };
+    let err = with_read(&|t| t.0[0] |= 2 << 8);
+    assert!(err.contains("MEM_OP 2 (the scatter buffer"), "{err}");
+    let err = with_read(&|t| t.0[0] |= 1 << 12);
+    assert!(err.contains("scratch read with INDEXED"), "{err}");
+    let err = with_read(&|t| t.0[0] &= !(1 << 11));
+    assert!(err.contains("scratch read with UNCACHED 0"), "{err}");
+}
+
 /// Stream-out (MEM_STREAM0-3, docs/gx2.md "GX2 stream-out"): vertex shaders writing lanes of
 /// GPRs to all four buffers at various offsets (masks with gaps, WRITE and WRITE_ACK, ARRAY_SIZE
 /// 0xFFF or the top lane, a GPR written again after a change) run with transform feedback on

@@ -81,12 +81,12 @@ impl Writer<'_> {
         if !ints.is_empty() {
             self.line(format!("static int {};", ints.join(", ")));
         }
-        if let Some(g) = &m.ext.geometry {
+        if m.ext.geometry.is_some() {
             self.line("static ShaderOutput shrec_gs_buf[3];");
             self.line("static int shrec_gs_emitted = 0;");
-            if let Some(st) = g.strip.as_ref().filter(|st| st.ring_len > 0) {
-                self.line(format!("static float4 shrec_ring[{}];", st.ring_len));
-            }
+        }
+        if m.ext.local_array > 0 {
+            self.line(format!("static float4 shrec_local[{}];", m.ext.local_array));
         }
         // Registers.
         let mut temps_at = None;
@@ -132,8 +132,8 @@ impl Writer<'_> {
         if m.temps.indexable {
             self.line(format!("for (int i = 0; i < {}; i++) {}[i] = 0;", m.temps.count, m.temps.prefix));
         }
-        if let Some(st) = m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref()).filter(|st| st.ring_len > 0) {
-            self.line(format!("for (int i = 0; i < {}; i++) shrec_ring[i] = 0;", st.ring_len));
+        if m.ext.local_array > 0 {
+            self.line(format!("for (int i = 0; i < {}; i++) shrec_local[i] = 0;", m.ext.local_array));
         }
         // The XenosRecomp ABI's loads done once per invocation go here (`xenos_abi::hoisted`).
         let hoisted_at = self.out.len();

@@ -4,10 +4,6 @@ use super::{xenos_abi, Writer};
 use crate::ir::*;
 
 impl Writer<'_> {
-    pub(super) fn ring_len(&self) -> u32 {
-        self.m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref()).map_or(0, |st| st.ring_len)
-    }
-
     /// Whether `r` is a whole `static float4` register variable (a fixed temp of a
     /// non-indexable file, a stage input or output copy). Such registers are read as the rvalue
     /// `((float4)r)` and written a whole vector at a time (one lane through a select): DXC's

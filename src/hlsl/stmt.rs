@@ -138,27 +138,33 @@ impl Writer<'_> {
                 self.line("}");
             }
             Stmt::GsCutStrip => self.line("shrec_stream.RestartStrip();"),
-            Stmt::RingStore { index, mask, value } => {
-                let len = self.ring_len();
+            Stmt::LocalStore { index, mask, value } => {
+                let len = self.m.ext.local_array;
                 let (i, v) = (self.index(index), self.expr(value));
                 let mk = mask_text(*mask);
-                self.line(format!("{{ int ri = {i}; if (ri >= 0 && ri < {len}) shrec_ring[ri].{mk} = ({v}).{mk}; }}"));
+                match index {
+                    // a fixed element (GX2 scratch): a plain store, or nothing outside the array
+                    Index::Fixed(k) if *k < len => self.line(format!("shrec_local[{k}].{mk} = ({v}).{mk};")),
+                    Index::Fixed(_) => {}
+                    _ => self.line(format!("{{ int li = {i}; if (li >= 0 && li < {len}) shrec_local[li].{mk} = ({v}).{mk}; }}")),
+                }
             }
             Stmt::XenosMemExport { address, value, element } => {
                 let (a, v) = (self.expr(address), self.expr(value));
                 self.line(format!("shrec_xenos_memexport(asuint({a}), {v}, {element}u);"));
             }
-            Stmt::RingLoad { dst, index } => {
-                let len = self.ring_len();
+            Stmt::LocalLoad { dst, index } => {
+                let len = self.m.ext.local_array;
                 let i = self.index(index);
                 let target = self.reg(&dst.reg);
                 let mk = mask_text(dst.mask);
-                if len == 0 {
-                    self.line(format!("{target}.{mk} = float4(0, 0, 0, 0).{mk};"));
+                if let Index::Fixed(k) = index {
+                    let element = if *k < len { format!("shrec_local[{k}]") } else { "float4(0, 0, 0, 0)".into() };
+                    self.line(format!("{target}.{mk} = {element}.{mk};"));
                 } else {
                     // clamp first: both sides of ?: are evaluated
                     self.line(format!(
-                        "{{ int ri = {i}; float4 rv = shrec_ring[clamp(ri, 0, {})]; {target}.{mk} = (ri >= 0 && ri < {len}) ? rv.{mk} : float4(0, 0, 0, 0).{mk}; }}",
+                        "{{ int li = {i}; float4 lv = shrec_local[clamp(li, 0, {})]; {target}.{mk} = (li >= 0 && li < {len}) ? lv.{mk} : float4(0, 0, 0, 0).{mk}; }}",
                         len - 1
                     ));
                 }

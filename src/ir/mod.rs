@@ -58,6 +58,10 @@ pub struct ModuleExt {
     pub resource_abi: ResourceAbi,
     /// Stream-out (transform feedback) of a vertex stage: which outputs are captured where.
     pub stream_out: Option<StreamOut>,
+    /// Length in float4s of the invocation-local array `Stmt::LocalStore` / `Stmt::LocalLoad`
+    /// address (0: none): a strip-mode geometry shader's GSVS ring, or GX2 scratch memory. It
+    /// starts at 0 in every invocation.
+    pub local_array: u32,
 }
 
 /// Stream-out of a vertex stage: every vertex writes one record of `strides[b]` bytes to
@@ -234,9 +238,6 @@ pub enum GsOutput {
 #[derive(Clone, Debug)]
 pub struct GsStrip {
     pub output: GsOutput,
-    /// Length in float4s of the invocation-local array `Stmt::RingStore` / `Stmt::RingLoad`
-    /// address (0: no array).
-    pub ring_len: u32,
     /// `Module::inputs` index (the last input, after the `input_sources` ones) that receives
     /// `SV_PrimitiveID` as raw bits in lane x.
     pub primitive_id: Option<u32>,
@@ -882,15 +883,16 @@ pub enum Stmt {
     GsEmitVertex,
     /// Geometry, strip mode: end the current strip (the next vertex starts a new one).
     GsCutStrip,
-    /// Geometry, strip mode: lanes `mask` of ring element `index` = `value`; an index outside
-    /// `0..GsStrip::ring_len` writes nothing.
-    RingStore {
+    /// Lanes `mask` of element `index` of the invocation-local array = `value`; an index outside
+    /// `0..ModuleExt::local_array` writes nothing.
+    LocalStore {
         index: Index,
         mask: u8,
         value: Expr,
     },
-    /// Geometry, strip mode: `dst` = ring element `index` (0 outside `0..GsStrip::ring_len`).
-    RingLoad {
+    /// `dst` = element `index` of the invocation-local array (0 outside
+    /// `0..ModuleExt::local_array`).
+    LocalLoad {
         dst: Dst,
         index: Index,
     },

@@ -60,8 +60,10 @@ pub enum ValidationError {
     OutsideLoop(&'static str),
     #[error("invalid IR: {what} in a {stage:?} shader")]
     WrongStage { what: &'static str, stage: Stage },
-    #[error("invalid IR: {0} needs a strip-mode geometry shader with a ring")]
+    #[error("invalid IR: {0} needs a strip-mode geometry shader")]
     NeedsStrip(&'static str),
+    #[error("invalid IR: {0} without an invocation-local array (ModuleExt::local_array 0)")]
+    NoLocalArray(&'static str),
     #[error("invalid IR: memory export element {0} (eM0-eM4)")]
     BadExportElement(u32),
     #[error("invalid IR: {what} {name:?} is not an HLSL identifier (or, for resources, an access path)")]
@@ -264,9 +266,16 @@ impl Validator<'_> {
         }
     }
 
-    fn strip_ring(&self, what: &'static str) -> Result<u32, ValidationError> {
+    fn strip(&self, what: &'static str) -> Result<(), ValidationError> {
         let strip = self.m.ext.geometry.as_ref().and_then(|g| g.strip.as_ref());
-        strip.map(|st| st.ring_len).ok_or(ValidationError::NeedsStrip(what))
+        strip.map(drop).ok_or(ValidationError::NeedsStrip(what))
+    }
+
+    fn local_array(&self, what: &'static str) -> Result<(), ValidationError> {
+        if self.m.ext.local_array == 0 {
+            return Err(ValidationError::NoLocalArray(what));
+        }
+        Ok(())
     }
 
     fn stmt(&self, s: &Stmt, in_loop: bool) -> Result<(), ValidationError> {
@@ -305,20 +314,16 @@ impl Validator<'_> {
                 self.stage_only("GsEmitTriangle", Stage::Geometry)?;
                 self.cond(invert)
             }
-            Stmt::GsEmitVertex => self.strip_ring("GsEmitVertex").map(drop),
-            Stmt::GsCutStrip => self.strip_ring("GsCutStrip").map(drop),
-            Stmt::RingStore { index, mask, value } => {
-                if self.strip_ring("RingStore")? == 0 {
-                    return Err(ValidationError::NeedsStrip("RingStore"));
-                }
+            Stmt::GsEmitVertex => self.strip("GsEmitVertex"),
+            Stmt::GsCutStrip => self.strip("GsCutStrip"),
+            Stmt::LocalStore { index, mask, value } => {
+                self.local_array("LocalStore")?;
                 self.mask(*mask)?;
                 self.index(index)?;
                 self.expr(value)
             }
-            Stmt::RingLoad { dst, index } => {
-                if self.strip_ring("RingLoad")? == 0 {
-                    return Err(ValidationError::NeedsStrip("RingLoad"));
-                }
+            Stmt::LocalLoad { dst, index } => {
+                self.local_array("LocalLoad")?;
                 self.dst(dst)?;
                 self.index(index)
             }
@@ -852,6 +857,7 @@ mod tests {
             ),
             (vec![Stmt::Continue], ValidationError::OutsideLoop("continue")),
             (vec![Stmt::GsEmitVertex], ValidationError::NeedsStrip("GsEmitVertex")),
+            (vec![Stmt::LocalLoad { dst: Dst { reg: RegRef::fixed(RegFile::Temp, 0), mask: 0xF }, index: Index::Fixed(0) }], ValidationError::NoLocalArray("LocalLoad")),
             (vec![Stmt::GsStore(IExpr::Const(0))], ValidationError::WrongStage { what: "GsStore", stage: Stage::Pixel }),
             (vec![Stmt::SetInt { var: 0, index: None, value: IExpr::Const(1) }], ValidationError::BadIntVar { var: 0, what: "not declared" }),
             (

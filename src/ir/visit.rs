@@ -146,11 +146,11 @@ pub fn stmt_reads(s: &Stmt, f: &mut impl FnMut(&RegRef)) {
             iexpr_reads(value, f);
         }
         Stmt::GsStore(i) => iexpr_reads(i, f),
-        Stmt::RingStore { index, value, .. } => {
+        Stmt::LocalStore { index, value, .. } => {
             index_reads(index, f);
             expr_reads(value, f);
         }
-        Stmt::RingLoad { dst, index } => {
+        Stmt::LocalLoad { dst, index } => {
             dst_reads(dst, f);
             index_reads(index, f);
         }
@@ -372,11 +372,11 @@ macro_rules! child_walkers {
                     $iexpr_exprs(value, f);
                 }
                 Stmt::GsStore(i) => $iexpr_exprs(i, f),
-                Stmt::RingStore { index, mask, value } => {
+                Stmt::LocalStore { index, mask, value } => {
                     $index_exprs(index, 1, f);
                     f(value, *mask & 0xF);
                 }
-                Stmt::RingLoad { dst, index } => {
+                Stmt::LocalLoad { dst, index } => {
                     $index_exprs(& $($mut_)? dst.reg.index, 1, f);
                     $index_exprs(index, 1, f);
                 }
@@ -485,14 +485,14 @@ pub fn stmt_int_vars(s: &Stmt, f: &mut impl FnMut(u32)) {
         Stmt::Loop { body } => body.iter().for_each(|s| stmt_int_vars(s, f)),
         Stmt::Discard(c) | Stmt::GsEmitTriangle { invert: c } => cond(c, f),
         Stmt::GsStore(i) => iexpr(i, f),
-        Stmt::Assign { dst, .. } | Stmt::RingLoad { dst, .. } => {
+        Stmt::Assign { dst, .. } | Stmt::LocalLoad { dst, .. } => {
             index(&dst.reg.index, f);
             stmt_exprs(s, &mut |e, _| expr(e, f));
-            if let Stmt::RingLoad { index: i, .. } = s {
+            if let Stmt::LocalLoad { index: i, .. } = s {
                 index(i, f);
             }
         }
-        Stmt::RingStore { index: i, .. } => {
+        Stmt::LocalStore { index: i, .. } => {
             index(i, f);
             stmt_exprs(s, &mut |e, _| expr(e, f));
         }

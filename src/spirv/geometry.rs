@@ -7,8 +7,8 @@
 //!
 //! Two shapes (`ir::GeometryInfo`): PICA's triangle list (`Stmt::GsStore` into a three-slot
 //! primitive buffer, `Stmt::GsEmitTriangle`), and GX2's strip mode (`Stmt::GsEmitVertex`,
-//! `Stmt::GsCutStrip`, the invocation-local ring `Stmt::RingStore` / `Stmt::RingLoad`, the
-//! primitive id as raw bits). The count of vertices appended keeps every emission within
+//! `Stmt::GsCutStrip`, the primitive id as raw bits; its GSVS ring is the invocation-local array
+//! of `local`). The count of vertices appended keeps every emission within
 //! `max_vertices`, as the HLSL does.
 
 use super::{ids, unsupported, Result, SpirvError, Writer};
@@ -24,8 +24,6 @@ pub(super) struct GeometryVars {
     emitted: Word,
     /// PICA's primitive buffer: `outputs.len()` vec4s per slot, three slots.
     buffer: Option<Word>,
-    /// GX2's ring of `GsStrip::ring_len` vec4s.
-    ring: Option<(Word, u32)>,
 }
 
 impl Writer<'_> {
@@ -50,16 +48,7 @@ impl Writer<'_> {
             }
             Some(_) => None,
         };
-        let ring = match g.strip.as_ref().filter(|st| st.ring_len > 0) {
-            Some(st) => {
-                let len = self.u32_const(st.ring_len);
-                let ty = self.b.type_array(self.t.v4f, len);
-                let null = self.b.constant_null(ty);
-                Some((self.global_variable(ty, StorageClass::Private, Some(null)), st.ring_len))
-            }
-            None => None,
-        };
-        self.geometry = Some(GeometryVars { outputs: outputs.clone(), emitted, buffer, ring });
+        self.geometry = Some(GeometryVars { outputs: outputs.clone(), emitted, buffer });
 
         let body = self.body_function()?;
 
@@ -228,53 +217,8 @@ impl Writer<'_> {
                 })?;
             }
             Stmt::GsCutStrip => self.b.end_primitive()?,
-            Stmt::RingStore { index, mask, value } => {
-                let Some((ring, len)) = self.geometry_vars()?.ring else {
-                    // no ring: a store writes nothing (every index is outside it)
-                    return Ok(());
-                };
-                let v = self.expr(value)?;
-                let i = self.index_value(index)?;
-                let in_range = self.ring_in_range(i, len)?;
-                let (merge, body) = (self.b.id(), self.b.id());
-                self.b.selection_merge(merge, SelectionControl::NONE)?;
-                self.b.branch_conditional(in_range, body, merge, [])?;
-                self.b.begin_block(Some(body))?;
-                let ptr = self.inst(Op::AccessChain, self.t.ptr_private_v4f, ids(&[ring, i]))?;
-                self.store_masked(ptr, v, *mask)?;
-                self.b.branch(merge)?;
-                self.b.begin_block(Some(merge))?;
-            }
-            Stmt::RingLoad { dst, index } => {
-                let value = match self.geometry_vars()?.ring {
-                    None => self.v4f_splat(0.0),
-                    Some((ring, len)) => {
-                        // the element at the clamped index, 0 when the index is outside
-                        let i = self.index_value(index)?;
-                        let in_range = self.ring_in_range(i, len)?;
-                        let (lo, hi) = (self.i32_const(0), self.i32_const(len as i32 - 1));
-                        let clamped = self.glsl(spirv::GLOp::SClamp, self.t.i32, &[i, lo, hi])?;
-                        let ptr = self.inst(Op::AccessChain, self.t.ptr_private_v4f, ids(&[ring, clamped]))?;
-                        let element = self.inst(Op::Load, self.t.v4f, ids(&[ptr]))?;
-                        let zero = self.v4f_splat(0.0);
-                        // SPIR-V 1.0: a vector select takes a vector condition
-                        let in_range4 = self.splat(self.t.v4b, in_range, 4)?;
-                        self.inst(Op::Select, self.t.v4f, ids(&[in_range4, element, zero]))?
-                    }
-                };
-                let ptr = self.reg_ptr(&dst.reg)?;
-                self.store_masked(ptr, value, dst.mask)?;
-            }
             _ => return Err(SpirvError::Builder(format!("not a geometry statement: {s:?}"))),
         }
         Ok(())
-    }
-
-    /// `0 <= i && i < len`.
-    fn ring_in_range(&mut self, i: Word, len: u32) -> Result<Word> {
-        let (zero, len) = (self.i32_const(0), self.i32_const(len as i32));
-        let above = self.inst(Op::SGreaterThanEqual, self.t.bool, ids(&[i, zero]))?;
-        let below = self.inst(Op::SLessThan, self.t.bool, ids(&[i, len]))?;
-        self.inst(Op::LogicalAnd, self.t.bool, ids(&[above, below]))
     }
 }

@@ -27,6 +27,7 @@ mod expr;
 mod geometry;
 mod int;
 mod interface;
+mod local;
 mod memexport;
 mod stmt;
 mod tex;
@@ -125,7 +126,7 @@ pub(crate) struct Writer<'m> {
     uint_blocks: HashMap<u32, Word>,
     int_vars: HashMap<u32, Word>,
     textures: HashMap<u32, interface::TextureVars>,
-    /// A geometry shader's output variables, vertex count, primitive buffer and ring.
+    /// A geometry shader's output variables, vertex count and primitive buffer.
     geometry: Option<geometry::GeometryVars>,
     /// Innermost loop last: (merge block, continue target).
     loops: Vec<(Word, Word)>,
@@ -138,6 +139,8 @@ pub(crate) struct Writer<'m> {
     xenos: xenos::XenosVars,
     /// `g_MemExport` (Xenos memory export).
     memexport_var: Option<Word>,
+    /// The invocation-local array (`local`), declared on first use.
+    local_var: Option<Word>,
 }
 
 impl<'m> Writer<'m> {
@@ -167,6 +170,7 @@ impl<'m> Writer<'m> {
             u64_constants: HashMap::new(),
             xenos: xenos::XenosVars::default(),
             memexport_var: None,
+            local_var: None,
         }
     }
 

@@ -103,9 +103,9 @@ impl Writer<'_> {
             Stmt::GsStore(_)
             | Stmt::GsEmitTriangle { .. }
             | Stmt::GsEmitVertex
-            | Stmt::GsCutStrip
-            | Stmt::RingStore { .. }
-            | Stmt::RingLoad { .. } => self.geometry_stmt(s)?,
+            | Stmt::GsCutStrip => self.geometry_stmt(s)?,
+            Stmt::LocalStore { index, mask, value } => self.local_store(index, *mask, value)?,
+            Stmt::LocalLoad { dst, index } => self.local_load(dst, index)?,
             Stmt::XenosMemExport { address, value, element } => self.xenos_memexport(address, value, *element)?,
         }
         Ok(())

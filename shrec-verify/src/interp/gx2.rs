@@ -41,6 +41,10 @@
 //! - SAMPLE_G_L / SAMPLE_G_LZ sample at LOD src.w + LOD_BIAS / 0, SAMPLE_G_LB at the LOD of
 //!   the SET_GRADIENTS_H/V gradients + src.w + LOD_BIAS (`gradient_lod`), each at the mip level
 //!   nearest mip selection picks (`nearest_level`), undetermined near a level boundary;
+//! - MEM_SCRATCH of an active lane stores lanes COMP_MASK of R[RW_GPR + k] into scratch element
+//!   ARRAY_BASE + k; a TEX-clause MEM (MEM_OP 0) loads element ARRAY_BASE through DST_SEL; a
+//!   lane no write of the invocation stored is undetermined (`formats::gx2::scratch` decides
+//!   which fields are accepted, as for the lowering);
 //! - LD reads src.xyz and the mip level src.w as signed integer bit patterns (no sampler);
 //!   GET_TEXTURE_INFO gives (width, height, depth, levels) of mip level asint(src.x) as integer
 //!   bit patterns. Out-of-range coordinates and levels, LD offsets and cubes are undetermined
@@ -52,7 +56,7 @@
 //! the previous group did not write, ...). A control-flow decision, index or kill that is not
 //! determined makes the whole invocation undetermined ([`Run::undetermined`]). What the GPU
 //! leaves undefined is not determined either: NaN bit patterns of float results
-//! ([`V::ANY_NAN`]), the sign of computed zeros where integer ops or 1/x read it
+//! ([`V::ANY_NAN`]), the sign of computed zeros and of |zero| where integer ops or 1/x read it
 //! ([`V::zero_of_any_sign`]), IEEE 0 × inf/NaN (compilers fold a constant zero).
 
 use super::cube_face;
@@ -60,6 +64,7 @@ use crate::{TextureShape, Tolerance};
 use shrec::formats::gx2::cf_stack::{self, StackEffect, Step};
 use shrec::formats::gx2::isa::{self, AluCfOp, AluGroup, AluInst, AluOp as Op, AluSrc, Cf, CfOp, Clause, ExpOp, Kcache, Program, TexInst, TexOp};
 use shrec::formats::gx2::ring::{self, ESGS_ITEM_DWORDS, GS_INPUT_VERTICES, GS_OFFSET_REGS};
+use shrec::formats::gx2::scratch;
 use shrec::formats::gx2::shader_struct::{Gx2Shader, ShaderKind};
 use shrec::formats::gx2::stream;
 use std::collections::{BTreeMap, BTreeSet};
@@ -288,6 +293,9 @@ struct M<'a> {
     emitted: u32,
     /// Copy-shader run: the GSVS ring it reads (R0.x = the vertex's base in dwords).
     copy_ring: Option<Vec<[V; 4]>>,
+    /// Scratch memory by element (docs/gx2.md "GX2 scratch memory"); an element or lane this
+    /// invocation did not write holds what another invocation left: undetermined.
+    scratch: BTreeMap<u32, [V; 4]>,
     /// Which wave this lane is assumed to run in (see the module comment).
     wave: Wave,
     /// A jump was taken (uniform wave) — only then can the divergent run differ.
@@ -633,6 +641,7 @@ impl<'a> M<'a> {
             gsvs: Vec::new(),
             emitted: 0,
             copy_ring: None,
+            scratch: BTreeMap::new(),
             wave: Wave::Divergent,
             took_jump: false,
             inactive_jumps: 0,
@@ -905,6 +914,13 @@ impl<'a> M<'a> {
                                 return Stop::Done;
                             }
                         }
+                        ExpOp::MEM_SCRATCH if self.active => {
+                            let c = cf.cf.clone();
+                            self.scratch_write(&c);
+                            if self.run.undetermined {
+                                return Stop::Done;
+                            }
+                        }
                         ExpOp::EXP | ExpOp::EXP_DONE if self.active => {
                             for b in 0..=*burst_count {
                                 let r = self.gpr.get((rw_gpr + b) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
@@ -926,9 +942,10 @@ impl<'a> M<'a> {
                         | ExpOp::MEM_STREAM0
                         | ExpOp::MEM_STREAM1
                         | ExpOp::MEM_STREAM2
-                        | ExpOp::MEM_STREAM3 => {}
+                        | ExpOp::MEM_STREAM3
+                        | ExpOp::MEM_SCRATCH => {}
                         // the table marks these Rejected: the lowering refuses them, nothing is compared
-                        ExpOp::MEM_SCRATCH | ExpOp::MEM_REDUCTION | ExpOp::MEM_EXPORT => {}
+                        ExpOp::MEM_REDUCTION | ExpOp::MEM_EXPORT => {}
                     }
                 }
                 Cf::Normal { op, pop_count, addr, cf_const, .. } => {
@@ -1124,6 +1141,25 @@ impl<'a> M<'a> {
             for k in 0..4 {
                 if comp_mask >> k & 1 != 0 {
                     slot[k] = r[k];
+                }
+            }
+        }
+    }
+
+    /// MEM_SCRATCH of an active lane: lanes COMP_MASK of R[RW_GPR + k] into element
+    /// ARRAY_BASE + k (docs/gx2.md "GX2 scratch memory").
+    fn scratch_write(&mut self, cf: &Cf) {
+        if let Some(why) = scratch::write_problem(cf) {
+            self.mark_undetermined(&why);
+            return;
+        }
+        let Cf::Export { array_base, rw_gpr, comp_mask, burst_count, .. } = *cf else { return };
+        for k in 0..=burst_count {
+            let r = self.gpr.get((rw_gpr + k) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
+            let element = self.scratch.entry(array_base + k).or_insert([V::UNKNOWN; 4]);
+            for lane in 0..4 {
+                if comp_mask >> lane & 1 != 0 {
+                    element[lane] = r[lane];
                 }
             }
         }
@@ -1743,9 +1779,15 @@ impl<'a> M<'a> {
                         }
                     }
                 }
+                TexOp::MEM => match scratch::read(x) {
+                    Ok(r) => self.scratch.get(&r.element).copied().unwrap_or([V::UNKNOWN; 4]),
+                    Err(why) => {
+                        self.mark_undetermined(&why);
+                        return Some(Stop::Done);
+                    }
+                },
                 // the table marks these Rejected: the lowering refuses them, nothing is compared
                 TexOp::VTX_SEMANTIC
-                | TexOp::MEM
                 | TexOp::GET_SAMPLE_INFO
                 | TexOp::GET_LERP
                 | TexOp::KEEP_GRADIENTS

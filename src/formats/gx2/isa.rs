@@ -129,7 +129,7 @@ op_enum! {
         MEM_STREAM1 => cf(0x21, Limited(R_STREAM)),
         MEM_STREAM2 => cf(0x22, Limited(R_STREAM)),
         MEM_STREAM3 => cf(0x23, Limited(R_STREAM)),
-        MEM_SCRATCH => cf(0x24, Rejected("scratch memory not modelled")),
+        MEM_SCRATCH => cf(0x24, Limited("direct writes (WRITE / WRITE_ACK, ELEM_SIZE 3, ARRAY_SIZE 0) to the invocation's scratch memory, acknowledged (WAIT_ACK) before any read and loop edge; not in geometry shaders (docs/gx2.md \"GX2 scratch memory\")")),
         MEM_REDUCTION => cf(0x25, Rejected("reduction memory not modelled")),
         MEM_RING => cf(0x26, Limited("the ES / GS ring model (docs/gx2.md \"GX2 geometry shaders\"); not in a pixel shader")),
         EXP => cf(0x27, Translated),
@@ -300,7 +300,7 @@ op_enum! {
     pub enum TexOp: CfInfo {
         VTX_FETCH => cf(0x00, Limited("uniform-block reads (RESOURCE_ID 0x80 + block)")),
         VTX_SEMANTIC => cf(0x01, Rejected(R_TEX)),
-        MEM => cf(0x02, Rejected("memory read (MEM_RD): MEM_OP 0 reads scratch memory, 2 the scatter buffer MEM_EXPORT writes; neither memory is modelled (the buffer's address and size are register state no shader struct carries; Cemu decodes MEM_OP 2 and writes 0, decaf does not translate it)")),
+        MEM => cf(0x02, Limited("scratch reads (MEM_OP 0): direct, UNCACHED, ELEM_SIZE 3, FMT_32_32_32_32 INT; MEM_OP 2 (the scatter buffer MEM_EXPORT writes) is refused: its address and size are register state no shader struct carries (docs/gx2.md \"GX2 scratch memory\")")),
         LD => cf(0x03, Limited("2D, 2D-array and 3D resources, no texel offsets")),
         GET_TEXTURE_INFO => cf(0x04, Limited("2D, 2D-array and 3D resources")),
         GET_SAMPLE_INFO => cf(0x05, Rejected(R_TEX)),

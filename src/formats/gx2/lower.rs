@@ -29,6 +29,7 @@ use crate::ir::*;
 
 mod alu;
 mod gs;
+mod scratch;
 mod stream;
 mod tex;
 
@@ -213,6 +214,9 @@ pub fn lower(s: &Gx2Shader) -> Result<Module, ShaderError> {
         }
         l.m.header_comments.push("ES: MEM_RING slot s → output ring<s> (location s), read by the geometry shader".into());
     }
+    if let Some((pc, why)) = super::scratch::ordering_problem(&prog) {
+        return Err(structure(Some(pc), why));
+    }
     let n = prog.main_len;
     l.cf_range(0, n, &mut body)?;
     l.arrive_at_end(n as u32)?;
@@ -367,12 +371,17 @@ impl Lowering<'_> {
                     let c = cf.cf.clone();
                     self.mem_stream(&c, pc, out)?;
                 }
+                Cf::Export { op: ExpOp::MEM_SCRATCH, .. } => {
+                    let c = cf.cf.clone();
+                    self.scratch_write(&c, pc, out)?;
+                }
                 Cf::Export { op, ty, array_base, rw_gpr, rw_rel, sel, burst_count, .. } => {
                     match op {
                         ExpOp::EXP | ExpOp::EXP_DONE => {}
                         ExpOp::MEM_RING => return Err(unsupported(*op, "MEM_RING in a pixel shader", pc)),
                         ExpOp::MEM_STREAM0 | ExpOp::MEM_STREAM1 | ExpOp::MEM_STREAM2 | ExpOp::MEM_STREAM3 => unreachable!("handled above"),
-                        ExpOp::MEM_SCRATCH | ExpOp::MEM_REDUCTION | ExpOp::MEM_EXPORT => return Err(rejected(*op, pc)),
+                        ExpOp::MEM_SCRATCH => unreachable!("handled above"),
+                        ExpOp::MEM_REDUCTION | ExpOp::MEM_EXPORT => return Err(rejected(*op, pc)),
                     }
                     if *rw_rel {
                         return Err(unsupported(*op, "EXP with relative GPR", pc));

@@ -8,6 +8,7 @@ pub mod gfd;
 pub mod isa;
 pub mod lower;
 pub mod ring;
+pub mod scratch;
 pub mod shader_struct;
 pub mod sharc;
 pub mod stream;

@@ -163,9 +163,9 @@ impl CopyPropagation<'_> {
                         }
                     }
                 }
-                Stmt::RingLoad { .. } => {
+                Stmt::LocalLoad { .. } => {
                     stmt_exprs_mut(s, &mut |e, d| self.rewrite(e, d, map));
-                    if let Stmt::RingLoad { dst, .. } = &*s {
+                    if let Stmt::LocalLoad { dst, .. } = &*s {
                         self.written(map, &dst.reg, dst.mask);
                     }
                 }
@@ -227,7 +227,7 @@ impl CopyPropagation<'_> {
 pub fn collect_writes(body: &[Stmt], out: &mut Vec<(RegRef, u8)>) {
     for s in body {
         match s {
-            Stmt::Assign { dst, .. } | Stmt::RingLoad { dst, .. } => out.push((dst.reg.clone(), dst.mask)),
+            Stmt::Assign { dst, .. } | Stmt::LocalLoad { dst, .. } => out.push((dst.reg.clone(), dst.mask)),
             Stmt::If { then_body, else_body, .. } => {
                 collect_writes(then_body, out);
                 collect_writes(else_body, out);

@@ -93,7 +93,7 @@ impl DeadCodeElimination<'_> {
                         self.stmt_reads(&mut live, s);
                     }
                 },
-                Stmt::RingLoad { dst, .. } => {
+                Stmt::LocalLoad { dst, .. } => {
                     if let Named::Slot(s) = self.slots.name(&dst.reg) {
                         let keep = dst.mask & live[s];
                         if keep == 0 {

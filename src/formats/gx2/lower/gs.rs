@@ -211,8 +211,10 @@ impl Lowering<'_> {
             vertex_fields,
             input_sources,
             max_vertices,
-            strip: Some(GsStrip { output, ring_len: ring_dwords / 4, primitive_id: Some(pid) }),
+            strip: Some(GsStrip { output, primitive_id: Some(pid) }),
         });
+        // the GSVS ring: the invocation-local array
+        self.m.ext.local_array = ring_dwords / 4;
         self.gs = Some(GsCtx { copy: copy.into_iter().zip(copy_idx).collect(), vert_vec4s: vert_dwords / 4, slots, input_base });
         Ok(())
     }
@@ -285,7 +287,7 @@ impl Lowering<'_> {
                 } else {
                     Index::Fixed(elem)
                 };
-                body.push(Stmt::RingStore { index, mask, value });
+                body.push(Stmt::LocalStore { index, mask, value });
             } else {
                 let name = format!("ring{elem}");
                 let oi = match self.outputs.iter().find(|o| o.0 == name) {
@@ -326,7 +328,7 @@ impl Lowering<'_> {
                                     start = k;
                                 }
                                 let index = Index::Int(Box::new(IExpr::Add(Box::new(IExpr::Var(BASE_VAR)), Box::new(IExpr::Const(slot as i32)))));
-                                body.push(Stmt::RingLoad { dst: Dst { reg: t(TEX_TMP), mask: 0xF }, index });
+                                body.push(Stmt::LocalLoad { dst: Dst { reg: t(TEX_TMP), mask: 0xF }, index });
                                 loaded = Some(slot);
                             }
                             rd(TEX_TMP, lane)

@@ -374,12 +374,22 @@ impl Lowering<'_> {
                 })
             }
             VTX_FETCH => return Err(unsupported(x.op, format!("VTX_FETCH of resource {} (only uniform blocks 0x80-0x8E)", x.resource_id), pc)),
+            MEM => {
+                // a statement, not an expression: the load goes to TEX_TMP itself
+                self.scratch_read(x, pc, out)?;
+                return self.tex_select(x, out);
+            }
             // rejected by the table (docs/opcodes/gx2.md)
-            VTX_SEMANTIC | MEM | GET_SAMPLE_INFO | GET_LERP | KEEP_GRADIENTS | PASS | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C
+            VTX_SEMANTIC | GET_SAMPLE_INFO | GET_LERP | KEEP_GRADIENTS | PASS | SET_TEXTURE_OFFSETS | GATHER4 | GATHER4_O | GATHER4_C
             | GATHER4_C_O | GET_BUFFER_RESINFO => return Err(rejected(x.op, pc)),
         };
         // fetch once into a scratch temp, then the destination select
         out.push(assign(t(TEX_TMP), 0xF, value));
+        self.tex_select(x, out)
+    }
+
+    /// R[DST_GPR] = TEX_TMP through DST_SEL (0-3 a lane, 4 = 0, 5 = 1, 7 = not written).
+    fn tex_select(&mut self, x: &TexInst, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let mut comps = [lit(0.0), lit(0.0), lit(0.0), lit(0.0)];
         let mut mask = 0;
         for k in 0..4 {

@@ -95,7 +95,7 @@ pub(super) fn input_overwritten_then_read(body: &[Stmt], reg: u32) -> bool {
 pub(super) fn writes_temp(s: &Stmt, reg: u32) -> bool {
     let hits = |d: &Dst| d.reg.file == RegFile::Temp && !matches!(d.reg.index, Index::Fixed(i) if i != reg);
     match s {
-        Stmt::Assign { dst, .. } | Stmt::RingLoad { dst, .. } => hits(dst),
+        Stmt::Assign { dst, .. } | Stmt::LocalLoad { dst, .. } => hits(dst),
         Stmt::If { then_body, else_body, .. } => then_body.iter().chain(else_body).any(|s| writes_temp(s, reg)),
         Stmt::Loop { body } => body.iter().any(|s| writes_temp(s, reg)),
         Stmt::Break
@@ -108,7 +108,7 @@ pub(super) fn writes_temp(s: &Stmt, reg: u32) -> bool {
         | Stmt::GsEmitVertex
         | Stmt::GsEmitTriangle { .. }
         | Stmt::GsCutStrip
-        | Stmt::RingStore { .. }
+        | Stmt::LocalStore { .. }
         | Stmt::XenosMemExport { .. } => false,
     }
 }
