@@ -2089,7 +2089,14 @@ fn scratch_program(kind: ShaderKind, reads: [(u32, [u32; 4]); 2]) -> Vec<C> {
     if kind == ShaderKind::Vertex {
         prog.push(cf("CALL_FS"));
     }
-    prog.push(alu("ALU", vec![lanes("MUL", 4, [0, 1, 2, 3], Some(1.5f32.to_bits())), lanes("ADD", 5, [0, 1, 2, 3], Some(2.0f32.to_bits())), lanes("MOV", 6, [3, 2, 1, 0], None)]));
+    prog.push(alu(
+        "ALU",
+        vec![
+            lanes("MUL", 4, [0, 1, 2, 3], Some(1.5f32.to_bits())),
+            lanes("ADD", 5, [0, 1, 2, 3], Some(2.0f32.to_bits())),
+            lanes("MOV", 6, [3, 2, 1, 0], None),
+        ],
+    ));
     prog.push(scratch_write(0, 4, 0xF));
     prog.push(scratch_write(2, 5, 0b0101));
     prog.push(C::Scratch { ty: 0, base: 5, gpr: 4, burst: 1, mask: 0xF });

@@ -857,7 +857,10 @@ mod tests {
             ),
             (vec![Stmt::Continue], ValidationError::OutsideLoop("continue")),
             (vec![Stmt::GsEmitVertex], ValidationError::NeedsStrip("GsEmitVertex")),
-            (vec![Stmt::LocalLoad { dst: Dst { reg: RegRef::fixed(RegFile::Temp, 0), mask: 0xF }, index: Index::Fixed(0) }], ValidationError::NoLocalArray("LocalLoad")),
+            (
+                vec![Stmt::LocalLoad { dst: Dst { reg: RegRef::fixed(RegFile::Temp, 0), mask: 0xF }, index: Index::Fixed(0) }],
+                ValidationError::NoLocalArray("LocalLoad"),
+            ),
             (vec![Stmt::GsStore(IExpr::Const(0))], ValidationError::WrongStage { what: "GsStore", stage: Stage::Pixel }),
             (vec![Stmt::SetInt { var: 0, index: None, value: IExpr::Const(1) }], ValidationError::BadIntVar { var: 0, what: "not declared" }),
             (

@@ -100,10 +100,7 @@ impl Writer<'_> {
             Stmt::Return => self.b.ret()?,
             Stmt::Comment(_) => {}
             Stmt::SetInt { var, index, value } => self.set_int(*var, index.as_ref(), value)?,
-            Stmt::GsStore(_)
-            | Stmt::GsEmitTriangle { .. }
-            | Stmt::GsEmitVertex
-            | Stmt::GsCutStrip => self.geometry_stmt(s)?,
+            Stmt::GsStore(_) | Stmt::GsEmitTriangle { .. } | Stmt::GsEmitVertex | Stmt::GsCutStrip => self.geometry_stmt(s)?,
             Stmt::LocalStore { index, mask, value } => self.local_store(index, *mask, value)?,
             Stmt::LocalLoad { dst, index } => self.local_load(dst, index)?,
             Stmt::XenosMemExport { address, value, element } => self.xenos_memexport(address, value, *element)?,

@@ -107,14 +107,19 @@ fn tex_clause_memory_reads_outside_the_scratch_model_are_refused_and_disassemble
             _ => None,
         })
         .expect("a TEX clause");
-    for (mem_op, memory, why) in [(2u32, "scatter buffer", "MEM read with MEM_OP 2 (the scatter buffer"), (0, "scratch", "scratch read with ELEM_SIZE 0")] {
+    for (mem_op, memory, why) in
+        [(2u32, "scatter buffer", "MEM read with MEM_OP 2 (the scatter buffer"), (0, "scratch", "scratch read with ELEM_SIZE 0")]
+    {
         let mut s = pixel.clone();
         let w0 = u32::from_le_bytes(s.program[tex_at..tex_at + 4].try_into().unwrap());
         // TEX_INST 2 (MEM), MEM_OP in bits 8-10 (where a sample keeps its resource id)
         let w0 = (w0 & !0x1F & !(0xFF << 8)) | 2 | (mem_op << 8);
         s.program[tex_at..tex_at + 4].copy_from_slice(&w0.to_le_bytes());
         let err = shrec::formats::gx2::lower::lower(&s).unwrap_err();
-        assert!(matches!(&err, ShaderError::Gx2(Gx2Error::Unsupported { op: Opcode::Tex(TexOp::MEM), what, .. }) if what.starts_with(why)), "{err:?}");
+        assert!(
+            matches!(&err, ShaderError::Gx2(Gx2Error::Unsupported { op: Opcode::Tex(TexOp::MEM), what, .. }) if what.starts_with(why)),
+            "{err:?}"
+        );
         let text = decode(&s.program)
             .unwrap()
             .cfs
