@@ -2066,8 +2066,8 @@ fn compare_levels() {
 
 /// A program that spills to scratch memory and reads it back as Mesa r600 writes it (docs/gx2.md
 /// "GX2 scratch memory"): R4 = src × 1.5, R5 = src + 2, R6 = src.wzyx; MEM_SCRATCH WRITE_ACK of
-/// R4 to element 0, of R5.xz to element 2, a burst WRITE of R4, R5 to elements 5, 6, of R4 to
-/// element 3; R4 and R5 cleared; R6.w over element 0's w; R6 over element 3 only where src.x >
+/// R4 to element 0, of R5.xz to element 2, a WRITE (no ACK) of R4 to element 5, of R5 to 6, of
+/// R4 to element 3; R4 and R5 cleared; R6.w over element 0's w; R6 over element 3 only where src.x >
 /// src.y (an if-block); WAIT_ACK; then a TEX clause reads two elements into R2 and R3 through
 /// `reads`' DST_SEL, which are exported. Lanes nothing wrote (element 1, the y and w of element
 /// 2) are not compared.
@@ -2099,7 +2099,8 @@ fn scratch_program(kind: ShaderKind, reads: [(u32, [u32; 4]); 2]) -> Vec<C> {
     ));
     prog.push(scratch_write(0, 4, 0xF));
     prog.push(scratch_write(2, 5, 0b0101));
-    prog.push(C::Scratch { ty: 0, base: 5, gpr: 4, burst: 1, mask: 0xF });
+    prog.push(C::Scratch { ty: 0, base: 5, gpr: 4, burst: 0, mask: 0xF });
+    prog.push(C::Scratch { ty: 0, base: 6, gpr: 5, burst: 0, mask: 0xF });
     prog.push(scratch_write(3, 4, 0xF));
     prog.push(alu("ALU", vec![zero(4), zero(5)]));
     prog.push(scratch_write(0, 6, 0b1000));
@@ -2143,7 +2144,7 @@ fn scratch_spills() {
 }
 
 /// What the scratch model leaves out is refused with a reason naming it (no GPU needed): a
-/// read with no WAIT_ACK after the write, an indexed write (WRITE_IND), a read of the scatter
+/// read with no WAIT_ACK after the write, an indexed write (WRITE_IND), a burst, a read of the scatter
 /// buffer (MEM_OP 2), an indexed read, a cached read; the program Mesa's shape gives translates.
 #[test]
 fn scratch_refusals() {
@@ -2163,6 +2164,10 @@ fn scratch_refusals() {
     indexed[1] = C::Scratch { ty: 3, base: 0, gpr: 4, burst: 0, mask: 0xF };
     let err = lowered(&indexed).unwrap_err();
     assert!(err.contains("MEM_SCRATCH") && err.contains("indexed write"), "{err}");
+    let mut burst = good.clone();
+    burst[1] = C::Scratch { ty: 2, base: 0, gpr: 4, burst: 1, mask: 0xF };
+    let err = lowered(&burst).unwrap_err();
+    assert!(err.contains("MEM_SCRATCH with BURST_COUNT 1"), "{err}");
     let with_read = |f: &dyn Fn(&mut T)| {
         let mut p = good.clone();
         if let C::N { tex: ts, .. } = &mut p[tex] {

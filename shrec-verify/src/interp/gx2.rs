@@ -41,8 +41,8 @@
 //! - SAMPLE_G_L / SAMPLE_G_LZ sample at LOD src.w + LOD_BIAS / 0, SAMPLE_G_LB at the LOD of
 //!   the SET_GRADIENTS_H/V gradients + src.w + LOD_BIAS (`gradient_lod`), each at the mip level
 //!   nearest mip selection picks (`nearest_level`), undetermined near a level boundary;
-//! - MEM_SCRATCH of an active lane stores lanes COMP_MASK of R[RW_GPR + k] into scratch element
-//!   ARRAY_BASE + k; a TEX-clause MEM (MEM_OP 0) loads element ARRAY_BASE through DST_SEL; a
+//! - MEM_SCRATCH of an active lane stores lanes COMP_MASK of R[RW_GPR] into scratch element
+//!   ARRAY_BASE; a TEX-clause MEM (MEM_OP 0) loads element ARRAY_BASE through DST_SEL; a
 //!   lane no write of the invocation stored is undetermined (`formats::gx2::scratch` decides
 //!   which fields are accepted, as for the lowering);
 //! - LD reads src.xyz and the mip level src.w as signed integer bit patterns (no sampler);
@@ -1146,21 +1146,19 @@ impl<'a> M<'a> {
         }
     }
 
-    /// MEM_SCRATCH of an active lane: lanes COMP_MASK of R[RW_GPR + k] into element
-    /// ARRAY_BASE + k (docs/gx2.md "GX2 scratch memory").
+    /// MEM_SCRATCH of an active lane: lanes COMP_MASK of R[RW_GPR] into element ARRAY_BASE
+    /// (docs/gx2.md "GX2 scratch memory").
     fn scratch_write(&mut self, cf: &Cf) {
         if let Some(why) = scratch::write_problem(cf) {
             self.mark_undetermined(&why);
             return;
         }
-        let Cf::Export { array_base, rw_gpr, comp_mask, burst_count, .. } = *cf else { return };
-        for k in 0..=burst_count {
-            let r = self.gpr.get((rw_gpr + k) as usize).copied().unwrap_or([V::UNKNOWN; 4]);
-            let element = self.scratch.entry(array_base + k).or_insert([V::UNKNOWN; 4]);
-            for lane in 0..4 {
-                if comp_mask >> lane & 1 != 0 {
-                    element[lane] = r[lane];
-                }
+        let Cf::Export { array_base, rw_gpr, comp_mask, .. } = *cf else { return };
+        let r = self.gpr.get(rw_gpr as usize).copied().unwrap_or([V::UNKNOWN; 4]);
+        let element = self.scratch.entry(array_base).or_insert([V::UNKNOWN; 4]);
+        for lane in 0..4 {
+            if comp_mask >> lane & 1 != 0 {
+                element[lane] = r[lane];
             }
         }
     }

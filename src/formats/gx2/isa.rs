@@ -129,7 +129,7 @@ op_enum! {
         MEM_STREAM1 => cf(0x21, Limited(R_STREAM)),
         MEM_STREAM2 => cf(0x22, Limited(R_STREAM)),
         MEM_STREAM3 => cf(0x23, Limited(R_STREAM)),
-        MEM_SCRATCH => cf(0x24, Limited("direct writes (WRITE / WRITE_ACK, ELEM_SIZE 3, ARRAY_SIZE 0) to the invocation's scratch memory, acknowledged (WAIT_ACK) before any read and loop edge; not in geometry shaders (docs/gx2.md \"GX2 scratch memory\")")),
+        MEM_SCRATCH => cf(0x24, Limited("direct writes (WRITE / WRITE_ACK, ELEM_SIZE 3, one element, ARRAY_SIZE 0) to the invocation's scratch memory, acknowledged (WAIT_ACK) before any read and loop edge; not in geometry shaders (docs/gx2.md \"GX2 scratch memory\")")),
         MEM_REDUCTION => cf(0x25, Rejected("reduction memory not modelled")),
         MEM_RING => cf(0x26, Limited("the ES / GS ring model (docs/gx2.md \"GX2 geometry shaders\"); not in a pixel shader")),
         EXP => cf(0x27, Translated),

@@ -3,15 +3,18 @@
 //! lowering and the interpreter implement this model; the field checks that decide what is
 //! accepted live here so both accept the same programs (docs/gx2.md "GX2 scratch memory").
 //!
-//! The model, from the two emitters that write this code for R600-family GPUs (Mesa r600's TGSI
-//! back end `r600_shader.c`, its register-array spill path, and its NIR back end `sfn`,
-//! `ScratchIOInstr` / the `READ_SCRATCH` fetch), with the field layout of the R700 ISA document
-//! and Cemu's decoder:
+//! The model, from the R700 ISA document's export section ("for scratch and reduction buffers,
+//! both [ARRAY_BASE and ARRAY_SIZE] are in units of four doublewords"; the first dword written
+//! is `(ARRAY_BASE + index) · (ELEM_SIZE + 1)`; "the ARRAY_SIZE field specifies a point at which
+//! the burst is clamped") and the two emitters that write this code for R600-family GPUs (Mesa
+//! r600's TGSI back end `r600_shader.c`, its register-array spill path, and its NIR back end
+//! `sfn`, `ScratchIOInstr` / the `READ_SCRATCH` fetch), with the MEM_RD field layout Mesa's
+//! `r700_bytecode_fetch_mem_build` and Cemu's decoder share:
 //! - memory is an array of float4 elements (ELEM_SIZE 3); a direct write (TYPE WRITE or
-//!   WRITE_ACK) stores lanes COMP_MASK of RW_GPR + k into element ARRAY_BASE + k (k ≤
-//!   BURST_COUNT); a direct read (INDEXED 0) loads element ARRAY_BASE, raw 32-bit lanes
+//!   WRITE_ACK, one element: BURST_COUNT 0) stores lanes COMP_MASK of RW_GPR into element
+//!   ARRAY_BASE; a direct read (INDEXED 0) loads element ARRAY_BASE, raw 32-bit lanes
 //!   (FMT_32_32_32_32, NUM_FORMAT INT), through DST_SEL. Both emitters give consecutive spilled
-//!   vec4s consecutive ARRAY_BASE values, so ARRAY_BASE counts elements, not dwords;
+//!   vec4s consecutive ARRAY_BASE values and write ARRAY_SIZE 0, BURST_COUNT 0 for them;
 //! - a read sees the invocation's earlier writes only after they are acknowledged: the emitters
 //!   write WRITE_ACK, put a WAIT_ACK before the read (and before a loop's end) and read
 //!   UNCACHED ("must bypass cache since prior spill written in same invocation"). A program that
@@ -23,8 +26,9 @@
 //! Refused with a reason: indexed writes and reads (the two emitters disagree on which field
 //! holds the base under indexing: `r600_shader.c` adds the index to ARRAY_BASE, `sfn` writes the
 //! array in ARRAY_SIZE and says "the docu seems to be wrong here"), other element sizes and
-//! formats, bursts in a read, relative GPRs, a non-zero ARRAY_SIZE, scratch in a geometry
-//! shader (its invocation-local array is the GSVS ring).
+//! formats, bursts (ARRAY_SIZE clamps a burst, and where exactly is not stated), relative GPRs, a
+//! non-zero ARRAY_SIZE, scratch in a geometry shader (its invocation-local array is the GSVS
+//! ring).
 
 use super::isa::{Cf, CfOp, Clause, ExpOp, Program, TexInst, TexOp};
 
@@ -83,8 +87,8 @@ pub fn read(x: &TexInst) -> Result<ScratchRead, String> {
     Ok(ScratchRead { element, dst_gpr: bits(w1, 0, 7), dst_sel })
 }
 
-/// Why a `MEM_SCRATCH` export is outside the model (`None`: it is a direct write of elements
-/// `array_base..=array_base + burst_count`).
+/// Why a `MEM_SCRATCH` export is outside the model (`None`: it is a direct write of element
+/// `array_base`).
 pub fn write_problem(cf: &Cf) -> Option<String> {
     let Cf::Export { op: ExpOp::MEM_SCRATCH, ty, array_base, rw_rel, elem_size, array_size, burst_count, .. } = *cf else {
         return Some("not a MEM_SCRATCH export".into());
@@ -101,8 +105,13 @@ pub fn write_problem(cf: &Cf) -> Option<String> {
     if array_size != 0 {
         return Some(format!("MEM_SCRATCH with ARRAY_SIZE {array_size} (only 0, what compilers write for a direct write)"));
     }
-    if array_base + burst_count >= MAX_ELEMENTS {
-        return Some(format!("MEM_SCRATCH to element {} (the translation keeps {MAX_ELEMENTS})", array_base + burst_count));
+    if burst_count != 0 {
+        return Some(format!(
+            "MEM_SCRATCH with BURST_COUNT {burst_count} (ARRAY_SIZE clamps a burst and the edge is not stated: only single-element writes, as compilers write them)"
+        ));
+    }
+    if array_base >= MAX_ELEMENTS {
+        return Some(format!("MEM_SCRATCH to element {array_base} (the translation keeps {MAX_ELEMENTS})"));
     }
     None
 }

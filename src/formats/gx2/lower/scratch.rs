@@ -17,23 +17,20 @@ impl Lowering<'_> {
         Ok(Index::Fixed(element))
     }
 
-    /// MEM_SCRATCH: lanes COMP_MASK of R[RW_GPR + k] into element ARRAY_BASE + k, when the
-    /// lane is active.
+    /// MEM_SCRATCH: lanes COMP_MASK of R[RW_GPR] into element ARRAY_BASE, when the lane is
+    /// active.
     pub(super) fn scratch_write(&mut self, cf: &Cf, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         if let Some(why) = scratch::write_problem(cf) {
             return Err(unsupported(ExpOp::MEM_SCRATCH, why, pc));
         }
-        let Cf::Export { array_base, rw_gpr, comp_mask, burst_count, .. } = *cf else { unreachable!("checked") };
+        let Cf::Export { array_base, rw_gpr, comp_mask, .. } = *cf else { unreachable!("checked") };
         let mask = comp_mask as u8;
         if mask == 0 {
             return Ok(());
         }
-        let mut body = Vec::new();
-        for k in 0..=burst_count {
-            let index = self.scratch_element(ExpOp::MEM_SCRATCH, array_base + k, pc)?;
-            body.push(Stmt::LocalStore { index, mask, value: rd4(rw_gpr + k) });
-        }
-        out.push(Stmt::If { cond: active(), then_body: body, else_body: vec![] });
+        let index = self.scratch_element(ExpOp::MEM_SCRATCH, array_base, pc)?;
+        let store = Stmt::LocalStore { index, mask, value: rd4(rw_gpr) };
+        out.push(Stmt::If { cond: active(), then_body: vec![store], else_body: vec![] });
         Ok(())
     }
 
