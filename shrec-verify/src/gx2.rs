@@ -981,6 +981,13 @@ pub mod gen {
         /// inactive lane, so compilers put them only directly in a loop body (`if (c) break`
         /// is a LOOP_BREAK in its own if), and a jump over one is not exact per lane.
         ifs_in_loop: u32,
+        /// Scratch spills of the compiler-shaped mode (`Gen::maybe_spill`), drawn from their own
+        /// random stream so that the programs without them stay those of earlier runs.
+        pub spill: Option<Rng>,
+        /// CF instructions the spills added (not counted against [`SHAPED_CF_BUDGET`]).
+        spill_cfs: usize,
+        /// Scratch elements a spill has written so far (reads pick among them).
+        spilled: u8,
     }
 
     /// Deepest if / loop nesting of the compiler-shaped mode.
@@ -1011,6 +1018,9 @@ pub mod gen {
                 max_depth: 0,
                 ladders: 0,
                 ifs_in_loop: 0,
+                spill: None,
+                spill_cfs: 0,
+                spilled: 0,
             }
         }
 
@@ -1556,9 +1566,10 @@ pub mod gen {
         /// [`SHAPED_MAX_NEST`] deep. Conditions are uniform (constants only: every lane agrees,
         /// so on the GPU whole waves take the jumps) or divergent (per-vertex / per-pixel data).
         fn shaped_stmt(&mut self) {
+            self.maybe_spill();
             // past a budget of CF instructions only plain clauses: nesting multiplies size, and a
             // compiled shader's CF program is tens of instructions, not hundreds
-            let room = if self.cfs.len() > SHAPED_CF_BUDGET { 0 } else { SHAPED_MAX_NEST.saturating_sub(self.depth) };
+            let room = if self.cfs.len() - self.spill_cfs > SHAPED_CF_BUDGET { 0 } else { SHAPED_MAX_NEST.saturating_sub(self.depth) };
             let roll = if room == 0 { 99 } else { self.rng.below(100) };
             match roll {
                 // deeper nesting is likelier near the top, so chains reach the maximum depth
@@ -1595,6 +1606,32 @@ pub mod gen {
                     let c = self.alu_clause("ALU", false);
                     self.cfs.push(c);
                 }
+            }
+        }
+
+        /// A register spill as Mesa r600 writes one (docs/gx2.md "GX2 scratch memory"), before
+        /// one statement in five of a program that spills: MEM_SCRATCH WRITE_ACK of some lanes
+        /// of a work register to element 0-3 followed by WAIT_ACK, or a TEX clause reading an
+        /// element written before back into a work register through a destination select.
+        fn maybe_spill(&mut self) {
+            let Some(sr) = self.spill.as_mut() else { return };
+            if !sr.chance(20) {
+                return;
+            }
+            let w = sr.below(u64::from(WORK)) as u32;
+            if self.spilled == 0 || sr.chance(50) {
+                let element = sr.below(4) as u32;
+                let mask = 1 + sr.below(15) as u32;
+                self.spilled |= 1 << element;
+                self.cfs.push(scratch_write(element, w, mask));
+                self.cfs.push(cf("WAIT_ACK"));
+                self.spill_cfs += 2;
+            } else {
+                let written: Vec<u32> = (0..4).filter(|e| self.spilled >> e & 1 != 0).collect();
+                let element = *sr.pick(&written);
+                let sel = *sr.pick(&[[0, 1, 2, 3], [3, 2, 1, 0], [0, 0, 1, 1], [2, 4, 5, 7]]);
+                self.cfs.push(C::N { op: "TEX", addr: 0, pop: 0, cf_const: 0, tex: vec![scratch_read(element, w, sel)] });
+                self.spill_cfs += 1;
             }
         }
 
@@ -1950,6 +1987,10 @@ pub mod gen {
         let mut g = Gen::new(&mut rng, kind, block);
         g.shaped = true;
         g.allow_rel = false;
+        // one program in eight spills to scratch memory
+        if index % 8 == 5 {
+            g.spill = Some(Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ index ^ 0x5C5C));
+        }
         let bytes = g.program(n);
         let loop_vars = std::mem::take(&mut g.loop_vars);
         let shader = match kind {
