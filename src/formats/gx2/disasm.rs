@@ -159,7 +159,8 @@ pub fn tex_inst_text(t: &TexInst) -> String {
 /// A TEX-clause `MEM` in the MEM_RD_WORD0-2 layout (the fields Mesa r600's
 /// `r700_bytecode_fetch_mem_build` writes and Cemu's decoder reads): which memory (MEM_OP 0
 /// scratch, 2 the scatter buffer MEM_EXPORT writes), the element size, the index register, the
-/// destination and the array. shrec does not translate it (docs/opcodes/gx2.md).
+/// destination and the array. shrec translates direct scratch reads (docs/gx2.md "GX2 scratch
+/// memory").
 fn mem_read_text(t: &TexInst) -> String {
     let [w0, w1, w2] = t.raw;
     let mem_op = (w0 >> 8) & 7;
