@@ -41,7 +41,7 @@
 //! - SAMPLE_G_L / SAMPLE_G_LZ sample at LOD src.w + LOD_BIAS / 0, SAMPLE_G_LB at the LOD of
 //!   the SET_GRADIENTS_H/V gradients + src.w + LOD_BIAS (`gradient_lod`), each at the mip level
 //!   nearest mip selection picks (`nearest_level`), undetermined near a level boundary;
-//! - MEM_SCRATCH of an active lane stores lanes COMP_MASK of R[RW_GPR] into scratch element
+//! - MEM_SCRATCH of an active lane stores lanes COMP_MASK of R\[RW_GPR\] into scratch element
 //!   ARRAY_BASE; a TEX-clause MEM (MEM_OP 0) loads element ARRAY_BASE through DST_SEL; a
 //!   lane no write of the invocation stored is undetermined (`formats::gx2::scratch` decides
 //!   which fields are accepted, as for the lowering);
@@ -1146,7 +1146,7 @@ impl<'a> M<'a> {
         }
     }
 
-    /// MEM_SCRATCH of an active lane: lanes COMP_MASK of R[RW_GPR] into element ARRAY_BASE
+    /// MEM_SCRATCH of an active lane: lanes COMP_MASK of R\[RW_GPR\] into element ARRAY_BASE
     /// (docs/gx2.md "GX2 scratch memory").
     fn scratch_write(&mut self, cf: &Cf) {
         if let Some(why) = scratch::write_problem(cf) {

@@ -17,7 +17,7 @@ impl Lowering<'_> {
         Ok(Index::Fixed(element))
     }
 
-    /// MEM_SCRATCH: lanes COMP_MASK of R[RW_GPR] into element ARRAY_BASE, when the lane is
+    /// MEM_SCRATCH: lanes COMP_MASK of R\[RW_GPR\] into element ARRAY_BASE, when the lane is
     /// active.
     pub(super) fn scratch_write(&mut self, cf: &Cf, pc: u32, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         if let Some(why) = scratch::write_problem(cf) {

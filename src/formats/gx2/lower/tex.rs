@@ -388,7 +388,7 @@ impl Lowering<'_> {
         self.tex_select(x, out)
     }
 
-    /// R[DST_GPR] = TEX_TMP through DST_SEL (0-3 a lane, 4 = 0, 5 = 1, 7 = not written).
+    /// R\[DST_GPR\] = TEX_TMP through DST_SEL (0-3 a lane, 4 = 0, 5 = 1, 7 = not written).
     fn tex_select(&mut self, x: &TexInst, out: &mut Vec<Stmt>) -> Result<(), ShaderError> {
         let mut comps = [lit(0.0), lit(0.0), lit(0.0), lit(0.0)];
         let mut mask = 0;
