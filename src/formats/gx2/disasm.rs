@@ -162,28 +162,27 @@ pub fn tex_inst_text(t: &TexInst) -> String {
 /// destination and the array. shrec translates direct scratch reads (docs/gx2.md "GX2 scratch
 /// memory").
 fn mem_read_text(t: &TexInst) -> String {
-    let [w0, w1, w2] = t.raw;
-    let mem_op = (w0 >> 8) & 7;
-    let memory = match mem_op {
+    let m = t.mem_read();
+    let memory = match m.mem_op {
         0 => "scratch",
         2 => "scatter buffer",
         _ => "unknown",
     };
-    let dst_sel: [u8; 4] = std::array::from_fn(|i| ((w1 >> (9 + 3 * i)) & 7) as u8);
-    let rel = if (w0 >> 23) & 1 != 0 { "[AL]" } else { "" };
+    let rel = if m.src_rel { "[AL]" } else { "" };
     let mut s = format!(
-        "{} R{}.{}, R{}{rel}.{}, MEM_OP({mem_op}: {memory}) ELEM_SIZE({}) ARRAY_BASE({}) ARRAY_SIZE({}) FORMAT({})",
+        "{} R{}.{}, R{}{rel}.{}, MEM_OP({}: {memory}) ELEM_SIZE({}) ARRAY_BASE({}) ARRAY_SIZE({}) FORMAT({})",
         t.name,
-        w1 & 0x7F,
-        swz(&dst_sel),
-        (w0 >> 16) & 0x7F,
-        CH[((w0 >> 24) & 3) as usize],
-        (w0 >> 5) & 3,
-        w2 & 0x1FFF,
-        (w2 >> 20) & 0xFFF,
-        (w1 >> 22) & 0x3F,
+        m.dst_gpr,
+        swz(&m.dst_sel),
+        m.src_gpr,
+        CH[m.src_sel_x as usize],
+        m.mem_op,
+        m.elem_size,
+        m.array_base,
+        m.array_size,
+        m.data_format,
     );
-    if (w0 >> 12) & 1 != 0 {
+    if m.indexed {
         s.push_str(" INDEXED");
     }
     s

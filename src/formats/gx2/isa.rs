@@ -594,6 +594,59 @@ pub struct TexInst {
     pub raw: [u32; 3],
 }
 
+/// The MEM_RD_WORD0-2 fields of a TEX-clause `MEM` (a memory read), in the layout Mesa r600's
+/// `r700_bytecode_fetch_mem_build` writes and Cemu's decoder reads. Decoded from
+/// [`TexInst::raw`] by [`TexInst::mem_read`]: the disassembler prints these fields and the
+/// scratch model ([`super::scratch::read`]) checks them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemRead {
+    /// MEM_OP: 0 scratch, 2 the scatter buffer MEM_EXPORT writes.
+    pub mem_op: u32,
+    /// ELEM_SIZE: dwords per element minus one.
+    pub elem_size: u32,
+    pub uncached: bool,
+    pub indexed: bool,
+    pub src_gpr: u32,
+    pub src_rel: bool,
+    /// SRC_SEL_X: the index register's channel.
+    pub src_sel_x: u32,
+    pub burst_count: u32,
+    pub dst_gpr: u32,
+    pub dst_rel: bool,
+    /// DST_SEL_X..W (0-3 xyzw, 4 = 0, 5 = 1, 7 = masked).
+    pub dst_sel: [u8; 4],
+    pub data_format: u32,
+    pub num_format_all: u32,
+    pub array_base: u32,
+    pub endian_swap: u32,
+    pub array_size: u32,
+}
+
+impl TexInst {
+    /// This instruction's words read as MEM_RD_WORD0-2 (meaningful for [`TexOp::MEM`]).
+    pub fn mem_read(&self) -> MemRead {
+        let [w0, w1, w2] = self.raw;
+        MemRead {
+            mem_op: bits(w0, 8, 3),
+            elem_size: bits(w0, 5, 2),
+            uncached: bits(w0, 11, 1) != 0,
+            indexed: bits(w0, 12, 1) != 0,
+            src_gpr: bits(w0, 16, 7),
+            src_rel: bits(w0, 23, 1) != 0,
+            src_sel_x: bits(w0, 24, 2),
+            burst_count: bits(w0, 26, 4),
+            dst_gpr: bits(w1, 0, 7),
+            dst_rel: bits(w1, 7, 1) != 0,
+            dst_sel: std::array::from_fn(|i| bits(w1, 9 + 3 * i as u32, 3) as u8),
+            data_format: bits(w1, 22, 6),
+            num_format_all: bits(w1, 28, 2),
+            array_base: bits(w2, 0, 13),
+            endian_swap: bits(w2, 16, 2),
+            array_size: bits(w2, 20, 12),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct VtxInst {
     pub id: u32,

@@ -49,42 +49,36 @@ pub struct ScratchRead {
     pub dst_sel: [u8; 4],
 }
 
-fn bits(w: u32, at: u32, n: u32) -> u32 {
-    (w >> at) & ((1 << n) - 1)
-}
-
-/// The MEM_RD_WORD0-2 fields of a TEX-clause `MEM` as a scratch read, or why the model does not
-/// cover it.
+/// The MEM_RD fields of a TEX-clause `MEM` as a scratch read, or why the model does not cover
+/// it.
 pub fn read(x: &TexInst) -> Result<ScratchRead, String> {
     debug_assert_eq!(x.op, TexOp::MEM);
-    let [w0, w1, w2] = x.raw;
-    let mem_op = bits(w0, 8, 3);
-    if mem_op != 0 {
-        let what = if mem_op == 2 { "the scatter buffer MEM_EXPORT writes" } else { "an undocumented memory" };
+    let m = x.mem_read();
+    if m.mem_op != 0 {
+        let what = if m.mem_op == 2 { "the scatter buffer MEM_EXPORT writes" } else { "an undocumented memory" };
         return Err(format!(
-            "MEM read with MEM_OP {mem_op} ({what}; only scratch, MEM_OP 0, is modelled: the buffer's address and size are register state no shader struct carries, Cemu writes 0, decaf does not translate it)"
+            "MEM read with MEM_OP {} ({what}; only scratch, MEM_OP 0, is modelled: the buffer's address and size are register state no shader struct carries, Cemu writes 0, decaf does not translate it)",
+            m.mem_op
         ));
     }
     let checks = [
-        (bits(w0, 5, 2) != 3, format!("ELEM_SIZE {} (only 3: one float4 per element)", bits(w0, 5, 2))),
-        (bits(w0, 12, 1) != 0, "INDEXED (the two emitters disagree on where the base of an indexed access is)".to_string()),
-        (bits(w0, 11, 1) == 0, "UNCACHED 0 (a cached read may miss the invocation's own writes)".to_string()),
-        (bits(w0, 26, 4) != 0, format!("BURST_COUNT {}", bits(w0, 26, 4))),
-        (bits(w1, 7, 1) != 0, "relative DST_GPR".to_string()),
-        (bits(w1, 22, 6) != FMT_32_32_32_32, format!("DATA_FORMAT {:#x} (only FMT_32_32_32_32)", bits(w1, 22, 6))),
-        (bits(w1, 28, 2) != NUM_FORMAT_INT, format!("NUM_FORMAT_ALL {} (only INT: the lanes as they are)", bits(w1, 28, 2))),
-        (bits(w2, 16, 2) != 0, format!("ENDIAN_SWAP {}", bits(w2, 16, 2))),
-        (bits(w2, 20, 12) != 0, format!("ARRAY_SIZE {} (only 0, what compilers write for a direct read)", bits(w2, 20, 12))),
+        (m.elem_size != 3, format!("ELEM_SIZE {} (only 3: one float4 per element)", m.elem_size)),
+        (m.indexed, "INDEXED (the two emitters disagree on where the base of an indexed access is)".to_string()),
+        (!m.uncached, "UNCACHED 0 (a cached read may miss the invocation's own writes)".to_string()),
+        (m.burst_count != 0, format!("BURST_COUNT {}", m.burst_count)),
+        (m.dst_rel, "relative DST_GPR".to_string()),
+        (m.data_format != FMT_32_32_32_32, format!("DATA_FORMAT {:#x} (only FMT_32_32_32_32)", m.data_format)),
+        (m.num_format_all != NUM_FORMAT_INT, format!("NUM_FORMAT_ALL {} (only INT: the lanes as they are)", m.num_format_all)),
+        (m.endian_swap != 0, format!("ENDIAN_SWAP {}", m.endian_swap)),
+        (m.array_size != 0, format!("ARRAY_SIZE {} (only 0, what compilers write for a direct read)", m.array_size)),
     ];
     if let Some((_, why)) = checks.into_iter().find(|(bad, _)| *bad) {
         return Err(format!("scratch read with {why}"));
     }
-    let element = bits(w2, 0, 13);
-    if element >= MAX_ELEMENTS {
-        return Err(format!("scratch read of element {element} (the translation keeps {MAX_ELEMENTS})"));
+    if m.array_base >= MAX_ELEMENTS {
+        return Err(format!("scratch read of element {} (the translation keeps {MAX_ELEMENTS})", m.array_base));
     }
-    let dst_sel = std::array::from_fn(|i| bits(w1, 9 + 3 * i as u32, 3) as u8);
-    Ok(ScratchRead { element, dst_gpr: bits(w1, 0, 7), dst_sel })
+    Ok(ScratchRead { element: m.array_base, dst_gpr: m.dst_gpr, dst_sel: m.dst_sel })
 }
 
 /// Why a `MEM_SCRATCH` export is outside the model (`None`: it is a direct write of element
