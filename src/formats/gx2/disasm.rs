@@ -168,14 +168,10 @@ fn mem_read_text(t: &TexInst) -> String {
         2 => "scatter buffer",
         _ => "unknown",
     };
-    let rel = if m.src_rel { "[AL]" } else { "" };
     let mut s = format!(
-        "{} R{}.{}, R{}{rel}.{}, MEM_OP({}: {memory}) ELEM_SIZE({}) ARRAY_BASE({}) ARRAY_SIZE({}) FORMAT({})",
+        "{} {}, MEM_OP({}: {memory}) ELEM_SIZE({}) ARRAY_BASE({}) ARRAY_SIZE({}) FORMAT({})",
         t.name,
-        m.dst_gpr,
-        swz(&m.dst_sel),
-        m.src_gpr,
-        CH[m.src_sel_x as usize],
+        fetch_operands(m.dst_gpr, &m.dst_sel, m.src_gpr, m.src_rel, m.src_sel_x),
         m.mem_op,
         m.elem_size,
         m.array_base,
@@ -188,15 +184,17 @@ fn mem_read_text(t: &TexInst) -> String {
     s
 }
 
+/// `R<dst>.<dst_sel>, R<src>[AL].<chan>`: the operands of a one-channel-address fetch (VTX, MEM).
+fn fetch_operands(dst_gpr: u32, dst_sel: &[u8; 4], src_gpr: u32, src_rel: bool, src_chan: u8) -> String {
+    let rel = if src_rel { "[AL]" } else { "" };
+    format!("R{dst_gpr}.{}, R{src_gpr}{rel}.{}", swz(dst_sel), CH[src_chan as usize])
+}
+
 pub fn vtx_inst_text(v: &VtxInst) -> String {
-    let rel = if v.src_rel { "[AL]" } else { "" };
     format!(
-        "{} R{}.{}, R{}{rel}.{}, b{} FORMAT({}, {}) OFFSET({}) ENDIAN({}){}",
+        "{} {}, b{} FORMAT({}, {}) OFFSET({}) ENDIAN({}){}",
         v.name,
-        v.dst_gpr,
-        swz(&v.dst_sel),
-        v.src_gpr,
-        CH[v.src_sel_x as usize],
+        fetch_operands(v.dst_gpr, &v.dst_sel, v.src_gpr, v.src_rel, v.src_sel_x),
         v.buffer_id,
         v.data_format,
         v.num_format_all,

@@ -609,7 +609,7 @@ pub struct MemRead {
     pub src_gpr: u32,
     pub src_rel: bool,
     /// SRC_SEL_X: the index register's channel.
-    pub src_sel_x: u32,
+    pub src_sel_x: u8,
     pub burst_count: u32,
     pub dst_gpr: u32,
     pub dst_rel: bool,
@@ -633,7 +633,7 @@ impl TexInst {
             indexed: bits(w0, 12, 1) != 0,
             src_gpr: bits(w0, 16, 7),
             src_rel: bits(w0, 23, 1) != 0,
-            src_sel_x: bits(w0, 24, 2),
+            src_sel_x: bits(w0, 24, 2) as u8,
             burst_count: bits(w0, 26, 4),
             dst_gpr: bits(w1, 0, 7),
             dst_rel: bits(w1, 7, 1) != 0,
