@@ -828,6 +828,8 @@ fn ld_and_get_texture_info() {
         ("LD", 3, 2 << 10, "LD with texel offsets"),
         ("LD", 4, 0, "LD on a cube texture"),
         ("GET_TEXTURE_INFO", 4, 0, "GET_TEXTURE_INFO on a cube texture"),
+        ("GET_TEXTURE_INFO", 9, 0, "GET_TEXTURE_INFO on a 1D array texture"),
+        ("GET_TEXTURE_INFO", 11, 0, "GET_TEXTURE_INFO on a 1D array texture"),
     ] {
         let (op, what) =
             unsupported(formats::translate(ContainerKind::Gfd, &gfd(&shader(name, ty, offset, false)), 0, &TranslateOptions::default()).unwrap_err());

@@ -302,7 +302,7 @@ op_enum! {
         VTX_SEMANTIC => cf(0x01, Rejected(R_TEX)),
         MEM => cf(0x02, Limited("scratch reads (MEM_OP 0): direct, UNCACHED, ELEM_SIZE 3, FMT_32_32_32_32 INT; MEM_OP 2 (the scatter buffer MEM_EXPORT writes) is refused: its address and size are register state no shader struct carries (docs/gx2.md \"GX2 scratch memory\")")),
         LD => cf(0x03, Limited("2D, 2D-array and 3D resources, no texel offsets")),
-        GET_TEXTURE_INFO => cf(0x04, Limited("2D, 2D-array and 3D resources")),
+        GET_TEXTURE_INFO => cf(0x04, Limited("2D, 2D-array and 3D resources; cubes and 1D arrays refused")),
         GET_SAMPLE_INFO => cf(0x05, Rejected(R_TEX)),
         GET_COMP_TEX_LOD => cf(0x06, Limited("pixel shaders; 2D, 2D-array and 3D resources; x the computed LOD, y the clamped level")),
         GET_GRADIENTS_H => cf(0x07, Limited("pixel shaders only")),

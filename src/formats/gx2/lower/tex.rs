@@ -290,6 +290,18 @@ impl Lowering<'_> {
                 if dim.is_cube() {
                     return Err(unsupported(x.op, "GET_TEXTURE_INFO on a cube texture (its z lane is not documented)", pc));
                 }
+                // A 1D array is bound as a 2D array one texel high (its slice in src.z, as Mesa
+                // r600 samples it), so TexInfo would put the layer count in z, where the R600
+                // resource holds it (Mesa `r600_state.c`: height 1, depth = array size). Cemu
+                // returns (width, layers, 1, 1) and Mesa's `emit_tex_txs` reads a 1D array's
+                // layer count from lane y: which lane the hardware fills is not settled.
+                if self.s.sampler_vars.iter().any(|v| v.location == x.resource_id && matches!(v.ty, 9 | 11)) {
+                    return Err(unsupported(
+                        x.op,
+                        "GET_TEXTURE_INFO on a 1D array texture (Cemu and Mesa's txs read the layer count from lane y, the R600 resource holds it in its depth: which lane the hardware fills is not settled)",
+                        pc,
+                    ));
+                }
                 Expr::TexInfo { tex: ti, lod: Box::new(sel(x.src_sel[0])) }
             }
             GET_COMP_TEX_LOD => {
